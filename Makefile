@@ -1,0 +1,36 @@
+# ptcx — the two commands a new user runs are `make demo` and `make test`.
+# Each installs the system packages it needs (Debian; run as root or with sudo).
+
+GO ?= go
+export CGO_ENABLED ?= 0
+
+.PHONY: all build guest tsc deps test vet demo clean
+
+all: build
+
+# deps installs the Debian toolchain for the guest when it is missing.
+deps:
+	@scripts/install-deps.sh
+
+# guest builds guest/guest.wasm (QuickJS-NG + our glue) from pinned sources.
+guest: deps
+	@guest/build.sh
+
+# tsc installs the pinned TypeScript compiler into .tools/ (for sdkgen tests).
+tsc:
+	@scripts/install-tsc.sh
+
+build: guest
+	$(GO) build -o bin/ptcx ./cmd/ptcx
+
+vet: guest
+	$(GO) vet ./...
+
+test: guest tsc vet
+	$(GO) test -race -count=1 ./...
+
+demo: build
+	@scripts/demo.sh
+
+clean:
+	rm -rf bin guest/build guest/guest.wasm

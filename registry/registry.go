@@ -1,0 +1,180 @@
+package registry
+
+import (
+	"slices"
+	"sync"
+)
+
+// Registry holds tools and scopes. It is safe for concurrent use; changes are
+// seen by executions that resolve after them.
+type Registry struct {
+	mu       sync.RWMutex
+	scopes   map[string]*scope
+	describe Describer
+}
+
+// New returns a Registry holding only the Deployment scope (mode native until
+// declared) and no tools.
+func New() *Registry {
+	return &Registry{scopes: map[string]*scope{Deployment: {id: Deployment, tools: map[string]*Definition{}}}}
+}
+
+// NewScope adds a scope under parent (Deployment for a top-level scope).
+func (r *Registry) NewScope(id, parent string) error {
+	if !scopeName.MatchString(id) {
+		return Errorf(CodeInvalidDefinition, "invalid scope name %q: must match %s", id, scopeName)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.scopes[id]; ok {
+		return Errorf(CodeInvalidDefinition, "scope %q already exists", id)
+	}
+	p, err := r.scopeLocked(parent)
+	if err != nil {
+		return err
+	}
+	s := &scope{id: id, parent: p, tools: map[string]*Definition{}}
+	p.children = append(p.children, s)
+	r.scopes[id] = s
+	return nil
+}
+
+// DeclareMode declares scope's mode. A scope declares its mode at most once;
+// scopes below it inherit it unless they declare their own.
+func (r *Registry) DeclareMode(scopeID string, m Mode) error {
+	if !m.valid() {
+		return Errorf(CodeInvalidDefinition, "unknown mode %q: want native, ptc or both", m)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return err
+	}
+	if s.mode != "" {
+		return Errorf(CodeInvalidDefinition, "scope %q already declares mode %s; a scope declares its mode once", scopeID, s.mode)
+	}
+	s.mode = m
+	return nil
+}
+
+// Restrict narrows the tools scope inherits. Each named tool must be visible
+// from the parent when the restriction is declared (so a typo cannot silently
+// leave a tool allowed); run_code cannot be named. A scope declares at most
+// one Restriction.
+func (r *Registry) Restrict(scopeID string, rs Restriction) error {
+	for _, n := range slices.Concat(rs.Allow, rs.Deny) {
+		if n == RunCode {
+			return Errorf(CodeInvalidDefinition, "scope %q: run_code cannot be restricted; its presence follows the scope's mode", scopeID)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case s.parent == nil:
+		return Errorf(CodeInvalidDefinition, "scope %q has no parent: there are no inherited tools to restrict", scopeID)
+	case s.limited:
+		return Errorf(CodeInvalidDefinition, "scope %q already declares a restriction", scopeID)
+	}
+	inherited := s.parent.visible()
+	for _, n := range slices.Concat(rs.Allow, rs.Deny) {
+		if inherited[n] == nil {
+			return Errorf(CodeInvalidDefinition, "scope %q: restriction names %q, which it does not inherit from %q", scopeID, n, s.parent.id)
+		}
+	}
+	deny := setOf(rs.Deny)
+	for _, n := range rs.Allow {
+		if deny[n] {
+			return Errorf(CodeInvalidDefinition, "scope %q: %q is both allowed and denied", scopeID, n)
+		}
+	}
+	if rs.Allow != nil {
+		s.allow = setOf(rs.Allow)
+	}
+	s.deny = deny
+	s.limited = true
+	return nil
+}
+
+// Register compiles t and adds it to scope. The name must be unused on the
+// scope's chain and below it; schemas that cannot be compiled fail with
+// UNSUPPORTED_SCHEMA.
+func (r *Registry) Register(scopeID string, t Tool) error {
+	d, err := compile(t)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return err
+	}
+	if other := s.registeredAbove(t.Name); other != nil {
+		return Errorf(CodeInvalidDefinition, "tool %q is already registered on scope %q", t.Name, other.id)
+	}
+	if other := s.registeredBelow(t.Name); other != nil {
+		return Errorf(CodeInvalidDefinition, "tool %q is already registered on scope %q, below %q", t.Name, other.id, scopeID)
+	}
+	s.tools[t.Name] = d
+	return nil
+}
+
+// SetRunCodeDescriber installs the function that renders run_code's
+// description per scope (typically the generated SDK). Nil restores
+// DefaultRunCodeDescription.
+func (r *Registry) SetRunCodeDescriber(d Describer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.describe = d
+}
+
+// Mode returns the scope's effective mode.
+func (r *Registry) Mode(scopeID string) (Mode, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return "", err
+	}
+	return s.effectiveMode(), nil
+}
+
+// Chain returns scopeID and its ancestors, farthest (Deployment) first.
+func (r *Registry) Chain(scopeID string) ([]string, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, c := range s.chain() {
+		ids = append(ids, c.id)
+	}
+	slices.Reverse(ids)
+	return ids, nil
+}
+
+// Scopes returns every scope name, sorted.
+func (r *Registry) Scopes() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return sortedKeys(r.scopes)
+}
+
+// scopeLocked finds a scope; "" means Deployment. r.mu must be held.
+func (r *Registry) scopeLocked(id string) (*scope, error) {
+	if id == "" {
+		id = Deployment
+	}
+	s, ok := r.scopes[id]
+	if !ok {
+		return nil, Errorf(CodeInvalidDefinition, "unknown scope %q", id)
+	}
+	return s, nil
+}

@@ -1,0 +1,83 @@
+package registry
+
+import "encoding/json"
+
+// RunCode is the name of the reserved transport: the one tool through which
+// a program of tool calls is sent. It cannot be registered or restricted.
+const RunCode = "run_code"
+
+// RunCodeInputSchema is run_code's argument schema. Limits may only lower the
+// deployment's limits.
+const RunCodeInputSchema = `{
+  "type": "object",
+  "properties": {
+    "code": {
+      "type": "string",
+      "minLength": 1,
+      "description": "TypeScript: the body of an async function. Call tools with await tools.<name>(args); return the answer."
+    },
+    "description": {
+      "type": "string",
+      "pattern": "\\S",
+      "description": "One line saying what the program does."
+    },
+    "limits": {
+      "type": "object",
+      "description": "Optional lower limits for this run.",
+      "properties": {
+        "timeout_ms": {"type": "integer", "minimum": 1, "description": "Compute time in milliseconds."},
+        "wall_ms": {"type": "integer", "minimum": 1, "description": "Wall time in milliseconds."},
+        "memory_mb": {"type": "integer", "minimum": 1, "description": "Memory in MiB."},
+        "output_bytes": {"type": "integer", "minimum": 1, "description": "Bytes of logs plus result."},
+        "max_calls": {"type": "integer", "minimum": 1, "description": "Nested tool calls in total."}
+      },
+      "additionalProperties": false
+    }
+  },
+  "required": ["code", "description"],
+  "additionalProperties": false
+}`
+
+// RunCodeOutputSchema is the shape of run_code's value.
+const RunCodeOutputSchema = `{
+  "type": "object",
+  "properties": {
+    "logs": {"type": "array", "items": {"type": "string"}},
+    "result": {}
+  },
+  "required": ["logs"],
+  "additionalProperties": false
+}`
+
+// DefaultRunCodeDescription is run_code's description when no describer is
+// installed (see Registry.SetRunCodeDescriber).
+const DefaultRunCodeDescription = "Run a TypeScript program that calls the other tools as typed async functions " +
+	"(await tools.<name>(args)), in a sandbox. Use Promise.all for independent calls. " +
+	"Only console output and the returned value come back."
+
+// Describer renders run_code's description for a scope from the tools a
+// program there can call (every visible tool but run_code, sorted by name).
+type Describer func(scope string, bindable []Schema) string
+
+// runCodeDefinition is built once; the executor supplies its body.
+var runCodeDefinition = func() *Definition {
+	in, err := compileSchema("run_code input schema", json.RawMessage(RunCodeInputSchema), true)
+	if err != nil {
+		panic("registry: run_code's own input schema does not compile: " + err.Error())
+	}
+	out, err := compileSchema("run_code output schema", json.RawMessage(RunCodeOutputSchema), false)
+	if err != nil {
+		panic("registry: run_code's own output schema does not compile: " + err.Error())
+	}
+	return &Definition{
+		schema: Schema{
+			Name:         RunCode,
+			Description:  DefaultRunCodeDescription,
+			InputSchema:  json.RawMessage(RunCodeInputSchema),
+			OutputSchema: json.RawMessage(RunCodeOutputSchema),
+			Transport:    true,
+		},
+		in:  in,
+		out: out,
+	}
+}()

@@ -1,0 +1,144 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// schemaURL is the name a compiled schema is known by inside its compiler.
+// Every schema gets its own compiler, so the name never collides.
+const schemaURL = "urn:ptcx:schema"
+
+// compileSchema compiles one JSON Schema. Remote references are refused: the
+// registry never touches the network or the file system. Any problem is an
+// UNSUPPORTED_SCHEMA error naming what (input or output schema) failed.
+func compileSchema(what string, raw json.RawMessage, wantObject bool) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, &Error{Code: CodeUnsupportedSchema, Message: fmt.Sprintf("%s is not valid JSON: %v", what, err), Cause: err}
+	}
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return nil, Errorf(CodeUnsupportedSchema, "%s must be a JSON object, got %s", what, jsonKind(doc))
+	}
+	if wantObject {
+		if t, ok := m["type"]; !ok || t != "object" {
+			return nil, Errorf(CodeUnsupportedSchema, `%s must declare "type": "object" (tool arguments are a JSON object)`, what)
+		}
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{}) // no scheme is loadable: no remote $ref
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, &Error{Code: CodeUnsupportedSchema, Message: fmt.Sprintf("%s: %v", what, err), Cause: err}
+	}
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, &Error{Code: CodeUnsupportedSchema, Message: fmt.Sprintf("%s cannot be compiled: %s", what, oneLine(err.Error())), Cause: err}
+	}
+	return s, nil
+}
+
+// parseJSON decodes raw keeping number precision, as the validator wants.
+func parseJSON(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// ParseArgs checks that raw is one JSON object and returns it decoded. Empty
+// raw means {}. Anything else is INVALID_ARGS.
+func ParseArgs(raw json.RawMessage) (map[string]any, *Error) {
+	if len(raw) == 0 {
+		return map[string]any{}, nil
+	}
+	v, err := parseJSON(raw)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalidArgs, Message: fmt.Sprintf("arguments are not valid JSON: %v", err), Cause: err}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, Errorf(CodeInvalidArgs, "arguments must be a JSON object, got %s", jsonKind(v))
+	}
+	return m, nil
+}
+
+// validate checks v against s and lists every violation.
+func validate(s *jsonschema.Schema, v any, code Code, what string) *Error {
+	err := s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &Error{Code: code, Message: fmt.Sprintf("%s could not be validated: %v", what, err), Cause: err}
+	}
+	vs := violations(ve)
+	msg := fmt.Sprintf("%s do not match the schema: %s", what, strings.Join(vs, "; "))
+	if len(vs) == 1 {
+		msg = fmt.Sprintf("%s does not match the schema: %s", what, vs[0])
+	}
+	return &Error{Code: code, Message: msg, Violations: vs}
+}
+
+var printer = message.NewPrinter(language.English)
+
+// violations flattens a validation error tree into its leaves, one line each,
+// sorted and without repeats.
+func violations(ve *jsonschema.ValidationError) []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		line := fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(printer))
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line)
+		}
+	}
+	walk(ve)
+	sort.Strings(out)
+	return out
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,108 @@
+package registry
+
+// Get returns the public view of a visible tool, run_code included when the
+// scope's mode is not native. Get shows the full visible set whatever the
+// mode: it is for display and inspection, never for execution.
+func (r *Registry) Get(scopeID, name string) (Schema, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return Schema{}, false
+	}
+	if name == RunCode {
+		if !s.effectiveMode().hasRunCode() {
+			return Schema{}, false
+		}
+		return r.runCodeSchemaLocked(s), true
+	}
+	d := s.lookup(name)
+	if d == nil {
+		return Schema{}, false
+	}
+	return publicSchema(d), true
+}
+
+// Schemas returns the full visible set of scope, sorted by name: every
+// visible tool, plus run_code when the mode is not native.
+func (r *Registry) Schemas(scopeID string) ([]Schema, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return nil, err
+	}
+	out := r.bindableLocked(s)
+	if s.effectiveMode().hasRunCode() {
+		out = insertSorted(out, r.runCodeSchemaLocked(s))
+	}
+	return out, nil
+}
+
+// Bindable returns the tools a run_code program in scope can call: every
+// visible tool but run_code, sorted by name, whatever the mode.
+func (r *Registry) Bindable(scopeID string) ([]Schema, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return nil, err
+	}
+	return r.bindableLocked(s), nil
+}
+
+// WireSchemas returns the advertised surface of scope, sorted by name: native
+// → every visible tool; ptc → only run_code; both → every visible tool plus
+// run_code. Render it with OpenAITools or AnthropicTools.
+func (r *Registry) WireSchemas(scopeID string) ([]Schema, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil {
+		return nil, err
+	}
+	switch s.effectiveMode() {
+	case ModePTC:
+		return []Schema{r.runCodeSchemaLocked(s)}, nil
+	case ModeBoth:
+		return insertSorted(r.bindableLocked(s), r.runCodeSchemaLocked(s)), nil
+	default:
+		return r.bindableLocked(s), nil
+	}
+}
+
+func (r *Registry) bindableLocked(s *scope) []Schema {
+	vis := s.visible()
+	out := make([]Schema, 0, len(vis))
+	for _, name := range sortedKeys(vis) {
+		out = append(out, publicSchema(vis[name]))
+	}
+	return out
+}
+
+func (r *Registry) runCodeSchemaLocked(s *scope) Schema {
+	sc := publicSchema(runCodeDefinition)
+	if r.describe != nil {
+		sc.Description = r.describe(s.id, r.bindableLocked(s))
+	}
+	return sc
+}
+
+// publicSchema copies d's view so that callers cannot change the registry.
+func publicSchema(d *Definition) Schema {
+	sc := d.schema
+	sc.InputSchema = clone(sc.InputSchema)
+	sc.OutputSchema = clone(sc.OutputSchema)
+	return sc
+}
+
+func insertSorted(list []Schema, s Schema) []Schema {
+	i := 0
+	for i < len(list) && list[i].Name < s.Name {
+		i++
+	}
+	list = append(list, Schema{})
+	copy(list[i+1:], list[i:])
+	list[i] = s
+	return list
+}

@@ -1,0 +1,44 @@
+package registry
+
+import "encoding/json"
+
+// OpenAITool is one entry of an OpenAI (or DeepSeek) chat-completions
+// "tools" array.
+type OpenAITool struct {
+	Type     string         `json:"type"`
+	Function OpenAIFunction `json:"function"`
+}
+
+// OpenAIFunction is the function part of an OpenAITool.
+type OpenAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// AnthropicTool is one entry of an Anthropic Messages API "tools" array.
+type AnthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// OpenAITools renders schemas in the OpenAI/DeepSeek tool format.
+func OpenAITools(schemas []Schema) []OpenAITool {
+	out := make([]OpenAITool, 0, len(schemas))
+	for _, s := range schemas {
+		out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
+			Name: s.Name, Description: s.Description, Parameters: clone(s.InputSchema),
+		}})
+	}
+	return out
+}
+
+// AnthropicTools renders schemas in the Anthropic tool format.
+func AnthropicTools(schemas []Schema) []AnthropicTool {
+	out := make([]AnthropicTool, 0, len(schemas))
+	for _, s := range schemas {
+		out = append(out, AnthropicTool{Name: s.Name, Description: s.Description, InputSchema: clone(s.InputSchema)})
+	}
+	return out
+}

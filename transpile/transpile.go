@@ -1,0 +1,143 @@
+// Package transpile turns a run_code program — TypeScript, the body of an
+// async function — into plain JavaScript for the guest, with esbuild's Go API.
+// Types are stripped, not checked. It imports only esbuild.
+//
+// Strip is safe for concurrent use; results are cached by content, because
+// evaluation harnesses send the same program many times.
+package transpile
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// wrapper makes the program a function body for esbuild, so that top-level
+// `return`, `await` and `using` parse. It is one line, so user line N is
+// line N+1 of what esbuild sees.
+const (
+	header = "async function __ptcx_program__() {"
+	footer = "\n}"
+)
+
+// SyntaxError is a program that does not parse. Line and Column are 1-based
+// and relative to the program text as the caller sent it.
+type SyntaxError struct {
+	Message string
+	Line    int
+	Column  int
+	// LineText is the offending line of the program.
+	LineText string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Message)
+}
+
+// cacheSize bounds the transform cache (entries, not bytes; programs are
+// small).
+const cacheSize = 512
+
+var cache = newLRU(cacheSize)
+
+// Strip returns the JavaScript body of code: TypeScript types removed,
+// everything else as written (modern syntax is kept: the guest supports it).
+// A syntax error is returned as *SyntaxError with the first problem found.
+func Strip(code string) (string, error) {
+	if js, ok := cache.get(code); ok {
+		return js, nil
+	}
+	r := api.Transform(header+"\n"+code+footer, api.TransformOptions{
+		Loader:   api.LoaderTS,
+		Target:   api.ESNext,
+		LogLevel: api.LogLevelSilent,
+	})
+	if len(r.Errors) > 0 {
+		return "", syntaxError(r.Errors[0], code)
+	}
+	js, err := unwrap(string(r.Code))
+	if err != nil {
+		return "", err
+	}
+	cache.put(code, js)
+	return js, nil
+}
+
+// unwrap takes the function body back out of esbuild's output. esbuild prints
+// the function as "header\n  body...\n}\n", possibly after helpers it hoisted
+// to the top level; those are kept, in front of the body.
+func unwrap(out string) (string, error) {
+	i := strings.Index(out, header)
+	j := strings.LastIndex(out, "}")
+	if i < 0 || j < i+len(header) {
+		return "", fmt.Errorf("transpile: unexpected esbuild output shape")
+	}
+	return out[:i] + strings.TrimPrefix(out[i+len(header):j], "\n"), nil
+}
+
+func syntaxError(m api.Message, code string) *SyntaxError {
+	e := &SyntaxError{Message: m.Text}
+	if m.Location == nil {
+		return e
+	}
+	e.Line = m.Location.Line - 1 // the header line
+	e.Column = m.Location.Column + 1
+	e.LineText = m.Location.LineText
+	lines := strings.Count(code, "\n") + 1
+	switch {
+	case e.Line < 1: // cannot happen: the header parses
+		e.Line, e.Column = 1, 1
+	case e.Line > lines: // reported on the footer: the program ended early
+		e.Line = lines
+		last := code[strings.LastIndex(code, "\n")+1:]
+		e.Column = len(last) + 1
+		e.LineText = last
+	}
+	return e
+}
+
+// lru is a small least-recently-used cache of transforms.
+type lru struct {
+	mu    sync.Mutex
+	max   int
+	tick  uint64
+	items map[string]*entry
+}
+
+type entry struct {
+	js   string
+	used uint64
+}
+
+func newLRU(max int) *lru { return &lru{max: max, items: map[string]*entry{}} }
+
+func (c *lru) get(k string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[k]
+	if !ok {
+		return "", false
+	}
+	c.tick++
+	e.used = c.tick
+	return e.js, true
+}
+
+func (c *lru) put(k, js string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.items) >= c.max {
+		var oldest string
+		min := ^uint64(0)
+		for key, e := range c.items {
+			if e.used < min {
+				oldest, min = key, e.used
+			}
+		}
+		delete(c.items, oldest)
+	}
+	c.tick++
+	c.items[k] = &entry{js: js, used: c.tick}
+}

@@ -1,0 +1,119 @@
+package transpile
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestStrip_valid(t *testing.T) {
+	tests := []struct {
+		name, code string
+		want       []string // substrings of the output
+		not        []string // substrings that must be gone
+	}{
+		{"types stripped", "const x: number = 1;\nreturn x", []string{"const x = 1;", "return x;"}, []string{": number"}},
+		{"interface gone", "interface A { a: string }\nconst a: A = {a: 'x'}\nreturn a", []string{`const a = { a: "x" };`}, []string{"interface"}},
+		{"top-level await", "const r = await tools.read({path: 'a'});\nreturn r", []string{"await tools.read("}, nil},
+		{"using kept", "await using r = {async [Symbol.asyncDispose]() {}};\nreturn 1", []string{"await using r"}, nil},
+		{"generics and as", "function id<T>(x: T): T { return x }\nreturn id<number>(1) as number", []string{"function id(x)", "return id(1);"}, []string{"<T>", " as "}},
+		{"empty program", "", nil, nil},
+		{"only a comment", "// nothing", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			js, err := Strip(tt.code)
+			require.NoError(t, err)
+			for _, w := range tt.want {
+				require.Contains(t, js, w)
+			}
+			for _, n := range tt.not {
+				require.NotContains(t, js, n)
+			}
+			require.NotContains(t, js, header, "the wrapper must be removed")
+		})
+	}
+}
+
+func TestStrip_enumHelpersStayInBody(t *testing.T) {
+	js, err := Strip("enum E { A, B }\nreturn E.B")
+	require.NoError(t, err)
+	require.Contains(t, js, "let E;")
+	require.True(t, strings.HasSuffix(strings.TrimSpace(js), "return 1 /* B */;"), js)
+}
+
+func TestStrip_syntaxErrorLocation(t *testing.T) {
+	tests := []struct {
+		name       string
+		code       string
+		line, col  int
+		msgContain string
+	}{
+		{"first line", "let x = ;", 1, 9, `Unexpected ";"`},
+		{"third line", "const a = 1\nconst b = 2\nconst c: = 3", 3, 10, "Unexpected"},
+		{"static import refused", "import fs from 'fs'", 1, 8, "Unexpected"},
+		{"unterminated block", "if (true) {\n  return 1", 2, 11, "Unexpected end of file"},
+		{"unterminated string", "const s = 'abc\nreturn s", 1, 15, "Unterminated string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Strip(tt.code)
+			var se *SyntaxError
+			require.True(t, errors.As(err, &se), "got %v", err)
+			require.Equal(t, tt.line, se.Line, se.Error())
+			require.Equal(t, tt.col, se.Column, se.Error())
+			require.Contains(t, se.Message, tt.msgContain)
+			require.Contains(t, se.Error(), fmt.Sprintf("line %d, column %d", tt.line, tt.col))
+		})
+	}
+}
+
+func TestStrip_cacheEvictsOldest(t *testing.T) {
+	c := newLRU(2)
+	c.put("a", "A")
+	c.put("b", "B")
+	_, _ = c.get("a") // a is now newer than b
+	c.put("c", "C")
+	_, okB := c.get("b")
+	_, okA := c.get("a")
+	_, okC := c.get("c")
+	require.False(t, okB)
+	require.True(t, okA)
+	require.True(t, okC)
+}
+
+func TestStrip_hammer(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code := fmt.Sprintf("const v: number = %d;\nreturn v", i%8)
+			js, err := Strip(code)
+			require.NoError(t, err)
+			require.Contains(t, js, fmt.Sprintf("const v = %d;", i%8))
+		}()
+	}
+	wg.Wait()
+}
+
+func BenchmarkStrip(b *testing.B) {
+	b.Run("cold", func(b *testing.B) {
+		for i := range b.N {
+			if _, err := Strip(fmt.Sprintf("const x: number = %d;\nreturn x", i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		for range b.N {
+			if _, err := Strip("const x: number = 1;\nreturn x"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

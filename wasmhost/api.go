@@ -1,0 +1,111 @@
+package wasmhost
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Program is one run_code program, ready for the guest.
+type Program struct {
+	// JS is the body of an async function, in plain JavaScript (already
+	// type-stripped). `await` and `return` work at its top level; the value it
+	// returns becomes Outcome.Result.
+	JS string
+	// Tools are the names bound as async functions on the program's `tools`
+	// object, exactly as given. The host does not check them against anything:
+	// the Dispatcher decides what a name means.
+	Tools []string
+	// Limits for this run. A zero field means the Runtime's limit; a field
+	// larger than the Runtime's limit is clamped to it (a caller may lower a
+	// limit, never raise it).
+	Limits Limits
+}
+
+// Dispatcher receives the nested calls a program makes. The executor
+// implements it; wasmhost never imports the executor.
+type Dispatcher interface {
+	// Dispatch registers one nested call made by the program. It must not
+	// block: the call runs elsewhere, and done is called exactly once with its
+	// outcome, from any goroutine, possibly before Dispatch returns. Calls made
+	// after Run returned are never made: the Runtime stops dispatching when the
+	// program settles.
+	Dispatch(name string, args json.RawMessage, done func(CallResult))
+}
+
+// DispatcherFunc adapts a function to the Dispatcher interface.
+type DispatcherFunc func(name string, args json.RawMessage, done func(CallResult))
+
+// Dispatch calls f.
+func (f DispatcherFunc) Dispatch(name string, args json.RawMessage, done func(CallResult)) {
+	f(name, args, done)
+}
+
+// CallResult is the outcome of one nested call, as the program will see it:
+// OK resolves the promise with Value; otherwise the promise rejects with a
+// ToolCallError carrying Message.
+type CallResult struct {
+	OK      bool
+	Value   json.RawMessage
+	Message string
+}
+
+// Outcome is what a program that settled normally produced.
+type Outcome struct {
+	// Logs are the console lines in the order they were written. Lines from
+	// console.warn and console.error carry a "[warn] " or "[error] " prefix.
+	Logs []string
+	// Result is the JSON of the value the program returned, or nil when it
+	// returned undefined.
+	Result json.RawMessage
+	// Stats describe the run.
+	Stats Stats
+}
+
+// Stats are measurements of one run.
+type Stats struct {
+	Compute time.Duration // time spent inside guest exports
+	Wall    time.Duration // from the start of Run to its end
+	Calls   int           // nested calls dispatched
+	Memory  int64         // guest linear memory at the end, in bytes
+}
+
+// Kind classifies why a run failed. The strings are stable: they appear in
+// CODE_RUN_FAILED errors that models and hosts read.
+type Kind string
+
+const (
+	KindException     Kind = "exception"      // the program threw, or an awaited promise can never settle
+	KindSyntax        Kind = "syntax"         // the program does not parse
+	KindTimeout       Kind = "timeout"        // compute or wall time ran out
+	KindMemory        Kind = "memory"         // the memory limit was reached
+	KindOutputLimit   Kind = "output-limit"   // logs and result exceeded the output limit
+	KindInvalidOutput Kind = "invalid-output" // the returned value is not JSON
+	KindAbort         Kind = "abort"          // the caller's context was cancelled
+	KindTrap          Kind = "trap"           // the guest trapped or broke the ABI
+)
+
+// RunError is the error Run returns when the program did not settle normally.
+// Everything in it is safe to show to the model: it never contains host paths,
+// host stack traces or tokens.
+type RunError struct {
+	Kind    Kind
+	Message string
+	// Stack is the JavaScript stack of an exception, when there is one.
+	Stack string
+	// Logs are the console lines written before the failure (for
+	// KindOutputLimit, the prefix that fits the limit).
+	Logs []string
+	// Line and Column locate a syntax error (1-based), when known.
+	Line, Column int
+	// Cause is the host-side error behind a trap, timeout or abort, for the
+	// host's logs; it is never shown to the program.
+	Cause error
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("%s: %s", e.Kind, e.Message)
+}
+
+// Unwrap returns the host-side cause.
+func (e *RunError) Unwrap() error { return e.Cause }

@@ -1,0 +1,123 @@
+package wasmhost
+
+import (
+	"fmt"
+	"time"
+)
+
+// Limits bound one run. Every limit is enforced by the host. The zero value of
+// a field means "the default" (see DefaultLimits).
+type Limits struct {
+	// ComputeTime is the time spent running guest code, excluding waits on
+	// tools and timers. Default 30 s.
+	ComputeTime time.Duration `json:"compute_time,omitempty"`
+	// WallTime is the time from start to settlement, waits included.
+	// Default 10 min.
+	WallTime time.Duration `json:"wall_time,omitempty"`
+	// MemoryBytes caps the guest's linear memory. Default 256 MiB.
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// OutputBytes caps logs plus result as the model will see them.
+	// Default 1 MiB.
+	OutputBytes int `json:"output_bytes,omitempty"`
+	// MaxPendingCalls caps nested calls dispatched and not yet resolved.
+	// Default 128.
+	MaxPendingCalls int `json:"max_pending_calls,omitempty"`
+	// MaxCalls caps nested calls over the whole run. Default 10,000.
+	MaxCalls int `json:"max_calls,omitempty"`
+}
+
+// Default limits, as documented in DESIGN.md section 5.
+const (
+	DefaultComputeTime     = 30 * time.Second
+	DefaultWallTime        = 10 * time.Minute
+	DefaultMemoryBytes     = 256 << 20
+	DefaultOutputBytes     = 1 << 20
+	DefaultMaxPendingCalls = 128
+	DefaultMaxCalls        = 10_000
+)
+
+// DefaultLimits returns the documented defaults.
+func DefaultLimits() Limits {
+	return Limits{
+		ComputeTime:     DefaultComputeTime,
+		WallTime:        DefaultWallTime,
+		MemoryBytes:     DefaultMemoryBytes,
+		OutputBytes:     DefaultOutputBytes,
+		MaxPendingCalls: DefaultMaxPendingCalls,
+		MaxCalls:        DefaultMaxCalls,
+	}
+}
+
+// Validate reports a negative field. Zero fields are allowed: they mean the
+// default.
+func (l Limits) Validate() error {
+	switch {
+	case l.ComputeTime < 0:
+		return fmt.Errorf("compute time limit %v is negative", l.ComputeTime)
+	case l.WallTime < 0:
+		return fmt.Errorf("wall time limit %v is negative", l.WallTime)
+	case l.MemoryBytes < 0:
+		return fmt.Errorf("memory limit %d is negative", l.MemoryBytes)
+	case l.OutputBytes < 0:
+		return fmt.Errorf("output limit %d is negative", l.OutputBytes)
+	case l.MaxPendingCalls < 0:
+		return fmt.Errorf("pending nested call limit %d is negative", l.MaxPendingCalls)
+	case l.MaxCalls < 0:
+		return fmt.Errorf("nested call limit %d is negative", l.MaxCalls)
+	}
+	return nil
+}
+
+// WithDefaults returns l with every zero field replaced by its default.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits()
+	return l.Within(d).fill(d)
+}
+
+// Within returns l lowered to ceiling field by field: a zero field of l takes
+// the ceiling's value, a larger one is clamped to it. A zero field of ceiling
+// means no ceiling for that field.
+func (l Limits) Within(ceiling Limits) Limits {
+	return Limits{
+		ComputeTime:     lower(l.ComputeTime, ceiling.ComputeTime),
+		WallTime:        lower(l.WallTime, ceiling.WallTime),
+		MemoryBytes:     lower(l.MemoryBytes, ceiling.MemoryBytes),
+		OutputBytes:     lower(l.OutputBytes, ceiling.OutputBytes),
+		MaxPendingCalls: lower(l.MaxPendingCalls, ceiling.MaxPendingCalls),
+		MaxCalls:        lower(l.MaxCalls, ceiling.MaxCalls),
+	}
+}
+
+func (l Limits) fill(d Limits) Limits {
+	return Limits{
+		ComputeTime:     orDefault(l.ComputeTime, d.ComputeTime),
+		WallTime:        orDefault(l.WallTime, d.WallTime),
+		MemoryBytes:     orDefault(l.MemoryBytes, d.MemoryBytes),
+		OutputBytes:     orDefault(l.OutputBytes, d.OutputBytes),
+		MaxPendingCalls: orDefault(l.MaxPendingCalls, d.MaxPendingCalls),
+		MaxCalls:        orDefault(l.MaxCalls, d.MaxCalls),
+	}
+}
+
+type number interface {
+	~int | ~int64
+}
+
+func lower[T number](v, ceiling T) T {
+	switch {
+	case v == 0:
+		return ceiling
+	case ceiling == 0:
+		return v
+	case v > ceiling:
+		return ceiling
+	}
+	return v
+}
+
+func orDefault[T number](v, d T) T {
+	if v == 0 {
+		return d
+	}
+	return v
+}
