@@ -22,7 +22,10 @@ const (
 	CodeAbortedBeforeDispatch Code = "ABORTED_BEFORE_DISPATCH"
 	CodeToolTimeout           Code = "TOOL_TIMEOUT"
 	CodeCodeRunFailed         Code = "CODE_RUN_FAILED"
-	CodeInternal              Code = "INTERNAL"
+	// CodeToolFailed is a tool body that returned an ordinary error: the
+	// tool ran and failed (a command exited non-zero, a file was missing).
+	CodeToolFailed Code = "TOOL_FAILED"
+	CodeInternal   Code = "INTERNAL"
 	// CodeInvalidDefinition reports a tool, scope or restriction that cannot
 	// be registered (bad name, duplicate, reserved name, second mode, ...).
 	CodeInvalidDefinition Code = "INVALID_DEFINITION"
@@ -40,6 +43,7 @@ var (
 	ErrAbortedBeforeDispatch = &Error{Code: CodeAbortedBeforeDispatch}
 	ErrToolTimeout           = &Error{Code: CodeToolTimeout}
 	ErrCodeRunFailed         = &Error{Code: CodeCodeRunFailed}
+	ErrToolFailed            = &Error{Code: CodeToolFailed}
 	ErrInternal              = &Error{Code: CodeInternal}
 	ErrInvalidDefinition     = &Error{Code: CodeInvalidDefinition}
 )
@@ -56,6 +60,9 @@ type Error struct {
 	// Violations lists every schema violation of an INVALID_ARGS or
 	// INVALID_TOOL_OUTPUT error, one "at /path: problem" line each.
 	Violations []string
+	// Logs are the console lines a failed run_code program wrote before it
+	// failed (CODE_RUN_FAILED only).
+	Logs []string
 	// Cause is the underlying error, if any.
 	Cause error
 }
@@ -86,14 +93,15 @@ func (e *Error) Unwrap() error { return e.Cause }
 
 // Is matches a sentinel (or any *Error) with the same Code, and the same Kind
 // when the target has one. TOOL_TIMEOUT also matches
-// context.DeadlineExceeded; ABORTED and ABORTED_BEFORE_DISPATCH also match
-// context.Canceled.
+// context.DeadlineExceeded; ABORTED, ABORTED_BEFORE_DISPATCH and
+// CODE_RUN_FAILED (abort) also match context.Canceled.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case context.DeadlineExceeded:
 		return e.Code == CodeToolTimeout
 	case context.Canceled:
-		return e.Code == CodeAborted || e.Code == CodeAbortedBeforeDispatch
+		return e.Code == CodeAborted || e.Code == CodeAbortedBeforeDispatch ||
+			(e.Code == CodeCodeRunFailed && e.Kind == "abort")
 	}
 	var t *Error
 	if !errors.As(target, &t) || t == nil {

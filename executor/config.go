@@ -1,0 +1,113 @@
+package executor
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// DefaultMaxParallel is how many concurrency-safe nested calls may overlap.
+const DefaultMaxParallel = 10
+
+// CodeRuntime runs run_code programs. *wasmhost.Runtime implements it; tests
+// use doubles that make nested calls the way a program would.
+type CodeRuntime interface {
+	Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error)
+}
+
+// Config is the executor's behaviour. It is immutable: every With method
+// returns a changed copy. The zero value (or NewConfig()) has no runtime (a
+// run_code call fails with INTERNAL), MaxParallel 10, the default limits, and
+// no hooks.
+type Config struct {
+	runtime     CodeRuntime
+	maxParallel int
+	limits      wasmhost.Limits
+	pre         []PreExecuteListener
+	approver    Approver
+	guards      map[string][]Guard
+	post        []PostExecuteListener
+	onStart     []func(Start)
+	onResult    []func(Notification)
+	newID       func() string
+}
+
+// NewConfig returns the default configuration.
+func NewConfig() Config { return Config{} }
+
+// WithRuntime sets the code runtime behind run_code.
+func (c Config) WithRuntime(rt CodeRuntime) Config {
+	c.runtime = rt
+	return c
+}
+
+// WithMaxParallel sets how many concurrency-safe nested calls of one program
+// may run at once (default 10; values below 1 mean the default).
+func (c Config) WithMaxParallel(n int) Config {
+	c.maxParallel = n
+	return c
+}
+
+// WithLimits sets the deployment's run_code limits: the defaults every run
+// gets and the ceiling a caller's lower limits are clamped to. Zero fields
+// mean the documented defaults.
+func (c Config) WithLimits(l wasmhost.Limits) Config {
+	c.limits = l
+	return c
+}
+
+// WithPreExecute appends a pre-execute listener.
+func (c Config) WithPreExecute(l PreExecuteListener) Config {
+	c.pre = append(slices.Clip(c.pre), l)
+	return c
+}
+
+// WithApprover sets the approver for calls a listener asked about. Without
+// one, such calls are denied.
+func (c Config) WithApprover(a Approver) Config {
+	c.approver = a
+	return c
+}
+
+// WithGuard appends a guard to a scope ("" or registry.Deployment for the
+// deployment).
+func (c Config) WithGuard(scope string, g Guard) Config {
+	if scope == "" {
+		scope = deploymentScope
+	}
+	m := maps.Clone(c.guards)
+	if m == nil {
+		m = map[string][]Guard{}
+	}
+	m[scope] = append(slices.Clip(m[scope]), g)
+	c.guards = m
+	return c
+}
+
+// WithPostExecute appends a post-execute listener.
+func (c Config) WithPostExecute(l PostExecuteListener) Config {
+	c.post = append(slices.Clip(c.post), l)
+	return c
+}
+
+// WithOnStart appends a function called just before every body runs.
+func (c Config) WithOnStart(f func(Start)) Config {
+	c.onStart = append(slices.Clip(c.onStart), f)
+	return c
+}
+
+// WithOnResult appends a function called once for every settled execution.
+// It runs on the executing goroutine: keep it fast.
+func (c Config) WithOnResult(f func(Notification)) Config {
+	c.onResult = append(slices.Clip(c.onResult), f)
+	return c
+}
+
+// WithIDs sets the generator of call IDs for calls that come without one
+// (default: "call_" and a process-unique counter).
+func (c Config) WithIDs(newID func() string) Config {
+	c.newID = newID
+	return c
+}

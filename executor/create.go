@@ -1,0 +1,74 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+// create is phase 1: mint the call's identity, resolve what the name means
+// for this caller, check the arguments are a JSON object, and apply the
+// collapse — before any policy can see the call.
+func (x *execution) create(ctx context.Context) bool {
+	x.created = true
+	if x.req.ID == "" {
+		x.req.ID = x.e.cfg.newID()
+	}
+	nested := x.parent.liveFor(x.e)
+	x.req.Nested = nested
+	if nested {
+		x.req.Parent = x.parent.callID
+		x.req.Scope = x.parent.scope
+	}
+
+	x.res = x.e.reg.ResolveExecution(x.req.Scope, x.req.Tool, nested)
+	x.def = x.res.Definition
+	x.fin = x.def
+
+	switch x.res.Refusal {
+	case registry.UnknownScope:
+		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q: scope %q does not exist", x.req.Tool, x.req.Scope))
+		return false
+	case registry.NotVisible:
+		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q", x.req.Tool))
+		return false
+	}
+
+	args, perr := registry.ParseArgs(x.req.Args)
+	if perr != nil {
+		x.fail(perr)
+		return false
+	}
+	x.args = args
+
+	switch x.res.Refusal {
+	case registry.Collapsed:
+		if ctx.Err() != nil {
+			// The cancellation contract outranks the collapse: the caller
+			// learns its call was aborted, and the visible tool's finalizer
+			// still applies.
+			x.fin = x.res.Visible
+			x.fail(aborted(ctx, registry.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
+			return false
+		}
+		x.fail(&registry.Error{Code: registry.CodeUnknownTool, Message: collapsedMessage(x.res.Visible)})
+		return false
+	case registry.NoRecursion:
+		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q: a program cannot call run_code; call the tools it needs directly through tools.<name>(...)", x.req.Tool))
+		return false
+	}
+	return true
+}
+
+// collapsedMessage names the right route for a tool a model called directly
+// in ptc mode.
+func collapsedMessage(d *registry.Definition) string {
+	name := d.Name()
+	return fmt.Sprintf("unknown tool %q: only run_code is callable directly — call %s from inside a run_code program instead, e.g. %s",
+		name, name, routeExample(d.Schema()))
+}
+
+func aborted(ctx context.Context, code registry.Code, msg string) *registry.Error {
+	return &registry.Error{Code: code, Message: msg, Cause: context.Cause(ctx)}
+}

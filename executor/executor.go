@@ -1,0 +1,140 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+const deploymentScope = registry.Deployment
+
+// Executor runs calls against a Registry. It is safe for concurrent use.
+type Executor struct {
+	reg    *registry.Registry
+	cfg    Config
+	limits wasmhost.Limits // deployment limits, defaults filled in
+}
+
+// New returns an Executor over reg. It fails on an invalid configuration
+// (negative limits).
+func New(reg *registry.Registry, cfg Config) (*Executor, error) {
+	if reg == nil {
+		return nil, fmt.Errorf("executor: nil registry")
+	}
+	if err := cfg.limits.Validate(); err != nil {
+		return nil, fmt.Errorf("executor: %w", err)
+	}
+	if cfg.maxParallel < 1 {
+		cfg.maxParallel = DefaultMaxParallel
+	}
+	if cfg.newID == nil {
+		cfg.newID = nextCallID
+	}
+	return &Executor{reg: reg, cfg: cfg, limits: cfg.limits.WithDefaults()}, nil
+}
+
+// Registry returns the registry the executor resolves against.
+func (e *Executor) Registry() *registry.Registry { return e.reg }
+
+// Call is one model-direct tool call, as a model emitted it.
+type Call struct {
+	// ID identifies the call; empty means "mint one".
+	ID string
+	// Scope is the caller's scope; empty means registry.Deployment.
+	Scope string
+	// Name is the tool name the model used.
+	Name string
+	// Args is the arguments' JSON text; empty means {}.
+	Args json.RawMessage
+}
+
+// Execute runs one model-direct call through every phase and returns its
+// settled result. It never panics on a tool's behalf: failures are in
+// Result.Err.
+func (e *Executor) Execute(ctx context.Context, call Call) registry.Result {
+	x := e.newExecution(call, nil)
+	if x.prepare(ctx) {
+		x.dispatch(ctx)
+		x.postExecute(ctx)
+	}
+	return x.finish(ctx)
+}
+
+// Class is a call's scheduling class.
+type Class int
+
+const (
+	// Exclusive calls run alone.
+	Exclusive Class = iota
+	// Concurrent calls may overlap with other concurrent calls.
+	Concurrent
+)
+
+// SchedulingClass returns how a model-direct call would be scheduled, through
+// the same resolver as execution: a call that cannot execute (unknown,
+// collapsed) is Exclusive, whatever the tool declares.
+func (e *Executor) SchedulingClass(scope, name string) Class {
+	res := e.reg.ResolveExecution(scope, name, false)
+	if res.Definition != nil && res.Definition.ConcurrencySafe() {
+		return Concurrent
+	}
+	return Exclusive
+}
+
+var callCounter atomic.Uint64
+
+func nextCallID() string {
+	return fmt.Sprintf("call_%d", callCounter.Add(1))
+}
+
+// execution is one call travelling through the phases. It is owned by one
+// goroutine at a time.
+type execution struct {
+	e      *Executor
+	req    Request
+	parent *token // the run_code execution a nested call belongs to
+	start  time.Time
+
+	created bool
+	res     registry.Resolution
+	def  *registry.Definition // what may execute; nil when refused
+	fin  *registry.Definition // whose finalizer applies; nil for none
+	args map[string]any
+
+	ran bool // the body was started
+	out registry.Output
+	err *registry.Error
+}
+
+func (e *Executor) newExecution(call Call, parent *token) *execution {
+	x := &execution{e: e, parent: parent, start: time.Now()}
+	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args}
+	if x.req.Scope == "" {
+		x.req.Scope = deploymentScope
+	}
+	if len(x.req.Args) == 0 {
+		x.req.Args = json.RawMessage("{}")
+	}
+	return x
+}
+
+// fail records the call's error; the first one wins.
+func (x *execution) fail(err *registry.Error) {
+	if x.err == nil {
+		x.err = err
+	}
+}
+
+// prepare runs the phases before dispatch, in order. It reports whether the
+// call may be dispatched.
+func (x *execution) prepare(ctx context.Context) bool {
+	return x.create(ctx) &&
+		x.checkCancelled(ctx) &&
+		x.validate() &&
+		x.policy(ctx)
+}

@@ -1,0 +1,35 @@
+package executor
+
+import (
+	"context"
+
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// Token exposes parent tokens to the tests, which must prove that a stale or
+// foreign one is worthless. Production code has no way to present one.
+type Token = *token
+
+// TokenOf returns the parent token behind a dispatcher handed to a runtime.
+func TokenOf(d wasmhost.Dispatcher) Token { return d.(*scheduler).tok }
+
+// ExecuteWithToken runs a call presenting tok, as a nested call would.
+func (e *Executor) ExecuteWithToken(ctx context.Context, call Call, tok Token) registry.Result {
+	x := e.newExecution(call, tok)
+	if x.prepare(ctx) {
+		x.dispatch(ctx)
+		x.postExecute(ctx)
+	}
+	return x.finish(ctx)
+}
+
+// Live reports whether tok is still live.
+func (t *token) Live() bool { return t.live.Load() }
+
+// SetSettlingHook installs f to run when a scheduler starts settling; the
+// returned function removes it.
+func SetSettlingHook(f func()) func() {
+	testHookSettling = f
+	return func() { testHookSettling = nil }
+}

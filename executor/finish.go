@@ -1,0 +1,58 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+// finish is phase 9: apply the finalizer once, check the value against the
+// output schema, emit the one result notification, and return the result.
+func (x *execution) finish(ctx context.Context) registry.Result {
+	r := registry.Result{ID: x.req.ID, Tool: x.req.Tool}
+	if x.err == nil {
+		r.Value = x.out.Value
+		r.Text = x.out.Text
+	} else {
+		r.Err = x.err
+	}
+
+	if x.fin != nil {
+		if f := x.fin.Finalizer(); f != nil {
+			in := r
+			err := safely(func() error { r = f(context.WithoutCancel(ctx), in); return nil })
+			if err != nil {
+				r = registry.Result{ID: x.req.ID, Tool: x.req.Tool, Err: internal("the finalizer of "+x.req.Tool+" failed", err)}
+			}
+			r.ID, r.Tool = x.req.ID, x.req.Tool
+		}
+	}
+
+	if r.Err == nil && x.def != nil {
+		if len(r.Value) == 0 {
+			r.Value = json.RawMessage("null")
+		}
+		if err := x.def.ValidateOutput(r.Value); err != nil {
+			err.Message = x.req.Tool + ": " + err.Message
+			r = registry.Result{ID: x.req.ID, Tool: x.req.Tool, Err: err}
+		}
+	}
+
+	if r.Err != nil {
+		r.Value = nil
+		r.Text = r.Err.Message
+	} else if r.Text == "" {
+		r.Text = registry.RenderText(r.Value)
+	}
+
+	x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start)})
+	return r
+}
+
+func (e *Executor) notifyResult(n Notification) {
+	for _, f := range e.cfg.onResult {
+		_ = safely(func() error { f(n); return nil })
+	}
+}

@@ -1,0 +1,100 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+// Request describes a call to the policy hooks: everything they may inspect
+// (run_code's program text included, in Args). It is a copy; changing it
+// changes nothing.
+type Request struct {
+	ID     string
+	Scope  string
+	Tool   string
+	Args   json.RawMessage
+	Nested bool
+	// Parent is the ID of the run_code call a nested call belongs to.
+	Parent string
+}
+
+// Verdict is a pre-execute listener's answer.
+type Verdict int
+
+const (
+	// Allow lets the call continue to the next listener.
+	Allow Verdict = iota
+	// Deny stops the call with DENIED and the decision's reason.
+	Deny
+	// Ask sends the call to the Approver once every listener has answered.
+	Ask
+)
+
+// Decision is what a pre-execute listener returns.
+type Decision struct {
+	Verdict Verdict
+	Reason  string
+}
+
+// PreExecuteListener sees every call that passed validation, in order of
+// installation. An error (or a panic) stops the call with INTERNAL.
+type PreExecuteListener func(ctx context.Context, req Request) (Decision, error)
+
+// Approval is an approver's answer.
+type Approval int
+
+const (
+	// Reject denies the call.
+	Reject Approval = iota
+	// ApproveOnce lets this one call continue.
+	ApproveOnce
+)
+
+// Approver decides calls a listener asked about. An error, a cancelled
+// context or a Reject denies the call with the reason given.
+type Approver interface {
+	Approve(ctx context.Context, req Request, question string) (Approval, string, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req Request, question string) (Approval, string, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req Request, question string) (Approval, string, error) {
+	return f(ctx, req, question)
+}
+
+// Guard returns a non-empty reason to deny a call. Guards run after approval:
+// the deployment's first, then the scope chain's from farthest to nearest.
+// An error (or a panic) stops the call with INTERNAL.
+type Guard func(ctx context.Context, req Request) (reason string, err error)
+
+// PostDecision is what a post-execute listener returns.
+type PostDecision struct {
+	// Block turns the successful result into DENIED with Feedback.
+	Block    bool
+	Feedback string
+	// Replace, when non-nil, replaces the value (and its rendered text).
+	Replace json.RawMessage
+}
+
+// PostExecuteListener sees every successful body result, in submission order
+// for nested calls. An error (or a panic) turns the result into INTERNAL.
+type PostExecuteListener func(ctx context.Context, req Request, value json.RawMessage) (PostDecision, error)
+
+// Start is the notification that a body is about to run.
+type Start struct {
+	Request
+	At time.Time
+}
+
+// Notification is the one notification every execution emits when it
+// settles.
+type Notification struct {
+	Request
+	Result   registry.Result
+	Duration time.Duration
+}

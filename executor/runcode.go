@@ -1,0 +1,161 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/transpile"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// runCodeArgs are run_code's arguments (already validated by its schema).
+type runCodeArgs struct {
+	Code        string `json:"code"`
+	Description string `json:"description"`
+	Limits      struct {
+		TimeoutMS   int64 `json:"timeout_ms"`
+		WallMS      int64 `json:"wall_ms"`
+		MemoryMB    int64 `json:"memory_mb"`
+		OutputBytes int   `json:"output_bytes"`
+		MaxCalls    int   `json:"max_calls"`
+	} `json:"limits"`
+}
+
+// limits returns the caller's limits within the deployment's.
+func (a runCodeArgs) limits(ceiling wasmhost.Limits) wasmhost.Limits {
+	l := a.Limits
+	return wasmhost.Limits{
+		ComputeTime: time.Duration(l.TimeoutMS) * time.Millisecond,
+		WallTime:    time.Duration(l.WallMS) * time.Millisecond,
+		MemoryBytes: l.MemoryMB << 20,
+		OutputBytes: l.OutputBytes,
+		MaxCalls:    l.MaxCalls,
+	}.Within(ceiling)
+}
+
+// RunCodeValue is the value of a successful run_code call.
+type RunCodeValue struct {
+	Logs   []string        `json:"logs"`
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// noOutput is the text of a run that logged nothing and returned nothing.
+const noOutput = "(run_code completed with no output)"
+
+// runCode is run_code's body: strip the types, run the program in the
+// sandbox with a fresh parent token, settle its nested calls, and shape the
+// result.
+func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, error) {
+	if e.cfg.runtime == nil {
+		return registry.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
+	}
+	var a runCodeArgs
+	if err := json.Unmarshal(x.req.Args, &a); err != nil {
+		return registry.Output{}, &registry.Error{Code: registry.CodeInvalidArgs, Message: "invalid arguments for run_code: " + err.Error(), Cause: err}
+	}
+	js, err := transpile.Strip(a.Code)
+	if err != nil {
+		return registry.Output{}, syntaxFailure(err)
+	}
+	limits := a.limits(e.limits)
+	bindable, err := e.reg.Bindable(x.req.Scope)
+	if err != nil {
+		return registry.Output{}, internal("run_code", err)
+	}
+	names := make([]string, len(bindable))
+	for i, b := range bindable {
+		names[i] = b.Name
+	}
+
+	tok := e.mintToken(x.req.ID, x.req.Scope)
+	s := newScheduler(ctx, e, tok, limits.MaxPendingCalls)
+	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: js, Tools: names, Limits: limits}, s)
+	s.settle()
+	tok.kill()
+
+	if runErr != nil {
+		return registry.Output{}, runFailure(runErr)
+	}
+	text := runCodeText(out.Logs, out.Result)
+	if len(text) > limits.OutputBytes {
+		return registry.Output{}, &registry.Error{
+			Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindOutputLimit),
+			Message: fmt.Sprintf("run_code failed (output-limit): the output is %d bytes, over the limit of %d; return less, or summarise before returning. The output began:\n%s",
+				len(text), limits.OutputBytes, truncateUTF8(text, limits.OutputBytes)),
+			Logs: out.Logs,
+		}
+	}
+	v := RunCodeValue{Logs: out.Logs, Result: out.Result}
+	if v.Logs == nil {
+		v.Logs = []string{}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return registry.Output{}, internal("run_code result", err)
+	}
+	return registry.Output{Value: b, Text: text}, nil
+}
+
+// runCodeText is what the model sees: the logs, then the result (a string
+// raw, anything else as indented JSON).
+func runCodeText(logs []string, result json.RawMessage) string {
+	parts := append([]string(nil), logs...)
+	if len(result) > 0 {
+		parts = append(parts, registry.RenderText(result))
+	}
+	if len(parts) == 0 {
+		return noOutput
+	}
+	return strings.Join(parts, "\n")
+}
+
+func syntaxFailure(err error) *registry.Error {
+	var se *transpile.SyntaxError
+	if !errors.As(err, &se) {
+		return internal("run_code: transpiling failed", err)
+	}
+	msg := fmt.Sprintf("run_code failed (syntax): line %d, column %d: %s", se.Line, se.Column, se.Message)
+	if se.LineText != "" {
+		msg += "\n  " + se.LineText
+	}
+	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindSyntax), Message: msg, Cause: err}
+}
+
+// runFailure turns a sandbox failure into CODE_RUN_FAILED with its kind, the
+// JavaScript stack and the logs written before it.
+func runFailure(err error) *registry.Error {
+	var re *wasmhost.RunError
+	if !errors.As(err, &re) {
+		return internal("run_code: the sandbox failed", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "run_code failed (%s): %s", re.Kind, re.Message)
+	if re.Kind == wasmhost.KindSyntax && re.Line > 0 {
+		fmt.Fprintf(&b, " (line %d, column %d)", re.Line, re.Column)
+	}
+	if re.Stack != "" {
+		b.WriteString("\n")
+		b.WriteString(strings.TrimRight(re.Stack, "\n"))
+	}
+	if len(re.Logs) > 0 {
+		b.WriteString("\nLogs before the failure:\n")
+		b.WriteString(strings.Join(re.Logs, "\n"))
+	}
+	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(re.Kind), Message: b.String(), Logs: re.Logs, Cause: err}
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

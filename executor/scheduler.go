@@ -1,0 +1,239 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// scheduler runs the nested calls of one run_code execution (DESIGN.md
+// section 5, "Scheduling" and "Settlement"):
+//
+//   - calls are taken in submission order by one sequencer goroutine, which
+//     runs their policy phases one at a time;
+//   - a concurrency-safe call starts as soon as fewer than maxParallel bodies
+//     run; an exclusive call first waits until every earlier call has
+//     committed, runs alone, and holds the barrier until it has committed;
+//   - one committer goroutine runs post-execute and finish in submission
+//     order, whatever order bodies finish in, and answers the program;
+//   - at settlement, calls whose body has not started are abandoned, and
+//     in-flight ones are awaited.
+//
+// It implements wasmhost.Dispatcher.
+type scheduler struct {
+	e   *Executor
+	tok *token
+	ctx context.Context // the run_code body's context: nested bodies run under it
+
+	policyCtx    context.Context // cancelled at settlement
+	cancelPolicy context.CancelFunc
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []*nested
+	settled bool
+
+	abandonCh chan struct{} // closed at settlement
+	slots     chan struct{} // one token per running concurrency-safe body
+	commits   chan *nested  // in submission order
+	last      *nested       // the last call handed to the committer (sequencer only)
+	wg        sync.WaitGroup
+}
+
+// nested is one call a program made.
+type nested struct {
+	x         *execution
+	reply     func(wasmhost.CallResult)
+	bodyDone  chan struct{}
+	committed chan struct{}
+}
+
+func newScheduler(ctx context.Context, e *Executor, tok *token, maxPending int) *scheduler {
+	s := &scheduler{
+		e:         e,
+		tok:       tok,
+		ctx:       ctx,
+		abandonCh: make(chan struct{}),
+		slots:     make(chan struct{}, e.cfg.maxParallel),
+		commits:   make(chan *nested, maxPending+1),
+	}
+	s.cond = sync.NewCond(&s.mu)
+	s.policyCtx, s.cancelPolicy = context.WithCancel(ctx)
+	s.wg.Add(2)
+	go s.sequence()
+	go s.commit()
+	return s
+}
+
+// Dispatch registers a nested call. It never blocks.
+func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmhost.CallResult)) {
+	s.mu.Lock()
+	if s.settled {
+		s.mu.Unlock()
+		reply(wasmhost.CallResult{Message: "the run_code program has settled: no more tool calls are accepted"})
+		return
+	}
+	id := fmt.Sprintf("%s:ptc:%d", s.tok.callID, s.tok.seq.Add(1))
+	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: append(json.RawMessage(nil), args...)}
+	s.queue = append(s.queue, &nested{
+		x:         s.e.newExecution(call, s.tok),
+		reply:     reply,
+		bodyDone:  make(chan struct{}),
+		committed: make(chan struct{}),
+	})
+	s.cond.Signal()
+	s.mu.Unlock()
+}
+
+// settle abandons the calls whose body has not started, waits for the
+// in-flight ones to commit, and stops the scheduler. Call it once, after the
+// program settled.
+func (s *scheduler) settle() {
+	s.mu.Lock()
+	s.settled = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	close(s.abandonCh)
+	s.cancelPolicy()
+	if testHookSettling != nil {
+		testHookSettling()
+	}
+	s.wg.Wait()
+}
+
+// testHookSettling, when set by a test, runs once settlement has begun and
+// before in-flight calls are awaited.
+var testHookSettling func()
+
+// next takes the next submitted call; ok is false once settled and drained.
+func (s *scheduler) next() (n *nested, settled, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.queue) == 0 && !s.settled {
+		s.cond.Wait()
+	}
+	if len(s.queue) == 0 {
+		return nil, true, false
+	}
+	n, s.queue = s.queue[0], s.queue[1:]
+	return n, s.settled, true
+}
+
+func (s *scheduler) isSettled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settled
+}
+
+// sequence is the sequencer goroutine.
+func (s *scheduler) sequence() {
+	defer s.wg.Done()
+	defer close(s.commits)
+	for {
+		n, settled, ok := s.next()
+		if !ok {
+			return
+		}
+		if settled {
+			s.abandon(n)
+			continue
+		}
+		s.start(n)
+	}
+}
+
+// start runs n's policy phases and starts its body according to its class.
+func (s *scheduler) start(n *nested) {
+	x := n.x
+	if !x.prepare(s.policyCtx) {
+		if s.isSettled() {
+			s.abandon(n)
+			return
+		}
+		s.handOver(n, true)
+		return
+	}
+	if x.def.ConcurrencySafe() {
+		select {
+		case s.slots <- struct{}{}:
+		case <-s.abandonCh:
+			s.abandon(n)
+			return
+		}
+		if s.isSettled() {
+			<-s.slots
+			s.abandon(n)
+			return
+		}
+		go func() {
+			x.dispatch(s.ctx)
+			<-s.slots
+			close(n.bodyDone)
+		}()
+		s.handOver(n, false)
+		return
+	}
+	// Exclusive: wait for every earlier call to commit, run alone, and hold
+	// the barrier through post-execute.
+	if s.last != nil {
+		select {
+		case <-s.last.committed:
+		case <-s.abandonCh:
+			s.abandon(n)
+			return
+		}
+	}
+	if s.isSettled() {
+		s.abandon(n)
+		return
+	}
+	x.dispatch(s.ctx)
+	close(n.bodyDone)
+	s.handOver(n, false)
+	<-n.committed
+}
+
+// handOver gives n to the committer, in submission order.
+func (s *scheduler) handOver(n *nested, bodyDone bool) {
+	if bodyDone {
+		close(n.bodyDone)
+	}
+	s.last = n
+	s.commits <- n
+}
+
+// abandon settles a call whose body never started.
+func (s *scheduler) abandon(n *nested) {
+	x := n.x
+	if !x.created {
+		x.create(s.ctx) // resolve, so that the tool's finalizer applies
+	}
+	x.err = &registry.Error{Code: registry.CodeAbortedBeforeDispatch,
+		Message: fmt.Sprintf("%s was abandoned: the program finished before the call started", x.req.Tool)}
+	s.handOver(n, true)
+}
+
+// commit is the committer goroutine.
+func (s *scheduler) commit() {
+	defer s.wg.Done()
+	for n := range s.commits {
+		<-n.bodyDone
+		n.x.postExecute(s.ctx)
+		r := n.x.finish(s.ctx)
+		n.reply(callResult(r))
+		close(n.committed)
+	}
+}
+
+// callResult is what the program sees of a result: the value, or the
+// message. Error codes never reach the program.
+func callResult(r registry.Result) wasmhost.CallResult {
+	if r.OK() {
+		return wasmhost.CallResult{OK: true, Value: r.Value}
+	}
+	return wasmhost.CallResult{Message: r.Err.Message}
+}

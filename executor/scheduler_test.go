@@ -1,0 +1,327 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// gated is a tool whose bodies block until released, recording how many run
+// at once.
+type gated struct {
+	running, peak, started atomic.Int64
+	release                chan struct{}
+	mu                     sync.Mutex
+	log                    *[]string
+}
+
+func newGated(log *[]string) *gated { return &gated{release: make(chan struct{}), log: log} }
+
+func (g *gated) record(e string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	*g.log = append(*g.log, e)
+}
+
+func (g *gated) events() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(*g.log)
+}
+
+// body blocks the call whose "id" argument is id until release or gate[id]
+// is closed.
+func (g *gated) body(gates map[string]chan struct{}) registry.Body {
+	return func(ctx context.Context, in registry.Input) (registry.Output, error) {
+		var a struct{ ID string }
+		_ = json.Unmarshal(in.Args, &a)
+		g.started.Add(1)
+		n := g.running.Add(1)
+		for {
+			p := g.peak.Load()
+			if n <= p || g.peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		g.record("start:" + a.ID)
+		select {
+		case <-g.release:
+		case <-gates[a.ID]:
+		case <-ctx.Done():
+			g.running.Add(-1)
+			g.record("cancelled:" + a.ID)
+			return registry.Output{}, ctx.Err()
+		}
+		g.running.Add(-1)
+		g.record("end:" + a.ID)
+		return registry.ValueOutput(a.ID)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+const idSchema = `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`
+
+func schedulerFixture(t *testing.T, g *gated, gates map[string]chan struct{}) *registry.Registry {
+	t.Helper()
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
+		Name: "safe", InputSchema: json.RawMessage(idSchema), ConcurrencySafe: true, Body: g.body(gates),
+	}))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
+		Name: "exclusive", InputSchema: json.RawMessage(idSchema), Body: g.body(gates),
+	}))
+	return reg
+}
+
+// program submits calls in order, lets the test act, then awaits them all.
+func program(calls [][2]string, during func(d wasmhost.Dispatcher), results *[]wasmhost.CallResult) fakeRuntime {
+	return func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+		var chs []<-chan wasmhost.CallResult
+		for _, c := range calls {
+			chs = append(chs, submit(d, c[0], fmt.Sprintf(`{"id":%q}`, c[1])))
+		}
+		if during != nil {
+			during(d)
+		}
+		for _, ch := range chs {
+			select {
+			case r := <-ch:
+				*results = append(*results, r)
+			case <-ctx.Done():
+				return wasmhost.Outcome{}, &wasmhost.RunError{Kind: wasmhost.KindAbort, Message: "cancelled", Cause: ctx.Err()}
+			}
+		}
+		return wasmhost.Outcome{}, nil
+	}
+}
+
+// Acceptance 15a: three concurrency-safe calls overlap.
+func TestScheduler_concurrencySafeCallsOverlap(t *testing.T) {
+	var log []string
+	g := newGated(&log)
+	reg := schedulerFixture(t, g, nil)
+	var results []wasmhost.CallResult
+	rt := program([][2]string{{"safe", "a"}, {"safe", "b"}, {"safe", "c"}}, func(wasmhost.Dispatcher) {
+		waitFor(t, "three bodies running", func() bool { return g.running.Load() == 3 })
+		close(g.release)
+	}, &results)
+	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(rt))
+	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return")})
+	require.True(t, r.OK(), r.Text)
+	require.EqualValues(t, 3, g.peak.Load())
+	require.Len(t, results, 3)
+}
+
+// Acceptance 15b: MaxParallel bounds the overlap.
+func TestScheduler_maxParallel(t *testing.T) {
+	var log []string
+	g := newGated(&log)
+	gates := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
+	reg := schedulerFixture(t, g, gates)
+	var results []wasmhost.CallResult
+	rt := program([][2]string{{"safe", "a"}, {"safe", "b"}, {"safe", "c"}}, func(wasmhost.Dispatcher) {
+		waitFor(t, "two bodies running", func() bool { return g.running.Load() == 2 })
+		time.Sleep(20 * time.Millisecond) // give a wrong scheduler the chance to start a third
+		require.EqualValues(t, 2, g.started.Load(), "the third call must wait for a slot")
+		close(gates["a"])
+		waitFor(t, "the third call to start", func() bool { return g.started.Load() == 3 })
+		close(gates["b"])
+		close(gates["c"])
+	}, &results)
+	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(rt).WithMaxParallel(2))
+	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return")})
+	require.True(t, r.OK(), r.Text)
+	require.EqualValues(t, 2, g.peak.Load())
+}
+
+// Acceptance 15c: an exclusive call waits for earlier calls to commit, and
+// later calls wait for its post-execute.
+func TestScheduler_exclusiveBarrier(t *testing.T) {
+	var log []string
+	g := newGated(&log)
+	close(g.release) // bodies finish at once; only ordering matters
+	reg := schedulerFixture(t, g, nil)
+	cfg := executor.NewConfig().WithPostExecute(func(ctx context.Context, req executor.Request, v json.RawMessage) (executor.PostDecision, error) {
+		if !req.Nested {
+			return executor.PostDecision{}, nil
+		}
+		var id string
+		_ = json.Unmarshal(v, &id)
+		time.Sleep(2 * time.Millisecond) // a slow commit must still hold the barrier
+		g.record("post:" + id)
+		return executor.PostDecision{}, nil
+	})
+	var results []wasmhost.CallResult
+	rt := program([][2]string{{"safe", "a"}, {"safe", "b"}, {"exclusive", "x"}, {"safe", "c"}}, nil, &results)
+	e := newExecutor(t, reg, cfg.WithRuntime(rt))
+	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return")})
+	require.True(t, r.OK(), r.Text)
+
+	ev := g.events()
+	pos := func(e string) int {
+		i := slices.Index(ev, e)
+		require.GreaterOrEqual(t, i, 0, "missing %s in %v", e, ev)
+		return i
+	}
+	require.Less(t, pos("post:a"), pos("start:x"), ev)
+	require.Less(t, pos("post:b"), pos("start:x"), ev)
+	require.Less(t, pos("end:x"), pos("post:x"), ev)
+	require.Less(t, pos("post:x"), pos("start:c"), "later calls wait for the exclusive call's post-execute: %v", ev)
+	for _, e := range ev[pos("start:x")+1 : pos("end:x")] {
+		require.NotContains(t, e, "start:", "the exclusive call runs alone: %v", ev)
+	}
+}
+
+// Acceptance 15d: policy stages never overlap, and commits follow submission
+// order when bodies finish out of order.
+func TestScheduler_policySerialCommitsInOrder(t *testing.T) {
+	var log []string
+	g := newGated(&log)
+	gates := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
+	reg := schedulerFixture(t, g, gates)
+	var inPolicy, policyPeak atomic.Int64
+	var commitMu sync.Mutex
+	var commits, notes []string
+	cfg := executor.NewConfig().
+		WithPreExecute(func(ctx context.Context, req executor.Request) (executor.Decision, error) {
+			if n := inPolicy.Add(1); n > policyPeak.Load() {
+				policyPeak.Store(n)
+			}
+			time.Sleep(time.Millisecond)
+			inPolicy.Add(-1)
+			return executor.Decision{}, nil
+		}).
+		WithPostExecute(func(ctx context.Context, req executor.Request, v json.RawMessage) (executor.PostDecision, error) {
+			if req.Nested {
+				commitMu.Lock()
+				defer commitMu.Unlock()
+				commits = append(commits, req.ID)
+			}
+			return executor.PostDecision{}, nil
+		}).
+		WithOnResult(func(n executor.Notification) {
+			if n.Nested {
+				commitMu.Lock()
+				defer commitMu.Unlock()
+				notes = append(notes, n.ID)
+			}
+		})
+	var results []wasmhost.CallResult
+	rt := program([][2]string{{"safe", "a"}, {"safe", "b"}, {"safe", "c"}}, func(wasmhost.Dispatcher) {
+		waitFor(t, "three bodies running", func() bool { return g.running.Load() == 3 })
+		close(gates["c"]) // finish in reverse order
+		waitFor(t, "c to end", func() bool { return slices.Contains(g.events(), "end:c") })
+		close(gates["b"])
+		waitFor(t, "b to end", func() bool { return slices.Contains(g.events(), "end:b") })
+		close(gates["a"])
+	}, &results)
+	e := newExecutor(t, reg, cfg.WithRuntime(rt))
+	r := e.Execute(context.Background(), executor.Call{ID: "run", Name: "run_code", Args: runCode("return")})
+	require.True(t, r.OK(), r.Text)
+
+	require.EqualValues(t, 1, policyPeak.Load(), "policy stages must not overlap")
+	want := []string{"run:ptc:1", "run:ptc:2", "run:ptc:3"}
+	require.Equal(t, want, commits)
+	require.Equal(t, want, notes)
+	var got []string
+	for _, r := range results {
+		var s string
+		require.NoError(t, json.Unmarshal(r.Value, &s))
+		got = append(got, s)
+	}
+	require.Equal(t, []string{"a", "b", "c"}, got)
+}
+
+// Acceptance 16a: at settlement, queued calls are abandoned (never started,
+// no start notification) and in-flight ones are awaited.
+func TestScheduler_settlementAbandonsQueuedAwaitsInFlight(t *testing.T) {
+	var log []string
+	g := newGated(&log)
+	gates := map[string]chan struct{}{"a": make(chan struct{})}
+	reg := schedulerFixture(t, g, gates)
+	var mu sync.Mutex
+	var starts []string
+	notes := map[string]registry.Result{}
+	cfg := executor.NewConfig().WithMaxParallel(1).
+		WithOnStart(func(s executor.Start) {
+			mu.Lock()
+			defer mu.Unlock()
+			starts = append(starts, s.ID)
+		}).
+		WithOnResult(func(n executor.Notification) {
+			mu.Lock()
+			defer mu.Unlock()
+			notes[n.ID] = n.Result
+		})
+	defer executor.SetSettlingHook(func() { close(gates["a"]) })()
+
+	replies := make([]<-chan wasmhost.CallResult, 0, 3)
+	rt := fakeRuntime(func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+		replies = append(replies, submit(d, "safe", `{"id":"a"}`), submit(d, "safe", `{"id":"b"}`), submit(d, "exclusive", `{"id":"c"}`))
+		waitFor(t, "a to start", func() bool { return g.started.Load() == 1 })
+		return wasmhost.Outcome{}, nil // the program returns without awaiting
+	})
+	e := newExecutor(t, reg, cfg.WithRuntime(rt))
+	r := e.Execute(context.Background(), executor.Call{ID: "run", Name: "run_code", Args: runCode("return")})
+	require.True(t, r.OK(), r.Text)
+
+	require.Equal(t, []string{"start:a", "end:a"}, g.events(), "only the in-flight call ran, to its end")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"run", "run:ptc:1"}, starts, "abandoned calls get no start notification")
+	require.True(t, notes["run:ptc:1"].OK(), "the in-flight call was awaited")
+	for _, id := range []string{"run:ptc:2", "run:ptc:3"} {
+		require.Equal(t, registry.CodeAbortedBeforeDispatch, notes[id].Err.Code, id)
+		require.Contains(t, notes[id].Err.Message, "abandoned")
+	}
+	for i, ch := range replies {
+		res := await(t, ch)
+		require.Equal(t, i == 0, res.OK, "reply %d: %+v", i, res)
+	}
+}
+
+// Acceptance 16b: cancelling the outer call reaches in-flight nested bodies.
+func TestScheduler_outerCancellationReachesBodies(t *testing.T) {
+	var log []string
+	g := newGated(&log)
+	reg := schedulerFixture(t, g, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var results []wasmhost.CallResult
+	rt := program([][2]string{{"safe", "a"}, {"safe", "b"}}, func(wasmhost.Dispatcher) {
+		waitFor(t, "two bodies running", func() bool { return g.running.Load() == 2 })
+		cancel()
+	}, &results)
+	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(rt))
+	r := e.Execute(ctx, executor.Call{Name: "run_code", Args: runCode("return")})
+
+	require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code)
+	require.Equal(t, "abort", r.Err.Kind)
+	require.ErrorIs(t, r.Error(), context.Canceled)
+	ev := g.events()
+	require.Contains(t, ev, "cancelled:a")
+	require.Contains(t, ev, "cancelled:b")
+	require.Zero(t, g.running.Load(), "run_code returns only after in-flight bodies ended")
+}

@@ -1,0 +1,31 @@
+package executor
+
+import "sync/atomic"
+
+// token is the parent token of one run_code execution. It is minted by the
+// executor, lives only in host memory (the guest never sees it; nothing
+// serialises it), and dies when the execution settles. A call presenting a
+// dead token, or a token of another executor, is treated as model-direct.
+type token struct {
+	exec   *Executor
+	callID string // the run_code call's ID
+	scope  string
+	live   atomic.Bool
+	seq    atomic.Int64 // nested call numbers, from 1
+}
+
+func (e *Executor) mintToken(callID, scope string) *token {
+	t := &token{exec: e, callID: callID, scope: scope}
+	t.live.Store(true)
+	return t
+}
+
+// liveFor reports whether t is a live token minted by e. A nil token is
+// model-direct.
+func (t *token) liveFor(e *Executor) bool {
+	return t != nil && t.exec == e && t.live.Load()
+}
+
+// kill makes the token worthless. It is called once the run_code execution
+// has settled (program done, queued calls abandoned, in-flight calls awaited).
+func (t *token) kill() { t.live.Store(false) }
