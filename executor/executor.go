@@ -102,9 +102,9 @@ type execution struct {
 
 	created bool
 	res     registry.Resolution
-	def  *registry.Definition // what may execute; nil when refused
-	fin  *registry.Definition // whose finalizer applies; nil for none
-	args map[string]any
+	def     *registry.Definition // what may execute; nil when refused
+	fin     *registry.Definition // whose finalizer applies; nil for none
+	args    map[string]any
 
 	ran bool // the body was started
 	out registry.Output

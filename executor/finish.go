@@ -15,8 +15,12 @@ func (x *execution) finish(ctx context.Context) registry.Result {
 	if x.err == nil {
 		r.Value = x.out.Value
 		r.Text = x.out.Text
+		if r.Text == "" {
+			r.Text = registry.RenderText(r.Value)
+		}
 	} else {
 		r.Err = x.err
+		r.Text = x.err.Message
 	}
 
 	if x.fin != nil {
@@ -24,7 +28,8 @@ func (x *execution) finish(ctx context.Context) registry.Result {
 			in := r
 			err := safely(func() error { r = f(context.WithoutCancel(ctx), in); return nil })
 			if err != nil {
-				r = registry.Result{ID: x.req.ID, Tool: x.req.Tool, Err: internal("the finalizer of "+x.req.Tool+" failed", err)}
+				failed := internal("the finalizer of "+x.req.Tool+" failed", err)
+				r = registry.Result{Err: failed, Text: failed.Message}
 			}
 			r.ID, r.Tool = x.req.ID, x.req.Tool
 		}
@@ -36,15 +41,14 @@ func (x *execution) finish(ctx context.Context) registry.Result {
 		}
 		if err := x.def.ValidateOutput(r.Value); err != nil {
 			err.Message = x.req.Tool + ": " + err.Message
-			r = registry.Result{ID: x.req.ID, Tool: x.req.Tool, Err: err}
+			r = registry.Result{ID: x.req.ID, Tool: x.req.Tool, Err: err, Text: err.Message}
 		}
 	}
-
 	if r.Err != nil {
 		r.Value = nil
-		r.Text = r.Err.Message
-	} else if r.Text == "" {
-		r.Text = registry.RenderText(r.Value)
+		if r.Text == "" {
+			r.Text = r.Err.Message
+		}
 	}
 
 	x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start)})
