@@ -1,0 +1,384 @@
+package registry_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+func body(context.Context, registry.Input) (registry.Output, error) {
+	return registry.ValueOutput("ok")
+}
+
+func tool(name string) registry.Tool {
+	return registry.Tool{Name: name, Description: name + " tool", Body: body}
+}
+
+func TestRegistry_Register_names(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"read", true},
+		{"_x", true},
+		{"mcp.github.search-issues", true},
+		{"A" + strings.Repeat("b", 63), true},
+		{"A" + strings.Repeat("b", 64), false},
+		{"", false},
+		{"1read", false},
+		{"-read", false},
+		{"read file", false},
+		{"read/file", false},
+		{"ré", false},
+		{"run_code", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := registry.New().Register(registry.Deployment, tool(tt.name))
+			if tt.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, registry.ErrInvalidDefinition)
+		})
+	}
+}
+
+func TestRegistry_Register_badDefinitions(t *testing.T) {
+	tests := []struct {
+		name     string
+		tool     registry.Tool
+		code     registry.Code
+		contains string
+	}{
+		{"no body", registry.Tool{Name: "x"}, registry.CodeInvalidDefinition, "has no body"},
+		{"negative timeout", registry.Tool{Name: "x", Body: body, Timeout: -1}, registry.CodeInvalidDefinition, "negative timeout"},
+		{"schema not JSON", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{`)}, registry.CodeUnsupportedSchema, "not valid JSON"},
+		{"schema not an object", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`[]`)}, registry.CodeUnsupportedSchema, "must be a JSON object, got an array"},
+		{"input not type object", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"string"}`)}, registry.CodeUnsupportedSchema, `"type": "object"`},
+		{"input without type", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"properties":{}}`)}, registry.CodeUnsupportedSchema, `"type": "object"`},
+		{"invalid keyword value", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"strin"}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
+		{"remote ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
+		{"file ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
+		{"dangling local ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
+		{"unknown draft", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"$schema":"https://example.com/my-draft","type":"object"}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
+		{"bad regex", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"(("}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
+		{"output schema not JSON", registry.Tool{Name: "x", Body: body, OutputSchema: json.RawMessage(`nope`)}, registry.CodeUnsupportedSchema, "output schema is not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := registry.New().Register(registry.Deployment, tt.tool)
+			require.Error(t, err)
+			require.Equal(t, tt.code, registry.CodeOf(err), err.Error())
+			require.Contains(t, err.Error(), tt.contains)
+		})
+	}
+}
+
+func TestRegistry_Register_acceptsRealSchemas(t *testing.T) {
+	for _, s := range []string{
+		`{"type":"object"}`,
+		`{"type":"object","properties":{"n":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}}}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","definitions":{"a":{"type":"string"}},"properties":{"a":{"$ref":"#/definitions/a"}}}`,
+		`{"type":"object","properties":{"mode":{"enum":["a","b"]},"t":{"prefixItems":[{"type":"string"}]}}}`,
+	} {
+		require.NoError(t, registry.New().Register(registry.Deployment, registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(s)}), s)
+	}
+}
+
+func TestRegistry_Register_duplicates(t *testing.T) {
+	r := registry.New()
+	require.NoError(t, r.NewScope("preset", registry.Deployment))
+	require.NoError(t, r.NewScope("agent", "preset"))
+	require.NoError(t, r.NewScope("sibling", registry.Deployment))
+	require.NoError(t, r.Register("agent", tool("x")))
+
+	err := r.Register("agent", tool("x"))
+	require.ErrorContains(t, err, `tool "x" is already registered on scope "agent"`)
+	err = r.Register(registry.Deployment, tool("x"))
+	require.ErrorContains(t, err, `already registered on scope "agent", below "deployment"`)
+	require.NoError(t, r.Register("sibling", tool("x")), "siblings may reuse a name")
+
+	require.NoError(t, r.Register(registry.Deployment, tool("y")))
+	require.ErrorContains(t, r.Register("agent", tool("y")), `already registered on scope "deployment"`)
+}
+
+func TestRegistry_scopes(t *testing.T) {
+	r := registry.New()
+	require.ErrorContains(t, r.NewScope("a", "ghost"), `unknown scope "ghost"`)
+	require.NoError(t, r.NewScope("a", ""))
+	require.ErrorContains(t, r.NewScope("a", registry.Deployment), "already exists")
+	require.ErrorContains(t, r.NewScope("bad name", registry.Deployment), "invalid scope name")
+	require.ErrorContains(t, r.NewScope("", registry.Deployment), "invalid scope name")
+	require.ErrorContains(t, r.Register("ghost", tool("x")), `unknown scope "ghost"`)
+	_, err := r.Schemas("ghost")
+	require.Error(t, err)
+	_, ok := r.Get("ghost", "x")
+	require.False(t, ok)
+	chain, err := r.Chain("a")
+	require.NoError(t, err)
+	require.Equal(t, []string{"deployment", "a"}, chain)
+	require.Equal(t, []string{"a", "deployment"}, r.Scopes())
+}
+
+func TestRegistry_DeclareMode(t *testing.T) {
+	r := registry.New()
+	require.NoError(t, r.NewScope("preset", registry.Deployment))
+	require.NoError(t, r.NewScope("agent", "preset"))
+
+	m, err := r.Mode("agent")
+	require.NoError(t, err)
+	require.Equal(t, registry.ModeNative, m, "native until declared")
+
+	require.NoError(t, r.DeclareMode(registry.Deployment, registry.ModeBoth))
+	require.NoError(t, r.DeclareMode("preset", registry.ModePTC))
+	m, _ = r.Mode("agent")
+	require.Equal(t, registry.ModePTC, m, "the nearest declaration wins")
+
+	err = r.DeclareMode("preset", registry.ModeNative)
+	require.ErrorIs(t, err, registry.ErrInvalidDefinition)
+	require.ErrorContains(t, err, `scope "preset" already declares mode ptc`)
+	require.ErrorContains(t, r.DeclareMode("agent", "turbo"), `unknown mode "turbo"`)
+	require.ErrorContains(t, r.DeclareMode("ghost", registry.ModePTC), "unknown scope")
+
+	_, err = registry.ParseMode("PTC")
+	require.Error(t, err)
+	got, err := registry.ParseMode("both")
+	require.NoError(t, err)
+	require.Equal(t, registry.ModeBoth, got)
+}
+
+func TestRegistry_Restrict(t *testing.T) {
+	r := registry.New()
+	for _, n := range []string{"read", "write", "bash"} {
+		require.NoError(t, r.Register(registry.Deployment, tool(n)))
+	}
+	require.NoError(t, r.NewScope("reader", registry.Deployment))
+	require.NoError(t, r.NewScope("nobash", registry.Deployment))
+	require.NoError(t, r.NewScope("nested", "reader"))
+
+	require.NoError(t, r.Restrict("reader", registry.Restriction{Allow: []string{"read"}}))
+	require.NoError(t, r.Register("reader", tool("note")), "a scope's own tools are not narrowed")
+	require.NoError(t, r.Restrict("nobash", registry.Restriction{Deny: []string{"bash"}}))
+
+	visible := func(scope string) []string {
+		ss, err := r.Schemas(scope)
+		require.NoError(t, err)
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"note", "read"}, visible("reader"))
+	require.Equal(t, []string{"note", "read"}, visible("nested"))
+	require.Equal(t, []string{"read", "write"}, visible("nobash"))
+	_, ok := r.Get("reader", "write")
+	require.False(t, ok)
+	require.Equal(t, registry.NotVisible, r.ResolveExecution("reader", "write", true).Refusal, "restricted tools cannot execute, nested or not")
+
+	tests := []struct {
+		scope    string
+		rs       registry.Restriction
+		contains string
+	}{
+		{"reader", registry.Restriction{Deny: []string{"read"}}, "already declares a restriction"},
+		{"nested", registry.Restriction{Allow: []string{"write"}}, `names "write", which it does not inherit`},
+		{"nested", registry.Restriction{Deny: []string{"typo"}}, `names "typo"`},
+		{registry.Deployment, registry.Restriction{Deny: []string{"read"}}, "no parent"},
+		{"nested", registry.Restriction{Allow: []string{"read"}, Deny: []string{"read"}}, "both allowed and denied"},
+		{"nested", registry.Restriction{Deny: []string{"run_code"}}, "run_code cannot be restricted"},
+		{"ghost", registry.Restriction{}, "unknown scope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.contains, func(t *testing.T) {
+			err := r.Restrict(tt.scope, tt.rs)
+			require.ErrorIs(t, err, registry.ErrInvalidDefinition)
+			require.ErrorContains(t, err, tt.contains)
+		})
+	}
+}
+
+func TestRegistry_views(t *testing.T) {
+	r := registry.New()
+	require.NoError(t, r.Register(registry.Deployment, registry.Tool{
+		Name: "read", Description: "Read.", Body: body, ConcurrencySafe: true,
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
+		OutputSchema: json.RawMessage(`{"type":"string"}`),
+	}))
+	require.NoError(t, r.DeclareMode(registry.Deployment, registry.ModePTC))
+
+	s, ok := r.Get(registry.Deployment, "read")
+	require.True(t, ok)
+	require.True(t, s.ConcurrencySafe)
+	s.InputSchema[0] = 'X' // a caller cannot change the registry
+	again, _ := r.Get(registry.Deployment, "read")
+	require.Equal(t, byte('{'), again.InputSchema[0])
+
+	rc, ok := r.Get(registry.Deployment, "run_code")
+	require.True(t, ok)
+	require.True(t, rc.Transport)
+	require.Equal(t, registry.DefaultRunCodeDescription, rc.Description)
+
+	r.SetRunCodeDescriber(func(scope string, bindable []registry.Schema) string {
+		return fmt.Sprintf("%s: %d tools", scope, len(bindable))
+	})
+	wire, err := r.WireSchemas(registry.Deployment)
+	require.NoError(t, err)
+	require.Len(t, wire, 1)
+	require.Equal(t, "deployment: 1 tools", wire[0].Description)
+
+	b, err := r.Bindable(registry.Deployment)
+	require.NoError(t, err)
+	require.Len(t, b, 1)
+	require.Equal(t, "read", b[0].Name)
+}
+
+func TestRegistry_wireFormats(t *testing.T) {
+	r := registry.New()
+	require.NoError(t, r.Register(registry.Deployment, registry.Tool{
+		Name: "read", Description: "Read a file.", Body: body,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+	}))
+	require.NoError(t, r.DeclareMode(registry.Deployment, registry.ModeBoth))
+	wire, err := r.WireSchemas(registry.Deployment)
+	require.NoError(t, err)
+
+	oa, err := json.Marshal(registry.OpenAITools(wire))
+	require.NoError(t, err)
+	require.JSONEq(t, fmt.Sprintf(`[
+		{"type":"function","function":{"name":"read","description":"Read a file.","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}},
+		{"type":"function","function":{"name":"run_code","description":%q,"parameters":%s}}
+	]`, registry.DefaultRunCodeDescription, registry.RunCodeInputSchema), string(oa))
+
+	an, err := json.Marshal(registry.AnthropicTools(wire))
+	require.NoError(t, err)
+	require.JSONEq(t, fmt.Sprintf(`[
+		{"name":"read","description":"Read a file.","input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},
+		{"name":"run_code","description":%q,"input_schema":%s}
+	]`, registry.DefaultRunCodeDescription, registry.RunCodeInputSchema), string(an))
+}
+
+func TestRegistry_ResolveExecution(t *testing.T) {
+	r := registry.New()
+	require.NoError(t, r.Register(registry.Deployment, tool("write")))
+	for _, s := range []string{"native", "ptc", "both"} {
+		require.NoError(t, r.NewScope(s, registry.Deployment))
+		require.NoError(t, r.DeclareMode(s, registry.Mode(s)))
+	}
+	tests := []struct {
+		scope, name string
+		nested      bool
+		want        registry.Refusal
+	}{
+		{"native", "write", false, registry.Resolved},
+		{"native", "write", true, registry.Resolved},
+		{"native", "run_code", false, registry.NotVisible},
+		{"ptc", "write", false, registry.Collapsed},
+		{"ptc", "write", true, registry.Resolved},
+		{"ptc", "run_code", false, registry.Resolved},
+		{"ptc", "run_code", true, registry.NoRecursion},
+		{"ptc", "nope", false, registry.NotVisible},
+		{"both", "write", false, registry.Resolved},
+		{"both", "run_code", false, registry.Resolved},
+		{"both", "run_code", true, registry.NoRecursion},
+		{"ghost", "write", false, registry.UnknownScope},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s/nested=%v", tt.scope, tt.name, tt.nested), func(t *testing.T) {
+			res := r.ResolveExecution(tt.scope, tt.name, tt.nested)
+			require.Equal(t, tt.want, res.Refusal)
+			require.Equal(t, tt.want == registry.Resolved, res.Definition != nil)
+			if tt.want == registry.Collapsed {
+				require.NotNil(t, res.Visible, "a collapsed name is still visible")
+			}
+		})
+	}
+}
+
+func TestDefinition_validation(t *testing.T) {
+	r := registry.New()
+	require.NoError(t, r.Register(registry.Deployment, registry.Tool{
+		Name: "t", Body: body,
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
+		OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string"}}`),
+	}))
+	d := r.ResolveExecution(registry.Deployment, "t", false).Definition
+	args, perr := registry.ParseArgs(json.RawMessage(`{"n": 12345678901234567890}`))
+	require.Nil(t, perr)
+	require.Nil(t, d.ValidateArgs(args), "big integers keep their precision")
+	args, _ = registry.ParseArgs(json.RawMessage(`{"n": 1.5}`))
+	require.Equal(t, registry.CodeInvalidArgs, d.ValidateArgs(args).Code)
+	require.Nil(t, d.ValidateOutput(json.RawMessage(`["a"]`)))
+	bad := d.ValidateOutput(json.RawMessage(`["a", 1]`))
+	require.Equal(t, registry.CodeInvalidToolOutput, bad.Code)
+	require.Equal(t, []string{"at /1: got number, want string"}, bad.Violations)
+	require.Equal(t, registry.CodeInvalidToolOutput, d.ValidateOutput(json.RawMessage(`[`)).Code)
+
+	_, perr = registry.ParseArgs(nil)
+	require.Nil(t, perr, "empty means {}")
+	for _, raw := range []string{` `, `[]`, `"s"`, `{"a":1}x`, `{"a":}`} {
+		_, perr = registry.ParseArgs(json.RawMessage(raw))
+		require.NotNil(t, perr, raw)
+		require.Equal(t, registry.CodeInvalidArgs, perr.Code)
+	}
+}
+
+func TestError_Is(t *testing.T) {
+	e := &registry.Error{Code: registry.CodeCodeRunFailed, Kind: "timeout", Message: "m"}
+	require.ErrorIs(t, e, registry.ErrCodeRunFailed)
+	require.ErrorIs(t, e, &registry.Error{Code: registry.CodeCodeRunFailed, Kind: "timeout"})
+	require.NotErrorIs(t, e, &registry.Error{Code: registry.CodeCodeRunFailed, Kind: "memory"})
+	require.NotErrorIs(t, e, registry.ErrInternal)
+	require.Equal(t, "CODE_RUN_FAILED (timeout): m", e.Error())
+	wrapped := fmt.Errorf("outer: %w", e)
+	require.Equal(t, registry.CodeCodeRunFailed, registry.CodeOf(wrapped))
+	require.Equal(t, registry.CodeInternal, registry.CodeOf(fmt.Errorf("plain")))
+	require.ErrorIs(t, &registry.Error{Code: registry.CodeToolTimeout}, context.DeadlineExceeded)
+	require.ErrorIs(t, &registry.Error{Code: registry.CodeAborted}, context.Canceled)
+	require.NotErrorIs(t, &registry.Error{Code: registry.CodeDenied}, context.Canceled)
+}
+
+func TestRenderText(t *testing.T) {
+	require.Equal(t, "hello\nworld", registry.RenderText(json.RawMessage(`"hello\nworld"`)))
+	require.Equal(t, "{\n  \"a\": 1\n}", registry.RenderText(json.RawMessage(`{"a":1}`)))
+	require.Equal(t, "null", registry.RenderText(nil))
+	require.Equal(t, "42", registry.RenderText(json.RawMessage(` 42 `)))
+}
+
+// The registry may change while executions resolve against it.
+func TestRegistry_hammer(t *testing.T) {
+	r := registry.New()
+	require.NoError(t, r.DeclareMode(registry.Deployment, registry.ModeBoth))
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			scope := fmt.Sprintf("s%d", i)
+			require.NoError(t, r.NewScope(scope, registry.Deployment))
+			for j := range 50 {
+				require.NoError(t, r.Register(scope, tool(fmt.Sprintf("t%d_%d", i, j))))
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				_, _ = r.WireSchemas(registry.Deployment)
+				_ = r.ResolveExecution(fmt.Sprintf("s%d", i), "t0_0", true)
+				_, _ = r.Schemas(fmt.Sprintf("s%d", i))
+			}
+		}()
+	}
+	wg.Wait()
+	ss, err := r.Schemas("s3")
+	require.NoError(t, err)
+	require.Len(t, ss, 51)
+}
