@@ -1,0 +1,229 @@
+// Package toolsfile loads a tools file: a JSON declaration of command tools,
+// the deployment's mode and its scopes, for `ptcx --tools FILE`. It imports
+// registry only.
+//
+// The format (unknown fields are errors):
+//
+//	{
+//	  "mode": "ptc",                       // optional: the deployment's mode
+//	  "tools": [{
+//	    "name": "weather",
+//	    "description": "Current weather for a city.",
+//	    "input_schema": {"type": "object", ...},
+//	    "output_schema": {...},            // optional
+//	    "concurrency_safe": true,          // optional, default false
+//	    "timeout_ms": 5000,                // optional, default 60000
+//	    "command": ["./weather.sh"],       // argv; relative paths are relative to the file
+//	    "scope": "coder"                   // optional: register on this scope, default the deployment
+//	  }],
+//	  "scopes": [{                         // optional, parents before children
+//	    "name": "coder", "parent": "deployment",
+//	    "mode": "ptc", "allow": ["read"], "deny": ["bash"]
+//	  }]
+//	}
+//
+// A bare JSON array is read as the "tools" list.
+package toolsfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+// DefaultTimeout bounds a command tool that declares no timeout_ms: a hung
+// command is killed then.
+const DefaultTimeout = 60 * time.Second
+
+// File is a parsed tools file.
+type File struct {
+	Path   string        `json:"-"`
+	Mode   registry.Mode `json:"mode,omitempty"`
+	Tools  []ToolSpec    `json:"tools"`
+	Scopes []ScopeSpec   `json:"scopes,omitempty"`
+}
+
+// ToolSpec declares one command tool.
+type ToolSpec struct {
+	Name            string          `json:"name"`
+	Description     string          `json:"description"`
+	InputSchema     json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema    json.RawMessage `json:"output_schema,omitempty"`
+	ConcurrencySafe bool            `json:"concurrency_safe,omitempty"`
+	TimeoutMS       int64           `json:"timeout_ms,omitempty"`
+	Command         []string        `json:"command"`
+	Scope           string          `json:"scope,omitempty"`
+}
+
+// ScopeSpec declares one scope (a preset, an agent, a tenant).
+type ScopeSpec struct {
+	Name   string        `json:"name"`
+	Parent string        `json:"parent,omitempty"`
+	Mode   registry.Mode `json:"mode,omitempty"`
+	Allow  []string      `json:"allow,omitempty"`
+	Deny   []string      `json:"deny,omitempty"`
+}
+
+// Load reads and parses a tools file. Problems that only registration can
+// find (schemas, duplicates) surface in Apply.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tools file: %w", err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("tools file %s: %w", path, err)
+	}
+	f.Path = path
+	return f, nil
+}
+
+// Parse parses a tools file's contents.
+func Parse(data []byte) (*File, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, errors.New("empty file: want a JSON object with a \"tools\" list")
+	}
+	var f File
+	if data[0] == '[' {
+		if err := decodeStrict(data, &f.Tools); err != nil {
+			return nil, err
+		}
+	} else if err := decodeStrict(data, &f); err != nil {
+		return nil, err
+	}
+	if f.Mode != "" {
+		if _, err := registry.ParseMode(string(f.Mode)); err != nil {
+			return nil, err
+		}
+	}
+	for i, t := range f.Tools {
+		if err := t.check(); err != nil {
+			return nil, fmt.Errorf("tool %d (%q): %w", i+1, t.Name, err)
+		}
+	}
+	return &f, nil
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := position(data, se.Offset)
+			return fmt.Errorf("not valid JSON at line %d, column %d: %v", line, col, err)
+		}
+		return fmt.Errorf("not a valid tools file: %v", err)
+	}
+	if dec.More() {
+		return errors.New("not valid JSON: unexpected data after the top-level value")
+	}
+	return nil
+}
+
+func position(data []byte, offset int64) (line, col int) {
+	line, col = 1, 1
+	for _, b := range data[:max(0, min(int(offset)-1, len(data)))] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+func (t ToolSpec) check() error {
+	switch {
+	case t.Name == "":
+		return errors.New(`missing "name"`)
+	case len(t.Command) == 0 || t.Command[0] == "":
+		return errors.New(`missing "command": an argv array such as ["./tool.sh", "--flag"]`)
+	case t.TimeoutMS < 0:
+		return fmt.Errorf("timeout_ms %d is negative", t.TimeoutMS)
+	}
+	return nil
+}
+
+// Apply registers f's scopes and tools into reg. mode, when not empty,
+// overrides the file's deployment mode (the CLI's --mode). Every error names
+// the file, the tool or scope, and the problem.
+func (f *File) Apply(reg *registry.Registry, mode registry.Mode) error {
+	if mode == "" {
+		mode = f.Mode
+	}
+	if mode != "" {
+		if err := reg.DeclareMode(registry.Deployment, mode); err != nil {
+			return f.errorf("%w", err)
+		}
+	}
+	for _, s := range f.Scopes {
+		if err := f.applyScope(reg, s); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Dir(f.Path)
+	for _, t := range f.Tools {
+		if err := reg.Register(t.Scope, t.tool(dir)); err != nil {
+			return f.errorf("tool %q: %w", t.Name, err)
+		}
+	}
+	for _, s := range f.Scopes {
+		if len(s.Allow) > 0 || len(s.Deny) > 0 {
+			rs := registry.Restriction{Allow: s.Allow, Deny: s.Deny}
+			if err := reg.Restrict(s.Name, rs); err != nil {
+				return f.errorf("scope %q: %w", s.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (f *File) applyScope(reg *registry.Registry, s ScopeSpec) error {
+	if err := reg.NewScope(s.Name, s.Parent); err != nil {
+		return f.errorf("scope %q: %w", s.Name, err)
+	}
+	if s.Mode != "" {
+		if err := reg.DeclareMode(s.Name, s.Mode); err != nil {
+			return f.errorf("scope %q: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+func (f *File) errorf(format string, args ...any) error {
+	name := f.Path
+	if name == "" {
+		name = "(inline)"
+	}
+	return fmt.Errorf("tools file %s: "+format, append([]any{name}, args...)...)
+}
+
+// tool turns a spec into a registry tool running its command.
+func (t ToolSpec) tool(dir string) registry.Tool {
+	timeout := DefaultTimeout
+	if t.TimeoutMS > 0 {
+		timeout = time.Duration(t.TimeoutMS) * time.Millisecond
+	}
+	argv := append([]string(nil), t.Command...)
+	if !filepath.IsAbs(argv[0]) && filepath.Base(argv[0]) != argv[0] {
+		argv[0] = filepath.Join(dir, argv[0])
+	}
+	return registry.Tool{
+		Name:            t.Name,
+		Description:     t.Description,
+		InputSchema:     t.InputSchema,
+		OutputSchema:    t.OutputSchema,
+		ConcurrencySafe: t.ConcurrencySafe,
+		Timeout:         timeout,
+		Body:            command{argv: argv, dir: dir}.run,
+	}
+}

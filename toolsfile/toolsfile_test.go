@@ -1,0 +1,236 @@
+package toolsfile_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/toolsfile"
+)
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o755))
+	return p
+}
+
+func load(t *testing.T, content string, mode registry.Mode) (*executor.Executor, string) {
+	t.Helper()
+	dir := t.TempDir()
+	p := write(t, dir, "tools.json", content)
+	f, err := toolsfile.Load(p)
+	require.NoError(t, err)
+	reg := registry.New()
+	require.NoError(t, f.Apply(reg, mode))
+	e, err := executor.New(reg, executor.NewConfig())
+	require.NoError(t, err)
+	return e, dir
+}
+
+func TestLoad_badFiles(t *testing.T) {
+	tests := []struct {
+		name, content, contains string
+	}{
+		{"empty", ``, "empty file"},
+		{"not JSON", `{"tools": [}`, "not valid JSON at line 1, column 12"},
+		{"unknown field", `{"tools": [], "tool": []}`, `unknown field "tool"`},
+		{"unknown tool field", `{"tools": [{"name":"a","command":["x"],"cmd":"x"}]}`, `unknown field "cmd"`},
+		{"missing name", `{"tools": [{"command":["x"]}]}`, `tool 1 (""): missing "name"`},
+		{"missing command", `{"tools": [{"name":"a"}]}`, `tool 1 ("a"): missing "command"`},
+		{"command not argv", `{"tools": [{"name":"a","command":"ls -l"}]}`, "cannot unmarshal string"},
+		{"negative timeout", `{"tools": [{"name":"a","command":["x"],"timeout_ms":-5}]}`, "negative"},
+		{"bad mode", `{"mode":"turbo","tools":[]}`, `unknown mode "turbo"`},
+		{"trailing data", `{"tools": []} {}`, "unexpected data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := write(t, t.TempDir(), "tools.json", tt.content)
+			_, err := toolsfile.Load(p)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), p, "the error names the file")
+			require.Contains(t, err.Error(), tt.contains)
+		})
+	}
+	_, err := toolsfile.Load(filepath.Join(t.TempDir(), "missing.json"))
+	require.ErrorContains(t, err, "no such file")
+}
+
+func TestApply_badDefinitions(t *testing.T) {
+	tests := []struct {
+		name, content, contains string
+	}{
+		{"duplicate", `[{"name":"a","command":["x"]},{"name":"a","command":["x"]}]`, `tool "a": INVALID_DEFINITION: tool "a" is already registered`},
+		{"reserved", `[{"name":"run_code","command":["x"]}]`, `tool "run_code": INVALID_DEFINITION: "run_code" is reserved`},
+		{"bad name", `[{"name":"a b","command":["x"]}]`, `invalid tool name "a b"`},
+		{"invalid schema", `[{"name":"a","command":["x"],"input_schema":{"type":"object","properties":{"x":{"type":"nope"}}}}]`, `tool "a": UNSUPPORTED_SCHEMA`},
+		{"schema not object", `[{"name":"a","command":["x"],"input_schema":{"type":"array"}}]`, `"type": "object"`},
+		{"unknown scope", `{"tools":[{"name":"a","command":["x"],"scope":"ghost"}]}`, `unknown scope "ghost"`},
+		{"second mode", `{"scopes":[{"name":"s","mode":"ptc"},{"name":"s","mode":"both"}],"tools":[]}`, `scope "s": INVALID_DEFINITION: scope "s" already exists`},
+		{"restrict run_code", `{"scopes":[{"name":"s","deny":["run_code"]}],"tools":[]}`, "run_code cannot be restricted"},
+		{"restrict unknown", `{"scopes":[{"name":"s","allow":["nope"]}],"tools":[]}`, `restriction names "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := write(t, t.TempDir(), "tools.json", tt.content)
+			f, err := toolsfile.Load(p)
+			require.NoError(t, err)
+			err = f.Apply(registry.New(), "")
+			require.Error(t, err)
+			require.Contains(t, err.Error(), p)
+			require.Contains(t, err.Error(), tt.contains)
+		})
+	}
+}
+
+func TestApply_modesAndScopes(t *testing.T) {
+	e, _ := load(t, `{
+		"mode": "both",
+		"scopes": [
+			{"name": "coder", "mode": "ptc"},
+			{"name": "agent", "parent": "coder", "deny": ["b"]}
+		],
+		"tools": [
+			{"name": "a", "command": ["cat"], "concurrency_safe": true},
+			{"name": "b", "command": ["cat"]},
+			{"name": "own", "command": ["cat"], "scope": "agent"}
+		]
+	}`, "")
+	reg := e.Registry()
+	m, _ := reg.Mode(registry.Deployment)
+	require.Equal(t, registry.ModeBoth, m)
+	m, _ = reg.Mode("agent")
+	require.Equal(t, registry.ModePTC, m)
+	ss, err := reg.Bindable("agent")
+	require.NoError(t, err)
+	require.Len(t, ss, 2)
+	require.Equal(t, "a", ss[0].Name)
+	require.True(t, ss[0].ConcurrencySafe)
+	require.Equal(t, toolsfile.DefaultTimeout, ss[0].Timeout)
+	require.Equal(t, "own", ss[1].Name)
+
+	// --mode overrides the file's mode.
+	e2, _ := load(t, `{"mode":"both","tools":[{"name":"a","command":["cat"]}]}`, registry.ModeNative)
+	m, _ = e2.Registry().Mode(registry.Deployment)
+	require.Equal(t, registry.ModeNative, m)
+}
+
+func TestCommand_roundTrip(t *testing.T) {
+	e, dir := load(t, `[
+		{"name": "echo", "command": ["cat"], "input_schema": {"type":"object","properties":{"x":{"type":"integer"}}}},
+		{"name": "script", "command": ["./tool.sh", "hello"]},
+		{"name": "silent", "command": ["true"]}
+	]`, "")
+	write(t, dir, "tool.sh", "#!/bin/sh\nprintf '{\"arg\":\"%s\",\"pwd\":\"%s\"}' \"$1\" \"$(pwd)\"\n")
+
+	r := e.Execute(context.Background(), executor.Call{Name: "echo", Args: json.RawMessage(`{"x": 7}`)})
+	require.True(t, r.OK(), r.Text)
+	require.JSONEq(t, `{"x":7}`, string(r.Value))
+
+	r = e.Execute(context.Background(), executor.Call{Name: "script"})
+	require.True(t, r.OK(), r.Text)
+	var got struct{ Arg, Pwd string }
+	require.NoError(t, json.Unmarshal(r.Value, &got))
+	require.Equal(t, "hello", got.Arg)
+	real, _ := filepath.EvalSymlinks(dir)
+	gotPwd, _ := filepath.EvalSymlinks(got.Pwd)
+	require.Equal(t, real, gotPwd, "a command runs in the tools file's directory")
+
+	r = e.Execute(context.Background(), executor.Call{Name: "silent"})
+	require.True(t, r.OK(), r.Text)
+	require.JSONEq(t, `null`, string(r.Value))
+}
+
+func TestCommand_failures(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	tests := []struct {
+		name, command string
+		timeoutMS     int
+		code          registry.Code
+		contains      string
+	}{
+		{"non-zero exit with stderr", `echo "  city not found  " >&2; exit 3`, 0, registry.CodeToolFailed, "city not found"},
+		{"non-zero exit without stderr", `exit 4`, 0, registry.CodeToolFailed, "exited with status 4"},
+		{"killed by a signal", `kill -TERM $$`, 0, registry.CodeToolFailed, "killed by signal terminated"},
+		{"stderr capped", `printf '` + long + `' >&2; exit 1`, 0, registry.CodeToolFailed, "more bytes)"},
+		{"not JSON", `echo 'hello world'`, 0, registry.CodeInvalidToolOutput, "not JSON"},
+		{"two JSON values", `echo '{} {}'`, 0, registry.CodeInvalidToolOutput, "not JSON"},
+		{"hangs", `sleep 300`, 100, registry.CodeToolTimeout, "within its timeout of 100ms"},
+		{"floods stdout", `yes '"y"'`, 0, registry.CodeToolFailed, "printed more than 1048576 bytes on stdout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := map[string]any{"name": "t", "command": []string{"/bin/sh", "-c", tt.command}}
+			if tt.timeoutMS > 0 {
+				spec["timeout_ms"] = tt.timeoutMS
+			}
+			b, _ := json.Marshal([]any{spec})
+			e, _ := load(t, string(b), "")
+			start := time.Now()
+			r := e.Execute(context.Background(), executor.Call{Name: "t"})
+			require.Less(t, time.Since(start), 10*time.Second)
+			require.NotNil(t, r.Err)
+			require.Equal(t, tt.code, r.Err.Code, r.Text)
+			require.Contains(t, r.Err.Message, tt.contains)
+			require.Less(t, len(r.Err.Message), 3000, "messages are capped")
+		})
+	}
+}
+
+func TestCommand_startFailure(t *testing.T) {
+	e, _ := load(t, `[{"name":"t","command":["./does-not-exist"]}]`, "")
+	r := e.Execute(context.Background(), executor.Call{Name: "t"})
+	require.Equal(t, registry.CodeToolFailed, r.Err.Code)
+	require.Contains(t, r.Err.Message, "cannot start")
+	require.Contains(t, r.Err.Message, "no such file")
+}
+
+// No process is left behind: not by a command that exits leaving a
+// background child, not by one killed at its timeout.
+func TestCommand_leavesNoProcess(t *testing.T) {
+	for _, tt := range []struct {
+		name, script string
+		timeoutMS    int
+	}{
+		{"background child", `sleep 300 & echo $! > pid; echo '{}'`, 0},
+		{"timeout", `sleep 300 & echo $! > pid; sleep 300`, 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := map[string]any{"name": "t", "command": []string{"/bin/sh", "-c", tt.script}}
+			if tt.timeoutMS > 0 {
+				spec["timeout_ms"] = tt.timeoutMS
+			}
+			b, _ := json.Marshal([]any{spec})
+			e, dir := load(t, string(b), "")
+			e.Execute(context.Background(), executor.Call{Name: "t"})
+			var pidText []byte
+			require.Eventually(t, func() bool {
+				pidText, _ = os.ReadFile(filepath.Join(dir, "pid"))
+				return len(pidText) > 0
+			}, 5*time.Second, 10*time.Millisecond)
+			pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond,
+				"process %d was left behind", pid)
+		})
+	}
+}
+
+// alive reports whether pid runs (a zombie waiting to be reaped does not).
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
