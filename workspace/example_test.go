@@ -1,0 +1,52 @@
+package workspace_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/workspace"
+)
+
+// Register the workspace tools and call one the way the executor does.
+func Example() {
+	dir, err := os.MkdirTemp("", "ptcx-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello\nworld\n"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+
+	ws, err := workspace.New(dir, workspace.Options{}) // bash stays off
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ws.Close()
+	reg := registry.New()
+	for _, tool := range ws.Tools() {
+		if err := reg.Register(registry.Deployment, tool); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	def := reg.ResolveExecution(registry.Deployment, "read", false).Definition
+	out, err := def.Body()(context.Background(), registry.Input{Args: []byte(`{"path": "hello.txt", "end_line": 1}`)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(out.Value))
+	fmt.Println(out.Text)
+
+	_, err = def.Body()(context.Background(), registry.Input{Args: []byte(`{"path": "../etc/passwd"}`)})
+	fmt.Println(err)
+	// Output:
+	// {"path":"hello.txt","content":"hello\n","start_line":1,"end_line":1,"total_lines":2,"truncated":true}
+	// hello
+	// [lines 1-1 of 2 in hello.txt; continue with start_line 2]
+	// path "../etc/passwd" escapes the workspace: ".." may not lead above the workspace root
+}

@@ -1,0 +1,125 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+const writeInput = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File to write, relative to the workspace root. Missing parent directories are created."},
+    "content": {"type": "string", "description": "The complete new content of the file."}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+}`
+
+const writeOutput = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "The file, relative to the workspace root."},
+    "bytes_written": {"type": "integer", "description": "Size of the new content in bytes."},
+    "created": {"type": "boolean", "description": "True when the file did not exist before."}
+  },
+  "required": ["path", "bytes_written", "created"],
+  "additionalProperties": false
+}`
+
+type writeArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+type writeResult struct {
+	Path         string `json:"path"`
+	BytesWritten int    `json:"bytes_written"`
+	Created      bool   `json:"created"`
+}
+
+func (w *Workspace) writeTool() registry.Tool {
+	return registry.Tool{
+		Name: "write",
+		Description: "Write a file in the workspace, replacing all of its content; missing parent directories are created. " +
+			"Overwriting an existing file requires reading it first in this session (and again if it changed since); " +
+			"prefer edit for small changes to existing files.",
+		InputSchema:  json.RawMessage(writeInput),
+		OutputSchema: json.RawMessage(writeOutput),
+		Body:         w.write,
+	}
+}
+
+// write creates or replaces a file. Replacing needs the file to have been
+// read (the fs-observation rule).
+func (w *Workspace) write(_ context.Context, in registry.Input) (registry.Output, error) {
+	var a writeArgs
+	if err := decode(in, &a); err != nil {
+		return registry.Output{}, err
+	}
+	t, err := w.resolve(a.Path)
+	if err != nil {
+		return registry.Output{}, err
+	}
+	if t.real == "." {
+		return registry.Output{}, failf(nil, "%q is the workspace root, a directory: give a file path", t.name)
+	}
+	w.writeMu.Lock()
+	defer w.writeMu.Unlock()
+
+	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	fi, err := w.fsys.Lstat(t.real)
+	switch {
+	case err == nil && fi.IsDir():
+		return registry.Output{}, failf(nil, "%q is a directory: write needs a file path", t.name)
+	case err == nil && !fi.Mode().IsRegular():
+		return registry.Output{}, failf(nil, "%q is not a regular file (it is a device, socket or pipe): write only replaces regular files", t.name)
+	case err == nil:
+		if err := w.seen.check(t.name, t.real, fi); err != nil {
+			return registry.Output{}, err
+		}
+		flag = os.O_WRONLY | os.O_TRUNC
+	case errors.Is(err, fs.ErrNotExist):
+		if dir := path.Dir(t.real); dir != "." {
+			if err := w.fsys.MkdirAll(dir, 0o755); err != nil {
+				return registry.Output{}, describe(path.Dir(t.name), err)
+			}
+		}
+	default:
+		return registry.Output{}, describe(t.name, err)
+	}
+
+	f, err := w.fsys.OpenFile(t.real, flag|syscall.O_NONBLOCK, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return registry.Output{}, failf(ErrNotRead, "file %q appeared while it was being written and has not been read in this session: read it first, then edit or write it", t.name)
+	}
+	if err != nil {
+		return registry.Output{}, describe(t.name, err)
+	}
+	_, err = f.WriteString(a.Content)
+	var after fs.FileInfo
+	if err == nil {
+		after, err = f.Stat()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return registry.Output{}, describe(t.name, err)
+	}
+	w.seen.record(t.real, after)
+	created := flag&os.O_EXCL != 0
+	res := writeResult{Path: t.name, BytesWritten: len(a.Content), Created: created}
+	verb := "wrote"
+	if created {
+		verb = "created"
+	}
+	return output(res, fmt.Sprintf("%s %s (%s)", verb, t.name, size(int64(len(a.Content)))))
+}
