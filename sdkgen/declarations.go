@@ -1,0 +1,192 @@
+package sdkgen
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Tool is one bindable tool as the SDK sees it: every visible tool but run_code.
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema is the JSON Schema of the arguments (draft 2020-12 keywords; draft-07
+	// `definitions` and array-form `items` are understood too). Empty or JSON null means "any
+	// object".
+	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema of the result. Empty or JSON null means the tool returns
+	// JsonValue.
+	OutputSchema json.RawMessage
+}
+
+// preamble opens every block: JSON, and the globals a program gets besides tools.
+const preamble = `// Tools without an output schema return JsonValue.
+type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+declare const console: { log(...data: unknown[]): void; info(...data: unknown[]): void; warn(...data: unknown[]): void; error(...data: unknown[]): void; debug(...data: unknown[]): void };
+declare function setTimeout(callback: () => void, ms?: number): number;
+declare function clearTimeout(id?: number): void;
+`
+
+// toolCallError declares the error a failed call rejects with.
+const toolCallError = `/** What a failed tool call throws; message says why it failed. */
+declare class ToolCallError extends Error {
+  readonly name: "ToolCallError";
+  /** The tool whose call failed. */
+  readonly toolName: ToolName;
+}
+`
+
+// Declarations renders the TypeScript block that declares JsonValue, the argument and output
+// types of every tool, ToolName, ToolCallError and `tools` (plus console, setTimeout and
+// clearTimeout, which a program also gets). Tools are sorted by name, and the same tools always
+// give byte-identical text.
+//
+// It fails only on what it cannot represent: an empty tool name, a name that is not valid UTF-8,
+// two tools with the same name, or a schema that is not JSON or not a JSON Schema (an object or a
+// boolean). Within a schema, whatever TypeScript cannot express renders as
+// `unknown /* reason */`.
+func Declarations(tools []Tool) (string, error) {
+	decls, err := compile(tools)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(preamble)
+	for _, td := range decls {
+		b.WriteByte('\n')
+		for _, doc := range []*document{td.args, td.output} {
+			if doc == nil {
+				continue
+			}
+			for _, nt := range doc.order {
+				if c := docComment(docOf(nt.schema)); c != "" {
+					b.WriteString(c + "\n")
+				}
+				b.WriteString("type " + nt.name + " = " + nt.body.text + ";\n")
+			}
+		}
+	}
+	b.WriteByte('\n')
+	names := make([]string, len(decls))
+	for i, td := range decls {
+		names[i] = quote(td.tool.Name)
+	}
+	if len(names) == 0 {
+		b.WriteString("type ToolName = never;\n")
+	} else {
+		b.WriteString("type ToolName = " + strings.Join(names, " | ") + ";\n")
+	}
+	b.WriteString(toolCallError)
+	b.WriteString("declare const tools: {\n")
+	for _, td := range decls {
+		if c := docComment(td.tool.Description); c != "" {
+			b.WriteString("  " + c + "\n")
+		}
+		param := "args: "
+		if td.argsOptional {
+			param = "args?: "
+		}
+		result := exprJSON.text
+		if td.output != nil {
+			result = td.output.types[""].name
+		}
+		fmt.Fprintf(&b, "  %s(%s%s): Promise<%s>;\n", propertyKey(td.tool.Name), param, td.args.types[""].name, result)
+	}
+	b.WriteString("};\n")
+	return b.String(), nil
+}
+
+// toolDecl is one tool compiled for rendering.
+type toolDecl struct {
+	tool         Tool
+	args         *document
+	output       *document // nil: the tool returns JsonValue
+	argsOptional bool
+}
+
+// compile checks the tools, sorts them, names their types and renders their schemas. Root type
+// names are handed out for every tool before any definition's, so a definition can never take a
+// name the next tool's `XArgs` would have had.
+func compile(tools []Tool) ([]*toolDecl, error) {
+	sorted := append([]Tool(nil), tools...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	decls := make([]*toolDecl, len(sorted))
+	inputs := make([]any, len(sorted))
+	outputs := make([]any, len(sorted))
+	for i, t := range sorted {
+		switch {
+		case t.Name == "":
+			return nil, errors.New("sdkgen: a tool has an empty name")
+		case !utf8.ValidString(t.Name):
+			return nil, fmt.Errorf("sdkgen: tool name %q is not valid UTF-8", t.Name)
+		case i > 0 && sorted[i-1].Name == t.Name:
+			return nil, fmt.Errorf("sdkgen: two tools are named %q", t.Name)
+		}
+		var err error
+		if inputs[i], err = parseSchema(t.InputSchema, true); err != nil {
+			return nil, fmt.Errorf("sdkgen: tool %q: input schema: %w", t.Name, err)
+		}
+		if outputs[i], err = parseSchema(t.OutputSchema, false); err != nil {
+			return nil, fmt.Errorf("sdkgen: tool %q: output schema: %w", t.Name, err)
+		}
+		decls[i] = &toolDecl{tool: t, argsOptional: argsOptional(inputs[i])}
+	}
+
+	names := newNameTable(reservedNames())
+	prefixes := newNameTable(nil)
+	for i, td := range decls {
+		prefix := prefixes.alloc(typePrefix(td.tool.Name))
+		td.args = newDocument(names, prefix, names.alloc(prefix+"Args"), inputs[i])
+		if outputs[i] != nil {
+			td.output = newDocument(names, prefix, names.alloc(prefix+"Output"), outputs[i])
+		}
+	}
+	for _, td := range decls {
+		td.args.render()
+		if td.output != nil {
+			td.output.render()
+		}
+	}
+	return decls, nil
+}
+
+// parseSchema decodes one schema. An absent schema is nil for outputs and "any object" for inputs.
+func parseSchema(raw json.RawMessage, input bool) (any, error) {
+	trimmed := strings.TrimSpace(string(raw))
+	if trimmed == "" || trimmed == "null" {
+		if input {
+			return &object{keys: []string{"type"}, vals: map[string]any{"type": "object"}}, nil
+		}
+		return nil, nil
+	}
+	v, err := parseJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch v.(type) {
+	case *object, bool:
+		return v, nil
+	}
+	return nil, errors.New("not a JSON Schema (an object or a boolean)")
+}
+
+// argsOptional reports whether a program may call the tool with no argument: the input schema is
+// a plain object schema (or `true`) with nothing required.
+func argsOptional(schema any) bool {
+	o, ok := schema.(*object)
+	if !ok {
+		return schema == true
+	}
+	for _, k := range []string{"$ref", "$dynamicRef", "$recursiveRef", "allOf", "anyOf", "oneOf", "not", "if", "const", "enum", "minProperties", "dependentRequired"} {
+		if o.has(k) {
+			return false
+		}
+	}
+	if types, have := typeNames(o); have && (len(types) != 1 || types[0] != "object") {
+		return false
+	}
+	return len(requiredNames(o)) == 0
+}

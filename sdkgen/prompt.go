@@ -1,0 +1,96 @@
+package sdkgen
+
+import "fmt"
+
+// The modes, as the registry spells them.
+const (
+	ModeNative = "native"
+	ModePTC    = "ptc"
+	ModeBoth   = "both"
+)
+
+// The names of the prompt sections, in the order Sections returns them.
+const (
+	SectionPTCOnly = "tools:ptc-only"
+	SectionSDK     = "tools:sdk"
+)
+
+// Section is one named part of the system prompt.
+type Section struct {
+	Name string
+	Text string
+}
+
+// ptcOnlyText is the collapse rule, stated before any per-tool guidance so that a model reading
+// "use read before write" knows to do it from a program.
+const ptcOnlyText = "run_code is the only tool you can call directly. Every other tool named in this prompt " +
+	"must be called from inside a run_code program, as `await tools.<name>(args)`; calling it directly " +
+	"fails with UNKNOWN_TOOL.\n"
+
+// sdkRules is how to write a program; the example and the declarations follow it.
+const sdkRules = "run_code runs a program that calls tools as typed async functions. How to write one:\n" +
+	"- `code` is the body of an async function: use `await` anywhere and `return` the result.\n" +
+	"- It is TypeScript with the types stripped: nothing is type-checked when it runs, so follow the declarations below.\n" +
+	"- The `tools.*` functions are bindings that exist only inside a program. Only tools whose schemas are listed " +
+	"separately can be called directly; appearing below does not make a tool directly callable.\n" +
+	"- Start independent calls together with `Promise.all`; `await` a call before any call that needs its result.\n" +
+	"- A failed call throws `ToolCallError` (with `toolName` and `message`); uncaught, it fails the whole run, so catch it where a failure is expected.\n" +
+	"- Only the returned value and console output reach you: filter and summarise inside the program, and keep both small.\n"
+
+// PTCOnlySection renders the "tools:ptc-only" section: the rule that run_code is the only tool the
+// model can call directly. It is empty unless mode is "ptc"; under "both" the rule would be false,
+// since direct calls really do run there. Any mode other than "ptc" (unknown ones included) gives
+// "", so callers that need a mode checked use SDKSection or Sections.
+func PTCOnlySection(mode string) string {
+	if mode != ModePTC {
+		return ""
+	}
+	return ptcOnlyText
+}
+
+// SDKSection renders the "tools:sdk" section: how to write a program, a complete example run_code
+// call when a `bash` tool exists and its input schema accepts the example's arguments, and the
+// declarations of tools. It is empty under "native", where there is no run_code. tools are the
+// scope's bindable tools (every visible tool but run_code). The error is a bad mode or one that
+// Declarations reports.
+func SDKSection(mode string, tools []Tool) (string, error) {
+	if err := checkMode(mode); err != nil {
+		return "", err
+	}
+	if mode == ModeNative {
+		return "", nil
+	}
+	decls, err := Declarations(tools)
+	if err != nil {
+		return "", err
+	}
+	text := sdkRules
+	if ex := bashExample(tools); ex != "" {
+		text += "\nA complete run_code call (the tool name, then its JSON arguments):\n" + ex + "\n"
+	}
+	return text + "\nDeclarations of the functions a program can call:\n```ts\n" + decls + "```\n", nil
+}
+
+// Sections renders the assembled tool sections in prompt order ("tools:ptc-only" before
+// "tools:sdk"), leaving out the empty ones.
+func Sections(mode string, tools []Tool) ([]Section, error) {
+	sdk, err := SDKSection(mode, tools)
+	if err != nil {
+		return nil, err
+	}
+	var out []Section
+	for _, s := range []Section{{SectionPTCOnly, PTCOnlySection(mode)}, {SectionSDK, sdk}} {
+		if s.Text != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func checkMode(mode string) error {
+	switch mode {
+	case ModeNative, ModePTC, ModeBoth:
+		return nil
+	}
+	return fmt.Errorf("sdkgen: unknown mode %q (want %q, %q or %q)", mode, ModeNative, ModePTC, ModeBoth)
+}
