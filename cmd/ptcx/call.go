@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+)
+
+var callCommand = command{
+	name:    "call",
+	summary: "Execute one model-direct tool call and print its result as one JSON object.\nARGS_JSON defaults to {}; - reads it from stdin. Exit status: 0 ok, 1 the call failed, 2 usage.",
+	usage:   "call [--tools FILE] [--mode native|ptc|both] [--scope NAME] NAME [ARGS_JSON|-]",
+	run:     runCall,
+}
+
+// callOutput is what `ptcx call` prints.
+type callOutput struct {
+	OK    bool            `json:"ok"`
+	Value json.RawMessage `json:"value,omitempty"`
+	Text  string          `json:"text,omitempty"`
+	Error *callError      `json:"error,omitempty"`
+}
+
+type callError struct {
+	Code       registry.Code `json:"code"`
+	Kind       string        `json:"kind,omitempty"`
+	Message    string        `json:"message"`
+	Violations []string      `json:"violations,omitempty"`
+	Logs       []string      `json:"logs,omitempty"`
+}
+
+func runCall(ctx context.Context, c command, s *stdio, args []string) int {
+	var st setup
+	fs := newFlags(c, s)
+	st.flags(fs, true)
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageError(fs, s, "want a tool NAME and optional ARGS_JSON, got %d arguments", len(pos))
+	}
+	raw := []byte("{}")
+	if len(pos) == 2 {
+		raw = []byte(pos[1])
+		if pos[1] == "-" {
+			b, err := io.ReadAll(s.in)
+			if err != nil {
+				return fail(s, err)
+			}
+			raw = b
+		}
+	}
+	e, err := st.build(ctx)
+	if err != nil {
+		return setupFailed(fs, s, err)
+	}
+	defer e.close()
+	r := e.exec.Execute(ctx, executor.Call{Scope: e.scope, Name: pos[0], Args: raw})
+	return printResult(s, r)
+}
+
+// printResult prints a result as `ptcx call` does and returns its status.
+func printResult(s *stdio, r registry.Result) int {
+	out := callOutput{OK: r.OK()}
+	if r.OK() {
+		out.Value, out.Text = r.Value, r.Text
+	} else {
+		out.Error = &callError{Code: r.Err.Code, Kind: r.Err.Kind, Message: r.Err.Message, Violations: r.Err.Violations, Logs: r.Err.Logs}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fail(s, err)
+	}
+	s.out.Write(append(b, '\n'))
+	if !r.OK() {
+		return exitTool
+	}
+	return exitOK
+}
+
+// setupFailed reports a build error: a usage error (bad flag value) gets
+// exit status 2 and the usage; anything else 1.
+func setupFailed(fs *flag.FlagSet, s *stdio, err error) int {
+	var u usage
+	if errors.As(err, &u) {
+		fail(s, err)
+		fs.Usage()
+		return exitUsage
+	}
+	return fail(s, err)
+}

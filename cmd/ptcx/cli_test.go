@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ptcx runs the CLI in-process.
+func ptcx(t *testing.T, stdin string, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	status = run(args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), status
+}
+
+const toolsFile = "testdata/tools.json"
+
+func decodeCall(t *testing.T, out string) callOutput {
+	t.Helper()
+	require.Equal(t, 1, strings.Count(out, "\n"), "one JSON object on one line: %q", out)
+	var c callOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &c), out)
+	return c
+}
+
+func TestCall(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		stdin    string
+		status   int
+		code     string
+		contains string
+	}{
+		{"collapsed in ptc", []string{"call", "--tools", toolsFile, "write", `{"key":"a","text":"b"}`}, "", exitTool, "UNKNOWN_TOOL", "only run_code is callable directly"},
+		{"unknown", []string{"call", "--tools", toolsFile, "nope"}, "", exitTool, "UNKNOWN_TOOL", `unknown tool "nope"`},
+		{"native via flag", []string{"call", "--tools", toolsFile, "--mode", "native", "write", `{"key":"a","text":"b"}`}, "", exitOK, "", `"written": true`},
+		{"native via scope", []string{"call", "--tools", toolsFile, "--scope", "native-agent", "read", `{"key":"k"}`}, "", exitOK, "", `"key": "k"`},
+		{"flags after the name", []string{"call", "read", `{"key":"k"}`, "--tools", toolsFile, "--scope", "native-agent"}, "", exitOK, "", `"key": "k"`},
+		{"args from stdin", []string{"call", "--tools", toolsFile, "--mode", "both", "read", "-"}, `{"key":"from-stdin"}`, exitOK, "", "from-stdin"},
+		{"args default to {}", []string{"call", "--tools", toolsFile, "--mode", "native", "read"}, "", exitTool, "INVALID_ARGS", "missing property 'key'"},
+		{"args not an object", []string{"call", "--tools", toolsFile, "--mode", "native", "read", `[1,2]`}, "", exitTool, "INVALID_ARGS", "must be a JSON object, got an array"},
+		{"args not JSON", []string{"call", "--tools", toolsFile, "--mode", "native", "read", `{key}`}, "", exitTool, "INVALID_ARGS", "not valid JSON"},
+		{"collapsed with bad args", []string{"call", "--tools", toolsFile, "write", `[1]`}, "", exitTool, "INVALID_ARGS", "must be a JSON object"},
+		{"restricted scope", []string{"call", "--tools", toolsFile, "--scope", "reader", "write", `{"key":"a","text":"b"}`}, "", exitTool, "UNKNOWN_TOOL", `unknown tool "write"`},
+		{"command fails", []string{"call", "--tools", toolsFile, "--mode", "native", "fail"}, "", exitTool, "TOOL_FAILED", "no such note"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, status := ptcx(t, tt.stdin, tt.args...)
+			require.Equal(t, tt.status, status, "stderr: %s", errOut)
+			require.Empty(t, errOut)
+			c := decodeCall(t, out)
+			require.Equal(t, tt.status == exitOK, c.OK)
+			if tt.code != "" {
+				require.Equal(t, tt.code, string(c.Error.Code))
+				require.Contains(t, c.Error.Message, tt.contains)
+				return
+			}
+			require.Contains(t, c.Text, tt.contains)
+			require.True(t, json.Valid(c.Value))
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		contains string
+	}{
+		{"no command", nil, "usage: ptcx <command>"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"call without name", []string{"call"}, "want a tool NAME"},
+		{"call with too many args", []string{"call", "a", "{}", "extra"}, "got 3 arguments"},
+		{"unknown flag", []string{"call", "--bogus", "a"}, "flag provided but not defined: -bogus"},
+		{"bad mode", []string{"call", "--mode", "turbo", "a"}, `unknown mode "turbo"`},
+		{"unknown scope", []string{"call", "--scope", "ghost", "a"}, `--scope: INVALID_DEFINITION: unknown scope "ghost"`},
+		{"bad format", []string{"wire", "--format", "xml"}, `unknown --format "xml"`},
+		{"wire positional", []string{"wire", "extra"}, `unexpected argument "extra"`},
+		{"help for unknown", []string{"help", "nope"}, `unknown command "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, status := ptcx(t, "", tt.args...)
+			require.Equal(t, exitUsage, status)
+			require.Empty(t, out)
+			require.Contains(t, errOut, tt.contains)
+			require.Contains(t, errOut, "usage:")
+		})
+	}
+}
+
+func TestSetupErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"tools":[{"name":"a","command":["x"]},{"name":"a","command":["x"]}]}`), 0o644))
+	out, errOut, status := ptcx(t, "", "call", "--tools", bad, "a")
+	require.Equal(t, exitTool, status)
+	require.Empty(t, out)
+	require.Contains(t, errOut, bad)
+	require.Contains(t, errOut, `tool "a": INVALID_DEFINITION: tool "a" is already registered`)
+
+	_, errOut, status = ptcx(t, "", "tools", "--tools", filepath.Join(t.TempDir(), "missing.json"))
+	require.Equal(t, exitTool, status)
+	require.Contains(t, errOut, "no such file")
+}
+
+func TestHelp(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, status := ptcx(t, "", c.name, "--help")
+			require.Equal(t, exitOK, status)
+			require.Empty(t, out)
+			require.Contains(t, errOut, "usage: ptcx "+c.name)
+
+			out, _, status = ptcx(t, "", "help", c.name)
+			require.Equal(t, exitOK, status)
+			require.Contains(t, out, "usage: ptcx "+c.name)
+		})
+	}
+	out, _, status := ptcx(t, "", "--help")
+	require.Equal(t, exitOK, status)
+	for _, c := range commands() {
+		require.Contains(t, out, c.name)
+	}
+}
+
+func TestWire(t *testing.T) {
+	out, _, status := ptcx(t, "", "wire", "--tools", toolsFile)
+	require.Equal(t, exitOK, status)
+	var oa []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &oa))
+	require.Len(t, oa, 1)
+	require.Equal(t, "function", oa[0]["type"])
+	require.Equal(t, "run_code", oa[0]["function"].(map[string]any)["name"])
+
+	out, _, status = ptcx(t, "", "wire", "--tools", toolsFile, "--mode", "both", "--format", "anthropic")
+	require.Equal(t, exitOK, status)
+	var an []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &an))
+	var got []string
+	for _, tool := range an {
+		got = append(got, tool["name"].(string))
+		require.Contains(t, tool, "input_schema")
+	}
+	require.Equal(t, []string{"fail", "read", "run_code", "write"}, got)
+
+	out, _, _ = ptcx(t, "", "wire", "--tools", toolsFile, "--scope", "reader")
+	require.Contains(t, out, `"name": "read"`)
+	require.NotContains(t, out, "run_code")
+}
+
+func TestTools(t *testing.T) {
+	out, _, status := ptcx(t, "", "tools", "--tools", toolsFile)
+	require.Equal(t, exitOK, status)
+	require.Contains(t, out, "scope deployment, mode ptc")
+	require.Regexp(t, `read\s+concurrent\s+1m0s\s+Read a note by key\.`, out)
+	require.Regexp(t, `write\s+exclusive\s+5s\s+Write a note\.`, out)
+	require.Regexp(t, `run_code\s+exclusive\s+-`, out)
+
+	out, _, status = ptcx(t, "", "tools", "--tools", toolsFile, "--scope", "reader", "--json")
+	require.Equal(t, exitOK, status)
+	var v struct {
+		Scope, Mode string
+		Tools       []toolRow
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	require.Equal(t, "reader", v.Scope)
+	require.Equal(t, "native", v.Mode)
+	require.Len(t, v.Tools, 1)
+
+	out, _, _ = ptcx(t, "", "tools")
+	require.Contains(t, out, "no tools")
+}
+
+func TestVersion(t *testing.T) {
+	out, _, status := ptcx(t, "", "version")
+	require.Equal(t, exitOK, status)
+	require.Regexp(t, `^ptcx \S+ \(go1\.\d+`, out)
+	out2, _, _ := ptcx(t, "", "--version")
+	require.Equal(t, out, out2)
+}
+
+// The contract holds for the built binary too: exit statuses, stdout/stderr.
+func TestBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ptcx")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	cmd := exec.Command(bin, "call", "--tools", toolsFile, "write", `{"key":"a","text":"b"}`)
+	stdout, err := cmd.Output()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Equal(t, exitTool, exit.ExitCode())
+	require.Equal(t, "UNKNOWN_TOOL", string(decodeCall(t, string(stdout)).Error.Code))
+
+	cmd = exec.Command(bin, "call", "--tools", toolsFile, "--mode", "native", "read", "-")
+	cmd.Stdin = strings.NewReader(`{"key":"piped"}`)
+	stdout, err = cmd.Output()
+	require.NoError(t, err)
+	require.Contains(t, decodeCall(t, string(stdout)).Text, "piped")
+
+	cmd = exec.Command(bin, "call")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	_, err = cmd.Output()
+	require.ErrorAs(t, err, &exit)
+	require.Equal(t, exitUsage, exit.ExitCode())
+	require.Contains(t, stderr.String(), "usage: ptcx call")
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+var versionCommand = command{
+	name:    "version",
+	summary: "Print ptcx's version.",
+	usage:   "version",
+	run:     runVersion,
+}
+
+func runVersion(_ context.Context, c command, s *stdio, args []string) int {
+	fs := newFlags(c, s)
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, s, "unexpected argument %q", pos[0])
+	}
+	fmt.Fprintf(s.out, "ptcx %s (%s %s/%s)\n", currentVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return exitOK
+}
+
+func currentVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+var wireCommand = command{
+	name:    "wire",
+	summary: "Print the tools the scope advertises to a model, as a JSON array in the model API's format.",
+	usage:   "wire [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--format openai|anthropic]",
+	run:     runWire,
+}
+
+func runWire(ctx context.Context, c command, s *stdio, args []string) int {
+	var st setup
+	fs := newFlags(c, s)
+	st.flags(fs, true)
+	format := fs.String("format", "openai", "the tool `FORMAT`: openai (also DeepSeek) or anthropic")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, s, "unexpected argument %q", pos[0])
+	}
+	if *format != "openai" && *format != "anthropic" {
+		return usageError(fs, s, "unknown --format %q: want openai or anthropic", *format)
+	}
+	e, err := st.build(ctx)
+	if err != nil {
+		return setupFailed(fs, s, err)
+	}
+	defer e.close()
+	wire, err := e.reg.WireSchemas(e.scope)
+	if err != nil {
+		return fail(s, err)
+	}
+	var v any = registry.OpenAITools(wire)
+	if *format == "anthropic" {
+		v = registry.AnthropicTools(wire)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fail(s, err)
+	}
+	s.out.Write(append(b, '\n'))
+	return exitOK
+}
