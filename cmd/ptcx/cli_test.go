@@ -217,3 +217,40 @@ func TestBinary(t *testing.T) {
 	require.Equal(t, exitUsage, exit.ExitCode())
 	require.Contains(t, stderr.String(), "usage: ptcx call")
 }
+
+func TestSDK(t *testing.T) {
+	out, errOut, status := ptcx(t, "", "sdk", "--tools", toolsFile)
+	require.Equal(t, exitOK, status, errOut)
+	require.Contains(t, out, "declare const tools")
+	require.Contains(t, out, "read(args: ReadArgs)")
+	require.Contains(t, out, "key: string")
+	require.NotContains(t, out, "run_code")
+
+	restricted, _, _ := ptcx(t, "", "sdk", "--tools", toolsFile, "--scope", "reader")
+	require.Contains(t, restricted, "read(")
+	require.NotContains(t, restricted, "write(")
+
+	again, _, _ := ptcx(t, "", "sdk", "--tools", toolsFile)
+	require.Equal(t, out, again, "deterministic")
+
+	_, _, status = ptcx(t, "", "sdk", "--mode", "ptc")
+	require.Equal(t, exitUsage, status, "sdk has no --mode")
+}
+
+func TestPrompt(t *testing.T) {
+	out, _, status := ptcx(t, "", "prompt", "--tools", toolsFile)
+	require.Equal(t, exitOK, status)
+	ptcOnly := strings.Index(out, "<!-- tools:ptc-only -->")
+	sdk := strings.Index(out, "<!-- tools:sdk -->")
+	require.GreaterOrEqual(t, ptcOnly, 0)
+	require.Greater(t, sdk, ptcOnly, "the collapse rule comes first")
+	require.Contains(t, out, "run_code is the only tool you can call directly")
+
+	out, _, _ = ptcx(t, "", "prompt", "--tools", toolsFile, "--mode", "both")
+	require.NotContains(t, out, "tools:ptc-only")
+	require.Contains(t, out, "tools:sdk")
+
+	out, _, status = ptcx(t, "", "prompt", "--tools", toolsFile, "--mode", "native", "--json")
+	require.Equal(t, exitOK, status)
+	require.JSONEq(t, `[]`, out)
+}

@@ -38,6 +38,8 @@ func commands() []command {
 		callCommand,
 		toolsCommand,
 		wireCommand,
+		sdkCommand,
+		promptCommand,
 		versionCommand,
 	}
 }
