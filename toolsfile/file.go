@@ -170,7 +170,10 @@ func (f *File) Apply(reg *registry.Registry, mode registry.Mode) error {
 			return err
 		}
 	}
-	dir := filepath.Dir(f.Path)
+	dir, err := filepath.Abs(filepath.Dir(f.Path))
+	if err != nil {
+		return f.errorf("%w", err)
+	}
 	for _, t := range f.Tools {
 		if err := reg.Register(t.Scope, t.tool(dir)); err != nil {
 			return f.errorf("tool %q: %w", t.Name, err)

@@ -56,7 +56,7 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 			raw = b
 		}
 	}
-	e, err := st.build(ctx)
+	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
 		return setupFailed(fs, s, err)
 	}

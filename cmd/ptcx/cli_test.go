@@ -39,17 +39,17 @@ func TestCall(t *testing.T) {
 		code     string
 		contains string
 	}{
-		{"collapsed in ptc", []string{"call", "--tools", toolsFile, "write", `{"key":"a","text":"b"}`}, "", exitTool, "UNKNOWN_TOOL", "only run_code is callable directly"},
+		{"collapsed in ptc", []string{"call", "--tools", toolsFile, "save", `{"key":"a","text":"b"}`}, "", exitTool, "UNKNOWN_TOOL", "only run_code is callable directly"},
 		{"unknown", []string{"call", "--tools", toolsFile, "nope"}, "", exitTool, "UNKNOWN_TOOL", `unknown tool "nope"`},
-		{"native via flag", []string{"call", "--tools", toolsFile, "--mode", "native", "write", `{"key":"a","text":"b"}`}, "", exitOK, "", `"written": true`},
-		{"native via scope", []string{"call", "--tools", toolsFile, "--scope", "native-agent", "read", `{"key":"k"}`}, "", exitOK, "", `"key": "k"`},
-		{"flags after the name", []string{"call", "read", `{"key":"k"}`, "--tools", toolsFile, "--scope", "native-agent"}, "", exitOK, "", `"key": "k"`},
-		{"args from stdin", []string{"call", "--tools", toolsFile, "--mode", "both", "read", "-"}, `{"key":"from-stdin"}`, exitOK, "", "from-stdin"},
-		{"args default to {}", []string{"call", "--tools", toolsFile, "--mode", "native", "read"}, "", exitTool, "INVALID_ARGS", "missing property 'key'"},
-		{"args not an object", []string{"call", "--tools", toolsFile, "--mode", "native", "read", `[1,2]`}, "", exitTool, "INVALID_ARGS", "must be a JSON object, got an array"},
-		{"args not JSON", []string{"call", "--tools", toolsFile, "--mode", "native", "read", `{key}`}, "", exitTool, "INVALID_ARGS", "not valid JSON"},
-		{"collapsed with bad args", []string{"call", "--tools", toolsFile, "write", `[1]`}, "", exitTool, "INVALID_ARGS", "must be a JSON object"},
-		{"restricted scope", []string{"call", "--tools", toolsFile, "--scope", "reader", "write", `{"key":"a","text":"b"}`}, "", exitTool, "UNKNOWN_TOOL", `unknown tool "write"`},
+		{"native via flag", []string{"call", "--tools", toolsFile, "--mode", "native", "save", `{"key":"a","text":"b"}`}, "", exitOK, "", `"written": true`},
+		{"native via scope", []string{"call", "--tools", toolsFile, "--scope", "native-agent", "lookup", `{"key":"k"}`}, "", exitOK, "", `"key": "k"`},
+		{"flags after the name", []string{"call", "lookup", `{"key":"k"}`, "--tools", toolsFile, "--scope", "native-agent"}, "", exitOK, "", `"key": "k"`},
+		{"args from stdin", []string{"call", "--tools", toolsFile, "--mode", "both", "lookup", "-"}, `{"key":"from-stdin"}`, exitOK, "", "from-stdin"},
+		{"args default to {}", []string{"call", "--tools", toolsFile, "--mode", "native", "lookup"}, "", exitTool, "INVALID_ARGS", "missing property 'key'"},
+		{"args not an object", []string{"call", "--tools", toolsFile, "--mode", "native", "lookup", `[1,2]`}, "", exitTool, "INVALID_ARGS", "must be a JSON object, got an array"},
+		{"args not JSON", []string{"call", "--tools", toolsFile, "--mode", "native", "lookup", `{key}`}, "", exitTool, "INVALID_ARGS", "not valid JSON"},
+		{"collapsed with bad args", []string{"call", "--tools", toolsFile, "save", `[1]`}, "", exitTool, "INVALID_ARGS", "must be a JSON object"},
+		{"restricted scope", []string{"call", "--tools", toolsFile, "--scope", "reader", "save", `{"key":"a","text":"b"}`}, "", exitTool, "UNKNOWN_TOOL", `unknown tool "save"`},
 		{"command fails", []string{"call", "--tools", toolsFile, "--mode", "native", "fail"}, "", exitTool, "TOOL_FAILED", "no such note"},
 	}
 	for _, tt := range tests {
@@ -86,6 +86,10 @@ func TestUsageErrors(t *testing.T) {
 		{"bad format", []string{"wire", "--format", "xml"}, `unknown --format "xml"`},
 		{"wire positional", []string{"wire", "extra"}, `unexpected argument "extra"`},
 		{"help for unknown", []string{"help", "nope"}, `unknown command "nope"`},
+		{"bash without builtins", []string{"tools", "--no-builtin", "--allow-bash"}, "cannot go with --no-builtin"},
+		{"workspace not a directory", []string{"tools", "--workspace", "/nonexistent/dir"}, "--workspace /nonexistent/dir: not a directory"},
+		{"run without a file", []string{"run"}, "want one program FILE"},
+		{"run with a bad timeout", []string{"run", "--timeout", "-1s", "x.ts"}, "--timeout -1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,6 +110,15 @@ func TestSetupErrors(t *testing.T) {
 	require.Empty(t, out)
 	require.Contains(t, errOut, bad)
 	require.Contains(t, errOut, `tool "a": INVALID_DEFINITION: tool "a" is already registered`)
+
+	clash := filepath.Join(t.TempDir(), "clash.json")
+	require.NoError(t, os.WriteFile(clash, []byte(`[{"name":"read","command":["cat"]}]`), 0o644))
+	_, errOut, status = ptcx(t, "", "tools", "--tools", clash)
+	require.Equal(t, exitTool, status)
+	require.Contains(t, errOut, `tool "read" is already registered`)
+	require.Contains(t, errOut, "add --no-builtin")
+	_, _, status = ptcx(t, "", "tools", "--tools", clash, "--no-builtin")
+	require.Equal(t, exitOK, status)
 
 	_, errOut, status = ptcx(t, "", "tools", "--tools", filepath.Join(t.TempDir(), "missing.json"))
 	require.Equal(t, exitTool, status)
@@ -150,10 +163,10 @@ func TestWire(t *testing.T) {
 		got = append(got, tool["name"].(string))
 		require.Contains(t, tool, "input_schema")
 	}
-	require.Equal(t, []string{"fail", "read", "run_code", "write"}, got)
+	require.Equal(t, []string{"edit", "fail", "glob", "grep", "list", "lookup", "read", "run_code", "save", "write"}, got)
 
 	out, _, _ = ptcx(t, "", "wire", "--tools", toolsFile, "--scope", "reader")
-	require.Contains(t, out, `"name": "read"`)
+	require.Contains(t, out, `"name": "lookup"`)
 	require.NotContains(t, out, "run_code")
 }
 
@@ -161,8 +174,8 @@ func TestTools(t *testing.T) {
 	out, _, status := ptcx(t, "", "tools", "--tools", toolsFile)
 	require.Equal(t, exitOK, status)
 	require.Contains(t, out, "scope deployment, mode ptc")
-	require.Regexp(t, `read\s+concurrent\s+1m0s\s+Read a note by key\.`, out)
-	require.Regexp(t, `write\s+exclusive\s+5s\s+Write a note\.`, out)
+	require.Regexp(t, `lookup\s+concurrent\s+1m0s\s+Read a note by key\.`, out)
+	require.Regexp(t, `save\s+exclusive\s+5s\s+Write a note\.`, out)
 	require.Regexp(t, `run_code\s+exclusive\s+-`, out)
 
 	out, _, status = ptcx(t, "", "tools", "--tools", toolsFile, "--scope", "reader", "--json")
@@ -176,8 +189,13 @@ func TestTools(t *testing.T) {
 	require.Equal(t, "native", v.Mode)
 	require.Len(t, v.Tools, 1)
 
-	out, _, _ = ptcx(t, "", "tools")
+	out, _, _ = ptcx(t, "", "tools", "--no-builtin")
 	require.Contains(t, out, "no tools")
+
+	out, _, _ = ptcx(t, "", "tools", "--workspace", t.TempDir(), "--allow-bash")
+	for _, name := range []string{"bash", "edit", "glob", "grep", "list", "read", "write"} {
+		require.Regexp(t, `(?m)^`+name+`\s`, out)
+	}
 }
 
 func TestVersion(t *testing.T) {
@@ -196,14 +214,14 @@ func TestBinary(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
 
-	cmd := exec.Command(bin, "call", "--tools", toolsFile, "write", `{"key":"a","text":"b"}`)
+	cmd := exec.Command(bin, "call", "--tools", toolsFile, "save", `{"key":"a","text":"b"}`)
 	stdout, err := cmd.Output()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit)
 	require.Equal(t, exitTool, exit.ExitCode())
 	require.Equal(t, "UNKNOWN_TOOL", string(decodeCall(t, string(stdout)).Error.Code))
 
-	cmd = exec.Command(bin, "call", "--tools", toolsFile, "--mode", "native", "read", "-")
+	cmd = exec.Command(bin, "call", "--tools", toolsFile, "--mode", "native", "lookup", "-")
 	cmd.Stdin = strings.NewReader(`{"key":"piped"}`)
 	stdout, err = cmd.Output()
 	require.NoError(t, err)
@@ -222,13 +240,13 @@ func TestSDK(t *testing.T) {
 	out, errOut, status := ptcx(t, "", "sdk", "--tools", toolsFile)
 	require.Equal(t, exitOK, status, errOut)
 	require.Contains(t, out, "declare const tools")
-	require.Contains(t, out, "read(args: ReadArgs)")
+	require.Contains(t, out, "lookup(args: LookupArgs)")
 	require.Contains(t, out, "key: string")
 	require.NotContains(t, out, "run_code")
 
 	restricted, _, _ := ptcx(t, "", "sdk", "--tools", toolsFile, "--scope", "reader")
-	require.Contains(t, restricted, "read(")
-	require.NotContains(t, restricted, "write(")
+	require.Contains(t, restricted, "lookup(")
+	require.NotContains(t, restricted, "save(")
 
 	again, _, _ := ptcx(t, "", "sdk", "--tools", toolsFile)
 	require.Equal(t, out, again, "deterministic")

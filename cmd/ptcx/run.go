@@ -36,6 +36,7 @@ type stdio struct {
 func commands() []command {
 	return []command{
 		callCommand,
+		runCommand,
 		toolsCommand,
 		wireCommand,
 		sdkCommand,

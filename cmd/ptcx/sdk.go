@@ -34,7 +34,7 @@ func runSDK(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) > 0 {
 		return usageError(fs, s, "unexpected argument %q", pos[0])
 	}
-	e, err := st.build(ctx)
+	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
 		return setupFailed(fs, s, err)
 	}
@@ -63,7 +63,7 @@ func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) > 0 {
 		return usageError(fs, s, "unexpected argument %q", pos[0])
 	}
-	e, err := st.build(ctx)
+	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
 		return setupFailed(fs, s, err)
 	}

@@ -2,19 +2,31 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"sync"
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/toolsfile"
+	"github.com/ptcx/ptcx/wasmhost"
+	"github.com/ptcx/ptcx/workspace"
 )
 
 // setup holds the flags every command shares and builds what they describe.
 type setup struct {
-	tools string
-	mode  string
-	scope string
+	tools     string
+	mode      string
+	scope     string
+	workspace string
+	noBuiltin bool
+	allowBash bool
+
+	// defaultMode applies when neither --mode nor the tools file declares
+	// one (ptcx run needs run_code, so it defaults to ptc).
+	defaultMode registry.Mode
 }
 
 func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
@@ -23,18 +35,28 @@ func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
 		fs.StringVar(&s.mode, "mode", "", "the deployment's `MODE`: native, ptc or both (default: the tools file's, else native)")
 	}
 	fs.StringVar(&s.scope, "scope", registry.Deployment, "the caller's `SCOPE`")
+	fs.StringVar(&s.workspace, "workspace", ".", "the `DIR` the built-in file tools are confined to")
+	fs.BoolVar(&s.noBuiltin, "no-builtin", false, "do not register the built-in workspace tools (read, write, edit, list, glob, grep)")
+	fs.BoolVar(&s.allowBash, "allow-bash", false, "also register the built-in bash tool (runs shell commands in the workspace)")
 }
 
 // env is what a command runs against.
 type env struct {
-	reg   *registry.Registry
-	exec  *executor.Executor
-	scope string
-	close func()
+	reg     *registry.Registry
+	exec    *executor.Executor
+	scope   string
+	cleanup []func()
 }
 
-// build loads the tools file, applies the mode and checks the scope.
-func (s *setup) build(ctx context.Context) (*env, error) {
+func (e *env) close() {
+	for i := len(e.cleanup) - 1; i >= 0; i-- {
+		e.cleanup[i]()
+	}
+}
+
+// build loads the tools file and the built-in tools, applies the mode and
+// checks the scope. The sandbox is started on first use only.
+func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	var mode registry.Mode
 	if s.mode != "" {
 		m, err := registry.ParseMode(s.mode)
@@ -43,28 +65,99 @@ func (s *setup) build(ctx context.Context) (*env, error) {
 		}
 		mode = m
 	}
-	reg := registry.New()
+	if s.allowBash && s.noBuiltin {
+		return nil, usage{errors.New("--allow-bash adds a built-in tool: it cannot go with --no-builtin")}
+	}
+	e := &env{reg: registry.New(), scope: s.scope}
+	ok := false
+	defer func() {
+		if !ok {
+			e.close()
+		}
+	}()
+
+	var file *toolsfile.File
 	if s.tools != "" {
 		f, err := toolsfile.Load(s.tools)
 		if err != nil {
 			return nil, err
 		}
-		if err := f.Apply(reg, mode); err != nil {
+		file = f
+	}
+	if mode == "" && (file == nil || file.Mode == "") {
+		mode = s.defaultMode
+	}
+	if !s.noBuiltin {
+		if err := s.registerBuiltins(e); err != nil {
+			return nil, err
+		}
+	}
+	if file != nil {
+		if err := file.Apply(e.reg, mode); err != nil {
+			if !s.noBuiltin {
+				err = fmt.Errorf("%w (if it redefines a built-in tool, add --no-builtin)", err)
+			}
 			return nil, err
 		}
 	} else if mode != "" {
-		if err := reg.DeclareMode(registry.Deployment, mode); err != nil {
+		if err := e.reg.DeclareMode(registry.Deployment, mode); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := reg.Mode(s.scope); err != nil {
+	if _, err := e.reg.Mode(s.scope); err != nil {
 		return nil, usage{fmt.Errorf("--scope: %w", err)}
 	}
-	ex, err := executor.New(reg, executor.NewConfig())
+	e.reg.SetRunCodeDescriber(executor.DescribeRunCode)
+
+	rt := &lazyRuntime{}
+	e.cleanup = append(e.cleanup, rt.close)
+	ex, err := executor.New(e.reg, cfg.WithRuntime(rt))
 	if err != nil {
 		return nil, err
 	}
-	return &env{reg: reg, exec: ex, scope: s.scope, close: func() {}}, nil
+	e.exec = ex
+	ok = true
+	return e, nil
+}
+
+func (s *setup) registerBuiltins(e *env) error {
+	info, err := os.Stat(s.workspace)
+	if err != nil || !info.IsDir() {
+		return usage{fmt.Errorf("--workspace %s: not a directory", s.workspace)}
+	}
+	ws, err := workspace.New(s.workspace, workspace.Options{AllowBash: s.allowBash})
+	if err != nil {
+		return fmt.Errorf("--workspace: %w", err)
+	}
+	e.cleanup = append(e.cleanup, func() { _ = ws.Close() })
+	for _, t := range ws.Tools() {
+		if err := e.reg.Register(registry.Deployment, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lazyRuntime starts the sandbox on the first run_code call, so that
+// commands that never run a program do not pay for compiling the guest.
+type lazyRuntime struct {
+	once sync.Once
+	rt   *wasmhost.Runtime
+	err  error
+}
+
+func (l *lazyRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+	l.once.Do(func() { l.rt, l.err = wasmhost.New(ctx, wasmhost.NewConfig()) })
+	if l.err != nil {
+		return wasmhost.Outcome{}, fmt.Errorf("starting the sandbox: %w", l.err)
+	}
+	return l.rt.Run(ctx, p, d)
+}
+
+func (l *lazyRuntime) close() {
+	if l.rt != nil {
+		_ = l.rt.Close(context.Background())
+	}
 }
 
 // usage marks an error as the command line's fault (exit status 2).

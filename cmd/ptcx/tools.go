@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ptcx/ptcx/executor"
 )
 
 var toolsCommand = command{
@@ -34,7 +36,7 @@ func runTools(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) > 0 {
 		return usageError(fs, s, "unexpected argument %q", pos[0])
 	}
-	e, err := st.build(ctx)
+	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
 		return setupFailed(fs, s, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -29,7 +30,7 @@ func runWire(ctx context.Context, c command, s *stdio, args []string) int {
 	if *format != "openai" && *format != "anthropic" {
 		return usageError(fs, s, "unknown --format %q: want openai or anthropic", *format)
 	}
-	e, err := st.build(ctx)
+	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
 		return setupFailed(fs, s, err)
 	}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+)
+
+var runCommand = command{
+	name: "run",
+	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
+		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
+		"The mode defaults to ptc. Exit status: 0 ok, 1 the run failed, 2 usage.",
+	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--json] [--timeout D] [--memory MB] FILE.ts|-",
+	run:   runRun,
+}
+
+func runRun(ctx context.Context, c command, s *stdio, args []string) int {
+	st := setup{defaultMode: registry.ModePTC}
+	fs := newFlags(c, s)
+	st.flags(fs, true)
+	asJSON := fs.Bool("json", false, "print the whole result as one JSON object, as ptcx call does")
+	timeout := fs.Duration("timeout", 0, "the program's wall-time `LIMIT`, e.g. 30s (default and ceiling: 10m)")
+	memory := fs.Int("memory", 0, "the program's memory limit in `MB` (default and ceiling: 256)")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(fs, s, "want one program FILE (or - for stdin), got %d arguments", len(pos))
+	}
+	if *timeout < 0 || (*timeout > 0 && *timeout < time.Millisecond) {
+		return usageError(fs, s, "--timeout %v: want a positive duration of at least 1ms", *timeout)
+	}
+	if *memory < 0 {
+		return usageError(fs, s, "--memory %d: want a positive number of MB", *memory)
+	}
+	program, name, err := readProgram(s, pos[0])
+	if err != nil {
+		return fail(s, err)
+	}
+	e, err := st.build(ctx, executor.NewConfig())
+	if err != nil {
+		return setupFailed(fs, s, err)
+	}
+	defer e.close()
+
+	limits := map[string]any{}
+	if *timeout > 0 {
+		limits["wall_ms"] = timeout.Milliseconds()
+	}
+	if *memory > 0 {
+		limits["memory_mb"] = *memory
+	}
+	callArgs := map[string]any{"code": program, "description": "ptcx run " + name}
+	if len(limits) > 0 {
+		callArgs["limits"] = limits
+	}
+	raw, err := json.Marshal(callArgs)
+	if err != nil {
+		return fail(s, err)
+	}
+	r := e.exec.Execute(ctx, executor.Call{Scope: e.scope, Name: registry.RunCode, Args: raw})
+	if *asJSON {
+		return printResult(s, r)
+	}
+	fmt.Fprintln(s.out, r.Text)
+	if !r.OK() {
+		return exitTool
+	}
+	return exitOK
+}
+
+func readProgram(s *stdio, path string) (program, name string, err error) {
+	if path == "-" {
+		b, err := io.ReadAll(s.in)
+		return string(b), "(stdin)", err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	return string(b), path, nil
+}

@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# build.sh builds guest/guest.wasm: QuickJS-NG, our C glue and the JavaScript
+# prelude, compiled for wasm32-wasi as a reactor module.
+#
+# The QuickJS-NG C sources come from Debian's qjs-src package, fetched with a
+# private apt configuration (the machine's own sources are not touched) and
+# checked against pinned checksums. Everything is cached under guest/build/:
+# the .deb, the unpacked sources, the apt lists and the object files, keyed by
+# a hash of what went into them, so a second build is instant.
+#
+# Environment: CC (default clang), JOBS (parallel compiles, default nproc),
+# QJS_MIRROR (Debian mirror, default: the one this machine uses).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build="$here/build"
+out="$here/guest.wasm"
+CC=${CC:-clang}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# Known-good qjs-src packages as "version sha256", tried in order: sid first,
+# then trixie-backports (sid drops old versions, so both are pinned).
+known=(
+	"0.17.0-1 04631979bdadaccffd76c1cb0aff5d07389aa889a90b6a902eba858a3a3b3988"
+	"0.16.2-2~bpo13+1 b857c3e1db25f0ea57195c781d6c6ae24b45bb9740af39514e2b0abc9dd15bef"
+)
+engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
+glue_files=(glue.c natives.c memory.c)
+
+stack_size=262144
+cflags=(--target=wasm32-wasi -nostdinc
+	-isystem "$("$CC" -print-resource-dir)/include" -isystem /usr/include/wasm32-wasi
+	-O2 -DNDEBUG -D_GNU_SOURCE -D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS
+	-funsigned-char -fno-exceptions -Wno-everything)
+glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
+ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
+	-Wl,-z,stack-size=$stack_size -Wl,--strip-all -Wl,--gc-sections
+	-lwasi-emulated-signal -lwasi-emulated-process-clocks)
+
+say() { echo "guest: $*" >&2; }
+die() {
+	echo "guest: error: $*" >&2
+	exit 1
+}
+
+check_toolchain() {
+	local missing=()
+	command -v "$CC" >/dev/null || missing+=("$CC (package clang)")
+	command -v wasm-ld >/dev/null || missing+=("wasm-ld (package lld)")
+	[ -f /usr/include/wasm32-wasi/stdlib.h ] || missing+=("/usr/include/wasm32-wasi (package wasi-libc)")
+	if command -v "$CC" >/dev/null; then
+		[ -f "$("$CC" -print-resource-dir)/lib/wasi/libclang_rt.builtins-wasm32.a" ] ||
+			missing+=("libclang_rt.builtins-wasm32.a (package libclang-rt-dev-wasm32)")
+	fi
+	command -v dpkg-deb >/dev/null || missing+=("dpkg-deb (package dpkg)")
+	[ ${#missing[@]} -eq 0 ] || die "missing ${missing[*]}; run 'make deps' (scripts/install-deps.sh)"
+}
+
+# mirror prints the Debian archive this machine already uses.
+mirror() {
+	if [ -n "${QJS_MIRROR:-}" ]; then
+		echo "$QJS_MIRROR"
+		return
+	fi
+	local m
+	m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ && $2 ~ /\/debian\/?$/ { print $2; exit }')
+	[ -n "$m" ] || m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\/.*\/debian\/?$/) { print $i; exit } }')
+	echo "${m:-http://deb.debian.org/debian}"
+}
+
+# apt runs apt-get with a private configuration that lists only sid and
+# trixie-backports, and keeps its lists and cache under guest/build/apt.
+apt() {
+	local dir="$build/apt"
+	apt-get -q -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" -o Debug::NoLocking=1 \
+		-o APT::Sandbox::User=root -o Acquire::Languages=none \
+		-o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false \
+		-o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false \
+		-o Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false \
+		-o Acquire::IndexTargets::deb::DEP-11-icons-hidpi::DefaultEnabled=false \
+		-o Acquire::IndexTargets::deb::CNF::DefaultEnabled=false "$@"
+}
+
+apt_updated=
+apt_update() {
+	[ -n "$apt_updated" ] && return 0
+	local dir="$build/apt" m
+	m=$(mirror)
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	cat >"$dir/sources.list" <<-EOF
+		deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $m sid main
+		deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $m trixie-backports main
+	EOF
+	say "updating a private apt index of sid and trixie-backports from $m"
+	apt update >"$dir/update.log" 2>&1 || {
+		tail -5 "$dir/update.log" >&2
+		return 1
+	}
+	apt_updated=1
+}
+
+sha256() { sha256sum "$1" | cut -d' ' -f1; }
+
+# fetch_sources sets src to the directory of a verified, unpacked qjs-src.
+fetch_sources() {
+	local tried=() entry version sum deb dir got
+	mkdir -p "$build/deb"
+	for entry in "${known[@]}"; do
+		version=${entry%% *}
+		sum=${entry##* }
+		dir="$build/src/$version"
+		if [ -f "$dir/.ok" ]; then
+			src="$dir/usr/src/quickjs-ng"
+			qjs_version=$version
+			return 0
+		fi
+		deb="$build/deb/qjs-src_${version}_all.deb"
+		if [ ! -f "$deb" ]; then
+			if ! apt_update; then
+				tried+=("$version: apt-get update failed (see $build/apt/update.log)")
+				continue
+			fi
+			say "downloading qjs-src $version"
+			if ! (cd "$build/deb" && apt download "qjs-src=$version" >"$build/apt/download.log" 2>&1); then
+				tried+=("$version: not downloadable ($(grep -m1 '^E:' "$build/apt/download.log" || echo 'see download.log'))")
+				continue
+			fi
+			# apt names the file with the version's epoch colon escaped; normalise it.
+			got=$(ls "$build/deb"/qjs-src_*"${version#*:}"_all.deb 2>/dev/null | head -1)
+			[ -n "$got" ] && [ "$got" != "$deb" ] && mv "$got" "$deb"
+		fi
+		if [ "$(sha256 "$deb")" != "$sum" ]; then
+			tried+=("$version: checksum mismatch (got $(sha256 "$deb"), want $sum)")
+			rm -f "$deb"
+			continue
+		fi
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		dpkg-deb -x "$deb" "$dir"
+		[ -f "$dir/usr/src/quickjs-ng/quickjs.c" ] || {
+			tried+=("$version: the package has no /usr/src/quickjs-ng/quickjs.c")
+			continue
+		}
+		touch "$dir/.ok"
+		src="$dir/usr/src/quickjs-ng"
+		qjs_version=$version
+		return 0
+	done
+	local t msg="no known-good qjs-src could be fetched. Tried:"
+	for t in "${tried[@]}"; do msg+=$'\n'"  - qjs-src $t"; done
+	die "$msg"
+}
+
+# hash prints one sha256 over its arguments (file contents and strings).
+hash() {
+	local a
+	for a in "$@"; do
+		if [ -f "$a" ]; then sha256sum "$a"; else echo "$a"; fi
+	done | sha256sum | cut -c1-16
+}
+
+# prelude_header turns prelude.js into a C array, NUL-terminated as
+# JS_Eval requires.
+prelude_header() {
+	{
+		echo "/* Generated by guest/build.sh from prelude.js. Do not edit. */"
+		echo "static const unsigned char ptcx_prelude[] = {"
+		od -An -v -tx1 "$here/prelude.js" | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'
+		echo "0x00};"
+		echo "static const unsigned int ptcx_prelude_len = sizeof(ptcx_prelude) - 1;"
+	} >"$1"
+}
+
+compile() { # compile OUT SRC FLAGS...
+	local out=$1 src=$2
+	shift 2
+	"$CC" "${cflags[@]}" "$@" -c "$src" -o "$out.tmp" && mv "$out.tmp" "$out"
+}
+
+main() {
+	check_toolchain
+	fetch_sources
+	local clang_version f
+	clang_version=$("$CC" --version | head -1)
+
+	local engine_inputs=() glue_inputs=()
+	for f in "$src"/*.c "$src"/*.h; do engine_inputs+=("$f"); done
+	for f in "${glue_files[@]}" ptcx.h; do glue_inputs+=("$here/glue/$f"); done
+	glue_inputs+=("$here/prelude.js")
+	local engine_key glue_key link_key
+	engine_key=$(hash "${engine_inputs[@]}" "${cflags[*]}" "$clang_version")
+	glue_key=$(hash "${glue_inputs[@]}" "$engine_key" "${glue_cflags[*]}")
+	link_key=$(hash "$engine_key" "$glue_key" "${ldflags[*]}" "$here/build.sh")
+
+	if [ -f "$out" ] && [ "$(cat "$build/stamp" 2>/dev/null)" = "$link_key" ]; then
+		say "guest.wasm is up to date (qjs-src $qjs_version)"
+		return 0
+	fi
+	local start=$SECONDS
+	local eobj="$build/obj/engine-$engine_key" gobj="$build/obj/glue-$glue_key"
+	mkdir -p "$eobj" "$gobj"
+	prelude_header "$gobj/prelude.h"
+
+	# Jobs as "object source extra-flags...", compiled JOBS at a time;
+	# quickjs.c comes first and dominates, the small files share the rest.
+	local jobs=() objs=()
+	for f in "${engine_files[@]}"; do
+		objs+=("$eobj/${f%.c}.o")
+		[ -f "$eobj/${f%.c}.o" ] || jobs+=("$eobj/${f%.c}.o $src/$f")
+	done
+	for f in "${glue_files[@]}"; do
+		objs+=("$gobj/${f%.c}.o")
+		[ -f "$gobj/${f%.c}.o" ] || jobs+=("$gobj/${f%.c}.o $here/glue/$f ${glue_cflags[*]} -I$src -I$gobj")
+	done
+	[ ${#jobs[@]} -gt 0 ] && say "compiling ${#jobs[@]} C files, $JOBS at a time (qjs-src $qjs_version)"
+	local running=0 failed=0 job
+	for job in "${jobs[@]}"; do
+		if [ $running -ge "$JOBS" ]; then
+			wait -n || failed=1
+			running=$((running - 1))
+		fi
+		# shellcheck disable=SC2086 # job is a word list by construction
+		compile $job &
+		running=$((running + 1))
+	done
+	while [ $running -gt 0 ]; do
+		wait -n || failed=1
+		running=$((running - 1))
+	done
+	[ $failed -eq 0 ] || die "compilation failed"
+
+	say "linking"
+	"$CC" "${ldflags[@]}" "${objs[@]}" -o "$build/guest.wasm.tmp"
+	mv "$build/guest.wasm.tmp" "$out"
+	echo "$link_key" >"$build/stamp"
+	say "built $(basename "$out") ($(stat -c %s "$out") bytes) in $((SECONDS - start)) s"
+}
+
+main "$@"

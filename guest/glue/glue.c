@@ -1,0 +1,350 @@
+/*
+ * glue.c: the exports of the ptcx guest ABI (docs/abi.md) over QuickJS-NG.
+ *
+ * One instance runs one program. The host calls ptcx_init once, ptcx_start
+ * once, then ptcx_resume / ptcx_timer until a status other than
+ * PTCX_PENDING comes back. Every export runs the engine's job queue until it
+ * is empty before returning, so between exports the instance is quiescent.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prelude.h"
+#include "ptcx.h"
+
+/* The engine's stack limit, below the 256 KiB wasm stack (build.sh) so that
+ * deep recursion raises a clean RangeError instead of overflowing. */
+#define PTCX_JS_STACK_SIZE (192 * 1024)
+
+/* The program body is compiled inside this wrapper, on the same line as the
+ * body's first line, so line numbers need no adjustment (the prelude
+ * adjusts columns on line 1). */
+static const char wrapper_head[] = "(async function(){";
+static const char wrapper_tail[] = "\n})";
+
+static JSRuntime *rt;
+static JSContext *ctx;
+static JSValue hook_start, hook_resume, hook_fire, hook_report;
+static JSValue program = JS_UNDEFINED; /* the promise of the program's body */
+static int32_t final_status = -1;      /* set once the program settled */
+static size_t memory_limit;            /* the engine's limit, from the config */
+
+/* fail_static reports an error that the prelude cannot describe (it is not
+ * loaded, or describing failed, which means memory ran out). */
+static int32_t fail_static(const char *json)
+{
+    ptcx_host_error(json, strlen(json));
+    return final_status = PTCX_ERROR;
+}
+
+static const char out_of_memory_json[] =
+    "{\"kind\":\"memory\",\"message\":\"out of memory: the program exceeded its memory limit\"}";
+
+PTCX_EXPORT("ptcx_abi_version")
+int32_t ptcx_abi_version(void) { return PTCX_ABI_VERSION; }
+
+/* The exchange buffer: the host writes what it passes to the guest (the
+ * prelude's bytecode, the program, tool results) here. */
+static char *buffer;
+static size_t buffer_cap;
+
+/* ptcx_buffer returns the exchange buffer, grown to at least size bytes,
+ * or 0 when memory runs out. It stays valid until the next call. */
+PTCX_EXPORT("ptcx_buffer")
+char *ptcx_buffer(size_t size)
+{
+    if (size == 0)
+        size = 1;
+    if (size > buffer_cap) {
+        char *b = realloc(buffer, size);
+        if (!b)
+            return NULL;
+        buffer = b;
+        buffer_cap = size;
+    }
+    return buffer;
+}
+
+/* interrupt is QuickJS's interrupt handler, run every few thousand
+ * operations: the host answers whether the run must stop (its compute or
+ * wall time is up, or it was cancelled). The engine then throws an
+ * uncatchable error that unwinds the program. */
+static int interrupt(JSRuntime *r, void *opaque) { return ptcx_host_poll() != 0; }
+
+static JSModuleDef *refuse_module(JSContext *c, const char *name, void *opaque)
+{
+    JS_ThrowReferenceError(c, "cannot import '%s': programs have no modules; use the bound tools", name);
+    return NULL;
+}
+
+static JSValue get_hook(JSValueConst hooks, const char *name)
+{
+    JSValue fn = JS_GetPropertyStr(ctx, hooks, name);
+    if (!JS_IsFunction(ctx, fn)) {
+        JS_FreeValue(ctx, fn);
+        return JS_EXCEPTION;
+    }
+    return fn;
+}
+
+static const JSEvalOptions prelude_options = {
+    .version = JS_EVAL_OPTIONS_VERSION,
+    .eval_flags = JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_STRICT,
+    .filename = "<prelude>",
+    .line_num = 1,
+};
+
+/* load_prelude returns the prelude's outer function, from bytecode when the
+ * host has it (reading it is about 25 times faster than compiling), else
+ * compiled from the embedded source. */
+static JSValue load_prelude(const uint8_t *bytecode, size_t len)
+{
+    if (!bytecode || len == 0) {
+        JSEvalOptions opts = prelude_options;
+        return JS_Eval2(ctx, (const char *)ptcx_prelude, ptcx_prelude_len, &opts);
+    }
+    JSValue fn = JS_ReadObject(ctx, bytecode, len, JS_READ_OBJ_BYTECODE);
+    if (JS_IsException(fn))
+        return fn;
+    return JS_EvalFunction(ctx, fn);
+}
+
+/* ptcx_prelude_bytecode compiles the prelude (the engine must be
+ * initialised) and returns its bytecode, storing its length at len_out.
+ * The host passes it to ptcx_init of later instances of this same module. */
+PTCX_EXPORT("ptcx_prelude_bytecode")
+uint8_t *ptcx_prelude_bytecode(uint32_t *len_out)
+{
+    if (!ctx)
+        return NULL;
+    JSEvalOptions opts = prelude_options;
+    opts.eval_flags |= JS_EVAL_FLAG_COMPILE_ONLY;
+    JSValue fn = JS_Eval2(ctx, (const char *)ptcx_prelude, ptcx_prelude_len, &opts);
+    if (JS_IsException(fn)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return NULL;
+    }
+    size_t len = 0;
+    uint8_t *buf = JS_WriteObject(ctx, &len, fn, JS_WRITE_OBJ_BYTECODE | JS_WRITE_OBJ_STRIP_SOURCE);
+    JS_FreeValue(ctx, fn);
+    if (!buf) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return NULL;
+    }
+    *len_out = (uint32_t)len;
+    return buf;
+}
+
+/* ptcx_init creates the engine and evaluates the prelude, from the len
+ * bytes of bytecode at bytecode or, when len is 0, from its source. */
+PTCX_EXPORT("ptcx_init")
+int32_t ptcx_init(const uint8_t *bytecode, size_t len)
+{
+    static const char init_failed_json[] =
+        "{\"kind\":\"memory\",\"message\":\"the JavaScript engine could not start\"}";
+    if (rt)
+        return fail_static("{\"kind\":\"exception\",\"message\":\"ptcx_init called twice\"}");
+    rt = JS_NewRuntime2(&ptcx_malloc_functions, NULL);
+    if (!rt)
+        return fail_static(init_failed_json);
+    JS_SetMaxStackSize(rt, PTCX_JS_STACK_SIZE);
+    JS_SetHostPromiseRejectionTracker(rt, ptcx_track_rejection, NULL);
+    JS_SetModuleLoaderFunc(rt, NULL, refuse_module, NULL);
+    JS_SetInterruptHandler(rt, interrupt, NULL);
+    ctx = JS_NewContext(rt);
+    if (!ctx || ptcx_install_random(ctx))
+        return fail_static(init_failed_json);
+    JSValue outer = load_prelude(bytecode, len);
+    if (JS_IsException(outer))
+        return fail_static(init_failed_json);
+    JSValue natives = ptcx_new_natives(ctx);
+    if (JS_IsException(natives)) {
+        JS_FreeValue(ctx, outer);
+        return fail_static(init_failed_json);
+    }
+    JSValue hooks = JS_Call(ctx, outer, JS_UNDEFINED, 1, (JSValueConst *)&natives);
+    JS_FreeValue(ctx, natives);
+    JS_FreeValue(ctx, outer);
+    if (JS_IsException(hooks))
+        return fail_static(init_failed_json);
+    hook_start = get_hook(hooks, "start");
+    hook_resume = get_hook(hooks, "resume");
+    hook_fire = get_hook(hooks, "fire");
+    hook_report = get_hook(hooks, "report");
+    JS_FreeValue(ctx, hooks);
+    if (JS_IsException(hook_start) || JS_IsException(hook_resume) ||
+        JS_IsException(hook_fire) || JS_IsException(hook_report))
+        return fail_static(init_failed_json);
+    return PTCX_DONE;
+}
+
+/* report asks the prelude to describe an outcome and hand it to the host.
+ * The engine's memory limit is lifted meanwhile (the host's page limit still
+ * holds), so describing an out-of-memory failure does not itself run out of
+ * memory. */
+static int32_t report(int what, JSValue value)
+{
+    /* When the engine cannot even allocate the error for running out of
+     * memory, it throws null. */
+    if (what != PTCX_REPORT_RESULT && JS_IsNull(value) && ptcx_memory_exhausted())
+        what = PTCX_REPORT_MEMORY;
+    JSValue args[2] = {JS_NewInt32(ctx, what), value};
+    ptcx_set_memory_limit(0);
+    JSValue ret = JS_Call(ctx, hook_report, JS_UNDEFINED, 2, (JSValueConst *)args);
+    ptcx_set_memory_limit(memory_limit);
+    JS_FreeValue(ctx, value);
+    int32_t status = PTCX_ERROR;
+    if (JS_IsException(ret)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return fail_static(out_of_memory_json);
+    }
+    if (JS_ToInt32(ctx, &status, ret) || (status != PTCX_DONE && status != PTCX_ERROR))
+        status = PTCX_ERROR;
+    JS_FreeValue(ctx, ret);
+    return final_status = status;
+}
+
+/* settle runs queued jobs until none is left, then says where the program
+ * stands. Jobs only fail for uncatchable reasons (memory). */
+static int32_t settle(void)
+{
+    for (;;) {
+        JSContext *c;
+        int r = JS_ExecutePendingJob(rt, &c);
+        if (r == 0)
+            break;
+        if (r < 0)
+            return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    }
+    JSPromiseStateEnum state = JS_PromiseState(ctx, program);
+    if (state == JS_PROMISE_PENDING)
+        return PTCX_PENDING;
+    if (state == JS_PROMISE_REJECTED)
+        return report(PTCX_REPORT_THROWN, JS_PromiseResult(ctx, program));
+    JSValue unhandled = ptcx_first_unhandled(ctx);
+    if (!JS_IsUninitialized(unhandled))
+        return report(PTCX_REPORT_UNHANDLED, unhandled);
+    return report(PTCX_REPORT_RESULT, JS_PromiseResult(ctx, program));
+}
+
+/* compile wraps the body in an async function and compiles it. */
+static JSValue compile(const char *code, size_t len)
+{
+    size_t head = sizeof(wrapper_head) - 1, tail = sizeof(wrapper_tail) - 1;
+    char *src = js_malloc(ctx, head + len + tail + 1);
+    if (!src)
+        return JS_EXCEPTION;
+    memcpy(src, wrapper_head, head);
+    memcpy(src + head, code, len);
+    memcpy(src + head + len, wrapper_tail, tail + 1);
+    JSEvalOptions opts = {
+        .version = JS_EVAL_OPTIONS_VERSION,
+        .eval_flags = JS_EVAL_TYPE_GLOBAL,
+        .filename = "<program>",
+        .line_num = 1,
+    };
+    JSValue fn = JS_Eval2(ctx, src, head + len + tail, &opts);
+    js_free(ctx, src);
+    return fn;
+}
+
+/* ptcx_start runs the program described by the len bytes of JSON config at
+ * cfg (followed by a NUL) until it settles or waits. */
+PTCX_EXPORT("ptcx_start")
+int32_t ptcx_start(const char *cfg, size_t len)
+{
+    if (!ctx || final_status >= 0 || !JS_IsUndefined(program))
+        return fail_static("{\"kind\":\"exception\",\"message\":\"ptcx_start called out of order\"}");
+    JS_UpdateStackTop(rt);
+    ptcx_reseed_random();
+    JSValue config = JS_ParseJSON(ctx, cfg, len, "<config>");
+    if (JS_IsException(config))
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+
+    double limit = 0;
+    JSValue v = JS_GetPropertyStr(ctx, config, "memoryLimit");
+    if (JS_ToFloat64(ctx, &limit, v) == 0 && limit > 0)
+        memory_limit = (size_t)limit;
+    JS_FreeValue(ctx, v);
+    ptcx_set_memory_limit(memory_limit);
+
+    JSValue code = JS_Call(ctx, hook_start, JS_UNDEFINED, 1, (JSValueConst *)&config);
+    JS_FreeValue(ctx, config);
+    if (JS_IsException(code))
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    size_t code_len;
+    const char *text = JS_ToCStringLen(ctx, &code_len, code);
+    JS_FreeValue(ctx, code);
+    if (!text)
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    JSValue fn = compile(text, code_len);
+    JS_FreeCString(ctx, text);
+    if (JS_IsException(fn))
+        return report(PTCX_REPORT_SYNTAX, JS_GetException(ctx));
+
+    program = JS_Call(ctx, fn, JS_UNDEFINED, 0, NULL);
+    JS_FreeValue(ctx, fn);
+    if (JS_IsException(program)) {
+        /* The body escaped its wrapper and is not a function. */
+        program = JS_UNDEFINED;
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    }
+    if (JS_PromiseState(ctx, program) == JS_PROMISE_NOT_A_PROMISE) {
+        JSValue value = program;
+        program = JS_NULL;
+        return report(PTCX_REPORT_RESULT, value);
+    }
+    /* The body's own promise is observed here, not by a handler: a rejection
+     * of it is the program's failure, not an unhandled rejection. */
+    ptcx_forget_rejection(ctx, program);
+    return settle();
+}
+
+/* ptcx_resume settles the promise of nested call id. The len bytes at
+ * payload (followed by a NUL) are the result's JSON when ok is 1, or the
+ * failure message when ok is 0. */
+PTCX_EXPORT("ptcx_resume")
+int32_t ptcx_resume(int32_t id, int32_t ok, const char *payload, size_t len)
+{
+    if (final_status >= 0 || !JS_IsObject(program))
+        return final_status >= 0 ? final_status : fail_static("{\"kind\":\"exception\",\"message\":\"ptcx_resume called before ptcx_start\"}");
+    JS_UpdateStackTop(rt);
+    JSValue value;
+    int32_t settled_ok = ok;
+    if (!ok) {
+        value = JS_NewStringLen(ctx, payload ? payload : "", payload ? len : 0);
+    } else if (!payload || len == 0) {
+        value = JS_NULL;
+    } else {
+        value = JS_ParseJSON(ctx, payload, len, "<tool result>");
+        if (JS_IsException(value)) {
+            JS_FreeValue(ctx, JS_GetException(ctx));
+            value = JS_NewString(ctx, "the tool returned a value that is not valid JSON");
+            settled_ok = 0;
+        }
+    }
+    if (JS_IsException(value))
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    JSValue args[3] = {JS_NewInt32(ctx, id), JS_NewBool(ctx, settled_ok), value};
+    JSValue ret = JS_Call(ctx, hook_resume, JS_UNDEFINED, 3, (JSValueConst *)args);
+    JS_FreeValue(ctx, value);
+    if (JS_IsException(ret))
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    JS_FreeValue(ctx, ret);
+    return settle();
+}
+
+/* ptcx_timer runs the callback of timer id. */
+PTCX_EXPORT("ptcx_timer")
+int32_t ptcx_timer(int32_t id)
+{
+    if (final_status >= 0 || !JS_IsObject(program))
+        return final_status >= 0 ? final_status : fail_static("{\"kind\":\"exception\",\"message\":\"ptcx_timer called before ptcx_start\"}");
+    JS_UpdateStackTop(rt);
+    JSValue arg = JS_NewInt32(ctx, id);
+    JSValue ret = JS_Call(ctx, hook_fire, JS_UNDEFINED, 1, (JSValueConst *)&arg);
+    if (JS_IsException(ret))
+        return report(PTCX_REPORT_TIMER, JS_GetException(ctx));
+    JS_FreeValue(ctx, ret);
+    return settle();
+}

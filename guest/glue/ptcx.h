@@ -1,0 +1,82 @@
+/*
+ * ptcx.h: declarations shared by the guest glue (glue.c, natives.c).
+ *
+ * The ABI these files implement is documented in docs/abi.md; keep the two in
+ * step and bump PTCX_ABI_VERSION (and wasmhost's abiVersion) on any change.
+ */
+#ifndef PTCX_H
+#define PTCX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quickjs.h"
+
+#define PTCX_ABI_VERSION 1
+
+/* Statuses returned by ptcx_init, ptcx_start, ptcx_resume and ptcx_timer. */
+enum {
+    PTCX_DONE = 0,    /* settled with a result (ptcx.result called, or none) */
+    PTCX_PENDING = 1, /* waiting for nested calls or timers */
+    PTCX_ERROR = 2,   /* failed (ptcx.error called) */
+};
+
+/* What the glue asks the prelude's report hook to describe. */
+enum {
+    PTCX_REPORT_RESULT = 0,      /* the program's promise fulfilled */
+    PTCX_REPORT_THROWN = 1,      /* the program's promise rejected */
+    PTCX_REPORT_UNHANDLED = 2,   /* a promise rejection nobody handled */
+    PTCX_REPORT_SYNTAX = 3,      /* the program did not compile */
+    PTCX_REPORT_TIMER = 4,       /* a setTimeout callback threw */
+    PTCX_REPORT_MEMORY = 5,      /* out of memory, with no error to show */
+};
+
+#define PTCX_IMPORT(name) __attribute__((import_module("ptcx"), import_name(name)))
+#define PTCX_EXPORT(name) __attribute__((export_name(name)))
+
+/* Host imports (module "ptcx"); see docs/abi.md. */
+PTCX_IMPORT("call")
+int32_t ptcx_host_call(const char *name, size_t name_len, const char *args, size_t args_len);
+PTCX_IMPORT("log")
+void ptcx_host_log(int32_t level, const char *text, size_t len);
+PTCX_IMPORT("timer_set")
+int32_t ptcx_host_timer_set(int32_t delay_ms);
+PTCX_IMPORT("timer_clear")
+void ptcx_host_timer_clear(int32_t id);
+PTCX_IMPORT("result")
+void ptcx_host_result(const char *json, size_t len);
+PTCX_IMPORT("error")
+void ptcx_host_error(const char *json, size_t len);
+PTCX_IMPORT("poll")
+int32_t ptcx_host_poll(void);
+
+/* natives.c */
+
+/* ptcx_new_natives returns the object of native functions handed to the
+ * prelude (call, log, timerSet, timerClear, result, error). */
+JSValue ptcx_new_natives(JSContext *ctx);
+
+/* ptcx_install_random replaces Math.random with a generator that
+ * ptcx_reseed_random seeds from the host's random source. */
+int ptcx_install_random(JSContext *ctx);
+void ptcx_reseed_random(void);
+
+/* The rejection tracker remembers rejected promises that have no handler. */
+void ptcx_track_rejection(JSContext *ctx, JSValueConst promise, JSValueConst reason,
+                          bool is_handled, void *opaque);
+/* ptcx_forget_rejection drops promise from the tracked set, if present. */
+void ptcx_forget_rejection(JSContext *ctx, JSValueConst promise);
+/* ptcx_first_unhandled returns (a new reference to) the reason of the
+ * oldest unhandled rejection, or JS_UNINITIALIZED when there is none. */
+JSValue ptcx_first_unhandled(JSContext *ctx);
+
+/* memory.c */
+
+/* ptcx_malloc_functions allocate the engine's memory within the limit set
+ * by ptcx_set_memory_limit (0: none). */
+extern const JSMallocFunctions ptcx_malloc_functions;
+void ptcx_set_memory_limit(size_t bytes);
+/* ptcx_memory_exhausted reports whether an allocation was ever refused. */
+bool ptcx_memory_exhausted(void);
+
+#endif

@@ -1,0 +1,620 @@
+// prelude.js: the JavaScript half of the ptcx guest, embedded into guest.wasm
+// by build.sh and evaluated once per instance by glue.c (ptcx_init).
+//
+// It is a single function expression. The glue calls it with the natives
+// object (call, log, timerSet, timerClear, result, error; see natives.c) and
+// keeps the hooks it returns (start, resume, fire, report). Programs see only
+// what it installs on the global object: tools, ToolCallError, console,
+// setTimeout and clearTimeout. See docs/abi.md.
+//
+// Everything the prelude needs later is captured here, before any program
+// code runs, and nothing it uses afterwards goes through a prototype a
+// program could replace: a program can only break itself, never the way its
+// own nested calls are checked, dispatched, resolved or reported.
+(function (natives) {
+  "use strict";
+
+  const G = globalThis;
+  const O = Object;
+  const { create, defineProperty, freeze, getPrototypeOf, keys, getOwnPropertyDescriptor, is } = O;
+  const ObjectProto = O.prototype;
+  const ErrorProto = Error.prototype;
+  const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const RangeErrorCtor = RangeError;
+  const PromiseCtor = Promise;
+  const ProxyCtor = Proxy;
+  const isArray = Array.isArray;
+  const stringify = JSON.stringify;
+  const toStr = String;
+  const isFinite = Number.isFinite;
+  const apply = Reflect.apply;
+  const floor = Math.floor;
+  const uncurry = (f) => (self, ...args) => apply(f, self, args);
+  const strSlice = uncurry(String.prototype.slice);
+  const strIndexOf = uncurry(String.prototype.indexOf);
+  const strSplit = uncurry(String.prototype.split);
+  const regexpExec = uncurry(RegExp.prototype.exec);
+  const regexpSource = uncurry(getOwnPropertyDescriptor(RegExp.prototype, "source").get);
+  const regexpFlags = uncurry(getOwnPropertyDescriptor(RegExp.prototype, "flags").get);
+  const dateGetTime = uncurry(Date.prototype.getTime);
+  const dateToISOString = uncurry(Date.prototype.toISOString);
+  const mapSize = uncurry(getOwnPropertyDescriptor(Map.prototype, "size").get);
+  const mapForEach = uncurry(Map.prototype.forEach);
+  const setSize = uncurry(getOwnPropertyDescriptor(Set.prototype, "size").get);
+  const setForEach = uncurry(Set.prototype.forEach);
+  const natCall = natives.call;
+  const natLog = natives.log;
+  const natTimerSet = natives.timerSet;
+  const natTimerClear = natives.timerClear;
+  const natResult = natives.result;
+  const natError = natives.error;
+
+  const DONE = 0;
+  const ERROR = 2;
+  // Report codes: PTCX_REPORT_* in ptcx.h.
+  const REPORT_RESULT = 0, REPORT_THROWN = 1, REPORT_UNHANDLED = 2, REPORT_SYNTAX = 3, REPORT_TIMER = 4,
+    REPORT_MEMORY = 5;
+  // Refusal codes of natives.call and natives.timerSet: docs/abi.md.
+  const REFUSED_PENDING = -1, REFUSED_TOTAL = -2, REFUSED_TIMERS = -3;
+  // Columns on line 1 of the program are offset by the wrapper in glue.c.
+  const WRAPPER_HEAD = "(async function(){".length;
+  const MAX_JSON_DEPTH = 100;
+  const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+  let limits = { maxPendingCalls: 0, maxCalls: 0, maxTimers: 0, memoryBytes: 0 };
+
+  // ---- Plain JSON: checking and encoding in one pass. ----
+
+  // BadJSON is thrown inside jsonOf; path segments are added while the
+  // error unwinds, so a value that is fine costs no path building.
+  class BadJSON {
+    constructor(reason) {
+      this.reason = reason;
+      this.path = [];
+    }
+  }
+
+  function accessor(key) {
+    return regexpExec(identifier, key) !== null ? "." + key : "[" + stringify(key) + "]";
+  }
+
+  function errorText(e) {
+    try {
+      if (isErrorLike(e)) return toStr(e.name) + ": " + toStr(e.message);
+      return render(e, 1, []);
+    } catch {
+      return "an unreadable error";
+    }
+  }
+
+  // describeKind names what a non-plain object is, for messages.
+  function describeKind(v) {
+    try {
+      dateGetTime(v);
+      return "a Date (convert it with toISOString())";
+    } catch {}
+    try {
+      mapSize(v);
+      return "a Map (convert it with Object.fromEntries())";
+    } catch {}
+    try {
+      setSize(v);
+      return "a Set (convert it with Array.from())";
+    } catch {}
+    const name = constructorName(v);
+    if (name === "Promise") return "a Promise (await it first)";
+    return name ? "an instance of " + name + ", not a plain object or array" : "not a plain object or array";
+  }
+
+  // jsonOf returns the JSON text of v, or throws BadJSON. In results
+  // (omitUndefined) an undefined property is left out, as JSON.stringify
+  // does; in tool arguments it is refused.
+  function jsonOf(v, omitUndefined, ancestors, depth) {
+    switch (typeof v) {
+      case "string":
+        return stringify(v);
+      case "number":
+        if (isFinite(v)) return toStr(v);
+        throw new BadJSON("is " + toStr(v) + ", which JSON cannot represent");
+      case "boolean":
+        return v ? "true" : "false";
+      case "undefined":
+        throw new BadJSON("is undefined, which JSON cannot represent (leave it out or use null)");
+      case "function":
+        throw new BadJSON("is a function");
+      case "bigint":
+        throw new BadJSON("is a BigInt (" + toStr(v) + "n); convert it to a number or a string");
+      case "symbol":
+        throw new BadJSON("is a symbol");
+    }
+    if (v === null) return "null";
+    for (let i = 0; i < depth; i++) {
+      if (ancestors[i] === v) throw new BadJSON("is a circular reference to one of its parents");
+    }
+    if (depth >= MAX_JSON_DEPTH) throw new BadJSON("is nested more than " + MAX_JSON_DEPTH + " levels deep");
+    let proto;
+    try {
+      proto = getPrototypeOf(v);
+    } catch (e) {
+      throw new BadJSON("could not be inspected: " + errorText(e));
+    }
+    ancestors[depth] = v;
+    let out, key;
+    try {
+      if (isArray(v)) {
+        out = "[";
+        const n = v.length;
+        for (key = 0; key < n; key++) {
+          if (key > 0) out += ",";
+          out += jsonOf(read(v, key), false, ancestors, depth + 1);
+        }
+        out += "]";
+      } else if (proto === ObjectProto || proto === null) {
+        out = "{";
+        const names = keys(v);
+        let first = true;
+        for (let i = 0; i < names.length; i++) {
+          key = names[i];
+          const x = read(v, key);
+          if (x === undefined && omitUndefined) continue;
+          const text = jsonOf(x, omitUndefined, ancestors, depth + 1);
+          out += (first ? "" : ",") + stringify(key) + ":" + text;
+          first = false;
+        }
+        out += "}";
+      } else {
+        key = undefined;
+        throw new BadJSON("is " + describeKind(v));
+      }
+    } catch (e) {
+      if (!(e instanceof BadJSON)) e = new BadJSON("could not be encoded: " + errorText(e));
+      if (key !== undefined) {
+        const path = e.path;
+        path[path.length] = typeof key === "number" ? "[" + key + "]" : accessor(key);
+      }
+      throw e;
+    }
+    ancestors[depth] = undefined;
+    return out;
+  }
+
+  function read(v, key) {
+    try {
+      return v[key];
+    } catch (e) {
+      throw new BadJSON("could not be read (" + errorText(e) + ")");
+    }
+  }
+
+  function pathText(root, e) {
+    if (!(e instanceof BadJSON)) return root + " could not be encoded: " + errorText(e);
+    let path = root;
+    for (let i = e.path.length - 1; i >= 0; i--) path += e.path[i];
+    return path + " " + e.reason;
+  }
+
+  // ---- Rendering values for console output. ----
+
+  const RENDER_DEPTH = 4, RENDER_ITEMS = 100, RENDER_STRING = 1000, RENDER_TOTAL = 10000;
+
+  function constructorName(v) {
+    try {
+      const proto = getPrototypeOf(v);
+      if (proto === null || proto === ObjectProto) return "";
+      const d = getOwnPropertyDescriptor(proto, "constructor");
+      const name = d && typeof d.value === "function" ? d.value.name : "";
+      return typeof name === "string" ? name : "";
+    } catch {
+      return "";
+    }
+  }
+
+  function isErrorLike(v) {
+    try {
+      for (let p = getPrototypeOf(v); p !== null; p = getPrototypeOf(p)) {
+        if (p === ErrorProto) return true;
+      }
+    } catch {}
+    return false;
+  }
+
+  function quote(s) {
+    if (s.length > RENDER_STRING) {
+      return stringify(strSlice(s, 0, RENDER_STRING)) + "... (" + (s.length - RENDER_STRING) + " more characters)";
+    }
+    return stringify(s);
+  }
+
+  function renderKey(k) {
+    return regexpExec(identifier, k) !== null ? k : stringify(k);
+  }
+
+  function render(v, depth, seen) {
+    switch (typeof v) {
+      case "string":
+        return quote(v);
+      case "number":
+        return is(v, -0) ? "-0" : toStr(v);
+      case "bigint":
+        return toStr(v) + "n";
+      case "symbol":
+        return toStr(v);
+      case "undefined":
+        return "undefined";
+      case "boolean":
+        return v ? "true" : "false";
+      case "function": {
+        let name = "";
+        try {
+          name = v.name;
+        } catch {}
+        return "[Function: " + (typeof name === "string" && name ? name : "(anonymous)") + "]";
+      }
+    }
+    if (v === null) return "null";
+    const n = seen.length;
+    for (let i = 0; i < n; i++) if (seen[i] === v) return "[Circular]";
+    seen[n] = v;
+    try {
+      return renderObject(v, depth, seen);
+    } catch {
+      return "[object that could not be inspected]";
+    } finally {
+      seen.length = n;
+    }
+  }
+
+  function renderError(v, depth) {
+    const head = toStr(v.name) + ": " + toStr(v.message);
+    if (depth > 0) return "[" + head + "]";
+    const stack = cleanStack(v.stack);
+    return stack ? head + "\n" + stack : head;
+  }
+
+  function renderList(open, items, total, close) {
+    let s = open;
+    for (let i = 0; i < items.length; i++) s += (i ? ", " : "") + items[i];
+    if (total > items.length) s += (items.length ? ", " : "") + "... " + (total - items.length) + " more";
+    return s + close;
+  }
+
+  function renderObject(v, depth, seen) {
+    if (isErrorLike(v)) return renderError(v, depth);
+    try {
+      const t = dateGetTime(v);
+      return t === t ? dateToISOString(v) : "Invalid Date";
+    } catch {}
+    try {
+      return "/" + regexpSource(v) + "/" + regexpFlags(v);
+    } catch {}
+    const name = constructorName(v);
+    const deeper = depth + 1;
+    if (isArray(v)) {
+      if (depth >= RENDER_DEPTH) return "[Array]";
+      const n = v.length, items = [];
+      for (let i = 0; i < n && i < RENDER_ITEMS; i++) items[i] = render(v[i], deeper, seen);
+      return renderList("[", items, n, "]");
+    }
+    let size = -1, forEach, isMap = false;
+    try {
+      size = mapSize(v);
+      forEach = mapForEach;
+      isMap = true;
+    } catch {
+      try {
+        size = setSize(v);
+        forEach = setForEach;
+      } catch {}
+    }
+    if (size >= 0) {
+      if (depth >= RENDER_DEPTH) return "[" + name + "]";
+      const items = [];
+      forEach(v, (value, key) => {
+        if (items.length < RENDER_ITEMS) {
+          items[items.length] = isMap ? render(key, deeper, seen) + " => " + render(value, deeper, seen) : render(value, deeper, seen);
+        }
+      });
+      return renderList(name + "(" + size + ") {", items, size, "}");
+    }
+    if (depth >= RENDER_DEPTH) return "[" + (name || "Object") + "]";
+    const names = keys(v), items = [];
+    for (let i = 0; i < names.length && i < RENDER_ITEMS; i++) {
+      const d = getOwnPropertyDescriptor(v, names[i]);
+      let shown;
+      if (d === undefined) continue;
+      if (d.get || d.set) shown = d.get && d.set ? "[Getter/Setter]" : d.get ? "[Getter]" : "[Setter]";
+      else shown = render(d.value, deeper, seen);
+      items[items.length] = renderKey(names[i]) + ": " + shown;
+    }
+    return (name ? name + " " : "") + renderList("{", items, names.length, "}");
+  }
+
+  function format(args) {
+    let line = "";
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      let s = typeof a === "string" ? a : render(a, 0, []);
+      if (typeof a !== "string" && s.length > RENDER_TOTAL) {
+        s = strSlice(s, 0, RENDER_TOTAL) + "... (" + (s.length - RENDER_TOTAL) + " more characters)";
+      }
+      line += (i ? " " : "") + s;
+    }
+    return line;
+  }
+
+  // cleanStack drops the prelude's frames and fixes columns on line 1.
+  function cleanStack(stack) {
+    if (typeof stack !== "string") return "";
+    const lines = strSplit(stack, "\n");
+    let out = "";
+    for (let i = 0; i < lines.length; i++) {
+      let l = lines[i];
+      if (l === "" || strIndexOf(l, "<prelude>") >= 0) continue;
+      const at = strIndexOf(l, "<program>:1:");
+      if (at >= 0) {
+        const start = at + "<program>:1:".length;
+        let end = start;
+        while (end < l.length && l[end] >= "0" && l[end] <= "9") end++;
+        const col = +strSlice(l, start, end) - WRAPPER_HEAD;
+        l = strSlice(l, 0, start) + toStr(col > 0 ? col : 1) + strSlice(l, end);
+      }
+      out += (out ? "\n" : "") + l;
+    }
+    return out;
+  }
+
+  // ---- ToolCallError and tools. ----
+
+  class ToolCallError extends ErrorCtor {
+    constructor(message, toolName) {
+      super(message);
+      defineProperty(this, "toolName", { value: toStr(toolName), enumerable: true });
+    }
+  }
+  defineProperty(ToolCallError.prototype, "name", { value: "ToolCallError" });
+  freeze(ToolCallError.prototype);
+  freeze(ToolCallError);
+
+  const calls = create(null);
+
+  function rejected(e) {
+    return new PromiseCtor((_, reject) => reject(e));
+  }
+
+  function refusal(name, code) {
+    switch (code) {
+      case REFUSED_PENDING:
+        return "too many nested calls pending at once (the limit is " + limits.maxPendingCalls +
+          "): await some of them before starting more";
+      case REFUSED_TOTAL:
+        return "this program reached its limit of " + limits.maxCalls + " nested calls";
+    }
+    return "the host refused the call (code " + code + ")";
+  }
+
+  function callTool(name, args) {
+    let json = "{}";
+    if (args !== undefined) {
+      try {
+        json = jsonOf(args, false, [], 0);
+      } catch (e) {
+        return rejected(new TypeErrorCtor("tools" + accessor(name) + ": the arguments are not plain JSON: " + pathText("args", e)));
+      }
+    }
+    const id = natCall(name, json);
+    if (id <= 0) return rejected(new ToolCallError(refusal(name, id), name));
+    return new PromiseCtor((resolve, reject) => {
+      calls[id] = { resolve, reject, name };
+    });
+  }
+
+  function makeTool(name) {
+    const tool = function (args) {
+      return callTool(name, args);
+    };
+    defineProperty(tool, "name", { value: name });
+    return freeze(tool);
+  }
+
+  // Names a program may probe on tools without it being an error: promise
+  // detection (then), serialisation and conversions.
+  const probes = freeze({ __proto__: null, then: 1, toJSON: 1, constructor: 1, valueOf: 1, toString: 1 });
+
+  function unbound(bound, key) {
+    if (key === "run_code") return "tools.run_code is not available: run_code cannot be called from inside a program";
+    const names = keys(bound);
+    let list = "";
+    for (let i = 0; i < names.length && i < 20; i++) list += (i ? ", " : "") + names[i];
+    if (names.length > 20) list += ", and " + (names.length - 20) + " more";
+    return "tools" + accessor(key) + " is not a bound tool; " +
+      (names.length ? "the bound tools are: " + list : "no tools are bound to this program");
+  }
+
+  function makeTools(names) {
+    const bound = create(null);
+    for (let i = 0; i < names.length; i++) bound[names[i]] = makeTool(toStr(names[i]));
+    freeze(bound);
+    const readOnly = () => {
+      throw new TypeErrorCtor("tools is read-only");
+    };
+    return new ProxyCtor(bound, freeze({
+      get(target, key) {
+        if (typeof key !== "string") return undefined;
+        const f = target[key];
+        if (f !== undefined || probes[key] === 1) return f;
+        throw new TypeErrorCtor(unbound(target, key));
+      },
+      set: readOnly,
+      defineProperty: readOnly,
+      deleteProperty: readOnly,
+    }));
+  }
+
+  // ---- console and timers. ----
+
+  function logger(level) {
+    return function (...args) {
+      natLog(level, format(args));
+    };
+  }
+  const consoleObject = freeze({
+    __proto__: null,
+    log: logger(0),
+    info: logger(1),
+    debug: logger(2),
+    warn: logger(3),
+    error: logger(4),
+  });
+
+  const timers = create(null);
+
+  function setTimeout(callback, delay, ...args) {
+    if (typeof callback !== "function") {
+      throw new TypeErrorCtor("setTimeout: the callback must be a function");
+    }
+    let ms = +delay;
+    if (!(ms > 0)) ms = 0;
+    if (ms > 2147483647) ms = 2147483647;
+    const id = natTimerSet(floor(ms));
+    if (id <= 0) {
+      throw new RangeErrorCtor(id === REFUSED_TIMERS
+        ? "setTimeout: too many pending timers (the limit is " + limits.maxTimers + ")"
+        : "setTimeout: the host refused the timer (code " + id + ")");
+    }
+    timers[id] = { callback, args };
+    return id;
+  }
+
+  function clearTimeout(id) {
+    if (typeof id === "number" && timers[id] !== undefined) {
+      delete timers[id];
+      natTimerClear(id);
+    }
+  }
+
+  function global(name, value) {
+    defineProperty(G, name, { value, writable: false, enumerable: false, configurable: false });
+  }
+  global("console", consoleObject);
+  global("ToolCallError", ToolCallError);
+  global("setTimeout", freeze(setTimeout));
+  global("clearTimeout", freeze(clearTimeout));
+
+  // ---- Reporting outcomes. ----
+
+  const MAX_REPORT = 10000;
+
+  function cap(s) {
+    return s.length > MAX_REPORT ? strSlice(s, 0, MAX_REPORT) + "... (" + (s.length - MAX_REPORT) + " more characters)" : s;
+  }
+
+  function fail(kind, message, stack, line, column) {
+    const e = create(null);
+    e.kind = kind;
+    e.message = cap(message);
+    if (stack) e.stack = cap(stack);
+    if (line > 0) {
+      e.line = line;
+      e.column = column;
+    }
+    natError(stringify(e));
+    return ERROR;
+  }
+
+  function mib(n) {
+    return n >= 1048576 ? floor(n / 1048576) + " MiB" : n + " bytes";
+  }
+
+  function failMemory(prefix) {
+    return fail("memory", prefix + "out of memory: the program needs more than its memory limit of " + mib(limits.memoryBytes));
+  }
+
+  function failThrown(prefix, v) {
+    if (!isErrorLike(v)) {
+      return fail("exception", prefix + "the program threw a value that is not an Error: " + render(v, 1, []));
+    }
+    let name = "Error", message = "", stack = "";
+    try {
+      name = toStr(v.name);
+      message = toStr(v.message);
+      stack = cleanStack(v.stack);
+    } catch {}
+    if (name === "InternalError" && message === "out of memory") return failMemory(prefix);
+    return fail("exception", prefix + name + ": " + message, stack);
+  }
+
+  function failSyntax(v) {
+    if (!isErrorLike(v) || v.name !== "SyntaxError") return failThrown("", v);
+    const m = regexpExec(/<program>:(\d+):(\d+)/, toStr(v.stack));
+    let line = 0, column = 0, where = "";
+    if (m !== null) {
+      line = +m[1];
+      column = +m[2];
+      if (line === 1) column = column > WRAPPER_HEAD ? column - WRAPPER_HEAD : 1;
+      where = " (line " + line + ", column " + column + ")";
+    }
+    return fail("syntax", "SyntaxError: " + toStr(v.message) + where, "", line, column);
+  }
+
+  function finish(value) {
+    if (value === undefined) return DONE;
+    let json;
+    try {
+      json = jsonOf(value, true, [], 0);
+    } catch (e) {
+      return fail("invalid-output", "the program's result is not JSON: " + pathText("result", e));
+    }
+    natResult(json);
+    return DONE;
+  }
+
+  // ---- Hooks for the glue. ----
+
+  return freeze({
+    __proto__: null,
+    // start installs tools and returns the program's code.
+    start(config) {
+      limits = {
+        maxPendingCalls: config.maxPendingCalls | 0,
+        maxCalls: config.maxCalls | 0,
+        maxTimers: config.maxTimers | 0,
+        memoryBytes: +config.memoryBytes || 0,
+      };
+      global("tools", makeTools(isArray(config.tools) ? config.tools : []));
+      return toStr(config.code);
+    },
+    resume(id, ok, value) {
+      const c = calls[id];
+      if (c === undefined) return;
+      delete calls[id];
+      if (ok) c.resolve(value);
+      else c.reject(new ToolCallError(toStr(value), c.name));
+    },
+    fire(id) {
+      const t = timers[id];
+      if (t === undefined) return;
+      delete timers[id];
+      const callback = t.callback, args = t.args;
+      // A direct call when there are no arguments keeps the stack free of
+      // the prelude's frames (they are filtered out; apply's is not).
+      if (args.length === 0) callback();
+      else apply(callback, undefined, args);
+    },
+    report(what, value) {
+      switch (what) {
+        case REPORT_RESULT:
+          return finish(value);
+        case REPORT_SYNTAX:
+          return failSyntax(value);
+        case REPORT_UNHANDLED:
+          return failThrown("unhandled promise rejection: ", value);
+        case REPORT_TIMER:
+          return failThrown("uncaught exception in a setTimeout callback: ", value);
+        case REPORT_MEMORY:
+          return failMemory("");
+      }
+      return failThrown("", value);
+    },
+  });
+});

@@ -1,0 +1,272 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+// DefaultTimeout bounds one call to an upstream, and its start (initialise
+// and list its tools), when Upstream leaves them zero.
+const DefaultTimeout = 60 * time.Second
+
+// Upstream is an MCP server to bridge: a command speaking MCP over stdio.
+// The zero values of the optional fields mean the documented defaults.
+type Upstream struct {
+	// Command is the argv of the server (Command[0] is looked up in PATH).
+	Command []string
+	// Prefix names the upstream: its tools are registered as
+	// "<prefix>.<tool>". "" derives it from the command (see Connect).
+	Prefix string
+	// Timeout bounds one call (default 60s). A call that overruns is
+	// cancelled upstream and fails with TOOL_TIMEOUT.
+	Timeout time.Duration
+	// StartTimeout bounds starting the server: the MCP handshake and
+	// listing its tools (default 60s).
+	StartTimeout time.Duration
+}
+
+// Bridge is a connected upstream whose tools are registered in a registry.
+// It is safe for concurrent use: many calls may be in flight at once over
+// the one upstream process.
+type Bridge struct {
+	label                 string // `upstream "fs"`, how messages name it
+	argv                  []string
+	timeout, startTimeout time.Duration
+	tools                 []string
+	warnings              []string
+	now                   func() time.Time
+
+	closing   chan struct{} // closed when Close starts: a start in progress gives up
+	closeOnce sync.Once
+
+	// lock is a one-slot semaphore guarding the fields below; a caller
+	// waiting for it (while another restarts the upstream) honours its
+	// context.
+	lock      chan struct{}
+	sess      *session // nil, or the current session (possibly dead)
+	closed    bool
+	deaths    int       // sessions in a row that died before answering a call
+	lastStart time.Time // when the last session was started
+	lastCause string    // how the last session died
+}
+
+// Connect starts the upstream, lists its tools (all pages), and registers
+// each into reg on scope as "<prefix>.<tool>", with its input schema, its
+// output schema where it has one, and ConcurrencySafe set from the MCP
+// annotation readOnlyHint. Each tool's body calls the upstream's tools/call
+// with the arguments as the executor validated them.
+//
+// The prefix is u.Prefix, which must match ^[A-Za-z_][A-Za-z0-9_.-]{0,31}$,
+// or else derived from the command: the base name of Command[0] without an
+// extension or version, or for a launcher (npx, pnpx, bunx, uvx, node,
+// python, python3) of its first argument that is not a flag, with
+// characters a tool name cannot hold replaced by "_".
+//
+// A tool whose name cannot be used as is gets a sanitised name (see
+// Warnings); a tool whose schema the registry cannot compile is skipped
+// with a warning. A name already registered on scope's chain fails Connect
+// before anything is registered. An upstream that cannot be started or does
+// not complete the handshake fails Connect with the end of its stderr in the
+// message, and nothing is left running.
+//
+// The tools stay registered after Close (a registry cannot forget a tool);
+// calling them then fails with a clear message.
+func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstream) (*Bridge, error) {
+	if reg == nil {
+		return nil, errors.New("mcpbridge: nil registry")
+	}
+	if len(u.Command) == 0 || u.Command[0] == "" {
+		return nil, errors.New("mcpbridge: the upstream has no command")
+	}
+	if _, err := reg.Bindable(scope); err != nil {
+		return nil, fmt.Errorf("mcpbridge: %w", err)
+	}
+	prefix := u.Prefix
+	if prefix == "" {
+		prefix = derivePrefix(u.Command)
+	} else if !validPrefix.MatchString(prefix) {
+		return nil, fmt.Errorf("mcpbridge: invalid prefix %q: must match %s", prefix, validPrefix)
+	}
+	b := &Bridge{
+		label:        fmt.Sprintf("upstream %q", prefix),
+		argv:         slices.Clone(u.Command),
+		timeout:      orDefault(u.Timeout),
+		startTimeout: orDefault(u.StartTimeout),
+		now:          time.Now,
+		closing:      make(chan struct{}),
+		lock:         make(chan struct{}, 1),
+	}
+	fail := func(err error) (*Bridge, error) {
+		_ = b.Close()
+		return nil, fmt.Errorf("mcpbridge: %s (%s): %w", b.label, strings.Join(b.argv, " "), err)
+	}
+
+	b.lastStart = b.now()
+	s, err := startSession(ctx, b.argv, b.startTimeout)
+	if err != nil {
+		return fail(fmt.Errorf("did not start: %w", err))
+	}
+	b.sess = s
+	listed, err := listTools(ctx, s, b.startTimeout)
+	if err != nil {
+		return fail(err)
+	}
+	tools, err := b.definitions(prefix, listed)
+	if err != nil {
+		return fail(err)
+	}
+	for _, t := range tools {
+		if _, taken := reg.Get(scope, t.Name); taken {
+			return fail(fmt.Errorf("tool %q is already registered for scope %q: give this upstream another prefix", t.Name, scope))
+		}
+	}
+	for _, t := range tools {
+		err := reg.Register(scope, t)
+		switch {
+		case registry.CodeOf(err) == registry.CodeUnsupportedSchema:
+			b.warnings = append(b.warnings, fmt.Sprintf("%s: tool %q skipped: %v", b.label, t.Name, err))
+		case err != nil:
+			return fail(fmt.Errorf("registering %q (tools registered before it stay, failing): %w", t.Name, err))
+		default:
+			b.tools = append(b.tools, t.Name)
+		}
+	}
+	slices.Sort(b.tools)
+	return b, nil
+}
+
+// listTools lists every tool of the upstream, following pages.
+func listTools(ctx context.Context, s *session, timeout time.Duration) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var out []*mcp.Tool
+	for t, err := range s.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("listing its tools failed: %s", s.failure(ctx, err, "tools/list", timeout))
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// definitions turns the upstream's tools into registry tools, named by
+// assignNames.
+func (b *Bridge) definitions(prefix string, listed []*mcp.Tool) ([]registry.Tool, error) {
+	var names []string
+	for _, t := range listed {
+		names = append(names, t.Name)
+	}
+	n := assignNames(b.label, prefix, names)
+	b.warnings = append(b.warnings, n.warnings...)
+	var out []registry.Tool
+	seen := map[string]bool{}
+	for _, t := range listed {
+		name, ok := n.names[t.Name]
+		if !ok || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		in, err := inputSchema(t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("the input schema of %q: %w", t.Name, err)
+		}
+		var outSchema json.RawMessage
+		if t.OutputSchema != nil {
+			if outSchema, err = json.Marshal(t.OutputSchema); err != nil {
+				return nil, fmt.Errorf("the output schema of %q: %w", t.Name, err)
+			}
+		}
+		desc := t.Description
+		if desc == "" {
+			desc = t.Title
+		}
+		out = append(out, registry.Tool{
+			Name:            name,
+			Description:     desc,
+			InputSchema:     in,
+			OutputSchema:    outSchema,
+			ConcurrencySafe: t.Annotations != nil && t.Annotations.ReadOnlyHint,
+			Body:            b.body(t.Name, outSchema != nil),
+		})
+	}
+	return out, nil
+}
+
+// inputSchema is the upstream's input schema as JSON. MCP requires
+// "type": "object"; a schema that omits "type" altogether (as some servers
+// do for tools without arguments) gets it, anything else is left for the
+// registry to judge.
+func inputSchema(s any) (json.RawMessage, error) {
+	if s == nil {
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	if m, ok := s.(map[string]any); ok {
+		if _, has := m["type"]; !has {
+			withType := make(map[string]any, len(m)+1)
+			for k, v := range m {
+				withType[k] = v
+			}
+			withType["type"] = "object"
+			s = withType
+		}
+	}
+	return json.Marshal(s)
+}
+
+// Tools returns the registered tool names, sorted.
+func (b *Bridge) Tools() []string { return slices.Clone(b.tools) }
+
+// Warnings returns what Connect had to change or skip: renamed tools, tools
+// whose schemas the registry cannot compile.
+func (b *Bridge) Warnings() []string { return slices.Clone(b.warnings) }
+
+// Close stops the upstream (its stdin is closed, then it gets SIGTERM, then
+// SIGKILL, with its whole process group) and waits until no process is
+// left. Calls in flight fail; later calls fail saying the bridge is closed.
+// Close may be called more than once.
+func (b *Bridge) Close() error {
+	b.closeOnce.Do(func() { close(b.closing) })
+	b.lock <- struct{}{}
+	s := b.sess
+	b.sess, b.closed = nil, true
+	<-b.lock
+	if s != nil {
+		s.stop()
+	}
+	return nil
+}
+
+// isClosing reports whether Close was called.
+func (b *Bridge) isClosing() bool {
+	select {
+	case <-b.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+func orDefault(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultTimeout
+	}
+	return d
+}
+
+// seconds formats a duration for a message: "60s", "1.5s", "250ms".
+func seconds(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}

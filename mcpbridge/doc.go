@@ -1,0 +1,47 @@
+// Package mcpbridge brings the tools of any MCP server into a ptcx registry
+// ("code mode" for MCP): Connect starts the server as a subprocess over
+// stdio, imports its tools under a prefix, and each imported tool's body
+// calls the server. A run_code program can then call several upstream tools
+// in one run, in parallel where the server marks them read-only.
+//
+// # Import
+//
+// Each upstream tool is registered as "<prefix>.<tool>" with the upstream's
+// description, input schema and (where given) output schema; MCP's
+// readOnlyHint annotation makes it concurrency-safe. Names that are not
+// valid ptcx tool names are sanitised deterministically, and a tool whose
+// schema the registry cannot compile is skipped; both are reported by
+// Bridge.Warnings rather than failing the bridge. The tool list is read once,
+// at Connect.
+//
+// # Results
+//
+// An upstream result's structuredContent is the tool's value; without it,
+// the value is the text contents joined by newlines (a non-text item shows
+// as a placeholder such as "[image/png, 1234 bytes]"). isError is a
+// TOOL_FAILED error whose message is the upstream's text.
+//
+// # Failures
+//
+// Everything that can go wrong with the upstream is a tool error with a
+// clear message, never a hang or a panic:
+//
+//   - it exits (a crash): the call in flight fails with how it exited and
+//     the end of its stderr, and the next call starts it again (lazily; an
+//     upstream that keeps dying before answering anything is restarted with
+//     a growing delay, and calls in between say so);
+//   - it does not answer within Upstream.Timeout: TOOL_TIMEOUT, the request
+//     is cancelled upstream (notifications/cancelled), and if it does not
+//     answer a ping either it is stopped and the next call starts it again;
+//   - it writes something that is not a JSON-RPC message to stdout: the
+//     session is over (nothing after garbage can be trusted), the call fails
+//     quoting what it wrote, and the next call starts it again;
+//   - it cannot be started or does not complete the handshake: Connect (or
+//     the restarting call) fails with the end of its stderr.
+//
+// Cancelling a call's context cancels the request upstream. Each upstream
+// runs in its own process group, which is killed when it dies, when it is
+// stopped and on Close, so no process is left behind.
+//
+// The package imports registry and the MCP SDK.
+package mcpbridge

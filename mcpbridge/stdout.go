@@ -1,0 +1,133 @@
+package mcpbridge
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxLineBytes is the longest message an upstream may write, the SDK's
+// default frame limit.
+const maxLineBytes = mcp.DefaultMaxLineLength
+
+// errBroken is what the guard's Read returns once the upstream broke the
+// protocol; the session's cause says how.
+var errBroken = errors.New("the upstream broke the protocol")
+
+// stdoutGuard sits between an upstream's stdout and the SDK. It hands the
+// SDK one JSON-RPC message at a time, and ends the stream at the first line
+// that is not one: an MCP server's stdout carries only protocol messages,
+// and what follows garbage cannot be trusted. Either way it records why the
+// stream ended and closes ended before the SDK sees the end, so that a call
+// that fails because of it finds the cause already recorded.
+type stdoutGuard struct {
+	src     *bufio.Reader
+	closer  io.Closer
+	pending []byte
+
+	once  sync.Once
+	ended chan struct{}
+	cause string // set before ended is closed: "" for the end of input
+}
+
+func newStdoutGuard(stdout io.ReadCloser) *stdoutGuard {
+	return &stdoutGuard{src: bufio.NewReader(stdout), closer: stdout, ended: make(chan struct{})}
+}
+
+func (g *stdoutGuard) Read(p []byte) (int, error) {
+	for len(g.pending) == 0 {
+		line, err := readLine(g.src, maxLineBytes)
+		if errors.Is(err, errLineTooLong) {
+			g.end(fmt.Sprintf("it wrote a line of more than %d bytes to stdout", maxLineBytes))
+			return 0, errBroken
+		}
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+			if why := notJSONRPC(trimmed); why != "" {
+				g.end(fmt.Sprintf("it wrote %s to stdout, where only JSON-RPC messages may go: %s", why, quoteStart(trimmed)))
+				return 0, errBroken
+			}
+			g.pending = append(trimmed, '\n')
+		}
+		if err != nil && len(g.pending) == 0 {
+			g.end("")
+			return 0, err
+		}
+	}
+	n := copy(p, g.pending)
+	g.pending = g.pending[n:]
+	return n, nil
+}
+
+// Close closes the upstream's stdout (our end).
+func (g *stdoutGuard) Close() error { return g.closer.Close() }
+
+func (g *stdoutGuard) end(cause string) {
+	g.once.Do(func() {
+		g.cause = cause
+		close(g.ended)
+	})
+}
+
+// hasEnded reports whether the stream ended, and the protocol violation that
+// ended it ("" for the end of input or a read error).
+func (g *stdoutGuard) hasEnded() (cause string, ended bool) {
+	select {
+	case <-g.ended:
+		return g.cause, true
+	default:
+		return "", false
+	}
+}
+
+// notJSONRPC says what line is when it is not one JSON-RPC message, or "".
+func notJSONRPC(line []byte) string {
+	switch {
+	case !json.Valid(line):
+		return "text that is not JSON"
+	case line[0] == '[':
+		return "a JSON-RPC batch (not supported)"
+	case line[0] != '{':
+		return "JSON that is not a JSON-RPC message"
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		return "JSON that is not a JSON-RPC message"
+	}
+	return ""
+}
+
+// quoteStart quotes the first bytes of b for a message.
+func quoteStart(b []byte) string {
+	const show = 120
+	if len(b) > show {
+		return fmt.Sprintf("%q…", b[:show])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// errLineTooLong means a line was longer than the limit.
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line without its newline, at most max bytes (a
+// longer one is errLineTooLong). At the end of input a last line without a
+// newline is returned with the reader's error.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 { // +1: the newline
+			return nil, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}

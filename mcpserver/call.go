@@ -1,0 +1,65 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// MetaError is the _meta key under which a failed call's code, kind and
+// violations are given as data.
+const MetaError = "ptcx/error"
+
+// ErrorMeta is the value under MetaError.
+type ErrorMeta struct {
+	Code       registry.Code `json:"code"`
+	Kind       string        `json:"kind,omitempty"`
+	Violations []string      `json:"violations,omitempty"`
+}
+
+// call sends one tools/call, whatever its name, through the executor as a
+// model-direct call, with the arguments exactly as they came over the wire.
+// The request's context is the call's: a client's notifications/cancelled
+// cancels it.
+func (r *router) call(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	var name string
+	var args json.RawMessage
+	if req.Params != nil {
+		name, args = req.Params.Name, req.Params.Arguments
+	}
+	res := r.e.Execute(ctx, executor.Call{Scope: r.scope, Name: name, Args: args})
+	return toolResult(res)
+}
+
+// toolResult maps a settled result to MCP. Success: the model's text, plus
+// the value as structuredContent when it is a JSON object (MCP allows no
+// other kind there). Failure: isError with "CODE: text" ("CODE (kind): text"),
+// and the code, kind and violations under _meta[MetaError].
+func toolResult(res registry.Result) *mcp.CallToolResult {
+	if res.Err == nil {
+		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
+		if v := bytes.TrimSpace(res.Value); len(v) > 0 && v[0] == '{' {
+			out.StructuredContent = json.RawMessage(v)
+		}
+		return out
+	}
+	e := res.Err
+	prefix := string(e.Code)
+	if e.Kind != "" {
+		prefix += " (" + e.Kind + ")"
+	}
+	text := res.Text
+	if text == "" {
+		text = e.Message
+	}
+	return &mcp.CallToolResult{
+		Meta:    mcp.Meta{MetaError: ErrorMeta{Code: e.Code, Kind: e.Kind, Violations: e.Violations}},
+		Content: []mcp.Content{&mcp.TextContent{Text: prefix + ": " + text}},
+		IsError: true,
+	}
+}

@@ -1,0 +1,105 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ptcx/ptcx/executor"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	DefaultName    = "ptcx"
+	DefaultVersion = "devel"
+)
+
+// The MCP methods the server answers itself.
+const (
+	methodListTools = "tools/list"
+	methodCallTool  = "tools/call"
+)
+
+// Options configures the server. The zero value means the documented
+// defaults.
+type Options struct {
+	// Name and Version are the server's implementation info, sent to the
+	// client at initialisation (default "ptcx" and "devel").
+	Name, Version string
+	// Instructions, when set, are sent to the client at initialisation (a
+	// host may put the prompt sections of sdkgen here).
+	Instructions string
+}
+
+// New returns an MCP server exposing e's registry as seen from scope ("" is
+// the deployment): tools/list advertises exactly WireSchemas(scope), and every
+// tools/call, whatever the name, is sent through e.Execute with the raw
+// arguments, so the collapse, validation and policy apply. The scope must
+// exist.
+//
+// Do not add tools to the returned server: the middleware that routes calls
+// to the executor answers tools/list and tools/call before the SDK would see
+// them. The server may serve many sessions at once; all share e and scope.
+func New(e *executor.Executor, scope string, opts Options) (*mcp.Server, error) {
+	if e == nil {
+		return nil, errors.New("mcpserver: nil executor")
+	}
+	if _, err := e.Registry().WireSchemas(scope); err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	if opts.Name == "" {
+		opts.Name = DefaultName
+	}
+	if opts.Version == "" {
+		opts.Version = DefaultVersion
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		// No tool is ever added to the SDK, so the tools capability is
+		// declared, not inferred. The list is computed per request and no
+		// list_changed notification is sent.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	r := &router{e: e, scope: scope}
+	s.AddReceivingMiddleware(r.middleware)
+	return s, nil
+}
+
+// router answers tools/list and tools/call from the executor.
+type router struct {
+	e     *executor.Executor
+	scope string
+}
+
+// middleware intercepts the two tool methods before the SDK's own handlers,
+// which know no tools and would answer every call with a generic "unknown
+// tool" error. Everything else (initialize, ping, ...) goes to the SDK.
+func (r *router) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case methodListTools:
+			lr, ok := req.(*mcp.ListToolsRequest)
+			if !ok {
+				return nil, unexpectedRequest(method, req)
+			}
+			return r.list(lr)
+		case methodCallTool:
+			cr, ok := req.(*mcp.CallToolRequest)
+			if !ok {
+				return nil, unexpectedRequest(method, req)
+			}
+			return r.call(ctx, cr), nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// unexpectedRequest reports an SDK that handed a tool method a request type
+// this package does not know: an internal error, never a fallback to the
+// SDK's own tool handling.
+func unexpectedRequest(method string, req mcp.Request) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("ptcx: %s arrived as %T", method, req)}
+}

@@ -1,0 +1,180 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxLineBytes is the longest message StdioTransport accepts, the SDK's
+// default frame limit. A longer line is answered with an error and skipped.
+const MaxLineBytes = mcp.DefaultMaxLineLength
+
+// StdioTransport returns the transport ptcx serves MCP over: newline-delimited
+// JSON-RPC on in and out, as mcp.IOTransport, except that a line that is not
+// one JSON-RPC message does not end the session. mcp.IOTransport stops
+// reading at the first such line; here the line is answered with a JSON-RPC
+// error (parse error -32700 for text that is not JSON, invalid request -32600
+// for JSON that is not a JSON-RPC message, a batch, or a line over
+// MaxLineBytes; the id is the line's own when it has a usable one, else null)
+// and the server reads on. Blank lines are ignored.
+//
+// Batches are refused: the protocol dropped them in 2025-06-18, and the SDK
+// ends the session on one after negotiating that version or later.
+//
+// in and out are closed when the session ends. Pass os.Stdin and os.Stdout
+// to serve a client that started this process.
+func StdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
+	w := &lockedWriter{w: out}
+	return &mcp.IOTransport{
+		Reader: &lineGuard{src: bufio.NewReader(in), closer: in, reply: w},
+		Writer: w,
+		// The guard enforces MaxLineBytes per line and hands the SDK one
+		// message at a time, so the SDK's own frame limit (which ends the
+		// session) is not needed.
+		MaxLineLength: -1,
+	}
+}
+
+// lockedWriter serialises writes to out: the SDK writes each message in one
+// Write, and the guard writes its error replies between them.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return l.w.Close() }
+
+// lineGuard hands the SDK only lines that are one JSON-RPC message each,
+// answering every other line itself. Read is called by one goroutine (the
+// SDK's reader).
+type lineGuard struct {
+	src     *bufio.Reader
+	closer  io.Closer
+	reply   io.Writer
+	pending []byte // an accepted message and its newline, not yet all read
+}
+
+func (g *lineGuard) Read(p []byte) (int, error) {
+	for len(g.pending) == 0 {
+		line, err := readLine(g.src, MaxLineBytes)
+		if errors.Is(err, errLineTooLong) {
+			g.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over %d bytes", MaxLineBytes))
+			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if id, code, msg := check(line); code != 0 {
+				g.refuse(id, code, msg)
+			} else {
+				g.pending = append(bytes.TrimSpace(line), '\n')
+			}
+		}
+		if err != nil && len(g.pending) == 0 {
+			return 0, err
+		}
+	}
+	n := copy(p, g.pending)
+	g.pending = g.pending[n:]
+	return n, nil
+}
+
+func (g *lineGuard) Close() error { return g.closer.Close() }
+
+// refuse writes a JSON-RPC error response. A failed write is left for the
+// SDK to discover on its next write.
+func (g *lineGuard) refuse(id json.RawMessage, code int64, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
+	if err != nil {
+		return
+	}
+	_, _ = g.reply.Write(append(b, '\n'))
+}
+
+// check reports why line is not one JSON-RPC message the SDK can read: a
+// non-zero code, the message, and the line's id when it has a usable one.
+func check(line []byte) (id json.RawMessage, code int64, msg string) {
+	line = bytes.TrimSpace(line)
+	if !json.Valid(line) {
+		return nil, jsonrpc.CodeParseError, "parse error: the line is not JSON (MCP over stdio is one JSON-RPC message per line)"
+	}
+	switch line[0] {
+	case '[':
+		return nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line"
+	case '{':
+	default:
+		return nil, jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object"
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		return usableID(line), jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
+	}
+	return nil, 0, ""
+}
+
+// usableID returns the "id" of a JSON object when it is a string or an
+// integer, the only ids JSON-RPC allows a reply to carry.
+func usableID(obj []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(obj, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(m.ID, &v) != nil {
+		return nil
+	}
+	if _, err := jsonrpc.MakeID(v); err != nil {
+		return nil
+	}
+	return m.ID
+}
+
+// errLineTooLong means a line was longer than the limit; it was discarded up
+// to and including its newline.
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line without its newline, at most max bytes. A
+// longer line is consumed (up to its newline or the end of input) and
+// errLineTooLong returned. At the end of input a last line without a newline
+// is returned with the reader's error.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max+1 { // +1: the newline
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLong {
+			return nil, errLineTooLong
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}

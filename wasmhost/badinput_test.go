@@ -1,0 +1,233 @@
+package wasmhost_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// badInputs are the programs of issue 3's "bad input" list, each with the
+// failure it must end in.
+var badInputs = []struct {
+	name    string
+	js      string
+	limits  wasmhost.Limits
+	kind    wasmhost.Kind
+	message string // a substring of RunError.Message
+	check   func(t *testing.T, re *wasmhost.RunError, out wasmhost.Outcome)
+}{
+	{name: "syntax error", js: "const a = 1;\nconst b = ;", kind: wasmhost.KindSyntax,
+		message: "SyntaxError: unexpected token in expression: ';' (line 2, column 11)",
+		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
+			require.Equal(t, 2, re.Line)
+			require.Equal(t, 11, re.Column)
+		}},
+	{name: "syntax error on line 1", js: "const = 5", kind: wasmhost.KindSyntax, message: "(line 1, column 7)",
+		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
+			require.Equal(t, 1, re.Line)
+			require.Equal(t, 7, re.Column)
+		}},
+	{name: "static import", js: `import fs from "fs"`, kind: wasmhost.KindSyntax},
+	{name: "thrown Error", js: "console.log('before');\n  throw new Error('boom')", kind: wasmhost.KindException,
+		message: "Error: boom",
+		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
+			require.Equal(t, "    at <anonymous> (<program>:2:13)", re.Stack)
+			require.Equal(t, []string{"before"}, re.Logs)
+		}},
+	{name: "thrown Error on line 1", js: "throw new TypeError('t')", kind: wasmhost.KindException, message: "TypeError: t",
+		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
+			require.Equal(t, "    at <anonymous> (<program>:1:11)", re.Stack)
+		}},
+	{name: "thrown number", js: `throw 42`, kind: wasmhost.KindException, message: "the program threw a value that is not an Error: 42"},
+	{name: "thrown string", js: `throw "oops"`, kind: wasmhost.KindException, message: `not an Error: "oops"`},
+	{name: "thrown object", js: `throw {code: 7}`, kind: wasmhost.KindException, message: `not an Error: {code: 7}`},
+	{name: "thrown null", js: `throw null`, kind: wasmhost.KindException, message: `not an Error: null`},
+	{name: "rejected with undefined", js: `await Promise.reject()`, kind: wasmhost.KindException, message: `not an Error: undefined`},
+	{name: "unhandled rejection", js: `Promise.reject(new Error("lost")); return 1`, kind: wasmhost.KindException,
+		message: "unhandled promise rejection: Error: lost"},
+	{name: "unhandled tool failure", js: `tools.fail({message: "x"}); await new Promise((r) => setTimeout(r, 10)); return 1`,
+		kind: wasmhost.KindException, message: "unhandled promise rejection: ToolCallError: x"},
+	{name: "infinite loop", js: `while (true) {}`, limits: wasmhost.Limits{ComputeTime: 200 * time.Millisecond},
+		kind: wasmhost.KindTimeout, message: "compute time limit of 200ms",
+		check: func(t *testing.T, re *wasmhost.RunError, out wasmhost.Outcome) {
+			require.ErrorIs(t, re, context.DeadlineExceeded)
+			require.GreaterOrEqual(t, out.Stats.Compute, 200*time.Millisecond)
+		}},
+	{name: "infinite loop after awaiting", js: `await tools.echo({}); for (;;) {}`, limits: wasmhost.Limits{ComputeTime: 200 * time.Millisecond},
+		kind: wasmhost.KindTimeout, message: "compute time"},
+	{name: "allocation until out of memory", js: `const a = []; for (let i = 0; ; i++) a.push({i, s: "item " + i})`,
+		limits: wasmhost.Limits{MemoryBytes: 32 << 20}, kind: wasmhost.KindMemory,
+		message: "out of memory: the program needs more than its memory limit of 32 MiB"},
+	{name: "typed arrays until out of memory", js: `const a = []; for (;;) a.push(new Uint8Array(4 << 20))`,
+		limits: wasmhost.Limits{MemoryBytes: 32 << 20}, kind: wasmhost.KindMemory, message: "out of memory"},
+	{name: "deep recursion", js: `function f(n) { return f(n + 1) + 1 } return f(0)`, kind: wasmhost.KindException,
+		message: "RangeError: Maximum call stack size exceeded"},
+	{name: "deeply nested JSON", js: `return JSON.parse("[".repeat(100000))`, kind: wasmhost.KindException,
+		message: "RangeError: Maximum call stack size exceeded"},
+	{name: "catastrophic regular expression", js: `return /^(a+)+$/.test("a".repeat(40) + "b")`,
+		limits: wasmhost.Limits{ComputeTime: 200 * time.Millisecond}, kind: wasmhost.KindTimeout, message: "compute time"},
+	{name: "never settles", js: `await new Promise(() => {})`, kind: wasmhost.KindException,
+		message: "the program is awaiting a promise that nothing can resolve"},
+	{name: "never settles after a call", js: `await tools.echo({}); await new Promise(() => {})`, kind: wasmhost.KindException,
+		message: "awaiting a promise that nothing can resolve"},
+	{name: "console flood", js: `for (;;) console.log("flood")`, limits: wasmhost.Limits{OutputBytes: 100},
+		kind: wasmhost.KindOutputLimit, message: "console output exceeded the output limit of 100 bytes",
+		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
+			require.Len(t, re.Logs, 17) // 16 lines of 6 bytes, then 3 of the 4 bytes left
+			require.Equal(t, "flood", re.Logs[0])
+			require.Equal(t, "flo", re.Logs[16])
+		}},
+	{name: "one huge line", js: `console.log("é".repeat(1 << 20))`, limits: wasmhost.Limits{OutputBytes: 100},
+		kind: wasmhost.KindOutputLimit,
+		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
+			require.Equal(t, []string{strings.Repeat("é", 49)}, re.Logs) // 99 bytes cut to whole characters
+		}},
+	{name: "result over the output limit", js: `console.log("log"); return "x".repeat(200)`, limits: wasmhost.Limits{OutputBytes: 100},
+		kind: wasmhost.KindOutputLimit, message: "the result (202 bytes of JSON) does not fit the output limit of 100 bytes",
+		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
+			require.Equal(t, []string{"log"}, re.Logs)
+		}},
+	{name: "function result", js: `return {f() {}}`, kind: wasmhost.KindInvalidOutput,
+		message: "the program's result is not JSON: result.f is a function"},
+	{name: "cyclic result", js: `const a = {b: [1]}; a.b.push(a); return a`, kind: wasmhost.KindInvalidOutput,
+		message: "result.b[1] is a circular reference"},
+	{name: "BigInt result", js: `return [1n]`, kind: wasmhost.KindInvalidOutput, message: "result[0] is a BigInt (1n)"},
+	{name: "symbol result", js: `return Symbol("s")`, kind: wasmhost.KindInvalidOutput, message: "result is a symbol"},
+	{name: "NaN result", js: `return {avg: 0 / 0}`, kind: wasmhost.KindInvalidOutput, message: "result.avg is NaN"},
+	{name: "Date result", js: `return {when: new Date(0)}`, kind: wasmhost.KindInvalidOutput, message: "result.when is a Date"},
+	{name: "Map result", js: `return new Map()`, kind: wasmhost.KindInvalidOutput, message: "result is a Map"},
+	{name: "class instance result", js: `class P {}; return {"a b": new P()}`, kind: wasmhost.KindInvalidOutput,
+		message: `result["a b"] is an instance of P, not a plain object or array`},
+	{name: "throwing getter in result", js: `return {get x() { throw new Error("no") }}`, kind: wasmhost.KindInvalidOutput,
+		message: "result.x could not be read (Error: no)"},
+	{name: "a million nested calls", js: `for (let i = 0; i < 1e6; i++) await tools.echo({i})`,
+		limits: wasmhost.Limits{MaxCalls: 1000}, kind: wasmhost.KindException,
+		message: "ToolCallError: this program reached its limit of 1000 nested calls",
+		check: func(t *testing.T, _ *wasmhost.RunError, out wasmhost.Outcome) {
+			require.Equal(t, 1000, out.Stats.Calls)
+		}},
+	{name: "too many pending calls", js: `await Promise.all(Array.from({length: 10000}, () => tools.hang()))`,
+		kind: wasmhost.KindException, message: "too many nested calls pending at once (the limit is 128)",
+		check: func(t *testing.T, _ *wasmhost.RunError, out wasmhost.Outcome) {
+			require.Equal(t, 128, out.Stats.Calls)
+		}},
+	{name: "unbound tool", js: `await tools.nope({})`, kind: wasmhost.KindException,
+		message: "TypeError: tools.nope is not a bound tool; the bound tools are: echo, slow, fail, failLater, hang"},
+	{name: "unbound tool with an odd name", js: `await tools["a-b"]()`, kind: wasmhost.KindException,
+		message: `tools["a-b"] is not a bound tool`},
+	{name: "run_code", js: `await tools.run_code({code: "1"})`, kind: wasmhost.KindException,
+		message: "tools.run_code is not available: run_code cannot be called from inside a program"},
+	{name: "undefined argument", js: `await tools.echo({path: undefined})`, kind: wasmhost.KindException,
+		message: "TypeError: tools.echo: the arguments are not plain JSON: args.path is undefined"},
+	{name: "function argument", js: `await tools.echo({cb: () => 1})`, kind: wasmhost.KindException, message: "args.cb is a function"},
+	{name: "BigInt argument", js: `await tools.echo({n: [1, 2n]})`, kind: wasmhost.KindException, message: "args.n[1] is a BigInt"},
+	{name: "symbol argument", js: `await tools.echo({s: Symbol()})`, kind: wasmhost.KindException, message: "args.s is a symbol"},
+	{name: "cyclic argument", js: `const a = {}; a.a = a; await tools.echo(a)`, kind: wasmhost.KindException, message: "args.a is a circular reference"},
+	{name: "throwing getter argument", js: `await tools.echo({get x() { throw new Error("g") }})`, kind: wasmhost.KindException,
+		message: "args.x could not be read (Error: g)"},
+	{name: "non-plain argument", js: `await tools.echo({d: new Date()})`, kind: wasmhost.KindException, message: "args.d is a Date"},
+	{name: "require", js: `require("fs")`, kind: wasmhost.KindException, message: "ReferenceError: require is not defined"},
+	{name: "process", js: `return process.env`, kind: wasmhost.KindException, message: "ReferenceError: process is not defined"},
+	{name: "dynamic import", js: `await import("fs")`, kind: wasmhost.KindException, message: "cannot import 'fs': programs have no modules"},
+	{name: "fetch", js: `await fetch("http://example.com")`, kind: wasmhost.KindException, message: "ReferenceError: fetch is not defined"},
+	{name: "std", js: `std.open("/etc/passwd", "r")`, kind: wasmhost.KindException, message: "ReferenceError: std is not defined"},
+	{name: "os", js: `os.exec(["ls"])`, kind: wasmhost.KindException, message: "ReferenceError: os is not defined"},
+	{name: "timer callback throws", js: `setTimeout(() => { throw new Error("late") }, 1); await new Promise((r) => setTimeout(r, 20))`,
+		kind: wasmhost.KindException, message: "uncaught exception in a setTimeout callback: Error: late"},
+}
+
+func TestRuntime_Run_badInput(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	for _, tt := range badInputs {
+		t.Run(tt.name, func(t *testing.T) {
+			out, re, _ := runJS(t, rt, tt.js, tt.limits)
+			require.NotNil(t, re, "the program succeeded: %s", out.Result)
+			require.Equal(t, tt.kind, re.Kind, "message: %s", re.Message)
+			require.Contains(t, re.Message, tt.message)
+			if tt.check != nil {
+				tt.check(t, re, out)
+			}
+			requireHealthy(t, rt)
+		})
+	}
+}
+
+func TestRuntime_Run_caughtOutOfMemory(t *testing.T) {
+	out, re, _ := runJS(t, sharedRuntime(t), `
+let a = [];
+try { for (;;) a.push(new Uint8Array(1 << 20)) } catch (e) { a = null; return String(e) }
+`, wasmhost.Limits{MemoryBytes: 32 << 20})
+	require.Nil(t, re)
+	require.JSONEq(t, `"InternalError: out of memory"`, string(out.Result))
+}
+
+func TestRuntime_Run_caughtStackOverflow(t *testing.T) {
+	out, re, _ := runJS(t, sharedRuntime(t), `
+let depth = 0;
+function f() { depth++; f() }
+try { f() } catch (e) { return {name: e.name, deep: depth > 500} }
+`, wasmhost.Limits{})
+	require.Nil(t, re)
+	require.JSONEq(t, `{"name":"RangeError","deep":true}`, string(out.Result))
+}
+
+func TestRuntime_Run_onlyTheSandboxGlobals(t *testing.T) {
+	out, re, _ := runJS(t, sharedRuntime(t), `return Object.getOwnPropertyNames(globalThis).sort()`, wasmhost.Limits{})
+	require.Nil(t, re)
+	// The ECMAScript globals, the few web ones QuickJS-NG adds, and ours.
+	require.JSONEq(t, `["AggregateError","Array","ArrayBuffer","AsyncDisposableStack","BigInt","BigInt64Array",
+		"BigUint64Array","Boolean","DOMException","DataView","Date","DisposableStack","Error","EvalError",
+		"FinalizationRegistry","Float16Array","Float32Array","Float64Array","Function","Infinity","Int16Array",
+		"Int32Array","Int8Array","InternalError","Iterator","JSON","Map","Math","NaN","Number","Object","Promise",
+		"Proxy","RangeError","ReferenceError","Reflect","RegExp","Set","SharedArrayBuffer","String",
+		"SuppressedError","Symbol","SyntaxError","ToolCallError","TypeError","URIError","Uint16Array",
+		"Uint32Array","Uint8Array","Uint8ClampedArray","WeakMap","WeakRef","WeakSet","atob","btoa","clearTimeout",
+		"console","decodeURI","decodeURIComponent","encodeURI","encodeURIComponent","escape","eval","globalThis",
+		"isFinite","isNaN","parseFloat","parseInt","performance","queueMicrotask","setTimeout","tools",
+		"undefined","unescape"]`, string(out.Result))
+}
+
+func TestRuntime_Run_wallTimeout(t *testing.T) {
+	_, re, _ := runJS(t, sharedRuntime(t), `await tools.hang()`, wasmhost.Limits{WallTime: 100 * time.Millisecond})
+	require.NotNil(t, re)
+	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Contains(t, re.Message, "wall time limit of 100ms")
+	require.ErrorIs(t, re, context.DeadlineExceeded)
+}
+
+func TestRuntime_Run_cancelled(t *testing.T) {
+	rt := sharedRuntime(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := wasmhost.DispatcherFunc(func(string, json.RawMessage, func(wasmhost.CallResult)) { cancel() })
+	_, err := rt.Run(ctx, wasmhost.Program{JS: `await tools.x()`, Tools: []string{"x"}}, d)
+	var re *wasmhost.RunError
+	require.True(t, errors.As(err, &re), "%v", err)
+	require.Equal(t, wasmhost.KindAbort, re.Kind)
+	require.ErrorIs(t, err, context.Canceled)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err = rt.Run(ctx, wasmhost.Program{JS: `for (;;) {}`}, d)
+	require.True(t, errors.As(err, &re), "%v", err)
+	require.Equal(t, wasmhost.KindAbort, re.Kind)
+	requireHealthy(t, rt)
+}
+
+func TestRuntime_Run_dispatcherPanics(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	d := wasmhost.DispatcherFunc(func(string, json.RawMessage, func(wasmhost.CallResult)) { panic("dispatcher bug") })
+	_, err := rt.Run(context.Background(), wasmhost.Program{JS: `await tools.x()`, Tools: []string{"x"}}, d)
+	var re *wasmhost.RunError
+	require.True(t, errors.As(err, &re), "%v", err)
+	require.Equal(t, wasmhost.KindTrap, re.Kind)
+	require.Equal(t, "the host failed to dispatch a nested call", re.Message)
+	require.ErrorContains(t, re.Cause, "dispatcher bug")
+	requireHealthy(t, rt)
+}

@@ -1,0 +1,31 @@
+package wasmhost
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// trapError describes an export that failed for a reason the host did not
+// choose (not a limit, not a cancellation): the guest trapped. memoryFull
+// says the run's memory refused to grow before, which makes running out of
+// memory the likely cause.
+func trapError(err error, memoryFull bool) *RunError {
+	var exit *sys.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return &RunError{Kind: KindTrap, Message: fmt.Sprintf("the guest exited with code %d", exit.ExitCode()), Cause: err}
+	case memoryFull:
+		return &RunError{Kind: KindMemory, Cause: err,
+			Message: "out of memory: the program reached its memory limit and the engine could not recover"}
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = strings.TrimPrefix(msg, "wasm error: ")
+	if strings.Contains(msg, "stack overflow") {
+		return &RunError{Kind: KindTrap, Cause: err,
+			Message: "the guest's call stack overflowed (recursion too deep)"}
+	}
+	return &RunError{Kind: KindTrap, Message: "the guest trapped: " + msg, Cause: err}
+}

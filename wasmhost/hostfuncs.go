@@ -1,0 +1,206 @@
+package wasmhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// The host functions of the "ptcx" import module, one per import of
+// docs/abi.md. Each finds its run in the context of the export call, checks
+// every pointer and length against the guest's memory, and never panics
+// with anything but errStop: a broken guest ends its run with KindTrap
+// (run.stop), never the host. Each holds run.mu, so that once Run returned
+// none has any effect.
+
+// errStop unwinds the guest after run.stop recorded why the run ends.
+var errStop = errors.New("wasmhost: run stopped by the host")
+
+type runKey struct{}
+
+// enter returns the run of the export call, locked; the import unlocks it.
+// It stops the guest when the run was abandoned.
+func enter(ctx context.Context) *run {
+	r, _ := ctx.Value(runKey{}).(*run)
+	if r == nil {
+		// Only runs call exports that reach the imports.
+		panic(errStop)
+	}
+	r.mu.Lock()
+	if r.abandoned {
+		r.mu.Unlock()
+		panic(errStop)
+	}
+	return r
+}
+
+// instantiateHostModule defines the "ptcx" module in wr.
+func instantiateHostModule(ctx context.Context, wr wazero.Runtime) error {
+	i32 := api.ValueTypeI32
+	b := wr.NewHostModuleBuilder(hostModule)
+	fn := func(name string, f api.GoModuleFunc, params, results []api.ValueType) {
+		b.NewFunctionBuilder().WithGoModuleFunction(f, params, results).Export(name)
+	}
+	fn("call", hostCall, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32})
+	fn("log", hostLog, []api.ValueType{i32, i32, i32}, nil)
+	fn("timer_set", hostTimerSet, []api.ValueType{i32}, []api.ValueType{i32})
+	fn("timer_clear", hostTimerClear, []api.ValueType{i32}, nil)
+	fn("result", hostResult, []api.ValueType{i32, i32}, nil)
+	fn("error", hostError, []api.ValueType{i32, i32}, nil)
+	fn("poll", hostPoll, nil, []api.ValueType{i32})
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+// view returns the guest bytes at [ptr, ptr+length), without copying, or
+// stops the run when the range is invalid.
+func (r *run) view(mod api.Module, what string, ptr, length uint64, limit uint32) []byte {
+	mem := mod.Memory()
+	p, n, err := guestRange(mem.Size(), ptr, length, limit)
+	if err != nil {
+		r.stop(trapf("%s: %v", what, err))
+	}
+	b, ok := mem.Read(p, n)
+	if !ok {
+		r.stop(trapf("%s: range [%d, %d) is unreadable", what, p, p+n))
+	}
+	return b
+}
+
+// call(name_ptr, name_len, args_ptr, args_len) -> id | refusal
+func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
+	r := enter(ctx)
+	defer r.mu.Unlock()
+	nameBytes := r.view(mod, "ptcx.call name", stack[0], stack[1], maxNameBytes)
+	name, ok := r.tools[string(nameBytes)]
+	if !ok {
+		r.stop(trapf("ptcx.call: %q is not a bound tool", nameBytes))
+	}
+	args := r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
+	switch {
+	case r.pending >= r.limits.MaxPendingCalls:
+		stack[0] = api.EncodeI32(refusedPending)
+		return
+	case r.calls >= r.limits.MaxCalls:
+		stack[0] = api.EncodeI32(refusedTotal)
+		return
+	}
+	r.calls++
+	r.pending++
+	id := int32(r.calls)
+	r.dispatch(name, json.RawMessage(append([]byte(nil), args...)), r.inbox.doneFunc(id))
+	stack[0] = api.EncodeI32(id)
+}
+
+// dispatch hands one call to the Dispatcher; a panic in it ends the run
+// instead of unwinding through the guest.
+func (r *run) dispatch(name string, args json.RawMessage, done func(CallResult)) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.stop(&RunError{Kind: KindTrap, Message: "the host failed to dispatch a nested call",
+				Cause: fmt.Errorf("wasmhost: Dispatcher panicked: %v", p)})
+		}
+	}()
+	r.disp.Dispatch(name, args, done)
+}
+
+// log(level, text_ptr, text_len)
+func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
+	r := enter(ctx)
+	defer r.mu.Unlock()
+	level := api.DecodeU32(stack[0])
+	if level >= uint32(len(logPrefixes)) {
+		r.stop(trapf("ptcx.log: unknown level %d", level))
+	}
+	text := r.view(mod, "ptcx.log text", stack[1], stack[2], math.MaxUint32)
+	if !r.output.log(logPrefixes[level], text) {
+		r.stop(&RunError{Kind: KindOutputLimit, Logs: r.output.lines,
+			Message: fmt.Sprintf("console output exceeded the output limit of %d bytes; the logs kept are its first %d bytes",
+				r.output.limit, r.output.used)})
+	}
+}
+
+// timer_set(delay_ms) -> id | refusal
+func hostTimerSet(ctx context.Context, _ api.Module, stack []uint64) {
+	r := enter(ctx)
+	defer r.mu.Unlock()
+	delay := api.DecodeI32(stack[0])
+	if delay < 0 {
+		delay = 0
+	}
+	id, ok := r.timers.add(time.Now(), delay)
+	if !ok {
+		stack[0] = api.EncodeI32(refusedTimers)
+		return
+	}
+	stack[0] = api.EncodeI32(id)
+}
+
+// timer_clear(id)
+func hostTimerClear(ctx context.Context, _ api.Module, stack []uint64) {
+	r := enter(ctx)
+	defer r.mu.Unlock()
+	r.timers.clear(api.DecodeI32(stack[0]))
+}
+
+// result(json_ptr, json_len)
+func hostResult(ctx context.Context, mod api.Module, stack []uint64) {
+	r := enter(ctx)
+	defer r.mu.Unlock()
+	if r.result != nil {
+		r.stop(trapf("ptcx.result: called twice"))
+	}
+	b := r.view(mod, "ptcx.result", stack[0], stack[1], math.MaxUint32)
+	if !r.output.fits(len(b)) {
+		r.stop(&RunError{Kind: KindOutputLimit, Logs: r.output.lines,
+			Message: fmt.Sprintf("the result (%d bytes of JSON) does not fit the output limit of %d bytes (the logs used %d)",
+				len(b), r.output.limit, r.output.used)})
+	}
+	if !json.Valid(b) {
+		r.stop(trapf("ptcx.result: the result is not valid JSON"))
+	}
+	r.result = json.RawMessage(append([]byte(nil), b...))
+}
+
+// error(json_ptr, json_len)
+func hostError(ctx context.Context, mod api.Module, stack []uint64) {
+	r := enter(ctx)
+	defer r.mu.Unlock()
+	if r.guestErr != nil {
+		r.stop(trapf("ptcx.error: called twice"))
+	}
+	e, err := decodeGuestError(r.view(mod, "ptcx.error", stack[0], stack[1], maxErrorBytes))
+	if err != nil {
+		r.stop(trapf("ptcx.error: %v", err))
+	}
+	r.guestErr = e
+}
+
+func trapf(format string, args ...any) *RunError {
+	return &RunError{Kind: KindTrap, Message: "the guest broke the host ABI", Cause: fmt.Errorf("wasmhost: "+format, args...)}
+}
+
+// poll() -> 0
+//
+// The guest polls every few thousand operations. When the run's time is up,
+// it is cancelled or the Runtime closed, the guest is stopped right there.
+func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
+	r := enter(ctx)
+	defer r.mu.Unlock()
+	if d := r.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+		r.stop(r.timeout(d == r.wallDeadline.UnixNano(), errDeadline))
+	}
+	if err := r.ctx.Err(); err != nil {
+		r.stop(r.abort(err))
+	}
+	if r.rt.closed.Load() {
+		r.stop(r.closedError())
+	}
+	stack[0] = 0
+}

@@ -1,0 +1,71 @@
+package wasmhost
+
+import (
+	"fmt"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+const pageSize = 65536
+
+// MinMemoryBytes is the smallest memory limit a run may have: the engine,
+// the prelude and a small program need about this much.
+const MinMemoryBytes = 4 << 20
+
+// memoryPages converts a memory limit to whole wasm pages (rounding down).
+func memoryPages(bytes int64) uint32 {
+	return uint32(bytes / pageSize)
+}
+
+// checkLimits rejects limits no run can work within.
+func checkLimits(l Limits) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	if l.MemoryBytes != 0 && l.MemoryBytes < MinMemoryBytes {
+		return fmt.Errorf("memory limit %d is below the minimum of %d bytes (4 MiB)", l.MemoryBytes, MinMemoryBytes)
+	}
+	if l.MemoryBytes > 4<<30 {
+		return fmt.Errorf("memory limit %d is above the 4 GiB a 32-bit guest can address", l.MemoryBytes)
+	}
+	return nil
+}
+
+// cappedMemory backs one instance's linear memory and refuses to grow past
+// the run's limit, which may be lower than the Runtime's (the page limit of
+// the compiled module). memory.grow then fails in the guest, whose allocator
+// reports out of memory. It is used by one goroutine at a time.
+type cappedMemory struct {
+	limit   uint64
+	buf     []byte
+	refused bool // a growth was refused: the limit was reached
+}
+
+// allocator returns a MemoryAllocator that hands out m.
+func (m *cappedMemory) allocator() experimental.MemoryAllocator {
+	return experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
+		m.limit = min(m.limit, max)
+		m.buf = make([]byte, 0, min(capacity, m.limit))
+		return m
+	})
+}
+
+// Reallocate implements experimental.LinearMemory. Memory never shrinks, and
+// bytes past the length are still zero from make, as wasm requires.
+func (m *cappedMemory) Reallocate(size uint64) []byte {
+	if size > m.limit {
+		m.refused = true
+		return nil
+	}
+	if size <= uint64(cap(m.buf)) {
+		m.buf = m.buf[:size]
+		return m.buf
+	}
+	grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.limit))
+	copy(grown, m.buf)
+	m.buf = grown
+	return grown
+}
+
+// Free implements experimental.LinearMemory.
+func (m *cappedMemory) Free() { m.buf = nil }

@@ -1,0 +1,200 @@
+package wasmhost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// grace is how long Run waits, after a deadline or a cancellation, for the
+// guest to stop by itself before it abandons it (see run.run).
+const grace = 250 * time.Millisecond
+
+// run is the state of one Run.
+//
+// The guest runs on a goroutine of its own (run.execute), which owns
+// everything here but the fields marked otherwise. The goroutine that called
+// Run waits for it, and abandons it if it does not stop in time.
+type run struct {
+	rt     *Runtime
+	prog   Program
+	disp   Dispatcher
+	limits Limits
+	tools  map[string]string // bound names, to their canonical strings
+
+	ctx      context.Context // the caller's, carrying the run for the imports
+	inst     *instance
+	inbox    *inbox // safe for concurrent use
+	timers   timerQueue
+	output   output
+	pending  int // calls dispatched and not yet resumed in the guest
+	calls    int // calls dispatched
+	result   json.RawMessage
+	guestErr *RunError // from the error import
+	stopped  *RunError // why the host stopped the guest (run.stop)
+
+	began        time.Time
+	wallDeadline time.Time
+
+	// mu serialises the imports with abandonment: once abandoned is set,
+	// no import does anything, so nothing reaches the Dispatcher or the
+	// output after Run returned.
+	mu        sync.Mutex
+	abandoned bool
+
+	// Shared with the waiting goroutine and the watchdog.
+	compute  atomic.Int64 // nanoseconds spent in exports that returned
+	inExport atomic.Int64 // start of the current export (Unix ns), or 0
+	deadline atomic.Int64 // deadline of the current export (Unix ns), or 0
+	memory   atomic.Int64 // guest memory after the last export
+	overrun  chan struct{}
+	watchdog *time.Timer
+}
+
+func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
+	r := &run{rt: rt, prog: p, disp: d, limits: p.Limits.Within(rt.limits), inbox: newInbox(),
+		overrun: make(chan struct{}, 1)}
+	r.tools = make(map[string]string, len(p.Tools))
+	for _, name := range p.Tools {
+		if !utf8.ValidString(name) {
+			return nil, fmt.Errorf("wasmhost: tool name %q is not valid UTF-8", name)
+		}
+		r.tools[name] = name
+	}
+	r.output.limit = r.limits.OutputBytes
+	return r, nil
+}
+
+// stop ends the run from inside an import: it records why and unwinds the
+// guest through wazero, which turns the panic into the export's error.
+func (r *run) stop(e *RunError) {
+	if r.stopped == nil {
+		r.stopped = e
+	}
+	panic(errStop)
+}
+
+type runResult struct {
+	out Outcome
+	err error
+}
+
+// run executes the program on a goroutine of its own and waits for it.
+//
+// The guest stops by itself at its deadlines: it polls the host every few
+// thousand operations (the poll import) and stops when told to. A native
+// loop of the engine (sorting or repeating a huge string, say) does not
+// poll; if the guest is still running grace after a deadline or a
+// cancellation, Run returns without it and the goroutine discards the
+// instance when the guest comes back. The caller always gets its answer in
+// time; the CPU is released when the loop ends.
+func (r *run) run(ctx context.Context) (Outcome, error) {
+	r.began = time.Now()
+	r.wallDeadline = r.began.Add(r.limits.WallTime)
+	r.ctx = context.WithValue(ctx, runKey{}, r)
+	r.watchdog = time.AfterFunc(time.Hour, func() {
+		select {
+		case r.overrun <- struct{}{}:
+		default:
+		}
+	})
+	r.watchdog.Stop()
+	defer r.watchdog.Stop()
+
+	done := make(chan runResult, 1)
+	go func() {
+		out, err := r.execute()
+		done <- runResult{out, err}
+	}()
+	stopping := ctx.Done()
+	closing := r.rt.closing
+	var giveUp <-chan time.Time
+	var why *RunError
+	for {
+		select {
+		case res := <-done:
+			return res.out, res.err
+		case <-r.overrun:
+			d := r.deadline.Load()
+			if d == 0 || time.Now().UnixNano() < d+int64(grace) {
+				continue // the export ended in time
+			}
+			return r.abandon(r.timeout(time.Unix(0, d).Equal(r.wallDeadline), errDeadline))
+		case <-stopping:
+			stopping, why = nil, r.abort(ctx.Err())
+			giveUp = time.After(grace)
+		case <-closing:
+			closing, why = nil, r.closedError()
+			giveUp = time.After(grace)
+		case <-giveUp:
+			return r.abandon(why)
+		}
+	}
+}
+
+// abandon ends the run without waiting for the guest.
+func (r *run) abandon(e *RunError) (Outcome, error) {
+	r.mu.Lock()
+	r.abandoned = true
+	logs := append([]string(nil), r.output.lines...)
+	calls := r.calls
+	r.mu.Unlock()
+	r.inbox.close()
+	compute := r.compute.Load()
+	if start := r.inExport.Load(); start != 0 {
+		compute += time.Now().UnixNano() - start
+	}
+	e.Logs = logs
+	return Outcome{Stats: Stats{Compute: time.Duration(compute), Wall: time.Since(r.began), Calls: calls,
+		Memory: r.memory.Load()}}, e
+}
+
+// execute runs the program to its end on the guest's goroutine.
+func (r *run) execute() (out Outcome, err error) {
+	defer func() {
+		r.inbox.close()
+		out.Stats = Stats{Compute: time.Duration(r.compute.Load()), Wall: time.Since(r.began), Calls: r.calls,
+			Memory: r.memory.Load()}
+		if e, ok := err.(*RunError); ok && e.Logs == nil {
+			e.Logs = r.output.lines
+		}
+		if r.inst != nil {
+			r.inst.close(r.ctx)
+		}
+	}()
+	if e := r.instantiate(); e != nil {
+		return out, e
+	}
+	status, e := r.startProgram()
+	if e == nil {
+		status, e = r.loop(status)
+	}
+	if e != nil {
+		return out, e
+	}
+	return r.settled(status)
+}
+
+// settled turns the final status into the Outcome or the RunError.
+func (r *run) settled(status int32) (Outcome, error) {
+	switch status {
+	case statusDone:
+		if r.guestErr != nil {
+			break
+		}
+		return Outcome{Logs: r.output.lines, Result: r.result}, nil
+	case statusError:
+		if r.guestErr == nil {
+			break
+		}
+		e := *r.guestErr
+		e.Logs = r.output.lines
+		return Outcome{}, &e
+	}
+	return Outcome{}, &RunError{Kind: KindTrap, Message: "the guest broke the host ABI",
+		Cause: fmt.Errorf("wasmhost: final status %d with error %v", status, r.guestErr)}
+}

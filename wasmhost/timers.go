@@ -1,0 +1,102 @@
+package wasmhost
+
+import (
+	"container/heap"
+	"time"
+)
+
+// timerQueue holds a run's pending setTimeout timers, earliest first (ties
+// in the order they were set). Cleared timers are dropped lazily. It is
+// used by the run's goroutine only.
+type timerQueue struct {
+	last  int32
+	live  map[int32]struct{}
+	order timerHeap
+}
+
+type timerEntry struct {
+	at time.Time
+	id int32
+}
+
+// add schedules a timer delay milliseconds after now and returns its id,
+// or false when maxTimers are already pending.
+func (q *timerQueue) add(now time.Time, delay int32) (int32, bool) {
+	if len(q.live) >= maxTimers {
+		return 0, false
+	}
+	if q.live == nil {
+		q.live = make(map[int32]struct{})
+	}
+	q.last++
+	q.live[q.last] = struct{}{}
+	heap.Push(&q.order, timerEntry{at: now.Add(time.Duration(delay) * time.Millisecond), id: q.last})
+	if len(q.order) > 2*len(q.live)+64 {
+		q.compact()
+	}
+	return q.last, true
+}
+
+// clear cancels timer id; unknown ids are ignored.
+func (q *timerQueue) clear(id int32) { delete(q.live, id) }
+
+// len returns the number of pending timers.
+func (q *timerQueue) len() int { return len(q.live) }
+
+// next returns the earliest pending deadline, if any.
+func (q *timerQueue) next() (time.Time, bool) {
+	q.dropCleared()
+	if len(q.order) == 0 {
+		return time.Time{}, false
+	}
+	return q.order[0].at, true
+}
+
+// due removes and returns the earliest timer whose deadline is not after now.
+func (q *timerQueue) due(now time.Time) (int32, bool) {
+	q.dropCleared()
+	if len(q.order) == 0 || q.order[0].at.After(now) {
+		return 0, false
+	}
+	e := heap.Pop(&q.order).(timerEntry)
+	delete(q.live, e.id)
+	return e.id, true
+}
+
+func (q *timerQueue) dropCleared() {
+	for len(q.order) > 0 {
+		if _, ok := q.live[q.order[0].id]; ok {
+			return
+		}
+		heap.Pop(&q.order)
+	}
+}
+
+func (q *timerQueue) compact() {
+	kept := q.order[:0]
+	for _, e := range q.order {
+		if _, ok := q.live[e.id]; ok {
+			kept = append(kept, e)
+		}
+	}
+	q.order = kept
+	heap.Init(&q.order)
+}
+
+type timerHeap []timerEntry
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].at.Equal(h[j].at) {
+		return h[i].id < h[j].id
+	}
+	return h[i].at.Before(h[j].at)
+}
+func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timerEntry)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
