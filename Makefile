@@ -20,8 +20,11 @@ guest: deps
 tsc:
 	@scripts/install-tsc.sh
 
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo devel)
+
 build: guest
-	$(GO) build -o bin/ptcx ./cmd/ptcx
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/ptcx ./cmd/ptcx
+	$(GO) build -o bin/shoptool ./examples/shop/shoptool
 
 vet: guest
 	$(GO) vet ./...

@@ -218,7 +218,9 @@ func (t ToolSpec) tool(dir string) registry.Tool {
 	}
 	argv := append([]string(nil), t.Command...)
 	if !filepath.IsAbs(argv[0]) && filepath.Base(argv[0]) != argv[0] {
-		argv[0] = filepath.Join(dir, argv[0])
+		// Not filepath.Join: ".." must be resolved by the kernel, as a
+		// shell would, when the file's directory is reached through a link.
+		argv[0] = dir + string(filepath.Separator) + argv[0]
 	}
 	return registry.Tool{
 		Name:            t.Name,
