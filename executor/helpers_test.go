@@ -139,7 +139,7 @@ func (r *recorder) hooks(cfg executor.Config) executor.Config {
 		})
 }
 
-func newExecutor(t *testing.T, reg *registry.Registry, cfg executor.Config) *executor.Executor {
+func newExecutor(t testing.TB, reg *registry.Registry, cfg executor.Config) *executor.Executor {
 	t.Helper()
 	e, err := executor.New(reg, cfg)
 	require.NoError(t, err)
