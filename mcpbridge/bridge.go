@@ -125,6 +125,7 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	if err != nil {
 		return fail(err)
 	}
+	slices.SortFunc(tools, func(x, y registry.Tool) int { return strings.Compare(x.Name, y.Name) })
 	for _, t := range tools {
 		if _, taken := reg.Get(scope, t.Name); taken {
 			return fail(fmt.Errorf("tool %q is already registered for scope %q: give this upstream another prefix", t.Name, scope))
@@ -141,7 +142,6 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 			b.tools = append(b.tools, t.Name)
 		}
 	}
-	slices.Sort(b.tools)
 	return b, nil
 }
 

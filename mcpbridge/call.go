@@ -34,9 +34,6 @@ func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, ha
 	}
 	cctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
 	res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err == nil {
 		s.answered.Store(true)
@@ -58,6 +55,7 @@ func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, ha
 	}
 	why := s.failure(cctx, err, "the call to "+tool, b.timeout)
 	if !s.alive() {
+		<-s.done // the message may then say "restarted": nothing of it is left
 		return registry.Output{}, registry.Errorf(registry.CodeToolFailed,
 			"%s failed while running %s: %s; it will be restarted on the next call", b.label, tool, why)
 	}

@@ -53,13 +53,9 @@ func toolResult(res registry.Result) *mcp.CallToolResult {
 	if e.Kind != "" {
 		prefix += " (" + e.Kind + ")"
 	}
-	text := res.Text
-	if text == "" {
-		text = e.Message
-	}
 	return &mcp.CallToolResult{
 		Meta:    mcp.Meta{MetaError: ErrorMeta{Code: e.Code, Kind: e.Kind, Violations: e.Violations}},
-		Content: []mcp.Content{&mcp.TextContent{Text: prefix + ": " + text}},
+		Content: []mcp.Content{&mcp.TextContent{Text: prefix + ": " + res.Text}},
 		IsError: true,
 	}
 }

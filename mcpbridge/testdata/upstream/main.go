@@ -234,7 +234,10 @@ func (u *upstream) garbage(context.Context, *mcp.CallToolRequest) (*mcp.CallTool
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 }
 
+// freeze stops the whole process, so that nothing (not even a ping) is
+// answered; the handler itself never returns, in case it runs on before
+// the stop reaches its thread.
 func (u *upstream) freeze(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "thawed"}}}, nil
+	select {}
 }
