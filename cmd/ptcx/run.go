@@ -41,6 +41,7 @@ func commands() []command {
 		wireCommand,
 		sdkCommand,
 		promptCommand,
+		mcpCommand,
 		versionCommand,
 	}
 }
