@@ -41,14 +41,19 @@ try {
 }`},
 	{name: "every_mapping", body: `
 const out = await tools.search({
-  query: "q", limit: null, cursor: null, exact: true, nothing: null, score: 0.5,
+  query: "q", limit: null, cursor: "c", exact: true, nothing: null, score: 0.5,
   tags: ["a"], mixed: ["a", 1], range: [1, 2], point: [1, "x", true, false], kind: "full-text", sort: -1,
-  country: "any string", filter: { all: [{ field: "f", equals: "v" }] },
+  country: "C042", filter: { all: [{ field: "f", equals: "v" }] },
   labels: { a: "b" }, headers: { host: "h", accept: "x" }, options: { fuzzy: true, extra: [1, { x: null }] },
   combined: { a: "x", b: 2, c: "extra" }, anything: { deep: [1, "two"] }, remote: 42,
   class: "c", "content-type": "text/plain", "say \"hi\"\n*/": "quoted",
 });
 return out.hits.map((h) => h.path + h.score).concat(out.next ?? []);`},
+	{name: "openapi_nullable", body: `return await tools.search({ query: "q", cursor: null });`},
+	{name: "huge_enum_widened", body: `return await tools.search({ query: "q", country: "any string" });`},
+	{name: "undefined_optional_property", body: `
+const timeout: number | undefined = undefined;
+return await tools.bash({ command: "ls", timeout_ms: timeout });`},
 	{name: "recursive_types", body: `
 const r = await tools["tree.walk"]({ root: { name: "a", children: [{ name: "b", children: [] }] } });
 return r.again?.again?.visited ?? r.visited;`},
@@ -99,19 +104,11 @@ func TestDeclarations_typeCheck_programs(t *testing.T) {
 	decls := mustDeclarations(t, tools)
 	declLines := strings.Count(decls, "\n")
 
-	cases := append([]programCase(nil), programCases...)
-	sdk, err := SDKSection(ModePTC, tools)
-	require.NoError(t, err)
-	bash := bashExample(tools)
-	require.NotEmpty(t, bash)
-	require.Contains(t, sdk, bash)
-	cases = append(cases, programCase{name: "bash_example", body: exampleCode(t, bash)})
-	for _, tool := range tools {
-		cases = append(cases, programCase{name: "route_" + pascal(tool.Name), body: exampleCode(t, RouteExample(tool))})
-	}
+	cases := append(append([]programCase(nil), programCases...), exampleCases(t, tools)...)
 
 	files := map[string]string{"block.ts": decls}
 	for _, c := range cases {
+		require.NotContains(t, files, c.name+".ts", "two cases are named %s", c.name)
 		files[c.name+".ts"] = asModule(decls, c.body)
 	}
 	diags := runTSC(t, files)
@@ -131,8 +128,24 @@ func TestDeclarations_typeCheck_programs(t *testing.T) {
 	}
 }
 
+// exampleCases are the programs the prompt shows for tools: the bash example of the SDK section
+// and the route example of every tool. All of them must type-check.
+func exampleCases(t testing.TB, tools []Tool) []programCase {
+	t.Helper()
+	sdk, err := SDKSection(ModePTC, tools)
+	require.NoError(t, err)
+	bash := bashExample(tools)
+	require.NotEmpty(t, bash)
+	require.Contains(t, sdk, bash)
+	cases := []programCase{{name: "bash_example", body: exampleCode(t, bash)}}
+	for _, tool := range tools {
+		cases = append(cases, programCase{name: "route_" + tool.Name, body: exampleCode(t, RouteExample(tool))})
+	}
+	return cases
+}
+
 // exampleCode extracts the program from a one-line `run_code {...}` example.
-func exampleCode(t *testing.T, example string) string {
+func exampleCode(t testing.TB, example string) string {
 	t.Helper()
 	rest, ok := strings.CutPrefix(example, "run_code ")
 	require.True(t, ok, example)
