@@ -65,7 +65,7 @@ func (g *schemaGen) gen(depth int) (schema map[string]any, instance any) {
 		if g.pick(2) == 0 {
 			return map[string]any{"type": []any{"string", "null"}}, nil
 		}
-		return map[string]any{"type": "number", "nullable": true}, nil
+		return map[string]any{"type": []any{"number", "null"}}, nil
 	case 3:
 		s, v := g.gen(depth - 1)
 		return map[string]any{"type": "array", "items": s}, []any{v, v}

@@ -121,11 +121,10 @@ func (d *document) typeOf(s any, c ctx) expr {
 			parts = append(parts, union(members...))
 		}
 	}
-	t := intersection(parts...)
-	if o.vals["nullable"] == true && !t.isJSON() {
-		t = union(t, exprNull)
-	}
-	return t
+	// OpenAPI's `nullable` is deliberately not read: the registry validates
+	// JSON Schema 2020-12, which has no such keyword, so null is refused at
+	// run time and the type must not promise it. Use "type": [..., "null"].
+	return intersection(parts...)
 }
 
 // core renders what the schema says about its own type: `const`, else `enum`, else `type` (or

@@ -37,7 +37,7 @@ func TestDeclarations_mapping(t *testing.T) {
 		{"false", `false`, []string{"XArgs = never"}},
 		{"type array", `{"type":["string","integer","number"]}`, []string{"XArgs = string | number"}},
 		{"nullable type array", `{"type":["string","null"]}`, []string{"XArgs = string | null"}},
-		{"openapi nullable", `{"type":"boolean","nullable":true}`, []string{"XArgs = boolean | null"}},
+		{"openapi nullable is not JSON Schema", `{"type":"boolean","nullable":true}`, []string{"XArgs = boolean"}},
 		{"array", `{"type":"array","items":{"type":"string"}}`, []string{"XArgs = string[]"}},
 		{"array of union", `{"type":"array","items":{"type":["string","number"]}}`, []string{"XArgs = (string | number)[]"}},
 		{"array without items", `{"type":"array"}`, []string{"XArgs = JsonValue[]"}},

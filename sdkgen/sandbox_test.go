@@ -178,12 +178,6 @@ var refusedInSandbox = map[string]refusal{
 		run:        "ToolCallError: invalid arguments for search",
 		violations: []string{"at /country: value must be one of 'C000', 'C001'"},
 	},
-	// A bug. sdkgen renders the OpenAPI keyword `nullable: true` as `| null`, but the registry
-	// compiles schemas as JSON Schema 2020-12, which has no such keyword: null is refused.
-	"openapi_nullable": {
-		run:        "ToolCallError: invalid arguments for search",
-		violations: []string{"at /cursor: got null, want string"},
-	},
 	// A bug. An optional property `timeout_ms?: number` accepts undefined (short of
 	// exactOptionalPropertyTypes, which a model cannot see), and JSON.stringify would leave it
 	// out; but the guest refuses undefined anywhere in arguments (docs/abi.md), before the call

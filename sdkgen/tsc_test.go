@@ -49,7 +49,6 @@ const out = await tools.search({
   class: "c", "content-type": "text/plain", "say \"hi\"\n*/": "quoted",
 });
 return out.hits.map((h) => h.path + h.score).concat(out.next ?? []);`},
-	{name: "openapi_nullable", body: `return await tools.search({ query: "q", cursor: null });`},
 	{name: "huge_enum_widened", body: `return await tools.search({ query: "q", country: "any string" });`},
 	{name: "undefined_optional_property", body: `
 const timeout: number | undefined = undefined;
@@ -70,6 +69,8 @@ await new Promise<void>((resolve) => setTimeout(resolve, 10));
 const t = setTimeout(() => console.log("never"), 5);
 clearTimeout(t);
 return null;`},
+	{name: "openapi_nullable_is_not_null", body: `await tools.search({ query: "q", cursor: null });`,
+		wantCode: "TS2322", wantMsg: "Type 'null' is not assignable to type 'string | undefined'"},
 	{name: "misspelled_tool", body: `await tools.wirte({ path: "a", content: "b" });`,
 		wantCode: "TS2551", wantMsg: "Property 'wirte' does not exist"},
 	{name: "wrong_argument_type", body: `await tools.read({ path: 42 });`,
