@@ -10,10 +10,14 @@ import (
 	"github.com/ptcx/ptcx/registry"
 )
 
+// cancelGrace is how long a cancelled or timed-out body is given to return
+// before the call settles without it.
+const cancelGrace = 100 * time.Millisecond
+
 // dispatch is phase 7: run the body with the caller's context, under the
-// tool's timeout. A body that ignores its context is not waited for past the
-// timeout or the cancellation: the call settles, and the body's late result
-// is dropped.
+// tool's timeout. A body that ignores its context is not waited for longer
+// than cancelGrace past the timeout or the cancellation: the call settles,
+// and the body's late result is dropped.
 func (x *execution) dispatch(ctx context.Context) {
 	if ctx.Err() != nil {
 		x.fail(aborted(ctx, registry.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
@@ -48,11 +52,18 @@ func (x *execution) dispatch(ctx context.Context) {
 		select {
 		case o = <-ch:
 		case <-bodyCtx.Done():
+			// A body that honours its context returns promptly: wait a
+			// moment, so that a settled call has no body still running.
+			grace := time.NewTimer(cancelGrace)
 			select {
-			case o = <-ch: // it finished at the same moment: keep its result
-			default:
+			case o = <-ch:
+				if o.err == nil {
+					o.err = bodyCtx.Err()
+				}
+			case <-grace.C:
 				o.err = bodyCtx.Err()
 			}
+			grace.Stop()
 		}
 	}
 

@@ -249,7 +249,7 @@ func TestSandbox_badPrograms(t *testing.T) {
 		{"uncaught tool error", `await tools.broken()`, "exception", "the disk is on fire"},
 		{"unknown binding", `await tools.nope()`, "exception", "nope"},
 		{"infinite loop", `while (true) {}`, "timeout", ""},
-		{"out of memory", `const a: string[] = []; while (true) a.push("x".repeat(1 << 20));`, "memory", ""},
+		{"out of memory", `const a: ArrayBuffer[] = []; while (true) a.push(new ArrayBuffer(1 << 20));`, "memory", ""},
 		{"deep recursion", `function f(n: number): number { return f(n + 1) + 1 } return f(0)`, "exception", "RangeError"},
 		{"never settles", `await new Promise(() => {})`, "exception", ""},
 		{"output flood", `for (let i = 0; i < 100000; i++) console.log("spam spam spam spam")`, "output-limit", "spam"},

@@ -25,16 +25,16 @@ known=(
 	"0.16.2-2~bpo13+1 b857c3e1db25f0ea57195c781d6c6ae24b45bb9740af39514e2b0abc9dd15bef"
 )
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
-glue_files=(glue.c natives.c memory.c)
+glue_files=(glue.c natives.c memory.c encode.c calls.c)
 
 stack_size=262144
 cflags=(--target=wasm32-wasi -nostdinc
 	-isystem "$("$CC" -print-resource-dir)/include" -isystem /usr/include/wasm32-wasi
-	-O2 -DNDEBUG -D_GNU_SOURCE -D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS
+	-O2 -mbulk-memory -DNDEBUG -D_GNU_SOURCE -D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS
 	-funsigned-char -fno-exceptions -Wno-everything)
 glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
 ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
-	-Wl,-z,stack-size=$stack_size -Wl,--strip-all -Wl,--gc-sections
+	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections
 	-lwasi-emulated-signal -lwasi-emulated-process-clocks)
 
 say() { echo "guest: $*" >&2; }
@@ -103,6 +103,19 @@ apt_update() {
 
 sha256() { sha256sum "$1" | cut -d' ' -f1; }
 
+# enable_stack_limit undoes QuickJS-NG 0.16's WASI special case that turns
+# the engine's stack limit off (0.17 keeps it): without the limit, deep
+# recursion overflows the 256 KiB wasm stack and traps instead of raising a
+# catchable RangeError. It is the only change made to the sources.
+enable_stack_limit() {
+	local f="$1/quickjs.c"
+	sed -i -e '/^static void update_stack_limit(JSRuntime \*rt)$/,/^}$/{' \
+		-e '/^#if defined(__wasi__)$/,/^#else$/d' -e '/^#endif$/d' -e '}' "$f"
+	if sed -n '/^static void update_stack_limit(JSRuntime \*rt)$/,/^}$/p' "$f" | grep -q '__wasi__\|#if'; then
+		die "could not enable the stack limit in $f"
+	fi
+}
+
 # fetch_sources sets src to the directory of a verified, unpacked qjs-src.
 fetch_sources() {
 	local tried=() entry version sum deb dir got
@@ -143,6 +156,7 @@ fetch_sources() {
 			tried+=("$version: the package has no /usr/src/quickjs-ng/quickjs.c")
 			continue
 		}
+		enable_stack_limit "$dir/usr/src/quickjs-ng"
 		touch "$dir/.ok"
 		src="$dir/usr/src/quickjs-ng"
 		qjs_version=$version
@@ -173,10 +187,12 @@ prelude_header() {
 	} >"$1"
 }
 
-compile() { # compile OUT SRC FLAGS...
-	local out=$1 src=$2
-	shift 2
-	"$CC" "${cflags[@]}" "$@" -c "$src" -o "$out.tmp" && mv "$out.tmp" "$out"
+compile() { # compile OUT SRC: the glue gets stricter warnings and the headers
+	local out=$1 src=$2 extra=()
+	case "$src" in
+	"$here"/glue/*) extra=("${glue_cflags[@]}" -I"$src_dir" -I"$gobj") ;;
+	esac
+	"$CC" "${cflags[@]}" "${extra[@]}" -c "$src" -o "$out.tmp" && mv "$out.tmp" "$out"
 }
 
 main() {
@@ -199,30 +215,31 @@ main() {
 		return 0
 	fi
 	local start=$SECONDS
-	local eobj="$build/obj/engine-$engine_key" gobj="$build/obj/glue-$glue_key"
+	local eobj="$build/obj/engine-$engine_key"
+	gobj="$build/obj/glue-$glue_key"
+	src_dir=$src
 	mkdir -p "$eobj" "$gobj"
 	prelude_header "$gobj/prelude.h"
 
-	# Jobs as "object source extra-flags...", compiled JOBS at a time;
-	# quickjs.c comes first and dominates, the small files share the rest.
-	local jobs=() objs=()
+	# Objects to compile (outs[i] from srcs[i]), JOBS at a time; quickjs.c
+	# comes first and dominates, the small files share the other cores.
+	local outs=() srcs=() objs=() i
 	for f in "${engine_files[@]}"; do
 		objs+=("$eobj/${f%.c}.o")
-		[ -f "$eobj/${f%.c}.o" ] || jobs+=("$eobj/${f%.c}.o $src/$f")
+		[ -f "$eobj/${f%.c}.o" ] || { outs+=("$eobj/${f%.c}.o") && srcs+=("$src/$f"); }
 	done
 	for f in "${glue_files[@]}"; do
 		objs+=("$gobj/${f%.c}.o")
-		[ -f "$gobj/${f%.c}.o" ] || jobs+=("$gobj/${f%.c}.o $here/glue/$f ${glue_cflags[*]} -I$src -I$gobj")
+		[ -f "$gobj/${f%.c}.o" ] || { outs+=("$gobj/${f%.c}.o") && srcs+=("$here/glue/$f"); }
 	done
-	[ ${#jobs[@]} -gt 0 ] && say "compiling ${#jobs[@]} C files, $JOBS at a time (qjs-src $qjs_version)"
-	local running=0 failed=0 job
-	for job in "${jobs[@]}"; do
+	[ ${#outs[@]} -gt 0 ] && say "compiling ${#outs[@]} C files, $JOBS at a time (qjs-src $qjs_version)"
+	local running=0 failed=0
+	for i in "${!outs[@]}"; do
 		if [ $running -ge "$JOBS" ]; then
 			wait -n || failed=1
 			running=$((running - 1))
 		fi
-		# shellcheck disable=SC2086 # job is a word list by construction
-		compile $job &
+		compile "${outs[$i]}" "${srcs[$i]}" &
 		running=$((running + 1))
 	done
 	while [ $running -gt 0 ]; do

@@ -1,11 +1,11 @@
 // prelude.js: the JavaScript half of the ptcx guest, embedded into guest.wasm
-// by build.sh and evaluated once per instance by glue.c (ptcx_init).
+// by build.sh and evaluated once per instance by glue/glue.c (ptcx_init).
 //
 // It is a single function expression. The glue calls it with the natives
-// object (call, log, timerSet, timerClear, result, error; see natives.c) and
-// keeps the hooks it returns (start, resume, fire, report). Programs see only
-// what it installs on the global object: tools, ToolCallError, console,
-// setTimeout and clearTimeout. See docs/abi.md.
+// object (call, log, timerSet, timerClear, result, error, encode; see
+// glue/natives.c) and keeps the hooks it returns (start, toolError, fire,
+// report). Programs see only what it installs on the global object: tools,
+// ToolCallError, console, setTimeout and clearTimeout. See docs/abi.md.
 //
 // Everything the prelude needs later is captured here, before any program
 // code runs, and nothing it uses afterwards goes through a prototype a
@@ -27,10 +27,14 @@
   const isArray = Array.isArray;
   const stringify = JSON.stringify;
   const toStr = String;
-  const isFinite = Number.isFinite;
   const apply = Reflect.apply;
+  const bind = uncurryBind();
   const floor = Math.floor;
   const uncurry = (f) => (self, ...args) => apply(f, self, args);
+  function uncurryBind() {
+    const fbind = Function.prototype.bind;
+    return (f, self, arg) => apply(fbind, f, [self, arg]);
+  }
   const strSlice = uncurry(String.prototype.slice);
   const strIndexOf = uncurry(String.prototype.indexOf);
   const strSplit = uncurry(String.prototype.split);
@@ -49,31 +53,26 @@
   const natTimerClear = natives.timerClear;
   const natResult = natives.result;
   const natError = natives.error;
+  const natEncode = natives.encode;
 
   const DONE = 0;
   const ERROR = 2;
   // Report codes: PTCX_REPORT_* in ptcx.h.
-  const REPORT_RESULT = 0, REPORT_THROWN = 1, REPORT_UNHANDLED = 2, REPORT_SYNTAX = 3, REPORT_TIMER = 4,
-    REPORT_MEMORY = 5;
+  const REPORT_RESULT = 0, REPORT_THROWN = 1, REPORT_UNHANDLED = 2, REPORT_SYNTAX = 3, REPORT_TIMER = 4;
   // Refusal codes of natives.call and natives.timerSet: docs/abi.md.
   const REFUSED_PENDING = -1, REFUSED_TOTAL = -2, REFUSED_TIMERS = -3;
   // Columns on line 1 of the program are offset by the wrapper in glue.c.
   const WRAPPER_HEAD = "(async function(){".length;
-  const MAX_JSON_DEPTH = 100;
+  const MAX_JSON_DEPTH = 100; // PTCX_JSON_DEPTH in encode.c
   const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
   let limits = { maxPendingCalls: 0, maxCalls: 0, maxTimers: 0, memoryBytes: 0 };
 
-  // ---- Plain JSON: checking and encoding in one pass. ----
+  // ---- Plain JSON: checked and encoded by natives.encode (encode.c). ----
 
-  // BadJSON is thrown inside jsonOf; path segments are added while the
-  // error unwinds, so a value that is fine costs no path building.
-  class BadJSON {
-    constructor(reason) {
-      this.reason = reason;
-      this.path = [];
-    }
-  }
+  // Refusal codes of natives.encode: PTCX_REFUSE_* in ptcx.h.
+  const REFUSE_UNDEFINED = 1, REFUSE_FUNCTION = 2, REFUSE_BIGINT = 3, REFUSE_SYMBOL = 4, REFUSE_NUMBER = 5,
+    REFUSE_CIRCULAR = 6, REFUSE_DEPTH = 7, REFUSE_NOT_PLAIN = 8, REFUSE_UNREADABLE = 9, REFUSE_PROXY = 10;
 
   function accessor(key) {
     return regexpExec(identifier, key) !== null ? "." + key : "[" + stringify(key) + "]";
@@ -107,91 +106,44 @@
     return name ? "an instance of " + name + ", not a plain object or array" : "not a plain object or array";
   }
 
-  // jsonOf returns the JSON text of v, or throws BadJSON. In results
+  function refusalText(code, detail) {
+    switch (code) {
+      case REFUSE_UNDEFINED:
+        return "is undefined, which JSON cannot represent (leave it out or use null)";
+      case REFUSE_FUNCTION:
+        return "is a function";
+      case REFUSE_BIGINT:
+        return "is a BigInt (" + toStr(detail) + "n); convert it to a number or a string";
+      case REFUSE_SYMBOL:
+        return "is a symbol";
+      case REFUSE_NUMBER:
+        return "is " + toStr(detail) + ", which JSON cannot represent";
+      case REFUSE_CIRCULAR:
+        return "is a circular reference to one of its parents";
+      case REFUSE_DEPTH:
+        return "is nested more than " + MAX_JSON_DEPTH + " levels deep";
+      case REFUSE_NOT_PLAIN:
+        return "is " + describeKind(detail);
+      case REFUSE_UNREADABLE:
+        return "could not be read (" + errorText(detail) + ")";
+      case REFUSE_PROXY:
+        return "is a Proxy; pass a plain copy of it";
+    }
+    return "is not plain JSON";
+  }
+
+  // refusal says why the last jsonOf returned null.
+  let refusal = "";
+
+  // jsonOf returns the JSON text of v, or null after setting refusal to a
+  // message saying why v, named root, is not plain JSON. In results
   // (omitUndefined) an undefined property is left out, as JSON.stringify
   // does; in tool arguments it is refused.
-  function jsonOf(v, omitUndefined, ancestors, depth) {
-    switch (typeof v) {
-      case "string":
-        return stringify(v);
-      case "number":
-        if (isFinite(v)) return toStr(v);
-        throw new BadJSON("is " + toStr(v) + ", which JSON cannot represent");
-      case "boolean":
-        return v ? "true" : "false";
-      case "undefined":
-        throw new BadJSON("is undefined, which JSON cannot represent (leave it out or use null)");
-      case "function":
-        throw new BadJSON("is a function");
-      case "bigint":
-        throw new BadJSON("is a BigInt (" + toStr(v) + "n); convert it to a number or a string");
-      case "symbol":
-        throw new BadJSON("is a symbol");
-    }
-    if (v === null) return "null";
-    for (let i = 0; i < depth; i++) {
-      if (ancestors[i] === v) throw new BadJSON("is a circular reference to one of its parents");
-    }
-    if (depth >= MAX_JSON_DEPTH) throw new BadJSON("is nested more than " + MAX_JSON_DEPTH + " levels deep");
-    let proto;
-    try {
-      proto = getPrototypeOf(v);
-    } catch (e) {
-      throw new BadJSON("could not be inspected: " + errorText(e));
-    }
-    ancestors[depth] = v;
-    let out, key;
-    try {
-      if (isArray(v)) {
-        out = "[";
-        const n = v.length;
-        for (key = 0; key < n; key++) {
-          if (key > 0) out += ",";
-          out += jsonOf(read(v, key), false, ancestors, depth + 1);
-        }
-        out += "]";
-      } else if (proto === ObjectProto || proto === null) {
-        out = "{";
-        const names = keys(v);
-        let first = true;
-        for (let i = 0; i < names.length; i++) {
-          key = names[i];
-          const x = read(v, key);
-          if (x === undefined && omitUndefined) continue;
-          const text = jsonOf(x, omitUndefined, ancestors, depth + 1);
-          out += (first ? "" : ",") + stringify(key) + ":" + text;
-          first = false;
-        }
-        out += "}";
-      } else {
-        key = undefined;
-        throw new BadJSON("is " + describeKind(v));
-      }
-    } catch (e) {
-      if (!(e instanceof BadJSON)) e = new BadJSON("could not be encoded: " + errorText(e));
-      if (key !== undefined) {
-        const path = e.path;
-        path[path.length] = typeof key === "number" ? "[" + key + "]" : accessor(key);
-      }
-      throw e;
-    }
-    ancestors[depth] = undefined;
-    return out;
-  }
-
-  function read(v, key) {
-    try {
-      return v[key];
-    } catch (e) {
-      throw new BadJSON("could not be read (" + errorText(e) + ")");
-    }
-  }
-
-  function pathText(root, e) {
-    if (!(e instanceof BadJSON)) return root + " could not be encoded: " + errorText(e);
-    let path = root;
-    for (let i = e.path.length - 1; i >= 0; i--) path += e.path[i];
-    return path + " " + e.reason;
+  function jsonOf(v, root, omitUndefined) {
+    const r = natEncode(v, omitUndefined);
+    if (typeof r === "string") return r;
+    refusal = root + r[1] + " " + refusalText(r[0], r[2]);
+    return null;
   }
 
   // ---- Rendering values for console output. ----
@@ -376,13 +328,11 @@
   freeze(ToolCallError.prototype);
   freeze(ToolCallError);
 
-  const calls = create(null);
-
   function rejected(e) {
     return new PromiseCtor((_, reject) => reject(e));
   }
 
-  function refusal(name, code) {
+  function callRefused(name, code) {
     switch (code) {
       case REFUSED_PENDING:
         return "too many nested calls pending at once (the limit is " + limits.maxPendingCalls +
@@ -396,23 +346,18 @@
   function callTool(name, args) {
     let json = "{}";
     if (args !== undefined) {
-      try {
-        json = jsonOf(args, false, [], 0);
-      } catch (e) {
-        return rejected(new TypeErrorCtor("tools" + accessor(name) + ": the arguments are not plain JSON: " + pathText("args", e)));
+      json = jsonOf(args, "args", false);
+      if (json === null) {
+        return rejected(new TypeErrorCtor("tools" + accessor(name) + ": the arguments are not plain JSON: " + refusal));
       }
     }
-    const id = natCall(name, json);
-    if (id <= 0) return rejected(new ToolCallError(refusal(name, id), name));
-    return new PromiseCtor((resolve, reject) => {
-      calls[id] = { resolve, reject, name };
-    });
+    // The call's promise, settled by the glue (calls.c), or a refusal.
+    const p = natCall(name, json);
+    return typeof p === "number" ? rejected(new ToolCallError(callRefused(name, p), name)) : p;
   }
 
   function makeTool(name) {
-    const tool = function (args) {
-      return callTool(name, args);
-    };
+    const tool = bind(callTool, undefined, name);
     defineProperty(tool, "name", { value: name });
     return freeze(tool);
   }
@@ -431,24 +376,29 @@
       (names.length ? "the bound tools are: " + list : "no tools are bound to this program");
   }
 
+  // makeTools returns the tools object: a frozen object with one own
+  // function per bound name, found without any trap, whose prototype is a
+  // proxy that explains the names that are not bound.
   function makeTools(names) {
-    const bound = create(null);
-    for (let i = 0; i < names.length; i++) bound[names[i]] = makeTool(toStr(names[i]));
-    freeze(bound);
     const readOnly = () => {
       throw new TypeErrorCtor("tools is read-only");
     };
-    return new ProxyCtor(bound, freeze({
+    let bound;
+    const unboundNames = new ProxyCtor(create(null), freeze({
+      __proto__: null,
       get(target, key) {
-        if (typeof key !== "string") return undefined;
-        const f = target[key];
-        if (f !== undefined || probes[key] === 1) return f;
-        throw new TypeErrorCtor(unbound(target, key));
+        if (typeof key !== "string" || probes[key] === 1) return undefined;
+        throw new TypeErrorCtor(unbound(bound, key));
       },
+      has: () => false,
       set: readOnly,
-      defineProperty: readOnly,
-      deleteProperty: readOnly,
     }));
+    bound = create(unboundNames);
+    for (let i = 0; i < names.length; i++) {
+      const name = toStr(names[i]);
+      defineProperty(bound, name, { value: makeTool(name), enumerable: true });
+    }
+    return freeze(bound);
   }
 
   // ---- console and timers. ----
@@ -530,7 +480,11 @@
     return fail("memory", prefix + "out of memory: the program needs more than its memory limit of " + mib(limits.memoryBytes));
   }
 
-  function failThrown(prefix, v) {
+  // failThrown describes an uncaught exception. exhausted says memory ran
+  // out during the run: short of memory, the engine throws null or an
+  // InternalError with a makeshift message instead of "out of memory".
+  function failThrown(prefix, v, exhausted) {
+    if (exhausted && (v === null || (isErrorLike(v) && v.name === "InternalError"))) return failMemory(prefix);
     if (!isErrorLike(v)) {
       return fail("exception", prefix + "the program threw a value that is not an Error: " + render(v, 1, []));
     }
@@ -544,27 +498,23 @@
     return fail("exception", prefix + name + ": " + message, stack);
   }
 
-  function failSyntax(v) {
-    if (!isErrorLike(v) || v.name !== "SyntaxError") return failThrown("", v);
+  function failSyntax(v, exhausted) {
+    if (!isErrorLike(v) || v.name !== "SyntaxError") return failThrown("", v, exhausted);
     const m = regexpExec(/<program>:(\d+):(\d+)/, toStr(v.stack));
-    let line = 0, column = 0, where = "";
+    let line = 0, column = 0;
     if (m !== null) {
       line = +m[1];
       column = +m[2];
       if (line === 1) column = column > WRAPPER_HEAD ? column - WRAPPER_HEAD : 1;
-      where = " (line " + line + ", column " + column + ")";
     }
-    return fail("syntax", "SyntaxError: " + toStr(v.message) + where, "", line, column);
+    // The location is in line and column, not in the message.
+    return fail("syntax", "SyntaxError: " + toStr(v.message), "", line, column);
   }
 
   function finish(value) {
     if (value === undefined) return DONE;
-    let json;
-    try {
-      json = jsonOf(value, true, [], 0);
-    } catch (e) {
-      return fail("invalid-output", "the program's result is not JSON: " + pathText("result", e));
-    }
+    const json = jsonOf(value, "result", true);
+    if (json === null) return fail("invalid-output", "the program's result is not JSON: " + refusal);
     natResult(json);
     return DONE;
   }
@@ -584,12 +534,8 @@
       global("tools", makeTools(isArray(config.tools) ? config.tools : []));
       return toStr(config.code);
     },
-    resume(id, ok, value) {
-      const c = calls[id];
-      if (c === undefined) return;
-      delete calls[id];
-      if (ok) c.resolve(value);
-      else c.reject(new ToolCallError(toStr(value), c.name));
+    toolError(message, toolName) {
+      return new ToolCallError(toStr(message), toolName);
     },
     fire(id) {
       const t = timers[id];
@@ -601,20 +547,18 @@
       if (args.length === 0) callback();
       else apply(callback, undefined, args);
     },
-    report(what, value) {
+    report(what, value, exhausted) {
       switch (what) {
         case REPORT_RESULT:
           return finish(value);
         case REPORT_SYNTAX:
-          return failSyntax(value);
+          return failSyntax(value, exhausted);
         case REPORT_UNHANDLED:
-          return failThrown("unhandled promise rejection: ", value);
+          return failThrown("unhandled promise rejection: ", value, exhausted);
         case REPORT_TIMER:
-          return failThrown("uncaught exception in a setTimeout callback: ", value);
-        case REPORT_MEMORY:
-          return failMemory("");
+          return failThrown("uncaught exception in a setTimeout callback: ", value, exhausted);
       }
-      return failThrown("", value);
+      return failThrown("", value, exhausted);
     },
   });
 });

@@ -67,7 +67,7 @@ func FuzzHostFunctions(f *testing.F) {
 	mod, err := wr.Instantiate(ctx, memoryModule)
 	require.NoError(f, err)
 	mem := mod.Memory()
-	funcs := []api.GoModuleFunc{hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError}
+	funcs := []api.GoModuleFunc{hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
 
 	f.Add(uint8(0), uint32(0), uint32(4), uint32(8), uint32(2), []byte("echo\x00\x00\x00\x00{}"))
 	f.Add(uint8(1), uint32(3), uint32(0), uint32(5), uint32(0), []byte("hello"))
@@ -89,6 +89,7 @@ func FuzzHostFunctions(f *testing.F) {
 			output: output{limit: 100},
 		}
 		rctx := context.WithValue(ctx, runKey{}, r)
+		r.ctx = rctx
 		stack := []uint64{uint64(a), uint64(b), uint64(c), uint64(d)}
 		func() {
 			defer func() {

@@ -27,16 +27,28 @@ func runOrFail(b *testing.B, rt *wasmhost.Runtime, p wasmhost.Program, d wasmhos
 	return out
 }
 
+// benchModes runs a benchmark with strict and with cooperative interrupts
+// (Config.WithStrictInterrupts).
+func benchModes(b *testing.B, bench func(b *testing.B, cfg wasmhost.Config)) {
+	for _, mode := range interruptModes {
+		b.Run(mode.name, func(b *testing.B) {
+			bench(b, testConfig().WithStrictInterrupts(mode.strict))
+		})
+	}
+}
+
 // BenchmarkRuntime_Run_helloWorld is the cold start of one run, end to end:
 // a fresh instance, the engine and prelude initialised, a program compiled,
 // run, and its output collected. Target: 3 ms.
 func BenchmarkRuntime_Run_helloWorld(b *testing.B) {
-	rt := newRuntime(b, testConfig())
-	p := wasmhost.Program{JS: `console.log("hello, world"); return 42`, Tools: []string{"echo"}}
-	b.ReportAllocs()
-	for b.Loop() {
-		runOrFail(b, rt, p, echo)
-	}
+	benchModes(b, func(b *testing.B, cfg wasmhost.Config) {
+		rt := newRuntime(b, cfg)
+		p := wasmhost.Program{JS: `console.log("hello, world"); return 42`, Tools: []string{"echo"}}
+		b.ReportAllocs()
+		for b.Loop() {
+			runOrFail(b, rt, p, echo)
+		}
+	})
 }
 
 // BenchmarkRuntime_Run_nestedCall measures one awaited nested call: a run of
@@ -44,8 +56,12 @@ func BenchmarkRuntime_Run_helloWorld(b *testing.B) {
 // without calls (measured first), divided by the number of calls. Target:
 // 10 µs per call.
 func BenchmarkRuntime_Run_nestedCall(b *testing.B) {
+	benchModes(b, benchNestedCall)
+}
+
+func benchNestedCall(b *testing.B, cfg wasmhost.Config) {
 	const calls = 2000
-	rt := newRuntime(b, testConfig().WithLimits(wasmhost.Limits{MaxCalls: calls}))
+	rt := newRuntime(b, cfg.WithLimits(wasmhost.Limits{MaxCalls: calls}))
 	body := `for (let i = 0; i < ` + strconv.Itoa(calls) + `; i++) await tools.echo({i});`
 	empty := wasmhost.Program{JS: `for (let i = 0; i < ` + strconv.Itoa(calls) + `; i++) await {i};`, Tools: []string{"echo"}}
 	var base time.Duration
@@ -69,8 +85,12 @@ func BenchmarkRuntime_Run_nestedCall(b *testing.B) {
 // answers after 20 ms from another goroutine. Target: within 2x of one
 // call's latency (x-one-call ≤ 2).
 func BenchmarkRuntime_Run_fanOut(b *testing.B) {
+	benchModes(b, benchFanOut)
+}
+
+func benchFanOut(b *testing.B, cfg wasmhost.Config) {
 	const latency = 20 * time.Millisecond
-	rt := newRuntime(b, testConfig())
+	rt := newRuntime(b, cfg)
 	slow := wasmhost.DispatcherFunc(func(_ string, args json.RawMessage, done func(wasmhost.CallResult)) {
 		time.AfterFunc(latency, func() { done(wasmhost.CallResult{OK: true, Value: args}) })
 	})

@@ -23,7 +23,7 @@ func (r *run) instantiate() *RunError {
 	inst, err := r.rt.newInstance(r.ctx, r.limits.MemoryBytes)
 	r.leave(false)
 	if err != nil {
-		if e := r.failure(err); e != nil {
+		if e := r.failure(); e != nil {
 			return e
 		}
 		if r.guestErr != nil {
@@ -90,8 +90,8 @@ func (r *run) computeDeadline() time.Time {
 // enter marks the start of an export with the given deadline, which the
 // poll import enforces and the watchdog backs up.
 func (r *run) enter(deadline time.Time) {
-	r.deadline.Store(deadline.UnixNano())
-	r.inExport.Store(time.Now().UnixNano())
+	r.deadline.Store(r.since(deadline))
+	r.inExport.Store(r.since())
 	r.watchdog.Reset(time.Until(deadline) + grace)
 }
 
@@ -100,7 +100,7 @@ func (r *run) enter(deadline time.Time) {
 func (r *run) leave(compute bool) {
 	r.watchdog.Stop()
 	if compute {
-		r.compute.Add(time.Now().UnixNano() - r.inExport.Load())
+		r.compute.Add(r.since() - r.inExport.Load())
 	}
 	r.inExport.Store(0)
 	r.deadline.Store(0)
@@ -110,13 +110,27 @@ func (r *run) leave(compute bool) {
 }
 
 // call runs one export with the parameters in r.inst.stack and returns its
-// i32 result.
+// i32 result. An export that ends after its deadline (a native loop that
+// did not poll) is a timeout even when it succeeded.
 func (r *run) call(f api.Function) (int32, *RunError) {
-	r.enter(r.computeDeadline())
-	err := f.CallWithStack(r.ctx, r.inst.stack[:])
+	deadline := r.computeDeadline()
+	wall := deadline.Equal(r.wallDeadline)
+	r.enter(deadline)
+	ctx := r.ctx
+	if r.rt.cfg.strict {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(r.ctx, deadline)
+		defer cancel()
+	}
+	err := f.CallWithStack(ctx, r.inst.stack[:])
 	r.leave(true)
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.ctx.Err() == nil && r.stopped == nil:
+		return 0, r.timeout(wall, errDeadline)
+	case err != nil:
 		return 0, r.classify(err)
+	case !time.Now().Before(deadline):
+		return 0, r.timeout(wall, errDeadline)
 	}
 	return api.DecodeI32(r.inst.stack[0]), nil
 }
@@ -147,22 +161,17 @@ func (r *run) fire(id int32) (int32, *RunError) {
 // failure returns why the host stopped the guest, if it did: what an
 // import recorded with run.stop (a limit, a deadline the poll import saw, a
 // broken ABI), a cancellation, a closed Runtime.
-func (r *run) failure(err error) *RunError {
-	switch {
-	case r.stopped != nil:
+func (r *run) failure() *RunError {
+	if r.stopped != nil {
 		e := *r.stopped
 		return &e
-	case r.ctx.Err() != nil:
-		return r.abort(r.ctx.Err())
-	case r.rt.closed.Load():
-		return r.closedError()
 	}
-	return nil
+	return r.cancelled()
 }
 
 // classify turns an export's error into the RunError the caller sees.
 func (r *run) classify(err error) *RunError {
-	if e := r.failure(err); e != nil {
+	if e := r.failure(); e != nil {
 		return e
 	}
 	return trapError(err, r.inst != nil && r.inst.memory.refused)

@@ -79,8 +79,15 @@ var hammerPrograms = []struct {
 }
 
 func TestRuntime_Run_hammer(t *testing.T) {
+	for _, mode := range interruptModes {
+		t.Run(mode.name, func(t *testing.T) { hammer(t, testConfig().WithStrictInterrupts(mode.strict)) })
+	}
+}
+
+func hammer(t *testing.T, cfg wasmhost.Config) {
 	before := runtime.NumGoroutine()
-	rt := newRuntime(t, testConfig())
+	rt, err := wasmhost.New(context.Background(), cfg)
+	require.NoError(t, err)
 	const runs = 200
 	var wg sync.WaitGroup
 	errs := make(chan error, runs)

@@ -193,14 +193,11 @@ func trapf(format string, args ...any) *RunError {
 func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	if d := r.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
-		r.stop(r.timeout(d == r.wallDeadline.UnixNano(), errDeadline))
+	if d := r.deadline.Load(); d != 0 && r.since() >= d {
+		r.stop(r.timeout(d == r.since(r.wallDeadline), errDeadline))
 	}
-	if err := r.ctx.Err(); err != nil {
-		r.stop(r.abort(err))
-	}
-	if r.rt.closed.Load() {
-		r.stop(r.closedError())
+	if e := r.cancelled(); e != nil {
+		r.stop(e)
 	}
 	stack[0] = 0
 }

@@ -37,8 +37,7 @@ type instance struct {
 // memoryBytes. It is the one place instances come from, so that a
 // snapshot-restored start can replace it without touching the rest.
 //
-// ctx carries the run (for the host functions) and the deadline of the
-// initialisation.
+// ctx carries the run, for the host functions the initialisation may call.
 func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64) (*instance, error) {
 	memory := &cappedMemory{limit: uint64(memoryPages(memoryBytes)) * pageSize}
 	ictx := experimental.WithMemoryAllocator(ctx, memory.allocator())

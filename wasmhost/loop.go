@@ -11,7 +11,8 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 // loop feeds the guest nested-call outcomes and timers until it settles,
 // on the guest's goroutine. Outcomes that are ready go first, then timers
 // that are due; when there is nothing to feed it waits for the next one,
-// the wall deadline, a cancellation or Close.
+// the wall deadline, or the end of the run's context (a cancellation or
+// Close).
 func (r *run) loop(status int32) (int32, *RunError) {
 	wall := time.NewTimer(time.Until(r.wallDeadline))
 	defer wall.Stop()
@@ -54,9 +55,7 @@ func (r *run) loop(status int32) (int32, *RunError) {
 		case <-wall.C:
 			return 0, r.timeout(true, errDeadline)
 		case <-r.ctx.Done():
-			return 0, r.abort(r.ctx.Err())
-		case <-r.rt.closing:
-			return 0, r.closedError()
+			return 0, r.cancelled()
 		}
 		alarm.Stop()
 	}

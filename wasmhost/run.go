@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,7 @@ type run struct {
 	limits Limits
 	tools  map[string]string // bound names, to their canonical strings
 
-	ctx      context.Context // the caller's, carrying the run for the imports
+	ctx      context.Context // ends with the caller's or on Close; carries the run for the imports
 	inst     *instance
 	inbox    *inbox // safe for concurrent use
 	timers   timerQueue
@@ -46,10 +47,11 @@ type run struct {
 	mu        sync.Mutex
 	abandoned bool
 
-	// Shared with the waiting goroutine and the watchdog.
+	// Shared with the waiting goroutine and the watchdog. Instants are
+	// monotonic nanoseconds since began (see run.since).
 	compute  atomic.Int64 // nanoseconds spent in exports that returned
-	inExport atomic.Int64 // start of the current export (Unix ns), or 0
-	deadline atomic.Int64 // deadline of the current export (Unix ns), or 0
+	inExport atomic.Int64 // start of the current export, or 0
+	deadline atomic.Int64 // deadline of the current export, or 0
 	memory   atomic.Int64 // guest memory after the last export
 	overrun  chan struct{}
 	watchdog *time.Timer
@@ -69,6 +71,16 @@ func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	return r, nil
 }
 
+// since returns the monotonic time from the start of the run to t, or to
+// now when t is omitted, in nanoseconds; never 0 once the run started.
+func (r *run) since(t ...time.Time) int64 {
+	at := time.Now()
+	if len(t) > 0 {
+		at = t[0]
+	}
+	return int64(at.Sub(r.began)) + 1
+}
+
 // stop ends the run from inside an import: it records why and unwinds the
 // guest through wazero, which turns the panic into the export's error.
 func (r *run) stop(e *RunError) {
@@ -85,17 +97,21 @@ type runResult struct {
 
 // run executes the program on a goroutine of its own and waits for it.
 //
-// The guest stops by itself at its deadlines: it polls the host every few
-// thousand operations (the poll import) and stops when told to. A native
-// loop of the engine (sorting or repeating a huge string, say) does not
-// poll; if the guest is still running grace after a deadline or a
-// cancellation, Run returns without it and the goroutine discards the
-// instance when the guest comes back. The caller always gets its answer in
-// time; the CPU is released when the loop ends.
+// The guest stops at its deadlines, on cancellation and on Close: its
+// engine polls the host every few thousand operations (the poll import)
+// and the host stops it there; with strict interrupts wazero also stops it
+// inside native loops (Config.WithStrictInterrupts). Without them, a long
+// native loop of the engine does not poll: if the guest is still running
+// grace after a deadline or a cancellation, Run returns without it and the
+// goroutine discards the instance when the guest comes back.
 func (r *run) run(ctx context.Context) (Outcome, error) {
 	r.began = time.Now()
 	r.wallDeadline = r.began.Add(r.limits.WallTime)
-	r.ctx = context.WithValue(ctx, runKey{}, r)
+	// The run's context ends with the caller's or when the Runtime closes.
+	base, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(r.rt.closing, func() { cancel(ErrClosed) })()
+	r.ctx = context.WithValue(base, runKey{}, r)
 	r.watchdog = time.AfterFunc(time.Hour, func() {
 		select {
 		case r.overrun <- struct{}{}:
@@ -107,33 +123,45 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 
 	done := make(chan runResult, 1)
 	go func() {
+		defer r.rt.done()
 		out, err := r.execute()
 		done <- runResult{out, err}
 	}()
-	stopping := ctx.Done()
-	closing := r.rt.closing
+	stopping := r.ctx.Done()
 	var giveUp <-chan time.Time
-	var why *RunError
 	for {
 		select {
 		case res := <-done:
 			return res.out, res.err
 		case <-r.overrun:
 			d := r.deadline.Load()
-			if d == 0 || time.Now().UnixNano() < d+int64(grace) {
+			if d == 0 {
 				continue // the export ended in time
 			}
-			return r.abandon(r.timeout(time.Unix(0, d).Equal(r.wallDeadline), errDeadline))
+			if early := d + int64(grace) - r.since(); early > 0 {
+				r.watchdog.Reset(time.Duration(early))
+				continue
+			}
+			return r.abandon(r.timeout(d == r.since(r.wallDeadline), errDeadline))
 		case <-stopping:
-			stopping, why = nil, r.abort(ctx.Err())
-			giveUp = time.After(grace)
-		case <-closing:
-			closing, why = nil, r.closedError()
-			giveUp = time.After(grace)
+			stopping, giveUp = nil, time.After(grace)
 		case <-giveUp:
-			return r.abandon(why)
+			return r.abandon(r.cancelled())
 		}
 	}
+}
+
+// cancelled says why the run's context ended, if it did: the caller
+// cancelled (KindAbort with its cause) or the Runtime closed.
+func (r *run) cancelled() *RunError {
+	if r.ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(r.ctx)
+	if errors.Is(cause, ErrClosed) {
+		return r.closedError()
+	}
+	return r.abort(cause)
 }
 
 // abandon ends the run without waiting for the guest.
@@ -146,7 +174,7 @@ func (r *run) abandon(e *RunError) (Outcome, error) {
 	r.inbox.close()
 	compute := r.compute.Load()
 	if start := r.inExport.Load(); start != 0 {
-		compute += time.Now().UnixNano() - start
+		compute += r.since() - start
 	}
 	e.Logs = logs
 	return Outcome{Stats: Stats{Compute: time.Duration(compute), Wall: time.Since(r.began), Calls: calls,

@@ -32,9 +32,14 @@ type Runtime struct {
 	module  wazero.CompiledModule
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
 
-	mu      sync.Mutex
-	closed  atomic.Bool
-	closing chan struct{} // closed by Close: waiting runs stop
+	mu        sync.Mutex
+	closed    atomic.Bool
+	closing   context.Context // done once Close was called: runs stop
+	closeRuns context.CancelCauseFunc
+	running   int // guests still executing (run.execute)
+	closeCtx  context.Context
+	release   sync.Once // closes wazero once no guest executes
+	closeErr  error
 }
 
 // New compiles the guest and checks that it speaks this host's ABI version.
@@ -43,11 +48,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := checkLimits(cfg.limits); err != nil {
 		return nil, fmt.Errorf("wasmhost: invalid limits: %w", err)
 	}
-	rt := &Runtime{cfg: cfg, limits: cfg.limits.WithDefaults(), closing: make(chan struct{})}
-	// Not WithCloseOnContextDone: it calls into Go at every loop header,
-	// which for an interpreter is every bytecode and makes it 3 to 5 times
-	// slower. The guest polls the host instead (see run.watch).
+	rt := &Runtime{cfg: cfg, limits: cfg.limits.WithDefaults()}
+	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
 	rc := wazero.NewRuntimeConfigCompiler().
+		WithCloseOnContextDone(cfg.strict).
 		WithMemoryLimitPages(memoryPages(rt.limits.MemoryBytes))
 	if cfg.cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
@@ -121,6 +125,9 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	if status, err := call(exportInit, 0, 0); err != nil {
 		return err
 	} else if status != statusDone {
+		if setup.guestErr != nil {
+			return fmt.Errorf("wasmhost: %s failed: %w: %s", exportInit, errInitFailed, setup.guestErr.Message)
+		}
 		return fmt.Errorf("wasmhost: %s failed: %w", exportInit, errInitFailed)
 	}
 	lenPtr, err := call(exportBuffer, 4)
@@ -148,8 +155,10 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 func (rt *Runtime) Limits() Limits { return rt.limits }
 
 // Close releases the compiled guest and the compilation cache. Runs still
-// in progress end with KindAbort. Close is safe to call more than once and
-// concurrently with Run.
+// in progress end with KindAbort, and Run afterwards returns ErrClosed.
+// Close does not wait for a guest stuck in a long native loop (see Run):
+// the last such guest releases the resources when it stops. Close is safe
+// to call more than once and concurrently with Run.
 func (rt *Runtime) Close(ctx context.Context) error {
 	rt.mu.Lock()
 	if rt.closed.Load() {
@@ -157,13 +166,51 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	rt.closed.Store(true)
-	close(rt.closing)
+	rt.closeRuns(ErrClosed)
+	rt.closeCtx = context.WithoutCancel(ctx)
+	idle := rt.running == 0
 	rt.mu.Unlock()
-	err := rt.wr.Close(ctx)
-	if rt.cache != nil {
-		err = errors.Join(err, rt.cache.Close(ctx))
+	if idle {
+		rt.releaseAll()
+		return rt.closeErr
 	}
-	return err
+	return nil
+}
+
+// releaseAll closes wazero, once: instances must not be closed under a
+// guest that still executes.
+func (rt *Runtime) releaseAll() {
+	rt.release.Do(func() {
+		ctx := rt.closeCtx
+		err := rt.wr.Close(ctx)
+		if rt.cache != nil {
+			err = errors.Join(err, rt.cache.Close(ctx))
+		}
+		rt.closeErr = err
+	})
+}
+
+// acquire counts a guest that starts executing; it fails once closed.
+func (rt *Runtime) acquire() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed.Load() {
+		return false
+	}
+	rt.running++
+	return true
+}
+
+// done counts a guest that stopped executing, and releases wazero after the
+// last one if the Runtime is closed.
+func (rt *Runtime) done() {
+	rt.mu.Lock()
+	rt.running--
+	last := rt.closed.Load() && rt.running == 0
+	rt.mu.Unlock()
+	if last {
+		rt.releaseAll()
+	}
 }
 
 // Run runs one program and returns what it produced. The program's limits
@@ -173,10 +220,11 @@ func (rt *Runtime) Close(ctx context.Context) error {
 // Outcome then still carries Stats. Any other error (an invalid Program, a
 // closed Runtime) means the program did not run.
 //
-// Calls to d are made from the goroutine that called Run, while the guest
-// waits; the outcomes may be reported from any goroutine. When Run returns,
-// calls still pending are the caller's to finish or abandon: their outcomes
-// are ignored.
+// The guest runs on a goroutine of its own; d.Dispatch is called from it,
+// one call at a time, and never after Run returned. Outcomes may be reported
+// from any goroutine, at any time, more than once (the first counts). When
+// Run returns, calls still pending are the caller's to finish or abandon:
+// their outcomes are ignored.
 func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, error) {
 	if rt.closed.Load() {
 		return Outcome{}, ErrClosed
@@ -190,6 +238,9 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 	r, err := newRun(rt, p, d)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if !rt.acquire() {
+		return Outcome{}, ErrClosed
 	}
 	return r.run(ctx)
 }

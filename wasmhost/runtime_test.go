@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
@@ -61,7 +60,8 @@ var allowedImports = []string{
 
 func TestGuest_importsOnlyWhatItNeeds(t *testing.T) {
 	ctx := context.Background()
-	r := wazero.NewRuntime(ctx)
+	// The interpreter only validates the module: much faster than compiling.
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer r.Close(ctx)
 	m, err := r.CompileModule(ctx, guest.Wasm())
 	require.NoError(t, err)
@@ -93,14 +93,22 @@ func TestRuntime_Close_duringRuns(t *testing.T) {
 	require.NoError(t, err)
 	programs := []string{`await tools.hang()`, `for (;;) {}`}
 	errs := make(chan error, len(programs))
+	started := make(chan struct{}, len(programs))
+	d := wasmhost.DispatcherFunc(func(name string, _ json.RawMessage, done func(wasmhost.CallResult)) {
+		if name == "started" {
+			started <- struct{}{}
+			done(wasmhost.CallResult{OK: true})
+		}
+	})
 	for _, js := range programs {
 		go func() {
-			d := wasmhost.DispatcherFunc(func(string, json.RawMessage, func(wasmhost.CallResult)) {})
-			_, err := rt.Run(ctx, wasmhost.Program{JS: `setTimeout(() => {}, 0); ` + js, Tools: []string{"hang"}}, d)
+			_, err := rt.Run(ctx, wasmhost.Program{JS: `await tools.started(); ` + js, Tools: []string{"started", "hang"}}, d)
 			errs <- err
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
+	for range programs {
+		<-started
+	}
 	require.NoError(t, rt.Close(ctx))
 	for range programs {
 		err := <-errs

@@ -70,7 +70,6 @@ func TestRuntime_Run_timerTimeIsNotComputeTime(t *testing.T) {
 	require.Nil(t, re)
 	require.JSONEq(t, `"waited"`, string(out.Result))
 	require.GreaterOrEqual(t, out.Stats.Wall, 300*time.Millisecond)
-	require.Less(t, out.Stats.Compute, 200*time.Millisecond)
 }
 
 func TestRuntime_Run_tooManyTimers(t *testing.T) {

@@ -6,6 +6,7 @@
  * PTCX_PENDING comes back. Every export runs the engine's job queue until it
  * is empty before returning, so between exports the instance is quiescent.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ static const char wrapper_tail[] = "\n})";
 
 static JSRuntime *rt;
 static JSContext *ctx;
-static JSValue hook_start, hook_resume, hook_fire, hook_report;
+static JSValue hook_start, hook_tool_error, hook_fire, hook_report;
 static JSValue program = JS_UNDEFINED; /* the promise of the program's body */
 static int32_t final_status = -1;      /* set once the program settled */
 static size_t memory_limit;            /* the engine's limit, from the config */
@@ -35,6 +36,29 @@ static int32_t fail_static(const char *json)
 {
     ptcx_host_error(json, strlen(json));
     return final_status = PTCX_ERROR;
+}
+
+/* fail_exception reports the pending exception, which the prelude cannot
+ * describe because it failed to load. */
+static int32_t fail_exception(const char *what)
+{
+    JSValue exc = JS_GetException(ctx);
+    JSValue msg = JS_ToString(ctx, exc);
+    JS_FreeValue(ctx, exc);
+    const char *text = JS_IsException(msg) ? NULL : JS_ToCString(ctx, msg);
+    JS_FreeValue(ctx, msg);
+    char json[512];
+    int n = snprintf(json, sizeof(json), "{\"kind\":\"exception\",\"message\":\"%s: ", what);
+    for (const char *p = text ? text : "unknown error"; *p && n < (int)sizeof(json) - 4; p++) {
+        if (*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+            json[n++] = *p;
+    }
+    json[n++] = '"';
+    json[n++] = '}';
+    json[n] = 0;
+    if (text)
+        JS_FreeCString(ctx, text);
+    return fail_static(json);
 }
 
 static const char out_of_memory_json[] =
@@ -156,7 +180,7 @@ int32_t ptcx_init(const uint8_t *bytecode, size_t len)
         return fail_static(init_failed_json);
     JSValue outer = load_prelude(bytecode, len);
     if (JS_IsException(outer))
-        return fail_static(init_failed_json);
+        return fail_exception("the prelude failed to load");
     JSValue natives = ptcx_new_natives(ctx);
     if (JS_IsException(natives)) {
         JS_FreeValue(ctx, outer);
@@ -166,13 +190,13 @@ int32_t ptcx_init(const uint8_t *bytecode, size_t len)
     JS_FreeValue(ctx, natives);
     JS_FreeValue(ctx, outer);
     if (JS_IsException(hooks))
-        return fail_static(init_failed_json);
+        return fail_exception("the prelude failed to run");
     hook_start = get_hook(hooks, "start");
-    hook_resume = get_hook(hooks, "resume");
+    hook_tool_error = get_hook(hooks, "toolError");
     hook_fire = get_hook(hooks, "fire");
     hook_report = get_hook(hooks, "report");
     JS_FreeValue(ctx, hooks);
-    if (JS_IsException(hook_start) || JS_IsException(hook_resume) ||
+    if (JS_IsException(hook_start) || JS_IsException(hook_tool_error) ||
         JS_IsException(hook_fire) || JS_IsException(hook_report))
         return fail_static(init_failed_json);
     return PTCX_DONE;
@@ -184,13 +208,12 @@ int32_t ptcx_init(const uint8_t *bytecode, size_t len)
  * memory. */
 static int32_t report(int what, JSValue value)
 {
-    /* When the engine cannot even allocate the error for running out of
-     * memory, it throws null. */
-    if (what != PTCX_REPORT_RESULT && JS_IsNull(value) && ptcx_memory_exhausted())
-        what = PTCX_REPORT_MEMORY;
-    JSValue args[2] = {JS_NewInt32(ctx, what), value};
+    /* Whether memory ever ran out: short of memory, the engine throws null
+     * or an InternalError with a makeshift message instead of its usual
+     * "out of memory" error. */
+    JSValue args[3] = {JS_NewInt32(ctx, what), value, JS_NewBool(ctx, ptcx_memory_exhausted())};
     ptcx_set_memory_limit(0);
-    JSValue ret = JS_Call(ctx, hook_report, JS_UNDEFINED, 2, (JSValueConst *)args);
+    JSValue ret = JS_Call(ctx, hook_report, JS_UNDEFINED, 3, (JSValueConst *)args);
     ptcx_set_memory_limit(memory_limit);
     JS_FreeValue(ctx, value);
     int32_t status = PTCX_ERROR;
@@ -253,7 +276,9 @@ static JSValue compile(const char *code, size_t len)
 PTCX_EXPORT("ptcx_start")
 int32_t ptcx_start(const char *cfg, size_t len)
 {
-    if (!ctx || final_status >= 0 || !JS_IsUndefined(program))
+    if (final_status >= 0)
+        return final_status;
+    if (!ctx || !JS_IsUndefined(program))
         return fail_static("{\"kind\":\"exception\",\"message\":\"ptcx_start called out of order\"}");
     JS_UpdateStackTop(rt);
     ptcx_reseed_random();
@@ -325,12 +350,8 @@ int32_t ptcx_resume(int32_t id, int32_t ok, const char *payload, size_t len)
     }
     if (JS_IsException(value))
         return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
-    JSValue args[3] = {JS_NewInt32(ctx, id), JS_NewBool(ctx, settled_ok), value};
-    JSValue ret = JS_Call(ctx, hook_resume, JS_UNDEFINED, 3, (JSValueConst *)args);
-    JS_FreeValue(ctx, value);
-    if (JS_IsException(ret))
+    if (ptcx_settle_call(ctx, id, settled_ok, value, hook_tool_error))
         return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
-    JS_FreeValue(ctx, ret);
     return settle();
 }
 

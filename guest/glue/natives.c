@@ -11,24 +11,6 @@
 
 #include "ptcx.h"
 
-/* natives.call(name, argsJSON) -> id (> 0) or a negative refusal code. */
-static JSValue native_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
-{
-    size_t name_len, args_len;
-    const char *name = JS_ToCStringLen(ctx, &name_len, argv[0]);
-    if (!name)
-        return JS_EXCEPTION;
-    const char *args = JS_ToCStringLen(ctx, &args_len, argv[1]);
-    if (!args) {
-        JS_FreeCString(ctx, name);
-        return JS_EXCEPTION;
-    }
-    int32_t id = ptcx_host_call(name, name_len, args, args_len);
-    JS_FreeCString(ctx, args);
-    JS_FreeCString(ctx, name);
-    return JS_NewInt32(ctx, id);
-}
-
 /* natives.log(level, text) */
 static JSValue native_log(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -80,12 +62,13 @@ static JSValue native_settle(JSContext *ctx, JSValueConst this_val, int argc, JS
 }
 
 static const JSCFunctionListEntry natives_list[] = {
-    JS_CFUNC_DEF("call", 2, native_call),
+    JS_CFUNC_DEF("call", 2, ptcx_native_call),
     JS_CFUNC_DEF("log", 2, native_log),
     JS_CFUNC_DEF("timerSet", 1, native_timer_set),
     JS_CFUNC_DEF("timerClear", 1, native_timer_clear),
     JS_CFUNC_MAGIC_DEF("result", 1, native_settle, 0),
     JS_CFUNC_MAGIC_DEF("error", 1, native_settle, 1),
+    JS_CFUNC_DEF("encode", 2, ptcx_native_encode),
 };
 
 JSValue ptcx_new_natives(JSContext *ctx)

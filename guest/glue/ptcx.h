@@ -28,7 +28,20 @@ enum {
     PTCX_REPORT_UNHANDLED = 2,   /* a promise rejection nobody handled */
     PTCX_REPORT_SYNTAX = 3,      /* the program did not compile */
     PTCX_REPORT_TIMER = 4,       /* a setTimeout callback threw */
-    PTCX_REPORT_MEMORY = 5,      /* out of memory, with no error to show */
+};
+
+/* Refusals of natives.encode: why a value is not plain JSON. */
+enum {
+    PTCX_REFUSE_UNDEFINED = 1,
+    PTCX_REFUSE_FUNCTION = 2,
+    PTCX_REFUSE_BIGINT = 3,   /* detail: the BigInt */
+    PTCX_REFUSE_SYMBOL = 4,
+    PTCX_REFUSE_NUMBER = 5,   /* detail: NaN or an infinity */
+    PTCX_REFUSE_CIRCULAR = 6,
+    PTCX_REFUSE_DEPTH = 7,
+    PTCX_REFUSE_NOT_PLAIN = 8, /* detail: the object */
+    PTCX_REFUSE_UNREADABLE = 9, /* detail: what reading it threw */
+    PTCX_REFUSE_PROXY = 10,
 };
 
 #define PTCX_IMPORT(name) __attribute__((import_module("ptcx"), import_name(name)))
@@ -50,10 +63,22 @@ void ptcx_host_error(const char *json, size_t len);
 PTCX_IMPORT("poll")
 int32_t ptcx_host_poll(void);
 
+/* calls.c */
+
+/* natives.call(name, argsJSON) -> promise | refusal code */
+JSValue ptcx_native_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+/* ptcx_settle_call settles the promise of call id with value (ok) or with
+ * make_error(value, toolName) (not ok), taking ownership of value. Unknown
+ * ids are ignored. It returns -1 when an exception is pending. */
+int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValueConst make_error);
+
+/* encode.c: natives.encode(value, omitUndefined). */
+JSValue ptcx_native_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+
 /* natives.c */
 
 /* ptcx_new_natives returns the object of native functions handed to the
- * prelude (call, log, timerSet, timerClear, result, error). */
+ * prelude (call, log, timerSet, timerClear, result, error, encode). */
 JSValue ptcx_new_natives(JSContext *ctx);
 
 /* ptcx_install_random replaces Math.random with a generator that

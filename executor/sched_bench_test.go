@@ -1,0 +1,49 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// BenchmarkScheduler_nestedCall is the executor's share of one awaited
+// nested call: a fake runtime dispatches sequential echo calls, so the guest
+// is not measured.
+func BenchmarkScheduler_nestedCall(b *testing.B) {
+	reg := registry.New()
+	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+		b.Fatal(err)
+	}
+	if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
+		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+			return registry.Output{Value: in.Args}, nil
+		}}); err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"i":1}`)
+	rt := fakeRuntime(func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+		ch := make(chan wasmhost.CallResult, 1)
+		reply := func(r wasmhost.CallResult) { ch <- r }
+		for range b.N {
+			d.Dispatch("echo", args, reply)
+			if r := <-ch; !r.OK {
+				b.Fatal(r.Message)
+			}
+		}
+		return wasmhost.Outcome{}, nil
+	})
+	e, err := executor.New(reg, executor.NewConfig().WithRuntime(rt))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return")}); !r.OK() {
+		b.Fatal(r.Text)
+	}
+}
