@@ -101,4 +101,3 @@ func BenchmarkRunCode_fanOut(b *testing.B) {
 		benchRun(b, e, code)
 	}
 }
-

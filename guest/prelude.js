@@ -136,9 +136,11 @@
   let refusal = "";
 
   // jsonOf returns the JSON text of v, or null after setting refusal to a
-  // message saying why v, named root, is not plain JSON. In results
-  // (omitUndefined) an undefined property is left out, as JSON.stringify
-  // does; in tool arguments it is refused.
+  // message saying why v, named root, is not plain JSON. With omitUndefined
+  // (results and tool arguments alike) an undefined object property is left
+  // out, as JSON.stringify does, so that an optional property set to
+  // undefined means "absent", as TypeScript's types say; undefined anywhere
+  // else (an array element) is refused.
   function jsonOf(v, root, omitUndefined) {
     const r = natEncode(v, omitUndefined);
     if (typeof r === "string") return r;
@@ -346,7 +348,7 @@
   function callTool(name, args) {
     let json = "{}";
     if (args !== undefined) {
-      json = jsonOf(args, "args", false);
+      json = jsonOf(args, "args", true);
       if (json === null) {
         return rejected(new TypeErrorCtor("tools" + accessor(name) + ": the arguments are not plain JSON: " + refusal));
       }

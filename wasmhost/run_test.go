@@ -197,15 +197,15 @@ Object.keys = () => [];
 Array.isArray = () => false;
 Promise.prototype.then = function () { throw new Error("broken then") };
 String.prototype.slice = () => "broken";
-const r = await tools.echo({a: [1, 2], b: {c: "x"}});
+const r = await tools.echo({a: [1, 2], b: {c: "x"}, gone: undefined});
 let rejected = "";
-try { await tools.echo({f: undefined}) } catch (e) { rejected = e.message }
+try { await tools.echo({f: [undefined]}) } catch (e) { rejected = e.message }
 return {r, rejected, frozen: Object.isFrozen(tools) && Object.isFrozen(ToolCallError.prototype)};
 `, wasmhost.Limits{})
 	require.Nil(t, re)
 	require.Len(t, d.seen(), 1)
 	require.JSONEq(t, `{"a":[1,2],"b":{"c":"x"}}`, string(d.seen()[0].Args))
-	require.JSONEq(t, `{"r":{"a":[1,2],"b":{"c":"x"}},"rejected":"tools.echo: the arguments are not plain JSON: args.f is undefined, which JSON cannot represent (leave it out or use null)","frozen":true}`,
+	require.JSONEq(t, `{"r":{"a":[1,2],"b":{"c":"x"}},"rejected":"tools.echo: the arguments are not plain JSON: args.f[0] is undefined, which JSON cannot represent (leave it out or use null)","frozen":true}`,
 		string(out.Result))
 }
 
