@@ -2,7 +2,6 @@
 # Each installs the system packages it needs (Debian; run as root or with sudo).
 
 GO ?= go
-export CGO_ENABLED ?= 0
 
 .PHONY: all build guest tsc deps test vet demo clean
 

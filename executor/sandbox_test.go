@@ -237,7 +237,7 @@ func TestSandbox_programCannotReachRunCode(t *testing.T) {
 func TestSandbox_badPrograms(t *testing.T) {
 	w := newWorld(t, registry.ModePTC)
 	e := w.executor(t, executor.NewConfig().WithLimits(wasmhost.Limits{
-		ComputeTime: 2 * time.Second, WallTime: 5 * time.Second, MemoryBytes: 64 << 20, OutputBytes: 64 << 10, MaxCalls: 500,
+		ComputeTime: 2 * time.Second, WallTime: 5 * time.Second, MemoryBytes: 16 << 20, OutputBytes: 64 << 10, MaxCalls: 500,
 	}))
 	tests := []struct {
 		name, code, kind, contains string
