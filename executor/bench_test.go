@@ -4,16 +4,40 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// benchExecutor is a ptc executor over the real sandbox with an echo tool
-// and a 20 ms sleep tool, both concurrency-safe.
-func benchExecutor(b *testing.B) *executor.Executor {
+// cooperative is a second sandbox with cooperative interrupts, to measure
+// what strict interrupts cost (see RATIONALE.md).
+var (
+	cooperativeOnce sync.Once
+	cooperative     *wasmhost.Runtime
+)
+
+// modes runs f against the default (strict) sandbox and the cooperative one.
+func modes(b *testing.B, f func(b *testing.B, e *executor.Executor)) {
+	b.Run("strict", func(b *testing.B) { f(b, benchExecutor(b, realRuntime(b))) })
+	b.Run("cooperative", func(b *testing.B) {
+		cooperativeOnce.Do(func() {
+			var err error
+			cooperative, err = wasmhost.New(context.Background(), wasmhost.NewConfig().WithStrictInterrupts(false))
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+		f(b, benchExecutor(b, cooperative))
+	})
+}
+
+// benchExecutor is a ptc executor over a sandbox with an echo tool and a
+// 20 ms sleep tool, both concurrency-safe.
+func benchExecutor(b *testing.B, rt *wasmhost.Runtime) *executor.Executor {
 	b.Helper()
 	reg := registry.New()
 	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
@@ -36,7 +60,7 @@ func benchExecutor(b *testing.B) *executor.Executor {
 			b.Fatal(err)
 		}
 	}
-	e, err := executor.New(reg, executor.NewConfig().WithRuntime(realRuntime(b)).WithMaxParallel(100))
+	e, err := executor.New(reg, executor.NewConfig().WithRuntime(rt).WithMaxParallel(100))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,21 +81,23 @@ func benchRun(b *testing.B, e *executor.Executor, code string) {
 // harness resending a program), a fresh instance, the program, the result.
 // Target: ≤ 3 ms median.
 func BenchmarkRunCode_helloWorld(b *testing.B) {
-	e := benchExecutor(b)
-	benchRun(b, e, `return "hello"`)
-	b.ResetTimer()
-	for range b.N {
+	modes(b, func(b *testing.B, e *executor.Executor) {
 		benchRun(b, e, `return "hello"`)
-	}
+		b.ResetTimer()
+		for range b.N {
+			benchRun(b, e, `return "hello"`)
+		}
+	})
 }
 
 // BenchmarkRunCode_helloWorldUncached strips a new program every time.
 func BenchmarkRunCode_helloWorldUncached(b *testing.B) {
-	e := benchExecutor(b)
-	b.ResetTimer()
-	for i := range b.N {
-		benchRun(b, e, fmt.Sprintf(`const n: number = %d; return "hello " + n`, i))
-	}
+	modes(b, func(b *testing.B, e *executor.Executor) {
+		b.ResetTimer()
+		for i := range b.N {
+			benchRun(b, e, fmt.Sprintf(`const n: number = %d; return "hello " + n`, i+b.N))
+		}
+	})
 }
 
 // BenchmarkRunCode_nestedCall measures one awaited nested call through the
@@ -79,25 +105,27 @@ func BenchmarkRunCode_helloWorldUncached(b *testing.B) {
 // Target: ≤ 10 µs per call.
 func BenchmarkRunCode_nestedCall(b *testing.B) {
 	const calls = 1000
-	e := benchExecutor(b)
 	code := fmt.Sprintf(`let s = 0; for (let i = 0; i < %d; i++) { s += (await tools.echo({i})).i } return s`, calls)
-	benchRun(b, e, code)
-	b.ResetTimer()
-	start := time.Now()
-	for range b.N {
+	modes(b, func(b *testing.B, e *executor.Executor) {
 		benchRun(b, e, code)
-	}
-	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*calls), "ns/call")
+		b.ResetTimer()
+		start := time.Now()
+		for range b.N {
+			benchRun(b, e, code)
+		}
+		b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*calls), "ns/call")
+	})
 }
 
 // BenchmarkRunCode_fanOut is Promise.all over 100 calls to a 20 ms tool.
 // Target: within 2x of one call (40 ms).
 func BenchmarkRunCode_fanOut(b *testing.B) {
-	e := benchExecutor(b)
 	code := `return (await Promise.all(Array.from({length: 100}, () => tools.sleep20()))).length`
-	benchRun(b, e, code)
-	b.ResetTimer()
-	for range b.N {
+	modes(b, func(b *testing.B, e *executor.Executor) {
 		benchRun(b, e, code)
-	}
+		b.ResetTimer()
+		for range b.N {
+			benchRun(b, e, code)
+		}
+	})
 }

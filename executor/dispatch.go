@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ptcx/ptcx/registry"
@@ -15,12 +16,30 @@ import (
 const cancelGrace = 100 * time.Millisecond
 
 // dispatch is phase 7: run the body with the caller's context, under the
-// tool's timeout. A body that ignores its context is not waited for longer
-// than cancelGrace past the timeout or the cancellation: the call settles,
-// and the body's late result is dropped.
+// tool's timeout, and return when the call has its outcome. A body that
+// ignores its context is not waited for longer than cancelGrace past the
+// timeout or the cancellation: the call settles, and the body's late result
+// is dropped.
 func (x *execution) dispatch(ctx context.Context) {
+	done := make(chan struct{})
+	x.launch(ctx, func() { close(done) })
+	<-done
+}
+
+// outcome is what a body returned.
+type outcome struct {
+	out registry.Output
+	err error
+}
+
+// launch is dispatch without the wait: it starts the body and calls then,
+// exactly once and from whichever goroutine settles the call, when the
+// outcome is recorded. The scheduler uses it so that the goroutine running a
+// nested body also commits it, without a hand-off.
+func (x *execution) launch(ctx context.Context, then func()) {
 	if ctx.Err() != nil {
 		x.fail(aborted(ctx, registry.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
+		then()
 		return
 	}
 	x.ran = true
@@ -30,43 +49,47 @@ func (x *execution) dispatch(ctx context.Context) {
 	if t := x.def.Timeout(); t > 0 {
 		bodyCtx, cancel = context.WithTimeout(ctx, t)
 	}
-	defer cancel()
-
-	type outcome struct {
-		out registry.Output
-		err error
+	var (
+		once  sync.Once
+		mu    sync.Mutex  // guards grace
+		grace *time.Timer // started when bodyCtx is done
+		stop  = func() bool { return false }
+	)
+	settle := func(o outcome, late bool) {
+		once.Do(func() {
+			mu.Lock()
+			if grace != nil {
+				grace.Stop()
+			}
+			mu.Unlock()
+			if late && o.err == nil {
+				o.err = bodyCtx.Err()
+			}
+			x.conclude(ctx, bodyCtx, o)
+			cancel()
+			then()
+		})
 	}
-	ch := make(chan outcome, 1)
+	if !x.def.Transport() {
+		// run_code stops promptly on cancellation and must settle its
+		// nested calls before it returns, so it is always awaited; any
+		// other body gets cancelGrace once its context is done.
+		stop = context.AfterFunc(bodyCtx, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			grace = time.AfterFunc(cancelGrace, func() { settle(outcome{err: bodyCtx.Err()}, true) })
+		})
+	}
 	go func() {
 		var o outcome
 		o.err = safely(func() (err error) { o.out, err = x.body(bodyCtx); return err })
-		ch <- o
+		stop() // assigned before this goroutine started
+		settle(o, bodyCtx.Err() != nil)
 	}()
+}
 
-	var o outcome
-	if x.def.Transport() {
-		// run_code stops promptly on cancellation and must settle its nested
-		// calls before it returns: always wait for it.
-		o = <-ch
-	} else {
-		select {
-		case o = <-ch:
-		case <-bodyCtx.Done():
-			// A body that honours its context returns promptly: wait a
-			// moment, so that a settled call has no body still running.
-			grace := time.NewTimer(cancelGrace)
-			select {
-			case o = <-ch:
-				if o.err == nil {
-					o.err = bodyCtx.Err()
-				}
-			case <-grace.C:
-				o.err = bodyCtx.Err()
-			}
-			grace.Stop()
-		}
-	}
-
+// conclude records a body's outcome as the call's result or error.
+func (x *execution) conclude(ctx, bodyCtx context.Context, o outcome) {
 	switch {
 	case ctx.Err() != nil && registry.CodeOf(o.err) == registry.CodeCodeRunFailed:
 		x.fail(bodyError(x.req.Tool, o.err)) // CODE_RUN_FAILED (abort), with the logs

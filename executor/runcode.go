@@ -73,7 +73,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	}
 
 	tok := e.mintToken(x.req.ID, x.req.Scope)
-	s := newScheduler(ctx, e, tok, limits.MaxPendingCalls)
+	s := newScheduler(ctx, e, tok)
 	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: js, Tools: names, Limits: limits}, s)
 	s.settle()
 	tok.kill()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/ptcx/ptcx/registry"
@@ -18,8 +19,10 @@ import (
 //   - a concurrency-safe call starts as soon as fewer than maxParallel bodies
 //     run; an exclusive call first waits until every earlier call has
 //     committed, runs alone, and holds the barrier until it has committed;
-//   - one committer goroutine runs post-execute and finish in submission
-//     order, whatever order bodies finish in, and answers the program;
+//   - each call commits (post-execute, finish, the answer to the program)
+//     after the call before it, so commits follow submission order whatever
+//     order bodies finish in; the goroutine that ran a body commits it, so a
+//     call that waits for nothing is never handed over;
 //   - at settlement, calls whose body has not started are abandoned, and
 //     in-flight ones are awaited.
 //
@@ -39,33 +42,31 @@ type scheduler struct {
 
 	abandonCh chan struct{} // closed at settlement
 	slots     chan struct{} // one token per running concurrency-safe body
-	commits   chan *nested  // in submission order
-	last      *nested       // the last call handed to the committer (sequencer only)
-	wg        sync.WaitGroup
+	last      *nested       // the last call in commit order (sequencer only)
+	sequenced chan struct{} // closed when the sequencer has stopped
+	commits   sync.WaitGroup
 }
 
 // nested is one call a program made.
 type nested struct {
 	x         *execution
 	reply     func(wasmhost.CallResult)
-	bodyDone  chan struct{}
-	committed chan struct{}
+	prev      *nested       // the call that commits before it
+	committed chan struct{} // closed once it has committed
 }
 
-func newScheduler(ctx context.Context, e *Executor, tok *token, maxPending int) *scheduler {
+func newScheduler(ctx context.Context, e *Executor, tok *token) *scheduler {
 	s := &scheduler{
 		e:         e,
 		tok:       tok,
 		ctx:       ctx,
 		abandonCh: make(chan struct{}),
 		slots:     make(chan struct{}, e.cfg.maxParallel),
-		commits:   make(chan *nested, maxPending+1),
+		sequenced: make(chan struct{}),
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.policyCtx, s.cancelPolicy = context.WithCancel(ctx)
-	s.wg.Add(2)
 	go s.sequence()
-	go s.commit()
 	return s
 }
 
@@ -77,12 +78,11 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 		reply(wasmhost.CallResult{Message: "the run_code program has settled: no more tool calls are accepted"})
 		return
 	}
-	id := fmt.Sprintf("%s:ptc:%d", s.tok.callID, s.tok.seq.Add(1))
+	id := s.tok.callID + ":ptc:" + strconv.FormatInt(s.tok.seq.Add(1), 10)
 	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: append(json.RawMessage(nil), args...)}
 	s.queue = append(s.queue, &nested{
 		x:         s.e.newExecution(call, s.tok),
 		reply:     reply,
-		bodyDone:  make(chan struct{}),
 		committed: make(chan struct{}),
 	})
 	s.cond.Signal()
@@ -102,7 +102,8 @@ func (s *scheduler) settle() {
 	if testHookSettling != nil {
 		testHookSettling()
 	}
-	s.wg.Wait()
+	<-s.sequenced
+	s.commits.Wait()
 }
 
 // testHookSettling, when set by a test, runs once settlement has begun and
@@ -131,13 +132,14 @@ func (s *scheduler) isSettled() bool {
 
 // sequence is the sequencer goroutine.
 func (s *scheduler) sequence() {
-	defer s.wg.Done()
-	defer close(s.commits)
+	defer close(s.sequenced)
 	for {
 		n, settled, ok := s.next()
 		if !ok {
 			return
 		}
+		n.prev, s.last = s.last, n
+		s.commits.Add(1)
 		if settled {
 			s.abandon(n)
 			continue
@@ -154,7 +156,7 @@ func (s *scheduler) start(n *nested) {
 			s.abandon(n)
 			return
 		}
-		s.handOver(n, true)
+		s.commitSoon(n)
 		return
 	}
 	if x.def.ConcurrencySafe() {
@@ -169,19 +171,17 @@ func (s *scheduler) start(n *nested) {
 			s.abandon(n)
 			return
 		}
-		go func() {
-			x.dispatch(s.ctx)
+		x.launch(s.ctx, func() {
 			<-s.slots
-			close(n.bodyDone)
-		}()
-		s.handOver(n, false)
+			s.commit(n)
+		})
 		return
 	}
 	// Exclusive: wait for every earlier call to commit, run alone, and hold
 	// the barrier through post-execute.
-	if s.last != nil {
+	if n.prev != nil {
 		select {
-		case <-s.last.committed:
+		case <-n.prev.committed:
 		case <-s.abandonCh:
 			s.abandon(n)
 			return
@@ -192,18 +192,7 @@ func (s *scheduler) start(n *nested) {
 		return
 	}
 	x.dispatch(s.ctx)
-	close(n.bodyDone)
-	s.handOver(n, false)
-	<-n.committed
-}
-
-// handOver gives n to the committer, in submission order.
-func (s *scheduler) handOver(n *nested, bodyDone bool) {
-	if bodyDone {
-		close(n.bodyDone)
-	}
-	s.last = n
-	s.commits <- n
+	s.commit(n)
 }
 
 // abandon settles a call whose body never started.
@@ -214,19 +203,36 @@ func (s *scheduler) abandon(n *nested) {
 	}
 	x.err = &registry.Error{Code: registry.CodeAbortedBeforeDispatch,
 		Message: fmt.Sprintf("%s was abandoned: the program finished before the call started", x.req.Tool)}
-	s.handOver(n, true)
+	s.commitSoon(n)
 }
 
-// commit is the committer goroutine.
-func (s *scheduler) commit() {
-	defer s.wg.Done()
-	for n := range s.commits {
-		<-n.bodyDone
-		n.x.postExecute(s.ctx)
-		r := n.x.finish(s.ctx)
-		n.reply(callResult(r))
-		close(n.committed)
+// commitSoon commits a call that has its outcome without blocking the
+// sequencer: at once if the call before it has committed, else from a
+// goroutine of its own.
+func (s *scheduler) commitSoon(n *nested) {
+	if n.prev != nil {
+		select {
+		case <-n.prev.committed:
+		default:
+			go s.commit(n)
+			return
+		}
 	}
+	s.commit(n)
+}
+
+// commit runs post-execute and finish once the call before has committed,
+// and answers the program.
+func (s *scheduler) commit(n *nested) {
+	defer s.commits.Done()
+	if n.prev != nil {
+		<-n.prev.committed
+		n.prev = nil // let the chain be collected
+	}
+	n.x.postExecute(s.ctx)
+	r := n.x.finish(s.ctx)
+	n.reply(callResult(r))
+	close(n.committed)
 }
 
 // callResult is what the program sees of a result: the value, or the
