@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test vet demo clean
+.PHONY: all build guest tsc deps test vet demo check-demo clean
 
 all: build
 
@@ -28,8 +28,12 @@ build: guest
 vet: guest
 	$(GO) vet ./...
 
-test: guest tsc vet
+test: guest tsc vet check-demo
 	$(GO) test -race -count=1 ./...
+
+# check-demo runs the demo and requires README.md to show exactly its output.
+check-demo: build
+	@scripts/check-demo.sh
 
 demo: build
 	@scripts/demo.sh

@@ -1,21 +1,5 @@
 package executor
 
-import (
-	"context"
-
-	"github.com/ptcx/ptcx/registry"
-)
-
-// checkCancelled is phase 2: a call whose caller has already given up runs no
-// policy at all.
-func (x *execution) checkCancelled(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		x.fail(aborted(ctx, registry.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
-		return false
-	}
-	return true
-}
-
 // validate is phase 3: the arguments against the tool's input schema, every
 // violation listed.
 func (x *execution) validate() bool {

@@ -272,3 +272,58 @@ func TestPrompt(t *testing.T) {
 	require.Equal(t, exitOK, status)
 	require.JSONEq(t, `[]`, out)
 }
+
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.ts")
+	require.NoError(t, os.WriteFile(prog, []byte(`const n: number = (await tools.lookup({key: "x"})).key.length;
+console.log("looked up");
+return {n};`), 0o644))
+
+	out, errOut, status := ptcx(t, "", "run", "--tools", toolsFile, "--no-builtin", prog)
+	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, "looked up\n{\n  \"n\": 1\n}\n", out)
+
+	out, _, status = ptcx(t, "", "run", "--json", "--tools", toolsFile, "--no-builtin", prog)
+	require.Equal(t, exitOK, status)
+	c := decodeCall(t, out)
+	require.JSONEq(t, `{"logs":["looked up"],"result":{"n":1}}`, string(c.Value))
+
+	out, _, status = ptcx(t, `return 6 * 7`, "run", "--no-builtin", "-")
+	require.Equal(t, exitOK, status)
+	require.Equal(t, "42\n", out)
+
+	out, _, status = ptcx(t, `throw new Error("boom")`, "run", "--no-builtin", "-")
+	require.Equal(t, exitTool, status)
+	require.Contains(t, out, "run_code failed (exception): Error: boom")
+
+	out, _, status = ptcx(t, `while (true) {}`, "run", "--no-builtin", "--timeout", "300ms", "-")
+	require.Equal(t, exitTool, status)
+	require.Contains(t, out, "run_code failed (timeout)")
+
+	out, _, status = ptcx(t, `const a: ArrayBuffer[] = []; while (true) a.push(new ArrayBuffer(1 << 20));`, "run", "--no-builtin", "--memory", "8", "-")
+	require.Equal(t, exitTool, status)
+	require.Contains(t, out, "run_code failed (memory)")
+
+	out, _, status = ptcx(t, `return 1`, "run", "--no-builtin", "--mode", "native", "-")
+	require.Equal(t, exitTool, status)
+	require.Contains(t, out, `unknown tool "run_code"`)
+
+	_, errOut, status = ptcx(t, "", "run", filepath.Join(dir, "missing.ts"))
+	require.Equal(t, exitTool, status)
+	require.Contains(t, errOut, "no such file")
+}
+
+func TestCall_runCode(t *testing.T) {
+	args := `{"code": "return await tools.lookup({key: 'k'})", "description": "one lookup"}`
+	out, errOut, status := ptcx(t, "", "call", "--tools", toolsFile, "--no-builtin", "run_code", args)
+	require.Equal(t, exitOK, status, errOut)
+	c := decodeCall(t, out)
+	require.JSONEq(t, `{"logs":[],"result":{"key":"k"}}`, string(c.Value))
+
+	out, _, status = ptcx(t, "", "call", "--no-builtin", "--mode", "ptc", "run_code", `{"code": "return 1"}`)
+	require.Equal(t, exitTool, status)
+	c = decodeCall(t, out)
+	require.Equal(t, "INVALID_ARGS", string(c.Error.Code))
+	require.Contains(t, c.Error.Message, "description")
+}
