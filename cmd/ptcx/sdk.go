@@ -27,16 +27,9 @@ func runSDK(ctx context.Context, c command, s *stdio, args []string) int {
 	var st setup
 	fs := newFlags(c, s)
 	st.flags(fs, false)
-	pos, code, ok := parse(fs, args)
+	e, status, ok := st.buildNoArgs(ctx, fs, s, args)
 	if !ok {
-		return code
-	}
-	if len(pos) > 0 {
-		return usageError(fs, s, "unexpected argument %q", pos[0])
-	}
-	e, err := st.build(ctx, executor.NewConfig())
-	if err != nil {
-		return setupFailed(fs, s, err)
+		return status
 	}
 	defer e.close()
 	bindable, err := e.reg.Bindable(e.scope)
@@ -56,16 +49,9 @@ func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	asJSON := fs.Bool("json", false, "print the sections as a JSON array of {name, text}")
-	pos, code, ok := parse(fs, args)
+	e, status, ok := st.buildNoArgs(ctx, fs, s, args)
 	if !ok {
-		return code
-	}
-	if len(pos) > 0 {
-		return usageError(fs, s, "unexpected argument %q", pos[0])
-	}
-	e, err := st.build(ctx, executor.NewConfig())
-	if err != nil {
-		return setupFailed(fs, s, err)
+		return status
 	}
 	defer e.close()
 	mode, err := e.reg.Mode(e.scope)

@@ -160,6 +160,25 @@ func (l *lazyRuntime) close() {
 	}
 }
 
+// buildNoArgs parses the flags of a command that takes no positional
+// arguments and builds its env. When ok is false the command returns status
+// (help was shown, or the command line or the setup was wrong, and the
+// problem was reported).
+func (st *setup) buildNoArgs(ctx context.Context, fs *flag.FlagSet, s *stdio, args []string) (e *env, status int, ok bool) {
+	pos, status, ok := parse(fs, args)
+	if !ok {
+		return nil, status, false
+	}
+	if len(pos) > 0 {
+		return nil, usageError(fs, s, "unexpected argument %q", pos[0]), false
+	}
+	e, err := st.build(ctx, executor.NewConfig())
+	if err != nil {
+		return nil, setupFailed(fs, s, err), false
+	}
+	return e, 0, true
+}
+
 // usage marks an error as the command line's fault (exit status 2).
 type usage struct{ err error }
 

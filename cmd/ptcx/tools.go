@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/ptcx/ptcx/executor"
 )
 
 var toolsCommand = command{
@@ -29,16 +27,9 @@ func runTools(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	pos, code, ok := parse(fs, args)
+	e, status, ok := st.buildNoArgs(ctx, fs, s, args)
 	if !ok {
-		return code
-	}
-	if len(pos) > 0 {
-		return usageError(fs, s, "unexpected argument %q", pos[0])
-	}
-	e, err := st.build(ctx, executor.NewConfig())
-	if err != nil {
-		return setupFailed(fs, s, err)
+		return status
 	}
 	defer e.close()
 	mode, err := e.reg.Mode(e.scope)

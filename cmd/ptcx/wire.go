@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -20,21 +19,14 @@ func runWire(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	format := fs.String("format", "openai", "the tool `FORMAT`: openai (also DeepSeek) or anthropic")
-	pos, code, ok := parse(fs, args)
+	e, status, ok := st.buildNoArgs(ctx, fs, s, args)
 	if !ok {
-		return code
+		return status
 	}
-	if len(pos) > 0 {
-		return usageError(fs, s, "unexpected argument %q", pos[0])
-	}
+	defer e.close()
 	if *format != "openai" && *format != "anthropic" {
 		return usageError(fs, s, "unknown --format %q: want openai or anthropic", *format)
 	}
-	e, err := st.build(ctx, executor.NewConfig())
-	if err != nil {
-		return setupFailed(fs, s, err)
-	}
-	defer e.close()
 	wire, err := e.reg.WireSchemas(e.scope)
 	if err != nil {
 		return fail(s, err)
