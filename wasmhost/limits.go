@@ -10,20 +10,20 @@ import (
 type Limits struct {
 	// ComputeTime is the time spent running guest code, excluding waits on
 	// tools and timers. Default 30 s.
-	ComputeTime time.Duration `json:"compute_time,omitempty"`
+	ComputeTime time.Duration
 	// WallTime is the time from start to settlement, waits included.
 	// Default 10 min.
-	WallTime time.Duration `json:"wall_time,omitempty"`
+	WallTime time.Duration
 	// MemoryBytes caps the guest's linear memory. Default 256 MiB.
-	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	MemoryBytes int64
 	// OutputBytes caps logs plus result as the model will see them.
 	// Default 1 MiB.
-	OutputBytes int `json:"output_bytes,omitempty"`
+	OutputBytes int
 	// MaxPendingCalls caps nested calls dispatched and not yet resolved.
 	// Default 128.
-	MaxPendingCalls int `json:"max_pending_calls,omitempty"`
+	MaxPendingCalls int
 	// MaxCalls caps nested calls over the whole run. Default 10,000.
-	MaxCalls int `json:"max_calls,omitempty"`
+	MaxCalls int
 }
 
 // Default limits, as documented in DESIGN.md section 5.
