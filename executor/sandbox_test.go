@@ -372,3 +372,32 @@ func TestSandbox_hammer(t *testing.T) {
 	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+2 }, 10*time.Second, 20*time.Millisecond,
 		"goroutines leaked: before %d, now %d", before, runtime.NumGoroutine())
 }
+
+// The output limit counts exactly what the model sees: at the limit a run
+// succeeds, one byte below it fails, whatever the shape of the output.
+func TestSandbox_outputLimitBoundary(t *testing.T) {
+	w := newWorld(t, registry.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	for _, code := range []string{
+		`return "x".repeat(100)`,
+		`return "line\n".repeat(20)`,
+		`console.log("a".repeat(40)); console.log("b".repeat(40))`,
+		`console.log("log"); return {items: [1, 2, 3], name: "é"}`,
+	} {
+		t.Run(code, func(t *testing.T) {
+			free := runProgram(e, code)
+			require.True(t, free.OK(), free.Text)
+			size := len(free.Text)
+			run := func(limit int) registry.Result {
+				args, _ := json.Marshal(map[string]any{"code": code, "description": "d", "limits": map[string]any{"output_bytes": limit}})
+				return e.Execute(context.Background(), executor.Call{Name: "run_code", Args: args})
+			}
+			at := run(size)
+			require.True(t, at.OK(), "at the limit (%d bytes): %s", size, at.Text)
+			require.Equal(t, free.Text, at.Text)
+			below := run(size - 1)
+			require.NotNil(t, below.Err, "one byte over the limit must fail")
+			require.Equal(t, "output-limit", below.Err.Kind, below.Text)
+		})
+	}
+}

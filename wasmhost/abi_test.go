@@ -136,19 +136,32 @@ func TestHostCall_limits(t *testing.T) {
 
 func TestOutput_log(t *testing.T) {
 	o := output{limit: 20}
-	require.True(t, o.log("", []byte("hello")))    // 6 bytes
-	require.True(t, o.log("[warn] ", []byte("x"))) // 9 bytes
-	require.False(t, o.log("", []byte("héllo")))   // 5 bytes left: "hél" and the newline
-	require.Equal(t, []string{"hello", "[warn] x", "hél"}, o.lines)
+	require.True(t, o.log("", []byte("hello")))    // 5 bytes
+	require.True(t, o.log("[warn] ", []byte("x"))) // a newline and 8 bytes
+	require.False(t, o.log("", []byte("héllo")))   // 6 bytes left: the newline and "héll"
+	require.Equal(t, []string{"hello", "[warn] x", "héll"}, o.lines)
 	require.Equal(t, 20, o.used)
 	require.False(t, o.log("", []byte("x")))
 	require.Len(t, o.lines, 3)
-	require.True(t, o.fits(0))
-	require.False(t, o.fits(1))
+	require.False(t, o.fitsResult(0), "a result needs its newline")
 
 	o = output{limit: 10}
-	require.False(t, o.log("", []byte("aaaaaaaaé"))) // 9 bytes left: the é would be cut
-	require.Equal(t, []string{"aaaaaaaa"}, o.lines)
+	require.True(t, o.log("", []byte("aaaaaaaaé")), "exactly at the limit") // 10 bytes
+	o = output{limit: 10}
+	require.False(t, o.log("", []byte("aaaaaaaaaé"))) // the é would be cut
+	require.Equal(t, []string{"aaaaaaaaa"}, o.lines)
+
+	o = output{limit: 10}
+	require.True(t, o.log("", []byte("abc")))
+	require.True(t, o.fitsResult(6), "3 + newline + 6 is exactly 10")
+	require.False(t, o.fitsResult(7))
+	require.True(t, (&output{limit: 5}).fitsResult(5), "no logs: no newline")
+}
+
+func TestShownSize(t *testing.T) {
+	require.Equal(t, 3, shownSize([]byte(`"abc"`)))
+	require.Equal(t, 1, shownSize([]byte(`"\n"`)), "an escape counts as what it shows")
+	require.Equal(t, 7, shownSize([]byte(`{"a":1}`)))
 }
 
 var timeZero = time.Unix(1_700_000_000, 0)

@@ -80,17 +80,17 @@ var badInputs = []struct {
 	{name: "console flood", js: `for (;;) console.log("flood")`, limits: wasmhost.Limits{OutputBytes: 100},
 		kind: wasmhost.KindOutputLimit, message: "console output exceeded the output limit of 100 bytes",
 		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
-			require.Len(t, re.Logs, 17) // 16 lines of 6 bytes, then 3 of the 4 bytes left
+			require.Len(t, re.Logs, 17) // 5 bytes, 15 of 6 (a newline each), then a newline and 4 bytes
 			require.Equal(t, "flood", re.Logs[0])
-			require.Equal(t, "flo", re.Logs[16])
+			require.Equal(t, "floo", re.Logs[16])
 		}},
 	{name: "one huge line", js: `console.log("é".repeat(1 << 20))`, limits: wasmhost.Limits{OutputBytes: 100},
 		kind: wasmhost.KindOutputLimit,
 		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
-			require.Equal(t, []string{strings.Repeat("é", 49)}, re.Logs) // 99 bytes cut to whole characters
+			require.Equal(t, []string{strings.Repeat("é", 50)}, re.Logs) // the first line has no newline: all 100 bytes
 		}},
 	{name: "result over the output limit", js: `console.log("log"); return "x".repeat(200)`, limits: wasmhost.Limits{OutputBytes: 100},
-		kind: wasmhost.KindOutputLimit, message: "the result (202 bytes of JSON) does not fit the output limit of 100 bytes",
+		kind: wasmhost.KindOutputLimit, message: "the result (200 bytes as shown) does not fit the output limit of 100 bytes",
 		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
 			require.Equal(t, []string{"log"}, re.Logs)
 		}},

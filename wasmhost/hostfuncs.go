@@ -157,13 +157,13 @@ func hostResult(ctx context.Context, mod api.Module, stack []uint64) {
 		r.stop(trapf("ptcx.result: called twice"))
 	}
 	b := r.view(mod, "ptcx.result", stack[0], stack[1], math.MaxUint32)
-	if !r.output.fits(len(b)) {
-		r.stop(&RunError{Kind: KindOutputLimit, Logs: r.output.lines,
-			Message: fmt.Sprintf("the result (%d bytes of JSON) does not fit the output limit of %d bytes (the logs used %d)",
-				len(b), r.output.limit, r.output.used)})
-	}
 	if !json.Valid(b) {
 		r.stop(trapf("ptcx.result: the result is not valid JSON"))
+	}
+	if n := shownSize(b); !r.output.fitsResult(n) {
+		r.stop(&RunError{Kind: KindOutputLimit, Logs: r.output.lines,
+			Message: fmt.Sprintf("the result (%d bytes as shown) does not fit the output limit of %d bytes (the logs used %d)",
+				n, r.output.limit, r.output.used)})
 	}
 	r.result = json.RawMessage(append([]byte(nil), b...))
 }
