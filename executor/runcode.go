@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +60,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	if err := json.Unmarshal(x.req.Args, &a); err != nil {
 		return registry.Output{}, &registry.Error{Code: registry.CodeInvalidArgs, Message: "invalid arguments for run_code: " + err.Error(), Cause: err}
 	}
-	js, err := transpile.Strip(a.Code)
+	prog, err := transpile.Strip(a.Code)
 	if err != nil {
 		return registry.Output{}, syntaxFailure(err)
 	}
@@ -74,12 +76,12 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 
 	tok := e.mintToken(x.req.ID, x.req.Scope)
 	s := newScheduler(ctx, e, tok)
-	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: js, Tools: names, Limits: limits}, s)
+	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits}, s)
 	s.settle()
 	tok.kill()
 
 	if runErr != nil {
-		return registry.Output{}, runFailure(runErr)
+		return registry.Output{}, runFailure(runErr, prog)
 	}
 	text := runCodeText(out.Logs, out.Result)
 	if len(text) > limits.OutputBytes {
@@ -127,8 +129,10 @@ func syntaxFailure(err error) *registry.Error {
 }
 
 // runFailure turns a sandbox failure into CODE_RUN_FAILED with its kind, the
-// JavaScript stack and the logs written before it.
-func runFailure(err error) *registry.Error {
+// JavaScript stack and the logs written before it. Positions in the stack
+// and of a syntax error are mapped back to the TypeScript as the caller
+// wrote it.
+func runFailure(err error, prog *transpile.Program) *registry.Error {
 	var re *wasmhost.RunError
 	if !errors.As(err, &re) {
 		return internal("run_code: the sandbox failed", err)
@@ -136,17 +140,38 @@ func runFailure(err error) *registry.Error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "run_code failed (%s): %s", re.Kind, re.Message)
 	if re.Kind == wasmhost.KindSyntax && re.Line > 0 {
-		fmt.Fprintf(&b, " (line %d, column %d)", re.Line, re.Column)
+		line, col := re.Line, re.Column
+		if l, c, ok := prog.Locate(line, col); ok {
+			line, col = l, c
+		}
+		fmt.Fprintf(&b, " (line %d, column %d)", line, col)
 	}
 	if re.Stack != "" {
 		b.WriteString("\n")
-		b.WriteString(strings.TrimRight(re.Stack, "\n"))
+		b.WriteString(strings.TrimRight(mapStack(re.Stack, prog), "\n"))
 	}
 	if len(re.Logs) > 0 {
 		b.WriteString("\nLogs before the failure:\n")
 		b.WriteString(strings.Join(re.Logs, "\n"))
 	}
 	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(re.Kind), Message: b.String(), Logs: re.Logs, Cause: err}
+}
+
+// stackPosition is a position of the program in a guest stack trace.
+var stackPosition = regexp.MustCompile(`<program>:(\d+):(\d+)`)
+
+// mapStack rewrites the program's positions in a stack trace to the
+// TypeScript as written; positions with no origin there are kept.
+func mapStack(stack string, prog *transpile.Program) string {
+	return stackPosition.ReplaceAllStringFunc(stack, func(m string) string {
+		sub := stackPosition.FindStringSubmatch(m)
+		line, _ := strconv.Atoi(sub[1])
+		col, _ := strconv.Atoi(sub[2])
+		if l, c, ok := prog.Locate(line, col); ok {
+			return fmt.Sprintf("<program>:%d:%d", l, c)
+		}
+		return m
+	})
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a character.

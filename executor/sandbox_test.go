@@ -401,3 +401,14 @@ func TestSandbox_outputLimitBoundary(t *testing.T) {
 		})
 	}
 }
+
+// Stack positions point at the TypeScript as the model wrote it, not at the
+// stripped JavaScript.
+func TestSandbox_stackPositionsAreTheUsers(t *testing.T) {
+	w := newWorld(t, registry.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	r := runProgram(e, "type N = number;\n\n// a comment esbuild drops\ninterface P { x: N }\nfunction boom(p: P): never {\n  throw new Error(`bad ${p.x}`);\n}\nboom({x: 1});")
+	require.Equal(t, "exception", r.Err.Kind, r.Text)
+	require.Regexp(t, `at boom \(<program>:6:\d+\)`, r.Err.Message)
+	require.Regexp(t, `<program>:8:\d+`, r.Err.Message)
+}

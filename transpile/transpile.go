@@ -36,45 +36,93 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Message)
 }
 
+// Program is a stripped program: the JavaScript for the guest, and the map
+// from its positions back to the code as the caller sent it. It is
+// immutable.
+type Program struct {
+	// JS is the body of an async function, in plain JavaScript.
+	JS string
+
+	prefixLines int         // lines of helpers esbuild hoisted in front of the body
+	lines       [][]segment // per line of esbuild's output
+}
+
+// Locate maps a 1-based line and column of JS (as the guest reports them in
+// stacks) to the 1-based line and column of the original TypeScript. ok is
+// false when the position has no origin in the user's code.
+func (p *Program) Locate(line, col int) (userLine, userCol int, ok bool) {
+	if p == nil || line < 1 || col < 1 {
+		return 0, 0, false
+	}
+	gen := line // the body skips the wrapper's header line of the output
+	if line <= p.prefixLines {
+		gen = line - 1
+	}
+	if gen >= len(p.lines) || len(p.lines[gen]) == 0 {
+		return 0, 0, false
+	}
+	segs := p.lines[gen]
+	s := segs[0]
+	for _, c := range segs {
+		if c.genCol > col-1 {
+			break
+		}
+		s = c
+	}
+	if s.line < 1 { // the wrapper's header, not the user's code
+		return 0, 0, false
+	}
+	return s.line, s.col + 1, true
+}
+
 // cacheSize bounds the transform cache (entries, not bytes; programs are
 // small).
 const cacheSize = 512
 
 var cache = newLRU(cacheSize)
 
-// Strip returns the JavaScript body of code: TypeScript types removed,
-// everything else as written (modern syntax is kept: the guest supports it).
-// A syntax error is returned as *SyntaxError with the first problem found.
-func Strip(code string) (string, error) {
-	if js, ok := cache.get(code); ok {
-		return js, nil
+// Strip returns code's JavaScript body: TypeScript types removed, everything
+// else as written (modern syntax is kept: the guest supports it), with a map
+// back to code. A syntax error is returned as *SyntaxError with the first
+// problem found.
+func Strip(code string) (*Program, error) {
+	if p, ok := cache.get(code); ok {
+		return p, nil
 	}
 	r := api.Transform(header+"\n"+code+footer, api.TransformOptions{
-		Loader:   api.LoaderTS,
-		Target:   api.ESNext,
-		LogLevel: api.LogLevelSilent,
+		Loader:    api.LoaderTS,
+		Target:    api.ESNext,
+		LogLevel:  api.LogLevelSilent,
+		Sourcemap: api.SourceMapExternal,
 	})
 	if len(r.Errors) > 0 {
-		return "", syntaxError(r.Errors[0], code)
+		return nil, syntaxError(r.Errors[0], code)
 	}
-	js, err := unwrap(string(r.Code))
+	p, err := unwrap(string(r.Code))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	cache.put(code, js)
-	return js, nil
+	if p.lines, err = parseMappings(r.Map); err != nil {
+		return nil, fmt.Errorf("transpile: %w", err)
+	}
+	cache.put(code, p)
+	return p, nil
 }
 
 // unwrap takes the function body back out of esbuild's output. esbuild prints
 // the function as "header\n  body...\n}\n", possibly after helpers it hoisted
 // to the top level; those are kept, in front of the body.
-func unwrap(out string) (string, error) {
+func unwrap(out string) (*Program, error) {
 	i := strings.Index(out, header)
 	j := strings.LastIndex(out, "}")
 	if i < 0 || j < i+len(header) {
-		return "", fmt.Errorf("transpile: unexpected esbuild output shape")
+		return nil, fmt.Errorf("transpile: unexpected esbuild output shape")
 	}
-	return out[:i] + strings.TrimPrefix(out[i+len(header):j], "\n"), nil
+	prefix := out[:i]
+	return &Program{
+		JS:          prefix + strings.TrimPrefix(out[i+len(header):j], "\n"),
+		prefixLines: strings.Count(prefix, "\n"),
+	}, nil
 }
 
 func syntaxError(m api.Message, code string) *SyntaxError {
@@ -107,25 +155,25 @@ type lru struct {
 }
 
 type entry struct {
-	js   string
+	p    *Program
 	used uint64
 }
 
 func newLRU(max int) *lru { return &lru{max: max, items: map[string]*entry{}} }
 
-func (c *lru) get(k string) (string, bool) {
+func (c *lru) get(k string) (*Program, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
 	if !ok {
-		return "", false
+		return nil, false
 	}
 	c.tick++
 	e.used = c.tick
-	return e.js, true
+	return e.p, true
 }
 
-func (c *lru) put(k, js string) {
+func (c *lru) put(k string, p *Program) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.items) >= c.max {
@@ -139,5 +187,5 @@ func (c *lru) put(k, js string) {
 		delete(c.items, oldest)
 	}
 	c.tick++
-	c.items[k] = &entry{js: js, used: c.tick}
+	c.items[k] = &entry{p: p, used: c.tick}
 }
