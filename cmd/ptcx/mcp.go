@@ -11,7 +11,6 @@ import (
 	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/mcpserver"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/sdkgen"
 )
 
 var mcpCommand = command{
@@ -87,21 +86,13 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 // promptText is the scope's tool sections, sent to MCP clients as the
 // server's instructions.
 func promptText(e *env) (string, error) {
-	mode, err := e.reg.Mode(e.scope)
+	sections, err := e.promptSections()
 	if err != nil {
 		return "", err
 	}
-	bindable, err := e.reg.Bindable(e.scope)
-	if err != nil {
-		return "", err
-	}
-	sections, err := sdkgen.Sections(string(mode), executor.SDKTools(bindable))
-	if err != nil {
-		return "", err
-	}
-	var parts []string
-	for _, sec := range sections {
-		parts = append(parts, sec.Text)
+	parts := make([]string, len(sections))
+	for i, sec := range sections {
+		parts[i] = sec.Text
 	}
 	return strings.Join(parts, "\n"), nil
 }

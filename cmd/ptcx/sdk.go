@@ -54,15 +54,7 @@ func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
 		return status
 	}
 	defer e.close()
-	mode, err := e.reg.Mode(e.scope)
-	if err != nil {
-		return fail(s, err)
-	}
-	bindable, err := e.reg.Bindable(e.scope)
-	if err != nil {
-		return fail(s, err)
-	}
-	sections, err := sdkgen.Sections(string(mode), executor.SDKTools(bindable))
+	sections, err := e.promptSections()
 	if err != nil {
 		return fail(s, err)
 	}
@@ -89,4 +81,17 @@ func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
 		fmt.Fprintf(s.out, "<!-- %s -->\n%s", sec.Name, sec.Text)
 	}
 	return exitOK
+}
+
+// promptSections renders the scope's tool sections of the system prompt.
+func (e *env) promptSections() ([]sdkgen.Section, error) {
+	mode, err := e.reg.Mode(e.scope)
+	if err != nil {
+		return nil, err
+	}
+	bindable, err := e.reg.Bindable(e.scope)
+	if err != nil {
+		return nil, err
+	}
+	return sdkgen.Sections(string(mode), executor.SDKTools(bindable))
 }
