@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // ptcx runs the CLI in-process.
@@ -326,4 +329,17 @@ func TestCall_runCode(t *testing.T) {
 	c = decodeCall(t, out)
 	require.Equal(t, "INVALID_ARGS", string(c.Error.Code))
 	require.Contains(t, c.Error.Message, "description")
+}
+
+// A first run_code call cancelled while the sandbox starts does not break
+// the sandbox for the calls after it (ptcx mcp serves many calls).
+func TestLazyRuntime_firstCallCancelled(t *testing.T) {
+	rt := &lazyRuntime{}
+	defer rt.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _ = rt.Run(ctx, wasmhost.Program{JS: "return 1"}, wasmhost.DispatcherFunc(func(string, json.RawMessage, func(wasmhost.CallResult)) {}))
+	out, err := rt.Run(context.Background(), wasmhost.Program{JS: "return 1"}, wasmhost.DispatcherFunc(func(string, json.RawMessage, func(wasmhost.CallResult)) {}))
+	require.NoError(t, err)
+	require.JSONEq(t, "1", string(out.Result))
 }

@@ -147,7 +147,9 @@ type lazyRuntime struct {
 }
 
 func (l *lazyRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
-	l.once.Do(func() { l.rt, l.err = wasmhost.New(ctx, wasmhost.NewConfig()) })
+	// Not the call's context: a first call that is cancelled while the
+	// guest compiles must not leave the sandbox broken for the calls after.
+	l.once.Do(func() { l.rt, l.err = wasmhost.New(context.WithoutCancel(ctx), wasmhost.NewConfig()) })
 	if l.err != nil {
 		return wasmhost.Outcome{}, fmt.Errorf("starting the sandbox: %w", l.err)
 	}
