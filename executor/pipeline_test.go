@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // bodyFixture registers one tool "t" with the given body and options.
@@ -229,4 +230,8 @@ func TestExecutor_Execute_mintsUniqueIDs(t *testing.T) {
 func TestNew_rejectsBadConfig(t *testing.T) {
 	_, err := executor.New(nil, executor.NewConfig())
 	require.ErrorContains(t, err, "nil registry")
+	_, err = executor.New(registry.New(), executor.NewConfig().WithLimits(wasmhost.Limits{MaxCalls: -1}))
+	require.ErrorContains(t, err, "nested call limit -1 is negative")
+	_, err = executor.New(registry.New(), executor.NewConfig().WithLimits(wasmhost.Limits{ComputeTime: -time.Second}))
+	require.ErrorContains(t, err, "compute time limit -1s is negative")
 }
