@@ -3,14 +3,14 @@ package mcpbridge
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ptcx/ptcx/internal/jsonrpcline"
 )
 
 // maxLineBytes is the longest message an upstream may write, the SDK's
@@ -43,8 +43,8 @@ func newStdoutGuard(stdout io.ReadCloser) *stdoutGuard {
 
 func (g *stdoutGuard) Read(p []byte) (int, error) {
 	for len(g.pending) == 0 {
-		line, err := readLine(g.src, maxLineBytes)
-		if errors.Is(err, errLineTooLong) {
+		line, err := jsonrpcline.Read(g.src, maxLineBytes)
+		if errors.Is(err, jsonrpcline.ErrTooLong) {
 			g.end(fmt.Sprintf("it wrote a line of more than %d bytes to stdout", maxLineBytes))
 			return 0, errBroken
 		}
@@ -88,18 +88,16 @@ func (g *stdoutGuard) hasEnded() (cause string, ended bool) {
 
 // notJSONRPC says what line is when it is not one JSON-RPC message, or "".
 func notJSONRPC(line []byte) string {
-	switch {
-	case !json.Valid(line):
+	switch p, _ := jsonrpcline.Classify(line); p {
+	case jsonrpcline.OK:
+		return ""
+	case jsonrpcline.NotJSON:
 		return "text that is not JSON"
-	case line[0] == '[':
+	case jsonrpcline.Batch:
 		return "a JSON-RPC batch (not supported)"
-	case line[0] != '{':
+	default:
 		return "JSON that is not a JSON-RPC message"
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return "JSON that is not a JSON-RPC message"
-	}
-	return ""
 }
 
 // quoteStart quotes the first bytes of b for a message.
@@ -109,25 +107,4 @@ func quoteStart(b []byte) string {
 		return fmt.Sprintf("%q…", b[:show])
 	}
 	return fmt.Sprintf("%q", b)
-}
-
-// errLineTooLong means a line was longer than the limit.
-var errLineTooLong = errors.New("line too long")
-
-// readLine returns the next line without its newline, at most max bytes (a
-// longer one is errLineTooLong). At the end of input a last line without a
-// newline is returned with the reader's error.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > max+1 { // +1: the newline
-			return nil, errLineTooLong
-		}
-		line = append(line, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return bytes.TrimSuffix(line, []byte("\n")), err
-	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ptcx/ptcx/internal/jsonrpcline"
 )
 
 // MaxLineBytes is the longest message StdioTransport accepts, the SDK's
@@ -70,8 +72,8 @@ type lineGuard struct {
 
 func (g *lineGuard) Read(p []byte) (int, error) {
 	for len(g.pending) == 0 {
-		line, err := readLine(g.src, MaxLineBytes)
-		if errors.Is(err, errLineTooLong) {
+		line, err := jsonrpcline.Read(g.src, MaxLineBytes)
+		if errors.Is(err, jsonrpcline.ErrTooLong) {
 			g.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over %d bytes", MaxLineBytes))
 			continue
 		}
@@ -114,20 +116,18 @@ func (g *lineGuard) refuse(id json.RawMessage, code int64, msg string) {
 // non-zero code, the message, and the line's id when it has a usable one.
 func check(line []byte) (id json.RawMessage, code int64, msg string) {
 	line = bytes.TrimSpace(line)
-	if !json.Valid(line) {
+	switch p, err := jsonrpcline.Classify(line); p {
+	case jsonrpcline.OK:
+		return nil, 0, ""
+	case jsonrpcline.NotJSON:
 		return nil, jsonrpc.CodeParseError, "parse error: the line is not JSON (MCP over stdio is one JSON-RPC message per line)"
-	}
-	switch line[0] {
-	case '[':
+	case jsonrpcline.Batch:
 		return nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line"
-	case '{':
-	default:
+	case jsonrpcline.NotObject:
 		return nil, jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object"
-	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+	default:
 		return usableID(line), jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}
-	return nil, 0, ""
 }
 
 // usableID returns the "id" of a JSON object when it is a string or an
@@ -147,34 +147,4 @@ func usableID(obj []byte) json.RawMessage {
 		return nil
 	}
 	return m.ID
-}
-
-// errLineTooLong means a line was longer than the limit; it was discarded up
-// to and including its newline.
-var errLineTooLong = errors.New("line too long")
-
-// readLine returns the next line without its newline, at most max bytes. A
-// longer line is consumed (up to its newline or the end of input) and
-// errLineTooLong returned. At the end of input a last line without a newline
-// is returned with the reader's error.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	tooLong := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > max+1 { // +1: the newline
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if tooLong {
-			return nil, errLineTooLong
-		}
-		return bytes.TrimSuffix(line, []byte("\n")), err
-	}
 }
