@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,12 +33,21 @@ type runCodeArgs struct {
 func (a runCodeArgs) limits(ceiling wasmhost.Limits) wasmhost.Limits {
 	l := a.Limits
 	return wasmhost.Limits{
-		ComputeTime: time.Duration(l.TimeoutMS) * time.Millisecond,
-		WallTime:    time.Duration(l.WallMS) * time.Millisecond,
-		MemoryBytes: l.MemoryMB << 20,
+		ComputeTime: time.Duration(scaled(l.TimeoutMS, int64(time.Millisecond))),
+		WallTime:    time.Duration(scaled(l.WallMS, int64(time.Millisecond))),
+		MemoryBytes: scaled(l.MemoryMB, 1<<20),
 		OutputBytes: l.OutputBytes,
 		MaxCalls:    l.MaxCalls,
 	}.Within(ceiling)
+}
+
+// scaled is v*unit, saturating instead of overflowing: a caller asking for
+// an absurdly high limit gets the ceiling, not a negative limit.
+func scaled(v, unit int64) int64 {
+	if v > math.MaxInt64/unit {
+		return math.MaxInt64
+	}
+	return v * unit
 }
 
 // RunCodeValue is the value of a successful run_code call.

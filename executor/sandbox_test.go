@@ -412,3 +412,17 @@ func TestSandbox_stackPositionsAreTheUsers(t *testing.T) {
 	require.Regexp(t, `at boom \(<program>:6:\d+\)`, r.Err.Message)
 	require.Regexp(t, `<program>:8:\d+`, r.Err.Message)
 }
+
+// Absurdly high limits a caller asks for are clamped to the deployment's,
+// never overflow into a broken run.
+func TestSandbox_hugeCallerLimits(t *testing.T) {
+	w := newWorld(t, registry.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	args := json.RawMessage(`{"code": "return 1", "description": "d", "limits": {"timeout_ms": 9223372036854775807, "wall_ms": 9223372036854775807, "memory_mb": 9223372036854775807, "output_bytes": 9223372036854775807, "max_calls": 9223372036854775807}}`)
+	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: args})
+	require.True(t, r.OK(), r.Text)
+	require.JSONEq(t, `{"logs":[],"result":1}`, string(r.Value))
+
+	r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: json.RawMessage(`{"code": "return 1", "description": "d", "limits": {"memory_mb": 1e30}}`)})
+	require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, r.Text)
+}

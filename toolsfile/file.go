@@ -41,6 +41,9 @@ import (
 // command is killed then.
 const DefaultTimeout = 60 * time.Second
 
+// MaxTimeout is the longest timeout_ms a command tool may declare.
+const MaxTimeout = 24 * time.Hour
+
 // File is a parsed tools file.
 type File struct {
 	Path   string        `json:"-"`
@@ -149,6 +152,8 @@ func (t ToolSpec) check() error {
 		return errors.New(`missing "command": an argv array such as ["./tool.sh", "--flag"]`)
 	case t.TimeoutMS < 0:
 		return fmt.Errorf("timeout_ms %d is negative", t.TimeoutMS)
+	case t.TimeoutMS > MaxTimeout.Milliseconds():
+		return fmt.Errorf("timeout_ms %d is over the maximum of %d (one day)", t.TimeoutMS, MaxTimeout.Milliseconds())
 	}
 	return nil
 }

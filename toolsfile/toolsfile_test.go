@@ -49,6 +49,8 @@ func TestLoad_badFiles(t *testing.T) {
 		{"missing command", `{"tools": [{"name":"a"}]}`, `tool 1 ("a"): missing "command"`},
 		{"command not argv", `{"tools": [{"name":"a","command":"ls -l"}]}`, "cannot unmarshal string"},
 		{"negative timeout", `{"tools": [{"name":"a","command":["x"],"timeout_ms":-5}]}`, "negative"},
+		{"timeout past the maximum", `{"tools": [{"name":"a","command":["x"],"timeout_ms":86400001}]}`, "over the maximum of 86400000"},
+		{"timeout that would overflow", `{"tools": [{"name":"a","command":["x"],"timeout_ms":9223372036854775807}]}`, "over the maximum"},
 		{"bad mode", `{"mode":"turbo","tools":[]}`, `unknown mode "turbo"`},
 		{"trailing data", `{"tools": []} {}`, "unexpected data"},
 	}
@@ -90,6 +92,17 @@ func TestApply_badDefinitions(t *testing.T) {
 			require.Contains(t, err.Error(), tt.contains)
 		})
 	}
+}
+
+func TestLoad_timeoutAtTheMaximum(t *testing.T) {
+	p := write(t, t.TempDir(), "tools.json", `[{"name":"a","command":["x"],"timeout_ms":86400000}]`)
+	f, err := toolsfile.Load(p)
+	require.NoError(t, err)
+	reg := registry.New()
+	require.NoError(t, f.Apply(reg, ""))
+	s, ok := reg.Get(registry.Deployment, "a")
+	require.True(t, ok)
+	require.Equal(t, toolsfile.MaxTimeout, s.Timeout)
 }
 
 func TestApply_modesAndScopes(t *testing.T) {

@@ -2,8 +2,8 @@
 // async function — into plain JavaScript for the guest, with esbuild's Go API.
 // Types are stripped, not checked. It imports only esbuild.
 //
-// Strip is safe for concurrent use; results are cached by content, because
-// evaluation harnesses send the same program many times.
+// Strip is safe for concurrent use; small programs are cached by content,
+// because evaluation harnesses send the same program many times.
 package transpile
 
 import (
@@ -75,9 +75,14 @@ func (p *Program) Locate(line, col int) (userLine, userCol int, ok bool) {
 	return s.line, s.col + 1, true
 }
 
-// cacheSize bounds the transform cache (entries, not bytes; programs are
-// small).
-const cacheSize = 512
+// The transform cache holds at most cacheSize programs of at most
+// maxCachedBytes each (so at most a few tens of MiB): the programs worth
+// caching are the small ones harnesses resend, and a client sending large
+// distinct programs must not pin memory.
+const (
+	cacheSize      = 512
+	maxCachedBytes = 64 << 10
+)
 
 var cache = newLRU(cacheSize)
 
@@ -105,7 +110,9 @@ func Strip(code string) (*Program, error) {
 	if p.lines, err = parseMappings(r.Map); err != nil {
 		return nil, fmt.Errorf("transpile: %w", err)
 	}
-	cache.put(code, p)
+	if len(code) <= maxCachedBytes {
+		cache.put(code, p)
+	}
 	return p, nil
 }
 

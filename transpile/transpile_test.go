@@ -186,3 +186,16 @@ func TestDecodeVLQ(t *testing.T) {
 	_, err = decodeVLQ("A!")
 	require.Error(t, err)
 }
+
+func TestStrip_cachesOnlySmallPrograms(t *testing.T) {
+	small := "return 'small cached program'"
+	big := "return '" + strings.Repeat("x", maxCachedBytes) + "'"
+	_, err := Strip(small)
+	require.NoError(t, err)
+	_, err = Strip(big)
+	require.NoError(t, err)
+	_, ok := cache.get(small)
+	require.True(t, ok)
+	_, ok = cache.get(big)
+	require.False(t, ok, "a program over maxCachedBytes is not kept")
+}
