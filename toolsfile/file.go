@@ -185,7 +185,7 @@ func (f *File) Apply(reg *registry.Registry, mode registry.Mode) error {
 		}
 	}
 	for _, s := range f.Scopes {
-		if len(s.Allow) > 0 || len(s.Deny) > 0 {
+		if s.Allow != nil || s.Deny != nil { // "allow": [] means nothing is inherited
 			rs := registry.Restriction{Allow: s.Allow, Deny: s.Deny}
 			if err := reg.Restrict(s.Name, rs); err != nil {
 				return f.errorf("scope %q: %w", s.Name, err)

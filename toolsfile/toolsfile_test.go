@@ -105,6 +105,14 @@ func TestLoad_timeoutAtTheMaximum(t *testing.T) {
 	require.Equal(t, toolsfile.MaxTimeout, s.Timeout)
 }
 
+// An empty allow list is a restriction too: the scope inherits nothing.
+func TestApply_emptyAllowList(t *testing.T) {
+	e, _ := load(t, `{"scopes": [{"name": "bare", "allow": []}], "tools": [{"name": "a", "command": ["cat"]}]}`, "")
+	ss, err := e.Registry().Bindable("bare")
+	require.NoError(t, err)
+	require.Empty(t, ss)
+}
+
 func TestApply_modesAndScopes(t *testing.T) {
 	e, _ := load(t, `{
 		"mode": "both",
