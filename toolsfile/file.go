@@ -23,6 +23,10 @@
 //	}
 //
 // A bare JSON array is read as the "tools" list.
+//
+// A command gets the call's arguments as a JSON object on stdin and prints
+// one JSON value on stdout (nothing at all means null); a non-zero exit is a
+// tool failure whose message is its stderr.
 package toolsfile
 
 import (
