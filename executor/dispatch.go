@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptcx/ptcx/registry"
@@ -37,39 +38,85 @@ type outcome struct {
 // outcome is recorded. The scheduler uses it so that the goroutine running a
 // nested body also commits it, without a hand-off.
 func (x *execution) launch(ctx context.Context, then func()) {
+	if !x.begin(ctx, then) {
+		return
+	}
+	bodyCtx, settle, stop := x.watch(ctx, then, nil)
+	go func() {
+		o := x.runBody(bodyCtx)
+		stop()
+		settle(o, bodyCtx.Err() != nil)
+	}()
+}
+
+// runHere is launch on the calling goroutine: it returns once the body
+// returned. If the body outlives its timeout or ctx by cancelGrace, the
+// call settles without it (then runs on a timer's goroutine) and handover
+// is called after then, while this goroutine stays stuck in the body.
+func (x *execution) runHere(ctx context.Context, then, handover func()) {
+	if !x.begin(ctx, then) {
+		return
+	}
+	bodyCtx, settle, stop := x.watch(ctx, then, handover)
+	o := x.runBody(bodyCtx)
+	stop()
+	settle(o, bodyCtx.Err() != nil)
+}
+
+// begin marks the body started, or settles a call cancelled before it
+// started and reports false.
+func (x *execution) begin(ctx context.Context, then func()) bool {
 	if ctx.Err() != nil {
 		x.fail(aborted(ctx, registry.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
 		then()
-		return
+		return false
 	}
 	x.ran = true
 	x.e.notifyStart(x)
+	return true
+}
 
+// runBody runs the body, turning a panic into an error.
+func (x *execution) runBody(ctx context.Context) (o outcome) {
+	o.err = safely(func() (err error) { o.out, err = x.body(ctx); return err })
+	return o
+}
+
+// watch sets up the body's context (ctx under the tool's timeout) and
+// returns settle, which records an outcome and calls then, once: from the
+// body's goroutine when the body returns, or from a timer cancelGrace after
+// bodyCtx is done, whichever comes first (late is true when bodyCtx was
+// done; settle reports whether it was first). After a settlement by the
+// timer, lost is called. stop must be called when the body has returned,
+// before settle.
+func (x *execution) watch(ctx context.Context, then, lost func()) (bodyCtx context.Context, settle func(o outcome, late bool) bool, stop func() bool) {
 	bodyCtx, cancel := ctx, context.CancelFunc(func() {})
 	if t := x.def.Timeout(); t > 0 {
 		bodyCtx, cancel = context.WithTimeout(ctx, t)
 	}
 	var (
-		once  sync.Once
-		mu    sync.Mutex  // guards grace
-		grace *time.Timer // started when bodyCtx is done
-		stop  = func() bool { return false }
+		settled atomic.Bool
+		mu      sync.Mutex  // guards grace
+		grace   *time.Timer // started when bodyCtx is done
 	)
-	settle := func(o outcome, late bool) {
-		once.Do(func() {
-			mu.Lock()
-			if grace != nil {
-				grace.Stop()
-			}
-			mu.Unlock()
-			if late && o.err == nil {
-				o.err = bodyCtx.Err()
-			}
-			x.conclude(ctx, bodyCtx, o)
-			cancel()
-			then()
-		})
+	settle = func(o outcome, late bool) bool {
+		if settled.Swap(true) {
+			return false
+		}
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+		if late && o.err == nil {
+			o.err = bodyCtx.Err()
+		}
+		x.conclude(ctx, bodyCtx, o)
+		cancel()
+		then()
+		return true
 	}
+	stop = func() bool { return false }
 	if !x.def.Transport() {
 		// run_code stops promptly on cancellation and must settle its
 		// nested calls before it returns, so it is always awaited; any
@@ -77,15 +124,14 @@ func (x *execution) launch(ctx context.Context, then func()) {
 		stop = context.AfterFunc(bodyCtx, func() {
 			mu.Lock()
 			defer mu.Unlock()
-			grace = time.AfterFunc(cancelGrace, func() { settle(outcome{err: bodyCtx.Err()}, true) })
+			grace = time.AfterFunc(cancelGrace, func() {
+				if settle(outcome{err: bodyCtx.Err()}, true) && lost != nil {
+					lost()
+				}
+			})
 		})
 	}
-	go func() {
-		var o outcome
-		o.err = safely(func() (err error) { o.out, err = x.body(bodyCtx); return err })
-		stop() // assigned before this goroutine started
-		settle(o, bodyCtx.Err() != nil)
-	}()
+	return bodyCtx, settle, stop
 }
 
 // conclude records a body's outcome as the call's result or error.

@@ -33,3 +33,10 @@ func SetSettlingHook(f func()) func() {
 	testHookSettling = f
 	return func() { testHookSettling = nil }
 }
+
+// SetInlineHook installs f to see every call a scheduler runs on the
+// runtime's goroutine (scheduler.Idle); the returned function removes it.
+func SetInlineHook(f func(Request)) func() {
+	testHookInline = f
+	return func() { testHookInline = nil }
+}

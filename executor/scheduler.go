@@ -24,9 +24,11 @@ import (
 //     order bodies finish in; the goroutine that ran a body commits it, so a
 //     call that waits for nothing is never handed over;
 //   - at settlement, calls whose body has not started are abandoned, and
-//     in-flight ones are awaited.
+//     in-flight ones are awaited;
+//   - when the program waits on one call and nothing else is in flight, the
+//     runtime's own goroutine runs that call (Idle), in the same order.
 //
-// It implements wasmhost.Dispatcher.
+// It implements wasmhost.IdleDispatcher.
 type scheduler struct {
 	e   *Executor
 	tok *token
@@ -35,14 +37,16 @@ type scheduler struct {
 	policyCtx    context.Context // cancelled at settlement
 	cancelPolicy context.CancelFunc
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queue   []*nested
-	settled bool
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queue    []*nested
+	settled  bool
+	deferred bool // the runtime flushes: Dispatch leaves starting to Flush and Idle
+	busy     bool // the sequencer holds a call it has not finished starting
 
 	abandonCh chan struct{} // closed at settlement
 	slots     chan struct{} // one token per running concurrency-safe body
-	last      *nested       // the last call in commit order (sequencer only)
+	last      *nested       // the last call in commit order (guarded by mu)
 	sequenced chan struct{} // closed when the sequencer has stopped
 	commits   sync.WaitGroup
 }
@@ -85,8 +89,78 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 		reply:     reply,
 		committed: make(chan struct{}),
 	})
-	s.cond.Signal()
+	if !s.deferred {
+		s.cond.Signal()
+	}
 	s.mu.Unlock()
+}
+
+// Flush hands the calls dispatched so far to the sequencer. The runtime
+// calls it before the program starts (from then on Dispatch only queues
+// calls), and whenever the program pauses without waiting on one call alone.
+func (s *scheduler) Flush() {
+	s.mu.Lock()
+	s.deferred = true
+	if len(s.queue) > 0 {
+		s.cond.Signal()
+	}
+	s.mu.Unlock()
+}
+
+// Idle runs the one call the program waits on, on the runtime's goroutine,
+// when nothing else is in flight: every earlier call has committed and the
+// sequencer holds none. That spares the hand-offs to the sequencer and to a body
+// goroutine and back, which cost more than everything else in an awaited
+// call. The call goes through the same phases in the same order; only its
+// goroutine differs. Otherwise Idle flushes.
+//
+// A body that ignores its context is given cancelGrace, as anywhere; then
+// the call settles without it and handover lets the program go on while
+// this goroutine stays stuck in the body.
+func (s *scheduler) Idle(ctx context.Context, handover func()) {
+	s.mu.Lock()
+	s.deferred = true
+	if len(s.queue) != 1 || s.busy || s.settled || !s.lastCommitted() {
+		if len(s.queue) > 0 {
+			s.cond.Signal()
+		}
+		s.mu.Unlock()
+		return
+	}
+	n := s.queue[0]
+	s.queue = s.queue[:0]
+	s.link(n)
+	s.mu.Unlock()
+	if testHookInline != nil {
+		testHookInline(n.x.req)
+	}
+	if !n.x.prepare(ctx) {
+		s.commit(n)
+		return
+	}
+	n.x.runHere(ctx, func() { s.commit(n) }, handover)
+}
+
+// testHookInline, when set by a test, sees every call Idle runs.
+var testHookInline func(Request)
+
+// lastCommitted reports whether every call taken so far has committed.
+func (s *scheduler) lastCommitted() bool {
+	if s.last == nil {
+		return true
+	}
+	select {
+	case <-s.last.committed:
+		return true
+	default:
+		return false
+	}
+}
+
+// link appends n to the commit chain.
+func (s *scheduler) link(n *nested) {
+	n.prev, s.last = s.last, n
+	s.commits.Add(1)
 }
 
 // settle abandons the calls whose body has not started, waits for the
@@ -110,10 +184,13 @@ func (s *scheduler) settle() {
 // before in-flight calls are awaited.
 var testHookSettling func()
 
-// next takes the next submitted call; ok is false once settled and drained.
+// next takes the next submitted call and links it into the commit chain;
+// ok is false once settled and drained. The sequencer is busy from the
+// moment it takes a call until it asks for the next one.
 func (s *scheduler) next() (n *nested, settled, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.busy = false
 	for len(s.queue) == 0 && !s.settled {
 		s.cond.Wait()
 	}
@@ -121,6 +198,8 @@ func (s *scheduler) next() (n *nested, settled, ok bool) {
 		return nil, true, false
 	}
 	n, s.queue = s.queue[0], s.queue[1:]
+	s.link(n)
+	s.busy = true
 	return n, s.settled, true
 }
 
@@ -138,8 +217,6 @@ func (s *scheduler) sequence() {
 		if !ok {
 			return
 		}
-		n.prev, s.last = s.last, n
-		s.commits.Add(1)
 		if settled {
 			s.abandon(n)
 			continue

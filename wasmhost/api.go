@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -26,11 +27,42 @@ type Program struct {
 // implements it; wasmhost never imports the executor.
 type Dispatcher interface {
 	// Dispatch registers one nested call made by the program. It must not
-	// block: the call runs elsewhere, and done is called exactly once with its
-	// outcome, from any goroutine, possibly before Dispatch returns. Calls made
-	// after Run returned are never made: the Runtime stops dispatching when the
-	// program settles.
+	// block: the call runs elsewhere (or, for an IdleDispatcher, later), and
+	// done is called exactly once with its outcome, from any goroutine,
+	// possibly before Dispatch returns. Calls made after Run returned are
+	// never made: the Runtime stops dispatching when the program settles.
 	Dispatch(name string, args json.RawMessage, done func(CallResult))
+}
+
+// An IdleDispatcher is a Dispatcher that lets the run's own goroutine carry
+// a nested call the program is waiting on. That spares the two goroutine
+// hand-offs (to a worker and back) that otherwise dominate the cost of an
+// awaited call. Run finds it by type assertion.
+//
+// Run calls Flush once before the program starts. From then on the
+// dispatcher may hold the calls Dispatch receives instead of starting them,
+// because Run calls Flush again before it feeds the guest anything, before it
+// waits, and whenever the guest polls the host during a long export; or, in
+// place of a Flush before waiting, Idle.
+type IdleDispatcher interface {
+	Dispatcher
+	// Flush starts every call Dispatch received and did not start. It must
+	// not block.
+	Flush()
+	// Idle is called on the run's goroutine when the guest waits on exactly
+	// one nested call and nothing else (no other call, no timer). It may run
+	// that call to completion right there, reporting its outcome through
+	// its done function before it returns; if it does not, it must start
+	// the call (as Flush does) and return at once.
+	//
+	// ctx ends when the run does: on the caller's cancellation, on Close,
+	// at the wall deadline. A call that overstays (a body that ignores its
+	// context) must not hold the run: the dispatcher reports the call's
+	// outcome from another goroutine and then calls handover. The run then
+	// goes on without waiting for Idle to return, and nothing Idle's
+	// goroutine reports afterwards counts. handover may be called at most
+	// once, and only before Idle returns.
+	Idle(ctx context.Context, handover func())
 }
 
 // DispatcherFunc adapts a function to the Dispatcher interface.

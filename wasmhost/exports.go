@@ -90,6 +90,7 @@ func (r *run) computeDeadline() time.Time {
 // enter marks the start of an export with the given deadline, which the
 // poll import enforces and the watchdog backs up.
 func (r *run) enter(deadline time.Time) {
+	r.polls = 0
 	r.deadline.Store(r.since(deadline))
 	r.inExport.Store(r.since())
 	r.watchdog.Reset(time.Until(deadline) + grace)

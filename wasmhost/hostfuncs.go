@@ -190,6 +190,9 @@ func trapf(format string, args ...any) *RunError {
 //
 // The guest polls every few thousand operations. When the run's time is up,
 // it is cancelled or the Runtime closed, the guest is stopped right there.
+// Otherwise, from the flushPolls-th poll of an export on, an IdleDispatcher
+// starts the calls it holds, so that a call made before a long computation
+// does not wait for its end.
 func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
@@ -199,5 +202,18 @@ func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
 	if e := r.cancelled(); e != nil {
 		r.stop(e)
 	}
+	if r.polls++; r.polls >= flushPolls {
+		if e := r.flush(); e != nil {
+			r.stop(e)
+		}
+	}
 	stack[0] = 0
 }
+
+// flushPolls is the poll of an export from which on the guest's held calls
+// are started (IdleDispatcher.Flush) at every poll. A short export does not
+// reach it, so its calls stay held for Idle; a long computation reaches it
+// after a poll interval or two, so a call made before it starts meanwhile.
+// Counting polls rather than time keeps the choice deterministic: the same
+// program on a fresh instance polls at the same points.
+const flushPolls = 2

@@ -9,11 +9,14 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 	"no nested call or timer is pending, so it would never finish"
 
 // loop feeds the guest nested-call outcomes and timers until it settles,
-// on the guest's goroutine. Outcomes that are ready go first, then timers
-// that are due; when there is nothing to feed it waits for the next one,
-// the wall deadline, or the end of the run's context (a cancellation or
-// Close).
-func (r *run) loop(status int32) (int32, *RunError) {
+// on the goroutine that drives the run. Outcomes that are ready go first,
+// then timers that are due; when there is nothing to feed it waits for the
+// next one, the wall deadline, or the end of the run's context (a
+// cancellation or Close). When the guest waits on exactly one call and
+// nothing else, an IdleDispatcher may run that call right here (run.idle);
+// passed reports that the run was handed over to another goroutine
+// meanwhile, which then owns it.
+func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	wall := time.NewTimer(time.Until(r.wallDeadline))
 	defer wall.Stop()
 	alarm := time.NewTimer(time.Hour)
@@ -23,10 +26,16 @@ func (r *run) loop(status int32) (int32, *RunError) {
 	for status == statusPending {
 		batch = r.inbox.take(batch)
 		if len(batch) > 0 {
+			if !time.Now().Before(r.wallDeadline) {
+				return 0, r.timeout(true, errDeadline), false
+			}
 			for i, c := range batch {
 				var e *RunError
-				if status, e = r.resume(c); e != nil {
-					return 0, e
+				if e = r.flush(); e == nil {
+					status, e = r.resume(c)
+				}
+				if e != nil {
+					return 0, e, false
 				}
 				batch[i] = completion{}
 				if status != statusPending {
@@ -38,13 +47,29 @@ func (r *run) loop(status int32) (int32, *RunError) {
 		now := time.Now()
 		if id, ok := r.timers.due(now); ok {
 			var e *RunError
-			if status, e = r.fire(id); e != nil {
-				return 0, e
+			if e = r.flush(); e == nil {
+				status, e = r.fire(id)
+			}
+			if e != nil {
+				return 0, e, false
 			}
 			continue
 		}
 		if r.pending == 0 && r.timers.len() == 0 {
-			return 0, &RunError{Kind: KindException, Message: errNeverSettles}
+			return 0, &RunError{Kind: KindException, Message: errNeverSettles}, false
+		}
+		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt {
+			kept, e := r.idle()
+			if e != nil {
+				return 0, e, false
+			}
+			if !kept {
+				return 0, nil, true
+			}
+			continue
+		}
+		if e := r.flush(); e != nil {
+			return 0, e, false
 		}
 		if at, ok := r.timers.next(); ok {
 			alarm.Reset(at.Sub(now))
@@ -53,11 +78,11 @@ func (r *run) loop(status int32) (int32, *RunError) {
 		case <-r.inbox.wake:
 		case <-alarm.C:
 		case <-wall.C:
-			return 0, r.timeout(true, errDeadline)
+			return 0, r.timeout(true, errDeadline), false
 		case <-r.ctx.Done():
-			return 0, r.cancelled()
+			return 0, r.cancelled(), false
 		}
 		alarm.Stop()
 	}
-	return status, nil
+	return status, nil, false
 }

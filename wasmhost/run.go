@@ -28,10 +28,16 @@ type run struct {
 	tools  map[string]string // bound names, to their canonical strings
 
 	ctx      context.Context // ends with the caller's or on Close; carries the run for the imports
+	idler    IdleDispatcher  // disp, when it is one
+	idledAt  int             // calls when Idle was last called
+	idleCtx  context.Context // ctx, ending also at the wall deadline; made by the first idle
+	idleEnd  context.CancelFunc
+	done     chan runResult // the outcome, from the goroutine that finishes the run
 	inst     *instance
 	inbox    *inbox // safe for concurrent use
 	timers   timerQueue
 	output   output
+	polls    int // polls in the current export
 	pending  int // calls dispatched and not yet resumed in the guest
 	calls    int // calls dispatched
 	result   json.RawMessage
@@ -59,7 +65,8 @@ type run struct {
 
 func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	r := &run{rt: rt, prog: p, disp: d, limits: p.Limits.Within(rt.limits), inbox: newInbox(),
-		overrun: make(chan struct{}, 1)}
+		overrun: make(chan struct{}, 1), done: make(chan runResult, 1)}
+	r.idler, _ = d.(IdleDispatcher)
 	r.tools = make(map[string]string, len(p.Tools))
 	for _, name := range p.Tools {
 		if !utf8.ValidString(name) {
@@ -121,17 +128,12 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	r.watchdog.Stop()
 	defer r.watchdog.Stop()
 
-	done := make(chan runResult, 1)
-	go func() {
-		defer r.rt.done()
-		out, err := r.execute()
-		done <- runResult{out, err}
-	}()
+	go r.execute()
 	stopping := r.ctx.Done()
 	var giveUp <-chan time.Time
 	for {
 		select {
-		case res := <-done:
+		case res := <-r.done:
 			return res.out, res.err
 		case <-r.overrun:
 			d := r.deadline.Load()
@@ -181,30 +183,57 @@ func (r *run) abandon(e *RunError) (Outcome, error) {
 		Memory: r.memory.Load()}}, e
 }
 
-// execute runs the program to its end on the guest's goroutine.
-func (r *run) execute() (out Outcome, err error) {
-	defer func() {
-		r.inbox.close()
-		out.Stats = Stats{Compute: time.Duration(r.compute.Load()), Wall: time.Since(r.began), Calls: r.calls,
-			Memory: r.memory.Load()}
-		if e, ok := err.(*RunError); ok && e.Logs == nil {
-			e.Logs = r.output.lines
-		}
-		if r.inst != nil {
-			r.inst.close(r.ctx)
-		}
-	}()
+// execute runs the program on a goroutine of its own until it settles,
+// unless it hands the run over to another goroutine on the way (run.idle).
+func (r *run) execute() {
+	if e := r.flush(); e != nil {
+		r.finish(0, e)
+		return
+	}
 	if e := r.instantiate(); e != nil {
-		return out, e
+		r.finish(0, e)
+		return
 	}
 	status, e := r.startProgram()
+	r.drive(status, e)
+}
+
+// drive feeds the guest until it settles and reports the outcome, unless
+// the run is handed over to another goroutine on the way.
+func (r *run) drive(status int32, e *RunError) {
 	if e == nil {
-		status, e = r.loop(status)
+		var passed bool
+		if status, e, passed = r.loop(status); passed {
+			return
+		}
 	}
+	r.finish(status, e)
+}
+
+// finish reports the run's outcome and discards its instance, on the one
+// goroutine that drove the guest to its end.
+func (r *run) finish(status int32, e *RunError) {
+	defer r.rt.done()
+	var out Outcome
+	var err error
 	if e != nil {
-		return out, e
+		err = e
+	} else {
+		out, err = r.settled(status)
 	}
-	return r.settled(status)
+	r.inbox.close()
+	if r.idleEnd != nil {
+		r.idleEnd()
+	}
+	out.Stats = Stats{Compute: time.Duration(r.compute.Load()), Wall: time.Since(r.began), Calls: r.calls,
+		Memory: r.memory.Load()}
+	if e, ok := err.(*RunError); ok && e.Logs == nil {
+		e.Logs = r.output.lines
+	}
+	if r.inst != nil {
+		r.inst.close(r.ctx)
+	}
+	r.done <- runResult{out, err}
 }
 
 // settled turns the final status into the Outcome or the RunError.
