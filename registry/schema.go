@@ -46,8 +46,14 @@ func compileSchema(what string, raw json.RawMessage, wantObject bool) (*jsonsche
 	return s, nil
 }
 
-// parseJSON decodes raw keeping number precision, as the validator wants.
+// parseJSON decodes raw keeping number precision, as the validator wants:
+// exactly what encoding/json's Decoder with UseNumber returns, more cheaply
+// (decodeValid), since it runs for every call's arguments.
 func parseJSON(raw json.RawMessage) (any, error) {
+	if json.Valid(raw) {
+		return decodeValid(raw), nil
+	}
+	// The Decoder's error says what is wrong where.
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -57,7 +63,7 @@ func parseJSON(raw json.RawMessage) (any, error) {
 	if dec.More() {
 		return nil, errors.New("unexpected data after the JSON value")
 	}
-	return v, nil
+	return nil, errors.New("invalid JSON")
 }
 
 // ParseArgs checks that raw is one JSON object and returns it decoded. Empty
