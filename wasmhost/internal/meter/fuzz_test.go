@@ -1,0 +1,118 @@
+package meter
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/ptcx/ptcx/guest"
+)
+
+// fuzzBulkBytes derives Options.BulkBytes from a byte of the fuzzer's
+// input: 1<<b for b < 32 (1 is refused), 0 for 32 <= b < 38 and else a
+// number that is not a power of two.
+func fuzzBulkBytes(b uint8) uint32 {
+	switch b %= 40; {
+	case b < 32:
+		return 1 << b
+	case b < 38:
+		return 0
+	}
+	return uint32(b)*1000 + 1
+}
+
+// FuzzInstrument checks that no input makes Instrument panic or modify its
+// input, that every error says "meter: ", and that every output is the input
+// with exactly the expected changes, is refused as already metered, and
+// validates in wazero whenever the input does (for small inputs).
+func FuzzInstrument(f *testing.F) {
+	f.Add(guest.Wasm(), uint32(10000), uint8(12))
+	f.Add(guest.Wasm(), uint32(10000), uint8(32))
+	f.Add(loopModule(), uint32(1), uint8(32))
+	f.Add(tightLoop(), uint32(3), uint8(1))
+	f.Add(mod(), uint32(1), uint8(0))
+	f.Add(bulkModule("fill"), uint32(10), uint8(4))
+	f.Add(bulkModule("copy"), uint32(1), uint8(31))
+	f.Add(bulkModule("init"), uint32(7), uint8(2))
+	f.Add(chargeThenLoop(), uint32(1000), uint8(39))
+	f.Add(manyLocals(2, 1000), uint32(5), uint8(3))
+	f.Add(mod(
+		customSec("c", []byte{3, 3}),
+		sec(1, vecOf(fn(nil, bs(tI32)), fn(bs(tI32), bs(tI32)), fn(bs(tI32, tI32), bs(tI32, tI32)))),
+		sec(2, vecOf(importGlobal("env", "g", tI32, false), importFunc("ptcx", "poll", 0))),
+		sec(3, vecOf(uleb(1), uleb(1))),
+		sec(4, vecOf(bs(0x70, 0x01, 0x01, 0x02))),
+		sec(5, vecOf(bs(0x00, 0x01))),
+		sec(6, vecOf(cat(bs(tI32, 1), i32Const(-100000), end))),
+		sec(7, vecOf(export("run", 0, 1))),
+		sec(9, vecOf(cat(bs(0x00), i32Const(0), end, vecOf(uleb(1))),
+			cat(bs(0x05, 0x70), vecOf(cat(bs(0xd2), uleb(2), end))))),
+		sec(12, uleb(1)),
+		sec(10, vecOf(
+			body([][2]uint32{{1, tI32}}, countLoop(1, 0), localGet(1)),
+			body([][2]uint32{{2, tI32}}, i32Const(1), i32Const(2), loop(0x02), end, drop,
+				bs(0x42), sleb(-1<<40), drop, i32Const(0), bs(0x28, 0x42, 0x00, 0x03), drop,
+				bs(0xfc, 0x0b, 0x00), bs(0x1c, 0x01, tI32), bs(0x0e, 0x02, 0x00, 0x00, 0x00)),
+		)),
+		sec(11, vecOf(cat(bs(0x00), i32Const(8), end, str("data")), cat(bs(0x01), str("x")))),
+		customSec("last", []byte("end")),
+	), uint32(7), uint8(5))
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer r.Close(ctx)
+	f.Fuzz(func(t *testing.T, wasm []byte, interval uint32, bulk uint8) {
+		in := bytes.Clone(wasm)
+		opt := Options{Module: "ptcx", Name: "poll", Interval: interval, BulkBytes: fuzzBulkBytes(bulk)}
+		out, st, err := instrument(wasm, opt)
+		if !bytes.Equal(in, wasm) {
+			t.Fatal("the input was modified")
+		}
+		if err != nil {
+			if out != nil {
+				t.Fatal("output with an error")
+			}
+			if !strings.HasPrefix(err.Error(), "meter: ") {
+				t.Fatalf("error without the prefix: %v", err)
+			}
+			return
+		}
+		if b := opt.BulkBytes; b == 1 || b&(b-1) != 0 {
+			t.Fatalf("BulkBytes %d accepted", b)
+		}
+		// checkGrowth strips what it expects was inserted: it cannot if
+		// the input holds the same bytes.
+		chargeCore := cat(i32ShrU, i32Sub, globalSet(st.global), globalGet(st.global), i32Const(0), i32LeS)
+		if !bytes.Contains(wasm, expectedCheck(st.global, st.poll, interval, opt.BulkBytes != 0)) &&
+			!bytes.Contains(wasm, chargeCore) {
+			checkGrowth(t, wasm, out, st, opt)
+		}
+		m, err := decodeModule(out, "ptcx", "poll")
+		if err != nil {
+			t.Fatalf("the output does not decode: %v", err)
+		}
+		if !m.metered || len(m.loops) != st.loops {
+			t.Fatalf("output: metered %v, %d loops; want true, %d", m.metered, len(m.loops), st.loops)
+		}
+		if opt.BulkBytes != 0 && len(m.bulk) != st.bulk() {
+			t.Fatalf("output: %d bulk-memory instructions, %d charged", len(m.bulk), st.bulk())
+		}
+		if _, err := Instrument(out, opt); err == nil ||
+			!strings.Contains(err.Error(), "already metered") {
+			t.Fatalf("instrumenting the output again: %v", err)
+		}
+		if len(wasm) > 1<<16 {
+			return
+		}
+		if c, err := r.CompileModule(ctx, wasm); err == nil {
+			_ = c.Close(ctx)
+			c, err := r.CompileModule(ctx, out)
+			if err != nil {
+				t.Fatalf("the input validates, the output does not: %v", err)
+			}
+			_ = c.Close(ctx)
+		}
+	})
+}
