@@ -15,7 +15,7 @@ func (x *execution) finish(ctx context.Context) registry.Result {
 	if x.err == nil {
 		r.Value = x.out.Value
 		r.Text = x.out.Text
-		if r.Text == "" {
+		if r.Text == "" && x.textWanted() {
 			r.Text = registry.RenderText(r.Value)
 		}
 	} else {
@@ -59,4 +59,12 @@ func (e *Executor) notifyResult(n Notification) {
 	for _, f := range e.cfg.onResult {
 		_ = safely(func() error { f(n); return nil })
 	}
+}
+
+// textWanted reports whether anyone reads the model text of a successful
+// result: a model-direct caller always does; a program only sees the value,
+// so a nested call renders its text only for a finalizer or a result
+// listener.
+func (x *execution) textWanted() bool {
+	return !x.req.Nested || len(x.e.cfg.onResult) > 0 || (x.fin != nil && x.fin.Finalizer() != nil)
 }

@@ -12,7 +12,9 @@ import (
 
 // BenchmarkScheduler_nestedCall is the executor's share of one awaited
 // nested call: a fake runtime dispatches sequential echo calls, so the guest
-// is not measured.
+// is not measured. "inline" drives the scheduler as wasmhost does
+// (IdleDispatcher: the call runs on the runtime's goroutine); "handoff" as a
+// runtime that only dispatches (the sequencer and a body goroutine run it).
 func BenchmarkScheduler_nestedCall(b *testing.B) {
 	reg := registry.New()
 	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
@@ -26,24 +28,36 @@ func BenchmarkScheduler_nestedCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"i":1}`)
-	rt := fakeRuntime(func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
-		ch := make(chan wasmhost.CallResult, 1)
-		reply := func(r wasmhost.CallResult) { ch <- r }
-		for range b.N {
-			d.Dispatch("echo", args, reply)
-			if r := <-ch; !r.OK {
-				b.Fatal(r.Message)
+	for _, inline := range []bool{true, false} {
+		name := map[bool]string{true: "inline", false: "handoff"}[inline]
+		b.Run(name, func(b *testing.B) {
+			rt := fakeRuntime(func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+				idle, _ := d.(wasmhost.IdleDispatcher)
+				if inline {
+					idle.Flush()
+				}
+				ch := make(chan wasmhost.CallResult, 1)
+				reply := func(r wasmhost.CallResult) { ch <- r }
+				for range b.N {
+					d.Dispatch("echo", args, reply)
+					if inline {
+						idle.Idle(ctx, func() { b.Error("handed over") })
+					}
+					if r := <-ch; !r.OK {
+						b.Fatal(r.Message)
+					}
+				}
+				return wasmhost.Outcome{}, nil
+			})
+			e, err := executor.New(reg, executor.NewConfig().WithRuntime(rt))
+			if err != nil {
+				b.Fatal(err)
 			}
-		}
-		return wasmhost.Outcome{}, nil
-	})
-	e, err := executor.New(reg, executor.NewConfig().WithRuntime(rt))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	if r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return")}); !r.OK() {
-		b.Fatal(r.Text)
+			b.ReportAllocs()
+			b.ResetTimer()
+			if r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return")}); !r.OK() {
+				b.Fatal(r.Text)
+			}
+		})
 	}
 }

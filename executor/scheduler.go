@@ -83,7 +83,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 		return
 	}
 	id := s.tok.callID + ":ptc:" + strconv.FormatInt(s.tok.seq.Add(1), 10)
-	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: append(json.RawMessage(nil), args...)}
+	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: args} // args is ours (wasmhost.Dispatcher)
 	s.queue = append(s.queue, &nested{
 		x:         s.e.newExecution(call, s.tok),
 		reply:     reply,

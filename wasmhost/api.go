@@ -29,7 +29,8 @@ type Dispatcher interface {
 	// Dispatch registers one nested call made by the program. It must not
 	// block: the call runs elsewhere (or, for an IdleDispatcher, later), and
 	// done is called exactly once with its outcome, from any goroutine,
-	// possibly before Dispatch returns. Calls made after Run returned are
+	// possibly before Dispatch returns. args is the dispatcher's to keep:
+	// the Runtime never touches it again. Calls made after Run returned are
 	// never made: the Runtime stops dispatching when the program settles.
 	Dispatch(name string, args json.RawMessage, done func(CallResult))
 }

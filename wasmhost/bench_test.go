@@ -25,28 +25,16 @@ func runOrFail(b *testing.B, rt *wasmhost.Runtime, p wasmhost.Program, d wasmhos
 	return out
 }
 
-// benchModes runs a benchmark with strict and with cooperative interrupts
-// (Config.WithStrictInterrupts).
-func benchModes(b *testing.B, bench func(b *testing.B, cfg wasmhost.Config)) {
-	for _, mode := range interruptModes {
-		b.Run(mode.name, func(b *testing.B) {
-			bench(b, testConfig().WithStrictInterrupts(mode.strict))
-		})
-	}
-}
-
 // BenchmarkRuntime_Run_helloWorld is the cold start of one run, end to end:
 // a fresh instance, the engine and prelude initialised, a program compiled,
 // run, and its output collected. Target: 3 ms.
 func BenchmarkRuntime_Run_helloWorld(b *testing.B) {
-	benchModes(b, func(b *testing.B, cfg wasmhost.Config) {
-		rt := newRuntime(b, cfg)
-		p := wasmhost.Program{JS: `console.log("hello, world"); return 42`, Tools: []string{"echo"}}
-		b.ReportAllocs()
-		for b.Loop() {
-			runOrFail(b, rt, p, echo)
-		}
-	})
+	rt := newRuntime(b, testConfig())
+	p := wasmhost.Program{JS: `console.log("hello, world"); return 42`, Tools: []string{"echo"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		runOrFail(b, rt, p, echo)
+	}
 }
 
 // BenchmarkRuntime_Run_nestedCall measures one awaited nested call: a run of
@@ -54,7 +42,7 @@ func BenchmarkRuntime_Run_helloWorld(b *testing.B) {
 // without calls (measured first), divided by the number of calls. Target:
 // 10 µs per call.
 func BenchmarkRuntime_Run_nestedCall(b *testing.B) {
-	benchModes(b, benchNestedCall)
+	benchNestedCall(b, testConfig())
 }
 
 func benchNestedCall(b *testing.B, cfg wasmhost.Config) {
@@ -83,7 +71,7 @@ func benchNestedCall(b *testing.B, cfg wasmhost.Config) {
 // answers after 20 ms from another goroutine. Target: within 2x of one
 // call's latency (x-one-call ≤ 2).
 func BenchmarkRuntime_Run_fanOut(b *testing.B) {
-	benchModes(b, benchFanOut)
+	benchFanOut(b, testConfig())
 }
 
 func benchFanOut(b *testing.B, cfg wasmhost.Config) {

@@ -13,7 +13,6 @@ type Config struct {
 	cacheDir      string
 	deterministic bool
 	seed          int64
-	strict        bool
 	limits        Limits
 	guest         []byte // the guest module; nil means guest.Wasm()
 }
@@ -24,10 +23,9 @@ type Config struct {
 //     takes about half a second; loading it from the cache a few
 //     milliseconds);
 //   - the real clock and crypto/rand as the guest's time and random source;
-//   - DefaultLimits as the Runtime's limits;
-//   - strict interrupts (WithStrictInterrupts).
+//   - DefaultLimits as the Runtime's limits.
 func NewConfig() Config {
-	return Config{cacheDir: DefaultCacheDir(), limits: DefaultLimits(), strict: true}
+	return Config{cacheDir: DefaultCacheDir(), limits: DefaultLimits()}
 }
 
 // DefaultCacheDir returns the default compilation cache directory,
@@ -64,32 +62,5 @@ func (c Config) WithDeterministic(seed int64) Config {
 // Zero fields take their defaults (DefaultLimits). Default: DefaultLimits().
 func (c Config) WithLimits(l Limits) Config {
 	c.limits = l
-	return c
-}
-
-// WithStrictInterrupts chooses how a run is stopped when its time is up, it
-// is cancelled or the Runtime closes. Default: true.
-//
-// Either way the guest's engine polls the host every few thousand
-// operations (loop iterations, calls, regular-expression steps), and the
-// host stops it there.
-//
-// Strict (true): wazero also checks at every loop iteration of the compiled
-// guest, so even a long loop inside one native built-in of the engine
-// (sorting or repeating a huge string, multiplying huge BigInts) stops at
-// once, and the goroutine running the guest can always be preempted by the
-// Go scheduler and garbage collector. The price: JavaScript runs 3 to 5
-// times slower; an awaited nested call costs about 12 µs instead of 4 µs,
-// a hello-world run 3 ms instead of 1.5 ms.
-//
-// Cooperative (false): only the polls stop the guest. A native loop runs to
-// its end (it is bounded by the memory limit, but may take seconds): it
-// holds a CPU, and the Go garbage collector cannot finish a cycle meanwhile.
-// Run returns about 250 ms after the deadline (or, when a garbage collection
-// is waiting on the loop, when the loop ends) and discards the guest once
-// the loop ends. Choose it where programs are not hostile and speed
-// matters more.
-func (c Config) WithStrictInterrupts(on bool) Config {
-	c.strict = on
 	return c
 }

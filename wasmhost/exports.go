@@ -116,18 +116,17 @@ func (r *run) leave(compute bool) {
 func (r *run) call(f api.Function) (int32, *RunError) {
 	deadline := r.computeDeadline()
 	wall := deadline.Equal(r.wallDeadline)
-	r.enter(deadline)
-	ctx := r.ctx
-	if r.rt.cfg.strict {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(r.ctx, deadline)
-		defer cancel()
+	// A run that ended while the guest waited does not run it again.
+	if e := r.cancelled(); e != nil {
+		return 0, e
 	}
-	err := f.CallWithStack(ctx, r.inst.stack[:])
+	if !time.Now().Before(deadline) {
+		return 0, r.timeout(wall, errDeadline)
+	}
+	r.enter(deadline)
+	err := f.CallWithStack(r.ctx, r.inst.stack[:])
 	r.leave(true)
 	switch {
-	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.ctx.Err() == nil && r.stopped == nil:
-		return 0, r.timeout(wall, errDeadline)
 	case err != nil:
 		return 0, r.classify(err)
 	case !time.Now().Before(deadline):

@@ -79,9 +79,7 @@ var hammerPrograms = []struct {
 }
 
 func TestRuntime_Run_hammer(t *testing.T) {
-	for _, mode := range interruptModes {
-		t.Run(mode.name, func(t *testing.T) { hammer(t, testConfig().WithStrictInterrupts(mode.strict)) })
-	}
+	hammer(t, testConfig())
 }
 
 func hammer(t *testing.T, cfg wasmhost.Config) {

@@ -188,12 +188,20 @@ func trapf(format string, args ...any) *RunError {
 
 // poll() -> 0
 //
-// The guest polls every few thousand operations. When the run's time is up,
-// it is cancelled or the Runtime closed, the guest is stopped right there.
+// The guest polls every few thousand operations: from QuickJS's interrupt
+// handler, and from every pollInterval loop iterations of its code, which
+// the host meters (meter.go). When the run's time is up, it is cancelled or
+// the Runtime closed, the guest is stopped right there.
 // Otherwise, from the flushPolls-th poll of an export on, an IdleDispatcher
 // starts the calls it holds, so that a call made before a long computation
 // does not wait for its end.
 func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
+	stack[0] = 0
+	if ctx.Value(runKey{}) == nil {
+		// Outside a run: the guest's start-up code (WASI's _initialize),
+		// which the metered guest may poll from too.
+		return
+	}
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	if d := r.deadline.Load(); d != 0 && r.since() >= d {

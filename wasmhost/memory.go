@@ -35,27 +35,45 @@ func checkLimits(l Limits) error {
 // the run's limit, which may be lower than the Runtime's (the page limit of
 // the compiled module). memory.grow then fails in the guest, whose allocator
 // reports out of memory. It is used by one goroutine at a time.
+//
+// Where it can (Linux), it reserves the whole limit up front as an
+// anonymous mapping outside the Go heap (reserve): growing is then free and
+// takes no time, which matters because a growth cannot be interrupted (the
+// guest polls the host only between instructions), and the Go heap does
+// not carry every instance's memory. Elsewhere the memory is a Go slice,
+// copied to a larger one when it grows.
 type cappedMemory struct {
 	limit   uint64
 	buf     []byte
-	refused bool // a growth was refused: the limit was reached
+	mapped  []byte // the reservation, when there is one
+	refused bool   // a growth was refused: the limit was reached
 }
 
 // allocator returns a MemoryAllocator that hands out m.
 func (m *cappedMemory) allocator() experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
 		m.limit = min(m.limit, max)
+		if b, ok := reserve(m.limit); ok {
+			m.mapped = b
+			m.buf = b[:0]
+			return m
+		}
 		m.buf = make([]byte, 0, min(capacity, m.limit))
 		return m
 	})
 }
 
 // Reallocate implements experimental.LinearMemory. Memory never shrinks, and
-// bytes past the length are still zero from make, as wasm requires.
+// bytes past the length are still zero (from the mapping or from make), as
+// wasm requires.
 func (m *cappedMemory) Reallocate(size uint64) []byte {
 	if size > m.limit {
 		m.refused = true
 		return nil
+	}
+	if m.mapped != nil {
+		m.buf = m.mapped[:size]
+		return m.buf
 	}
 	if size <= uint64(cap(m.buf)) {
 		m.buf = m.buf[:size]
@@ -68,4 +86,10 @@ func (m *cappedMemory) Reallocate(size uint64) []byte {
 }
 
 // Free implements experimental.LinearMemory.
-func (m *cappedMemory) Free() { m.buf = nil }
+func (m *cappedMemory) Free() {
+	if m.mapped != nil {
+		release(m.mapped)
+		m.mapped = nil
+	}
+	m.buf = nil
+}

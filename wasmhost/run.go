@@ -104,13 +104,12 @@ type runResult struct {
 
 // run executes the program on a goroutine of its own and waits for it.
 //
-// The guest stops at its deadlines, on cancellation and on Close: its
-// engine polls the host every few thousand operations (the poll import)
-// and the host stops it there; with strict interrupts wazero also stops it
-// inside native loops (Config.WithStrictInterrupts). Without them, a long
-// native loop of the engine does not poll: if the guest is still running
-// grace after a deadline or a cancellation, Run returns without it and the
-// goroutine discards the instance when the guest comes back.
+// The guest stops at its deadlines, on cancellation and on Close: it polls
+// the host every few thousand loop iterations of its code (the poll import,
+// meter.go) and the host stops it there. As a last resort, if the guest is
+// still running grace after a deadline or a cancellation (one bulk memory
+// operation can take a while), Run returns without it and the goroutine
+// discards the instance when the guest comes back.
 func (r *run) run(ctx context.Context) (Outcome, error) {
 	r.began = time.Now()
 	r.wallDeadline = r.began.Add(r.limits.WallTime)
@@ -166,8 +165,13 @@ func (r *run) cancelled() *RunError {
 	return r.abort(cause)
 }
 
+// abandonedRuns counts the runs Run returned without waiting for their
+// guest, process-wide (for tests: the metered guest should never need it).
+var abandonedRuns atomic.Int64
+
 // abandon ends the run without waiting for the guest.
 func (r *run) abandon(e *RunError) (Outcome, error) {
+	abandonedRuns.Add(1)
 	r.mu.Lock()
 	r.abandoned = true
 	logs := append([]string(nil), r.output.lines...)

@@ -51,7 +51,6 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt := &Runtime{cfg: cfg, limits: cfg.limits.WithDefaults()}
 	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
 	rc := wazero.NewRuntimeConfigCompiler().
-		WithCloseOnContextDone(cfg.strict).
 		WithMemoryLimitPages(memoryPages(rt.limits.MemoryBytes))
 	if cfg.cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
@@ -79,6 +78,10 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	bin := rt.cfg.guest
 	if bin == nil {
 		bin = guest.Wasm()
+	}
+	bin, err := meterGuest(bin)
+	if err != nil {
+		return err
 	}
 	module, err := rt.wr.CompileModule(ctx, bin)
 	if err != nil {

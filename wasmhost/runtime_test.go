@@ -16,15 +16,17 @@ import (
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// moduleExporting is a tiny wasm module exporting one function name that
-// returns the i32 constant v (0 to 63: one byte of signed LEB128).
+// moduleExporting is a tiny wasm module importing ptcx.poll (which the host
+// needs to meter it) and exporting one function name that returns the i32
+// constant v (0 to 63: one byte of signed LEB128).
 func moduleExporting(name string, v byte) []byte {
 	b := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
-	b = append(b, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f) // type: () -> i32
-	b = append(b, 0x03, 0x02, 0x01, 0x00)                   // one function of type 0
+	b = append(b, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f)                                         // type: () -> i32
+	b = append(b, 0x02, 0x0d, 0x01, 0x04, 'p', 't', 'c', 'x', 0x04, 'p', 'o', 'l', 'l', 0x00, 0x00) // import ptcx.poll, type 0
+	b = append(b, 0x03, 0x02, 0x01, 0x00)                                                           // one function of type 0
 	b = append(b, 0x07, byte(len(name)+4), 0x01, byte(len(name)))
 	b = append(b, name...)
-	b = append(b, 0x00, 0x00)                                  // export function 0
+	b = append(b, 0x00, 0x01)                                  // export function 1 (0 is the import)
 	b = append(b, 0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, v, 0x0b) // body: i32.const v
 	return b
 }
@@ -38,7 +40,9 @@ func TestNew_guestChecks(t *testing.T) {
 		{"another ABI version", moduleExporting("ptcx_abi_version", 42),
 			"the guest speaks ABI version 42, this host version 1: rebuild the guest (make guest)"},
 		{"not a ptcx guest", moduleExporting("something_else", 1), "the guest has no ptcx_abi_version export: it is not a ptcx guest"},
-		{"not wasm", []byte("not wasm"), "compile the guest"},
+		{"no poll import", []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00},
+			"wasmhost: the guest cannot be metered: meter: the module does not import function ptcx.poll"},
+		{"not wasm", []byte("not wasm"), "wasmhost: the guest cannot be metered: meter: malformed module at offset 0: not a wasm binary module"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
