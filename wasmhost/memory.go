@@ -53,7 +53,7 @@ type cappedMemory struct {
 func (m *cappedMemory) allocator() experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
 		m.limit = min(m.limit, max)
-		if b, ok := reserve(m.limit); ok {
+		if b, ok := reserve(m.limit, capacity); ok {
 			m.mapped = b
 			m.buf = b[:0]
 			return m

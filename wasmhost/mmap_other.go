@@ -4,6 +4,6 @@ package wasmhost
 
 // reserve is not available here: linear memory lives in the Go heap and
 // is copied when it grows.
-func reserve(uint64) ([]byte, bool) { return nil, false }
+func reserve(n, populate uint64) ([]byte, bool) { return nil, false }
 
 func release([]byte) {}

@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -8,21 +9,25 @@ import (
 )
 
 // BenchmarkInstrumentGuest measures instrumenting the real guest, as the
-// host would at load time.
+// host would at load time, without and with bulk-memory charges.
 func BenchmarkInstrumentGuest(b *testing.B) {
 	wasm := guest.Wasm()
-	opt := Options{Module: "ptcx", Name: "poll", Interval: 10000}
-	b.SetBytes(int64(len(wasm)))
-	b.ReportAllocs()
-	var elapsed time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		if _, err := Instrument(wasm, opt); err != nil {
-			b.Fatal(err)
-		}
-		elapsed += time.Since(t0)
+	for _, bulkBytes := range []uint32{0, 4096} {
+		b.Run(fmt.Sprintf("BulkBytes=%d", bulkBytes), func(b *testing.B) {
+			opt := Options{Module: "ptcx", Name: "poll", Interval: 10000, BulkBytes: bulkBytes}
+			b.SetBytes(int64(len(wasm)))
+			b.ReportAllocs()
+			var elapsed time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := Instrument(wasm, opt); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(t0)
+			}
+			b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/op")
+		})
 	}
-	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/op")
 }
 
 // tightLoop is a module importing ptcx.poll and exporting run(n) -> i32,
@@ -86,11 +91,15 @@ func BenchmarkLoop(b *testing.B) {
 }
 
 // BenchmarkGuestJS runs a JavaScript loop of 3M iterations in the real
-// guest: plain, metered (interval 10000) and plain with
-// WithCloseOnContextDone(true). ns/op includes instantiation and ptcx_init;
-// start-ms/op is ptcx_start alone.
+// guest: plain, metered (interval 10000), metered with bulk-memory charges
+// (BulkBytes 4096) and plain with WithCloseOnContextDone(true). ns/op
+// includes instantiation and ptcx_init; start-ms/op is ptcx_start alone.
 func BenchmarkGuestJS(b *testing.B) {
 	metered, err := Instrument(guest.Wasm(), Options{Module: "ptcx", Name: "poll", Interval: 10000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	meteredBulk, err := Instrument(guest.Wasm(), Options{Module: "ptcx", Name: "poll", Interval: 10000, BulkBytes: 4096})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,6 +111,7 @@ func BenchmarkGuestJS(b *testing.B) {
 	}{
 		{"plain", guest.Wasm(), false},
 		{"metered", metered, false},
+		{"metered-bulk", meteredBulk, false},
 		{"closeOnContextDone", guest.Wasm(), true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -242,6 +242,22 @@ func TestGuestRuns(t *testing.T) {
 		}
 		t.Logf("%q: status %d, result %.40q, %d polls (%d with bulk-memory charges)", code, want, wantResult, polls[0], polls[1])
 	}
+	// 40 copies of 16 MiB, charged 4096 iterations each, are worth 16
+	// intervals: with the counter reset at each poll, a poll every 3 copies
+	// or so, 13 more polls (72 and 85 as measured).
+	code := "const a = new Uint8Array(1 << 24); for (let i = 0; i < 40; i++) a.copyWithin(0, 1); return a.length"
+	var polls []int64
+	for _, inst := range insts {
+		inst.polls.Store(0)
+		if st, err := inst.start(t, code, time.Minute); err != nil || st != 0 || inst.result != "16777216" {
+			t.Fatalf("%q: status %d, error %v, result %q", code, st, err, inst.result)
+		}
+		polls = append(polls, inst.polls.Load())
+	}
+	t.Logf("%q: %d polls, %d with bulk-memory charges", code, polls[0], polls[1])
+	if polls[1]-polls[0] < 10 {
+		t.Errorf("the charges of 40 copies of 16 MiB added %d polls, want about 13", polls[1]-polls[0])
+	}
 }
 
 // TestGuestRunaway checks that a deadline stops a runaway guest: a

@@ -78,8 +78,11 @@ func (st stats) bulk() int { return st.inits + st.copies + st.fills }
 //
 // and the loop headers' i32.eqz becomes i32.const 0 i32.le_s. The counter
 // is never left at zero or less: a charge of Interval iterations or more
-// calls the import once, right away, and resets the counter. A body whose
-// parameters and locals would number more than 2^32-1 with $t is an error.
+// calls the import once, right away, and resets the counter. The
+// function's other locals keep their indices. A function whose parameters
+// and locals would number more than 2^32-1 with $t, or whose type index is
+// out of range, is an error. (wazero limits the locals a body declares to
+// 2^32-1, and has no lower limit such as browsers' 50,000.)
 //
 // The output ends with a custom section named "ptcx.metered" holding
 // Interval as a little-endian u32, followed, if BulkBytes is not 0, by
@@ -192,7 +195,7 @@ func checkCode(global, poll uint32, interval int32, leS bool) []byte {
 // chargeCode returns the instructions inserted before each bulk-memory
 // instruction of a body whose new local is local.
 func chargeCode(global, poll, local uint32, shift uint8, interval int32) []byte {
-	var c []byte
+	c := make([]byte, 0, 3*5+4*5+5+5+16)   // local, global and poll indices, interval, the rest
 	c = appendU32(append(c, 0x21), local)  // local.set $t
 	c = appendU32(append(c, 0x23), global) // global.get
 	c = appendU32(append(c, 0x20), local)  // local.get $t
