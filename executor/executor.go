@@ -112,7 +112,10 @@ type execution struct {
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {
-	x := &execution{e: e, parent: parent, start: time.Now()}
+	x := &execution{e: e, parent: parent}
+	if len(e.cfg.onResult) > 0 {
+		x.start = time.Now() // for Notification.Duration
+	}
 	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args}
 	if x.req.Scope == "" {
 		x.req.Scope = deploymentScope

@@ -51,7 +51,9 @@ func (x *execution) finish(ctx context.Context) registry.Result {
 		}
 	}
 
-	x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start)})
+	if len(x.e.cfg.onResult) > 0 {
+		x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start)})
+	}
 	return r
 }
 

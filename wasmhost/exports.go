@@ -64,7 +64,16 @@ func (r *run) startProgram() (int32, *RunError) {
 
 // write copies b into the guest's exchange buffer.
 func (r *run) write(b []byte) (uint32, *RunError) {
-	r.enter(r.computeDeadline())
+	if uint64(len(b)) < uint64(r.inst.bufCap) {
+		// It fits: no export runs, so there is nothing to time.
+		ptr, err := r.inst.write(r.ctx, b)
+		if err != nil {
+			return 0, trapError(err, false)
+		}
+		return ptr, nil
+	}
+	deadline, _ := r.computeDeadline()
+	r.enter(deadline)
 	ptr, err := r.inst.write(r.ctx, b)
 	r.leave(true)
 	switch {
@@ -78,28 +87,35 @@ func (r *run) write(b []byte) (uint32, *RunError) {
 }
 
 // computeDeadline is the deadline of the next export: when the compute
-// budget runs out, or the wall deadline if that comes first.
-func (r *run) computeDeadline() time.Time {
-	d := time.Now().Add(r.limits.ComputeTime - time.Duration(r.compute.Load()))
+// budget runs out, or the wall deadline if that comes first. It also
+// returns the time it was computed at.
+func (r *run) computeDeadline() (deadline, now time.Time) {
+	now = time.Now()
+	d := now.Add(r.limits.ComputeTime - time.Duration(r.compute.Load()))
 	if r.wallDeadline.Before(d) {
-		return r.wallDeadline
+		return r.wallDeadline, now
 	}
-	return d
+	return d, now
 }
 
 // enter marks the start of an export with the given deadline, which the
-// poll import enforces and the watchdog backs up.
+// poll import enforces and the watchdog backs up. The watchdog is armed
+// only when it is not already: it stays armed across exports, and when it
+// fires early for the current one, run.run arms it again. (Export
+// deadlines never move earlier, so an armed watchdog is never late.)
 func (r *run) enter(deadline time.Time) {
 	r.polls = 0
 	r.deadline.Store(r.since(deadline))
 	r.inExport.Store(r.since())
-	r.watchdog.Reset(time.Until(deadline) + grace)
+	if !r.watching.Load() {
+		r.watching.Store(true)
+		r.watchdog.Reset(time.Until(deadline) + grace)
+	}
 }
 
 // leave marks the end of an export; compute says whether its time counts
 // toward the compute limit.
 func (r *run) leave(compute bool) {
-	r.watchdog.Stop()
 	if compute {
 		r.compute.Add(r.since() - r.inExport.Load())
 	}
@@ -114,13 +130,13 @@ func (r *run) leave(compute bool) {
 // i32 result. An export that ends after its deadline (a native loop that
 // did not poll) is a timeout even when it succeeded.
 func (r *run) call(f api.Function) (int32, *RunError) {
-	deadline := r.computeDeadline()
+	deadline, now := r.computeDeadline()
 	wall := deadline.Equal(r.wallDeadline)
 	// A run that ended while the guest waited does not run it again.
 	if e := r.cancelled(); e != nil {
 		return 0, e
 	}
-	if !time.Now().Before(deadline) {
+	if !now.Before(deadline) {
 		return 0, r.timeout(wall, errDeadline)
 	}
 	r.enter(deadline)

@@ -61,6 +61,7 @@ type run struct {
 	memory   atomic.Int64 // guest memory after the last export
 	overrun  chan struct{}
 	watchdog *time.Timer
+	watching atomic.Bool // the watchdog is armed
 }
 
 func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
@@ -119,6 +120,7 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	defer context.AfterFunc(r.rt.closing, func() { cancel(ErrClosed) })()
 	r.ctx = context.WithValue(base, runKey{}, r)
 	r.watchdog = time.AfterFunc(time.Hour, func() {
+		r.watching.Store(false)
 		select {
 		case r.overrun <- struct{}{}:
 		default:
@@ -140,6 +142,7 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 				continue // the export ended in time
 			}
 			if early := d + int64(grace) - r.since(); early > 0 {
+				r.watching.Store(true)
 				r.watchdog.Reset(time.Duration(early))
 				continue
 			}
