@@ -39,7 +39,7 @@ var errDeadline = errors.New("deadline passed")
 func newGuestHost(t testing.TB, wasm []byte, closeOnContextDone bool) *guestHost {
 	t.Helper()
 	g := &guestHost{ctx: context.Background()}
-	g.r = wazero.NewRuntimeWithConfig(g.ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(closeOnContextDone))
+	g.r = wazero.NewRuntimeWithConfig(g.ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(closeOnContextDone).WithCompilationCache(compiled))
 	t.Cleanup(func() { _ = g.r.Close(g.ctx) })
 	wasi_snapshot_preview1.MustInstantiate(g.ctx, g.r)
 	i32 := api.ValueTypeI32
@@ -155,7 +155,7 @@ func TestGuest(t *testing.T) {
 	if growth < 0 || growth > st.bodies+8 {
 		t.Fatalf("unexplained growth of %d bytes", growth)
 	}
-	r := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfigCompiler())
+	r := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfigCompiler().WithCompilationCache(compiled))
 	defer r.Close(context.Background())
 	if _, err := r.CompileModule(context.Background(), out); err != nil {
 		t.Fatalf("wazero does not compile the output: %v", err)
@@ -185,7 +185,7 @@ func TestGuestBulk(t *testing.T) {
 	if len(m.loops) != st.loops || len(m.bulk) != st.bulk() {
 		t.Fatalf("the output has %d loops and %d bulk-memory instructions, the input %d and %d", len(m.loops), len(m.bulk), st.loops, st.bulk())
 	}
-	r := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfigCompiler())
+	r := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfigCompiler().WithCompilationCache(compiled))
 	defer r.Close(context.Background())
 	if _, err := r.CompileModule(context.Background(), out); err != nil {
 		t.Fatalf("wazero does not compile the output: %v", err)

@@ -21,11 +21,16 @@ type host struct {
 	onPoll func(ctx context.Context)
 }
 
+// compiled is shared by the tests' runtimes, so that a module (the guest,
+// plain or metered the same way) is compiled once per test binary: the
+// compiler is slow under the race detector.
+var compiled = wazero.NewCompilationCache()
+
 // newHost returns a compiler runtime with the ptcx module instantiated.
 func newHost(t testing.TB, closeOnContextDone bool) *host {
 	t.Helper()
 	h := &host{ctx: context.Background()}
-	cfg := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(closeOnContextDone)
+	cfg := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(closeOnContextDone).WithCompilationCache(compiled)
 	h.r = wazero.NewRuntimeWithConfig(h.ctx, cfg)
 	t.Cleanup(func() { _ = h.r.Close(h.ctx) })
 	_, err := h.r.NewHostModuleBuilder("ptcx").NewFunctionBuilder().
