@@ -334,7 +334,19 @@ func TestSandbox_cancellationAborts(t *testing.T) {
 // spinning programs set their own.
 func TestSandbox_hammer(t *testing.T) {
 	w := newWorld(t, registry.ModePTC)
+	// A tool whose body ignores its context until the end of the test: its
+	// calls run inline or not, are given up after the grace period, and the
+	// program goes on (handed over to a new goroutine when inline).
+	release := make(chan struct{})
+	require.NoError(t, w.reg.Register(registry.Deployment, registry.Tool{
+		Name: "stuck", ConcurrencySafe: true, Timeout: 20 * time.Millisecond,
+		Body: func(context.Context, registry.Input) (registry.Output, error) {
+			<-release
+			return registry.ValueOutput("late")
+		},
+	}))
 	e := w.executor(t, executor.NewConfig())
+	inline := inlineCounter(t)
 	runtime.GC()
 	before := runtime.NumGoroutine()
 
@@ -349,6 +361,8 @@ func TestSandbox_hammer(t *testing.T) {
 		{`await tools.broken()`, false},
 		{`const x = ;`, false},
 		{`while (true) {}`, false},
+		{`try { await tools.stuck() } catch (e) { if (!e.message.includes("timeout")) throw e } return (await tools.users()).length`, true},
+		{`const r = await Promise.allSettled([tools.stuck(), tools.score({id: 1})]); return r[1].value`, true},
 	}
 	var wg sync.WaitGroup
 	var failures atomic.Int64
@@ -374,6 +388,9 @@ func TestSandbox_hammer(t *testing.T) {
 	}
 	wg.Wait()
 	require.Zero(t, failures.Load())
+	require.NotZero(t, inline("stuck"), "stuck calls were run inline, and handed over")
+	require.NotZero(t, inline("users"), "and the programs went on inline")
+	close(release)
 	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+2 }, 10*time.Second, 20*time.Millisecond,
 		"goroutines leaked: before %d, now %d", before, runtime.NumGoroutine())
 }
