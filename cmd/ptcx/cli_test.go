@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -93,6 +94,10 @@ func TestUsageErrors(t *testing.T) {
 		{"workspace not a directory", []string{"tools", "--workspace", "/nonexistent/dir"}, "--workspace /nonexistent/dir: not a directory"},
 		{"run without a file", []string{"run"}, "want one program FILE"},
 		{"run with a bad timeout", []string{"run", "--timeout", "-1s", "x.ts"}, "--timeout -1s"},
+		{"bench with no runs", []string{"bench", "--runs", "0"}, "--runs 0: want 1 to 1000"},
+		{"bench with too many runs", []string{"bench", "--runs", "1001"}, "--runs 1001: want 1 to 1000"},
+		{"bench with too many calls", []string{"bench", "--calls", "10001"}, "--calls 10001: want 1 to 10000"},
+		{"bench positional", []string{"bench", "extra"}, `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -342,4 +347,31 @@ func TestLazyRuntime_firstCallCancelled(t *testing.T) {
 	out, err := rt.Run(context.Background(), wasmhost.Program{JS: "return 1"}, wasmhost.DispatcherFunc(func(string, json.RawMessage, func(wasmhost.CallResult)) {}))
 	require.NoError(t, err)
 	require.JSONEq(t, "1", string(out.Result))
+}
+
+// ptcx bench measures every workload; what it measures is the machine's
+// business, so only the report's shape and sanity are checked here.
+func TestBench(t *testing.T) {
+	out, errOut, status := ptcx(t, "", "bench", "--runs", "2", "--calls", "20", "--json")
+	require.Equal(t, exitOK, status, errOut)
+	var report benchReport
+	require.NoError(t, json.Unmarshal([]byte(out), &report), out)
+	require.Equal(t, runtime.NumCPU(), report.CPUs)
+	var names []string
+	for _, r := range report.Results {
+		names = append(names, r.Name)
+		require.NotEmpty(t, r.What)
+		if r.Name != "idle_instance" || r.Note == "" {
+			require.Positive(t, r.P50, "%s measured nothing", r.Name)
+		}
+		if r.Target > 0 && r.Note == "" {
+			require.Equal(t, r.P50 <= r.Target, r.OK, "%s: the verdict follows the target", r.Name)
+		}
+	}
+	require.Equal(t, []string{"startup", "hello", "nested_call", "fan_out", "idle_instance"}, names)
+
+	out, _, status = ptcx(t, "", "bench", "--runs", "1", "--calls", "10")
+	require.Equal(t, exitOK, status)
+	require.Contains(t, out, "run_code hello world, end to end")
+	require.Contains(t, out, "target ≤ 10.00 µs")
 }

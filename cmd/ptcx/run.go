@@ -42,6 +42,7 @@ func commands() []command {
 		sdkCommand,
 		promptCommand,
 		mcpCommand,
+		benchCommand,
 		versionCommand,
 	}
 }
