@@ -401,3 +401,31 @@ func expectedCharge(g, poll, local, bulkBytes, interval uint32) []byte {
 		localGet(local),
 	)
 }
+
+// everySection is a module with every kind of section (custom ones first
+// and last, imported and defined globals, a table, memory, exports, an
+// element and data segments with a data count), a loop, a bulk memory
+// operation and typed select: a seed for fuzzing and for truncation.
+func everySection() []byte {
+	return mod(
+		customSec("c", []byte{3, 3}),
+		sec(1, vecOf(fn(nil, bs(tI32)), fn(bs(tI32), bs(tI32)), fn(bs(tI32, tI32), bs(tI32, tI32)))),
+		sec(2, vecOf(importGlobal("env", "g", tI32, false), importFunc("ptcx", "poll", 0))),
+		sec(3, vecOf(uleb(1), uleb(1))),
+		sec(4, vecOf(bs(0x70, 0x01, 0x01, 0x02))),
+		sec(5, vecOf(bs(0x00, 0x01))),
+		sec(6, vecOf(cat(bs(tI32, 1), i32Const(-100000), end))),
+		sec(7, vecOf(export("run", 0, 1))),
+		sec(9, vecOf(cat(bs(0x00), i32Const(0), end, vecOf(uleb(1))),
+			cat(bs(0x05, 0x70), vecOf(cat(bs(0xd2), uleb(2), end))))),
+		sec(12, uleb(1)),
+		sec(10, vecOf(
+			body([][2]uint32{{1, tI32}}, countLoop(1, 0), localGet(1)),
+			body([][2]uint32{{2, tI32}}, i32Const(1), i32Const(2), loop(0x02), end, drop,
+				bs(0x42), sleb(-1<<40), drop, i32Const(0), bs(0x28, 0x42, 0x00, 0x03), drop,
+				bs(0xfc, 0x0b, 0x00), bs(0x1c, 0x01, tI32), bs(0x0e, 0x02, 0x00, 0x00, 0x00)),
+		)),
+		sec(11, vecOf(cat(bs(0x00), i32Const(8), end, str("data")), cat(bs(0x01), str("x")))),
+		customSec("last", []byte("end")),
+	)
+}
