@@ -43,9 +43,14 @@ func (x *execution) launch(ctx context.Context, then func()) {
 	}
 	bodyCtx, settle, stop := x.watch(ctx, then, nil)
 	go func() {
-		o := x.runBody(bodyCtx)
-		stop()
-		settle(o, bodyCtx.Err() != nil)
+		o, ok := x.runBody(bodyCtx, func(o outcome) {
+			stop()
+			settle(o, false)
+		})
+		if ok {
+			stop()
+			settle(o, bodyCtx.Err() != nil)
+		}
 	}()
 }
 
@@ -58,9 +63,17 @@ func (x *execution) runHere(ctx context.Context, then, handover func()) {
 		return
 	}
 	bodyCtx, settle, stop := x.watch(ctx, then, handover)
-	o := x.runBody(bodyCtx)
-	stop()
-	settle(o, bodyCtx.Err() != nil)
+	o, ok := x.runBody(bodyCtx, func(o outcome) {
+		// This goroutine is the run's, and it is ending: the run must go
+		// on without it.
+		stop()
+		settle(o, false)
+		handover()
+	})
+	if ok {
+		stop()
+		settle(o, bodyCtx.Err() != nil)
+	}
 }
 
 // begin marks the body started, or settles a call cancelled before it
@@ -76,10 +89,19 @@ func (x *execution) begin(ctx context.Context, then func()) bool {
 	return true
 }
 
-// runBody runs the body, turning a panic into an error.
-func (x *execution) runBody(ctx context.Context) (o outcome) {
+// runBody runs the body, turning a panic into an error, and reports
+// whether it returned. A body that calls runtime.Goexit (t.FailNow in a
+// test's tool does) ends the goroutine instead: the deferred calls still
+// run, so exited is called with an INTERNAL outcome as it unwinds, and
+// runBody never returns.
+func (x *execution) runBody(ctx context.Context, exited func(outcome)) (o outcome, returned bool) {
+	defer func() {
+		if !returned {
+			exited(outcome{err: internal(x.req.Tool+" ended its goroutine (runtime.Goexit) instead of returning", nil)})
+		}
+	}()
 	o.err = safely(func() (err error) { o.out, err = x.body(ctx); return err })
-	return o
+	return o, true
 }
 
 // watch sets up the body's context (ctx under the tool's timeout) and

@@ -85,7 +85,12 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	}
 
 	tok := e.mintToken(x.req.ID, x.req.Scope)
-	s := newScheduler(ctx, e, tok)
+	// Nested calls end with the run's wall time at the latest, as the
+	// program does: in-flight calls are awaited at settlement, but not
+	// past it (plus their cancellation grace).
+	nestedCtx, cancel := context.WithTimeout(ctx, limits.WallTime)
+	defer cancel()
+	s := newScheduler(nestedCtx, e, tok)
 	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits}, s)
 	s.settle()
 	tok.kill()
