@@ -161,6 +161,8 @@ func (x *execution) conclude(ctx, bodyCtx context.Context, o outcome) {
 	switch {
 	case ctx.Err() != nil && registry.CodeOf(o.err) == registry.CodeCodeRunFailed:
 		x.fail(bodyError(x.req.Tool, o.err)) // CODE_RUN_FAILED (abort), with the logs
+	case ctx.Err() != nil && x.req.Nested && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		x.fail(aborted(ctx, registry.CodeAborted, fmt.Sprintf("%s was stopped while it ran: the program reached its wall time limit", x.req.Tool)))
 	case ctx.Err() != nil:
 		x.fail(aborted(ctx, registry.CodeAborted, fmt.Sprintf("%s was cancelled while it ran", x.req.Tool)))
 	case o.err != nil && bodyCtx.Err() != nil && errors.Is(bodyCtx.Err(), context.DeadlineExceeded):

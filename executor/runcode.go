@@ -92,6 +92,11 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
 	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits}, s)
+	if runErr != nil {
+		// The program failed: nobody will see what calls still in flight
+		// return, so they are cancelled rather than awaited.
+		cancel()
+	}
 	s.settle()
 	tok.kill()
 

@@ -99,18 +99,23 @@ func (r *run) computeDeadline() (deadline, now time.Time) {
 }
 
 // enter marks the start of an export with the given deadline, which the
-// poll import enforces and the watchdog backs up. The watchdog is armed
-// only when it is not already: it stays armed across exports, and when it
-// fires early for the current one, run.run arms it again. (Export
-// deadlines never move earlier, so an armed watchdog is never late.)
+// poll import enforces and the watchdog backs up. The watchdog stays armed
+// across exports and is armed again only when it would fire too late for
+// this one; when it fires early, run.run arms it again.
 func (r *run) enter(deadline time.Time) {
 	r.polls = 0
-	r.deadline.Store(r.since(deadline))
+	d := r.since(deadline)
+	r.deadline.Store(d)
 	r.inExport.Store(r.since())
-	if !r.watching.Load() {
-		r.watching.Store(true)
-		r.watchdog.Reset(time.Until(deadline) + grace)
+	if at := r.watchAt.Load(); at == 0 || at > d+int64(grace) {
+		r.armWatchdog(d + int64(grace))
 	}
+}
+
+// armWatchdog sets the watchdog to fire at the instant at (see run.since).
+func (r *run) armWatchdog(at int64) {
+	r.watchAt.Store(at)
+	r.watchdog.Reset(time.Duration(at - r.since()))
 }
 
 // leave marks the end of an export; compute says whether its time counts

@@ -28,13 +28,21 @@ func (r *run) idle() (kept bool, e *RunError) {
 			go r.drive(statusPending, nil)
 		}
 	}
+	returned := false
 	defer func() {
-		if p := recover(); p != nil && state.CompareAndSwap(idleRunning, idleReturned) {
+		p := recover()
+		switch {
+		case p != nil && state.CompareAndSwap(idleRunning, idleReturned):
 			kept, e = true, &RunError{Kind: KindTrap, Message: "the host failed to run a nested call",
 				Cause: fmt.Errorf("wasmhost: IdleDispatcher.Idle panicked: %v", p)}
+		case p == nil && !returned:
+			// Idle called runtime.Goexit: this goroutine is ending, so
+			// another one drives the run.
+			handover()
 		}
 	}()
 	r.idler.Idle(r.idleCtx, handover)
+	returned = true
 	return state.CompareAndSwap(idleRunning, idleReturned), nil
 }
 

@@ -61,7 +61,7 @@ type run struct {
 	memory   atomic.Int64 // guest memory after the last export
 	overrun  chan struct{}
 	watchdog *time.Timer
-	watching atomic.Bool // the watchdog is armed
+	watchAt  atomic.Int64 // when the watchdog fires (see since), or 0 when it is not armed
 }
 
 func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
@@ -120,7 +120,7 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	defer context.AfterFunc(r.rt.closing, func() { cancel(ErrClosed) })()
 	r.ctx = context.WithValue(base, runKey{}, r)
 	r.watchdog = time.AfterFunc(time.Hour, func() {
-		r.watching.Store(false)
+		r.watchAt.Store(0)
 		select {
 		case r.overrun <- struct{}{}:
 		default:
@@ -129,6 +129,12 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	r.watchdog.Stop()
 	defer r.watchdog.Stop()
 
+	// Past the wall deadline by grace, the run ends whatever the guest's
+	// goroutine is doing: in an export the watchdog says so sooner, but a
+	// dispatcher can hold it outside one too (IdleDispatcher.Idle).
+	late := time.NewTimer(time.Until(r.wallDeadline) + grace)
+	defer late.Stop()
+
 	go r.execute()
 	stopping := r.ctx.Done()
 	var giveUp <-chan time.Time
@@ -136,14 +142,15 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 		select {
 		case res := <-r.done:
 			return res.out, res.err
+		case <-late.C:
+			return r.abandon(r.timeout(true, errDeadline))
 		case <-r.overrun:
 			d := r.deadline.Load()
 			if d == 0 {
 				continue // the export ended in time
 			}
-			if early := d + int64(grace) - r.since(); early > 0 {
-				r.watching.Store(true)
-				r.watchdog.Reset(time.Duration(early))
+			if d+int64(grace) > r.since() {
+				r.armWatchdog(d + int64(grace))
 				continue
 			}
 			return r.abandon(r.timeout(d == r.since(r.wallDeadline), errDeadline))

@@ -11,7 +11,13 @@
 // Interval iterations of the deadline, at the cost of a few instructions per
 // iteration.
 //
-// Straight-line code is bounded by the module's size, but a single
+// Straight-line code is bounded by the module's size. Calls are not
+// counted: a function that recurses without a loop (say, twice per call)
+// can run for exponential time without polling. The guest ptcx runs has no
+// such recursion a program can drive (JavaScript recursion goes through the
+// interpreter's loop), so the package does not pay for a check at every
+// function entry; a host that runs other modules must know the same of
+// them. But a single
 // bulk-memory instruction (memory.fill, memory.copy, memory.init) can move
 // the whole memory, hundreds of MiB, in one go. With Options.BulkBytes,
 // each of these is charged against the same countdown before it runs, one
