@@ -34,6 +34,7 @@ const sdkRules = "run_code runs a program that calls tools as typed async functi
 	"- The `tools.*` functions are bindings that exist only inside a program. Only tools whose schemas are listed " +
 	"separately can be called directly; appearing below does not make a tool directly callable.\n" +
 	"- Start independent calls together with `Promise.all`; `await` a call before any call that needs its result.\n" +
+	"- Await every call you start: one that has not started when the program returns is abandoned, never run.\n" +
 	"- A failed call throws `ToolCallError` (with `toolName` and `message`); uncaught, it fails the whole run, so catch it where a failure is expected.\n" +
 	"- Only the returned value and console output reach you: filter and summarise inside the program, and keep both small.\n"
 
