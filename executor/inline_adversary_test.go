@@ -203,22 +203,6 @@ func waitGoroutines(t testing.TB, n int, within time.Duration) {
 	}
 }
 
-// inlineTools counts the calls Idle runs, by tool name.
-func inlineTools(t *testing.T) func(tool string) int64 {
-	var mu sync.Mutex
-	seen := map[string]int64{}
-	t.Cleanup(executor.SetInlineHook(func(req executor.Request) {
-		mu.Lock()
-		seen[req.Tool]++
-		mu.Unlock()
-	}))
-	return func(tool string) int64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return seen[tool]
-	}
-}
-
 // seqOf extracts the sequence number of a nested call ID ("...:ptc:N").
 var seqRe = regexp.MustCompile(`:ptc:(\d+)$`)
 
@@ -323,7 +307,7 @@ func TestAdv_inlineAndSequencerPathsAreIndistinguishable(t *testing.T) {
 		w := newAdvWorld(t, 0)
 		h := &hookLog{}
 		e := newExecutor(t, w.reg, h.config(executor.NewConfig()).WithRuntime(realRuntime(t)))
-		inline := inlineTools(t)
+		inline := inlineCounter(t)
 		code := body
 		if keepOffInline {
 			code = `const keep = setTimeout(() => {}, 60000); try {` + body + `} finally { clearTimeout(keep) }`
@@ -392,7 +376,7 @@ func TestAdv_commitOrderWithInlineSequencerAndTimers(t *testing.T) {
 			mu.Unlock()
 		})
 	e := newExecutor(t, w.reg, cfg.WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	const program = `
 		const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 		let n = 0;
@@ -440,7 +424,7 @@ func TestAdv_blockingApproverInlineEndsAtWallLimit(t *testing.T) {
 			return executor.Reject, "gave up", ctx.Err()
 		}))
 	e := newExecutor(t, w.reg, cfg.WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	r, elapsed := advRun(t, e, w, `await tools.echo({}); return "unreachable"`, map[string]any{"wall_ms": 300}, 10*time.Second)
 	require.False(t, r.OK(), r.Text)
 	require.Equal(t, "timeout", r.Err.Kind, r.Text)
@@ -462,7 +446,7 @@ func TestAdv_blockingPreExecuteInlineEndsAtWallLimit(t *testing.T) {
 			return executor.Decision{}, ctx.Err()
 		})
 	e := newExecutor(t, w.reg, cfg.WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	r, elapsed := advRun(t, e, w, `await tools.echo({}); return "unreachable"`, map[string]any{"wall_ms": 300}, 10*time.Second)
 	require.False(t, r.OK(), r.Text)
 	require.Equal(t, "timeout", r.Err.Kind, r.Text)
@@ -485,7 +469,7 @@ func TestAdv_blockingPostExecuteInlineEndsAtWallLimit(t *testing.T) {
 			return executor.PostDecision{}, ctx.Err()
 		})
 	e := newExecutor(t, w.reg, cfg.WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	r, elapsed := advRun(t, e, w, `await tools.echo({}); return "unreachable"`, map[string]any{"wall_ms": 300}, 5*time.Second)
 	t.Logf("took %v: %s", elapsed, r.Text)
 	require.EqualValues(t, 1, inline("echo"))
@@ -500,7 +484,7 @@ func TestAdv_multipleHandoversInOneRun(t *testing.T) {
 	w := newAdvWorld(t, 30*time.Millisecond)
 	h := &hookLog{}
 	e := newExecutor(t, w.reg, h.config(executor.NewConfig()).WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	runtime.GC()
 	before := runtime.NumGoroutine()
 	r, elapsed := advRun(t, e, w, `
@@ -555,7 +539,7 @@ func count(ss []string, s string) int {
 func TestAdv_handoverWhileCancelling(t *testing.T) {
 	w := newAdvWorld(t, 0)
 	e := newExecutor(t, w.reg, executor.NewConfig().WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	runtime.GC()
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -590,7 +574,7 @@ func TestAdv_closeDuringHandedOverRun(t *testing.T) {
 	require.NoError(t, err)
 	w := newAdvWorld(t, 20*time.Millisecond)
 	e := newExecutor(t, w.reg, executor.NewConfig().WithRuntime(rt))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	runtime.GC()
 	before := runtime.NumGoroutine()
 
@@ -638,7 +622,7 @@ func TestAdv_panickingBody(t *testing.T) {
 	w := newAdvWorld(t, 0)
 	h := &hookLog{}
 	e := newExecutor(t, w.reg, h.config(executor.NewConfig()).WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	r, _ := advRun(t, e, w, `
 		const out = [];
 		try { await tools.boom() } catch (e) { out.push(e.name + ": " + e.message) }
@@ -664,7 +648,7 @@ func TestAdv_panickingBody(t *testing.T) {
 func TestAdv_goexitInlineBody(t *testing.T) {
 	w := newAdvWorld(t, 0)
 	e := newExecutor(t, w.reg, executor.NewConfig().WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	r, elapsed := advRun(t, e, w, `
 		let msg = "none";
 		try { await tools.vanish() } catch (e) { msg = e.message }
@@ -682,7 +666,7 @@ func TestAdv_goexitInlineBody(t *testing.T) {
 func TestAdv_goexitSequencedBody(t *testing.T) {
 	w := newAdvWorld(t, 0)
 	e := newExecutor(t, w.reg, executor.NewConfig().WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	r, elapsed := advRun(t, e, w, `
 		const s = await Promise.allSettled([tools.vanish(), tools.echo({n: 1})]);
 		return [s[0].status, s[1].value.n];
@@ -740,7 +724,7 @@ func TestAdv_hammerMixed(t *testing.T) {
 	var results atomic.Int64
 	cfg := executor.NewConfig().WithOnResult(func(executor.Notification) { results.Add(1) })
 	e := newExecutor(t, w.reg, cfg.WithRuntime(realRuntime(t)))
-	inline := inlineTools(t)
+	inline := inlineCounter(t)
 	runtime.GC()
 	before := runtime.NumGoroutine()
 	programs := []struct {
