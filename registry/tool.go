@@ -71,6 +71,7 @@ type Schema struct {
 type Definition struct {
 	schema   Schema
 	in, out  *jsonschema.Schema
+	quick    *quickSchema // vouches for simple arguments without in; nil when the schema is not simple
 	body     Body
 	finalize Finalizer
 }
@@ -100,6 +101,9 @@ func (d *Definition) Finalizer() Finalizer { return d.finalize }
 // ValidateArgs checks decoded arguments against the input schema, listing
 // every violation (INVALID_ARGS).
 func (d *Definition) ValidateArgs(args map[string]any) *Error {
+	if d.quick != nil && d.quick.valid(args) {
+		return nil
+	}
 	return validate(d.in, args, CodeInvalidArgs, "arguments")
 }
 
@@ -150,6 +154,7 @@ func compile(t Tool) (*Definition, error) {
 			Timeout:         t.Timeout,
 		},
 		in:       inSchema,
+		quick:    newQuickSchema(in),
 		body:     t.Body,
 		finalize: t.Finalize,
 	}
