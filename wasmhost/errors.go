@@ -8,6 +8,14 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
+// ErrAbandoned is in the Cause of a RunError (errors.Is) when Run returned
+// without its guest: the guest did not stop within 250 ms of its deadline
+// or its cancellation (a single long operation that cannot be interrupted,
+// or a dispatcher that held the run's goroutine). The guest's goroutine
+// discards the instance when it comes back. With the metered guest this
+// should not happen; a host may count it.
+var ErrAbandoned = errors.New("wasmhost: the guest did not stop in time and was left behind")
+
 // trapError describes an export that failed for a reason the host did not
 // choose (not a limit, not a cancellation): the guest trapped. memoryFull
 // says the run's memory refused to grow before, which makes running out of

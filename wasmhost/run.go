@@ -175,13 +175,9 @@ func (r *run) cancelled() *RunError {
 	return r.abort(cause)
 }
 
-// abandonedRuns counts the runs Run returned without waiting for their
-// guest, process-wide (for tests: the metered guest should never need it).
-var abandonedRuns atomic.Int64
-
 // abandon ends the run without waiting for the guest.
 func (r *run) abandon(e *RunError) (Outcome, error) {
-	abandonedRuns.Add(1)
+	e.Cause = errors.Join(e.Cause, ErrAbandoned)
 	r.mu.Lock()
 	r.abandoned = true
 	logs := append([]string(nil), r.output.lines...)
