@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -189,18 +190,6 @@ func programResult(t testing.TB, r registry.Result) string {
 	var v executor.RunCodeValue
 	require.NoError(t, json.Unmarshal(r.Value, &v))
 	return string(v.Result)
-}
-
-// waitGoroutines polls until at most n goroutines remain, or fails with a
-// dump. Polled here, not with require.Eventually, which adds a goroutine.
-func waitGoroutines(t testing.TB, n int, within time.Duration) {
-	t.Helper()
-	for deadline := time.Now().Add(within); runtime.NumGoroutine() > n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 4<<20)
-			t.Fatalf("goroutines left behind: want at most %d, have %d\n%s", n, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-	}
 }
 
 // seqOf extracts the sequence number of a nested call ID ("...:ptc:N").
@@ -520,7 +509,7 @@ func TestAdv_multipleHandoversInOneRun(t *testing.T) {
 		require.Equal(t, 1, count(phases, "result"), "a late body changed nothing for %s: %v", call, phases)
 	}
 	require.EqualValues(t, 7, w.final("stuck"))
-	waitGoroutines(t, before, 5*time.Second)
+	testkit.WaitGoroutines(t, before, 5*time.Second)
 }
 
 func count(ss []string, s string) int {
@@ -560,7 +549,7 @@ func TestAdv_handoverWhileCancelling(t *testing.T) {
 	require.Equal(t, "abort", r.Err.Kind, r.Text)
 	require.EqualValues(t, 1, inline("stuck"))
 	w.unstick()
-	waitGoroutines(t, before, 5*time.Second)
+	testkit.WaitGoroutines(t, before, 5*time.Second)
 }
 
 // Closing the Runtime while a handed-over run is waiting on a call: the
@@ -611,7 +600,7 @@ func TestAdv_closeDuringHandedOverRun(t *testing.T) {
 		require.Contains(t, r.Text, "closed")
 	}
 	w.unstick()
-	waitGoroutines(t, before, 5*time.Second)
+	testkit.WaitGoroutines(t, before, 5*time.Second)
 	r := runProgram(e, `return 1`)
 	require.False(t, r.OK())
 }
@@ -784,5 +773,5 @@ func TestAdv_hammerMixed(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); w.stuckOut.Load() < w.stuckIn.Load(); time.Sleep(time.Millisecond) {
 		require.False(t, time.Now().After(deadline))
 	}
-	waitGoroutines(t, before+2, 10*time.Second)
+	testkit.WaitGoroutines(t, before+2, 10*time.Second)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -147,16 +148,7 @@ func TestInline_stuckBodyIsHandedOver(t *testing.T) {
 
 	close(release)
 	require.Eventually(t, func() bool { return returned.Load() == 1 }, 5*time.Second, time.Millisecond)
-	// Polled here, not with require.Eventually, which checks from a
-	// goroutine of its own.
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("the stuck goroutine did not leave once its body returned: before %d, now %d\n%s",
-				before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.WaitGoroutines(t, before, 5*time.Second) // the stuck goroutine leaves once its body returns
 }
 
 // A stuck inline body with no timeout of its own still cannot hold the run

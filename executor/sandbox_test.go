@@ -14,25 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// The real sandbox, compiled once for the package's tests.
-var (
-	sandboxOnce sync.Once
-	sandbox     *wasmhost.Runtime
-	sandboxErr  error
-)
-
-func realRuntime(t testing.TB) *wasmhost.Runtime {
-	t.Helper()
-	sandboxOnce.Do(func() {
-		sandbox, sandboxErr = wasmhost.New(context.Background(), wasmhost.NewConfig())
-	})
-	require.NoError(t, sandboxErr, "the guest must be built: run `make guest`")
-	return sandbox
-}
+func realRuntime(t testing.TB) *wasmhost.Runtime { return testkit.Sandbox(t) }
 
 // world is a registry of tools whose bodies record what they saw.
 type world struct {

@@ -12,13 +12,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -41,9 +41,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if sandbox.rt != nil {
-		_ = sandbox.rt.Close(context.Background())
-	}
+	testkit.Close()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -136,18 +134,4 @@ func gone(pid int) bool {
 	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
 }
 
-// sandbox is one real wasmhost runtime for the package's tests.
-var sandbox struct {
-	once sync.Once
-	rt   *wasmhost.Runtime
-	err  error
-}
-
-func sharedRuntime(t *testing.T) *wasmhost.Runtime {
-	t.Helper()
-	sandbox.once.Do(func() {
-		sandbox.rt, sandbox.err = wasmhost.New(context.Background(), wasmhost.NewConfig())
-	})
-	require.NoError(t, sandbox.err, "the sandbox needs the guest: run `make guest`")
-	return sandbox.rt
-}
+func sharedRuntime(t *testing.T) *wasmhost.Runtime { return testkit.Sandbox(t) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/mcpserver"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -136,25 +136,8 @@ func errorMeta(t *testing.T, res *mcp.CallToolResult) mcpserver.ErrorMeta {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if sandbox.rt != nil {
-		_ = sandbox.rt.Close(context.Background())
-	}
+	testkit.Close()
 	os.Exit(code)
 }
 
-// sandbox is one real wasmhost runtime for the package's tests: compiling
-// the guest once is what takes time.
-var sandbox struct {
-	once sync.Once
-	rt   *wasmhost.Runtime
-	err  error
-}
-
-func sharedRuntime(t *testing.T) *wasmhost.Runtime {
-	t.Helper()
-	sandbox.once.Do(func() {
-		sandbox.rt, sandbox.err = wasmhost.New(context.Background(), wasmhost.NewConfig())
-	})
-	require.NoError(t, sandbox.err, "the sandbox needs the guest: run `make guest`")
-	return sandbox.rt
-}
+func sharedRuntime(t *testing.T) *wasmhost.Runtime { return testkit.Sandbox(t) }

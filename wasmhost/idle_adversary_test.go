@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -114,17 +115,6 @@ func runErr(t *testing.T, err error) *wasmhost.RunError {
 	var re *wasmhost.RunError
 	require.True(t, errors.As(err, &re), "not a RunError: %v", err)
 	return re
-}
-
-// waitGoroutines polls until at most n goroutines remain.
-func waitGoroutines(t *testing.T, n int, within time.Duration) {
-	t.Helper()
-	for deadline := time.Now().Add(within); runtime.NumGoroutine() > n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 4<<20)
-			t.Fatalf("goroutines left behind: want at most %d, have %d\n%s", n, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-	}
 }
 
 // An Idle that neither runs nor starts the call, and a Flush that starts
@@ -231,7 +221,7 @@ func TestAdvIdle_handoverAbuse(t *testing.T) {
 	}
 	hmu.Unlock()
 	d.wg.Wait()
-	waitGoroutines(t, before, 5*time.Second)
+	testkit.WaitGoroutines(t, before, 5*time.Second)
 	requireHealthy(t, rt)
 }
 
@@ -320,7 +310,7 @@ func TestAdvIdle_blockingIdleCancelled(t *testing.T) {
 	require.Equal(t, wasmhost.KindAbort, re.Kind)
 	require.Less(t, elapsed, 3*time.Second)
 	close(release)
-	waitGoroutines(t, before, 5*time.Second)
+	testkit.WaitGoroutines(t, before, 5*time.Second)
 	requireHealthy(t, rt)
 }
 
@@ -390,7 +380,7 @@ func TestAdvIdle_closeDuringIdleAndHandover(t *testing.T) {
 	for _, d := range ds {
 		d.wg.Wait()
 	}
-	waitGoroutines(t, before, 5*time.Second)
+	testkit.WaitGoroutines(t, before, 5*time.Second)
 }
 
 // Many runs at once, each handed over several times, with handovers racing
@@ -441,7 +431,7 @@ func TestAdvIdle_handoverRacesIdleReturn(t *testing.T) {
 	for _, d := range ds {
 		d.wg.Wait()
 	}
-	waitGoroutines(t, before, 5*time.Second)
+	testkit.WaitGoroutines(t, before, 5*time.Second)
 }
 
 // recursionGuest is a minimal ptcx guest (ABI version 1) whose ptcx_start
@@ -685,5 +675,5 @@ func TestAdvWatchdog_backsUpTheComputeDeadline(t *testing.T) {
 	require.Equal(t, wasmhost.KindTimeout, re.Kind)
 	require.Less(t, elapsed, 1500*time.Millisecond, "Run waited for a guest that did not poll, far past its compute deadline plus grace")
 	require.ErrorIs(t, re, wasmhost.ErrAbandoned, "the host says it left the guest behind")
-	waitGoroutines(t, before, 30*time.Second)
+	testkit.WaitGoroutines(t, before, 30*time.Second)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -158,9 +159,7 @@ func TestIdle_handover(t *testing.T) {
 	}
 	close(release)
 	<-returned
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(5 * time.Millisecond) {
-		require.False(t, time.Now().After(deadline), "goroutines left behind: before %d, now %d", before, runtime.NumGoroutine())
-	}
+	testkit.WaitGoroutines(t, before, 5*time.Second)
 	requireHealthy(t, rt)
 }
 
