@@ -2,7 +2,9 @@ package wasmhost
 
 import (
 	"fmt"
+	"sync"
 
+	"github.com/ptcx/ptcx/guest"
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
 )
 
@@ -17,12 +19,13 @@ const bulkBytes = 4096
 
 // meterGuest returns the guest with a countdown at every loop header of its
 // code that calls the poll import every pollInterval iterations, and a
-// charge of its size before every bulk memory operation (package meter). Whatever the guest does, then, it comes back to the host within a
-// bounded number of steps, where the host can stop it and the Go scheduler
-// and garbage collector can preempt its goroutine: the host does not rely on
-// the guest's engine to poll. (wazero's own WithCloseOnContextDone does the
-// same by calling into Go at every loop iteration, which made JavaScript 3
-// to 9 times slower; see RATIONALE.md.)
+// charge of its size before every bulk memory operation (package meter).
+// Whatever the guest does, then, it comes back to the host within a bounded
+// number of steps, where the host can stop it and the Go scheduler and
+// garbage collector can preempt its goroutine: the host does not rely on the
+// guest's engine to poll. (wazero's own WithCloseOnContextDone does the same
+// by calling into Go at every loop iteration, which made JavaScript 3 to 9
+// times slower; see RATIONALE.md.)
 func meterGuest(bin []byte) ([]byte, error) {
 	out, err := meter.Instrument(bin, meter.Options{Module: hostModule, Name: "poll", Interval: pollInterval, BulkBytes: bulkBytes})
 	if err != nil {
@@ -30,3 +33,7 @@ func meterGuest(bin []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// embedded is the embedded guest, metered once per process (about 3 ms):
+// every Runtime of the default configuration shares it.
+var embedded = sync.OnceValues(func() ([]byte, error) { return meterGuest(guest.Wasm()) })

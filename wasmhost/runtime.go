@@ -10,8 +10,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-
-	"github.com/ptcx/ptcx/guest"
 )
 
 // ErrClosed is returned by Run on a closed Runtime.
@@ -75,11 +73,10 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	if err := instantiateHostModule(ctx, rt.wr); err != nil {
 		return fmt.Errorf("wasmhost: host module: %w", err)
 	}
-	bin := rt.cfg.guest
-	if bin == nil {
-		bin = guest.Wasm()
+	bin, err := embedded()
+	if rt.cfg.guest != nil {
+		bin, err = meterGuest(rt.cfg.guest)
 	}
-	bin, err := meterGuest(bin)
 	if err != nil {
 		return err
 	}
