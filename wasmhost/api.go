@@ -43,8 +43,9 @@ type Dispatcher interface {
 // Run calls Flush once before the program starts. From then on the
 // dispatcher may hold the calls Dispatch receives instead of starting them,
 // because Run calls Flush again before it feeds the guest anything, before it
-// waits, and whenever the guest polls the host during a long export; or, in
-// place of a Flush before waiting, Idle.
+// waits, and at every poll of the host from the second one in the same
+// export on (a long computation; a short export does not poll twice); or,
+// in place of a Flush before waiting, Idle.
 type IdleDispatcher interface {
 	Dispatcher
 	// Flush starts every call Dispatch received and did not start. It must

@@ -215,7 +215,6 @@ func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
 			r.stop(e)
 		}
 	}
-	stack[0] = 0
 }
 
 // flushPolls is the poll of an export from which on the guest's held calls
