@@ -60,11 +60,8 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) > 0 {
 		return usageError(fs, s, "unexpected argument %q", pos[0])
 	}
-	if *runs < 1 || *runs > 1000 {
-		return usageError(fs, s, "--runs %d: want 1 to 1000", *runs)
-	}
-	if *calls < 1 || *calls > 10000 {
-		return usageError(fs, s, "--calls %d: want 1 to 10000 (the sandbox's limit on calls per run)", *calls)
+	if err := checkBenchFlags(*runs, *calls); err != nil {
+		return usageError(fs, s, "%v", err)
 	}
 
 	b, err := newBench(ctx)
@@ -103,6 +100,22 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	return exitOK
 }
+
+// checkBenchFlags checks --runs and --calls against their ranges.
+func checkBenchFlags(runs, calls int) error {
+	if runs < 1 || runs > maxBenchRuns {
+		return fmt.Errorf("--runs %d: want 1 to %d", runs, maxBenchRuns)
+	}
+	if calls < 1 || calls > maxBenchCalls {
+		return fmt.Errorf("--calls %d: want 1 to %d (the sandbox's limit on calls per run)", calls, maxBenchCalls)
+	}
+	return nil
+}
+
+const (
+	maxBenchRuns  = 1000
+	maxBenchCalls = 10000 // wasmhost's default MaxCalls
+)
 
 func printBench(s *stdio, r benchReport) {
 	fmt.Fprintf(s.out, "ptcx %s, %s, %s, %d CPUs\n\n", r.Version, r.Go, r.Target, r.CPUs)

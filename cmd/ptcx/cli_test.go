@@ -375,3 +375,14 @@ func TestBench(t *testing.T) {
 	require.Contains(t, out, "run_code hello world, end to end")
 	require.Contains(t, out, "target ≤ 10.00 µs")
 }
+
+// --runs and --calls at, below and past their ranges.
+func TestCheckBenchFlags(t *testing.T) {
+	require.NoError(t, checkBenchFlags(1, 1))
+	require.NoError(t, checkBenchFlags(maxBenchRuns, maxBenchCalls))
+	require.ErrorContains(t, checkBenchFlags(0, 1), "--runs 0")
+	require.ErrorContains(t, checkBenchFlags(maxBenchRuns+1, 1), "--runs 1001")
+	require.ErrorContains(t, checkBenchFlags(1, 0), "--calls 0")
+	require.ErrorContains(t, checkBenchFlags(1, maxBenchCalls+1), "--calls 10001")
+	require.Equal(t, wasmhost.DefaultLimits().MaxCalls, maxBenchCalls, "the nested-call workload fits one run")
+}
