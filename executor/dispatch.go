@@ -68,7 +68,9 @@ func (x *execution) runHere(ctx context.Context, then, handover func()) {
 		// on without it.
 		stop()
 		settle(o, false)
-		handover()
+		if handover != nil {
+			handover()
+		}
 	})
 	if ok {
 		stop()
