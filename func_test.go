@@ -117,6 +117,12 @@ func TestFunc_typeFamilies(t *testing.T) {
 			`{"type":"object","properties":{"color":{"type":"string","enum":["red","blue"]}},"required":["color"],"additionalProperties":false}`,
 			[]string{`{"color":"red"}`, `{"color":"blue"}`},
 			[]string{`{"color":"green"}`}},
+		{"a pointer to an enum", ptcx.Func("penum", "d", echo[struct {
+			C *color `json:"c"`
+		}], ptcx.Enum(red, blue)),
+			`{"type":"object","properties":{"c":{"type":["null","string"],"enum":["red","blue",null]}},"required":["c"],"additionalProperties":false}`,
+			[]string{`{"c":"red"}`, `{"c":null}`},
+			[]string{`{"c":"green"}`, `{}`}},
 		{"bytes", ptcx.Func("bytes", "d", echo[bytes]),
 			`{"type":"object","properties":{"data":{"type":["null","string"],"contentEncoding":"base64"}},"required":["data"],"additionalProperties":false}`,
 			[]string{`{"data":"aGk="}`, `{"data":null}`},

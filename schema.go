@@ -62,27 +62,31 @@ func inferSchema(t reflect.Type, types map[reflect.Type]*jsonschema.Schema) (*js
 	if err != nil {
 		return nil, err
 	}
-	nullableMaps(s)
+	admitNull(s)
 	return s, nil
 }
 
-// nullableMaps lets every map schema accept null: encoding/json writes a
-// nil map as null, and decodes null into a nil map. jsonschema-go already
-// does so for pointers and slices. A map is the object schema with
-// additionalProperties that are not false (a struct's are false) and no
-// properties.
-func nullableMaps(s *jsonschema.Schema) {
+// admitNull makes every schema accept null where encoding/json writes one
+// (and decodes one into a nil value). jsonschema-go already does so for
+// pointers and slices, but not for maps (the object schema with
+// additionalProperties that are not false, a struct's, and no properties),
+// and a pointer to an Enum type gets "null" among its types but not among
+// its values.
+func admitNull(s *jsonschema.Schema) {
 	if s == nil {
 		return
 	}
 	if s.Type == "object" && s.Properties == nil && s.AdditionalProperties != nil && !isFalse(s.AdditionalProperties) {
 		s.Type, s.Types = "", []string{"null", "object"}
 	}
-	for _, p := range s.Properties {
-		nullableMaps(p)
+	if s.Enum != nil && slices.Contains(s.Types, "null") && !slices.Contains(s.Enum, nil) {
+		s.Enum = append(slices.Clip(s.Enum), nil)
 	}
-	nullableMaps(s.Items)
-	nullableMaps(s.AdditionalProperties)
+	for _, p := range s.Properties {
+		admitNull(p)
+	}
+	admitNull(s.Items)
+	admitNull(s.AdditionalProperties)
 }
 
 // isFalse reports whether s is the schema that accepts nothing, which
