@@ -48,10 +48,10 @@ func OpenAICalls(payload []byte) ([]Call, error) {
 		return openAIMessage(msg)
 	case o.has("tool_calls") || o.has("role"):
 		return openAIMessage(o)
-	case o.has("function"):
+	case o.has("function") || o.has("type"):
 		return []Call{openAIToolCall(o)}, nil
 	}
-	return nil, fmt.Errorf(`ptcx: the %s payload has none of "choices", "tool_calls", "role" or "function": it is not a chat completion, a message or a tool call`, openAIChat)
+	return nil, fmt.Errorf(`ptcx: the %s payload has none of "choices", "tool_calls", "role", "function" or "type": it is not a chat completion, a message or a tool call`, openAIChat)
 }
 
 func openAIMessage(msg object) ([]Call, error) {
@@ -85,7 +85,7 @@ func openAIToolCall(o object) Call {
 	switch {
 	case !absent(fnRaw) && fn == nil:
 		problem = `the tool call's "function" is ` + kindOf(fnRaw) + ", not an object"
-	case problem != "":
+	case id == "": // the id's problem comes first: without one the call cannot be answered
 	case typProblem != "":
 		problem = "the tool call's " + typProblem
 	case typ != "" && typ != "function":
