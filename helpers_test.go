@@ -49,9 +49,9 @@ type addArgs struct {
 	B float64 `json:"b"`
 }
 
-func add(_ context.Context, in addArgs) (float64, error) { return in.A + in.B, nil }
+func plus(_ context.Context, in addArgs) (float64, error) { return in.A + in.B, nil }
 
-var addTool = ptcx.Func("add", "Add two numbers.", add, ptcx.ConcurrencySafe())
+var addTool = ptcx.Func("add", "Add two numbers.", plus, ptcx.ConcurrencySafe())
 
 func runCode(id, code string) ptcx.Call {
 	args, _ := json.Marshal(map[string]string{"description": "test", "code": code})

@@ -68,7 +68,7 @@ func TestNew_ownSandbox(t *testing.T) {
 	require.ErrorIs(t, r.Error(), registry.ErrInternal)
 	require.ErrorIs(t, r.Error(), ptcx.ErrClosed)
 	require.Equal(t, "c2", r.ID)
-	require.ErrorIs(t, h.Register(ptcx.Func("sub", "Subtract.", add)), ptcx.ErrClosed)
+	require.ErrorIs(t, h.Register(ptcx.Func("sub", "Subtract.", plus)), ptcx.ErrClosed)
 }
 
 func TestHost_Close_sharedRuntimeStaysOpen(t *testing.T) {
@@ -317,7 +317,7 @@ func TestHost_hammer(t *testing.T) {
 					c = runCode("", "return await tools.add({a: 1, b: 2})")
 				default:
 					name := fmt.Sprintf("t%d_%d", g, i)
-					if err := h.Register(ptcx.Func(name, "x", add)); err != nil && !errors.Is(err, ptcx.ErrClosed) {
+					if err := h.Register(ptcx.Func(name, "x", plus)); err != nil && !errors.Is(err, ptcx.ErrClosed) {
 						errs <- err
 					}
 					continue

@@ -23,14 +23,14 @@ type forecast struct {
 	Celsius float64 `json:"celsius"`
 }
 
-func weather(_ context.Context, in cityArgs) (forecast, error) {
+func stationWeather(_ context.Context, in cityArgs) (forecast, error) {
 	if in.City == "Atlantis" {
 		return forecast{}, errors.New("no weather station in Atlantis")
 	}
 	return forecast{City: in.City, Celsius: 18}, nil
 }
 
-var weatherTool = ptcx.Func("weather", "The weather in a city.", weather, ptcx.ConcurrencySafe())
+var weatherTool = ptcx.Func("weather", "The weather in a city.", stationWeather, ptcx.ConcurrencySafe())
 
 // A wire format: how a model's tool calls are read and its results given
 // back.
