@@ -60,7 +60,7 @@ type (
 
 func readFile(context.Context, readArgs) (readResult, error)     { return readResult{}, nil }
 func findTickets(context.Context, ticketQuery) ([]ticket, error) { return nil, nil }
-func ping(context.Context, struct{}) (string, error)              { return "pong", nil }
+func ping(context.Context, struct{}) (string, error)             { return "pong", nil }
 
 // The SDK a program sees for tools built from Go functions is typed from
 // the Go types: arguments, results, descriptions, enums, optional fields.
