@@ -58,12 +58,14 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 	}
 	t.InputSchema, t.OutputSchema = in, out
 	t.Body = func(ctx context.Context, input Input) (Output, error) {
-		var args In
-		if len(input.Args) > 0 {
-			if err := json.Unmarshal(input.Args, &args); err != nil {
-				return Output{}, &Error{Code: registry.CodeInvalidArgs, Cause: err,
-					Message: fmt.Sprintf("arguments of %s do not fit its Go type %v: %v", name, reflect.TypeFor[In](), err)}
-			}
+		raw := input.Args
+		if len(raw) == 0 {
+			raw = json.RawMessage("{}") // as the executor reads no arguments
+		}
+		var args In // a pointer In is never left nil: arguments are an object
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return Output{}, &Error{Code: registry.CodeInvalidArgs, Cause: err,
+				Message: fmt.Sprintf("arguments of %s do not fit its Go type %v: %v", name, reflect.TypeFor[In](), err)}
 		}
 		v, err := fn(ctx, args)
 		if err != nil {

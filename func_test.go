@@ -315,3 +315,15 @@ func TestTool_RegistryTool(t *testing.T) {
 	require.JSONEq(t, string(addTool.InputSchema), string(s.InputSchema))
 	require.True(t, s.ConcurrencySafe)
 }
+
+// A body called with no arguments at all (the registry package used on
+// its own) reads them as {}: a pointer argument is never nil.
+func TestFunc_Body_noArguments(t *testing.T) {
+	var got *point
+	def, err := ptcx.Func("p", "d", func(_ context.Context, in *point) (int, error) { got = in; return 0, nil }).RegistryTool()
+	require.NoError(t, err)
+	out, err := def.Body(context.Background(), ptcx.Input{})
+	require.NoError(t, err)
+	require.JSONEq(t, `0`, string(out.Value))
+	require.Equal(t, &point{}, got)
+}

@@ -42,6 +42,7 @@ func TestNew_invalidOptions(t *testing.T) {
 		{"tool without schema", []ptcx.Option{ptcx.WithTools(bad)}, registry.ErrUnsupportedSchema, `ptcx: WithTools: UNSUPPORTED_SCHEMA: tool "bad": input type struct { C chan int }`},
 		{"duplicate tools", []ptcx.Option{ptcx.WithTools(addTool), ptcx.WithTools(addTool)}, registry.ErrInvalidDefinition, `ptcx: WithTools: INVALID_DEFINITION: tool "add" is already registered`},
 		{"negative limits", []ptcx.Option{ptcx.WithLimits(wasmhost.Limits{MaxCalls: -1})}, nil, "ptcx: starting the sandbox: wasmhost: invalid limits"},
+		{"negative limits, shared runtime", []ptcx.Option{ptcx.WithCodeRuntime(noSandbox{}), ptcx.WithLimits(wasmhost.Limits{MaxCalls: -1})}, nil, "ptcx: executor: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, err := ptcx.New(context.Background(), tc.opts...)

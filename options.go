@@ -29,7 +29,8 @@ func defaultOptions() options {
 
 // WithMode declares the deployment's mode: ModeNative (the default: every
 // tool is advertised and callable directly), ModePTC (only run_code is
-// advertised and callable directly) or ModeBoth.
+// advertised and callable directly) or ModeBoth. The empty mode keeps the
+// default; any other fails New.
 func WithMode(m Mode) Option {
 	return func(o *options) { o.mode = m }
 }
@@ -45,6 +46,8 @@ func WithTools(tools ...Tool) Option {
 // deployment's defaults, which a caller may lower per run, never raise. Zero
 // fields mean the documented defaults (wasmhost.DefaultLimits). It is
 // applied after WithSandbox and WithExecutor, whose own limits it replaces.
+// With WithCodeRuntime it sets only the deployment's defaults: the shared
+// runtime keeps its own ceiling.
 func WithLimits(l wasmhost.Limits) Option {
 	return func(o *options) { o.limits = &l }
 }
