@@ -6,15 +6,8 @@ import (
 	"fmt"
 )
 
-// What the three wire adapters share. A decoder reads what a model API
-// returned: a whole response, one message, an array of items, or one item.
-// A payload it cannot read (not JSON, not one of those shapes) is a Go
-// error for the host. An item that is recognisably a tool call but cannot
-// run (no id, no name, a field of the wrong kind) becomes a Call whose
-// result is INVALID_ARGS saying what is wrong, so that the model is told.
-// Arguments that are not a JSON object are left to the executor, which
-// answers INVALID_ARGS too. Decoders never panic, and are linear in the
-// payload's size.
+// What the three wire adapters share (the package documentation says what
+// a decoder accepts, and what becomes an error or an INVALID_ARGS call).
 
 // object is one JSON object with its members still encoded.
 type object map[string]json.RawMessage

@@ -29,7 +29,7 @@ type AnthropicMessage struct {
 // whole message (its "content" blocks), an array of content blocks, or one
 // block. Blocks of other types (text, thinking, server tools the API ran
 // itself) are skipped. A call is {"type": "tool_use", "id", "name",
-// "input"} with the input a JSON object. See the package's wire notes for
+// "input"} with the input a JSON object. See the package documentation for
 // what is an error and what an INVALID_ARGS call.
 func AnthropicCalls(payload []byte) ([]Call, error) {
 	o, blocks, err := parsePayload(anthropicMessages, payload)

@@ -20,7 +20,7 @@ type OpenAIToolMessage struct {
 // message, the message's "tool_calls" array, or one tool call
 // ({"id", "type": "function", "function": {"name", "arguments"}}, with the
 // arguments a JSON string). A message without tool calls gives none. See
-// the package's wire notes for what is an error and what an INVALID_ARGS
+// the package documentation for what is an error and what an INVALID_ARGS
 // call.
 func OpenAICalls(payload []byte) ([]Call, error) {
 	o, items, err := parsePayload(openAIChat, payload)

@@ -22,7 +22,7 @@ type ResponsesOutput struct {
 // API ran itself) carry no call for the host and are skipped. A call is
 // {"type": "function_call", "call_id", "name", "arguments"} with the
 // arguments a JSON string; the result is matched by call_id, not by the
-// item's own "id". See the package's wire notes for what is an error and
+// item's own "id". See the package documentation for what is an error and
 // what an INVALID_ARGS call.
 func ResponsesCalls(payload []byte) ([]Call, error) {
 	o, items, err := parsePayload(openAIResponses, payload)
