@@ -111,7 +111,8 @@ func (h *Host) register(tools []Tool) error {
 // INVALID_ARGS error that says what is wrong with it.
 func (h *Host) Execute(ctx context.Context, c Call) Result {
 	if c.invalid != nil {
-		return Result{ID: c.ID, Tool: c.Name, Text: c.invalid.Message, Err: c.invalid}
+		err := *c.invalid // each result its own error: callers may change theirs
+		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: &err}
 	}
 	if h.closed.Load() {
 		err := &Error{Code: registry.CodeInternal, Message: ErrClosed.Error(), Cause: ErrClosed}
