@@ -1,0 +1,84 @@
+package ptcx
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
+)
+
+// ResponsesTool is one entry of an OpenAI Responses API "tools" array: a
+// function tool, flat (no "function" wrapper). Strict is always false:
+// strict mode needs every property required and every object closed, which
+// ptcx's schemas (run_code's own, with its optional limits) do not promise.
+type ResponsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict"`
+}
+
+// Advertised returns the tools scope advertises to the model ("" is the
+// deployment), sorted by name: every visible tool in native mode, only
+// run_code in ptc mode, both in both.
+func (h *Host) Advertised(scope string) ([]Schema, error) {
+	return h.reg.WireSchemas(scope)
+}
+
+// OpenAITools returns the advertised tools of scope as an OpenAI Chat
+// Completions (or DeepSeek) "tools" array.
+func (h *Host) OpenAITools(scope string) ([]OpenAITool, error) {
+	ws, err := h.reg.WireSchemas(scope)
+	if err != nil {
+		return nil, err
+	}
+	return registry.OpenAITools(ws), nil
+}
+
+// ResponsesTools returns the advertised tools of scope as an OpenAI
+// Responses "tools" array.
+func (h *Host) ResponsesTools(scope string) ([]ResponsesTool, error) {
+	ws, err := h.reg.WireSchemas(scope)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ResponsesTool, len(ws))
+	for i, s := range ws {
+		out[i] = ResponsesTool{Type: "function", Name: s.Name, Description: s.Description, Parameters: s.InputSchema}
+	}
+	return out, nil
+}
+
+// AnthropicTools returns the advertised tools of scope as an Anthropic
+// Messages "tools" array.
+func (h *Host) AnthropicTools(scope string) ([]AnthropicTool, error) {
+	ws, err := h.reg.WireSchemas(scope)
+	if err != nil {
+		return nil, err
+	}
+	return registry.AnthropicTools(ws), nil
+}
+
+// Prompt returns the tool sections of scope's system prompt, in prompt
+// order, leaving out the empty ones: "tools:ptc-only" (ptc mode: run_code is
+// the only tool callable directly) and "tools:sdk" (ptc and both: how to
+// write a program, and the TypeScript declarations of every binding). In
+// native mode there are none.
+func (h *Host) Prompt(scope string) ([]Section, error) {
+	mode, err := h.reg.Mode(scope)
+	if err != nil {
+		return nil, err
+	}
+	bindable, err := h.reg.Bindable(scope)
+	if err != nil {
+		return nil, err
+	}
+	sections, err := sdkgen.Sections(mode.String(), executor.SDKTools(bindable))
+	if err != nil {
+		return nil, fmt.Errorf("ptcx: the prompt of scope %q: %w", scope, err)
+	}
+	return sections, nil
+}

@@ -1,0 +1,34 @@
+package ptcx
+
+import (
+	"encoding/json"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+// Call is one model-direct tool call, as the model emitted it. The wire
+// decoders (OpenAICalls, ResponsesCalls, AnthropicCalls) fill ID with the
+// model's own id for the call, which the matching result encoder echoes.
+type Call struct {
+	// ID identifies the call; empty means "mint one".
+	ID string
+	// Scope is the caller's scope; empty means the deployment.
+	Scope string
+	// Name is the tool name the model used.
+	Name string
+	// Args is the arguments' JSON text; empty means {}.
+	Args json.RawMessage
+
+	// invalid is why a decoded wire item cannot run (no id, no name, ...);
+	// Execute returns it as the result. Only the decoders set it.
+	invalid *Error
+}
+
+// invalidCall is a wire item that names a call but cannot be executed.
+func invalidCall(id, name, format string, args ...any) Call {
+	return Call{ID: id, Name: name, invalid: registry.Errorf(registry.CodeInvalidArgs, format, args...)}
+}
+
+// Problem reports why a decoded call will not run (nil: it will be
+// executed).
+func (c Call) Problem() *Error { return c.invalid }

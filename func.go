@@ -1,0 +1,123 @@
+package ptcx
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// Func builds a tool from a Go function. Its input and output JSON Schemas
+// are inferred from In and Out (github.com/google/jsonschema-go: struct
+// fields by their json names, required unless omitempty or omitzero, no
+// other properties; a `jsonschema:"..."` tag is the field's description;
+// pointers, slices and maps also accept null). In must be a struct, a
+// pointer to one, or a map with string keys: tool arguments are a JSON
+// object. An Out whose schema is unconstrained (any, json.RawMessage) gives
+// no output schema.
+//
+// fn gets the arguments decoded into In after they were validated against
+// the input schema; its result is encoded to JSON and checked against the
+// output schema by the executor (INVALID_TOOL_OUTPUT). An error fn returns
+// that is an *Error keeps its Code; any other is TOOL_FAILED.
+//
+// A type the schema cannot be inferred from (a channel, a func, a map with
+// other keys, a cycle) makes the tool fail at registration, with the reason.
+func Func[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...FuncOption) Tool {
+	t := Tool{Name: name, Description: description}
+	fo := funcOptions{types: map[reflect.Type]*jsonschema.Schema{}}
+	for _, opt := range opts {
+		if opt == nil {
+			t.err = registry.Errorf(registry.CodeInvalidDefinition, "tool %q: a nil FuncOption", name)
+			return t
+		}
+		opt(&fo)
+	}
+	if fo.err != nil {
+		t.err = registry.Errorf(registry.CodeUnsupportedSchema, "tool %q: %v", name, fo.err)
+		return t
+	}
+	if fn == nil {
+		t.err = registry.Errorf(registry.CodeInvalidDefinition, "tool %q has a nil function", name)
+		return t
+	}
+	t.ConcurrencySafe, t.Timeout = fo.concurrencySafe, fo.timeout
+	in, err := inputSchema(reflect.TypeFor[In](), fo.types)
+	if err != nil {
+		t.err = registry.Errorf(registry.CodeUnsupportedSchema, "tool %q: input type %v: %v", name, reflect.TypeFor[In](), err)
+		return t
+	}
+	out, err := outputSchema(reflect.TypeFor[Out](), fo.types)
+	if err != nil {
+		t.err = registry.Errorf(registry.CodeUnsupportedSchema, "tool %q: output type %v: %v", name, reflect.TypeFor[Out](), err)
+		return t
+	}
+	t.InputSchema, t.OutputSchema = in, out
+	t.Body = func(ctx context.Context, input Input) (Output, error) {
+		raw := input.Args
+		if len(raw) == 0 {
+			raw = json.RawMessage("{}") // as the executor reads no arguments
+		}
+		var args In // a pointer In is never left nil: arguments are an object
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return Output{}, &Error{Code: registry.CodeInvalidArgs, Cause: err,
+				Message: fmt.Sprintf("arguments of %s do not fit its Go type %v: %v", name, reflect.TypeFor[In](), err)}
+		}
+		v, err := fn(ctx, args)
+		if err != nil {
+			return Output{}, err
+		}
+		return registry.ValueOutput(v)
+	}
+	return t
+}
+
+// A FuncOption changes a tool Func builds.
+type FuncOption func(*funcOptions)
+
+type funcOptions struct {
+	concurrencySafe bool
+	timeout         time.Duration
+	types           map[reflect.Type]*jsonschema.Schema
+	err             error
+}
+
+// ConcurrencySafe lets the tool's calls overlap with other concurrency-safe
+// calls inside one program (default: exclusive, it runs alone).
+func ConcurrencySafe() FuncOption {
+	return func(o *funcOptions) { o.concurrencySafe = true }
+}
+
+// Timeout bounds one run of the function (TOOL_TIMEOUT); fn's context is
+// cancelled when it expires. Default: no timeout. A negative d fails at
+// registration.
+func Timeout(d time.Duration) FuncOption {
+	return func(o *funcOptions) { o.timeout = d }
+}
+
+// Enum restricts every value of type T, wherever it appears in the tool's
+// input or output, to values (a JSON Schema "enum"): a named string type
+// with its constants, typically. jsonschema-go's struct tags carry only
+// descriptions, so this is how an enum is declared.
+func Enum[T any](values ...T) FuncOption {
+	return func(o *funcOptions) {
+		s, err := jsonschema.For[T](nil)
+		if err != nil {
+			o.err = fmt.Errorf("Enum: %w", err)
+			return
+		}
+		if len(values) == 0 {
+			o.err = fmt.Errorf("Enum[%v] lists no values", reflect.TypeFor[T]())
+			return
+		}
+		s.Enum = make([]any, len(values))
+		for i, v := range values {
+			s.Enum[i] = v
+		}
+		o.types[reflect.TypeFor[T]()] = s
+	}
+}

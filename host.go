@@ -1,0 +1,142 @@
+package ptcx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// ErrClosed is what Register returns, and what Execute's result carries
+// (code INTERNAL), once the host is closed.
+var ErrClosed = errors.New("ptcx: the host is closed; build a new one with ptcx.New")
+
+// Host is a ready tool host: a registry, a sandbox and an executor built
+// together. It is safe for concurrent use; Close it when done.
+type Host struct {
+	reg  *registry.Registry
+	exec *executor.Executor
+	own  *wasmhost.Runtime // the sandbox New started; nil with WithCodeRuntime
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New builds a host from opts: it declares the mode, registers the tools,
+// starts the sandbox (compiling the guest, or loading it from the on-disk
+// cache) and builds the executor. A failure names the option or the tool at
+// fault; nothing is left running.
+func New(ctx context.Context, opts ...Option) (*Host, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("ptcx: New got a nil Option")
+		}
+		opt(&o)
+	}
+	h := &Host{reg: registry.New()}
+	if o.mode != "" {
+		if err := h.reg.DeclareMode(registry.Deployment, o.mode); err != nil {
+			return nil, fmt.Errorf("ptcx: WithMode: %w", err)
+		}
+	}
+	if o.describe {
+		h.reg.SetRunCodeDescriber(executor.DescribeRunCode)
+	}
+	if err := h.register(o.tools); err != nil {
+		return nil, fmt.Errorf("ptcx: WithTools: %w", err)
+	}
+	exCfg, sbCfg := o.exec, o.sandbox
+	if o.limits != nil {
+		exCfg, sbCfg = exCfg.WithLimits(*o.limits), sbCfg.WithLimits(*o.limits)
+	}
+	rt := o.runtime
+	if rt == nil {
+		own, err := wasmhost.New(ctx, sbCfg)
+		if err != nil {
+			return nil, fmt.Errorf("ptcx: starting the sandbox: %w", err)
+		}
+		h.own, rt = own, own
+	}
+	ex, err := executor.New(h.reg, exCfg.WithRuntime(rt))
+	if err != nil {
+		_ = h.Close(ctx)
+		return nil, fmt.Errorf("ptcx: %w", err)
+	}
+	h.exec = ex
+	return h, nil
+}
+
+// Register adds tools to the deployment scope. Every tool is checked
+// (inferred schemas, names, compiled schemas, duplicates among tools) before
+// any is added, so a bad tool adds none; a name already registered on the
+// host fails at that tool, after the ones before it were added.
+func (h *Host) Register(tools ...Tool) error {
+	if h.closed.Load() {
+		return ErrClosed
+	}
+	return h.register(tools)
+}
+
+func (h *Host) register(tools []Tool) error {
+	defs := make([]registry.Tool, len(tools))
+	scratch := registry.New()
+	for i, t := range tools {
+		d, err := t.RegistryTool()
+		if err != nil {
+			return err
+		}
+		if err := scratch.Register(registry.Deployment, d); err != nil {
+			return err
+		}
+		defs[i] = d
+	}
+	for _, d := range defs {
+		if err := h.reg.Register(registry.Deployment, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Execute runs one call through the executor's pipeline and returns its
+// settled result; it never panics on a tool's behalf. A call decoded from a
+// malformed wire item (see OpenAICalls) is not run: its result is the
+// INVALID_ARGS error that says what is wrong with it.
+func (h *Host) Execute(ctx context.Context, c Call) Result {
+	if c.invalid != nil {
+		err := *c.invalid // each result its own error: callers may change theirs
+		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: &err}
+	}
+	if h.closed.Load() {
+		err := &Error{Code: registry.CodeInternal, Message: ErrClosed.Error(), Cause: ErrClosed}
+		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
+	}
+	return h.exec.Execute(ctx, executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args})
+}
+
+// Close stops the sandbox the host started (not one given with
+// WithCodeRuntime), ending the programs still running. It is idempotent:
+// later calls return the first call's error.
+func (h *Host) Close(ctx context.Context) error {
+	h.closeOnce.Do(func() {
+		h.closed.Store(true)
+		if h.own != nil {
+			h.closeErr = h.own.Close(ctx)
+		}
+	})
+	return h.closeErr
+}
+
+// Registry returns the registry underneath, for what the front door does
+// not cover (scopes, restrictions, per-scope modes).
+func (h *Host) Registry() *registry.Registry { return h.reg }
+
+// Executor returns the executor underneath.
+func (h *Host) Executor() *executor.Executor { return h.exec }

@@ -1,0 +1,85 @@
+package ptcx
+
+import (
+	"slices"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// An Option configures New. Options are values: applying one never changes
+// another, and the same options can build any number of hosts. Without any,
+// New gives a host in native mode with no tools, the default sandbox
+// (wasmhost.NewConfig) and the default executor (executor.NewConfig).
+type Option func(*options)
+
+type options struct {
+	mode     Mode
+	tools    []Tool
+	limits   *wasmhost.Limits
+	sandbox  wasmhost.Config
+	exec     executor.Config
+	runtime  executor.CodeRuntime // shared, not owned; nil: New starts one
+	describe bool
+}
+
+func defaultOptions() options {
+	return options{sandbox: wasmhost.NewConfig(), exec: executor.NewConfig(), describe: true}
+}
+
+// WithMode declares the deployment's mode: ModeNative (the default: every
+// tool is advertised and callable directly), ModePTC (only run_code is
+// advertised and callable directly) or ModeBoth. The empty mode keeps the
+// default; any other fails New.
+func WithMode(m Mode) Option {
+	return func(o *options) { o.mode = m }
+}
+
+// WithTools registers tools on the deployment scope when the host is built,
+// as Host.Register does. Several WithTools add up.
+func WithTools(tools ...Tool) Option {
+	tools = slices.Clone(tools)
+	return func(o *options) { o.tools = append(slices.Clip(o.tools), tools...) }
+}
+
+// WithLimits sets the run_code limits: both the sandbox's ceiling and the
+// deployment's defaults, which a caller may lower per run, never raise. Zero
+// fields mean the documented defaults (wasmhost.DefaultLimits). It is
+// applied after WithSandbox and WithExecutor, whose own limits it replaces.
+// With WithCodeRuntime it sets only the deployment's defaults: the shared
+// runtime keeps its own ceiling.
+func WithLimits(l wasmhost.Limits) Option {
+	return func(o *options) { o.limits = &l }
+}
+
+// WithSandbox configures the sandbox runtime New starts (default
+// wasmhost.NewConfig(): the on-disk compilation cache, the real clock, the
+// default limits). It is ignored with WithCodeRuntime.
+func WithSandbox(cfg wasmhost.Config) Option {
+	return func(o *options) { o.sandbox = cfg }
+}
+
+// WithExecutor configures the executor: hooks (pre- and post-execute
+// listeners, approver, guards, result notifications), MaxParallel, call
+// IDs. Its runtime is replaced by the host's.
+func WithExecutor(cfg executor.Config) Option {
+	return func(o *options) { o.exec = cfg }
+}
+
+// WithCodeRuntime runs programs on rt instead of a sandbox of the host's
+// own: many hosts can share one compiled guest (a *wasmhost.Runtime is safe
+// for concurrent use). The host does not close rt; its owner does, after
+// the last host is closed.
+func WithCodeRuntime(rt executor.CodeRuntime) Option {
+	return func(o *options) { o.runtime = rt }
+}
+
+// WithPlainRunCodeDescription keeps run_code's short default description.
+// By default run_code's description carries the TypeScript declarations of
+// the tools a program can call (executor.DescribeRunCode), so that a model
+// that sees only the advertised tools still sees every binding's types;
+// a host that puts Host.Prompt's sections in its system prompt, which carry
+// the same declarations, can drop them from the description with this.
+func WithPlainRunCodeDescription() Option {
+	return func(o *options) { o.describe = false }
+}

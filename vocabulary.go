@@ -1,0 +1,43 @@
+package ptcx
+
+import (
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
+)
+
+// The words a host uses, under the names the front door gives them. They
+// are aliases: a value of one is a value of the package underneath.
+type (
+	// Result is the settled outcome of one call.
+	Result = registry.Result
+	// Error is the one error type of ptcx, with a stable Code.
+	Error = registry.Error
+	// Code is a stable error code.
+	Code = registry.Code
+	// Mode decides what a scope advertises and what a model may call
+	// directly.
+	Mode = registry.Mode
+	// Schema is the public view of a tool.
+	Schema = registry.Schema
+	// Body runs a hand-written tool.
+	Body = registry.Body
+	// Input is what a Body receives.
+	Input = registry.Input
+	// Output is what a Body returns on success.
+	Output = registry.Output
+	// Finalizer is applied once to every result of a tool.
+	Finalizer = registry.Finalizer
+	// Section is one named part of the system prompt.
+	Section = sdkgen.Section
+	// OpenAITool is one entry of an OpenAI Chat Completions "tools" array.
+	OpenAITool = registry.OpenAITool
+	// AnthropicTool is one entry of an Anthropic Messages "tools" array.
+	AnthropicTool = registry.AnthropicTool
+)
+
+// The modes (see registry.Mode).
+const (
+	ModeNative = registry.ModeNative
+	ModePTC    = registry.ModePTC
+	ModeBoth   = registry.ModeBoth
+)
