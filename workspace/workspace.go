@@ -70,6 +70,7 @@ type Workspace struct {
 	fsys  *os.Root // every file operation goes through it
 	opts  Options
 	shell string
+	dev   *uint64 // the root's device, where the system reports it
 
 	seen    observer
 	writeMu sync.Mutex // serialises write and edit: check, change, record
@@ -98,7 +99,12 @@ func New(root string, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace root %q: %w", root, err)
 	}
+	var dev *uint64
+	if d, _, ok := linkInfo(fi); ok {
+		dev = &d
+	}
 	return &Workspace{
+		dev:   dev,
 		root:  real,
 		alias: filepath.Clean(abs),
 		fsys:  fsys,

@@ -1,0 +1,81 @@
+package workspace
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+)
+
+// compilePattern compiles grep's regular expression within the bounds:
+// at most maxPatternBytes long, and at most maxRegexpSize once its
+// repetitions are expanded. The size is estimated on the parse tree, before
+// anything of that size is built.
+func compilePattern(pattern string, caseInsensitive bool) (*regexp.Regexp, error) {
+	if len(pattern) > maxPatternBytes {
+		return nil, failf(ErrLimit, "pattern is %s, more than the %s pattern limit: give a shorter regular expression", size(int64(len(pattern))), size(maxPatternBytes))
+	}
+	expr := pattern
+	if caseInsensitive {
+		expr = "(?i)" + expr
+	}
+	tree, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, invalidPattern(pattern, err)
+	}
+	if n := regexpSize(tree, maxRegexpSize); n > maxRegexpSize {
+		return nil, failf(ErrLimit, "regular expression %q is too large: with its repetitions expanded it is more than %d instructions, the limit; use smaller repetition counts (x{1000} counts 1000) or a shorter pattern", clip(pattern, 80), maxRegexpSize)
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, invalidPattern(pattern, err)
+	}
+	return re, nil
+}
+
+func invalidPattern(pattern string, err error) error {
+	problem := strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+	return failf(nil, "invalid regular expression %q: %s (the syntax is Go's RE2: no lookaround or backreferences)", clip(pattern, 80), problem)
+}
+
+// regexpSize estimates the instructions re compiles to, with each
+// repetition expanded (x{n,m} counts m copies of x, x{n,} n+1): one per
+// literal rune, character class or assertion, and one per split, plus two
+// per capture. It stops counting past limit, so it cannot overflow; it
+// returns more than limit then.
+func regexpSize(re *syntax.Regexp, limit int) int {
+	sum := func(base int) int {
+		n := base
+		for _, sub := range re.Sub {
+			if n += regexpSize(sub, limit); n > limit {
+				return limit + 1
+			}
+		}
+		return n
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return min(len(re.Rune), limit+1)
+	case syntax.OpConcat:
+		return sum(0)
+	case syntax.OpAlternate:
+		return sum(len(re.Sub) - 1)
+	case syntax.OpCapture:
+		return sum(2)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		return sum(1)
+	case syntax.OpRepeat:
+		copies := re.Max
+		if copies < 0 {
+			copies = re.Min + 1
+		}
+		one := sum(0)
+		if copies == 0 || one == 0 {
+			return 0
+		}
+		if one > limit/copies {
+			return limit + 1
+		}
+		return one * copies
+	}
+	return 1
+}
