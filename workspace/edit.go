@@ -142,7 +142,7 @@ func fitsAfterEdit(size, n, oldLen, newLen, limit int) bool {
 	if newLen <= oldLen {
 		return true // the file does not grow
 	}
-	return (newLen-oldLen) <= (limit-size)/n
+	return (newLen - oldLen) <= (limit-size)/n
 }
 
 // editedSize is the edited file's size, for a message after fitsAfterEdit

@@ -125,12 +125,12 @@ func (w *Workspace) firstEntries(ctx context.Context, real string, n int) (first
 		if err := ctx.Err(); err != nil {
 			return nil, 0, false, err
 		}
-		if total == maxScanEntries {
+		if total == w.scan {
 			probe, err := f.ReadDir(1)
 			more = len(probe) > 0 && err == nil
 			break
 		}
-		batch, err := f.ReadDir(min(dirBatch, maxScanEntries-total))
+		batch, err := f.ReadDir(min(dirBatch, w.scan-total))
 		total += len(batch)
 		first = append(first, batch...)
 		if len(first) >= 2*n+dirBatch {
@@ -184,7 +184,7 @@ func listText(r listResult, total int, more bool) string {
 	}
 	switch {
 	case more:
-		fmt.Fprintf(&b, "[showing the first %d by name of the first %d entries read: the directory has more, and list reads at most %d]\n", len(r.Entries), total, maxScanEntries)
+		fmt.Fprintf(&b, "[showing the first %d by name of the first %d entries read: the directory has more, and list reads at most %d]\n", len(r.Entries), total, total)
 	case r.Truncated:
 		fmt.Fprintf(&b, "[showing %d of %d entries]\n", len(r.Entries), total)
 	}

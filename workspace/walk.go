@@ -32,7 +32,7 @@ func (w *Workspace) walk(ctx context.Context, t target, pat globPattern, found f
 	if !fi.IsDir() {
 		return "", failf(nil, "%q is a file, not a directory: give a directory to search", t.name)
 	}
-	wk := &walker{w: w, ctx: ctx, budget: maxScanEntries}
+	wk := &walker{w: w, ctx: ctx, budget: w.scan}
 	top, err := wk.open(t.real, pat.start())
 	if err != nil {
 		return "", describeRead(t.name, err)
@@ -114,7 +114,7 @@ func (wk *walker) open(real string, states []bool) (*dirFrame, error) {
 func (wk *walker) cut() string {
 	switch {
 	case wk.full:
-		return fmt.Sprintf("stopped after reading %d directory entries, the search limit", maxScanEntries)
+		return fmt.Sprintf("stopped after reading %d directory entries, the search limit", wk.w.scan)
 	case wk.deep:
 		return fmt.Sprintf("directories more than %d levels deep were not searched", maxPathDepth)
 	}
