@@ -58,10 +58,12 @@
 // each bound and why): a path is at most 4096 bytes and 256 components,
 // also once its symbolic links are followed (at most 40); grep's pattern is
 // at most 4 KiB and 2048 instructions with its repetitions expanded, and
-// each line is searched in its first 64 KiB; a glob pattern is at most
-// 1 KiB; list, glob and grep read at most 100,000 directory entries and do
-// not search below depth 256; write and edit handle files of at most
-// 32 MiB, and edit computes the size of its result before building it.
+// each line is searched in its first 64 KiB (less for a pattern of more
+// than 256 instructions, so one match costs a bounded amount); a glob
+// pattern is at most 1 KiB; list, glob and grep read at most 100,000
+// directory entries and do not search below depth 256; write and edit
+// handle files of at most 32 MiB, and edit computes the size of its result
+// before building it.
 // Resolving a path costs a few system calls per component, and every loop
 // checks the call's context, so a cancelled tool returns at once. Past a
 // bound a call fails with ErrLimit or ErrTooLarge, or, for a walk, stops

@@ -83,9 +83,9 @@ func (w *Workspace) grepTool() registry.Tool {
 	return registry.Tool{
 		Name: "grep",
 		Description: fmt.Sprintf("Search the text files of the workspace for a regular expression (Go RE2 syntax). Returns matching "+
-			"lines as {path, line, text}, at most %d, each cut to %d characters; a line is searched in its first %s. Binary files and hard-linked files are skipped; symbolic links to "+
+			"lines as {path, line, text}, at most %d, each cut to %d characters; a line is searched in its first %s (less for a pattern of more than %d instructions). Binary files and hard-linked files are skipped; symbolic links to "+
 			"directories are not followed. The pattern may be at most %s and %d instructions with its repetitions expanded; a search reads at most %d directory entries.",
-			w.opts.MaxMatches, maxLineText, size(grepLineBytes), size(maxPatternBytes), maxRegexpSize, maxScanEntries),
+			w.opts.MaxMatches, maxLineText, size(grepLineBytes), maxMatchWork/grepLineBytes, size(maxPatternBytes), maxRegexpSize, maxScanEntries),
 		InputSchema:     json.RawMessage(grepInput),
 		OutputSchema:    json.RawMessage(grepOutput),
 		ConcurrencySafe: true,
@@ -103,7 +103,7 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 	if a.Pattern == "" {
 		return registry.Output{}, failf(nil, "pattern is empty: give a regular expression to search for")
 	}
-	re, err := compilePattern(a.Pattern, a.CaseInsensitive)
+	re, progSize, err := compilePattern(a.Pattern, a.CaseInsensitive)
 	if err != nil {
 		return registry.Output{}, err
 	}
@@ -127,7 +127,7 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 	if err != nil {
 		return registry.Output{}, describe(t.name, err)
 	}
-	s := &searcher{re: re, max: w.opts.MaxMatches, res: grepResult{Matches: []grepMatch{}}}
+	s := &searcher{re: re, window: matchWindow(progSize), max: w.opts.MaxMatches, res: grepResult{Matches: []grepMatch{}}}
 	cut := ""
 	if fi.IsDir() {
 		cut, err = w.walk(ctx, t, filter, func(name, real string) bool {
@@ -150,9 +150,10 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 
 // searcher collects the matches of one grep call.
 type searcher struct {
-	re  *regexp.Regexp
-	max int
-	res grepResult
+	re     *regexp.Regexp
+	window int // bytes of each line searched: matchWindow
+	max    int
+	res    grepResult
 }
 
 // file searches one file, named name for the model and real in the root.
@@ -181,7 +182,7 @@ func (s *searcher) file(ctx context.Context, w *Workspace, name, real string) (m
 	s.res.FilesSearched++
 	lr := newLineReader(ctx, br)
 	for n := 1; ; n++ {
-		line, _, err := lr.next(grepLineBytes, 0)
+		line, _, err := lr.next(s.window, 0)
 		if err == io.EOF {
 			return true, nil
 		}
@@ -192,7 +193,11 @@ func (s *searcher) file(ctx context.Context, w *Workspace, name, real string) (m
 			return true, describe(name, err)
 		}
 		line = bytes.TrimRight(line, "\r\n")
-		if !s.re.Match(line) {
+		matched := s.re.Match(line)
+		if err := ctx.Err(); err != nil { // a match can take a while: check after each
+			return false, err
+		}
+		if !matched {
 			continue
 		}
 		if len(s.res.Matches) == s.max {

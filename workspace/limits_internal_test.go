@@ -84,12 +84,13 @@ func FuzzCompilePattern(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, pattern string, ci bool) {
-		re, err := compilePattern(pattern, ci)
+		re, n, err := compilePattern(pattern, ci)
 		if err != nil {
 			require.Nil(t, re)
 			return
 		}
 		require.LessOrEqual(t, len(pattern), maxPatternBytes)
+		require.LessOrEqual(t, n, maxRegexpSize)
 		expr := pattern
 		if ci {
 			expr = "(?i)" + expr

@@ -139,7 +139,7 @@ func TestGrep_patternBounds(t *testing.T) {
 		{"size 2049", "x{1000}y{1000}z{49}", "is too large: with its repetitions expanded it is more than 2048 instructions"},
 		{"a 700-byte blow-up", strings.Repeat("x{1000}", 100), "is too large"},
 		{"nested repetition", "((abcdefghij{10}){10}){10}", "is too large"}, // (9+10+2)*10+2, times 10
-		{"open-ended repetition", "(abc){999,}", "is too large"},              // counts 1000 copies of 3+2
+		{"open-ended repetition", "(abc){999,}", "is too large"},            // counts 1000 copies of 3+2
 		{"long literal", strings.Repeat("a", 2049), "is too large"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestWrite_sizeBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, workspace.Options{})
-						out, err := e.body(t, "write")(context.Background(), inputOf(t, m{"path": "big.txt", "content": strings.Repeat("a", tc.n)}))
+			out, err := e.body(t, "write")(context.Background(), inputOf(t, m{"path": "big.txt", "content": strings.Repeat("a", tc.n)}))
 			if tc.ok {
 				require.NoError(t, err)
 				require.Contains(t, out.Text, "created big.txt")
@@ -272,4 +272,31 @@ func TestEdit_inputBounds(t *testing.T) {
 	_, err = e.body(t, "edit")(context.Background(), inputOf(t, m{"path": "small.txt", "old_string": "a", "new_string": strings.Repeat("b", 32<<20+1)}))
 	require.ErrorIs(t, err, workspace.ErrTooLarge)
 	require.ErrorContains(t, err, "new_string is 32 MiB, more than the 32 MiB file size limit")
+}
+
+// TestGrep_matchWindow: a pattern of more than 256 instructions searches
+// less of each line (matching a line cannot be interrupted): at 512
+// instructions, the first 32 KiB. A match ending at, below and past the
+// window's end.
+func TestGrep_matchWindow(t *testing.T) {
+	const window = 32 << 10
+	pattern := "zq|x{509}" // 2 + 509 + 1 instructions: 512
+	for _, tc := range []struct {
+		name  string
+		end   int // where the match ends
+		found bool
+	}{
+		{"below", window - 1, true},
+		{"at", window, true},
+		{"past", window + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, workspace.Options{})
+			e.file("f.txt", strings.Repeat("a", tc.end-2)+"zq"+strings.Repeat("a", 100)+"\n")
+			r := ok[grepOut](t, e, "grep", m{"pattern": pattern, "path": "f.txt"})
+			require.Equal(t, tc.found, len(r.Matches) == 1)
+			small := ok[grepOut](t, e, "grep", m{"pattern": "zq", "path": "f.txt"}) // a small pattern: 64 KiB
+			require.Len(t, small.Matches, 1)
+		})
+	}
 }

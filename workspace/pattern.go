@@ -9,10 +9,10 @@ import (
 // compilePattern compiles grep's regular expression within the bounds:
 // at most maxPatternBytes long, and at most maxRegexpSize once its
 // repetitions are expanded. The size is estimated on the parse tree, before
-// anything of that size is built.
-func compilePattern(pattern string, caseInsensitive bool) (*regexp.Regexp, error) {
+// anything of that size is built, and returned with the expression.
+func compilePattern(pattern string, caseInsensitive bool) (*regexp.Regexp, int, error) {
 	if len(pattern) > maxPatternBytes {
-		return nil, failf(ErrLimit, "pattern is %s, more than the %s pattern limit: give a shorter regular expression", size(int64(len(pattern))), size(maxPatternBytes))
+		return nil, 0, failf(ErrLimit, "pattern is %s, more than the %s pattern limit: give a shorter regular expression", size(int64(len(pattern))), size(maxPatternBytes))
 	}
 	expr := pattern
 	if caseInsensitive {
@@ -20,16 +20,25 @@ func compilePattern(pattern string, caseInsensitive bool) (*regexp.Regexp, error
 	}
 	tree, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return nil, invalidPattern(pattern, err)
+		return nil, 0, invalidPattern(pattern, err)
 	}
-	if n := regexpSize(tree, maxRegexpSize); n > maxRegexpSize {
-		return nil, failf(ErrLimit, "regular expression %q is too large: with its repetitions expanded it is more than %d instructions, the limit; use smaller repetition counts (x{1000} counts 1000) or a shorter pattern", clip(pattern, 80), maxRegexpSize)
+	n := regexpSize(tree, maxRegexpSize)
+	if n > maxRegexpSize {
+		return nil, 0, failf(ErrLimit, "regular expression %q is too large: with its repetitions expanded it is more than %d instructions, the limit; use smaller repetition counts (x{1000} counts 1000) or a shorter pattern", clip(pattern, 80), maxRegexpSize)
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return nil, invalidPattern(pattern, err)
+		return nil, 0, invalidPattern(pattern, err)
 	}
-	return re, nil
+	return re, n, nil
+}
+
+// matchWindow is how much of each line grep searches with an expression of
+// the given size: grepLineBytes, or less for an expression over
+// maxMatchWork/grepLineBytes instructions, so that matching one line, which
+// cannot be interrupted, costs at most about maxMatchWork steps.
+func matchWindow(size int) int {
+	return min(grepLineBytes, maxMatchWork/max(size, 1))
 }
 
 func invalidPattern(pattern string, err error) error {
