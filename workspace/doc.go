@@ -15,6 +15,19 @@
 // every file is then opened through an os.Root, so the kernel refuses an
 // escape even if the tree changes between the check and the use.
 //
+// A regular file with more than one hard link is refused by read, grep
+// (a directory search skips it), edit and write (onto an existing file):
+// a hard link made inside the root to a file outside is indistinguishable
+// from any other file, so a link count above one may mean an outside file.
+// A file on another file system than the root (a mount point inside the
+// tree) is refused the same way. Both checks are made on the open file, on
+// Unix; other systems do not report link counts through os.Stat, and there
+// these files are not refused.
+//
+// File names are shown to the model as they are, or quoted with Go's
+// escapes (strconv.Quote) when they hold a newline, another control
+// character or invalid UTF-8; the JSON values hold the real names.
+//
 // Messages are written for the model: they say what went wrong and what to
 // do, name paths as the model gave them, and never reveal a host path
 // outside the workspace.
@@ -38,6 +51,23 @@
 // command runs with the host user's rights and can reach anything that user
 // can; the confinement above applies to the file tools only. A process that
 // leaves the process group (setsid) is not killed; the tool still returns.
+//
+// # Bounds
+//
+// Nothing a call sends makes a tool do unbounded work (limits.go states
+// each bound and why): a path is at most 4096 bytes and 256 components,
+// also once its symbolic links are followed (at most 40); grep's pattern is
+// at most 4 KiB and 2048 instructions with its repetitions expanded, and
+// each line is searched in its first 64 KiB (less for a pattern of more
+// than 256 instructions, so one match costs a bounded amount); a glob
+// pattern is at most 1 KiB; list, glob and grep read at most 100,000
+// directory entries and do not search below depth 256; write and edit
+// handle files of at most 32 MiB, and edit computes the size of its result
+// before building it.
+// Resolving a path costs a few system calls per component, and every loop
+// checks the call's context, so a cancelled tool returns at once. Past a
+// bound a call fails with ErrLimit or ErrTooLarge, or, for a walk, stops
+// and says so in a truncated result.
 //
 // # Scheduling
 //

@@ -1,20 +1,18 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
-	"strings"
 
 	"github.com/ptcx/ptcx/registry"
 )
-
-// maxEditBytes bounds the size of a file edit will load (32 MiB).
-const maxEditBytes = 32 << 20
 
 const editInput = `{
   "type": "object",
@@ -55,7 +53,7 @@ func (w *Workspace) editTool() registry.Tool {
 		Name: "edit",
 		Description: "Replace exact text in an existing file of the workspace. old_string must match the file exactly " +
 			"(whitespace and indentation included) and occur once, unless replace_all is true. " +
-			"The file must have been read in this session, and not changed since.",
+			"The file must have been read in this session, and not changed since. The file, before and after the edit, may be at most " + size(maxFileBytes) + ".",
 		InputSchema:  json.RawMessage(editInput),
 		OutputSchema: json.RawMessage(editOutput),
 		Body:         w.edit,
@@ -63,7 +61,9 @@ func (w *Workspace) editTool() registry.Tool {
 }
 
 // edit replaces old_string with new_string in a file that has been read.
-func (w *Workspace) edit(_ context.Context, in registry.Input) (registry.Output, error) {
+// Neither the file nor the result may exceed maxFileBytes: the result's
+// size is computed before it is built.
+func (w *Workspace) edit(ctx context.Context, in registry.Input) (registry.Output, error) {
 	var a editArgs
 	if err := decode(in, &a); err != nil {
 		return registry.Output{}, err
@@ -73,8 +73,10 @@ func (w *Workspace) edit(_ context.Context, in registry.Input) (registry.Output,
 		return registry.Output{}, failf(nil, "old_string is empty: give the exact text to replace (to create a file or replace all of it, use write)")
 	case a.OldString == a.NewString:
 		return registry.Output{}, failf(nil, "old_string and new_string are the same: there is nothing to change")
+	case len(a.NewString) > maxFileBytes:
+		return registry.Output{}, failf(ErrTooLarge, "new_string is %s, more than the %s file size limit", size(int64(len(a.NewString))), size(maxFileBytes))
 	}
-	t, err := w.resolve(a.Path)
+	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
 		return registry.Output{}, err
 	}
@@ -92,29 +94,35 @@ func (w *Workspace) edit(_ context.Context, in registry.Input) (registry.Output,
 	if err := w.seen.check(t.name, t.real, fi); err != nil {
 		return registry.Output{}, err
 	}
-	if fi.Size() > maxEditBytes {
-		return registry.Output{}, failf(ErrTooLarge, "file %q is %s, more than the %s edit limit", t.name, size(fi.Size()), size(maxEditBytes))
+	if fi.Size() > maxFileBytes {
+		return registry.Output{}, failf(ErrTooLarge, "file %q is %s, more than the %s file size limit: edit cannot load it", t.name, size(fi.Size()), size(maxFileBytes))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return registry.Output{}, describe(t.name, err)
+	}
+	if len(data) > maxFileBytes { // it grew since the stat
+		return registry.Output{}, failf(ErrTooLarge, "file %q is more than the %s file size limit: edit cannot load it", t.name, size(maxFileBytes))
 	}
 	if looksBinary(data[:min(len(data), sniffBytes)]) {
 		return registry.Output{}, failf(ErrBinary, "file %q is binary (it contains NUL bytes or invalid UTF-8): edit changes text files only", t.name)
 	}
-	text := string(data)
-	n := strings.Count(text, a.OldString)
+	old, repl := []byte(a.OldString), []byte(a.NewString)
+	n := bytes.Count(data, old)
 	switch {
 	case n == 0:
 		return registry.Output{}, failf(ErrNoMatch, "old_string was not found in %q: it must match the file's text exactly, whitespace and indentation included; read the file again and copy the text to replace", t.name)
 	case n > 1 && !a.ReplaceAll:
 		return registry.Output{}, failf(ErrAmbiguous, "old_string occurs %d times in %q: include more surrounding text to make it unique, or set replace_all to true to replace every occurrence", n, t.name)
-	case !a.ReplaceAll:
-		text = strings.Replace(text, a.OldString, a.NewString, 1)
-	default:
-		text = strings.ReplaceAll(text, a.OldString, a.NewString)
 	}
-	if err := overwrite(f, text); err != nil {
+	if !fitsAfterEdit(len(data), n, len(old), len(repl), maxFileBytes) {
+		return registry.Output{}, failf(ErrTooLarge, "replacing %d occurrence%s of old_string in %q would make it %s, more than the %s file size limit: replace fewer occurrences or a shorter new_string",
+			n, plural(n), t.name, size(editedSize(len(data), n, len(old), len(repl))), size(maxFileBytes))
+	}
+	if err := ctx.Err(); err != nil {
+		return registry.Output{}, err
+	}
+	if err := overwrite(f, bytes.Replace(data, old, repl, n)); err != nil {
 		return registry.Output{}, describe(t.name, err)
 	}
 	after, err := f.Stat()
@@ -122,17 +130,42 @@ func (w *Workspace) edit(_ context.Context, in registry.Input) (registry.Output,
 		return registry.Output{}, describe(t.name, err)
 	}
 	w.seen.record(t.real, after)
-	plural := "s"
-	if n == 1 {
-		plural = ""
+	return output(editResult{Path: t.name, Replacements: n}, fmt.Sprintf("edited %s: replaced %d occurrence%s", shown(t.name), n, plural(n)))
+}
+
+// fitsAfterEdit reports whether a file of size bytes, with n occurrences of
+// an oldLen-byte string each replaced by a newLen-byte one, is at most
+// limit bytes. It divides rather than multiplies, so it cannot overflow
+// however large n and newLen are (all arguments are non-negative, n >= 1,
+// size <= limit).
+func fitsAfterEdit(size, n, oldLen, newLen, limit int) bool {
+	if newLen <= oldLen {
+		return true // the file does not grow
 	}
-	return output(editResult{Path: t.name, Replacements: n}, fmt.Sprintf("edited %s: replaced %d occurrence%s", t.name, n, plural))
+	return (newLen - oldLen) <= (limit-size)/n
+}
+
+// editedSize is the edited file's size, for a message after fitsAfterEdit
+// said no; it saturates instead of overflowing.
+func editedSize(size, n, oldLen, newLen int) int64 {
+	grow := int64(newLen - oldLen)
+	if grow > (math.MaxInt64-int64(size))/int64(n) {
+		return math.MaxInt64
+	}
+	return int64(size) + int64(n)*grow
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // overwrite replaces the content of the open file f with text, through the
 // same descriptor that was read, so the file cannot be swapped in between.
-func overwrite(f *os.File, text string) error {
-	if _, err := f.WriteAt([]byte(text), 0); err != nil {
+func overwrite(f *os.File, text []byte) error {
+	if _, err := f.WriteAt(text, 0); err != nil {
 		return err
 	}
 	return f.Truncate(int64(len(text)))

@@ -31,6 +31,15 @@ var (
 	// ErrAmbiguous: edit's old_string occurs more than once and replace_all
 	// is not set.
 	ErrAmbiguous = errors.New("old_string is ambiguous")
+	// ErrLimit: an argument (a path, a pattern) or the work it asks for
+	// exceeds one of the bounds stated in the package documentation.
+	ErrLimit = errors.New("limit exceeded")
+	// ErrHardLink: a regular file has more than one hard link, so it may
+	// also be a file outside the workspace.
+	ErrHardLink = errors.New("file has several hard links")
+	// ErrMount: a file lies on another file system than the root (a mount
+	// point inside the workspace), so it may come from outside.
+	ErrMount = errors.New("file is on another file system")
 )
 
 // failure is a tool error: a message for the model and a kind for

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -46,7 +45,8 @@ func (w *Workspace) globTool() registry.Tool {
 	return registry.Tool{
 		Name: "glob",
 		Description: fmt.Sprintf("Find files in the workspace by glob pattern, e.g. \"**/*.go\". Returns paths relative to the "+
-			"workspace root, sorted, at most %d. Directories are not returned (use list); links to directories are not followed, links to files are returned when they stay inside the workspace.", w.opts.MaxMatches),
+			"workspace root, sorted, at most %d. Directories are not returned (use list); links to directories are not followed, links to files are returned when they stay inside the workspace. "+
+			"A search reads at most %d directory entries and %d levels of directories; the pattern may be at most %s.", w.opts.MaxMatches, maxScanEntries, maxPathDepth, size(maxGlobBytes)),
 		InputSchema:     json.RawMessage(globInput),
 		OutputSchema:    json.RawMessage(globOutput),
 		ConcurrencySafe: true,
@@ -68,12 +68,12 @@ func (w *Workspace) glob(ctx context.Context, in registry.Input) (registry.Outpu
 	if a.Path == "" {
 		a.Path = "."
 	}
-	t, err := w.resolve(a.Path)
+	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
 		return registry.Output{}, err
 	}
 	res := globResult{Matches: []string{}}
-	err = w.walk(ctx, t, pat, func(name, _ string) bool {
+	cut, err := w.walk(ctx, t, pat, func(name, _ string) bool {
 		if len(res.Matches) == w.opts.MaxMatches {
 			res.Truncated = true
 			return false
@@ -85,84 +85,21 @@ func (w *Workspace) glob(ctx context.Context, in registry.Input) (registry.Outpu
 		return registry.Output{}, err
 	}
 	slices.Sort(res.Matches)
-	text := strings.Join(res.Matches, "\n")
+	res.Truncated = res.Truncated || cut != ""
+	var b strings.Builder
+	for _, name := range res.Matches {
+		b.WriteString(shown(name))
+		b.WriteByte('\n')
+	}
 	switch {
+	case res.Truncated && len(res.Matches) == w.opts.MaxMatches:
+		fmt.Fprintf(&b, "[truncated at %d matches: narrow the pattern or the path]", len(res.Matches))
+	case cut != "":
+		fmt.Fprintf(&b, "[%s: narrow the pattern or the path]", cut)
 	case len(res.Matches) == 0:
-		text = fmt.Sprintf("no files match %q", a.Pattern)
-	case res.Truncated:
-		text += fmt.Sprintf("\n[truncated at %d matches: narrow the pattern or the path]", len(res.Matches))
+		fmt.Fprintf(&b, "no files match %q", a.Pattern)
 	}
-	return output(res, text)
-}
-
-// walk calls found, in walk order, for every file (not directory) under the
-// directory t whose path relative to t matches pat (nil: every file), with
-// its workspace-relative name and its resolved path in the root, until
-// found returns false. Directory links are not entered; a link to a file is
-// reported only when it resolves inside the workspace.
-func (w *Workspace) walk(ctx context.Context, t target, pat globPattern, found func(name, real string) bool) error {
-	fi, err := w.fsys.Stat(t.real)
-	if err != nil {
-		return describe(t.name, err)
-	}
-	if !fi.IsDir() {
-		return failf(nil, "%q is a file, not a directory: give a directory to search", t.name)
-	}
-	err = fs.WalkDir(w.fsys.FS(), t.real, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			if p == t.real {
-				return describe(t.name, err)
-			}
-			return nil // an unreadable subdirectory is skipped
-		}
-		if p == t.real {
-			return nil
-		}
-		rel := p
-		if t.real != "." {
-			rel = strings.TrimPrefix(p, t.real+"/")
-		}
-		full, deeper := true, true
-		if pat != nil {
-			full, deeper = pat.match(rel)
-		}
-		if d.IsDir() {
-			if !deeper {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !full {
-			return nil
-		}
-		real, ok := w.fileAt(p, d)
-		if ok && !found(display(t.name, t.real, p), real) {
-			return fs.SkipAll
-		}
-		return nil
-	})
-	if err != nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return err
-}
-
-// fileAt returns where the entry d at p leads, if it is a file: p itself,
-// or for a symbolic link its resolved target, when that stays inside the
-// workspace and is not a directory.
-func (w *Workspace) fileAt(p string, d fs.DirEntry) (string, bool) {
-	if d.Type()&fs.ModeSymlink == 0 {
-		return p, true
-	}
-	real, err := w.follow(p, p)
-	if err != nil {
-		return "", false
-	}
-	fi, err := w.fsys.Stat(real)
-	return real, err == nil && !fi.IsDir()
+	return output(res, strings.TrimSuffix(b.String(), "\n"))
 }
 
 // globPattern is a compiled glob: its "/"-separated segments. "**" matches
@@ -174,6 +111,9 @@ type globPattern []string
 // searched directory: it may be neither absolute nor contain "..".
 func (w *Workspace) compileGlob(p string) (globPattern, error) {
 	orig := p
+	if len(p) > maxGlobBytes {
+		return nil, failf(ErrLimit, "glob pattern %q is %s, more than the %s glob limit: give a shorter pattern", clip(p, 80), size(int64(len(p))), size(maxGlobBytes))
+	}
 	if strings.HasPrefix(p, "/") {
 		rel, ok := w.inside(path.Clean(p))
 		if !ok {
@@ -202,28 +142,47 @@ func (w *Workspace) compileGlob(p string) (globPattern, error) {
 	return pat, nil
 }
 
-// match reports whether rel (slash-separated) matches p completely (full),
-// and whether a path below rel could still match (deeper: a directory worth
-// entering). It tracks the set of pattern positions reachable so far, so it
-// is linear in len(p) times the number of segments of rel.
-func (p globPattern) match(rel string) (full, deeper bool) {
+// start returns the pattern positions reachable before any segment: the
+// state of the searched directory itself. A nil pattern matches
+// everything and has no state.
+func (p globPattern) start() []bool {
+	if p == nil {
+		return nil
+	}
 	states := make([]bool, len(p)+1)
 	states[0] = true
-	states = p.closure(states)
-	for _, seg := range splitPath(rel) {
-		next := make([]bool, len(p)+1)
-		for i, on := range states[:len(p)] {
-			switch {
-			case !on:
-			case p[i] == "**":
-				next[i] = true
-			default:
-				if ok, _ := path.Match(p[i], seg); ok {
-					next[i+1] = true
-				}
+	return p.closure(states)
+}
+
+// step returns the positions reachable from states after one more path
+// segment, seg: the state of an entry named seg in the directory whose
+// state is states. Walking a tree step by step costs one step per entry,
+// linear in len(p).
+func (p globPattern) step(states []bool, seg string) []bool {
+	if p == nil {
+		return nil
+	}
+	next := make([]bool, len(p)+1)
+	for i, on := range states[:len(p)] {
+		switch {
+		case !on:
+		case p[i] == "**":
+			next[i] = true
+		default:
+			if ok, _ := path.Match(p[i], seg); ok {
+				next[i+1] = true
 			}
 		}
-		states = p.closure(next)
+	}
+	return p.closure(next)
+}
+
+// result reports whether an entry in the given state matches completely
+// (full), and whether a path below it could still match (deeper: a
+// directory worth entering).
+func (p globPattern) result(states []bool) (full, deeper bool) {
+	if p == nil {
+		return true, true
 	}
 	return states[len(p)], slices.Contains(states[:len(p)], true)
 }

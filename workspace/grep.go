@@ -83,8 +83,9 @@ func (w *Workspace) grepTool() registry.Tool {
 	return registry.Tool{
 		Name: "grep",
 		Description: fmt.Sprintf("Search the text files of the workspace for a regular expression (Go RE2 syntax). Returns matching "+
-			"lines as {path, line, text}, at most %d, each cut to %d characters. Binary files are skipped; symbolic links to "+
-			"directories are not followed.", w.opts.MaxMatches, maxLineText),
+			"lines as {path, line, text}, at most %d, each cut to %d characters; a line is searched in its first %s (less for a pattern of more than %d instructions). Binary files and hard-linked files are skipped; symbolic links to "+
+			"directories are not followed. The pattern may be at most %s and %d instructions with its repetitions expanded; a search reads at most %d directory entries.",
+			w.opts.MaxMatches, maxLineText, size(grepLineBytes), maxMatchWork/grepLineBytes, size(maxPatternBytes), maxRegexpSize, maxScanEntries),
 		InputSchema:     json.RawMessage(grepInput),
 		OutputSchema:    json.RawMessage(grepOutput),
 		ConcurrencySafe: true,
@@ -102,13 +103,9 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 	if a.Pattern == "" {
 		return registry.Output{}, failf(nil, "pattern is empty: give a regular expression to search for")
 	}
-	expr := a.Pattern
-	if a.CaseInsensitive {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
+	re, progSize, err := compilePattern(a.Pattern, a.CaseInsensitive)
 	if err != nil {
-		return registry.Output{}, failf(nil, "invalid regular expression %q: %s (the syntax is Go's RE2: no lookaround or backreferences)", a.Pattern, regexpProblem(err))
+		return registry.Output{}, err
 	}
 	var filter globPattern
 	if a.Glob != "" {
@@ -122,7 +119,7 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 	if a.Path == "" {
 		a.Path = "."
 	}
-	t, err := w.resolve(a.Path)
+	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
 		return registry.Output{}, err
 	}
@@ -130,9 +127,10 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 	if err != nil {
 		return registry.Output{}, describe(t.name, err)
 	}
-	s := &searcher{re: re, max: w.opts.MaxMatches, res: grepResult{Matches: []grepMatch{}}}
+	s := &searcher{re: re, window: matchWindow(progSize), max: w.opts.MaxMatches, res: grepResult{Matches: []grepMatch{}}}
+	cut := ""
 	if fi.IsDir() {
-		err = w.walk(ctx, t, filter, func(name, real string) bool {
+		cut, err = w.walk(ctx, t, filter, func(name, real string) bool {
 			more, _ := s.file(ctx, w, name, real)
 			return more
 		})
@@ -146,15 +144,16 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 		return registry.Output{}, err
 	}
 	slices.SortStableFunc(s.res.Matches, func(a, b grepMatch) int { return strings.Compare(a.Path, b.Path) })
-	return output(s.res, grepText(s.res, a.Pattern))
+	s.res.Truncated = s.res.Truncated || cut != ""
+	return output(s.res, grepText(s.res, a.Pattern, cut))
 }
 
 // searcher collects the matches of one grep call.
 type searcher struct {
-	re  *regexp.Regexp
-	max int
-	res grepResult
-	buf []byte
+	re     *regexp.Regexp
+	window int // bytes of each line searched: matchWindow
+	max    int
+	res    grepResult
 }
 
 // file searches one file, named name for the model and real in the root.
@@ -169,6 +168,8 @@ func (s *searcher) file(ctx context.Context, w *Workspace, name, real string) (m
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return true, failf(nil, "%q is not a regular file: grep searches text files", name)
+	} else if err := w.checkLinks(name, fi); err != nil {
+		return true, err
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	sample, err := sniff(br)
@@ -179,20 +180,24 @@ func (s *searcher) file(ctx context.Context, w *Workspace, name, real string) (m
 		return true, failf(ErrBinary, "file %q is binary (it contains NUL bytes or invalid UTF-8): grep searches text files only", name)
 	}
 	s.res.FilesSearched++
+	lr := newLineReader(ctx, br)
 	for n := 1; ; n++ {
-		if n%4096 == 0 && ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		line, _, err := nextLine(br, grepLineBytes, s.buf)
+		line, _, err := lr.next(s.window, 0)
 		if err == io.EOF {
 			return true, nil
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
 			return true, describe(name, err)
 		}
-		s.buf = line
 		line = bytes.TrimRight(line, "\r\n")
-		if !s.re.Match(line) {
+		matched := s.re.Match(line)
+		if err := ctx.Err(); err != nil { // a match can take a while: check after each
+			return false, err
+		}
+		if !matched {
 			continue
 		}
 		if len(s.res.Matches) == s.max {
@@ -203,22 +208,19 @@ func (s *searcher) file(ctx context.Context, w *Workspace, name, real string) (m
 	}
 }
 
-// regexpProblem returns what is wrong with a pattern, without the
-// "error parsing regexp: " prefix.
-func regexpProblem(err error) string {
-	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
-}
-
 // grepText shows one match a line as "path:line: text".
-func grepText(r grepResult, pattern string) string {
-	if len(r.Matches) == 0 {
-		return fmt.Sprintf("no matches for %q in %d text files", pattern, r.FilesSearched)
-	}
+func grepText(r grepResult, pattern, cut string) string {
 	var b strings.Builder
-	for _, m := range r.Matches {
-		fmt.Fprintf(&b, "%s:%d: %s\n", m.Path, m.Line, m.Text)
+	if len(r.Matches) == 0 {
+		fmt.Fprintf(&b, "no matches for %q in %d text files\n", clip(pattern, 80), r.FilesSearched)
 	}
-	if r.Truncated {
+	for _, m := range r.Matches {
+		fmt.Fprintf(&b, "%s:%d: %s\n", shown(m.Path), m.Line, m.Text)
+	}
+	switch {
+	case cut != "":
+		fmt.Fprintf(&b, "[%s: narrow the path or the glob]\n", cut)
+	case r.Truncated:
 		fmt.Fprintf(&b, "[truncated at %d matches: narrow the pattern, the path or the glob]\n", len(r.Matches))
 	}
 	return strings.TrimSuffix(b.String(), "\n")

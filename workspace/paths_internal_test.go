@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,7 @@ func FuzzWorkspace_resolve(f *testing.F) {
 	require.NoError(f, err)
 	f.Cleanup(func() { _ = w.Close() })
 	f.Fuzz(func(t *testing.T, p string) {
-		tg, err := w.resolve(p)
+		tg, err := w.resolve(context.Background(), p)
 		if err != nil {
 			require.NotContains(t, err.Error(), outside)
 			return

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,7 +87,7 @@ func (w *Workspace) read(ctx context.Context, in registry.Input) (registry.Outpu
 	case a.EndLine != nil && end < start:
 		return registry.Output{}, failf(nil, "end_line %d is before start_line %d: give a range with start_line <= end_line", end, start)
 	}
-	t, err := w.resolve(a.Path)
+	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
 		return registry.Output{}, err
 	}
@@ -120,33 +121,29 @@ func (w *Workspace) read(ctx context.Context, in registry.Input) (registry.Outpu
 // at most MaxReadBytes of them, and counts every line of the file.
 func (w *Workspace) readLines(ctx context.Context, br *bufio.Reader, name string, start, end int) (readResult, error) {
 	limit := w.opts.MaxReadBytes
-	var content, buf []byte
+	lr := newLineReader(ctx, br)
+	var content []byte
 	total, last := 0, start-1
 	for {
-		if total%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return readResult{}, err
-			}
-		}
 		in := total+1 >= start && (end == 0 || total+1 <= end)
-		keep := 0
+		keep, stop := 0, 0
 		if in {
-			keep = int(limit-int64(len(content))) + 1
+			room := int(limit - int64(len(content)))
+			keep, stop = room+1, room
 		}
-		line, n, err := nextLine(br, keep, buf)
+		line, n, err := lr.next(keep, stop)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return readResult{}, describe(name, err)
+			return readResult{}, describeRead(name, err)
 		}
-		buf = line
 		total++
 		if !in {
 			continue
 		}
 		if int64(len(content)+n) > limit {
-			return readResult{}, rangeTooLarge(name, start, end, last, total, limit, n)
+			return readResult{}, rangeTooLarge(name, start, end, last, total, limit)
 		}
 		content = append(content, line...)
 		last = total
@@ -164,12 +161,22 @@ func (w *Workspace) readLines(ctx context.Context, br *bufio.Reader, name string
 	}, nil
 }
 
+// describeRead is describe for an error met while reading lines: the
+// context's error passes as it is.
+func describeRead(name string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return describe(name, err)
+}
+
 // rangeTooLarge explains that lines start..end of name do not fit in
-// limit: line over (n bytes long) overflowed after lines start..last fit.
-func rangeTooLarge(name string, start, end, last, over int, limit int64, n int) error {
+// limit: line over overflowed after lines start..last fit. read stops at
+// that line, so it does not know the line's full length.
+func rangeTooLarge(name string, start, end, last, over int, limit int64) error {
 	if last < start {
-		return failf(ErrTooLarge, "line %d of %q alone is %s, more than the %s read limit: read cannot return it; use grep to find what you need in it",
-			over, name, size(int64(n)), size(limit))
+		return failf(ErrTooLarge, "line %d of %q alone is more than the %s read limit: read cannot return it; use grep to find what you need in it",
+			over, name, size(limit))
 	}
 	to := "the end of the file"
 	if end > 0 {
@@ -183,7 +190,7 @@ func rangeTooLarge(name string, start, end, last, over int, limit int64, n int) 
 // it is only part of the file.
 func readText(r readResult) string {
 	if r.TotalLines == 0 {
-		return fmt.Sprintf("(%s is empty)", r.Path)
+		return fmt.Sprintf("(%s is empty)", shown(r.Path))
 	}
 	if r.StartLine == 1 && !r.Truncated {
 		return r.Content
@@ -193,7 +200,7 @@ func readText(r readResult) string {
 	if r.Content != "" && !strings.HasSuffix(r.Content, "\n") {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "[lines %d-%d of %d in %s", r.StartLine, r.EndLine, r.TotalLines, r.Path)
+	fmt.Fprintf(&b, "[lines %d-%d of %d in %s", r.StartLine, r.EndLine, r.TotalLines, shown(r.Path))
 	if r.Truncated {
 		fmt.Fprintf(&b, "; continue with start_line %d", r.EndLine+1)
 	}

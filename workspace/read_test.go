@@ -131,7 +131,7 @@ func TestRead_huge(t *testing.T) {
 	t.Run("single line too long", func(t *testing.T) {
 		err := fail(t, e, "read", m{"path": "oneline.txt", "start_line": 1, "end_line": 1})
 		require.ErrorIs(t, err, workspace.ErrTooLarge)
-		require.ErrorContains(t, err, `line 1 of "oneline.txt" alone is 4.9 KiB`)
+		require.ErrorContains(t, err, `line 1 of "oneline.txt" alone is more than the 1000 bytes read limit`)
 	})
 	t.Run("exactly the limit", func(t *testing.T) {
 		require.Equal(t, 10, ok[readOut](t, e, "read", m{"path": "fits.txt"}).TotalLines)

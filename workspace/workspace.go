@@ -65,12 +65,13 @@ func (o Options) withDefaults() Options {
 // for concurrent use. Its read-before-write state belongs to one session:
 // create one Workspace per session.
 type Workspace struct {
-	root  string   // absolute and free of symbolic links
-	alias string   // the root as given, made absolute: also accepted as a prefix
-	fsys  *os.Root // every file operation goes through it
-	opts  Options
-	shell string
-
+	root    string   // absolute and free of symbolic links
+	alias   string   // the root as given, made absolute: also accepted as a prefix
+	fsys    *os.Root // every file operation goes through it
+	opts    Options
+	shell   string
+	dev     *uint64 // the root's device, where the system reports it
+	scan    int     // maxScanEntries; tests lower it (export_test.go)
 	seen    observer
 	writeMu sync.Mutex // serialises write and edit: check, change, record
 }
@@ -98,12 +99,18 @@ func New(root string, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace root %q: %w", root, err)
 	}
+	var dev *uint64
+	if d, _, ok := linkInfo(fi); ok {
+		dev = &d
+	}
 	return &Workspace{
 		root:  real,
 		alias: filepath.Clean(abs),
 		fsys:  fsys,
 		opts:  opts.withDefaults(),
 		shell: findShell(),
+		dev:   dev,
+		scan:  maxScanEntries,
 		seen:  observer{files: map[string]stamp{}},
 	}, nil
 }

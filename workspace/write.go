@@ -50,7 +50,7 @@ func (w *Workspace) writeTool() registry.Tool {
 		Name: "write",
 		Description: "Write a file in the workspace, replacing all of its content; missing parent directories are created. " +
 			"Overwriting an existing file requires reading it first in this session (and again if it changed since); " +
-			"prefer edit for small changes to existing files.",
+			"prefer edit for small changes to existing files. The content may be at most " + size(maxFileBytes) + ".",
 		InputSchema:  json.RawMessage(writeInput),
 		OutputSchema: json.RawMessage(writeOutput),
 		Body:         w.write,
@@ -59,12 +59,15 @@ func (w *Workspace) writeTool() registry.Tool {
 
 // write creates or replaces a file. Replacing needs the file to have been
 // read (the fs-observation rule).
-func (w *Workspace) write(_ context.Context, in registry.Input) (registry.Output, error) {
+func (w *Workspace) write(ctx context.Context, in registry.Input) (registry.Output, error) {
 	var a writeArgs
 	if err := decode(in, &a); err != nil {
 		return registry.Output{}, err
 	}
-	t, err := w.resolve(a.Path)
+	if len(a.Content) > maxFileBytes {
+		return registry.Output{}, failf(ErrTooLarge, "content is %s, more than the %s file size limit: write a smaller file", size(int64(len(a.Content))), size(maxFileBytes))
+	}
+	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
 		return registry.Output{}, err
 	}
@@ -85,7 +88,7 @@ func (w *Workspace) write(_ context.Context, in registry.Input) (registry.Output
 		if err := w.seen.check(t.name, t.real, fi); err != nil {
 			return registry.Output{}, err
 		}
-		flag = os.O_WRONLY | os.O_TRUNC
+		flag = os.O_WRONLY // truncated once the open file is checked
 	case errors.Is(err, fs.ErrNotExist):
 		if dir := path.Dir(t.real); dir != "." {
 			if err := w.fsys.MkdirAll(dir, 0o755); err != nil {
@@ -103,16 +106,12 @@ func (w *Workspace) write(_ context.Context, in registry.Input) (registry.Output
 	if err != nil {
 		return registry.Output{}, describe(t.name, err)
 	}
-	_, err = f.WriteString(a.Content)
-	var after fs.FileInfo
-	if err == nil {
-		after, err = f.Stat()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	after, err := w.replaceContent(t.name, f, flag&os.O_EXCL == 0, a.Content)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = describe(t.name, cerr)
 	}
 	if err != nil {
-		return registry.Output{}, describe(t.name, err)
+		return registry.Output{}, err
 	}
 	w.seen.record(t.real, after)
 	created := flag&os.O_EXCL != 0
@@ -121,5 +120,35 @@ func (w *Workspace) write(_ context.Context, in registry.Input) (registry.Output
 	if created {
 		verb = "created"
 	}
-	return output(res, fmt.Sprintf("%s %s (%s)", verb, t.name, size(int64(len(a.Content)))))
+	return output(res, fmt.Sprintf("%s %s (%s)", verb, shown(t.name), size(int64(len(a.Content)))))
+}
+
+// replaceContent writes content to the open file f, named name for the
+// model. An existing file is checked first, through the open descriptor
+// (a regular file of its own: see checkLinks), then truncated. It returns
+// the file's state after the write.
+func (w *Workspace) replaceContent(name string, f *os.File, existing bool, content string) (fs.FileInfo, error) {
+	if existing {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, describe(name, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, failf(nil, "%q is not a regular file (it is a device, socket or pipe): write only replaces regular files", name)
+		}
+		if err := w.checkLinks(name, fi); err != nil {
+			return nil, err
+		}
+		if err := f.Truncate(0); err != nil {
+			return nil, describe(name, err)
+		}
+	}
+	if _, err := f.WriteString(content); err != nil {
+		return nil, describe(name, err)
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return nil, describe(name, err)
+	}
+	return after, nil
 }
