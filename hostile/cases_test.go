@@ -33,7 +33,7 @@ type hostileCase struct {
 	// case's normal time: only a hang reaches it).
 	maxSeconds float64
 	// watchCPU measures the CPU the child uses in the 2 s after run
-	// returned, which must stay under a second: a tool body that goes on
+	// returned, which must stay under half a second: a tool body that goes on
 	// after its run ended shows there.
 	watchCPU bool
 }
@@ -87,8 +87,8 @@ var cases = []hostileCase{
 		run: progResult("return "+strings.Repeat("(", 200)+"1"+strings.Repeat(")", 200), nil, "1")},
 
 	// 2. edit with replace_all and a result of ~99 GB.
-	{name: "edit replace_all, 1 MB x 100 KB", family: "2", want: []string{"TOOL_FAILED"}, run: bigReplace(1 << 20)},
-	{name: "edit replace_all, small (below any bound)", family: "2", want: []string{"OK"}, run: bigReplace(1 << 10)},
+	{name: "edit replace_all, 1 MB x 100 KB", family: "2", want: []string{"TOOL_FAILED"}, run: bigReplace(1<<20, 100_000)},
+	{name: "edit replace_all, 16 B x 1 KB (below any bound)", family: "2", want: []string{"OK"}, run: bigReplace(16, 1000)},
 	{name: "edit replace_all from a program", family: "2", want: []string{"OK"},
 		run: progResult(`
 			await tools.write({path: "big.txt", content: "a".repeat(1 << 20)});
@@ -98,21 +98,21 @@ var cases = []hostileCase{
 			} catch (e) { return e instanceof ToolCallError ? "refused" : String(e) }`, nil, `"refused"`)},
 
 	// 3. Host memory spent for a program.
-	{name: "60 pending calls with 24 MiB arguments", family: "3", want: []string{"FAILED"}, maxRSSMB: 400,
-		run: prog(`const s = "x".repeat(24 << 20);
-			await Promise.all(Array.from({length: 60}, () => tools.sink({s})));`, nil)},
-	{name: "grep with an 8 MB pattern", family: "3", want: []string{"FAILED"}, maxRSSMB: 400,
-		run: prog(`await tools.grep({pattern: "a".repeat(8 << 20)})`, nil)},
+	{name: "12 pending calls with 16 MiB arguments", family: "3", want: []string{"FAILED"}, maxRSSMB: 250,
+		run: prog(`const s = "x".repeat(16 << 20);
+			await Promise.all(Array.from({length: 12}, () => tools.sink({s})));`, nil)},
+	{name: "grep with a 4 MB pattern", family: "3", want: []string{"FAILED"}, maxRSSMB: 400,
+		run: prog(`await tools.grep({pattern: "a".repeat(4 << 20)})`, nil)},
 	{name: "1 MiB result nested 99 deep", family: "3", want: []string{"CODE_RUN_FAILED/output-limit"}, maxRSSMB: 400,
 		run: prog(`let v: any = new Array(400000).fill(0); for (let i = 0; i < 98; i++) v = [v]; return v`, nil)},
-	{name: "12 MiB program", family: "3", want: []string{"FAILED"}, maxRSSMB: 400, maxSeconds: 3,
-		run: prog("const a = ["+strings.Repeat("1,", 6<<20)+"]; return a.length", nil)},
+	{name: "2 MiB program", family: "3", want: []string{"FAILED"}, maxRSSMB: 400, maxSeconds: 3,
+		run: prog("const a = ["+strings.Repeat("1,", 1<<20)+"]; return a.length", map[string]any{"timeout_ms": 2000})},
 
 	// 4. Tool bodies that go on after their run.
 	{name: "read of a 256 MB line after the run", family: "4", want: []string{"FAILED"}, watchCPU: true,
-		run: hugeLine(`await tools.read({path: "line.txt"})`)},
-	{name: "grep of a 256 MB line after the run", family: "4", want: []string{"FAILED"}, watchCPU: true,
-		run: hugeLine(`await tools.grep({pattern: "a+b", path: "line.txt"})`)},
+		run: hugeLine(`await tools.read({path: "line.txt", start_line: 2, end_line: 2})`)},
+	{name: "grep of a 256 MB line after the run", family: "4", want: []string{"FAILED", "OK"}, watchCPU: true,
+		run: hugeLine(`await tools.grep({pattern: "[a-z]{60}0", path: "line.txt"})`)},
 	{name: "a path 8000 directories deep", family: "4", want: []string{"FAILED"}, watchCPU: true, run: deepPath(8000)},
 
 	// 5. Processes that outlive their tool.
@@ -186,28 +186,28 @@ var cases = []hostileCase{
 	{name: "deep recursion", family: "sandbox", want: []string{"CODE_RUN_FAILED/exception"},
 		run: prog(`function f(n: number): number { return f(n + 1) + 1 } return f(0)`, nil)},
 	{name: "call flood", family: "sandbox", want: []string{"CODE_RUN_FAILED/exception"},
-		run: prog(`for (;;) tools.glob({pattern: "*"})`, map[string]any{"max_calls": 1000})},
+		run: prog(`for (;;) await tools.glob({pattern: "*"})`, map[string]any{"max_calls": 100})},
 	{name: "output flood", family: "sandbox", want: []string{"CODE_RUN_FAILED/output-limit"},
 		run: prog(`for (;;) console.log("spam ".repeat(1000))`, nil)},
 	{name: "tools.run_code from a program", family: "sandbox", want: []string{"OK"},
 		run: progResult(`
 			const t: any = tools;
-			let call = "absent";
-			try { if (typeof t.run_code === "function") { await t.run_code({code: "return 1", description: "d"}); call = "called" } } catch (e) { call = "refused" }
-			let bracket = "absent";
-			try { await t["run_code"]({code: "return 1", description: "d"}); bracket = "called" } catch (e) { bracket = "refused" }
-			return {call, bracket: bracket === "called" ? "called" : "not called"}`, nil, `{"call": "absent", "bracket": "not called"}`)},
+			let call = "not called";
+			try { await t.run_code({code: "return 1", description: "d"}); call = "called" } catch {}
+			let bracket = "not called";
+			try { await t["run_code"]({code: "return 1", description: "d"}); bracket = "called" } catch {}
+			return {call, bracket}`, nil, `{"call": "not called", "bracket": "not called"}`)},
 	{name: "forged nested calls", family: "sandbox", want: []string{"OK"}, run: progResult(forgery, nil, `{"found": [], "proto": "refused", "unbound": "refused"}`)},
 }
 
-// bigReplace writes a file of size letters and replaces each with 100 KB:
-// a result of size*100 KB.
-func bigReplace(size int) func(context.Context, *env) (registry.Result, string) {
+// bigReplace writes a file of size letters and replaces each with n bytes:
+// a result of size*n bytes.
+func bigReplace(size, n int) func(context.Context, *env) (registry.Result, string) {
 	return func(ctx context.Context, e *env) (registry.Result, string) {
 		if r := e.call(ctx, "write", map[string]any{"path": "big.txt", "content": strings.Repeat("a", size)}); !r.OK() {
 			return r, "the write before the edit failed: " + r.Text
 		}
-		return e.call(ctx, "edit", map[string]any{"path": "big.txt", "old_string": "a", "new_string": strings.Repeat("b", 100_000), "replace_all": true}), ""
+		return e.call(ctx, "edit", map[string]any{"path": "big.txt", "old_string": "a", "new_string": strings.Repeat("b", n), "replace_all": true}), ""
 	}
 }
 
@@ -364,7 +364,6 @@ const routes: (() => any)[] = [
 	() => console.log(mark({toString() { return thrower() }, [Symbol.toPrimitive]() { return thrower() }})),
 	() => console.log(new Proxy({}, mark({get: () => thrower(), getPrototypeOf: () => thrower()}))),
 	() => { throw mark({get message() { return thrower() }, get name() { return thrower() }}) },
-	() => tools.glob(mark({get pattern() { return Promise.reject(new Error("x")) }})),
 ];
 for (const r of routes) { own.add(r); try { await r() } catch (e: any) { try { void e.stack } catch {} } }
 try { await tools.glob({pattern: "*"}) } catch {}
@@ -405,7 +404,7 @@ func contention(ctx context.Context, e *env) (registry.Result, string) {
 	return summarise(results)
 }
 
-// memoryHeavy runs 16 programs at once that each touch 180 MiB of guest
+// memoryHeavy runs 16 programs at once that each touch 120 MiB of guest
 // memory and hold it for a while.
 func memoryHeavy(ctx context.Context, e *env) (registry.Result, string) {
 	const n = 16
@@ -413,8 +412,8 @@ func memoryHeavy(ctx context.Context, e *env) (registry.Result, string) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			results[i] = e.run(ctx, `const a: Uint8Array[] = []; for (let i = 0; i < 180; i++) a.push(new Uint8Array(1 << 20).fill(1));
-				await new Promise((r) => setTimeout(r, 300)); return a.length`, nil)
+			results[i] = e.run(ctx, `const a: Uint8Array[] = []; for (let i = 0; i < 120; i++) a.push(new Uint8Array(1 << 20).fill(1));
+				await new Promise((r) => setTimeout(r, 300)); return a.length`, map[string]any{"timeout_ms": 30000})
 		})
 	}
 	wg.Wait()
@@ -454,18 +453,17 @@ func newlineName(ctx context.Context, e *env) (registry.Result, string) {
 	return r, ""
 }
 
-// finishCancelled runs 30 programs whose one tool call cancels the run just
-// before the program returns: each either succeeds or fails as the
-// documented CODE_RUN_FAILED (abort), never ABORTED.
+// finishCancelled cancels 100 short runs at moments spread over their
+// length, so that some are cancelled while they finish: each either
+// succeeds or fails as the documented CODE_RUN_FAILED (abort), never
+// ABORTED.
 func finishCancelled(ctx context.Context, e *env) (registry.Result, string) {
 	var last registry.Result
 	counts := map[string]int{}
-	for range 30 {
+	for i := range 100 {
 		rctx, cancel := context.WithCancel(ctx)
-		e.mu.Lock()
-		e.cancel = cancel
-		e.mu.Unlock()
-		last = e.run(rctx, `return await tools.cancel_me()`, nil)
+		time.AfterFunc(time.Duration(i)*50*time.Microsecond, cancel)
+		last = e.run(rctx, `await tools.glob({pattern: "*"}); return 1`, nil)
 		cancel()
 		counts[outcome(last)]++
 		if o := outcome(last); o != "OK" && o != "CODE_RUN_FAILED/abort" {

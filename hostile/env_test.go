@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,19 +28,16 @@ type env struct {
 	ws   string // the workspace root
 	exec *executor.Executor
 	rt   *wasmhost.Runtime
-
-	mu     sync.Mutex
-	cancel context.CancelFunc // what the cancel_me tool cancels
 }
 
 // The harness's own tools.
 var ownTools = []registry.Tool{
 	{
-		// sink holds its arguments for a while, as a slow tool would.
-		Name: "sink", Description: "Hold the arguments for 200 ms, return their size.", ConcurrencySafe: true,
+		// sink holds its arguments for 100 ms, as a slow tool would.
+		Name: "sink", Description: "Hold the arguments for 100 ms, return their size.", ConcurrencySafe: true,
 		Body: func(ctx context.Context, in registry.Input) (registry.Output, error) {
 			select {
-			case <-time.After(200 * time.Millisecond):
+			case <-time.After(100 * time.Millisecond):
 			case <-ctx.Done():
 			}
 			return registry.ValueOutput(len(in.Args))
@@ -81,17 +77,6 @@ func newEnv(t testing.TB, limits wasmhost.Limits) *env {
 	for _, tool := range ownTools {
 		require.NoError(t, reg.Register(registry.Deployment, tool))
 	}
-	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
-		Name: "cancel_me", Description: "Cancel the run that calls it, then answer.", ConcurrencySafe: true,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
-			e.mu.Lock()
-			if e.cancel != nil {
-				e.cancel()
-			}
-			e.mu.Unlock()
-			return registry.ValueOutput("done")
-		},
-	}))
 	file, err := json.Marshal(toolsfile.File{Mode: registry.ModeBoth, Tools: commandTools(t)})
 	require.NoError(t, err)
 	path := filepath.Join(base, "tools.json")

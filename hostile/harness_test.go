@@ -51,9 +51,9 @@ type report struct {
 	Next     string  `json:"next"`      // the normal run's result, or its failure
 }
 
-// The limits every case's executor has: the defaults, with a compute time
-// that ends a spinning program in seconds.
-var childLimits = wasmhost.Limits{ComputeTime: 5 * time.Second, WallTime: 30 * time.Second}
+// The limits every case's executor has: the defaults, with a wall time that
+// ends a stuck case in seconds. Spinning cases set their own compute time.
+var childLimits = wasmhost.Limits{WallTime: 30 * time.Second}
 
 // TestHostileChild is the child's side: it runs the case its environment
 // names, then the normal program, and prints a report. Without the
@@ -212,7 +212,7 @@ func TestHostile(t *testing.T) {
 			}
 			require.Less(t, rep.Seconds, maxSeconds, "seconds the case took")
 			if c.watchCPU {
-				require.Less(t, rep.CPUAfter, 1.0, "CPU seconds the host spent in the 2 s after the run ended")
+				require.Less(t, rep.CPUAfter, 0.5, "CPU seconds the host spent in the 2 s after the run ended")
 			}
 			require.JSONEq(t, `{"matches": 0, "sum": 2}`, rep.Next, "the next normal run")
 		})
@@ -237,7 +237,11 @@ func renderTable(runs []childRun) string {
 		if c.watchCPU {
 			out += fmt.Sprintf("; %.1f s CPU after", run.rep.CPUAfter)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %.2f | %.0f | %s |\n", c.family, c.name, strings.ReplaceAll(out, "|", "\\|"), run.rep.Seconds, run.rssMB, next)
+		secs := "-"
+		if run.failed == "" {
+			secs = fmt.Sprintf("%.2f", run.rep.Seconds)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %s |\n", c.family, c.name, strings.ReplaceAll(out, "|", "\\|"), secs, run.rssMB, next)
 	}
 	return b.String()
 }
