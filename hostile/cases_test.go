@@ -98,11 +98,11 @@ var cases = []hostileCase{
 			} catch (e) { return e instanceof ToolCallError ? "refused" : String(e) }`, nil, `"refused"`)},
 
 	// 3. Host memory spent for a program.
-	{name: "12 pending calls with 16 MiB arguments", family: "3", want: []string{"FAILED"}, maxRSSMB: 250,
+	{name: "8 pending calls with 16 MiB arguments", family: "3", want: []string{"FAILED"}, maxRSSMB: 200,
 		run: prog(`const s = "x".repeat(16 << 20);
-			await Promise.all(Array.from({length: 12}, () => tools.sink({s})));`, nil)},
-	{name: "grep with a 4 MB pattern", family: "3", want: []string{"FAILED"}, maxRSSMB: 400,
-		run: prog(`await tools.grep({pattern: "a".repeat(4 << 20)})`, nil)},
+			await Promise.all(Array.from({length: 8}, () => tools.sink({s})));`, nil)},
+	{name: "grep with a 2 MB pattern", family: "3", want: []string{"FAILED"}, maxRSSMB: 300,
+		run: prog(`await tools.grep({pattern: "a".repeat(2 << 20)})`, nil)},
 	{name: "1 MiB result nested 99 deep", family: "3", want: []string{"CODE_RUN_FAILED/output-limit"}, maxRSSMB: 400,
 		run: prog(`let v: any = new Array(400000).fill(0); for (let i = 0; i < 98; i++) v = [v]; return v`, nil)},
 	{name: "2 MiB program", family: "3", want: []string{"FAILED"}, maxRSSMB: 400, maxSeconds: 3,
@@ -454,9 +454,9 @@ func newlineName(ctx context.Context, e *env) (registry.Result, string) {
 }
 
 // finishCancelled cancels 100 short runs at moments spread over their
-// length, so that some are cancelled while they finish: each either
-// succeeds or fails as the documented CODE_RUN_FAILED (abort), never
-// ABORTED.
+// length, so that some are cancelled while they finish: each succeeds, is
+// cancelled before it starts (ABORTED_BEFORE_DISPATCH), or fails as the
+// documented CODE_RUN_FAILED (abort), never ABORTED.
 func finishCancelled(ctx context.Context, e *env) (registry.Result, string) {
 	var last registry.Result
 	counts := map[string]int{}
@@ -466,7 +466,7 @@ func finishCancelled(ctx context.Context, e *env) (registry.Result, string) {
 		last = e.run(rctx, `await tools.glob({pattern: "*"}); return 1`, nil)
 		cancel()
 		counts[outcome(last)]++
-		if o := outcome(last); o != "OK" && o != "CODE_RUN_FAILED/abort" {
+		if o := outcome(last); o != "OK" && o != "CODE_RUN_FAILED/abort" && o != string(registry.CodeAbortedBeforeDispatch) {
 			return last, fmt.Sprintf("a run cancelled as it finished ended as %s: %s (outcomes so far %v)", o, firstLine(last.Text), counts)
 		}
 	}

@@ -32,7 +32,7 @@ const tableEnv = "PTCX_HOSTILE_TABLE"
 const (
 	childAddressSpace = 8 << 30
 	childMemLimit     = "3GiB"
-	childTimeout      = 90 * time.Second
+	childTimeout      = 45 * time.Second
 	childParallelism  = 2
 )
 
