@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,8 @@ type Bridge struct {
 	deaths    int       // sessions in a row that died before answering a call
 	lastStart time.Time // when the last session was started
 	lastCause string    // how the last session died
+
+	dropped atomic.Int64 // unsolicited messages dropped over their budget
 }
 
 // Connect starts the upstream, lists its tools (all pages), and registers
@@ -112,7 +115,7 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	}
 
 	b.lastStart = b.now()
-	s, err := startSession(ctx, b.argv, b.startTimeout)
+	s, err := startSession(ctx, b.argv, b.startTimeout, &b.dropped)
 	if err != nil {
 		return fail(fmt.Errorf("did not start: %w", err))
 	}
@@ -225,6 +228,12 @@ func inputSchema(s any) (json.RawMessage, error) {
 
 // Tools returns the registered tool names, sorted.
 func (b *Bridge) Tools() []string { return slices.Clone(b.tools) }
+
+// Dropped returns how many unsolicited messages (notifications, and
+// requests to the bridge) the upstream sent past their budget, which the
+// bridge dropped unread, over all its sessions: a number that grows says
+// the upstream floods (see the package doc).
+func (b *Bridge) Dropped() int64 { return b.dropped.Load() }
 
 // Warnings returns what Connect had to change or skip: renamed tools, tools
 // whose schemas the registry cannot compile.

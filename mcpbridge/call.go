@@ -122,7 +122,7 @@ func (b *Bridge) acquire(ctx context.Context) (*session, error) {
 	sctx, cancel := b.startContext(ctx)
 	defer cancel()
 	b.lastStart = b.now()
-	s, err := startSession(sctx, b.argv, b.startTimeout)
+	s, err := startSession(sctx, b.argv, b.startTimeout, &b.dropped)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,7 +27,7 @@ func FuzzStdoutGuard(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, out []byte) {
-		g := newStdoutGuard(io.NopCloser(bytes.NewReader(out)))
+		g := newStdoutGuard(io.NopCloser(bytes.NewReader(out)), new(atomic.Int64))
 		passed, err := io.ReadAll(g)
 		cause, ended := g.hasEnded()
 		require.True(t, ended)

@@ -32,13 +32,14 @@ type session struct {
 
 // startSession starts the upstream and initialises an MCP session with it,
 // within timeout. On failure nothing is left running, and the error says
-// why, with the end of the upstream's stderr.
-func startSession(ctx context.Context, argv []string, timeout time.Duration) (*session, error) {
+// why, with the end of the upstream's stderr. Unsolicited messages dropped
+// over their budget are counted in dropped.
+func startSession(ctx context.Context, argv []string, timeout time.Duration, dropped *atomic.Int64) (*session, error) {
 	p, err := startProcess(argv)
 	if err != nil {
 		return nil, startError(argv, err)
 	}
-	s := &session{proc: p, guard: newStdoutGuard(p.stdout), done: make(chan struct{})}
+	s := &session{proc: p, guard: newStdoutGuard(p.stdout, dropped), done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "ptcx", Version: "mcpbridge"}, &mcp.ClientOptions{

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,19 +28,23 @@ var errBroken = errors.New("the upstream broke the protocol")
 // that is not one: an MCP server's stdout carries only protocol messages,
 // and what follows garbage cannot be trusted. Either way it records why the
 // stream ended and closes ended before the SDK sees the end, so that a call
-// that fails because of it finds the cause already recorded.
+// that fails because of it finds the cause already recorded. Unsolicited
+// messages past their budget (unsolicited.go) are dropped before the SDK
+// sees them, and counted in dropped.
 type stdoutGuard struct {
 	src     *bufio.Reader
 	closer  io.Closer
 	pending []byte
+	budget  *budget
+	dropped *atomic.Int64
 
 	once  sync.Once
 	ended chan struct{}
 	cause string // set before ended is closed: "" for the end of input
 }
 
-func newStdoutGuard(stdout io.ReadCloser) *stdoutGuard {
-	return &stdoutGuard{src: bufio.NewReader(stdout), closer: stdout, ended: make(chan struct{})}
+func newStdoutGuard(stdout io.ReadCloser, dropped *atomic.Int64) *stdoutGuard {
+	return &stdoutGuard{src: bufio.NewReader(stdout), closer: stdout, budget: newBudget(time.Now), dropped: dropped, ended: make(chan struct{})}
 }
 
 func (g *stdoutGuard) Read(p []byte) (int, error) {
@@ -48,7 +54,7 @@ func (g *stdoutGuard) Read(p []byte) (int, error) {
 			g.end(fmt.Sprintf("it wrote a line of more than %d bytes to stdout", maxLineBytes))
 			return 0, errBroken
 		}
-		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && !g.drop(trimmed) {
 			if why := notJSONRPC(trimmed); why != "" {
 				g.end(fmt.Sprintf("it wrote %s to stdout, where only JSON-RPC messages may go: %s", why, quoteStart(trimmed)))
 				return 0, errBroken
@@ -63,6 +69,16 @@ func (g *stdoutGuard) Read(p []byte) (int, error) {
 	n := copy(p, g.pending)
 	g.pending = g.pending[n:]
 	return n, nil
+}
+
+// drop reports whether line is an unsolicited message over the budget, and
+// counts it if so.
+func (g *stdoutGuard) drop(line []byte) bool {
+	if m, ok := jsonrpcline.Scan(line); !ok || !m.Unsolicited() || g.budget.take() {
+		return false
+	}
+	g.dropped.Add(1)
+	return true
 }
 
 // Close closes the upstream's stdout (our end).

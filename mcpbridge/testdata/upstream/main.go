@@ -8,7 +8,8 @@
 // other, which only works if they run at the same time), slow (sleeps,
 // counting cancellations), stats, pid, spawn (starts a child in the same
 // process group), pic (text and an image), err (isError), crash (exits),
-// garbage (writes non-JSON to stdout), freeze (stops itself), badschema (an
+// garbage (writes non-JSON to stdout), freeze (stops itself), flood (sends
+// a given number of progress notifications before answering), badschema (an
 // input schema no validator can compile), and "a b" / "a_b" (names that
 // collide once sanitised).
 //
@@ -73,6 +74,7 @@ func main() {
 	add("crash", "Exit the process.", empty, "", nil, u.crash)
 	add("garbage", "Write non-JSON to stdout.", empty, "", nil, u.garbage)
 	add("freeze", "Stop the process.", empty, "", nil, u.freeze)
+	add("flood", "Send count notifications, then answer.", `{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}`, "", readOnly, u.flood)
 	add("badschema", "Its schema cannot compile.", `{"type":"object","properties":{"x":{"type":"nonsense"}}}`, "", nil, u.upper)
 	add("a b", "A name with a space.", textIn, "", readOnly, u.upper)
 	add("a_b", "A name that is already fine.", textIn, "", readOnly, u.upper)
@@ -240,4 +242,21 @@ func (u *upstream) garbage(context.Context, *mcp.CallToolRequest) (*mcp.CallTool
 func (u *upstream) freeze(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	select {}
+}
+
+// flood sends count progress notifications (for a token the client never
+// asked for), then answers "flooded".
+func (u *upstream) flood(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	u.count()
+	a, err := args[struct{ Count int }](req)
+	if err != nil {
+		return fail(err.Error()), nil
+	}
+	for i := range a.Count {
+		p := &mcp.ProgressNotificationParams{ProgressToken: "flood", Progress: float64(i), Message: "still flooding"}
+		if err := req.Session.NotifyProgress(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "flooded"}}}, nil
 }
