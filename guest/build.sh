@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build.sh builds guest/guest.wasm: QuickJS-NG, our C glue and the JavaScript
+# build.sh builds guest/wasm/guest.wasm: QuickJS-NG, our C glue and the JavaScript
 # prelude, compiled for wasm32-wasi as a reactor module.
 #
 # The QuickJS-NG C sources come from Debian's qjs-src package, fetched with a
@@ -14,7 +14,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/build"
-out="$here/guest.wasm"
+out="$here/wasm/guest.wasm"
 CC=${CC:-clang}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 

@@ -5,12 +5,14 @@
 // clearTimeout (prelude.js).
 //
 // The module is built by build.sh (`make guest`) from pinned QuickJS-NG
-// sources into guest.wasm, which this package embeds. guest.wasm is a build
-// output and is not committed: if `go build` reports
-//
-//	pattern guest.wasm: no matching files found
-//
-// run `make guest` first.
+// sources into wasm/guest.wasm, which this package embeds (Wasm). It is a
+// build output and is not committed, and the module builds without it: a
+// plain clone or a module download embeds no guest, Wasm returns nil and
+// wasmhost.New fails with wasmhost.ErrNoGuest, which says to run `make
+// guest` (then rebuild) or to give the guest at run time, with
+// wasmhost.Config.WithGuest or the PTCX_GUEST environment variable (the path
+// of a guest.wasm). Tests that need the guest skip without it, saying so,
+// except in CI and under `make test` (internal/testkit.RequireGuest).
 //
 // The package imports nothing; wasmhost compiles and instantiates the module.
 package guest

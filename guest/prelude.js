@@ -10,13 +10,33 @@
 // Everything the prelude needs later is captured here, before any program
 // code runs, and nothing it uses afterwards goes through a prototype a
 // program could replace: a program can only break itself, never the way its
-// own nested calls are checked, dispatched, resolved or reported.
+// own nested calls are checked, dispatched, resolved or reported. So the
+// prelude's descriptors and internal lists have no prototype, descriptors it
+// reads are read through their own properties, and its hooks describe an
+// outcome even when describing it throws.
+//
+// No function of the prelude or of the natives is reachable from a program,
+// save the globals above. A program reaches the functions on its stack only
+// through V8's stack trace API, which QuickJS-NG implements: a function set
+// as Error.prepareStackTrace gets CallSite objects whose getFunction()
+// returns the frame's function, the prelude's and the natives' included
+// (prelude code creates errors and calls program code: getters, timer
+// callbacks). So the prelude turns that API off before any program runs:
+// Error.prepareStackTrace becomes a read-only undefined, which leaves
+// CallSite objects unreachable (only the engine's prepareStackTrace setter
+// makes them), and Error.stackTraceLimit a read-only number, so that no
+// program code (a valueOf) runs when the prelude or the engine creates an
+// error. Stacks stay strings, error.stack and Error.captureStackTrace work.
+// Function.prototype.caller and arguments.callee.caller are undefined in
+// QuickJS, and the prelude's functions show no source (the host loads the
+// prelude from bytecode compiled without it). wasmhost/introspection_test.go
+// tries every route.
 (function (natives) {
   "use strict";
 
   const G = globalThis;
   const O = Object;
-  const { create, defineProperty, freeze, getPrototypeOf, keys, getOwnPropertyDescriptor, is } = O;
+  const { create, defineProperty, freeze, getPrototypeOf, setPrototypeOf, keys, getOwnPropertyDescriptor, hasOwn, is } = O;
   const ObjectProto = O.prototype;
   const ErrorProto = Error.prototype;
   const ErrorCtor = Error;
@@ -25,6 +45,8 @@
   const PromiseCtor = Promise;
   const ProxyCtor = Proxy;
   const isArray = Array.isArray;
+  // Only ever given strings: on objects JSON.stringify keeps a list of its
+  // own in an array, which a setter on Array.prototype would see.
   const stringify = JSON.stringify;
   const toStr = String;
   const apply = Reflect.apply;
@@ -40,7 +62,19 @@
   const strSplit = uncurry(String.prototype.split);
   const regexpExec = uncurry(RegExp.prototype.exec);
   const regexpSource = uncurry(getOwnPropertyDescriptor(RegExp.prototype, "source").get);
-  const regexpFlags = uncurry(getOwnPropertyDescriptor(RegExp.prototype, "flags").get);
+  // RegExp.prototype.flags reads the flags through the prototype (a program
+  // can replace them); each flag's own getter reads the regexp itself.
+  const regexpFlagGetters = [["d", "hasIndices"], ["g", "global"], ["i", "ignoreCase"], ["m", "multiline"],
+    ["s", "dotAll"], ["u", "unicode"], ["v", "unicodeSets"], ["y", "sticky"]];
+  for (let i = 0; i < regexpFlagGetters.length; i++) {
+    const d = getOwnPropertyDescriptor(RegExp.prototype, regexpFlagGetters[i][1]);
+    regexpFlagGetters[i][1] = d !== undefined ? uncurry(d.get) : () => false;
+  }
+  function regexpFlags(re) {
+    let flags = "";
+    for (let i = 0; i < regexpFlagGetters.length; i++) if (regexpFlagGetters[i][1](re)) flags += regexpFlagGetters[i][0];
+    return flags;
+  }
   const dateGetTime = uncurry(Date.prototype.getTime);
   const dateToISOString = uncurry(Date.prototype.toISOString);
   const mapSize = uncurry(getOwnPropertyDescriptor(Map.prototype, "size").get);
@@ -68,6 +102,17 @@
 
   let limits = { maxPendingCalls: 0, maxCalls: 0, maxTimers: 0, memoryBytes: 0 };
 
+  // The stack trace API, off (see the top of this file).
+  defineProperty(ErrorCtor, "prepareStackTrace", { __proto__: null, value: undefined, writable: false, enumerable: false, configurable: false });
+  defineProperty(ErrorCtor, "stackTraceLimit", { __proto__: null, value: +ErrorCtor.stackTraceLimit, writable: false, enumerable: false, configurable: false });
+
+  // list returns an empty array without a prototype: writing past its end
+  // finds no setter a program put on Array.prototype, and reading finds no
+  // getter.
+  function list() {
+    return setPrototypeOf([], null);
+  }
+
   // ---- Plain JSON: checked and encoded by natives.encode (encode.c). ----
 
   // Refusal codes of natives.encode: PTCX_REFUSE_* in ptcx.h.
@@ -81,7 +126,7 @@
   function errorText(e) {
     try {
       if (isErrorLike(e)) return toStr(e.name) + ": " + toStr(e.message);
-      return render(e, 1, []);
+      return render(e, 1, list());
     } catch {
       return "an unreadable error";
     }
@@ -157,7 +202,8 @@
       const proto = getPrototypeOf(v);
       if (proto === null || proto === ObjectProto) return "";
       const d = getOwnPropertyDescriptor(proto, "constructor");
-      const name = d && typeof d.value === "function" ? d.value.name : "";
+      const ctor = d !== undefined && hasOwn(d, "value") ? d.value : undefined;
+      const name = typeof ctor === "function" ? ctor.name : "";
       return typeof name === "string" ? name : "";
     } catch {
       return "";
@@ -246,7 +292,7 @@
     const deeper = depth + 1;
     if (isArray(v)) {
       if (depth >= RENDER_DEPTH) return "[Array]";
-      const n = v.length, items = [];
+      const n = v.length, items = list();
       for (let i = 0; i < n && i < RENDER_ITEMS; i++) items[i] = render(v[i], deeper, seen);
       return renderList("[", items, n, "]");
     }
@@ -263,7 +309,7 @@
     }
     if (size >= 0) {
       if (depth >= RENDER_DEPTH) return "[" + name + "]";
-      const items = [];
+      const items = list();
       forEach(v, (value, key) => {
         if (items.length < RENDER_ITEMS) {
           items[items.length] = isMap ? render(key, deeper, seen) + " => " + render(value, deeper, seen) : render(value, deeper, seen);
@@ -272,12 +318,12 @@
       return renderList(name + "(" + size + ") {", items, size, "}");
     }
     if (depth >= RENDER_DEPTH) return "[" + (name || "Object") + "]";
-    const names = keys(v), items = [];
+    const names = keys(v), items = list();
     for (let i = 0; i < names.length && i < RENDER_ITEMS; i++) {
       const d = getOwnPropertyDescriptor(v, names[i]);
       let shown;
       if (d === undefined) continue;
-      if (d.get || d.set) shown = d.get && d.set ? "[Getter/Setter]" : d.get ? "[Getter]" : "[Setter]";
+      if (hasOwn(d, "get")) shown = d.get && d.set ? "[Getter/Setter]" : d.get ? "[Getter]" : "[Setter]";
       else shown = render(d.value, deeper, seen);
       items[items.length] = renderKey(names[i]) + ": " + shown;
     }
@@ -288,7 +334,7 @@
     let line = "";
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
-      let s = typeof a === "string" ? a : render(a, 0, []);
+      let s = typeof a === "string" ? a : render(a, 0, list());
       if (typeof a !== "string" && s.length > RENDER_TOTAL) {
         s = strSlice(s, 0, RENDER_TOTAL) + "... (" + (s.length - RENDER_TOTAL) + " more characters)";
       }
@@ -323,10 +369,10 @@
   class ToolCallError extends ErrorCtor {
     constructor(message, toolName) {
       super(message);
-      defineProperty(this, "toolName", { value: toStr(toolName), enumerable: true });
+      defineProperty(this, "toolName", { __proto__: null, value: toStr(toolName), enumerable: true });
     }
   }
-  defineProperty(ToolCallError.prototype, "name", { value: "ToolCallError" });
+  defineProperty(ToolCallError.prototype, "name", { __proto__: null, value: "ToolCallError" });
   freeze(ToolCallError.prototype);
   freeze(ToolCallError);
 
@@ -360,7 +406,7 @@
 
   function makeTool(name) {
     const tool = bind(callTool, undefined, name);
-    defineProperty(tool, "name", { value: name });
+    defineProperty(tool, "name", { __proto__: null, value: name });
     return freeze(tool);
   }
 
@@ -386,7 +432,7 @@
       throw new TypeErrorCtor("tools is read-only");
     };
     let bound;
-    const unboundNames = new ProxyCtor(create(null), freeze({
+    const unboundNames = new ProxyCtor(freeze(create(null)), freeze({
       __proto__: null,
       get(target, key) {
         if (typeof key !== "string" || probes[key] === 1) return undefined;
@@ -398,7 +444,7 @@
     bound = create(unboundNames);
     for (let i = 0; i < names.length; i++) {
       const name = toStr(names[i]);
-      defineProperty(bound, name, { value: makeTool(name), enumerable: true });
+      defineProperty(bound, name, { __proto__: null, value: makeTool(name), enumerable: true });
     }
     return freeze(bound);
   }
@@ -446,7 +492,7 @@
   }
 
   function global(name, value) {
-    defineProperty(G, name, { value, writable: false, enumerable: false, configurable: false });
+    defineProperty(G, name, { __proto__: null, value, writable: false, enumerable: false, configurable: false });
   }
   global("console", consoleObject);
   global("ToolCallError", ToolCallError);
@@ -470,7 +516,7 @@
       e.line = line;
       e.column = column;
     }
-    natError(stringify(e));
+    natError(natEncode(e, true));
     return ERROR;
   }
 
@@ -488,7 +534,7 @@
   function failThrown(prefix, v, exhausted) {
     if (exhausted && (v === null || (isErrorLike(v) && v.name === "InternalError"))) return failMemory(prefix);
     if (!isErrorLike(v)) {
-      return fail("exception", prefix + "the program threw a value that is not an Error: " + render(v, 1, []));
+      return fail("exception", prefix + "the program threw a value that is not an Error: " + render(v, 1, list()));
     }
     let name = "Error", message = "", stack = "";
     try {
@@ -549,18 +595,27 @@
       if (args.length === 0) callback();
       else apply(callback, undefined, args);
     },
+    // report describes the outcome. Describing it runs program code (the
+    // result's getters, the thrown value's name and message), which may
+    // throw: the outcome is then the program's failure, never the glue's
+    // fallback (which says memory ran out).
     report(what, value, exhausted) {
-      switch (what) {
-        case REPORT_RESULT:
-          return finish(value);
-        case REPORT_SYNTAX:
-          return failSyntax(value, exhausted);
-        case REPORT_UNHANDLED:
-          return failThrown("unhandled promise rejection: ", value, exhausted);
-        case REPORT_TIMER:
-          return failThrown("uncaught exception in a setTimeout callback: ", value, exhausted);
+      const prefix = what === REPORT_UNHANDLED ? "unhandled promise rejection: "
+        : what === REPORT_TIMER ? "uncaught exception in a setTimeout callback: " : "";
+      try {
+        switch (what) {
+          case REPORT_RESULT:
+            return finish(value);
+          case REPORT_SYNTAX:
+            return failSyntax(value, exhausted);
+        }
+        return failThrown(prefix, value, exhausted);
+      } catch {
+        if (exhausted) return failMemory(prefix);
+        return fail(what === REPORT_RESULT ? "invalid-output" : "exception", prefix + (what === REPORT_RESULT
+          ? "the program's result could not be read: reading it threw"
+          : "the program threw a value that could not be described: describing it threw"));
       }
-      return failThrown("", value, exhausted);
     },
   });
 });

@@ -1,8 +1,12 @@
 package wasmhost
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/ptcx/ptcx/guest"
 )
 
 // Config configures a Runtime. It is immutable: every With method returns a
@@ -14,7 +18,7 @@ type Config struct {
 	deterministic bool
 	seed          int64
 	limits        Limits
-	guest         []byte // the guest module; nil means guest.Wasm()
+	guest         []byte // the guest module (WithGuest); nil: see guestModule
 }
 
 // NewConfig returns the default configuration:
@@ -64,3 +68,50 @@ func (c Config) WithLimits(l Limits) Config {
 	c.limits = l
 	return c
 }
+
+// GuestEnv is the environment variable that names the guest module's file
+// (a guest.wasm built by `make guest`) for a build of ptcx that embeds none.
+const GuestEnv = "PTCX_GUEST"
+
+// ErrNoGuest is returned by New when it finds no guest module: the build
+// embeds none (guest/wasm/guest.wasm did not exist when it was compiled, as
+// in a plain clone or a module download), the Config gives none and
+// PTCX_GUEST is not set.
+var ErrNoGuest = errors.New("wasmhost: no guest module: this build of ptcx embeds none; " +
+	"build it with `make guest` in the ptcx checkout (then rebuild), or give one with " +
+	"Config.WithGuest or the " + GuestEnv + " environment variable (the path of a guest.wasm)")
+
+// WithGuest makes the Runtime run wasm, a guest module built by `make
+// guest` (guest/wasm/guest.wasm), instead of the one this build embeds.
+// New checks that it is a ptcx guest of this host's ABI version. Default
+// (nil): the embedded guest, else the file named by PTCX_GUEST.
+func (c Config) WithGuest(wasm []byte) Config {
+	c.guest = wasm
+	return c
+}
+
+// guestModule returns the guest module, metered: the one given by
+// WithGuest, else the embedded one, else the file PTCX_GUEST names. The
+// embedded guest wins over PTCX_GUEST, so a variable left set in a shell
+// cannot shadow a freshly built guest.
+func (c Config) guestModule() ([]byte, error) {
+	switch {
+	case c.guest != nil:
+		return meterGuest(c.guest)
+	case embeddedWasm() != nil:
+		return embedded()
+	}
+	path := os.Getenv(GuestEnv)
+	if path == "" {
+		return nil, ErrNoGuest
+	}
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("wasmhost: the guest named by %s: %w", GuestEnv, err)
+	}
+	return meterGuest(bin)
+}
+
+// embeddedWasm is guest.Wasm; tests replace it to act as a build without
+// the guest.
+var embeddedWasm = guest.Wasm

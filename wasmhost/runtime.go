@@ -41,7 +41,9 @@ type Runtime struct {
 }
 
 // New compiles the guest and checks that it speaks this host's ABI version.
-// Close the Runtime when done with it.
+// The guest is the one given by Config.WithGuest, else the one this build
+// embeds, else the file named by the PTCX_GUEST environment variable; with
+// none, New fails with ErrNoGuest. Close the Runtime when done with it.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := checkLimits(cfg.limits); err != nil {
 		return nil, fmt.Errorf("wasmhost: invalid limits: %w", err)
@@ -73,10 +75,7 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	if err := instantiateHostModule(ctx, rt.wr); err != nil {
 		return fmt.Errorf("wasmhost: host module: %w", err)
 	}
-	bin, err := embedded()
-	if rt.cfg.guest != nil {
-		bin, err = meterGuest(rt.cfg.guest)
-	}
+	bin, err := rt.cfg.guestModule()
 	if err != nil {
 		return err
 	}
