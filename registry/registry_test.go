@@ -346,13 +346,6 @@ func TestError_Is(t *testing.T) {
 	require.NotErrorIs(t, &registry.Error{Code: registry.CodeDenied}, context.Canceled)
 }
 
-func TestRenderText(t *testing.T) {
-	require.Equal(t, "hello\nworld", registry.RenderText(json.RawMessage(`"hello\nworld"`)))
-	require.Equal(t, "{\n  \"a\": 1\n}", registry.RenderText(json.RawMessage(`{"a":1}`)))
-	require.Equal(t, "null", registry.RenderText(nil))
-	require.Equal(t, "42", registry.RenderText(json.RawMessage(` 42 `)))
-}
-
 // The registry may change while executions resolve against it.
 func TestRegistry_hammer(t *testing.T) {
 	r := registry.New()
