@@ -23,17 +23,36 @@ func NewText(limit int) *Text { return &Text{limit: max(limit, 0)} }
 // WriteString appends s.
 func (t *Text) WriteString(s string) {
 	if room := t.limit - len(t.buf); room > 0 {
-		t.buf = append(t.buf, s[:min(len(s), room)]...)
+		k := min(len(s), room)
+		t.grow(k)
+		t.buf = append(t.buf, s[:k]...)
 	}
 	t.size += len(s)
 }
 
 func (t *Text) write(b []byte) {
 	if room := t.limit - len(t.buf); room > 0 {
-		t.buf = append(t.buf, b[:min(len(b), room)]...)
+		k := min(len(b), room)
+		t.grow(k)
+		t.buf = append(t.buf, b[:k]...)
 	}
 	t.size += len(b)
 }
+
+// grow makes room for n more bytes, doubling the buffer up to the limit:
+// append's own growth for large slices would allocate several times the
+// limit on the way there.
+func (t *Text) grow(n int) {
+	if len(t.buf)+n <= cap(t.buf) {
+		return
+	}
+	b := make([]byte, len(t.buf), min(max(2*cap(t.buf), len(t.buf)+n, 64), t.limit))
+	copy(b, t.buf)
+	t.buf = b
+}
+
+// spaces is indentation to copy from.
+const spaces = "                                                                "
 
 // newline appends a newline and depth levels of two-space indentation,
 // counting them without building them once the limit is reached.
@@ -41,9 +60,10 @@ func (t *Text) newline(depth int) {
 	n := 1 + 2*depth
 	if room := t.limit - len(t.buf); room > 0 {
 		k := min(n, room)
+		t.grow(k)
 		t.buf = append(t.buf, '\n')
-		for i := 1; i < k; i++ {
-			t.buf = append(t.buf, ' ')
+		for k--; k > 0; k -= min(k, len(spaces)) {
+			t.buf = append(t.buf, spaces[:min(k, len(spaces))]...)
 		}
 	}
 	t.size += n
