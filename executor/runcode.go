@@ -169,8 +169,9 @@ func abortedRun(ctx context.Context, o outcome) *registry.Error {
 		logs = re.Logs
 	} else if len(o.out.Value) > 0 {
 		var v RunCodeValue
-		_ = json.Unmarshal(o.out.Value, &v) // run_code's own value
-		logs = v.Logs
+		if json.Unmarshal(o.out.Value, &v) == nil && len(v.Logs) > 0 { // run_code's own value
+			logs = v.Logs
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "run_code failed (%s): the run was cancelled", wasmhost.KindAbort)
