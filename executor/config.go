@@ -34,13 +34,13 @@ type Config struct {
 	maxParallel  int
 	maxCodeBytes int
 	limits       wasmhost.Limits
-	pre         []PreExecuteListener
-	approver    Approver
-	guards      map[string][]Guard
-	post        []PostExecuteListener
-	onStart     []func(Start)
-	onResult    []func(Notification)
-	newID       func() string
+	pre          []PreExecuteListener
+	approver     Approver
+	guards       map[string][]Guard
+	post         []PostExecuteListener
+	onStart      []func(Start)
+	onResult     []func(Notification)
+	newID        func() string
 }
 
 // NewConfig returns the default configuration.

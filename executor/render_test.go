@@ -55,7 +55,9 @@ func TestRunCode_outputLimit_deepResultCostsTheLimit(t *testing.T) {
 	e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(rt).
 		WithOnResult(func(n executor.Notification) { notes = append(notes, n) }))
 	var r registry.Result
-	bytes := allocated(func() { r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return deep")}) })
+	bytes := allocated(func() {
+		r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return deep")})
+	})
 
 	require.NotNil(t, r.Err)
 	require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code, r.Text)
@@ -116,7 +118,9 @@ func TestRunCode_outputLimit_atAndPastTheLimit(t *testing.T) {
 // result listener (a nested call), is indented only within the output
 // limit: past it, it is shown as the value, unindented.
 func TestExecutor_finish_textOfADeepValueIsBounded(t *testing.T) {
-	deep := func(context.Context, registry.Input) (registry.Output, error) { return registry.Output{Value: deepMiB}, nil }
+	deep := func(context.Context, registry.Input) (registry.Output, error) {
+		return registry.Output{Value: deepMiB}, nil
+	}
 	small := func(context.Context, registry.Input) (registry.Output, error) {
 		return registry.Output{Value: json.RawMessage(`{"a":1}`)}, nil
 	}
