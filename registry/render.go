@@ -11,74 +11,39 @@ import (
 // limit costs the limit in memory, never the text's size; Size still says
 // how long the whole text would have been. The zero value has a limit of
 // 0. A Text is used by one goroutine at a time.
-type Text struct {
+type Text struct{ s sink }
+
+// sink is a Text's state. The indenter works on a copy of it on its own
+// stack, so that its many small writes are not writes to the heap.
+type sink struct {
 	limit int
 	buf   []byte
 	size  int // every byte written, kept or not
 }
 
 // NewText returns an empty Text that keeps at most limit bytes.
-func NewText(limit int) *Text { return &Text{limit: max(limit, 0)} }
+func NewText(limit int) *Text { return &Text{sink{limit: max(limit, 0)}} }
 
 // WriteString appends s.
 func (t *Text) WriteString(s string) {
-	if room := t.limit - len(t.buf); room > 0 {
+	if room := t.s.limit - len(t.s.buf); room > 0 {
 		k := min(len(s), room)
-		t.grow(k)
-		t.buf = append(t.buf, s[:k]...)
+		t.s.grow(k)
+		t.s.buf = append(t.s.buf, s[:k]...)
 	}
-	t.size += len(s)
-}
-
-func (t *Text) write(b []byte) {
-	if room := t.limit - len(t.buf); room > 0 {
-		k := min(len(b), room)
-		t.grow(k)
-		t.buf = append(t.buf, b[:k]...)
-	}
-	t.size += len(b)
-}
-
-// grow makes room for n more bytes, doubling the buffer up to the limit:
-// append's own growth for large slices would allocate several times the
-// limit on the way there.
-func (t *Text) grow(n int) {
-	if len(t.buf)+n <= cap(t.buf) {
-		return
-	}
-	b := make([]byte, len(t.buf), min(max(2*cap(t.buf), len(t.buf)+n, 64), t.limit))
-	copy(b, t.buf)
-	t.buf = b
-}
-
-// spaces is indentation to copy from.
-const spaces = "                                                                "
-
-// newline appends a newline and depth levels of two-space indentation,
-// counting them without building them once the limit is reached.
-func (t *Text) newline(depth int) {
-	n := 1 + 2*depth
-	if room := t.limit - len(t.buf); room > 0 {
-		k := min(n, room)
-		t.grow(k)
-		t.buf = append(t.buf, '\n')
-		for k--; k > 0; k -= min(k, len(spaces)) {
-			t.buf = append(t.buf, spaces[:min(k, len(spaces))]...)
-		}
-	}
-	t.size += n
+	t.s.size += len(s)
 }
 
 // Size is the number of bytes written, kept or not.
-func (t *Text) Size() int { return t.size }
+func (t *Text) Size() int { return t.s.size }
 
 // Over reports whether more than the limit was written.
-func (t *Text) Over() bool { return t.size > t.limit }
+func (t *Text) Over() bool { return t.s.size > t.s.limit }
 
 // String returns the text: all of it when it is not over its limit, else
 // its first limit bytes without a character the cut left incomplete.
 func (t *Text) String() string {
-	b := t.buf
+	b := t.s.buf
 	if t.Over() {
 		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
 			if utf8.RuneStart(b[i]) {
@@ -108,18 +73,70 @@ func (t *Text) WriteValue(v json.RawMessage) {
 			t.WriteString(s)
 			return
 		}
-		t.write(v)
+		t.s.write(v)
 	case !json.Valid(v):
-		t.write(v)
+		t.s.write(v)
 	default:
-		t.indent(v)
+		s := t.s
+		// Room for the usual indented size, within the limit: one
+		// allocation for most values.
+		s.grow(min(2*len(v)+16, s.limit-len(s.buf)))
+		s.indent(v)
+		t.s = s
 	}
+}
+
+func (s *sink) write(b []byte) {
+	if room := s.limit - len(s.buf); room > 0 {
+		k := min(len(b), room)
+		s.grow(k)
+		s.buf = append(s.buf, b[:k]...)
+	}
+	s.size += len(b)
+}
+
+func (s *sink) writeByte(c byte) {
+	if len(s.buf) < s.limit {
+		s.grow(1)
+		s.buf = append(s.buf, c)
+	}
+	s.size++
+}
+
+// grow makes room for n more bytes, doubling the buffer up to the limit:
+// append's own growth for large slices would allocate several times the
+// limit on the way there.
+func (s *sink) grow(n int) {
+	if len(s.buf)+n <= cap(s.buf) {
+		return
+	}
+	b := make([]byte, len(s.buf), min(max(2*cap(s.buf), len(s.buf)+n, 64), s.limit))
+	copy(b, s.buf)
+	s.buf = b
+}
+
+// spaces is indentation to copy from.
+const spaces = "                                                                "
+
+// newline appends a newline and depth levels of two-space indentation,
+// counting them without building them once the limit is reached.
+func (s *sink) newline(depth int) {
+	n := 1 + 2*depth
+	if room := s.limit - len(s.buf); room > 0 {
+		k := min(n, room)
+		s.grow(k)
+		s.buf = append(s.buf, '\n')
+		for k--; k > 0; k -= min(k, len(spaces)) {
+			s.buf = append(s.buf, spaces[:min(k, len(spaces))]...)
+		}
+	}
+	s.size += n
 }
 
 // indent writes valid JSON indented as json.Indent(dst, v, "", "  ") does:
 // insignificant space dropped, each element on its own line, a space after
 // a colon, empty objects and arrays kept as {} and [].
-func (t *Text) indent(v []byte) {
+func (s *sink) indent(v []byte) {
 	depth := 0
 	open := false // an object or array just opened: its first element indents
 	for i := 0; i < len(v); {
@@ -133,39 +150,40 @@ func (t *Text) indent(v []byte) {
 				open = false
 			} else {
 				depth--
-				t.newline(depth)
+				s.newline(depth)
 			}
-			t.write(v[i : i+1])
+			s.writeByte(c)
 			i++
 			continue
 		}
 		if open {
 			open = false
 			depth++
-			t.newline(depth)
+			s.newline(depth)
 		}
 		switch c {
 		case '{', '[':
 			open = true
-			t.write(v[i : i+1])
+			s.writeByte(c)
 			i++
 		case ',':
-			t.write(v[i : i+1])
-			t.newline(depth)
+			s.writeByte(c)
+			s.newline(depth)
 			i++
 		case ':':
-			t.WriteString(": ")
+			s.writeByte(':')
+			s.writeByte(' ')
 			i++
 		case '"':
 			end := stringEnd(v, i)
-			t.write(v[i:end])
+			s.write(v[i:end])
 			i = end
 		default: // a number, true, false or null
 			end := i + 1
 			for end < len(v) && !delimiter(v[end]) {
 				end++
 			}
-			t.write(v[i:end])
+			s.write(v[i:end])
 			i = end
 		}
 	}
@@ -184,15 +202,16 @@ func delimiter(c byte) bool {
 // v[i] (a quote).
 func stringEnd(v []byte, i int) int {
 	for j := i + 1; j < len(v); {
-		k := bytes.IndexAny(v[j:], `"\`)
-		if k < 0 {
+		q := bytes.IndexByte(v[j:], '"')
+		if q < 0 {
 			return len(v)
 		}
-		j += k
-		if v[j] == '"' {
-			return j + 1
+		q += j
+		b := bytes.IndexByte(v[j:q], '\\')
+		if b < 0 {
+			return q + 1
 		}
-		j += 2 // a backslash and the byte it escapes
+		j += b + 2 // a backslash and the byte it escapes
 	}
 	return len(v)
 }
