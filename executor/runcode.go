@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/transpile"
@@ -117,9 +118,37 @@ func syntaxFailure(err error) *registry.Error {
 	}
 	msg := fmt.Sprintf("run_code failed (syntax): line %d, column %d: %s", se.Line, se.Column, se.Message)
 	if se.LineText != "" {
-		msg += "\n  " + se.LineText
+		msg += "\n  " + excerpt(se.LineText, se.Column-1)
 	}
 	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindSyntax), Message: msg, Cause: err}
+}
+
+// excerptBytes is how much of the line a syntax error shows: a program on
+// one very long line is not echoed back whole.
+const excerptBytes = 200
+
+// excerpt returns up to excerptBytes of line around the byte offset at,
+// cut at character boundaries, with an ellipsis where it was cut.
+func excerpt(line string, at int) string {
+	if len(line) <= excerptBytes {
+		return line
+	}
+	start := min(max(at-excerptBytes/2, 0), len(line)-excerptBytes)
+	end := start + excerptBytes
+	for start > 0 && !utf8.RuneStart(line[start]) {
+		start--
+	}
+	for end < len(line) && !utf8.RuneStart(line[end]) {
+		end--
+	}
+	out := line[start:end]
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(line) {
+		out += "…"
+	}
+	return out
 }
 
 // runFailure turns a sandbox failure into CODE_RUN_FAILED with its kind, the
