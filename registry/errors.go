@@ -11,7 +11,7 @@ import (
 // change meaning.
 type Code string
 
-// The error codes of DESIGN.md section 4.
+// The error codes of DESIGN.md section 4, and BUSY (admission control).
 const (
 	CodeUnknownTool           Code = "UNKNOWN_TOOL"
 	CodeInvalidArgs           Code = "INVALID_ARGS"

@@ -375,3 +375,20 @@ func TestRegistry_hammer(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ss, 51)
 }
+
+// The numbers in run_code's schema are the constants that name them.
+func TestRunCodeInputSchema_numbersAreItsConstants(t *testing.T) {
+	var schema struct {
+		Properties struct {
+			Code   struct{ MaxLength int }
+			Limits struct {
+				Properties struct {
+					MemoryMB struct{ Minimum int } `json:"memory_mb"`
+				}
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(registry.RunCodeInputSchema), &schema))
+	require.Equal(t, registry.MaxCodeLength, schema.Properties.Code.MaxLength)
+	require.Equal(t, registry.MinMemoryMB, schema.Properties.Limits.Properties.MemoryMB.Minimum)
+}
