@@ -5,11 +5,19 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // DefaultMaxParallel is how many concurrency-safe nested calls may overlap.
 const DefaultMaxParallel = 10
+
+// DefaultMaxCodeBytes is the default limit on the size of a run_code
+// program: 512 KiB, far more than a program a model writes, and small
+// enough that stripping its types takes the host a fraction of a second.
+// It is also the most a deployment may set: run_code's schema refuses
+// programs longer than registry.MaxCodeLength characters anyway.
+const DefaultMaxCodeBytes = registry.MaxCodeLength
 
 // CodeRuntime runs run_code programs. *wasmhost.Runtime implements it; tests
 // use doubles that make nested calls the way a program would.
@@ -19,19 +27,20 @@ type CodeRuntime interface {
 
 // Config is the executor's behaviour. It is immutable: every With method
 // returns a changed copy. The zero value (or NewConfig()) has no runtime (a
-// run_code call fails with INTERNAL), MaxParallel 10, the default limits, and
-// no hooks.
+// run_code call fails with INTERNAL), MaxParallel 10, the default limits,
+// programs of up to DefaultMaxCodeBytes, and no hooks.
 type Config struct {
-	runtime     CodeRuntime
-	maxParallel int
-	limits      wasmhost.Limits
-	pre         []PreExecuteListener
-	approver    Approver
-	guards      map[string][]Guard
-	post        []PostExecuteListener
-	onStart     []func(Start)
-	onResult    []func(Notification)
-	newID       func() string
+	runtime      CodeRuntime
+	maxParallel  int
+	maxCodeBytes int
+	limits       wasmhost.Limits
+	pre          []PreExecuteListener
+	approver     Approver
+	guards       map[string][]Guard
+	post         []PostExecuteListener
+	onStart      []func(Start)
+	onResult     []func(Notification)
+	newID        func() string
 }
 
 // NewConfig returns the default configuration.
@@ -50,9 +59,19 @@ func (c Config) WithMaxParallel(n int) Config {
 	return c
 }
 
+// WithMaxCodeBytes sets the largest run_code program, in bytes of UTF-8
+// (default and maximum DefaultMaxCodeBytes; 0 means the default). A larger
+// program fails with INVALID_ARGS before any policy sees it and before its
+// types are stripped.
+func (c Config) WithMaxCodeBytes(n int) Config {
+	c.maxCodeBytes = n
+	return c
+}
+
 // WithLimits sets the deployment's run_code limits: the defaults every run
 // gets and the ceiling a caller's lower limits are clamped to. Zero fields
-// mean the documented defaults.
+// mean the documented defaults. The memory limit must be at least
+// wasmhost.MinMemoryBytes (4 MiB) and at most 4 GiB.
 func (c Config) WithLimits(l wasmhost.Limits) Config {
 	c.limits = l
 	return c

@@ -163,6 +163,11 @@ func (x *execution) conclude(ctx, bodyCtx context.Context, o outcome) {
 	switch {
 	case ctx.Err() != nil && registry.CodeOf(o.err) == registry.CodeCodeRunFailed:
 		x.fail(bodyError(x.req.Tool, o.err)) // CODE_RUN_FAILED (abort), with the logs
+	case ctx.Err() != nil && x.def.Transport():
+		// The run ended some other way (even successfully) as its caller
+		// cancelled it: a cancelled run_code is CODE_RUN_FAILED (abort),
+		// never ABORTED, whichever came first.
+		x.fail(abortedRun(ctx, o))
 	case ctx.Err() != nil && x.req.Nested && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		x.fail(aborted(ctx, registry.CodeAborted, fmt.Sprintf("%s was stopped while it ran: the program reached its wall time limit", x.req.Tool)))
 	case ctx.Err() != nil:

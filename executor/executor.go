@@ -20,14 +20,22 @@ type Executor struct {
 	limits wasmhost.Limits // deployment limits, defaults filled in
 }
 
-// New returns an Executor over reg. It fails on an invalid configuration
-// (negative limits).
+// New returns an Executor over reg. It fails on an invalid configuration:
+// negative limits, a memory limit no run could work within, or a program
+// size limit outside [0, DefaultMaxCodeBytes].
 func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("executor: nil registry")
 	}
-	if err := cfg.limits.Validate(); err != nil {
+	if err := checkLimits(cfg.limits); err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
+	}
+	if cfg.maxCodeBytes < 0 || cfg.maxCodeBytes > DefaultMaxCodeBytes {
+		return nil, fmt.Errorf("executor: the program size limit of %d bytes is outside [0, %d] (0 means the default, %d)",
+			cfg.maxCodeBytes, DefaultMaxCodeBytes, DefaultMaxCodeBytes)
+	}
+	if cfg.maxCodeBytes == 0 {
+		cfg.maxCodeBytes = DefaultMaxCodeBytes
 	}
 	if cfg.maxParallel < 1 {
 		cfg.maxParallel = DefaultMaxParallel
@@ -36,6 +44,23 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 		cfg.newID = nextCallID
 	}
 	return &Executor{reg: reg, cfg: cfg, limits: cfg.limits.WithDefaults()}, nil
+}
+
+// maxGuestMemory is the most memory a 32-bit guest can address; the sandbox
+// refuses a higher limit.
+const maxGuestMemory = 4 << 30
+
+// checkLimits refuses deployment limits with which no run could start, so
+// that they fail here rather than every run_code call failing as INTERNAL.
+func checkLimits(l wasmhost.Limits) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	if l.MemoryBytes != 0 && (l.MemoryBytes < wasmhost.MinMemoryBytes || l.MemoryBytes > maxGuestMemory) {
+		return fmt.Errorf("the memory limit of %d bytes is outside what the sandbox can run with: [%d (4 MiB), %d (4 GiB)]",
+			l.MemoryBytes, wasmhost.MinMemoryBytes, maxGuestMemory)
+	}
+	return nil
 }
 
 // Registry returns the registry the executor resolves against.

@@ -10,13 +10,17 @@ import (
 
 // finish is phase 9: apply the finalizer once, check the value against the
 // output schema, emit the one result notification, and return the result.
+// A body that gave no text gets its value rendered within the deployment's
+// output limit (registry.RenderText): a value whose indented form would be
+// longer is shown unindented, so a deeply nested value costs the host no
+// more than itself.
 func (x *execution) finish(ctx context.Context) registry.Result {
 	r := registry.Result{ID: x.req.ID, Tool: x.req.Tool}
 	if x.err == nil {
 		r.Value = x.out.Value
 		r.Text = x.out.Text
 		if r.Text == "" && x.textWanted() {
-			r.Text = registry.RenderText(r.Value)
+			r.Text = registry.RenderText(r.Value, x.e.limits.OutputBytes)
 		}
 	} else {
 		r.Err = x.err

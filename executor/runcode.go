@@ -5,50 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
+	"unicode/utf8"
 
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
-
-// runCodeArgs are run_code's arguments (already validated by its schema).
-type runCodeArgs struct {
-	Code        string `json:"code"`
-	Description string `json:"description"`
-	Limits      struct {
-		TimeoutMS   int64 `json:"timeout_ms"`
-		WallMS      int64 `json:"wall_ms"`
-		MemoryMB    int64 `json:"memory_mb"`
-		OutputBytes int   `json:"output_bytes"`
-		MaxCalls    int   `json:"max_calls"`
-	} `json:"limits"`
-}
-
-// limits returns the caller's limits within the deployment's.
-func (a runCodeArgs) limits(ceiling wasmhost.Limits) wasmhost.Limits {
-	l := a.Limits
-	return wasmhost.Limits{
-		ComputeTime: time.Duration(scaled(l.TimeoutMS, int64(time.Millisecond))),
-		WallTime:    time.Duration(scaled(l.WallMS, int64(time.Millisecond))),
-		MemoryBytes: scaled(l.MemoryMB, 1<<20),
-		OutputBytes: l.OutputBytes,
-		MaxCalls:    l.MaxCalls,
-	}.Within(ceiling)
-}
-
-// scaled is v*unit, saturating instead of overflowing: a caller asking for
-// an absurdly high limit gets the ceiling, not a negative limit.
-func scaled(v, unit int64) int64 {
-	if v > math.MaxInt64/unit {
-		return math.MaxInt64
-	}
-	return v * unit
-}
 
 // RunCodeValue is the value of a successful run_code call.
 type RunCodeValue struct {
@@ -56,7 +21,8 @@ type RunCodeValue struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-// noOutput is the text of a run that logged nothing and returned nothing.
+// noOutput is the text of a run that logged nothing and returned nothing. It
+// is not the program's output, and does not count against the output limit.
 const noOutput = "(run_code completed with no output)"
 
 // runCode is run_code's body: strip the types, run the program in the
@@ -66,10 +32,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	if e.cfg.runtime == nil {
 		return registry.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
 	}
-	var a runCodeArgs
-	if err := json.Unmarshal(x.req.Args, &a); err != nil {
-		return registry.Output{}, &registry.Error{Code: registry.CodeInvalidArgs, Message: "invalid arguments for run_code: " + err.Error(), Cause: err}
-	}
+	a := runCodeArgsOf(x.args)
 	prog, err := transpile.Strip(a.Code)
 	if err != nil {
 		return registry.Output{}, syntaxFailure(err)
@@ -103,14 +66,18 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	if runErr != nil {
 		return registry.Output{}, runFailure(runErr, prog)
 	}
-	text := runCodeText(out.Logs, out.Result)
-	if len(text) > limits.OutputBytes {
-		return registry.Output{}, &registry.Error{
-			Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindOutputLimit),
-			Message: fmt.Sprintf("run_code failed (output-limit): the output is %d bytes, over the limit of %d; return less, or summarise before returning. The output began:\n%s",
-				len(text), limits.OutputBytes, truncateUTF8(text, limits.OutputBytes)),
-			Logs: out.Logs,
+	text := noOutput
+	if len(out.Logs) > 0 || len(out.Result) > 0 {
+		t := runCodeText(out.Logs, out.Result, limits.OutputBytes)
+		if t.Over() {
+			return registry.Output{}, &registry.Error{
+				Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindOutputLimit),
+				Message: fmt.Sprintf("run_code failed (output-limit): the output is %d bytes, over the limit of %d; return less, or summarise before returning. The output began:\n%s",
+					t.Size(), limits.OutputBytes, t.String()),
+				Logs: out.Logs,
+			}
 		}
+		text = t.String()
 	}
 	v := RunCodeValue{Logs: out.Logs, Result: out.Result}
 	if v.Logs == nil {
@@ -124,16 +91,24 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 }
 
 // runCodeText is what the model sees: the logs, then the result (a string
-// raw, anything else as indented JSON).
-func runCodeText(logs []string, result json.RawMessage) string {
-	parts := append([]string(nil), logs...)
+// raw, anything else as indented JSON), one per line, built within limit:
+// past it, the text is only counted, so a result that nests deep costs the
+// host the limit, not the size of its indented form.
+func runCodeText(logs []string, result json.RawMessage, limit int) *registry.Text {
+	t := registry.NewText(limit)
+	for i, l := range logs {
+		if i > 0 {
+			t.WriteString("\n")
+		}
+		t.WriteString(l)
+	}
 	if len(result) > 0 {
-		parts = append(parts, registry.RenderText(result))
+		if len(logs) > 0 {
+			t.WriteString("\n")
+		}
+		t.WriteValue(result)
 	}
-	if len(parts) == 0 {
-		return noOutput
-	}
-	return strings.Join(parts, "\n")
+	return t
 }
 
 func syntaxFailure(err error) *registry.Error {
@@ -143,16 +118,47 @@ func syntaxFailure(err error) *registry.Error {
 	}
 	msg := fmt.Sprintf("run_code failed (syntax): line %d, column %d: %s", se.Line, se.Column, se.Message)
 	if se.LineText != "" {
-		msg += "\n  " + se.LineText
+		msg += "\n  " + excerpt(se.LineText, se.Column-1)
 	}
 	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindSyntax), Message: msg, Cause: err}
 }
 
+// excerptBytes is how much of the line a syntax error shows: a program on
+// one very long line is not echoed back whole.
+const excerptBytes = 200
+
+// excerpt returns up to excerptBytes of line around the byte offset at,
+// cut at character boundaries, with an ellipsis where it was cut.
+func excerpt(line string, at int) string {
+	if len(line) <= excerptBytes {
+		return line
+	}
+	start := min(max(at-excerptBytes/2, 0), len(line)-excerptBytes)
+	end := start + excerptBytes
+	for start > 0 && !utf8.RuneStart(line[start]) {
+		start--
+	}
+	for end < len(line) && !utf8.RuneStart(line[end]) {
+		end--
+	}
+	out := line[start:end]
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(line) {
+		out += "…"
+	}
+	return out
+}
+
 // runFailure turns a sandbox failure into CODE_RUN_FAILED with its kind, the
-// JavaScript stack and the logs written before it. Positions in the stack
-// and of a syntax error are mapped back to the TypeScript as the caller
-// wrote it.
+// JavaScript stack and the logs written before it, or into BUSY when the
+// sandbox had no room for the run. Positions in the stack and of a syntax
+// error are mapped back to the TypeScript as the caller wrote it.
 func runFailure(err error, prog *transpile.Program) *registry.Error {
+	if errors.Is(err, errBusy) {
+		return busy(err)
+	}
 	var re *wasmhost.RunError
 	if !errors.As(err, &re) {
 		return internal("run_code: the sandbox failed", err)
@@ -170,11 +176,37 @@ func runFailure(err error, prog *transpile.Program) *registry.Error {
 		b.WriteString("\n")
 		b.WriteString(strings.TrimRight(mapStack(re.Stack, prog), "\n"))
 	}
-	if len(re.Logs) > 0 {
-		b.WriteString("\nLogs before the failure:\n")
-		b.WriteString(strings.Join(re.Logs, "\n"))
-	}
+	writeLogs(&b, re.Logs)
 	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(re.Kind), Message: b.String(), Logs: re.Logs, Cause: err}
+}
+
+// writeLogs ends a failure's message with the logs written before it.
+func writeLogs(b *strings.Builder, logs []string) {
+	if len(logs) > 0 {
+		b.WriteString("\nLogs before the failure:\n")
+		b.WriteString(strings.Join(logs, "\n"))
+	}
+}
+
+// abortedRun is the error of a run_code call whose caller cancelled it,
+// whatever its body returned as the cancellation came: CODE_RUN_FAILED
+// (abort), with the logs of the run when it has them.
+func abortedRun(ctx context.Context, o outcome) *registry.Error {
+	var logs []string
+	var re *registry.Error
+	if errors.As(o.err, &re) {
+		logs = re.Logs
+	} else if len(o.out.Value) > 0 {
+		var v RunCodeValue
+		if json.Unmarshal(o.out.Value, &v) == nil && len(v.Logs) > 0 { // run_code's own value
+			logs = v.Logs
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "run_code failed (%s): the run was cancelled", wasmhost.KindAbort)
+	writeLogs(&b, logs)
+	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindAbort), Message: b.String(), Logs: logs,
+		Cause: errors.Join(context.Cause(ctx), o.err)}
 }
 
 // stackPosition is a position of the program in a guest stack trace.
@@ -192,15 +224,4 @@ func mapStack(stack string, prog *transpile.Program) string {
 		}
 		return m
 	})
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -1,12 +1,13 @@
 package executor
 
 // validate is phase 3: the arguments against the tool's input schema, every
-// violation listed.
+// violation listed, and run_code's program against the deployment's size
+// limit.
 func (x *execution) validate() bool {
 	if err := x.def.ValidateArgs(x.args); err != nil {
 		err.Message = "invalid arguments for " + x.req.Tool + ": " + err.Message
 		x.fail(err)
 		return false
 	}
-	return true
+	return !x.def.Transport() || x.checkCodeSize()
 }

@@ -2,6 +2,9 @@ package registry
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -12,14 +15,63 @@ import (
 // string it cannot take as is (escapes, invalid UTF-8) goes through
 // json.Unmarshal, so that every string decodes exactly as encoding/json
 // decodes it. On input json.Valid rejects, the result is unspecified.
-func decodeValid(b []byte) any {
-	d := validDecoder{b: b}
-	return d.value()
+//
+// Unless dups is true, an object with a key twice (once decoded: "a" and
+// "\u0061" are the same key) is refused with a *duplicateKey, where the
+// Decoder would keep the last value: a policy that reads the first could
+// otherwise see other arguments than the tool does. The first duplicate
+// found is reported: the first object, in the order the values end, whose
+// key repeats one before it.
+func decodeValid(b []byte, dups bool) (any, *duplicateKey) {
+	d := validDecoder{b: b, dups: dups}
+	v := d.value()
+	if d.dup != nil {
+		slices.Reverse(d.dup.at)
+		return nil, d.dup
+	}
+	return v, nil
+}
+
+// duplicateKey is an object's key that appears twice.
+type duplicateKey struct {
+	key string
+	at  []string // the path of the object, from the root
+}
+
+// maxShown is how much of a key, and of a path, an error message shows.
+const maxShown = 100
+
+// Error says which key repeats in which object, shortening a key or a path
+// too long to show.
+func (e *duplicateKey) Error() string {
+	return "the key " + e.shownKey() + " appears twice in the object at " + e.path()
+}
+
+// violation is the error as a schema violation line ("at /a/0: ...").
+func (e *duplicateKey) violation() string {
+	return "at " + e.path() + ": the key " + e.shownKey() + " appears twice"
+}
+
+func (e *duplicateKey) path() string { return shorten("/"+strings.Join(e.at, "/"), 2*maxShown) }
+
+func (e *duplicateKey) shownKey() string { return strconv.Quote(shorten(e.key, maxShown)) }
+
+// shorten cuts s to n bytes, at a character boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 type validDecoder struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	dups bool          // duplicate keys are allowed, the last one wins
+	dup  *duplicateKey // set when one was found; decoding then unwinds
 }
 
 func (d *validDecoder) space() {
@@ -51,7 +103,17 @@ func (d *validDecoder) value() any {
 			k := d.str()
 			d.space()
 			d.i++ // ':'
-			m[k] = d.value()
+			v := d.value()
+			if d.dup != nil {
+				d.dup.at = append(d.dup.at, k)
+				return nil
+			}
+			n := len(m)
+			m[k] = v
+			if len(m) == n && !d.dups {
+				d.dup = &duplicateKey{key: k}
+				return nil
+			}
 			d.space()
 			if d.i < len(d.b) && d.b[d.i] == ',' {
 				d.i++
@@ -66,7 +128,12 @@ func (d *validDecoder) value() any {
 				d.i++
 				return a
 			}
-			a = append(a, d.value())
+			v := d.value()
+			if d.dup != nil {
+				d.dup.at = append(d.dup.at, strconv.Itoa(len(a)))
+				return nil
+			}
+			a = append(a, v)
 			d.space()
 			if d.i < len(d.b) && d.b[d.i] == ',' {
 				d.i++

@@ -11,7 +11,7 @@ import (
 // change meaning.
 type Code string
 
-// The error codes of DESIGN.md section 4.
+// The error codes of DESIGN.md section 4, and BUSY (admission control).
 const (
 	CodeUnknownTool           Code = "UNKNOWN_TOOL"
 	CodeInvalidArgs           Code = "INVALID_ARGS"
@@ -29,6 +29,9 @@ const (
 	// CodeInvalidDefinition reports a tool, scope or restriction that cannot
 	// be registered (bad name, duplicate, reserved name, second mode, ...).
 	CodeInvalidDefinition Code = "INVALID_DEFINITION"
+	// CodeBusy is retryable: the executor is at capacity; retry later.
+	// Nothing ran, so the same call may be sent again as it is.
+	CodeBusy Code = "BUSY"
 )
 
 // Sentinels for errors.Is. An *Error matches the sentinel with its Code; a
@@ -46,6 +49,7 @@ var (
 	ErrToolFailed            = &Error{Code: CodeToolFailed}
 	ErrInternal              = &Error{Code: CodeInternal}
 	ErrInvalidDefinition     = &Error{Code: CodeInvalidDefinition}
+	ErrBusy                  = &Error{Code: CodeBusy}
 )
 
 // Error is the one error type of ptcx. Its Message is written for the model

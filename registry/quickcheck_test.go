@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -125,4 +126,22 @@ func TestQuickSchema_neverDisagreesWithTheValidator(t *testing.T) {
 		}
 	}
 	require.Greater(t, vouched, 1000, "the quick check should vouch for many of these")
+}
+
+// A tool whose schema the quick check vouches for still refuses arguments
+// with a key twice: the arguments are refused as they are decoded, before
+// either check, whose map could not tell which value came first.
+func TestDefinition_ValidateArgs_quickCheckedToolRefusesDuplicateKeys(t *testing.T) {
+	d, err := compile(Tool{Name: "read", Body: func(context.Context, Input) (Output, error) { return Output{}, nil },
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)})
+	require.NoError(t, err)
+	require.NotNil(t, d.quick, "the schema is simple enough for the quick check")
+	for _, args := range []string{`{"path":"a","path":"b"}`, `{"path":"a","x":[{"k":1,"k":1}]}`} {
+		_, perr := ParseArgs(json.RawMessage(args))
+		require.NotNil(t, perr, args)
+		require.Equal(t, CodeInvalidArgs, perr.Code, args)
+	}
+	decoded, perr := ParseArgs(json.RawMessage(`{"path":"a"}`))
+	require.Nil(t, perr)
+	require.Nil(t, d.ValidateArgs(decoded))
 }

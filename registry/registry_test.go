@@ -346,13 +346,6 @@ func TestError_Is(t *testing.T) {
 	require.NotErrorIs(t, &registry.Error{Code: registry.CodeDenied}, context.Canceled)
 }
 
-func TestRenderText(t *testing.T) {
-	require.Equal(t, "hello\nworld", registry.RenderText(json.RawMessage(`"hello\nworld"`)))
-	require.Equal(t, "{\n  \"a\": 1\n}", registry.RenderText(json.RawMessage(`{"a":1}`)))
-	require.Equal(t, "null", registry.RenderText(nil))
-	require.Equal(t, "42", registry.RenderText(json.RawMessage(` 42 `)))
-}
-
 // The registry may change while executions resolve against it.
 func TestRegistry_hammer(t *testing.T) {
 	r := registry.New()
@@ -381,4 +374,21 @@ func TestRegistry_hammer(t *testing.T) {
 	ss, err := r.Schemas("s3")
 	require.NoError(t, err)
 	require.Len(t, ss, 51)
+}
+
+// The numbers in run_code's schema are the constants that name them.
+func TestRunCodeInputSchema_numbersAreItsConstants(t *testing.T) {
+	var schema struct {
+		Properties struct {
+			Code   struct{ MaxLength int }
+			Limits struct {
+				Properties struct {
+					MemoryMB struct{ Minimum int } `json:"memory_mb"`
+				}
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(registry.RunCodeInputSchema), &schema))
+	require.Equal(t, registry.MaxCodeLength, schema.Properties.Code.MaxLength)
+	require.Equal(t, registry.MinMemoryMB, schema.Properties.Limits.Properties.MemoryMB.Minimum)
 }

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -49,24 +48,4 @@ func (r Result) Error() error {
 		return nil
 	}
 	return r.Err
-}
-
-// RenderText is the default model text for a value: a JSON string raw,
-// anything else as JSON indented by two spaces. Nil renders as "null".
-func RenderText(v json.RawMessage) string {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "null"
-	}
-	if v[0] == '"' {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			return s
-		}
-	}
-	var buf bytes.Buffer
-	if json.Indent(&buf, v, "", "  ") != nil {
-		return string(v)
-	}
-	return buf.String()
 }

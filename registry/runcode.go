@@ -6,14 +6,25 @@ import "encoding/json"
 // a program of tool calls is sent. It cannot be registered or restricted.
 const RunCode = "run_code"
 
-// RunCodeInputSchema is run_code's argument schema. Limits may only lower the
-// deployment's limits.
+// MaxCodeLength is the most characters run_code's code may have (its
+// schema's maxLength, 512 Ki). The executor also bounds the program's size
+// in bytes, by a deployment limit no higher than this.
+const MaxCodeLength = 512 << 10
+
+// MinMemoryMB is the lowest limits.memory_mb run_code's schema accepts: the
+// least memory the sandbox runs a program with (wasmhost.MinMemoryBytes).
+const MinMemoryMB = 4
+
+// RunCodeInputSchema is run_code's argument schema; its numbers are
+// MaxCodeLength and MinMemoryMB. Limits may only lower the deployment's
+// limits: a higher one is lowered to the deployment's.
 const RunCodeInputSchema = `{
   "type": "object",
   "properties": {
     "code": {
       "type": "string",
       "minLength": 1,
+      "maxLength": 524288,
       "description": "TypeScript: the body of an async function. Call tools with await tools.<name>(args); return the answer."
     },
     "description": {
@@ -27,7 +38,7 @@ const RunCodeInputSchema = `{
       "properties": {
         "timeout_ms": {"type": "integer", "minimum": 1, "description": "Compute time in milliseconds."},
         "wall_ms": {"type": "integer", "minimum": 1, "description": "Wall time in milliseconds."},
-        "memory_mb": {"type": "integer", "minimum": 1, "description": "Memory in MiB."},
+        "memory_mb": {"type": "integer", "minimum": 4, "description": "Memory in MiB."},
         "output_bytes": {"type": "integer", "minimum": 1, "description": "Bytes of logs plus result."},
         "max_calls": {"type": "integer", "minimum": 1, "description": "Nested tool calls in total."}
       },

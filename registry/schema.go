@@ -48,10 +48,15 @@ func compileSchema(what string, raw json.RawMessage, wantObject bool) (*jsonsche
 
 // parseJSON decodes raw keeping number precision, as the validator wants:
 // exactly what encoding/json's Decoder with UseNumber returns, more cheaply
-// (decodeValid), since it runs for every call's arguments.
-func parseJSON(raw json.RawMessage) (any, error) {
+// (decodeValid), since it runs for every call's arguments. Unless dups is
+// true, an object with a key twice is an error (a *duplicateKey).
+func parseJSON(raw json.RawMessage, dups bool) (any, error) {
 	if json.Valid(raw) {
-		return decodeValid(raw), nil
+		v, dup := decodeValid(raw, dups)
+		if dup != nil {
+			return nil, dup
+		}
+		return v, nil
 	}
 	// The Decoder's error says what is wrong where.
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -66,13 +71,19 @@ func parseJSON(raw json.RawMessage) (any, error) {
 	return nil, errors.New("invalid JSON")
 }
 
-// ParseArgs checks that raw is one JSON object and returns it decoded. Empty
-// raw means {}. Anything else is INVALID_ARGS.
+// ParseArgs checks that raw is one JSON object, in which no object has a
+// key twice, and returns it decoded. Empty raw means {}. Anything else is
+// INVALID_ARGS.
 func ParseArgs(raw json.RawMessage) (map[string]any, *Error) {
 	if len(raw) == 0 {
 		return map[string]any{}, nil
 	}
-	v, err := parseJSON(raw)
+	v, err := parseJSON(raw, false)
+	if dup, ok := err.(*duplicateKey); ok {
+		return nil, &Error{Code: CodeInvalidArgs,
+			Message:    "arguments have a duplicate key: " + dup.Error() + "; a key may appear only once in an object",
+			Violations: []string{dup.violation()}}
+	}
 	if err != nil {
 		return nil, &Error{Code: CodeInvalidArgs, Message: fmt.Sprintf("arguments are not valid JSON: %v", err), Cause: err}
 	}

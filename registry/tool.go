@@ -116,7 +116,7 @@ func (d *Definition) ValidateOutput(v json.RawMessage) *Error {
 	if len(v) == 0 {
 		v = json.RawMessage("null")
 	}
-	doc, err := parseJSON(v)
+	doc, err := parseJSON(v, true) // a tool's value, not a caller's: as encoding/json reads it
 	if err != nil {
 		return &Error{Code: CodeInvalidToolOutput, Message: "tool output is not valid JSON: " + err.Error(), Cause: err}
 	}
