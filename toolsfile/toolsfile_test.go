@@ -219,4 +219,3 @@ func TestCommand_startFailure(t *testing.T) {
 	require.Contains(t, r.Err.Message, "cannot start")
 	require.Contains(t, r.Err.Message, "no such file")
 }
-
