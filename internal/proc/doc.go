@@ -28,10 +28,12 @@
 //     host's own uid and gid when ptcx is not root). The tool's process is
 //     the namespace's init: when it exits or is killed the kernel kills every
 //     process in the namespace, and nothing can leave a PID namespace. The
-//     tool sees it: its own pid is 1, signals it has no handler for are not
-//     delivered to it from inside (SIGTERM from outside is, Signal sends it
-//     to the whole group too), orphans of the tree are reparented to it, and
-//     pids it reads from /proc are the host's, not its namespace's.
+//     tool sees it: its own pid is 1 ($$ and $! are the namespace's pids),
+//     a signal it has no handler for is not delivered to it from inside its
+//     namespace (`kill -TERM $$` does nothing) nor, but for SIGKILL, from
+//     outside (Signal also sends it to the whole process group, which
+//     reaches the rest), orphans of the tree are reparented to it, and pids
+//     it reads from /proc are the host's, not its namespace's.
 //   - MechanismProcessGroup (Linux without either, macOS and other Unix
 //     systems): the process leads a new process group, and Kill signals the
 //     group. This is the weaker guarantee: a process that calls setsid or
@@ -40,6 +42,15 @@
 //     open do not hang the caller (each caller stops reading after a grace).
 //   - MechanismNone (Windows and other systems): tool process trees are not
 //     contained on this OS; Kill kills the direct child only.
+//
+// Killed processes whose parent died first are reparented to the system's
+// init (or a subreaper above ptcx), which reaps them; in a PID namespace its
+// init does. Wait reaps the direct child.
+//
+// Detection (Active) costs one probe process that never runs (its exec
+// fails on purpose) per mechanism tried, once per ptcx process. A tree in a
+// cgroup costs a mkdir, a write to cgroup.kill and an rmdir more than one in
+// a process group.
 //
 // # When ptcx itself dies
 //
@@ -52,13 +63,16 @@
 //
 //   - MechanismPIDNamespace: everything, since the namespace's init died.
 //   - MechanismCgroup: the direct child only; what it started stays in its
-//     cgroup. The next ptcx process started in the same cgroup kills and
-//     removes the cgroups of ptcx processes that no longer run.
+//     cgroup until the next ptcx process in the same cgroup finds its
+//     mechanism (its first Start or Active), which kills and removes the
+//     cgroups of ptcx processes that no longer run.
 //   - MechanismProcessGroup: the direct child only (on Linux; on other
 //     systems not even that).
 //
 // # Safe use
 //
-// Start may be called from any goroutine. A Tree's methods are safe for
-// concurrent use; Wait must be called exactly once.
+// Start may be called from any goroutine; the first call starts the one
+// goroutine (and thread) trees are started from, which lives as long as the
+// process. A Tree's methods are safe for concurrent use; Wait must be called
+// exactly once.
 package proc
