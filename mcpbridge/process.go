@@ -7,8 +7,11 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/internal/proc"
 )
 
 // Bounds of what the bridge keeps and waits for.
@@ -25,10 +28,11 @@ const (
 	exitGrace = 2 * time.Second
 )
 
-// process is one running upstream: its own process group, our ends of its
-// three pipes, and what it wrote to stderr.
+// process is one running upstream: its process tree (internal/proc), our
+// ends of its three pipes, and what it wrote to stderr.
 type process struct {
 	cmd    *exec.Cmd
+	tree   *proc.Tree
 	stdin  *os.File // our write end
 	stdout *os.File // our read end
 	stderr *tail
@@ -39,7 +43,7 @@ type process struct {
 	waitErr    error
 }
 
-// startProcess starts argv in its own process group with pipes for stdin,
+// startProcess starts argv as a process tree with pipes for stdin,
 // stdout and stderr. The pipes are *os.File on both sides, so the process
 // writes straight into them and waiting for it never waits for a copy.
 func startProcess(argv []string) (*process, error) {
@@ -73,8 +77,8 @@ func startProcess(argv []string) (*process, error) {
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	tree, err := proc.Start(cmd)
+	if err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -84,7 +88,7 @@ func startProcess(argv []string) (*process, error) {
 	_ = errW.Close()
 
 	p := &process{
-		cmd: cmd, stdin: inW, stdout: outR, stderr: &tail{keep: stderrKeep},
+		cmd: cmd, tree: tree, stdin: inW, stdout: outR, stderr: &tail{keep: stderrKeep},
 		exited: make(chan struct{}), stderrDone: make(chan struct{}),
 	}
 	go func() {
@@ -100,7 +104,7 @@ func startProcess(argv []string) (*process, error) {
 		}
 	}()
 	go func() {
-		p.waitErr = p.cmd.Wait()
+		p.waitErr = p.tree.Wait() // kills what it left running
 		p.state = p.cmd.ProcessState
 		close(p.exited)
 	}()
@@ -108,7 +112,7 @@ func startProcess(argv []string) (*process, error) {
 }
 
 // pid returns the process ID.
-func (p *process) pid() int { return p.cmd.Process.Pid }
+func (p *process) pid() int { return p.tree.Pid() }
 
 // hasExited reports whether the process has exited.
 func (p *process) hasExited() bool {
@@ -120,23 +124,22 @@ func (p *process) hasExited() bool {
 	}
 }
 
-// kill sends SIGKILL to the process group (the process and everything it
-// started that stayed in the group) and waits for the process. It may be
-// called any number of times, also after the process exited on its own: what
-// it left behind in the group is killed too.
+// kill kills the process tree (the process and everything it started) and
+// waits for the process. It may be called any number of times, also after
+// the process exited on its own, which killed what it left behind.
 func (p *process) kill() {
-	signalGroup(p.pid(), sigKill)
+	p.tree.Kill()
 	<-p.exited
 }
 
 // stop ends the process the way the MCP stdio transport asks: close its
-// stdin, wait, SIGTERM, wait, SIGKILL. Whatever is left in its group is
+// stdin, wait, SIGTERM, wait, SIGKILL. Whatever is left in its tree is
 // killed in the end.
 func (p *process) stop() {
 	_ = p.stdin.Close()
 	for _, next := range []func(){
-		func() { signalGroup(p.pid(), sigTerm) },
-		func() { signalGroup(p.pid(), sigKill) },
+		func() { p.tree.Signal(syscall.SIGTERM) },
+		p.tree.Kill,
 	} {
 		t := time.NewTimer(stopGrace)
 		select {

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -25,44 +27,48 @@ const (
 	maxStderr  = 64 << 10
 	maxMessage = 2 << 10
 	// waitDelay is how long output pipes held by a command's leftover
-	// children may stay open after it exits or is killed.
+	// children may stay open after it exits or is killed: only a child that
+	// escaped its tree can hold them (see internal/proc).
 	waitDelay = 500 * time.Millisecond
 )
 
 // command runs an argv with the call's arguments as a JSON object on stdin
-// and reads its JSON result from stdout. The command runs in its own process
-// group, which is killed when it ends, times out or is cancelled, so nothing
-// it started is left behind.
+// and reads its JSON result from stdout. The command runs as a process tree
+// (internal/proc), which is killed when it ends, times out or is cancelled,
+// so nothing it started is left behind. Its environment is the tools'
+// allowlist plus what the tool's "env" names.
 type command struct {
 	argv []string
 	dir  string
+	env  EnvSpec
 }
 
 func (c command) run(ctx context.Context, in registry.Input) (registry.Output, error) {
-	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir = c.dir
+	cmd.Env = c.env.environ()
 	cmd.Stdin = bytes.NewReader(in.Args)
 	stdout := &capped{max: MaxStdout, overflow: make(chan struct{})}
 	stderr := &capped{max: maxStderr, truncate: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
 
-	if err := cmd.Start(); err != nil {
+	tree, err := proc.Start(cmd)
+	if err != nil {
 		return registry.Output{}, fmt.Errorf("cannot start %s: %w", c.argv[0], unwrapExec(err))
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
+	go func() { done <- tree.Wait() }() // kills what the command left running
 	select {
 	case err = <-done:
+	case <-ctx.Done():
+		tree.Kill()
+		<-done
 	case <-stdout.overflow:
-		_ = killGroup(cmd)
+		tree.Kill()
 		<-done
 		return registry.Output{}, fmt.Errorf("%s printed more than %d bytes on stdout; it was stopped", c.argv[0], MaxStdout)
 	}
-	_ = killGroup(cmd) // background children of a command that exited
 
 	if ctx.Err() != nil {
 		return registry.Output{}, ctx.Err()
@@ -87,11 +93,22 @@ func (c command) run(ctx context.Context, in registry.Input) (registry.Output, e
 	return registry.Output{Value: append(json.RawMessage(nil), out...)}, nil
 }
 
+// environ is the command's whole environment: the allowlist, then what
+// Pass names, then what Set gives.
+func (e EnvSpec) environ() []string {
+	env := proc.BaseEnv()
+	env.Pass(e.Pass...)
+	for _, name := range slices.Sorted(maps.Keys(e.Set)) {
+		env.Set(name, e.Set[name])
+	}
+	return env.Environ()
+}
+
 func failureMessage(name string, exit *exec.ExitError, stderr string) string {
 	msg := strings.TrimSpace(stderr)
 	status := fmt.Sprintf("exited with status %d", exit.ExitCode())
-	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		status = "was killed by signal " + ws.Signal().String()
+	if sig, ok := proc.KilledBy(exit.ProcessState); ok {
+		status = "was killed by signal " + sig.String()
 	}
 	if msg == "" {
 		return fmt.Sprintf("%s %s", name, status)
@@ -109,17 +126,6 @@ func excerpt(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
-}
-
-func killGroup(cmd *exec.Cmd) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
 }
 
 func unwrapExec(err error) error {

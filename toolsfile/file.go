@@ -1,6 +1,6 @@
 // Package toolsfile loads a tools file: a JSON declaration of command tools,
 // the deployment's mode and its scopes, for `ptcx --tools FILE`. It imports
-// registry only.
+// registry, and internal/proc to run the commands.
 //
 // The format (unknown fields are errors):
 //
@@ -14,6 +14,10 @@
 //	    "concurrency_safe": true,          // optional, default false
 //	    "timeout_ms": 5000,                // optional, default 60000
 //	    "command": ["./weather.sh"],       // argv; relative paths are relative to the file
+//	    "env": {                           // optional: what the command's environment adds
+//	      "pass": ["HOME", "WEATHER_KEY"], //   to the allowlist: these of ptcx's own, when set,
+//	      "set": {"UNITS": "metric"}       //   and these values
+//	    },
 //	    "scope": "coder"                   // optional: register on this scope, default the deployment
 //	  }],
 //	  "scopes": [{                         // optional, parents before children
@@ -26,7 +30,10 @@
 //
 // A command gets the call's arguments as a JSON object on stdin and prints
 // one JSON value on stdout (nothing at all means null); a non-zero exit is a
-// tool failure whose message is its stderr.
+// tool failure whose message is its stderr. Its environment is an allowlist,
+// the same as the bash tool's: PATH, LANG, TERM=dumb, LC_ALL and TZ (see
+// internal/proc's BaseEnv), plus what its "env" passes or sets; nothing
+// else of ptcx's environment (tokens, keys) reaches it.
 package toolsfile
 
 import (
@@ -36,8 +43,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -65,7 +74,34 @@ type ToolSpec struct {
 	ConcurrencySafe bool            `json:"concurrency_safe,omitempty"`
 	TimeoutMS       int64           `json:"timeout_ms,omitempty"`
 	Command         []string        `json:"command"`
+	Env             EnvSpec         `json:"env,omitzero"`
 	Scope           string          `json:"scope,omitempty"`
+}
+
+// EnvSpec is what a command tool's environment adds to the allowlist.
+type EnvSpec struct {
+	// Pass names variables of ptcx's own environment to pass, when set.
+	Pass []string `json:"pass,omitempty"`
+	// Set gives variables their values; it wins over Pass and the
+	// allowlist.
+	Set map[string]string `json:"set,omitempty"`
+}
+
+func (e EnvSpec) check() error {
+	for i, name := range e.Pass {
+		if !proc.ValidName(name) {
+			return fmt.Errorf("env.pass[%d] %q is not a variable name (letters, digits and _, not starting with a digit)", i, name)
+		}
+	}
+	for name, v := range e.Set {
+		if !proc.ValidName(name) {
+			return fmt.Errorf("env.set %q is not a variable name (letters, digits and _, not starting with a digit)", name)
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("env.set %q: the value holds a NUL byte, which no environment can", name)
+		}
+	}
+	return nil
 }
 
 // ScopeSpec declares one scope (a preset, an agent, a tenant).
@@ -159,7 +195,7 @@ func (t ToolSpec) check() error {
 	case t.TimeoutMS > MaxTimeout.Milliseconds():
 		return fmt.Errorf("timeout_ms %d is over the maximum of %d (one day)", t.TimeoutMS, MaxTimeout.Milliseconds())
 	}
-	return nil
+	return t.Env.check()
 }
 
 // Apply registers f's scopes and tools into reg. mode, when not empty,
@@ -238,6 +274,6 @@ func (t ToolSpec) tool(dir string) registry.Tool {
 		OutputSchema:    t.OutputSchema,
 		ConcurrencySafe: t.ConcurrencySafe,
 		Timeout:         timeout,
-		Body:            command{argv: argv, dir: dir}.run,
+		Body:            command{argv: argv, dir: dir, env: t.Env}.run,
 	}
 }

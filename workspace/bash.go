@@ -10,12 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/registry"
 )
 
-// drainGrace is how long bash waits, once the command's process group is
-// dead, for its output pipes to close. Only a process that left the group
-// (setsid) can keep them open; after the grace bash stops reading.
+// drainGrace is how long bash waits, once the command's process tree is
+// dead, for its output pipes to close. Only a process that escaped the tree
+// (setsid, where the tree is a process group: see internal/proc) can keep
+// them open; after the grace bash stops reading.
 const drainGrace = time.Second
 
 const bashInput = `{
@@ -99,9 +101,9 @@ func (w *Workspace) bash(ctx context.Context, in registry.Input) (registry.Outpu
 	return output(res, bashText(res, timeout))
 }
 
-// run starts command in its own process group and waits for it. When the
-// shell exits, or ctx is done (TimedOut), the whole group is killed, so
-// nothing it started outlives the call.
+// run starts command as a process tree (internal/proc) and waits for it.
+// When the shell exits, or ctx is done (TimedOut), the whole tree is killed,
+// so nothing it started outlives the call.
 func (w *Workspace) run(ctx context.Context, command string) (bashResult, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -119,8 +121,7 @@ func (w *Workspace) run(ctx context.Context, command string) (bashResult, error)
 	cmd.Dir = w.root
 	cmd.Env = w.shellEnv()
 	cmd.Stdout, cmd.Stderr = outW, errW // *os.File: the child writes to the pipes directly
-	ownGroup(cmd)
-	err = cmd.Start()
+	tree, err := proc.Start(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -135,7 +136,7 @@ func (w *Workspace) run(ctx context.Context, command string) (bashResult, error)
 
 	exited := make(chan struct{})
 	go func() {
-		_ = cmd.Wait()
+		_ = tree.Wait() // kills what the shell left in the background
 		close(exited)
 	}()
 	timedOut := false
@@ -143,14 +144,9 @@ func (w *Workspace) run(ctx context.Context, command string) (bashResult, error)
 	case <-exited:
 	case <-ctx.Done():
 		timedOut = true
-		killGroup(cmd.Process)
+		tree.Kill()
 		<-exited
 	}
-	// Background processes die with the command. The shell is reaped by
-	// now, but the kernel keeps its pid reserved while any process of its
-	// group lives, so the signal reaches that group (or, if it is empty,
-	// no one).
-	killGroup(cmd.Process)
 
 	drained := make(chan struct{})
 	go func() {
@@ -165,7 +161,7 @@ func (w *Workspace) run(ctx context.Context, command string) (bashResult, error)
 		<-drained
 	}
 	return bashResult{
-		ExitCode:  exitCode(cmd.ProcessState),
+		ExitCode:  proc.ExitCode(cmd.ProcessState),
 		Stdout:    stdout.text(),
 		Stderr:    stderr.text(),
 		Truncated: capped.dropped > 0,
@@ -173,24 +169,15 @@ func (w *Workspace) run(ctx context.Context, command string) (bashResult, error)
 	}, nil
 }
 
-// shellEnv is the command's whole environment: an allowlist, so no host
-// token, key or credential reaches the command.
+// shellEnv is the command's whole environment: the tools' allowlist
+// (proc.BaseEnv), so no host token, key or credential reaches the command,
+// with HOME and PWD at the workspace root.
 func (w *Workspace) shellEnv() []string {
-	path := os.Getenv("PATH")
-	if path == "" {
-		path = "/usr/local/bin:/usr/bin:/bin"
-	}
-	lang := os.Getenv("LANG")
-	if lang == "" {
-		lang = "C.UTF-8"
-	}
-	env := []string{"PATH=" + path, "HOME=" + w.root, "PWD=" + w.root, "LANG=" + lang, "TERM=dumb", "SHELL=" + w.shell}
-	for _, k := range []string{"LC_ALL", "TZ"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
+	env := proc.BaseEnv()
+	env.Set("HOME", w.root)
+	env.Set("PWD", w.root)
+	env.Set("SHELL", w.shell)
+	return env.Environ()
 }
 
 // findShell prefers bash and falls back to the POSIX shell.

@@ -4,6 +4,7 @@ package workspace_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/workspace"
 )
 
@@ -113,20 +115,75 @@ func TestBash_backgroundChildDoesNotHang(t *testing.T) {
 	requireGone(t, pidIn(t, e, "child.pid"))
 }
 
-// TestBash_escapedChildDoesNotHang: a child that leaves the process group
-// (setsid) cannot be killed with it, but holding the pipes open does not
-// hang the tool.
-func TestBash_escapedChildDoesNotHang(t *testing.T) {
-	_, err := os.Stat("/usr/bin/setsid")
-	require.NoError(t, err, "setsid (util-linux) is part of every Debian system")
-	e := newEnv(t, workspace.Options{AllowBash: true})
-	start := time.Now()
-	r := ok[bashOut](t, e, "bash", m{"command": "setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' & sleep 0.2; echo bye"})
-	pid := pidIn(t, e, "escaped.pid")
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // the process this test started
-	require.Less(t, time.Since(start), 10*time.Second)
-	require.Equal(t, "bye\n", r.Stdout)
-	require.False(t, r.TimedOut)
+// record, run by a shell, appends the shell's host pid (from /proc/self:
+// the host's view even inside a PID namespace) to leftover.pids.
+const record = `read -r p _ < /proc/self/stat; echo $p >> leftover.pids`
+
+// TestBash_leavesNothingBehind: whatever a command leaves running and
+// however it ends (exit, non-zero exit, its timeout, a cancelled call), the
+// tool returns without waiting for the leftover, and the leftover is dead
+// when it has.
+func TestBash_leavesNothingBehind(t *testing.T) {
+	leftovers := []struct {
+		name, script string
+		escapes      bool // it leaves the process group
+	}{
+		{"setsid", `setsid sh -c '` + record + `; exec sleep 300' &`, true},
+		{"double fork into a new session", `( setsid sh -c '` + record + `; exec sleep 300' & ) &`, true},
+		{"ignores SIGTERM", `sh -c 'trap "" TERM; ` + record + `; exec sleep 300' &`, false},
+		{"closes its stdout and stderr", `sh -c 'exec >&- 2>&-; ` + record + `; exec sleep 300' &`, false},
+		{"keeps the pipes open", `sh -c '` + record + `; exec sleep 300' &`, false},
+	}
+	endings := []struct {
+		name, script string
+		timeoutMS    int64
+		cancel       bool
+		want         bashOut
+	}{
+		{"exits 0", "exit 0", 0, false, bashOut{Stdout: "ready\n"}},
+		{"exits 3", "exit 3", 0, false, bashOut{ExitCode: 3, Stdout: "ready\n"}},
+		{"times out", "sleep 300", 3000, false, bashOut{ExitCode: 128 + int(syscall.SIGKILL), Stdout: "ready\n", TimedOut: true}},
+		{"is cancelled", "sleep 300", 0, true, bashOut{}},
+	}
+	for _, lo := range leftovers {
+		for _, end := range endings {
+			t.Run(lo.name+"/"+end.name, func(t *testing.T) {
+				t.Parallel()
+				if lo.escapes && !proc.Active().Contained() {
+					t.Skip("the documented weaker guarantee of " + proc.Active().String() + ": " + proc.Active().Describe())
+				}
+				e := newEnv(t, workspace.Options{AllowBash: true})
+				args := m{"command": lo.script + "\nuntil [ -s leftover.pids ]; do sleep 0.01; done; echo ready\n" + end.script}
+				if end.timeoutMS > 0 {
+					args["timeout_ms"] = end.timeoutMS
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if end.cancel {
+					go func() {
+						for ctx.Err() == nil {
+							if b, err := os.ReadFile(filepath.Join(e.root, "leftover.pids")); err == nil && len(b) > 0 {
+								cancel()
+							}
+							time.Sleep(10 * time.Millisecond)
+						}
+					}()
+				}
+				start := time.Now()
+				out, err := e.call(t, ctx, "bash", args)
+				require.Less(t, time.Since(start), 30*time.Second)
+				if end.cancel {
+					require.ErrorIs(t, err, context.Canceled)
+				} else {
+					require.NoError(t, err)
+					var got bashOut
+					require.NoError(t, json.Unmarshal(out.Value, &got))
+					require.Equal(t, end.want, got)
+				}
+				requireGone(t, pidIn(t, e, "leftover.pids"))
+			})
+		}
+	}
 }
 
 func TestBash_timeoutCannotBeRaised(t *testing.T) {
@@ -175,13 +232,14 @@ func pidIn(t *testing.T, e *env, name string) int {
 }
 
 // requireGone waits briefly for pid to be dead: gone (ESRCH), or a zombie
-// waiting for an init process that does not reap.
+// that is not this process's to reap (an orphan, reaped by the system's
+// init in its own time).
 func requireGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) || zombie(pid) {
+		if errors.Is(err, syscall.ESRCH) || orphanZombie(pid) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -192,11 +250,14 @@ func requireGone(t *testing.T, pid int) {
 	}
 }
 
-func zombie(pid int) bool {
+// orphanZombie reports whether pid is a zombie whose parent is not this
+// process.
+func orphanZombie(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return false
 	}
-	_, rest, found := strings.Cut(string(b), ") ")
-	return found && strings.HasPrefix(rest, "Z")
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])) // comm may hold spaces, not ')'
+
+	return len(fields) > 1 && fields[0] == "Z" && fields[1] != strconv.Itoa(os.Getpid())
 }
