@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test vet demo check-demo clean
+.PHONY: all build guest tsc deps test vet demo check-demo plain-clone cross soak clean
 
 all: build
 
@@ -11,7 +11,7 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
-# guest builds guest/guest.wasm (QuickJS-NG + our glue) from pinned sources.
+# guest builds guest/wasm/guest.wasm (QuickJS-NG + our glue) from pinned sources.
 guest: deps
 	@guest/build.sh
 
@@ -28,8 +28,19 @@ build: guest
 vet: guest
 	$(GO) vet ./...
 
-test: guest tsc vet check-demo
-	$(GO) test -race -count=1 ./...
+# test runs every test with the guest required: a test that needs the guest
+# fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
+test: guest tsc vet check-demo plain-clone cross
+	PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 ./...
+
+# plain-clone builds, vets and tests the guest-free packages from a copy of
+# the tracked tree, without the guest and without cgo.
+plain-clone:
+	@scripts/plain-clone-check.sh
+
+# cross builds the module for darwin and windows.
+cross:
+	@scripts/cross-build.sh
 
 # check-demo runs the demo and requires README.md to show exactly its output.
 check-demo: build
@@ -38,5 +49,10 @@ check-demo: build
 demo: build
 	@scripts/demo.sh
 
+# soak runs mixed good and hostile programs through one executor for 3
+# minutes (PTCX_SOAK=5m make soak for longer) and reports what it saw.
+soak: guest
+	@scripts/soak.sh
+
 clean:
-	rm -rf bin guest/build guest/guest.wasm
+	rm -rf bin guest/build guest/wasm/guest.wasm
