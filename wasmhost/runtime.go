@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -30,6 +31,10 @@ type Runtime struct {
 	module  wazero.CompiledModule
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
 
+	slots     *gate // guests executing at once (compute.go)
+	admission *gate // runs admitted at once, and their memory (admission.go)
+	admitWait time.Duration
+
 	mu        sync.Mutex
 	closed    atomic.Bool
 	closing   context.Context // done once Close was called: runs stop
@@ -47,6 +52,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: invalid limits: %w", err)
 	}
 	rt := &Runtime{cfg: cfg, limits: cfg.limits.WithDefaults()}
+	if err := rt.setAdmission(cfg.admission); err != nil {
+		return nil, err
+	}
 	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(memoryPages(rt.limits.MemoryBytes))
@@ -201,9 +209,10 @@ func (rt *Runtime) acquire() bool {
 	return true
 }
 
-// done counts a guest that stopped executing, and releases wazero after the
-// last one if the Runtime is closed.
-func (rt *Runtime) done() {
+// done counts a guest that stopped executing, ends r's admission, and
+// releases wazero after the last one if the Runtime is closed.
+func (rt *Runtime) done(r *run) {
+	rt.admission.release(r.limits.MemoryBytes)
 	rt.mu.Lock()
 	rt.running--
 	last := rt.closed.Load() && rt.running == 0
@@ -218,7 +227,13 @@ func (rt *Runtime) done() {
 //
 // A program that fails returns a *RunError (check with errors.As); the
 // Outcome then still carries Stats. Any other error (an invalid Program, a
-// closed Runtime) means the program did not run.
+// closed Runtime, ErrBusy) means the program did not run.
+//
+// A run is admitted first (admission.go): when the Runtime already has its
+// maximum of runs, or their memory limits leave too little committed
+// memory for this one, it waits in line, at most the admission wait and
+// never past its wall deadline, and then fails with ErrBusy; cancelled
+// meanwhile, it fails with KindAbort. The wall limit covers that wait.
 //
 // The guest runs on a goroutine of its own; d.Dispatch is called from it,
 // one call at a time, and never after Run returned. Outcomes may be reported
@@ -239,7 +254,12 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 	if err != nil {
 		return Outcome{}, err
 	}
+	r.start()
+	if err := rt.admit(ctx, r); err != nil {
+		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
+	}
 	if !rt.acquire() {
+		rt.admission.release(r.limits.MemoryBytes)
 		return Outcome{}, ErrClosed
 	}
 	return r.run(ctx)
