@@ -37,9 +37,9 @@ type run struct {
 	inbox    *inbox // safe for concurrent use
 	timers   timerQueue
 	output   output
-	polls    int // polls in the current export
-	pending  int // calls dispatched and not yet resumed in the guest
-	calls    int // calls dispatched
+	polls    int   // polls in the current export
+	pending  int   // calls dispatched and not yet resumed in the guest
+	calls    int   // calls dispatched
 	lastID   int32 // the id of the last call the guest made, dispatched or rejected
 	argBytes int   // arguments of the calls pending, summed (Limits.MaxInFlightArgBytes)
 	result   json.RawMessage
