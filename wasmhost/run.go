@@ -249,7 +249,7 @@ func (r *run) drive(status int32, e *RunError) {
 // finish reports the run's outcome and discards its instance, on the one
 // goroutine that drove the guest to its end.
 func (r *run) finish(status int32, e *RunError) {
-	defer r.rt.done(r)
+	defer r.rt.done()
 	var out Outcome
 	var err error
 	if e != nil {
@@ -269,6 +269,8 @@ func (r *run) finish(status int32, e *RunError) {
 	if r.inst != nil {
 		r.inst.close(r.ctx)
 	}
+	// Its memory is released: so is its admission, before Run returns.
+	r.rt.admission.release(r.limits.MemoryBytes)
 	r.done <- runResult{out, err}
 }
 

@@ -209,10 +209,9 @@ func (rt *Runtime) acquire() bool {
 	return true
 }
 
-// done counts a guest that stopped executing, ends r's admission, and
-// releases wazero after the last one if the Runtime is closed.
-func (rt *Runtime) done(r *run) {
-	rt.admission.release(r.limits.MemoryBytes)
+// done counts a guest that stopped executing, and releases wazero after the
+// last one if the Runtime is closed.
+func (rt *Runtime) done() {
 	rt.mu.Lock()
 	rt.running--
 	last := rt.closed.Load() && rt.running == 0
