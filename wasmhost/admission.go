@@ -63,12 +63,20 @@ func (c Config) WithMaxRuns(n int) Config {
 	return c
 }
 
-// WithMaxCommittedMemory caps the guest memory the admitted runs may use
-// together: a run is admitted with its memory limit (Limits.MemoryBytes)
-// committed, so a run never fails for memory its neighbours took. It must
-// be at least the Runtime's memory limit. Zero means the default,
-// DefaultCommittedMemoryPercent of the machine's memory (4 GiB where it
-// cannot be read), and never less than the Runtime's memory limit.
+// WithMaxCommittedMemory caps the guest memory of the admitted runs,
+// summed: a run is admitted only when the memory of a new instance fits
+// under the cap next to the linear memory the admitted guests have grown to
+// (as of their last export). A guest that grows is never refused for what
+// its neighbours took (it fails only at its own limit, Limits.MemoryBytes),
+// so the sum may pass the cap by what the admitted runs grow; no run is
+// admitted until it is back under. The cap must be at least MinMemoryBytes.
+// Zero means the default, DefaultCommittedMemoryPercent of the machine's
+// memory (4 GiB where it cannot be read), and never less than the Runtime's
+// memory limit.
+//
+// (Committing every run's memory limit up front would bound the sum
+// strictly, but a run mostly waits on tools with a few megabytes of
+// memory: 256 MiB per run would admit 16 runs on an 8 GiB machine.)
 func (c Config) WithMaxCommittedMemory(bytes int64) Config {
 	c.admission.maxMemory = bytes
 	return c
@@ -92,9 +100,9 @@ func (rt *Runtime) setAdmission(a admissionConfig) error {
 		return fmt.Errorf("wasmhost: a cap of %d runs: the cap must be positive (0 means the default)", a.maxRuns)
 	case a.maxMemory < 0:
 		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory: the cap must be positive (0 means the default)", a.maxMemory)
-	case a.maxMemory > 0 && a.maxMemory < rt.limits.MemoryBytes:
-		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory is below the memory limit of one run (%d bytes): "+
-			"no run could be admitted; raise the cap or lower the limit", a.maxMemory, rt.limits.MemoryBytes)
+	case a.maxMemory > 0 && a.maxMemory < MinMemoryBytes:
+		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory is below the minimum of %d bytes (4 MiB): "+
+			"not even a new instance would fit", a.maxMemory, MinMemoryBytes)
 	}
 	if a.slots == 0 {
 		a.slots = runtime.GOMAXPROCS(0)
@@ -119,10 +127,12 @@ func defaultCommittedMemory() int64 {
 	return fallbackCommittedMemory
 }
 
-// admit waits for r's admission: one run, with its memory limit committed.
+// admit waits for r's admission: one run, with the memory of a new
+// instance committed (run.commit follows its growth).
 func (rt *Runtime) admit(ctx context.Context, r *run) error {
-	bytes := r.limits.MemoryBytes
+	bytes := rt.initialMemory
 	if rt.admission.tryAcquire(bytes) {
+		r.committed = bytes
 		return nil
 	}
 	deadline := r.wallDeadline
@@ -137,6 +147,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		stop()
 		cancel(nil)
 		if err == nil {
+			r.committed = bytes
 			return nil
 		}
 	}
@@ -147,16 +158,26 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		return &RunError{Kind: KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
 	}
 	u := rt.Usage()
-	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed (the cap is %d MiB; this run needs %d MiB), "+
-		"and %d runs wait; this run waited %v: retry later, or with a lower memory limit",
-		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, u.MaxCommittedBytes>>20, bytes>>20, u.Waiting, time.Since(r.began).Round(time.Millisecond))
+	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed (the cap is %d MiB; a new run needs %d MiB), "+
+		"and %d runs wait; this run waited %v: retry later",
+		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, u.MaxCommittedBytes>>20, (bytes+1<<20-1)>>20, u.Waiting, time.Since(r.began).Round(time.Millisecond))
+}
+
+// commit charges the run's guest memory, of size bytes now, to admission.
+// Memory only grows, so this changes something only when it grew.
+func (r *run) commit(size int64) {
+	r.memory.Store(size)
+	if size != r.committed {
+		r.rt.admission.adjust(size - r.committed)
+		r.committed = size
+	}
 }
 
 // Usage is a snapshot of what a Runtime's runs use, for metrics and tests.
 type Usage struct {
 	Runs              int   // runs admitted and not finished (waiting on tools or executing)
 	Waiting           int   // runs waiting for admission
-	CommittedBytes    int64 // the memory limits of the admitted runs, summed
+	CommittedBytes    int64 // the guest memory of the admitted runs, summed (see WithMaxCommittedMemory)
 	Executing         int   // guests executing now, each holding a slot
 	WaitingForSlot    int   // guests ready to execute, waiting for a slot
 	MaxRuns           int   // the cap on Runs (WithMaxRuns)

@@ -134,42 +134,46 @@ func TestRuntime_Run_admissionWaitEndsWithTheCaller(t *testing.T) {
 	<-a
 }
 
-// The committed memory cap is 64 MiB; runs commit their memory limit.
+// The committed memory cap is 16 MiB, a quarter of one run's limit. A run
+// that holds some memory waits on a tool while another asks to be admitted
+// with the memory of a new instance. (The gate's own test checks the exact
+// bound.)
 func TestRuntime_Run_maxCommittedMemory(t *testing.T) {
 	const mib = 1 << 20
 	tests := []struct {
 		name     string
-		held     []int64 // memory limits of the runs already admitted
-		next     int64
+		held     int // MiB the waiting run holds
 		admitted bool
 	}{
-		{"below the cap", []int64{32 * mib, 16 * mib}, 8 * mib, true},
-		{"at the cap", []int64{32 * mib, 16 * mib}, 16 * mib, true},
-		{"past the cap", []int64{32 * mib, 16 * mib}, 24 * mib, false},
+		{"below the cap", 4, true},
+		{"past the cap", 16, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt := newRuntime(t, testConfig().WithLimits(wasmhost.Limits{MemoryBytes: 32 * mib}).
-				WithMaxCommittedMemory(64*mib).WithAdmissionWait(50*time.Millisecond))
+			rt := newRuntime(t, testConfig().WithLimits(wasmhost.Limits{MemoryBytes: 64 * mib}).
+				WithMaxCommittedMemory(16*mib).WithAdmissionWait(50*time.Millisecond))
 			g := newGated()
-			var held []<-chan error
-			for _, m := range tt.held {
-				held = append(held, runAsync(rt, g, wasmhost.Limits{MemoryBytes: m}))
-				<-g.started
-			}
-			require.Equal(t, 48*mib, int(rt.Usage().CommittedBytes))
-			_, err := rt.Run(context.Background(), wasmhost.Program{JS: `return 1`, Limits: wasmhost.Limits{MemoryBytes: tt.next}}, &tools{})
+			errc := make(chan error, 1)
+			go func() {
+				_, err := rt.Run(context.Background(), wasmhost.Program{
+					JS:    `const a = new Uint8Array(` + fmt.Sprint(tt.held) + ` << 20); a.fill(1); await tools.wait(); return a.length`,
+					Tools: []string{"wait"}}, g)
+				errc <- err
+			}()
+			<-g.started
+			// Charged when the export that grew the memory ends.
+			eventually(t, "the run's growth is charged", func() bool { return rt.Usage().CommittedBytes > int64(tt.held*mib) })
+			_, err := rt.Run(context.Background(), wasmhost.Program{JS: `return 1`}, &tools{})
 			if tt.admitted {
 				require.NoError(t, err)
 			} else {
 				require.ErrorIs(t, err, wasmhost.ErrBusy)
-				require.ErrorContains(t, err, "48 MiB of guest memory committed (the cap is 64 MiB; this run needs 24 MiB)")
+				require.ErrorContains(t, err, "of guest memory committed (the cap is 16 MiB; a new run needs")
 			}
 			close(g.release)
-			for _, errc := range held {
-				require.NoError(t, <-errc)
-			}
+			require.NoError(t, <-errc, "a run that grew is never refused for its neighbours")
 			require.Zero(t, rt.Usage().CommittedBytes)
+			requireHealthy(t, rt)
 		})
 	}
 }
@@ -183,8 +187,8 @@ func TestNew_invalidAdmission(t *testing.T) {
 		{"negative slots", testConfig().WithGuestSlots(-1), "-1 guest slots"},
 		{"negative runs", testConfig().WithMaxRuns(-1), "a cap of -1 runs"},
 		{"negative memory", testConfig().WithMaxCommittedMemory(-1), "a cap of -1 bytes"},
-		{"memory below one run's limit", testConfig().WithMaxCommittedMemory(wasmhost.DefaultMemoryBytes - 1),
-			"below the memory limit of one run"},
+		{"memory below the minimum", testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes - 1),
+			"below the minimum of 4194304 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,10 +196,14 @@ func TestNew_invalidAdmission(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
-	// At the bound: one run's limit is a valid cap.
-	rt := newRuntime(t, testConfig().WithMaxCommittedMemory(wasmhost.DefaultMemoryBytes))
-	require.Equal(t, int64(wasmhost.DefaultMemoryBytes), rt.Usage().MaxCommittedBytes)
+	// At the bound: the minimum is a valid cap, and a run alone is
+	// admitted and may grow past it.
+	rt := newRuntime(t, testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes))
+	require.Equal(t, int64(wasmhost.MinMemoryBytes), rt.Usage().MaxCommittedBytes)
 	requireHealthy(t, rt)
+	out, re, _ := runJS(t, rt, `return new Uint8Array(16 << 20).length`, wasmhost.Limits{})
+	require.Nil(t, re)
+	require.JSONEq(t, `16777216`, string(out.Result))
 }
 
 func TestRuntime_Usage_defaults(t *testing.T) {

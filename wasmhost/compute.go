@@ -96,7 +96,7 @@ func (r *run) end() int64 {
 	r.inExport.Store(0)
 	r.deadline.Store(0)
 	if r.inst != nil {
-		r.memory.Store(int64(r.inst.mem.Size()))
+		r.commit(int64(r.inst.mem.Size()))
 	}
 	r.giveSlot()
 	return now

@@ -33,7 +33,7 @@ func (r *run) instantiate() *RunError {
 		return trapError(err, false)
 	}
 	r.inst = inst
-	r.memory.Store(int64(inst.mem.Size()))
+	r.commit(int64(inst.mem.Size()))
 	return nil
 }
 

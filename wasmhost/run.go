@@ -40,6 +40,7 @@ type run struct {
 	polls    int   // polls in the current export
 	pending  int   // calls dispatched and not yet resumed in the guest
 	calls    int   // calls dispatched
+	committed int64 // the guest memory charged to the Runtime's admission (admission.go)
 	lastID   int32 // the id of the last call the guest made, dispatched or rejected
 	argBytes int   // arguments of the calls pending, summed (Limits.MaxInFlightArgBytes)
 	result   json.RawMessage
@@ -270,7 +271,7 @@ func (r *run) finish(status int32, e *RunError) {
 		r.inst.close(r.ctx)
 	}
 	// Its memory is released: so is its admission, before Run returns.
-	r.rt.admission.release(r.limits.MemoryBytes)
+	r.rt.admission.release(r.committed)
 	r.done <- runResult{out, err}
 }
 

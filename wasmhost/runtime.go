@@ -34,6 +34,9 @@ type Runtime struct {
 	slots     *gate // guests executing at once (compute.go)
 	admission *gate // runs admitted at once, and their memory (admission.go)
 	admitWait time.Duration
+	// initialMemory is the guest memory of an instance after ptcx_init:
+	// what a run is admitted with (admission.go).
+	initialMemory int64
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -155,6 +158,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 		return fmt.Errorf("wasmhost: %s returned [%d, %d), outside memory", exportBytecode, ptr, uint64(ptr)+uint64(n))
 	}
 	rt.prelude = append([]byte(nil), bytecode...)
+	rt.initialMemory = int64(mod.Memory().Size())
 	return nil
 }
 
@@ -229,8 +233,8 @@ func (rt *Runtime) done() {
 // closed Runtime, ErrBusy) means the program did not run.
 //
 // A run is admitted first (admission.go): when the Runtime already has its
-// maximum of runs, or their memory limits leave too little committed
-// memory for this one, it waits in line, at most the admission wait and
+// maximum of runs, or the guest memory of its runs leaves too little of the
+// committed memory cap for a new instance, it waits in line, at most the admission wait and
 // never past its wall deadline, and then fails with ErrBusy; cancelled
 // meanwhile, it fails with KindAbort. The wall limit covers that wait.
 //
@@ -258,7 +262,7 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
 	}
 	if !rt.acquire() {
-		rt.admission.release(r.limits.MemoryBytes)
+		rt.admission.release(r.committed)
 		return Outcome{}, ErrClosed
 	}
 	return r.run(ctx)
