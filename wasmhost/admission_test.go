@@ -20,7 +20,9 @@ type gated struct {
 	release chan struct{}
 }
 
-func newGated() *gated { return &gated{started: make(chan struct{}, 100), release: make(chan struct{})} }
+func newGated() *gated {
+	return &gated{started: make(chan struct{}, 100), release: make(chan struct{})}
+}
 
 func (g *gated) Dispatch(_ string, _ json.RawMessage, done func(wasmhost.CallResult)) {
 	g.started <- struct{}{}
@@ -240,7 +242,7 @@ func TestRuntime_Run_admissionHammer(t *testing.T) {
 			var (
 				js   string
 				d    wasmhost.Dispatcher = &tools{}
-				want = `7`
+				want                     = `7`
 			)
 			switch i % 4 {
 			case 0: // a parent: 7 when its call ran inline, {} when flushed

@@ -27,25 +27,25 @@ type run struct {
 	limits Limits
 	tools  map[string]string // bound names, to their canonical strings
 
-	ctx      context.Context // ends with the caller's or on Close; carries the run for the imports
-	idler    IdleDispatcher  // disp, when it is one
-	idledAt  int             // calls when Idle was last called
-	idleCtx  context.Context // ctx, ending also at the wall deadline; made by the first idle
-	idleEnd  context.CancelFunc
-	done     chan runResult // the outcome, from the goroutine that finishes the run
-	inst     *instance
-	inbox    *inbox // safe for concurrent use
-	timers   timerQueue
-	output   output
-	polls    int   // polls in the current export
-	pending  int   // calls dispatched and not yet resumed in the guest
-	calls    int   // calls dispatched
+	ctx       context.Context // ends with the caller's or on Close; carries the run for the imports
+	idler     IdleDispatcher  // disp, when it is one
+	idledAt   int             // calls when Idle was last called
+	idleCtx   context.Context // ctx, ending also at the wall deadline; made by the first idle
+	idleEnd   context.CancelFunc
+	done      chan runResult // the outcome, from the goroutine that finishes the run
+	inst      *instance
+	inbox     *inbox // safe for concurrent use
+	timers    timerQueue
+	output    output
+	polls     int   // polls in the current export
+	pending   int   // calls dispatched and not yet resumed in the guest
+	calls     int   // calls dispatched
 	committed int64 // the guest memory charged to the Runtime's admission (admission.go)
-	lastID   int32 // the id of the last call the guest made, dispatched or rejected
-	argBytes int   // arguments of the calls pending, summed (Limits.MaxInFlightArgBytes)
-	result   json.RawMessage
-	guestErr *RunError // from the error import
-	stopped  *RunError // why the host stopped the guest (run.stop)
+	lastID    int32 // the id of the last call the guest made, dispatched or rejected
+	argBytes  int   // arguments of the calls pending, summed (Limits.MaxInFlightArgBytes)
+	result    json.RawMessage
+	guestErr  *RunError // from the error import
+	stopped   *RunError // why the host stopped the guest (run.stop)
 
 	began        time.Time
 	wallDeadline time.Time
