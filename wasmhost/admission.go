@@ -21,10 +21,12 @@ const (
 	DefaultAdmissionWait = 30 * time.Second
 	// DefaultRunsPerSlot times the guest slots is the default cap on
 	// concurrent runs. A run mostly waits on its tools, holding no slot,
-	// and an idle run costs about 2 MB of host memory and a few goroutines:
-	// 64 runs per core keep the cores busy when runs wait 98% of the time,
-	// and bound idle instances to about 128 MB per core.
-	DefaultRunsPerSlot = 64
+	// and an idle run costs about 2 MB of host memory, a few goroutines and
+	// no file descriptor: 256 runs per core keep the cores busy even when
+	// runs wait 99% of the time, and bound idle instances to about 512 MB
+	// per core. What the runs grow to is bounded by the committed memory
+	// cap; this one bounds the count.
+	DefaultRunsPerSlot = 256
 	// DefaultCommittedMemoryPercent of the machine's memory (MemTotal of
 	// /proc/meminfo, or the cgroup's memory.max when lower) is the default
 	// cap on committed guest memory: the rest is for the host, the tools
