@@ -221,11 +221,13 @@ func trapf(format string, args ...any) *RunError {
 //
 // The guest polls every few thousand operations: from QuickJS's interrupt
 // handler, and from every pollInterval loop iterations of its code, which
-// the host meters (meter.go). When the run's time is up, it is cancelled or
-// the Runtime closed, the guest is stopped right there.
-// Otherwise, from the flushPolls-th poll of an export on, an IdleDispatcher
-// starts the calls it holds, so that a call made before a long computation
-// does not wait for its end.
+// the host meters (meter.go). When the run's time is up (its compute time
+// judged in CPU time once the export is long, compute.go), it is cancelled
+// or the Runtime closed, the guest is stopped right there. Otherwise, from
+// the flushPolls-th poll of an export on, an IdleDispatcher starts the calls
+// it holds, so that a call made before a long computation does not wait for
+// its end; and a guest that has computed for a slot quantum while another
+// waits for a slot gives it its slot and waits for one again.
 func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
 	stack[0] = 0
 	if ctx.Value(runKey{}) == nil {

@@ -8,8 +8,12 @@ import (
 // Limits bound one run. Every limit is enforced by the host. The zero value of
 // a field means "the default" (see DefaultLimits).
 type Limits struct {
-	// ComputeTime is the time spent running guest code, excluding waits on
-	// tools and timers. Default 30 s.
+	// ComputeTime is the CPU time spent running guest code, excluding
+	// waits on tools and timers and what other runs take meanwhile: the CPU
+	// time of the guest's thread in an export that runs over a millisecond,
+	// the wall time of a shorter one (an upper bound of its CPU time, which
+	// is not worth a system call to read). Where the OS gives no thread
+	// clock (outside Linux) it is wall time. Default 30 s.
 	ComputeTime time.Duration
 	// WallTime is the time from start to settlement, waits included.
 	// Default 10 min.
