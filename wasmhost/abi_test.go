@@ -114,7 +114,7 @@ func TestHostCall_limits(t *testing.T) {
 	var dispatched int
 	r := &run{
 		disp:   DispatcherFunc(func(_ string, _ json.RawMessage, _ func(CallResult)) { dispatched++ }),
-		limits: Limits{MaxPendingCalls: 2, MaxCalls: 3},
+		limits: Limits{MaxPendingCalls: 2, MaxCalls: 3, MaxCallArgBytes: 100, MaxInFlightArgBytes: 100},
 		tools:  map[string]string{"echo": "echo"},
 		inbox:  newInbox(),
 	}
@@ -208,15 +208,15 @@ func TestTimerQueue_compactsCleared(t *testing.T) {
 
 func TestInbox(t *testing.T) {
 	b := newInbox()
-	done := b.doneFunc(1)
+	done := b.doneFunc(1, 10)
 	done(CallResult{OK: true, Value: json.RawMessage(`1`)})
 	done(CallResult{Message: "second call ignored"})
-	b.doneFunc(2)(CallResult{Message: "two"})
+	b.doneFunc(2, 0)(CallResult{Message: "two"})
 	<-b.wake
 	got := b.take(nil)
-	require.Equal(t, []completion{{id: 1, res: CallResult{OK: true, Value: json.RawMessage(`1`)}}, {id: 2, res: CallResult{Message: "two"}}}, got)
+	require.Equal(t, []completion{{id: 1, args: 10, res: CallResult{OK: true, Value: json.RawMessage(`1`)}}, {id: 2, res: CallResult{Message: "two"}}}, got)
 	b.close()
-	b.doneFunc(3)(CallResult{OK: true})
+	b.doneFunc(3, 0)(CallResult{OK: true})
 	require.Empty(t, b.take(nil), "outcomes after close are dropped")
 }
 

@@ -98,7 +98,7 @@ type Outcome struct {
 
 // Stats are measurements of one run.
 type Stats struct {
-	Compute time.Duration // time spent inside guest exports
+	Compute time.Duration // CPU time the guest used (see Limits.ComputeTime)
 	Wall    time.Duration // from the start of Run to its end
 	Calls   int           // nested calls dispatched
 	Memory  int64         // guest linear memory at the end, in bytes

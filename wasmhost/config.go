@@ -19,6 +19,7 @@ type Config struct {
 	seed          int64
 	limits        Limits
 	guest         []byte // the guest module (WithGuest); nil: see guestModule
+	admission     admissionConfig
 }
 
 // NewConfig returns the default configuration:
@@ -27,9 +28,12 @@ type Config struct {
 //     takes about half a second; loading it from the cache about 40 ms, and
 //     New as a whole 60 to 90 ms on the development VM);
 //   - the real clock and crypto/rand as the guest's time and random source;
-//   - DefaultLimits as the Runtime's limits.
+//   - DefaultLimits as the Runtime's limits;
+//   - the default guest slots and admission caps (see WithGuestSlots,
+//     WithMaxRuns, WithMaxCommittedMemory and WithAdmissionWait).
 func NewConfig() Config {
-	return Config{cacheDir: DefaultCacheDir(), limits: DefaultLimits()}
+	return Config{cacheDir: DefaultCacheDir(), limits: DefaultLimits(),
+		admission: admissionConfig{wait: DefaultAdmissionWait}}
 }
 
 // DefaultCacheDir returns the default compilation cache directory,

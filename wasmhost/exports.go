@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -19,9 +18,11 @@ var errDeadline = fmt.Errorf("wasmhost: %w", context.DeadlineExceeded)
 // instantiate creates the run's instance. Its time counts toward the wall
 // limit only.
 func (r *run) instantiate() *RunError {
-	r.enter(r.wallDeadline)
+	if e := r.begin(false); e != nil {
+		return e
+	}
 	inst, err := r.rt.newInstance(r.ctx, r.limits.MemoryBytes)
-	r.leave(false)
+	r.end()
 	if err != nil {
 		if e := r.failure(); e != nil {
 			return e
@@ -32,7 +33,7 @@ func (r *run) instantiate() *RunError {
 		return trapError(err, false)
 	}
 	r.inst = inst
-	r.memory.Store(int64(inst.mem.Size()))
+	r.commit(int64(inst.mem.Size()))
 	return nil
 }
 
@@ -72,10 +73,11 @@ func (r *run) write(b []byte) (uint32, *RunError) {
 		}
 		return ptr, nil
 	}
-	deadline, _ := r.computeDeadline()
-	r.enter(deadline)
+	if e := r.begin(true); e != nil {
+		return 0, e
+	}
 	ptr, err := r.inst.write(r.ctx, b)
-	r.leave(true)
+	r.end()
 	switch {
 	case errors.Is(err, errBufferFull):
 		return 0, &RunError{Kind: KindMemory, Cause: err, Message: fmt.Sprintf(
@@ -86,72 +88,26 @@ func (r *run) write(b []byte) (uint32, *RunError) {
 	return ptr, nil
 }
 
-// computeDeadline is the deadline of the next export: when the compute
-// budget runs out, or the wall deadline if that comes first. It also
-// returns the time it was computed at.
-func (r *run) computeDeadline() (deadline, now time.Time) {
-	now = time.Now()
-	d := now.Add(r.limits.ComputeTime - time.Duration(r.compute.Load()))
-	if r.wallDeadline.Before(d) {
-		return r.wallDeadline, now
-	}
-	return d, now
-}
-
-// enter marks the start of an export with the given deadline, which the
-// poll import enforces and the watchdog backs up. The watchdog stays armed
-// across exports and is armed again only when it would fire too late for
-// this one; when it fires early, run.run arms it again.
-func (r *run) enter(deadline time.Time) {
-	r.polls = 0
-	d := r.since(deadline)
-	r.deadline.Store(d)
-	r.inExport.Store(r.since())
-	if at := r.watchAt.Load(); at == 0 || at > d+int64(grace) {
-		r.armWatchdog(d + int64(grace))
-	}
-}
-
-// armWatchdog sets the watchdog to fire at the instant at (see run.since).
-func (r *run) armWatchdog(at int64) {
-	r.watchAt.Store(at)
-	r.watchdog.Reset(time.Duration(at - r.since()))
-}
-
-// leave marks the end of an export; compute says whether its time counts
-// toward the compute limit.
-func (r *run) leave(compute bool) {
-	if compute {
-		r.compute.Add(r.since() - r.inExport.Load())
-	}
-	r.inExport.Store(0)
-	r.deadline.Store(0)
-	if r.inst != nil {
-		r.memory.Store(int64(r.inst.mem.Size()))
-	}
-}
-
 // call runs one export with the parameters in r.inst.stack and returns its
-// i32 result. An export that ends after its deadline (a native loop that
-// did not poll) is a timeout even when it succeeded.
+// i32 result. An export that ends past a limit (a native loop that did not
+// poll) is a timeout even when it succeeded.
 func (r *run) call(f api.Function) (int32, *RunError) {
-	deadline, now := r.computeDeadline()
-	wall := deadline.Equal(r.wallDeadline)
 	// A run that ended while the guest waited does not run it again.
 	if e := r.cancelled(); e != nil {
 		return 0, e
 	}
-	if !now.Before(deadline) {
-		return 0, r.timeout(wall, errDeadline)
+	if e := r.begin(true); e != nil {
+		return 0, e
 	}
-	r.enter(deadline)
 	err := f.CallWithStack(r.ctx, r.inst.stack[:])
-	r.leave(true)
+	now := r.end()
 	switch {
 	case err != nil:
 		return 0, r.classify(err)
-	case !time.Now().Before(deadline):
-		return 0, r.timeout(wall, errDeadline)
+	case r.compute.Load() >= int64(r.limits.ComputeTime):
+		return 0, r.timeout(false, errDeadline)
+	case now >= r.wallAt:
+		return 0, r.timeout(true, errDeadline)
 	}
 	return api.DecodeI32(r.inst.stack[0]), nil
 }
@@ -159,6 +115,7 @@ func (r *run) call(f api.Function) (int32, *RunError) {
 // resume delivers one nested call's outcome.
 func (r *run) resume(c completion) (int32, *RunError) {
 	r.pending--
+	r.argBytes -= c.args
 	payload := []byte(c.res.Message)
 	ok := uint64(0)
 	if c.res.OK {

@@ -79,14 +79,19 @@ var hammerPrograms = []struct {
 }
 
 func TestRuntime_Run_hammer(t *testing.T) {
-	hammer(t, testConfig())
+	// Every run admitted at once, whatever the machine's memory: the
+	// programs' own limits are what this hammers (admission_test.go
+	// hammers the caps).
+	hammer(t, testConfig().WithMaxRuns(hammerRuns).WithMaxCommittedMemory(hammerRuns*wasmhost.DefaultMemoryBytes))
 }
+
+const hammerRuns = 200
 
 func hammer(t *testing.T, cfg wasmhost.Config) {
 	before := runtime.NumGoroutine()
 	rt, err := wasmhost.New(context.Background(), cfg)
 	require.NoError(t, err)
-	const runs = 200
+	const runs = hammerRuns
 	var wg sync.WaitGroup
 	errs := make(chan error, runs)
 	for i := range runs {

@@ -74,6 +74,12 @@ func (r *run) view(mod api.Module, what string, ptr, length uint64, limit uint32
 }
 
 // call(name_ptr, name_len, args_ptr, args_len) -> id | refusal
+//
+// Arguments over Limits.MaxCallArgBytes, or that would take the arguments
+// of the calls pending past Limits.MaxInFlightArgBytes, are neither copied
+// nor dispatched: the call gets an id and its promise rejects with a
+// ToolCallError naming the limit, as a refused call's does, which the
+// program can catch.
 func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
@@ -82,7 +88,6 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 	if !ok {
 		r.stop(trapf("ptcx.call: %q is not a bound tool", nameBytes))
 	}
-	args := r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
 	switch {
 	case r.pending >= r.limits.MaxPendingCalls:
 		stack[0] = api.EncodeI32(refusedPending)
@@ -91,11 +96,37 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 		stack[0] = api.EncodeI32(refusedTotal)
 		return
 	}
-	r.calls++
 	r.pending++
-	id := int32(r.calls)
-	r.dispatch(name, json.RawMessage(append([]byte(nil), args...)), r.inbox.doneFunc(id))
+	r.lastID++
+	id := r.lastID
+	size := int(uint32(stack[3]))
+	if msg := r.argsRefused(size); msg != "" {
+		// Checked before the bytes are read: the range is checked too, so
+		// that a broken guest still traps.
+		r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
+		r.inbox.doneFunc(id, 0)(CallResult{Message: msg})
+		stack[0] = api.EncodeI32(id)
+		return
+	}
+	args := r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
+	r.calls++
+	r.argBytes += size
+	r.dispatch(name, json.RawMessage(append([]byte(nil), args...)), r.inbox.doneFunc(id, size))
 	stack[0] = api.EncodeI32(id)
+}
+
+// argsRefused says why arguments of size bytes may not be dispatched, or
+// "" when they may.
+func (r *run) argsRefused(size int) string {
+	switch {
+	case size > r.limits.MaxCallArgBytes:
+		return fmt.Sprintf("the arguments are %d bytes, over the limit of %d bytes for one nested call: pass less data per call",
+			size, r.limits.MaxCallArgBytes)
+	case r.argBytes+size > r.limits.MaxInFlightArgBytes:
+		return fmt.Sprintf("the nested calls pending hold %d bytes of arguments, and this call's %d more would pass the limit of %d bytes at once: "+
+			"await some of them before starting more", r.argBytes, size, r.limits.MaxInFlightArgBytes)
+	}
+	return ""
 }
 
 // dispatch hands one call to the Dispatcher; a panic in it ends the run
@@ -190,11 +221,13 @@ func trapf(format string, args ...any) *RunError {
 //
 // The guest polls every few thousand operations: from QuickJS's interrupt
 // handler, and from every pollInterval loop iterations of its code, which
-// the host meters (meter.go). When the run's time is up, it is cancelled or
-// the Runtime closed, the guest is stopped right there.
-// Otherwise, from the flushPolls-th poll of an export on, an IdleDispatcher
-// starts the calls it holds, so that a call made before a long computation
-// does not wait for its end.
+// the host meters (meter.go). When the run's time is up (its compute time
+// judged in CPU time once the export is long, compute.go), it is cancelled
+// or the Runtime closed, the guest is stopped right there. Otherwise, from
+// the flushPolls-th poll of an export on, an IdleDispatcher starts the calls
+// it holds, so that a call made before a long computation does not wait for
+// its end; and a guest that has computed for a slot quantum while another
+// waits for a slot gives it its slot and waits for one again.
 func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
 	stack[0] = 0
 	if ctx.Value(runKey{}) == nil {
@@ -202,11 +235,17 @@ func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
 		// which the metered guest may poll from too.
 		return
 	}
+	if r := poll(ctx); r != nil {
+		r.yieldSlot()
+	}
+}
+
+// poll is the poll import under run.mu; it returns the run when its guest
+// should give its slot to a waiting one.
+func poll(ctx context.Context) *run {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	if d := r.deadline.Load(); d != 0 && r.since() >= d {
-		r.stop(r.timeout(d == r.since(r.wallDeadline), errDeadline))
-	}
+	yield := r.polled(r.since())
 	if e := r.cancelled(); e != nil {
 		r.stop(e)
 	}
@@ -215,6 +254,10 @@ func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
 			r.stop(e)
 		}
 	}
+	if yield {
+		return r
+	}
+	return nil
 }
 
 // flushPolls is the poll of an export from which on the guest's held calls

@@ -19,17 +19,18 @@ type inbox struct {
 }
 
 type completion struct {
-	id  int32
-	res CallResult
+	id   int32
+	args int // the size of the call's arguments (Limits.MaxInFlightArgBytes)
+	res  CallResult
 }
 
 func newInbox() *inbox {
 	return &inbox{wake: make(chan struct{}, 1)}
 }
 
-// doneFunc returns the done callback of call id. Calls after the first are
-// ignored.
-func (b *inbox) doneFunc(id int32) func(CallResult) {
+// doneFunc returns the done callback of call id, whose arguments are args
+// bytes. Calls after the first are ignored.
+func (b *inbox) doneFunc(id int32, args int) func(CallResult) {
 	var called atomic.Bool
 	return func(res CallResult) {
 		if called.Swap(true) {
@@ -40,7 +41,7 @@ func (b *inbox) doneFunc(id int32) func(CallResult) {
 			b.mu.Unlock()
 			return
 		}
-		b.queue = append(b.queue, completion{id: id, res: res})
+		b.queue = append(b.queue, completion{id: id, args: args, res: res})
 		b.mu.Unlock()
 		select {
 		case b.wake <- struct{}{}:

@@ -8,8 +8,12 @@ import (
 // Limits bound one run. Every limit is enforced by the host. The zero value of
 // a field means "the default" (see DefaultLimits).
 type Limits struct {
-	// ComputeTime is the time spent running guest code, excluding waits on
-	// tools and timers. Default 30 s.
+	// ComputeTime is the CPU time spent running guest code, excluding
+	// waits on tools and timers and what other runs take meanwhile: the CPU
+	// time of the guest's thread in an export that runs over a millisecond,
+	// the wall time of a shorter one (an upper bound of its CPU time, which
+	// is not worth a system call to read). Where the OS gives no thread
+	// clock (outside Linux) it is wall time. Default 30 s.
 	ComputeTime time.Duration
 	// WallTime is the time from start to settlement, waits included.
 	// Default 10 min.
@@ -24,6 +28,13 @@ type Limits struct {
 	MaxPendingCalls int
 	// MaxCalls caps nested calls over the whole run. Default 10,000.
 	MaxCalls int
+	// MaxCallArgBytes caps the JSON arguments of one nested call, checked
+	// before the host copies them out of the guest. Default 4 MiB.
+	MaxCallArgBytes int
+	// MaxInFlightArgBytes caps the JSON arguments of the nested calls
+	// dispatched and not yet resolved, summed: what the host holds for the
+	// program at once. Default 32 MiB.
+	MaxInFlightArgBytes int
 }
 
 // Default limits, as documented in DESIGN.md section 5.
@@ -34,6 +45,13 @@ const (
 	DefaultOutputBytes     = 1 << 20
 	DefaultMaxPendingCalls = 128
 	DefaultMaxCalls        = 10_000
+	// DefaultMaxCallArgBytes is far above what a tool needs (a file to
+	// write, a batch of records) and far below the guest's memory.
+	DefaultMaxCallArgBytes = 4 << 20
+	// DefaultMaxInFlightArgBytes lets eight calls of the largest arguments
+	// be pending at once; without it, MaxPendingCalls calls of 24 MiB each
+	// cost the host gigabytes (issue #9).
+	DefaultMaxInFlightArgBytes = 32 << 20
 )
 
 // DefaultLimits returns the documented defaults.
@@ -45,6 +63,9 @@ func DefaultLimits() Limits {
 		OutputBytes:     DefaultOutputBytes,
 		MaxPendingCalls: DefaultMaxPendingCalls,
 		MaxCalls:        DefaultMaxCalls,
+
+		MaxCallArgBytes:     DefaultMaxCallArgBytes,
+		MaxInFlightArgBytes: DefaultMaxInFlightArgBytes,
 	}
 }
 
@@ -64,6 +85,10 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("pending nested call limit %d is negative", l.MaxPendingCalls)
 	case l.MaxCalls < 0:
 		return fmt.Errorf("nested call limit %d is negative", l.MaxCalls)
+	case l.MaxCallArgBytes < 0:
+		return fmt.Errorf("nested call argument limit %d is negative", l.MaxCallArgBytes)
+	case l.MaxInFlightArgBytes < 0:
+		return fmt.Errorf("in-flight nested call argument limit %d is negative", l.MaxInFlightArgBytes)
 	}
 	return nil
 }
@@ -85,6 +110,9 @@ func (l Limits) Within(ceiling Limits) Limits {
 		OutputBytes:     lower(l.OutputBytes, ceiling.OutputBytes),
 		MaxPendingCalls: lower(l.MaxPendingCalls, ceiling.MaxPendingCalls),
 		MaxCalls:        lower(l.MaxCalls, ceiling.MaxCalls),
+
+		MaxCallArgBytes:     lower(l.MaxCallArgBytes, ceiling.MaxCallArgBytes),
+		MaxInFlightArgBytes: lower(l.MaxInFlightArgBytes, ceiling.MaxInFlightArgBytes),
 	}
 }
 
@@ -96,6 +124,9 @@ func (l Limits) fill(d Limits) Limits {
 		OutputBytes:     orDefault(l.OutputBytes, d.OutputBytes),
 		MaxPendingCalls: orDefault(l.MaxPendingCalls, d.MaxPendingCalls),
 		MaxCalls:        orDefault(l.MaxCalls, d.MaxCalls),
+
+		MaxCallArgBytes:     orDefault(l.MaxCallArgBytes, d.MaxCallArgBytes),
+		MaxInFlightArgBytes: orDefault(l.MaxInFlightArgBytes, d.MaxInFlightArgBytes),
 	}
 }
 

@@ -27,25 +27,35 @@ type run struct {
 	limits Limits
 	tools  map[string]string // bound names, to their canonical strings
 
-	ctx      context.Context // ends with the caller's or on Close; carries the run for the imports
-	idler    IdleDispatcher  // disp, when it is one
-	idledAt  int             // calls when Idle was last called
-	idleCtx  context.Context // ctx, ending also at the wall deadline; made by the first idle
-	idleEnd  context.CancelFunc
-	done     chan runResult // the outcome, from the goroutine that finishes the run
-	inst     *instance
-	inbox    *inbox // safe for concurrent use
-	timers   timerQueue
-	output   output
-	polls    int // polls in the current export
-	pending  int // calls dispatched and not yet resumed in the guest
-	calls    int // calls dispatched
-	result   json.RawMessage
-	guestErr *RunError // from the error import
-	stopped  *RunError // why the host stopped the guest (run.stop)
+	ctx       context.Context // ends with the caller's or on Close; carries the run for the imports
+	idler     IdleDispatcher  // disp, when it is one
+	idledAt   int             // calls when Idle was last called
+	idleCtx   context.Context // ctx, ending also at the wall deadline; made by the first idle
+	idleEnd   context.CancelFunc
+	done      chan runResult // the outcome, from the goroutine that finishes the run
+	inst      *instance
+	inbox     *inbox // safe for concurrent use
+	timers    timerQueue
+	output    output
+	polls     int   // polls in the current export
+	pending   int   // calls dispatched and not yet resumed in the guest
+	calls     int   // calls dispatched
+	committed int64 // the guest memory charged to the Runtime's admission (admission.go)
+	lastID    int32 // the id of the last call the guest made, dispatched or rejected
+	argBytes  int   // arguments of the calls pending, summed (Limits.MaxInFlightArgBytes)
+	result    json.RawMessage
+	guestErr  *RunError // from the error import
+	stopped   *RunError // why the host stopped the guest (run.stop)
 
 	began        time.Time
 	wallDeadline time.Time
+	wallAt       int64 // wallDeadline as an instant (see since)
+
+	// The current export (compute.go).
+	metered bool  // its time counts toward the compute limit
+	hasSlot bool  // it holds a guest slot
+	slotAt  int64 // when it took the slot
+	cpuOn   bool  // it is charged CPU time: the goroutine is locked to its thread
 
 	// mu serialises the imports with abandonment: once abandoned is set,
 	// no import does anything, so nothing reaches the Dispatcher or the
@@ -62,6 +72,11 @@ type run struct {
 	overrun  chan struct{}
 	watchdog *time.Timer
 	watchAt  atomic.Int64 // when the watchdog fires (see since), or 0 when it is not armed
+	// cpuMu guards the thread charged CPU time, for the watchdog: while it
+	// is held, the export does not end.
+	cpuMu   sync.Mutex
+	cpuTid  int   // the guest's thread, or 0 when the export is not charged CPU time
+	cpuBase int64 // the thread's CPU clock minus the export's charge at startCPU
 }
 
 func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
@@ -79,14 +94,18 @@ func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	return r, nil
 }
 
-// since returns the monotonic time from the start of the run to t, or to
-// now when t is omitted, in nanoseconds; never 0 once the run started.
-func (r *run) since(t ...time.Time) int64 {
-	at := time.Now()
-	if len(t) > 0 {
-		at = t[0]
-	}
-	return int64(at.Sub(r.began)) + 1
+// since returns the monotonic time from the start of the run to now, in
+// nanoseconds: an instant of the run, never 0 once the run started.
+func (r *run) since() int64 {
+	return int64(time.Since(r.began)) + 1
+}
+
+// start sets the run's clock going: Run calls it first, so that the wall
+// limit covers the wait for admission.
+func (r *run) start() {
+	r.began = time.Now()
+	r.wallDeadline = r.began.Add(r.limits.WallTime)
+	r.wallAt = int64(r.limits.WallTime) + 1
 }
 
 // stop ends the run from inside an import: it records why and unwinds the
@@ -112,8 +131,6 @@ type runResult struct {
 // operation can take a while), Run returns without it and the goroutine
 // discards the instance when the guest comes back.
 func (r *run) run(ctx context.Context) (Outcome, error) {
-	r.began = time.Now()
-	r.wallDeadline = r.began.Add(r.limits.WallTime)
 	// The run's context ends with the caller's or when the Runtime closes.
 	base, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -149,11 +166,21 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 			if d == 0 {
 				continue // the export ended in time
 			}
-			if d+int64(grace) > r.since() {
+			now := r.since()
+			if d+int64(grace) > now {
 				r.armWatchdog(d + int64(grace))
 				continue
 			}
-			return r.abandon(r.timeout(d == r.since(r.wallDeadline), errDeadline))
+			wall := d == r.wallAt
+			if used, ok := r.cpuUsed(); ok && !wall {
+				// Judged in CPU time (compute.go): a guest that was
+				// descheduled rather than stuck has time left.
+				if left := int64(r.limits.ComputeTime+grace) - used; left > 0 {
+					r.armWatchdog(now + left)
+					continue
+				}
+			}
+			return r.abandon(r.timeout(wall, errDeadline))
 		case <-stopping:
 			stopping, giveUp = nil, time.After(grace)
 		case <-giveUp:
@@ -243,6 +270,8 @@ func (r *run) finish(status int32, e *RunError) {
 	if r.inst != nil {
 		r.inst.close(r.ctx)
 	}
+	// Its memory is released: so is its admission, before Run returns.
+	r.rt.admission.release(r.committed)
 	r.done <- runResult{out, err}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -30,6 +31,13 @@ type Runtime struct {
 	module  wazero.CompiledModule
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
 
+	slots     *gate // guests executing at once (compute.go)
+	admission *gate // runs admitted at once, and their memory (admission.go)
+	admitWait time.Duration
+	// initialMemory is the guest memory of an instance after ptcx_init:
+	// what a run is admitted with (admission.go).
+	initialMemory int64
+
 	mu        sync.Mutex
 	closed    atomic.Bool
 	closing   context.Context // done once Close was called: runs stop
@@ -49,6 +57,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: invalid limits: %w", err)
 	}
 	rt := &Runtime{cfg: cfg, limits: cfg.limits.WithDefaults()}
+	if err := rt.setAdmission(cfg.admission); err != nil {
+		return nil, err
+	}
 	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(memoryPages(rt.limits.MemoryBytes))
@@ -146,6 +157,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 		return fmt.Errorf("wasmhost: %s returned [%d, %d), outside memory", exportBytecode, ptr, uint64(ptr)+uint64(n))
 	}
 	rt.prelude = append([]byte(nil), bytecode...)
+	rt.initialMemory = int64(mod.Memory().Size())
 	return nil
 }
 
@@ -217,7 +229,13 @@ func (rt *Runtime) done() {
 //
 // A program that fails returns a *RunError (check with errors.As); the
 // Outcome then still carries Stats. Any other error (an invalid Program, a
-// closed Runtime) means the program did not run.
+// closed Runtime, ErrBusy) means the program did not run.
+//
+// A run is admitted first (admission.go): when the Runtime already has its
+// maximum of runs, or the guest memory of its runs leaves too little of the
+// committed memory cap for a new instance, it waits in line, at most the admission wait and
+// never past its wall deadline, and then fails with ErrBusy; cancelled
+// meanwhile, it fails with KindAbort. The wall limit covers that wait.
 //
 // The guest runs on a goroutine of its own; d.Dispatch is called from it,
 // one call at a time, and never after Run returned. Outcomes may be reported
@@ -238,7 +256,12 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 	if err != nil {
 		return Outcome{}, err
 	}
+	r.start()
+	if err := rt.admit(ctx, r); err != nil {
+		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
+	}
 	if !rt.acquire() {
+		rt.admission.release(r.committed)
 		return Outcome{}, ErrClosed
 	}
 	return r.run(ctx)

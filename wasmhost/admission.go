@@ -1,0 +1,198 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// ErrBusy is returned by Run (errors.Is) when the run was not admitted in
+// time: the Runtime had its maximum of runs, or of committed guest memory,
+// for the whole admission wait. The program did not run; the same call may
+// succeed later. The executor reports it as BUSY, a retryable code.
+var ErrBusy = errors.New("wasmhost: the sandbox is busy")
+
+// Defaults of the admission caps.
+const (
+	// DefaultAdmissionWait is how long a run waits for admission: longer
+	// than a typical run, so that a burst queues rather than fails.
+	DefaultAdmissionWait = 30 * time.Second
+	// DefaultRunsPerSlot times the guest slots is the default cap on
+	// concurrent runs. A run mostly waits on its tools, holding no slot,
+	// and an idle run costs about 2 MB of host memory, a few goroutines and
+	// no file descriptor: 256 runs per core keep the cores busy even when
+	// runs wait 99% of the time, and bound idle instances to about 512 MB
+	// per core. What the runs grow to is bounded by the committed memory
+	// cap; this one bounds the count.
+	DefaultRunsPerSlot = 256
+	// DefaultCommittedMemoryPercent of the machine's memory (MemTotal of
+	// /proc/meminfo, or the cgroup's memory.max when lower) is the default
+	// cap on committed guest memory: the rest is for the host, the tools
+	// and everything else on the machine.
+	DefaultCommittedMemoryPercent = 50
+	// fallbackCommittedMemory is the cap where the machine's memory cannot
+	// be read (other OSes): 16 runs at the default memory limit.
+	fallbackCommittedMemory = 4 << 30
+)
+
+// admissionConfig is the part of Config about how many guests run and how
+// many runs are admitted. Zero fields mean the defaults.
+type admissionConfig struct {
+	slots     int
+	maxRuns   int
+	maxMemory int64
+	wait      time.Duration
+}
+
+// WithGuestSlots sets how many guests execute at once: a run holds a slot
+// only while its guest executes (not while it waits on tools or timers, nor
+// while a tool body runs), guests wait for one in FIFO order, and a guest
+// computing for long gives its slot to a waiting one every 10 ms. Fewer
+// slots than cores leave cores to the tools; more make guests compete for
+// cores, which their compute time does not count but their wall time does.
+// Zero means the default, runtime.GOMAXPROCS(0) at New.
+func (c Config) WithGuestSlots(n int) Config {
+	c.admission.slots = n
+	return c
+}
+
+// WithMaxRuns caps the runs admitted at once, executing or waiting on their
+// tools. Zero means the default, DefaultRunsPerSlot times the guest slots.
+func (c Config) WithMaxRuns(n int) Config {
+	c.admission.maxRuns = n
+	return c
+}
+
+// WithMaxCommittedMemory caps the guest memory of the admitted runs,
+// summed: a run is admitted only when the memory of a new instance fits
+// under the cap next to the linear memory the admitted guests have grown to
+// (as of their last export). A guest that grows is never refused for what
+// its neighbours took (it fails only at its own limit, Limits.MemoryBytes),
+// so the sum may pass the cap by what the admitted runs grow; no run is
+// admitted until it is back under. The cap must be at least MinMemoryBytes.
+// Zero means the default, DefaultCommittedMemoryPercent of the machine's
+// memory (4 GiB where it cannot be read), and never less than the Runtime's
+// memory limit.
+//
+// (Committing every run's memory limit up front would bound the sum
+// strictly, but a run mostly waits on tools with a few megabytes of
+// memory: 256 MiB per run would admit 16 runs on an 8 GiB machine.)
+func (c Config) WithMaxCommittedMemory(bytes int64) Config {
+	c.admission.maxMemory = bytes
+	return c
+}
+
+// WithAdmissionWait sets how long a run waits for admission before Run
+// fails with ErrBusy; a run never waits past its wall deadline or its
+// context. Zero or less: a run that cannot be admitted at once fails at
+// once. Default: DefaultAdmissionWait.
+func (c Config) WithAdmissionWait(d time.Duration) Config {
+	c.admission.wait = max(d, 0)
+	return c
+}
+
+// setAdmission resolves the admission config's defaults for rt.
+func (rt *Runtime) setAdmission(a admissionConfig) error {
+	switch {
+	case a.slots < 0:
+		return fmt.Errorf("wasmhost: %d guest slots: the count must be positive (0 means the default)", a.slots)
+	case a.maxRuns < 0:
+		return fmt.Errorf("wasmhost: a cap of %d runs: the cap must be positive (0 means the default)", a.maxRuns)
+	case a.maxMemory < 0:
+		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory: the cap must be positive (0 means the default)", a.maxMemory)
+	case a.maxMemory > 0 && a.maxMemory < MinMemoryBytes:
+		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory is below the minimum of %d bytes (4 MiB): "+
+			"not even a new instance would fit", a.maxMemory, MinMemoryBytes)
+	}
+	if a.slots == 0 {
+		a.slots = runtime.GOMAXPROCS(0)
+	}
+	if a.maxRuns == 0 {
+		a.maxRuns = DefaultRunsPerSlot * a.slots
+	}
+	if a.maxMemory == 0 {
+		a.maxMemory = max(defaultCommittedMemory(), rt.limits.MemoryBytes)
+	}
+	rt.slots = newGate(a.slots, 0)
+	rt.admission = newGate(a.maxRuns, a.maxMemory)
+	rt.admitWait = a.wait
+	return nil
+}
+
+// defaultCommittedMemory is the default cap on committed guest memory.
+func defaultCommittedMemory() int64 {
+	if total, ok := physicalMemory(); ok {
+		return total / 100 * DefaultCommittedMemoryPercent
+	}
+	return fallbackCommittedMemory
+}
+
+// admit waits for r's admission: one run, with the memory of a new
+// instance committed (run.commit follows its growth).
+func (rt *Runtime) admit(ctx context.Context, r *run) error {
+	bytes := rt.initialMemory
+	if rt.admission.tryAcquire(bytes) {
+		r.committed = bytes
+		return nil
+	}
+	deadline := r.wallDeadline
+	if d := r.began.Add(rt.admitWait); d.Before(deadline) {
+		deadline = d
+	}
+	var err error
+	if rt.admitWait > 0 {
+		wctx, cancel := context.WithCancelCause(ctx)
+		stop := context.AfterFunc(rt.closing, func() { cancel(ErrClosed) })
+		err = rt.admission.acquire(wctx, deadline, bytes)
+		stop()
+		cancel(nil)
+		if err == nil {
+			r.committed = bytes
+			return nil
+		}
+	}
+	switch {
+	case errors.Is(err, ErrClosed):
+		return ErrClosed
+	case err != nil && !errors.Is(err, errGateTimeout):
+		return &RunError{Kind: KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
+	}
+	u := rt.Usage()
+	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed (the cap is %d MiB; a new run needs %d MiB), "+
+		"and %d runs wait; this run waited %v: retry later",
+		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, u.MaxCommittedBytes>>20, (bytes+1<<20-1)>>20, u.Waiting, time.Since(r.began).Round(time.Millisecond))
+}
+
+// commit charges the run's guest memory, of size bytes now, to admission.
+// Memory only grows, so this changes something only when it grew.
+func (r *run) commit(size int64) {
+	r.memory.Store(size)
+	if size != r.committed {
+		r.rt.admission.adjust(size - r.committed)
+		r.committed = size
+	}
+}
+
+// Usage is a snapshot of what a Runtime's runs use, for metrics and tests.
+type Usage struct {
+	Runs              int   // runs admitted and not finished (waiting on tools or executing)
+	Waiting           int   // runs waiting for admission
+	CommittedBytes    int64 // the guest memory of the admitted runs, summed (see WithMaxCommittedMemory)
+	Executing         int   // guests executing now, each holding a slot
+	WaitingForSlot    int   // guests ready to execute, waiting for a slot
+	MaxRuns           int   // the cap on Runs (WithMaxRuns)
+	MaxCommittedBytes int64 // the cap on CommittedBytes (WithMaxCommittedMemory)
+	Slots             int   // the cap on Executing (WithGuestSlots)
+}
+
+// Usage returns the Runtime's current counters. It is safe to call at any
+// time, concurrently with Run.
+func (rt *Runtime) Usage() Usage {
+	var u Usage
+	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.usage()
+	u.Executing, _, u.WaitingForSlot = rt.slots.usage()
+	u.MaxRuns, u.MaxCommittedBytes, u.Slots = rt.admission.maxCount, rt.admission.maxBytes, rt.slots.maxCount
+	return u
+}

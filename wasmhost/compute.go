@@ -1,0 +1,216 @@
+package wasmhost
+
+import (
+	"errors"
+	"runtime"
+	"time"
+)
+
+// Compute time is the CPU time the guest used: what the thread running an
+// export spent on it, not what its neighbours took meanwhile.
+//
+// Reading a thread's CPU clock is a system call (threadCPU), and a nested
+// call's export lasts a few microseconds, so the clock is read only where
+// it pays. Wall time inside an export is an upper bound of the CPU time it
+// used, so a short export is charged its wall time. From the first poll of
+// an export that has run cpuClockAfter (the guest polls every 20 to 50 µs
+// of JavaScript, meter.go), the goroutine is locked to its OS thread until
+// the export ends, and the export is charged the wall time up to that poll
+// plus the thread's CPU time after it. The poll and the watchdog then
+// judge the compute deadline in CPU time:
+//
+//   - the deadline of an export (run.deadline) is where its wall time would
+//     exhaust the budget; no earlier can its CPU time. A poll past it reads
+//     the thread's clock, stops the guest if the CPU time is spent, and
+//     otherwise moves the deadline to where the rest of the budget would
+//     end at full speed (a few reads per export, however long);
+//   - the watchdog, a grace past that deadline, reads the clock of the
+//     guest's thread by its id from its own thread: a guest that was only
+//     descheduled has used little and is given the rest; one stuck in native
+//     code that does not poll burns its CPU time and is abandoned. An
+//     export that never reached cpuClockAfter at a poll is judged in wall
+//     time, as are exports where the OS has no thread clock (threadClocks).
+//
+// The wall-time limit stays wall time.
+
+// cpuClockAfter is how long an export runs, in wall time, before it is
+// charged CPU time (see above): the two clock reads and the thread lock
+// then cost under 0.2% of it, and a short export pays nothing.
+const cpuClockAfter = int64(time.Millisecond)
+
+// slotQuantum is how long a guest executes in its slot before it gives the
+// slot to a guest waiting for one, at its next poll: guests take turns, so
+// a long computation delays its neighbours by at most a quantum a turn.
+// Only an export charged CPU time yields (waiting for the slot again then
+// costs it nothing).
+const slotQuantum = int64(10 * time.Millisecond)
+
+// begin starts an export: it takes a guest slot (waiting for one, but not
+// past the wall deadline or the run's end) and sets the export's deadline,
+// which the poll import enforces and the watchdog backs up. compute says
+// whether the export's time counts toward the compute limit; when it does,
+// an exhausted limit fails at once. The watchdog stays armed across
+// exports and is armed again only when it would fire too late for this
+// one; when it fires early, run.run arms it again.
+func (r *run) begin(compute bool) *RunError {
+	if e := r.takeSlot(); e != nil {
+		return e
+	}
+	now := r.since()
+	d := r.wallAt
+	if compute {
+		left := int64(r.limits.ComputeTime) - r.compute.Load()
+		switch {
+		case left <= 0:
+			r.giveSlot()
+			return r.timeout(false, errDeadline)
+		case now >= r.wallAt:
+			r.giveSlot()
+			return r.timeout(true, errDeadline)
+		}
+		d = min(d, now+left)
+	}
+	r.metered = compute
+	r.polls = 0
+	r.slotAt = now
+	r.deadline.Store(d)
+	r.inExport.Store(now)
+	if at := r.watchAt.Load(); at == 0 || at > d+int64(grace) {
+		r.armWatchdog(d + int64(grace))
+	}
+	return nil
+}
+
+// end ends an export: it charges its time (wall, or CPU time once the
+// clock was started) and gives back the slot. It returns the instant the
+// export ended (see run.since).
+func (r *run) end() int64 {
+	now := r.since()
+	if r.metered {
+		used := now - r.inExport.Load()
+		if r.cpuOn {
+			used = r.stopCPU()
+		}
+		r.compute.Add(used)
+	}
+	r.inExport.Store(0)
+	r.deadline.Store(0)
+	if r.inst != nil {
+		r.commit(int64(r.inst.mem.Size()))
+	}
+	r.giveSlot()
+	return now
+}
+
+// armWatchdog sets the watchdog to fire at the instant at (see run.since).
+func (r *run) armWatchdog(at int64) {
+	r.watchAt.Store(at)
+	r.watchdog.Reset(time.Duration(at - r.since()))
+}
+
+// polled is the poll import's judgement, at instant now, under r.mu: it
+// starts the CPU clock of a long export, stops the guest past its
+// deadline, and reports whether the guest should give its slot to a
+// waiting one (run.yieldSlot).
+func (r *run) polled(now int64) (yield bool) {
+	start := r.inExport.Load()
+	if threadClocks && r.metered && !r.cpuOn && now-start >= cpuClockAfter {
+		r.startCPU(now - start)
+	}
+	if d := r.deadline.Load(); d != 0 && now >= d {
+		r.overdue(now, d)
+	}
+	return r.cpuOn && now-r.slotAt >= slotQuantum && r.rt.slots.waiting()
+}
+
+// overdue judges an export whose deadline d has come: past the wall
+// deadline, or with its compute budget spent, the guest stops; otherwise
+// (CPU time ran slower than wall time) the deadline moves to where the
+// rest of the budget ends at the earliest.
+func (r *run) overdue(now, d int64) {
+	if d == r.wallAt {
+		r.stop(r.timeout(true, errDeadline))
+	}
+	if !r.cpuOn {
+		r.stop(r.timeout(false, errDeadline))
+	}
+	left := int64(r.limits.ComputeTime) - (r.compute.Load() + threadCPU() - r.cpuBase)
+	if left <= 0 {
+		r.stop(r.timeout(false, errDeadline))
+	}
+	r.deadline.Store(min(r.wallAt, now+left))
+}
+
+// startCPU locks the guest's goroutine to its thread and starts charging
+// the thread's CPU time, after wall time elapsed in the export.
+func (r *run) startCPU(elapsed int64) {
+	runtime.LockOSThread()
+	tid := threadID()
+	base := threadCPU() - elapsed
+	r.cpuMu.Lock()
+	r.cpuTid, r.cpuBase = tid, base
+	r.cpuMu.Unlock()
+	r.cpuOn = true
+}
+
+// stopCPU returns the export's charge (the wall time before startCPU plus
+// the CPU time since) and unlocks the thread.
+func (r *run) stopCPU() int64 {
+	used := threadCPU() - r.cpuBase
+	r.cpuMu.Lock()
+	r.cpuTid = 0
+	r.cpuMu.Unlock()
+	r.cpuOn = false
+	runtime.UnlockOSThread()
+	return used
+}
+
+// cpuUsed is the compute time used so far, read by the watchdog from
+// another goroutine while the guest's thread is charged CPU time (holding
+// cpuMu keeps the guest's goroutine on that thread meanwhile); false when
+// it is not.
+func (r *run) cpuUsed() (int64, bool) {
+	r.cpuMu.Lock()
+	defer r.cpuMu.Unlock()
+	if r.cpuTid == 0 {
+		return 0, false
+	}
+	cpu, ok := threadCPUOf(r.cpuTid)
+	if !ok {
+		return 0, false
+	}
+	return r.compute.Load() + cpu - r.cpuBase, true
+}
+
+// takeSlot takes one of the Runtime's guest slots for an export, waiting
+// in line for it (not past the wall deadline or the run's end).
+func (r *run) takeSlot() *RunError {
+	if err := r.rt.slots.acquire(r.ctx, r.wallDeadline, 0); err != nil {
+		if errors.Is(err, errGateTimeout) {
+			return r.timeout(true, errDeadline)
+		}
+		return r.cancelled()
+	}
+	r.hasSlot = true
+	return nil
+}
+
+// giveSlot gives the export's slot back.
+func (r *run) giveSlot() {
+	if r.hasSlot {
+		r.hasSlot = false
+		r.rt.slots.release(0)
+	}
+}
+
+// yieldSlot gives the slot to the guest waiting first and waits in line for
+// one again, from inside a poll but without r.mu (Run may abandon the run
+// meanwhile). The wait costs no compute time: the thread's clock does not
+// advance while it sleeps.
+func (r *run) yieldSlot() {
+	r.giveSlot()
+	if e := r.takeSlot(); e != nil {
+		r.stop(e)
+	}
+	r.slotAt = r.since()
+}

@@ -1,0 +1,143 @@
+package wasmhost_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// spin is a program that computes for about n loop iterations, polling as
+// any loop does.
+func spin(n int) string {
+	return `let x = 0; for (let i = 0; i < ` + strconv.Itoa(n) + `; i++) x = (x + i * 7) % 1000003; return x`
+}
+
+// calibrate returns a loop count that computes for about want, and the
+// compute time it took alone.
+func calibrate(t *testing.T, rt *wasmhost.Runtime, want time.Duration) (int, time.Duration) {
+	t.Helper()
+	n := 1_000_000
+	for {
+		out, re, _ := runJS(t, rt, spin(n), wasmhost.Limits{})
+		require.Nil(t, re)
+		if c := out.Stats.Compute; c >= want/2 {
+			n = int(float64(n) * float64(want) / float64(c))
+			out, re, _ = runJS(t, rt, spin(n), wasmhost.Limits{})
+			require.Nil(t, re)
+			return n, out.Stats.Compute
+		}
+		n *= 4
+	}
+}
+
+// The issue's case, scaled down: programs that each need ~0.2 s of CPU,
+// with a compute limit 2.5 times what one takes alone, run 8 at a time on
+// 2 Ps. Charged wall time, each would be charged about 4 times its CPU time
+// and fail; charged CPU time, all succeed. With the default slots (one per
+// P) the guests take turns instead; they succeed too. A program that
+// really needs more than its limit still fails with the compute timeout.
+func TestRuntime_Run_computeIsCPUTime(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	calib := newRuntime(t, testConfig())
+	n, alone := calibrate(t, calib, 200*time.Millisecond)
+	limit := max(alone*5/2, 300*time.Millisecond)
+	t.Logf("%d iterations: %v alone; limit %v", n, alone, limit)
+
+	for _, slots := range []int{0, 8} {
+		t.Run("slots "+strconv.Itoa(slots), func(t *testing.T) {
+			rt := newRuntime(t, testConfig().WithGuestSlots(slots))
+			const runs = 8
+			outs := make([]wasmhost.Outcome, runs)
+			errs := make([]error, runs)
+			var wg sync.WaitGroup
+			for i := range runs {
+				wg.Go(func() {
+					outs[i], errs[i] = rt.Run(context.Background(), wasmhost.Program{JS: spin(n), Limits: wasmhost.Limits{ComputeTime: limit}}, &tools{})
+				})
+			}
+			wg.Wait()
+			var slowest time.Duration
+			for i := range runs {
+				require.NoError(t, errs[i], "run %d", i)
+				require.Less(t, outs[i].Stats.Compute, limit)
+				slowest = max(slowest, outs[i].Stats.Wall)
+			}
+			require.Greater(t, slowest, limit, "the runs did not contend: the test shows nothing")
+		})
+	}
+
+	out, re, _ := runJS(t, calib, spin(n*4), wasmhost.Limits{ComputeTime: limit})
+	require.NotNil(t, re, "%v of compute", out.Stats.Compute)
+	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Contains(t, re.Message, "compute time limit of "+limit.String())
+	require.NotErrorIs(t, re, wasmhost.ErrAbandoned)
+	require.GreaterOrEqual(t, out.Stats.Compute, limit)
+	require.Less(t, out.Stats.Compute, limit+300*time.Millisecond)
+}
+
+// blocking is a Dispatcher whose "block" tool holds the guest's thread
+// inside the export for a while before it answers: sleeping (the guest is
+// descheduled, as on a loaded machine) or spinning (a native stall that
+// does not poll). It breaks Dispatch's contract on purpose.
+type blocking struct {
+	spin bool
+	d    time.Duration
+}
+
+func (b blocking) Dispatch(_ string, _ json.RawMessage, done func(wasmhost.CallResult)) {
+	if b.spin {
+		for end := time.Now().Add(b.d); time.Now().Before(end); {
+		}
+	} else {
+		time.Sleep(b.d)
+	}
+	done(wasmhost.CallResult{OK: true, Value: json.RawMessage(`1`)})
+}
+
+// The watchdog judges a long export that stopped polling in CPU time: a
+// guest kept off the CPU for four times its compute limit is not killed,
+// one that burns it in native code is abandoned.
+func TestRuntime_Run_watchdogJudgesCPUTime(t *testing.T) {
+	rt := sharedRuntime(t)
+	const limit = 300 * time.Millisecond
+	// The loop before the call makes the export long enough to be charged
+	// CPU time.
+	js := `const a = (() => {` + spin(200_000) + `})(); tools.block(); return a`
+
+	out, err := rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"block"}, Limits: wasmhost.Limits{ComputeTime: limit}},
+		blocking{d: 4 * limit})
+	require.NoError(t, err)
+	require.Less(t, out.Stats.Compute, limit)
+	require.Greater(t, out.Stats.Wall, 4*limit)
+
+	start := time.Now()
+	_, err = rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"block"}, Limits: wasmhost.Limits{ComputeTime: limit}},
+		blocking{spin: true, d: 6 * limit})
+	var re *wasmhost.RunError
+	require.True(t, errors.As(err, &re), "%v", err)
+	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Contains(t, re.Message, "compute time limit")
+	require.ErrorIs(t, err, wasmhost.ErrAbandoned)
+	require.Less(t, time.Since(start), 6*limit+5*time.Second)
+	requireHealthy(t, rt)
+}
+
+// Wall time stays wall time: a guest that waits is charged no compute time
+// but still ends at its wall limit.
+func TestRuntime_Run_wallLimitIsWallTime(t *testing.T) {
+	rt := sharedRuntime(t)
+	out, re, _ := runJS(t, rt, `await tools.hang()`, wasmhost.Limits{WallTime: 200 * time.Millisecond})
+	require.NotNil(t, re)
+	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Contains(t, re.Message, "wall time limit of 200ms")
+	require.Less(t, out.Stats.Compute, 100*time.Millisecond)
+}
