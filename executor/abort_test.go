@@ -32,7 +32,7 @@ func TestRunCode_cancelledAsItFinishes_isAbort(t *testing.T) {
 			return wasmhost.Outcome{}, errors.New("the sandbox broke")
 		}, nil},
 		{"busy", func() (wasmhost.Outcome, error) {
-			return wasmhost.Outcome{}, fmt.Errorf("no room: %w", executor.ErrBusy)
+			return wasmhost.Outcome{}, fmt.Errorf("no room: %w", wasmhost.ErrBusy)
 		}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,8 +102,8 @@ func TestRunCode_busyRuntime(t *testing.T) {
 		err  error
 		code registry.Code
 	}{
-		{executor.ErrBusy, registry.CodeBusy},
-		{fmt.Errorf("wasmhost: admission: %w", executor.ErrBusy), registry.CodeBusy},
+		{wasmhost.ErrBusy, registry.CodeBusy},
+		{fmt.Errorf("wasmhost: admission: %w", wasmhost.ErrBusy), registry.CodeBusy},
 		{errors.New("wasmhost: something else"), registry.CodeInternal},
 	} {
 		rt := fakeRuntime(func(context.Context, wasmhost.Program, wasmhost.Dispatcher) (wasmhost.Outcome, error) {
@@ -114,7 +114,7 @@ func TestRunCode_busyRuntime(t *testing.T) {
 		require.Equal(t, tt.code, r.Err.Code, r.Text)
 		if tt.code == registry.CodeBusy {
 			require.ErrorIs(t, r.Error(), registry.ErrBusy)
-			require.ErrorIs(t, r.Error(), executor.ErrBusy, "the runtime's error is the cause")
+			require.ErrorIs(t, r.Error(), wasmhost.ErrBusy, "the runtime's error is the cause")
 			require.Contains(t, r.Text, "retry later")
 			require.NotContains(t, r.Text, "admission", "host internals stay out of the message")
 		}

@@ -40,6 +40,3 @@ func SetInlineHook(f func(Request)) func() {
 	testHookInline = f
 	return func() { testHookInline = nil }
 }
-
-// ErrBusy is the error a code runtime returns when it has no room for a run.
-var ErrBusy = errBusy

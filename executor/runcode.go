@@ -156,7 +156,7 @@ func excerpt(line string, at int) string {
 // sandbox had no room for the run. Positions in the stack and of a syntax
 // error are mapped back to the TypeScript as the caller wrote it.
 func runFailure(err error, prog *transpile.Program) *registry.Error {
-	if errors.Is(err, errBusy) {
+	if errors.Is(err, wasmhost.ErrBusy) {
 		return busy(err)
 	}
 	var re *wasmhost.RunError
