@@ -315,7 +315,7 @@ func escapeBash(command string) func(context.Context, *env) (registry.Result, st
 func hardLink(tool string, args map[string]any) func(context.Context, *env) (registry.Result, string) {
 	return func(ctx context.Context, e *env) (registry.Result, string) {
 		secret := filepath.Join(e.base, "outside", "secret.txt")
-		if err := os.WriteFile(secret, []byte("TOPSECRET\n"), 0o644); err != nil {
+		if err := os.WriteFile(secret, []byte("TOPSECRET the-content\n"), 0o644); err != nil {
 			return registry.Result{}, err.Error()
 		}
 		if err := os.Link(secret, filepath.Join(e.ws, "link.txt")); err != nil {
@@ -325,10 +325,10 @@ func hardLink(tool string, args map[string]any) func(context.Context, *env) (reg
 			e.call(ctx, "read", map[string]any{"path": "link.txt"})
 		}
 		r := e.call(ctx, tool, args)
-		if strings.Contains(r.Text, "TOPSECRET") || strings.Contains(string(r.Value), "TOPSECRET") {
+		if strings.Contains(r.Text, "the-content") || strings.Contains(string(r.Value), "the-content") {
 			return r, "the secret came back: " + r.Text
 		}
-		if data, _ := os.ReadFile(secret); string(data) != "TOPSECRET\n" {
+		if data, _ := os.ReadFile(secret); string(data) != "TOPSECRET the-content\n" {
 			return r, "the file outside the workspace was changed: " + string(data)
 		}
 		return r, ""
@@ -417,6 +417,8 @@ func memoryHeavy(ctx context.Context, e *env) (registry.Result, string) {
 		})
 	}
 	wg.Wait()
+	// At most four of them (1 GiB committed, 256 MiB each) run at once;
+	// the others wait their turn, and all succeed.
 	return summarise(results)
 }
 

@@ -60,6 +60,10 @@ func commandTools(t testing.TB) []toolsfile.ToolSpec {
 	}
 }
 
+// committedCap is the sandbox's committed guest memory cap in the hostile
+// host (wasmhost.Config.WithMaxCommittedMemory).
+const committedCap = 1 << 30
+
 func newEnv(t testing.TB, limits wasmhost.Limits) *env {
 	t.Helper()
 	base := t.TempDir()
@@ -86,7 +90,9 @@ func newEnv(t testing.TB, limits wasmhost.Limits) *env {
 	require.NoError(t, f.Apply(reg, ""))
 	reg.SetRunCodeDescriber(executor.DescribeRunCode)
 
-	e.rt, err = wasmhost.New(context.Background(), wasmhost.NewConfig())
+	// The guests share 1 GiB, as a deployment sized for its machine would
+	// (the default is half the machine's memory).
+	e.rt, err = wasmhost.New(context.Background(), wasmhost.NewConfig().WithMaxCommittedMemory(committedCap))
 	require.NoError(t, err, "the sandbox needs the guest (run `make guest`)")
 	t.Cleanup(func() { _ = e.rt.Close(context.Background()) })
 	e.exec, err = executor.New(reg, executor.NewConfig().WithRuntime(e.rt).WithLimits(limits))

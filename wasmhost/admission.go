@@ -65,20 +65,21 @@ func (c Config) WithMaxRuns(n int) Config {
 	return c
 }
 
-// WithMaxCommittedMemory caps the guest memory of the admitted runs,
-// summed: a run is admitted only when the memory of a new instance fits
-// under the cap next to the linear memory the admitted guests have grown to
-// (as of their last export). A guest that grows is never refused for what
-// its neighbours took (it fails only at its own limit, Limits.MemoryBytes),
-// so the sum may pass the cap by what the admitted runs grow; no run is
-// admitted until it is back under. The cap must be at least MinMemoryBytes.
-// Zero means the default, DefaultCommittedMemoryPercent of the machine's
-// memory (4 GiB where it cannot be read), and never less than the Runtime's
-// memory limit.
+// WithMaxCommittedMemory caps the guest memory the admitted runs may use,
+// summed: each run is admitted with its memory limit (Limits.MemoryBytes)
+// committed, so the guests of one Runtime can never hold more than the cap
+// together, whatever they do, and a run that is admitted never fails for
+// what its neighbours use. A run whose limit does not fit waits (see
+// WithAdmissionWait). Runs that ask for less memory (limits.memory_mb)
+// commit less, and more of them fit. The cap must be at least
+// MinMemoryBytes. Zero means the default, DefaultCommittedMemoryPercent of
+// the machine's memory (4 GiB where it cannot be read), and never less than
+// the Runtime's memory limit, so one run at the limit always fits.
 //
-// (Committing every run's memory limit up front would bound the sum
-// strictly, but a run mostly waits on tools with a few megabytes of
-// memory: 256 MiB per run would admit 16 runs on an 8 GiB machine.)
+// (Charging what the guests have grown to instead would admit more idle
+// runs, but then either the sum passes the cap, or a growth is refused and
+// runs that grow together all fail: 16 programs of 120 MiB under a 1 GiB
+// cap would all fail, where here 8 run and 8 wait their turn.)
 func (c Config) WithMaxCommittedMemory(bytes int64) Config {
 	c.admission.maxMemory = bytes
 	return c
@@ -105,6 +106,9 @@ func (rt *Runtime) setAdmission(a admissionConfig) error {
 	case a.maxMemory > 0 && a.maxMemory < MinMemoryBytes:
 		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory is below the minimum of %d bytes (4 MiB): "+
 			"not even a new instance would fit", a.maxMemory, MinMemoryBytes)
+	case a.maxMemory > 0 && a.maxMemory < rt.limits.MemoryBytes:
+		return fmt.Errorf("wasmhost: a cap of %d MiB of committed memory is below the Runtime's memory limit of %d MiB: "+
+			"a run at the limit could never be admitted; lower the limit (WithLimits) or raise the cap", a.maxMemory>>20, rt.limits.MemoryBytes>>20)
 	}
 	if a.slots == 0 {
 		a.slots = runtime.GOMAXPROCS(0)
@@ -129,10 +133,9 @@ func defaultCommittedMemory() int64 {
 	return fallbackCommittedMemory
 }
 
-// admit waits for r's admission: one run, with the memory of a new
-// instance committed (run.commit follows its growth).
+// admit waits for r's admission: one run, with its memory limit committed.
 func (rt *Runtime) admit(ctx context.Context, r *run) error {
-	bytes := rt.initialMemory
+	bytes := int64(memoryPages(r.limits.MemoryBytes)) * pageSize
 	if rt.admission.tryAcquire(bytes) {
 		r.committed = bytes
 		return nil
@@ -160,19 +163,15 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		return &RunError{Kind: KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
 	}
 	u := rt.Usage()
-	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed (the cap is %d MiB; a new run needs %d MiB), "+
+	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed (the cap is %d MiB; this run needs %d MiB), "+
 		"and %d runs wait; this run waited %v: retry later",
 		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, u.MaxCommittedBytes>>20, (bytes+1<<20-1)>>20, u.Waiting, time.Since(r.began).Round(time.Millisecond))
 }
 
-// commit charges the run's guest memory, of size bytes now, to admission.
-// Memory only grows, so this changes something only when it grew.
+// commit records the run's guest memory, of size bytes now (its admission
+// committed its whole limit).
 func (r *run) commit(size int64) {
 	r.memory.Store(size)
-	if size != r.committed {
-		r.rt.admission.adjust(size - r.committed)
-		r.committed = size
-	}
 }
 
 // Usage is a snapshot of what a Runtime's runs use, for metrics and tests.

@@ -136,48 +136,50 @@ func TestRuntime_Run_admissionWaitEndsWithTheCaller(t *testing.T) {
 	<-a
 }
 
-// The committed memory cap is 16 MiB, a quarter of one run's limit. A run
-// that holds some memory waits on a tool while another asks to be admitted
-// with the memory of a new instance. (The gate's own test checks the exact
-// bound.)
+// The committed memory cap holds two runs at a 16 MiB limit: each run is
+// admitted with its limit committed, so a third waits, and is admitted when
+// one ends; a run asking for less memory fits beside them; and a run that
+// grows to its limit is never refused for its neighbours.
 func TestRuntime_Run_maxCommittedMemory(t *testing.T) {
 	const mib = 1 << 20
-	tests := []struct {
-		name     string
-		held     int // MiB the waiting run holds
-		admitted bool
-	}{
-		{"below the cap", 4, true},
-		{"past the cap", 16, false},
+	rt := newRuntime(t, testConfig().WithLimits(wasmhost.Limits{MemoryBytes: 16 * mib}).
+		WithMaxCommittedMemory(36*mib).WithAdmissionWait(100*time.Millisecond))
+	hold := func(js string) (*gated, chan error) {
+		g := newGated()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"wait"}}, g)
+			errc <- err
+		}()
+		<-g.started
+		return g, errc
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rt := newRuntime(t, testConfig().WithLimits(wasmhost.Limits{MemoryBytes: 64 * mib}).
-				WithMaxCommittedMemory(16*mib).WithAdmissionWait(50*time.Millisecond))
-			g := newGated()
-			errc := make(chan error, 1)
-			go func() {
-				_, err := rt.Run(context.Background(), wasmhost.Program{
-					JS:    `const a = new Uint8Array(` + fmt.Sprint(tt.held) + ` << 20); a.fill(1); await tools.wait(); return a.length`,
-					Tools: []string{"wait"}}, g)
-				errc <- err
-			}()
-			<-g.started
-			// Charged when the export that grew the memory ends.
-			eventually(t, "the run's growth is charged", func() bool { return rt.Usage().CommittedBytes > int64(tt.held*mib) })
-			_, err := rt.Run(context.Background(), wasmhost.Program{JS: `return 1`}, &tools{})
-			if tt.admitted {
-				require.NoError(t, err)
-			} else {
-				require.ErrorIs(t, err, wasmhost.ErrBusy)
-				require.ErrorContains(t, err, "of guest memory committed (the cap is 16 MiB; a new run needs")
-			}
-			close(g.release)
-			require.NoError(t, <-errc, "a run that grew is never refused for its neighbours")
-			require.Zero(t, rt.Usage().CommittedBytes)
-			requireHealthy(t, rt)
-		})
-	}
+	grow := `const a = new Uint8Array(12 << 20); a.fill(1); await tools.wait(); return a.length`
+	g1, err1 := hold(grow)
+	g2, err2 := hold(grow)
+	require.Equal(t, int64(32*mib), rt.Usage().CommittedBytes, "two limits committed")
+
+	_, err := rt.Run(context.Background(), wasmhost.Program{JS: `return 1`}, &tools{})
+	require.ErrorIs(t, err, wasmhost.ErrBusy, "past the cap: a third run at the limit does not fit")
+	require.ErrorContains(t, err, "with 32 MiB of guest memory committed (the cap is 36 MiB; this run needs 16 MiB)")
+
+	out, re, _ := runJS(t, rt, `return 2`, wasmhost.Limits{MemoryBytes: 4 * mib})
+	require.Nil(t, re, "below the cap: a run with a lower limit fits beside them")
+	require.JSONEq(t, `2`, string(out.Result))
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Run(context.Background(), wasmhost.Program{JS: `return 3`}, &tools{})
+		done <- err
+	}()
+	eventually(t, "the third run waits", func() bool { return rt.Usage().Waiting == 1 })
+	close(g1.release)
+	require.NoError(t, <-err1, "a run that grew is never refused for its neighbours")
+	require.NoError(t, <-done, "admitted when a run ended")
+	close(g2.release)
+	require.NoError(t, <-err2)
+	require.Zero(t, rt.Usage().CommittedBytes)
+	requireHealthy(t, rt)
 }
 
 func TestNew_invalidAdmission(t *testing.T) {
@@ -198,14 +200,16 @@ func TestNew_invalidAdmission(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
-	// At the bound: the minimum is a valid cap, and a run alone is
-	// admitted and may grow past it.
-	rt := newRuntime(t, testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes))
+	// At the bound: the minimum is a valid cap, which admits a run at the
+	// minimum memory limit, and no run with a higher one.
+	rt := newRuntime(t, testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes).WithAdmissionWait(0).
+		WithLimits(wasmhost.Limits{MemoryBytes: wasmhost.MinMemoryBytes}))
 	require.Equal(t, int64(wasmhost.MinMemoryBytes), rt.Usage().MaxCommittedBytes)
-	requireHealthy(t, rt)
-	out, re, _ := runJS(t, rt, `return new Uint8Array(16 << 20).length`, wasmhost.Limits{})
+	out, re, _ := runJS(t, rt, `return new Uint8Array(1 << 20).length`, wasmhost.Limits{MemoryBytes: wasmhost.MinMemoryBytes})
 	require.Nil(t, re)
-	require.JSONEq(t, `16777216`, string(out.Result))
+	require.JSONEq(t, `1048576`, string(out.Result))
+	_, err := wasmhost.New(context.Background(), testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes))
+	require.ErrorContains(t, err, "a cap of 4 MiB of committed memory is below the Runtime's memory limit of 256 MiB")
 }
 
 func TestRuntime_Usage_defaults(t *testing.T) {

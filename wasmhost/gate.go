@@ -109,18 +109,6 @@ func (g *gate) release(bytes int64) {
 	g.mu.Unlock()
 }
 
-// adjust changes the bytes of a place taken by delta. The sum may pass the
-// byte budget: a holder that grows is never refused, but nobody else is
-// admitted until the sum is back under the budget.
-func (g *gate) adjust(delta int64) {
-	g.mu.Lock()
-	g.bytes += delta
-	if delta < 0 {
-		g.admitHead()
-	}
-	g.mu.Unlock()
-}
-
 // admitHead admits waiters from the head of the queue while they fit.
 func (g *gate) admitHead() {
 	for len(g.queue) > 0 && g.fits(g.queue[0].bytes) {

@@ -34,9 +34,6 @@ type Runtime struct {
 	slots     *gate // guests executing at once (compute.go)
 	admission *gate // runs admitted at once, and their memory (admission.go)
 	admitWait time.Duration
-	// initialMemory is the guest memory of an instance after ptcx_init:
-	// what a run is admitted with (admission.go).
-	initialMemory int64
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -157,7 +154,6 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 		return fmt.Errorf("wasmhost: %s returned [%d, %d), outside memory", exportBytecode, ptr, uint64(ptr)+uint64(n))
 	}
 	rt.prelude = append([]byte(nil), bytecode...)
-	rt.initialMemory = int64(mod.Memory().Size())
 	return nil
 }
 
