@@ -54,20 +54,29 @@ func truthy(v string) bool {
 	return err == nil && b
 }
 
+// sandboxCommitted is how many runs at the default memory limit the shared
+// Sandbox admits at once.
+const sandboxCommitted = 2048
+
 var sandbox struct {
 	once sync.Once
 	rt   *wasmhost.Runtime
 	err  error
 }
 
-// Sandbox returns a real wasmhost Runtime with the default configuration,
-// created once per test binary: compiling or loading the guest is what
-// takes time. Without a guest it skips or fails the test (RequireGuest).
+// Sandbox returns a real wasmhost Runtime with the default configuration
+// but for admission, created once per test binary: compiling or loading the
+// guest is what takes time. Its cap on committed guest memory fits
+// sandboxCommitted runs at the default memory limit, since the tests of a
+// package share it and hammer tests park hundreds of runs at once
+// (admission has tests of its own, with runtimes of their own). Without a
+// guest it skips or fails the test (RequireGuest).
 func Sandbox(t testing.TB) *wasmhost.Runtime {
 	t.Helper()
 	RequireGuest(t)
 	sandbox.once.Do(func() {
-		sandbox.rt, sandbox.err = wasmhost.New(context.Background(), wasmhost.NewConfig())
+		sandbox.rt, sandbox.err = wasmhost.New(context.Background(), wasmhost.NewConfig().
+			WithMaxRuns(sandboxCommitted).WithMaxCommittedMemory(sandboxCommitted*wasmhost.DefaultMemoryBytes))
 	})
 	if sandbox.err != nil {
 		t.Fatalf("the sandbox could not start: %v", sandbox.err)
