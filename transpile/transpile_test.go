@@ -75,7 +75,7 @@ func TestStrip_syntaxErrorLocation(t *testing.T) {
 }
 
 func TestStrip_cacheEvictsOldest(t *testing.T) {
-	c := newLRU(2)
+	c := newLRU(2, 1<<20)
 	c.put("a", &Program{JS: "A"})
 	c.put("b", &Program{JS: "B"})
 	_, _ = c.get("a") // a is now newer than b
