@@ -80,7 +80,7 @@ type level struct {
 	sigS, sigR            int // scopes opened by for and namespace dots (to the statement's end) and '=>' (to the expression's)
 	lt                    int // pending speculation points: '<' and '?'
 
-	foldOps, foldBytes int64 // '+' and "${" in the current expression, and its bytes
+	foldOps, foldSubst, foldBytes int64 // '+' and "${" in the current expression, "${" alone, and its literals' bytes
 }
 
 type checker struct {
@@ -153,17 +153,22 @@ func (c *checker) step(t token) error {
 			} else {
 				c.ident(t, header)
 			}
-		case tkNumber, tkString, tkRegex, tkTemplate:
+		case tkNumber, tkString, tkRegex:
+			c.operand()
+		case tkTemplate:
+			c.tag()
 			c.operand()
 		case tkTemplateHead:
+			c.tag()
 			c.top().foldOps++
+			c.top().foldSubst++
 			c.push(level{open: '$', commas: true}, 0)
 			c.setSlash(slashRegex, false)
 		case tkPunct:
 			c.punct(t, header)
 		}
 	}
-	c.top().foldBytes += int64(t.end - t.start)
+	c.top().foldBytes += literalBytes(t)
 	c.prev = t
 	d := c.depth()
 	if d > MaxNesting {
@@ -173,6 +178,14 @@ func (c *checker) step(t token) error {
 	lt := c.ltSum()
 	c.specWork += 40*lt + lt*lt
 	return nil
+}
+
+// tag counts a template after an operand, which tags it and continues the
+// unary chain.
+func (c *checker) tag() {
+	if c.prevOperand {
+		c.top().p++
+	}
 }
 
 func (c *checker) setSlash(m slashMode, operand bool) {
@@ -205,9 +218,31 @@ func (c *checker) endExpression() {
 	lv.r, lv.p, lv.sigR = 0, 0, 0
 }
 
+// chargeFold charges the folds of a finished expression: each '+' or "${"
+// may copy every literal of the expression (as UTF-16, which is no longer
+// than the source), and a template's list of parts.
 func (c *checker) chargeFold(lv *level) {
-	c.foldWork += lv.foldOps * lv.foldBytes
-	lv.foldOps, lv.foldBytes = 0, 0
+	c.foldWork += lv.foldOps * (lv.foldBytes + 8*lv.foldSubst)
+	lv.foldOps, lv.foldSubst, lv.foldBytes = 0, 0, 0
+}
+
+// literalBytes bounds the length of t as a folded string: a literal's
+// length (a number's text may grow, as "1e400" becomes "Infinity"), and 0
+// for anything esbuild does not turn into a string.
+func literalBytes(t token) int64 {
+	n := int64(t.end - t.start)
+	switch t.kind {
+	case tkString, tkTemplate, tkTemplateHead:
+		return n
+	case tkNumber:
+		return n + 8
+	case tkIdent:
+		switch t.text {
+		case "true", "false", "null", "undefined", "NaN", "Infinity":
+			return n
+		}
+	}
+	return 0
 }
 
 // fakeToken counts a token of an ambiguous '/' region: it opens a level if
@@ -287,6 +322,11 @@ var keywords = func() map[string]keyword {
 }()
 
 func (c *checker) ident(t token, header bool) {
+	if t.escaped { // a name, or a keyword esbuild refuses; a '/' after it is either
+		c.record(t.text)
+		c.setSlash(slashAmbiguous, true)
+		return
+	}
 	kw, isKw := keywords[t.text]
 	if !kw.reserved {
 		c.record(t.text)
@@ -341,9 +381,15 @@ func (c *checker) punct(t token, header bool) {
 	op := t.text
 	switch {
 	case op == "(":
+		if c.prevOperand { // a call continues the unary chain
+			lv.p++
+		}
 		c.push(level{open: '(', header: header, commas: true}, 1)
 		c.setSlash(slashRegex, false)
 	case op == "[":
+		if c.prevOperand { // so does an index
+			lv.p++
+		}
 		c.push(level{open: '[', commas: c.prevOperand}, 0)
 		c.setSlash(slashRegex, false)
 	case op == "{":
@@ -447,7 +493,13 @@ func (c *checker) braceIsBlock(t token) bool {
 // close pops to the level t closes; a closer with no opener is ignored
 // (esbuild has stopped there, or the opener was an ambiguous region's).
 func (c *checker) close(t token) {
-	want := map[string]byte{")": '(', "]": '[', "}": '{'}[t.text]
+	want := byte('{')
+	switch t.text {
+	case ")":
+		want = '('
+	case "]":
+		want = '['
+	}
 	i := len(c.stack) - 1
 	for ; i > 0; i-- {
 		if o := c.stack[i].open; o == want || want == '{' && o == '$' {
@@ -470,9 +522,10 @@ func (c *checker) close(t token) {
 	switch {
 	case closed.open == '$':
 		next := c.lx.templateContinue(t.end)
-		c.top().foldBytes += int64(next.end - next.start)
+		c.top().foldBytes += literalBytes(next)
 		if next.kind == tkTemplateHead {
 			c.top().foldOps++
+			c.top().foldSubst++
 			c.push(level{open: '$', commas: true}, 0)
 			c.setSlash(slashRegex, false)
 			return

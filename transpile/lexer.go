@@ -30,6 +30,7 @@ type token struct {
 	start, end int
 	text       string
 	nl         bool // a line terminator precedes the token
+	escaped    bool // an identifier written with \u escapes
 	fake       bool // inside an ambiguous '/' region (see slashAmbiguous)
 }
 
@@ -87,6 +88,7 @@ func (lx *lexer) next() (token, error) {
 	case c == '#' || c == '\\' || isIdentStart(c) || c >= utf8.RuneSelf:
 		t.kind = tkIdent
 		t.text = lx.scanIdent()
+		t.escaped = strings.IndexByte(lx.src[t.start:lx.pos], '\\') >= 0
 		if t.text == "" { // a lone '#' or '\'
 			t.kind, t.text = tkPunct, lx.src[t.start:lx.pos]
 		}
@@ -429,25 +431,75 @@ func parseHex(s string) (int, bool) {
 	return v, true
 }
 
-// punctuators, longest first within each leading byte.
-var punctuators = []string{
-	">>>=", "...", "===", "!==", "**=", "<<=", ">>=", ">>>", "&&=", "||=", "??=",
-	"=>", "==", "!=", "<=", ">=", "&&", "||", "??", "?.", "++", "--", "+=", "-=",
-	"*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>", "**",
-}
-
+// scanPunct reads the longest punctuator at the current position (esbuild
+// splits '>>' and the like again where it parses type arguments; the
+// checker does not need to).
 func (lx *lexer) scanPunct() string {
 	rest := lx.src[lx.pos:]
-	for _, p := range punctuators {
-		if strings.HasPrefix(rest, p) {
-			if p == "?." && len(rest) > 2 && isDigit(rest[2]) {
-				continue // "a?.5:b" is a conditional
-			}
-			lx.pos += len(p)
-			return p
+	n := 1
+	at := func(i int) byte {
+		if i < len(rest) {
+			return rest[i]
+		}
+		return 0
+	}
+	switch c := rest[0]; c {
+	case '.':
+		if at(1) == '.' && at(2) == '.' {
+			n = 3
+		}
+	case '=':
+		switch {
+		case at(1) == '=' && at(2) == '=':
+			n = 3
+		case at(1) == '=' || at(1) == '>':
+			n = 2
+		}
+	case '!':
+		switch {
+		case at(1) == '=' && at(2) == '=':
+			n = 3
+		case at(1) == '=':
+			n = 2
+		}
+	case '*', '&', '|', '?':
+		switch {
+		case at(1) == c && at(2) == '=' && c != '*' || c == '*' && at(1) == '*' && at(2) == '=':
+			n = 3
+		case c == '?' && at(1) == '.' && !isDigit(at(2)): // "a?.5:b" is a conditional
+			n = 2
+		case at(1) == c || at(1) == '=' && c != '?':
+			n = 2
+		}
+	case '+', '-':
+		if at(1) == c || at(1) == '=' {
+			n = 2
+		}
+	case '/', '%', '^':
+		if at(1) == '=' {
+			n = 2
+		}
+	case '<':
+		switch {
+		case at(1) == '<' && at(2) == '=':
+			n = 3
+		case at(1) == '<' || at(1) == '=':
+			n = 2
+		}
+	case '>':
+		switch {
+		case at(1) == '>' && at(2) == '>' && at(3) == '=':
+			n = 4
+		case at(1) == '>' && (at(2) == '>' || at(2) == '='):
+			n = 3
+		case at(1) == '>' || at(1) == '=':
+			n = 2
+		}
+	default:
+		if c >= utf8.RuneSelf {
+			_, n = utf8.DecodeRuneInString(rest)
 		}
 	}
-	_, n := utf8.DecodeRuneInString(rest)
 	lx.pos += n
 	return rest[:n]
 }

@@ -30,14 +30,14 @@ const (
 	// maxDepthWork bounds the sum over tokens of their nesting: the printer
 	// indents each line by its depth, and several passes walk the enclosing
 	// levels per token.
-	maxDepthWork = 8 << 20
+	maxDepthWork = 4 << 20
 	// maxSpeculationWork bounds TypeScript backtracking: at a '<' or '?'
 	// esbuild may parse ahead speculatively (type arguments, an arrow
 	// function in a conditional) to the end of the statement.
 	maxSpeculationWork = 500 << 20
 	// maxRenameWork bounds esbuild's renamer, which gives shadowing names a
 	// numeric suffix by probing each candidate through the enclosing scopes.
-	maxRenameWork = 48 << 20
+	maxRenameWork = 24 << 20
 	// maxFoldWork bounds constant folding of string concatenation, which
 	// copies the growing string at each '+' (two bytes per unit).
 	maxFoldWork = 16 << 20
