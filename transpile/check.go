@@ -47,21 +47,21 @@ import (
 func check(code string) error {
 	c := checker{
 		lx:     newLexer(code),
-		idents: map[string]int32{},
+		idents: map[string]identInfo{},
 		bases:  map[string]int32{},
 		slash:  slashRegex,
 	}
 	c.stack = append(c.stack, level{open: 0, block: true, commas: true, base: 1, sigBase: 2})
+	var t token
 	for {
 		c.lx.slash = c.slash
-		t, err := c.lx.next()
-		if err != nil {
+		if err := c.lx.next(&t); err != nil {
 			return c.ambiguous(err.(*errAmbiguousSlash).pos)
 		}
 		if t.kind == tkEOF {
 			break
 		}
-		if err := c.step(t); err != nil {
+		if err := c.step(&t); err != nil {
 			return err
 		}
 	}
@@ -88,19 +88,34 @@ type checker struct {
 	stack []level
 	slash slashMode
 
-	prev          token // the previous token
-	prevOperand   bool  // prev ends an operand
-	prevAmbiguous bool  // prev may end an operand or a statement ('}', '>', contextual words)
-	pendingSemi   bool  // prev is ';': the statement counters end unless else/while follows
-	nextHeader    bool  // prev is if/while/for/with: the next '(' is a head
-	nsName        bool  // in the dotted name after namespace/module
-	afterDot      bool  // prev is '.' or '?.': an identifier is a property name
+	prev          prevToken
+	prevOperand   bool // prev ends an operand
+	prevAmbiguous bool // prev may end an operand or a statement ('}', '>', contextual words)
+	pendingSemi   bool // prev is ';': the statement counters end unless else/while follows
+	nextHeader    bool // prev is if/while/for/with: the next '(' is a head
+	nsName        bool // in the dotted name after namespace/module
+	afterDot      bool // prev is '.' or '?.': an identifier is a property name
 
 	depthWork, specWork, foldWork int64
 
-	idents map[string]int32 // identifier -> index in baseStats
+	idents map[string]identInfo
 	bases  map[string]int32 // identifier without trailing digits -> index
 	stats  []baseStat
+}
+
+// identInfo is what the checker knows of a name: its base's index in
+// stats, and its keyword class if it is one.
+type identInfo struct {
+	base int32
+	isKw bool
+	kw   keyword
+}
+
+// prevToken is what the checker keeps of the previous token.
+type prevToken struct {
+	kind tokKind
+	text string
+	end  int
 }
 
 // baseStat aggregates the identifiers that share a base (the name without
@@ -126,7 +141,7 @@ func (c *checker) ltSum() int64 {
 	return int64(lv.ltBase + lv.lt)
 }
 
-func (c *checker) step(t token) error {
+func (c *checker) step(t *token) error {
 	if t.fake {
 		c.fakeToken(t)
 	} else {
@@ -169,7 +184,7 @@ func (c *checker) step(t token) error {
 		}
 	}
 	c.top().foldBytes += literalBytes(t)
-	c.prev = t
+	c.prev = prevToken{t.kind, t.text, t.end}
 	d := c.depth()
 	if d > MaxNesting {
 		return c.syntaxAt(t.start, fmt.Sprintf("the program nests deeper than %d levels (brackets, operators, statements); flatten it", MaxNesting))
@@ -229,7 +244,7 @@ func (c *checker) chargeFold(lv *level) {
 // literalBytes bounds the length of t as a folded string: a literal's
 // length (a number's text may grow, as "1e400" becomes "Infinity"), and 0
 // for anything esbuild does not turn into a string.
-func literalBytes(t token) int64 {
+func literalBytes(t *token) int64 {
 	n := int64(t.end - t.start)
 	switch t.kind {
 	case tkString, tkTemplate, tkTemplateHead:
@@ -248,14 +263,14 @@ func literalBytes(t token) int64 {
 // fakeToken counts a token of an ambiguous '/' region: it opens a level if
 // it is an opener and otherwise adds to the unary chain; it never closes or
 // ends anything.
-func (c *checker) fakeToken(t token) {
+func (c *checker) fakeToken(t *token) {
 	switch {
 	case t.kind == tkPunct && (t.text == "(" || t.text == "[" || t.text == "{"):
 		c.push(level{open: t.text[0], commas: true, block: true}, 2)
 	default:
 		c.top().p++
 		if t.kind == tkIdent {
-			c.record(t.text)
+			c.record(c.lookup(t.text).base)
 		}
 	}
 	c.setSlash(slashAmbiguous, false)
@@ -263,7 +278,7 @@ func (c *checker) fakeToken(t token) {
 
 // startsStatement reports whether t, after a line break that follows an
 // operand, can only begin a new statement (so a semicolon is inserted).
-func startsStatement(t token) bool {
+func startsStatement(t *token) bool {
 	switch t.kind {
 	case tkNumber, tkString:
 		return true
@@ -321,17 +336,18 @@ var keywords = func() map[string]keyword {
 	return m
 }()
 
-func (c *checker) ident(t token, header bool) {
+func (c *checker) ident(t *token, header bool) {
+	in := c.lookup(t.text)
 	if t.escaped { // a name, or a keyword esbuild refuses; a '/' after it is either
-		c.record(t.text)
+		c.record(in.base)
 		c.setSlash(slashAmbiguous, true)
 		return
 	}
-	kw, isKw := keywords[t.text]
+	kw := in.kw
 	if !kw.reserved {
-		c.record(t.text)
+		c.record(in.base)
 	}
-	if !isKw {
+	if !in.isKw {
 		c.operand()
 		return
 	}
@@ -376,7 +392,7 @@ var binaryOps = map[string]bool{
 	"&": true, "|": true, "^": true, "&&": true, "||": true, "??": true,
 }
 
-func (c *checker) punct(t token, header bool) {
+func (c *checker) punct(t *token, header bool) {
 	lv := c.top()
 	op := t.text
 	switch {
@@ -464,7 +480,7 @@ func (c *checker) punct(t token, header bool) {
 // braceIsBlock tells a block '{' (whose commas may be comma operators and
 // whose ':' are labels) from an object or type literal, from the token
 // before it.
-func (c *checker) braceIsBlock(t token) bool {
+func (c *checker) braceIsBlock(t *token) bool {
 	p := c.prev
 	lv := c.top()
 	switch {
@@ -492,7 +508,7 @@ func (c *checker) braceIsBlock(t token) bool {
 
 // close pops to the level t closes; a closer with no opener is ignored
 // (esbuild has stopped there, or the opener was an ambiguous region's).
-func (c *checker) close(t token) {
+func (c *checker) close(t *token) {
 	want := byte('{')
 	switch t.text {
 	case ")":
@@ -522,7 +538,7 @@ func (c *checker) close(t token) {
 	switch {
 	case closed.open == '$':
 		next := c.lx.templateContinue(t.end)
-		c.top().foldBytes += literalBytes(next)
+		c.top().foldBytes += literalBytes(&next)
 		if next.kind == tkTemplateHead {
 			c.top().foldOps++
 			c.top().foldSubst++
@@ -540,19 +556,28 @@ func (c *checker) close(t token) {
 	}
 }
 
-// record counts an identifier for the renamer estimate.
-func (c *checker) record(name string) {
-	i, ok := c.idents[name]
-	if !ok {
-		base := strings.TrimRight(name, "0123456789")
-		if i, ok = c.bases[base]; !ok {
-			i = int32(len(c.stats))
-			c.bases[base] = i
-			c.stats = append(c.stats, baseStat{})
-		}
-		c.idents[name] = i
-		c.stats[i].u++
+// lookup returns what is known of name, counting it as a distinct name of
+// its base the first time.
+func (c *checker) lookup(name string) identInfo {
+	if in, ok := c.idents[name]; ok {
+		return in
 	}
+	base := strings.TrimRight(name, "0123456789")
+	i, ok := c.bases[base]
+	if !ok {
+		i = int32(len(c.stats))
+		c.bases[base] = i
+		c.stats = append(c.stats, baseStat{})
+	}
+	c.stats[i].u++
+	in := identInfo{base: i}
+	in.kw, in.isKw = keywords[name]
+	c.idents[name] = in
+	return in
+}
+
+// record counts an identifier of base i for the renamer estimate.
+func (c *checker) record(i int32) {
 	w := int64(c.sigma() + 4)
 	st := &c.stats[i]
 	st.t++

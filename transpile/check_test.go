@@ -121,7 +121,7 @@ func TestCheck_families(t *testing.T) {
 		{"while", func(d int) string { return rep("while(a)", d) + ";" }, nesting, true},
 		{"for", func(d int) string { return rep("for(;;)", d) + ";" }, nesting, true},
 		{"do", func(d int) string { return rep("do ", d) + ";" + rep("while(a)", d) }, nesting, true},
-		{"labels", label, nesting, true},
+		{"labels", label, "renaming work", true},
 		{"template", func(d int) string { return "x=" + rep("`${", d) + "1" + rep("}`", d) }, nesting, true},
 		{"generic type", func(d int) string { return "let x: " + rep("A<", d) + "A" + rep(">", d) }, nesting, true},
 		{"generic type with commas", func(d int) string { return "let x: " + rep("A<B,", d) + "A" + rep(">", d) }, nesting, true},

@@ -15,14 +15,14 @@ import (
 type tokKind uint8
 
 const (
-	tkEOF      tokKind = iota
-	tkIdent            // identifiers and keywords; text is the decoded name
-	tkNumber           // numeric literals
-	tkString           // '…' and "…"
-	tkTemplate         // a template without substitutions, or the tail after the last one
-	tkTemplateHead     // template text up to and including "${" (the head or a middle part)
-	tkRegex            // a regular expression literal
-	tkPunct            // punctuators; text is the operator
+	tkEOF          tokKind = iota
+	tkIdent                // identifiers and keywords; text is the decoded name
+	tkNumber               // numeric literals
+	tkString               // '…' and "…"
+	tkTemplate             // a template without substitutions, or the tail after the last one
+	tkTemplateHead         // template text up to and including "${" (the head or a middle part)
+	tkRegex                // a regular expression literal
+	tkPunct                // punctuators; text is the operator
 )
 
 type token struct {
@@ -62,17 +62,15 @@ type errAmbiguousSlash struct{ pos int }
 
 func (e *errAmbiguousSlash) Error() string { return "ambiguous '/'" }
 
-// next returns the next token; the template text after a '}' that closes a
-// substitution is read by templateContinue instead.
-func (lx *lexer) next() (token, error) {
-	if err := lx.skipSpaceAndComments(); err != nil {
-		return token{}, err
-	}
-	t := token{start: lx.pos, nl: lx.nl, fake: lx.pos < lx.fakeEnd}
+// next reads the next token into t; the template text after a '}' that
+// closes a substitution is read by templateContinue instead.
+func (lx *lexer) next(t *token) error {
+	lx.skipSpaceAndComments()
+	*t = token{start: lx.pos, nl: lx.nl, fake: lx.pos < lx.fakeEnd}
 	lx.nl = false
 	if lx.pos >= len(lx.src) {
 		t.kind = tkEOF
-		return t, nil
+		return nil
 	}
 	c := lx.src[lx.pos]
 	switch {
@@ -103,7 +101,7 @@ func (lx *lexer) next() (token, error) {
 			t.kind = tkRegex
 		case slashAmbiguous:
 			if err := lx.ambiguousSlash(); err != nil {
-				return token{}, err
+				return err
 			}
 			fallthrough
 		default:
@@ -114,7 +112,7 @@ func (lx *lexer) next() (token, error) {
 		t.kind, t.text = tkPunct, lx.scanPunct()
 	}
 	t.end = lx.pos
-	return t, nil
+	return nil
 }
 
 // ambiguousSlash handles a '/' that may be either a division or the start of
@@ -182,7 +180,7 @@ func (lx *lexer) scanRegex() {
 	}
 }
 
-func (lx *lexer) skipSpaceAndComments() error {
+func (lx *lexer) skipSpaceAndComments() {
 	src := lx.src
 	for lx.pos < len(src) {
 		c := src[lx.pos]
@@ -214,14 +212,13 @@ func (lx *lexer) skipSpaceAndComments() error {
 			case r == 0x2028 || r == 0x2029:
 				lx.nl = true
 			case !isUnicodeSpace(r):
-				return nil
+				return
 			}
 			lx.pos += n
 		default:
-			return nil
+			return
 		}
 	}
-	return nil
 }
 
 func (lx *lexer) skipLine() {
@@ -504,9 +501,11 @@ func (lx *lexer) scanPunct() string {
 	return rest[:n]
 }
 
-func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
-func isIdentStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$' }
-func isIdentPart(c byte) bool  { return isIdentStart(c) || isDigit(c) }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isIdentStart(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$'
+}
+func isIdentPart(c byte) bool { return isIdentStart(c) || isDigit(c) }
 
 // isUnicodeSpace is esbuild's js_ast.IsWhitespace beyond ASCII.
 func isUnicodeSpace(r rune) bool {

@@ -39,8 +39,8 @@ func TestLexer_next(t *testing.T) {
 		var kinds []tokKind
 		for {
 			lx.slash = tt.slash
-			tok, err := lx.next()
-			require.NoError(t, err, tt.src)
+			var tok token
+			require.NoError(t, lx.next(&tok), tt.src)
 			if tok.kind == tkEOF {
 				break
 			}
@@ -49,8 +49,8 @@ func TestLexer_next(t *testing.T) {
 		require.Equal(t, tt.kinds, kinds, tt.src)
 	}
 	lx := newLexer("\\u0061b")
-	tok, err := lx.next()
-	require.NoError(t, err)
+	var tok token
+	require.NoError(t, lx.next(&tok))
 	require.Equal(t, "ab", tok.text, "escapes are decoded as esbuild names the identifier")
 	require.True(t, tok.escaped)
 }
