@@ -2,6 +2,11 @@
 // async function — into plain JavaScript for the guest, with esbuild's Go API.
 // Types are stripped, not checked. It imports only esbuild.
 //
+// esbuild is recursive and in places super-linear, and a stack overflow
+// kills the whole process, so before esbuild reads a program Strip bounds
+// its size (MaxSourceBytes) and runs a linear pre-check (check.go) of its
+// nesting (MaxNesting) and of the work esbuild would do (limits.go).
+//
 // Strip is safe for concurrent use; small programs are cached by content,
 // because evaluation harnesses send the same program many times.
 package transpile
