@@ -2,6 +2,11 @@
 // async function — into plain JavaScript for the guest, with esbuild's Go API.
 // Types are stripped, not checked. It imports only esbuild.
 //
+// esbuild is recursive and in places super-linear, and a stack overflow
+// kills the whole process, so before esbuild reads a program Strip bounds
+// its size (MaxSourceBytes) and runs a linear pre-check (check.go) of its
+// nesting (MaxNesting) and of the work esbuild would do (limits.go).
+//
 // Strip is safe for concurrent use; small programs are cached by content,
 // because evaluation harnesses send the same program many times.
 package transpile
@@ -76,23 +81,34 @@ func (p *Program) Locate(line, col int) (userLine, userCol int, ok bool) {
 }
 
 // The transform cache holds at most cacheSize programs of at most
-// maxCachedBytes each (so at most a few tens of MiB): the programs worth
-// caching are the small ones harnesses resend, and a client sending large
-// distinct programs must not pin memory.
+// maxCachedBytes of source each, and at most cacheBytes in all (source,
+// JavaScript and source map, as Program.size counts them): the programs
+// worth caching are the small ones harnesses resend, and a client sending
+// large distinct programs must not pin memory.
 const (
 	cacheSize      = 512
 	maxCachedBytes = 64 << 10
+	cacheBytes     = 32 << 20
 )
 
-var cache = newLRU(cacheSize)
+var cache = newLRU(cacheSize, cacheBytes)
 
 // Strip returns code's JavaScript body: TypeScript types removed, everything
 // else as written (modern syntax is kept: the guest supports it), with a map
 // back to code. A syntax error is returned as *SyntaxError with the first
-// problem found.
+// problem found; a program nesting deeper than MaxNesting is one too. A
+// program over MaxSourceBytes, or whose transform would cost more host work
+// than the pre-check's budgets (check.go), is refused as a *LimitError
+// (matching ErrLimit) before esbuild reads it.
 func Strip(code string) (*Program, error) {
+	if len(code) > MaxSourceBytes {
+		return nil, sizeError(len(code))
+	}
 	if p, ok := cache.get(code); ok {
 		return p, nil
+	}
+	if err := check(code); err != nil {
+		return nil, err
 	}
 	r := api.Transform(header+"\n"+code+footer, api.TransformOptions{
 		Loader:    api.LoaderTS,
@@ -153,20 +169,26 @@ func syntaxError(m api.Message, code string) *SyntaxError {
 	return e
 }
 
-// lru is a small least-recently-used cache of transforms.
+// lru is a small least-recently-used cache of transforms, bounded in
+// entries and in bytes.
 type lru struct {
-	mu    sync.Mutex
-	max   int
-	tick  uint64
-	items map[string]*entry
+	mu       sync.Mutex
+	max      int
+	maxBytes int
+	bytes    int
+	tick     uint64
+	items    map[string]*entry
 }
 
 type entry struct {
 	p    *Program
+	size int
 	used uint64
 }
 
-func newLRU(max int) *lru { return &lru{max: max, items: map[string]*entry{}} }
+func newLRU(max, maxBytes int) *lru {
+	return &lru{max: max, maxBytes: maxBytes, items: map[string]*entry{}}
+}
 
 func (c *lru) get(k string) (*Program, bool) {
 	c.mu.Lock()
@@ -181,9 +203,17 @@ func (c *lru) get(k string) (*Program, bool) {
 }
 
 func (c *lru) put(k string, p *Program) {
+	size := len(k) + p.size()
+	if size > c.maxBytes {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.items) >= c.max {
+	if old, ok := c.items[k]; ok {
+		c.bytes -= old.size
+		delete(c.items, k)
+	}
+	for len(c.items) > 0 && (len(c.items) >= c.max || c.bytes+size > c.maxBytes) {
 		var oldest string
 		min := ^uint64(0)
 		for key, e := range c.items {
@@ -191,8 +221,20 @@ func (c *lru) put(k string, p *Program) {
 				oldest, min = key, e.used
 			}
 		}
+		c.bytes -= c.items[oldest].size
 		delete(c.items, oldest)
 	}
 	c.tick++
-	c.items[k] = &entry{p: p, used: c.tick}
+	c.items[k] = &entry{p: p, size: size, used: c.tick}
+	c.bytes += size
+}
+
+// size is about how many bytes p holds: its JavaScript and its source map
+// (a segment is three ints, a line a slice header).
+func (p *Program) size() int {
+	n := len(p.JS) + 24*len(p.lines)
+	for _, l := range p.lines {
+		n += 24 * len(l)
+	}
+	return n
 }

@@ -75,7 +75,7 @@ func TestStrip_syntaxErrorLocation(t *testing.T) {
 }
 
 func TestStrip_cacheEvictsOldest(t *testing.T) {
-	c := newLRU(2)
+	c := newLRU(2, 1<<20)
 	c.put("a", &Program{JS: "A"})
 	c.put("b", &Program{JS: "B"})
 	_, _ = c.get("a") // a is now newer than b
@@ -86,6 +86,31 @@ func TestStrip_cacheEvictsOldest(t *testing.T) {
 	require.False(t, okB)
 	require.True(t, okA)
 	require.True(t, okC)
+}
+
+// The cache is bounded in bytes as well as entries: putting past the byte
+// bound evicts the oldest, and a program larger than the whole bound is not
+// kept.
+func TestStrip_cacheBoundedInBytes(t *testing.T) {
+	prog := func(n int) *Program { return &Program{JS: strings.Repeat("x", n)} }
+	c := newLRU(100, 1000)
+	c.put("a", prog(399)) // 400 bytes with its key
+	c.put("b", prog(399))
+	c.put("c", prog(199)) // 1000: at the bound, all kept
+	for _, k := range []string{"a", "b", "c"} {
+		_, ok := c.get(k)
+		require.True(t, ok, k)
+	}
+	require.Equal(t, 1000, c.bytes)
+	c.put("d", prog(0)) // 1001: past it, the oldest goes
+	_, okA := c.get("a")
+	require.False(t, okA)
+	require.Equal(t, 601, c.bytes)
+	c.put("e", prog(1000)) // larger than the bound: not kept, nothing evicted
+	_, okE := c.get("e")
+	require.False(t, okE)
+	require.Equal(t, 601, c.bytes)
+	require.Equal(t, 24+24*3, (&Program{lines: [][]segment{{{}, {}, {}}}}).size(), "a line and its segments")
 }
 
 func TestStrip_hammer(t *testing.T) {
