@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -129,4 +130,29 @@ func TestConfig_WithMaxCodeBytes(t *testing.T) {
 	}
 	_, err := executor.New(registry.New(), executor.NewConfig().WithMaxCodeBytes(executor.DefaultMaxCodeBytes))
 	require.NoError(t, err)
+}
+
+// The three statements of the program size bound agree: the executor's,
+// the stripper's and run_code's schema's.
+func TestDefaultMaxCodeBytes_agrees(t *testing.T) {
+	require.Equal(t, transpile.MaxSourceBytes, executor.DefaultMaxCodeBytes)
+	require.Equal(t, transpile.MaxSourceBytes, registry.MaxCodeLength)
+}
+
+// A program the stripper's pre-check refuses for the host work it would
+// cost is invalid arguments, naming the bound; no policy hook or sandbox
+// sees it.
+func TestRunCode_stripperLimitIsInvalidArgs(t *testing.T) {
+	var ran atomic.Int64
+	rt := fakeRuntime(func(context.Context, wasmhost.Program, wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+		ran.Add(1)
+		return wasmhost.Outcome{}, nil
+	})
+	e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(rt))
+	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(strings.Repeat("const a = 1;\n", 4000))})
+	require.Zero(t, ran.Load())
+	require.False(t, r.OK())
+	require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, r.Text)
+	require.Contains(t, r.Text, "redeclaration work")
+	require.Equal(t, []string{"at /code: " + strings.TrimPrefix(r.Err.Message, "invalid arguments for run_code: ")}, r.Err.Violations)
 }

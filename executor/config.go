@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -15,9 +15,10 @@ const DefaultMaxParallel = 10
 // DefaultMaxCodeBytes is the default limit on the size of a run_code
 // program: 512 KiB, far more than a program a model writes, and small
 // enough that stripping its types takes the host a fraction of a second.
-// It is also the most a deployment may set: run_code's schema refuses
-// programs longer than registry.MaxCodeLength characters anyway.
-const DefaultMaxCodeBytes = registry.MaxCodeLength
+// It is also the most a deployment may set: transpile refuses larger
+// programs (transpile.MaxSourceBytes), and run_code's schema programs longer
+// than registry.MaxCodeLength characters, the same number.
+const DefaultMaxCodeBytes = transpile.MaxSourceBytes
 
 // CodeRuntime runs run_code programs. *wasmhost.Runtime implements it; tests
 // use doubles that make nested calls the way a program would.

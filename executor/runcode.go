@@ -112,6 +112,12 @@ func runCodeText(logs []string, result json.RawMessage, limit int) *registry.Tex
 }
 
 func syntaxFailure(err error) *registry.Error {
+	var le *transpile.LimitError
+	if errors.As(err, &le) { // the program is over a bound of the host's work for it
+		problem := strings.TrimPrefix(le.Error(), "transpile: ")
+		return &registry.Error{Code: registry.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem, Cause: err,
+			Violations: []string{"at /code: " + problem}}
+	}
 	var se *transpile.SyntaxError
 	if !errors.As(err, &se) {
 		return internal("run_code: transpiling failed", err)

@@ -49,6 +49,7 @@ func check(code string) error {
 		lx:     newLexer(code),
 		idents: map[string]identInfo{},
 		bases:  map[string]int32{},
+		redecl: redeclarations{first: map[string]int{}, pending: -1},
 		slash:  slashRegex,
 	}
 	c.stack = append(c.stack, level{open: 0, block: true, commas: true, base: 1, sigBase: 2})
@@ -97,6 +98,8 @@ type checker struct {
 	afterDot      bool // prev is '.' or '?.': an identifier is a property name
 
 	depthWork, specWork, foldWork int64
+
+	redecl redeclarations
 
 	idents map[string]identInfo
 	bases  map[string]int32 // identifier without trailing digits -> index
@@ -153,6 +156,7 @@ func (c *checker) step(t *token) error {
 				c.operand()
 			} else {
 				c.ident(t, header)
+				c.redecl.ident(t, len(c.stack))
 			}
 		case tkNumber, tkString, tkRegex:
 			c.operand()
@@ -167,6 +171,7 @@ func (c *checker) step(t *token) error {
 			c.setSlash(slashRegex, false)
 		case tkPunct:
 			c.punct(t, header)
+			c.redecl.punct(t.text, len(c.stack), t.start)
 		}
 	}
 	c.top().foldBytes += literalBytes(t)

@@ -102,6 +102,7 @@ func (c *checker) finish() error {
 		{"type-argument and conditional lookahead work", maxSpeculationWork, c.specWork, "split long chains of '<' comparisons or nested conditionals into statements"},
 		{"renaming work", maxRenameWork, c.renameWork(), "use fewer shadowed or numbered names (x, x2, x3, …) in nested scopes"},
 		{"string folding work", maxFoldWork, c.foldWork, "build long strings from an array with join, not a chain of '+'"},
+		{"redeclaration work", maxRedeclareWork, c.redecl.work, "declare each name once per scope, and do not declare names again far from where they first appear"},
 	} {
 		if b.got > b.max {
 			return &LimitError{Limit: b.what, Max: b.max, Got: b.got, Unit: "units", Hint: b.hint}
