@@ -46,7 +46,9 @@ until [ -s "$PIDS" ]; do sleep 0.01; done
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	select {}
+	for { // a sleep, not select{}: without cgo the runtime would call a blocked program deadlocked and end it
+		time.Sleep(time.Hour)
+	}
 }
 
 // TestTree_ptcxKilled: when the process that started a tree is SIGKILLed,
