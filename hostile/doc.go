@@ -1,4 +1,5 @@
-// Package hostile is a corpus of hostile programs, tool calls and scripts
+// Package hostile (its tests run on Linux only: the containment they check
+// is Linux's) is a corpus of hostile programs, tool calls and scripts
 // run against a real executor (the built-in workspace tools, command tools
 // and the wasm sandbox) as an attacker would, one case per child process, so
 // that a case that crashes the host or exhausts its memory fails its test
