@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,8 +63,8 @@ func TestStrip_crashInputsInAChild(t *testing.T) {
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			elapsed := time.Since(start)
-			require.NoError(t, err, "the child died:\n%s", truncate(string(out), 2000))
-			require.Contains(t, string(out), "outcome: "+cc.want+"\n", truncate(string(out), 2000))
+			require.NoError(t, err, "the child died:\n%s", text.Shorten(string(out), 2000))
+			require.Contains(t, string(out), "outcome: "+cc.want+"\n", text.Shorten(string(out), 2000))
 			// The rusage high-water mark includes this process's memory
 			// shared with the child until its exec, so the child also
 			// reports its own (VmHWM, where the platform has it).
@@ -115,11 +116,4 @@ func crashChild(name string) {
 	default:
 		fmt.Printf("outcome: other %v\n", err)
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
