@@ -96,7 +96,14 @@ fi
 
 git ls-files '*.md' | grep -v '^guest/quickjs' | while read -r doc; do
 	dir=$(dirname "$doc")
-	grep -o '\](\([^)#]*\)[^)]*)' "$doc" | sed 's/^](//; s/)$//; s/#.*//' | while read -r target; do
+	# Links outside code: fenced blocks are dropped, each paragraph joined
+	# into one line, and its code spans (which may cross lines) dropped.
+	awk '/^[[:space:]]*```/ {code = !code; next}
+		code {next}
+		/^[[:space:]]*$/ {print para; para = ""; next}
+		{para = para " " $0}
+		END {print para}' "$doc" | sed 's/`[^`]*`//g' |
+		{ grep -o '\]([^) ]*)' || true; } | sed 's/^](//; s/)$//; s/#.*//' | while read -r target; do
 		case "$target" in '' | http://* | https://* | mailto:*) continue ;; esac
 		[ -e "$dir/$target" ] || echo "$doc: $target"
 	done
