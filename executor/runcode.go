@@ -8,8 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -141,12 +141,7 @@ func excerpt(line string, at int) string {
 	}
 	start := min(max(at-excerptBytes/2, 0), len(line)-excerptBytes)
 	end := start + excerptBytes
-	for start > 0 && !utf8.RuneStart(line[start]) {
-		start--
-	}
-	for end < len(line) && !utf8.RuneStart(line[end]) {
-		end--
-	}
+	start, end = text.Boundary(line, start), text.Boundary(line, end)
 	out := line[start:end]
 	if start > 0 {
 		out = "…" + out

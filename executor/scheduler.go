@@ -11,8 +11,8 @@ import (
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// scheduler runs the nested calls of one run_code execution (DESIGN.md
-// section 5, "Scheduling" and "Settlement"):
+// scheduler runs the nested calls of one run_code execution
+// (docs/architecture.md, "Scheduling of nested calls" and "Settlement"):
 //
 //   - calls are taken in submission order by one sequencer goroutine, which
 //     runs their policy phases one at a time;

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -148,9 +149,10 @@ func runChild(c hostileCase) childRun {
 	return run
 }
 
+// tail is the end of s, at most n bytes, marked when cut.
 func tail(s string, n int) string {
 	if len(s) > n {
-		return "…" + s[len(s)-n:]
+		return text.Ellipsis + text.Tail(s, n)
 	}
 	return s
 }

@@ -40,14 +40,16 @@
 //     the restarting call) fails with the end of its stderr.
 //
 // Notifications and requests the upstream sends of its own accord are
-// budgeted (a burst of 1000, then 100 a second): past the budget they are
+// budgeted (docs/security.md, "MCP", states the budget): past it they are
 // dropped unread and counted (Bridge.Dropped), so that an upstream flooding
 // them costs the host about a microsecond each instead of the SDK's
 // 100-200 µs, and its answers still arrive.
 //
 // Cancelling a call's context cancels the request upstream. Each upstream
-// runs in its own process group, which is killed when it dies, when it is
-// stopped and on Close, so no process is left behind.
+// runs as an internal/proc process tree, which is killed when it dies, when
+// it is stopped and on Close (docs/security.md, "Tool processes", says how
+// strongly each platform contains it).
 //
-// The package imports registry and the MCP SDK.
+// The package imports registry, the MCP SDK, internal/jsonrpcline,
+// internal/proc (the upstream's process tree) and internal/text.
 package mcpbridge

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -46,7 +47,7 @@ func derivePrefix(argv []string) string {
 	if c := p[0]; !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
 		p = "_" + p
 	}
-	return truncate(p, maxPrefix)
+	return text.Truncate(p, maxPrefix)
 }
 
 // stem is a command's base name without a version ("pkg@1.2") or a script
@@ -75,13 +76,6 @@ func sanitize(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] // s is ASCII after sanitize
-	}
-	return s
 }
 
 // naming is the outcome of assigning registry names to upstream tools.
@@ -117,11 +111,11 @@ func assignNames(label, prefix string, upstream []string) naming {
 		}
 	}
 	for _, name := range changed {
-		base := truncate(prefix+"."+sanitize(name), 64)
+		base := text.Truncate(prefix+"."+sanitize(name), 64)
 		got := base
 		for k := 2; taken[got]; k++ {
 			suffix := "_" + strconv.Itoa(k)
-			got = truncate(base, 64-len(suffix)) + suffix
+			got = text.Truncate(base, 64-len(suffix)) + suffix
 		}
 		taken[got] = true
 		n.names[name] = got

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ptcx/ptcx/internal/proc"
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // Bounds of what the bridge keeps and waits for.
@@ -221,10 +221,7 @@ func (t *tail) String() string {
 	s := strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "\uFFFD"))
 	cut := t.cut
 	if len(s) > stderrShow {
-		s, cut = s[len(s)-stderrShow:], true
-		for len(s) > 0 && !utf8.RuneStart(s[0]) {
-			s = s[1:]
-		}
+		s, cut = text.Tail(s, stderrShow), true
 	}
 	if cut && s != "" {
 		s = "…" + s

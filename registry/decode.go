@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // decodeValid decodes one JSON value that json.Valid accepted into what
@@ -52,20 +54,9 @@ func (e *duplicateKey) violation() string {
 	return "at " + e.path() + ": the key " + e.shownKey() + " appears twice"
 }
 
-func (e *duplicateKey) path() string { return shorten("/"+strings.Join(e.at, "/"), 2*maxShown) }
+func (e *duplicateKey) path() string { return text.Shorten("/"+strings.Join(e.at, "/"), 2*maxShown) }
 
-func (e *duplicateKey) shownKey() string { return strconv.Quote(shorten(e.key, maxShown)) }
-
-// shorten cuts s to n bytes, at a character boundary, marking the cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func (e *duplicateKey) shownKey() string { return strconv.Quote(text.Shorten(e.key, maxShown)) }
 
 type validDecoder struct {
 	b    []byte

@@ -7,6 +7,7 @@
 // Codes. Registration failures (UNSUPPORTED_SCHEMA, bad names, duplicates) are
 // *Error values like the executor's.
 //
-// The registry imports only the standard library and a JSON-Schema library.
+// The registry imports the standard library, a JSON-Schema library,
+// golang.org/x/text (to word numbers in messages) and internal/text.
 // A Registry is safe for concurrent use.
 package registry

@@ -11,7 +11,8 @@ import (
 // change meaning.
 type Code string
 
-// The error codes of DESIGN.md section 4, and BUSY (admission control).
+// The error codes. docs/architecture.md ("One execution") says which phase
+// gives each; BUSY is admission control's.
 const (
 	CodeUnknownTool           Code = "UNKNOWN_TOOL"
 	CodeInvalidArgs           Code = "INVALID_ARGS"

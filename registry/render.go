@@ -3,7 +3,8 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // Text is model text built under a byte limit. It keeps the first limit
@@ -43,18 +44,10 @@ func (t *Text) Over() bool { return t.s.size > t.s.limit }
 // String returns the text: all of it when it is not over its limit, else
 // its first limit bytes without a character the cut left incomplete.
 func (t *Text) String() string {
-	b := t.s.buf
 	if t.Over() {
-		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-			if utf8.RuneStart(b[i]) {
-				if !utf8.FullRune(b[i:]) {
-					b = b[:i]
-				}
-				break
-			}
-		}
+		return string(text.TrimIncomplete(t.s.buf))
 	}
-	return string(b)
+	return string(t.s.buf)
 }
 
 // WriteValue appends the default model text of a value: a JSON string raw,

@@ -7,6 +7,6 @@
 // every machine (tools are sorted by name; properties keep the order of the schema's source text).
 // It never panics on a schema; what TypeScript cannot express becomes `unknown /* reason */`.
 //
-// sdkgen imports only the standard library: it sees tools as plain [Tool] values, so the registry,
+// sdkgen imports only the standard library and internal/text: it sees tools as plain [Tool] values, so the registry,
 // the executor and the CLI can all use it without import cycles.
 package sdkgen

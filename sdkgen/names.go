@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // isIdentifier reports whether s can be written unquoted as a property name or after `tools.`.
@@ -169,9 +171,5 @@ func docComment(s string) string {
 // inlineComment renders a short /* ... */ comment for use inside a type expression.
 func inlineComment(s string) string {
 	const max = 120
-	t := commentText(s)
-	if utf8.RuneCountInString(t) > max {
-		t = string([]rune(t)[:max]) + "…"
-	}
-	return "/* " + t + " */"
+	return "/* " + text.ShortenRunes(commentText(s), max) + " */"
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/internal/proc"
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -121,11 +122,8 @@ func excerpt(s string) string {
 	if len(s) <= maxMessage {
 		return s
 	}
-	cut := maxMessage
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
+	kept := text.Truncate(s, maxMessage)
+	return kept + fmt.Sprintf("… (%d more bytes)", len(s)-len(kept))
 }
 
 func unwrapExec(err error) error {

@@ -1,6 +1,6 @@
 // Package toolsfile loads a tools file: a JSON declaration of command tools,
 // the deployment's mode and its scopes, for `ptcx --tools FILE`. It imports
-// registry, and internal/proc to run the commands.
+// registry, internal/proc to run the commands, and internal/text.
 //
 // The format (unknown fields are errors):
 //

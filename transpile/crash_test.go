@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,8 +65,8 @@ func TestStrip_crashInputsInAChild(t *testing.T) {
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			elapsed := time.Since(start)
-			require.NoError(t, err, "the child died:\n%s", truncate(string(out), 2000))
-			require.Contains(t, string(out), "outcome: "+cc.want+"\n", truncate(string(out), 2000))
+			require.NoError(t, err, "the child died:\n%s", text.Shorten(string(out), 2000))
+			require.Contains(t, string(out), "outcome: "+cc.want+"\n", text.Shorten(string(out), 2000))
 			// The rusage high-water mark includes this process's memory
 			// shared with the child until its exec, so the child also
 			// reports its own (VmHWM, where the platform has it).
@@ -117,11 +118,4 @@ func crashChild(name string) {
 	default:
 		fmt.Printf("outcome: other %v\n", err)
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -6,7 +6,7 @@
 //
 // A program's nested calls go to a Dispatcher, the small interface the
 // executor implements; wasmhost never imports the registry or the executor.
-// It imports wazero and guest only.
+// It imports wazero, guest, its internal/meter and internal/text.
 //
 // A Runtime is safe for concurrent use: runs share the compiled guest and
 // nothing else.

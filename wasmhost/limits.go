@@ -37,7 +37,7 @@ type Limits struct {
 	MaxInFlightArgBytes int
 }
 
-// Default limits, as documented in DESIGN.md section 5.
+// Default limits. docs/security.md has the table of every bound.
 const (
 	DefaultComputeTime     = 30 * time.Second
 	DefaultWallTime        = 10 * time.Minute

@@ -2,7 +2,8 @@ package wasmhost
 
 import (
 	"encoding/json"
-	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // output counts what a run writes against Limits.OutputBytes exactly as the
@@ -27,17 +28,17 @@ func (o *output) sep() int {
 // log appends prefix+text as one line and reports whether it fitted. When
 // it does not, the part of it that fits (cut at a character boundary) is
 // kept, so the logs are the prefix of the output that fits the limit.
-func (o *output) log(prefix string, text []byte) bool {
+func (o *output) log(prefix string, msg []byte) bool {
 	sep := o.sep()
-	n := sep + len(prefix) + len(text)
+	n := sep + len(prefix) + len(msg)
 	if o.used+n <= o.limit {
-		o.lines = append(o.lines, prefix+string(text))
+		o.lines = append(o.lines, prefix+string(msg))
 		o.used += n
 		return true
 	}
 	if room := o.limit - o.used - sep; room > 0 {
-		line := append([]byte(prefix), text[:min(len(text), room)]...)[:room]
-		line = cutToRune(line)
+		line := append([]byte(prefix), msg[:min(len(msg), room)]...)[:room]
+		line = text.TrimIncomplete(line)
 		if len(line) > 0 {
 			o.lines = append(o.lines, string(line))
 			o.used += sep + len(line)
@@ -59,17 +60,4 @@ func shownSize(result []byte) int {
 		}
 	}
 	return len(result)
-}
-
-// cutToRune drops a last character that the cut left incomplete.
-func cutToRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
 }

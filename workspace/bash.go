@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/internal/proc"
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -229,7 +230,7 @@ func (s *stream) text() string {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
 	if s.c.dropped > 0 {
-		return string(trimPartialRune(s.buf))
+		return string(text.TrimIncomplete(s.buf))
 	}
 	return string(s.buf)
 }

@@ -44,26 +44,22 @@
 // # bash
 //
 // bash is off unless Options.AllowBash is set. It runs a shell command in
-// the root, in its own process group, with an environment reduced to an
-// allowlist (no host tokens or keys), a timeout and an output cap. When the
-// command finishes or times out the whole process group is killed, so
-// background processes do not outlive it. bash is not a sandbox: the
-// command runs with the host user's rights and can reach anything that user
-// can; the confinement above applies to the file tools only. A process that
-// leaves the process group (setsid) is not killed; the tool still returns.
+// the root as an internal/proc process tree, with an environment reduced to
+// an allowlist (no host tokens or keys), a timeout and an output cap. When
+// the command finishes or times out the whole tree is killed, so background
+// processes do not outlive it (docs/security.md, "Tool processes", says how
+// strongly each platform contains it). bash is not a sandbox: the command
+// runs with the host user's rights and can reach anything that user can;
+// the confinement above applies to the file tools only.
 //
 // # Bounds
 //
-// Nothing a call sends makes a tool do unbounded work (limits.go states
-// each bound and why): a path is at most 4096 bytes and 256 components,
-// also once its symbolic links are followed (at most 40); grep's pattern is
-// at most 4 KiB and 2048 instructions with its repetitions expanded, and
-// each line is searched in its first 64 KiB (less for a pattern of more
-// than 256 instructions, so one match costs a bounded amount); a glob
-// pattern is at most 1 KiB; list, glob and grep read at most 100,000
-// directory entries and do not search below depth 256; write and edit
-// handle files of at most 32 MiB, and edit computes the size of its result
-// before building it.
+// Nothing a call sends makes a tool do unbounded work: paths (also once
+// their symbolic links are followed), grep's and glob's patterns, the work
+// of matching one line, the directory entries a walk reads and its depth,
+// and the files write and edit handle are all bounded, and edit computes
+// the size of its result before building it. limits.go states each bound
+// and why; docs/security.md ("Built-in workspace tools") has the table.
 // Resolving a path costs a few system calls per component, and every loop
 // checks the call's context, so a cancelled tool returns at once. Past a
 // bound a call fails with ErrLimit or ErrTooLarge, or, for a walk, stops
@@ -74,5 +70,6 @@
 // read, list, glob and grep are concurrency-safe; write, edit and bash are
 // exclusive. A Workspace is safe for concurrent use by multiple goroutines.
 //
-// The package imports the standard library and the registry package only.
+// The package imports the standard library, registry, internal/proc (bash's
+// process tree) and internal/text.
 package workspace

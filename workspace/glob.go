@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -112,7 +113,7 @@ type globPattern []string
 func (w *Workspace) compileGlob(p string) (globPattern, error) {
 	orig := p
 	if len(p) > maxGlobBytes {
-		return nil, failf(ErrLimit, "glob pattern %q is %s, more than the %s glob limit: give a shorter pattern", clip(p, 80), size(int64(len(p))), size(maxGlobBytes))
+		return nil, failf(ErrLimit, "glob pattern %q is %s, more than the %s glob limit: give a shorter pattern", text.ShortenRunes(p, 80), size(int64(len(p))), size(maxGlobBytes))
 	}
 	if strings.HasPrefix(p, "/") {
 		rel, ok := w.inside(path.Clean(p))

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -204,7 +205,7 @@ func (s *searcher) file(ctx context.Context, w *Workspace, name, real string) (m
 			s.res.Truncated = true
 			return false, nil
 		}
-		s.res.Matches = append(s.res.Matches, grepMatch{Path: name, Line: n, Text: clip(string(line), maxLineText)})
+		s.res.Matches = append(s.res.Matches, grepMatch{Path: name, Line: n, Text: text.ShortenRunes(string(line), maxLineText)})
 	}
 }
 
@@ -212,7 +213,7 @@ func (s *searcher) file(ctx context.Context, w *Workspace, name, real string) (m
 func grepText(r grepResult, pattern, cut string) string {
 	var b strings.Builder
 	if len(r.Matches) == 0 {
-		fmt.Fprintf(&b, "no matches for %q in %d text files\n", clip(pattern, 80), r.FilesSearched)
+		fmt.Fprintf(&b, "no matches for %q in %d text files\n", text.ShortenRunes(pattern, 80), r.FilesSearched)
 	}
 	for _, m := range r.Matches {
 		fmt.Fprintf(&b, "%s:%d: %s\n", shown(m.Path), m.Line, m.Text)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // maxSymlinks bounds the links followed while resolving one path, as the
@@ -36,7 +38,7 @@ func (w *Workspace) resolve(ctx context.Context, p string) (target, error) {
 	case p == "":
 		return target{}, failf(nil, "path is empty: give a path relative to the workspace root (\".\" is the root)")
 	case len(p) > maxPathBytes:
-		return target{}, failf(ErrLimit, "path %q is %s, more than the %d-byte path limit: give a shorter path", clip(p, 80), size(int64(len(p))), maxPathBytes)
+		return target{}, failf(ErrLimit, "path %q is %s, more than the %d-byte path limit: give a shorter path", text.ShortenRunes(p, 80), size(int64(len(p))), maxPathBytes)
 	case strings.IndexByte(p, 0) >= 0:
 		return target{}, failf(nil, "path %q contains a NUL byte", p)
 	}
@@ -45,7 +47,7 @@ func (w *Workspace) resolve(ctx context.Context, p string) (target, error) {
 		return target{}, err
 	}
 	if n := depth(name); n > maxPathDepth {
-		return target{}, failf(ErrLimit, "path %q has %d components, more than the %d-component path limit: give a shorter path", clip(p, 80), n, maxPathDepth)
+		return target{}, failf(ErrLimit, "path %q has %d components, more than the %d-component path limit: give a shorter path", text.ShortenRunes(p, 80), n, maxPathDepth)
 	}
 	real, err := w.follow(ctx, name, p)
 	if err != nil {
@@ -120,7 +122,7 @@ func (w *Workspace) follow(ctx context.Context, name, orig string) (string, erro
 			continue
 		}
 		if len(r.done) == maxPathDepth {
-			return "", failf(ErrLimit, "path %q resolves, through its symbolic links, to more than %d components, the path limit: give a path that does not pass through these links", clip(orig, 80), maxPathDepth)
+			return "", failf(ErrLimit, "path %q resolves, through its symbolic links, to more than %d components, the path limit: give a path that does not pass through these links", text.ShortenRunes(orig, 80), maxPathDepth)
 		}
 		dir, err := r.dir()
 		if err != nil {

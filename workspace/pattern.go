@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // compilePattern compiles grep's regular expression within the bounds:
@@ -24,7 +26,7 @@ func compilePattern(pattern string, caseInsensitive bool) (*regexp.Regexp, int, 
 	}
 	n := regexpSize(tree, maxRegexpSize)
 	if n > maxRegexpSize {
-		return nil, 0, failf(ErrLimit, "regular expression %q is too large: with its repetitions expanded it is more than %d instructions, the limit; use smaller repetition counts (x{1000} counts 1000) or a shorter pattern", clip(pattern, 80), maxRegexpSize)
+		return nil, 0, failf(ErrLimit, "regular expression %q is too large: with its repetitions expanded it is more than %d instructions, the limit; use smaller repetition counts (x{1000} counts 1000) or a shorter pattern", text.ShortenRunes(pattern, 80), maxRegexpSize)
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
@@ -43,7 +45,7 @@ func matchWindow(size int) int {
 
 func invalidPattern(pattern string, err error) error {
 	problem := strings.TrimPrefix(err.Error(), "error parsing regexp: ")
-	return failf(nil, "invalid regular expression %q: %s (the syntax is Go's RE2: no lookaround or backreferences)", clip(pattern, 80), problem)
+	return failf(nil, "invalid regular expression %q: %s (the syntax is Go's RE2: no lookaround or backreferences)", text.ShortenRunes(pattern, 80), problem)
 }
 
 // regexpSize estimates the instructions re compiles to, with each

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // sniffBytes is how much of a file decides whether it is text.
@@ -18,7 +20,7 @@ const sniffBytes = 8 << 10
 // holds a NUL byte or invalid UTF-8. A rune cut off by the end of the
 // sample does not count.
 func looksBinary(sample []byte) bool {
-	return bytes.IndexByte(sample, 0) >= 0 || !utf8.Valid(trimPartialRune(sample))
+	return bytes.IndexByte(sample, 0) >= 0 || !utf8.Valid(text.TrimIncomplete(sample))
 }
 
 // sniff returns the start of br's content without consuming it.
@@ -90,31 +92,6 @@ func (l *lineReader) next(keep, stop int) (kept []byte, n int, err error) {
 			return kept, n, err
 		}
 	}
-}
-
-// clip returns s cut to at most max runes, marking a cut with "…".
-func clip(s string, max int) string {
-	n := 0
-	for i := range s {
-		if n == max {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
-}
-
-// trimPartialRune drops an incomplete rune at the end of b (left by a cut).
-func trimPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && len(b)-i <= utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
-		}
-	}
-	return b
 }
 
 // size renders a byte count for messages: "512 bytes", "256 KiB", "1.5 MiB".

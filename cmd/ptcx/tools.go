@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 var toolsCommand = command{
@@ -76,7 +78,7 @@ func runTools(ctx context.Context, c command, s *stdio, args []string) int {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	if len(s) > 80 {
-		s = s[:77] + "..."
+		s = text.Truncate(s, 77) + "..."
 	}
 	return s
 }

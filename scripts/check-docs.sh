@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# check-docs.sh fails when the documentation drifts from the code:
+#   - docs/architecture.md's package table has one row per package of the
+#     module, and each row's imports column lists exactly what the package
+#     imports (non-test imports): the module's own packages by their path in
+#     the module, other modules by module path, the standard library left out;
+#   - no tracked file cites DESIGN.md, which is not in the repository;
+#   - every relative link in the tracked Markdown files names a file or
+#     directory that exists.
+# It needs only the go command (no guest, no network).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+GO=${GO:-go}
+module=$($GO list -m)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# --- the package table -------------------------------------------------------
+
+# The code: "package dependency" lines, with "." for the module's root.
+$GO list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./... >"$tmp/list"
+awk '{print $1}' "$tmp/list" | sed "s#^$module\$#.#; s#^$module/##" | sort -u >"$tmp/code-packages"
+awk '{for (i = 2; i <= NF; i++) print $i}' "$tmp/list" |
+	awk -F/ '$1 ~ /\./' | grep -v "^$module\(/\|\$\)" | sort -u >"$tmp/external" || true
+: >"$tmp/modules"
+if [ -s "$tmp/external" ]; then
+	xargs $GO list -f '{{.ImportPath}} {{.Module.Path}}' <"$tmp/external" >"$tmp/modules"
+fi
+awk -v module="$module" '
+	FNR == NR { mod[$1] = $2; next }
+	{
+		pkg = $1 == module ? "." : substr($1, length(module) + 2)
+		for (i = 2; i <= NF; i++) {
+			dep = $i
+			if (dep == module || index(dep, module "/") == 1) print pkg, (dep == module ? "." : substr(dep, length(module) + 2))
+			else if (dep in mod) print pkg, mod[dep]
+		}
+	}' "$tmp/modules" "$tmp/list" | sort -u >"$tmp/code-imports"
+
+# The table: rows of "| `package/` | owns | `import`, ... |" under "## Packages".
+awk '
+	/^## / { inside = ($0 == "## Packages"); next }
+	inside && /^\| `/ {
+		n = split($0, cell, "|")
+		pkg = cell[2]
+		gsub(/`|[[:space:]]/, "", pkg)
+		if (pkg ~ /\(root\)$/) pkg = "."
+		sub(/\/$/, "", pkg)
+		print "P", pkg
+		deps = cell[n - 1]
+		while (match(deps, /`[^`]+`/)) {
+			dep = substr(deps, RSTART + 1, RLENGTH - 2)
+			sub(/\/$/, "", dep)
+			print "I", pkg, dep
+			deps = substr(deps, RSTART + RLENGTH)
+		}
+	}' docs/architecture.md >"$tmp/table"
+awk '$1 == "P" {print $2}' "$tmp/table" | sort >"$tmp/doc-packages-all"
+sort -u "$tmp/doc-packages-all" >"$tmp/doc-packages"
+awk '$1 == "I" {print $2, $3}' "$tmp/table" | sort -u >"$tmp/doc-imports"
+
+if [ ! -s "$tmp/doc-packages" ]; then
+	echo "check-docs: docs/architecture.md has no package table under \"## Packages\"" >&2
+	fail=1
+fi
+if dups=$(uniq -d "$tmp/doc-packages-all") && [ -n "$dups" ]; then
+	echo "check-docs: docs/architecture.md lists these packages twice: $(echo $dups)" >&2
+	fail=1
+fi
+report() { # report MESSAGE FILE: print MESSAGE and FILE's lines when FILE is not empty
+	if [ -s "$2" ]; then
+		echo "check-docs: $1" >&2
+		sed 's/^/  /' "$2" >&2
+		fail=1
+	fi
+}
+comm -23 "$tmp/code-packages" "$tmp/doc-packages" >"$tmp/x"
+report "docs/architecture.md's package table misses these packages of the module:" "$tmp/x"
+comm -13 "$tmp/code-packages" "$tmp/doc-packages" >"$tmp/x"
+report "docs/architecture.md's package table names packages that do not exist:" "$tmp/x"
+comm -13 "$tmp/code-imports" "$tmp/doc-imports" >"$tmp/x"
+report "docs/architecture.md's package table names imports that do not exist (package import):" "$tmp/x"
+comm -23 "$tmp/code-imports" "$tmp/doc-imports" >"$tmp/x"
+report "docs/architecture.md's package table misses these imports (package import):" "$tmp/x"
+
+# --- DESIGN.md ---------------------------------------------------------------
+
+if git grep -n -I 'DESIGN\.md' -- ':!scripts/check-docs.sh' >"$tmp/x"; then
+	report "these lines cite DESIGN.md, which is not in the repository (cite docs/architecture.md):" "$tmp/x"
+fi
+
+# --- relative links in Markdown ----------------------------------------------
+
+git ls-files '*.md' | grep -v '^guest/quickjs' | while read -r doc; do
+	dir=$(dirname "$doc")
+	# Links outside code: fenced blocks are dropped, each paragraph joined
+	# into one line, and its code spans (which may cross lines) dropped.
+	awk '/^[[:space:]]*```/ {code = !code; next}
+		code {next}
+		/^[[:space:]]*$/ {print para; para = ""; next}
+		{para = para " " $0}
+		END {print para}' "$doc" | sed 's/`[^`]*`//g' |
+		{ grep -o '\]([^) ]*)' || true; } | sed 's/^](//; s/)$//; s/#.*//' | while read -r target; do
+		case "$target" in '' | http://* | https://* | mailto:*) continue ;; esac
+		[ -e "$dir/$target" ] || echo "$doc: $target"
+	done
+done >"$tmp/x"
+report "these Markdown links name files that do not exist:" "$tmp/x"
+
+if [ "$fail" -ne 0 ]; then
+	exit 1
+fi
+echo "check-docs: docs/architecture.md's package table matches the imports; no dangling references"
