@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test vet demo check-demo plain-clone cross soak clean
+.PHONY: all build guest tsc deps test vet demo check-demo check-docs plain-clone cross soak clean
 
 all: build
 
@@ -30,8 +30,13 @@ vet: guest
 
 # test runs every test with the guest required: a test that needs the guest
 # fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
-test: guest tsc vet check-demo plain-clone cross
+test: guest tsc vet check-demo check-docs plain-clone cross
 	PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 ./...
+
+# check-docs requires docs/architecture.md's package table to match the
+# real imports, and every relative link in the docs to resolve.
+check-docs:
+	@scripts/check-docs.sh
 
 # plain-clone builds, vets and tests the guest-free packages from a copy of
 # the tracked tree, without the guest and without cgo.
