@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -22,7 +23,7 @@ func modes(b *testing.B, f func(b *testing.B, e *executor.Executor)) {
 func benchExecutor(b *testing.B, rt *wasmhost.Runtime) *executor.Executor {
 	b.Helper()
 	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		b.Fatal(err)
 	}
 	for _, tool := range []registry.Tool{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -28,10 +29,10 @@ func (x *execution) create(ctx context.Context) bool {
 
 	switch x.res.Refusal {
 	case registry.UnknownScope:
-		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q: scope %q does not exist", x.req.Tool, x.req.Scope))
+		x.fail(api.Errorf(api.CodeUnknownTool, "unknown tool %q: scope %q does not exist", x.req.Tool, x.req.Scope))
 		return false
 	case registry.NotVisible:
-		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q", x.req.Tool))
+		x.fail(api.Errorf(api.CodeUnknownTool, "unknown tool %q", x.req.Tool))
 		return false
 	}
 
@@ -49,13 +50,13 @@ func (x *execution) create(ctx context.Context) bool {
 			// learns its call was aborted, and the visible tool's finalizer
 			// still applies.
 			x.fin = x.res.Visible
-			x.fail(aborted(ctx, registry.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
+			x.fail(aborted(ctx, api.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
 			return false
 		}
-		x.fail(&registry.Error{Code: registry.CodeUnknownTool, Message: collapsedMessage(x.res.Visible)})
+		x.fail(&api.Error{Code: api.CodeUnknownTool, Message: collapsedMessage(x.res.Visible)})
 		return false
 	case registry.NoRecursion:
-		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q: a program cannot call run_code; call the tools it needs directly through tools.<name>(...)", x.req.Tool))
+		x.fail(api.Errorf(api.CodeUnknownTool, "unknown tool %q: a program cannot call run_code; call the tools it needs directly through tools.<name>(...)", x.req.Tool))
 		return false
 	}
 	return true
@@ -69,6 +70,6 @@ func collapsedMessage(d *registry.Definition) string {
 		name, name, routeExample(d.Schema()))
 }
 
-func aborted(ctx context.Context, code registry.Code, msg string) *registry.Error {
-	return &registry.Error{Code: code, Message: msg, Cause: context.Cause(ctx)}
+func aborted(ctx context.Context, code api.Code, msg string) *api.Error {
+	return &api.Error{Code: code, Message: msg, Cause: context.Cause(ctx)}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -17,7 +18,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		log.Fatal(err)
 	}
 	err := reg.Register(registry.Deployment, registry.Tool{

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -17,7 +18,7 @@ const deploymentScope = registry.Deployment
 type Executor struct {
 	reg    *registry.Registry
 	cfg    Config
-	limits wasmhost.Limits // deployment limits, defaults filled in
+	limits api.Limits // deployment limits, defaults filled in
 }
 
 // New returns an Executor over reg. It fails on an invalid configuration:
@@ -52,7 +53,7 @@ const maxGuestMemory = 4 << 30
 
 // checkLimits refuses deployment limits with which no run could start, so
 // that they fail here rather than every run_code call failing as INTERNAL.
-func checkLimits(l wasmhost.Limits) error {
+func checkLimits(l api.Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ type Call struct {
 // Execute runs one model-direct call through every phase and returns its
 // settled result. It never panics on a tool's behalf: failures are in
 // Result.Err.
-func (e *Executor) Execute(ctx context.Context, call Call) registry.Result {
+func (e *Executor) Execute(ctx context.Context, call Call) api.Result {
 	x := e.newExecution(call, nil)
 	if x.prepare(ctx) {
 		x.dispatch(ctx)
@@ -133,7 +134,7 @@ type execution struct {
 
 	ran bool // the body was started
 	out registry.Output
-	err *registry.Error
+	err *api.Error
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {
@@ -152,7 +153,7 @@ func (e *Executor) newExecution(call Call, parent *token) *execution {
 }
 
 // fail records the call's error; the first one wins.
-func (x *execution) fail(err *registry.Error) {
+func (x *execution) fail(err *api.Error) {
 	if x.err == nil {
 		x.err = err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -17,7 +18,7 @@ import (
 // runtime that only dispatches (the sequencer and a body goroutine run it).
 func BenchmarkScheduler_nestedCall(b *testing.B) {
 	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		b.Fatal(err)
 	}
 	if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,

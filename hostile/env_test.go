@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/toolsfile"
@@ -64,7 +65,7 @@ func commandTools(t testing.TB) []toolsfile.ToolSpec {
 // host (wasmhost.Config.WithMaxCommittedMemory).
 const committedCap = 1 << 30
 
-func newEnv(t testing.TB, limits wasmhost.Limits) *env {
+func newEnv(t testing.TB, limits api.Limits) *env {
 	t.Helper()
 	base := t.TempDir()
 	e := &env{base: base, ws: filepath.Join(base, "ws")}
@@ -81,7 +82,7 @@ func newEnv(t testing.TB, limits wasmhost.Limits) *env {
 	for _, tool := range ownTools {
 		require.NoError(t, reg.Register(registry.Deployment, tool))
 	}
-	file, err := json.Marshal(toolsfile.File{Mode: registry.ModeBoth, Tools: commandTools(t)})
+	file, err := json.Marshal(toolsfile.File{Mode: api.ModeBoth, Tools: commandTools(t)})
 	require.NoError(t, err)
 	path := filepath.Join(base, "tools.json")
 	require.NoError(t, os.WriteFile(path, file, 0o644))
@@ -101,7 +102,7 @@ func newEnv(t testing.TB, limits wasmhost.Limits) *env {
 }
 
 // call makes a model-direct call.
-func (e *env) call(ctx context.Context, name string, args any) registry.Result {
+func (e *env) call(ctx context.Context, name string, args any) api.Result {
 	b, ok := args.([]byte)
 	if !ok {
 		var err error
@@ -113,7 +114,7 @@ func (e *env) call(ctx context.Context, name string, args any) registry.Result {
 }
 
 // run runs a program with the caller limits given (nil: none).
-func (e *env) run(ctx context.Context, code string, limits map[string]any) registry.Result {
+func (e *env) run(ctx context.Context, code string, limits map[string]any) api.Result {
 	args := map[string]any{"code": code, "description": "a hostile case"}
 	if limits != nil {
 		args["limits"] = limits
@@ -136,7 +137,7 @@ func cpu() time.Duration {
 }
 
 // outcome names a result: "OK", or its code and kind ("CODE_RUN_FAILED/syntax").
-func outcome(r registry.Result) string {
+func outcome(r api.Result) string {
 	if r.OK() {
 		return "OK"
 	}
@@ -147,7 +148,7 @@ func outcome(r registry.Result) string {
 }
 
 // result is the value a successful run_code returned, as JSON.
-func result(r registry.Result) string {
+func result(r api.Result) string {
 	if !r.OK() {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -27,7 +28,7 @@ func output(label, tool string, res *mcp.CallToolResult, hasOutputSchema bool) (
 		if text == "" {
 			text = fmt.Sprintf("%s: %s failed without saying why", label, tool)
 		}
-		return registry.Output{}, &registry.Error{Code: registry.CodeToolFailed, Message: text}
+		return registry.Output{}, &api.Error{Code: api.CodeToolFailed, Message: text}
 	}
 	if res.StructuredContent != nil {
 		v, err := json.Marshal(res.StructuredContent)

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/mcpserver"
@@ -78,7 +79,7 @@ func newFixture(t *testing.T, cfg executor.Config) *fixture {
 			return registry.ValueOutput(map[string]bool{"ok": true})
 		},
 	}))
-	for _, m := range []registry.Mode{registry.ModeNative, registry.ModePTC, registry.ModeBoth} {
+	for _, m := range []api.Mode{api.ModeNative, api.ModePTC, api.ModeBoth} {
 		require.NoError(t, f.reg.NewScope(string(m), registry.Deployment))
 		require.NoError(t, f.reg.DeclareMode(string(m), m))
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
 )
 
@@ -135,7 +136,7 @@ func TestDecodeValid_duplicateKeys(t *testing.T) {
 func TestParseArgs_duplicateKeyIsInvalidArgs(t *testing.T) {
 	_, err := ParseArgs(json.RawMessage(`{"path":"safe.txt","opts":{"n":1},"path":"/etc/passwd"}`))
 	require.NotNil(t, err)
-	require.Equal(t, CodeInvalidArgs, err.Code)
+	require.Equal(t, api.CodeInvalidArgs, err.Code)
 	require.Equal(t, `arguments have a duplicate key: the key "path" appears twice in the object at /; a key may appear only once in an object`, err.Message)
 	require.Equal(t, []string{`at /: the key "path" appears twice`}, err.Violations)
 
@@ -150,7 +151,7 @@ func TestParseArgs_duplicateKeyMessageIsBounded(t *testing.T) {
 	args := deep + `{"` + long + `":1,"` + long + `":2}` + strings.Repeat("}", 50)
 	_, err := ParseArgs(json.RawMessage(args))
 	require.NotNil(t, err)
-	require.Equal(t, CodeInvalidArgs, err.Code)
+	require.Equal(t, api.CodeInvalidArgs, err.Code)
 	require.Less(t, len(err.Message), 500, err.Message)
 	require.Contains(t, err.Message, `"`+strings.Repeat("k", maxShown)+`…"`)
 }

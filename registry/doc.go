@@ -3,10 +3,10 @@
 // which may execute for a given caller (ResolveExecution, the one resolver the
 // executor uses on every execution path).
 //
-// It also owns the vocabulary every layer shares: Result, Error and its stable
-// Codes. Registration failures (UNSUPPORTED_SCHEMA, bad names, duplicates) are
-// *Error values like the executor's.
+// The words it shares with every other layer (Error and its Codes, Result,
+// Mode, Schema) are package api's. Registration failures (UNSUPPORTED_SCHEMA,
+// bad names, duplicates) are *api.Error values like the executor's.
 //
-// The registry imports only the standard library and a JSON-Schema library.
+// The registry imports api, the standard library and a JSON-Schema library.
 // A Registry is safe for concurrent use.
 package registry

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
 )
 
@@ -121,7 +122,7 @@ func TestQuickSchema_neverDisagreesWithTheValidator(t *testing.T) {
 			require.Nil(t, perr)
 			if q.valid(decoded) {
 				vouched++
-				require.Nil(t, validate(full, decoded, CodeInvalidArgs, "arguments"), "quick check vouched for %s against %s", args, raw)
+				require.Nil(t, validate(full, decoded, api.CodeInvalidArgs, "arguments"), "quick check vouched for %s against %s", args, raw)
 			}
 		}
 	}
@@ -139,7 +140,7 @@ func TestDefinition_ValidateArgs_quickCheckedToolRefusesDuplicateKeys(t *testing
 	for _, args := range []string{`{"path":"a","path":"b"}`, `{"path":"a","x":[{"k":1,"k":1}]}`} {
 		_, perr := ParseArgs(json.RawMessage(args))
 		require.NotNil(t, perr, args)
-		require.Equal(t, CodeInvalidArgs, perr.Code, args)
+		require.Equal(t, api.CodeInvalidArgs, perr.Code, args)
 	}
 	decoded, perr := ParseArgs(json.RawMessage(`{"path":"a"}`))
 	require.Nil(t, perr)

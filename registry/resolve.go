@@ -1,5 +1,7 @@
 package registry
 
+import "github.com/ptcx/ptcx/api"
+
 // Refusal says why a name did not resolve to something executable.
 type Refusal int
 
@@ -28,7 +30,7 @@ type Resolution struct {
 	// Refusal is Resolved or why not.
 	Refusal Refusal
 	// Mode is the scope's effective mode.
-	Mode Mode
+	Mode api.Mode
 }
 
 // ResolveExecution is the one resolver for the execution path: the executor
@@ -50,7 +52,7 @@ func (r *Registry) ResolveExecution(scopeID, name string, nested bool) Resolutio
 	mode := s.effectiveMode()
 	res := Resolution{Mode: mode}
 	if name == RunCode {
-		if !mode.hasRunCode() {
+		if !mode.HasRunCode() {
 			res.Refusal = NotVisible
 			return res
 		}
@@ -66,7 +68,7 @@ func (r *Registry) ResolveExecution(scopeID, name string, nested bool) Resolutio
 	switch {
 	case res.Visible == nil:
 		res.Refusal = NotVisible
-	case mode == ModePTC && !nested:
+	case mode == api.ModePTC && !nested:
 		res.Refusal = Collapsed
 	default:
 		res.Definition = res.Visible

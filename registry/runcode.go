@@ -1,6 +1,10 @@
 package registry
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/ptcx/ptcx/api"
+)
 
 // RunCode is the name of the reserved transport: the one tool through which
 // a program of tool calls is sent. It cannot be registered or restricted.
@@ -68,7 +72,7 @@ const DefaultRunCodeDescription = "Run a TypeScript program that calls the other
 
 // Describer renders run_code's description for a scope from the tools a
 // program there can call (every visible tool but run_code, sorted by name).
-type Describer func(scope string, bindable []Schema) string
+type Describer func(scope string, bindable []api.Schema) string
 
 // runCodeDefinition is built once; the executor supplies its body.
 var runCodeDefinition = func() *Definition {
@@ -81,7 +85,7 @@ var runCodeDefinition = func() *Definition {
 		panic("registry: run_code's own output schema does not compile: " + err.Error())
 	}
 	return &Definition{
-		schema: Schema{
+		schema: api.Schema{
 			Name:         RunCode,
 			Description:  DefaultRunCodeDescription,
 			InputSchema:  json.RawMessage(RunCodeInputSchema),

@@ -3,6 +3,8 @@ package registry
 import (
 	"regexp"
 	"slices"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Deployment is the root scope every Registry starts with. Its mode is
@@ -18,7 +20,7 @@ type scope struct {
 	parent   *scope
 	children []*scope
 
-	mode    Mode // "" when not declared here
+	mode    api.Mode // "" when not declared here
 	allow   map[string]bool
 	deny    map[string]bool
 	limited bool // a Restriction was declared
@@ -36,13 +38,13 @@ func (s *scope) chain() []*scope {
 }
 
 // effectiveMode is the nearest declaration on the parent chain.
-func (s *scope) effectiveMode() Mode {
+func (s *scope) effectiveMode() api.Mode {
 	for c := s; c != nil; c = c.parent {
 		if c.mode != "" {
 			return c.mode
 		}
 	}
-	return ModeNative
+	return api.ModeNative
 }
 
 // inherits reports whether a tool from the parent passes s's restriction.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -18,7 +19,7 @@ type Body func(ctx context.Context, in Input) (Output, error)
 // Finalizer is applied exactly once to the result of every execution that
 // resolved to the tool (success or failure, including an aborted collapsed
 // call), before the result is published. It returns the result to publish.
-type Finalizer func(ctx context.Context, r Result) Result
+type Finalizer func(ctx context.Context, r api.Result) api.Result
 
 // Input is what a Body receives.
 type Input struct {
@@ -54,22 +55,9 @@ var toolName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
 // ValidName reports whether name is a well-formed tool name.
 func ValidName(name string) bool { return toolName.MatchString(name) }
 
-// Schema is the public view of a tool: what display, inspection, SDK
-// generation and the wire format need. It carries no body.
-type Schema struct {
-	Name            string          `json:"name"`
-	Description     string          `json:"description"`
-	InputSchema     json.RawMessage `json:"input_schema"`
-	OutputSchema    json.RawMessage `json:"output_schema,omitempty"`
-	ConcurrencySafe bool            `json:"concurrency_safe"`
-	Timeout         time.Duration   `json:"timeout,omitempty"`
-	// Transport is true for run_code.
-	Transport bool `json:"transport,omitempty"`
-}
-
 // Definition is a compiled tool: what the executor runs. It is immutable.
 type Definition struct {
-	schema   Schema
+	schema   api.Schema
 	in, out  *jsonschema.Schema
 	quick    *quickSchema // vouches for simple arguments without in; nil when the schema is not simple
 	body     Body
@@ -80,7 +68,7 @@ type Definition struct {
 func (d *Definition) Name() string { return d.schema.Name }
 
 // Schema returns the public view.
-func (d *Definition) Schema() Schema { return d.schema }
+func (d *Definition) Schema() api.Schema { return d.schema }
 
 // ConcurrencySafe reports the tool's scheduling class.
 func (d *Definition) ConcurrencySafe() bool { return d.schema.ConcurrencySafe }
@@ -100,16 +88,16 @@ func (d *Definition) Finalizer() Finalizer { return d.finalize }
 
 // ValidateArgs checks decoded arguments against the input schema, listing
 // every violation (INVALID_ARGS).
-func (d *Definition) ValidateArgs(args map[string]any) *Error {
+func (d *Definition) ValidateArgs(args map[string]any) *api.Error {
 	if d.quick != nil && d.quick.valid(args) {
 		return nil
 	}
-	return validate(d.in, args, CodeInvalidArgs, "arguments")
+	return validate(d.in, args, api.CodeInvalidArgs, "arguments")
 }
 
 // ValidateOutput checks a value against the output schema, if the tool
 // declared one (INVALID_TOOL_OUTPUT).
-func (d *Definition) ValidateOutput(v json.RawMessage) *Error {
+func (d *Definition) ValidateOutput(v json.RawMessage) *api.Error {
 	if d.out == nil {
 		return nil
 	}
@@ -118,9 +106,9 @@ func (d *Definition) ValidateOutput(v json.RawMessage) *Error {
 	}
 	doc, err := parseJSON(v, true) // a tool's value, not a caller's: as encoding/json reads it
 	if err != nil {
-		return &Error{Code: CodeInvalidToolOutput, Message: "tool output is not valid JSON: " + err.Error(), Cause: err}
+		return &api.Error{Code: api.CodeInvalidToolOutput, Message: "tool output is not valid JSON: " + err.Error(), Cause: err}
 	}
-	return validate(d.out, doc, CodeInvalidToolOutput, "tool output")
+	return validate(d.out, doc, api.CodeInvalidToolOutput, "tool output")
 }
 
 // compile turns a Tool into a Definition: the one place public input is
@@ -128,13 +116,13 @@ func (d *Definition) ValidateOutput(v json.RawMessage) *Error {
 func compile(t Tool) (*Definition, error) {
 	switch {
 	case t.Name == RunCode:
-		return nil, Errorf(CodeInvalidDefinition, "%q is reserved: run_code is provided by the executor and cannot be registered", RunCode)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "%q is reserved: run_code is provided by the executor and cannot be registered", RunCode)
 	case !ValidName(t.Name):
-		return nil, Errorf(CodeInvalidDefinition, "invalid tool name %q: must match %s", t.Name, toolName)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "invalid tool name %q: must match %s", t.Name, toolName)
 	case t.Body == nil:
-		return nil, Errorf(CodeInvalidDefinition, "tool %q has no body", t.Name)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "tool %q has no body", t.Name)
 	case t.Timeout < 0:
-		return nil, Errorf(CodeInvalidDefinition, "tool %q has a negative timeout %v", t.Name, t.Timeout)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "tool %q has a negative timeout %v", t.Name, t.Timeout)
 	}
 	in := t.InputSchema
 	if len(in) == 0 {
@@ -145,7 +133,7 @@ func compile(t Tool) (*Definition, error) {
 		return nil, err
 	}
 	d := &Definition{
-		schema: Schema{
+		schema: api.Schema{
 			Name:            t.Name,
 			Description:     t.Description,
 			InputSchema:     clone(in),

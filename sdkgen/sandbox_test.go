@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
@@ -74,12 +75,12 @@ func TestDeclarations_sandbox_patchedSchemas(t *testing.T) {
 			require.NoError(t, err, "%s needs no patch", tool.Name)
 			continue
 		}
-		require.ErrorIs(t, err, registry.ErrUnsupportedSchema, tool.Name)
+		require.ErrorIs(t, err, api.ErrUnsupportedSchema, tool.Name)
 		for i, p := range patches {
 			others := slices.Delete(slices.Clone(patches), i, i+1)
 			schema := patchSchema(t, tool.InputSchema, others)
 			err := registry.New().Register(registry.Deployment, registryTool(tool, schema, nil))
-			require.ErrorIs(t, err, registry.ErrUnsupportedSchema, "%s without the patch of %s", tool.Name, p.pointer)
+			require.ErrorIs(t, err, api.ErrUnsupportedSchema, "%s without the patch of %s", tool.Name, p.pointer)
 			require.Contains(t, err.Error(), p.refusal, "%s without the patch of %s", tool.Name, p.pointer)
 		}
 		schema := patchSchema(t, tool.InputSchema, patches)
@@ -138,7 +139,7 @@ func TestDeclarations_sandbox_typeCheckedProgramsRun(t *testing.T) {
 
 // runInSandbox runs p through run_code on an executor over reg, and returns its result and the
 // result notifications of its nested calls.
-func runInSandbox(t *testing.T, rt *wasmhost.Runtime, reg *registry.Registry, p sdkgen.Program) (registry.Result, []executor.Notification) {
+func runInSandbox(t *testing.T, rt *wasmhost.Runtime, reg *registry.Registry, p sdkgen.Program) (api.Result, []executor.Notification) {
 	t.Helper()
 	var mu sync.Mutex
 	var nested []executor.Notification
@@ -181,16 +182,16 @@ var refusedInSandbox = map[string]refusal{
 }
 
 // check requires the run of p to have failed as want says.
-func (want refusal) check(t *testing.T, p sdkgen.Program, r registry.Result, nested []executor.Notification) {
+func (want refusal) check(t *testing.T, p sdkgen.Program, r api.Result, nested []executor.Notification) {
 	t.Helper()
-	require.ErrorIs(t, r.Error(), registry.ErrCodeRunFailed, "%s must fail in the sandbox; if it runs now, remove it from refusedInSandbox", p.Name)
+	require.ErrorIs(t, r.AsError(), api.ErrCodeRunFailed, "%s must fail in the sandbox; if it runs now, remove it from refusedInSandbox", p.Name)
 	require.Contains(t, r.Err.Message, want.run, p.Name)
 	if want.violations == nil {
 		require.Empty(t, nested, "%s makes no nested call", p.Name)
 		return
 	}
 	require.Len(t, nested, 1, p.Name)
-	require.ErrorIs(t, nested[0].Result.Error(), registry.ErrInvalidArgs, p.Name)
+	require.ErrorIs(t, nested[0].Result.AsError(), api.ErrInvalidArgs, p.Name)
 	err := nested[0].Result.Err
 	require.Len(t, err.Violations, len(want.violations), "%s: %v", p.Name, err.Violations)
 	for i, v := range want.violations {
@@ -243,7 +244,7 @@ func orNull(v json.RawMessage) json.RawMessage {
 func bindTools(t *testing.T, tools []sdkgen.Tool, outputs map[string]json.RawMessage) *registry.Registry {
 	t.Helper()
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
 	for _, tool := range tools {
 		schema := patchSchema(t, tool.InputSchema, inputPatches[tool.Name])
 		require.NoError(t, reg.Register(registry.Deployment, registryTool(tool, schema, outputs[tool.Name])), tool.Name)

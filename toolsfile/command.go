@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -87,7 +88,7 @@ func (c command) run(ctx context.Context, in registry.Input) (registry.Output, e
 		return registry.Output{Value: json.RawMessage("null")}, nil
 	}
 	if !json.Valid(out) {
-		return registry.Output{}, registry.Errorf(registry.CodeInvalidToolOutput,
+		return registry.Output{}, api.Errorf(api.CodeInvalidToolOutput,
 			"%s printed output that is not JSON (a command tool must print one JSON value on stdout): %s", c.argv[0], excerpt(string(out)))
 	}
 	return registry.Output{Value: append(json.RawMessage(nil), out...)}, nil

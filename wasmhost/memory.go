@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"fmt"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -18,7 +19,7 @@ func memoryPages(bytes int64) uint32 {
 }
 
 // checkLimits rejects limits no run can work within.
-func checkLimits(l Limits) error {
+func checkLimits(l api.Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
 
@@ -118,7 +119,7 @@ func TestRuntime_Close_duringRuns(t *testing.T) {
 		err := <-errs
 		var re *wasmhost.RunError
 		require.True(t, errors.As(err, &re), "%v", err)
-		require.Equal(t, wasmhost.KindAbort, re.Kind, re.Message)
+		require.Equal(t, api.KindAbort, re.Kind, re.Message)
 		require.ErrorIs(t, err, wasmhost.ErrClosed)
 	}
 }

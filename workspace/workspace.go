@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -146,7 +147,7 @@ func decode(in registry.Input, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &registry.Error{Code: registry.CodeInvalidArgs, Message: "invalid arguments: " + err.Error(), Cause: err}
+		return &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments: " + err.Error(), Cause: err}
 	}
 	return nil
 }

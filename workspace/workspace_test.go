@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/workspace"
 )
@@ -102,7 +103,7 @@ func (e *env) try(ctx context.Context, name string, args any) (registry.Output, 
 func (e *env) call(t *testing.T, ctx context.Context, name string, args any) (registry.Output, error) {
 	t.Helper()
 	out, err := e.try(ctx, name, args)
-	require.NotErrorIs(t, err, registry.ErrInvalidToolOutput, "output of %s: %s", name, out.Value)
+	require.NotErrorIs(t, err, api.ErrInvalidToolOutput, "output of %s: %s", name, out.Value)
 	return out, err
 }
 
@@ -264,10 +265,10 @@ func TestTools_unknownArgument(t *testing.T) {
 	for _, tool := range e.ws.Tools() {
 		t.Run(tool.Name, func(t *testing.T) {
 			err := fail(t, e, tool.Name, m{"path": "x", "bogus": 1})
-			require.ErrorIs(t, err, registry.ErrInvalidArgs)
+			require.ErrorIs(t, err, api.ErrInvalidArgs)
 			// A body called directly, without the schema, refuses it too.
 			_, err = tool.Body(context.Background(), registry.Input{Args: json.RawMessage(`{"bogus": 1}`)})
-			require.ErrorIs(t, err, registry.ErrInvalidArgs)
+			require.ErrorIs(t, err, api.ErrInvalidArgs)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -171,7 +172,7 @@ func newBench(ctx context.Context) (*bench, error) {
 	// The idle workload parks idleRuns runs at the default memory limit at
 	// once: the committed memory cap (half the machine's memory by
 	// default) is raised to admit them, since they touch ~1 MB each.
-	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithMaxCommittedMemory(2*idleRuns*wasmhost.DefaultMemoryBytes))
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithMaxCommittedMemory(2*idleRuns*api.DefaultMemoryBytes))
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func newBench(ctx context.Context) (*bench, error) {
 				}
 			}},
 	}
-	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		b.close()
 		return nil, err
 	}

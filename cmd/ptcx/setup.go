@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/toolsfile"
@@ -26,7 +27,7 @@ type setup struct {
 
 	// defaultMode applies when neither --mode nor the tools file declares
 	// one (ptcx run needs run_code, so it defaults to ptc).
-	defaultMode registry.Mode
+	defaultMode api.Mode
 }
 
 func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
@@ -57,9 +58,9 @@ func (e *env) close() {
 // build loads the tools file and the built-in tools, applies the mode and
 // checks the scope. The sandbox is started on first use only.
 func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
-	var mode registry.Mode
+	var mode api.Mode
 	if s.mode != "" {
-		m, err := registry.ParseMode(s.mode)
+		m, err := api.ParseMode(s.mode)
 		if err != nil {
 			return nil, usage{err}
 		}
