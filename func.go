@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/stretchr/testify/require"
 )
 
 type color string

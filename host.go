@@ -10,6 +10,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -48,7 +49,7 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 		}
 	}
 	if o.describe {
-		h.reg.SetRunCodeDescriber(executor.DescribeRunCode)
+		h.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 	}
 	if err := h.register(o.tools); err != nil {
 		return nil, fmt.Errorf("ptcx: WithTools: %w", err)

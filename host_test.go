@@ -8,12 +8,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/stretchr/testify/require"
 )
 
 func TestNew_defaults(t *testing.T) {

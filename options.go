@@ -77,7 +77,7 @@ func WithCodeRuntime(rt executor.CodeRuntime) Option {
 
 // WithPlainRunCodeDescription keeps run_code's short default description.
 // By default run_code's description carries the TypeScript declarations of
-// the tools a program can call (executor.DescribeRunCode), so that a model
+// the tools a program can call (sdkgen.DescribeRunCode), so that a model
 // that sees only the advertised tools still sees every binding's types;
 // a host that puts Host.Prompt's sections in its system prompt, which carry
 // the same declarations, can drop them from the description with this.

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
-	"github.com/stretchr/testify/require"
 )
 
 type cityArgs struct {

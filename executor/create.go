@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 )
 
 // create is phase 1: mint the call's identity, resolve what the name means
@@ -67,7 +68,7 @@ func (x *execution) create(ctx context.Context) bool {
 func collapsedMessage(d *registry.Definition) string {
 	name := d.Name()
 	return fmt.Sprintf("unknown tool %q: only run_code is callable directly — call %s from inside a run_code program instead, e.g. %s",
-		name, name, routeExample(d.Schema()))
+		name, name, sdkgen.RouteExample(d.Schema()))
 }
 
 func aborted(ctx context.Context, code api.Code, msg string) *api.Error {

@@ -15,6 +15,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/wasmhost"
 	"github.com/ptcx/ptcx/workspace"
@@ -89,7 +90,7 @@ func newEnv(t testing.TB, limits api.Limits) *env {
 	f, err := toolsfile.Load(path)
 	require.NoError(t, err)
 	require.NoError(t, f.Apply(reg, ""))
-	reg.SetRunCodeDescriber(executor.DescribeRunCode)
+	reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 
 	// The guests share 1 GiB, as a deployment sized for its machine would
 	// (the default is half the machine's memory).

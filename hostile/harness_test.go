@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // The environment of a child: which case it runs.

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // soakEnv sets how long TestSoak runs (a Go duration, e.g. "3m"; default

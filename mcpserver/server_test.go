@@ -128,7 +128,7 @@ func TestServer_listTools_outputSchemaOnlyWhenObject(t *testing.T) {
 func TestServer_listTools_seesLaterChanges(t *testing.T) {
 	f := newFixture(t, executor.NewConfig())
 	cs := connect(t, f.exec, "both", "")
-	f.reg.SetRunCodeDescriber(func(scope string, bindable []api.Schema) string {
+	f.reg.SetRunCodeDescriber(func(scope, _ string, bindable []api.Schema) string {
 		return "SDK for " + scope
 	})
 	res, err := cs.ListTools(context.Background(), nil)

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // decodeReference is what decodeValid must match: encoding/json's Decoder

@@ -7,8 +7,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 func TestQuickSchema_onlySimpleSchemas(t *testing.T) {

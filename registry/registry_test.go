@@ -228,7 +228,7 @@ func TestRegistry_views(t *testing.T) {
 	require.True(t, rc.Transport)
 	require.Equal(t, registry.DefaultRunCodeDescription, rc.Description)
 
-	r.SetRunCodeDescriber(func(scope string, bindable []api.Schema) string {
+	r.SetRunCodeDescriber(func(scope, _ string, bindable []api.Schema) string {
 		return fmt.Sprintf("%s: %d tools", scope, len(bindable))
 	})
 	wire, err := r.WireSchemas(registry.Deployment)

@@ -70,9 +70,10 @@ const DefaultRunCodeDescription = "Run a TypeScript program that calls the other
 	"(await tools.<name>(args)), in a sandbox. Use Promise.all for independent calls. " +
 	"Only console output and the returned value come back."
 
-// Describer renders run_code's description for a scope from the tools a
-// program there can call (every visible tool but run_code, sorted by name).
-type Describer func(scope string, bindable []api.Schema) string
+// Describer renders run_code's description for a scope from base
+// (DefaultRunCodeDescription) and the tools a program there can call (every
+// visible tool but run_code, sorted by name). sdkgen.DescribeRunCode is one.
+type Describer func(scope, base string, bindable []api.Schema) string
 
 // runCodeDefinition is built once; the executor supplies its body.
 var runCodeDefinition = func() *Definition {

@@ -8,10 +8,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // schemaURL is the name a compiled schema is known by inside its compiler.

@@ -6,8 +6,9 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Body runs a tool. ctx is the caller's context (with the tool's timeout, if

@@ -85,7 +85,7 @@ func (r *Registry) bindableLocked(s *scope) []api.Schema {
 func (r *Registry) runCodeSchemaLocked(s *scope) api.Schema {
 	sc := publicSchema(runCodeDefinition)
 	if r.describe != nil {
-		sc.Description = r.describe(s.id, r.bindableLocked(s))
+		sc.Description = r.describe(s.id, DefaultRunCodeDescription, r.bindableLocked(s))
 	}
 	return sc
 }

@@ -87,7 +87,7 @@ func TestDeclarations_sandbox_patchedSchemas(t *testing.T) {
 		require.NoError(t, registry.New().Register(registry.Deployment, registryTool(tool, schema, nil)), tool.Name)
 	}
 	for name := range inputPatches {
-		require.True(t, slices.ContainsFunc(tools, func(tool sdkgen.Tool) bool { return tool.Name == name }),
+		require.True(t, slices.ContainsFunc(tools, func(tool api.Schema) bool { return tool.Name == name }),
 			"inputPatches names %q, which is not in tools.json", name)
 	}
 }
@@ -241,7 +241,7 @@ func orNull(v json.RawMessage) json.RawMessage {
 
 // bindTools returns a registry in ptc mode holding every tool, its input schema patched per
 // inputPatches, with a body that returns the tool's value from outputs.
-func bindTools(t *testing.T, tools []sdkgen.Tool, outputs map[string]json.RawMessage) *registry.Registry {
+func bindTools(t *testing.T, tools []api.Schema, outputs map[string]json.RawMessage) *registry.Registry {
 	t.Helper()
 	reg := registry.New()
 	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
@@ -253,7 +253,7 @@ func bindTools(t *testing.T, tools []sdkgen.Tool, outputs map[string]json.RawMes
 }
 
 // registryTool is tool with the given input schema and a body returning out.
-func registryTool(tool sdkgen.Tool, input, out json.RawMessage) registry.Tool {
+func registryTool(tool api.Schema, input, out json.RawMessage) registry.Tool {
 	return registry.Tool{
 		Name:            tool.Name,
 		Description:     tool.Description,
@@ -267,7 +267,7 @@ func registryTool(tool sdkgen.Tool, input, out json.RawMessage) registry.Tool {
 }
 
 // loadOutputs reads testdata/outputs.json: one value per tool of tools, and no other.
-func loadOutputs(t *testing.T, tools []sdkgen.Tool) map[string]json.RawMessage {
+func loadOutputs(t *testing.T, tools []api.Schema) map[string]json.RawMessage {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "outputs.json"))
 	require.NoError(t, err)

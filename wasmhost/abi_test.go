@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 func FuzzGuestRange(f *testing.F) {

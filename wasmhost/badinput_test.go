@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 
 	"github.com/ptcx/ptcx/wasmhost"
 )

@@ -3,8 +3,9 @@ package wasmhost_test
 import (
 	"testing"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 const worldJS = `return {random: [Math.random(), Math.random()], now: Date.now(), perf: performance.now() >= 0, date: new Date().toISOString()}`

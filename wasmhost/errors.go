@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // ErrAbandoned is in the Cause of a RunError (errors.Is) when Run returned

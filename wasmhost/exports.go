@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ptcx/ptcx/api"
 	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Calls into the guest's exports, on the guest's goroutine.

@@ -8,9 +8,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // The host functions of the "ptcx" import module, one per import of

@@ -3,8 +3,9 @@ package wasmhost
 import (
 	"fmt"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 const pageSize = 65536

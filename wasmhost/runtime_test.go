@@ -9,9 +9,10 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
+
+	"github.com/ptcx/ptcx/api"
 
 	"github.com/ptcx/ptcx/guest"
 	"github.com/ptcx/ptcx/wasmhost"

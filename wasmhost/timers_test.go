@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 func TestRuntime_Run_timers(t *testing.T) {

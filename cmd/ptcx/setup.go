@@ -11,6 +11,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/wasmhost"
 	"github.com/ptcx/ptcx/workspace"
@@ -108,7 +109,7 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if _, err := e.reg.Mode(s.scope); err != nil {
 		return nil, usage{fmt.Errorf("--scope: %w", err)}
 	}
-	e.reg.SetRunCodeDescriber(executor.DescribeRunCode)
+	e.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 
 	rt := &lazyRuntime{}
 	e.cleanup = append(e.cleanup, rt.close)
