@@ -10,7 +10,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/registry"
 )
 
 // Func builds a tool from a Go function. Its input and output JSON Schemas
@@ -73,7 +72,7 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 		if err != nil {
 			return Output{}, err
 		}
-		return registry.ValueOutput(v)
+		return api.ValueOutput(v)
 	}
 	return t
 }

@@ -169,7 +169,7 @@ func TestHost_Register_handWritten(t *testing.T) {
 			if err := json.Unmarshal(in.Args, &args); err != nil {
 				return ptcx.Output{}, err
 			}
-			return registry.ValueOutput(args.Text)
+			return api.ValueOutput(args.Text)
 		},
 	}))
 	r := h.Execute(context.Background(), ptcx.Call{Name: "echo", Args: json.RawMessage(`{"text":"hi"}`)})

@@ -29,9 +29,9 @@ type (
 	// Body runs a hand-written tool.
 	Body = registry.Body
 	// Input is what a Body receives.
-	Input = registry.Input
+	Input = api.Input
 	// Output is what a Body returns on success.
-	Output = registry.Output
+	Output = api.Output
 	// Finalizer is applied once to every result of a tool.
 	Finalizer = registry.Finalizer
 	// Section is one named part of the system prompt.

@@ -89,9 +89,9 @@ func TestExecutor_Execute_toolCancelledAsItFinishes_isAborted(t *testing.T) {
 	defer cancel()
 	reg := registry.New()
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "t",
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			cancel()
-			return registry.ValueOutput("done")
+			return api.ValueOutput("done")
 		}}))
 	r := newExecutor(t, reg, executor.NewConfig()).Execute(ctx, executor.Call{Name: "t"})
 	require.Equal(t, api.CodeAborted, r.Err.Code, r.Text)

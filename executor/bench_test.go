@@ -29,16 +29,16 @@ func benchExecutor(b *testing.B, rt *wasmhost.Runtime) *executor.Executor {
 	for _, tool := range []registry.Tool{
 		{Name: "echo", ConcurrencySafe: true,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}},"required":["i"]}`),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
-				return registry.Output{Value: in.Args}, nil
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
+				return api.Output{Value: in.Args}, nil
 			}},
-		{Name: "sleep20", ConcurrencySafe: true, Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+		{Name: "sleep20", ConcurrencySafe: true, Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 			select {
 			case <-time.After(20 * time.Millisecond):
 			case <-ctx.Done():
-				return registry.Output{}, ctx.Err()
+				return api.Output{}, ctx.Err()
 			}
-			return registry.ValueOutput(1)
+			return api.ValueOutput(1)
 		}},
 	} {
 		if err := reg.Register(registry.Deployment, tool); err != nil {

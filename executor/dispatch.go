@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/registry"
 )
 
 // cancelGrace is how long a cancelled or timed-out body is given to return
@@ -30,7 +29,7 @@ func (x *execution) dispatch(ctx context.Context) {
 
 // outcome is what a body returned.
 type outcome struct {
-	out registry.Output
+	out api.Output
 	err error
 }
 
@@ -184,11 +183,11 @@ func (x *execution) conclude(ctx, bodyCtx context.Context, o outcome) {
 }
 
 // body runs the tool's body, or run_code's.
-func (x *execution) body(ctx context.Context) (registry.Output, error) {
+func (x *execution) body(ctx context.Context) (api.Output, error) {
 	if x.def.Transport() {
 		return x.e.runCode(ctx, x)
 	}
-	return x.def.Body()(ctx, registry.Input{CallID: x.req.ID, Scope: x.req.Scope, Args: x.req.Args})
+	return x.def.Body()(ctx, api.Input{CallID: x.req.ID, Scope: x.req.Scope, Args: x.req.Args})
 }
 
 // checkValue makes sure the body's value is JSON.

@@ -26,9 +26,9 @@ func TestExecutor_Execute_duplicateKeysAreInvalidArgs(t *testing.T) {
 		Name: "read", ConcurrencySafe: true,
 		// A schema simple enough for the quick check.
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			ran.Add(1)
-			return registry.ValueOutput("contents")
+			return api.ValueOutput("contents")
 		},
 	}))
 	nested := make(chan wasmhost.CallResult, 1)

@@ -133,7 +133,7 @@ type execution struct {
 	args    map[string]any
 
 	ran bool // the body was started
-	out registry.Output
+	out api.Output
 	err *api.Error
 }
 

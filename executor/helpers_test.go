@@ -48,9 +48,9 @@ func await(t *testing.T, ch <-chan wasmhost.CallResult) wasmhost.CallResult {
 type counter struct{ n atomic.Int64 }
 
 func (c *counter) body(v any) registry.Body {
-	return func(ctx context.Context, in registry.Input) (registry.Output, error) {
+	return func(ctx context.Context, in api.Input) (api.Output, error) {
 		c.n.Add(1)
-		return registry.ValueOutput(v)
+		return api.ValueOutput(v)
 	}
 }
 

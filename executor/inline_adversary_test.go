@@ -73,17 +73,17 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 	tools := []registry.Tool{
 		{
 			Name: "echo", ConcurrencySafe: true, Finalize: finalize("echo"),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
 				note("echo")
 				w.running.Add(1)
 				defer w.running.Add(-1)
-				return registry.Output{Value: in.Args}, nil
+				return api.Output{Value: in.Args}, nil
 			},
 		},
 		{
 			// Sleeps {"ms": n} milliseconds, honouring its context.
 			Name: "nap", ConcurrencySafe: true, Finalize: finalize("nap"),
-			Body: func(ctx context.Context, in registry.Input) (registry.Output, error) {
+			Body: func(ctx context.Context, in api.Input) (api.Output, error) {
 				note("nap")
 				w.running.Add(1)
 				defer w.running.Add(-1)
@@ -91,16 +91,16 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 				_ = json.Unmarshal(in.Args, &a)
 				select {
 				case <-time.After(time.Duration(a.MS) * time.Millisecond):
-					return registry.Output{Value: in.Args}, nil
+					return api.Output{Value: in.Args}, nil
 				case <-ctx.Done():
-					return registry.Output{}, ctx.Err()
+					return api.Output{}, ctx.Err()
 				}
 			},
 		},
 		{
 			// Exclusive: must never overlap with another (non-stuck) body.
 			Name: "excl", Finalize: finalize("excl"),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
 				note("excl")
 				if w.running.Add(1) > 1 {
 					w.overlaps.Add(1)
@@ -110,23 +110,23 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 					w.overlaps.Add(1)
 				}
 				w.running.Add(-1)
-				return registry.Output{Value: in.Args}, nil
+				return api.Output{Value: in.Args}, nil
 			},
 		},
 		{
 			// Ignores its context until the world is released.
 			Name: "stuck", ConcurrencySafe: true, Timeout: stuckTimeout, Finalize: finalize("stuck"),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				note("stuck")
 				w.stuckIn.Add(1)
 				defer w.stuckOut.Add(1)
 				<-w.release
-				return registry.ValueOutput("late")
+				return api.ValueOutput("late")
 			},
 		},
 		{
 			Name: "boom", ConcurrencySafe: true, Finalize: finalize("boom"),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				note("boom")
 				panic("boom went the tool")
 			},
@@ -135,10 +135,10 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 			// Calls runtime.Goexit: the goroutine running the body ends
 			// without returning and without panicking.
 			Name: "vanish", ConcurrencySafe: true, Finalize: finalize("vanish"),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				note("vanish")
 				runtime.Goexit()
-				return registry.Output{}, nil
+				return api.Output{}, nil
 			},
 		},
 	}

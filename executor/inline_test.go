@@ -107,16 +107,16 @@ func stuckWorld(t *testing.T, timeout time.Duration) (*registry.Registry, chan s
 	var returned atomic.Int64
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "stuck", ConcurrencySafe: true, Timeout: timeout,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			defer returned.Add(1)
 			<-release // ignores its context
-			return registry.ValueOutput("late")
+			return api.ValueOutput("late")
 		},
 	}))
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "echo", ConcurrencySafe: true,
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
-			return registry.Output{Value: in.Args}, nil
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
+			return api.Output{Value: in.Args}, nil
 		},
 	}))
 	return reg, release, &returned
@@ -178,10 +178,10 @@ func TestInline_cancellationReachesInlineBody(t *testing.T) {
 	started := make(chan struct{})
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "wait", ConcurrencySafe: true,
-		Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+		Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 			close(started)
 			<-ctx.Done()
-			return registry.Output{}, ctx.Err()
+			return api.Output{}, ctx.Err()
 		},
 	}))
 	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)))
@@ -202,9 +202,9 @@ func TestInline_callStartsDuringLongComputation(t *testing.T) {
 	var startedAt atomic.Int64
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "mark", ConcurrencySafe: true,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			startedAt.Store(time.Now().UnixMilli())
-			return registry.ValueOutput(true)
+			return api.ValueOutput(true)
 		},
 	}))
 	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)))

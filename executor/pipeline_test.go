@@ -42,43 +42,43 @@ func TestExecutor_Execute_bodyOutcomes(t *testing.T) {
 	}{
 		{
 			name: "panic becomes INTERNAL",
-			tool: registry.Tool{Body: func(context.Context, registry.Input) (registry.Output, error) { panic("boom") }},
+			tool: registry.Tool{Body: func(context.Context, api.Input) (api.Output, error) { panic("boom") }},
 			code: api.CodeInternal, contains: "t panicked: panic: boom",
 		},
 		{
 			name: "plain error is TOOL_FAILED",
-			tool: registry.Tool{Body: func(context.Context, registry.Input) (registry.Output, error) {
-				return registry.Output{}, errors.New("disk full")
+			tool: registry.Tool{Body: func(context.Context, api.Input) (api.Output, error) {
+				return api.Output{}, errors.New("disk full")
 			}},
 			code: api.CodeToolFailed, contains: "disk full",
 		},
 		{
 			name: "coded error keeps its code",
-			tool: registry.Tool{Body: func(context.Context, registry.Input) (registry.Output, error) {
-				return registry.Output{}, api.Errorf(api.CodeDenied, "read-only workspace")
+			tool: registry.Tool{Body: func(context.Context, api.Input) (api.Output, error) {
+				return api.Output{}, api.Errorf(api.CodeDenied, "read-only workspace")
 			}},
 			code: api.CodeDenied, contains: "read-only workspace",
 		},
 		{
 			name: "timeout with a body that honours its context",
-			tool: registry.Tool{Timeout: 20 * time.Millisecond, Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+			tool: registry.Tool{Timeout: 20 * time.Millisecond, Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 				<-ctx.Done()
-				return registry.Output{}, ctx.Err()
+				return api.Output{}, ctx.Err()
 			}},
 			code: api.CodeToolTimeout, contains: "did not finish within its timeout of 20ms", is: context.DeadlineExceeded,
 		},
 		{
 			name: "timeout with a body that ignores its context",
-			tool: registry.Tool{Timeout: 20 * time.Millisecond, Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+			tool: registry.Tool{Timeout: 20 * time.Millisecond, Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 				time.Sleep(2 * time.Second)
-				return registry.ValueOutput("late")
+				return api.ValueOutput("late")
 			}},
 			code: api.CodeToolTimeout, contains: "timeout", is: api.ErrToolTimeout,
 		},
 		{
 			name: "value that is not JSON",
-			tool: registry.Tool{Body: func(context.Context, registry.Input) (registry.Output, error) {
-				return registry.Output{Value: json.RawMessage(`{"a":`)}, nil
+			tool: registry.Tool{Body: func(context.Context, api.Input) (api.Output, error) {
+				return api.Output{Value: json.RawMessage(`{"a":`)}, nil
 			}},
 			code: api.CodeInvalidToolOutput, contains: "not valid JSON",
 		},
@@ -86,8 +86,8 @@ func TestExecutor_Execute_bodyOutcomes(t *testing.T) {
 			name: "value against the output schema",
 			tool: registry.Tool{
 				OutputSchema: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`),
-				Body: func(context.Context, registry.Input) (registry.Output, error) {
-					return registry.ValueOutput(map[string]any{"n": "seven"})
+				Body: func(context.Context, api.Input) (api.Output, error) {
+					return api.ValueOutput(map[string]any{"n": "seven"})
 				},
 			},
 			code: api.CodeInvalidToolOutput, contains: "at /n:",
@@ -138,10 +138,10 @@ func TestExecutor_Execute_allViolationsListed(t *testing.T) {
 
 func TestExecutor_Execute_cancelledWhileRunningIsAborted(t *testing.T) {
 	started := make(chan struct{})
-	e, _, finals := bodyFixture(t, registry.Tool{Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+	e, _, finals := bodyFixture(t, registry.Tool{Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 		close(started)
 		<-ctx.Done()
-		return registry.ValueOutput("done anyway")
+		return api.ValueOutput("done anyway")
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
@@ -153,9 +153,9 @@ func TestExecutor_Execute_cancelledWhileRunningIsAborted(t *testing.T) {
 
 func TestExecutor_Execute_cancelledBeforeDispatch(t *testing.T) {
 	var ran atomic.Bool
-	e, rec, _ := bodyFixture(t, registry.Tool{Body: func(context.Context, registry.Input) (registry.Output, error) {
+	e, rec, _ := bodyFixture(t, registry.Tool{Body: func(context.Context, api.Input) (api.Output, error) {
 		ran.Store(true)
-		return registry.ValueOutput(1)
+		return api.ValueOutput(1)
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -168,8 +168,8 @@ func TestExecutor_Execute_cancelledBeforeDispatch(t *testing.T) {
 func TestExecutor_Execute_success(t *testing.T) {
 	e, rec, finals := bodyFixture(t, registry.Tool{
 		OutputSchema: json.RawMessage(`{"type":"object"}`),
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
-			return registry.Output{Value: in.Args, Text: "custom text"}, nil
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
+			return api.Output{Value: in.Args, Text: "custom text"}, nil
 		},
 	})
 	r := e.Execute(context.Background(), executor.Call{ID: "c1", Name: "t", Args: json.RawMessage(`{"x":1}`)})

@@ -119,11 +119,11 @@ func TestRunCode_outputLimit_atAndPastTheLimit(t *testing.T) {
 // result listener (a nested call), is indented only within the output
 // limit: past it, it is shown as the value, unindented.
 func TestExecutor_finish_textOfADeepValueIsBounded(t *testing.T) {
-	deep := func(context.Context, registry.Input) (registry.Output, error) {
-		return registry.Output{Value: deepMiB}, nil
+	deep := func(context.Context, api.Input) (api.Output, error) {
+		return api.Output{Value: deepMiB}, nil
 	}
-	small := func(context.Context, registry.Input) (registry.Output, error) {
-		return registry.Output{Value: json.RawMessage(`{"a":1}`)}, nil
+	small := func(context.Context, api.Input) (api.Output, error) {
+		return api.Output{Value: json.RawMessage(`{"a":1}`)}, nil
 	}
 	reg := registry.New()
 	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModeBoth))

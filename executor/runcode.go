@@ -29,19 +29,19 @@ const noOutput = "(run_code completed with no output)"
 // runCode is run_code's body: strip the types, run the program in the
 // sandbox with a fresh parent token, settle its nested calls, and shape the
 // result.
-func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, error) {
+func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error) {
 	if e.cfg.runtime == nil {
-		return registry.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
+		return api.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
 	}
 	a := runCodeArgsOf(x.args)
 	prog, err := transpile.Strip(a.Code)
 	if err != nil {
-		return registry.Output{}, syntaxFailure(err)
+		return api.Output{}, syntaxFailure(err)
 	}
 	limits := a.limits(e.limits)
 	bindable, err := e.reg.Bindable(x.req.Scope)
 	if err != nil {
-		return registry.Output{}, internal("run_code", err)
+		return api.Output{}, internal("run_code", err)
 	}
 	names := make([]string, len(bindable))
 	for i, b := range bindable {
@@ -65,13 +65,13 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	tok.kill()
 
 	if runErr != nil {
-		return registry.Output{}, runFailure(runErr, prog)
+		return api.Output{}, runFailure(runErr, prog)
 	}
 	text := noOutput
 	if len(out.Logs) > 0 || len(out.Result) > 0 {
 		t := runCodeText(out.Logs, out.Result, limits.OutputBytes)
 		if t.Over() {
-			return registry.Output{}, &api.Error{
+			return api.Output{}, &api.Error{
 				Code: api.CodeCodeRunFailed, Kind: api.KindOutputLimit,
 				Message: fmt.Sprintf("the output is %d bytes, over the limit of %d; return less, or summarise before returning. The output began:\n%s",
 					t.Size(), limits.OutputBytes, t.String()),
@@ -86,9 +86,9 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return registry.Output{}, internal("run_code result", err)
+		return api.Output{}, internal("run_code result", err)
 	}
-	return registry.Output{Value: b, Text: text}, nil
+	return api.Output{Value: b, Text: text}, nil
 }
 
 // runCodeText is what the model sees: the logs, then the result (a string

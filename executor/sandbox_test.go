@@ -55,26 +55,26 @@ func newWorld(t testing.TB, mode api.Mode) *world {
 		{
 			Name: "users", Description: "List users.", ConcurrencySafe: true,
 			OutputSchema: json.RawMessage(`{"type":"array"}`),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				defer w.enter()()
-				return registry.ValueOutput(users)
+				return api.ValueOutput(users)
 			},
 		},
 		{
 			Name: "score", Description: "Score of a user.", ConcurrencySafe: true,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
 				defer w.enter()()
 				var a struct{ ID int }
 				_ = json.Unmarshal(in.Args, &a)
 				time.Sleep(30 * time.Millisecond)
-				return registry.ValueOutput(a.ID * 10)
+				return api.ValueOutput(a.ID * 10)
 			},
 		},
 		{
 			Name: "write", Description: "Write.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				defer w.enter()()
 				if w.exclusiveRunning.Add(1) > 1 || w.running.Load() > 1 {
 					w.exclusiveOverlaps.Add(1)
@@ -82,18 +82,18 @@ func newWorld(t testing.TB, mode api.Mode) *world {
 				defer w.exclusiveRunning.Add(-1)
 				time.Sleep(5 * time.Millisecond)
 				w.writes.Add(1)
-				return registry.ValueOutput(map[string]bool{"ok": true})
+				return api.ValueOutput(map[string]bool{"ok": true})
 			},
 		},
 		{
 			Name: "broken", Description: "Always fails.",
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
-				return registry.Output{}, fmt.Errorf("the disk is on fire")
+			Body: func(context.Context, api.Input) (api.Output, error) {
+				return api.Output{}, fmt.Errorf("the disk is on fire")
 			},
 		},
 		{
 			Name: "odd.name-x", Description: "A name that is not an identifier.", ConcurrencySafe: true,
-			Body: func(context.Context, registry.Input) (registry.Output, error) { return registry.ValueOutput("odd") },
+			Body: func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("odd") },
 		},
 	}
 	for _, tool := range tools {
@@ -331,9 +331,9 @@ func TestSandbox_hammer(t *testing.T) {
 	release := make(chan struct{})
 	require.NoError(t, w.reg.Register(registry.Deployment, registry.Tool{
 		Name: "stuck", ConcurrencySafe: true, Timeout: 20 * time.Millisecond,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			<-release
-			return registry.ValueOutput("late")
+			return api.ValueOutput("late")
 		},
 	}))
 	e := w.executor(t, executor.NewConfig())

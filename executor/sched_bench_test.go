@@ -23,8 +23,8 @@ func BenchmarkScheduler_nestedCall(b *testing.B) {
 	}
 	if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
-			return registry.Output{Value: in.Args}, nil
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
+			return api.Output{Value: in.Args}, nil
 		}}); err != nil {
 		b.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (g *gated) events() []string {
 // body blocks the call whose "id" argument is id until release or gate[id]
 // is closed.
 func (g *gated) body(gates map[string]chan struct{}) registry.Body {
-	return func(ctx context.Context, in registry.Input) (registry.Output, error) {
+	return func(ctx context.Context, in api.Input) (api.Output, error) {
 		var a struct{ ID string }
 		_ = json.Unmarshal(in.Args, &a)
 		g.started.Add(1)
@@ -62,11 +62,11 @@ func (g *gated) body(gates map[string]chan struct{}) registry.Body {
 		case <-ctx.Done():
 			g.running.Add(-1)
 			g.record("cancelled:" + a.ID)
-			return registry.Output{}, ctx.Err()
+			return api.Output{}, ctx.Err()
 		}
 		g.running.Add(-1)
 		g.record("end:" + a.ID)
-		return registry.ValueOutput(a.ID)
+		return api.ValueOutput(a.ID)
 	}
 }
 

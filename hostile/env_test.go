@@ -37,12 +37,12 @@ var ownTools = []registry.Tool{
 	{
 		// sink holds its arguments for 100 ms, as a slow tool would.
 		Name: "sink", Description: "Hold the arguments for 100 ms, return their size.", ConcurrencySafe: true,
-		Body: func(ctx context.Context, in registry.Input) (registry.Output, error) {
+		Body: func(ctx context.Context, in api.Input) (api.Output, error) {
 			select {
 			case <-time.After(100 * time.Millisecond):
 			case <-ctx.Done():
 			}
-			return registry.ValueOutput(len(in.Args))
+			return api.ValueOutput(len(in.Args))
 		},
 	},
 }

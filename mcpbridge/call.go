@@ -20,7 +20,7 @@ const pingTimeout = 5 * time.Second
 
 // body is the registry body of one upstream tool.
 func (b *Bridge) body(tool string, hasOutputSchema bool) registry.Body {
-	return func(ctx context.Context, in registry.Input) (registry.Output, error) {
+	return func(ctx context.Context, in api.Input) (api.Output, error) {
 		return b.call(ctx, tool, in.Args, hasOutputSchema)
 	}
 }
@@ -28,10 +28,10 @@ func (b *Bridge) body(tool string, hasOutputSchema bool) registry.Body {
 // call sends one tools/call to the upstream, restarting it first if it
 // died. The arguments go as the executor validated them. Cancelling ctx
 // cancels the request upstream: the SDK sends notifications/cancelled.
-func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, hasOutputSchema bool) (registry.Output, error) {
+func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, hasOutputSchema bool) (api.Output, error) {
 	s, err := b.acquire(ctx)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
@@ -45,22 +45,22 @@ func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, ha
 	switch {
 	case ctx.Err() != nil:
 		// The caller gave up; the executor reports that.
-		return registry.Output{}, context.Cause(ctx)
+		return api.Output{}, context.Cause(ctx)
 	case b.isClosing():
-		return registry.Output{}, api.Errorf(api.CodeToolFailed, "%s was closed while %s ran", b.label, tool)
+		return api.Output{}, api.Errorf(api.CodeToolFailed, "%s was closed while %s ran", b.label, tool)
 	case errors.As(err, &werr):
 		s.answered.Store(true)
-		return registry.Output{}, api.Errorf(api.CodeToolFailed, "%s refused the call to %s: %s", b.label, tool, werr.Message)
+		return api.Output{}, api.Errorf(api.CodeToolFailed, "%s refused the call to %s: %s", b.label, tool, werr.Message)
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return registry.Output{}, b.timedOut(ctx, s, tool)
+		return api.Output{}, b.timedOut(ctx, s, tool)
 	}
 	why := s.failure(cctx, err, "the call to "+tool, b.timeout)
 	if !s.alive() {
 		<-s.done // the message may then say "restarted": nothing of it is left
-		return registry.Output{}, api.Errorf(api.CodeToolFailed,
+		return api.Output{}, api.Errorf(api.CodeToolFailed,
 			"%s failed while running %s: %s; it will be restarted on the next call", b.label, tool, why)
 	}
-	return registry.Output{}, api.Errorf(api.CodeToolFailed, "%s: the call to %s failed: %s", b.label, tool, why)
+	return api.Output{}, api.Errorf(api.CodeToolFailed, "%s: the call to %s failed: %s", b.label, tool, why)
 }
 
 // timedOut reports a call that did not finish within the timeout. The SDK

@@ -22,8 +22,8 @@ func ExampleNew() {
 	_ = reg.DeclareMode(registry.Deployment, api.ModePTC)
 	_ = reg.Register(registry.Deployment, registry.Tool{
 		Name: "write",
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
-			return registry.ValueOutput("written")
+		Body: func(context.Context, api.Input) (api.Output, error) {
+			return api.ValueOutput("written")
 		},
 	})
 	e, _ := executor.New(reg, executor.NewConfig())

@@ -274,9 +274,9 @@ func TestServer_callTool_rawArguments(t *testing.T) {
 	var seen []json.RawMessage
 	require.NoError(t, f.reg.Register(registry.Deployment, registry.Tool{
 		Name: "raw", InputSchema: json.RawMessage(`{"type":"object"}`),
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
 			seen = append(seen, in.Args)
-			return registry.Output{Value: json.RawMessage(`{}`)}, nil
+			return api.Output{Value: json.RawMessage(`{}`)}, nil
 		},
 	}))
 	cs := connect(t, f.exec, "native", "")
@@ -295,8 +295,8 @@ func TestServer_callTool_toolFailure(t *testing.T) {
 	f := newFixture(t, executor.NewConfig())
 	require.NoError(t, f.reg.Register(registry.Deployment, registry.Tool{
 		Name: "fail",
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
-			return registry.Output{}, api.Errorf(api.CodeDenied, "the disk is read-only")
+		Body: func(context.Context, api.Input) (api.Output, error) {
+			return api.Output{}, api.Errorf(api.CodeDenied, "the disk is read-only")
 		},
 	}))
 	cs := connect(t, f.exec, "native", "")

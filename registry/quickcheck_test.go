@@ -134,7 +134,7 @@ func TestQuickSchema_neverDisagreesWithTheValidator(t *testing.T) {
 // with a key twice: the arguments are refused as they are decoded, before
 // either check, whose map could not tell which value came first.
 func TestDefinition_ValidateArgs_quickCheckedToolRefusesDuplicateKeys(t *testing.T) {
-	d, err := compile(Tool{Name: "read", Body: func(context.Context, Input) (Output, error) { return Output{}, nil },
+	d, err := compile(Tool{Name: "read", Body: func(context.Context, api.Input) (api.Output, error) { return api.Output{}, nil },
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)})
 	require.NoError(t, err)
 	require.NotNil(t, d.quick, "the schema is simple enough for the quick check")

@@ -14,8 +14,8 @@ import (
 	"github.com/ptcx/ptcx/registry"
 )
 
-func body(context.Context, registry.Input) (registry.Output, error) {
-	return registry.ValueOutput("ok")
+func body(context.Context, api.Input) (api.Output, error) {
+	return api.ValueOutput("ok")
 }
 
 func tool(name string) registry.Tool {

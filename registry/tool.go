@@ -15,19 +15,12 @@ import (
 // it declared one); in.Args has already been validated against the input
 // schema. An error that is an *Error keeps its Code; any other error becomes
 // TOOL_FAILED with the error's text as its message.
-type Body func(ctx context.Context, in Input) (Output, error)
+type Body func(ctx context.Context, in api.Input) (api.Output, error)
 
 // Finalizer is applied exactly once to the result of every execution that
 // resolved to the tool (success or failure, including an aborted collapsed
 // call), before the result is published. It returns the result to publish.
 type Finalizer func(ctx context.Context, r api.Result) api.Result
-
-// Input is what a Body receives.
-type Input struct {
-	CallID string
-	Scope  string
-	Args   json.RawMessage
-}
 
 // Tool is a tool definition as a host declares it. The zero values of the
 // optional fields mean: no output schema, exclusive scheduling, no timeout,

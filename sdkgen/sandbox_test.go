@@ -260,8 +260,8 @@ func registryTool(tool api.Schema, input, out json.RawMessage) registry.Tool {
 		InputSchema:     input,
 		OutputSchema:    tool.OutputSchema,
 		ConcurrencySafe: true,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
-			return registry.Output{Value: out}, nil
+		Body: func(context.Context, api.Input) (api.Output, error) {
+			return api.Output{Value: out}, nil
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/workspace"
 )
@@ -35,14 +36,14 @@ func Example() {
 	}
 
 	def := reg.ResolveExecution(registry.Deployment, "read", false).Definition
-	out, err := def.Body()(context.Background(), registry.Input{Args: []byte(`{"path": "hello.txt", "end_line": 1}`)})
+	out, err := def.Body()(context.Background(), api.Input{Args: []byte(`{"path": "hello.txt", "end_line": 1}`)})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(string(out.Value))
 	fmt.Println(out.Text)
 
-	_, err = def.Body()(context.Background(), registry.Input{Args: []byte(`{"path": "../etc/passwd"}`)})
+	_, err = def.Body()(context.Background(), api.Input{Args: []byte(`{"path": "../etc/passwd"}`)})
 	fmt.Println(err)
 	// Output:
 	// {"path":"hello.txt","content":"hello\n","start_line":1,"end_line":1,"total_lines":2,"truncated":true}

@@ -1,9 +1,18 @@
-package registry
+package api
 
 import (
 	"encoding/json"
 	"fmt"
 )
+
+// Input is what a tool body receives.
+type Input struct {
+	CallID string
+	Scope  string
+	// Args are the call's arguments, already validated against the tool's
+	// input schema.
+	Args json.RawMessage
+}
 
 // Output is what a tool body returns on success.
 type Output struct {
