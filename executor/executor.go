@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -16,9 +17,10 @@ const deploymentScope = registry.Deployment
 
 // Executor runs calls against a Registry. It is safe for concurrent use.
 type Executor struct {
-	reg    *registry.Registry
-	cfg    Config
-	limits api.Limits // deployment limits, defaults filled in
+	reg     *registry.Registry
+	resolve resolve.Resolver // reg's, the one route to a tool body
+	cfg     Config
+	limits  api.Limits // deployment limits, defaults filled in
 }
 
 // New returns an Executor over reg. It fails on an invalid configuration:
@@ -44,7 +46,7 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if cfg.newID == nil {
 		cfg.newID = nextCallID
 	}
-	return &Executor{reg: reg, cfg: cfg, limits: cfg.limits.WithDefaults()}, nil
+	return &Executor{reg: reg, resolve: resolve.Open(reg), cfg: cfg, limits: cfg.limits.WithDefaults()}, nil
 }
 
 // maxGuestMemory is the most memory a 32-bit guest can address; the sandbox
@@ -105,7 +107,7 @@ const (
 // the same resolver as execution: a call that cannot execute (unknown,
 // collapsed) is Exclusive, whatever the tool declares.
 func (e *Executor) SchedulingClass(scope, name string) Class {
-	res := e.reg.ResolveExecution(scope, name, false)
+	res := e.resolve(scope, name, false)
 	if res.Definition != nil && res.Definition.ConcurrencySafe() {
 		return Concurrent
 	}
@@ -127,9 +129,9 @@ type execution struct {
 	start  time.Time
 
 	created bool
-	res     registry.Resolution
-	def     *registry.Definition // what may execute; nil when refused
-	fin     *registry.Definition // whose finalizer applies; nil for none
+	res     resolve.Resolution
+	def     *resolve.Definition // what may execute; nil when refused
+	fin     *resolve.Definition // whose finalizer applies; nil for none
 	args    map[string]any
 
 	ran bool // the body was started

@@ -1,7 +1,9 @@
 // Package registry owns tool definitions, scopes and modes: which tools a
-// scope can see, which of them are advertised to the model (WireSchemas), and
-// which may execute for a given caller (ResolveExecution, the one resolver the
-// executor uses on every execution path).
+// scope can see (Get, Schemas, Bindable) and which of them are advertised to
+// the model (WireSchemas). What may execute for a given caller is decided by
+// its resolver, which only the executor reaches (through internal/resolve):
+// no exported identifier of this package leads to a tool body, so every call
+// goes through the executor's pipeline.
 //
 // The words it shares with every other layer (Error and its Codes, Result,
 // Mode, Schema) are package api's. Registration failures (UNSUPPORTED_SCHEMA,

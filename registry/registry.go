@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 )
 
 // Registry holds tools and scopes. It is safe for concurrent use; changes are
@@ -18,7 +19,7 @@ type Registry struct {
 // New returns a Registry holding only the Deployment scope (mode native until
 // declared) and no tools.
 func New() *Registry {
-	return &Registry{scopes: map[string]*scope{Deployment: {id: Deployment, tools: map[string]*Definition{}}}}
+	return &Registry{scopes: map[string]*scope{Deployment: {id: Deployment, tools: map[string]*resolve.Definition{}}}}
 }
 
 // NewScope adds a scope under parent (Deployment for a top-level scope).
@@ -35,7 +36,7 @@ func (r *Registry) NewScope(id, parent string) error {
 	if err != nil {
 		return err
 	}
-	s := &scope{id: id, parent: p, tools: map[string]*Definition{}}
+	s := &scope{id: id, parent: p, tools: map[string]*resolve.Definition{}}
 	p.children = append(p.children, s)
 	r.scopes[id] = s
 	return nil

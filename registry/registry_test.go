@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -183,7 +184,7 @@ func TestRegistry_Restrict(t *testing.T) {
 	require.Equal(t, []string{"read", "write"}, visible("nobash"))
 	_, ok := r.Get("reader", "write")
 	require.False(t, ok)
-	require.Equal(t, registry.NotVisible, r.ResolveExecution("reader", "write", true).Refusal, "restricted tools cannot execute, nested or not")
+	require.Equal(t, resolve.NotVisible, resolve.Open(r)("reader", "write", true).Refusal, "restricted tools cannot execute, nested or not")
 
 	tests := []struct {
 		scope    string
@@ -277,27 +278,27 @@ func TestRegistry_ResolveExecution(t *testing.T) {
 	tests := []struct {
 		scope, name string
 		nested      bool
-		want        registry.Refusal
+		want        resolve.Refusal
 	}{
-		{"native", "write", false, registry.Resolved},
-		{"native", "write", true, registry.Resolved},
-		{"native", "run_code", false, registry.NotVisible},
-		{"ptc", "write", false, registry.Collapsed},
-		{"ptc", "write", true, registry.Resolved},
-		{"ptc", "run_code", false, registry.Resolved},
-		{"ptc", "run_code", true, registry.NoRecursion},
-		{"ptc", "nope", false, registry.NotVisible},
-		{"both", "write", false, registry.Resolved},
-		{"both", "run_code", false, registry.Resolved},
-		{"both", "run_code", true, registry.NoRecursion},
-		{"ghost", "write", false, registry.UnknownScope},
+		{"native", "write", false, resolve.Resolved},
+		{"native", "write", true, resolve.Resolved},
+		{"native", "run_code", false, resolve.NotVisible},
+		{"ptc", "write", false, resolve.Collapsed},
+		{"ptc", "write", true, resolve.Resolved},
+		{"ptc", "run_code", false, resolve.Resolved},
+		{"ptc", "run_code", true, resolve.NoRecursion},
+		{"ptc", "nope", false, resolve.NotVisible},
+		{"both", "write", false, resolve.Resolved},
+		{"both", "run_code", false, resolve.Resolved},
+		{"both", "run_code", true, resolve.NoRecursion},
+		{"ghost", "write", false, resolve.UnknownScope},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/nested=%v", tt.scope, tt.name, tt.nested), func(t *testing.T) {
-			res := r.ResolveExecution(tt.scope, tt.name, tt.nested)
+			res := resolve.Open(r)(tt.scope, tt.name, tt.nested)
 			require.Equal(t, tt.want, res.Refusal)
-			require.Equal(t, tt.want == registry.Resolved, res.Definition != nil)
-			if tt.want == registry.Collapsed {
+			require.Equal(t, tt.want == resolve.Resolved, res.Definition != nil)
+			if tt.want == resolve.Collapsed {
 				require.NotNil(t, res.Visible, "a collapsed name is still visible")
 			}
 		})
@@ -311,11 +312,11 @@ func TestDefinition_validation(t *testing.T) {
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
 		OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string"}}`),
 	}))
-	d := r.ResolveExecution(registry.Deployment, "t", false).Definition
-	args, perr := registry.ParseArgs(json.RawMessage(`{"n": 12345678901234567890}`))
+	d := resolve.Open(r)(registry.Deployment, "t", false).Definition
+	args, perr := resolve.ParseArgs(json.RawMessage(`{"n": 12345678901234567890}`))
 	require.Nil(t, perr)
 	require.Nil(t, d.ValidateArgs(args), "big integers keep their precision")
-	args, _ = registry.ParseArgs(json.RawMessage(`{"n": 1.5}`))
+	args, _ = resolve.ParseArgs(json.RawMessage(`{"n": 1.5}`))
 	require.Equal(t, api.CodeInvalidArgs, d.ValidateArgs(args).Code)
 	require.Nil(t, d.ValidateOutput(json.RawMessage(`["a"]`)))
 	bad := d.ValidateOutput(json.RawMessage(`["a", 1]`))
@@ -323,10 +324,10 @@ func TestDefinition_validation(t *testing.T) {
 	require.Equal(t, []string{"at /1: got number, want string"}, bad.Violations)
 	require.Equal(t, api.CodeInvalidToolOutput, d.ValidateOutput(json.RawMessage(`[`)).Code)
 
-	_, perr = registry.ParseArgs(nil)
+	_, perr = resolve.ParseArgs(nil)
 	require.Nil(t, perr, "empty means {}")
 	for _, raw := range []string{` `, `[]`, `"s"`, `{"a":1}x`, `{"a":}`} {
-		_, perr = registry.ParseArgs(json.RawMessage(raw))
+		_, perr = resolve.ParseArgs(json.RawMessage(raw))
 		require.NotNil(t, perr, raw)
 		require.Equal(t, api.CodeInvalidArgs, perr.Code)
 	}
@@ -351,7 +352,7 @@ func TestRegistry_hammer(t *testing.T) {
 			defer wg.Done()
 			for range 200 {
 				_, _ = r.WireSchemas(registry.Deployment)
-				_ = r.ResolveExecution(fmt.Sprintf("s%d", i), "t0_0", true)
+				_ = resolve.Open(r)(fmt.Sprintf("s%d", i), "t0_0", true)
 				_, _ = r.Schemas(fmt.Sprintf("s%d", i))
 			}
 		}()

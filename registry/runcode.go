@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 )
 
 // RunCode is the name of the reserved transport: the one tool through which
@@ -76,24 +77,16 @@ const DefaultRunCodeDescription = "Run a TypeScript program that calls the other
 type Describer func(scope, base string, bindable []api.Schema) string
 
 // runCodeDefinition is built once; the executor supplies its body.
-var runCodeDefinition = func() *Definition {
-	in, err := compileSchema("run_code input schema", json.RawMessage(RunCodeInputSchema), true)
+var runCodeDefinition = func() *resolve.Definition {
+	d, err := resolve.New(api.Schema{
+		Name:         RunCode,
+		Description:  DefaultRunCodeDescription,
+		InputSchema:  json.RawMessage(RunCodeInputSchema),
+		OutputSchema: json.RawMessage(RunCodeOutputSchema),
+		Transport:    true,
+	}, nil, nil)
 	if err != nil {
-		panic("registry: run_code's own input schema does not compile: " + err.Error())
+		panic("registry: run_code's own schemas do not compile: " + err.Error())
 	}
-	out, err := compileSchema("run_code output schema", json.RawMessage(RunCodeOutputSchema), false)
-	if err != nil {
-		panic("registry: run_code's own output schema does not compile: " + err.Error())
-	}
-	return &Definition{
-		schema: api.Schema{
-			Name:         RunCode,
-			Description:  DefaultRunCodeDescription,
-			InputSchema:  json.RawMessage(RunCodeInputSchema),
-			OutputSchema: json.RawMessage(RunCodeOutputSchema),
-			Transport:    true,
-		},
-		in:  in,
-		out: out,
-	}
+	return d
 }()

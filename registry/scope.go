@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 )
 
 // Deployment is the root scope every Registry starts with. Its mode is
@@ -25,7 +26,7 @@ type scope struct {
 	deny    map[string]bool
 	limited bool // a Restriction was declared
 
-	tools map[string]*Definition // registered on this scope
+	tools map[string]*resolve.Definition // registered on this scope
 }
 
 // chain returns the scope and its ancestors, nearest first.
@@ -56,7 +57,7 @@ func (s *scope) inherits(name string) bool {
 }
 
 // lookup finds a visible tool by name (not run_code).
-func (s *scope) lookup(name string) *Definition {
+func (s *scope) lookup(name string) *resolve.Definition {
 	if d, ok := s.tools[name]; ok {
 		return d
 	}
@@ -67,8 +68,8 @@ func (s *scope) lookup(name string) *Definition {
 }
 
 // visible returns every visible tool (not run_code), keyed by name.
-func (s *scope) visible() map[string]*Definition {
-	out := map[string]*Definition{}
+func (s *scope) visible() map[string]*resolve.Definition {
+	out := map[string]*resolve.Definition{}
 	if s.parent != nil {
 		for name, d := range s.parent.visible() {
 			if s.inherits(name) {

@@ -1,6 +1,9 @@
 package registry
 
-import "github.com/ptcx/ptcx/api"
+import (
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
+)
 
 // Get returns the public view of a visible tool, run_code included when the
 // scope's mode is not native. Get shows the full visible set whatever the
@@ -91,8 +94,8 @@ func (r *Registry) runCodeSchemaLocked(s *scope) api.Schema {
 }
 
 // publicSchema copies d's view so that callers cannot change the registry.
-func publicSchema(d *Definition) api.Schema {
-	sc := d.schema
+func publicSchema(d *resolve.Definition) api.Schema {
+	sc := d.Schema()
 	sc.InputSchema = clone(sc.InputSchema)
 	sc.OutputSchema = clone(sc.OutputSchema)
 	return sc

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/workspace"
 )
@@ -77,11 +78,11 @@ func (e *env) try(ctx context.Context, name string, args any) (api.Output, error
 	if err != nil {
 		return api.Output{}, err
 	}
-	res := e.reg.ResolveExecution(registry.Deployment, name, false)
-	if res.Refusal != registry.Resolved {
+	res := resolve.Open(e.reg)(registry.Deployment, name, false)
+	if res.Refusal != resolve.Resolved {
 		return api.Output{}, fmt.Errorf("tool %q does not resolve: %v", name, res.Refusal)
 	}
-	parsed, perr := registry.ParseArgs(raw)
+	parsed, perr := resolve.ParseArgs(raw)
 	if perr != nil {
 		return api.Output{}, perr
 	}

@@ -1,4 +1,4 @@
-package registry
+package resolve
 
 import (
 	"context"
@@ -134,8 +134,8 @@ func TestQuickSchema_neverDisagreesWithTheValidator(t *testing.T) {
 // with a key twice: the arguments are refused as they are decoded, before
 // either check, whose map could not tell which value came first.
 func TestDefinition_ValidateArgs_quickCheckedToolRefusesDuplicateKeys(t *testing.T) {
-	d, err := compile(Tool{Name: "read", Body: func(context.Context, api.Input) (api.Output, error) { return api.Output{}, nil },
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)})
+	d, err := New(api.Schema{Name: "read", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
+		func(context.Context, api.Input) (api.Output, error) { return api.Output{}, nil }, nil)
 	require.NoError(t, err)
 	require.NotNil(t, d.quick, "the schema is simple enough for the quick check")
 	for _, args := range []string{`{"path":"a","path":"b"}`, `{"path":"a","x":[{"k":1,"k":1}]}`} {
