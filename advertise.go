@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 )
@@ -76,7 +75,7 @@ func (h *Host) Prompt(scope string) ([]Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	sections, err := sdkgen.Sections(mode.String(), executor.SDKTools(bindable))
+	sections, err := sdkgen.Sections(mode, bindable)
 	if err != nil {
 		return nil, fmt.Errorf("ptcx: the prompt of scope %q: %w", scope, err)
 	}

@@ -3,7 +3,7 @@ package ptcx
 import (
 	"encoding/json"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // Call is one model-direct tool call, as the model emitted it. The wire
@@ -26,7 +26,7 @@ type Call struct {
 
 // invalidCall is a wire item that names a call but cannot be executed.
 func invalidCall(id, name, format string, args ...any) Call {
-	return Call{ID: id, Name: name, invalid: registry.Errorf(registry.CodeInvalidArgs, format, args...)}
+	return Call{ID: id, Name: name, invalid: api.Errorf(api.CodeInvalidArgs, format, args...)}
 }
 
 // Problem reports why a decoded call will not run (nil: it will be

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/ptcx/ptcx/registry"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Func builds a tool from a Go function. Its input and output JSON Schemas
@@ -32,28 +33,28 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 	fo := funcOptions{types: map[reflect.Type]*jsonschema.Schema{}}
 	for _, opt := range opts {
 		if opt == nil {
-			t.err = registry.Errorf(registry.CodeInvalidDefinition, "tool %q: a nil FuncOption", name)
+			t.err = api.Errorf(api.CodeInvalidDefinition, "tool %q: a nil FuncOption", name)
 			return t
 		}
 		opt(&fo)
 	}
 	if fo.err != nil {
-		t.err = registry.Errorf(registry.CodeUnsupportedSchema, "tool %q: %v", name, fo.err)
+		t.err = api.Errorf(api.CodeUnsupportedSchema, "tool %q: %v", name, fo.err)
 		return t
 	}
 	if fn == nil {
-		t.err = registry.Errorf(registry.CodeInvalidDefinition, "tool %q has a nil function", name)
+		t.err = api.Errorf(api.CodeInvalidDefinition, "tool %q has a nil function", name)
 		return t
 	}
 	t.ConcurrencySafe, t.Timeout = fo.concurrencySafe, fo.timeout
 	in, err := inputSchema(reflect.TypeFor[In](), fo.types)
 	if err != nil {
-		t.err = registry.Errorf(registry.CodeUnsupportedSchema, "tool %q: input type %v: %v", name, reflect.TypeFor[In](), err)
+		t.err = api.Errorf(api.CodeUnsupportedSchema, "tool %q: input type %v: %v", name, reflect.TypeFor[In](), err)
 		return t
 	}
 	out, err := outputSchema(reflect.TypeFor[Out](), fo.types)
 	if err != nil {
-		t.err = registry.Errorf(registry.CodeUnsupportedSchema, "tool %q: output type %v: %v", name, reflect.TypeFor[Out](), err)
+		t.err = api.Errorf(api.CodeUnsupportedSchema, "tool %q: output type %v: %v", name, reflect.TypeFor[Out](), err)
 		return t
 	}
 	t.InputSchema, t.OutputSchema = in, out
@@ -64,14 +65,14 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 		}
 		var args In // a pointer In is never left nil: arguments are an object
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return Output{}, &Error{Code: registry.CodeInvalidArgs, Cause: err,
+			return Output{}, &Error{Code: api.CodeInvalidArgs, Cause: err,
 				Message: fmt.Sprintf("arguments of %s do not fit its Go type %v: %v", name, reflect.TypeFor[In](), err)}
 		}
 		v, err := fn(ctx, args)
 		if err != nil {
 			return Output{}, err
 		}
-		return registry.ValueOutput(v)
+		return api.ValueOutput(v)
 	}
 	return t
 }

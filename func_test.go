@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptcx/ptcx"
-	"github.com/ptcx/ptcx/registry"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx"
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/registry"
 )
 
 type color string
@@ -158,7 +160,7 @@ func TestFunc_typeFamilies(t *testing.T) {
 			}
 			for _, args := range tc.denied {
 				r := h.Execute(context.Background(), ptcx.Call{Name: tc.tool.Name, Args: json.RawMessage(args)})
-				require.ErrorIs(t, r.Error(), registry.ErrInvalidArgs, args)
+				require.ErrorIs(t, r.AsError(), api.ErrInvalidArgs, args)
 			}
 		})
 	}
@@ -216,29 +218,29 @@ func TestFunc_Execute_failures(t *testing.T) {
 	}{
 		{"the value does not match the output schema",
 			ptcx.Func("liar", "d", func(context.Context, struct{}) (liar, error) { return liar{}, nil }), `{}`,
-			registry.ErrInvalidToolOutput, `liar: tool output do not match the schema: at /: additional properties 'b' not allowed; at /: missing property 'a'`},
+			api.ErrInvalidToolOutput, `liar: tool output do not match the schema: at /: additional properties 'b' not allowed; at /: missing property 'a'`},
 		{"arguments valid for the schema but not for the Go type",
 			ptcx.Func("big", "d", echo[point]), `{"x":1e30,"y":0}`,
-			registry.ErrInvalidArgs, `arguments of big do not fit its Go type ptcx_test.point: json: cannot unmarshal number 1e30`},
+			api.ErrInvalidArgs, `arguments of big do not fit its Go type ptcx_test.point: json: cannot unmarshal number 1e30`},
 		{"an *Error keeps its code",
 			ptcx.Func("deny", "d", func(context.Context, struct{}) (int, error) {
-				return 0, registry.Errorf(registry.CodeDenied, "not today")
+				return 0, api.Errorf(api.CodeDenied, "not today")
 			}), `{}`,
-			registry.ErrDenied, "not today"},
+			api.ErrDenied, "not today"},
 		{"any other error is TOOL_FAILED",
 			ptcx.Func("fail", "d", func(context.Context, struct{}) (int, error) { return 0, errors.New("disk full") }), `{}`,
-			registry.ErrToolFailed, "disk full"},
+			api.ErrToolFailed, "disk full"},
 		{"a value that is not JSON",
 			ptcx.Func("nan", "d", func(context.Context, struct{}) (float64, error) { return math.NaN(), nil }), `{}`,
-			registry.ErrToolFailed, "tool output is not JSON: json: unsupported value: NaN"},
+			api.ErrToolFailed, "tool output is not JSON: json: unsupported value: NaN"},
 		{"the timeout",
 			ptcx.Func("slow", "d", func(ctx context.Context, _ struct{}) (int, error) { <-ctx.Done(); return 0, ctx.Err() }, ptcx.Timeout(20*time.Millisecond)), `{}`,
-			registry.ErrToolTimeout, "slow"},
+			api.ErrToolTimeout, "slow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHost(t, ptcx.WithTools(tc.tool))
 			r := h.Execute(ctx, ptcx.Call{Name: tc.tool.Name, Args: json.RawMessage(tc.args)})
-			require.ErrorIs(t, r.Error(), tc.is)
+			require.ErrorIs(t, r.AsError(), tc.is)
 			require.Contains(t, r.Text, tc.text)
 		})
 	}
@@ -271,24 +273,24 @@ func TestFunc_invalid(t *testing.T) {
 		is   error
 		want string
 	}{
-		{"arguments that are not an object", ptcx.Func("str", "d", echo[string]), registry.ErrUnsupportedSchema,
+		{"arguments that are not an object", ptcx.Func("str", "d", echo[string]), api.ErrUnsupportedSchema,
 			`tool "str": input type string: tool arguments are a JSON object: use a struct, a pointer to one, or a map with string keys`},
-		{"arguments that are a slice", ptcx.Func("list", "d", echo[[]int]), registry.ErrUnsupportedSchema, `tool arguments are a JSON object`},
-		{"a channel", ptcx.Func("ch", "d", func(context.Context, struct{ C chan int }) (int, error) { return 0, nil }), registry.ErrUnsupportedSchema,
+		{"arguments that are a slice", ptcx.Func("list", "d", echo[[]int]), api.ErrUnsupportedSchema, `tool arguments are a JSON object`},
+		{"a channel", ptcx.Func("ch", "d", func(context.Context, struct{ C chan int }) (int, error) { return 0, nil }), api.ErrUnsupportedSchema,
 			`type chan int is unsupported by jsonschema`},
-		{"a map with int keys", ptcx.Func("intmap", "d", echo[map[int]string]), registry.ErrUnsupportedSchema, `unsupported map key type int`},
-		{"an output that is a func", ptcx.Func("fn", "d", func(context.Context, struct{}) (func(), error) { return nil, nil }), registry.ErrUnsupportedSchema,
+		{"a map with int keys", ptcx.Func("intmap", "d", echo[map[int]string]), api.ErrUnsupportedSchema, `unsupported map key type int`},
+		{"an output that is a func", ptcx.Func("fn", "d", func(context.Context, struct{}) (func(), error) { return nil, nil }), api.ErrUnsupportedSchema,
 			`tool "fn": output type func()`},
-		{"an enum= tag (jsonschema-go tags are descriptions; use Enum)", ptcx.Func("tag", "d", echo[enumTag]), registry.ErrUnsupportedSchema,
+		{"an enum= tag (jsonschema-go tags are descriptions; use Enum)", ptcx.Func("tag", "d", echo[enumTag]), api.ErrUnsupportedSchema,
 			`tag must not begin with 'WORD='`},
-		{"Enum without values", ptcx.Func("noenum", "d", echo[enums], ptcx.Enum[color]()), registry.ErrUnsupportedSchema,
+		{"Enum without values", ptcx.Func("noenum", "d", echo[enums], ptcx.Enum[color]()), api.ErrUnsupportedSchema,
 			`Enum[ptcx_test.color] lists no values`},
-		{"Enum of a type with no schema", ptcx.Func("chenum", "d", echo[enums], ptcx.Enum[chan int]()), registry.ErrUnsupportedSchema,
+		{"Enum of a type with no schema", ptcx.Func("chenum", "d", echo[enums], ptcx.Enum[chan int]()), api.ErrUnsupportedSchema,
 			`Enum: For[chan int]()`},
-		{"a nil function", ptcx.Func("nilfn", "d", nilFn), registry.ErrInvalidDefinition, `tool "nilfn" has a nil function`},
-		{"a nil option", ptcx.Func("nilopt", "d", echo[point], nil), registry.ErrInvalidDefinition, `tool "nilopt": a nil FuncOption`},
-		{"a negative timeout", ptcx.Func("neg", "d", echo[point], ptcx.Timeout(-time.Second)), registry.ErrInvalidDefinition, `tool "neg" has a negative timeout -1s`},
-		{"a bad name", ptcx.Func("no spaces", "d", echo[point]), registry.ErrInvalidDefinition, `invalid tool name "no spaces"`},
+		{"a nil function", ptcx.Func("nilfn", "d", nilFn), api.ErrInvalidDefinition, `tool "nilfn" has a nil function`},
+		{"a nil option", ptcx.Func("nilopt", "d", echo[point], nil), api.ErrInvalidDefinition, `tool "nilopt": a nil FuncOption`},
+		{"a negative timeout", ptcx.Func("neg", "d", echo[point], ptcx.Timeout(-time.Second)), api.ErrInvalidDefinition, `tool "neg" has a negative timeout -1s`},
+		{"a bad name", ptcx.Func("no spaces", "d", echo[point]), api.ErrInvalidDefinition, `invalid tool name "no spaces"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHost(t)
@@ -296,7 +298,7 @@ func TestFunc_invalid(t *testing.T) {
 			require.ErrorIs(t, err, tc.is)
 			require.ErrorContains(t, err, tc.want)
 			_, rerr := tc.tool.RegistryTool()
-			if !errors.Is(tc.is, registry.ErrInvalidDefinition) {
+			if !errors.Is(tc.is, api.ErrInvalidDefinition) {
 				require.ErrorIs(t, rerr, tc.is, "RegistryTool reports what Func met")
 			}
 		})

@@ -7,8 +7,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -47,7 +49,7 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 		}
 	}
 	if o.describe {
-		h.reg.SetRunCodeDescriber(executor.DescribeRunCode)
+		h.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 	}
 	if err := h.register(o.tools); err != nil {
 		return nil, fmt.Errorf("ptcx: WithTools: %w", err)
@@ -115,7 +117,7 @@ func (h *Host) Execute(ctx context.Context, c Call) Result {
 		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: &err}
 	}
 	if h.closed.Load() {
-		err := &Error{Code: registry.CodeInternal, Message: ErrClosed.Error(), Cause: ErrClosed}
+		err := &Error{Code: api.CodeInternal, Message: ErrClosed.Error(), Cause: ErrClosed}
 		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
 	}
 	return h.exec.Execute(ctx, executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args})

@@ -8,12 +8,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx"
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/wasmhost"
-	"github.com/stretchr/testify/require"
 )
 
 func TestNew_defaults(t *testing.T) {
@@ -37,12 +38,12 @@ func TestNew_invalidOptions(t *testing.T) {
 		is   error
 		want string
 	}{
-		{"unknown mode", []ptcx.Option{ptcx.WithMode("fast")}, registry.ErrInvalidDefinition, `ptcx: WithMode: INVALID_DEFINITION: unknown mode "fast": want native, ptc or both`},
+		{"unknown mode", []ptcx.Option{ptcx.WithMode("fast")}, api.ErrInvalidDefinition, `ptcx: WithMode: INVALID_DEFINITION: unknown mode "fast": want native, ptc or both`},
 		{"nil option", []ptcx.Option{nil}, nil, "ptcx: New got a nil Option"},
-		{"tool without schema", []ptcx.Option{ptcx.WithTools(bad)}, registry.ErrUnsupportedSchema, `ptcx: WithTools: UNSUPPORTED_SCHEMA: tool "bad": input type struct { C chan int }`},
-		{"duplicate tools", []ptcx.Option{ptcx.WithTools(addTool), ptcx.WithTools(addTool)}, registry.ErrInvalidDefinition, `ptcx: WithTools: INVALID_DEFINITION: tool "add" is already registered`},
-		{"negative limits", []ptcx.Option{ptcx.WithLimits(wasmhost.Limits{MaxCalls: -1})}, nil, "ptcx: starting the sandbox: wasmhost: invalid limits"},
-		{"negative limits, shared runtime", []ptcx.Option{ptcx.WithCodeRuntime(noSandbox{}), ptcx.WithLimits(wasmhost.Limits{MaxCalls: -1})}, nil, "ptcx: executor: "},
+		{"tool without schema", []ptcx.Option{ptcx.WithTools(bad)}, api.ErrUnsupportedSchema, `ptcx: WithTools: UNSUPPORTED_SCHEMA: tool "bad": input type struct { C chan int }`},
+		{"duplicate tools", []ptcx.Option{ptcx.WithTools(addTool), ptcx.WithTools(addTool)}, api.ErrInvalidDefinition, `ptcx: WithTools: INVALID_DEFINITION: tool "add" is already registered`},
+		{"negative limits", []ptcx.Option{ptcx.WithLimits(api.Limits{MaxCalls: -1})}, nil, "ptcx: starting the sandbox: wasmhost: invalid limits"},
+		{"negative limits, shared runtime", []ptcx.Option{ptcx.WithCodeRuntime(noSandbox{}), ptcx.WithLimits(api.Limits{MaxCalls: -1})}, nil, "ptcx: executor: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, err := ptcx.New(context.Background(), tc.opts...)
@@ -66,8 +67,8 @@ func TestNew_ownSandbox(t *testing.T) {
 	require.NoError(t, h.Close(ctx))
 	require.NoError(t, h.Close(ctx), "Close is idempotent")
 	r = h.Execute(ctx, runCode("c2", "return 1"))
-	require.ErrorIs(t, r.Error(), registry.ErrInternal)
-	require.ErrorIs(t, r.Error(), ptcx.ErrClosed)
+	require.ErrorIs(t, r.AsError(), api.ErrInternal)
+	require.ErrorIs(t, r.AsError(), ptcx.ErrClosed)
 	require.Equal(t, "c2", r.ID)
 	require.ErrorIs(t, h.Register(ptcx.Func("sub", "Subtract.", plus)), ptcx.ErrClosed)
 }
@@ -96,14 +97,14 @@ func TestNew_withLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newSandboxHost(t, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(addTool),
-				ptcx.WithLimits(wasmhost.Limits{MaxCalls: tc.maxCalls}))
+				ptcx.WithLimits(api.Limits{MaxCalls: tc.maxCalls}))
 			code := fmt.Sprintf("let s = 0; for (let i = 0; i < %d; i++) s += await tools.add({a: i, b: 0}); return s", tc.calls)
 			r := h.Execute(ctx, runCode("c", code))
 			if tc.ok {
 				require.Nil(t, r.Err)
 				return
 			}
-			require.ErrorIs(t, r.Error(), registry.ErrCodeRunFailed)
+			require.ErrorIs(t, r.AsError(), api.ErrCodeRunFailed)
 			require.Contains(t, r.Text, "reached its limit of 2 nested calls")
 		})
 	}
@@ -168,14 +169,14 @@ func TestHost_Register_handWritten(t *testing.T) {
 			if err := json.Unmarshal(in.Args, &args); err != nil {
 				return ptcx.Output{}, err
 			}
-			return registry.ValueOutput(args.Text)
+			return api.ValueOutput(args.Text)
 		},
 	}))
 	r := h.Execute(context.Background(), ptcx.Call{Name: "echo", Args: json.RawMessage(`{"text":"hi"}`)})
 	require.Nil(t, r.Err)
 	require.Equal(t, "hi", r.Text)
 	r = h.Execute(context.Background(), ptcx.Call{Name: "echo", Args: json.RawMessage(`{}`)})
-	require.ErrorIs(t, r.Error(), registry.ErrInvalidArgs)
+	require.ErrorIs(t, r.AsError(), api.ErrInvalidArgs)
 }
 
 // The collapse, through the front door: allow/deny pairs for every mode.
@@ -204,7 +205,7 @@ func TestHost_Execute_modes(t *testing.T) {
 					require.Nil(t, r.Err, c.call.Name)
 					require.Equal(t, "3", r.Text)
 				} else {
-					require.ErrorIs(t, r.Error(), registry.ErrUnknownTool, c.call.Name)
+					require.ErrorIs(t, r.AsError(), api.ErrUnknownTool, c.call.Name)
 				}
 			}
 			oa, err := h.OpenAITools("")
@@ -295,7 +296,7 @@ func TestHost_unknownScope(t *testing.T) {
 		"AnthropicTools": func() error { _, err := h.AnthropicTools("nowhere"); return err },
 		"Advertised":     func() error { _, err := h.Advertised("nowhere"); return err },
 	} {
-		require.ErrorIs(t, f(), registry.ErrInvalidDefinition, name)
+		require.ErrorIs(t, f(), api.ErrInvalidDefinition, name)
 	}
 }
 
@@ -324,8 +325,8 @@ func TestHost_hammer(t *testing.T) {
 					continue
 				}
 				r := h.Execute(ctx, c)
-				if r.Err != nil && !errors.Is(r.Error(), ptcx.ErrClosed) {
-					errs <- r.Error()
+				if r.Err != nil && !errors.Is(r.AsError(), ptcx.ErrClosed) {
+					errs <- r.AsError()
 				} else if r.Err == nil && r.Text != "3" {
 					errs <- fmt.Errorf("got %q", r.Text)
 				}

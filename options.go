@@ -3,6 +3,7 @@ package ptcx
 import (
 	"slices"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -16,7 +17,7 @@ type Option func(*options)
 type options struct {
 	mode     Mode
 	tools    []Tool
-	limits   *wasmhost.Limits
+	limits   *api.Limits
 	sandbox  wasmhost.Config
 	exec     executor.Config
 	runtime  executor.CodeRuntime // shared, not owned; nil: New starts one
@@ -44,11 +45,11 @@ func WithTools(tools ...Tool) Option {
 
 // WithLimits sets the run_code limits: both the sandbox's ceiling and the
 // deployment's defaults, which a caller may lower per run, never raise. Zero
-// fields mean the documented defaults (wasmhost.DefaultLimits). It is
+// fields mean the documented defaults (api.DefaultLimits). It is
 // applied after WithSandbox and WithExecutor, whose own limits it replaces.
 // With WithCodeRuntime it sets only the deployment's defaults: the shared
 // runtime keeps its own ceiling.
-func WithLimits(l wasmhost.Limits) Option {
+func WithLimits(l Limits) Option {
 	return func(o *options) { o.limits = &l }
 }
 
@@ -76,7 +77,7 @@ func WithCodeRuntime(rt executor.CodeRuntime) Option {
 
 // WithPlainRunCodeDescription keeps run_code's short default description.
 // By default run_code's description carries the TypeScript declarations of
-// the tools a program can call (executor.DescribeRunCode), so that a model
+// the tools a program can call (sdkgen.DescribeRunCode), so that a model
 // that sees only the advertised tools still sees every binding's types;
 // a host that puts Host.Prompt's sections in its system prompt, which carry
 // the same declarations, can drop them from the description with this.

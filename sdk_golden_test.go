@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptcx/ptcx"
-	"github.com/ptcx/ptcx/executor"
-	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx"
+	"github.com/ptcx/ptcx/sdkgen"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -73,7 +73,7 @@ func TestFunc_sdk_golden(t *testing.T) {
 	))
 	bindable, err := h.Registry().Bindable("")
 	require.NoError(t, err)
-	decls, err := sdkgen.Declarations(executor.SDKTools(bindable))
+	decls, err := sdkgen.Declarations(bindable)
 	require.NoError(t, err)
 	golden(t, "sdk_go_types.golden", decls)
 

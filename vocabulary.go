@@ -1,6 +1,7 @@
 package ptcx
 
 import (
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 )
@@ -9,22 +10,28 @@ import (
 // are aliases: a value of one is a value of the package underneath.
 type (
 	// Result is the settled outcome of one call.
-	Result = registry.Result
+	Result = api.Result
 	// Error is the one error type of ptcx, with a stable Code.
-	Error = registry.Error
+	Error = api.Error
 	// Code is a stable error code.
-	Code = registry.Code
+	Code = api.Code
+	// Kind refines CODE_RUN_FAILED: why a program did not settle.
+	Kind = api.Kind
+	// Location is a position in a program's source.
+	Location = api.Location
+	// Limits bound one run_code program.
+	Limits = api.Limits
 	// Mode decides what a scope advertises and what a model may call
 	// directly.
-	Mode = registry.Mode
+	Mode = api.Mode
 	// Schema is the public view of a tool.
-	Schema = registry.Schema
+	Schema = api.Schema
 	// Body runs a hand-written tool.
 	Body = registry.Body
 	// Input is what a Body receives.
-	Input = registry.Input
+	Input = api.Input
 	// Output is what a Body returns on success.
-	Output = registry.Output
+	Output = api.Output
 	// Finalizer is applied once to every result of a tool.
 	Finalizer = registry.Finalizer
 	// Section is one named part of the system prompt.
@@ -35,9 +42,9 @@ type (
 	AnthropicTool = registry.AnthropicTool
 )
 
-// The modes (see registry.Mode).
+// The modes (see api.Mode).
 const (
-	ModeNative = registry.ModeNative
-	ModePTC    = registry.ModePTC
-	ModeBoth   = registry.ModeBoth
+	ModeNative = api.ModeNative
+	ModePTC    = api.ModePTC
+	ModeBoth   = api.ModeBoth
 )

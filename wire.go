@@ -154,13 +154,9 @@ func modelText(r Result) string {
 	if r.Err == nil {
 		return r.Text
 	}
-	prefix := string(r.Err.Code)
-	if r.Err.Kind != "" {
-		prefix += " (" + r.Err.Kind + ")"
-	}
 	text := r.Text
 	if text == "" {
 		text = r.Err.Message
 	}
-	return prefix + ": " + text
+	return r.Err.Prefix() + ": " + text
 }

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptcx/ptcx"
-	"github.com/ptcx/ptcx/registry"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx"
+	"github.com/ptcx/ptcx/api"
 )
 
 type cityArgs struct {
@@ -93,7 +94,7 @@ type check struct {
 	payload string
 	calls   int    // how many calls decode
 	id      string // the first call's id
-	code    registry.Code
+	code    api.Code
 	text    string // the model's text for the first call (contains)
 }
 
@@ -126,33 +127,33 @@ func runChecks(t *testing.T, format wireFormat, checks []check) {
 func TestOpenAICalls_items(t *testing.T) {
 	runChecks(t, wireFormats["openai"], []check{
 		{"arguments that are not JSON", `{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":1,"}}`,
-			1, "c1", registry.CodeInvalidArgs, `"content":"INVALID_ARGS: arguments are not valid JSON: unexpected EOF"`},
+			1, "c1", api.CodeInvalidArgs, `"content":"INVALID_ARGS: arguments are not valid JSON: unexpected EOF"`},
 		{"arguments that are an array, in the string", `{"id":"c1","type":"function","function":{"name":"add","arguments":"[1,2]"}}`,
-			1, "c1", registry.CodeInvalidArgs, `"content":"INVALID_ARGS: arguments must be a JSON object, got an array"`},
+			1, "c1", api.CodeInvalidArgs, `"content":"INVALID_ARGS: arguments must be a JSON object, got an array"`},
 		{"arguments that are an array, not a string", `{"id":"c1","type":"function","function":{"name":"add","arguments":[1,2]}}`,
-			1, "c1", registry.CodeInvalidArgs, `arguments must be a JSON object, got an array`},
+			1, "c1", api.CodeInvalidArgs, `arguments must be a JSON object, got an array`},
 		{"arguments that are a JSON string twice", `{"id":"c1","type":"function","function":{"name":"add","arguments":"\"{\\\"a\\\":1}\""}}`,
-			1, "c1", registry.CodeInvalidArgs, `arguments must be a JSON object, got a string`},
+			1, "c1", api.CodeInvalidArgs, `arguments must be a JSON object, got a string`},
 		{"arguments that miss a property", `{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}}`,
-			1, "c1", registry.CodeInvalidArgs, `INVALID_ARGS: invalid arguments for add: arguments does not match the schema: at /: missing property 'b'`},
+			1, "c1", api.CodeInvalidArgs, `INVALID_ARGS: invalid arguments for add: arguments does not match the schema: at /: missing property 'b'`},
 		{"empty arguments mean {}", `{"id":"c1","type":"function","function":{"name":"add","arguments":""}}`,
-			1, "c1", registry.CodeInvalidArgs, `missing properties 'a', 'b'`},
+			1, "c1", api.CodeInvalidArgs, `missing properties 'a', 'b'`},
 		{"arguments as an object (compatible servers)", `{"id":"c1","type":"function","function":{"name":"add","arguments":{"a":1,"b":1}}}`,
 			1, "c1", "", `"content":"2"`},
 		{"no id", `{"type":"function","function":{"name":"add","arguments":"{}"}}`,
-			1, "", registry.CodeInvalidArgs, `"tool_call_id":"","content":"INVALID_ARGS: the tool call has no \"id\": its result could not be matched to it"`},
+			1, "", api.CodeInvalidArgs, `"tool_call_id":"","content":"INVALID_ARGS: the tool call has no \"id\": its result could not be matched to it"`},
 		{"an id that is not a string", `{"id":7,"type":"function","function":{"name":"add","arguments":"{}"}}`,
-			1, "", registry.CodeInvalidArgs, `the tool call's \"id\" is a number, not a string`},
+			1, "", api.CodeInvalidArgs, `the tool call's \"id\" is a number, not a string`},
 		{"no function", `{"id":"c1","type":"function"}`,
-			1, "c1", registry.CodeInvalidArgs, `the tool call has no tool name (\"function.name\")`},
+			1, "c1", api.CodeInvalidArgs, `the tool call has no tool name (\"function.name\")`},
 		{"a function that is not an object", `{"id":"c1","type":"function","function":"add"}`,
-			1, "c1", registry.CodeInvalidArgs, `the tool call's \"function\" is a string, not an object`},
+			1, "c1", api.CodeInvalidArgs, `the tool call's \"function\" is a string, not an object`},
 		{"a name that is not a string", `{"id":"c1","type":"function","function":{"name":["add"]}}`,
-			1, "c1", registry.CodeInvalidArgs, `the tool call's \"function.name\" is an array, not a string`},
+			1, "c1", api.CodeInvalidArgs, `the tool call's \"function.name\" is an array, not a string`},
 		{"a custom tool call", `{"id":"c1","type":"custom","custom":{"name":"add","input":"1+2"}}`,
-			1, "c1", registry.CodeInvalidArgs, `tool calls of type \"custom\" are not supported: ptcx tools are function tools`},
+			1, "c1", api.CodeInvalidArgs, `tool calls of type \"custom\" are not supported: ptcx tools are function tools`},
 		{"an unknown tool", `{"id":"c1","type":"function","function":{"name":"rm","arguments":"{}"}}`,
-			1, "c1", registry.CodeUnknownTool, `"content":"UNKNOWN_TOOL: unknown tool \"rm\""`},
+			1, "c1", api.CodeUnknownTool, `"content":"UNKNOWN_TOOL: unknown tool \"rm\""`},
 		{"a message whose tool_calls are null", `{"role":"assistant","content":"hi","tool_calls":null}`, 0, "", "", ""},
 		{"an empty tool_calls array", `[]`, 0, "", "", ""},
 	})
@@ -161,15 +162,15 @@ func TestOpenAICalls_items(t *testing.T) {
 func TestResponsesCalls_items(t *testing.T) {
 	runChecks(t, wireFormats["responses"], []check{
 		{"arguments that are not JSON", `{"type":"function_call","call_id":"c1","name":"add","arguments":"{a:1}"}`,
-			1, "c1", registry.CodeInvalidArgs, `"output":"INVALID_ARGS: arguments are not valid JSON: invalid character 'a' looking for beginning of object key string"`},
+			1, "c1", api.CodeInvalidArgs, `"output":"INVALID_ARGS: arguments are not valid JSON: invalid character 'a' looking for beginning of object key string"`},
 		{"arguments that are an array", `{"type":"function_call","call_id":"c1","name":"add","arguments":"[]"}`,
-			1, "c1", registry.CodeInvalidArgs, `arguments must be a JSON object, got an array`},
+			1, "c1", api.CodeInvalidArgs, `arguments must be a JSON object, got an array`},
 		{"no call_id (the item id is not the call's)", `{"type":"function_call","id":"fc_1","name":"add","arguments":"{}"}`,
-			1, "", registry.CodeInvalidArgs, `"call_id":"","output":"INVALID_ARGS: the tool call has no \"call_id\": its result could not be matched to it"`},
+			1, "", api.CodeInvalidArgs, `"call_id":"","output":"INVALID_ARGS: the tool call has no \"call_id\": its result could not be matched to it"`},
 		{"no name", `{"type":"function_call","call_id":"c1","arguments":"{}"}`,
-			1, "c1", registry.CodeInvalidArgs, `the tool call has no tool name (\"name\")`},
+			1, "c1", api.CodeInvalidArgs, `the tool call has no tool name (\"name\")`},
 		{"a tool failure", `{"type":"function_call","call_id":"c1","name":"weather","arguments":"{\"city\":\"Atlantis\"}"}`,
-			1, "c1", registry.CodeToolFailed, `{"type":"function_call_output","call_id":"c1","output":"TOOL_FAILED: no weather station in Atlantis"}`},
+			1, "c1", api.CodeToolFailed, `{"type":"function_call_output","call_id":"c1","output":"TOOL_FAILED: no weather station in Atlantis"}`},
 		{"a success", `{"type":"function_call","call_id":"c1","name":"add","arguments":"{\"a\":1,\"b\":2}"}`,
 			1, "c1", "", `{"type":"function_call_output","call_id":"c1","output":"3"}`},
 		{"a reasoning item", `{"type":"reasoning","id":"rs_1","summary":[]}`, 0, "", "", ""},
@@ -180,17 +181,17 @@ func TestResponsesCalls_items(t *testing.T) {
 func TestAnthropicCalls_items(t *testing.T) {
 	runChecks(t, wireFormats["anthropic"], []check{
 		{"input that is an array", `{"type":"tool_use","id":"t1","name":"add","input":[1,2]}`,
-			1, "t1", registry.CodeInvalidArgs, `{"type":"tool_result","tool_use_id":"t1","content":"INVALID_ARGS: arguments must be a JSON object, got an array","is_error":true}`},
+			1, "t1", api.CodeInvalidArgs, `{"type":"tool_result","tool_use_id":"t1","content":"INVALID_ARGS: arguments must be a JSON object, got an array","is_error":true}`},
 		{"input that is a string", `{"type":"tool_use","id":"t1","name":"add","input":"{\"a\":1}"}`,
-			1, "t1", registry.CodeInvalidArgs, `arguments must be a JSON object, got a string`},
+			1, "t1", api.CodeInvalidArgs, `arguments must be a JSON object, got a string`},
 		{"no input means {}", `{"type":"tool_use","id":"t1","name":"add"}`,
-			1, "t1", registry.CodeInvalidArgs, `missing properties 'a', 'b'`},
+			1, "t1", api.CodeInvalidArgs, `missing properties 'a', 'b'`},
 		{"no id", `{"type":"tool_use","name":"add","input":{}}`,
-			1, "", registry.CodeInvalidArgs, `"tool_use_id":"","content":"INVALID_ARGS: the tool call has no \"id\": its result could not be matched to it","is_error":true`},
+			1, "", api.CodeInvalidArgs, `"tool_use_id":"","content":"INVALID_ARGS: the tool call has no \"id\": its result could not be matched to it","is_error":true`},
 		{"no name", `{"type":"tool_use","id":"t1","input":{}}`,
-			1, "t1", registry.CodeInvalidArgs, `the tool call has no tool name (\"name\")`},
+			1, "t1", api.CodeInvalidArgs, `the tool call has no tool name (\"name\")`},
 		{"a tool failure", `{"type":"tool_use","id":"t1","name":"weather","input":{"city":"Atlantis"}}`,
-			1, "t1", registry.CodeToolFailed, `"content":"TOOL_FAILED: no weather station in Atlantis","is_error":true`},
+			1, "t1", api.CodeToolFailed, `"content":"TOOL_FAILED: no weather station in Atlantis","is_error":true`},
 		{"a success has no is_error", `{"type":"tool_use","id":"t1","name":"add","input":{"a":1,"b":2}}`,
 			1, "t1", "", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"3"}]}`},
 		{"a user message of plain text", `{"role":"user","content":"hello"}`, 0, "", "", ""},

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -45,11 +47,11 @@ func TestRunCode_cancelledAsItFinishes_isAbort(t *testing.T) {
 			e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(rt))
 			r := e.Execute(ctx, executor.Call{Name: "run_code", Args: runCode("return 42")})
 			require.NotNil(t, r.Err, r.Text)
-			require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code, r.Text)
-			require.Equal(t, string(wasmhost.KindAbort), r.Err.Kind, r.Text)
-			require.ErrorIs(t, r.Error(), context.Canceled)
+			require.Equal(t, api.CodeCodeRunFailed, r.Err.Code, r.Text)
+			require.Equal(t, api.KindAbort, r.Err.Kind, r.Text)
+			require.ErrorIs(t, r.AsError(), context.Canceled)
 			require.Equal(t, tt.logs, r.Err.Logs)
-			require.Contains(t, r.Text, "run_code failed (abort): the run was cancelled")
+			require.True(t, strings.HasPrefix(r.Text, "the run was cancelled"), r.Text)
 			for _, l := range tt.logs {
 				require.Contains(t, r.Text, l)
 			}
@@ -60,11 +62,11 @@ func TestRunCode_cancelledAsItFinishes_isAbort(t *testing.T) {
 // A run_code call that fails with CODE_RUN_FAILED as it is cancelled keeps
 // its own kind: the program failed on its own.
 func TestRunCode_cancelledAsItFails_keepsTheKind(t *testing.T) {
-	for kind, run := range map[wasmhost.Kind]func() (wasmhost.Outcome, error){
-		wasmhost.KindException: func() (wasmhost.Outcome, error) {
-			return wasmhost.Outcome{}, &wasmhost.RunError{Kind: wasmhost.KindException, Message: "Error: planned", Logs: []string{"l"}}
+	for kind, run := range map[api.Kind]func() (wasmhost.Outcome, error){
+		api.KindException: func() (wasmhost.Outcome, error) {
+			return wasmhost.Outcome{}, &wasmhost.RunError{Kind: api.KindException, Message: "Error: planned", Logs: []string{"l"}}
 		},
-		wasmhost.KindOutputLimit: func() (wasmhost.Outcome, error) {
+		api.KindOutputLimit: func() (wasmhost.Outcome, error) {
 			return wasmhost.Outcome{Logs: []string{"l"}, Result: deepMiB}, nil
 		},
 	} {
@@ -75,8 +77,8 @@ func TestRunCode_cancelledAsItFails_keepsTheKind(t *testing.T) {
 		})
 		e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(rt))
 		r := e.Execute(ctx, executor.Call{Name: "run_code", Args: runCode("throw 1")})
-		require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code, r.Text)
-		require.Equal(t, string(kind), r.Err.Kind, r.Text)
+		require.Equal(t, api.CodeCodeRunFailed, r.Err.Code, r.Text)
+		require.Equal(t, kind, r.Err.Kind, r.Text)
 		require.Equal(t, []string{"l"}, r.Err.Logs)
 	}
 }
@@ -87,12 +89,12 @@ func TestExecutor_Execute_toolCancelledAsItFinishes_isAborted(t *testing.T) {
 	defer cancel()
 	reg := registry.New()
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "t",
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			cancel()
-			return registry.ValueOutput("done")
+			return api.ValueOutput("done")
 		}}))
 	r := newExecutor(t, reg, executor.NewConfig()).Execute(ctx, executor.Call{Name: "t"})
-	require.Equal(t, registry.CodeAborted, r.Err.Code, r.Text)
+	require.Equal(t, api.CodeAborted, r.Err.Code, r.Text)
 }
 
 // A runtime with no room for the run makes run_code fail with the retryable
@@ -100,11 +102,11 @@ func TestExecutor_Execute_toolCancelledAsItFinishes_isAborted(t *testing.T) {
 func TestRunCode_busyRuntime(t *testing.T) {
 	for _, tt := range []struct {
 		err  error
-		code registry.Code
+		code api.Code
 	}{
-		{wasmhost.ErrBusy, registry.CodeBusy},
-		{fmt.Errorf("wasmhost: admission: %w", wasmhost.ErrBusy), registry.CodeBusy},
-		{errors.New("wasmhost: something else"), registry.CodeInternal},
+		{wasmhost.ErrBusy, api.CodeBusy},
+		{fmt.Errorf("wasmhost: admission: %w", wasmhost.ErrBusy), api.CodeBusy},
+		{errors.New("wasmhost: something else"), api.CodeInternal},
 	} {
 		rt := fakeRuntime(func(context.Context, wasmhost.Program, wasmhost.Dispatcher) (wasmhost.Outcome, error) {
 			return wasmhost.Outcome{}, tt.err
@@ -112,9 +114,9 @@ func TestRunCode_busyRuntime(t *testing.T) {
 		e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(rt))
 		r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return 1")})
 		require.Equal(t, tt.code, r.Err.Code, r.Text)
-		if tt.code == registry.CodeBusy {
-			require.ErrorIs(t, r.Error(), registry.ErrBusy)
-			require.ErrorIs(t, r.Error(), wasmhost.ErrBusy, "the runtime's error is the cause")
+		if tt.code == api.CodeBusy {
+			require.ErrorIs(t, r.AsError(), api.ErrBusy)
+			require.ErrorIs(t, r.AsError(), wasmhost.ErrBusy, "the runtime's error is the cause")
 			require.Contains(t, r.Text, "retry later")
 			require.NotContains(t, r.Text, "admission", "host internals stay out of the message")
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -22,22 +23,22 @@ func modes(b *testing.B, f func(b *testing.B, e *executor.Executor)) {
 func benchExecutor(b *testing.B, rt *wasmhost.Runtime) *executor.Executor {
 	b.Helper()
 	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		b.Fatal(err)
 	}
 	for _, tool := range []registry.Tool{
 		{Name: "echo", ConcurrencySafe: true,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}},"required":["i"]}`),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
-				return registry.Output{Value: in.Args}, nil
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
+				return api.Output{Value: in.Args}, nil
 			}},
-		{Name: "sleep20", ConcurrencySafe: true, Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+		{Name: "sleep20", ConcurrencySafe: true, Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 			select {
 			case <-time.After(20 * time.Millisecond):
 			case <-ctx.Done():
-				return registry.Output{}, ctx.Err()
+				return api.Output{}, ctx.Err()
 			}
-			return registry.ValueOutput(1)
+			return api.ValueOutput(1)
 		}},
 	} {
 		if err := reg.Register(registry.Deployment, tool); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/transpile"
@@ -62,7 +63,7 @@ func TestRunCode_codeSize_atBelowAndPastTheLimit(t *testing.T) {
 				return
 			}
 			require.NotNil(t, r.Err, "a program of %d bytes ran", len(tt.code))
-			require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, r.Text)
+			require.Equal(t, api.CodeInvalidArgs, r.Err.Code, r.Text)
 			require.Equal(t, []string{tt.violation}, r.Err.Violations)
 			require.Contains(t, r.Err.Message, "invalid arguments for run_code: code is ")
 			require.Contains(t, r.Err.Message, "send a shorter program")
@@ -82,11 +83,11 @@ func TestRunCode_codeSize_schemaMaxLengthCountsCharacters(t *testing.T) {
 	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(programOf(registry.MaxCodeLength, "x"))})
 	require.True(t, r.OK(), r.Text)
 	r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(programOf(registry.MaxCodeLength+1, "x"))})
-	require.Equal(t, registry.CodeInvalidArgs, r.Err.Code)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
 	require.Len(t, r.Err.Violations, 1)
 	require.Contains(t, r.Err.Violations[0], "at /code:")
 	r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(strings.Repeat("é", registry.MaxCodeLength+1))})
-	require.Equal(t, registry.CodeInvalidArgs, r.Err.Code)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
 	require.Contains(t, r.Err.Violations[0], "at /code:", "the schema refuses it before the byte check")
 }
 
@@ -116,7 +117,7 @@ func TestConfig_WithMaxCodeBytes(t *testing.T) {
 		r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(code)})
 		require.Equal(t, tt.ok, r.OK(), "limit %d, size %d: %s", tt.limit, tt.size, r.Text)
 		if !tt.ok {
-			require.Equal(t, registry.CodeInvalidArgs, r.Err.Code)
+			require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
 			want := tt.limit
 			if want == 0 {
 				want = executor.DefaultMaxCodeBytes
@@ -152,7 +153,7 @@ func TestRunCode_stripperLimitIsInvalidArgs(t *testing.T) {
 	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(strings.Repeat("const a = 1;\n", 4000))})
 	require.Zero(t, ran.Load())
 	require.False(t, r.OK())
-	require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, r.Text)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code, r.Text)
 	require.Contains(t, r.Text, "redeclaration work")
 	require.Equal(t, []string{"at /code: " + strings.TrimPrefix(r.Err.Message, "invalid arguments for run_code: ")}, r.Err.Violations)
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -34,7 +35,7 @@ type Config struct {
 	runtime      CodeRuntime
 	maxParallel  int
 	maxCodeBytes int
-	limits       wasmhost.Limits
+	limits       api.Limits
 	pre          []PreExecuteListener
 	approver     Approver
 	guards       map[string][]Guard
@@ -73,7 +74,7 @@ func (c Config) WithMaxCodeBytes(n int) Config {
 // gets and the ceiling a caller's lower limits are clamped to. Zero fields
 // mean the documented defaults. The memory limit must be at least
 // wasmhost.MinMemoryBytes (4 MiB) and at most 4 GiB.
-func (c Config) WithLimits(l wasmhost.Limits) Config {
+func (c Config) WithLimits(l api.Limits) Config {
 	c.limits = l
 	return c
 }

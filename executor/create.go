@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
+	"github.com/ptcx/ptcx/sdkgen"
 )
 
 // create is phase 1: mint the call's identity, resolve what the name means
@@ -22,20 +24,20 @@ func (x *execution) create(ctx context.Context) bool {
 		x.req.Scope = x.parent.scope
 	}
 
-	x.res = x.e.reg.ResolveExecution(x.req.Scope, x.req.Tool, nested)
+	x.res = x.e.resolve(x.req.Scope, x.req.Tool, nested)
 	x.def = x.res.Definition
 	x.fin = x.def
 
 	switch x.res.Refusal {
-	case registry.UnknownScope:
-		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q: scope %q does not exist", x.req.Tool, x.req.Scope))
+	case resolve.UnknownScope:
+		x.fail(api.Errorf(api.CodeUnknownTool, "unknown tool %q: scope %q does not exist", x.req.Tool, x.req.Scope))
 		return false
-	case registry.NotVisible:
-		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q", x.req.Tool))
+	case resolve.NotVisible:
+		x.fail(api.Errorf(api.CodeUnknownTool, "unknown tool %q", x.req.Tool))
 		return false
 	}
 
-	args, perr := registry.ParseArgs(x.req.Args)
+	args, perr := resolve.ParseArgs(x.req.Args)
 	if perr != nil {
 		x.fail(perr)
 		return false
@@ -43,19 +45,19 @@ func (x *execution) create(ctx context.Context) bool {
 	x.args = args
 
 	switch x.res.Refusal {
-	case registry.Collapsed:
+	case resolve.Collapsed:
 		if ctx.Err() != nil {
 			// The cancellation contract outranks the collapse: the caller
 			// learns its call was aborted, and the visible tool's finalizer
 			// still applies.
 			x.fin = x.res.Visible
-			x.fail(aborted(ctx, registry.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
+			x.fail(aborted(ctx, api.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
 			return false
 		}
-		x.fail(&registry.Error{Code: registry.CodeUnknownTool, Message: collapsedMessage(x.res.Visible)})
+		x.fail(&api.Error{Code: api.CodeUnknownTool, Message: collapsedMessage(x.res.Visible)})
 		return false
-	case registry.NoRecursion:
-		x.fail(registry.Errorf(registry.CodeUnknownTool, "unknown tool %q: a program cannot call run_code; call the tools it needs directly through tools.<name>(...)", x.req.Tool))
+	case resolve.NoRecursion:
+		x.fail(api.Errorf(api.CodeUnknownTool, "unknown tool %q: a program cannot call run_code; call the tools it needs directly through tools.<name>(...)", x.req.Tool))
 		return false
 	}
 	return true
@@ -63,12 +65,12 @@ func (x *execution) create(ctx context.Context) bool {
 
 // collapsedMessage names the right route for a tool a model called directly
 // in ptc mode.
-func collapsedMessage(d *registry.Definition) string {
+func collapsedMessage(d *resolve.Definition) string {
 	name := d.Name()
 	return fmt.Sprintf("unknown tool %q: only run_code is callable directly — call %s from inside a run_code program instead, e.g. %s",
-		name, name, routeExample(d.Schema()))
+		name, name, sdkgen.RouteExample(d.Schema()))
 }
 
-func aborted(ctx context.Context, code registry.Code, msg string) *registry.Error {
-	return &registry.Error{Code: code, Message: msg, Cause: context.Cause(ctx)}
+func aborted(ctx context.Context, code api.Code, msg string) *api.Error {
+	return &api.Error{Code: code, Message: msg, Cause: context.Cause(ctx)}
 }

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // cancelGrace is how long a cancelled or timed-out body is given to return
@@ -29,7 +29,7 @@ func (x *execution) dispatch(ctx context.Context) {
 
 // outcome is what a body returned.
 type outcome struct {
-	out registry.Output
+	out api.Output
 	err error
 }
 
@@ -82,7 +82,7 @@ func (x *execution) runHere(ctx context.Context, then, handover func()) {
 // started and reports false.
 func (x *execution) begin(ctx context.Context, then func()) bool {
 	if ctx.Err() != nil {
-		x.fail(aborted(ctx, registry.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
+		x.fail(aborted(ctx, api.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
 		then()
 		return false
 	}
@@ -161,7 +161,7 @@ func (x *execution) watch(ctx context.Context, then, lost func()) (bodyCtx conte
 // conclude records a body's outcome as the call's result or error.
 func (x *execution) conclude(ctx, bodyCtx context.Context, o outcome) {
 	switch {
-	case ctx.Err() != nil && registry.CodeOf(o.err) == registry.CodeCodeRunFailed:
+	case ctx.Err() != nil && api.CodeOf(o.err) == api.CodeCodeRunFailed:
 		x.fail(bodyError(x.req.Tool, o.err)) // CODE_RUN_FAILED (abort), with the logs
 	case ctx.Err() != nil && x.def.Transport():
 		// The run ended some other way (even successfully) as its caller
@@ -169,11 +169,11 @@ func (x *execution) conclude(ctx, bodyCtx context.Context, o outcome) {
 		// never ABORTED, whichever came first.
 		x.fail(abortedRun(ctx, o))
 	case ctx.Err() != nil && x.req.Nested && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-		x.fail(aborted(ctx, registry.CodeAborted, fmt.Sprintf("%s was stopped while it ran: the program reached its wall time limit", x.req.Tool)))
+		x.fail(aborted(ctx, api.CodeAborted, fmt.Sprintf("%s was stopped while it ran: the program reached its wall time limit", x.req.Tool)))
 	case ctx.Err() != nil:
-		x.fail(aborted(ctx, registry.CodeAborted, fmt.Sprintf("%s was cancelled while it ran", x.req.Tool)))
+		x.fail(aborted(ctx, api.CodeAborted, fmt.Sprintf("%s was cancelled while it ran", x.req.Tool)))
 	case o.err != nil && bodyCtx.Err() != nil && errors.Is(bodyCtx.Err(), context.DeadlineExceeded):
-		x.fail(&registry.Error{Code: registry.CodeToolTimeout, Message: fmt.Sprintf("%s did not finish within its timeout of %v", x.req.Tool, x.def.Timeout()), Cause: o.err})
+		x.fail(&api.Error{Code: api.CodeToolTimeout, Message: fmt.Sprintf("%s did not finish within its timeout of %v", x.req.Tool, x.def.Timeout()), Cause: o.err})
 	case o.err != nil:
 		x.fail(bodyError(x.req.Tool, o.err))
 	default:
@@ -183,11 +183,11 @@ func (x *execution) conclude(ctx, bodyCtx context.Context, o outcome) {
 }
 
 // body runs the tool's body, or run_code's.
-func (x *execution) body(ctx context.Context) (registry.Output, error) {
+func (x *execution) body(ctx context.Context) (api.Output, error) {
 	if x.def.Transport() {
 		return x.e.runCode(ctx, x)
 	}
-	return x.def.Body()(ctx, registry.Input{CallID: x.req.ID, Scope: x.req.Scope, Args: x.req.Args})
+	return x.def.Body()(ctx, api.Input{CallID: x.req.ID, Scope: x.req.Scope, Args: x.req.Args})
 }
 
 // checkValue makes sure the body's value is JSON.
@@ -197,14 +197,14 @@ func (x *execution) checkValue() {
 		return
 	}
 	if !json.Valid(x.out.Value) {
-		x.fail(registry.Errorf(registry.CodeInvalidToolOutput, "%s returned a value that is not valid JSON", x.req.Tool))
+		x.fail(api.Errorf(api.CodeInvalidToolOutput, "%s returned a value that is not valid JSON", x.req.Tool))
 	}
 }
 
-// bodyError keeps a body's *registry.Error and turns anything else into
+// bodyError keeps a body's *api.Error and turns anything else into
 // TOOL_FAILED (or INTERNAL for a panic).
-func bodyError(tool string, err error) *registry.Error {
-	var re *registry.Error
+func bodyError(tool string, err error) *api.Error {
+	var re *api.Error
 	if errors.As(err, &re) {
 		return re
 	}
@@ -212,7 +212,7 @@ func bodyError(tool string, err error) *registry.Error {
 	if errors.As(err, &pe) {
 		return internal(tool+" panicked", err)
 	}
-	return &registry.Error{Code: registry.CodeToolFailed, Message: err.Error(), Cause: err}
+	return &api.Error{Code: api.CodeToolFailed, Message: err.Error(), Cause: err}
 }
 
 func (e *Executor) notifyStart(x *execution) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -19,15 +20,15 @@ import (
 // and run_code's own arguments alike.
 func TestExecutor_Execute_duplicateKeysAreInvalidArgs(t *testing.T) {
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModeBoth))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModeBoth))
 	var ran, policed atomic.Int64
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "read", ConcurrencySafe: true,
 		// A schema simple enough for the quick check.
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			ran.Add(1)
-			return registry.ValueOutput("contents")
+			return api.ValueOutput("contents")
 		},
 	}))
 	nested := make(chan wasmhost.CallResult, 1)
@@ -50,12 +51,12 @@ func TestExecutor_Execute_duplicateKeysAreInvalidArgs(t *testing.T) {
 	} {
 		r := e.Execute(context.Background(), executor.Call{Name: "read", Args: json.RawMessage(args)})
 		require.NotNil(t, r.Err, args)
-		require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, args)
+		require.Equal(t, api.CodeInvalidArgs, r.Err.Code, args)
 		require.Contains(t, r.Text, "appears twice", args)
 	}
 
 	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: json.RawMessage(`{"code":"return 1","description":"d","code":"return 2"}`)})
-	require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, r.Text)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code, r.Text)
 	require.Equal(t, []string{`at /: the key "code" appears twice`}, r.Err.Violations)
 
 	r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("await tools.read({path: \"x\"})")})

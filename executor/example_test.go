@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -17,7 +18,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		log.Fatal(err)
 	}
 	err := reg.Register(registry.Deployment, registry.Tool{
@@ -25,12 +26,12 @@ func Example() {
 		Description:     "Add two numbers.",
 		InputSchema:     json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
 		ConcurrencySafe: true,
-		Body: func(ctx context.Context, in registry.Input) (registry.Output, error) {
+		Body: func(ctx context.Context, in api.Input) (api.Output, error) {
 			var args struct{ A, B float64 }
 			if err := json.Unmarshal(in.Args, &args); err != nil {
-				return registry.Output{}, err
+				return api.Output{}, err
 			}
-			return registry.ValueOutput(args.A + args.B)
+			return api.ValueOutput(args.A + args.B)
 		},
 	})
 	if err != nil {

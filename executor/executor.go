@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -15,9 +17,10 @@ const deploymentScope = registry.Deployment
 
 // Executor runs calls against a Registry. It is safe for concurrent use.
 type Executor struct {
-	reg    *registry.Registry
-	cfg    Config
-	limits wasmhost.Limits // deployment limits, defaults filled in
+	reg     *registry.Registry
+	resolve resolve.Resolver // reg's, the one route to a tool body
+	cfg     Config
+	limits  api.Limits // deployment limits, defaults filled in
 }
 
 // New returns an Executor over reg. It fails on an invalid configuration:
@@ -43,7 +46,7 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if cfg.newID == nil {
 		cfg.newID = nextCallID
 	}
-	return &Executor{reg: reg, cfg: cfg, limits: cfg.limits.WithDefaults()}, nil
+	return &Executor{reg: reg, resolve: resolve.Open(reg), cfg: cfg, limits: cfg.limits.WithDefaults()}, nil
 }
 
 // maxGuestMemory is the most memory a 32-bit guest can address; the sandbox
@@ -52,7 +55,7 @@ const maxGuestMemory = 4 << 30
 
 // checkLimits refuses deployment limits with which no run could start, so
 // that they fail here rather than every run_code call failing as INTERNAL.
-func checkLimits(l wasmhost.Limits) error {
+func checkLimits(l api.Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
@@ -81,7 +84,7 @@ type Call struct {
 // Execute runs one model-direct call through every phase and returns its
 // settled result. It never panics on a tool's behalf: failures are in
 // Result.Err.
-func (e *Executor) Execute(ctx context.Context, call Call) registry.Result {
+func (e *Executor) Execute(ctx context.Context, call Call) api.Result {
 	x := e.newExecution(call, nil)
 	if x.prepare(ctx) {
 		x.dispatch(ctx)
@@ -104,7 +107,7 @@ const (
 // the same resolver as execution: a call that cannot execute (unknown,
 // collapsed) is Exclusive, whatever the tool declares.
 func (e *Executor) SchedulingClass(scope, name string) Class {
-	res := e.reg.ResolveExecution(scope, name, false)
+	res := e.resolve(scope, name, false)
 	if res.Definition != nil && res.Definition.ConcurrencySafe() {
 		return Concurrent
 	}
@@ -126,14 +129,14 @@ type execution struct {
 	start  time.Time
 
 	created bool
-	res     registry.Resolution
-	def     *registry.Definition // what may execute; nil when refused
-	fin     *registry.Definition // whose finalizer applies; nil for none
+	res     resolve.Resolution
+	def     *resolve.Definition // what may execute; nil when refused
+	fin     *resolve.Definition // whose finalizer applies; nil for none
 	args    map[string]any
 
 	ran bool // the body was started
-	out registry.Output
-	err *registry.Error
+	out api.Output
+	err *api.Error
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {
@@ -152,7 +155,7 @@ func (e *Executor) newExecution(call Call, parent *token) *execution {
 }
 
 // fail records the call's error; the first one wins.
-func (x *execution) fail(err *registry.Error) {
+func (x *execution) fail(err *api.Error) {
 	if x.err == nil {
 		x.err = err
 	}

@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -15,7 +15,7 @@ type Token = *token
 func TokenOf(d wasmhost.Dispatcher) Token { return d.(*scheduler).tok }
 
 // ExecuteWithToken runs a call presenting tok, as a nested call would.
-func (e *Executor) ExecuteWithToken(ctx context.Context, call Call, tok Token) registry.Result {
+func (e *Executor) ExecuteWithToken(ctx context.Context, call Call, tok Token) api.Result {
 	x := e.newExecution(call, tok)
 	if x.prepare(ctx) {
 		x.dispatch(ctx)

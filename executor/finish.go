@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -14,8 +15,8 @@ import (
 // output limit (registry.RenderText): a value whose indented form would be
 // longer is shown unindented, so a deeply nested value costs the host no
 // more than itself.
-func (x *execution) finish(ctx context.Context) registry.Result {
-	r := registry.Result{ID: x.req.ID, Tool: x.req.Tool}
+func (x *execution) finish(ctx context.Context) api.Result {
+	r := api.Result{ID: x.req.ID, Tool: x.req.Tool}
 	if x.err == nil {
 		r.Value = x.out.Value
 		r.Text = x.out.Text
@@ -33,7 +34,7 @@ func (x *execution) finish(ctx context.Context) registry.Result {
 			err := safely(func() error { r = f(context.WithoutCancel(ctx), in); return nil })
 			if err != nil {
 				failed := internal("the finalizer of "+x.req.Tool+" failed", err)
-				r = registry.Result{Err: failed, Text: failed.Message}
+				r = api.Result{Err: failed, Text: failed.Message}
 			}
 			r.ID, r.Tool = x.req.ID, x.req.Tool
 		}
@@ -45,7 +46,7 @@ func (x *execution) finish(ctx context.Context) registry.Result {
 		}
 		if err := x.def.ValidateOutput(r.Value); err != nil {
 			err.Message = x.req.Tool + ": " + err.Message
-			r = registry.Result{ID: x.req.ID, Tool: x.req.Tool, Err: err, Text: err.Message}
+			r = api.Result{ID: x.req.ID, Tool: x.req.Tool, Err: err, Text: err.Message}
 		}
 	}
 	if r.Err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -47,9 +48,9 @@ func await(t *testing.T, ch <-chan wasmhost.CallResult) wasmhost.CallResult {
 type counter struct{ n atomic.Int64 }
 
 func (c *counter) body(v any) registry.Body {
-	return func(ctx context.Context, in registry.Input) (registry.Output, error) {
+	return func(ctx context.Context, in api.Input) (api.Output, error) {
 		c.n.Add(1)
-		return registry.ValueOutput(v)
+		return api.ValueOutput(v)
 	}
 }
 
@@ -64,7 +65,7 @@ type fixture struct {
 	writeFinalOK atomic.Bool
 }
 
-func newFixture(t *testing.T, mode registry.Mode) *fixture {
+func newFixture(t *testing.T, mode api.Mode) *fixture {
 	t.Helper()
 	f := &fixture{reg: registry.New()}
 	require.NoError(t, f.reg.DeclareMode(registry.Deployment, mode))
@@ -76,7 +77,7 @@ func newFixture(t *testing.T, mode registry.Mode) *fixture {
 		Name: "write", Description: "Write a file.", InputSchema: json.RawMessage(objSchema),
 		ConcurrencySafe: true, // collapsed calls must still schedule as exclusive
 		Body:            f.writes.body(map[string]any{"written": true}),
-		Finalize: func(ctx context.Context, r registry.Result) registry.Result {
+		Finalize: func(ctx context.Context, r api.Result) api.Result {
 			f.writeFinals.Add(1)
 			f.writeFinalOK.Store(r.OK())
 			return r
@@ -146,7 +147,7 @@ func newExecutor(t testing.TB, reg *registry.Registry, cfg executor.Config) *exe
 	return e
 }
 
-func names(ss []registry.Schema) []string {
+func names(ss []api.Schema) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = s.Name

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // Request describes a call to the policy hooks: everything they may inspect
@@ -95,6 +95,6 @@ type Start struct {
 // settles.
 type Notification struct {
 	Request
-	Result   registry.Result
+	Result   api.Result
 	Duration time.Duration
 }

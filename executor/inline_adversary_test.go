@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
@@ -54,11 +55,11 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 	t.Helper()
 	w := &advWorld{reg: registry.New(), release: make(chan struct{}), bodyStarted: make(chan string, 1024)}
 	t.Cleanup(w.unstick)
-	require.NoError(t, w.reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, w.reg.DeclareMode(registry.Deployment, api.ModePTC))
 	finalize := func(tool string) registry.Finalizer {
 		c := &atomic.Int64{}
 		w.finals.Store(tool, c)
-		return func(_ context.Context, r registry.Result) registry.Result {
+		return func(_ context.Context, r api.Result) api.Result {
 			c.Add(1)
 			return r
 		}
@@ -72,17 +73,17 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 	tools := []registry.Tool{
 		{
 			Name: "echo", ConcurrencySafe: true, Finalize: finalize("echo"),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
 				note("echo")
 				w.running.Add(1)
 				defer w.running.Add(-1)
-				return registry.Output{Value: in.Args}, nil
+				return api.Output{Value: in.Args}, nil
 			},
 		},
 		{
 			// Sleeps {"ms": n} milliseconds, honouring its context.
 			Name: "nap", ConcurrencySafe: true, Finalize: finalize("nap"),
-			Body: func(ctx context.Context, in registry.Input) (registry.Output, error) {
+			Body: func(ctx context.Context, in api.Input) (api.Output, error) {
 				note("nap")
 				w.running.Add(1)
 				defer w.running.Add(-1)
@@ -90,16 +91,16 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 				_ = json.Unmarshal(in.Args, &a)
 				select {
 				case <-time.After(time.Duration(a.MS) * time.Millisecond):
-					return registry.Output{Value: in.Args}, nil
+					return api.Output{Value: in.Args}, nil
 				case <-ctx.Done():
-					return registry.Output{}, ctx.Err()
+					return api.Output{}, ctx.Err()
 				}
 			},
 		},
 		{
 			// Exclusive: must never overlap with another (non-stuck) body.
 			Name: "excl", Finalize: finalize("excl"),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
 				note("excl")
 				if w.running.Add(1) > 1 {
 					w.overlaps.Add(1)
@@ -109,23 +110,23 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 					w.overlaps.Add(1)
 				}
 				w.running.Add(-1)
-				return registry.Output{Value: in.Args}, nil
+				return api.Output{Value: in.Args}, nil
 			},
 		},
 		{
 			// Ignores its context until the world is released.
 			Name: "stuck", ConcurrencySafe: true, Timeout: stuckTimeout, Finalize: finalize("stuck"),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				note("stuck")
 				w.stuckIn.Add(1)
 				defer w.stuckOut.Add(1)
 				<-w.release
-				return registry.ValueOutput("late")
+				return api.ValueOutput("late")
 			},
 		},
 		{
 			Name: "boom", ConcurrencySafe: true, Finalize: finalize("boom"),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				note("boom")
 				panic("boom went the tool")
 			},
@@ -134,10 +135,10 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 			// Calls runtime.Goexit: the goroutine running the body ends
 			// without returning and without panicking.
 			Name: "vanish", ConcurrencySafe: true, Finalize: finalize("vanish"),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				note("vanish")
 				runtime.Goexit()
-				return registry.Output{}, nil
+				return api.Output{}, nil
 			},
 		},
 	}
@@ -151,7 +152,7 @@ func newAdvWorld(t testing.TB, stuckTimeout time.Duration) *advWorld {
 // took. It fails the test if the run does not return within bound; it then
 // cancels the run (and releases stuck bodies) so that the test binary is
 // not left hanging.
-func advRun(t testing.TB, e *executor.Executor, w *advWorld, code string, limits map[string]any, bound time.Duration) (registry.Result, time.Duration) {
+func advRun(t testing.TB, e *executor.Executor, w *advWorld, code string, limits map[string]any, bound time.Duration) (api.Result, time.Duration) {
 	t.Helper()
 	args := map[string]any{"code": code, "description": "adversarial program"}
 	if limits != nil {
@@ -160,7 +161,7 @@ func advRun(t testing.TB, e *executor.Executor, w *advWorld, code string, limits
 	b, _ := json.Marshal(args)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan registry.Result, 1)
+	done := make(chan api.Result, 1)
 	start := time.Now()
 	go func() { done <- e.Execute(ctx, executor.Call{Name: "run_code", Args: b}) }()
 	select {
@@ -180,11 +181,11 @@ func advRun(t testing.TB, e *executor.Executor, w *advWorld, code string, limits
 	case <-time.After(10 * time.Second):
 		t.Fatalf("run_code did not return within %v, nor 10 s after its context was cancelled", bound)
 	}
-	return registry.Result{}, 0
+	return api.Result{}, 0
 }
 
 // programResult decodes the program's returned value from a run_code result.
-func programResult(t testing.TB, r registry.Result) string {
+func programResult(t testing.TB, r api.Result) string {
 	t.Helper()
 	require.True(t, r.OK(), r.Text)
 	var v executor.RunCodeValue
@@ -208,7 +209,7 @@ func seqOf(t testing.TB, id string) int {
 type hookLog struct {
 	mu     sync.Mutex
 	events []string // "phase:tool:seq"
-	codes  map[int]registry.Code
+	codes  map[int]api.Code
 }
 
 func (h *hookLog) add(phase string, req executor.Request) {
@@ -242,7 +243,7 @@ func (h *hookLog) perCall() map[string][]string {
 }
 
 func (h *hookLog) config(cfg executor.Config) executor.Config {
-	h.codes = map[int]registry.Code{}
+	h.codes = map[int]api.Code{}
 	return cfg.
 		WithPreExecute(func(_ context.Context, req executor.Request) (executor.Decision, error) {
 			h.add("pre", req)
@@ -292,7 +293,7 @@ func TestAdv_inlineAndSequencerPathsAreIndistinguishable(t *testing.T) {
 		out.push((await tools.nap({ms: 1, n: 4})).n);
 		return out;
 	`
-	run := func(keepOffInline bool) (string, map[string][]string, map[int]registry.Code, *advWorld, int64) {
+	run := func(keepOffInline bool) (string, map[string][]string, map[int]api.Code, *advWorld, int64) {
 		w := newAdvWorld(t, 0)
 		h := &hookLog{}
 		e := newExecutor(t, w.reg, h.config(executor.NewConfig()).WithRuntime(realRuntime(t)))
@@ -330,8 +331,8 @@ func TestAdv_inlineAndSequencerPathsAreIndistinguishable(t *testing.T) {
 	}
 }
 
-func maps(m map[int]registry.Code) map[int]registry.Code {
-	out := make(map[int]registry.Code, len(m))
+func maps(m map[int]api.Code) map[int]api.Code {
+	out := make(map[int]api.Code, len(m))
 	for k, v := range m {
 		out[k] = v
 	}
@@ -416,7 +417,7 @@ func TestAdv_blockingApproverInlineEndsAtWallLimit(t *testing.T) {
 	inline := inlineCounter(t)
 	r, elapsed := advRun(t, e, w, `await tools.echo({}); return "unreachable"`, map[string]any{"wall_ms": 300}, 10*time.Second)
 	require.False(t, r.OK(), r.Text)
-	require.Equal(t, "timeout", r.Err.Kind, r.Text)
+	require.Equal(t, api.KindTimeout, r.Err.Kind, r.Text)
 	require.Contains(t, r.Text, "wall time limit")
 	require.EqualValues(t, 1, asked.Load())
 	require.EqualValues(t, 1, inline("echo"))
@@ -438,7 +439,7 @@ func TestAdv_blockingPreExecuteInlineEndsAtWallLimit(t *testing.T) {
 	inline := inlineCounter(t)
 	r, elapsed := advRun(t, e, w, `await tools.echo({}); return "unreachable"`, map[string]any{"wall_ms": 300}, 10*time.Second)
 	require.False(t, r.OK(), r.Text)
-	require.Equal(t, "timeout", r.Err.Kind, r.Text)
+	require.Equal(t, api.KindTimeout, r.Err.Kind, r.Text)
 	require.EqualValues(t, 1, inline("echo"))
 	require.Less(t, elapsed, 5*time.Second)
 }
@@ -463,7 +464,7 @@ func TestAdv_blockingPostExecuteInlineEndsAtWallLimit(t *testing.T) {
 	t.Logf("took %v: %s", elapsed, r.Text)
 	require.EqualValues(t, 1, inline("echo"))
 	require.False(t, r.OK(), r.Text)
-	require.Equal(t, "timeout", r.Err.Kind, r.Text)
+	require.Equal(t, api.KindTimeout, r.Err.Kind, r.Text)
 }
 
 // Several hand-overs in one run: stuck inline bodies, inline calls between
@@ -546,7 +547,7 @@ func TestAdv_handoverWhileCancelling(t *testing.T) {
 	`)})
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.False(t, r.OK())
-	require.Equal(t, "abort", r.Err.Kind, r.Text)
+	require.Equal(t, api.KindAbort, r.Err.Kind, r.Text)
 	require.EqualValues(t, 1, inline("stuck"))
 	w.unstick()
 	testkit.WaitGoroutines(t, before, 5*time.Second)
@@ -568,7 +569,7 @@ func TestAdv_closeDuringHandedOverRun(t *testing.T) {
 	before := runtime.NumGoroutine()
 
 	var wg sync.WaitGroup
-	results := make([]registry.Result, 8)
+	results := make([]api.Result, 8)
 	for i := range results {
 		wg.Add(1)
 		go func() {
@@ -596,7 +597,7 @@ func TestAdv_closeDuringHandedOverRun(t *testing.T) {
 	}
 	for _, r := range results {
 		require.False(t, r.OK())
-		require.Equal(t, "abort", r.Err.Kind, r.Text)
+		require.Equal(t, api.KindAbort, r.Err.Kind, r.Text)
 		require.Contains(t, r.Text, "closed")
 	}
 	w.unstick()
@@ -624,8 +625,8 @@ func TestAdv_panickingBody(t *testing.T) {
 	require.EqualValues(t, 1, inline("boom"))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	require.Equal(t, registry.CodeInternal, h.codes[1])
-	require.Equal(t, registry.CodeInternal, h.codes[2])
+	require.Equal(t, api.CodeInternal, h.codes[1])
+	require.Equal(t, api.CodeInternal, h.codes[2])
 }
 
 // A body that calls runtime.Goexit on the runtime's own goroutine (inline).
@@ -676,7 +677,7 @@ func TestAdv_stuckSequencedBodyWithoutTimeoutEndsAtWallLimit(t *testing.T) {
 		map[string]any{"wall_ms": 300}, 5*time.Second)
 	t.Logf("took %v: %s", elapsed, r.Text)
 	require.False(t, r.OK())
-	require.Equal(t, "timeout", r.Err.Kind, r.Text)
+	require.Equal(t, api.KindTimeout, r.Err.Kind, r.Text)
 }
 
 // A body that honours its context but takes longer than the run's wall
@@ -685,7 +686,7 @@ func TestAdv_stuckSequencedBodyWithoutTimeoutEndsAtWallLimit(t *testing.T) {
 // length. (Before f093177 the sequencer's path let it run: OK after 3 s
 // against ABORTED at 300 ms inline.)
 func TestAdv_wallDeadlineReachesBodiesTheSameWayBothPaths(t *testing.T) {
-	measure := func(code string) (time.Duration, map[int]registry.Code, registry.Result) {
+	measure := func(code string) (time.Duration, map[int]api.Code, api.Result) {
 		w := newAdvWorld(t, 0)
 		h := &hookLog{}
 		e := newExecutor(t, w.reg, h.config(executor.NewConfig()).WithRuntime(realRuntime(t)))
@@ -698,8 +699,8 @@ func TestAdv_wallDeadlineReachesBodiesTheSameWayBothPaths(t *testing.T) {
 	seqTook, seqCodes, rs := measure(`await Promise.all([tools.nap({ms: 3000}), tools.echo({})]); return 1`)
 	t.Logf("inline: %v %v %s", inlineTook, inlineCodes, ri.Text)
 	t.Logf("sequencer: %v %v %s", seqTook, seqCodes, rs.Text)
-	require.Equal(t, "timeout", ri.Err.Kind)
-	require.Equal(t, "timeout", rs.Err.Kind)
+	require.Equal(t, api.KindTimeout, ri.Err.Kind)
+	require.Equal(t, api.KindTimeout, rs.Err.Kind)
 	require.Equal(t, inlineCodes[1], seqCodes[1], "the nap call's outcome depends on the path it took")
 	require.Less(t, seqTook, 2*time.Second, "run_code outlived its wall limit by the body's length on the sequencer's path")
 }
@@ -750,7 +751,7 @@ func TestAdv_hammerMixed(t *testing.T) {
 				_ = json.Unmarshal(r.Value, &v)
 				got = string(v.Result)
 			} else {
-				got = r.Err.Kind
+				got = string(r.Err.Kind)
 			}
 			if got != p.want {
 				bad.Add(1)

@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // Tests of the inline path: a call the program waits on alone runs on the
@@ -38,7 +38,7 @@ func inlineCounter(t *testing.T) func(tool string) int64 {
 }
 
 func TestInline_sequentialAwaitsRunInline(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	rec := &recorder{}
 	e := w.executor(t, rec.hooks(executor.NewConfig()))
 	inline := inlineCounter(t)
@@ -68,7 +68,7 @@ func TestInline_sequentialAwaitsRunInline(t *testing.T) {
 }
 
 func TestInline_fanOutIsNotInline(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	inline := inlineCounter(t)
 	r := runProgram(e, `return await Promise.all([1, 2, 3].map((id) => tools.score({id})))`)
@@ -78,7 +78,7 @@ func TestInline_fanOutIsNotInline(t *testing.T) {
 }
 
 func TestInline_denialAndFailureInline(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig().WithGuard("", func(_ context.Context, req executor.Request) (string, error) {
 		if req.Tool == "write" {
 			return "no writes today", nil
@@ -102,21 +102,21 @@ func TestInline_denialAndFailureInline(t *testing.T) {
 // stuckWorld has a tool whose body ignores its context until released.
 func stuckWorld(t *testing.T, timeout time.Duration) (*registry.Registry, chan struct{}, *atomic.Int64) {
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
 	release := make(chan struct{})
 	var returned atomic.Int64
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "stuck", ConcurrencySafe: true, Timeout: timeout,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			defer returned.Add(1)
 			<-release // ignores its context
-			return registry.ValueOutput("late")
+			return api.ValueOutput("late")
 		},
 	}))
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "echo", ConcurrencySafe: true,
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
-			return registry.Output{Value: in.Args}, nil
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
+			return api.Output{Value: in.Args}, nil
 		},
 	}))
 	return reg, release, &returned
@@ -157,7 +157,7 @@ func TestInline_stuckBodyWithoutTimeoutEndsAtWallLimit(t *testing.T) {
 	reg, release, _ := stuckWorld(t, 0)
 	defer close(release)
 	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)).
-		WithLimits(wasmhost.Limits{WallTime: 2 * time.Second}))
+		WithLimits(api.Limits{WallTime: 2 * time.Second}))
 	inline := inlineCounter(t)
 	start := time.Now()
 	r := runProgram(e, `await tools.stuck(); return "unreachable"`)
@@ -165,8 +165,8 @@ func TestInline_stuckBodyWithoutTimeoutEndsAtWallLimit(t *testing.T) {
 	// program and reach the call (300 ms was not, with 2 cores shared).
 	require.Less(t, time.Since(start), 10*time.Second)
 	require.False(t, r.OK())
-	require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code, r.Text)
-	require.Equal(t, "timeout", r.Err.Kind, r.Text)
+	require.Equal(t, api.CodeCodeRunFailed, r.Err.Code, r.Text)
+	require.Equal(t, api.KindTimeout, r.Err.Kind, r.Text)
 	require.Contains(t, r.Text, "wall time limit")
 	require.EqualValues(t, 1, inline("stuck"))
 }
@@ -174,14 +174,14 @@ func TestInline_stuckBodyWithoutTimeoutEndsAtWallLimit(t *testing.T) {
 // Cancelling the run while an inline body runs cancels the body.
 func TestInline_cancellationReachesInlineBody(t *testing.T) {
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
 	started := make(chan struct{})
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "wait", ConcurrencySafe: true,
-		Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+		Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 			close(started)
 			<-ctx.Done()
-			return registry.Output{}, ctx.Err()
+			return api.Output{}, ctx.Err()
 		},
 	}))
 	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)))
@@ -190,7 +190,7 @@ func TestInline_cancellationReachesInlineBody(t *testing.T) {
 	go func() { <-started; cancel() }()
 	r := e.Execute(ctx, executor.Call{Name: "run_code", Args: runCode(`await tools.wait(); return 1`)})
 	require.False(t, r.OK())
-	require.Equal(t, "abort", r.Err.Kind, r.Text)
+	require.Equal(t, api.KindAbort, r.Err.Kind, r.Text)
 	require.EqualValues(t, 1, inline("wait"))
 }
 
@@ -198,13 +198,13 @@ func TestInline_cancellationReachesInlineBody(t *testing.T) {
 // the runtime flushes held calls when the guest polls it.
 func TestInline_callStartsDuringLongComputation(t *testing.T) {
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
 	var startedAt atomic.Int64
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "mark", ConcurrencySafe: true,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			startedAt.Store(time.Now().UnixMilli())
-			return registry.ValueOutput(true)
+			return api.ValueOutput(true)
 		},
 	}))
 	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)))

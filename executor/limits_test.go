@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -15,7 +16,7 @@ import (
 
 // runWithLimits runs code under the caller's limits, given as JSON text so
 // that any number form can be tried.
-func runWithLimits(e *executor.Executor, code, limits string) registry.Result {
+func runWithLimits(e *executor.Executor, code, limits string) api.Result {
 	c, _ := json.Marshal(code)
 	args := fmt.Sprintf(`{"code": %s, "description": "limits", "limits": %s}`, c, limits)
 	return e.Execute(context.Background(), executor.Call{Name: "run_code", Args: json.RawMessage(args)})
@@ -26,7 +27,7 @@ func runWithLimits(e *executor.Executor, code, limits string) registry.Result {
 // integer): a clear INVALID_ARGS, a run within the limit, or the limit's own
 // failure, never INTERNAL.
 func TestRunCode_limits_everyFieldAtItsBounds(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	const twoCalls = `await tools.users(); return (await tools.users()).length`
 	for _, tt := range []struct {
@@ -34,13 +35,13 @@ func TestRunCode_limits_everyFieldAtItsBounds(t *testing.T) {
 		want               string // "ok", "invalid", a CODE_RUN_FAILED kind, or "ok|timeout"
 	}{
 		{"timeout_ms 1", `return 1`, `{"timeout_ms": 1}`, "ok|timeout"},
-		{"timeout_ms at the deployment's", `return 1`, fmt.Sprintf(`{"timeout_ms": %d}`, wasmhost.DefaultComputeTime.Milliseconds()), "ok"},
-		{"timeout_ms past it", `return 1`, fmt.Sprintf(`{"timeout_ms": %d}`, wasmhost.DefaultComputeTime.Milliseconds()+1), "ok"},
+		{"timeout_ms at the deployment's", `return 1`, fmt.Sprintf(`{"timeout_ms": %d}`, api.DefaultComputeTime.Milliseconds()), "ok"},
+		{"timeout_ms past it", `return 1`, fmt.Sprintf(`{"timeout_ms": %d}`, api.DefaultComputeTime.Milliseconds()+1), "ok"},
 		{"timeout_ms 0", `return 1`, `{"timeout_ms": 0}`, "invalid"},
 		{"timeout_ms 1e30", `return 1`, `{"timeout_ms": 1e30}`, "ok"},
 		{"wall_ms 1", `return 1`, `{"wall_ms": 1}`, "ok|timeout"},
 		{"wall_ms 1 waiting on a timer", `await new Promise((r) => setTimeout(r, 1000)); return 1`, `{"wall_ms": 1}`, "timeout"},
-		{"wall_ms at the deployment's", `return 1`, fmt.Sprintf(`{"wall_ms": %d}`, wasmhost.DefaultWallTime.Milliseconds()), "ok"},
+		{"wall_ms at the deployment's", `return 1`, fmt.Sprintf(`{"wall_ms": %d}`, api.DefaultWallTime.Milliseconds()), "ok"},
 		{"wall_ms past it, in exponent form", `return 1`, `{"wall_ms": 6.00001e5}`, "ok"},
 		{"wall_ms past int64", `return 1`, `{"wall_ms": 99999999999999999999999}`, "ok"},
 		{"memory_mb 1", `return 1`, `{"memory_mb": 1}`, "invalid"},
@@ -49,21 +50,21 @@ func TestRunCode_limits_everyFieldAtItsBounds(t *testing.T) {
 		{"memory_mb at the minimum, written 4.0", `return 1`, `{"memory_mb": 4.0}`, "ok"},
 		{"memory_mb past the minimum", `return 1`, fmt.Sprintf(`{"memory_mb": %d}`, registry.MinMemoryMB+1), "ok"},
 		{"memory_mb at the minimum, filled", `const a = []; while (true) a.push("x".repeat(1000) + a.length)`, `{"memory_mb": 4}`, "memory"},
-		{"memory_mb at the deployment's", `return 1`, fmt.Sprintf(`{"memory_mb": %d}`, wasmhost.DefaultMemoryBytes>>20), "ok"},
-		{"memory_mb past it", `return 1`, fmt.Sprintf(`{"memory_mb": %d}`, wasmhost.DefaultMemoryBytes>>20+1), "ok"},
+		{"memory_mb at the deployment's", `return 1`, fmt.Sprintf(`{"memory_mb": %d}`, api.DefaultMemoryBytes>>20), "ok"},
+		{"memory_mb past it", `return 1`, fmt.Sprintf(`{"memory_mb": %d}`, api.DefaultMemoryBytes>>20+1), "ok"},
 		{"memory_mb 1e30", `return 1`, `{"memory_mb": 1e30}`, "ok"},
 		{"output_bytes 1", `return 1`, `{"output_bytes": 1}`, "ok"},
 		{"output_bytes 1, no output", `const x = 1`, `{"output_bytes": 1}`, "ok"},
 		{"output_bytes 1, two bytes", `return 12`, `{"output_bytes": 1}`, "output-limit"},
 		{"output_bytes 1, a log", `console.log("ab")`, `{"output_bytes": 1}`, "output-limit"},
-		{"output_bytes at the deployment's", `return 1`, fmt.Sprintf(`{"output_bytes": %d}`, wasmhost.DefaultOutputBytes), "ok"},
-		{"output_bytes past it", `return "x".repeat(1 << 20)`, fmt.Sprintf(`{"output_bytes": %d}`, wasmhost.DefaultOutputBytes+1), "ok"},
-		{"output_bytes past it, over the deployment's", `return "x".repeat((1 << 20) + 1)`, fmt.Sprintf(`{"output_bytes": %d}`, wasmhost.DefaultOutputBytes+1), "output-limit"},
+		{"output_bytes at the deployment's", `return 1`, fmt.Sprintf(`{"output_bytes": %d}`, api.DefaultOutputBytes), "ok"},
+		{"output_bytes past it", `return "x".repeat(1 << 20)`, fmt.Sprintf(`{"output_bytes": %d}`, api.DefaultOutputBytes+1), "ok"},
+		{"output_bytes past it, over the deployment's", `return "x".repeat((1 << 20) + 1)`, fmt.Sprintf(`{"output_bytes": %d}`, api.DefaultOutputBytes+1), "output-limit"},
 		{"output_bytes past int64", `return 1`, `{"output_bytes": 1e300}`, "ok"},
 		{"max_calls 1, one call", `return (await tools.users()).length`, `{"max_calls": 1}`, "ok"},
 		{"max_calls 1, two calls", twoCalls, `{"max_calls": 1}`, "exception"},
 		{"max_calls 2, two calls", twoCalls, `{"max_calls": 2}`, "ok"},
-		{"max_calls past the deployment's", twoCalls, fmt.Sprintf(`{"max_calls": %d}`, wasmhost.DefaultMaxCalls+1), "ok"},
+		{"max_calls past the deployment's", twoCalls, fmt.Sprintf(`{"max_calls": %d}`, api.DefaultMaxCalls+1), "ok"},
 		{"max_calls past int64", twoCalls, `{"max_calls": 1e19}`, "ok"},
 		{"max_calls a fraction", twoCalls, `{"max_calls": 1.5}`, "invalid"},
 	} {
@@ -73,17 +74,17 @@ func TestRunCode_limits_everyFieldAtItsBounds(t *testing.T) {
 				require.Contains(t, []string{"ok", "ok|timeout"}, tt.want, "succeeded: %s", r.Text)
 				return
 			}
-			require.NotEqual(t, registry.CodeInternal, r.Err.Code, r.Text)
+			require.NotEqual(t, api.CodeInternal, r.Err.Code, r.Text)
 			switch tt.want {
 			case "invalid":
-				require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, r.Text)
+				require.Equal(t, api.CodeInvalidArgs, r.Err.Code, r.Text)
 				require.Len(t, r.Err.Violations, 1, r.Text)
 				require.Contains(t, r.Err.Violations[0], "at /limits/", r.Text)
 			case "ok|timeout":
-				require.Equal(t, "timeout", r.Err.Kind, r.Text)
+				require.Equal(t, api.KindTimeout, r.Err.Kind, r.Text)
 			default:
-				require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code, r.Text)
-				require.Equal(t, tt.want, r.Err.Kind, r.Text)
+				require.Equal(t, api.CodeCodeRunFailed, r.Err.Code, r.Text)
+				require.Equal(t, api.Kind(tt.want), r.Err.Kind, r.Text)
 			}
 		})
 	}
@@ -112,7 +113,7 @@ func TestNew_limitsNoRunCanUse(t *testing.T) {
 		{4<<30 + 1, false},
 		{-1, false},
 	} {
-		_, err := executor.New(reg, executor.NewConfig().WithLimits(wasmhost.Limits{MemoryBytes: tt.memory}))
+		_, err := executor.New(reg, executor.NewConfig().WithLimits(api.Limits{MemoryBytes: tt.memory}))
 		if tt.ok {
 			require.NoError(t, err, tt.memory)
 			continue

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // policy runs phases 4 to 6: pre-execute listeners (preexecute.go),
@@ -21,19 +21,19 @@ func (x *execution) policy(ctx context.Context) bool {
 	return x.guard(ctx)
 }
 
-func denied(what, reason string) *registry.Error {
+func denied(what, reason string) *api.Error {
 	msg := what
 	if reason != "" {
 		msg += ": " + reason
 	}
-	return &registry.Error{Code: registry.CodeDenied, Message: msg}
+	return &api.Error{Code: api.CodeDenied, Message: msg}
 }
 
-func internal(what string, err error) *registry.Error {
+func internal(what string, err error) *api.Error {
 	if err == nil {
-		return &registry.Error{Code: registry.CodeInternal, Message: what}
+		return &api.Error{Code: api.CodeInternal, Message: what}
 	}
-	return &registry.Error{Code: registry.CodeInternal, Message: what + ": " + err.Error(), Cause: err}
+	return &api.Error{Code: api.CodeInternal, Message: what + ": " + err.Error(), Cause: err}
 }
 
 func orDefault(s, d string) string {

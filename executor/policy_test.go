@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -34,7 +35,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 	tests := []struct {
 		name     string
 		cfg      executor.Config
-		code     registry.Code
+		code     api.Code
 		contains []string
 	}{
 		{
@@ -45,7 +46,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				}
 				return executor.Decision{Verdict: executor.Deny, Reason: "no writes on Fridays"}, nil
 			}),
-			code: registry.CodeDenied, contains: []string{"denied by a pre-execute listener", "no writes on Fridays"},
+			code: api.CodeDenied, contains: []string{"denied by a pre-execute listener", "no writes on Fridays"},
 		},
 		{
 			name: "approver rejects",
@@ -53,12 +54,12 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				func(context.Context, executor.Request, string) (executor.Approval, string, error) {
 					return executor.Reject, "the user said no", nil
 				})),
-			code: registry.CodeDenied, contains: []string{"rejected by the approver", "the user said no"},
+			code: api.CodeDenied, contains: []string{"rejected by the approver", "the user said no"},
 		},
 		{
 			name: "no approver",
 			cfg:  executor.NewConfig().WithPreExecute(ask),
-			code: registry.CodeDenied, contains: []string{"no approver is configured", "writes need a human"},
+			code: api.CodeDenied, contains: []string{"no approver is configured", "writes need a human"},
 		},
 		{
 			name: "approver fails",
@@ -66,7 +67,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				func(context.Context, executor.Request, string) (executor.Approval, string, error) {
 					return executor.ApproveOnce, "", errors.New("prompt closed")
 				})),
-			code: registry.CodeDenied, contains: []string{"approval failed", "prompt closed"},
+			code: api.CodeDenied, contains: []string{"approval failed", "prompt closed"},
 		},
 		{
 			name: "guard denies",
@@ -76,7 +77,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				}
 				return "path outside the sandbox", nil
 			}),
-			code: registry.CodeDenied, contains: []string{`denied by a guard of scope "deployment"`, "path outside the sandbox"},
+			code: api.CodeDenied, contains: []string{`denied by a guard of scope "deployment"`, "path outside the sandbox"},
 		},
 		{
 			name: "post-execute blocks",
@@ -86,7 +87,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				}
 				return executor.PostDecision{Block: true, Feedback: "the result leaked a secret"}, nil
 			}),
-			code: registry.CodeDenied, contains: []string{"blocked after execution", "the result leaked a secret"},
+			code: api.CodeDenied, contains: []string{"blocked after execution", "the result leaked a secret"},
 		},
 		{
 			name: "listener panics",
@@ -96,7 +97,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				}
 				panic("listener bug")
 			}),
-			code: registry.CodeInternal, contains: []string{"pre-execute listener 1 failed", "listener bug"},
+			code: api.CodeInternal, contains: []string{"pre-execute listener 1 failed", "listener bug"},
 		},
 		{
 			name: "listener errors",
@@ -106,7 +107,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				}
 				return executor.Decision{}, errors.New("policy store down")
 			}),
-			code: registry.CodeInternal, contains: []string{"policy store down"},
+			code: api.CodeInternal, contains: []string{"policy store down"},
 		},
 		{
 			name: "guard panics",
@@ -116,7 +117,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				}
 				panic("guard bug")
 			}),
-			code: registry.CodeInternal, contains: []string{"guard 1", "guard bug"},
+			code: api.CodeInternal, contains: []string{"guard 1", "guard bug"},
 		},
 		{
 			name: "post-execute panics",
@@ -126,7 +127,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				}
 				panic("post bug")
 			}),
-			code: registry.CodeInternal, contains: []string{"post-execute listener 1 failed", "post bug"},
+			code: api.CodeInternal, contains: []string{"post-execute listener 1 failed", "post bug"},
 		},
 		{
 			name: "unknown verdict",
@@ -136,12 +137,12 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 				}
 				return executor.Decision{Verdict: 42}, nil
 			}),
-			code: registry.CodeInternal, contains: []string{"unknown verdict 42"},
+			code: api.CodeInternal, contains: []string{"unknown verdict 42"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"/model-direct", func(t *testing.T) {
-			f := newFixture(t, registry.ModeBoth)
+			f := newFixture(t, api.ModeBoth)
 			e := newExecutor(t, f.reg, tt.cfg)
 			r := e.Execute(context.Background(), executor.Call{Name: "write", Args: json.RawMessage(`{"path":"a"}`)})
 			require.Equal(t, tt.code, r.Err.Code, r.Text)
@@ -151,7 +152,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 			require.EqualValues(t, 1, f.writeFinals.Load(), "the finalizer applies once whatever the outcome")
 		})
 		t.Run(tt.name+"/nested", func(t *testing.T) {
-			f := newFixture(t, registry.ModePTC)
+			f := newFixture(t, api.ModePTC)
 			var got wasmhost.CallResult
 			rt := fakeRuntime(func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
 				got = await(t, submit(d, "write", `{"path":"a"}`))
@@ -174,7 +175,7 @@ func TestExecutor_Execute_denialsCarryTheirReason(t *testing.T) {
 // The phases run in the documented order, and guards run deployment first,
 // then the scope chain from farthest to nearest.
 func TestExecutor_Execute_phaseAndGuardOrder(t *testing.T) {
-	f := newFixture(t, registry.ModeNative)
+	f := newFixture(t, api.ModeNative)
 	require.NoError(t, f.reg.NewScope("preset", registry.Deployment))
 	require.NoError(t, f.reg.NewScope("agent", "preset"))
 	var rec recorder
@@ -193,7 +194,7 @@ func TestExecutor_Execute_phaseAndGuardOrder(t *testing.T) {
 
 // A cancellation during approval denies with a reason.
 func TestExecutor_Execute_approvalCancelled(t *testing.T) {
-	f := newFixture(t, registry.ModeNative)
+	f := newFixture(t, api.ModeNative)
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := executor.NewConfig().WithPreExecute(ask).WithApprover(executor.ApproverFunc(
 		func(ctx context.Context, _ executor.Request, _ string) (executor.Approval, string, error) {
@@ -202,7 +203,7 @@ func TestExecutor_Execute_approvalCancelled(t *testing.T) {
 		}))
 	e := newExecutor(t, f.reg, cfg)
 	r := e.Execute(ctx, executor.Call{Name: "write"})
-	require.Equal(t, registry.CodeDenied, r.Err.Code)
+	require.Equal(t, api.CodeDenied, r.Err.Code)
 	require.Contains(t, r.Err.Message, "approval was cancelled")
 	require.Zero(t, f.writes.n.Load())
 }
@@ -210,7 +211,7 @@ func TestExecutor_Execute_approvalCancelled(t *testing.T) {
 // A post-execute listener may replace the value; the replacement is what the
 // caller and the notification see.
 func TestExecutor_Execute_postExecuteReplaces(t *testing.T) {
-	f := newFixture(t, registry.ModeNative)
+	f := newFixture(t, api.ModeNative)
 	var rec recorder
 	cfg := rec.hooks(executor.NewConfig()).WithPostExecute(func(context.Context, executor.Request, json.RawMessage) (executor.PostDecision, error) {
 		return executor.PostDecision{Replace: json.RawMessage(`"redacted"`)}, nil
@@ -225,7 +226,7 @@ func TestExecutor_Execute_postExecuteReplaces(t *testing.T) {
 	bad := newExecutor(t, f.reg, executor.NewConfig().WithPostExecute(func(context.Context, executor.Request, json.RawMessage) (executor.PostDecision, error) {
 		return executor.PostDecision{Replace: json.RawMessage(`{oops`)}, nil
 	}))
-	require.Equal(t, registry.CodeInternal, bad.Execute(context.Background(), executor.Call{Name: "read"}).Err.Code)
+	require.Equal(t, api.CodeInternal, bad.Execute(context.Background(), executor.Call{Name: "read"}).Err.Code)
 }
 
 func boolToInt(b bool) int {

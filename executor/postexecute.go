@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // postExecute is phase 8: every listener sees a successful value and may
@@ -29,7 +29,7 @@ func (x *execution) postExecute(ctx context.Context) {
 				x.fail(internal(fmt.Sprintf("post-execute listener %d replaced the value with invalid JSON", i+1), nil))
 				return
 			}
-			x.out = registry.Output{Value: append(json.RawMessage(nil), d.Replace...)}
+			x.out = api.Output{Value: append(json.RawMessage(nil), d.Replace...)}
 		}
 	}
 }

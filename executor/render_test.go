@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -22,13 +23,13 @@ func nestedZeros(depth, n int) json.RawMessage {
 
 // deepMiB is a value of at most 1 MiB, nested 99 deep, whose indented text
 // is about 104 MB.
-var deepMiB = nestedZeros(99, (wasmhost.DefaultOutputBytes-2*99)/2)
+var deepMiB = nestedZeros(99, (api.DefaultOutputBytes-2*99)/2)
 
 // ptcRegistry is an empty registry in ptc mode: run_code alone.
 func ptcRegistry(t *testing.T) *registry.Registry {
 	t.Helper()
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
 	return reg
 }
 
@@ -46,7 +47,7 @@ func allocated(f func()) uint64 {
 // output-limit, as it always did, and the host renders no more of it than
 // the limit: it allocates a few times the limit, not the 104 MB.
 func TestRunCode_outputLimit_deepResultCostsTheLimit(t *testing.T) {
-	const limit = wasmhost.DefaultOutputBytes
+	const limit = api.DefaultOutputBytes
 	require.LessOrEqual(t, len(deepMiB), limit)
 	rt := fakeRuntime(func(context.Context, wasmhost.Program, wasmhost.Dispatcher) (wasmhost.Outcome, error) {
 		return wasmhost.Outcome{Logs: []string{"building"}, Result: deepMiB}, nil
@@ -54,16 +55,16 @@ func TestRunCode_outputLimit_deepResultCostsTheLimit(t *testing.T) {
 	var notes []executor.Notification
 	e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(rt).
 		WithOnResult(func(n executor.Notification) { notes = append(notes, n) }))
-	var r registry.Result
+	var r api.Result
 	bytes := allocated(func() {
 		r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return deep")})
 	})
 
 	require.NotNil(t, r.Err)
-	require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code, r.Text)
-	require.Equal(t, string(wasmhost.KindOutputLimit), r.Err.Kind)
+	require.Equal(t, api.CodeCodeRunFailed, r.Err.Code, r.Text)
+	require.Equal(t, api.KindOutputLimit, r.Err.Kind)
 	var size int
-	_, err := fmt.Sscanf(r.Err.Message, "run_code failed (output-limit): the output is %d bytes, over the limit of 1048576;", &size)
+	_, err := fmt.Sscanf(r.Err.Message, "the output is %d bytes, over the limit of 1048576;", &size)
 	require.NoError(t, err, r.Err.Message)
 	require.Greater(t, size, 100_000_000, "the size is the whole indented text's")
 	require.Contains(t, r.Err.Message, "The output began:\nbuilding\n[\n  [\n    [")
@@ -75,13 +76,13 @@ func TestRunCode_outputLimit_deepResultCostsTheLimit(t *testing.T) {
 
 // The same through the real sandbox: the program builds the value itself.
 func TestSandbox_outputLimit_deepResult(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
-	r := runProgram(e, fmt.Sprintf(`let v: unknown = new Array(%d).fill(0); for (let i = 1; i < 99; i++) v = [v]; return v;`, (wasmhost.DefaultOutputBytes-2*99)/2))
+	r := runProgram(e, fmt.Sprintf(`let v: unknown = new Array(%d).fill(0); for (let i = 1; i < 99; i++) v = [v]; return v;`, (api.DefaultOutputBytes-2*99)/2))
 	require.NotNil(t, r.Err, r.Text)
-	require.Equal(t, string(wasmhost.KindOutputLimit), r.Err.Kind, r.Text)
+	require.Equal(t, api.KindOutputLimit, r.Err.Kind, r.Text)
 	require.Contains(t, r.Err.Message, "over the limit of 1048576")
-	require.LessOrEqual(t, len(r.Err.Message), wasmhost.DefaultOutputBytes+300)
+	require.LessOrEqual(t, len(r.Err.Message), api.DefaultOutputBytes+300)
 }
 
 // The output limit is reached exactly: a text of the limit's size passes,
@@ -101,14 +102,14 @@ func TestRunCode_outputLimit_atAndPastTheLimit(t *testing.T) {
 		rt := fakeRuntime(func(context.Context, wasmhost.Program, wasmhost.Dispatcher) (wasmhost.Outcome, error) {
 			return wasmhost.Outcome{Logs: []string{"log"}, Result: value}, nil
 		})
-		e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(rt).WithLimits(wasmhost.Limits{OutputBytes: tt.limit}))
+		e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(rt).WithLimits(api.Limits{OutputBytes: tt.limit}))
 		r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return v")})
 		require.Equal(t, tt.ok, r.OK(), "limit %d: %s", tt.limit, r.Text)
 		if tt.ok {
 			require.Equal(t, "log\n"+indented, r.Text)
 			continue
 		}
-		require.Equal(t, string(wasmhost.KindOutputLimit), r.Err.Kind)
+		require.Equal(t, api.KindOutputLimit, r.Err.Kind)
 		require.Contains(t, r.Err.Message, fmt.Sprintf("the output is %d bytes, over the limit of %d;", len("log\n")+len(indented), tt.limit))
 		require.True(t, strings.HasSuffix(r.Err.Message, "The output began:\n"+("log\n" + indented)[:tt.limit]), r.Err.Message)
 	}
@@ -118,14 +119,14 @@ func TestRunCode_outputLimit_atAndPastTheLimit(t *testing.T) {
 // result listener (a nested call), is indented only within the output
 // limit: past it, it is shown as the value, unindented.
 func TestExecutor_finish_textOfADeepValueIsBounded(t *testing.T) {
-	deep := func(context.Context, registry.Input) (registry.Output, error) {
-		return registry.Output{Value: deepMiB}, nil
+	deep := func(context.Context, api.Input) (api.Output, error) {
+		return api.Output{Value: deepMiB}, nil
 	}
-	small := func(context.Context, registry.Input) (registry.Output, error) {
-		return registry.Output{Value: json.RawMessage(`{"a":1}`)}, nil
+	small := func(context.Context, api.Input) (api.Output, error) {
+		return api.Output{Value: json.RawMessage(`{"a":1}`)}, nil
 	}
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModeBoth))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModeBoth))
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "deep", Body: deep}))
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "small", Body: small}))
 	rt := fakeRuntime(func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
@@ -138,11 +139,11 @@ func TestExecutor_finish_textOfADeepValueIsBounded(t *testing.T) {
 	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(rt).
 		WithOnResult(func(n executor.Notification) { texts[n.Tool] = n.Result.Text }))
 
-	var direct registry.Result
+	var direct api.Result
 	bytes := allocated(func() { direct = e.Execute(context.Background(), executor.Call{Name: "deep"}) })
 	require.True(t, direct.OK(), direct.Text)
 	require.Equal(t, string(deepMiB), direct.Text)
-	require.Less(t, bytes, uint64(16*wasmhost.DefaultOutputBytes))
+	require.Less(t, bytes, uint64(16*api.DefaultOutputBytes))
 
 	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("await tools.deep()")})
 	require.True(t, r.OK(), r.Text)

@@ -7,8 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/wasmhost"
+	"github.com/ptcx/ptcx/api"
 )
 
 // runCodeArgs are run_code's arguments, taken from the decoded arguments its
@@ -56,9 +55,9 @@ func limitValue(v any) int64 {
 }
 
 // limits returns the caller's limits within the deployment's.
-func (a runCodeArgs) limits(ceiling wasmhost.Limits) wasmhost.Limits {
+func (a runCodeArgs) limits(ceiling api.Limits) api.Limits {
 	l := a.Limits
-	return wasmhost.Limits{
+	return api.Limits{
 		ComputeTime: time.Duration(scaled(l.TimeoutMS, int64(time.Millisecond))),
 		WallTime:    time.Duration(scaled(l.WallMS, int64(time.Millisecond))),
 		MemoryBytes: scaled(l.MemoryMB, 1<<20),
@@ -83,7 +82,7 @@ func (x *execution) checkCodeSize() bool {
 	code, _ := x.args["code"].(string)
 	if limit := x.e.cfg.maxCodeBytes; len(code) > limit {
 		problem := fmt.Sprintf("code is %d bytes, over the limit of %d bytes", len(code), limit)
-		x.fail(&registry.Error{Code: registry.CodeInvalidArgs,
+		x.fail(&api.Error{Code: api.CodeInvalidArgs,
 			Message:    "invalid arguments for " + x.req.Tool + ": " + problem + "; send a shorter program, and have it read large data through tool calls rather than carry it in its text",
 			Violations: []string{"at /code: " + problem}})
 		return false

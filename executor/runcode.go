@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/transpile"
@@ -28,19 +29,19 @@ const noOutput = "(run_code completed with no output)"
 // runCode is run_code's body: strip the types, run the program in the
 // sandbox with a fresh parent token, settle its nested calls, and shape the
 // result.
-func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, error) {
+func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error) {
 	if e.cfg.runtime == nil {
-		return registry.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
+		return api.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
 	}
 	a := runCodeArgsOf(x.args)
 	prog, err := transpile.Strip(a.Code)
 	if err != nil {
-		return registry.Output{}, syntaxFailure(err)
+		return api.Output{}, syntaxFailure(err)
 	}
 	limits := a.limits(e.limits)
 	bindable, err := e.reg.Bindable(x.req.Scope)
 	if err != nil {
-		return registry.Output{}, internal("run_code", err)
+		return api.Output{}, internal("run_code", err)
 	}
 	names := make([]string, len(bindable))
 	for i, b := range bindable {
@@ -64,15 +65,15 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	tok.kill()
 
 	if runErr != nil {
-		return registry.Output{}, runFailure(runErr, prog)
+		return api.Output{}, runFailure(runErr, prog)
 	}
 	text := noOutput
 	if len(out.Logs) > 0 || len(out.Result) > 0 {
 		t := runCodeText(out.Logs, out.Result, limits.OutputBytes)
 		if t.Over() {
-			return registry.Output{}, &registry.Error{
-				Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindOutputLimit),
-				Message: fmt.Sprintf("run_code failed (output-limit): the output is %d bytes, over the limit of %d; return less, or summarise before returning. The output began:\n%s",
+			return api.Output{}, &api.Error{
+				Code: api.CodeCodeRunFailed, Kind: api.KindOutputLimit,
+				Message: fmt.Sprintf("the output is %d bytes, over the limit of %d; return less, or summarise before returning. The output began:\n%s",
 					t.Size(), limits.OutputBytes, t.String()),
 				Logs: out.Logs,
 			}
@@ -85,9 +86,9 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (registry.Output, 
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return registry.Output{}, internal("run_code result", err)
+		return api.Output{}, internal("run_code result", err)
 	}
-	return registry.Output{Value: b, Text: text}, nil
+	return api.Output{Value: b, Text: text}, nil
 }
 
 // runCodeText is what the model sees: the logs, then the result (a string
@@ -111,22 +112,23 @@ func runCodeText(logs []string, result json.RawMessage, limit int) *registry.Tex
 	return t
 }
 
-func syntaxFailure(err error) *registry.Error {
+func syntaxFailure(err error) *api.Error {
 	var le *transpile.LimitError
 	if errors.As(err, &le) { // the program is over a bound of the host's work for it
 		problem := strings.TrimPrefix(le.Error(), "transpile: ")
-		return &registry.Error{Code: registry.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem, Cause: err,
+		return &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem, Cause: err,
 			Violations: []string{"at /code: " + problem}}
 	}
 	var se *transpile.SyntaxError
 	if !errors.As(err, &se) {
 		return internal("run_code: transpiling failed", err)
 	}
-	msg := fmt.Sprintf("run_code failed (syntax): line %d, column %d: %s", se.Line, se.Column, se.Message)
-	if se.LineText != "" {
-		msg += "\n  " + excerpt(se.LineText, se.Column-1)
+	loc := &api.Location{Line: se.Line, Column: se.Column, LineText: excerpt(se.LineText, se.Column-1)}
+	msg := fmt.Sprintf("line %d, column %d: %s", se.Line, se.Column, se.Message)
+	if loc.LineText != "" {
+		msg += "\n  " + loc.LineText
 	}
-	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindSyntax), Message: msg, Cause: err}
+	return &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindSyntax, Message: msg, Location: loc, Cause: err}
 }
 
 // excerptBytes is how much of the line a syntax error shows: a program on
@@ -156,7 +158,7 @@ func excerpt(line string, at int) string {
 // JavaScript stack and the logs written before it, or into BUSY when the
 // sandbox had no room for the run. Positions in the stack and of a syntax
 // error are mapped back to the TypeScript as the caller wrote it.
-func runFailure(err error, prog *transpile.Program) *registry.Error {
+func runFailure(err error, prog *transpile.Program) *api.Error {
 	if errors.Is(err, wasmhost.ErrBusy) {
 		return busy(err)
 	}
@@ -164,21 +166,24 @@ func runFailure(err error, prog *transpile.Program) *registry.Error {
 	if !errors.As(err, &re) {
 		return internal("run_code: the sandbox failed", err)
 	}
+	e := &api.Error{Code: api.CodeCodeRunFailed, Kind: re.Kind, Logs: re.Logs, Cause: err}
 	var b strings.Builder
-	fmt.Fprintf(&b, "run_code failed (%s): %s", re.Kind, re.Message)
-	if re.Kind == wasmhost.KindSyntax && re.Line > 0 {
-		line, col := re.Line, re.Column
-		if l, c, ok := prog.Locate(line, col); ok {
-			line, col = l, c
+	b.WriteString(re.Message)
+	if re.Kind == api.KindSyntax && re.Line > 0 {
+		e.Location = &api.Location{Line: re.Line, Column: re.Column}
+		if l, c, ok := prog.Locate(re.Line, re.Column); ok {
+			e.Location.Line, e.Location.Column = l, c
 		}
-		fmt.Fprintf(&b, " (line %d, column %d)", line, col)
+		fmt.Fprintf(&b, " (line %d, column %d)", e.Location.Line, e.Location.Column)
 	}
 	if re.Stack != "" {
+		e.Stack = strings.TrimRight(mapStack(re.Stack, prog), "\n")
 		b.WriteString("\n")
-		b.WriteString(strings.TrimRight(mapStack(re.Stack, prog), "\n"))
+		b.WriteString(e.Stack)
 	}
 	writeLogs(&b, re.Logs)
-	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(re.Kind), Message: b.String(), Logs: re.Logs, Cause: err}
+	e.Message = b.String()
+	return e
 }
 
 // writeLogs ends a failure's message with the logs written before it.
@@ -192,9 +197,9 @@ func writeLogs(b *strings.Builder, logs []string) {
 // abortedRun is the error of a run_code call whose caller cancelled it,
 // whatever its body returned as the cancellation came: CODE_RUN_FAILED
 // (abort), with the logs of the run when it has them.
-func abortedRun(ctx context.Context, o outcome) *registry.Error {
+func abortedRun(ctx context.Context, o outcome) *api.Error {
 	var logs []string
-	var re *registry.Error
+	var re *api.Error
 	if errors.As(o.err, &re) {
 		logs = re.Logs
 	} else if len(o.out.Value) > 0 {
@@ -204,9 +209,9 @@ func abortedRun(ctx context.Context, o outcome) *registry.Error {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "run_code failed (%s): the run was cancelled", wasmhost.KindAbort)
+	b.WriteString("the run was cancelled")
 	writeLogs(&b, logs)
-	return &registry.Error{Code: registry.CodeCodeRunFailed, Kind: string(wasmhost.KindAbort), Message: b.String(), Logs: logs,
+	return &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: b.String(), Logs: logs,
 		Cause: errors.Join(context.Cause(ctx), o.err)}
 }
 

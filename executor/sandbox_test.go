@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
@@ -41,7 +42,7 @@ func (w *world) enter() func() {
 	return func() { w.running.Add(-1) }
 }
 
-func newWorld(t testing.TB, mode registry.Mode) *world {
+func newWorld(t testing.TB, mode api.Mode) *world {
 	t.Helper()
 	w := &world{reg: registry.New()}
 	require.NoError(t, w.reg.DeclareMode(registry.Deployment, mode))
@@ -54,26 +55,26 @@ func newWorld(t testing.TB, mode registry.Mode) *world {
 		{
 			Name: "users", Description: "List users.", ConcurrencySafe: true,
 			OutputSchema: json.RawMessage(`{"type":"array"}`),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				defer w.enter()()
-				return registry.ValueOutput(users)
+				return api.ValueOutput(users)
 			},
 		},
 		{
 			Name: "score", Description: "Score of a user.", ConcurrencySafe: true,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
 				defer w.enter()()
 				var a struct{ ID int }
 				_ = json.Unmarshal(in.Args, &a)
 				time.Sleep(30 * time.Millisecond)
-				return registry.ValueOutput(a.ID * 10)
+				return api.ValueOutput(a.ID * 10)
 			},
 		},
 		{
 			Name: "write", Description: "Write.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`),
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
+			Body: func(context.Context, api.Input) (api.Output, error) {
 				defer w.enter()()
 				if w.exclusiveRunning.Add(1) > 1 || w.running.Load() > 1 {
 					w.exclusiveOverlaps.Add(1)
@@ -81,18 +82,18 @@ func newWorld(t testing.TB, mode registry.Mode) *world {
 				defer w.exclusiveRunning.Add(-1)
 				time.Sleep(5 * time.Millisecond)
 				w.writes.Add(1)
-				return registry.ValueOutput(map[string]bool{"ok": true})
+				return api.ValueOutput(map[string]bool{"ok": true})
 			},
 		},
 		{
 			Name: "broken", Description: "Always fails.",
-			Body: func(context.Context, registry.Input) (registry.Output, error) {
-				return registry.Output{}, fmt.Errorf("the disk is on fire")
+			Body: func(context.Context, api.Input) (api.Output, error) {
+				return api.Output{}, fmt.Errorf("the disk is on fire")
 			},
 		},
 		{
 			Name: "odd.name-x", Description: "A name that is not an identifier.", ConcurrencySafe: true,
-			Body: func(context.Context, registry.Input) (registry.Output, error) { return registry.ValueOutput("odd") },
+			Body: func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("odd") },
 		},
 	}
 	for _, tool := range tools {
@@ -106,12 +107,12 @@ func (w *world) executor(t testing.TB, cfg executor.Config) *executor.Executor {
 	return newExecutor(t, w.reg, cfg.WithRuntime(realRuntime(t)))
 }
 
-func runProgram(e *executor.Executor, code string) registry.Result {
+func runProgram(e *executor.Executor, code string) api.Result {
 	return e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(code)})
 }
 
 func TestSandbox_programCallsFiltersLogsReturns(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	r := runProgram(e, `
 		const all = await tools.users();
@@ -126,7 +127,7 @@ func TestSandbox_programCallsFiltersLogsReturns(t *testing.T) {
 }
 
 func TestSandbox_promiseAllOverlapsSafeCalls(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	r := runProgram(e, `return await Promise.all([1, 2, 3].map((id) => tools.score({id})))`)
 	require.True(t, r.OK(), r.Text)
@@ -135,7 +136,7 @@ func TestSandbox_promiseAllOverlapsSafeCalls(t *testing.T) {
 }
 
 func TestSandbox_exclusiveCallsAreSerialised(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	r := runProgram(e, `
 		await Promise.all([
@@ -152,7 +153,7 @@ func TestSandbox_exclusiveCallsAreSerialised(t *testing.T) {
 }
 
 func TestSandbox_toolErrorCaughtAsToolCallError(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	r := runProgram(e, `
 		try {
@@ -167,7 +168,7 @@ func TestSandbox_toolErrorCaughtAsToolCallError(t *testing.T) {
 }
 
 func TestSandbox_denialReachesProgramWithReason(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig().WithGuard("", func(_ context.Context, req executor.Request) (string, error) {
 		if req.Tool == "write" && strings.Contains(string(req.Args), "/etc") {
 			return "writes outside the project are not allowed", nil
@@ -188,10 +189,10 @@ func TestSandbox_denialReachesProgramWithReason(t *testing.T) {
 }
 
 func TestSandbox_collapseHoldsEndToEnd(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	direct := e.Execute(context.Background(), executor.Call{Name: "write", Args: json.RawMessage(`{"path":"a","content":"x"}`)})
-	require.Equal(t, registry.CodeUnknownTool, direct.Err.Code)
+	require.Equal(t, api.CodeUnknownTool, direct.Err.Code)
 	require.Zero(t, w.writes.Load())
 
 	r := runProgram(e, `return await tools.write({path: "a", content: "x"})`)
@@ -204,7 +205,7 @@ func TestSandbox_collapseHoldsEndToEnd(t *testing.T) {
 }
 
 func TestSandbox_programCannotReachRunCode(t *testing.T) {
-	w := newWorld(t, registry.ModeBoth)
+	w := newWorld(t, api.ModeBoth)
 	e := w.executor(t, executor.NewConfig())
 	r := runProgram(e, `
 		if (typeof tools.run_code !== "undefined") return "bound";
@@ -222,12 +223,14 @@ func TestSandbox_programCannotReachRunCode(t *testing.T) {
 // Bad programs end in a clear CODE_RUN_FAILED with the right kind, and the
 // next run is unaffected.
 func TestSandbox_badPrograms(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
-	e := w.executor(t, executor.NewConfig().WithLimits(wasmhost.Limits{
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig().WithLimits(api.Limits{
 		ComputeTime: 2 * time.Second, WallTime: 5 * time.Second, MemoryBytes: 16 << 20, OutputBytes: 64 << 10, MaxCalls: 500,
 	}))
 	tests := []struct {
-		name, code, kind, contains string
+		name, code string
+		kind       api.Kind
+		contains   string
 	}{
 		{"syntax error", "const x = ;", "syntax", "line 1, column 11"},
 		{"syntax error later", "const a = 1;\nconst b = {;", "syntax", "line 2"},
@@ -254,9 +257,10 @@ func TestSandbox_badPrograms(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runProgram(e, tt.code)
 			require.NotNil(t, r.Err, "want a failure, got %s", r.Text)
-			require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code, r.Text)
+			require.Equal(t, api.CodeCodeRunFailed, r.Err.Code, r.Text)
 			require.Equal(t, tt.kind, r.Err.Kind, r.Text)
-			require.True(t, strings.HasPrefix(r.Err.Message, "run_code failed ("+tt.kind+")"), r.Err.Message)
+			require.Equal(t, "CODE_RUN_FAILED ("+string(tt.kind)+"): "+r.Err.Message, r.Err.Error(), "the code and kind are said once")
+			require.NotContains(t, r.Err.Message, string(tt.kind)+")", "the message does not repeat the kind")
 			require.Contains(t, r.Err.Message, tt.contains)
 
 			ok := runProgram(e, `return 1 + 1`)
@@ -267,17 +271,17 @@ func TestSandbox_badPrograms(t *testing.T) {
 }
 
 func TestSandbox_logsSurviveFailure(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	r := runProgram(e, `console.log("step 1"); console.warn("careful"); throw new TypeError("step 2 failed")`)
-	require.Equal(t, "exception", r.Err.Kind)
+	require.Equal(t, api.KindException, r.Err.Kind)
 	require.Equal(t, []string{"step 1", "[warn] careful"}, r.Err.Logs)
 	require.Contains(t, r.Err.Message, "TypeError: step 2 failed")
 	require.Contains(t, r.Err.Message, "Logs before the failure:\nstep 1\n[warn] careful")
 }
 
 func TestSandbox_noOutput(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	r := runProgram(e, `const x = 1;`)
 	require.True(t, r.OK(), r.Text)
@@ -286,32 +290,32 @@ func TestSandbox_noOutput(t *testing.T) {
 }
 
 func TestSandbox_callerLimitsOnlyLower(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
-	e := w.executor(t, executor.NewConfig().WithLimits(wasmhost.Limits{ComputeTime: 300 * time.Millisecond}))
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig().WithLimits(api.Limits{ComputeTime: 300 * time.Millisecond}))
 	args, _ := json.Marshal(map[string]any{"code": "while (true) {}", "description": "spin", "limits": map[string]any{"timeout_ms": 60000}})
 	start := time.Now()
 	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: args})
-	require.Equal(t, "timeout", r.Err.Kind)
+	require.Equal(t, api.KindTimeout, r.Err.Kind)
 	require.Less(t, time.Since(start), 5*time.Second, "a caller cannot raise the deployment's limit")
 
 	args, _ = json.Marshal(map[string]any{"code": "return 1", "description": "x", "limits": map[string]any{"timeout_ms": 0}})
 	r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: args})
-	require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, "limits are validated: %s", r.Text)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code, "limits are validated: %s", r.Text)
 
 	args, _ = json.Marshal(map[string]any{"code": "return 1", "description": "  "})
 	r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: args})
-	require.Equal(t, registry.CodeInvalidArgs, r.Err.Code, "the description must say something")
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code, "the description must say something")
 }
 
 func TestSandbox_cancellationAborts(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	r := e.Execute(ctx, executor.Call{Name: "run_code", Args: runCode(`console.log("started"); while (true) {}`)})
-	require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code, r.Text)
-	require.Equal(t, "abort", r.Err.Kind)
-	require.ErrorIs(t, r.Error(), context.Canceled)
+	require.Equal(t, api.CodeCodeRunFailed, r.Err.Code, r.Text)
+	require.Equal(t, api.KindAbort, r.Err.Kind)
+	require.ErrorIs(t, r.AsError(), context.Canceled)
 }
 
 // 200 concurrent runs, good and failing, under -race: no goroutine left
@@ -320,16 +324,16 @@ func TestSandbox_cancellationAborts(t *testing.T) {
 // can take seconds of it: the limit stays at its default (30 s), and the
 // spinning programs set their own.
 func TestSandbox_hammer(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	// A tool whose body ignores its context until the end of the test: its
 	// calls run inline or not, are given up after the grace period, and the
 	// program goes on (handed over to a new goroutine when inline).
 	release := make(chan struct{})
 	require.NoError(t, w.reg.Register(registry.Deployment, registry.Tool{
 		Name: "stuck", ConcurrencySafe: true, Timeout: 20 * time.Millisecond,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			<-release
-			return registry.ValueOutput("late")
+			return api.ValueOutput("late")
 		},
 	}))
 	e := w.executor(t, executor.NewConfig())
@@ -385,7 +389,7 @@ func TestSandbox_hammer(t *testing.T) {
 // The output limit counts exactly what the model sees: at the limit a run
 // succeeds, one byte below it fails, whatever the shape of the output.
 func TestSandbox_outputLimitBoundary(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	for _, code := range []string{
 		`return "x".repeat(100)`,
@@ -397,7 +401,7 @@ func TestSandbox_outputLimitBoundary(t *testing.T) {
 			free := runProgram(e, code)
 			require.True(t, free.OK(), free.Text)
 			size := len(free.Text)
-			run := func(limit int) registry.Result {
+			run := func(limit int) api.Result {
 				args, _ := json.Marshal(map[string]any{"code": code, "description": "d", "limits": map[string]any{"output_bytes": limit}})
 				return e.Execute(context.Background(), executor.Call{Name: "run_code", Args: args})
 			}
@@ -406,7 +410,7 @@ func TestSandbox_outputLimitBoundary(t *testing.T) {
 			require.Equal(t, free.Text, at.Text)
 			below := run(size - 1)
 			require.NotNil(t, below.Err, "one byte over the limit must fail")
-			require.Equal(t, "output-limit", below.Err.Kind, below.Text)
+			require.Equal(t, api.KindOutputLimit, below.Err.Kind, below.Text)
 		})
 	}
 }
@@ -414,18 +418,22 @@ func TestSandbox_outputLimitBoundary(t *testing.T) {
 // Stack positions point at the TypeScript as the model wrote it, not at the
 // stripped JavaScript.
 func TestSandbox_stackPositionsAreTheUsers(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	r := runProgram(e, "type N = number;\n\n// a comment esbuild drops\ninterface P { x: N }\nfunction boom(p: P): never {\n  throw new Error(`bad ${p.x}`);\n}\nboom({x: 1});")
-	require.Equal(t, "exception", r.Err.Kind, r.Text)
+	require.Equal(t, api.KindException, r.Err.Kind, r.Text)
 	require.Regexp(t, `at boom \(<program>:6:\d+\)`, r.Err.Message)
 	require.Regexp(t, `<program>:8:\d+`, r.Err.Message)
+	require.Regexp(t, `^Error: bad 1\n`, r.Err.Message, "the message does not repeat the code or the kind")
+	require.Regexp(t, `at boom \(<program>:6:\d+\)\n.*<program>:8:\d+`, r.Err.Stack, "the stack is data, mapped like the message")
+	require.Contains(t, r.Err.Message, r.Err.Stack)
+	require.Nil(t, r.Err.Location, "an exception has a stack, not a location")
 }
 
 // Absurdly high limits a caller asks for are clamped to the deployment's,
 // never overflow into a broken run.
 func TestSandbox_hugeCallerLimits(t *testing.T) {
-	w := newWorld(t, registry.ModePTC)
+	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
 	args := json.RawMessage(`{"code": "return 1", "description": "d", "limits": {"timeout_ms": 9223372036854775807, "wall_ms": 9223372036854775807, "memory_mb": 9223372036854775807, "output_bytes": 9223372036854775807, "max_calls": 9223372036854775807}}`)
 	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: args})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -17,13 +18,13 @@ import (
 // runtime that only dispatches (the sequencer and a body goroutine run it).
 func BenchmarkScheduler_nestedCall(b *testing.B) {
 	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		b.Fatal(err)
 	}
 	if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
-			return registry.Output{Value: in.Args}, nil
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
+			return api.Output{Value: in.Args}, nil
 		}}); err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -278,7 +278,7 @@ func (s *scheduler) abandon(n *nested) {
 	if !x.created {
 		x.create(s.ctx) // resolve, so that the tool's finalizer applies
 	}
-	x.err = &registry.Error{Code: registry.CodeAbortedBeforeDispatch,
+	x.err = &api.Error{Code: api.CodeAbortedBeforeDispatch,
 		Message: fmt.Sprintf("%s was abandoned: the program finished before the call started", x.req.Tool)}
 	s.commitSoon(n)
 }
@@ -314,7 +314,7 @@ func (s *scheduler) commit(n *nested) {
 
 // callResult is what the program sees of a result: the value, or the
 // message. Error codes never reach the program.
-func callResult(r registry.Result) wasmhost.CallResult {
+func callResult(r api.Result) wasmhost.CallResult {
 	if r.OK() {
 		return wasmhost.CallResult{OK: true, Value: r.Value}
 	}

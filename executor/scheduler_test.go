@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -43,7 +44,7 @@ func (g *gated) events() []string {
 // body blocks the call whose "id" argument is id until release or gate[id]
 // is closed.
 func (g *gated) body(gates map[string]chan struct{}) registry.Body {
-	return func(ctx context.Context, in registry.Input) (registry.Output, error) {
+	return func(ctx context.Context, in api.Input) (api.Output, error) {
 		var a struct{ ID string }
 		_ = json.Unmarshal(in.Args, &a)
 		g.started.Add(1)
@@ -61,11 +62,11 @@ func (g *gated) body(gates map[string]chan struct{}) registry.Body {
 		case <-ctx.Done():
 			g.running.Add(-1)
 			g.record("cancelled:" + a.ID)
-			return registry.Output{}, ctx.Err()
+			return api.Output{}, ctx.Err()
 		}
 		g.running.Add(-1)
 		g.record("end:" + a.ID)
-		return registry.ValueOutput(a.ID)
+		return api.ValueOutput(a.ID)
 	}
 }
 
@@ -85,7 +86,7 @@ const idSchema = `{"type":"object","properties":{"id":{"type":"string"}},"requir
 func schedulerFixture(t *testing.T, g *gated, gates map[string]chan struct{}) *registry.Registry {
 	t.Helper()
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
 		Name: "safe", InputSchema: json.RawMessage(idSchema), ConcurrencySafe: true, Body: g.body(gates),
 	}))
@@ -110,7 +111,7 @@ func program(calls [][2]string, during func(d wasmhost.Dispatcher), results *[]w
 			case r := <-ch:
 				*results = append(*results, r)
 			case <-ctx.Done():
-				return wasmhost.Outcome{}, &wasmhost.RunError{Kind: wasmhost.KindAbort, Message: "cancelled", Cause: ctx.Err()}
+				return wasmhost.Outcome{}, &wasmhost.RunError{Kind: api.KindAbort, Message: "cancelled", Cause: ctx.Err()}
 			}
 		}
 		return wasmhost.Outcome{}, nil
@@ -263,7 +264,7 @@ func TestScheduler_settlementAbandonsQueuedAwaitsInFlight(t *testing.T) {
 	reg := schedulerFixture(t, g, gates)
 	var mu sync.Mutex
 	var starts []string
-	notes := map[string]registry.Result{}
+	notes := map[string]api.Result{}
 	cfg := executor.NewConfig().WithMaxParallel(1).
 		WithOnStart(func(s executor.Start) {
 			mu.Lock()
@@ -293,7 +294,7 @@ func TestScheduler_settlementAbandonsQueuedAwaitsInFlight(t *testing.T) {
 	require.Equal(t, []string{"run", "run:ptc:1"}, starts, "abandoned calls get no start notification")
 	require.True(t, notes["run:ptc:1"].OK(), "the in-flight call was awaited")
 	for _, id := range []string{"run:ptc:2", "run:ptc:3"} {
-		require.Equal(t, registry.CodeAbortedBeforeDispatch, notes[id].Err.Code, id)
+		require.Equal(t, api.CodeAbortedBeforeDispatch, notes[id].Err.Code, id)
 		require.Contains(t, notes[id].Err.Message, "abandoned")
 	}
 	for i, ch := range replies {
@@ -317,9 +318,9 @@ func TestScheduler_outerCancellationReachesBodies(t *testing.T) {
 	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(rt))
 	r := e.Execute(ctx, executor.Call{Name: "run_code", Args: runCode("return")})
 
-	require.Equal(t, registry.CodeCodeRunFailed, r.Err.Code)
-	require.Equal(t, "abort", r.Err.Kind)
-	require.ErrorIs(t, r.Error(), context.Canceled)
+	require.Equal(t, api.CodeCodeRunFailed, r.Err.Code)
+	require.Equal(t, api.KindAbort, r.Err.Kind)
+	require.ErrorIs(t, r.AsError(), context.Canceled)
 	ev := g.events()
 	require.Contains(t, ev, "cancelled:a")
 	require.Contains(t, ev, "cancelled:b")

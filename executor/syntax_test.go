@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -33,9 +34,13 @@ func TestRunCode_syntaxError_showsAnExcerptOfALongLine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(tt.code)})
 			require.NotNil(t, r.Err)
-			require.Equal(t, string(wasmhost.KindSyntax), r.Err.Kind, r.Text)
+			require.Equal(t, api.KindSyntax, r.Err.Kind, r.Text)
 			require.Contains(t, r.Text, tt.shown)
 			require.True(t, utf8.ValidString(r.Text))
+			require.NotNil(t, r.Err.Location, "the location is data, not only text")
+			require.Equal(t, 1, r.Err.Location.Line)
+			require.Contains(t, r.Err.Location.LineText, tt.shown)
+			require.Contains(t, r.Err.Message, r.Err.Location.LineText)
 			if tt.whole {
 				require.Contains(t, r.Text, "\n  "+tt.code)
 				return

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // hostileCase is one attack: what it does, and what must come of it.
@@ -28,7 +28,7 @@ type hostileCase struct {
 	want []string
 	// run attacks; it returns the result and what a check in the child
 	// found wrong ("" when nothing).
-	run func(ctx context.Context, e *env) (registry.Result, string)
+	run func(ctx context.Context, e *env) (api.Result, string)
 	// maxRSSMB bounds the child's peak RSS (default defaultMaxRSSMB).
 	maxRSSMB int
 	// maxSeconds bounds how long run took (default 20 s, far above any
@@ -45,14 +45,14 @@ type hostileCase struct {
 const defaultMaxRSSMB = 500
 
 // prog is a case that runs code with the caller limits given.
-func prog(code string, limits map[string]any) func(context.Context, *env) (registry.Result, string) {
-	return func(ctx context.Context, e *env) (registry.Result, string) { return e.run(ctx, code, limits), "" }
+func prog(code string, limits map[string]any) func(context.Context, *env) (api.Result, string) {
+	return func(ctx context.Context, e *env) (api.Result, string) { return e.run(ctx, code, limits), "" }
 }
 
 // progResult is prog that, when the run succeeds, also requires its result
 // to be the JSON want.
-func progResult(code string, limits map[string]any, want string) func(context.Context, *env) (registry.Result, string) {
-	return func(ctx context.Context, e *env) (registry.Result, string) {
+func progResult(code string, limits map[string]any, want string) func(context.Context, *env) (api.Result, string) {
+	return func(ctx context.Context, e *env) (api.Result, string) {
 		r := e.run(ctx, code, limits)
 		if r.OK() && !jsonEqual(result(r), want) {
 			return r, fmt.Sprintf("the result is %s, want %s", result(r), want)
@@ -149,19 +149,19 @@ var cases = []hostileCase{
 	{name: "limits.memory_mb of 1", family: "10", want: []string{"INVALID_ARGS", "OK"},
 		run: prog(`return 1`, map[string]any{"memory_mb": 1})},
 	{name: "duplicate keys in arguments", family: "10", want: []string{"INVALID_ARGS"},
-		run: func(ctx context.Context, e *env) (registry.Result, string) {
+		run: func(ctx context.Context, e *env) (api.Result, string) {
 			if err := e.file("a.txt", []byte("harmless\n")); err != nil {
-				return registry.Result{}, err.Error()
+				return api.Result{}, err.Error()
 			}
 			return e.call(ctx, "read", []byte(`{"path": "a.txt", "path": "../outside/secret.txt"}`)), ""
 		}},
 	{name: "duplicate code keys in run_code", family: "10", want: []string{"INVALID_ARGS"},
-		run: func(ctx context.Context, e *env) (registry.Result, string) {
+		run: func(ctx context.Context, e *env) (api.Result, string) {
 			return e.call(ctx, "run_code", []byte(`{"description": "d", "code": "return 1", "code": "return 2"}`)), ""
 		}},
 	{name: "a file name with a newline", family: "10", want: []string{"OK"}, run: newlineName},
 	{name: "command tools see the ptcx environment", family: "10", want: []string{"OK"},
-		run: func(ctx context.Context, e *env) (registry.Result, string) {
+		run: func(ctx context.Context, e *env) (api.Result, string) {
 			r := e.call(ctx, "env_probe", map[string]any{})
 			if r.OK() && string(r.Value) != `"clean"` {
 				return r, "the command tool saw PTCX_HOSTILE_SECRET: " + string(r.Value)
@@ -208,8 +208,8 @@ var cases = []hostileCase{
 
 // bigReplace writes a file of size letters and replaces each with n bytes:
 // a result of size*n bytes.
-func bigReplace(size, n int) func(context.Context, *env) (registry.Result, string) {
-	return func(ctx context.Context, e *env) (registry.Result, string) {
+func bigReplace(size, n int) func(context.Context, *env) (api.Result, string) {
+	return func(ctx context.Context, e *env) (api.Result, string) {
 		if r := e.call(ctx, "write", map[string]any{"path": "big.txt", "content": strings.Repeat("a", size)}); !r.OK() {
 			return r, "the write before the edit failed: " + r.Text
 		}
@@ -219,20 +219,20 @@ func bigReplace(size, n int) func(context.Context, *env) (registry.Result, strin
 
 // hugeLine writes a file of one 256 MB line and runs code with a wall
 // time of half a second.
-func hugeLine(code string) func(context.Context, *env) (registry.Result, string) {
-	return func(ctx context.Context, e *env) (registry.Result, string) {
+func hugeLine(code string) func(context.Context, *env) (api.Result, string) {
+	return func(ctx context.Context, e *env) (api.Result, string) {
 		f, err := os.Create(filepath.Join(e.ws, "line.txt"))
 		if err != nil {
-			return registry.Result{}, err.Error()
+			return api.Result{}, err.Error()
 		}
 		chunk := []byte(strings.Repeat("a", 1<<20))
 		for range 256 {
 			if _, err := f.Write(chunk); err != nil {
-				return registry.Result{}, err.Error()
+				return api.Result{}, err.Error()
 			}
 		}
 		if err := f.Close(); err != nil {
-			return registry.Result{}, err.Error()
+			return api.Result{}, err.Error()
 		}
 		return e.run(ctx, code, map[string]any{"wall_ms": 500}), ""
 	}
@@ -240,20 +240,20 @@ func hugeLine(code string) func(context.Context, *env) (registry.Result, string)
 
 // deepPath creates depth nested directories "d" and reads a path through
 // all of them, with a wall time of half a second.
-func deepPath(depth int) func(context.Context, *env) (registry.Result, string) {
-	return func(ctx context.Context, e *env) (registry.Result, string) {
+func deepPath(depth int) func(context.Context, *env) (api.Result, string) {
+	return func(ctx context.Context, e *env) (api.Result, string) {
 		fd, err := syscall.Open(e.ws, syscall.O_DIRECTORY|syscall.O_RDONLY, 0)
 		if err != nil {
-			return registry.Result{}, err.Error()
+			return api.Result{}, err.Error()
 		}
 		for range depth {
 			if err := syscall.Mkdirat(fd, "d", 0o755); err != nil {
-				return registry.Result{}, err.Error()
+				return api.Result{}, err.Error()
 			}
 			next, err := syscall.Openat(fd, "d", syscall.O_DIRECTORY|syscall.O_RDONLY, 0)
 			syscall.Close(fd)
 			if err != nil {
-				return registry.Result{}, err.Error()
+				return api.Result{}, err.Error()
 			}
 			fd = next
 		}
@@ -300,8 +300,8 @@ func running(pid int) bool {
 }
 
 // escape calls a command tool that leaves a grandchild behind.
-func escape(tool string) func(context.Context, *env) (registry.Result, string) {
-	return func(ctx context.Context, e *env) (registry.Result, string) {
+func escape(tool string) func(context.Context, *env) (api.Result, string) {
+	return func(ctx context.Context, e *env) (api.Result, string) {
 		r := e.run(ctx, `return await tools.`+tool+`()`, nil)
 		return r, escaped(filepath.Join(e.base, "escaped.pid"), time.Now())
 	}
@@ -309,8 +309,8 @@ func escape(tool string) func(context.Context, *env) (registry.Result, string) {
 
 // escapeBash runs a bash command that leaves a grandchild behind; it runs
 // in the workspace, and records PIDs in the directory above.
-func escapeBash(command string) func(context.Context, *env) (registry.Result, string) {
-	return func(ctx context.Context, e *env) (registry.Result, string) {
+func escapeBash(command string) func(context.Context, *env) (api.Result, string) {
+	return func(ctx context.Context, e *env) (api.Result, string) {
 		r := e.run(ctx, `return (await tools.bash({command: `+strconv.Quote(command)+`})).exit_code`, nil)
 		return r, escaped(filepath.Join(e.base, "escaped.pid"), time.Now())
 	}
@@ -318,14 +318,14 @@ func escapeBash(command string) func(context.Context, *env) (registry.Result, st
 
 // hardLink links a secret file outside the workspace into it and calls tool
 // directly: nothing of the secret may come back, and it must not change.
-func hardLink(tool string, args map[string]any) func(context.Context, *env) (registry.Result, string) {
-	return func(ctx context.Context, e *env) (registry.Result, string) {
+func hardLink(tool string, args map[string]any) func(context.Context, *env) (api.Result, string) {
+	return func(ctx context.Context, e *env) (api.Result, string) {
 		secret := filepath.Join(e.base, "outside", "secret.txt")
 		if err := os.WriteFile(secret, []byte("TOPSECRET the-content\n"), 0o644); err != nil {
-			return registry.Result{}, err.Error()
+			return api.Result{}, err.Error()
 		}
 		if err := os.Link(secret, filepath.Join(e.ws, "link.txt")); err != nil {
-			return registry.Result{}, err.Error()
+			return api.Result{}, err.Error()
 		}
 		if tool == "edit" { // edit needs a read first; it is the read that must refuse
 			e.call(ctx, "read", map[string]any{"path": "link.txt"})
@@ -397,9 +397,9 @@ return {found, proto, unbound};
 // contention runs 16 programs that each need about 0.3 s of CPU, at once,
 // with a compute limit of 2 s each: on 2 cores, wall time in the guest is
 // several times that, so a limit on wall time fails them all.
-func contention(ctx context.Context, e *env) (registry.Result, string) {
+func contention(ctx context.Context, e *env) (api.Result, string) {
 	const n = 16
-	results := make([]registry.Result, n)
+	results := make([]api.Result, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -412,9 +412,9 @@ func contention(ctx context.Context, e *env) (registry.Result, string) {
 
 // memoryHeavy runs 16 programs at once that each touch 120 MiB of guest
 // memory and hold it for a while.
-func memoryHeavy(ctx context.Context, e *env) (registry.Result, string) {
+func memoryHeavy(ctx context.Context, e *env) (api.Result, string) {
 	const n = 16
-	results := make([]registry.Result, n)
+	results := make([]api.Result, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -430,7 +430,7 @@ func memoryHeavy(ctx context.Context, e *env) (registry.Result, string) {
 
 // summarise is the first failure among results, or the first success with
 // a count of them; a failure must be a retryable refusal, not INTERNAL.
-func summarise(results []registry.Result) (registry.Result, string) {
+func summarise(results []api.Result) (api.Result, string) {
 	ok := 0
 	for _, r := range results {
 		if r.OK() {
@@ -448,9 +448,9 @@ func summarise(results []registry.Result) (registry.Result, string) {
 // newlineName lists a directory holding a file whose name has a newline:
 // the text the model sees must not show the name's second half as a line
 // of its own.
-func newlineName(ctx context.Context, e *env) (registry.Result, string) {
+func newlineName(ctx context.Context, e *env) (api.Result, string) {
 	if err := e.file("evil\nname.txt", []byte("x")); err != nil {
-		return registry.Result{}, err.Error()
+		return api.Result{}, err.Error()
 	}
 	r := e.call(ctx, "list", map[string]any{"path": "."})
 	for _, line := range strings.Split(r.Text, "\n") {
@@ -465,8 +465,8 @@ func newlineName(ctx context.Context, e *env) (registry.Result, string) {
 // length, so that some are cancelled while they finish: each succeeds, is
 // cancelled before it starts (ABORTED_BEFORE_DISPATCH), or fails as the
 // documented CODE_RUN_FAILED (abort), never ABORTED.
-func finishCancelled(ctx context.Context, e *env) (registry.Result, string) {
-	var last registry.Result
+func finishCancelled(ctx context.Context, e *env) (api.Result, string) {
+	var last api.Result
 	counts := map[string]int{}
 	for i := range 100 {
 		rctx, cancel := context.WithCancel(ctx)
@@ -474,11 +474,11 @@ func finishCancelled(ctx context.Context, e *env) (registry.Result, string) {
 		last = e.run(rctx, `await tools.glob({pattern: "*"}); return 1`, nil)
 		cancel()
 		counts[outcome(last)]++
-		if o := outcome(last); o != "OK" && o != "CODE_RUN_FAILED/abort" && o != string(registry.CodeAbortedBeforeDispatch) {
+		if o := outcome(last); o != "OK" && o != "CODE_RUN_FAILED/abort" && o != string(api.CodeAbortedBeforeDispatch) {
 			return last, fmt.Sprintf("a run cancelled as it finished ended as %s: %s (outcomes so far %v)", o, firstLine(last.Text), counts)
 		}
 	}
-	return registry.Result{Value: json.RawMessage(`{}`)}, ""
+	return api.Result{Value: json.RawMessage(`{}`)}, ""
 }
 
 func firstLine(s string) string {

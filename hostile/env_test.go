@@ -14,8 +14,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/wasmhost"
 	"github.com/ptcx/ptcx/workspace"
@@ -37,12 +39,12 @@ var ownTools = []registry.Tool{
 	{
 		// sink holds its arguments for 100 ms, as a slow tool would.
 		Name: "sink", Description: "Hold the arguments for 100 ms, return their size.", ConcurrencySafe: true,
-		Body: func(ctx context.Context, in registry.Input) (registry.Output, error) {
+		Body: func(ctx context.Context, in api.Input) (api.Output, error) {
 			select {
 			case <-time.After(100 * time.Millisecond):
 			case <-ctx.Done():
 			}
-			return registry.ValueOutput(len(in.Args))
+			return api.ValueOutput(len(in.Args))
 		},
 	},
 }
@@ -66,7 +68,7 @@ func commandTools(t testing.TB) []toolsfile.ToolSpec {
 // host (wasmhost.Config.WithMaxCommittedMemory).
 const committedCap = 1 << 30
 
-func newEnv(t testing.TB, limits wasmhost.Limits) *env {
+func newEnv(t testing.TB, limits api.Limits) *env {
 	t.Helper()
 	base := t.TempDir()
 	e := &env{base: base, ws: filepath.Join(base, "ws")}
@@ -83,14 +85,14 @@ func newEnv(t testing.TB, limits wasmhost.Limits) *env {
 	for _, tool := range ownTools {
 		require.NoError(t, reg.Register(registry.Deployment, tool))
 	}
-	file, err := json.Marshal(toolsfile.File{Mode: registry.ModeBoth, Tools: commandTools(t)})
+	file, err := json.Marshal(toolsfile.File{Mode: api.ModeBoth, Tools: commandTools(t)})
 	require.NoError(t, err)
 	path := filepath.Join(base, "tools.json")
 	require.NoError(t, os.WriteFile(path, file, 0o644))
 	f, err := toolsfile.Load(path)
 	require.NoError(t, err)
 	require.NoError(t, f.Apply(reg, ""))
-	reg.SetRunCodeDescriber(executor.DescribeRunCode)
+	reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 
 	// The guests share 1 GiB, as a deployment sized for its machine would
 	// (the default is half the machine's memory).
@@ -103,7 +105,7 @@ func newEnv(t testing.TB, limits wasmhost.Limits) *env {
 }
 
 // call makes a model-direct call.
-func (e *env) call(ctx context.Context, name string, args any) registry.Result {
+func (e *env) call(ctx context.Context, name string, args any) api.Result {
 	b, ok := args.([]byte)
 	if !ok {
 		var err error
@@ -115,7 +117,7 @@ func (e *env) call(ctx context.Context, name string, args any) registry.Result {
 }
 
 // run runs a program with the caller limits given (nil: none).
-func (e *env) run(ctx context.Context, code string, limits map[string]any) registry.Result {
+func (e *env) run(ctx context.Context, code string, limits map[string]any) api.Result {
 	args := map[string]any{"code": code, "description": "a hostile case"}
 	if limits != nil {
 		args["limits"] = limits
@@ -138,7 +140,7 @@ func cpu() time.Duration {
 }
 
 // outcome names a result: "OK", or its code and kind ("CODE_RUN_FAILED/syntax").
-func outcome(r registry.Result) string {
+func outcome(r api.Result) string {
 	if r.OK() {
 		return "OK"
 	}
@@ -149,7 +151,7 @@ func outcome(r registry.Result) string {
 }
 
 // result is the value a successful run_code returned, as JSON.
-func result(r registry.Result) string {
+func result(r api.Result) string {
 	if !r.OK() {
 		return ""
 	}

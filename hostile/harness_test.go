@@ -18,8 +18,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/text"
-	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // The environment of a child: which case it runs.
@@ -56,7 +56,7 @@ type report struct {
 
 // The limits every case's executor has: the defaults, with a wall time that
 // ends a stuck case in seconds. Spinning cases set their own compute time.
-var childLimits = wasmhost.Limits{WallTime: 30 * time.Second}
+var childLimits = api.Limits{WallTime: 30 * time.Second}
 
 // TestHostileChild is the child's side: it runs the case its environment
 // names, then the normal program, and prints a report. Without the

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // soakEnv sets how long TestSoak runs (a Go duration, e.g. "3m"; default
@@ -161,7 +161,7 @@ func TestSoak(t *testing.T) {
 }
 
 // misfit says how r is not the outcome p must have, or "".
-func misfit(p soakProgram, r registry.Result) string {
+func misfit(p soakProgram, r api.Result) string {
 	if o := outcome(r); o != p.want {
 		return fmt.Sprintf("%s: %s, want %s: %s", p.name, o, p.want, firstLine(r.Text))
 	}
@@ -171,7 +171,7 @@ func misfit(p soakProgram, r registry.Result) string {
 	return ""
 }
 
-func requireOutcome(t *testing.T, p soakProgram, r registry.Result) {
+func requireOutcome(t *testing.T, p soakProgram, r api.Result) {
 	t.Helper()
 	require.Empty(t, misfit(p, r))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -137,7 +138,7 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	for _, t := range tools {
 		err := reg.Register(scope, t)
 		switch {
-		case registry.CodeOf(err) == registry.CodeUnsupportedSchema:
+		case api.CodeOf(err) == api.CodeUnsupportedSchema:
 			b.warnings = append(b.warnings, fmt.Sprintf("%s: tool %q skipped: %v", b.label, t.Name, err))
 		case err != nil:
 			return fail(fmt.Errorf("registering %q (tools registered before it stay, failing): %w", t.Name, err))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/registry"
@@ -21,7 +22,7 @@ const (
 
 func TestConnect_import(t *testing.T) {
 	// Two tools per page: listing must follow the pages.
-	v := connect(t, upstream("-page-size", "2"), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream("-page-size", "2"), api.ModeNative, executor.NewConfig())
 	require.Equal(t, []string{
 		"up.a_b", "up.a_b_2", "up.crash", "up.echo", "up.err", "up.flood", "up.freeze", "up.garbage",
 		"up.pic", "up.pid", "up.slow", "up.spawn", "up.stats", "up.upper",
@@ -153,7 +154,7 @@ func TestAssignNames(t *testing.T) {
 }
 
 func TestConnect_prefixInUse(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 	_, err := mcpbridge.Connect(context.Background(), v.reg, registry.Deployment, upstream())
 	require.ErrorContains(t, err, `tool "up.a_b" is already registered for scope "deployment": give this upstream another prefix`)
 	// The first bridge is untouched.
@@ -194,12 +195,12 @@ func TestConnect_startFailures(t *testing.T) {
 }
 
 func TestBridge_results(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 	tests := []struct {
 		tool, args string
 		wantValue  string // JSON
 		wantText   string
-		wantCode   registry.Code
+		wantCode   api.Code
 	}{
 		// structuredContent is the value.
 		{"up.echo", `{"text":"hi"}`, `{"text":"hi"}`, "{\n  \"text\": \"hi\"\n}", ""},
@@ -208,9 +209,9 @@ func TestBridge_results(t *testing.T) {
 		// Non-text content: a placeholder.
 		{"up.pic", `{}`, `"a chart\n[image/png, 4 bytes]"`, "a chart\n[image/png, 4 bytes]", ""},
 		// isError: the upstream's text is the message.
-		{"up.err", `{}`, "", "disk on fire", registry.CodeToolFailed},
+		{"up.err", `{}`, "", "disk on fire", api.CodeToolFailed},
 		// The executor validates against the upstream's schema first.
-		{"up.echo", `{"text":5,"extra":true}`, "", "invalid arguments for up.echo", registry.CodeInvalidArgs},
+		{"up.echo", `{"text":5,"extra":true}`, "", "invalid arguments for up.echo", api.CodeInvalidArgs},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+tt.args, func(t *testing.T) {
@@ -232,7 +233,7 @@ func TestBridge_results(t *testing.T) {
 }
 
 func TestBridge_rawArgumentsReachUpstream(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 	got := v.ok(t, "up.echo", `{"text":"ünïcödé \"quoted\" \u0001"}`)
 	var m map[string]string
 	require.NoError(t, json.Unmarshal(got, &m))

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -19,7 +20,7 @@ const pingTimeout = 5 * time.Second
 
 // body is the registry body of one upstream tool.
 func (b *Bridge) body(tool string, hasOutputSchema bool) registry.Body {
-	return func(ctx context.Context, in registry.Input) (registry.Output, error) {
+	return func(ctx context.Context, in api.Input) (api.Output, error) {
 		return b.call(ctx, tool, in.Args, hasOutputSchema)
 	}
 }
@@ -27,10 +28,10 @@ func (b *Bridge) body(tool string, hasOutputSchema bool) registry.Body {
 // call sends one tools/call to the upstream, restarting it first if it
 // died. The arguments go as the executor validated them. Cancelling ctx
 // cancels the request upstream: the SDK sends notifications/cancelled.
-func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, hasOutputSchema bool) (registry.Output, error) {
+func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, hasOutputSchema bool) (api.Output, error) {
 	s, err := b.acquire(ctx)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
@@ -44,22 +45,22 @@ func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, ha
 	switch {
 	case ctx.Err() != nil:
 		// The caller gave up; the executor reports that.
-		return registry.Output{}, context.Cause(ctx)
+		return api.Output{}, context.Cause(ctx)
 	case b.isClosing():
-		return registry.Output{}, registry.Errorf(registry.CodeToolFailed, "%s was closed while %s ran", b.label, tool)
+		return api.Output{}, api.Errorf(api.CodeToolFailed, "%s was closed while %s ran", b.label, tool)
 	case errors.As(err, &werr):
 		s.answered.Store(true)
-		return registry.Output{}, registry.Errorf(registry.CodeToolFailed, "%s refused the call to %s: %s", b.label, tool, werr.Message)
+		return api.Output{}, api.Errorf(api.CodeToolFailed, "%s refused the call to %s: %s", b.label, tool, werr.Message)
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return registry.Output{}, b.timedOut(ctx, s, tool)
+		return api.Output{}, b.timedOut(ctx, s, tool)
 	}
 	why := s.failure(cctx, err, "the call to "+tool, b.timeout)
 	if !s.alive() {
 		<-s.done // the message may then say "restarted": nothing of it is left
-		return registry.Output{}, registry.Errorf(registry.CodeToolFailed,
+		return api.Output{}, api.Errorf(api.CodeToolFailed,
 			"%s failed while running %s: %s; it will be restarted on the next call", b.label, tool, why)
 	}
-	return registry.Output{}, registry.Errorf(registry.CodeToolFailed, "%s: the call to %s failed: %s", b.label, tool, why)
+	return api.Output{}, api.Errorf(api.CodeToolFailed, "%s: the call to %s failed: %s", b.label, tool, why)
 }
 
 // timedOut reports a call that did not finish within the timeout. The SDK
@@ -79,7 +80,7 @@ func (b *Bridge) timedOut(ctx context.Context, s *session, tool string) error {
 		s.kill("it stopped answering: a call timed out and a ping got no answer")
 		msg += "; it did not answer a ping either, so it was stopped and will be restarted on the next call"
 	}
-	return &registry.Error{Code: registry.CodeToolTimeout, Message: msg, Cause: context.DeadlineExceeded}
+	return &api.Error{Code: api.CodeToolTimeout, Message: msg, Cause: context.DeadlineExceeded}
 }
 
 // acquire returns a live session, starting a new upstream when the last one
@@ -96,7 +97,7 @@ func (b *Bridge) acquire(ctx context.Context) (*session, error) {
 	}
 	defer func() { <-b.lock }()
 	if b.closed || b.isClosing() {
-		return nil, registry.Errorf(registry.CodeToolFailed, "%s is closed", b.label)
+		return nil, api.Errorf(api.CodeToolFailed, "%s is closed", b.label)
 	}
 	if s := b.sess; s != nil {
 		if s.alive() {
@@ -113,7 +114,7 @@ func (b *Bridge) acquire(ctx context.Context) (*session, error) {
 	}
 	if b.deaths >= 2 {
 		if wait := b.lastStart.Add(backoff(b.deaths)).Sub(b.now()); wait > 0 {
-			return nil, registry.Errorf(registry.CodeToolFailed,
+			return nil, api.Errorf(api.CodeToolFailed,
 				"%s stopped again right after it was restarted (%d times in a row; last: %s); it will not be restarted for another %s",
 				b.label, b.deaths, b.lastCause, seconds(wait.Round(time.Millisecond)))
 		}
@@ -128,11 +129,11 @@ func (b *Bridge) acquire(ctx context.Context) (*session, error) {
 			return nil, context.Cause(ctx)
 		}
 		if b.isClosing() {
-			return nil, registry.Errorf(registry.CodeToolFailed, "%s is closed", b.label)
+			return nil, api.Errorf(api.CodeToolFailed, "%s is closed", b.label)
 		}
 		b.deaths++
 		b.lastCause = err.Error()
-		return nil, registry.Errorf(registry.CodeToolFailed, "%s could not be restarted: %v", b.label, err)
+		return nil, api.Errorf(api.CodeToolFailed, "%s could not be restarted: %v", b.label, err)
 	}
 	b.sess = s
 	return s, nil

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // output turns an upstream's tool result into a registry output.
@@ -21,31 +21,31 @@ import (
 //     text as a JSON string, unless the tool declared an output schema and
 //     the text is JSON: servers that predate structuredContent send their
 //     structured result as text.
-func output(label, tool string, res *mcp.CallToolResult, hasOutputSchema bool) (registry.Output, error) {
+func output(label, tool string, res *mcp.CallToolResult, hasOutputSchema bool) (api.Output, error) {
 	text := joinContent(res.Content)
 	if res.IsError {
 		if text == "" {
 			text = fmt.Sprintf("%s: %s failed without saying why", label, tool)
 		}
-		return registry.Output{}, &registry.Error{Code: registry.CodeToolFailed, Message: text}
+		return api.Output{}, &api.Error{Code: api.CodeToolFailed, Message: text}
 	}
 	if res.StructuredContent != nil {
 		v, err := json.Marshal(res.StructuredContent)
 		if err != nil {
-			return registry.Output{}, fmt.Errorf("%s: the structured result of %s is not JSON: %w", label, tool, err)
+			return api.Output{}, fmt.Errorf("%s: the structured result of %s is not JSON: %w", label, tool, err)
 		}
-		return registry.Output{Value: v}, nil
+		return api.Output{Value: v}, nil
 	}
 	if hasOutputSchema {
 		if t := bytes.TrimSpace([]byte(text)); json.Valid(t) {
-			return registry.Output{Value: t}, nil
+			return api.Output{Value: t}, nil
 		}
 	}
 	v, err := json.Marshal(text)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
-	return registry.Output{Value: v, Text: text}, nil
+	return api.Output{Value: v, Text: text}, nil
 }
 
 // joinContent joins the text of the contents, one item per line.

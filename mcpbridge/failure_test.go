@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpbridge"
-	"github.com/ptcx/ptcx/registry"
 )
 
 // A crash, garbage on stdout and a hang each fail the call in flight with a
@@ -23,21 +23,21 @@ func TestBridge_failure_restartsOnNextUse(t *testing.T) {
 		name     string
 		tool     string
 		timeout  time.Duration
-		wantCode registry.Code
+		wantCode api.Code
 		want     string
 	}{
-		{"crash", "up.crash", 0, registry.CodeToolFailed,
+		{"crash", "up.crash", 0, api.CodeToolFailed,
 			`upstream "up" failed while running crash: it exited (exit status 3; stderr: crash: exiting on purpose); it will be restarted on the next call`},
-		{"garbage on stdout", "up.garbage", 0, registry.CodeToolFailed,
+		{"garbage on stdout", "up.garbage", 0, api.CodeToolFailed,
 			`upstream "up" failed while running garbage: it broke the protocol: it wrote text that is not JSON to stdout, where only JSON-RPC messages may go: "this is not json"; it will be restarted on the next call`},
-		{"hang", "up.freeze", time.Second, registry.CodeToolTimeout,
+		{"hang", "up.freeze", time.Second, api.CodeToolTimeout,
 			`upstream "up" did not answer freeze within 1s; it did not answer a ping either, so it was stopped and will be restarted on the next call`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := upstream()
 			u.Timeout = tt.timeout
-			v := connect(t, u, registry.ModeNative, executor.NewConfig())
+			v := connect(t, u, api.ModeNative, executor.NewConfig())
 			before := v.pid(t)
 
 			r := v.call(context.Background(), tt.tool, `{}`)
@@ -58,12 +58,12 @@ func TestBridge_failure_restartsOnNextUse(t *testing.T) {
 func TestBridge_timeout_cancelsAndKeepsUpstream(t *testing.T) {
 	u := upstream()
 	u.Timeout = 2 * time.Second
-	v := connect(t, u, registry.ModeNative, executor.NewConfig())
+	v := connect(t, u, api.ModeNative, executor.NewConfig())
 	before := v.pid(t)
 
 	r := v.call(context.Background(), "up.slow", `{"seconds":600}`)
 	require.NotNil(t, r.Err)
-	require.Equal(t, registry.CodeToolTimeout, r.Err.Code)
+	require.Equal(t, api.CodeToolTimeout, r.Err.Code)
 	require.ErrorIs(t, r.Err, context.DeadlineExceeded)
 	require.Equal(t, `upstream "up" did not answer slow within 2s; the request was cancelled`, r.Err.Message)
 
@@ -74,16 +74,16 @@ func TestBridge_timeout_cancelsAndKeepsUpstream(t *testing.T) {
 
 // Cancelling the caller's context cancels the request upstream.
 func TestBridge_cancel_cancelsUpstreamRequest(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan registry.Result, 1)
+	done := make(chan api.Result, 1)
 	go func() { done <- v.call(ctx, "up.slow", `{"seconds":600}`) }()
 	eventually(t, func() bool { return v.stat(t, "running") == 1 }, "slow never started")
 
 	cancel()
 	r := <-done
 	require.NotNil(t, r.Err)
-	require.Equal(t, registry.CodeAborted, r.Err.Code)
+	require.Equal(t, api.CodeAborted, r.Err.Code)
 	eventually(t, func() bool { return v.stat(t, "cancelled") == 1 }, "the upstream never saw the cancellation")
 	require.Zero(t, v.stat(t, "running"))
 }
@@ -91,7 +91,7 @@ func TestBridge_cancel_cancelsUpstreamRequest(t *testing.T) {
 // An upstream that dies again before answering anything after a restart is
 // not restarted at once; calls in between say why and when.
 func TestBridge_restart_backsOff(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 	var mu sync.Mutex
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	mcpbridge.SetClock(v.b, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
@@ -107,7 +107,7 @@ func TestBridge_restart_backsOff(t *testing.T) {
 		t.Helper()
 		r := v.call(context.Background(), "up.echo", `{"text":"x"}`)
 		require.NotNil(t, r.Err)
-		require.Equal(t, registry.CodeToolFailed, r.Err.Code)
+		require.Equal(t, api.CodeToolFailed, r.Err.Code)
 		require.Equal(t, `upstream "up" stopped again right after it was restarted (`+times+` times in a row; last: it exited (exit status 3; stderr: crash: exiting on purpose)); it will not be restarted for another `+wait, r.Err.Message)
 	}
 
@@ -126,8 +126,8 @@ func TestBridge_restart_backsOff(t *testing.T) {
 }
 
 func TestBridge_Close_failsCalls(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
-	done := make(chan registry.Result, 1)
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
+	done := make(chan api.Result, 1)
 	go func() { done <- v.call(context.Background(), "up.slow", `{"seconds":600}`) }()
 	eventually(t, func() bool { return v.stat(t, "running") == 1 }, "slow never started")
 
@@ -138,13 +138,13 @@ func TestBridge_Close_failsCalls(t *testing.T) {
 
 	r = v.call(context.Background(), "up.echo", `{"text":"x"}`)
 	require.NotNil(t, r.Err)
-	require.Equal(t, registry.CodeToolFailed, r.Err.Code)
+	require.Equal(t, api.CodeToolFailed, r.Err.Code)
 	require.Equal(t, `upstream "up" is closed`, r.Err.Message)
 	require.NoError(t, v.b.Close(), "a second Close")
 }
 
 func TestBridge_Close_leavesNoProcess(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 	pid := v.pid(t)
 	child := field(t, v.ok(t, "up.spawn", `{}`), "pid")
 	require.False(t, gone(pid))
@@ -158,7 +158,7 @@ func TestBridge_Close_leavesNoProcess(t *testing.T) {
 }
 
 func TestBridge_Close_afterCrashLeavesNoProcess(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 	child := field(t, v.ok(t, "up.spawn", `{}`), "pid")
 	r := v.call(context.Background(), "up.crash", `{}`)
 	require.NotNil(t, r.Err)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
-	"github.com/ptcx/ptcx/registry"
 )
 
 // cpuTime is the CPU this process has used, user and system.
@@ -40,7 +40,7 @@ func TestBridge_flood_callCompletesWithBoundedCPU(t *testing.T) {
 		{"far past the burst", 50_000, 5 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+			v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 			cpu0, wall0 := cpuTime(t), time.Now()
 			r := v.call(context.Background(), "up.flood", `{"count": `+strconv.Itoa(tt.count)+`}`)
 			cpu, wall := cpuTime(t)-cpu0, time.Since(wall0)

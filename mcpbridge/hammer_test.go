@@ -12,16 +12,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpbridge"
-	"github.com/ptcx/ptcx/registry"
 )
 
 // Many concurrent calls while the upstream crashes and is restarted under
 // them: every call settles, successes carry the right value, failures are
 // clear tool errors, and Close leaves no process behind.
 func TestBridge_hammer_concurrentCallsAndCrashes(t *testing.T) {
-	v := connect(t, upstream(), registry.ModeNative, executor.NewConfig())
+	v := connect(t, upstream(), api.ModeNative, executor.NewConfig())
 	// A clock that jumps a minute per reading: restarts are never delayed,
 	// so the test is about concurrency, not the back-off.
 	var mu sync.Mutex
@@ -46,7 +46,7 @@ func TestBridge_hammer_concurrentCallsAndCrashes(t *testing.T) {
 					if string(r.Value) != `{"text":"`+text+`"}` {
 						errs <- "wrong value " + string(r.Value) + " for " + text
 					}
-				case r.Err.Code != registry.CodeToolFailed || !strings.HasPrefix(r.Err.Message, `upstream "up" `):
+				case r.Err.Code != api.CodeToolFailed || !strings.HasPrefix(r.Err.Message, `upstream "up" `):
 					errs <- "unclear failure: " + r.Err.Error()
 				}
 			}

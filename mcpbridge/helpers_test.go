@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/mcpbridge"
@@ -68,7 +69,7 @@ func upstream(flags ...string) mcpbridge.Upstream {
 
 // connect bridges u into a fresh registry (mode as given) and closes the
 // bridge when the test ends.
-func connect(t *testing.T, u mcpbridge.Upstream, mode registry.Mode, cfg executor.Config) *env {
+func connect(t *testing.T, u mcpbridge.Upstream, mode api.Mode, cfg executor.Config) *env {
 	t.Helper()
 	reg := registry.New()
 	require.NoError(t, reg.DeclareMode(registry.Deployment, mode))
@@ -81,7 +82,7 @@ func connect(t *testing.T, u mcpbridge.Upstream, mode registry.Mode, cfg executo
 }
 
 // call makes a model-direct call through the executor.
-func (v *env) call(ctx context.Context, name, args string) registry.Result {
+func (v *env) call(ctx context.Context, name, args string) api.Result {
 	return v.exec.Execute(ctx, executor.Call{Name: name, Args: json.RawMessage(args)})
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/mcpbridge"
@@ -67,7 +68,7 @@ func TestBridge_Close_killsEscapedChildren(t *testing.T) {
 
 func TestBridge_crash_killsEscapedChildren(t *testing.T) {
 	u, pidFile := escaping(t)
-	v := connect(t, u, registry.ModeNative, executor.NewConfig())
+	v := connect(t, u, api.ModeNative, executor.NewConfig())
 	pids := readPids(t, pidFile)
 	r := v.call(context.Background(), "up.crash", `{}`)
 	require.NotNil(t, r.Err)

@@ -9,13 +9,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
 
 // runCode runs a program through run_code, model-direct, and returns the
 // result.
-func (v *env) runCode(t *testing.T, code string) registry.Result {
+func (v *env) runCode(t *testing.T, code string) api.Result {
 	t.Helper()
 	args, err := json.Marshal(map[string]string{"code": code, "description": "test program"})
 	require.NoError(t, err)
@@ -57,12 +58,12 @@ return {crash, again: again.text};`,
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := connect(t, upstream(), registry.ModePTC, executor.NewConfig().WithRuntime(rt))
+			v := connect(t, upstream(), api.ModePTC, executor.NewConfig().WithRuntime(rt))
 			// In ptc mode the upstream tools are reachable only from a
 			// program.
 			direct := v.call(context.Background(), "up.echo", `{"text":"x"}`)
 			require.NotNil(t, direct.Err)
-			require.Equal(t, registry.CodeUnknownTool, direct.Err.Code)
+			require.Equal(t, api.CodeUnknownTool, direct.Err.Code)
 
 			r := v.runCode(t, tt.code)
 			require.Nil(t, r.Err, r.Text)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
-	"github.com/ptcx/ptcx/registry"
 )
 
 // MetaError is the _meta key under which a failed call's code, kind and
@@ -17,9 +17,13 @@ const MetaError = "ptcx/error"
 
 // ErrorMeta is the value under MetaError.
 type ErrorMeta struct {
-	Code       registry.Code `json:"code"`
-	Kind       string        `json:"kind,omitempty"`
-	Violations []string      `json:"violations,omitempty"`
+	Code       api.Code `json:"code"`
+	Kind       api.Kind `json:"kind,omitempty"`
+	Violations []string `json:"violations,omitempty"`
+	// Location and Stack are those of a failed run_code program (see
+	// api.Error).
+	Location *api.Location `json:"location,omitempty"`
+	Stack    string        `json:"stack,omitempty"`
 }
 
 // call sends one tools/call, whatever its name, through the executor as a
@@ -39,8 +43,9 @@ func (r *router) call(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallTo
 // toolResult maps a settled result to MCP. Success: the model's text, plus
 // the value as structuredContent when it is a JSON object (MCP allows no
 // other kind there). Failure: isError with "CODE: text" ("CODE (kind): text"),
-// and the code, kind and violations under _meta[MetaError].
-func toolResult(res registry.Result) *mcp.CallToolResult {
+// and the error's data (code, kind, violations, location, stack) under
+// _meta[MetaError].
+func toolResult(res api.Result) *mcp.CallToolResult {
 	if res.Err == nil {
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
 		if v := bytes.TrimSpace(res.Value); len(v) > 0 && v[0] == '{' {
@@ -49,13 +54,9 @@ func toolResult(res registry.Result) *mcp.CallToolResult {
 		return out
 	}
 	e := res.Err
-	prefix := string(e.Code)
-	if e.Kind != "" {
-		prefix += " (" + e.Kind + ")"
-	}
 	return &mcp.CallToolResult{
-		Meta:    mcp.Meta{MetaError: ErrorMeta{Code: e.Code, Kind: e.Kind, Violations: e.Violations}},
-		Content: []mcp.Content{&mcp.TextContent{Text: prefix + ": " + res.Text}},
+		Meta:    mcp.Meta{MetaError: ErrorMeta{Code: e.Code, Kind: e.Kind, Violations: e.Violations, Location: e.Location, Stack: e.Stack}},
+		Content: []mcp.Content{&mcp.TextContent{Text: e.Prefix() + ": " + res.Text}},
 		IsError: true,
 	}
 }

@@ -25,7 +25,7 @@
 // # Results
 //
 // A successful call is a CallToolResult with one text content, the text the
-// model is meant to see (registry.Result.Text), and, when the value is a JSON
+// model is meant to see (api.Result.Text), and, when the value is a JSON
 // object, the value as structuredContent. A failed call is a CallToolResult
 // with isError set and the text "CODE: text" ("CODE (kind): text" for
 // CODE_RUN_FAILED), so the model reads both the stable code and the message;

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpserver"
 	"github.com/ptcx/ptcx/registry"
@@ -18,11 +19,11 @@ import (
 func ExampleNew() {
 	ctx := context.Background()
 	reg := registry.New()
-	_ = reg.DeclareMode(registry.Deployment, registry.ModePTC)
+	_ = reg.DeclareMode(registry.Deployment, api.ModePTC)
 	_ = reg.Register(registry.Deployment, registry.Tool{
 		Name: "write",
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
-			return registry.ValueOutput("written")
+		Body: func(context.Context, api.Input) (api.Output, error) {
+			return api.ValueOutput("written")
 		},
 	})
 	e, _ := executor.New(reg, executor.NewConfig())

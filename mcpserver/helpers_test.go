@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/mcpserver"
@@ -50,35 +51,35 @@ func newFixture(t *testing.T, cfg executor.Config) *fixture {
 		Name: "add", Description: "Add two numbers.",
 		InputSchema: json.RawMessage(addSchema), OutputSchema: json.RawMessage(sumSchema),
 		ConcurrencySafe: true,
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
 			var a struct{ X, Y float64 }
 			if err := json.Unmarshal(in.Args, &a); err != nil {
-				return registry.Output{}, err
+				return api.Output{}, err
 			}
-			return registry.ValueOutput(map[string]float64{"sum": a.X + a.Y})
+			return api.ValueOutput(map[string]float64{"sum": a.X + a.Y})
 		},
 	}))
 	require.NoError(t, f.reg.Register(registry.Deployment, registry.Tool{
 		Name: "greet", Description: "Greet someone.",
 		InputSchema: json.RawMessage(greetSchema), OutputSchema: json.RawMessage(`{"type":"string"}`),
 		ConcurrencySafe: true,
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
 			var a struct{ Name string }
 			if err := json.Unmarshal(in.Args, &a); err != nil {
-				return registry.Output{}, err
+				return api.Output{}, err
 			}
-			return registry.ValueOutput("hello, " + a.Name)
+			return api.ValueOutput("hello, " + a.Name)
 		},
 	}))
 	require.NoError(t, f.reg.Register(registry.Deployment, registry.Tool{
 		Name: "write", Description: "Write a file.",
 		InputSchema: json.RawMessage(writeSchema),
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
+		Body: func(context.Context, api.Input) (api.Output, error) {
 			f.writes.Add(1)
-			return registry.ValueOutput(map[string]bool{"ok": true})
+			return api.ValueOutput(map[string]bool{"ok": true})
 		},
 	}))
-	for _, m := range []registry.Mode{registry.ModeNative, registry.ModePTC, registry.ModeBoth} {
+	for _, m := range []api.Mode{api.ModeNative, api.ModePTC, api.ModeBoth} {
 		require.NoError(t, f.reg.NewScope(string(m), registry.Deployment))
 		require.NoError(t, f.reg.DeclareMode(string(m), m))
 	}

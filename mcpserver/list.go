@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 )
 
 // list answers tools/list with the scope's advertised surface, computed now:
@@ -27,7 +27,7 @@ func (r *router) list(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
 
 // mcpTools renders registry schemas as MCP tool definitions. The schemas are
 // passed as raw JSON, exactly as registered.
-func mcpTools(schemas []registry.Schema) []*mcp.Tool {
+func mcpTools(schemas []api.Schema) []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(schemas))
 	for _, s := range schemas {
 		t := &mcp.Tool{

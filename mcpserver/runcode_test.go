@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -88,15 +89,15 @@ func TestServer_runCode_failure(t *testing.T) {
 	tests := []struct {
 		name, args string
 		wantPrefix string
-		wantCode   registry.Code
-		wantKind   string
+		wantCode   api.Code
+		wantKind   api.Kind
 	}{
 		{"exception", runCodeArgs(t, `console.log("before"); throw new Error("boom");`),
-			"CODE_RUN_FAILED (exception): ", registry.CodeCodeRunFailed, "exception"},
+			"CODE_RUN_FAILED (exception): ", api.CodeCodeRunFailed, "exception"},
 		{"syntax", runCodeArgs(t, `return (;`),
-			"CODE_RUN_FAILED (syntax): ", registry.CodeCodeRunFailed, "syntax"},
+			"CODE_RUN_FAILED (syntax): ", api.CodeCodeRunFailed, "syntax"},
 		{"missing description", `{"code":"return 1"}`,
-			"INVALID_ARGS: invalid arguments for run_code", registry.CodeInvalidArgs, ""},
+			"INVALID_ARGS: invalid arguments for run_code", api.CodeInvalidArgs, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,9 +108,17 @@ func TestServer_runCode_failure(t *testing.T) {
 			m := errorMeta(t, res)
 			require.Equal(t, tt.wantCode, m.Code)
 			require.Equal(t, tt.wantKind, m.Kind)
-			if tt.name == "exception" {
+			require.Equal(t, 1, strings.Count(got, string(tt.wantCode)), "the code is said once: %s", got)
+			if tt.wantKind != "" {
+				require.Equal(t, 1, strings.Count(got, "("+string(tt.wantKind)+")"), "the kind is said once: %s", got)
+			}
+			switch tt.name {
+			case "exception":
 				require.Contains(t, got, "boom")
 				require.Contains(t, got, "before")
+				require.Contains(t, m.Stack, "<program>:1:", "the stack is data in _meta")
+			case "syntax":
+				require.Equal(t, &api.Location{Line: 1, Column: 9, LineText: "return (;"}, m.Location, "the location is data in _meta")
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpserver"
 	"github.com/ptcx/ptcx/registry"
@@ -19,7 +20,7 @@ func TestNew_badInput(t *testing.T) {
 	_, err := mcpserver.New(nil, "", mcpserver.Options{})
 	require.ErrorContains(t, err, "nil executor")
 	_, err = mcpserver.New(f.exec, "nope", mcpserver.Options{})
-	require.ErrorIs(t, err, registry.ErrInvalidDefinition)
+	require.ErrorIs(t, err, api.ErrInvalidDefinition)
 	require.ErrorContains(t, err, `unknown scope "nope"`)
 }
 
@@ -127,7 +128,7 @@ func TestServer_listTools_outputSchemaOnlyWhenObject(t *testing.T) {
 func TestServer_listTools_seesLaterChanges(t *testing.T) {
 	f := newFixture(t, executor.NewConfig())
 	cs := connect(t, f.exec, "both", "")
-	f.reg.SetRunCodeDescriber(func(scope string, bindable []registry.Schema) string {
+	f.reg.SetRunCodeDescriber(func(scope, _ string, bindable []api.Schema) string {
 		return "SDK for " + scope
 	})
 	res, err := cs.ListTools(context.Background(), nil)
@@ -146,23 +147,23 @@ func TestServer_listTools_unknownCursor(t *testing.T) {
 func TestServer_callTool_collapse(t *testing.T) {
 	tests := []struct {
 		scope, tool, args string
-		wantCode          registry.Code
+		wantCode          api.Code
 		wantText          string
 		wantWrites        int64
 	}{
 		// ptc: write is visible but only callable from a program.
-		{"ptc", "write", `{"path":"a","content":"b"}`, registry.CodeUnknownTool,
+		{"ptc", "write", `{"path":"a","content":"b"}`, api.CodeUnknownTool,
 			`UNKNOWN_TOOL: unknown tool "write": only run_code is callable directly — call write from inside a run_code program instead`, 0},
 		// Even arguments that do not validate are refused by the collapse
 		// first: no validation message leaks what the tool accepts.
-		{"ptc", "write", `{"path":5}`, registry.CodeUnknownTool, `UNKNOWN_TOOL: unknown tool "write": only run_code`, 0},
+		{"ptc", "write", `{"path":5}`, api.CodeUnknownTool, `UNKNOWN_TOOL: unknown tool "write": only run_code`, 0},
 		// A name not visible at all is simply unknown, in every mode.
-		{"ptc", "nope", `{}`, registry.CodeUnknownTool, `UNKNOWN_TOOL: unknown tool "nope"`, 0},
-		{"both", "nope", `{}`, registry.CodeUnknownTool, `UNKNOWN_TOOL: unknown tool "nope"`, 0},
+		{"ptc", "nope", `{}`, api.CodeUnknownTool, `UNKNOWN_TOOL: unknown tool "nope"`, 0},
+		{"both", "nope", `{}`, api.CodeUnknownTool, `UNKNOWN_TOOL: unknown tool "nope"`, 0},
 		// native has no run_code.
-		{"native", "run_code", `{"code":"return 1","description":"d"}`, registry.CodeUnknownTool, `UNKNOWN_TOOL: unknown tool "run_code"`, 0},
+		{"native", "run_code", `{"code":"return 1","description":"d"}`, api.CodeUnknownTool, `UNKNOWN_TOOL: unknown tool "run_code"`, 0},
 		// Arguments that are not an object: INVALID_ARGS, even collapsed.
-		{"ptc", "write", `[1]`, registry.CodeInvalidArgs, "INVALID_ARGS: arguments must be a JSON object, got an array", 0},
+		{"ptc", "write", `[1]`, api.CodeInvalidArgs, "INVALID_ARGS: arguments must be a JSON object, got an array", 0},
 	}
 	for _, tt := range tests {
 		for _, proto := range protocols {
@@ -207,7 +208,7 @@ func TestServer_callTool_collapseGoesThroughExecutor(t *testing.T) {
 	require.Len(t, results, 1)
 	require.Equal(t, "write", results[0].Request.Tool)
 	require.Equal(t, "ptc", results[0].Request.Scope)
-	require.Equal(t, registry.CodeUnknownTool, results[0].Result.Err.Code)
+	require.Equal(t, api.CodeUnknownTool, results[0].Result.Err.Code)
 	require.Zero(t, listened)
 	require.Zero(t, f.writes.Load())
 }
@@ -251,7 +252,7 @@ func TestServer_callTool_invalidArgsListsEveryViolation(t *testing.T) {
 			res := callTool(t, cs, "add", `{"x":"one","z":true}`)
 			require.True(t, res.IsError)
 			m := errorMeta(t, res)
-			require.Equal(t, registry.CodeInvalidArgs, m.Code)
+			require.Equal(t, api.CodeInvalidArgs, m.Code)
 			require.Len(t, m.Violations, 3, m.Violations)
 			got := text(t, res)
 			require.Contains(t, got, "INVALID_ARGS: invalid arguments for add: ")
@@ -273,9 +274,9 @@ func TestServer_callTool_rawArguments(t *testing.T) {
 	var seen []json.RawMessage
 	require.NoError(t, f.reg.Register(registry.Deployment, registry.Tool{
 		Name: "raw", InputSchema: json.RawMessage(`{"type":"object"}`),
-		Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
 			seen = append(seen, in.Args)
-			return registry.Output{Value: json.RawMessage(`{}`)}, nil
+			return api.Output{Value: json.RawMessage(`{}`)}, nil
 		},
 	}))
 	cs := connect(t, f.exec, "native", "")
@@ -294,13 +295,13 @@ func TestServer_callTool_toolFailure(t *testing.T) {
 	f := newFixture(t, executor.NewConfig())
 	require.NoError(t, f.reg.Register(registry.Deployment, registry.Tool{
 		Name: "fail",
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
-			return registry.Output{}, registry.Errorf(registry.CodeDenied, "the disk is read-only")
+		Body: func(context.Context, api.Input) (api.Output, error) {
+			return api.Output{}, api.Errorf(api.CodeDenied, "the disk is read-only")
 		},
 	}))
 	cs := connect(t, f.exec, "native", "")
 	res := callTool(t, cs, "fail", `{}`)
 	require.True(t, res.IsError)
 	require.Equal(t, "DENIED: the disk is read-only", text(t, res))
-	require.Equal(t, mcpserver.ErrorMeta{Code: registry.CodeDenied}, errorMeta(t, res))
+	require.Equal(t, mcpserver.ErrorMeta{Code: api.CodeDenied}, errorMeta(t, res))
 }

@@ -3,6 +3,9 @@ package registry
 import (
 	"slices"
 	"sync"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 )
 
 // Registry holds tools and scopes. It is safe for concurrent use; changes are
@@ -16,24 +19,24 @@ type Registry struct {
 // New returns a Registry holding only the Deployment scope (mode native until
 // declared) and no tools.
 func New() *Registry {
-	return &Registry{scopes: map[string]*scope{Deployment: {id: Deployment, tools: map[string]*Definition{}}}}
+	return &Registry{scopes: map[string]*scope{Deployment: {id: Deployment, tools: map[string]*resolve.Definition{}}}}
 }
 
 // NewScope adds a scope under parent (Deployment for a top-level scope).
 func (r *Registry) NewScope(id, parent string) error {
 	if !scopeName.MatchString(id) {
-		return Errorf(CodeInvalidDefinition, "invalid scope name %q: must match %s", id, scopeName)
+		return api.Errorf(api.CodeInvalidDefinition, "invalid scope name %q: must match %s", id, scopeName)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.scopes[id]; ok {
-		return Errorf(CodeInvalidDefinition, "scope %q already exists", id)
+		return api.Errorf(api.CodeInvalidDefinition, "scope %q already exists", id)
 	}
 	p, err := r.scopeLocked(parent)
 	if err != nil {
 		return err
 	}
-	s := &scope{id: id, parent: p, tools: map[string]*Definition{}}
+	s := &scope{id: id, parent: p, tools: map[string]*resolve.Definition{}}
 	p.children = append(p.children, s)
 	r.scopes[id] = s
 	return nil
@@ -41,9 +44,9 @@ func (r *Registry) NewScope(id, parent string) error {
 
 // DeclareMode declares scope's mode. A scope declares its mode at most once;
 // scopes below it inherit it unless they declare their own.
-func (r *Registry) DeclareMode(scopeID string, m Mode) error {
-	if !m.valid() {
-		return Errorf(CodeInvalidDefinition, "unknown mode %q: want native, ptc or both", m)
+func (r *Registry) DeclareMode(scopeID string, m api.Mode) error {
+	if _, err := api.ParseMode(string(m)); err != nil {
+		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -52,7 +55,7 @@ func (r *Registry) DeclareMode(scopeID string, m Mode) error {
 		return err
 	}
 	if s.mode != "" {
-		return Errorf(CodeInvalidDefinition, "scope %q already declares mode %s; a scope declares its mode once", scopeID, s.mode)
+		return api.Errorf(api.CodeInvalidDefinition, "scope %q already declares mode %s; a scope declares its mode once", scopeID, s.mode)
 	}
 	s.mode = m
 	return nil
@@ -65,7 +68,7 @@ func (r *Registry) DeclareMode(scopeID string, m Mode) error {
 func (r *Registry) Restrict(scopeID string, rs Restriction) error {
 	for _, n := range slices.Concat(rs.Allow, rs.Deny) {
 		if n == RunCode {
-			return Errorf(CodeInvalidDefinition, "scope %q: run_code cannot be restricted; its presence follows the scope's mode", scopeID)
+			return api.Errorf(api.CodeInvalidDefinition, "scope %q: run_code cannot be restricted; its presence follows the scope's mode", scopeID)
 		}
 	}
 	r.mu.Lock()
@@ -76,20 +79,20 @@ func (r *Registry) Restrict(scopeID string, rs Restriction) error {
 	}
 	switch {
 	case s.parent == nil:
-		return Errorf(CodeInvalidDefinition, "scope %q has no parent: there are no inherited tools to restrict", scopeID)
+		return api.Errorf(api.CodeInvalidDefinition, "scope %q has no parent: there are no inherited tools to restrict", scopeID)
 	case s.limited:
-		return Errorf(CodeInvalidDefinition, "scope %q already declares a restriction", scopeID)
+		return api.Errorf(api.CodeInvalidDefinition, "scope %q already declares a restriction", scopeID)
 	}
 	inherited := s.parent.visible()
 	for _, n := range slices.Concat(rs.Allow, rs.Deny) {
 		if inherited[n] == nil {
-			return Errorf(CodeInvalidDefinition, "scope %q: restriction names %q, which it does not inherit from %q", scopeID, n, s.parent.id)
+			return api.Errorf(api.CodeInvalidDefinition, "scope %q: restriction names %q, which it does not inherit from %q", scopeID, n, s.parent.id)
 		}
 	}
 	deny := setOf(rs.Deny)
 	for _, n := range rs.Allow {
 		if deny[n] {
-			return Errorf(CodeInvalidDefinition, "scope %q: %q is both allowed and denied", scopeID, n)
+			return api.Errorf(api.CodeInvalidDefinition, "scope %q: %q is both allowed and denied", scopeID, n)
 		}
 	}
 	if rs.Allow != nil {
@@ -115,10 +118,10 @@ func (r *Registry) Register(scopeID string, t Tool) error {
 		return err
 	}
 	if other := s.registeredAbove(t.Name); other != nil {
-		return Errorf(CodeInvalidDefinition, "tool %q is already registered on scope %q", t.Name, other.id)
+		return api.Errorf(api.CodeInvalidDefinition, "tool %q is already registered on scope %q", t.Name, other.id)
 	}
 	if other := s.registeredBelow(t.Name); other != nil {
-		return Errorf(CodeInvalidDefinition, "tool %q is already registered on scope %q, below %q", t.Name, other.id, scopeID)
+		return api.Errorf(api.CodeInvalidDefinition, "tool %q is already registered on scope %q, below %q", t.Name, other.id, scopeID)
 	}
 	s.tools[t.Name] = d
 	return nil
@@ -134,7 +137,7 @@ func (r *Registry) SetRunCodeDescriber(d Describer) {
 }
 
 // Mode returns the scope's effective mode.
-func (r *Registry) Mode(scopeID string) (Mode, error) {
+func (r *Registry) Mode(scopeID string) (api.Mode, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s, err := r.scopeLocked(scopeID)
@@ -174,7 +177,7 @@ func (r *Registry) scopeLocked(id string) (*scope, error) {
 	}
 	s, ok := r.scopes[id]
 	if !ok {
-		return nil, Errorf(CodeInvalidDefinition, "unknown scope %q", id)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "unknown scope %q", id)
 	}
 	return s, nil
 }

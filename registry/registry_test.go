@@ -10,11 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 	"github.com/ptcx/ptcx/registry"
 )
 
-func body(context.Context, registry.Input) (registry.Output, error) {
-	return registry.ValueOutput("ok")
+func body(context.Context, api.Input) (api.Output, error) {
+	return api.ValueOutput("ok")
 }
 
 func tool(name string) registry.Tool {
@@ -46,7 +48,7 @@ func TestRegistry_Register_names(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, registry.ErrInvalidDefinition)
+			require.ErrorIs(t, err, api.ErrInvalidDefinition)
 		})
 	}
 }
@@ -55,28 +57,28 @@ func TestRegistry_Register_badDefinitions(t *testing.T) {
 	tests := []struct {
 		name     string
 		tool     registry.Tool
-		code     registry.Code
+		code     api.Code
 		contains string
 	}{
-		{"no body", registry.Tool{Name: "x"}, registry.CodeInvalidDefinition, "has no body"},
-		{"negative timeout", registry.Tool{Name: "x", Body: body, Timeout: -1}, registry.CodeInvalidDefinition, "negative timeout"},
-		{"schema not JSON", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{`)}, registry.CodeUnsupportedSchema, "not valid JSON"},
-		{"schema not an object", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`[]`)}, registry.CodeUnsupportedSchema, "must be a JSON object, got an array"},
-		{"input not type object", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"string"}`)}, registry.CodeUnsupportedSchema, `"type": "object"`},
-		{"input without type", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"properties":{}}`)}, registry.CodeUnsupportedSchema, `"type": "object"`},
-		{"invalid keyword value", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"strin"}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
-		{"remote ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
-		{"file ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
-		{"dangling local ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
-		{"unknown draft", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"$schema":"https://example.com/my-draft","type":"object"}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
-		{"bad regex", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"(("}}}`)}, registry.CodeUnsupportedSchema, "cannot be compiled"},
-		{"output schema not JSON", registry.Tool{Name: "x", Body: body, OutputSchema: json.RawMessage(`nope`)}, registry.CodeUnsupportedSchema, "output schema is not valid JSON"},
+		{"no body", registry.Tool{Name: "x"}, api.CodeInvalidDefinition, "has no body"},
+		{"negative timeout", registry.Tool{Name: "x", Body: body, Timeout: -1}, api.CodeInvalidDefinition, "negative timeout"},
+		{"schema not JSON", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{`)}, api.CodeUnsupportedSchema, "not valid JSON"},
+		{"schema not an object", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`[]`)}, api.CodeUnsupportedSchema, "must be a JSON object, got an array"},
+		{"input not type object", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"string"}`)}, api.CodeUnsupportedSchema, `"type": "object"`},
+		{"input without type", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"properties":{}}`)}, api.CodeUnsupportedSchema, `"type": "object"`},
+		{"invalid keyword value", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"strin"}}}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
+		{"remote ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
+		{"file ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
+		{"dangling local ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
+		{"unknown draft", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"$schema":"https://example.com/my-draft","type":"object"}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
+		{"bad regex", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"(("}}}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
+		{"output schema not JSON", registry.Tool{Name: "x", Body: body, OutputSchema: json.RawMessage(`nope`)}, api.CodeUnsupportedSchema, "output schema is not valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := registry.New().Register(registry.Deployment, tt.tool)
 			require.Error(t, err)
-			require.Equal(t, tt.code, registry.CodeOf(err), err.Error())
+			require.Equal(t, tt.code, api.CodeOf(err), err.Error())
 			require.Contains(t, err.Error(), tt.contains)
 		})
 	}
@@ -135,24 +137,24 @@ func TestRegistry_DeclareMode(t *testing.T) {
 
 	m, err := r.Mode("agent")
 	require.NoError(t, err)
-	require.Equal(t, registry.ModeNative, m, "native until declared")
+	require.Equal(t, api.ModeNative, m, "native until declared")
 
-	require.NoError(t, r.DeclareMode(registry.Deployment, registry.ModeBoth))
-	require.NoError(t, r.DeclareMode("preset", registry.ModePTC))
+	require.NoError(t, r.DeclareMode(registry.Deployment, api.ModeBoth))
+	require.NoError(t, r.DeclareMode("preset", api.ModePTC))
 	m, _ = r.Mode("agent")
-	require.Equal(t, registry.ModePTC, m, "the nearest declaration wins")
+	require.Equal(t, api.ModePTC, m, "the nearest declaration wins")
 
-	err = r.DeclareMode("preset", registry.ModeNative)
-	require.ErrorIs(t, err, registry.ErrInvalidDefinition)
+	err = r.DeclareMode("preset", api.ModeNative)
+	require.ErrorIs(t, err, api.ErrInvalidDefinition)
 	require.ErrorContains(t, err, `scope "preset" already declares mode ptc`)
 	require.ErrorContains(t, r.DeclareMode("agent", "turbo"), `unknown mode "turbo"`)
-	require.ErrorContains(t, r.DeclareMode("ghost", registry.ModePTC), "unknown scope")
+	require.ErrorContains(t, r.DeclareMode("ghost", api.ModePTC), "unknown scope")
 
-	_, err = registry.ParseMode("PTC")
+	_, err = api.ParseMode("PTC")
 	require.Error(t, err)
-	got, err := registry.ParseMode("both")
+	got, err := api.ParseMode("both")
 	require.NoError(t, err)
-	require.Equal(t, registry.ModeBoth, got)
+	require.Equal(t, api.ModeBoth, got)
 }
 
 func TestRegistry_Restrict(t *testing.T) {
@@ -182,7 +184,7 @@ func TestRegistry_Restrict(t *testing.T) {
 	require.Equal(t, []string{"read", "write"}, visible("nobash"))
 	_, ok := r.Get("reader", "write")
 	require.False(t, ok)
-	require.Equal(t, registry.NotVisible, r.ResolveExecution("reader", "write", true).Refusal, "restricted tools cannot execute, nested or not")
+	require.Equal(t, resolve.NotVisible, resolve.Open(r)("reader", "write", true).Refusal, "restricted tools cannot execute, nested or not")
 
 	tests := []struct {
 		scope    string
@@ -200,7 +202,7 @@ func TestRegistry_Restrict(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.contains, func(t *testing.T) {
 			err := r.Restrict(tt.scope, tt.rs)
-			require.ErrorIs(t, err, registry.ErrInvalidDefinition)
+			require.ErrorIs(t, err, api.ErrInvalidDefinition)
 			require.ErrorContains(t, err, tt.contains)
 		})
 	}
@@ -213,7 +215,7 @@ func TestRegistry_views(t *testing.T) {
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"string"}`),
 	}))
-	require.NoError(t, r.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, r.DeclareMode(registry.Deployment, api.ModePTC))
 
 	s, ok := r.Get(registry.Deployment, "read")
 	require.True(t, ok)
@@ -227,7 +229,7 @@ func TestRegistry_views(t *testing.T) {
 	require.True(t, rc.Transport)
 	require.Equal(t, registry.DefaultRunCodeDescription, rc.Description)
 
-	r.SetRunCodeDescriber(func(scope string, bindable []registry.Schema) string {
+	r.SetRunCodeDescriber(func(scope, _ string, bindable []api.Schema) string {
 		return fmt.Sprintf("%s: %d tools", scope, len(bindable))
 	})
 	wire, err := r.WireSchemas(registry.Deployment)
@@ -247,7 +249,7 @@ func TestRegistry_wireFormats(t *testing.T) {
 		Name: "read", Description: "Read a file.", Body: body,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
 	}))
-	require.NoError(t, r.DeclareMode(registry.Deployment, registry.ModeBoth))
+	require.NoError(t, r.DeclareMode(registry.Deployment, api.ModeBoth))
 	wire, err := r.WireSchemas(registry.Deployment)
 	require.NoError(t, err)
 
@@ -271,32 +273,32 @@ func TestRegistry_ResolveExecution(t *testing.T) {
 	require.NoError(t, r.Register(registry.Deployment, tool("write")))
 	for _, s := range []string{"native", "ptc", "both"} {
 		require.NoError(t, r.NewScope(s, registry.Deployment))
-		require.NoError(t, r.DeclareMode(s, registry.Mode(s)))
+		require.NoError(t, r.DeclareMode(s, api.Mode(s)))
 	}
 	tests := []struct {
 		scope, name string
 		nested      bool
-		want        registry.Refusal
+		want        resolve.Refusal
 	}{
-		{"native", "write", false, registry.Resolved},
-		{"native", "write", true, registry.Resolved},
-		{"native", "run_code", false, registry.NotVisible},
-		{"ptc", "write", false, registry.Collapsed},
-		{"ptc", "write", true, registry.Resolved},
-		{"ptc", "run_code", false, registry.Resolved},
-		{"ptc", "run_code", true, registry.NoRecursion},
-		{"ptc", "nope", false, registry.NotVisible},
-		{"both", "write", false, registry.Resolved},
-		{"both", "run_code", false, registry.Resolved},
-		{"both", "run_code", true, registry.NoRecursion},
-		{"ghost", "write", false, registry.UnknownScope},
+		{"native", "write", false, resolve.Resolved},
+		{"native", "write", true, resolve.Resolved},
+		{"native", "run_code", false, resolve.NotVisible},
+		{"ptc", "write", false, resolve.Collapsed},
+		{"ptc", "write", true, resolve.Resolved},
+		{"ptc", "run_code", false, resolve.Resolved},
+		{"ptc", "run_code", true, resolve.NoRecursion},
+		{"ptc", "nope", false, resolve.NotVisible},
+		{"both", "write", false, resolve.Resolved},
+		{"both", "run_code", false, resolve.Resolved},
+		{"both", "run_code", true, resolve.NoRecursion},
+		{"ghost", "write", false, resolve.UnknownScope},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/nested=%v", tt.scope, tt.name, tt.nested), func(t *testing.T) {
-			res := r.ResolveExecution(tt.scope, tt.name, tt.nested)
+			res := resolve.Open(r)(tt.scope, tt.name, tt.nested)
 			require.Equal(t, tt.want, res.Refusal)
-			require.Equal(t, tt.want == registry.Resolved, res.Definition != nil)
-			if tt.want == registry.Collapsed {
+			require.Equal(t, tt.want == resolve.Resolved, res.Definition != nil)
+			if tt.want == resolve.Collapsed {
 				require.NotNil(t, res.Visible, "a collapsed name is still visible")
 			}
 		})
@@ -310,46 +312,31 @@ func TestDefinition_validation(t *testing.T) {
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
 		OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string"}}`),
 	}))
-	d := r.ResolveExecution(registry.Deployment, "t", false).Definition
-	args, perr := registry.ParseArgs(json.RawMessage(`{"n": 12345678901234567890}`))
+	d := resolve.Open(r)(registry.Deployment, "t", false).Definition
+	args, perr := resolve.ParseArgs(json.RawMessage(`{"n": 12345678901234567890}`))
 	require.Nil(t, perr)
 	require.Nil(t, d.ValidateArgs(args), "big integers keep their precision")
-	args, _ = registry.ParseArgs(json.RawMessage(`{"n": 1.5}`))
-	require.Equal(t, registry.CodeInvalidArgs, d.ValidateArgs(args).Code)
+	args, _ = resolve.ParseArgs(json.RawMessage(`{"n": 1.5}`))
+	require.Equal(t, api.CodeInvalidArgs, d.ValidateArgs(args).Code)
 	require.Nil(t, d.ValidateOutput(json.RawMessage(`["a"]`)))
 	bad := d.ValidateOutput(json.RawMessage(`["a", 1]`))
-	require.Equal(t, registry.CodeInvalidToolOutput, bad.Code)
+	require.Equal(t, api.CodeInvalidToolOutput, bad.Code)
 	require.Equal(t, []string{"at /1: got number, want string"}, bad.Violations)
-	require.Equal(t, registry.CodeInvalidToolOutput, d.ValidateOutput(json.RawMessage(`[`)).Code)
+	require.Equal(t, api.CodeInvalidToolOutput, d.ValidateOutput(json.RawMessage(`[`)).Code)
 
-	_, perr = registry.ParseArgs(nil)
+	_, perr = resolve.ParseArgs(nil)
 	require.Nil(t, perr, "empty means {}")
 	for _, raw := range []string{` `, `[]`, `"s"`, `{"a":1}x`, `{"a":}`} {
-		_, perr = registry.ParseArgs(json.RawMessage(raw))
+		_, perr = resolve.ParseArgs(json.RawMessage(raw))
 		require.NotNil(t, perr, raw)
-		require.Equal(t, registry.CodeInvalidArgs, perr.Code)
+		require.Equal(t, api.CodeInvalidArgs, perr.Code)
 	}
-}
-
-func TestError_Is(t *testing.T) {
-	e := &registry.Error{Code: registry.CodeCodeRunFailed, Kind: "timeout", Message: "m"}
-	require.ErrorIs(t, e, registry.ErrCodeRunFailed)
-	require.ErrorIs(t, e, &registry.Error{Code: registry.CodeCodeRunFailed, Kind: "timeout"})
-	require.NotErrorIs(t, e, &registry.Error{Code: registry.CodeCodeRunFailed, Kind: "memory"})
-	require.NotErrorIs(t, e, registry.ErrInternal)
-	require.Equal(t, "CODE_RUN_FAILED (timeout): m", e.Error())
-	wrapped := fmt.Errorf("outer: %w", e)
-	require.Equal(t, registry.CodeCodeRunFailed, registry.CodeOf(wrapped))
-	require.Equal(t, registry.CodeInternal, registry.CodeOf(fmt.Errorf("plain")))
-	require.ErrorIs(t, &registry.Error{Code: registry.CodeToolTimeout}, context.DeadlineExceeded)
-	require.ErrorIs(t, &registry.Error{Code: registry.CodeAborted}, context.Canceled)
-	require.NotErrorIs(t, &registry.Error{Code: registry.CodeDenied}, context.Canceled)
 }
 
 // The registry may change while executions resolve against it.
 func TestRegistry_hammer(t *testing.T) {
 	r := registry.New()
-	require.NoError(t, r.DeclareMode(registry.Deployment, registry.ModeBoth))
+	require.NoError(t, r.DeclareMode(registry.Deployment, api.ModeBoth))
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(2)
@@ -365,7 +352,7 @@ func TestRegistry_hammer(t *testing.T) {
 			defer wg.Done()
 			for range 200 {
 				_, _ = r.WireSchemas(registry.Deployment)
-				_ = r.ResolveExecution(fmt.Sprintf("s%d", i), "t0_0", true)
+				_ = resolve.Open(r)(fmt.Sprintf("s%d", i), "t0_0", true)
 				_, _ = r.Schemas(fmt.Sprintf("s%d", i))
 			}
 		}()

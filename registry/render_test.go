@@ -39,11 +39,16 @@ func nestedZeros(depth, n int) json.RawMessage {
 	return json.RawMessage(b.String())
 }
 
-var renderSamples = append([]string{
+var renderSamples = []string{
 	``, `  `, `{"a":{},"b":[],"c":[{}],"d":{"e":[[]]}}`, `[ 1 , [ 2 , { "k" : "v" , "w" : [ ] } ] ]`,
 	`{"s":"with [brackets], {braces}: and \"quotes\" \\"}`, `not json {`, `[1,2`, `"\ud83d\ude00 é"`,
 	string(nestedZeros(99, 50)),
-}, decodeSamples...)
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e300`, `-12.25E-3`, `123456789012345678901234567890`,
+	`""`, `"plain"`, `"tab\tquote\"backslash\\slash\/"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, "\"caf\xc3\xa9\"",
+	"\"bad \xff utf8\"", "\"\xed\xa0\x80\"", ` { "k" : [ 1 , { "n" : null } , "s" ] } `,
+	`{"nested":{"deep":[[[[{"x":[true,false,null]}]]]]}}`, `[1,-2,3.0,4e5,"x",{"y":[]}]`, "\t\n\r [ ] \n",
+	`{"":""}`, `{"a\u0000b":"\u0000"}`, `{"a":1,"b":{"a":2},"c":[{"a":3},{"b":4}]}`,
+}
 
 func TestText_WriteValue_matchesJSONIndent(t *testing.T) {
 	for _, s := range renderSamples {

@@ -1,6 +1,11 @@
 package registry
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
+)
 
 // RunCode is the name of the reserved transport: the one tool through which
 // a program of tool calls is sent. It cannot be registered or restricted.
@@ -66,29 +71,22 @@ const DefaultRunCodeDescription = "Run a TypeScript program that calls the other
 	"(await tools.<name>(args)), in a sandbox. Use Promise.all for independent calls. " +
 	"Only console output and the returned value come back."
 
-// Describer renders run_code's description for a scope from the tools a
-// program there can call (every visible tool but run_code, sorted by name).
-type Describer func(scope string, bindable []Schema) string
+// Describer renders run_code's description for a scope from base
+// (DefaultRunCodeDescription) and the tools a program there can call (every
+// visible tool but run_code, sorted by name). sdkgen.DescribeRunCode is one.
+type Describer func(scope, base string, bindable []api.Schema) string
 
 // runCodeDefinition is built once; the executor supplies its body.
-var runCodeDefinition = func() *Definition {
-	in, err := compileSchema("run_code input schema", json.RawMessage(RunCodeInputSchema), true)
+var runCodeDefinition = func() *resolve.Definition {
+	d, err := resolve.New(api.Schema{
+		Name:         RunCode,
+		Description:  DefaultRunCodeDescription,
+		InputSchema:  json.RawMessage(RunCodeInputSchema),
+		OutputSchema: json.RawMessage(RunCodeOutputSchema),
+		Transport:    true,
+	}, nil, nil)
 	if err != nil {
-		panic("registry: run_code's own input schema does not compile: " + err.Error())
+		panic("registry: run_code's own schemas do not compile: " + err.Error())
 	}
-	out, err := compileSchema("run_code output schema", json.RawMessage(RunCodeOutputSchema), false)
-	if err != nil {
-		panic("registry: run_code's own output schema does not compile: " + err.Error())
-	}
-	return &Definition{
-		schema: Schema{
-			Name:         RunCode,
-			Description:  DefaultRunCodeDescription,
-			InputSchema:  json.RawMessage(RunCodeInputSchema),
-			OutputSchema: json.RawMessage(RunCodeOutputSchema),
-			Transport:    true,
-		},
-		in:  in,
-		out: out,
-	}
+	return d
 }()

@@ -3,6 +3,9 @@ package registry
 import (
 	"regexp"
 	"slices"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 )
 
 // Deployment is the root scope every Registry starts with. Its mode is
@@ -18,12 +21,12 @@ type scope struct {
 	parent   *scope
 	children []*scope
 
-	mode    Mode // "" when not declared here
+	mode    api.Mode // "" when not declared here
 	allow   map[string]bool
 	deny    map[string]bool
 	limited bool // a Restriction was declared
 
-	tools map[string]*Definition // registered on this scope
+	tools map[string]*resolve.Definition // registered on this scope
 }
 
 // chain returns the scope and its ancestors, nearest first.
@@ -36,13 +39,13 @@ func (s *scope) chain() []*scope {
 }
 
 // effectiveMode is the nearest declaration on the parent chain.
-func (s *scope) effectiveMode() Mode {
+func (s *scope) effectiveMode() api.Mode {
 	for c := s; c != nil; c = c.parent {
 		if c.mode != "" {
 			return c.mode
 		}
 	}
-	return ModeNative
+	return api.ModeNative
 }
 
 // inherits reports whether a tool from the parent passes s's restriction.
@@ -54,7 +57,7 @@ func (s *scope) inherits(name string) bool {
 }
 
 // lookup finds a visible tool by name (not run_code).
-func (s *scope) lookup(name string) *Definition {
+func (s *scope) lookup(name string) *resolve.Definition {
 	if d, ok := s.tools[name]; ok {
 		return d
 	}
@@ -65,8 +68,8 @@ func (s *scope) lookup(name string) *Definition {
 }
 
 // visible returns every visible tool (not run_code), keyed by name.
-func (s *scope) visible() map[string]*Definition {
-	out := map[string]*Definition{}
+func (s *scope) visible() map[string]*resolve.Definition {
+	out := map[string]*resolve.Definition{}
 	if s.parent != nil {
 		for name, d := range s.parent.visible() {
 			if s.inherits(name) {

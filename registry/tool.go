@@ -6,26 +6,20 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 )
 
 // Body runs a tool. ctx is the caller's context (with the tool's timeout, if
 // it declared one); in.Args has already been validated against the input
 // schema. An error that is an *Error keeps its Code; any other error becomes
 // TOOL_FAILED with the error's text as its message.
-type Body func(ctx context.Context, in Input) (Output, error)
+type Body func(ctx context.Context, in api.Input) (api.Output, error)
 
 // Finalizer is applied exactly once to the result of every execution that
 // resolved to the tool (success or failure, including an aborted collapsed
 // call), before the result is published. It returns the result to publish.
-type Finalizer func(ctx context.Context, r Result) Result
-
-// Input is what a Body receives.
-type Input struct {
-	CallID string
-	Scope  string
-	Args   json.RawMessage
-}
+type Finalizer func(ctx context.Context, r api.Result) api.Result
 
 // Tool is a tool definition as a host declares it. The zero values of the
 // optional fields mean: no output schema, exclusive scheduling, no timeout,
@@ -54,116 +48,31 @@ var toolName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
 // ValidName reports whether name is a well-formed tool name.
 func ValidName(name string) bool { return toolName.MatchString(name) }
 
-// Schema is the public view of a tool: what display, inspection, SDK
-// generation and the wire format need. It carries no body.
-type Schema struct {
-	Name            string          `json:"name"`
-	Description     string          `json:"description"`
-	InputSchema     json.RawMessage `json:"input_schema"`
-	OutputSchema    json.RawMessage `json:"output_schema,omitempty"`
-	ConcurrencySafe bool            `json:"concurrency_safe"`
-	Timeout         time.Duration   `json:"timeout,omitempty"`
-	// Transport is true for run_code.
-	Transport bool `json:"transport,omitempty"`
-}
-
-// Definition is a compiled tool: what the executor runs. It is immutable.
-type Definition struct {
-	schema   Schema
-	in, out  *jsonschema.Schema
-	quick    *quickSchema // vouches for simple arguments without in; nil when the schema is not simple
-	body     Body
-	finalize Finalizer
-}
-
-// Name returns the tool's name.
-func (d *Definition) Name() string { return d.schema.Name }
-
-// Schema returns the public view.
-func (d *Definition) Schema() Schema { return d.schema }
-
-// ConcurrencySafe reports the tool's scheduling class.
-func (d *Definition) ConcurrencySafe() bool { return d.schema.ConcurrencySafe }
-
-// Timeout returns the tool's declared timeout (0: none).
-func (d *Definition) Timeout() time.Duration { return d.schema.Timeout }
-
-// Transport reports whether d is the reserved run_code transport, whose body
-// the executor supplies.
-func (d *Definition) Transport() bool { return d.schema.Transport }
-
-// Body returns the tool's body (nil for the transport).
-func (d *Definition) Body() Body { return d.body }
-
-// Finalizer returns the tool's finalizer, or nil.
-func (d *Definition) Finalizer() Finalizer { return d.finalize }
-
-// ValidateArgs checks decoded arguments against the input schema, listing
-// every violation (INVALID_ARGS).
-func (d *Definition) ValidateArgs(args map[string]any) *Error {
-	if d.quick != nil && d.quick.valid(args) {
-		return nil
-	}
-	return validate(d.in, args, CodeInvalidArgs, "arguments")
-}
-
-// ValidateOutput checks a value against the output schema, if the tool
-// declared one (INVALID_TOOL_OUTPUT).
-func (d *Definition) ValidateOutput(v json.RawMessage) *Error {
-	if d.out == nil {
-		return nil
-	}
-	if len(v) == 0 {
-		v = json.RawMessage("null")
-	}
-	doc, err := parseJSON(v, true) // a tool's value, not a caller's: as encoding/json reads it
-	if err != nil {
-		return &Error{Code: CodeInvalidToolOutput, Message: "tool output is not valid JSON: " + err.Error(), Cause: err}
-	}
-	return validate(d.out, doc, CodeInvalidToolOutput, "tool output")
-}
-
 // compile turns a Tool into a Definition: the one place public input is
 // checked and converted.
-func compile(t Tool) (*Definition, error) {
+func compile(t Tool) (*resolve.Definition, error) {
 	switch {
 	case t.Name == RunCode:
-		return nil, Errorf(CodeInvalidDefinition, "%q is reserved: run_code is provided by the executor and cannot be registered", RunCode)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "%q is reserved: run_code is provided by the executor and cannot be registered", RunCode)
 	case !ValidName(t.Name):
-		return nil, Errorf(CodeInvalidDefinition, "invalid tool name %q: must match %s", t.Name, toolName)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "invalid tool name %q: must match %s", t.Name, toolName)
 	case t.Body == nil:
-		return nil, Errorf(CodeInvalidDefinition, "tool %q has no body", t.Name)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "tool %q has no body", t.Name)
 	case t.Timeout < 0:
-		return nil, Errorf(CodeInvalidDefinition, "tool %q has a negative timeout %v", t.Name, t.Timeout)
+		return nil, api.Errorf(api.CodeInvalidDefinition, "tool %q has a negative timeout %v", t.Name, t.Timeout)
 	}
 	in := t.InputSchema
 	if len(in) == 0 {
 		in = json.RawMessage(`{"type":"object"}`)
 	}
-	inSchema, err := compileSchema("tool "+quote(t.Name)+": input schema", in, true)
-	if err != nil {
-		return nil, err
-	}
-	d := &Definition{
-		schema: Schema{
-			Name:            t.Name,
-			Description:     t.Description,
-			InputSchema:     clone(in),
-			OutputSchema:    clone(t.OutputSchema),
-			ConcurrencySafe: t.ConcurrencySafe,
-			Timeout:         t.Timeout,
-		},
-		in:       inSchema,
-		quick:    newQuickSchema(in),
-		body:     t.Body,
-		finalize: t.Finalize,
-	}
-	if len(t.OutputSchema) > 0 {
-		if d.out, err = compileSchema("tool "+quote(t.Name)+": output schema", t.OutputSchema, false); err != nil {
-			return nil, err
-		}
-	}
-	return d, nil
+	return resolve.New(api.Schema{
+		Name:            t.Name,
+		Description:     t.Description,
+		InputSchema:     clone(in),
+		OutputSchema:    clone(t.OutputSchema),
+		ConcurrencySafe: t.ConcurrencySafe,
+		Timeout:         t.Timeout,
+	}, t.Body, t.Finalize)
 }
 
 func clone(b json.RawMessage) json.RawMessage {
@@ -171,9 +80,4 @@ func clone(b json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return append(json.RawMessage(nil), b...)
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }

@@ -1,31 +1,36 @@
 package registry
 
+import (
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
+)
+
 // Get returns the public view of a visible tool, run_code included when the
 // scope's mode is not native. Get shows the full visible set whatever the
 // mode: it is for display and inspection, never for execution.
-func (r *Registry) Get(scopeID, name string) (Schema, bool) {
+func (r *Registry) Get(scopeID, name string) (api.Schema, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s, err := r.scopeLocked(scopeID)
 	if err != nil {
-		return Schema{}, false
+		return api.Schema{}, false
 	}
 	if name == RunCode {
-		if !s.effectiveMode().hasRunCode() {
-			return Schema{}, false
+		if !s.effectiveMode().HasRunCode() {
+			return api.Schema{}, false
 		}
 		return r.runCodeSchemaLocked(s), true
 	}
 	d := s.lookup(name)
 	if d == nil {
-		return Schema{}, false
+		return api.Schema{}, false
 	}
 	return publicSchema(d), true
 }
 
 // Schemas returns the full visible set of scope, sorted by name: every
 // visible tool, plus run_code when the mode is not native.
-func (r *Registry) Schemas(scopeID string) ([]Schema, error) {
+func (r *Registry) Schemas(scopeID string) ([]api.Schema, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s, err := r.scopeLocked(scopeID)
@@ -33,7 +38,7 @@ func (r *Registry) Schemas(scopeID string) ([]Schema, error) {
 		return nil, err
 	}
 	out := r.bindableLocked(s)
-	if s.effectiveMode().hasRunCode() {
+	if s.effectiveMode().HasRunCode() {
 		out = insertSorted(out, r.runCodeSchemaLocked(s))
 	}
 	return out, nil
@@ -41,7 +46,7 @@ func (r *Registry) Schemas(scopeID string) ([]Schema, error) {
 
 // Bindable returns the tools a run_code program in scope can call: every
 // visible tool but run_code, sorted by name, whatever the mode.
-func (r *Registry) Bindable(scopeID string) ([]Schema, error) {
+func (r *Registry) Bindable(scopeID string) ([]api.Schema, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s, err := r.scopeLocked(scopeID)
@@ -54,7 +59,7 @@ func (r *Registry) Bindable(scopeID string) ([]Schema, error) {
 // WireSchemas returns the advertised surface of scope, sorted by name: native
 // → every visible tool; ptc → only run_code; both → every visible tool plus
 // run_code. Render it with OpenAITools or AnthropicTools.
-func (r *Registry) WireSchemas(scopeID string) ([]Schema, error) {
+func (r *Registry) WireSchemas(scopeID string) ([]api.Schema, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s, err := r.scopeLocked(scopeID)
@@ -62,46 +67,46 @@ func (r *Registry) WireSchemas(scopeID string) ([]Schema, error) {
 		return nil, err
 	}
 	switch s.effectiveMode() {
-	case ModePTC:
-		return []Schema{r.runCodeSchemaLocked(s)}, nil
-	case ModeBoth:
+	case api.ModePTC:
+		return []api.Schema{r.runCodeSchemaLocked(s)}, nil
+	case api.ModeBoth:
 		return insertSorted(r.bindableLocked(s), r.runCodeSchemaLocked(s)), nil
 	default:
 		return r.bindableLocked(s), nil
 	}
 }
 
-func (r *Registry) bindableLocked(s *scope) []Schema {
+func (r *Registry) bindableLocked(s *scope) []api.Schema {
 	vis := s.visible()
-	out := make([]Schema, 0, len(vis))
+	out := make([]api.Schema, 0, len(vis))
 	for _, name := range sortedKeys(vis) {
 		out = append(out, publicSchema(vis[name]))
 	}
 	return out
 }
 
-func (r *Registry) runCodeSchemaLocked(s *scope) Schema {
+func (r *Registry) runCodeSchemaLocked(s *scope) api.Schema {
 	sc := publicSchema(runCodeDefinition)
 	if r.describe != nil {
-		sc.Description = r.describe(s.id, r.bindableLocked(s))
+		sc.Description = r.describe(s.id, DefaultRunCodeDescription, r.bindableLocked(s))
 	}
 	return sc
 }
 
 // publicSchema copies d's view so that callers cannot change the registry.
-func publicSchema(d *Definition) Schema {
-	sc := d.schema
+func publicSchema(d *resolve.Definition) api.Schema {
+	sc := d.Schema()
 	sc.InputSchema = clone(sc.InputSchema)
 	sc.OutputSchema = clone(sc.OutputSchema)
 	return sc
 }
 
-func insertSorted(list []Schema, s Schema) []Schema {
+func insertSorted(list []api.Schema, s api.Schema) []api.Schema {
 	i := 0
 	for i < len(list) && list[i].Name < s.Name {
 		i++
 	}
-	list = append(list, Schema{})
+	list = append(list, api.Schema{})
 	copy(list[i+1:], list[i:])
 	list[i] = s
 	return list

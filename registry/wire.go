@@ -1,6 +1,10 @@
 package registry
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/ptcx/ptcx/api"
+)
 
 // OpenAITool is one entry of an OpenAI (or DeepSeek) chat-completions
 // "tools" array.
@@ -24,7 +28,7 @@ type AnthropicTool struct {
 }
 
 // OpenAITools renders schemas in the OpenAI/DeepSeek tool format.
-func OpenAITools(schemas []Schema) []OpenAITool {
+func OpenAITools(schemas []api.Schema) []OpenAITool {
 	out := make([]OpenAITool, 0, len(schemas))
 	for _, s := range schemas {
 		out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
@@ -35,7 +39,7 @@ func OpenAITools(schemas []Schema) []OpenAITool {
 }
 
 // AnthropicTools renders schemas in the Anthropic tool format.
-func AnthropicTools(schemas []Schema) []AnthropicTool {
+func AnthropicTools(schemas []api.Schema) []AnthropicTool {
 	out := make([]AnthropicTool, 0, len(schemas))
 	for _, s := range schemas {
 		out = append(out, AnthropicTool{Name: s.Name, Description: s.Description, InputSchema: clone(s.InputSchema)})

@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // generatedOddTools are the odd cases too large to keep in testdata/odd.json.
-func generatedOddTools() []Tool {
-	var tools []Tool
+func generatedOddTools() []api.Schema {
+	var tools []api.Schema
 	add := func(name, schema string) {
-		tools = append(tools, Tool{Name: name, InputSchema: json.RawMessage(schema)})
+		tools = append(tools, api.Schema{Name: name, InputSchema: json.RawMessage(schema)})
 	}
 
 	huge := make([]string, 5000)

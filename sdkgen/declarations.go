@@ -7,20 +7,9 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-)
 
-// Tool is one bindable tool as the SDK sees it: every visible tool but run_code.
-type Tool struct {
-	Name        string
-	Description string
-	// InputSchema is the JSON Schema of the arguments (draft 2020-12 keywords; draft-07
-	// `definitions` and array-form `items` are understood too). Empty or JSON null means "any
-	// object".
-	InputSchema json.RawMessage
-	// OutputSchema is the JSON Schema of the result. Empty or JSON null means the tool returns
-	// JsonValue.
-	OutputSchema json.RawMessage
-}
+	"github.com/ptcx/ptcx/api"
+)
 
 // preamble opens every block: JSON, and the globals a program gets besides tools.
 const preamble = `// Tools without an output schema return JsonValue.
@@ -40,7 +29,7 @@ declare class ToolCallError extends Error {
 `
 
 // Declarations renders the TypeScript block that declares JsonValue, the argument and output
-// types of every tool, ToolName, ToolCallError and `tools` (plus console, setTimeout and
+// types of every tool but the transport (run_code, which a program cannot call), ToolName, ToolCallError and `tools` (plus console, setTimeout and
 // clearTimeout, which a program also gets). Tools are sorted by name, and the same tools always
 // give byte-identical text.
 //
@@ -48,7 +37,7 @@ declare class ToolCallError extends Error {
 // two tools with the same name, or a schema that is not JSON or not a JSON Schema (an object or a
 // boolean). Within a schema, whatever TypeScript cannot express renders as
 // `unknown /* reason */`.
-func Declarations(tools []Tool) (string, error) {
+func Declarations(tools []api.Schema) (string, error) {
 	decls, err := compile(tools)
 	if err != nil {
 		return "", err
@@ -101,7 +90,7 @@ func Declarations(tools []Tool) (string, error) {
 
 // toolDecl is one tool compiled for rendering.
 type toolDecl struct {
-	tool         Tool
+	tool         api.Schema
 	args         *document
 	output       *document // nil: the tool returns JsonValue
 	argsOptional bool
@@ -110,8 +99,13 @@ type toolDecl struct {
 // compile checks the tools, sorts them, names their types and renders their schemas. Root type
 // names are handed out for every tool before any definition's, so a definition can never take a
 // name the next tool's `XArgs` would have had.
-func compile(tools []Tool) ([]*toolDecl, error) {
-	sorted := append([]Tool(nil), tools...)
+func compile(tools []api.Schema) ([]*toolDecl, error) {
+	sorted := make([]api.Schema, 0, len(tools))
+	for _, t := range tools {
+		if !t.Transport { // run_code: a program cannot call it
+			sorted = append(sorted, t)
+		}
+	}
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	decls := make([]*toolDecl, len(sorted))
 	inputs := make([]any, len(sorted))

@@ -7,6 +7,7 @@
 // every machine (tools are sorted by name; properties keep the order of the schema's source text).
 // It never panics on a schema; what TypeScript cannot express becomes `unknown /* reason */`.
 //
-// sdkgen imports only the standard library and internal/text: it sees tools as plain [Tool] values, so the registry,
-// the executor and the CLI can all use it without import cycles.
+// sdkgen imports only the standard library, package api and internal/text: it sees tools as [api.Schema] values,
+// the public view the registry hands out, and modes as [api.Mode], so the registry, the executor,
+// the root package and the CLI can all use it without an adapter or an import cycle.
 package sdkgen

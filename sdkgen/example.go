@@ -3,6 +3,8 @@ package sdkgen
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // RouteExample returns a one-line example of calling t the right way, from a run_code program:
@@ -13,7 +15,7 @@ import (
 // ("..." for strings, 0 for numbers, the first member of an enum). The executor puts it in the
 // UNKNOWN_TOOL message of a collapsed call, because a model refused without an example tends to
 // repeat the mistake. A schema it cannot read gives `{}` as the arguments.
-func RouteExample(t Tool) string {
+func RouteExample(t api.Schema) string {
 	var args string
 	if schema, err := parseSchema(t.InputSchema, true); err == nil {
 		args = placeholder(schema, schema, 0)
@@ -149,8 +151,8 @@ var bashCommands = [2]string{"git status --short", "git log --oneline -5"}
 // is no `bash` tool or its input schema does not visibly accept `{command: "<string>"}` for both
 // example commands (it must declare `command`, and use only keywords the small validator in
 // accepts evaluates).
-func bashExample(tools []Tool) string {
-	var bash *Tool
+func bashExample(tools []api.Schema) string {
+	var bash *api.Schema
 	for i := range tools {
 		if tools[i].Name == "bash" {
 			bash = &tools[i]

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/sdkgen"
 )
 
-var writeTool = sdkgen.Tool{
+var writeTool = api.Schema{
 	Name:        "write",
 	Description: "Write a file.",
 	InputSchema: json.RawMessage(`{
@@ -23,7 +24,7 @@ var writeTool = sdkgen.Tool{
 }
 
 func ExampleDeclarations() {
-	ts, err := sdkgen.Declarations([]sdkgen.Tool{writeTool})
+	ts, err := sdkgen.Declarations([]api.Schema{writeTool})
 	if err != nil {
 		panic(err)
 	}
@@ -64,7 +65,7 @@ func ExampleRouteExample() {
 }
 
 func ExampleSections() {
-	sections, err := sdkgen.Sections(sdkgen.ModePTC, []sdkgen.Tool{writeTool})
+	sections, err := sdkgen.Sections(api.ModePTC, []api.Schema{writeTool})
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,10 @@
 package sdkgen
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ptcx/ptcx/api"
+)
 
 // Bridges from the internal test data to the external tests of package sdkgen_test, which may
 // import the registry, the executor and the sandbox (sdkgen itself must not: they import it).
@@ -19,7 +23,7 @@ type Program struct {
 // TypeCheckedPrograms returns every program TestDeclarations_typeCheck_programs requires to
 // type-check against the declarations for tools: the good programCases, the bash example of the
 // SDK section and the route example of every tool.
-func TypeCheckedPrograms(t testing.TB, tools []Tool) []Program {
+func TypeCheckedPrograms(t testing.TB, tools []api.Schema) []Program {
 	t.Helper()
 	var out []Program
 	routes := map[string]string{}

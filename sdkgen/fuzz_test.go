@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // checkWellFormed is the fuzz target's cheap stand-in for a TypeScript parser (tsc checks the
@@ -144,17 +146,17 @@ func FuzzDeclarations(f *testing.F) {
 	f.Add("", []byte(`{}`))
 	f.Add("bad", []byte(`{"type":`))
 	f.Fuzz(func(t *testing.T, name string, schema []byte) {
-		tool := Tool{Name: name, Description: name, InputSchema: schema, OutputSchema: schema}
+		tool := api.Schema{Name: name, Description: name, InputSchema: schema, OutputSchema: schema}
 		example := RouteExample(tool)
 		require.NotContains(t, example, "\n")
 		require.True(t, json.Valid([]byte(strings.TrimPrefix(example, "run_code "))), example)
 
-		out, err := Declarations([]Tool{tool, {Name: "bash", InputSchema: schema}})
+		out, err := Declarations([]api.Schema{tool, {Name: "bash", InputSchema: schema}})
 		if err != nil {
 			return
 		}
 		require.NoError(t, checkWellFormed(out), out)
-		sdk, err := SDKSection(ModePTC, []Tool{tool})
+		sdk, err := SDKSection(api.ModePTC, []api.Schema{tool})
 		require.NoError(t, err)
 		require.Contains(t, sdk, "```ts\n")
 	})

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // schemaGen builds random JSON Schemas together with an instance each schema accepts, so that a
@@ -202,13 +204,13 @@ func (g *schemaGen) root(depth int) (json.RawMessage, string) {
 func TestDeclarations_typeCheck_generatedSchemas(t *testing.T) {
 	t.Parallel()
 	g := &schemaGen{r: rand.New(rand.NewPCG(4, 2026))}
-	var tools []Tool
+	var tools []api.Schema
 	var body strings.Builder
 	for i := 0; i < 150; i++ {
 		in, inInst := g.root(4)
 		out, outInst := g.root(4)
 		name := fmt.Sprintf("gen_%d", i)
-		tools = append(tools, Tool{Name: name, InputSchema: in, OutputSchema: out})
+		tools = append(tools, api.Schema{Name: name, InputSchema: in, OutputSchema: out})
 		fmt.Fprintf(&body, "const in%d: Parameters<typeof tools.%s>[0] = %s;\n", i, name, inInst)
 		fmt.Fprintf(&body, "const out%d: Awaited<ReturnType<typeof tools.%s>> = %s;\n", i, name, outInst)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 func TestDeclarations_golden(t *testing.T) {
@@ -13,15 +15,15 @@ func TestDeclarations_golden(t *testing.T) {
 
 func TestSections_golden(t *testing.T) {
 	tools := loadTools(t, "tools.json")
-	for _, mode := range []string{ModePTC, ModeBoth} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []api.Mode{api.ModePTC, api.ModeBoth} {
+		t.Run(mode.String(), func(t *testing.T) {
 			sections, err := Sections(mode, tools)
 			require.NoError(t, err)
 			var b strings.Builder
 			for _, s := range sections {
 				b.WriteString("=== " + s.Name + "\n" + s.Text)
 			}
-			golden(t, "sections_"+mode+".golden", b.String())
+			golden(t, "sections_"+mode.String()+".golden", b.String())
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -21,15 +23,15 @@ type toolFile struct {
 }
 
 // loadTools reads a JSON array of tools from testdata.
-func loadTools(t testing.TB, name string) []Tool {
+func loadTools(t testing.TB, name string) []api.Schema {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	var files []toolFile
 	require.NoError(t, json.Unmarshal(data, &files))
-	tools := make([]Tool, len(files))
+	tools := make([]api.Schema, len(files))
 	for i, f := range files {
-		tools[i] = Tool(f)
+		tools[i] = api.Schema{Name: f.Name, Description: f.Description, InputSchema: f.InputSchema, OutputSchema: f.OutputSchema}
 	}
 	return tools
 }
@@ -48,7 +50,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 // mustDeclarations renders tools and fails the test on error.
-func mustDeclarations(t testing.TB, tools []Tool) string {
+func mustDeclarations(t testing.TB, tools []api.Schema) string {
 	t.Helper()
 	out, err := Declarations(tools)
 	require.NoError(t, err)

@@ -1,12 +1,9 @@
 package sdkgen
 
-import "fmt"
+import (
+	"fmt"
 
-// The modes, as the registry spells them.
-const (
-	ModeNative = "native"
-	ModePTC    = "ptc"
-	ModeBoth   = "both"
+	"github.com/ptcx/ptcx/api"
 )
 
 // The names of the prompt sections, in the order Sections returns them.
@@ -42,8 +39,8 @@ const sdkRules = "run_code runs a program that calls tools as typed async functi
 // model can call directly. It is empty unless mode is "ptc"; under "both" the rule would be false,
 // since direct calls really do run there. Any mode other than "ptc" (unknown ones included) gives
 // "", so callers that need a mode checked use SDKSection or Sections.
-func PTCOnlySection(mode string) string {
-	if mode != ModePTC {
+func PTCOnlySection(mode api.Mode) string {
+	if mode != api.ModePTC {
 		return ""
 	}
 	return ptcOnlyText
@@ -54,11 +51,11 @@ func PTCOnlySection(mode string) string {
 // declarations of tools. It is empty under "native", where there is no run_code. tools are the
 // scope's bindable tools (every visible tool but run_code). The error is a bad mode or one that
 // Declarations reports.
-func SDKSection(mode string, tools []Tool) (string, error) {
+func SDKSection(mode api.Mode, tools []api.Schema) (string, error) {
 	if err := checkMode(mode); err != nil {
 		return "", err
 	}
-	if mode == ModeNative {
+	if mode == api.ModeNative {
 		return "", nil
 	}
 	decls, err := Declarations(tools)
@@ -74,7 +71,7 @@ func SDKSection(mode string, tools []Tool) (string, error) {
 
 // Sections renders the assembled tool sections in prompt order ("tools:ptc-only" before
 // "tools:sdk"), leaving out the empty ones.
-func Sections(mode string, tools []Tool) ([]Section, error) {
+func Sections(mode api.Mode, tools []api.Schema) ([]Section, error) {
 	sdk, err := SDKSection(mode, tools)
 	if err != nil {
 		return nil, err
@@ -88,10 +85,9 @@ func Sections(mode string, tools []Tool) ([]Section, error) {
 	return out, nil
 }
 
-func checkMode(mode string) error {
-	switch mode {
-	case ModeNative, ModePTC, ModeBoth:
-		return nil
+func checkMode(mode api.Mode) error {
+	if _, err := api.ParseMode(string(mode)); err != nil {
+		return fmt.Errorf("sdkgen: %w", err)
 	}
-	return fmt.Errorf("sdkgen: unknown mode %q (want %q, %q or %q)", mode, ModeNative, ModePTC, ModeBoth)
+	return nil
 }

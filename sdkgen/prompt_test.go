@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
-func bashTool(schema string) Tool {
-	return Tool{Name: "bash", Description: "Run a command.", InputSchema: json.RawMessage(schema)}
+func bashTool(schema string) api.Schema {
+	return api.Schema{Name: "bash", Description: "Run a command.", InputSchema: json.RawMessage(schema)}
 }
 
 const okBash = `{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"integer"}},"required":["command"],"additionalProperties":false}`
@@ -23,17 +25,17 @@ func sectionNames(sections []Section) []string {
 }
 
 func TestSections_perMode(t *testing.T) {
-	tools := []Tool{bashTool(okBash), {Name: "read"}}
+	tools := []api.Schema{bashTool(okBash), {Name: "read"}}
 	tests := []struct {
-		mode string
+		mode api.Mode
 		want []string
 	}{
-		{ModePTC, []string{SectionPTCOnly, SectionSDK}},
-		{ModeBoth, []string{SectionSDK}},
-		{ModeNative, nil},
+		{api.ModePTC, []string{SectionPTCOnly, SectionSDK}},
+		{api.ModeBoth, []string{SectionSDK}},
+		{api.ModeNative, nil},
 	}
 	for _, tc := range tests {
-		t.Run(tc.mode, func(t *testing.T) {
+		t.Run(tc.mode.String(), func(t *testing.T) {
 			sections, err := Sections(tc.mode, tools)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, sectionNames(sections))
@@ -46,9 +48,10 @@ func TestSections_perMode(t *testing.T) {
 }
 
 func TestSections_badMode(t *testing.T) {
-	for _, mode := range []string{"", "PTC", "collapse"} {
+	for _, mode := range []api.Mode{"", "PTC", "collapse"} {
 		_, err := Sections(mode, nil)
 		require.ErrorContains(t, err, "unknown mode")
+		require.ErrorIs(t, err, api.ErrInvalidDefinition)
 		_, err = SDKSection(mode, nil)
 		require.ErrorContains(t, err, "unknown mode")
 		require.Empty(t, PTCOnlySection(mode), "anything but ptc renders no rule")
@@ -56,24 +59,24 @@ func TestSections_badMode(t *testing.T) {
 }
 
 func TestSections_badTool(t *testing.T) {
-	_, err := Sections(ModePTC, []Tool{{Name: ""}})
+	_, err := Sections(api.ModePTC, []api.Schema{{Name: ""}})
 	require.ErrorContains(t, err, "empty name")
-	sections, err := Sections(ModeNative, []Tool{{Name: ""}})
+	sections, err := Sections(api.ModeNative, []api.Schema{{Name: ""}})
 	require.NoError(t, err, "native renders no declarations, so there is nothing to fail")
 	require.Empty(t, sections)
 }
 
 func TestPTCOnlySection_rule(t *testing.T) {
-	text := PTCOnlySection(ModePTC)
+	text := PTCOnlySection(api.ModePTC)
 	require.Contains(t, text, "run_code is the only tool you can call directly")
 	require.Contains(t, text, "from inside a run_code program")
-	require.Empty(t, PTCOnlySection(ModeBoth))
-	require.Empty(t, PTCOnlySection(ModeNative))
+	require.Empty(t, PTCOnlySection(api.ModeBoth))
+	require.Empty(t, PTCOnlySection(api.ModeNative))
 }
 
 func TestSDKSection_content(t *testing.T) {
-	tools := []Tool{{Name: "read", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}}
-	text, err := SDKSection(ModeBoth, tools)
+	tools := []api.Schema{{Name: "read", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}}
+	text, err := SDKSection(api.ModeBoth, tools)
 	require.NoError(t, err)
 	decls := mustDeclarations(t, tools)
 	for _, want := range []string{
@@ -91,23 +94,23 @@ func TestSDKSection_content(t *testing.T) {
 func TestSDKSection_bashExample(t *testing.T) {
 	tests := []struct {
 		name  string
-		tools []Tool
+		tools []api.Schema
 		shown bool
 	}{
-		{"bash accepts the example", []Tool{bashTool(okBash)}, true},
-		{"bash with an open schema that declares command", []Tool{bashTool(`{"type":"object","properties":{"command":{"type":"string"}}}`)}, true},
-		{"no bash", []Tool{{Name: "read"}}, false},
-		{"a tool merely named like bash", []Tool{{Name: "bash2", InputSchema: json.RawMessage(okBash)}}, false},
-		{"bash requires an extra field", []Tool{bashTool(`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"}},"required":["command","cwd"]}`)}, false},
-		{"bash forbids command", []Tool{bashTool(`{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"],"additionalProperties":false}`)}, false},
-		{"bash takes command as an array", []Tool{bashTool(`{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}}}`)}, false},
-		{"bash does not declare command", []Tool{bashTool(`{"type":"object"}`)}, false},
-		{"bash uses a keyword the check does not evaluate", []Tool{bashTool(`{"type":"object","properties":{"command":{"type":"string","pattern":"^git "}}}`)}, false},
-		{"bash accepts nothing", []Tool{bashTool(`false`)}, false},
+		{"bash accepts the example", []api.Schema{bashTool(okBash)}, true},
+		{"bash with an open schema that declares command", []api.Schema{bashTool(`{"type":"object","properties":{"command":{"type":"string"}}}`)}, true},
+		{"no bash", []api.Schema{{Name: "read"}}, false},
+		{"a tool merely named like bash", []api.Schema{{Name: "bash2", InputSchema: json.RawMessage(okBash)}}, false},
+		{"bash requires an extra field", []api.Schema{bashTool(`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"}},"required":["command","cwd"]}`)}, false},
+		{"bash forbids command", []api.Schema{bashTool(`{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"],"additionalProperties":false}`)}, false},
+		{"bash takes command as an array", []api.Schema{bashTool(`{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}}}`)}, false},
+		{"bash does not declare command", []api.Schema{bashTool(`{"type":"object"}`)}, false},
+		{"bash uses a keyword the check does not evaluate", []api.Schema{bashTool(`{"type":"object","properties":{"command":{"type":"string","pattern":"^git "}}}`)}, false},
+		{"bash accepts nothing", []api.Schema{bashTool(`false`)}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			text, err := SDKSection(ModePTC, tc.tools)
+			text, err := SDKSection(api.ModePTC, tc.tools)
 			require.NoError(t, err)
 			require.Equal(t, tc.shown, strings.Contains(text, "A complete run_code call (the tool name, then its JSON arguments):\nrun_code {"), text)
 			require.Equal(t, tc.shown, strings.Contains(text, "tools.bash({command: "), text)
@@ -116,7 +119,7 @@ func TestSDKSection_bashExample(t *testing.T) {
 }
 
 func TestSDKSection_bashExampleIsValidJSON(t *testing.T) {
-	ex := bashExample([]Tool{bashTool(okBash)})
+	ex := bashExample([]api.Schema{bashTool(okBash)})
 	code := exampleCode(t, ex)
 	require.Contains(t, code, "await Promise.all([")
 	require.Contains(t, code, "\nreturn {status, log};")
@@ -124,17 +127,17 @@ func TestSDKSection_bashExampleIsValidJSON(t *testing.T) {
 
 func TestSections_deterministic(t *testing.T) {
 	tools := loadTools(t, "tools.json")
-	first, err := Sections(ModePTC, tools)
+	first, err := Sections(api.ModePTC, tools)
 	require.NoError(t, err)
 	for i := 0; i < 100; i++ {
-		reversed := make([]Tool, len(tools))
+		reversed := make([]api.Schema, len(tools))
 		for j, tool := range tools {
 			reversed[len(tools)-1-j] = tool
 		}
 		if i%2 == 0 {
 			reversed = tools
 		}
-		got, err := Sections(ModePTC, reversed)
+		got, err := Sections(api.ModePTC, reversed)
 		require.NoError(t, err)
 		require.Equal(t, first, got, "render %d", i)
 	}

@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // renderInput renders schema as the input schema of a tool named "x" and returns every named type
 // it produced, root first, as "Name = body" lines.
 func renderInput(t *testing.T, schema string) []string {
 	t.Helper()
-	decls, err := compile([]Tool{{Name: "x", InputSchema: json.RawMessage(schema)}})
+	decls, err := compile([]api.Schema{{Name: "x", InputSchema: json.RawMessage(schema)}})
 	require.NoError(t, err)
 	var out []string
 	for _, nt := range decls[0].args.order {
@@ -103,16 +105,16 @@ func TestDeclarations_mapping(t *testing.T) {
 func TestDeclarations_errors(t *testing.T) {
 	tests := []struct {
 		name  string
-		tools []Tool
+		tools []api.Schema
 		want  string
 	}{
-		{"empty name", []Tool{{Name: ""}}, "empty name"},
-		{"invalid UTF-8 name", []Tool{{Name: "a\xff"}}, "not valid UTF-8"},
-		{"duplicate names", []Tool{{Name: "a"}, {Name: "b"}, {Name: "a"}}, `two tools are named "a"`},
-		{"invalid JSON input", []Tool{{Name: "a", InputSchema: json.RawMessage(`{"type":`)}}, `tool "a": input schema`},
-		{"trailing data", []Tool{{Name: "a", InputSchema: json.RawMessage(`{} {}`)}}, `tool "a": input schema`},
-		{"not a schema", []Tool{{Name: "a", InputSchema: json.RawMessage(`"string"`)}}, "not a JSON Schema"},
-		{"invalid JSON output", []Tool{{Name: "a", OutputSchema: json.RawMessage(`[`)}}, `tool "a": output schema`},
+		{"empty name", []api.Schema{{Name: ""}}, "empty name"},
+		{"invalid UTF-8 name", []api.Schema{{Name: "a\xff"}}, "not valid UTF-8"},
+		{"duplicate names", []api.Schema{{Name: "a"}, {Name: "b"}, {Name: "a"}}, `two tools are named "a"`},
+		{"invalid JSON input", []api.Schema{{Name: "a", InputSchema: json.RawMessage(`{"type":`)}}, `tool "a": input schema`},
+		{"trailing data", []api.Schema{{Name: "a", InputSchema: json.RawMessage(`{} {}`)}}, `tool "a": input schema`},
+		{"not a schema", []api.Schema{{Name: "a", InputSchema: json.RawMessage(`"string"`)}}, "not a JSON Schema"},
+		{"invalid JSON output", []api.Schema{{Name: "a", OutputSchema: json.RawMessage(`[`)}}, `tool "a": output schema`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,7 +126,7 @@ func TestDeclarations_errors(t *testing.T) {
 
 func TestDeclarations_absentSchemas(t *testing.T) {
 	for _, raw := range []json.RawMessage{nil, json.RawMessage(""), json.RawMessage(" null ")} {
-		out := mustDeclarations(t, []Tool{{Name: "a", InputSchema: raw, OutputSchema: raw}})
+		out := mustDeclarations(t, []api.Schema{{Name: "a", InputSchema: raw, OutputSchema: raw}})
 		require.Contains(t, out, "type AArgs = Record<string, JsonValue>;\n")
 		require.Contains(t, out, "  a(args?: AArgs): Promise<JsonValue>;\n")
 		require.NotContains(t, out, "AOutput")
@@ -135,7 +137,7 @@ func TestDeclarations_deterministic(t *testing.T) {
 	tools := append(loadTools(t, "tools.json"), loadTools(t, "odd.json")...)
 	want := mustDeclarations(t, tools)
 	for i := 0; i < 100; i++ {
-		shuffled := append([]Tool(nil), tools...)
+		shuffled := append([]api.Schema(nil), tools...)
 		for j := range shuffled {
 			k := (j*7 + i) % len(shuffled)
 			shuffled[j], shuffled[k] = shuffled[k], shuffled[j]
@@ -160,7 +162,7 @@ func TestDeclarations_optionalArgument(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.schema, func(t *testing.T) {
-			out := mustDeclarations(t, []Tool{{Name: "a", InputSchema: json.RawMessage(tc.schema)}})
+			out := mustDeclarations(t, []api.Schema{{Name: "a", InputSchema: json.RawMessage(tc.schema)}})
 			require.Equal(t, tc.optional, strings.Contains(out, "a(args?: AArgs)"), out)
 		})
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
@@ -74,19 +75,19 @@ func TestDeclarations_sandbox_patchedSchemas(t *testing.T) {
 			require.NoError(t, err, "%s needs no patch", tool.Name)
 			continue
 		}
-		require.ErrorIs(t, err, registry.ErrUnsupportedSchema, tool.Name)
+		require.ErrorIs(t, err, api.ErrUnsupportedSchema, tool.Name)
 		for i, p := range patches {
 			others := slices.Delete(slices.Clone(patches), i, i+1)
 			schema := patchSchema(t, tool.InputSchema, others)
 			err := registry.New().Register(registry.Deployment, registryTool(tool, schema, nil))
-			require.ErrorIs(t, err, registry.ErrUnsupportedSchema, "%s without the patch of %s", tool.Name, p.pointer)
+			require.ErrorIs(t, err, api.ErrUnsupportedSchema, "%s without the patch of %s", tool.Name, p.pointer)
 			require.Contains(t, err.Error(), p.refusal, "%s without the patch of %s", tool.Name, p.pointer)
 		}
 		schema := patchSchema(t, tool.InputSchema, patches)
 		require.NoError(t, registry.New().Register(registry.Deployment, registryTool(tool, schema, nil)), tool.Name)
 	}
 	for name := range inputPatches {
-		require.True(t, slices.ContainsFunc(tools, func(tool sdkgen.Tool) bool { return tool.Name == name }),
+		require.True(t, slices.ContainsFunc(tools, func(tool api.Schema) bool { return tool.Name == name }),
 			"inputPatches names %q, which is not in tools.json", name)
 	}
 }
@@ -138,7 +139,7 @@ func TestDeclarations_sandbox_typeCheckedProgramsRun(t *testing.T) {
 
 // runInSandbox runs p through run_code on an executor over reg, and returns its result and the
 // result notifications of its nested calls.
-func runInSandbox(t *testing.T, rt *wasmhost.Runtime, reg *registry.Registry, p sdkgen.Program) (registry.Result, []executor.Notification) {
+func runInSandbox(t *testing.T, rt *wasmhost.Runtime, reg *registry.Registry, p sdkgen.Program) (api.Result, []executor.Notification) {
 	t.Helper()
 	var mu sync.Mutex
 	var nested []executor.Notification
@@ -181,16 +182,16 @@ var refusedInSandbox = map[string]refusal{
 }
 
 // check requires the run of p to have failed as want says.
-func (want refusal) check(t *testing.T, p sdkgen.Program, r registry.Result, nested []executor.Notification) {
+func (want refusal) check(t *testing.T, p sdkgen.Program, r api.Result, nested []executor.Notification) {
 	t.Helper()
-	require.ErrorIs(t, r.Error(), registry.ErrCodeRunFailed, "%s must fail in the sandbox; if it runs now, remove it from refusedInSandbox", p.Name)
+	require.ErrorIs(t, r.AsError(), api.ErrCodeRunFailed, "%s must fail in the sandbox; if it runs now, remove it from refusedInSandbox", p.Name)
 	require.Contains(t, r.Err.Message, want.run, p.Name)
 	if want.violations == nil {
 		require.Empty(t, nested, "%s makes no nested call", p.Name)
 		return
 	}
 	require.Len(t, nested, 1, p.Name)
-	require.ErrorIs(t, nested[0].Result.Error(), registry.ErrInvalidArgs, p.Name)
+	require.ErrorIs(t, nested[0].Result.AsError(), api.ErrInvalidArgs, p.Name)
 	err := nested[0].Result.Err
 	require.Len(t, err.Violations, len(want.violations), "%s: %v", p.Name, err.Violations)
 	for i, v := range want.violations {
@@ -240,10 +241,10 @@ func orNull(v json.RawMessage) json.RawMessage {
 
 // bindTools returns a registry in ptc mode holding every tool, its input schema patched per
 // inputPatches, with a body that returns the tool's value from outputs.
-func bindTools(t *testing.T, tools []sdkgen.Tool, outputs map[string]json.RawMessage) *registry.Registry {
+func bindTools(t *testing.T, tools []api.Schema, outputs map[string]json.RawMessage) *registry.Registry {
 	t.Helper()
 	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, registry.ModePTC))
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
 	for _, tool := range tools {
 		schema := patchSchema(t, tool.InputSchema, inputPatches[tool.Name])
 		require.NoError(t, reg.Register(registry.Deployment, registryTool(tool, schema, outputs[tool.Name])), tool.Name)
@@ -252,21 +253,21 @@ func bindTools(t *testing.T, tools []sdkgen.Tool, outputs map[string]json.RawMes
 }
 
 // registryTool is tool with the given input schema and a body returning out.
-func registryTool(tool sdkgen.Tool, input, out json.RawMessage) registry.Tool {
+func registryTool(tool api.Schema, input, out json.RawMessage) registry.Tool {
 	return registry.Tool{
 		Name:            tool.Name,
 		Description:     tool.Description,
 		InputSchema:     input,
 		OutputSchema:    tool.OutputSchema,
 		ConcurrencySafe: true,
-		Body: func(context.Context, registry.Input) (registry.Output, error) {
-			return registry.Output{Value: out}, nil
+		Body: func(context.Context, api.Input) (api.Output, error) {
+			return api.Output{Value: out}, nil
 		},
 	}
 }
 
 // loadOutputs reads testdata/outputs.json: one value per tool of tools, and no other.
-func loadOutputs(t *testing.T, tools []sdkgen.Tool) map[string]json.RawMessage {
+func loadOutputs(t *testing.T, tools []api.Schema) map[string]json.RawMessage {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "outputs.json"))
 	require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // programCase is a sample run_code program over testdata/tools.json. wantCode is empty for a
@@ -131,9 +133,9 @@ func TestDeclarations_typeCheck_programs(t *testing.T) {
 
 // exampleCases are the programs the prompt shows for tools: the bash example of the SDK section
 // and the route example of every tool. All of them must type-check.
-func exampleCases(t testing.TB, tools []Tool) []programCase {
+func exampleCases(t testing.TB, tools []api.Schema) []programCase {
 	t.Helper()
-	sdk, err := SDKSection(ModePTC, tools)
+	sdk, err := SDKSection(api.ModePTC, tools)
 	require.NoError(t, err)
 	bash := bashExample(tools)
 	require.NotEmpty(t, bash)

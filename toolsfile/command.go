@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/internal/text"
-	"github.com/ptcx/ptcx/registry"
 )
 
 // Caps on what a command may print.
@@ -44,7 +44,7 @@ type command struct {
 	env  EnvSpec
 }
 
-func (c command) run(ctx context.Context, in registry.Input) (registry.Output, error) {
+func (c command) run(ctx context.Context, in api.Input) (api.Output, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir = c.dir
 	cmd.Env = c.env.environ()
@@ -56,7 +56,7 @@ func (c command) run(ctx context.Context, in registry.Input) (registry.Output, e
 
 	tree, err := proc.Start(cmd)
 	if err != nil {
-		return registry.Output{}, fmt.Errorf("cannot start %s: %w", c.argv[0], unwrapExec(err))
+		return api.Output{}, fmt.Errorf("cannot start %s: %w", c.argv[0], unwrapExec(err))
 	}
 	done := make(chan error, 1)
 	go func() { done <- tree.Wait() }() // kills what the command left running
@@ -68,30 +68,30 @@ func (c command) run(ctx context.Context, in registry.Input) (registry.Output, e
 	case <-stdout.overflow:
 		tree.Kill()
 		<-done
-		return registry.Output{}, fmt.Errorf("%s printed more than %d bytes on stdout; it was stopped", c.argv[0], MaxStdout)
+		return api.Output{}, fmt.Errorf("%s printed more than %d bytes on stdout; it was stopped", c.argv[0], MaxStdout)
 	}
 
 	if ctx.Err() != nil {
-		return registry.Output{}, ctx.Err()
+		return api.Output{}, ctx.Err()
 	}
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
-			return registry.Output{}, errors.New(failureMessage(c.argv[0], exit, stderr.String()))
+			return api.Output{}, errors.New(failureMessage(c.argv[0], exit, stderr.String()))
 		}
 		if !errors.Is(err, exec.ErrWaitDelay) {
-			return registry.Output{}, fmt.Errorf("%s: %w", c.argv[0], err)
+			return api.Output{}, fmt.Errorf("%s: %w", c.argv[0], err)
 		}
 	}
 	out := bytes.TrimSpace(stdout.Bytes())
 	if len(out) == 0 {
-		return registry.Output{Value: json.RawMessage("null")}, nil
+		return api.Output{Value: json.RawMessage("null")}, nil
 	}
 	if !json.Valid(out) {
-		return registry.Output{}, registry.Errorf(registry.CodeInvalidToolOutput,
+		return api.Output{}, api.Errorf(api.CodeInvalidToolOutput,
 			"%s printed output that is not JSON (a command tool must print one JSON value on stdout): %s", c.argv[0], excerpt(string(out)))
 	}
-	return registry.Output{Value: append(json.RawMessage(nil), out...)}, nil
+	return api.Output{Value: append(json.RawMessage(nil), out...)}, nil
 }
 
 // environ is the command's whole environment: the allowlist, then what

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/proc"
-	"github.com/ptcx/ptcx/registry"
 )
 
 // loadSpec loads a tools file of one tool "t" from spec.
@@ -94,12 +94,12 @@ func TestCommand_leavesNoProcess(t *testing.T) {
 		name, script string
 		timeoutMS    int
 		cancel       bool
-		code         registry.Code // "" for success
+		code         api.Code // "" for success
 	}{
 		{"answers", `echo '{}'`, 0, false, ""},
-		{"fails", `exit 3`, 0, false, registry.CodeToolFailed},
-		{"times out", `sleep 300`, 3000, false, registry.CodeToolTimeout},
-		{"is cancelled", `sleep 300`, 0, true, registry.CodeAborted},
+		{"fails", `exit 3`, 0, false, api.CodeToolFailed},
+		{"times out", `sleep 300`, 3000, false, api.CodeToolTimeout},
+		{"is cancelled", `sleep 300`, 0, true, api.CodeAborted},
 	}
 	for _, lo := range leftovers {
 		for _, end := range endings {

@@ -46,6 +46,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -59,10 +60,10 @@ const MaxTimeout = 24 * time.Hour
 
 // File is a parsed tools file.
 type File struct {
-	Path   string        `json:"-"`
-	Mode   registry.Mode `json:"mode,omitempty"`
-	Tools  []ToolSpec    `json:"tools"`
-	Scopes []ScopeSpec   `json:"scopes,omitempty"`
+	Path   string      `json:"-"`
+	Mode   api.Mode    `json:"mode,omitempty"`
+	Tools  []ToolSpec  `json:"tools"`
+	Scopes []ScopeSpec `json:"scopes,omitempty"`
 }
 
 // ToolSpec declares one command tool.
@@ -106,11 +107,11 @@ func (e EnvSpec) check() error {
 
 // ScopeSpec declares one scope (a preset, an agent, a tenant).
 type ScopeSpec struct {
-	Name   string        `json:"name"`
-	Parent string        `json:"parent,omitempty"`
-	Mode   registry.Mode `json:"mode,omitempty"`
-	Allow  []string      `json:"allow,omitempty"`
-	Deny   []string      `json:"deny,omitempty"`
+	Name   string   `json:"name"`
+	Parent string   `json:"parent,omitempty"`
+	Mode   api.Mode `json:"mode,omitempty"`
+	Allow  []string `json:"allow,omitempty"`
+	Deny   []string `json:"deny,omitempty"`
 }
 
 // Load reads and parses a tools file. Problems that only registration can
@@ -143,7 +144,7 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	if f.Mode != "" {
-		if _, err := registry.ParseMode(string(f.Mode)); err != nil {
+		if _, err := api.ParseMode(string(f.Mode)); err != nil {
 			return nil, err
 		}
 	}
@@ -201,7 +202,7 @@ func (t ToolSpec) check() error {
 // Apply registers f's scopes and tools into reg. mode, when not empty,
 // overrides the file's deployment mode (the CLI's --mode). Every error names
 // the file, the tool or scope, and the problem.
-func (f *File) Apply(reg *registry.Registry, mode registry.Mode) error {
+func (f *File) Apply(reg *registry.Registry, mode api.Mode) error {
 	if mode == "" {
 		mode = f.Mode
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/toolsfile"
@@ -23,7 +24,7 @@ func write(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-func load(t *testing.T, content string, mode registry.Mode) (*executor.Executor, string) {
+func load(t *testing.T, content string, mode api.Mode) (*executor.Executor, string) {
 	t.Helper()
 	dir := t.TempDir()
 	p := write(t, dir, "tools.json", content)
@@ -133,9 +134,9 @@ func TestApply_modesAndScopes(t *testing.T) {
 	}`, "")
 	reg := e.Registry()
 	m, _ := reg.Mode(registry.Deployment)
-	require.Equal(t, registry.ModeBoth, m)
+	require.Equal(t, api.ModeBoth, m)
 	m, _ = reg.Mode("agent")
-	require.Equal(t, registry.ModePTC, m)
+	require.Equal(t, api.ModePTC, m)
 	ss, err := reg.Bindable("agent")
 	require.NoError(t, err)
 	require.Len(t, ss, 2)
@@ -145,9 +146,9 @@ func TestApply_modesAndScopes(t *testing.T) {
 	require.Equal(t, "own", ss[1].Name)
 
 	// --mode overrides the file's mode.
-	e2, _ := load(t, `{"mode":"both","tools":[{"name":"a","command":["cat"]}]}`, registry.ModeNative)
+	e2, _ := load(t, `{"mode":"both","tools":[{"name":"a","command":["cat"]}]}`, api.ModeNative)
 	m, _ = e2.Registry().Mode(registry.Deployment)
-	require.Equal(t, registry.ModeNative, m)
+	require.Equal(t, api.ModeNative, m)
 }
 
 func TestCommand_roundTrip(t *testing.T) {
@@ -181,17 +182,17 @@ func TestCommand_failures(t *testing.T) {
 	tests := []struct {
 		name, command string
 		timeoutMS     int
-		code          registry.Code
+		code          api.Code
 		contains      string
 	}{
-		{"non-zero exit with stderr", `echo "  city not found  " >&2; exit 3`, 0, registry.CodeToolFailed, "city not found"},
-		{"non-zero exit without stderr", `exit 4`, 0, registry.CodeToolFailed, "exited with status 4"},
-		{"killed by a signal", `kill -TERM $$`, 0, registry.CodeToolFailed, "killed by signal terminated"},
-		{"stderr capped", `printf '` + long + `' >&2; exit 1`, 0, registry.CodeToolFailed, "more bytes)"},
-		{"not JSON", `echo 'hello world'`, 0, registry.CodeInvalidToolOutput, "not JSON"},
-		{"two JSON values", `echo '{} {}'`, 0, registry.CodeInvalidToolOutput, "not JSON"},
-		{"hangs", `sleep 300`, 100, registry.CodeToolTimeout, "within its timeout of 100ms"},
-		{"floods stdout", `yes '"y"'`, 0, registry.CodeToolFailed, "printed more than 1048576 bytes on stdout"},
+		{"non-zero exit with stderr", `echo "  city not found  " >&2; exit 3`, 0, api.CodeToolFailed, "city not found"},
+		{"non-zero exit without stderr", `exit 4`, 0, api.CodeToolFailed, "exited with status 4"},
+		{"killed by a signal", `kill -TERM $$`, 0, api.CodeToolFailed, "killed by signal terminated"},
+		{"stderr capped", `printf '` + long + `' >&2; exit 1`, 0, api.CodeToolFailed, "more bytes)"},
+		{"not JSON", `echo 'hello world'`, 0, api.CodeInvalidToolOutput, "not JSON"},
+		{"two JSON values", `echo '{} {}'`, 0, api.CodeInvalidToolOutput, "not JSON"},
+		{"hangs", `sleep 300`, 100, api.CodeToolTimeout, "within its timeout of 100ms"},
+		{"floods stdout", `yes '"y"'`, 0, api.CodeToolFailed, "printed more than 1048576 bytes on stdout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,7 +216,7 @@ func TestCommand_failures(t *testing.T) {
 func TestCommand_startFailure(t *testing.T) {
 	e, _ := load(t, `[{"name":"t","command":["./does-not-exist"]}]`, "")
 	r := e.Execute(context.Background(), executor.Call{Name: "t"})
-	require.Equal(t, registry.CodeToolFailed, r.Err.Code)
+	require.Equal(t, api.CodeToolFailed, r.Err.Code)
 	require.Contains(t, r.Err.Message, "cannot start")
 	require.Contains(t, r.Err.Message, "no such file")
 }

@@ -3,6 +3,8 @@ package wasmhost
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // abiVersion is the guest ABI this host speaks: PTCX_ABI_VERSION in
@@ -74,11 +76,11 @@ func guestRange(size uint32, ptr, length uint64, limit uint32) (uint32, uint32, 
 
 // guestError is the JSON the guest passes to the error import.
 type guestError struct {
-	Kind    Kind   `json:"kind"`
-	Message string `json:"message"`
-	Stack   string `json:"stack,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
+	Kind    api.Kind `json:"kind"`
+	Message string   `json:"message"`
+	Stack   string   `json:"stack,omitempty"`
+	Line    int      `json:"line,omitempty"`
+	Column  int      `json:"column,omitempty"`
 }
 
 // decodeGuestError parses and checks the error import's JSON.
@@ -88,7 +90,7 @@ func decodeGuestError(b []byte) (*RunError, error) {
 		return nil, fmt.Errorf("error JSON: %w", err)
 	}
 	switch g.Kind {
-	case KindException, KindSyntax, KindMemory, KindInvalidOutput:
+	case api.KindException, api.KindSyntax, api.KindMemory, api.KindInvalidOutput:
 	default:
 		return nil, fmt.Errorf("error JSON: unknown kind %q", g.Kind)
 	}

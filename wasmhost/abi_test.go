@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
+	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 func FuzzGuestRange(f *testing.F) {
@@ -41,7 +43,7 @@ func FuzzDecodeGuestError(f *testing.F) {
 			require.Nil(t, e)
 			return
 		}
-		require.Contains(t, []Kind{KindException, KindSyntax, KindMemory, KindInvalidOutput}, e.Kind)
+		require.Contains(t, []api.Kind{api.KindException, api.KindSyntax, api.KindMemory, api.KindInvalidOutput}, e.Kind)
 		require.NotEmpty(t, e.Message)
 		require.GreaterOrEqual(t, e.Line, 0)
 		require.GreaterOrEqual(t, e.Column, 0)
@@ -67,7 +69,7 @@ func FuzzHostFunctions(f *testing.F) {
 	mod, err := wr.Instantiate(ctx, memoryModule)
 	require.NoError(f, err)
 	mem := mod.Memory()
-	funcs := []api.GoModuleFunc{hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
+	funcs := []wapi.GoModuleFunc{hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
 
 	f.Add(uint8(0), uint32(0), uint32(4), uint32(8), uint32(2), []byte("echo\x00\x00\x00\x00{}"))
 	f.Add(uint8(1), uint32(3), uint32(0), uint32(5), uint32(0), []byte("hello"))
@@ -83,7 +85,7 @@ func FuzzHostFunctions(f *testing.F) {
 			disp: DispatcherFunc(func(_ string, _ json.RawMessage, done func(CallResult)) {
 				done(CallResult{OK: true})
 			}),
-			limits: DefaultLimits(),
+			limits: api.DefaultLimits(),
 			tools:  map[string]string{"echo": "echo"},
 			inbox:  newInbox(),
 			output: output{limit: 100},
@@ -114,7 +116,7 @@ func TestHostCall_limits(t *testing.T) {
 	var dispatched int
 	r := &run{
 		disp:   DispatcherFunc(func(_ string, _ json.RawMessage, _ func(CallResult)) { dispatched++ }),
-		limits: Limits{MaxPendingCalls: 2, MaxCalls: 3, MaxCallArgBytes: 100, MaxInFlightArgBytes: 100},
+		limits: api.Limits{MaxPendingCalls: 2, MaxCalls: 3, MaxCallArgBytes: 100, MaxInFlightArgBytes: 100},
 		tools:  map[string]string{"echo": "echo"},
 		inbox:  newInbox(),
 	}
@@ -122,7 +124,7 @@ func TestHostCall_limits(t *testing.T) {
 	call := func() int32 {
 		stack := []uint64{0, 4, 4, 2}
 		hostCall(rctx, mod, stack)
-		return api.DecodeI32(stack[0])
+		return wapi.DecodeI32(stack[0])
 	}
 	require.Equal(t, int32(1), call())
 	require.Equal(t, int32(2), call())
@@ -236,7 +238,7 @@ func TestCappedMemory(t *testing.T) {
 }
 
 func TestEngineMemoryLimit(t *testing.T) {
-	for _, n := range []int64{MinMemoryBytes, 16 << 20, DefaultMemoryBytes, 4 << 30} {
+	for _, n := range []int64{MinMemoryBytes, 16 << 20, api.DefaultMemoryBytes, 4 << 30} {
 		l := engineMemoryLimit(n)
 		require.Positive(t, l)
 		require.Less(t, l, n-1<<20, "no headroom under %d", n)
@@ -246,14 +248,14 @@ func TestEngineMemoryLimit(t *testing.T) {
 func TestDecodeGuestError(t *testing.T) {
 	e, err := decodeGuestError([]byte(`{"kind":"syntax","message":"SyntaxError: x","line":3,"column":4}`))
 	require.NoError(t, err)
-	require.Equal(t, &RunError{Kind: KindSyntax, Message: "SyntaxError: x", Line: 3, Column: 4}, e)
+	require.Equal(t, &RunError{Kind: api.KindSyntax, Message: "SyntaxError: x", Line: 3, Column: 4}, e)
 	_, err = decodeGuestError([]byte(`{"kind":"abort","message":"x"}`))
 	require.ErrorContains(t, err, `unknown kind "abort"`)
 }
 
 func TestRunError(t *testing.T) {
 	cause := errors.New("cause")
-	e := &RunError{Kind: KindTrap, Message: "the guest trapped", Cause: cause}
+	e := &RunError{Kind: api.KindTrap, Message: "the guest trapped", Cause: cause}
 	require.Equal(t, "trap: the guest trapped", e.Error())
 	require.ErrorIs(t, e, cause)
 }

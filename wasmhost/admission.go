@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // ErrBusy is returned by Run (errors.Is) when the run was not admitted in
@@ -160,7 +162,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	case errors.Is(err, ErrClosed):
 		return ErrClosed
 	case err != nil && !errors.Is(err, errGateTimeout):
-		return &RunError{Kind: KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
+		return &RunError{Kind: api.KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
 	}
 	u := rt.Usage()
 	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed (the cap is %d MiB; this run needs %d MiB), "+

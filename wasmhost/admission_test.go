@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
+
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -34,7 +36,7 @@ func (g *gated) Dispatch(_ string, _ json.RawMessage, done func(wasmhost.CallRes
 
 // runAsync starts a run waiting on a gated call and returns its error
 // channel.
-func runAsync(rt *wasmhost.Runtime, g *gated, limits wasmhost.Limits) <-chan error {
+func runAsync(rt *wasmhost.Runtime, g *gated, limits api.Limits) <-chan error {
 	errc := make(chan error, 1)
 	go func() {
 		_, err := rt.Run(context.Background(), wasmhost.Program{JS: `return await tools.wait()`, Tools: []string{"wait"}, Limits: limits}, g)
@@ -53,13 +55,13 @@ func TestRuntime_Run_maxRuns(t *testing.T) {
 	rt := newRuntime(t, testConfig().WithMaxRuns(2))
 	g := newGated()
 	// At the cap: two runs admitted, both waiting on their tools.
-	a, b := runAsync(rt, g, wasmhost.Limits{}), runAsync(rt, g, wasmhost.Limits{})
+	a, b := runAsync(rt, g, api.Limits{}), runAsync(rt, g, api.Limits{})
 	<-g.started
 	<-g.started
 	require.Equal(t, 2, rt.Usage().Runs)
 	require.Equal(t, 0, rt.Usage().Executing, "runs waiting on tools hold no slot")
 	// Past it: the third waits, then proceeds when one ends.
-	c := runAsync(rt, g, wasmhost.Limits{})
+	c := runAsync(rt, g, api.Limits{})
 	eventually(t, "the third run waits", func() bool { return rt.Usage().Waiting == 1 })
 	require.Equal(t, 2, rt.Usage().Runs)
 	close(g.release)
@@ -74,18 +76,18 @@ func TestRuntime_Run_busyAfterTheAdmissionWait(t *testing.T) {
 	tests := []struct {
 		name    string
 		cfg     wasmhost.Config
-		limits  wasmhost.Limits
+		limits  api.Limits
 		atLeast time.Duration
 	}{
-		{"the admission wait", testConfig().WithMaxRuns(1).WithAdmissionWait(100 * time.Millisecond), wasmhost.Limits{}, 100 * time.Millisecond},
-		{"no wait", testConfig().WithMaxRuns(1).WithAdmissionWait(0), wasmhost.Limits{}, 0},
-		{"the wall deadline first", testConfig().WithMaxRuns(1), wasmhost.Limits{WallTime: 150 * time.Millisecond}, 150 * time.Millisecond},
+		{"the admission wait", testConfig().WithMaxRuns(1).WithAdmissionWait(100 * time.Millisecond), api.Limits{}, 100 * time.Millisecond},
+		{"no wait", testConfig().WithMaxRuns(1).WithAdmissionWait(0), api.Limits{}, 0},
+		{"the wall deadline first", testConfig().WithMaxRuns(1), api.Limits{WallTime: 150 * time.Millisecond}, 150 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newRuntime(t, tt.cfg)
 			g := newGated()
-			a := runAsync(rt, g, wasmhost.Limits{})
+			a := runAsync(rt, g, api.Limits{})
 			<-g.started
 			start := time.Now()
 			out, err := rt.Run(context.Background(), wasmhost.Program{JS: `return 1`, Limits: tt.limits}, &tools{})
@@ -108,7 +110,7 @@ func TestRuntime_Run_busyAfterTheAdmissionWait(t *testing.T) {
 func TestRuntime_Run_admissionWaitEndsWithTheCaller(t *testing.T) {
 	rt := newRuntime(t, testConfig().WithMaxRuns(1))
 	g := newGated()
-	a := runAsync(rt, g, wasmhost.Limits{})
+	a := runAsync(rt, g, api.Limits{})
 	<-g.started
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -121,7 +123,7 @@ func TestRuntime_Run_admissionWaitEndsWithTheCaller(t *testing.T) {
 	err := <-errc
 	var re *wasmhost.RunError
 	require.True(t, errors.As(err, &re), "%v", err)
-	require.Equal(t, wasmhost.KindAbort, re.Kind)
+	require.Equal(t, api.KindAbort, re.Kind)
 	require.ErrorIs(t, err, context.Canceled)
 
 	// Close ends a wait too.
@@ -142,7 +144,7 @@ func TestRuntime_Run_admissionWaitEndsWithTheCaller(t *testing.T) {
 // grows to its limit is never refused for its neighbours.
 func TestRuntime_Run_maxCommittedMemory(t *testing.T) {
 	const mib = 1 << 20
-	rt := newRuntime(t, testConfig().WithLimits(wasmhost.Limits{MemoryBytes: 16 * mib}).
+	rt := newRuntime(t, testConfig().WithLimits(api.Limits{MemoryBytes: 16 * mib}).
 		WithMaxCommittedMemory(36*mib).WithAdmissionWait(100*time.Millisecond))
 	hold := func(js string) (*gated, chan error) {
 		g := newGated()
@@ -163,7 +165,7 @@ func TestRuntime_Run_maxCommittedMemory(t *testing.T) {
 	require.ErrorIs(t, err, wasmhost.ErrBusy, "past the cap: a third run at the limit does not fit")
 	require.ErrorContains(t, err, "with 32 MiB of guest memory committed (the cap is 36 MiB; this run needs 16 MiB)")
 
-	out, re, _ := runJS(t, rt, `return 2`, wasmhost.Limits{MemoryBytes: 4 * mib})
+	out, re, _ := runJS(t, rt, `return 2`, api.Limits{MemoryBytes: 4 * mib})
 	require.Nil(t, re, "below the cap: a run with a lower limit fits beside them")
 	require.JSONEq(t, `2`, string(out.Result))
 
@@ -203,9 +205,9 @@ func TestNew_invalidAdmission(t *testing.T) {
 	// At the bound: the minimum is a valid cap, which admits a run at the
 	// minimum memory limit, and no run with a higher one.
 	rt := newRuntime(t, testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes).WithAdmissionWait(0).
-		WithLimits(wasmhost.Limits{MemoryBytes: wasmhost.MinMemoryBytes}))
+		WithLimits(api.Limits{MemoryBytes: wasmhost.MinMemoryBytes}))
 	require.Equal(t, int64(wasmhost.MinMemoryBytes), rt.Usage().MaxCommittedBytes)
-	out, re, _ := runJS(t, rt, `return new Uint8Array(1 << 20).length`, wasmhost.Limits{MemoryBytes: wasmhost.MinMemoryBytes})
+	out, re, _ := runJS(t, rt, `return new Uint8Array(1 << 20).length`, api.Limits{MemoryBytes: wasmhost.MinMemoryBytes})
 	require.Nil(t, re)
 	require.JSONEq(t, `1048576`, string(out.Result))
 	_, err := wasmhost.New(context.Background(), testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes))
@@ -216,7 +218,7 @@ func TestRuntime_Usage_defaults(t *testing.T) {
 	u := sharedRuntime(t).Usage()
 	require.Positive(t, u.Slots)
 	require.Equal(t, wasmhost.DefaultRunsPerSlot*u.Slots, u.MaxRuns)
-	require.GreaterOrEqual(t, u.MaxCommittedBytes, int64(wasmhost.DefaultMemoryBytes))
+	require.GreaterOrEqual(t, u.MaxCommittedBytes, int64(api.DefaultMemoryBytes))
 }
 
 // Many runs through a Runtime with one slot and few admissions, under
@@ -261,10 +263,10 @@ func TestRuntime_Run_admissionHammer(t *testing.T) {
 				js, want = `for (;;) {}`, "timeout"
 			}
 			out, err := rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"echo", "slow"},
-				Limits: wasmhost.Limits{ComputeTime: 100 * time.Millisecond}}, d)
+				Limits: api.Limits{ComputeTime: 100 * time.Millisecond}}, d)
 			var re *wasmhost.RunError
 			switch {
-			case want == "timeout" && (!errors.As(err, &re) || re.Kind != wasmhost.KindTimeout):
+			case want == "timeout" && (!errors.As(err, &re) || re.Kind != api.KindTimeout):
 				errs <- fmt.Errorf("run %d: want a timeout, got %v", i, err)
 			case want == "timeout":
 			case err != nil:

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Program is one run_code program, ready for the guest.
@@ -20,7 +22,7 @@ type Program struct {
 	// Limits for this run. A zero field means the Runtime's limit; a field
 	// larger than the Runtime's limit is clamped to it (a caller may lower a
 	// limit, never raise it).
-	Limits Limits
+	Limits api.Limits
 }
 
 // Dispatcher receives the nested calls a program makes. The executor
@@ -98,32 +100,17 @@ type Outcome struct {
 
 // Stats are measurements of one run.
 type Stats struct {
-	Compute time.Duration // CPU time the guest used (see Limits.ComputeTime)
+	Compute time.Duration // CPU time the guest used (see api.Limits.ComputeTime)
 	Wall    time.Duration // from the start of Run to its end
 	Calls   int           // nested calls dispatched
 	Memory  int64         // guest linear memory at the end, in bytes
 }
 
-// Kind classifies why a run failed. The strings are stable: they appear in
-// CODE_RUN_FAILED errors that models and hosts read.
-type Kind string
-
-const (
-	KindException     Kind = "exception"      // the program threw, or an awaited promise can never settle
-	KindSyntax        Kind = "syntax"         // the program does not parse
-	KindTimeout       Kind = "timeout"        // compute or wall time ran out
-	KindMemory        Kind = "memory"         // the memory limit was reached
-	KindOutputLimit   Kind = "output-limit"   // logs and result exceeded the output limit
-	KindInvalidOutput Kind = "invalid-output" // the returned value is not JSON
-	KindAbort         Kind = "abort"          // the caller's context was cancelled
-	KindTrap          Kind = "trap"           // the guest trapped or broke the ABI
-)
-
 // RunError is the error Run returns when the program did not settle normally.
 // Everything in it is safe to show to the model: it never contains host paths,
 // host stack traces or tokens.
 type RunError struct {
-	Kind    Kind
+	Kind    api.Kind
 	Message string
 	// Stack is the JavaScript stack of an exception, when there is one.
 	Stack string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -24,7 +25,7 @@ func argsOf(n int) string {
 
 func TestRuntime_Run_maxCallArgBytes(t *testing.T) {
 	rt := sharedRuntime(t)
-	limits := wasmhost.Limits{MaxCallArgBytes: 1000}
+	limits := api.Limits{MaxCallArgBytes: 1000}
 	tests := []struct {
 		name string
 		size int
@@ -77,7 +78,7 @@ func TestRuntime_Run_maxInFlightArgBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, re, d := runJS(t, rt, strings.ReplaceAll(js, "CALLS", strconv.Itoa(tt.calls)), wasmhost.Limits{MaxInFlightArgBytes: 3000})
+			out, re, d := runJS(t, rt, strings.ReplaceAll(js, "CALLS", strconv.Itoa(tt.calls)), api.Limits{MaxInFlightArgBytes: 3000})
 			require.Nil(t, re)
 			var got []string
 			require.NoError(t, json.Unmarshal(out.Result, &got))
@@ -161,7 +162,7 @@ func TestRuntime_Run_argumentsAreNotHeldAfterTheRun(t *testing.T) {
 				}
 			}()
 			out, err := rt.Run(ctx, wasmhost.Program{JS: js, Tools: []string{"keep"},
-				Limits: wasmhost.Limits{WallTime: 2 * time.Second, MaxInFlightArgBytes: 64 << 20}}, k)
+				Limits: api.Limits{WallTime: 2 * time.Second, MaxInFlightArgBytes: 64 << 20}}, k)
 			if answered {
 				require.NoError(t, err)
 				require.JSONEq(t, strconv.Itoa(calls), string(out.Result))

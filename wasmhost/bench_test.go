@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkRuntime_Run_nestedCall(b *testing.B) {
 
 func benchNestedCall(b *testing.B, cfg wasmhost.Config) {
 	const calls = 2000
-	rt := newRuntime(b, cfg.WithLimits(wasmhost.Limits{MaxCalls: calls}))
+	rt := newRuntime(b, cfg.WithLimits(api.Limits{MaxCalls: calls}))
 	body := `for (let i = 0; i < ` + strconv.Itoa(calls) + `; i++) await tools.echo({i});`
 	empty := wasmhost.Program{JS: `for (let i = 0; i < ` + strconv.Itoa(calls) + `; i++) await {i};`, Tools: []string{"echo"}}
 	var base time.Duration

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
+
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -27,11 +29,11 @@ func calibrate(t *testing.T, rt *wasmhost.Runtime, want time.Duration) (int, tim
 	t.Helper()
 	n := 1_000_000
 	for {
-		out, re, _ := runJS(t, rt, spin(n), wasmhost.Limits{})
+		out, re, _ := runJS(t, rt, spin(n), api.Limits{})
 		require.Nil(t, re)
 		if c := out.Stats.Compute; c >= want/2 {
 			n = int(float64(n) * float64(want) / float64(c))
-			out, re, _ = runJS(t, rt, spin(n), wasmhost.Limits{})
+			out, re, _ = runJS(t, rt, spin(n), api.Limits{})
 			require.Nil(t, re)
 			return n, out.Stats.Compute
 		}
@@ -61,7 +63,7 @@ func TestRuntime_Run_computeIsCPUTime(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range runs {
 				wg.Go(func() {
-					outs[i], errs[i] = rt.Run(context.Background(), wasmhost.Program{JS: spin(n), Limits: wasmhost.Limits{ComputeTime: limit}}, &tools{})
+					outs[i], errs[i] = rt.Run(context.Background(), wasmhost.Program{JS: spin(n), Limits: api.Limits{ComputeTime: limit}}, &tools{})
 				})
 			}
 			wg.Wait()
@@ -75,9 +77,9 @@ func TestRuntime_Run_computeIsCPUTime(t *testing.T) {
 		})
 	}
 
-	out, re, _ := runJS(t, calib, spin(n*4), wasmhost.Limits{ComputeTime: limit})
+	out, re, _ := runJS(t, calib, spin(n*4), api.Limits{ComputeTime: limit})
 	require.NotNil(t, re, "%v of compute", out.Stats.Compute)
-	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Contains(t, re.Message, "compute time limit of "+limit.String())
 	require.NotErrorIs(t, re, wasmhost.ErrAbandoned)
 	require.GreaterOrEqual(t, out.Stats.Compute, limit)
@@ -113,18 +115,18 @@ func TestRuntime_Run_watchdogJudgesCPUTime(t *testing.T) {
 	// CPU time.
 	js := `const a = (() => {` + spin(200_000) + `})(); tools.block(); return a`
 
-	out, err := rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"block"}, Limits: wasmhost.Limits{ComputeTime: limit}},
+	out, err := rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"block"}, Limits: api.Limits{ComputeTime: limit}},
 		blocking{d: 4 * limit})
 	require.NoError(t, err)
 	require.Less(t, out.Stats.Compute, limit)
 	require.Greater(t, out.Stats.Wall, 4*limit)
 
 	start := time.Now()
-	_, err = rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"block"}, Limits: wasmhost.Limits{ComputeTime: limit}},
+	_, err = rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"block"}, Limits: api.Limits{ComputeTime: limit}},
 		blocking{spin: true, d: 6 * limit})
 	var re *wasmhost.RunError
 	require.True(t, errors.As(err, &re), "%v", err)
-	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Contains(t, re.Message, "compute time limit")
 	require.ErrorIs(t, err, wasmhost.ErrAbandoned)
 	require.Less(t, time.Since(start), 6*limit+5*time.Second)
@@ -135,9 +137,9 @@ func TestRuntime_Run_watchdogJudgesCPUTime(t *testing.T) {
 // but still ends at its wall limit.
 func TestRuntime_Run_wallLimitIsWallTime(t *testing.T) {
 	rt := sharedRuntime(t)
-	out, re, _ := runJS(t, rt, `await tools.hang()`, wasmhost.Limits{WallTime: 200 * time.Millisecond})
+	out, re, _ := runJS(t, rt, `await tools.hang()`, api.Limits{WallTime: 200 * time.Millisecond})
 	require.NotNil(t, re)
-	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Contains(t, re.Message, "wall time limit of 200ms")
 	require.Less(t, out.Stats.Compute, 100*time.Millisecond)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/guest"
 )
 
@@ -17,7 +18,7 @@ type Config struct {
 	cacheDir      string
 	deterministic bool
 	seed          int64
-	limits        Limits
+	limits        api.Limits
 	guest         []byte // the guest module (WithGuest); nil: see guestModule
 	admission     admissionConfig
 }
@@ -32,7 +33,7 @@ type Config struct {
 //   - the default guest slots and admission caps (see WithGuestSlots,
 //     WithMaxRuns, WithMaxCommittedMemory and WithAdmissionWait).
 func NewConfig() Config {
-	return Config{cacheDir: DefaultCacheDir(), limits: DefaultLimits(),
+	return Config{cacheDir: DefaultCacheDir(), limits: api.DefaultLimits(),
 		admission: admissionConfig{wait: DefaultAdmissionWait}}
 }
 
@@ -68,7 +69,7 @@ func (c Config) WithDeterministic(seed int64) Config {
 
 // WithLimits sets the Runtime's limits: the ceiling of every run's limits.
 // Zero fields take their defaults (DefaultLimits). Default: DefaultLimits().
-func (c Config) WithLimits(l Limits) Config {
+func (c Config) WithLimits(l api.Limits) Config {
 	c.limits = l
 	return c
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptcx/ptcx/wasmhost"
+	"github.com/ptcx/ptcx/api"
 )
 
 const worldJS = `return {random: [Math.random(), Math.random()], now: Date.now(), perf: performance.now() >= 0, date: new Date().toISOString()}`
@@ -15,13 +15,13 @@ func TestConfig_WithDeterministic(t *testing.T) {
 	b := newRuntime(t, testConfig().WithDeterministic(7))
 	other := newRuntime(t, testConfig().WithDeterministic(8))
 
-	first, re, _ := runJS(t, a, worldJS, wasmhost.Limits{})
+	first, re, _ := runJS(t, a, worldJS, api.Limits{})
 	require.Nil(t, re)
-	again, re, _ := runJS(t, a, worldJS, wasmhost.Limits{})
+	again, re, _ := runJS(t, a, worldJS, api.Limits{})
 	require.Nil(t, re)
-	fromB, re, _ := runJS(t, b, worldJS, wasmhost.Limits{})
+	fromB, re, _ := runJS(t, b, worldJS, api.Limits{})
 	require.Nil(t, re)
-	fromOther, re, _ := runJS(t, other, worldJS, wasmhost.Limits{})
+	fromOther, re, _ := runJS(t, other, worldJS, api.Limits{})
 	require.Nil(t, re)
 
 	require.JSONEq(t, string(first.Result), string(again.Result), "two runs on one Runtime differ")
@@ -32,9 +32,9 @@ func TestConfig_WithDeterministic(t *testing.T) {
 
 func TestConfig_defaultWorldIsReal(t *testing.T) {
 	rt := sharedRuntime(t)
-	first, re, _ := runJS(t, rt, worldJS, wasmhost.Limits{})
+	first, re, _ := runJS(t, rt, worldJS, api.Limits{})
 	require.Nil(t, re)
-	second, re, _ := runJS(t, rt, worldJS, wasmhost.Limits{})
+	second, re, _ := runJS(t, rt, worldJS, api.Limits{})
 	require.Nil(t, re)
 	require.NotEqual(t, string(first.Result), string(second.Result))
 	require.NotContains(t, string(first.Result), `"date":"2022-01-01`)
@@ -51,9 +51,9 @@ func TestRuntime_Run_freshMemory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, re, _ := runJS(t, rt, tt.set, wasmhost.Limits{})
+			_, re, _ := runJS(t, rt, tt.set, api.Limits{})
 			require.Nil(t, re)
-			out, re, _ := runJS(t, rt, tt.check, wasmhost.Limits{})
+			out, re, _ := runJS(t, rt, tt.check, api.Limits{})
 			require.Nil(t, re)
 			require.NotContains(t, string(out.Result), "leak")
 			require.NotContains(t, string(out.Result), `"number"`)

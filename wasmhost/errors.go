@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // ErrAbandoned is in the Cause of a RunError (errors.Is) when Run returned
@@ -24,16 +26,16 @@ func trapError(err error, memoryFull bool) *RunError {
 	var exit *sys.ExitError
 	switch {
 	case errors.As(err, &exit):
-		return &RunError{Kind: KindTrap, Message: fmt.Sprintf("the guest exited with code %d", exit.ExitCode()), Cause: err}
+		return &RunError{Kind: api.KindTrap, Message: fmt.Sprintf("the guest exited with code %d", exit.ExitCode()), Cause: err}
 	case memoryFull:
-		return &RunError{Kind: KindMemory, Cause: err,
+		return &RunError{Kind: api.KindMemory, Cause: err,
 			Message: "out of memory: the program reached its memory limit and the engine could not recover"}
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	msg = strings.TrimPrefix(msg, "wasm error: ")
 	if strings.Contains(msg, "stack overflow") {
-		return &RunError{Kind: KindTrap, Cause: err,
+		return &RunError{Kind: api.KindTrap, Cause: err,
 			Message: "the guest's call stack overflowed (recursion too deep)"}
 	}
-	return &RunError{Kind: KindTrap, Message: "the guest trapped: " + msg, Cause: err}
+	return &RunError{Kind: api.KindTrap, Message: "the guest trapped: " + msg, Cause: err}
 }

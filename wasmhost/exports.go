@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tetratelabs/wazero/api"
+	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Calls into the guest's exports, on the guest's goroutine.
@@ -52,7 +54,7 @@ func (r *run) startProgram() (int32, *RunError) {
 		MaxTimers:       maxTimers,
 	})
 	if err != nil {
-		return 0, &RunError{Kind: KindTrap, Message: "the program could not be passed to the guest", Cause: err}
+		return 0, &RunError{Kind: api.KindTrap, Message: "the program could not be passed to the guest", Cause: err}
 	}
 	ptr, e := r.write(cfg.Bytes())
 	if e != nil {
@@ -80,7 +82,7 @@ func (r *run) write(b []byte) (uint32, *RunError) {
 	r.end()
 	switch {
 	case errors.Is(err, errBufferFull):
-		return 0, &RunError{Kind: KindMemory, Cause: err, Message: fmt.Sprintf(
+		return 0, &RunError{Kind: api.KindMemory, Cause: err, Message: fmt.Sprintf(
 			"out of memory: %d bytes for the guest do not fit its memory limit of %d bytes", len(b), r.limits.MemoryBytes)}
 	case err != nil:
 		return 0, r.classify(err)
@@ -91,7 +93,7 @@ func (r *run) write(b []byte) (uint32, *RunError) {
 // call runs one export with the parameters in r.inst.stack and returns its
 // i32 result. An export that ends past a limit (a native loop that did not
 // poll) is a timeout even when it succeeded.
-func (r *run) call(f api.Function) (int32, *RunError) {
+func (r *run) call(f wapi.Function) (int32, *RunError) {
 	// A run that ended while the guest waited does not run it again.
 	if e := r.cancelled(); e != nil {
 		return 0, e
@@ -109,7 +111,7 @@ func (r *run) call(f api.Function) (int32, *RunError) {
 	case now >= r.wallAt:
 		return 0, r.timeout(true, errDeadline)
 	}
-	return api.DecodeI32(r.inst.stack[0]), nil
+	return wapi.DecodeI32(r.inst.stack[0]), nil
 }
 
 // resume delivers one nested call's outcome.
@@ -126,13 +128,13 @@ func (r *run) resume(c completion) (int32, *RunError) {
 		return 0, e
 	}
 	st := &r.inst.stack
-	st[0], st[1], st[2], st[3] = api.EncodeI32(c.id), ok, uint64(ptr), uint64(len(payload))
+	st[0], st[1], st[2], st[3] = wapi.EncodeI32(c.id), ok, uint64(ptr), uint64(len(payload))
 	return r.call(r.inst.resume)
 }
 
 // fire runs one timer's callback.
 func (r *run) fire(id int32) (int32, *RunError) {
-	r.inst.stack[0] = api.EncodeI32(id)
+	r.inst.stack[0] = wapi.EncodeI32(id)
 	return r.call(r.inst.timer)
 }
 
@@ -157,18 +159,18 @@ func (r *run) classify(err error) *RunError {
 
 func (r *run) timeout(wall bool, cause error) *RunError {
 	if wall {
-		return &RunError{Kind: KindTimeout, Cause: cause,
+		return &RunError{Kind: api.KindTimeout, Cause: cause,
 			Message: fmt.Sprintf("the program exceeded its wall time limit of %v", r.limits.WallTime)}
 	}
-	return &RunError{Kind: KindTimeout, Cause: cause,
+	return &RunError{Kind: api.KindTimeout, Cause: cause,
 		Message: fmt.Sprintf("the program exceeded its compute time limit of %v (time spent running, not waiting on tools)",
 			r.limits.ComputeTime)}
 }
 
 func (r *run) abort(cause error) *RunError {
-	return &RunError{Kind: KindAbort, Message: "the run was cancelled", Cause: cause}
+	return &RunError{Kind: api.KindAbort, Message: "the run was cancelled", Cause: cause}
 }
 
 func (r *run) closedError() *RunError {
-	return &RunError{Kind: KindAbort, Message: "the runtime was closed", Cause: ErrClosed}
+	return &RunError{Kind: api.KindAbort, Message: "the runtime was closed", Cause: ErrClosed}
 }

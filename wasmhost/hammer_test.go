@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
+
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -61,28 +63,28 @@ func TestDispatcher_doneAfterRunReturned(t *testing.T) {
 // hammerPrograms mix programs that succeed and programs that fail.
 var hammerPrograms = []struct {
 	js     string
-	limits wasmhost.Limits
-	kind   wasmhost.Kind // "" for success
+	limits api.Limits
+	kind   api.Kind // "" for success
 }{
 	{js: `return (await tools.echo({n: 1})).n`},
 	{js: `const r = await Promise.all([tools.slow({ms: 5}), tools.echo({}), tools.slow({ms: 1})]); return r.length`},
 	{js: `console.log("hi"); await new Promise((r) => setTimeout(r, 2)); return "done"`},
 	{js: `try { await tools.failLater() } catch (e) { return e.toolName }`},
-	{js: `throw new Error("boom")`, kind: wasmhost.KindException},
-	{js: `const x = ;`, kind: wasmhost.KindSyntax},
-	{js: `for (;;) {}`, limits: wasmhost.Limits{ComputeTime: 50 * time.Millisecond}, kind: wasmhost.KindTimeout},
-	{js: `await new Promise(() => {})`, kind: wasmhost.KindException},
-	{js: `return () => 1`, kind: wasmhost.KindInvalidOutput},
-	{js: `const a = []; for (;;) a.push(new Uint8Array(1 << 20))`, limits: wasmhost.Limits{MemoryBytes: 8 << 20}, kind: wasmhost.KindMemory},
-	{js: `for (;;) console.log("flood")`, limits: wasmhost.Limits{OutputBytes: 64}, kind: wasmhost.KindOutputLimit},
-	{js: `await tools.hang()`, limits: wasmhost.Limits{WallTime: 20 * time.Millisecond}, kind: wasmhost.KindTimeout},
+	{js: `throw new Error("boom")`, kind: api.KindException},
+	{js: `const x = ;`, kind: api.KindSyntax},
+	{js: `for (;;) {}`, limits: api.Limits{ComputeTime: 50 * time.Millisecond}, kind: api.KindTimeout},
+	{js: `await new Promise(() => {})`, kind: api.KindException},
+	{js: `return () => 1`, kind: api.KindInvalidOutput},
+	{js: `const a = []; for (;;) a.push(new Uint8Array(1 << 20))`, limits: api.Limits{MemoryBytes: 8 << 20}, kind: api.KindMemory},
+	{js: `for (;;) console.log("flood")`, limits: api.Limits{OutputBytes: 64}, kind: api.KindOutputLimit},
+	{js: `await tools.hang()`, limits: api.Limits{WallTime: 20 * time.Millisecond}, kind: api.KindTimeout},
 }
 
 func TestRuntime_Run_hammer(t *testing.T) {
 	// Every run admitted at once, whatever the machine's memory: the
 	// programs' own limits are what this hammers (admission_test.go
 	// hammers the caps).
-	hammer(t, testConfig().WithMaxRuns(hammerRuns).WithMaxCommittedMemory(hammerRuns*wasmhost.DefaultMemoryBytes))
+	hammer(t, testConfig().WithMaxRuns(hammerRuns).WithMaxCommittedMemory(hammerRuns*api.DefaultMemoryBytes))
 }
 
 const hammerRuns = 200

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -133,7 +134,7 @@ func (d *tools) seen() []call {
 
 // runJS runs js with the fake tools bound and returns the outcome and the
 // RunError (nil on success). Any other error fails the test.
-func runJS(t testing.TB, rt *wasmhost.Runtime, js string, limits wasmhost.Limits) (wasmhost.Outcome, *wasmhost.RunError, *tools) {
+func runJS(t testing.TB, rt *wasmhost.Runtime, js string, limits api.Limits) (wasmhost.Outcome, *wasmhost.RunError, *tools) {
 	t.Helper()
 	d := &tools{}
 	out, err := rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: toolNames, Limits: limits}, d)
@@ -149,7 +150,7 @@ func runJS(t testing.TB, rt *wasmhost.Runtime, js string, limits wasmhost.Limits
 // requireHealthy checks that rt still runs a program correctly.
 func requireHealthy(t testing.TB, rt *wasmhost.Runtime) {
 	t.Helper()
-	out, re, _ := runJS(t, rt, `console.log("ok"); return (await tools.echo({n: 41})).n + 1`, wasmhost.Limits{})
+	out, re, _ := runJS(t, rt, `console.log("ok"); return (await tools.echo({n: 41})).n + 1`, api.Limits{})
 	require.Nil(t, re)
 	require.Equal(t, []string{"ok"}, out.Logs)
 	require.JSONEq(t, `42`, string(out.Result))

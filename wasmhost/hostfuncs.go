@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
+	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // The host functions of the "ptcx" import module, one per import of
@@ -42,25 +44,25 @@ func enter(ctx context.Context) *run {
 
 // instantiateHostModule defines the "ptcx" module in wr.
 func instantiateHostModule(ctx context.Context, wr wazero.Runtime) error {
-	i32 := api.ValueTypeI32
+	i32 := wapi.ValueTypeI32
 	b := wr.NewHostModuleBuilder(hostModule)
-	fn := func(name string, f api.GoModuleFunc, params, results []api.ValueType) {
+	fn := func(name string, f wapi.GoModuleFunc, params, results []wapi.ValueType) {
 		b.NewFunctionBuilder().WithGoModuleFunction(f, params, results).Export(name)
 	}
-	fn("call", hostCall, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32})
-	fn("log", hostLog, []api.ValueType{i32, i32, i32}, nil)
-	fn("timer_set", hostTimerSet, []api.ValueType{i32}, []api.ValueType{i32})
-	fn("timer_clear", hostTimerClear, []api.ValueType{i32}, nil)
-	fn("result", hostResult, []api.ValueType{i32, i32}, nil)
-	fn("error", hostError, []api.ValueType{i32, i32}, nil)
-	fn("poll", hostPoll, nil, []api.ValueType{i32})
+	fn("call", hostCall, []wapi.ValueType{i32, i32, i32, i32}, []wapi.ValueType{i32})
+	fn("log", hostLog, []wapi.ValueType{i32, i32, i32}, nil)
+	fn("timer_set", hostTimerSet, []wapi.ValueType{i32}, []wapi.ValueType{i32})
+	fn("timer_clear", hostTimerClear, []wapi.ValueType{i32}, nil)
+	fn("result", hostResult, []wapi.ValueType{i32, i32}, nil)
+	fn("error", hostError, []wapi.ValueType{i32, i32}, nil)
+	fn("poll", hostPoll, nil, []wapi.ValueType{i32})
 	_, err := b.Instantiate(ctx)
 	return err
 }
 
 // view returns the guest bytes at [ptr, ptr+length), without copying, or
 // stops the run when the range is invalid.
-func (r *run) view(mod api.Module, what string, ptr, length uint64, limit uint32) []byte {
+func (r *run) view(mod wapi.Module, what string, ptr, length uint64, limit uint32) []byte {
 	mem := mod.Memory()
 	p, n, err := guestRange(mem.Size(), ptr, length, limit)
 	if err != nil {
@@ -80,7 +82,7 @@ func (r *run) view(mod api.Module, what string, ptr, length uint64, limit uint32
 // nor dispatched: the call gets an id and its promise rejects with a
 // ToolCallError naming the limit, as a refused call's does, which the
 // program can catch.
-func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
+func hostCall(ctx context.Context, mod wapi.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	nameBytes := r.view(mod, "ptcx.call name", stack[0], stack[1], maxNameBytes)
@@ -90,10 +92,10 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 	switch {
 	case r.pending >= r.limits.MaxPendingCalls:
-		stack[0] = api.EncodeI32(refusedPending)
+		stack[0] = wapi.EncodeI32(refusedPending)
 		return
 	case r.calls >= r.limits.MaxCalls:
-		stack[0] = api.EncodeI32(refusedTotal)
+		stack[0] = wapi.EncodeI32(refusedTotal)
 		return
 	}
 	r.pending++
@@ -105,14 +107,14 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 		// that a broken guest still traps.
 		r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
 		r.inbox.doneFunc(id, 0)(CallResult{Message: msg})
-		stack[0] = api.EncodeI32(id)
+		stack[0] = wapi.EncodeI32(id)
 		return
 	}
 	args := r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
 	r.calls++
 	r.argBytes += size
 	r.dispatch(name, json.RawMessage(append([]byte(nil), args...)), r.inbox.doneFunc(id, size))
-	stack[0] = api.EncodeI32(id)
+	stack[0] = wapi.EncodeI32(id)
 }
 
 // argsRefused says why arguments of size bytes may not be dispatched, or
@@ -134,7 +136,7 @@ func (r *run) argsRefused(size int) string {
 func (r *run) dispatch(name string, args json.RawMessage, done func(CallResult)) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.stop(&RunError{Kind: KindTrap, Message: "the host failed to dispatch a nested call",
+			r.stop(&RunError{Kind: api.KindTrap, Message: "the host failed to dispatch a nested call",
 				Cause: fmt.Errorf("wasmhost: Dispatcher panicked: %v", p)})
 		}
 	}()
@@ -142,46 +144,46 @@ func (r *run) dispatch(name string, args json.RawMessage, done func(CallResult))
 }
 
 // log(level, text_ptr, text_len)
-func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
+func hostLog(ctx context.Context, mod wapi.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	level := api.DecodeU32(stack[0])
+	level := wapi.DecodeU32(stack[0])
 	if level >= uint32(len(logPrefixes)) {
 		r.stop(trapf("ptcx.log: unknown level %d", level))
 	}
 	text := r.view(mod, "ptcx.log text", stack[1], stack[2], math.MaxUint32)
 	if !r.output.log(logPrefixes[level], text) {
-		r.stop(&RunError{Kind: KindOutputLimit, Logs: r.output.lines,
+		r.stop(&RunError{Kind: api.KindOutputLimit, Logs: r.output.lines,
 			Message: fmt.Sprintf("console output exceeded the output limit of %d bytes; the logs kept are its first %d bytes",
 				r.output.limit, r.output.used)})
 	}
 }
 
 // timer_set(delay_ms) -> id | refusal
-func hostTimerSet(ctx context.Context, _ api.Module, stack []uint64) {
+func hostTimerSet(ctx context.Context, _ wapi.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	delay := api.DecodeI32(stack[0])
+	delay := wapi.DecodeI32(stack[0])
 	if delay < 0 {
 		delay = 0
 	}
 	id, ok := r.timers.add(time.Now(), delay)
 	if !ok {
-		stack[0] = api.EncodeI32(refusedTimers)
+		stack[0] = wapi.EncodeI32(refusedTimers)
 		return
 	}
-	stack[0] = api.EncodeI32(id)
+	stack[0] = wapi.EncodeI32(id)
 }
 
 // timer_clear(id)
-func hostTimerClear(ctx context.Context, _ api.Module, stack []uint64) {
+func hostTimerClear(ctx context.Context, _ wapi.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	r.timers.clear(api.DecodeI32(stack[0]))
+	r.timers.clear(wapi.DecodeI32(stack[0]))
 }
 
 // result(json_ptr, json_len)
-func hostResult(ctx context.Context, mod api.Module, stack []uint64) {
+func hostResult(ctx context.Context, mod wapi.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	if r.result != nil {
@@ -192,7 +194,7 @@ func hostResult(ctx context.Context, mod api.Module, stack []uint64) {
 		r.stop(trapf("ptcx.result: the result is not valid JSON"))
 	}
 	if n := shownSize(b); !r.output.fitsResult(n) {
-		r.stop(&RunError{Kind: KindOutputLimit, Logs: r.output.lines,
+		r.stop(&RunError{Kind: api.KindOutputLimit, Logs: r.output.lines,
 			Message: fmt.Sprintf("the result (%d bytes as shown) does not fit the output limit of %d bytes (the logs used %d)",
 				n, r.output.limit, r.output.used)})
 	}
@@ -200,7 +202,7 @@ func hostResult(ctx context.Context, mod api.Module, stack []uint64) {
 }
 
 // error(json_ptr, json_len)
-func hostError(ctx context.Context, mod api.Module, stack []uint64) {
+func hostError(ctx context.Context, mod wapi.Module, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	if r.guestErr != nil {
@@ -214,7 +216,7 @@ func hostError(ctx context.Context, mod api.Module, stack []uint64) {
 }
 
 func trapf(format string, args ...any) *RunError {
-	return &RunError{Kind: KindTrap, Message: "the guest broke the host ABI", Cause: fmt.Errorf("wasmhost: "+format, args...)}
+	return &RunError{Kind: api.KindTrap, Message: "the guest broke the host ABI", Cause: fmt.Errorf("wasmhost: "+format, args...)}
 }
 
 // poll() -> 0
@@ -228,7 +230,7 @@ func trapf(format string, args ...any) *RunError {
 // it holds, so that a call made before a long computation does not wait for
 // its end; and a guest that has computed for a slot quantum while another
 // waits for a slot gives it its slot and waits for one again.
-func hostPoll(ctx context.Context, _ api.Module, stack []uint64) {
+func hostPoll(ctx context.Context, _ wapi.Module, stack []uint64) {
 	stack[0] = 0
 	if ctx.Value(runKey{}) == nil {
 		// Outside a run: the guest's start-up code (WASI's _initialize),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // What became of one Idle call (run.idle).
@@ -33,7 +35,7 @@ func (r *run) idle() (kept bool, e *RunError) {
 		p := recover()
 		switch {
 		case p != nil && state.CompareAndSwap(idleRunning, idleReturned):
-			kept, e = true, &RunError{Kind: KindTrap, Message: "the host failed to run a nested call",
+			kept, e = true, &RunError{Kind: api.KindTrap, Message: "the host failed to run a nested call",
 				Cause: fmt.Errorf("wasmhost: IdleDispatcher.Idle panicked: %v", p)}
 		case p == nil && !returned:
 			// Idle called runtime.Goexit: this goroutine is ending, so
@@ -53,7 +55,7 @@ func (r *run) flush() (e *RunError) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			e = &RunError{Kind: KindTrap, Message: "the host failed to dispatch a nested call",
+			e = &RunError{Kind: api.KindTrap, Message: "the host failed to dispatch a nested call",
 				Cause: fmt.Errorf("wasmhost: IdleDispatcher.Flush panicked: %v", p)}
 		}
 	}()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
+
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -80,7 +82,7 @@ func (d *advIdler) Idle(ctx context.Context, handover func()) {
 
 // runAdv runs js with d and fails the test if Run does not return within
 // bound; unhang is then called to let it go.
-func runAdv(t *testing.T, rt *wasmhost.Runtime, ctx context.Context, d wasmhost.Dispatcher, js string, limits wasmhost.Limits, bound time.Duration, unhang func()) (wasmhost.Outcome, error, time.Duration) {
+func runAdv(t *testing.T, rt *wasmhost.Runtime, ctx context.Context, d wasmhost.Dispatcher, js string, limits api.Limits, bound time.Duration, unhang func()) (wasmhost.Outcome, error, time.Duration) {
 	t.Helper()
 	type res struct {
 		out wasmhost.Outcome
@@ -129,7 +131,7 @@ func TestAdvIdle_idleDoesNothingFlushStarts(t *testing.T) {
 		d.mu.Unlock()
 	}}
 	out, err, _ := runAdv(t, rt, context.Background(), d, `let s = 0; for (let i = 1; i <= 3; i++) s += (await tools.echo({i})).i; return s`,
-		wasmhost.Limits{WallTime: 5 * time.Second}, 10*time.Second, nil)
+		api.Limits{WallTime: 5 * time.Second}, 10*time.Second, nil)
 	require.NoError(t, err)
 	require.JSONEq(t, `6`, string(out.Result))
 	require.EqualValues(t, 3, idles.Load())
@@ -143,9 +145,9 @@ func TestAdvIdle_nothingEverStartsEndsAtWallLimit(t *testing.T) {
 	drop := func(*advIdler, []heldCall) {}
 	d := &advIdler{flush: drop, idle: func(*advIdler, context.Context, []heldCall, func()) {}}
 	_, err, elapsed := runAdv(t, rt, context.Background(), d, `await tools.echo({}); return 1`,
-		wasmhost.Limits{WallTime: 200 * time.Millisecond}, 5*time.Second, nil)
+		api.Limits{WallTime: 200 * time.Millisecond}, 5*time.Second, nil)
 	re := runErr(t, err)
-	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Contains(t, re.Message, "wall time limit")
 	require.Less(t, elapsed, 3*time.Second)
 }
@@ -210,7 +212,7 @@ func TestAdvIdle_handoverAbuse(t *testing.T) {
 			if (i % 5 == 0) { try { await tools.stuck() } catch (e) { seen.push(e.message) } }
 		}
 		return seen.length;
-	`, wasmhost.Limits{WallTime: 20 * time.Second}, 30*time.Second, nil)
+	`, api.Limits{WallTime: 20 * time.Second}, 30*time.Second, nil)
 	require.NoError(t, err)
 	require.JSONEq(t, `24`, string(out.Result))
 	late.Wait()
@@ -244,7 +246,7 @@ func TestAdvIdle_handoverThenReportThenPanic(t *testing.T) {
 		panic("after handing over")
 	}
 	out, err, _ := runAdv(t, rt, context.Background(), d, `let s = 0; for (let i = 1; i <= 5; i++) s += (await tools.echo({i})).i; return s`,
-		wasmhost.Limits{WallTime: 10 * time.Second}, 15*time.Second, nil)
+		api.Limits{WallTime: 10 * time.Second}, 15*time.Second, nil)
 	require.NoError(t, err)
 	require.JSONEq(t, `15`, string(out.Result))
 	requireHealthy(t, rt)
@@ -266,10 +268,10 @@ func TestAdvIdle_blockingIdleWithoutHandoverEndsAtWallLimit(t *testing.T) {
 		}
 	}}
 	_, err, elapsed := runAdv(t, rt, context.Background(), d, `await tools.stuck(); return 1`,
-		wasmhost.Limits{WallTime: 200 * time.Millisecond}, 3*time.Second, unhang)
+		api.Limits{WallTime: 200 * time.Millisecond}, 3*time.Second, unhang)
 	t.Logf("took %v: %v", elapsed, err)
 	re := runErr(t, err)
-	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Equal(t, api.KindTimeout, re.Kind)
 }
 
 // An Idle that calls runtime.Goexit (the goroutine driving the run ends
@@ -283,10 +285,10 @@ func TestAdvIdle_goexitInIdleEndsAtWallLimit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, err, elapsed := runAdv(t, rt, ctx, d, `await tools.stuck(); return 1`,
-		wasmhost.Limits{WallTime: 200 * time.Millisecond}, 3*time.Second, cancel)
+		api.Limits{WallTime: 200 * time.Millisecond}, 3*time.Second, cancel)
 	t.Logf("took %v: %v", elapsed, err)
 	re := runErr(t, err)
-	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Equal(t, api.KindTimeout, re.Kind)
 }
 
 // The same Idle, with the caller cancelling: Run returns (abandoning the
@@ -305,9 +307,9 @@ func TestAdvIdle_blockingIdleCancelled(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err, elapsed := runAdv(t, rt, ctx, d, `await tools.stuck(); return 1`, wasmhost.Limits{}, 5*time.Second, func() { close(release) })
+	_, err, elapsed := runAdv(t, rt, ctx, d, `await tools.stuck(); return 1`, api.Limits{}, 5*time.Second, func() { close(release) })
 	re := runErr(t, err)
-	require.Equal(t, wasmhost.KindAbort, re.Kind)
+	require.Equal(t, api.KindAbort, re.Kind)
 	require.Less(t, elapsed, 3*time.Second)
 	close(release)
 	testkit.WaitGoroutines(t, before, 5*time.Second)
@@ -367,7 +369,7 @@ func TestAdvIdle_closeDuringIdleAndHandover(t *testing.T) {
 		select {
 		case err := <-errs:
 			re := runErr(t, err)
-			require.Equal(t, wasmhost.KindAbort, re.Kind)
+			require.Equal(t, api.KindAbort, re.Kind)
 			require.ErrorIs(t, err, wasmhost.ErrClosed)
 		case <-time.After(10 * time.Second):
 			close(release)
@@ -536,7 +538,7 @@ func TestAdvMemory_repeatedNearLimitRuns(t *testing.T) {
 		out, re, _ := runJS(t, rt, `
 			const a = [];
 			for (let i = 0; i < 24; i++) a.push(new Uint8Array(4 << 20).fill(i + 1));
-			return a.reduce((s, x) => s + x[12345], 0)`, wasmhost.Limits{MemoryBytes: 128 * mib})
+			return a.reduce((s, x) => s + x[12345], 0)`, api.Limits{MemoryBytes: 128 * mib})
 		require.Nil(t, re, "run %d", i)
 		require.JSONEq(t, `300`, string(out.Result))
 		peak = max(peak, procStatus(t, "VmRSS"))
@@ -596,9 +598,9 @@ func TestAdvMemory_failedRunsReleaseTheirReservation(t *testing.T) {
 	for range 40 {
 		_, err := rt.Run(cancelled, wasmhost.Program{JS: `return 1`}, &tools{})
 		require.Error(t, err)
-		_, re, _ := runJS(t, rt, `const a = []; for (;;) a.push(new Uint8Array(1 << 20))`, wasmhost.Limits{MemoryBytes: 64 * mib})
+		_, re, _ := runJS(t, rt, `const a = []; for (;;) a.push(new Uint8Array(1 << 20))`, api.Limits{MemoryBytes: 64 * mib})
 		require.NotNil(t, re)
-		require.Equal(t, wasmhost.KindMemory, re.Kind)
+		require.Equal(t, api.KindMemory, re.Kind)
 	}
 	vm1 := procStatus(t, "VmSize")
 	t.Logf("VmSize %d -> %d MiB", vm0/mib, vm1/mib)
@@ -638,15 +640,15 @@ func TestAdvMeter_stallsEndAtTheComputeLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			out, re, _ := runJS(t, rt, tc.js, wasmhost.Limits{ComputeTime: tc.compute})
+			out, re, _ := runJS(t, rt, tc.js, api.Limits{ComputeTime: tc.compute})
 			elapsed := time.Since(start)
 			if re == nil {
 				t.Skipf("finished within %v (compute %v): %s: not a stall on this machine", tc.compute, out.Stats.Compute, out.Result)
 			}
-			if re.Kind == wasmhost.KindMemory {
+			if re.Kind == api.KindMemory {
 				t.Skipf("ran out of memory first")
 			}
-			require.Equal(t, wasmhost.KindTimeout, re.Kind, re.Message)
+			require.Equal(t, api.KindTimeout, re.Kind, re.Message)
 			require.Contains(t, re.Message, "compute time limit")
 			require.NotErrorIs(t, re, wasmhost.ErrAbandoned, "the guest was stopped, not abandoned")
 			require.Less(t, out.Stats.Compute, tc.compute+300*time.Millisecond, "the guest ran on past its compute limit")
@@ -669,11 +671,11 @@ func TestAdvWatchdog_backsUpTheComputeDeadline(t *testing.T) {
 	before := runtime.NumGoroutine()
 	rt := newRuntime(t, testConfig().WithGuest(recursionGuest(30)))
 	start := time.Now()
-	_, err := rt.Run(context.Background(), wasmhost.Program{JS: "x", Limits: wasmhost.Limits{ComputeTime: 100 * time.Millisecond}}, &tools{})
+	_, err := rt.Run(context.Background(), wasmhost.Program{JS: "x", Limits: api.Limits{ComputeTime: 100 * time.Millisecond}}, &tools{})
 	elapsed := time.Since(start)
 	t.Logf("took %v: %v", elapsed, err)
 	re := runErr(t, err)
-	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Less(t, elapsed, 1500*time.Millisecond, "Run waited for a guest that did not poll, far past its compute deadline plus grace")
 	require.ErrorIs(t, re, wasmhost.ErrAbandoned, "the host says it left the guest behind")
 	testkit.WaitGoroutines(t, before, 30*time.Second)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
+
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -88,7 +90,7 @@ func (d *idler) list() []string {
 	return append([]string(nil), d.events...)
 }
 
-func runIdler(t *testing.T, rt *wasmhost.Runtime, d *idler, js string, limits wasmhost.Limits) (wasmhost.Outcome, error) {
+func runIdler(t *testing.T, rt *wasmhost.Runtime, d *idler, js string, limits api.Limits) (wasmhost.Outcome, error) {
 	t.Helper()
 	return rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"echo", "stuck"}, Limits: limits}, d)
 }
@@ -98,7 +100,7 @@ func TestIdle_sequentialAwaitsRunInline(t *testing.T) {
 	d := &idler{inline: func(_ context.Context, c heldCall, _ func()) {
 		c.done(wasmhost.CallResult{OK: true, Value: c.args})
 	}}
-	out, err := runIdler(t, rt, d, `let s = 0; for (const n of [1, 2, 3]) s += (await tools.echo({n})).n; return s`, wasmhost.Limits{})
+	out, err := runIdler(t, rt, d, `let s = 0; for (const n of [1, 2, 3]) s += (await tools.echo({n})).n; return s`, api.Limits{})
 	require.NoError(t, err)
 	require.JSONEq(t, `6`, string(out.Result))
 	require.Equal(t, []string{"dispatch echo", "idle with 1", "dispatch echo", "idle with 1", "dispatch echo", "idle with 1"}, d.list(),
@@ -112,7 +114,7 @@ func TestIdle_notCalledWhenMoreThanOneThingIsPending(t *testing.T) {
 		const both = await Promise.all([tools.echo({n: 1}), tools.echo({n: 2})]);
 		const withTimer = await Promise.all([tools.echo({n: 3}), new Promise((r) => setTimeout(r, 5))]);
 		return [both.length, withTimer[0].n];
-	`, wasmhost.Limits{})
+	`, api.Limits{})
 	require.NoError(t, err)
 	require.JSONEq(t, `[2, 3]`, string(out.Result))
 	require.NotContains(t, d.list(), "idle with 1")
@@ -147,7 +149,7 @@ func TestIdle_handover(t *testing.T) {
 		let msg = "";
 		try { await tools.stuck() } catch (e) { msg = e.message }
 		return [msg, (await tools.echo({after: 1})).after];
-	`, wasmhost.Limits{})
+	`, api.Limits{})
 	require.NoError(t, err)
 	require.JSONEq(t, `["gave up on stuck", 1]`, string(out.Result))
 	require.Equal(t, 2, out.Stats.Calls)
@@ -172,11 +174,11 @@ func TestIdle_contextEndsAtWallDeadline(t *testing.T) {
 		c.done(wasmhost.CallResult{Message: "cancelled"})
 	}}
 	start := time.Now()
-	_, err := runIdler(t, rt, d, `await tools.stuck(); return 1`, wasmhost.Limits{WallTime: 100 * time.Millisecond})
+	_, err := runIdler(t, rt, d, `await tools.stuck(); return 1`, api.Limits{WallTime: 100 * time.Millisecond})
 	require.Less(t, time.Since(start), 5*time.Second)
 	var re *wasmhost.RunError
 	require.ErrorAs(t, err, &re)
-	require.Equal(t, wasmhost.KindTimeout, re.Kind)
+	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Contains(t, re.Message, "wall time limit")
 }
 
@@ -201,7 +203,7 @@ func TestIdle_panicsEndTheRunAsTraps(t *testing.T) {
 		_, err := rt.Run(context.Background(), wasmhost.Program{JS: `await tools.echo({}); return 1`, Tools: []string{"echo"}}, d)
 		var re *wasmhost.RunError
 		require.ErrorAs(t, err, &re, "flush panics: %v", inFlush)
-		require.Equal(t, wasmhost.KindTrap, re.Kind)
+		require.Equal(t, api.KindTrap, re.Kind)
 		require.NotContains(t, re.Message, "broke", "the panic is the host's business, not the program's")
 		require.ErrorContains(t, re.Cause, "broke")
 	}
@@ -219,7 +221,7 @@ func TestIdle_longComputationFlushes(t *testing.T) {
 		const t = Date.now();
 		while (Date.now() - t < 200) {}
 		return (await p).n;
-	`, wasmhost.Limits{})
+	`, api.Limits{})
 	require.NoError(t, err)
 	require.JSONEq(t, `1`, string(out.Result))
 	require.False(t, slices.Contains(d.list(), "idle with 1"), "the call was started before the program waited: %v", d.list())

@@ -20,7 +20,7 @@ type inbox struct {
 
 type completion struct {
 	id   int32
-	args int // the size of the call's arguments (Limits.MaxInFlightArgBytes)
+	args int // the size of the call's arguments (api.Limits.MaxInFlightArgBytes)
 	res  CallResult
 }
 

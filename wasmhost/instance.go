@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
+	wapi "github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -20,13 +20,13 @@ import (
 // prelude are initialised, ready for ptcx_start. It is used by one
 // goroutine and discarded after one run.
 type instance struct {
-	mod    api.Module
-	mem    api.Memory
+	mod    wapi.Module
+	mem    wapi.Memory
 	memory *cappedMemory
-	buffer api.Function
-	start  api.Function
-	resume api.Function
-	timer  api.Function
+	buffer wapi.Function
+	start  wapi.Function
+	resume wapi.Function
+	timer  wapi.Function
 	stack  [4]uint64 // parameters and results of export calls
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
@@ -70,7 +70,7 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64) (*instanc
 		inst.close(ctx)
 		return nil, err
 	}
-	if status := api.DecodeI32(inst.stack[0]); status != statusDone {
+	if status := wapi.DecodeI32(inst.stack[0]); status != statusDone {
 		inst.close(ctx)
 		return nil, errInitFailed
 	}
@@ -94,7 +94,7 @@ func (inst *instance) write(ctx context.Context, b []byte) (uint32, error) {
 		if err := inst.buffer.CallWithStack(ctx, st[:]); err != nil {
 			return 0, err
 		}
-		inst.bufPtr, inst.bufCap = api.DecodeU32(st[0]), uint32(need)
+		inst.bufPtr, inst.bufCap = wapi.DecodeU32(st[0]), uint32(need)
 		if inst.bufPtr == 0 {
 			inst.bufCap = 0
 			return 0, errBufferFull

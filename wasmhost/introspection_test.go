@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -228,7 +229,7 @@ return {get report() {
   return {found, installs, nonString, prepCalls, limitCalls, prepare: typeof Error.prepareStackTrace,
     limit: typeof Error.stackTraceLimit, sources, graph};
 }};`
-	out, re, d := runJS(t, sharedRuntime(t), js, wasmhost.Limits{})
+	out, re, d := runJS(t, sharedRuntime(t), js, api.Limits{})
 	require.Nil(t, re, "%+v", re)
 	var got struct{ Report introspectionReport }
 	require.NoError(t, json.Unmarshal(out.Result, &got))
@@ -288,9 +289,9 @@ const bad = Object.create(Error.prototype, {
   stack: {get: hook("a failure's stack", "")},
 });
 ` + tt.throw
-			_, re, _ := runJS(t, sharedRuntime(t), js, wasmhost.Limits{})
+			_, re, _ := runJS(t, sharedRuntime(t), js, api.Limits{})
 			require.NotNil(t, re)
-			require.Equal(t, wasmhost.KindException, re.Kind, "%+v", re)
+			require.Equal(t, api.KindException, re.Kind, "%+v", re)
 			require.Equal(t, tt.message, re.Message)
 			require.NotEmpty(t, re.Logs, "the failure was not described")
 			for _, l := range re.Logs {
@@ -421,7 +422,7 @@ func TestIntrospection_pollutionChangesNothingThePreludeDoes(t *testing.T) {
 			flag = "true "
 		}
 		js := strings.Replace(pollutionJS, "POLLUTE", flag, 1) + useJS
-		out, re, d := runJS(t, sharedRuntime(t), js, wasmhost.Limits{})
+		out, re, d := runJS(t, sharedRuntime(t), js, api.Limits{})
 		require.Nil(t, re, "polluted: %v: %+v", pollute, re)
 		var calls []string
 		for _, c := range d.seen() {
@@ -495,27 +496,27 @@ func itoa(i int) string {
 func TestIntrospection_programsCannotForceATrap(t *testing.T) {
 	tests := []struct {
 		name, js string
-		kind     wasmhost.Kind // "" for success
-		message  string        // a substring of the message, or of the result
+		kind     api.Kind // "" for success
+		message  string   // a substring of the message, or of the result
 	}{
 		{"a result whose getter throws", `return {get x() { throw new Error("no") }}`,
-			wasmhost.KindInvalidOutput, "result.x could not be read (Error: no)"},
+			api.KindInvalidOutput, "result.x could not be read (Error: no)"},
 		{"a result whose getter throws an unreadable value",
 			`return {get x() { throw {get name() { throw 1 }, get message() { throw 2 }, __proto__: Error.prototype} }}`,
-			wasmhost.KindInvalidOutput, "result.x could not be read (an unreadable error)"},
+			api.KindInvalidOutput, "result.x could not be read (an unreadable error)"},
 		{"a result whose getter calls tools", `return {get x() { tools.echo({}); setTimeout(() => {}, 0); console.log("late"); return 1 }}`,
 			"", `{"x":1}`},
 		{"a result whose getter recurses", `function f() { return f() } return {get x() { return f() }}`,
-			wasmhost.KindInvalidOutput, "result.x could not be read (RangeError: Maximum call stack size exceeded)"},
+			api.KindInvalidOutput, "result.x could not be read (RangeError: Maximum call stack size exceeded)"},
 		{"a thrown error whose getters throw", `throw {__proto__: Error.prototype, get name() { throw 1 }, get message() { throw 2 }}`,
-			wasmhost.KindException, "Error: "},
+			api.KindException, "Error: "},
 		{"a thrown object whose conversion throws", `throw {[Symbol.toPrimitive]() { throw 1 }, toString() { throw 2 }}`,
-			wasmhost.KindException, "the program threw a value that is not an Error"},
+			api.KindException, "the program threw a value that is not an Error"},
 		{"a thrown proxy", `throw new Proxy({}, {getPrototypeOf() { throw 1 }, ownKeys() { throw 2 }, get() { throw 3 }})`,
-			wasmhost.KindException, "the program threw a value that is not an Error"},
+			api.KindException, "the program threw a value that is not an Error"},
 		{"a thrown array with an index getter on Array.prototype",
 			`Object.defineProperty(Array.prototype, "0", {get() { throw 1 }, set(v) { throw 2 }}); throw [, 1]`,
-			wasmhost.KindException, "the program threw a value that is not an Error: ["},
+			api.KindException, "the program threw a value that is not an Error: ["},
 		{"recursion into the prelude at the stack limit",
 			`function f(n) { try { return f(n + 1) } catch (e) { console.log({a: [n]}); return tools.echo({n}) } } await f(0); return 1`,
 			"", "1"},
@@ -523,20 +524,20 @@ func TestIntrospection_programsCannotForceATrap(t *testing.T) {
 			`let deep = []; for (let i = 0; i < 97; i++) deep = [deep];
 function f() { try { return f() } catch (e) { return tools.echo({deep}) } } await f(); return 2`, "", "2"},
 		{"the wrapper escaped", `}); tools.echo({}); (function(){`, "", ""},
-		{"the wrapper escaped to a non-function", `}); (1 + function(){`, wasmhost.KindException, "not a function"},
+		{"the wrapper escaped to a non-function", `}); (1 + function(){`, api.KindException, "not a function"},
 		{"ToolCallError with a hostile name", `throw new ToolCallError("m", {toString() { throw new Error("name") }})`,
-			wasmhost.KindException, "Error: name"},
+			api.KindException, "Error: name"},
 		{"prepareStackTrace that throws", `Error.prepareStackTrace = () => { throw 1 }; throw new Error("e")`,
-			wasmhost.KindException, "Error: e"},
+			api.KindException, "Error: e"},
 		{"a result getter that pollutes", `return {get x() { Object.prototype.toJSON = () => 1; Array.prototype.push = null; return [1] }}`,
 			"", `{"x":[1]}`},
 		{"a getter on Object.prototype for the report's fields",
 			`for (const k of ["kind", "message", "stack"]) Object.defineProperty(Object.prototype, k, {set() { throw 1 }}); throw new Error("e")`,
-			wasmhost.KindException, "Error: e"},
+			api.KindException, "Error: e"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, re, _ := runJS(t, sharedRuntime(t), tt.js, wasmhost.Limits{WallTime: 10 * time.Second})
+			out, re, _ := runJS(t, sharedRuntime(t), tt.js, api.Limits{WallTime: 10 * time.Second})
 			if tt.kind == "" {
 				require.Nil(t, re, "%+v", re)
 				if tt.message == "" {

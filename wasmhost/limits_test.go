@@ -8,23 +8,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
 func TestRuntime_Run_programLimitsAreLowered(t *testing.T) {
-	rt := newRuntime(t, testConfig().WithLimits(wasmhost.Limits{MaxCalls: 3, OutputBytes: 1000}))
+	rt := newRuntime(t, testConfig().WithLimits(api.Limits{MaxCalls: 3, OutputBytes: 1000}))
 	require.Equal(t, 3, rt.Limits().MaxCalls)
-	require.Equal(t, wasmhost.DefaultMaxPendingCalls, rt.Limits().MaxPendingCalls)
+	require.Equal(t, api.DefaultMaxPendingCalls, rt.Limits().MaxPendingCalls)
 
 	tests := []struct {
 		name    string
-		limits  wasmhost.Limits
+		limits  api.Limits
 		calls   int
 		message string
 	}{
-		{"a higher limit is clamped", wasmhost.Limits{MaxCalls: 100}, 3, "limit of 3 nested calls"},
-		{"a lower limit applies", wasmhost.Limits{MaxCalls: 2}, 2, "limit of 2 nested calls"},
-		{"zero means the Runtime's", wasmhost.Limits{}, 3, "limit of 3 nested calls"},
+		{"a higher limit is clamped", api.Limits{MaxCalls: 100}, 3, "limit of 3 nested calls"},
+		{"a lower limit applies", api.Limits{MaxCalls: 2}, 2, "limit of 2 nested calls"},
+		{"zero means the Runtime's", api.Limits{}, 3, "limit of 3 nested calls"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,9 +35,9 @@ func TestRuntime_Run_programLimitsAreLowered(t *testing.T) {
 			require.Equal(t, tt.calls, out.Stats.Calls)
 		})
 	}
-	_, re, _ := runJS(t, rt, `console.log("x".repeat(2000))`, wasmhost.Limits{OutputBytes: 1 << 20})
+	_, re, _ := runJS(t, rt, `console.log("x".repeat(2000))`, api.Limits{OutputBytes: 1 << 20})
 	require.NotNil(t, re)
-	require.Equal(t, wasmhost.KindOutputLimit, re.Kind)
+	require.Equal(t, api.KindOutputLimit, re.Kind)
 	require.Contains(t, re.Message, "output limit of 1000 bytes")
 }
 
@@ -45,12 +46,12 @@ func TestRuntime_Run_memoryLimitIsLowered(t *testing.T) {
 	// program's 16 MiB.
 	js := `const a = []; for (let i = 0; i < 16; i++) a.push(new Uint8Array(4 << 20)); return a.length`
 	rt := sharedRuntime(t)
-	out, re, _ := runJS(t, rt, js, wasmhost.Limits{})
+	out, re, _ := runJS(t, rt, js, api.Limits{})
 	require.Nil(t, re)
 	require.JSONEq(t, `16`, string(out.Result))
-	_, re, _ = runJS(t, rt, js, wasmhost.Limits{MemoryBytes: 16 << 20})
+	_, re, _ = runJS(t, rt, js, api.Limits{MemoryBytes: 16 << 20})
 	require.NotNil(t, re)
-	require.Equal(t, wasmhost.KindMemory, re.Kind)
+	require.Equal(t, api.KindMemory, re.Kind)
 	require.Contains(t, re.Message, "memory limit of 16 MiB")
 }
 
@@ -58,12 +59,12 @@ func TestRuntime_Run_invalidLimits(t *testing.T) {
 	rt := sharedRuntime(t)
 	tests := []struct {
 		name   string
-		limits wasmhost.Limits
+		limits api.Limits
 		want   string
 	}{
-		{"negative compute time", wasmhost.Limits{ComputeTime: -time.Second}, "compute time limit -1s is negative"},
-		{"negative calls", wasmhost.Limits{MaxCalls: -1}, "nested call limit -1 is negative"},
-		{"memory below the minimum", wasmhost.Limits{MemoryBytes: 1 << 20}, "below the minimum of 4194304 bytes"},
+		{"negative compute time", api.Limits{ComputeTime: -time.Second}, "compute time limit -1s is negative"},
+		{"negative calls", api.Limits{MaxCalls: -1}, "nested call limit -1 is negative"},
+		{"memory below the minimum", api.Limits{MemoryBytes: 1 << 20}, "below the minimum of 4194304 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,12 +79,12 @@ func TestRuntime_Run_invalidLimits(t *testing.T) {
 func TestNew_invalidLimits(t *testing.T) {
 	tests := []struct {
 		name   string
-		limits wasmhost.Limits
+		limits api.Limits
 		want   string
 	}{
-		{"negative", wasmhost.Limits{WallTime: -1}, "wall time limit -1ns is negative"},
-		{"memory below the minimum", wasmhost.Limits{MemoryBytes: 4096}, "below the minimum"},
-		{"memory above 4 GiB", wasmhost.Limits{MemoryBytes: 5 << 30}, "above the 4 GiB"},
+		{"negative", api.Limits{WallTime: -1}, "wall time limit -1ns is negative"},
+		{"memory below the minimum", api.Limits{MemoryBytes: 4096}, "below the minimum"},
+		{"memory above 4 GiB", api.Limits{MemoryBytes: 5 << 30}, "above the 4 GiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +102,7 @@ let refused = "";
 try { await tools.echo({}) } catch (e) { refused = e.message }
 await a; await b;
 const after = await tools.echo({n: 1});
-return {refused, after}`, wasmhost.Limits{MaxPendingCalls: 2})
+return {refused, after}`, api.Limits{MaxPendingCalls: 2})
 	require.Nil(t, re)
 	require.JSONEq(t, `{"refused":"too many nested calls pending at once (the limit is 2): await some of them before starting more","after":{"n":1}}`,
 		string(out.Result))

@@ -2,6 +2,8 @@ package wasmhost
 
 import (
 	"time"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // errNeverSettles is the message of a program that waits on nothing.
@@ -56,7 +58,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			continue
 		}
 		if r.pending == 0 && r.timers.len() == 0 {
-			return 0, &RunError{Kind: KindException, Message: errNeverSettles}, false
+			return 0, &RunError{Kind: api.KindException, Message: errNeverSettles}, false
 		}
 		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt {
 			kept, e := r.idle()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 const pageSize = 65536
@@ -18,7 +20,7 @@ func memoryPages(bytes int64) uint32 {
 }
 
 // checkLimits rejects limits no run can work within.
-func checkLimits(l Limits) error {
+func checkLimits(l api.Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}

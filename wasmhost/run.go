@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // grace is how long Run waits, after a deadline or a cancellation, for the
@@ -24,7 +26,7 @@ type run struct {
 	rt     *Runtime
 	prog   Program
 	disp   Dispatcher
-	limits Limits
+	limits api.Limits
 	tools  map[string]string // bound names, to their canonical strings
 
 	ctx       context.Context // ends with the caller's or on Close; carries the run for the imports
@@ -42,7 +44,7 @@ type run struct {
 	calls     int   // calls dispatched
 	committed int64 // the guest memory charged to the Runtime's admission (admission.go)
 	lastID    int32 // the id of the last call the guest made, dispatched or rejected
-	argBytes  int   // arguments of the calls pending, summed (Limits.MaxInFlightArgBytes)
+	argBytes  int   // arguments of the calls pending, summed (api.Limits.MaxInFlightArgBytes)
 	result    json.RawMessage
 	guestErr  *RunError // from the error import
 	stopped   *RunError // why the host stopped the guest (run.stop)
@@ -291,6 +293,6 @@ func (r *run) settled(status int32) (Outcome, error) {
 		e.Logs = r.output.lines
 		return Outcome{}, &e
 	}
-	return Outcome{}, &RunError{Kind: KindTrap, Message: "the guest broke the host ABI",
+	return Outcome{}, &RunError{Kind: api.KindTrap, Message: "the guest broke the host ABI",
 		Cause: fmt.Errorf("wasmhost: final status %d with error %v", status, r.guestErr)}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -19,7 +20,7 @@ const sizes = await tools.echo({sizes: {"a.go": 10, "c.go": 30}});
 const goFiles = files.filter((f) => f.endsWith(".go"));
 console.log("found", goFiles.length, "go files");
 return goFiles.map((f) => ({file: f, size: sizes.sizes[f]}));
-`, wasmhost.Limits{})
+`, api.Limits{})
 	require.Nil(t, re)
 	require.Equal(t, []string{"found 2 go files"}, out.Logs)
 	require.JSONEq(t, `[{"file":"a.go","size":10},{"file":"c.go","size":30}]`, string(out.Result))
@@ -37,7 +38,7 @@ func TestRuntime_Run_promiseAllOverlaps(t *testing.T) {
 	rt := sharedRuntime(t)
 	out, re, d := runJS(t, rt, `
 return await Promise.all([tools.slow({ms: 50}), tools.slow({ms: 50}), tools.slow({ms: 50})]);
-`, wasmhost.Limits{})
+`, api.Limits{})
 	require.Nil(t, re)
 	require.Len(t, d.seen(), 3)
 	var spans []struct{ Started, Finished int64 }
@@ -66,7 +67,7 @@ func TestRuntime_Run_toolCallError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, re, _ := runJS(t, rt, tt.js, wasmhost.Limits{})
+			out, re, _ := runJS(t, rt, tt.js, api.Limits{})
 			require.Nil(t, re)
 			require.JSONEq(t, tt.want, string(out.Result))
 		})
@@ -74,9 +75,9 @@ func TestRuntime_Run_toolCallError(t *testing.T) {
 }
 
 func TestRuntime_Run_uncaughtToolCallError(t *testing.T) {
-	_, re, _ := runJS(t, sharedRuntime(t), `await tools.fail({message: "denied: not allowed"})`, wasmhost.Limits{})
+	_, re, _ := runJS(t, sharedRuntime(t), `await tools.fail({message: "denied: not allowed"})`, api.Limits{})
 	require.NotNil(t, re)
-	require.Equal(t, wasmhost.KindException, re.Kind)
+	require.Equal(t, api.KindException, re.Kind)
 	require.Equal(t, "ToolCallError: denied: not allowed", re.Message)
 }
 
@@ -98,7 +99,7 @@ func TestRuntime_Run_results(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, re, _ := runJS(t, rt, tt.js, wasmhost.Limits{})
+			out, re, _ := runJS(t, rt, tt.js, api.Limits{})
 			require.Nil(t, re)
 			if tt.want == "" {
 				require.Nil(t, out.Result)
@@ -120,7 +121,7 @@ func TestRuntime_Run_toolArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, re, d := runJS(t, rt, tt.js, wasmhost.Limits{})
+			_, re, d := runJS(t, rt, tt.js, api.Limits{})
 			require.Nil(t, re)
 			require.Len(t, d.seen(), 1)
 			require.JSONEq(t, tt.want, string(d.seen()[0].Args))
@@ -172,7 +173,7 @@ func TestRuntime_Run_console(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, re, _ := runJS(t, rt, tt.js, wasmhost.Limits{})
+			out, re, _ := runJS(t, rt, tt.js, api.Limits{})
 			require.Nil(t, re)
 			require.Equal(t, tt.want, out.Logs)
 		})
@@ -201,7 +202,7 @@ const r = await tools.echo({a: [1, 2], b: {c: "x"}, gone: undefined});
 let rejected = "";
 try { await tools.echo({f: [undefined]}) } catch (e) { rejected = e.message }
 return {r, rejected, frozen: Object.isFrozen(tools) && Object.isFrozen(ToolCallError.prototype)};
-`, wasmhost.Limits{})
+`, api.Limits{})
 	require.Nil(t, re)
 	require.Len(t, d.seen(), 1)
 	require.JSONEq(t, `{"a":[1,2],"b":{"c":"x"}}`, string(d.seen()[0].Args))
@@ -213,7 +214,7 @@ func TestRuntime_Run_globalsAreReadOnly(t *testing.T) {
 	rt := sharedRuntime(t)
 	for _, name := range []string{"tools", "console", "ToolCallError", "setTimeout", "clearTimeout"} {
 		t.Run(name, func(t *testing.T) {
-			out, re, _ := runJS(t, rt, `"use strict"; try { globalThis.`+name+` = 1; return "replaced" } catch (e) { return e.name }`, wasmhost.Limits{})
+			out, re, _ := runJS(t, rt, `"use strict"; try { globalThis.`+name+` = 1; return "replaced" } catch (e) { return e.name }`, api.Limits{})
 			require.Nil(t, re)
 			require.JSONEq(t, `"TypeError"`, string(out.Result))
 		})

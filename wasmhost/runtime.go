@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
+	wapi "github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // ErrClosed is returned by Run on a closed Runtime.
@@ -25,7 +27,7 @@ var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
 // each Run uses its own instance.
 type Runtime struct {
 	cfg     Config
-	limits  Limits // cfg.limits with defaults: the ceiling of every run
+	limits  api.Limits // cfg.limits with defaults: the ceiling of every run
 	wr      wazero.Runtime
 	cache   wazero.CompilationCache
 	module  wazero.CompiledModule
@@ -112,7 +114,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("wasmhost: %s: %w", exportABIVersion, err)
 	}
-	if v := api.DecodeI32(res[0]); v != abiVersion {
+	if v := wapi.DecodeI32(res[0]); v != abiVersion {
 		return fmt.Errorf("wasmhost: the guest speaks ABI version %d, this host version %d: rebuild the guest (make guest)", v, abiVersion)
 	}
 	setup := &run{rt: rt, inbox: newInbox()}
@@ -159,7 +161,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 
 // Limits returns the Runtime's limits (the Config's, with defaults filled
 // in): the ceiling of every run.
-func (rt *Runtime) Limits() Limits { return rt.limits }
+func (rt *Runtime) Limits() api.Limits { return rt.limits }
 
 // Close releases the compiled guest and the compilation cache. Runs still
 // in progress end with KindAbort, and Run afterwards returns ErrClosed.

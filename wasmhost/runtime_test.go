@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/ptcx/ptcx/api"
+
 	"github.com/ptcx/ptcx/guest"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -118,7 +120,7 @@ func TestRuntime_Close_duringRuns(t *testing.T) {
 		err := <-errs
 		var re *wasmhost.RunError
 		require.True(t, errors.As(err, &re), "%v", err)
-		require.Equal(t, wasmhost.KindAbort, re.Kind, re.Message)
+		require.Equal(t, api.KindAbort, re.Kind, re.Message)
 		require.ErrorIs(t, err, wasmhost.ErrClosed)
 	}
 }

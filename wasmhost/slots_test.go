@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -47,7 +48,7 @@ func TestRuntime_Run_guestSlotsTakeTurns(t *testing.T) {
 	var lastShort atomic.Int64
 	for range 3 {
 		short.Go(func() {
-			out, re, _ := runJS(t, rt, `return (await tools.echo({n: 1})).n`, wasmhost.Limits{})
+			out, re, _ := runJS(t, rt, `return (await tools.echo({n: 1})).n`, api.Limits{})
 			require.Nil(t, re)
 			require.JSONEq(t, `1`, string(out.Result))
 			lastShort.Store(time.Now().UnixNano())
@@ -77,7 +78,7 @@ func TestRuntime_Run_inlineToolBodyHoldsNoSlot(t *testing.T) {
 		}
 		c.done(wasmhost.CallResult{OK: true, Value: out.Result})
 	}}
-	out, err := runIdler(t, rt, d, `return await tools.echo({})`, wasmhost.Limits{})
+	out, err := runIdler(t, rt, d, `return await tools.echo({})`, api.Limits{})
 	require.NoError(t, err)
 	require.JSONEq(t, `42`, string(out.Result))
 	require.Zero(t, executing.Load(), "no guest held a slot while the tool body ran")

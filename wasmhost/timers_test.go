@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptcx/ptcx/wasmhost"
+	"github.com/ptcx/ptcx/api"
 )
 
 func TestRuntime_Run_timers(t *testing.T) {
@@ -56,7 +56,7 @@ return order`, `["call","timer"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, re, _ := runJS(t, rt, tt.js, wasmhost.Limits{})
+			out, re, _ := runJS(t, rt, tt.js, api.Limits{})
 			require.Nil(t, re)
 			require.JSONEq(t, tt.want, string(out.Result))
 		})
@@ -66,21 +66,21 @@ return order`, `["call","timer"]`},
 func TestRuntime_Run_timerTimeIsNotComputeTime(t *testing.T) {
 	// The program waits 300 ms on a timer with a compute limit of 200 ms.
 	out, re, _ := runJS(t, sharedRuntime(t), `await new Promise((r) => setTimeout(r, 300)); return "waited"`,
-		wasmhost.Limits{ComputeTime: 200 * time.Millisecond})
+		api.Limits{ComputeTime: 200 * time.Millisecond})
 	require.Nil(t, re)
 	require.JSONEq(t, `"waited"`, string(out.Result))
 	require.GreaterOrEqual(t, out.Stats.Wall, 300*time.Millisecond)
 }
 
 func TestRuntime_Run_tooManyTimers(t *testing.T) {
-	_, re, _ := runJS(t, sharedRuntime(t), `for (let i = 0; i < 20000; i++) setTimeout(() => {}, 1000)`, wasmhost.Limits{})
+	_, re, _ := runJS(t, sharedRuntime(t), `for (let i = 0; i < 20000; i++) setTimeout(() => {}, 1000)`, api.Limits{})
 	require.NotNil(t, re)
-	require.Equal(t, wasmhost.KindException, re.Kind)
+	require.Equal(t, api.KindException, re.Kind)
 	require.Equal(t, "RangeError: setTimeout: too many pending timers (the limit is 10000)", re.Message)
 }
 
 func TestRuntime_Run_setTimeoutNeedsAFunction(t *testing.T) {
-	_, re, _ := runJS(t, sharedRuntime(t), `setTimeout("alert(1)", 0)`, wasmhost.Limits{})
+	_, re, _ := runJS(t, sharedRuntime(t), `setTimeout("alert(1)", 0)`, api.Limits{})
 	require.NotNil(t, re)
 	require.Equal(t, "TypeError: setTimeout: the callback must be a function", re.Message)
 }

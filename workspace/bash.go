@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/proc"
 	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
@@ -73,18 +74,18 @@ func (w *Workspace) bashTool() registry.Tool {
 
 // bash runs a command. Exit codes and timeouts are results; a cancelled ctx
 // (the caller gave up, or the tool's own deadline passed) is an error.
-func (w *Workspace) bash(ctx context.Context, in registry.Input) (registry.Output, error) {
+func (w *Workspace) bash(ctx context.Context, in api.Input) (api.Output, error) {
 	var a bashArgs
 	if err := decode(in, &a); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if strings.TrimSpace(a.Command) == "" {
-		return registry.Output{}, failf(nil, "command is empty: give a shell command to run")
+		return api.Output{}, failf(nil, "command is empty: give a shell command to run")
 	}
 	timeout := w.opts.BashTimeout
 	if a.TimeoutMS != nil {
 		if *a.TimeoutMS < 1 {
-			return registry.Output{}, failf(nil, "timeout_ms must be 1 or more")
+			return api.Output{}, failf(nil, "timeout_ms must be 1 or more")
 		}
 		if *a.TimeoutMS < timeout.Milliseconds() {
 			timeout = time.Duration(*a.TimeoutMS) * time.Millisecond
@@ -94,10 +95,10 @@ func (w *Workspace) bash(ctx context.Context, in registry.Input) (registry.Outpu
 	defer cancel()
 	res, err := w.run(runCtx, a.Command)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if res.TimedOut && ctx.Err() != nil {
-		return registry.Output{}, fmt.Errorf("command stopped before it finished: %w", ctx.Err())
+		return api.Output{}, fmt.Errorf("command stopped before it finished: %w", ctx.Err())
 	}
 	return output(res, bashText(res, timeout))
 }

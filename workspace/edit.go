@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -63,71 +64,71 @@ func (w *Workspace) editTool() registry.Tool {
 // edit replaces old_string with new_string in a file that has been read.
 // Neither the file nor the result may exceed maxFileBytes: the result's
 // size is computed before it is built.
-func (w *Workspace) edit(ctx context.Context, in registry.Input) (registry.Output, error) {
+func (w *Workspace) edit(ctx context.Context, in api.Input) (api.Output, error) {
 	var a editArgs
 	if err := decode(in, &a); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	switch {
 	case a.OldString == "":
-		return registry.Output{}, failf(nil, "old_string is empty: give the exact text to replace (to create a file or replace all of it, use write)")
+		return api.Output{}, failf(nil, "old_string is empty: give the exact text to replace (to create a file or replace all of it, use write)")
 	case a.OldString == a.NewString:
-		return registry.Output{}, failf(nil, "old_string and new_string are the same: there is nothing to change")
+		return api.Output{}, failf(nil, "old_string and new_string are the same: there is nothing to change")
 	case len(a.NewString) > maxFileBytes:
-		return registry.Output{}, failf(ErrTooLarge, "new_string is %s, more than the %s file size limit", size(int64(len(a.NewString))), size(maxFileBytes))
+		return api.Output{}, failf(ErrTooLarge, "new_string is %s, more than the %s file size limit", size(int64(len(a.NewString))), size(maxFileBytes))
 	}
 	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
 
 	f, fi, err := w.openFile(t, os.O_RDWR)
 	if errors.Is(err, fs.ErrNotExist) {
-		return registry.Output{}, failf(fs.ErrNotExist, "file %q does not exist: edit changes existing files; use write to create it, or list and glob to find the right path", t.name)
+		return api.Output{}, failf(fs.ErrNotExist, "file %q does not exist: edit changes existing files; use write to create it, or list and glob to find the right path", t.name)
 	}
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	defer f.Close()
 	if err := w.seen.check(t.name, t.real, fi); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if fi.Size() > maxFileBytes {
-		return registry.Output{}, failf(ErrTooLarge, "file %q is %s, more than the %s file size limit: edit cannot load it", t.name, size(fi.Size()), size(maxFileBytes))
+		return api.Output{}, failf(ErrTooLarge, "file %q is %s, more than the %s file size limit: edit cannot load it", t.name, size(fi.Size()), size(maxFileBytes))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
-		return registry.Output{}, describe(t.name, err)
+		return api.Output{}, describe(t.name, err)
 	}
 	if len(data) > maxFileBytes { // it grew since the stat
-		return registry.Output{}, failf(ErrTooLarge, "file %q is more than the %s file size limit: edit cannot load it", t.name, size(maxFileBytes))
+		return api.Output{}, failf(ErrTooLarge, "file %q is more than the %s file size limit: edit cannot load it", t.name, size(maxFileBytes))
 	}
 	if looksBinary(data[:min(len(data), sniffBytes)]) {
-		return registry.Output{}, failf(ErrBinary, "file %q is binary (it contains NUL bytes or invalid UTF-8): edit changes text files only", t.name)
+		return api.Output{}, failf(ErrBinary, "file %q is binary (it contains NUL bytes or invalid UTF-8): edit changes text files only", t.name)
 	}
 	old, repl := []byte(a.OldString), []byte(a.NewString)
 	n := bytes.Count(data, old)
 	switch {
 	case n == 0:
-		return registry.Output{}, failf(ErrNoMatch, "old_string was not found in %q: it must match the file's text exactly, whitespace and indentation included; read the file again and copy the text to replace", t.name)
+		return api.Output{}, failf(ErrNoMatch, "old_string was not found in %q: it must match the file's text exactly, whitespace and indentation included; read the file again and copy the text to replace", t.name)
 	case n > 1 && !a.ReplaceAll:
-		return registry.Output{}, failf(ErrAmbiguous, "old_string occurs %d times in %q: include more surrounding text to make it unique, or set replace_all to true to replace every occurrence", n, t.name)
+		return api.Output{}, failf(ErrAmbiguous, "old_string occurs %d times in %q: include more surrounding text to make it unique, or set replace_all to true to replace every occurrence", n, t.name)
 	}
 	if !fitsAfterEdit(len(data), n, len(old), len(repl), maxFileBytes) {
-		return registry.Output{}, failf(ErrTooLarge, "replacing %d occurrence%s of old_string in %q would make it %s, more than the %s file size limit: replace fewer occurrences or a shorter new_string",
+		return api.Output{}, failf(ErrTooLarge, "replacing %d occurrence%s of old_string in %q would make it %s, more than the %s file size limit: replace fewer occurrences or a shorter new_string",
 			n, plural(n), t.name, size(editedSize(len(data), n, len(old), len(repl))), size(maxFileBytes))
 	}
 	if err := ctx.Err(); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if err := overwrite(f, bytes.Replace(data, old, repl, n)); err != nil {
-		return registry.Output{}, describe(t.name, err)
+		return api.Output{}, describe(t.name, err)
 	}
 	after, err := f.Stat()
 	if err != nil {
-		return registry.Output{}, describe(t.name, err)
+		return api.Output{}, describe(t.name, err)
 	}
 	w.seen.record(t.real, after)
 	return output(editResult{Path: t.name, Replacements: n}, fmt.Sprintf("edited %s: replaced %d occurrence%s", shown(t.name), n, plural(n)))

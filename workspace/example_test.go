@@ -7,11 +7,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/workspace"
 )
 
-// Register the workspace tools and call one the way the executor does.
+// Register the workspace tools and call one through an executor.
 func Example() {
 	dir, err := os.MkdirTemp("", "ptcx-example")
 	if err != nil {
@@ -34,19 +35,19 @@ func Example() {
 		}
 	}
 
-	def := reg.ResolveExecution(registry.Deployment, "read", false).Definition
-	out, err := def.Body()(context.Background(), registry.Input{Args: []byte(`{"path": "hello.txt", "end_line": 1}`)})
+	e, err := executor.New(reg, executor.NewConfig())
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(string(out.Value))
-	fmt.Println(out.Text)
+	r := e.Execute(context.Background(), executor.Call{Name: "read", Args: []byte(`{"path": "hello.txt", "end_line": 1}`)})
+	fmt.Println(string(r.Value))
+	fmt.Println(r.Text)
 
-	_, err = def.Body()(context.Background(), registry.Input{Args: []byte(`{"path": "../etc/passwd"}`)})
-	fmt.Println(err)
+	r = e.Execute(context.Background(), executor.Call{Name: "read", Args: []byte(`{"path": "../etc/passwd"}`)})
+	fmt.Println(r.Err)
 	// Output:
 	// {"path":"hello.txt","content":"hello\n","start_line":1,"end_line":1,"total_lines":2,"truncated":true}
 	// hello
 	// [lines 1-1 of 2 in hello.txt; continue with start_line 2]
-	// path "../etc/passwd" escapes the workspace: ".." may not lead above the workspace root
+	// TOOL_FAILED: path "../etc/passwd" escapes the workspace: ".." may not lead above the workspace root
 }

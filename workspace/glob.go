@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -57,21 +58,21 @@ func (w *Workspace) globTool() registry.Tool {
 
 // glob returns the files under a directory whose path relative to it
 // matches a pattern.
-func (w *Workspace) glob(ctx context.Context, in registry.Input) (registry.Output, error) {
+func (w *Workspace) glob(ctx context.Context, in api.Input) (api.Output, error) {
 	var a globArgs
 	if err := decode(in, &a); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	pat, err := w.compileGlob(a.Pattern)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if a.Path == "" {
 		a.Path = "."
 	}
 	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	res := globResult{Matches: []string{}}
 	cut, err := w.walk(ctx, t, pat, func(name, _ string) bool {
@@ -83,7 +84,7 @@ func (w *Workspace) glob(ctx context.Context, in registry.Input) (registry.Outpu
 		return true
 	})
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	slices.Sort(res.Matches)
 	res.Truncated = res.Truncated || cut != ""

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -96,22 +97,22 @@ func (w *Workspace) grepTool() registry.Tool {
 
 // grep searches one file, or every text file under a directory, line by
 // line.
-func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Output, error) {
+func (w *Workspace) grep(ctx context.Context, in api.Input) (api.Output, error) {
 	var a grepArgs
 	if err := decode(in, &a); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if a.Pattern == "" {
-		return registry.Output{}, failf(nil, "pattern is empty: give a regular expression to search for")
+		return api.Output{}, failf(nil, "pattern is empty: give a regular expression to search for")
 	}
 	re, progSize, err := compilePattern(a.Pattern, a.CaseInsensitive)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	var filter globPattern
 	if a.Glob != "" {
 		if filter, err = w.compileGlob(a.Glob); err != nil {
-			return registry.Output{}, err
+			return api.Output{}, err
 		}
 		if !strings.Contains(a.Glob, "/") {
 			filter = append(globPattern{"**"}, filter...)
@@ -122,11 +123,11 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 	}
 	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	fi, err := w.fsys.Stat(t.real)
 	if err != nil {
-		return registry.Output{}, describe(t.name, err)
+		return api.Output{}, describe(t.name, err)
 	}
 	s := &searcher{re: re, window: matchWindow(progSize), max: w.opts.MaxMatches, res: grepResult{Matches: []grepMatch{}}}
 	cut := ""
@@ -142,7 +143,7 @@ func (w *Workspace) grep(ctx context.Context, in registry.Input) (registry.Outpu
 		err = ctx.Err()
 	}
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	slices.SortStableFunc(s.res.Matches, func(a, b grepMatch) int { return strings.Compare(a.Path, b.Path) })
 	s.res.Truncated = s.res.Truncated || cut != ""

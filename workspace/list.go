@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -74,28 +75,28 @@ func (w *Workspace) listTool() registry.Tool {
 }
 
 // list returns the entries of one directory, sorted and capped.
-func (w *Workspace) list(ctx context.Context, in registry.Input) (registry.Output, error) {
+func (w *Workspace) list(ctx context.Context, in api.Input) (api.Output, error) {
 	var a listArgs
 	if err := decode(in, &a); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if a.Path == "" {
 		a.Path = "."
 	}
 	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	fi, err := w.fsys.Stat(t.real)
 	if err != nil {
-		return registry.Output{}, describe(t.name, err)
+		return api.Output{}, describe(t.name, err)
 	}
 	if !fi.IsDir() {
-		return registry.Output{}, failf(nil, "%q is a file, not a directory: use read to see its content", t.name)
+		return api.Output{}, failf(nil, "%q is a file, not a directory: use read to see its content", t.name)
 	}
 	first, total, more, err := w.firstEntries(ctx, t.real, w.opts.MaxMatches)
 	if err != nil {
-		return registry.Output{}, describeRead(t.name, err)
+		return api.Output{}, describeRead(t.name, err)
 	}
 	res := listResult{Path: t.name, Entries: []listEntry{}, Truncated: total > len(first) || more}
 	for _, d := range first {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -69,10 +70,10 @@ func (w *Workspace) readTool() registry.Tool {
 
 // read returns a text file, whole or a range of its lines, and records it
 // as read.
-func (w *Workspace) read(ctx context.Context, in registry.Input) (registry.Output, error) {
+func (w *Workspace) read(ctx context.Context, in api.Input) (api.Output, error) {
 	var a readArgs
 	if err := decode(in, &a); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	start, end := 1, 0
 	if a.StartLine != nil {
@@ -83,35 +84,35 @@ func (w *Workspace) read(ctx context.Context, in registry.Input) (registry.Outpu
 	}
 	switch {
 	case start < 1:
-		return registry.Output{}, failf(nil, "start_line must be 1 or more: lines are numbered from 1")
+		return api.Output{}, failf(nil, "start_line must be 1 or more: lines are numbered from 1")
 	case a.EndLine != nil && end < start:
-		return registry.Output{}, failf(nil, "end_line %d is before start_line %d: give a range with start_line <= end_line", end, start)
+		return api.Output{}, failf(nil, "end_line %d is before start_line %d: give a range with start_line <= end_line", end, start)
 	}
 	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	f, fi, err := w.openFile(t, os.O_RDONLY)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	defer f.Close()
 	limit := w.opts.MaxReadBytes
 	if fi.Size() > limit && a.StartLine == nil && a.EndLine == nil {
-		return registry.Output{}, failf(ErrTooLarge, "file %q is %s, more than the %s read limit: read it in parts by giving start_line and end_line (for example 1 and 1000), or use grep to find the lines you need",
+		return api.Output{}, failf(ErrTooLarge, "file %q is %s, more than the %s read limit: read it in parts by giving start_line and end_line (for example 1 and 1000), or use grep to find the lines you need",
 			t.name, size(fi.Size()), size(limit))
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	sample, err := sniff(br)
 	if err != nil {
-		return registry.Output{}, describe(t.name, err)
+		return api.Output{}, describe(t.name, err)
 	}
 	if looksBinary(sample) {
-		return registry.Output{}, failf(ErrBinary, "file %q is binary (it contains NUL bytes or invalid UTF-8): read returns text files only", t.name)
+		return api.Output{}, failf(ErrBinary, "file %q is binary (it contains NUL bytes or invalid UTF-8): read returns text files only", t.name)
 	}
 	res, err := w.readLines(ctx, br, t.name, start, end)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	w.seen.record(t.real, fi)
 	return output(res, readText(res))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/workspace"
 )
 
@@ -80,9 +80,9 @@ func TestRead_badInput(t *testing.T) {
 		{"start past end", m{"path": "f.txt", "start_line": 3}, nil, `start_line 3 is past the end of "f.txt", which has 2 lines`},
 		{"past end of empty", m{"path": "empty.txt", "start_line": 2}, nil, "which has 0 lines"},
 		{"end before start", m{"path": "f.txt", "start_line": 2, "end_line": 1}, nil, "end_line 1 is before start_line 2"},
-		{"start zero", m{"path": "f.txt", "start_line": 0}, registry.ErrInvalidArgs, "start_line"},
-		{"no path", m{}, registry.ErrInvalidArgs, "path"},
-		{"path not a string", m{"path": 7}, registry.ErrInvalidArgs, "path"},
+		{"start zero", m{"path": "f.txt", "start_line": 0}, api.ErrInvalidArgs, "start_line"},
+		{"no path", m{}, api.ErrInvalidArgs, "path"},
+		{"path not a string", m{"path": 7}, api.ErrInvalidArgs, "path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := fail(t, e, "read", tc.args)

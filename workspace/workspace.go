@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -138,7 +139,7 @@ func (w *Workspace) Tools() []registry.Tool {
 // decode unmarshals a tool's arguments into v, refusing unknown fields. The
 // executor validates arguments against the schema first; this also guards
 // a Body called directly.
-func decode(in registry.Input, v any) error {
+func decode(in api.Input, v any) error {
 	args := bytes.TrimSpace(in.Args)
 	if len(args) == 0 {
 		args = []byte("{}")
@@ -146,14 +147,14 @@ func decode(in registry.Input, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &registry.Error{Code: registry.CodeInvalidArgs, Message: "invalid arguments: " + err.Error(), Cause: err}
+		return &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments: " + err.Error(), Cause: err}
 	}
 	return nil
 }
 
 // output returns v as the value and text as what the model is shown.
-func output(v any, text string) (registry.Output, error) {
-	out, err := registry.ValueOutput(v)
+func output(v any, text string) (api.Output, error) {
+	out, err := api.ValueOutput(v)
 	out.Text = text
 	return out, err
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/workspace"
 )
@@ -71,23 +73,23 @@ func (e *env) content(rel string) string {
 // body, and checks the value against the output schema. It returns the
 // first error (INVALID_ARGS, the body's, or INVALID_TOOL_OUTPUT). It is
 // safe to call from any goroutine.
-func (e *env) try(ctx context.Context, name string, args any) (registry.Output, error) {
+func (e *env) try(ctx context.Context, name string, args any) (api.Output, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
-	res := e.reg.ResolveExecution(registry.Deployment, name, false)
-	if res.Refusal != registry.Resolved {
-		return registry.Output{}, fmt.Errorf("tool %q does not resolve: %v", name, res.Refusal)
+	res := resolve.Open(e.reg)(registry.Deployment, name, false)
+	if res.Refusal != resolve.Resolved {
+		return api.Output{}, fmt.Errorf("tool %q does not resolve: %v", name, res.Refusal)
 	}
-	parsed, perr := registry.ParseArgs(raw)
+	parsed, perr := resolve.ParseArgs(raw)
 	if perr != nil {
-		return registry.Output{}, perr
+		return api.Output{}, perr
 	}
 	if verr := res.Definition.ValidateArgs(parsed); verr != nil {
-		return registry.Output{}, verr
+		return api.Output{}, verr
 	}
-	out, err := res.Definition.Body()(ctx, registry.Input{CallID: "test", Scope: registry.Deployment, Args: raw})
+	out, err := res.Definition.Body()(ctx, api.Input{CallID: "test", Scope: registry.Deployment, Args: raw})
 	if err != nil {
 		return out, err
 	}
@@ -99,10 +101,10 @@ func (e *env) try(ctx context.Context, name string, args any) (registry.Output, 
 
 // call is try for the test goroutine: a tool that does not resolve, or an
 // output that does not match its schema, fails the test.
-func (e *env) call(t *testing.T, ctx context.Context, name string, args any) (registry.Output, error) {
+func (e *env) call(t *testing.T, ctx context.Context, name string, args any) (api.Output, error) {
 	t.Helper()
 	out, err := e.try(ctx, name, args)
-	require.NotErrorIs(t, err, registry.ErrInvalidToolOutput, "output of %s: %s", name, out.Value)
+	require.NotErrorIs(t, err, api.ErrInvalidToolOutput, "output of %s: %s", name, out.Value)
 	return out, err
 }
 
@@ -264,10 +266,10 @@ func TestTools_unknownArgument(t *testing.T) {
 	for _, tool := range e.ws.Tools() {
 		t.Run(tool.Name, func(t *testing.T) {
 			err := fail(t, e, tool.Name, m{"path": "x", "bogus": 1})
-			require.ErrorIs(t, err, registry.ErrInvalidArgs)
+			require.ErrorIs(t, err, api.ErrInvalidArgs)
 			// A body called directly, without the schema, refuses it too.
-			_, err = tool.Body(context.Background(), registry.Input{Args: json.RawMessage(`{"bogus": 1}`)})
-			require.ErrorIs(t, err, registry.ErrInvalidArgs)
+			_, err = tool.Body(context.Background(), api.Input{Args: json.RawMessage(`{"bogus": 1}`)})
+			require.ErrorIs(t, err, api.ErrInvalidArgs)
 		})
 	}
 }
@@ -288,9 +290,9 @@ func TestOptions_defaults(t *testing.T) {
 }
 
 // inputOf marshals args into a body's input, for calling a Body directly.
-func inputOf(t *testing.T, args any) registry.Input {
+func inputOf(t *testing.T, args any) api.Input {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
-	return registry.Input{CallID: "direct", Scope: registry.Deployment, Args: raw}
+	return api.Input{CallID: "direct", Scope: registry.Deployment, Args: raw}
 }

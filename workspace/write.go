@@ -10,6 +10,7 @@ import (
 	"path"
 	"syscall"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -59,20 +60,20 @@ func (w *Workspace) writeTool() registry.Tool {
 
 // write creates or replaces a file. Replacing needs the file to have been
 // read (the fs-observation rule).
-func (w *Workspace) write(ctx context.Context, in registry.Input) (registry.Output, error) {
+func (w *Workspace) write(ctx context.Context, in api.Input) (api.Output, error) {
 	var a writeArgs
 	if err := decode(in, &a); err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if len(a.Content) > maxFileBytes {
-		return registry.Output{}, failf(ErrTooLarge, "content is %s, more than the %s file size limit: write a smaller file", size(int64(len(a.Content))), size(maxFileBytes))
+		return api.Output{}, failf(ErrTooLarge, "content is %s, more than the %s file size limit: write a smaller file", size(int64(len(a.Content))), size(maxFileBytes))
 	}
 	t, err := w.resolve(ctx, a.Path)
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	if t.real == "." {
-		return registry.Output{}, failf(nil, "%q is the workspace root, a directory: give a file path", t.name)
+		return api.Output{}, failf(nil, "%q is the workspace root, a directory: give a file path", t.name)
 	}
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
@@ -81,37 +82,37 @@ func (w *Workspace) write(ctx context.Context, in registry.Input) (registry.Outp
 	fi, err := w.fsys.Lstat(t.real)
 	switch {
 	case err == nil && fi.IsDir():
-		return registry.Output{}, failf(nil, "%q is a directory: write needs a file path", t.name)
+		return api.Output{}, failf(nil, "%q is a directory: write needs a file path", t.name)
 	case err == nil && !fi.Mode().IsRegular():
-		return registry.Output{}, failf(nil, "%q is not a regular file (it is a device, socket or pipe): write only replaces regular files", t.name)
+		return api.Output{}, failf(nil, "%q is not a regular file (it is a device, socket or pipe): write only replaces regular files", t.name)
 	case err == nil:
 		if err := w.seen.check(t.name, t.real, fi); err != nil {
-			return registry.Output{}, err
+			return api.Output{}, err
 		}
 		flag = os.O_WRONLY // truncated once the open file is checked
 	case errors.Is(err, fs.ErrNotExist):
 		if dir := path.Dir(t.real); dir != "." {
 			if err := w.fsys.MkdirAll(dir, 0o755); err != nil {
-				return registry.Output{}, describe(path.Dir(t.name), err)
+				return api.Output{}, describe(path.Dir(t.name), err)
 			}
 		}
 	default:
-		return registry.Output{}, describe(t.name, err)
+		return api.Output{}, describe(t.name, err)
 	}
 
 	f, err := w.fsys.OpenFile(t.real, flag|syscall.O_NONBLOCK, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return registry.Output{}, failf(ErrNotRead, "file %q appeared while it was being written and has not been read in this session: read it first, then edit or write it", t.name)
+		return api.Output{}, failf(ErrNotRead, "file %q appeared while it was being written and has not been read in this session: read it first, then edit or write it", t.name)
 	}
 	if err != nil {
-		return registry.Output{}, describe(t.name, err)
+		return api.Output{}, describe(t.name, err)
 	}
 	after, err := w.replaceContent(t.name, f, flag&os.O_EXCL == 0, a.Content)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = describe(t.name, cerr)
 	}
 	if err != nil {
-		return registry.Output{}, err
+		return api.Output{}, err
 	}
 	w.seen.record(t.real, after)
 	created := flag&os.O_EXCL != 0

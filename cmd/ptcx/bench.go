@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -171,7 +172,7 @@ func newBench(ctx context.Context) (*bench, error) {
 	// The idle workload parks idleRuns runs at the default memory limit at
 	// once: the committed memory cap (half the machine's memory by
 	// default) is raised to admit them, since they touch ~1 MB each.
-	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithMaxCommittedMemory(2*idleRuns*wasmhost.DefaultMemoryBytes))
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithMaxCommittedMemory(2*idleRuns*api.DefaultMemoryBytes))
 	if err != nil {
 		return nil, err
 	}
@@ -182,32 +183,32 @@ func newBench(ctx context.Context) (*bench, error) {
 	tools := []registry.Tool{
 		{Name: "echo", Description: "Return the arguments.", ConcurrencySafe: true,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}},"required":["i"]}`),
-			Body: func(_ context.Context, in registry.Input) (registry.Output, error) {
-				return registry.Output{Value: in.Args}, nil
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
+				return api.Output{Value: in.Args}, nil
 			}},
 		{Name: "sleep20", Description: "Wait 20 ms.", ConcurrencySafe: true,
-			Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+			Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 				t := time.NewTimer(20 * time.Millisecond)
 				defer t.Stop()
 				select {
 				case <-t.C:
-					return registry.ValueOutput(true)
+					return api.ValueOutput(true)
 				case <-ctx.Done():
-					return registry.Output{}, ctx.Err()
+					return api.Output{}, ctx.Err()
 				}
 			}},
 		{Name: "wait", Description: "Wait until the benchmark releases it.", ConcurrencySafe: true,
-			Body: func(ctx context.Context, _ registry.Input) (registry.Output, error) {
+			Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
 				b.waiting.Done()
 				select {
 				case <-b.release:
-					return registry.ValueOutput(true)
+					return api.ValueOutput(true)
 				case <-ctx.Done():
-					return registry.Output{}, ctx.Err()
+					return api.Output{}, ctx.Err()
 				}
 			}},
 	}
-	if err := reg.DeclareMode(registry.Deployment, registry.ModePTC); err != nil {
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		b.close()
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"flag"
 	"io"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
-	"github.com/ptcx/ptcx/registry"
 )
 
 var callCommand = command{
@@ -27,10 +27,12 @@ type callOutput struct {
 }
 
 type callError struct {
-	Code       registry.Code `json:"code"`
-	Kind       string        `json:"kind,omitempty"`
+	Code       api.Code      `json:"code"`
+	Kind       api.Kind      `json:"kind,omitempty"`
 	Message    string        `json:"message"`
 	Violations []string      `json:"violations,omitempty"`
+	Location   *api.Location `json:"location,omitempty"`
+	Stack      string        `json:"stack,omitempty"`
 	Logs       []string      `json:"logs,omitempty"`
 }
 
@@ -66,12 +68,13 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 }
 
 // printResult prints a result as `ptcx call` does and returns its status.
-func printResult(s *stdio, r registry.Result) int {
+func printResult(s *stdio, r api.Result) int {
 	out := callOutput{OK: r.OK()}
 	if r.OK() {
 		out.Value, out.Text = r.Value, r.Text
 	} else {
-		out.Error = &callError{Code: r.Err.Code, Kind: r.Err.Kind, Message: r.Err.Message, Violations: r.Err.Violations, Logs: r.Err.Logs}
+		out.Error = &callError{Code: r.Err.Code, Kind: r.Err.Kind, Message: r.Err.Message, Violations: r.Err.Violations,
+			Location: r.Err.Location, Stack: r.Err.Stack, Logs: r.Err.Logs}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -303,15 +304,15 @@ return {n};`), 0o644))
 
 	out, _, status = ptcx(t, `throw new Error("boom")`, "run", "--no-builtin", "-")
 	require.Equal(t, exitTool, status)
-	require.Contains(t, out, "run_code failed (exception): Error: boom")
+	require.Contains(t, out, "CODE_RUN_FAILED (exception): Error: boom")
 
 	out, _, status = ptcx(t, `while (true) {}`, "run", "--no-builtin", "--timeout", "300ms", "-")
 	require.Equal(t, exitTool, status)
-	require.Contains(t, out, "run_code failed (timeout)")
+	require.Contains(t, out, "CODE_RUN_FAILED (timeout): ")
 
 	out, _, status = ptcx(t, `const a: ArrayBuffer[] = []; while (true) a.push(new ArrayBuffer(1 << 20));`, "run", "--no-builtin", "--memory", "8", "-")
 	require.Equal(t, exitTool, status)
-	require.Contains(t, out, "run_code failed (memory)")
+	require.Contains(t, out, "CODE_RUN_FAILED (memory): ")
 
 	out, _, status = ptcx(t, `return 1`, "run", "--no-builtin", "--mode", "native", "-")
 	require.Equal(t, exitTool, status)
@@ -384,5 +385,5 @@ func TestCheckBenchFlags(t *testing.T) {
 	require.ErrorContains(t, checkBenchFlags(maxBenchRuns+1, 1), "--runs 1001")
 	require.ErrorContains(t, checkBenchFlags(1, 0), "--calls 0")
 	require.ErrorContains(t, checkBenchFlags(1, maxBenchCalls+1), "--calls 10001")
-	require.Equal(t, wasmhost.DefaultLimits().MaxCalls, maxBenchCalls, "the nested-call workload fits one run")
+	require.Equal(t, api.DefaultLimits().MaxCalls, maxBenchCalls, "the nested-call workload fits one run")
 }

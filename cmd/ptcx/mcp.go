@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/mcpserver"
@@ -30,7 +31,7 @@ func (r *repeated) String() string     { return strings.Join(*r, ", ") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
-	st := setup{defaultMode: registry.ModePTC}
+	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	var upstreams repeated

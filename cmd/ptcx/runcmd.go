@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -22,7 +23,7 @@ var runCommand = command{
 }
 
 func runRun(ctx context.Context, c command, s *stdio, args []string) int {
-	st := setup{defaultMode: registry.ModePTC}
+	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	asJSON := fs.Bool("json", false, "print the whole result as one JSON object, as ptcx call does")
@@ -70,10 +71,11 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if *asJSON {
 		return printResult(s, r)
 	}
-	fmt.Fprintln(s.out, r.Text)
 	if !r.OK() {
+		fmt.Fprintln(s.out, r.Err.Prefix()+": "+r.Text)
 		return exitTool
 	}
+	fmt.Fprintln(s.out, r.Text)
 	return exitOK
 }
 

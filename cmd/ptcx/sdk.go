@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/sdkgen"
 )
 
@@ -36,7 +35,7 @@ func runSDK(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
-	decl, err := sdkgen.Declarations(executor.SDKTools(bindable))
+	decl, err := sdkgen.Declarations(bindable)
 	if err != nil {
 		return fail(s, err)
 	}
@@ -93,5 +92,5 @@ func (e *env) promptSections() ([]sdkgen.Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sdkgen.Sections(string(mode), executor.SDKTools(bindable))
+	return sdkgen.Sections(mode, bindable)
 }

@@ -8,8 +8,10 @@ import (
 	"os"
 	"sync"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/wasmhost"
 	"github.com/ptcx/ptcx/workspace"
@@ -26,7 +28,7 @@ type setup struct {
 
 	// defaultMode applies when neither --mode nor the tools file declares
 	// one (ptcx run needs run_code, so it defaults to ptc).
-	defaultMode registry.Mode
+	defaultMode api.Mode
 }
 
 func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
@@ -57,9 +59,9 @@ func (e *env) close() {
 // build loads the tools file and the built-in tools, applies the mode and
 // checks the scope. The sandbox is started on first use only.
 func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
-	var mode registry.Mode
+	var mode api.Mode
 	if s.mode != "" {
-		m, err := registry.ParseMode(s.mode)
+		m, err := api.ParseMode(s.mode)
 		if err != nil {
 			return nil, usage{err}
 		}
@@ -107,7 +109,7 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if _, err := e.reg.Mode(s.scope); err != nil {
 		return nil, usage{fmt.Errorf("--scope: %w", err)}
 	}
-	e.reg.SetRunCodeDescriber(executor.DescribeRunCode)
+	e.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 
 	rt := &lazyRuntime{}
 	e.cleanup = append(e.cleanup, rt.close)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/guest"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -76,7 +77,7 @@ func Sandbox(t testing.TB) *wasmhost.Runtime {
 	RequireGuest(t)
 	sandbox.once.Do(func() {
 		sandbox.rt, sandbox.err = wasmhost.New(context.Background(), wasmhost.NewConfig().
-			WithMaxRuns(sandboxCommitted).WithMaxCommittedMemory(sandboxCommitted*wasmhost.DefaultMemoryBytes))
+			WithMaxRuns(sandboxCommitted).WithMaxCommittedMemory(sandboxCommitted*api.DefaultMemoryBytes))
 	})
 	if sandbox.err != nil {
 		t.Fatalf("the sandbox could not start: %v", sandbox.err)

@@ -1,4 +1,4 @@
-package registry
+package resolve
 
 import (
 	"encoding/json"

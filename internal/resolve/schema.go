@@ -1,4 +1,4 @@
-package registry
+package resolve
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // schemaURL is the name a compiled schema is known by inside its compiler.
@@ -23,25 +25,25 @@ const schemaURL = "urn:ptcx:schema"
 func compileSchema(what string, raw json.RawMessage, wantObject bool) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, &Error{Code: CodeUnsupportedSchema, Message: fmt.Sprintf("%s is not valid JSON: %v", what, err), Cause: err}
+		return nil, &api.Error{Code: api.CodeUnsupportedSchema, Message: fmt.Sprintf("%s is not valid JSON: %v", what, err), Cause: err}
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {
-		return nil, Errorf(CodeUnsupportedSchema, "%s must be a JSON object, got %s", what, jsonKind(doc))
+		return nil, api.Errorf(api.CodeUnsupportedSchema, "%s must be a JSON object, got %s", what, jsonKind(doc))
 	}
 	if wantObject {
 		if t, ok := m["type"]; !ok || t != "object" {
-			return nil, Errorf(CodeUnsupportedSchema, `%s must declare "type": "object" (tool arguments are a JSON object)`, what)
+			return nil, api.Errorf(api.CodeUnsupportedSchema, `%s must declare "type": "object" (tool arguments are a JSON object)`, what)
 		}
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(jsonschema.SchemeURLLoader{}) // no scheme is loadable: no remote $ref
 	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, &Error{Code: CodeUnsupportedSchema, Message: fmt.Sprintf("%s: %v", what, err), Cause: err}
+		return nil, &api.Error{Code: api.CodeUnsupportedSchema, Message: fmt.Sprintf("%s: %v", what, err), Cause: err}
 	}
 	s, err := c.Compile(schemaURL)
 	if err != nil {
-		return nil, &Error{Code: CodeUnsupportedSchema, Message: fmt.Sprintf("%s cannot be compiled: %s", what, oneLine(err.Error())), Cause: err}
+		return nil, &api.Error{Code: api.CodeUnsupportedSchema, Message: fmt.Sprintf("%s cannot be compiled: %s", what, oneLine(err.Error())), Cause: err}
 	}
 	return s, nil
 }
@@ -74,42 +76,42 @@ func parseJSON(raw json.RawMessage, dups bool) (any, error) {
 // ParseArgs checks that raw is one JSON object, in which no object has a
 // key twice, and returns it decoded. Empty raw means {}. Anything else is
 // INVALID_ARGS.
-func ParseArgs(raw json.RawMessage) (map[string]any, *Error) {
+func ParseArgs(raw json.RawMessage) (map[string]any, *api.Error) {
 	if len(raw) == 0 {
 		return map[string]any{}, nil
 	}
 	v, err := parseJSON(raw, false)
 	if dup, ok := err.(*duplicateKey); ok {
-		return nil, &Error{Code: CodeInvalidArgs,
+		return nil, &api.Error{Code: api.CodeInvalidArgs,
 			Message:    "arguments have a duplicate key: " + dup.Error() + "; a key may appear only once in an object",
 			Violations: []string{dup.violation()}}
 	}
 	if err != nil {
-		return nil, &Error{Code: CodeInvalidArgs, Message: fmt.Sprintf("arguments are not valid JSON: %v", err), Cause: err}
+		return nil, &api.Error{Code: api.CodeInvalidArgs, Message: fmt.Sprintf("arguments are not valid JSON: %v", err), Cause: err}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, Errorf(CodeInvalidArgs, "arguments must be a JSON object, got %s", jsonKind(v))
+		return nil, api.Errorf(api.CodeInvalidArgs, "arguments must be a JSON object, got %s", jsonKind(v))
 	}
 	return m, nil
 }
 
 // validate checks v against s and lists every violation.
-func validate(s *jsonschema.Schema, v any, code Code, what string) *Error {
+func validate(s *jsonschema.Schema, v any, code api.Code, what string) *api.Error {
 	err := s.Validate(v)
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return &Error{Code: code, Message: fmt.Sprintf("%s could not be validated: %v", what, err), Cause: err}
+		return &api.Error{Code: code, Message: fmt.Sprintf("%s could not be validated: %v", what, err), Cause: err}
 	}
 	vs := violations(ve)
 	msg := fmt.Sprintf("%s do not match the schema: %s", what, strings.Join(vs, "; "))
 	if len(vs) == 1 {
 		msg = fmt.Sprintf("%s does not match the schema: %s", what, vs[0])
 	}
-	return &Error{Code: code, Message: msg, Violations: vs}
+	return &api.Error{Code: code, Message: msg, Violations: vs}
 }
 
 var printer = message.NewPrinter(language.English)

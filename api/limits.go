@@ -1,4 +1,4 @@
-package wasmhost
+package api
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ type Limits struct {
 	MaxInFlightArgBytes int
 }
 
-// Default limits. docs/security.md has the table of every bound.
+// The default limits; docs/security.md lists every bound.
 const (
 	DefaultComputeTime     = 30 * time.Second
 	DefaultWallTime        = 10 * time.Minute

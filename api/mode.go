@@ -1,6 +1,4 @@
-package registry
-
-import "fmt"
+package api
 
 // Mode decides what a scope advertises and what a model may call directly.
 type Mode string
@@ -15,7 +13,7 @@ const (
 	ModeBoth Mode = "both"
 )
 
-// ParseMode parses "native", "ptc" or "both".
+// ParseMode parses "native", "ptc" or "both" (INVALID_DEFINITION otherwise).
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
 	case ModeNative, ModePTC, ModeBoth:
@@ -27,23 +25,5 @@ func ParseMode(s string) (Mode, error) {
 // String returns the mode's name.
 func (m Mode) String() string { return string(m) }
 
-// valid reports whether m is one of the three modes.
-func (m Mode) valid() bool {
-	_, err := ParseMode(string(m))
-	return err == nil
-}
-
-func (m Mode) hasRunCode() bool { return m == ModePTC || m == ModeBoth }
-
-// Restriction narrows the tools a scope inherits from its parent. It never
-// touches the tools registered on the scope itself.
-type Restriction struct {
-	// Allow, when non-nil, keeps only these inherited tools.
-	Allow []string `json:"allow,omitempty"`
-	// Deny removes these inherited tools.
-	Deny []string `json:"deny,omitempty"`
-}
-
-func (r Restriction) String() string {
-	return fmt.Sprintf("allow=%v deny=%v", r.Allow, r.Deny)
-}
+// HasRunCode reports whether run_code exists under m (ptc and both).
+func (m Mode) HasRunCode() bool { return m == ModePTC || m == ModeBoth }

@@ -1,4 +1,4 @@
-package registry
+package resolve
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 func TestQuickSchema_onlySimpleSchemas(t *testing.T) {
@@ -121,7 +123,7 @@ func TestQuickSchema_neverDisagreesWithTheValidator(t *testing.T) {
 			require.Nil(t, perr)
 			if q.valid(decoded) {
 				vouched++
-				require.Nil(t, validate(full, decoded, CodeInvalidArgs, "arguments"), "quick check vouched for %s against %s", args, raw)
+				require.Nil(t, validate(full, decoded, api.CodeInvalidArgs, "arguments"), "quick check vouched for %s against %s", args, raw)
 			}
 		}
 	}
@@ -132,14 +134,14 @@ func TestQuickSchema_neverDisagreesWithTheValidator(t *testing.T) {
 // with a key twice: the arguments are refused as they are decoded, before
 // either check, whose map could not tell which value came first.
 func TestDefinition_ValidateArgs_quickCheckedToolRefusesDuplicateKeys(t *testing.T) {
-	d, err := compile(Tool{Name: "read", Body: func(context.Context, Input) (Output, error) { return Output{}, nil },
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)})
+	d, err := New(api.Schema{Name: "read", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
+		func(context.Context, api.Input) (api.Output, error) { return api.Output{}, nil }, nil)
 	require.NoError(t, err)
 	require.NotNil(t, d.quick, "the schema is simple enough for the quick check")
 	for _, args := range []string{`{"path":"a","path":"b"}`, `{"path":"a","x":[{"k":1,"k":1}]}`} {
 		_, perr := ParseArgs(json.RawMessage(args))
 		require.NotNil(t, perr, args)
-		require.Equal(t, CodeInvalidArgs, perr.Code, args)
+		require.Equal(t, api.CodeInvalidArgs, perr.Code, args)
 	}
 	decoded, perr := ParseArgs(json.RawMessage(`{"path":"a"}`))
 	require.Nil(t, perr)

@@ -1,4 +1,4 @@
-package registry
+package resolve
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // decodeReference is what decodeValid must match: encoding/json's Decoder
@@ -135,7 +137,7 @@ func TestDecodeValid_duplicateKeys(t *testing.T) {
 func TestParseArgs_duplicateKeyIsInvalidArgs(t *testing.T) {
 	_, err := ParseArgs(json.RawMessage(`{"path":"safe.txt","opts":{"n":1},"path":"/etc/passwd"}`))
 	require.NotNil(t, err)
-	require.Equal(t, CodeInvalidArgs, err.Code)
+	require.Equal(t, api.CodeInvalidArgs, err.Code)
 	require.Equal(t, `arguments have a duplicate key: the key "path" appears twice in the object at /; a key may appear only once in an object`, err.Message)
 	require.Equal(t, []string{`at /: the key "path" appears twice`}, err.Violations)
 
@@ -150,7 +152,7 @@ func TestParseArgs_duplicateKeyMessageIsBounded(t *testing.T) {
 	args := deep + `{"` + long + `":1,"` + long + `":2}` + strings.Repeat("}", 50)
 	_, err := ParseArgs(json.RawMessage(args))
 	require.NotNil(t, err)
-	require.Equal(t, CodeInvalidArgs, err.Code)
+	require.Equal(t, api.CodeInvalidArgs, err.Code)
 	require.Less(t, len(err.Message), 500, err.Message)
 	require.Contains(t, err.Message, `"`+strings.Repeat("k", maxShown)+`…"`)
 }

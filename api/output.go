@@ -1,0 +1,33 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Input is what a tool body receives.
+type Input struct {
+	CallID string
+	Scope  string
+	// Args are the call's arguments, already validated against the tool's
+	// input schema.
+	Args json.RawMessage
+}
+
+// Output is what a tool body returns on success.
+type Output struct {
+	// Value is the tool's result as JSON. Nil means JSON null.
+	Value json.RawMessage
+	// Text is what the model is shown. Empty means "render Value": a JSON
+	// string is shown raw, anything else as indented JSON.
+	Text string
+}
+
+// ValueOutput marshals v into an Output.
+func ValueOutput(v any) (Output, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Output{}, fmt.Errorf("tool output is not JSON: %w", err)
+	}
+	return Output{Value: b}, nil
+}

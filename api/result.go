@@ -1,0 +1,31 @@
+package api
+
+import "encoding/json"
+
+// Result is the settled outcome of one call. It is a value: the executor
+// hands out copies and never changes a Result after it was published.
+type Result struct {
+	// ID identifies the call (nested calls: "<outer>:ptc:<n>").
+	ID string
+	// Tool is the name the caller used.
+	Tool string
+	// Value is the final value (nil when Err is set).
+	Value json.RawMessage
+	// Text is what the model is shown: the rendered value, or the error
+	// message.
+	Text string
+	// Err is set when the call failed.
+	Err *Error
+}
+
+// OK reports whether the call succeeded.
+func (r Result) OK() bool { return r.Err == nil }
+
+// AsError returns r.Err as an error, nil when the call succeeded (a nil
+// *Error in an error would not be nil), for errors.Is and errors.As.
+func (r Result) AsError() error {
+	if r.Err == nil {
+		return nil
+	}
+	return r.Err
+}
