@@ -211,6 +211,7 @@ func TestVersion(t *testing.T) {
 	out, _, status := ptcx(t, "", "version")
 	require.Equal(t, exitOK, status)
 	require.Regexp(t, `^ptcx \S+ \(go1\.\d+`, out)
+	require.Regexp(t, `(?m)^tool processes: (cgroup|pid-namespace|process-group|none): \S`, out, "which containment is in force")
 	out2, _, _ := ptcx(t, "", "--version")
 	require.Equal(t, out, out2)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/ptcx/ptcx/internal/proc"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -12,7 +14,7 @@ var version = ""
 
 var versionCommand = command{
 	name:    "version",
-	summary: "Print ptcx's version.",
+	summary: "Print ptcx's version, and how tool processes are contained on this machine.",
 	usage:   "version",
 	run:     runVersion,
 }
@@ -27,6 +29,8 @@ func runVersion(_ context.Context, c command, s *stdio, args []string) int {
 		return usageError(fs, s, "unexpected argument %q", pos[0])
 	}
 	fmt.Fprintf(s.out, "ptcx %s (%s %s/%s)\n", currentVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	m := proc.Active()
+	fmt.Fprintf(s.out, "tool processes: %s: %s\n", m, m.Describe())
 	return exitOK
 }
 
