@@ -40,7 +40,9 @@ type redeclarations struct {
 
 	stmtHead bool      // the next '(' is the head of if, while, for, switch or with
 	groups   []group   // the open '(', innermost last
-	closed   group     // the '(' closed by the previous token, when justClosed
+	names    []nameAt  // the identifiers inside the open '(', in order: each group's are names[from:]
+	closed   group     // the '(' closed by the previous token, when prev is prevClose
+	closedIn []nameAt  // its identifiers
 	lone     nameAt    // the previous token, when it was an identifier
 	pending  int       // a function body may open here: its start, or -1
 	scopes   []scopeAt // the function bodies open, innermost last
@@ -64,7 +66,7 @@ type nameAt struct {
 type group struct {
 	start int
 	head  bool // an if/while/for/switch/with head: not parameters
-	names []nameAt
+	from  int  // where its identifiers begin in redeclarations.names
 }
 
 type scopeAt struct {
@@ -90,6 +92,7 @@ func (r *redeclarations) bind(name string, at int, hoisted bool) {
 // ident notes identifier t (not a property name after '.'), at stack
 // height depth.
 func (r *redeclarations) ident(t *token, depth int) {
+	r.release()
 	r.pending = -1
 	defer func() { r.prev, r.lone = prevIdent, nameAt{t.text, t.start} }()
 	switch t.text {
@@ -108,8 +111,8 @@ func (r *redeclarations) ident(t *token, depth int) {
 		}
 		return
 	}
-	for i := range r.groups {
-		r.groups[i].names = append(r.groups[i].names, nameAt{t.text, t.start})
+	if len(r.groups) > 0 { // one entry however deep: each group sees its own as names[from:]
+		r.names = append(r.names, nameAt{t.text, t.start})
 	}
 	if r.nextName || (r.list && !r.inInit && depth >= r.depth) {
 		r.bind(t.text, t.start, r.list && r.isVar)
@@ -120,17 +123,19 @@ func (r *redeclarations) ident(t *token, depth int) {
 // punct notes punctuator op at stack height depth (after the checker saw
 // it: an opener has pushed its level, a closer has popped it).
 func (r *redeclarations) punct(op string, depth int, start int) {
+	r.release()
 	prev := r.prev
 	r.prev = prevOther
 	pending := r.pending
 	r.pending = -1
 	switch op {
 	case "(":
-		r.groups = append(r.groups, group{start: start, head: r.stmtHead})
+		r.groups = append(r.groups, group{start: start, head: r.stmtHead, from: len(r.names)})
 		r.stmtHead = false
 	case ")":
 		if n := len(r.groups); n > 0 {
 			r.closed = r.groups[n-1]
+			r.closedIn = r.names[r.closed.from:len(r.names):len(r.names)]
 			r.groups = r.groups[:n-1]
 			r.prev = prevClose
 		}
@@ -179,11 +184,20 @@ func (r *redeclarations) punct(op string, depth int, start int) {
 	}
 }
 
+// release forgets the identifiers of closed groups once no group is open
+// and the last one closed can no longer turn out to be parameters, so the
+// estimate keeps memory in proportion to the outermost open group.
+func (r *redeclarations) release() {
+	if len(r.groups) == 0 && r.prev != prevClose {
+		r.names = r.names[:0]
+	}
+}
+
 // params binds a parameter list's identifiers, inside the function they
 // belong to.
 func (r *redeclarations) params(g group) {
 	r.scopes = append(r.scopes, scopeAt{g.start, -1})
-	for _, n := range g.names {
+	for _, n := range r.closedIn {
 		r.bind(n.name, n.at, false)
 	}
 	r.scopes = r.scopes[:len(r.scopes)-1]
