@@ -67,6 +67,9 @@ type (
 	raw struct {
 		Any json.RawMessage `json:"any"`
 	}
+	rawPtr struct {
+		Any *json.RawMessage `json:"any"`
+	}
 	numbers struct {
 		U uint8   `json:"u"`
 		F float64 `json:"f"`
@@ -132,6 +135,10 @@ func TestFunc_typeFamilies(t *testing.T) {
 		{"json.RawMessage", ptcx.Func("raw", "d", echo[raw]),
 			`{"type":"object","properties":{"any":true},"required":["any"],"additionalProperties":false}`,
 			[]string{`{"any":{"deep":[1,"x",null]}}`, `{"any":null}`},
+			[]string{`{}`}},
+		{"a pointer to json.RawMessage: any value, not null alone", ptcx.Func("rawptr", "d", echo[rawPtr]),
+			`{"type":"object","properties":{"any":true},"required":["any"],"additionalProperties":false}`,
+			[]string{`{"any":{"a":1}}`, `{"any":null}`, `{"any":[1]}`},
 			[]string{`{}`}},
 		{"numbers", ptcx.Func("numbers", "d", echo[numbers]),
 			`{"type":"object","properties":{"u":{"type":"integer","minimum":0,"maximum":255},"f":{"type":"number"}},"required":["u","f"],"additionalProperties":false}`,

@@ -79,6 +79,12 @@ func admitNull(s *jsonschema.Schema) {
 	if s.Type == "object" && s.Properties == nil && s.AdditionalProperties != nil && !isFalse(s.AdditionalProperties) {
 		s.Type, s.Types = "", []string{"null", "object"}
 	}
+	// A pointer to a type whose schema is "any JSON value" (json.RawMessage,
+	// any) comes out as null alone: no Go type encodes as null only, so it
+	// is any value again.
+	if slices.Equal(s.Types, []string{"null"}) {
+		s.Types = nil
+	}
 	if s.Enum != nil && slices.Contains(s.Types, "null") && !slices.Contains(s.Enum, nil) {
 		s.Enum = append(slices.Clip(s.Enum), nil)
 	}

@@ -1,6 +1,7 @@
 package transpile
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -57,7 +58,11 @@ func check(code string) error {
 	for {
 		c.lx.slash = c.slash
 		if err := c.lx.next(&t); err != nil {
-			return c.ambiguous(err.(*errAmbiguousSlash).pos)
+			var amb *errAmbiguousSlash
+			if !errors.As(err, &amb) {
+				return c.syntaxAt(t.start, err.Error())
+			}
+			return c.ambiguous(amb.pos)
 		}
 		if t.kind == tkEOF {
 			break
