@@ -26,10 +26,12 @@ type Limits struct {
 	// MaxPendingCalls caps nested calls dispatched and not yet resolved.
 	// Default 128.
 	MaxPendingCalls int
-	// MaxCalls caps nested calls over the whole run. Default 10,000.
+	// MaxCalls caps nested calls over the whole run, those refused for the
+	// size of their arguments included. Default 10,000.
 	MaxCalls int
 	// MaxCallArgBytes caps the JSON arguments of one nested call, checked
-	// before the host copies them out of the guest. Default 4 MiB.
+	// before the host copies them out of the guest; never more than
+	// MaxInFlightArgBytes (the sandbox lowers it to that). Default 4 MiB.
 	MaxCallArgBytes int
 	// MaxInFlightArgBytes caps the JSON arguments of the nested calls
 	// dispatched and not yet resolved, summed: what the host holds for the

@@ -30,7 +30,7 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("executor: nil registry")
 	}
-	if err := checkLimits(cfg.limits); err != nil {
+	if err := wasmhost.CheckLimits(cfg.limits); err != nil { // limits no run could start with fail here, not as INTERNAL at every run
 		return nil, fmt.Errorf("executor: %w", err)
 	}
 	if cfg.maxCodeBytes < 0 || cfg.maxCodeBytes > DefaultMaxCodeBytes {
@@ -47,23 +47,6 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 		cfg.newID = nextCallID
 	}
 	return &Executor{reg: reg, resolve: resolve.Open(reg), cfg: cfg, limits: cfg.limits.WithDefaults()}, nil
-}
-
-// maxGuestMemory is the most memory a 32-bit guest can address; the sandbox
-// refuses a higher limit.
-const maxGuestMemory = 4 << 30
-
-// checkLimits refuses deployment limits with which no run could start, so
-// that they fail here rather than every run_code call failing as INTERNAL.
-func checkLimits(l api.Limits) error {
-	if err := l.Validate(); err != nil {
-		return err
-	}
-	if l.MemoryBytes != 0 && (l.MemoryBytes < wasmhost.MinMemoryBytes || l.MemoryBytes > maxGuestMemory) {
-		return fmt.Errorf("the memory limit of %d bytes is outside what the sandbox can run with: [%d (4 MiB), %d (4 GiB)]",
-			l.MemoryBytes, wasmhost.MinMemoryBytes, maxGuestMemory)
-	}
-	return nil
 }
 
 // Registry returns the registry the executor resolves against.

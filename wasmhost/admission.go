@@ -170,12 +170,6 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, u.MaxCommittedBytes>>20, (bytes+1<<20-1)>>20, u.Waiting, time.Since(r.began).Round(time.Millisecond))
 }
 
-// commit records the run's guest memory, of size bytes now (its admission
-// committed its whole limit).
-func (r *run) commit(size int64) {
-	r.memory.Store(size)
-}
-
 // Usage is a snapshot of what a Runtime's runs use, for metrics and tests.
 type Usage struct {
 	Runs              int   // runs admitted and not finished (waiting on tools or executing)

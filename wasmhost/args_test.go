@@ -52,6 +52,43 @@ func TestRuntime_Run_maxCallArgBytes(t *testing.T) {
 	}
 }
 
+// A lower in-flight limit lowers the per-call one: a single call over it,
+// with nothing else in flight, is told to pass less data per call.
+func TestRuntime_Run_inFlightBoundsOneCall(t *testing.T) {
+	rt := sharedRuntime(t)
+	for _, tt := range []struct {
+		size int
+		want string
+	}{
+		{2999, "ok"},
+		{3000, "ok"},
+		{3001, "ToolCallError: the arguments are 3001 bytes, over the limit of 3000 bytes for one nested call: pass less data per call"},
+	} {
+		out, re, _ := runJS(t, rt, argsOf(tt.size), api.Limits{MaxInFlightArgBytes: 3000})
+		require.Nil(t, re)
+		require.JSONEq(t, strconv.Quote(tt.want), string(out.Result), tt.size)
+	}
+}
+
+// Refused calls count toward MaxCalls, so a program cannot loop on them:
+// below the limit each is refused and the next one made; at it, the next
+// call is refused for the total, and none was dispatched.
+func TestRuntime_Run_refusedCallsCountTowardMaxCalls(t *testing.T) {
+	rt := sharedRuntime(t)
+	js := `const msgs = []; for (let i = 0; i < 4; i++) { try { await tools.echo({s: "x".repeat(2000)}) } catch (e) { msgs.push(e.message) } } return msgs`
+	out, re, d := runJS(t, rt, js, api.Limits{MaxCallArgBytes: 1000, MaxCalls: 3})
+	require.Nil(t, re)
+	var msgs []string
+	require.NoError(t, json.Unmarshal(out.Result, &msgs))
+	require.Len(t, msgs, 4)
+	for _, m := range msgs[:3] {
+		require.Contains(t, m, "over the limit of 1000 bytes for one nested call")
+	}
+	require.NotContains(t, msgs[3], "for one nested call", "the fourth call is past MaxCalls: %s", msgs[3])
+	require.Empty(t, d.seen())
+	require.Zero(t, out.Stats.Calls)
+}
+
 func TestRuntime_Run_maxInFlightArgBytes(t *testing.T) {
 	rt := sharedRuntime(t)
 	// Calls of 1000 bytes of arguments to a tool that answers after 50 ms.

@@ -96,7 +96,7 @@ func (r *run) end() int64 {
 	r.inExport.Store(0)
 	r.deadline.Store(0)
 	if r.inst != nil {
-		r.commit(int64(r.inst.mem.Size()))
+		r.memory.Store(int64(r.inst.mem.Size()))
 	}
 	r.giveSlot()
 	return now
@@ -120,7 +120,14 @@ func (r *run) polled(now int64) (yield bool) {
 	if d := r.deadline.Load(); d != 0 && now >= d {
 		r.overdue(now, d)
 	}
-	return r.cpuOn && now-r.slotAt >= slotQuantum && r.rt.slots.waiting()
+	if !r.cpuOn || now-r.slotAt < slotQuantum {
+		return false
+	}
+	if r.rt.slots.waiting() {
+		return true
+	}
+	r.slotAt = now // nobody waits: look again a quantum from now, not at every poll (the check takes the gate's lock)
+	return false
 }
 
 // overdue judges an export whose deadline d has come: past the wall

@@ -35,7 +35,7 @@ func (r *run) instantiate() *RunError {
 		return trapError(err, false)
 	}
 	r.inst = inst
-	r.commit(int64(inst.mem.Size()))
+	r.memory.Store(int64(inst.mem.Size()))
 	return nil
 }
 

@@ -94,7 +94,7 @@ func hostCall(ctx context.Context, mod wapi.Module, stack []uint64) {
 	case r.pending >= r.limits.MaxPendingCalls:
 		stack[0] = wapi.EncodeI32(refusedPending)
 		return
-	case r.calls >= r.limits.MaxCalls:
+	case r.calls+r.refusedCalls >= r.limits.MaxCalls:
 		stack[0] = wapi.EncodeI32(refusedTotal)
 		return
 	}
@@ -106,6 +106,7 @@ func hostCall(ctx context.Context, mod wapi.Module, stack []uint64) {
 		// Checked before the bytes are read: the range is checked too, so
 		// that a broken guest still traps.
 		r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
+		r.refusedCalls++ // not dispatched, but a call made: MaxCalls bounds a loop of them
 		r.inbox.doneFunc(id, 0)(CallResult{Message: msg})
 		stack[0] = wapi.EncodeI32(id)
 		return

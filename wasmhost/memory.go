@@ -19,15 +19,21 @@ func memoryPages(bytes int64) uint32 {
 	return uint32(bytes / pageSize)
 }
 
-// checkLimits rejects limits no run can work within.
-func checkLimits(l api.Limits) error {
+// MaxMemoryBytes is the largest memory limit: what a 32-bit guest can
+// address.
+const MaxMemoryBytes = 4 << 30
+
+// CheckLimits rejects limits no run can work within: a negative field, or a
+// memory limit outside [MinMemoryBytes, MaxMemoryBytes]. Zero fields mean
+// their defaults and pass.
+func CheckLimits(l api.Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
 	if l.MemoryBytes != 0 && l.MemoryBytes < MinMemoryBytes {
 		return fmt.Errorf("memory limit %d is below the minimum of %d bytes (4 MiB)", l.MemoryBytes, MinMemoryBytes)
 	}
-	if l.MemoryBytes > 4<<30 {
+	if l.MemoryBytes > MaxMemoryBytes {
 		return fmt.Errorf("memory limit %d is above the 4 GiB a 32-bit guest can address", l.MemoryBytes)
 	}
 	return nil

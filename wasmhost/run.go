@@ -29,25 +29,28 @@ type run struct {
 	limits api.Limits
 	tools  map[string]string // bound names, to their canonical strings
 
-	ctx       context.Context // ends with the caller's or on Close; carries the run for the imports
-	idler     IdleDispatcher  // disp, when it is one
-	idledAt   int             // calls when Idle was last called
-	idleCtx   context.Context // ctx, ending also at the wall deadline; made by the first idle
-	idleEnd   context.CancelFunc
-	done      chan runResult // the outcome, from the goroutine that finishes the run
-	inst      *instance
-	inbox     *inbox // safe for concurrent use
-	timers    timerQueue
-	output    output
-	polls     int   // polls in the current export
-	pending   int   // calls dispatched and not yet resumed in the guest
-	calls     int   // calls dispatched
-	committed int64 // the guest memory charged to the Runtime's admission (admission.go)
-	lastID    int32 // the id of the last call the guest made, dispatched or rejected
-	argBytes  int   // arguments of the calls pending, summed (api.Limits.MaxInFlightArgBytes)
-	result    json.RawMessage
-	guestErr  *RunError // from the error import
-	stopped   *RunError // why the host stopped the guest (run.stop)
+	ctx     context.Context // ends with the caller's or on Close; carries the run for the imports
+	idler   IdleDispatcher  // disp, when it is one
+	idledAt int             // calls when Idle was last called
+	idleCtx context.Context // ctx, ending also at the wall deadline; made by the first idle
+	idleEnd context.CancelFunc
+	done    chan runResult // the outcome, from the goroutine that finishes the run
+	inst    *instance
+	inbox   *inbox // safe for concurrent use
+	timers  timerQueue
+	output  output
+	polls   int // polls in the current export
+	pending int // calls dispatched and not yet resumed in the guest
+	calls   int // calls dispatched
+	// refusedCalls are calls refused for the size of their arguments: not
+	// dispatched (not in Stats.Calls), but counted against MaxCalls.
+	refusedCalls int
+	committed    int64 // the guest memory charged to the Runtime's admission (admission.go)
+	lastID       int32 // the id of the last call the guest made, dispatched or rejected
+	argBytes     int   // arguments of the calls pending, summed (api.Limits.MaxInFlightArgBytes)
+	result       json.RawMessage
+	guestErr     *RunError // from the error import
+	stopped      *RunError // why the host stopped the guest (run.stop)
 
 	began        time.Time
 	wallDeadline time.Time
@@ -84,6 +87,10 @@ type run struct {
 func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	r := &run{rt: rt, prog: p, disp: d, limits: p.Limits.Within(rt.limits), inbox: newInbox(),
 		overrun: make(chan struct{}, 1), done: make(chan runResult, 1)}
+	// One call cannot hold more than all calls in flight may: a lower
+	// in-flight limit lowers the per-call one with it, so that a call over
+	// it is told to pass less data, not to await others.
+	r.limits.MaxCallArgBytes = min(r.limits.MaxCallArgBytes, r.limits.MaxInFlightArgBytes)
 	r.idler, _ = d.(IdleDispatcher)
 	r.tools = make(map[string]string, len(p.Tools))
 	for _, name := range p.Tools {

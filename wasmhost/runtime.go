@@ -52,7 +52,7 @@ type Runtime struct {
 // embeds, else the file named by the PTCX_GUEST environment variable; with
 // none, New fails with ErrNoGuest. Close the Runtime when done with it.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
-	if err := checkLimits(cfg.limits); err != nil {
+	if err := CheckLimits(cfg.limits); err != nil {
 		return nil, fmt.Errorf("wasmhost: invalid limits: %w", err)
 	}
 	rt := &Runtime{cfg: cfg, limits: cfg.limits.WithDefaults()}
@@ -244,7 +244,7 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 	if rt.closed.Load() {
 		return Outcome{}, ErrClosed
 	}
-	if err := checkLimits(p.Limits); err != nil {
+	if err := CheckLimits(p.Limits); err != nil {
 		return Outcome{}, fmt.Errorf("wasmhost: invalid program limits: %w", err)
 	}
 	if d == nil {
