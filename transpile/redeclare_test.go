@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -121,4 +122,30 @@ func TestCheck_redeclarationMemoryIsLinear(t *testing.T) {
 		peak = max(peak, len(c.redecl.names))
 	}
 	require.Equal(t, 50_001, peak)
+}
+
+// A program is stripped only in a slot: with every slot taken, a new
+// program waits, and goes on when one is given back; a cached one does not
+// wait.
+func TestStrip_slotsBoundConcurrency(t *testing.T) {
+	cached := "return 'slots, cached'"
+	_, err := Strip(cached)
+	require.NoError(t, err)
+	for range cap(stripSlots) {
+		stripSlots <- struct{}{}
+	}
+	_, err = Strip(cached)
+	require.NoError(t, err, "a cached program needs no slot")
+	done := make(chan error, 1)
+	go func() { _, err := Strip("return 'slots, new'"); done <- err }()
+	select {
+	case err := <-done:
+		t.Fatalf("stripped with every slot taken: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	<-stripSlots
+	require.NoError(t, <-done)
+	for range cap(stripSlots) - 1 {
+		<-stripSlots
+	}
 }

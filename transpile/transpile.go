@@ -13,6 +13,7 @@ package transpile
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -93,6 +94,9 @@ const (
 
 var cache = newLRU(cacheSize, cacheBytes)
 
+// stripSlots bounds the programs stripped at once (Strip): one per core.
+var stripSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+
 // silencedWarnings turns off every JavaScript warning esbuild can give (its
 // --log-override names). Strip shows no warning, and esbuild works out each
 // warning's line and column as it is made, moving its one position tracker
@@ -129,6 +133,13 @@ func Strip(code string) (*Program, error) {
 	if p, ok := cache.get(code); ok {
 		return p, nil
 	}
+	// The pre-check and esbuild run in one of stripSlots at a time: each
+	// costs at most about a second of host CPU, and this bounds how many
+	// cores programs being stripped take at once (the sandbox's admission
+	// comes only after). A program waits for a slot, then runs to the end:
+	// esbuild cannot be interrupted.
+	stripSlots <- struct{}{}
+	defer func() { <-stripSlots }()
 	if err := check(code); err != nil {
 		return nil, err
 	}
