@@ -39,8 +39,8 @@
 //   - it cannot be started or does not complete the handshake: Connect (or
 //     the restarting call) fails with the end of its stderr.
 //
-// Notifications and requests the upstream sends of its own accord are
-// budgeted (docs/security.md, "MCP", states the budget): past it they are
+// Notifications the upstream sends of its own accord are budgeted (never
+// its requests, whose answers it waits for) (docs/security.md, "MCP", states the budget): past it they are
 // dropped unread and counted (Bridge.Dropped), so that an upstream flooding
 // them costs the host about a microsecond each instead of the SDK's
 // 100-200 µs, and its answers still arrive.

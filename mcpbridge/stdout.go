@@ -71,10 +71,11 @@ func (g *stdoutGuard) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// drop reports whether line is an unsolicited message over the budget, and
-// counts it if so.
+// drop reports whether line is a notification over the budget, and counts
+// it if so. Requests the upstream makes (ping, roots/list) are never
+// dropped: the upstream waits for their answers.
 func (g *stdoutGuard) drop(line []byte) bool {
-	if m, ok := jsonrpcline.Scan(line); !ok || !m.Unsolicited() || g.budget.take() {
+	if m, ok := jsonrpcline.Scan(line); !ok || !m.Notification() || g.budget.take() {
 		return false
 	}
 	g.dropped.Add(1)

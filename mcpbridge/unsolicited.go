@@ -2,9 +2,10 @@ package mcpbridge
 
 import "time"
 
-// The budget for unsolicited messages from an upstream: notifications
-// (progress, logging, list changes) and requests to the bridge (ping).
-// The bridge needs none of them to answer a call, and each costs the host
+// The budget for the notifications an upstream sends of its own accord
+// (progress, logging, list changes). Its requests (ping) are not budgeted:
+// it waits for their answers. The bridge needs no notification to answer
+// a call, and each costs the host
 // about 100-200 µs of CPU in the SDK, so an upstream flooding them would
 // cost the host seconds per call. Within the budget they go to the SDK as
 // before; past it they are dropped unread, after a scan of their top-level

@@ -63,8 +63,8 @@ func (w *Workspace) bashTool() registry.Tool {
 		Name: "bash",
 		Description: fmt.Sprintf("Run a shell command (%s -c) in the workspace root and return its exit code, stdout and stderr. "+
 			"It times out after %s (timeout_ms may lower that); processes it leaves in the background are killed when it ends. "+
-			"Output is capped at %s in total. stdin is empty; the environment holds only PATH, HOME (the workspace root), LANG "+
-			"and TERM=dumb. A non-zero exit code or a timeout is a normal result: check exit_code and timed_out.",
+			"Output is capped at %s in total. stdin is empty; the environment holds only PATH, HOME and PWD (the workspace root), SHELL, LANG, "+
+			"TERM=dumb, and LC_ALL and TZ when ptcx has them. A non-zero exit code or a timeout is a normal result: check exit_code and timed_out.",
 			w.shell, w.opts.BashTimeout, size(int64(w.opts.MaxOutputBytes))),
 		InputSchema:  json.RawMessage(bashInput),
 		OutputSchema: json.RawMessage(bashOutput),

@@ -57,6 +57,8 @@ func (w *Workspace) walk(ctx context.Context, t target, pat globPattern, found f
 			case !deeper:
 			case depth(p) >= maxPathDepth:
 				wk.deep = true
+			case wk.budget == 0: // the entry budget is spent: opening it would read nothing
+				wk.full = true
 			default:
 				sub, err := wk.open(p, states)
 				if err != nil && ctx.Err() != nil {

@@ -13,10 +13,6 @@ type Members struct {
 // method and no id.
 func (m Members) Notification() bool { return m.Method && !m.ID }
 
-// Unsolicited reports whether the members are those of a message the peer
-// sent of its own accord (a request or a notification), not an answer.
-func (m Members) Unsolicited() bool { return m.Method }
-
 // Scan reports which members line's top-level object has, without decoding
 // its values: a check that costs a fraction of DecodeMessage, for lines a
 // reader may drop unread. ok is false when line is not a JSON object, or a

@@ -35,8 +35,6 @@ func TestScan(t *testing.T) {
 	}
 	require.True(t, Members{Method: true}.Notification())
 	require.False(t, Members{Method: true, ID: true}.Notification())
-	require.True(t, Members{Method: true, ID: true}.Unsolicited())
-	require.False(t, Members{ID: true}.Unsolicited())
 }
 
 // FuzzScan checks Scan against a full decode: whenever it is sure, it saw

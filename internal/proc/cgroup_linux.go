@@ -140,12 +140,14 @@ func (l *leaf) remove() {
 	_ = os.Remove(l.path)
 }
 
-// populated reports whether a process lives in the cgroup at path (or it
-// cannot be told).
+// populated reports whether a process lives in the cgroup at path. A
+// cgroup whose events cannot be read is not waited for (remove would wait
+// its whole emptyWait for nothing): removing it then fails, and the next
+// sweep tries again.
 func populated(path string) bool {
 	data, err := os.ReadFile(filepath.Join(path, "cgroup.events"))
 	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
+		return false
 	}
 	return !bytes.Contains(data, []byte("populated 0"))
 }
