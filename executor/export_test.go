@@ -35,7 +35,7 @@ func SetSettlingHook(f func()) func() {
 }
 
 // SetInlineHook installs f to see every call a scheduler runs on the
-// runtime's goroutine (scheduler.Idle); the returned function removes it.
+// runtime's goroutine (inline.go); the returned function removes it.
 func SetInlineHook(f func(Request)) func() {
 	testHookInline = f
 	return func() { testHookInline = nil }

@@ -18,7 +18,7 @@ import (
 )
 
 // Tests of the inline path: a call the program waits on alone runs on the
-// runtime's goroutine (scheduler.Idle), and behaves exactly as one handed to
+// runtime's goroutine (inline.go), and behaves exactly as one handed to
 // the sequencer would.
 
 // inlineCounter counts the calls run inline, by tool name.

@@ -26,7 +26,7 @@ import (
 //   - at settlement, calls whose body has not started are abandoned, and
 //     in-flight ones are awaited;
 //   - when the program waits on one call and nothing else is in flight, the
-//     runtime's own goroutine runs that call (Idle), in the same order.
+//     runtime's own goroutine runs that call, in the same order (inline.go).
 //
 // It implements wasmhost.IdleDispatcher.
 type scheduler struct {
@@ -106,43 +106,6 @@ func (s *scheduler) Flush() {
 	}
 	s.mu.Unlock()
 }
-
-// Idle runs the one call the program waits on, on the runtime's goroutine,
-// when nothing else is in flight: every earlier call has committed and the
-// sequencer holds none. That spares the hand-offs to the sequencer and to a body
-// goroutine and back, which cost more than everything else in an awaited
-// call. The call goes through the same phases in the same order; only its
-// goroutine differs. Otherwise Idle flushes.
-//
-// A body that ignores its context is given cancelGrace, as anywhere; then
-// the call settles without it and handover lets the program go on while
-// this goroutine stays stuck in the body.
-func (s *scheduler) Idle(ctx context.Context, handover func()) {
-	s.mu.Lock()
-	s.deferred = true
-	if len(s.queue) != 1 || s.busy || s.settled || !s.lastCommitted() {
-		if len(s.queue) > 0 {
-			s.cond.Signal()
-		}
-		s.mu.Unlock()
-		return
-	}
-	n := s.queue[0]
-	s.queue = s.queue[:0]
-	s.link(n)
-	s.mu.Unlock()
-	if testHookInline != nil {
-		testHookInline(n.x.req)
-	}
-	if !n.x.prepare(ctx) {
-		s.commit(n)
-		return
-	}
-	n.x.runHere(ctx, func() { s.commit(n) }, handover)
-}
-
-// testHookInline, when set by a test, sees every call Idle runs.
-var testHookInline func(Request)
 
 // lastCommitted reports whether every call taken so far has committed.
 func (s *scheduler) lastCommitted() bool {

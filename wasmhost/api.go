@@ -37,35 +37,34 @@ type Dispatcher interface {
 	Dispatch(name string, args json.RawMessage, done func(CallResult))
 }
 
-// An IdleDispatcher is a Dispatcher that lets the run's own goroutine carry
-// a nested call the program is waiting on. That spares the two goroutine
+// An IdleDispatcher is a Dispatcher that can carry the one nested call the
+// guest waits on, on the run's own goroutine, sparing the two goroutine
 // hand-offs (to a worker and back) that otherwise dominate the cost of an
-// awaited call. Run finds it by type assertion.
+// awaited call. Run finds it by type assertion. The executor's scheduler is
+// the one in ptcx (executor/inline.go).
 //
-// Run calls Flush once before the program starts. From then on the
-// dispatcher may hold the calls Dispatch receives instead of starting them,
-// because Run calls Flush again before it feeds the guest anything, before it
-// waits, and at every poll of the host from the second one in the same
-// export on (a long computation; a short export does not poll twice); or,
-// in place of a Flush before waiting, Idle.
+// Once Run has called Flush (it does before the program starts), the
+// dispatcher may hold the calls Dispatch receives instead of starting them:
+// Run calls Flush, or Idle, before it next feeds the guest anything or
+// waits, and Flush at every poll from the second of one export on (a long
+// computation), so a held call never waits for more than that.
 type IdleDispatcher interface {
 	Dispatcher
 	// Flush starts every call Dispatch received and did not start. It must
 	// not block.
 	Flush()
-	// Idle is called on the run's goroutine when the guest waits on exactly
-	// one nested call and nothing else (no other call, no timer). It may run
-	// that call to completion right there, reporting its outcome through
-	// its done function before it returns; if it does not, it must start
-	// the call (as Flush does) and return at once.
+	// Idle is called instead of Flush when the guest waits on exactly one
+	// nested call and nothing else (no other call, no timer). It may run
+	// that call to completion on this goroutine, reporting its outcome
+	// before it returns; otherwise it must start the call (as Flush) and
+	// return at once.
 	//
-	// ctx ends when the run does: on the caller's cancellation, on Close,
-	// at the wall deadline. A call that overstays (a body that ignores its
-	// context) must not hold the run: the dispatcher reports the call's
-	// outcome from another goroutine and then calls handover. The run then
-	// goes on without waiting for Idle to return, and nothing Idle's
-	// goroutine reports afterwards counts. handover may be called at most
-	// once, and only before Idle returns.
+	// ctx ends with the run (cancellation, Close, the wall deadline). A
+	// call that overstays (a body that ignores its context) must not hold
+	// the run: the dispatcher reports the call's outcome from another
+	// goroutine and calls handover, and a new goroutine drives the run
+	// from then on; nothing this goroutine reports afterwards counts.
+	// handover is harmless once Idle has returned, and when called twice.
 	Idle(ctx context.Context, handover func())
 }
 

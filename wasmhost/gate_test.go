@@ -95,25 +95,29 @@ func TestRun_cpuUsed(t *testing.T) {
 		r := &run{}
 		_, ok := r.cpuUsed()
 		require.False(t, ok, "not started")
-		started, finish, stopped := make(chan struct{}), make(chan struct{}), make(chan int64)
+		// The spinner burns 150 ms of its thread's CPU time, however long
+		// that takes on a loaded machine; the sleeper sleeps 300 ms.
+		const burn = 150 * time.Millisecond
+		started, spun, finish, stopped := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan int64)
 		go func() {
 			r.startCPU(0)
 			close(started)
 			if spin {
-				for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+				for start := threadCPU(); threadCPU()-start < int64(burn); {
 				}
 			} else {
 				time.Sleep(300 * time.Millisecond)
 			}
+			close(spun)
 			<-finish
 			stopped <- r.stopCPU()
 		}()
 		<-started
-		time.Sleep(350 * time.Millisecond)
+		<-spun
 		got, ok := r.cpuUsed()
 		require.True(t, ok)
 		if spin {
-			require.Greater(t, got, int64(100*time.Millisecond))
+			require.GreaterOrEqual(t, got, int64(burn))
 		} else {
 			require.Less(t, got, int64(50*time.Millisecond))
 		}

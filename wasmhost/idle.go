@@ -8,44 +8,63 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// What became of one Idle call (run.idle).
+// A loan is the run's goroutine, lent to IdleDispatcher.Idle to carry the
+// one call the guest waits on. Exactly one of two things ends it, whichever
+// comes first:
+//
+//   - Idle returns (giveBack): the goroutine goes on driving the run;
+//   - the dispatcher calls handover: the call settled without the goroutine,
+//     which is stuck in a body, so a new goroutine takes the run over, and
+//     the lent one must leave the run alone when it comes back.
+type loan struct {
+	r     *run
+	state atomic.Int32
+}
+
 const (
-	idleRunning    = iota // Idle has not returned
-	idleReturned          // Idle returned: its goroutine still drives the run
-	idleHandedOver        // handover was called first: another goroutine drives the run
+	loaned     = iota // Idle has not returned
+	givenBack         // Idle returned first
+	handedOver        // handover was called first
 )
 
-// idle lets an IdleDispatcher run the one call the guest waits on, on this
-// goroutine. It reports false when the dispatcher handed the run over to
-// another goroutine meanwhile (the call overstayed): this one must then
-// leave the run alone.
+// handover is the function Idle is given.
+func (l *loan) handover() {
+	if l.state.CompareAndSwap(loaned, handedOver) {
+		go l.r.drive(statusPending, nil)
+	}
+}
+
+// giveBack ends the loan as Idle returns, and reports whether the goroutine
+// still drives the run.
+func (l *loan) giveBack() bool {
+	return l.state.CompareAndSwap(loaned, givenBack)
+}
+
+// idle lends this goroutine to the IdleDispatcher for the one call the guest
+// waits on. It reports false when the run was handed over meanwhile: this
+// goroutine must then leave the run alone.
 func (r *run) idle() (kept bool, e *RunError) {
 	r.idledAt = r.calls
 	if r.idleCtx == nil {
 		r.idleCtx, r.idleEnd = context.WithDeadlineCause(r.ctx, r.wallDeadline, errDeadline)
 	}
-	var state atomic.Int32
-	handover := func() {
-		if state.CompareAndSwap(idleRunning, idleHandedOver) {
-			go r.drive(statusPending, nil)
-		}
-	}
+	l := &loan{r: r}
 	returned := false
 	defer func() {
 		p := recover()
 		switch {
-		case p != nil && state.CompareAndSwap(idleRunning, idleReturned):
+		case p != nil && l.giveBack():
 			kept, e = true, &RunError{Kind: api.KindTrap, Message: "the host failed to run a nested call",
 				Cause: fmt.Errorf("wasmhost: IdleDispatcher.Idle panicked: %v", p)}
 		case p == nil && !returned:
 			// Idle called runtime.Goexit: this goroutine is ending, so
 			// another one drives the run.
-			handover()
+			l.handover()
 		}
 	}()
-	r.idler.Idle(r.idleCtx, handover)
+	r.idler.Idle(r.idleCtx, l.handover)
 	returned = true
-	return state.CompareAndSwap(idleRunning, idleReturned), nil
+	return l.giveBack(), nil
 }
 
 // flush has an IdleDispatcher start the calls it holds.

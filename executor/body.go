@@ -1,0 +1,129 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// cancelGrace is how long a cancelled or timed-out body is given to return
+// before the call settles without it.
+const cancelGrace = 100 * time.Millisecond
+
+// body is the lifetime of one tool body: phase 7 (dispatch), from the start
+// of the body to the settlement of its call. It settles the call exactly
+// once, whichever comes first:
+//
+//   - the body returns (or panics): its outcome is the call's;
+//   - the body's context ends (the tool's timeout, the caller's
+//     cancellation) and the body has not returned cancelGrace later: the
+//     call settles without it, and its late outcome is dropped;
+//   - the body ends its goroutine (runtime.Goexit): the call is INTERNAL.
+//
+// After the settlement it calls then, once, on the goroutine that settled.
+// A settlement that did not wait for the body's goroutine (the last two
+// cases) then calls lost: a goroutine lent to the body by someone else
+// (the inline path, inline.go) must be given up for.
+//
+// run_code's own body (a transport) is never settled without it: it stops
+// promptly on cancellation and must settle its nested calls first.
+//
+// Who runs the body decides only the goroutine: launch runs it on a new
+// one (dispatch waits for the settlement), the inline path on the runtime's
+// own goroutine, which wasmhost lends (inline.go).
+type body struct {
+	x       *execution
+	ctx     context.Context // the call's
+	bodyCtx context.Context // ctx under the tool's timeout
+	cancel  context.CancelFunc
+	then    func()
+	lost    func() // nil when nothing was lent
+
+	settled atomic.Bool
+	mu      sync.Mutex  // guards grace
+	grace   *time.Timer // armed when bodyCtx is done
+	unwatch func() bool // stops watching bodyCtx
+}
+
+// startBody marks the body of x started and returns its lifetime, or, when
+// ctx is already done, settles the call as never dispatched (calling then)
+// and returns nil.
+func (x *execution) startBody(ctx context.Context, then, lost func()) *body {
+	if ctx.Err() != nil {
+		x.fail(aborted(ctx, api.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
+		then()
+		return nil
+	}
+	x.ran = true
+	x.e.notifyStart(x)
+	b := &body{x: x, ctx: ctx, bodyCtx: ctx, cancel: func() {}, then: then, lost: lost}
+	if t := x.def.Timeout(); t > 0 {
+		b.bodyCtx, b.cancel = context.WithTimeout(ctx, t)
+	}
+	b.unwatch = func() bool { return false }
+	if !x.def.Transport() {
+		b.unwatch = context.AfterFunc(b.bodyCtx, b.armGrace)
+	}
+	return b
+}
+
+// run runs the body on the calling goroutine and settles the call with its
+// outcome. It returns once the body returned, even when the call settled
+// without it meanwhile. If the body ends the goroutine instead, the
+// deferred settlement still runs as it unwinds.
+func (b *body) run() {
+	returned := false
+	defer func() {
+		if !returned {
+			b.unwatch()
+			b.settleWithout(outcome{err: internal(b.x.req.Tool+" ended its goroutine (runtime.Goexit) instead of returning", nil)})
+		}
+	}()
+	var o outcome
+	o.err = safely(func() (err error) { o.out, err = b.x.callBody(b.bodyCtx); return err })
+	returned = true
+	b.unwatch()
+	b.settle(o, b.bodyCtx.Err() != nil)
+}
+
+// armGrace runs when the body's context is done: cancelGrace later, the
+// call settles without the body.
+func (b *body) armGrace() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.grace = time.AfterFunc(cancelGrace, func() {
+		b.settleWithout(outcome{err: b.bodyCtx.Err()})
+	})
+}
+
+// settleWithout settles the call without waiting for the body's goroutine,
+// and gives up what was lent to it.
+func (b *body) settleWithout(o outcome) {
+	if b.settle(o, true) && b.lost != nil {
+		b.lost()
+	}
+}
+
+// settle records o as the call's outcome and calls then, unless the call
+// has settled already; it reports whether it settled it. late means
+// bodyCtx was done: an outcome without an error then takes bodyCtx's.
+func (b *body) settle(o outcome, late bool) bool {
+	if b.settled.Swap(true) {
+		return false
+	}
+	b.mu.Lock()
+	if b.grace != nil {
+		b.grace.Stop()
+	}
+	b.mu.Unlock()
+	if late && o.err == nil {
+		o.err = b.bodyCtx.Err()
+	}
+	b.x.conclude(b.ctx, b.bodyCtx, o)
+	b.cancel()
+	b.then()
+	return true
+}

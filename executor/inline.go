@@ -1,0 +1,58 @@
+package executor
+
+import (
+	"context"
+)
+
+// The inline path: when the program waits on exactly one nested call and
+// nothing else, wasmhost lends the scheduler the runtime's own goroutine
+// (wasmhost.IdleDispatcher.Idle), and the call runs there instead of going
+// through the sequencer and a body goroutine of its own. That spares two
+// goroutine hand-offs, which cost more than everything else in an awaited
+// call. The call goes through the same phases in the same order as any
+// other; only its goroutine differs. This file owns the path: when a call
+// may take it (Idle), and running it there (runInline).
+
+// Idle runs the one call the program waits on, on the runtime's goroutine,
+// when nothing else is in flight: every earlier call has committed and the
+// sequencer holds none. Otherwise it hands the held calls to the sequencer,
+// as Flush does.
+func (s *scheduler) Idle(ctx context.Context, handover func()) {
+	s.mu.Lock()
+	s.deferred = true
+	if len(s.queue) != 1 || s.busy || s.settled || !s.lastCommitted() {
+		if len(s.queue) > 0 {
+			s.cond.Signal()
+		}
+		s.mu.Unlock()
+		return
+	}
+	n := s.queue[0]
+	s.queue = s.queue[:0]
+	s.link(n)
+	s.mu.Unlock()
+	s.runInline(ctx, n, handover)
+}
+
+// runInline takes n through its phases on this goroutine and commits it.
+//
+// If the body overstays (it ignores its context for cancelGrace past its
+// timeout or the run's end), the call settles and commits from the body's
+// grace timer without it, and handover lets the run go on on another
+// goroutine while this one stays stuck in the body (body.lost).
+func (s *scheduler) runInline(ctx context.Context, n *nested, handover func()) {
+	if testHookInline != nil {
+		testHookInline(n.x.req)
+	}
+	commit := func() { s.commit(n) }
+	if !n.x.prepare(ctx) {
+		commit()
+		return
+	}
+	if b := n.x.startBody(ctx, commit, handover); b != nil {
+		b.run()
+	}
+}
+
+// testHookInline, when set by a test, sees every call the inline path runs.
+var testHookInline func(Request)
