@@ -58,6 +58,9 @@ func (x *execution) startBody(ctx context.Context, then, lost func()) *body {
 		return nil
 	}
 	x.ran = true
+	if len(x.e.cfg.onResult) > 0 {
+		x.bodyFrom = time.Now() // for Notification.Body
+	}
 	x.e.notifyStart(x)
 	b := &body{x: x, ctx: ctx, bodyCtx: ctx, cancel: func() {}, then: then, lost: lost}
 	if t := x.def.Timeout(); t > 0 {
@@ -121,6 +124,9 @@ func (b *body) settle(o outcome, late bool) bool {
 	b.mu.Unlock()
 	if late && o.err == nil {
 		o.err = b.bodyCtx.Err()
+	}
+	if !b.x.bodyFrom.IsZero() {
+		b.x.bodyTime = time.Since(b.x.bodyFrom)
 	}
 	b.x.conclude(b.ctx, b.bodyCtx, o)
 	b.cancel()

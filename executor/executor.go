@@ -117,9 +117,12 @@ type execution struct {
 	fin     *resolve.Definition // whose finalizer applies; nil for none
 	args    map[string]any
 
-	ran bool // the body was started
-	out api.Output
-	err *api.Error
+	ran      bool          // the body was started
+	bodyFrom time.Time     // when the body started (only with result listeners)
+	bodyTime time.Duration // from the body's start to the call's settlement
+	seq      int64         // completion order among the nested calls of one run (from 1)
+	out      api.Output
+	err      *api.Error
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {

@@ -81,8 +81,10 @@ type PostDecision struct {
 	Replace json.RawMessage
 }
 
-// PostExecuteListener sees every successful body result, in submission order
-// for nested calls. An error (or a panic) turns the result into INTERNAL.
+// PostExecuteListener sees every successful body result. Listeners never
+// run concurrently with each other; nested calls reach them in the order
+// their bodies finish (completion order), except that an exclusive call's
+// comes after every earlier call's and before any later one's. An error (or a panic) turns the result into INTERNAL.
 type PostExecuteListener func(ctx context.Context, req Request, value json.RawMessage) (PostDecision, error)
 
 // Start is the notification that a body is about to run.
@@ -95,6 +97,13 @@ type Start struct {
 // settles.
 type Notification struct {
 	Request
-	Result   api.Result
+	Result api.Result
+	// Duration is the whole call's, from its submission to its result.
 	Duration time.Duration
+	// Body is the time the body ran, from its start to the call's
+	// settlement (0 when it never started).
+	Body time.Duration
+	// Seq is a nested call's place in the order its run_code execution's
+	// calls completed, from 1 (0 for a call made by a model directly).
+	Seq int64
 }

@@ -20,7 +20,7 @@ import (
 func (s *scheduler) Idle(ctx context.Context, handover func()) {
 	s.mu.Lock()
 	s.deferred = true
-	if len(s.queue) != 1 || s.busy || s.settled || !s.lastCommitted() {
+	if len(s.queue) != 1 || s.busy || s.settled || s.inflight > 0 {
 		if len(s.queue) > 0 {
 			s.cond.Signal()
 		}
@@ -29,7 +29,7 @@ func (s *scheduler) Idle(ctx context.Context, handover func()) {
 	}
 	n := s.queue[0]
 	s.queue = s.queue[:0]
-	s.link(n)
+	s.take()
 	s.mu.Unlock()
 	s.runInline(ctx, n, handover)
 }

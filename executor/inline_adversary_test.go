@@ -340,13 +340,17 @@ func maps(m map[int]api.Code) map[int]api.Code {
 }
 
 // A program mixing sequential awaits (inline), Promise.all (sequencer) and
-// timers: post-execute listeners and result notifications still see the
-// calls in submission order, every call settles once, and exclusive calls
-// never overlap with anything.
+// timers: every call settles once, post-execute listeners and result
+// notifications see each call once (in completion order), completion
+// sequence numbers count 1 to 54, an exclusive call commits after every
+// earlier call and before every later one, and exclusive calls never
+// overlap with anything.
 func TestAdv_commitOrderWithInlineSequencerAndTimers(t *testing.T) {
 	w := newAdvWorld(t, 0)
 	var mu sync.Mutex
 	var posts, results []int
+	var seqs []int64
+	exclusive := map[int]bool{}
 	cfg := executor.NewConfig().
 		WithPostExecute(func(_ context.Context, req executor.Request, _ json.RawMessage) (executor.PostDecision, error) {
 			if req.Tool == "run_code" {
@@ -354,6 +358,9 @@ func TestAdv_commitOrderWithInlineSequencerAndTimers(t *testing.T) {
 			}
 			mu.Lock()
 			posts = append(posts, seqOf(t, req.ID))
+			if req.Tool == "excl" {
+				exclusive[seqOf(t, req.ID)] = true
+			}
 			mu.Unlock()
 			return executor.PostDecision{}, nil
 		}).
@@ -363,6 +370,7 @@ func TestAdv_commitOrderWithInlineSequencerAndTimers(t *testing.T) {
 			}
 			mu.Lock()
 			results = append(results, seqOf(t, n.Request.ID))
+			seqs = append(seqs, n.Seq)
 			mu.Unlock()
 		})
 	e := newExecutor(t, w.reg, cfg.WithRuntime(realRuntime(t)))
@@ -390,9 +398,31 @@ func TestAdv_commitOrderWithInlineSequencerAndTimers(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, results, 54)
-	require.True(t, slices.IsSorted(results), "result notifications in submission order: %v", results)
-	require.True(t, slices.IsSorted(posts), "post-execute in submission order: %v", posts)
 	require.Len(t, posts, 54)
+	everyOnce := func(what string, order []int) {
+		sorted := slices.Sorted(slices.Values(order))
+		for i, n := range sorted {
+			require.Equal(t, i+1, n, "%s: every call once: %v", what, order)
+		}
+	}
+	everyOnce("result notifications", results)
+	everyOnce("post-execute", posts)
+	slices.Sort(seqs)
+	for i, n := range seqs {
+		require.EqualValues(t, i+1, n, "completion sequence numbers: %v", seqs)
+	}
+	require.Len(t, exclusive, 18)
+	for at, n := range posts {
+		if !exclusive[n] {
+			continue
+		}
+		for _, before := range posts[:at] {
+			require.Less(t, before, n, "a later call committed before exclusive call %d: %v", n, posts)
+		}
+		for _, after := range posts[at+1:] {
+			require.Greater(t, after, n, "an earlier call committed after exclusive call %d: %v", n, posts)
+		}
+	}
 	require.Zero(t, w.overlaps.Load(), "an exclusive call overlapped with another body")
 }
 

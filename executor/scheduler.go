@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -19,10 +20,11 @@ import (
 //   - a concurrency-safe call starts as soon as fewer than maxParallel bodies
 //     run; an exclusive call first waits until every earlier call has
 //     committed, runs alone, and holds the barrier until it has committed;
-//   - each call commits (post-execute, finish, the answer to the program)
-//     after the call before it, so commits follow submission order whatever
-//     order bodies finish in; the goroutine that ran a body commits it, so a
-//     call that waits for nothing is never handed over;
+//   - each call commits (post-execute, finish, the answer to the program) as
+//     soon as its body is done, whatever its siblings do: results reach the
+//     program in completion order, and post-execute listeners run one at a
+//     time; the goroutine that ran a body commits it, so a call that waits
+//     for nothing is never handed over;
 //   - at settlement, calls whose body has not started are abandoned, and
 //     in-flight ones are awaited;
 //   - when the program waits on one call and nothing else is in flight, the
@@ -44,19 +46,21 @@ type scheduler struct {
 	deferred bool // the runtime flushes: Dispatch leaves starting to Flush and Idle
 	busy     bool // the sequencer holds a call it has not finished starting
 
+	inflight int        // calls taken and not committed
+	drained  *sync.Cond // on mu: signalled as inflight falls to 1, for an exclusive call
+
 	abandonCh chan struct{} // closed at settlement
 	slots     chan struct{} // one token per running concurrency-safe body
-	last      *nested       // the last call in commit order (guarded by mu)
 	sequenced chan struct{} // closed when the sequencer has stopped
 	commits   sync.WaitGroup
+	postMu    sync.Mutex   // post-execute listeners run one at a time
+	completed atomic.Int64 // completion sequence numbers given out
 }
 
 // nested is one call a program made.
 type nested struct {
-	x         *execution
-	reply     func(wasmhost.CallResult)
-	prev      *nested       // the call that commits before it
-	committed chan struct{} // closed once it has committed
+	x     *execution
+	reply func(wasmhost.CallResult)
 }
 
 func newScheduler(ctx context.Context, e *Executor, tok *token) *scheduler {
@@ -69,6 +73,7 @@ func newScheduler(ctx context.Context, e *Executor, tok *token) *scheduler {
 		sequenced: make(chan struct{}),
 	}
 	s.cond = sync.NewCond(&s.mu)
+	s.drained = sync.NewCond(&s.mu)
 	s.policyCtx, s.cancelPolicy = context.WithCancel(ctx)
 	go s.sequence()
 	return s
@@ -84,11 +89,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 	}
 	id := s.tok.callID + ":ptc:" + strconv.FormatInt(s.tok.seq.Add(1), 10)
 	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: args} // args is ours (wasmhost.Dispatcher)
-	s.queue = append(s.queue, &nested{
-		x:         s.e.newExecution(call, s.tok),
-		reply:     reply,
-		committed: make(chan struct{}),
-	})
+	s.queue = append(s.queue, &nested{x: s.e.newExecution(call, s.tok), reply: reply})
 	if !s.deferred {
 		s.cond.Signal()
 	}
@@ -107,22 +108,10 @@ func (s *scheduler) Flush() {
 	s.mu.Unlock()
 }
 
-// lastCommitted reports whether every call taken so far has committed.
-func (s *scheduler) lastCommitted() bool {
-	if s.last == nil {
-		return true
-	}
-	select {
-	case <-s.last.committed:
-		return true
-	default:
-		return false
-	}
-}
-
-// link appends n to the commit chain.
-func (s *scheduler) link(n *nested) {
-	n.prev, s.last = s.last, n
+// take counts a call taken from the queue as in flight until it has
+// committed. Call it with mu held.
+func (s *scheduler) take() {
+	s.inflight++
 	s.commits.Add(1)
 }
 
@@ -133,6 +122,7 @@ func (s *scheduler) settle() {
 	s.mu.Lock()
 	s.settled = true
 	s.cond.Broadcast()
+	s.drained.Broadcast()
 	s.mu.Unlock()
 	close(s.abandonCh)
 	s.cancelPolicy()
@@ -147,7 +137,7 @@ func (s *scheduler) settle() {
 // before in-flight calls are awaited.
 var testHookSettling func()
 
-// next takes the next submitted call and links it into the commit chain;
+// next takes the next submitted call;
 // ok is false once settled and drained. The sequencer is busy from the
 // moment it takes a call until it asks for the next one.
 func (s *scheduler) next() (n *nested, settled, ok bool) {
@@ -161,7 +151,7 @@ func (s *scheduler) next() (n *nested, settled, ok bool) {
 		return nil, true, false
 	}
 	n, s.queue = s.queue[0], s.queue[1:]
-	s.link(n)
+	s.take()
 	s.busy = true
 	return n, s.settled, true
 }
@@ -196,7 +186,7 @@ func (s *scheduler) start(n *nested) {
 			s.abandon(n)
 			return
 		}
-		s.commitSoon(n)
+		s.commit(n)
 		return
 	}
 	if x.def.ConcurrencySafe() {
@@ -218,21 +208,25 @@ func (s *scheduler) start(n *nested) {
 		return
 	}
 	// Exclusive: wait for every earlier call to commit, run alone, and hold
-	// the barrier through post-execute.
-	if n.prev != nil {
-		select {
-		case <-n.prev.committed:
-		case <-s.abandonCh:
-			s.abandon(n)
-			return
-		}
-	}
-	if s.isSettled() {
+	// the barrier through post-execute (the sequencer takes no other call
+	// meanwhile).
+	if !s.drain() {
 		s.abandon(n)
 		return
 	}
 	x.dispatch(s.ctx)
 	s.commit(n)
+}
+
+// drain waits until the one call in flight is the sequencer's own, and
+// reports false if the program settled first.
+func (s *scheduler) drain() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.inflight > 1 && !s.settled {
+		s.drained.Wait()
+	}
+	return !s.settled
 }
 
 // abandon settles a call whose body never started.
@@ -243,36 +237,30 @@ func (s *scheduler) abandon(n *nested) {
 	}
 	x.err = &api.Error{Code: api.CodeAbortedBeforeDispatch,
 		Message: fmt.Sprintf("%s was abandoned: the program finished before the call started", x.req.Tool)}
-	s.commitSoon(n)
-}
-
-// commitSoon commits a call that has its outcome without blocking the
-// sequencer: at once if the call before it has committed, else from a
-// goroutine of its own.
-func (s *scheduler) commitSoon(n *nested) {
-	if n.prev != nil {
-		select {
-		case <-n.prev.committed:
-		default:
-			go s.commit(n)
-			return
-		}
-	}
 	s.commit(n)
 }
 
-// commit runs post-execute and finish once the call before has committed,
-// and answers the program.
+// commit runs post-execute (one call's listeners at a time) and finish,
+// and answers the program. It never waits for another call's commit: a
+// call that has no successful value to show the listeners commits at once.
 func (s *scheduler) commit(n *nested) {
 	defer s.commits.Done()
-	if n.prev != nil {
-		<-n.prev.committed
-		n.prev = nil // let the chain be collected
+	if n.x.ran && n.x.err == nil && len(s.e.cfg.post) > 0 {
+		s.postMu.Lock()
+		n.x.postExecute(s.ctx)
+		s.postMu.Unlock()
 	}
-	n.x.postExecute(s.ctx)
+	n.x.seq = s.completed.Add(1)
 	r := n.x.finish(s.ctx)
+	s.mu.Lock()
+	// Only an exclusive call waits for this (drain); s.cond must not be
+	// signalled here: it would wake the sequencer to take calls the
+	// runtime holds for the inline path.
+	if s.inflight--; s.inflight <= 1 {
+		s.drained.Signal()
+	}
+	s.mu.Unlock()
 	n.reply(callResult(r))
-	close(n.committed)
 }
 
 // callResult is what the program sees of a result: the value, or the

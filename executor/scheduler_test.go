@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,16 +196,19 @@ func TestScheduler_exclusiveBarrier(t *testing.T) {
 	}
 }
 
-// Acceptance 15d: policy stages never overlap, and commits follow submission
-// order when bodies finish out of order.
-func TestScheduler_policySerialCommitsInOrder(t *testing.T) {
+// Acceptance 15d: policy stages never overlap, and results commit in
+// completion order: each reaches the program as soon as its own body is
+// done, while slower calls submitted before it still run; notifications
+// carry the completion sequence number and the body's own duration.
+func TestScheduler_policySerialCommitsInCompletionOrder(t *testing.T) {
 	var log []string
 	g := newGated(&log)
 	gates := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
 	reg := schedulerFixture(t, g, gates)
 	var inPolicy, policyPeak atomic.Int64
 	var commitMu sync.Mutex
-	var commits, notes []string
+	var commits []string
+	notes := map[string]executor.Notification{}
 	cfg := executor.NewConfig().
 		WithPreExecute(func(ctx context.Context, req executor.Request) (executor.Decision, error) {
 			if n := inPolicy.Add(1); n > policyPeak.Load() {
@@ -226,33 +230,84 @@ func TestScheduler_policySerialCommitsInOrder(t *testing.T) {
 			if n.Nested {
 				commitMu.Lock()
 				defer commitMu.Unlock()
-				notes = append(notes, n.ID)
+				notes[n.ID] = n
 			}
 		})
-	var results []wasmhost.CallResult
-	rt := program([][2]string{{"safe", "a"}, {"safe", "b"}, {"safe", "c"}}, func(wasmhost.Dispatcher) {
+	var got []string
+	rt := fakeRuntime(func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+		chs := map[string]<-chan wasmhost.CallResult{}
+		for _, id := range []string{"a", "b", "c"} {
+			chs[id] = submit(d, "safe", fmt.Sprintf(`{"id":%q}`, id))
+		}
 		waitFor(t, "three bodies running", func() bool { return g.running.Load() == 3 })
-		close(gates["c"]) // finish in reverse order
-		waitFor(t, "c to end", func() bool { return slices.Contains(g.events(), "end:c") })
-		close(gates["b"])
-		waitFor(t, "b to end", func() bool { return slices.Contains(g.events(), "end:b") })
-		close(gates["a"])
-	}, &results)
+		// Finish in reverse order: each result arrives while the calls
+		// submitted before it are still running.
+		for _, id := range []string{"c", "b", "a"} {
+			time.Sleep(5 * time.Millisecond) // bodies of measurably different lengths
+			close(gates[id])
+			select {
+			case r := <-chs[id]:
+				var s string
+				require.NoError(t, json.Unmarshal(r.Value, &s))
+				got = append(got, s)
+			case <-time.After(10 * time.Second):
+				t.Errorf("%s finished but its result did not reach the program while earlier calls ran", id)
+				return wasmhost.Outcome{}, nil
+			}
+		}
+		return wasmhost.Outcome{}, nil
+	})
 	e := newExecutor(t, reg, cfg.WithRuntime(rt))
 	r := e.Execute(context.Background(), executor.Call{ID: "run", Name: "run_code", Args: runCode("return")})
 	require.True(t, r.OK(), r.Text)
 
 	require.EqualValues(t, 1, policyPeak.Load(), "policy stages must not overlap")
-	want := []string{"run:ptc:1", "run:ptc:2", "run:ptc:3"}
-	require.Equal(t, want, commits)
-	require.Equal(t, want, notes)
-	var got []string
-	for _, r := range results {
-		var s string
-		require.NoError(t, json.Unmarshal(r.Value, &s))
-		got = append(got, s)
+	require.Equal(t, []string{"c", "b", "a"}, got)
+	require.Equal(t, []string{"run:ptc:3", "run:ptc:2", "run:ptc:1"}, commits)
+	require.EqualValues(t, 1, notes["run:ptc:3"].Seq)
+	require.EqualValues(t, 2, notes["run:ptc:2"].Seq)
+	require.EqualValues(t, 3, notes["run:ptc:1"].Seq)
+	// Each body ran from the common start until its gate opened.
+	require.Less(t, notes["run:ptc:3"].Body, notes["run:ptc:2"].Body)
+	require.Less(t, notes["run:ptc:2"].Body, notes["run:ptc:1"].Body)
+	require.Less(t, notes["run:ptc:2"].Body, notes["run:ptc:2"].Duration+time.Nanosecond)
+}
+
+// Post-execute listeners never run concurrently, however many bodies
+// finish at once.
+func TestScheduler_postExecuteNeverOverlaps(t *testing.T) {
+	var log []string
+	g := newGated(&log)
+	reg := schedulerFixture(t, g, nil)
+	var in, peak, seen atomic.Int64
+	cfg := executor.NewConfig().WithMaxParallel(16).
+		WithPostExecute(func(ctx context.Context, req executor.Request, v json.RawMessage) (executor.PostDecision, error) {
+			if !req.Nested {
+				return executor.PostDecision{}, nil
+			}
+			if n := in.Add(1); n > peak.Load() {
+				peak.Store(n)
+			}
+			time.Sleep(time.Millisecond) // long enough for a wrong scheduler to overlap
+			in.Add(-1)
+			seen.Add(1)
+			return executor.PostDecision{}, nil
+		})
+	var calls [][2]string
+	for i := range 16 {
+		calls = append(calls, [2]string{"safe", strconv.Itoa(i)})
 	}
-	require.Equal(t, []string{"a", "b", "c"}, got)
+	var results []wasmhost.CallResult
+	rt := program(calls, func(wasmhost.Dispatcher) {
+		waitFor(t, "sixteen bodies running", func() bool { return g.running.Load() == 16 })
+		close(g.release) // all finish at once
+	}, &results)
+	e := newExecutor(t, reg, cfg.WithRuntime(rt))
+	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return")})
+	require.True(t, r.OK(), r.Text)
+	require.Len(t, results, 16)
+	require.EqualValues(t, 16, seen.Load())
+	require.EqualValues(t, 1, peak.Load(), "post-execute listeners overlapped")
 }
 
 // Acceptance 16a: at settlement, queued calls are abandoned (never started,
