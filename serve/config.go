@@ -303,6 +303,9 @@ func jsonError(data []byte, err error) error {
 		return fmt.Errorf("line %d, column %d: field %s: want %s, got JSON %s", line, col, typ.Field, typ.Type, typ.Value)
 	case errors.Is(err, io.EOF):
 		return errors.New("empty body: want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := position(data, int64(len(data)))
+		return fmt.Errorf("line %d, column %d: the JSON ends before its value does (truncated?)", line, col)
 	}
 	return err
 }
