@@ -219,7 +219,7 @@ func (c *Config) validate() error {
 	names, keys := map[string]bool{}, map[string]bool{}
 	for i, t := range c.Tenants {
 		if err := t.validate(); err != nil {
-			return fmt.Errorf("field tenants[%d]: %w", i, err)
+			return fmt.Errorf("field tenants[%d]%w", i, err)
 		}
 		if names[t.Name] {
 			return fmt.Errorf("field tenants[%d].name: %q is used by an earlier tenant", i, t.Name)
