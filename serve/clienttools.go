@@ -36,6 +36,9 @@ func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) r
 			r, err := s.pending.await(ctx, pc)
 			x.removePending(pc)
 			if err != nil {
+				if ctx.Err() == nil {
+					x.emit(EventExpired, map[string]string{"id": pc.call.ID})
+				}
 				return api.Output{}, err
 			}
 			if !r.OK {

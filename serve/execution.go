@@ -48,6 +48,7 @@ const (
 	EventCallFinished = "call_finished"
 	EventPending      = "pending"
 	EventResult       = "result_received"
+	EventExpired      = "expired"
 	EventLog          = "log"
 	EventDone         = "done"
 )

@@ -19,8 +19,11 @@ type route struct {
 	// tenantHandler routes need a key; the others are open.
 	tenantHandler func(w http.ResponseWriter, r *http.Request, t *tenant)
 	open          http.HandlerFunc
-	// stream routes write for as long as they last (no write deadline).
-	stream bool
+	// long routes write for as long as their work lasts: an event stream
+	// (until done), a direct call or MCP request (a run_code call lasts up
+	// to the run's wall limit). The others must be written within
+	// server.max_wait_ms + 10 s.
+	long bool
 }
 
 func (s *Server) routeTable() []route {
@@ -29,11 +32,11 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/v1/executions/{id}", tenantHandler: s.getExecution},
 		{method: "DELETE", path: "/v1/executions/{id}", tenantHandler: s.deleteExecution},
 		{method: "POST", path: "/v1/executions/{id}/tool_results", tenantHandler: s.postToolResults},
-		{method: "GET", path: "/v1/executions/{id}/events", tenantHandler: s.getEvents, stream: true},
-		{method: "POST", path: "/v1/calls", tenantHandler: s.postCall},
+		{method: "GET", path: "/v1/executions/{id}/events", tenantHandler: s.getEvents, long: true},
+		{method: "POST", path: "/v1/calls", tenantHandler: s.postCall, long: true},
 		{method: "GET", path: "/v1/tools", tenantHandler: s.getTools},
 		{method: "GET", path: "/v1/prompt", tenantHandler: s.getPrompt},
-		{method: "POST", path: "/mcp", tenantHandler: s.mcp},
+		{method: "POST", path: "/mcp", tenantHandler: s.mcp, long: true},
 		{method: "GET", path: "/healthz", open: s.healthz},
 		{method: "GET", path: "/readyz", open: s.readyz},
 		{method: "GET", path: "/metrics", open: promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP},
@@ -71,7 +74,7 @@ func (s *Server) wrap(pattern string, rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		if !rt.stream {
+		if !rt.long {
 			_ = http.NewResponseController(w).SetWriteDeadline(start.Add(s.cfg.maxWait() + 10*time.Second))
 		}
 		tenantName := ""

@@ -133,6 +133,14 @@ func TestServer_clientTool_expiry(t *testing.T) {
 	late, err := c.ToolResults(ctx(t), st.ID, serve.ToolResult{ID: st.Pending[0].ID, OK: true, Value: json.RawMessage(`1`)})
 	require.NoError(t, err)
 	require.JSONEq(t, string(got.Value), string(late.Value), "a result after expiry is a no-op")
+
+	events, err := c.Events(ctx(t), st.ID, 0)
+	require.NoError(t, err)
+	var types []string
+	for _, e := range events {
+		types = append(types, e.Type)
+	}
+	require.Contains(t, types, serve.EventExpired)
 }
 
 func TestServer_cancel(t *testing.T) {
