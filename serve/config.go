@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"time"
 
@@ -20,22 +20,22 @@ import (
 
 // Defaults of the zero fields of Config and TenantConfig.
 const (
-	DefaultMaxBodyBytes     = 1 << 20 // a 512 KiB program and its client tools fit
-	DefaultMaxWait          = 30 * time.Second
-	DefaultPendingTimeout   = 5 * time.Minute
-	DefaultDrainTimeout     = 30 * time.Second
-	DefaultRetention        = 10 * time.Minute
-	DefaultMaxRetained      = 1000
-	DefaultMaxEvents        = 1000
-	DefaultMaxExecutions    = 4096
-	DefaultMaxConcurrent    = 16
-	DefaultMaxPending       = 64
-	DefaultMaxClientTools   = 64
-	DefaultRetryAfter       = 1 * time.Second
-	maxTenants              = 1024
-	maxConfigBytes          = 4 << 20
-	defaultDescription      = "a program submitted to ptcx serve"
-	storeMemory             = "memory"
+	DefaultMaxBodyBytes   = 1 << 20 // a 512 KiB program and its client tools fit
+	DefaultMaxWait        = 30 * time.Second
+	DefaultPendingTimeout = 5 * time.Minute
+	DefaultDrainTimeout   = 30 * time.Second
+	DefaultRetention      = 10 * time.Minute
+	DefaultMaxRetained    = 1000
+	DefaultMaxEvents      = 1000
+	DefaultMaxExecutions  = 4096
+	DefaultMaxConcurrent  = 16
+	DefaultMaxPending     = 64
+	DefaultMaxClientTools = 64
+	DefaultRetryAfter     = 1 * time.Second
+	maxTenants            = 1024
+	maxConfigBytes        = 4 << 20
+	defaultDescription    = "a program submitted to ptcx serve"
+	storeMemory           = "memory"
 )
 
 // Config is `ptcx serve --config FILE`: JSON, or YAML (which it is parsed
@@ -327,10 +327,14 @@ func (c *Config) maxBodyBytes() int64 { return orDefault(c.Server.MaxBodyBytes, 
 func (c *Config) maxWait() time.Duration {
 	return ms(c.Server.MaxWaitMS, DefaultMaxWait)
 }
-func (c *Config) drainTimeout() time.Duration { return ms(c.Server.DrainTimeoutMS, DefaultDrainTimeout) }
-func (c *Config) retention() time.Duration    { return ms(c.Server.RetentionMS, DefaultRetention) }
-func (c *Config) maxRetained() int            { return int(orDefault(int64(c.Server.MaxRetained), DefaultMaxRetained)) }
-func (c *Config) maxEvents() int              { return int(orDefault(int64(c.Server.MaxEvents), DefaultMaxEvents)) }
+func (c *Config) drainTimeout() time.Duration {
+	return ms(c.Server.DrainTimeoutMS, DefaultDrainTimeout)
+}
+func (c *Config) retention() time.Duration { return ms(c.Server.RetentionMS, DefaultRetention) }
+func (c *Config) maxRetained() int {
+	return int(orDefault(int64(c.Server.MaxRetained), DefaultMaxRetained))
+}
+func (c *Config) maxEvents() int { return int(orDefault(int64(c.Server.MaxEvents), DefaultMaxEvents)) }
 func (c *Config) maxExecutions() int {
 	return int(orDefault(int64(c.Server.MaxExecutions), DefaultMaxExecutions))
 }

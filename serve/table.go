@@ -13,7 +13,7 @@ import (
 type table struct {
 	mu          sync.Mutex
 	byID        map[string]*execution
-	byKey       map[string]*execution // tenant + "\x00" + idempotency key
+	byKey       map[string]*execution   // tenant + "\x00" + idempotency key
 	settled     map[string][]*execution // per tenant, in settlement order
 	live        int
 	retention   time.Duration

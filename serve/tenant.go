@@ -185,4 +185,3 @@ func (s *Server) authenticate(r *http.Request) (*tenant, *httpError) {
 	}
 	return found, nil
 }
-
