@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -128,6 +129,12 @@ type Quotas struct {
 	// (default 5 min, never past the run's wall limit): then the program
 	// gets TOOL_TIMEOUT.
 	PendingTimeoutMS int64 `json:"pending_timeout_ms,omitempty" yaml:"pending_timeout_ms,omitempty"`
+	// ComputeSecondsPerMinute, when positive, is a token bucket of guest
+	// CPU seconds (refilled at this many per minute, holding at most as
+	// many), charged after each run for the CPU it used, not for waits on
+	// tools. While it is empty: 429, reason compute_seconds, with the
+	// Retry-After of its refill. Default 0: no compute quota.
+	ComputeSecondsPerMinute float64 `json:"compute_seconds_per_minute,omitempty" yaml:"compute_seconds_per_minute,omitempty"`
 }
 
 // RunLimits are run_code limits, as in run_code's arguments. Zero means the
@@ -272,6 +279,9 @@ func (t TenantConfig) validate() error {
 		if f.v < 0 {
 			return fmt.Errorf(".%s: %d is negative (0 means the default)", f.name, f.v)
 		}
+	}
+	if c := t.Quotas.ComputeSecondsPerMinute; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+		return fmt.Errorf(".quotas.compute_seconds_per_minute: %v is not a non-negative number (0 means no compute quota)", c)
 	}
 	return nil
 }

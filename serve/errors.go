@@ -27,6 +27,7 @@ const (
 	ReasonMaxConcurrent = "max_concurrent"
 	ReasonMaxPending    = "max_pending"
 	ReasonMaxExecutions = "max_executions"
+	ReasonCompute       = "compute_seconds"
 )
 
 // ErrorBody is the error of the envelope {"error": {...}}, of a failed
@@ -78,7 +79,8 @@ func errorBody(e *api.Error) *ErrorBody {
 
 func writeError(w http.ResponseWriter, e *httpError) {
 	if e.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(max(e.retryAfter/time.Second, 1))))
+		secs := max((e.retryAfter+time.Second-1)/time.Second, 1) // whole seconds, rounded up
+		w.Header().Set("Retry-After", strconv.Itoa(int(secs)))
 	}
 	writeJSON(w, e.status, ErrorEnvelope{Error: e.body})
 }

@@ -17,6 +17,7 @@ type metrics struct {
 	rejections   *prometheus.CounterVec   // tenant, reason
 	nested       *prometheus.CounterVec   // tenant, outcome
 	requests     *prometheus.CounterVec   // route, code
+	compute      *prometheus.CounterVec   // tenant
 }
 
 func newMetrics(held func() int) *metrics {
@@ -44,11 +45,14 @@ func newMetrics(held func() int) *metrics {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ptcx_http_requests_total", Help: "HTTP requests by route pattern and status code.",
 		}, []string{"route", "code"}),
+		compute: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptcx_compute_seconds_total", Help: "Guest CPU seconds used by programs (waits on tools excluded).",
+		}, []string{"tenant"}),
 	}
 	held_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ptcx_pending_executions_held", Help: "Executions that may wait on their client, held live (until suspend-to-bytes).",
 	}, func() float64 { return float64(held()) })
-	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, held_,
+	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, held_,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: "ptcx"}))
 	return m
 }

@@ -103,3 +103,22 @@ func TestServer_Drain_refusesNewWorkAndReportsPending(t *testing.T) {
 	require.Equal(t, serve.StatusCompleted, got.Status, "a running execution finished within the drain")
 	require.Contains(t, ts.logs.String(), ids[0])
 }
+
+func TestServer_quota_computeSeconds(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Quotas.ComputeSecondsPerMinute = 0.1 })
+	c := ts.client(keyA)
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `for (;;) {}`, Limits: &serve.RunLimits{TimeoutMS: 300}})
+	require.NoError(t, err, "a full bucket admits a run")
+	require.Equal(t, serve.StatusFailed, st.Status)
+	_, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: `return 1`})
+	e := apiErr(t, err)
+	require.Equal(t, 429, e.Status)
+	require.Equal(t, serve.ReasonCompute, e.Body.Reason)
+	require.NotEqual(t, "", e.RetryAfter)
+	require.Contains(t, e.Body.Message, "quotas.compute_seconds_per_minute")
+	_, err = ts.client(keyB).Execute(ctx(t), serve.ExecutionRequest{Code: `return 1`})
+	require.NoError(t, err, "another tenant's bucket is its own")
+	status, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+	require.Equal(t, 200, status)
+	require.Contains(t, body, `ptcx_compute_seconds_total{tenant="a"}`)
+}

@@ -39,7 +39,8 @@ type tenant struct {
 	exec *executor.Executor   // for executions without client tools, and /v1/calls
 	mcp  http.Handler
 
-	live atomic.Int64 // executions and calls in flight, against maxConcurrent
+	compute *computeBucket // nil: no compute quota
+	live    atomic.Int64   // executions and calls in flight, against maxConcurrent
 }
 
 func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, error) {
@@ -65,7 +66,11 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 		}
 		t.ws = ws
 	}
-	t.cfg = executor.NewConfig().WithRuntime(s.runtime).WithLimits(t.limits).
+	if r := tc.Quotas.ComputeSecondsPerMinute; r > 0 {
+		t.compute = newComputeBucket(r, time.Now)
+	}
+	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
+	t.cfg = executor.NewConfig().WithRuntime(rt).WithLimits(t.limits).
 		WithOnStart(s.onStart).WithOnResult(s.onResult)
 	reg, err := t.registry()
 	if err != nil {
@@ -140,6 +145,13 @@ func (t *tenant) instructions(reg *registry.Registry) string {
 
 // admit takes one of the tenant's concurrent slots.
 func (t *tenant) admit() (func(), *httpError) {
+	if t.compute != nil {
+		if ok, wait := t.compute.available(); !ok {
+			e := quotaError(ReasonCompute, "tenant %s has used its %g compute seconds per minute (quotas.compute_seconds_per_minute); retry in %v", t.name, t.compute.rate, wait.Round(time.Millisecond))
+			e.retryAfter = max(wait, time.Second)
+			return nil, e
+		}
+	}
 	if t.live.Add(1) > int64(t.maxConcurrent) {
 		t.live.Add(-1)
 		return nil, quotaError(ReasonMaxConcurrent, "tenant %s has %d executions and calls in flight, its quota (quotas.max_concurrent); retry after one settles", t.name, t.maxConcurrent)
