@@ -25,6 +25,7 @@ const (
 	DefaultMaxWait        = 30 * time.Second
 	DefaultPendingTimeout = 5 * time.Minute
 	DefaultDrainTimeout   = 30 * time.Second
+	DefaultReadTimeout    = 30 * time.Second
 	DefaultRetention      = 10 * time.Minute
 	DefaultMaxRetained    = 1000
 	DefaultMaxEvents      = 1000
@@ -96,6 +97,9 @@ type ServerLimits struct {
 	// MaxEvents caps the events kept per execution (default 1000); later
 	// ones are counted, not kept, and the done event says how many.
 	MaxEvents int `json:"max_events,omitempty" yaml:"max_events,omitempty"`
+	// ReadTimeoutMS bounds receiving one request, headers and body
+	// (default 30 s; headers alone within 10 s).
+	ReadTimeoutMS int64 `json:"read_timeout_ms,omitempty" yaml:"read_timeout_ms,omitempty"`
 	// MaxExecutions caps live executions over all tenants (default 4096).
 	MaxExecutions int `json:"max_executions,omitempty" yaml:"max_executions,omitempty"`
 }
@@ -246,7 +250,7 @@ func (s ServerLimits) validate() error {
 	}{
 		{"max_body_bytes", s.MaxBodyBytes}, {"max_wait_ms", s.MaxWaitMS}, {"drain_timeout_ms", s.DrainTimeoutMS},
 		{"retention_ms", s.RetentionMS}, {"max_retained", int64(s.MaxRetained)}, {"max_events", int64(s.MaxEvents)},
-		{"max_executions", int64(s.MaxExecutions)},
+		{"max_executions", int64(s.MaxExecutions)}, {"read_timeout_ms", s.ReadTimeoutMS},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("field server.%s: %d is negative (0 means the default)", f.name, f.v)
@@ -337,6 +341,7 @@ func (c *Config) maxBodyBytes() int64 { return orDefault(c.Server.MaxBodyBytes, 
 func (c *Config) maxWait() time.Duration {
 	return ms(c.Server.MaxWaitMS, DefaultMaxWait)
 }
+func (c *Config) readTimeout() time.Duration { return ms(c.Server.ReadTimeoutMS, DefaultReadTimeout) }
 func (c *Config) drainTimeout() time.Duration {
 	return ms(c.Server.DrainTimeoutMS, DefaultDrainTimeout)
 }

@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -376,7 +378,15 @@ func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, t *tenant) {
 	writeJSON(w, http.StatusOK, map[string]any{"sections": out})
 }
 
-func (s *Server) mcp(w http.ResponseWriter, r *http.Request, t *tenant) { t.mcp.ServeHTTP(w, r) }
+func (s *Server) mcp(w http.ResponseWriter, r *http.Request, t *tenant) {
+	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	t.mcp.ServeHTTP(w, r)
+}
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -44,3 +44,31 @@ func TestServer_Serve_drainsWhenCancelled(t *testing.T) {
 	_, err = c.Get(ctx(t), "ex_any", false)
 	require.Error(t, err, "the listener is closed after the drain")
 }
+
+// TestServer_HTTPServer_longAnswersOutliveTheReadTimeout: the read
+// timeout bounds receiving a request, never a long wait or an event stream
+// after it (net/http lifts the read deadline once the body is read).
+func TestServer_HTTPServer_longAnswersOutliveTheReadTimeout(t *testing.T) {
+	cfg := &serve.Config{Listen: "127.0.0.1:0", Server: serve.ServerLimits{ReadTimeoutMS: 200},
+		Tenants: []serve.TenantConfig{{Name: "a", KeySHA256: sum(keyA)}}}
+	srv, err := serve.New(context.Background(), cfg, serve.Options{Runtime: testkit.Sandbox(t)})
+	require.NoError(t, err)
+	defer srv.Close(context.Background())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	hs := srv.HTTPServer()
+	go func() { _ = hs.Serve(l) }()
+	defer hs.Close()
+
+	c := client.New("http://"+l.Addr().String(), keyA, nil)
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 700)); return "slow"`})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, st.Status, "a wait of 700 ms outlives a read timeout of 200 ms")
+
+	st, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 700)); return "slow"`, Wait: boolp(false)})
+	require.NoError(t, err)
+	events, err := c.Events(ctx(t), st.ID, 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	require.Equal(t, serve.EventDone, events[len(events)-1].Type, "the stream ran to its done event")
+}

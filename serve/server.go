@@ -93,13 +93,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // HTTPServer returns an http.Server for the API with every timeout set:
-// headers within 10 s, bodies within 30 s, idle connections closed after
-// 2 min. Write deadlines are per route (see writeDeadline).
+// headers within 10 s (or server.read_timeout_ms if lower), the whole
+// request within server.read_timeout_ms, idle connections closed after
+// 2 min. Write deadlines are per route (see route.long).
 func (s *Server) HTTPServer() *http.Server {
 	return &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, s.cfg.readTimeout()),
+		ReadTimeout:       s.cfg.readTimeout(),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
