@@ -177,19 +177,18 @@ func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*executio
 			return nil, badRequest("field client_tools", err)
 		}
 	}
-	prev, ok := s.table.add(x, s.cfg.maxExecutions())
-	switch {
-	case !ok:
-		releasePending()
-		release()
-		return nil, quotaError(ReasonMaxExecutions, "the server holds %d live executions, its maximum (server.max_executions); retry later", s.cfg.maxExecutions())
-	case prev != nil:
-		releasePending()
-		release()
-		return s.same(prev, x)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x.cancel = cancel
+	x.cancel = cancel // before x is in the table, where DELETE can find it
+	prev, ok := s.table.add(x, s.cfg.maxExecutions())
+	if !ok || prev != nil {
+		cancel()
+		releasePending()
+		release()
+		if prev != nil {
+			return s.same(prev, x)
+		}
+		return nil, quotaError(ReasonMaxExecutions, "the server holds %d live executions, its maximum (server.max_executions); retry later", s.cfg.maxExecutions())
+	}
 	scope := req.Scope
 	attrs := []any{"execution", x.id, "tenant", t.name, "client_tools", len(req.ClientTools), "session", req.Session}
 	if s.cfg.LogPrograms {

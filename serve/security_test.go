@@ -85,6 +85,7 @@ func TestServer_badBodies(t *testing.T) {
 		{"no code", "/v1/executions", `{}`, 400, "field code: required"},
 		{"trailing data", "/v1/calls", `{"name":"x"} {}`, 400, "data after the JSON value"},
 		{"bad results", "/v1/executions/ex_1/tool_results", `{"results":[{"id":"c","ok":false}]}`, 400, "error: required"},
+		{"client tool shadows a server tool", "/v1/executions", `{"code":"return 1","client_tools":[{"name":"list","input_schema":{"type":"object"}}]}`, 400, "field client_tools"},
 		{"bad client tool", "/v1/executions", `{"code":"return 1","client_tools":[{"name":"run_code","input_schema":{}}]}`, 400, "not a valid tool name"},
 	}
 	for _, tt := range tests {
