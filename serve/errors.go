@@ -28,6 +28,7 @@ const (
 	ReasonMaxPending    = "max_pending"
 	ReasonMaxExecutions = "max_executions"
 	ReasonCompute       = "compute_seconds"
+	ReasonMaxSessions   = "max_sessions"
 )
 
 // ErrorBody is the error of the envelope {"error": {...}}, of a failed

@@ -165,18 +165,29 @@ func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*executio
 		}
 		releasePending = rp
 	}
-	ex := t.exec
-	if x.client {
+	ex, ws, releaseSession := t.exec, t.ws, func() {}
+	if req.Session != "" && t.sess != nil {
+		sws, rs, herr := t.sess.acquire(req.Session)
+		if herr != nil {
+			releasePending()
+			release()
+			return nil, herr
+		}
+		ws, releaseSession = sws, rs
+	}
+	if x.client || ws != t.ws {
 		tools := make([]registry.Tool, len(req.ClientTools))
 		for i, ct := range req.ClientTools {
 			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 		}
-		if ex, err = t.executorWith(tools); err != nil {
+		if ex, err = t.executorWith(ws, tools); err != nil {
+			releaseSession()
 			releasePending()
 			release()
 			return nil, badRequest("field client_tools", err)
 		}
 	}
+	releasePending = chain(releaseSession, releasePending)
 	ctx, cancel := context.WithCancel(context.Background())
 	x.cancel = cancel // before x is in the table, where DELETE can find it
 	prev, ok := s.table.add(x, s.cfg.maxExecutions())
@@ -217,6 +228,15 @@ func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*executio
 			"duration_ms", time.Since(x.created).Milliseconds())
 	}()
 	return x, nil
+}
+
+// chain returns a function calling fs in order.
+func chain(fs ...func()) func() {
+	return func() {
+		for _, f := range fs {
+			f()
+		}
+	}
 }
 
 // same answers a repeated idempotency key: the earlier execution when the

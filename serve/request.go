@@ -155,6 +155,11 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 		}
 		seen[t.Name] = true
 	}
+	if req.Session != "" {
+		if err := checkSession(req.Session); err != nil {
+			return nil, fmt.Errorf("field session: %w", err)
+		}
+	}
 	if req.Limits != nil {
 		l := req.Limits
 		for _, f := range []struct {

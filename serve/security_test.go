@@ -125,3 +125,24 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.key)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+func TestServer_sessions_ownReadBeforeWrite(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	run := func(session, code string) *serve.ExecutionState {
+		t.Helper()
+		st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: code, Session: session})
+		require.NoError(t, err)
+		return st
+	}
+	st := run("s1", `await tools.write({path: "f.txt", content: "1"}); await tools.read({path: "f.txt"}); return "ok"`)
+	require.Equal(t, serve.StatusCompleted, st.Status, "%+v", st.Error)
+	st = run("s2", `try { await tools.write({path: "f.txt", content: "2"}); return "written" } catch (e) { return "refused" }`)
+	require.JSONEq(t, `"refused"`, string(st.Value), "session s2 never read f.txt: s1's read does not count")
+	st = run("s1", `await tools.write({path: "f.txt", content: "3"}); return "written"`)
+	require.JSONEq(t, `"written"`, string(st.Value), "session s1 read it")
+
+	status, body, _ := raw(t, "POST", ts.url+"/v1/executions", keyA, `{"code":"return 1","session":"bad session!"}`)
+	require.Equal(t, 400, status)
+	require.Contains(t, body, "field session")
+}

@@ -34,7 +34,8 @@ type tenant struct {
 	pendingTimeout time.Duration
 
 	file *toolsfile.File      // the tools file, applied to every registry built
-	ws   *workspace.Workspace // nil without a workspace root
+	ws   *workspace.Workspace // nil without a workspace root; the state of executions without a session
+	sess *sessions            // nil without a workspace root
 	cfg  executor.Config      // hooks and limits shared by the tenant's executors
 	exec *executor.Executor   // for executions without client tools, and /v1/calls
 	mcp  http.Handler
@@ -65,6 +66,7 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 			return nil, fmt.Errorf("tenant %s: workspace: %w", tc.Name, err)
 		}
 		t.ws = ws
+		t.sess = &sessions{root: dir, max: DefaultMaxSessions, open: map[string]*session{}}
 	}
 	if r := tc.Quotas.ComputeSecondsPerMinute; r > 0 {
 		t.compute = newComputeBucket(r, time.Now)
@@ -72,7 +74,7 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
 	t.cfg = executor.NewConfig().WithRuntime(rt).WithLimits(t.limits).
 		WithOnStart(s.onStart).WithOnResult(s.onResult)
-	reg, err := t.registry()
+	reg, err := t.registry(t.ws)
 	if err != nil {
 		t.close()
 		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
@@ -96,11 +98,11 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 // registry builds a registry of the tenant's server-side tools: the
 // built-in workspace tools (when a workspace is configured), then the
 // tools file, in the tenant's mode.
-func (t *tenant) registry() (*registry.Registry, error) {
+func (t *tenant) registry(ws *workspace.Workspace) (*registry.Registry, error) {
 	reg := registry.New()
 	reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
-	if t.ws != nil {
-		for _, tool := range t.ws.Tools() {
+	if ws != nil {
+		for _, tool := range ws.Tools() {
 			if err := reg.Register(registry.Deployment, tool); err != nil {
 				return nil, err
 			}
@@ -116,10 +118,11 @@ func (t *tenant) registry() (*registry.Registry, error) {
 	return reg, nil
 }
 
-// executorWith returns an executor whose registry also holds tools (an
-// execution's client tools, in the deployment scope).
-func (t *tenant) executorWith(tools []registry.Tool) (*executor.Executor, error) {
-	reg, err := t.registry()
+// executorWith returns an executor over ws's workspace tools (a
+// session's) whose registry also holds tools (an execution's client tools,
+// in the deployment scope).
+func (t *tenant) executorWith(ws *workspace.Workspace, tools []registry.Tool) (*executor.Executor, error) {
+	reg, err := t.registry(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +165,7 @@ func (t *tenant) admit() (func(), *httpError) {
 func (t *tenant) close() {
 	if t.ws != nil {
 		_ = t.ws.Close()
+		t.sess.close()
 	}
 }
 
