@@ -154,4 +154,3 @@ func (x *execution) waitSettled(ctx context.Context, d time.Duration) ExecutionS
 		}
 	}
 }
-
