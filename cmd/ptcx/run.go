@@ -42,6 +42,7 @@ func commands() []command {
 		sdkCommand,
 		promptCommand,
 		mcpCommand,
+		serveCommand,
 		benchCommand,
 		versionCommand,
 	}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+
+	"github.com/ptcx/ptcx/serve"
+)
+
+var serveCommand = command{
+	name: "serve",
+	summary: "Serve the multi-tenant execution API over HTTP (see docs/api.md): executions with client-side tools,\n" +
+		"direct calls, SSE events, MCP at /mcp, /healthz, /readyz and Prometheus /metrics. The config file\n" +
+		"(JSON or YAML) names the listen address, the tools file, the workspace root and the tenants.\n" +
+		"SIGTERM drains: new work gets 503, live executions get server.drain_timeout_ms, then exit 0.",
+	usage: "serve --config FILE [--listen ADDR]",
+	run:   runServe,
+}
+
+func runServe(ctx context.Context, c command, s *stdio, args []string) int {
+	fs := newFlags(c, s)
+	config := fs.String("config", "", "the service's config `FILE` (JSON or YAML)")
+	listen := fs.String("listen", "", "the `ADDR` to listen on, overriding the config's listen")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(fs, s, "unexpected argument %q", pos[0])
+	}
+	if *config == "" {
+		return usageError(fs, s, "--config is required")
+	}
+	cfg, err := serve.LoadConfig(*config)
+	if err != nil {
+		return fail(s, err)
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	log := slog.New(slog.NewJSONHandler(s.err, nil))
+	srv, err := serve.New(ctx, cfg, serve.Options{Logger: log})
+	if err != nil {
+		return fail(s, err)
+	}
+	defer srv.Close(context.WithoutCancel(ctx))
+	l, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fail(s, err)
+	}
+	if err := srv.Serve(ctx, l); err != nil {
+		return fail(s, err)
+	}
+	return exitOK
+}

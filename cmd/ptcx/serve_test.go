@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/internal/testkit"
+)
+
+func TestServe_usageAndConfigErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "serve.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("listen: 127.0.0.1:1\ntenantz: []\n"), 0o600))
+	tests := []struct {
+		name     string
+		args     []string
+		status   int
+		contains string
+	}{
+		{"no config", []string{"serve"}, exitUsage, "--config is required"},
+		{"positional", []string{"serve", "--config", bad, "extra"}, exitUsage, `unexpected argument "extra"`},
+		{"bad field", []string{"serve", "--config", bad}, exitTool, "line 2: field tenantz not found"},
+		{"missing file", []string{"serve", "--config", filepath.Join(t.TempDir(), "none.json")}, exitTool, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, status := ptcx(t, "", tt.args...)
+			require.Equal(t, tt.status, status)
+			require.Empty(t, out)
+			require.Contains(t, errOut, tt.contains)
+		})
+	}
+}
+
+// syncBuffer is a writer safe to read while the server writes its logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServe_servesThenDrains runs `ptcx serve` in-process on loopback,
+// makes one execution, then ends its context as SIGTERM does: it exits 0.
+func TestServe_servesThenDrains(t *testing.T) {
+	testkit.RequireGuest(t)
+	key := "cli-test-key"
+	sum := sha256.Sum256([]byte(key))
+	cfg := filepath.Join(t.TempDir(), "serve.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(
+		`{"listen":"127.0.0.1:1","tenants":[{"name":"t","key_sha256":%q,"mode":"ptc"}]}`, hex.EncodeToString(sum[:]))), 0o600))
+
+	logs := &syncBuffer{}
+	sctx, stop := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- runServe(sctx, serveCommand, &stdio{in: strings.NewReader(""), out: io.Discard, err: logs}, []string{"--config", cfg, "--listen", "127.0.0.1:0"})
+	}()
+	addrRE := regexp.MustCompile(`"msg":"serving","addr":"([^"]+)"`)
+	var addr string
+	require.Eventually(t, func() bool {
+		m := addrRE.FindStringSubmatch(logs.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	}, 30*time.Second, 10*time.Millisecond, "the server did not log its address: %s", logs.String())
+
+	req, err := http.NewRequest("POST", "http://"+addr+"/v1/executions", strings.NewReader(`{"code":"return 6 * 7"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode, string(body))
+	require.Contains(t, string(body), `"value":42`)
+
+	stop()
+	select {
+	case status := <-done:
+		require.Equal(t, exitOK, status, logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("ptcx serve did not exit within 30 s of its context ending")
+	}
+	require.NotContains(t, logs.String(), key, "the key is never logged")
+}

@@ -1,0 +1,54 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// clientTool turns a client_tools entry into a tool of the execution's
+// registry: its body records a pending call, waits (bounded by the pending
+// timeout and the run's wall limit, through the pending store) for the
+// client's result, and returns it to the program.
+func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) registry.Tool {
+	return registry.Tool{
+		Name:            t.Name,
+		Description:     t.Description,
+		InputSchema:     t.InputSchema,
+		OutputSchema:    t.OutputSchema,
+		ConcurrencySafe: true, // the client answers calls in any order
+		Body: func(ctx context.Context, in api.Input) (api.Output, error) {
+			expires := time.Now().Add(timeout)
+			if d, ok := ctx.Deadline(); ok && d.Before(expires) {
+				expires = d
+			}
+			pc := &pendingCall{
+				call:    PendingCall{ID: in.CallID, Name: t.Name, Arguments: append(json.RawMessage(nil), in.Args...)},
+				expires: expires,
+				answer:  make(chan ToolResult, 1),
+			}
+			x.addPending(pc)
+			s.metrics.pendingCalls.WithLabelValues(x.tenant.name).Inc()
+			defer s.metrics.pendingCalls.WithLabelValues(x.tenant.name).Dec()
+			r, err := s.pending.await(ctx, pc)
+			x.removePending(pc)
+			if err != nil {
+				if ctx.Err() == nil {
+					x.emit(EventExpired, map[string]string{"id": pc.call.ID})
+				}
+				return api.Output{}, err
+			}
+			if !r.OK {
+				return api.Output{}, api.Errorf(api.CodeToolFailed, "%s", r.Error.Message)
+			}
+			v := r.Value
+			if len(v) == 0 {
+				v = json.RawMessage("null")
+			}
+			return api.Output{Value: v}, nil
+		},
+	}
+}

@@ -1,0 +1,391 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// Defaults of the zero fields of Config and TenantConfig.
+const (
+	DefaultMaxBodyBytes   = 1 << 20 // a 512 KiB program and its client tools fit
+	DefaultMaxWait        = 30 * time.Second
+	DefaultPendingTimeout = 5 * time.Minute
+	DefaultDrainTimeout   = 30 * time.Second
+	DefaultReadTimeout    = 30 * time.Second
+	DefaultRetention      = 10 * time.Minute
+	DefaultMaxRetained    = 1000
+	DefaultMaxEvents      = 1000
+	DefaultMaxExecutions  = 4096
+	DefaultMaxConcurrent  = 16
+	DefaultMaxPending     = 64
+	DefaultMaxClientTools = 64
+	DefaultRetryAfter     = 1 * time.Second
+	maxTenants            = 1024
+	maxConfigBytes        = 4 << 20
+	defaultDescription    = "a program submitted to ptcx serve"
+	storeMemory           = "memory"
+)
+
+// Config is `ptcx serve --config FILE`: JSON, or YAML (which it is parsed
+// as when the file does not start with "{"). Zero fields mean the
+// documented defaults; durations are integer milliseconds.
+type Config struct {
+	// Listen is the address to listen on, e.g. 127.0.0.1:8080. Required.
+	Listen string `json:"listen" yaml:"listen"`
+	// Tools is the path of a tools file (as for `ptcx call --tools`),
+	// relative to the config file's directory when not absolute.
+	Tools string `json:"tools,omitempty" yaml:"tools,omitempty"`
+	// Workspace, when set, is a root directory: each tenant gets its own
+	// subdirectory (created) with the built-in workspace tools confined to it.
+	Workspace string `json:"workspace,omitempty" yaml:"workspace,omitempty"`
+	// Store is where pending executions live. Absent or {"kind":"memory"}:
+	// in memory, held live (the only kind until suspend-to-bytes lands).
+	Store *StoreConfig `json:"store,omitempty" yaml:"store,omitempty"`
+	// TLS, when set, serves HTTPS with this certificate and key.
+	TLS *TLSConfig `json:"tls,omitempty" yaml:"tls,omitempty"`
+	// LogPrograms puts program text into the logs (default false: never).
+	LogPrograms bool `json:"log_programs,omitempty" yaml:"log_programs,omitempty"`
+	// Server holds the service-wide bounds.
+	Server ServerLimits `json:"server,omitempty" yaml:"server,omitempty"`
+	// Tenants are the API keys and what each may do. At least one.
+	Tenants []TenantConfig `json:"tenants" yaml:"tenants"`
+
+	dir string // the config file's directory, for relative paths
+}
+
+// StoreConfig names where pending executions live.
+type StoreConfig struct {
+	Kind string `json:"kind" yaml:"kind"`
+}
+
+// TLSConfig is a certificate and its key, PEM files.
+type TLSConfig struct {
+	CertFile string `json:"cert_file" yaml:"cert_file"`
+	KeyFile  string `json:"key_file" yaml:"key_file"`
+}
+
+// ServerLimits are the service-wide bounds.
+type ServerLimits struct {
+	// MaxBodyBytes caps every request body (default 1 MiB): larger → 413.
+	MaxBodyBytes int64 `json:"max_body_bytes,omitempty" yaml:"max_body_bytes,omitempty"`
+	// MaxWaitMS caps how long a request waits for an execution to settle or
+	// turn pending before answering "running" (default 30 s).
+	MaxWaitMS int64 `json:"max_wait_ms,omitempty" yaml:"max_wait_ms,omitempty"`
+	// DrainTimeoutMS bounds the wait for live executions on SIGTERM
+	// (default 30 s); those still live then are cancelled and reported.
+	DrainTimeoutMS int64 `json:"drain_timeout_ms,omitempty" yaml:"drain_timeout_ms,omitempty"`
+	// RetentionMS is how long a settled execution stays readable
+	// (default 10 min).
+	RetentionMS int64 `json:"retention_ms,omitempty" yaml:"retention_ms,omitempty"`
+	// MaxRetained caps settled executions kept per tenant (default 1000);
+	// the oldest go first.
+	MaxRetained int `json:"max_retained,omitempty" yaml:"max_retained,omitempty"`
+	// MaxEvents caps the events kept per execution (default 1000); later
+	// ones are counted, not kept, and the done event says how many.
+	MaxEvents int `json:"max_events,omitempty" yaml:"max_events,omitempty"`
+	// ReadTimeoutMS bounds receiving one request, headers and body
+	// (default 30 s; headers alone within 10 s).
+	ReadTimeoutMS int64 `json:"read_timeout_ms,omitempty" yaml:"read_timeout_ms,omitempty"`
+	// MaxExecutions caps live executions over all tenants (default 4096).
+	MaxExecutions int `json:"max_executions,omitempty" yaml:"max_executions,omitempty"`
+}
+
+// TenantConfig is one tenant.
+type TenantConfig struct {
+	// Name matches ^[a-z0-9][a-z0-9_-]{0,62}$ (it names the tenant's
+	// workspace subdirectory and metric labels).
+	Name string `json:"name" yaml:"name"`
+	// KeySHA256 is the hex SHA-256 of the tenant's API key.
+	KeySHA256 string `json:"key_sha256" yaml:"key_sha256"`
+	// Mode is native, ptc or both (default: the tools file's, else ptc).
+	Mode api.Mode `json:"mode,omitempty" yaml:"mode,omitempty"`
+	// Limits are the tenant's run_code limits: the defaults and the
+	// ceiling of every run's.
+	Limits RunLimits `json:"limits,omitempty" yaml:"limits,omitempty"`
+	// Quotas bound what the tenant holds at once.
+	Quotas Quotas `json:"quotas,omitempty" yaml:"quotas,omitempty"`
+}
+
+// Quotas bound a tenant's executions.
+type Quotas struct {
+	// MaxConcurrent caps live executions (running or pending) and direct
+	// calls in flight (default 16). Over it: 429, reason max_concurrent.
+	MaxConcurrent int `json:"max_concurrent,omitempty" yaml:"max_concurrent,omitempty"`
+	// MaxPending caps live executions that declared client_tools, each of
+	// which may wait on its client holding a live guest (default 64).
+	// Over it: 429, reason max_pending.
+	MaxPending int `json:"max_pending,omitempty" yaml:"max_pending,omitempty"`
+	// PendingTimeoutMS is how long a client-side call waits for its result
+	// (default 5 min, never past the run's wall limit): then the program
+	// gets TOOL_TIMEOUT.
+	PendingTimeoutMS int64 `json:"pending_timeout_ms,omitempty" yaml:"pending_timeout_ms,omitempty"`
+	// ComputeSecondsPerMinute, when positive, is a token bucket of guest
+	// CPU seconds (refilled at this many per minute, holding at most as
+	// many), charged after each run for the CPU it used, not for waits on
+	// tools. While it is empty: 429, reason compute_seconds, with the
+	// Retry-After of its refill. Default 0: no compute quota.
+	ComputeSecondsPerMinute float64 `json:"compute_seconds_per_minute,omitempty" yaml:"compute_seconds_per_minute,omitempty"`
+}
+
+// RunLimits are run_code limits, as in run_code's arguments. Zero means the
+// default.
+type RunLimits struct {
+	TimeoutMS   int64 `json:"timeout_ms,omitempty" yaml:"timeout_ms,omitempty"`
+	WallMS      int64 `json:"wall_ms,omitempty" yaml:"wall_ms,omitempty"`
+	MemoryMB    int64 `json:"memory_mb,omitempty" yaml:"memory_mb,omitempty"`
+	OutputBytes int   `json:"output_bytes,omitempty" yaml:"output_bytes,omitempty"`
+	MaxCalls    int   `json:"max_calls,omitempty" yaml:"max_calls,omitempty"`
+}
+
+func (l RunLimits) api() api.Limits {
+	return api.Limits{
+		ComputeTime: time.Duration(l.TimeoutMS) * time.Millisecond,
+		WallTime:    time.Duration(l.WallMS) * time.Millisecond,
+		MemoryBytes: l.MemoryMB << 20,
+		OutputBytes: l.OutputBytes,
+		MaxCalls:    l.MaxCalls,
+	}
+}
+
+var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// LoadConfig reads and validates a config file. Errors name the file, the
+// line where the decoder gives one, and the field.
+func LoadConfig(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	data, err := readAtMost(f, maxConfigBytes)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.dir = dirOf(path)
+	return c, nil
+}
+
+// ParseConfig decodes and validates a config: JSON when it starts with
+// "{", else YAML. Unknown fields are errors.
+func ParseConfig(data []byte) (*Config, error) {
+	var c Config
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		if err := decodeStrict(trimmed, &c); err != nil {
+			return nil, err
+		}
+	} else {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil {
+			return nil, fmt.Errorf("yaml: %w", err)
+		}
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (c *Config) validate() error {
+	if c.Listen == "" {
+		return errors.New("field listen: required (e.g. 127.0.0.1:8080)")
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("field listen: %q is not host:port: %w", c.Listen, err)
+	}
+	if c.Store != nil && c.Store.Kind != storeMemory {
+		return fmt.Errorf("field store.kind: %q is not supported: only %q (pending executions held live) until suspend-to-bytes lands", c.Store.Kind, storeMemory)
+	}
+	if c.TLS != nil && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
+		return errors.New("field tls: cert_file and key_file are both required")
+	}
+	if err := c.Server.validate(); err != nil {
+		return err
+	}
+	if len(c.Tenants) == 0 {
+		return errors.New("field tenants: at least one tenant is required")
+	}
+	if len(c.Tenants) > maxTenants {
+		return fmt.Errorf("field tenants: %d tenants is over the maximum of %d", len(c.Tenants), maxTenants)
+	}
+	names, keys := map[string]bool{}, map[string]bool{}
+	for i, t := range c.Tenants {
+		if err := t.validate(); err != nil {
+			return fmt.Errorf("field tenants[%d]%w", i, err)
+		}
+		if names[t.Name] {
+			return fmt.Errorf("field tenants[%d].name: %q is used by an earlier tenant", i, t.Name)
+		}
+		if keys[t.KeySHA256] {
+			return fmt.Errorf("field tenants[%d].key_sha256: the same key as an earlier tenant's", i)
+		}
+		names[t.Name], keys[t.KeySHA256] = true, true
+	}
+	return nil
+}
+
+func (s ServerLimits) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"max_body_bytes", s.MaxBodyBytes}, {"max_wait_ms", s.MaxWaitMS}, {"drain_timeout_ms", s.DrainTimeoutMS},
+		{"retention_ms", s.RetentionMS}, {"max_retained", int64(s.MaxRetained)}, {"max_events", int64(s.MaxEvents)},
+		{"max_executions", int64(s.MaxExecutions)}, {"read_timeout_ms", s.ReadTimeoutMS},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("field server.%s: %d is negative (0 means the default)", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+func (t TenantConfig) validate() error {
+	if !tenantName.MatchString(t.Name) {
+		return fmt.Errorf(".name: %q must match %s", t.Name, tenantName)
+	}
+	if b, err := hex.DecodeString(t.KeySHA256); err != nil || len(b) != 32 {
+		return fmt.Errorf(".key_sha256: want 64 hex digits (the SHA-256 of the key, e.g. printf %%s KEY | sha256sum), got %d characters", len(t.KeySHA256))
+	}
+	if t.Mode != "" {
+		if _, err := api.ParseMode(string(t.Mode)); err != nil {
+			return fmt.Errorf(".mode: %w", err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"limits.timeout_ms", t.Limits.TimeoutMS}, {"limits.wall_ms", t.Limits.WallMS}, {"limits.memory_mb", t.Limits.MemoryMB},
+		{"limits.output_bytes", int64(t.Limits.OutputBytes)}, {"limits.max_calls", int64(t.Limits.MaxCalls)},
+		{"quotas.max_concurrent", int64(t.Quotas.MaxConcurrent)}, {"quotas.max_pending", int64(t.Quotas.MaxPending)},
+		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf(".%s: %d is negative (0 means the default)", f.name, f.v)
+		}
+	}
+	if c := t.Quotas.ComputeSecondsPerMinute; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+		return fmt.Errorf(".quotas.compute_seconds_per_minute: %v is not a non-negative number (0 means no compute quota)", c)
+	}
+	return nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing unknown fields and
+// trailing data; errors name the line and column.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(data, err)
+	}
+	if dec.More() {
+		line, col := position(data, dec.InputOffset())
+		return fmt.Errorf("line %d, column %d: data after the JSON value", line, col)
+	}
+	return nil
+}
+
+func jsonError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		line, col := position(data, syn.Offset)
+		return fmt.Errorf("line %d, column %d: %v", line, col, syn)
+	case errors.As(err, &typ):
+		line, col := position(data, typ.Offset)
+		return fmt.Errorf("line %d, column %d: field %s: want %s, got JSON %s", line, col, typ.Field, typ.Type, typ.Value)
+	case errors.Is(err, io.EOF):
+		return errors.New("empty body: want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := position(data, int64(len(data)))
+		return fmt.Errorf("line %d, column %d: the JSON ends before its value does (truncated?)", line, col)
+	}
+	return err
+}
+
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	line, col = 1, 1
+	for _, b := range data[:offset] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+func (c *Config) maxBodyBytes() int64 { return orDefault(c.Server.MaxBodyBytes, DefaultMaxBodyBytes) }
+func (c *Config) maxWait() time.Duration {
+	return ms(c.Server.MaxWaitMS, DefaultMaxWait)
+}
+func (c *Config) readTimeout() time.Duration { return ms(c.Server.ReadTimeoutMS, DefaultReadTimeout) }
+func (c *Config) drainTimeout() time.Duration {
+	return ms(c.Server.DrainTimeoutMS, DefaultDrainTimeout)
+}
+func (c *Config) retention() time.Duration { return ms(c.Server.RetentionMS, DefaultRetention) }
+func (c *Config) maxRetained() int {
+	return int(orDefault(int64(c.Server.MaxRetained), DefaultMaxRetained))
+}
+func (c *Config) maxEvents() int { return int(orDefault(int64(c.Server.MaxEvents), DefaultMaxEvents)) }
+func (c *Config) maxExecutions() int {
+	return int(orDefault(int64(c.Server.MaxExecutions), DefaultMaxExecutions))
+}
+
+func orDefault(v, d int64) int64 {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+func ms(v int64, d time.Duration) time.Duration {
+	if v == 0 {
+		return d
+	}
+	return time.Duration(v) * time.Millisecond
+}
+
+// readAtMost reads r, failing when it holds more than limit bytes.
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("over the maximum of %d bytes", limit)
+	}
+	return data, nil
+}
+
+func dirOf(path string) string { return filepath.Dir(path) }
+
+// resolve returns p relative to the config file's directory.
+func (c *Config) resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}

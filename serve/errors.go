@@ -1,0 +1,97 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// The codes of HTTP-level errors (the error envelope's code when the
+// request itself failed; a failed execution carries api codes instead).
+const (
+	CodeBadRequest    = "BAD_REQUEST"
+	CodeUnauthorized  = "UNAUTHORIZED"
+	CodeNotFound      = "NOT_FOUND"
+	CodeConflict      = "CONFLICT"
+	CodeTooLarge      = "TOO_LARGE"
+	CodeQuotaExceeded = "QUOTA_EXCEEDED"
+	CodeDraining      = "DRAINING"
+)
+
+// The reasons of a 429 (ErrorBody.Reason).
+const (
+	ReasonMaxConcurrent = "max_concurrent"
+	ReasonMaxPending    = "max_pending"
+	ReasonMaxExecutions = "max_executions"
+	ReasonCompute       = "compute_seconds"
+	ReasonMaxSessions   = "max_sessions"
+)
+
+// ErrorBody is the error of the envelope {"error": {...}}, of a failed
+// execution and of a failed call.
+type ErrorBody struct {
+	Code       string        `json:"code"`
+	Kind       api.Kind      `json:"kind,omitempty"`
+	Message    string        `json:"message"`
+	Reason     string        `json:"reason,omitempty"`
+	Violations []string      `json:"violations,omitempty"`
+	Location   *api.Location `json:"location,omitempty"`
+	Stack      string        `json:"stack,omitempty"`
+}
+
+// ErrorEnvelope is the body of every non-2xx answer.
+type ErrorEnvelope struct {
+	Error ErrorBody `json:"error"`
+}
+
+// httpError is a request that failed before or instead of its work.
+type httpError struct {
+	status     int
+	body       ErrorBody
+	retryAfter time.Duration
+}
+
+func (e *httpError) Error() string { return e.body.Message }
+
+func errorf(status int, code, format string, args ...any) *httpError {
+	return &httpError{status: status, body: ErrorBody{Code: code, Message: fmt.Sprintf(format, args...)}}
+}
+
+func quotaError(reason, format string, args ...any) *httpError {
+	e := errorf(http.StatusTooManyRequests, CodeQuotaExceeded, format, args...)
+	e.body.Reason, e.retryAfter = reason, DefaultRetryAfter
+	return e
+}
+
+func notFound(id string) *httpError {
+	return errorf(http.StatusNotFound, CodeNotFound, "no execution %q for this tenant (it never existed, belongs to another tenant, or expired after its retention)", id)
+}
+
+func errorBody(e *api.Error) *ErrorBody {
+	if e == nil {
+		return nil
+	}
+	return &ErrorBody{Code: string(e.Code), Kind: e.Kind, Message: e.Message, Violations: e.Violations, Location: e.Location, Stack: e.Stack}
+}
+
+func writeError(w http.ResponseWriter, e *httpError) {
+	if e.retryAfter > 0 {
+		secs := max((e.retryAfter+time.Second-1)/time.Second, 1) // whole seconds, rounded up
+		w.Header().Set("Retry-After", strconv.Itoa(int(secs)))
+	}
+	writeJSON(w, e.status, ErrorEnvelope{Error: e.body})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, status = []byte(`{"error":{"code":"INTERNAL","message":"the answer could not be encoded"}}`), http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

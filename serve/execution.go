@@ -1,0 +1,277 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// execution is one POST /v1/executions: its program runs on its own
+// goroutine; handlers read its state and wait for it to change.
+type execution struct {
+	id      string
+	tenant  *tenant
+	created time.Time
+	key     string   // idempotency key, "" for none
+	sum     [32]byte // the request body's hash, for the idempotency check
+	cancel  context.CancelFunc
+	client  bool // declared client tools (counted against max_pending)
+
+	mu        sync.Mutex
+	status    string
+	changed   chan struct{} // closed (and replaced) at every change
+	result    api.Result
+	settledAt time.Time
+	pending   []*pendingCall // unanswered client-side calls, in call order
+	calls     []CallRecord
+	callCount int
+	events    []Event
+	dropped   int // events over max_events, counted not kept
+	maxEvents int
+	cancelled bool
+}
+
+// Event is one Server-Sent Event of an execution.
+type Event struct {
+	ID   int             `json:"id"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Event types.
+const (
+	EventCallStarted  = "call_started"
+	EventCallFinished = "call_finished"
+	EventPending      = "pending"
+	EventResult       = "result_received"
+	EventExpired      = "expired"
+	EventLog          = "log"
+	EventDone         = "done"
+)
+
+// pendingCall is a client-side call waiting for its result.
+type pendingCall struct {
+	call    PendingCall
+	expires time.Time
+	answer  chan ToolResult // buffered 1; written once, by the first result
+}
+
+func newExecution(id string, t *tenant, body []byte, key string, client bool, maxEvents int) *execution {
+	return &execution{
+		id: id, tenant: t, created: time.Now(), key: key, sum: sha256.Sum256(body), client: client,
+		status: StatusRunning, changed: make(chan struct{}), maxEvents: maxEvents,
+	}
+}
+
+// notifyLocked wakes every waiter; x.mu is held.
+func (x *execution) notifyLocked() {
+	close(x.changed)
+	x.changed = make(chan struct{})
+}
+
+// emitLocked appends an event; x.mu is held.
+func (x *execution) emitLocked(typ string, data any) {
+	if len(x.events) >= x.maxEvents && typ != EventDone {
+		x.dropped++
+		return
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		b = json.RawMessage(`{}`)
+	}
+	x.events = append(x.events, Event{ID: len(x.events) + 1, Type: typ, Data: b})
+}
+
+func (x *execution) emit(typ string, data any) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.emitLocked(typ, data)
+	x.notifyLocked()
+}
+
+// callStarted and callFinished come from the executor's hooks.
+func (x *execution) callStarted(id, tool string) {
+	x.emit(EventCallStarted, map[string]string{"id": id, "tool": tool})
+}
+
+func (x *execution) callFinished(id, tool string, r api.Result, d time.Duration) {
+	rec := CallRecord{ID: id, Tool: tool, OK: r.OK(), DurationMS: float64(d.Microseconds()) / 1e3}
+	if r.Err != nil {
+		rec.Code = string(r.Err.Code)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.callCount++
+	if len(x.calls) < x.maxEvents {
+		x.calls = append(x.calls, rec)
+	}
+	x.emitLocked(EventCallFinished, rec)
+	x.notifyLocked()
+}
+
+// addPending records a client-side call and turns the execution pending.
+func (x *execution) addPending(pc *pendingCall) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.pending = append(x.pending, pc)
+	x.status = StatusPending
+	x.emitLocked(EventPending, struct {
+		PendingCall
+		ExpiresAt time.Time `json:"expires_at"`
+	}{pc.call, pc.expires})
+	x.notifyLocked()
+}
+
+// removePending forgets a call once its body returns (answered, expired or
+// cancelled); the execution runs again when none is left.
+func (x *execution) removePending(pc *pendingCall) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, p := range x.pending {
+		if p == pc {
+			x.pending = append(x.pending[:i], x.pending[i+1:]...)
+			break
+		}
+	}
+	if len(x.pending) == 0 && x.status == StatusPending {
+		x.status = StatusRunning
+	}
+	x.notifyLocked()
+}
+
+// deliver hands results to their pending calls; unknown and repeated ids
+// are no-ops. It reports how many it delivered.
+func (x *execution) deliver(results []ToolResult) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for _, r := range results {
+		for i, p := range x.pending {
+			if p.call.ID != r.ID {
+				continue
+			}
+			p.answer <- r // buffered, and a call leaves pending when answered: never blocks
+			x.pending = append(x.pending[:i], x.pending[i+1:]...)
+			n++
+			x.emitLocked(EventResult, map[string]any{"id": r.ID, "ok": r.OK})
+			break
+		}
+	}
+	if n > 0 {
+		if len(x.pending) == 0 && x.status == StatusPending {
+			x.status = StatusRunning
+		}
+		x.notifyLocked()
+	}
+	return n
+}
+
+// settle records the program's result.
+func (x *execution) settle(r api.Result) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.result, x.settledAt, x.pending = r, time.Now(), nil
+	x.status = StatusCompleted
+	if !r.OK() {
+		x.status = StatusFailed
+	}
+	st := x.stateLocked()
+	for _, l := range st.Logs {
+		x.emitLocked(EventLog, map[string]string{"line": l})
+	}
+	x.emitLocked(EventDone, map[string]any{"status": x.status, "dropped_events": x.dropped})
+	x.notifyLocked()
+}
+
+func (x *execution) settled() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.settledLocked()
+}
+
+func (x *execution) settledLocked() bool {
+	return x.status == StatusCompleted || x.status == StatusFailed
+}
+
+// state is the execution as the API shows it.
+func (x *execution) state() ExecutionState {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.stateLocked()
+}
+
+func (x *execution) stateLocked() ExecutionState {
+	st := ExecutionState{ID: x.id, Status: x.status}
+	switch x.status {
+	case StatusPending:
+		var first time.Time
+		for _, p := range x.pending {
+			st.Pending = append(st.Pending, p.call)
+			if first.IsZero() || p.expires.Before(first) {
+				first = p.expires
+			}
+		}
+		if !first.IsZero() {
+			st.ExpiresAt = &first
+		}
+	case StatusCompleted, StatusFailed:
+		r := x.result
+		st.Text = r.Text
+		st.Stats = &Stats{DurationMS: float64(x.settledAt.Sub(x.created).Microseconds()) / 1e3, Calls: x.callCount}
+		st.Calls = append([]CallRecord(nil), x.calls...)
+		if r.OK() {
+			var v struct {
+				Logs   []string        `json:"logs"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(r.Value, &v) == nil {
+				st.Logs, st.Value = v.Logs, v.Result
+			}
+		} else {
+			st.Error = errorBody(r.Err)
+			st.Logs = r.Err.Logs
+		}
+	}
+	return st
+}
+
+// wait blocks until the execution is no longer running (pending or
+// settled), d passes, or ctx ends; then it returns the state.
+func (x *execution) wait(ctx context.Context, d time.Duration) ExecutionState {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		x.mu.Lock()
+		if x.status != StatusRunning {
+			st := x.stateLocked()
+			x.mu.Unlock()
+			return st
+		}
+		ch := x.changed
+		x.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return x.state()
+		case <-ctx.Done():
+			return x.state()
+		}
+	}
+}
+
+// eventsAfter returns the events after id, whether the execution is done,
+// and a channel closed at the next change.
+func (x *execution) eventsAfter(id int) ([]Event, bool, <-chan struct{}) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	id = max(id, 0)
+	var out []Event
+	if id < len(x.events) {
+		out = append(out, x.events[id:]...)
+	}
+	return out, x.settledLocked(), x.changed
+}

@@ -1,0 +1,41 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/serve"
+)
+
+// FuzzDecoders feeds one input to every request decoder: each either
+// fails with an error or returns a request that re-encodes, never panics.
+func FuzzDecoders(f *testing.F) {
+	for _, s := range []string{
+		`{"code":"return 1"}`,
+		`{"code":"x","client_tools":[{"name":"ask","description":"d","input_schema":{"type":"object"}}],"limits":{"wall_ms":5},"wait":false}`,
+		`{"results":[{"id":"c1","ok":true,"value":1},{"id":"c2","ok":false,"error":{"message":"no"}}]}`,
+		`{"name":"run_code","arguments":{"code":"return 1"}}`,
+		`{"code":`, `[]`, `null`, `{"code":"a"} x`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if req, err := serve.DecodeExecutionRequest(data); err == nil {
+			require.NotEmpty(t, req.Code)
+			_, err := json.Marshal(req)
+			require.NoError(t, err)
+		}
+		if req, err := serve.DecodeToolResults(data); err == nil {
+			for _, r := range req.Results {
+				require.NotEmpty(t, r.ID)
+				require.Equal(t, r.OK, r.Error == nil)
+			}
+		}
+		if req, err := serve.DecodeCallRequest(data); err == nil {
+			require.NotEmpty(t, req.Name)
+		}
+		_, _ = serve.ParseConfig(data)
+	})
+}

@@ -1,0 +1,285 @@
+package serve
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// route is one endpoint. The OpenAPI document lists exactly these.
+type route struct {
+	method, path string
+	// tenantHandler routes need a key; the others are open.
+	tenantHandler func(w http.ResponseWriter, r *http.Request, t *tenant)
+	open          http.HandlerFunc
+	// long routes write for as long as their work lasts: an event stream
+	// (until done), a direct call or MCP request (a run_code call lasts up
+	// to the run's wall limit). The others must be written within
+	// server.max_wait_ms + 10 s.
+	long bool
+}
+
+func (s *Server) routeTable() []route {
+	return []route{
+		{method: "POST", path: "/v1/executions", tenantHandler: s.postExecution},
+		{method: "GET", path: "/v1/executions/{id}", tenantHandler: s.getExecution},
+		{method: "DELETE", path: "/v1/executions/{id}", tenantHandler: s.deleteExecution},
+		{method: "POST", path: "/v1/executions/{id}/tool_results", tenantHandler: s.postToolResults},
+		{method: "GET", path: "/v1/executions/{id}/events", tenantHandler: s.getEvents, long: true},
+		{method: "POST", path: "/v1/calls", tenantHandler: s.postCall, long: true},
+		{method: "GET", path: "/v1/tools", tenantHandler: s.getTools},
+		{method: "GET", path: "/v1/prompt", tenantHandler: s.getPrompt},
+		{method: "POST", path: "/mcp", tenantHandler: s.mcp, long: true},
+		{method: "GET", path: "/healthz", open: s.healthz},
+		{method: "GET", path: "/readyz", open: s.readyz},
+		{method: "GET", path: "/metrics", open: promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP},
+	}
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routeTable() {
+		pattern := rt.method + " " + rt.path
+		mux.HandleFunc(pattern, s.wrap(pattern, rt))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.metrics.requests.WithLabelValues("unknown", "404").Inc()
+		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route %s %s (see docs/api.md)", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// statusWriter remembers the status for the metrics and the log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int)        { w.status = code; w.ResponseWriter.WriteHeader(code) }
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *Server) wrap(pattern string, rt route) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		if !rt.long {
+			_ = http.NewResponseController(w).SetWriteDeadline(start.Add(s.cfg.maxWait() + 10*time.Second))
+		}
+		tenantName := ""
+		if rt.open != nil {
+			rt.open(sw, r)
+		} else if t, herr := s.authenticate(r); herr != nil {
+			writeError(sw, herr)
+		} else {
+			tenantName = t.name
+			rt.tenantHandler(sw, r, t)
+		}
+		s.metrics.requests.WithLabelValues(pattern, strconv.Itoa(sw.status)).Inc()
+		if rt.open == nil {
+			s.log.Info("request", "route", pattern, "status", sw.status, "tenant", tenantName,
+				"execution", r.PathValue("id"), "duration_ms", time.Since(start).Milliseconds())
+		}
+	}
+}
+
+func (s *Server) refuseWhileDraining(w http.ResponseWriter, t *tenant) bool {
+	if !s.draining.Load() {
+		return false
+	}
+	s.metrics.rejections.WithLabelValues(t.name, "draining").Inc()
+	e := errorf(http.StatusServiceUnavailable, CodeDraining, "the server is draining (shutting down) and accepts no new work; retry on another instance")
+	e.retryAfter = DefaultRetryAfter
+	writeError(w, e)
+	return true
+}
+
+func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
+	if s.refuseWhileDraining(w, t) {
+		return
+	}
+	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	req, err := DecodeExecutionRequest(body)
+	if err != nil {
+		writeError(w, badRequest("the execution request", err))
+		return
+	}
+	x, herr := s.start(t, req, body)
+	if herr != nil {
+		if herr.body.Reason != "" {
+			s.metrics.rejections.WithLabelValues(t.name, herr.body.Reason).Inc()
+		}
+		writeError(w, herr)
+		return
+	}
+	st := x.state()
+	if req.Wait == nil || *req.Wait {
+		st = x.wait(r.Context(), s.cfg.maxWait())
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) execution(w http.ResponseWriter, r *http.Request, t *tenant) *execution {
+	id := r.PathValue("id")
+	x := s.table.get(t.name, id)
+	if x == nil {
+		writeError(w, notFound(id))
+	}
+	return x
+}
+
+func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
+	if x := s.execution(w, r, t); x != nil {
+		st := x.state()
+		if r.URL.Query().Get("wait") == "true" {
+			st = x.wait(r.Context(), s.cfg.maxWait())
+		}
+		writeJSON(w, http.StatusOK, st)
+	}
+}
+
+func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
+	x := s.execution(w, r, t)
+	if x == nil {
+		return
+	}
+	if x.settled() {
+		writeError(w, errorf(http.StatusConflict, CodeConflict, "execution %s has settled already (%s): there is nothing to cancel", x.id, x.state().Status))
+		return
+	}
+	x.cancelRun()
+	writeJSON(w, http.StatusOK, x.waitSettled(r.Context(), s.cfg.maxWait()))
+}
+
+func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tenant) {
+	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	req, err := DecodeToolResults(body)
+	if err != nil {
+		writeError(w, badRequest("the tool results", err))
+		return
+	}
+	x := s.execution(w, r, t)
+	if x == nil {
+		return
+	}
+	x.deliver(req.Results)
+	writeJSON(w, http.StatusOK, x.wait(r.Context(), s.cfg.maxWait()))
+}
+
+func (s *Server) postCall(w http.ResponseWriter, r *http.Request, t *tenant) {
+	if s.refuseWhileDraining(w, t) {
+		return
+	}
+	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	req, err := DecodeCallRequest(body)
+	if err != nil {
+		writeError(w, badRequest("the call", err))
+		return
+	}
+	release, herr := t.admit()
+	if herr != nil {
+		s.metrics.rejections.WithLabelValues(t.name, herr.body.Reason).Inc()
+		writeError(w, herr)
+		return
+	}
+	defer release()
+	res := t.exec.Execute(r.Context(), executor.Call{Scope: req.Scope, Name: req.Name, Args: req.Arguments})
+	out := CallResponse{OK: res.OK()}
+	if res.OK() {
+		out.Value, out.Text = res.Value, res.Text
+	} else {
+		out.Error = errorBody(res.Err)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getTools(w http.ResponseWriter, r *http.Request, t *tenant) {
+	ws, err := t.exec.Registry().WireSchemas(r.URL.Query().Get("scope"))
+	if err != nil {
+		writeError(w, badRequest("scope", err))
+		return
+	}
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "openai":
+		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.OpenAITools(ws)})
+	case "anthropic":
+		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.AnthropicTools(ws)})
+	default:
+		writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, "format %q: want openai (the default) or anthropic", f))
+	}
+}
+
+func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, t *tenant) {
+	sections, err := prompt(t.exec.Registry(), r.URL.Query().Get("scope"))
+	if err != nil {
+		writeError(w, badRequest("scope", err))
+		return
+	}
+	type section struct {
+		Name string `json:"name"`
+		Text string `json:"text"`
+	}
+	out := make([]section, len(sections))
+	for i, sec := range sections {
+		out[i] = section{sec.Name, sec.Text}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sections": out})
+}
+
+func (s *Server) mcp(w http.ResponseWriter, r *http.Request, t *tenant) {
+	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	t.mcp.ServeHTTP(w, r)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if s.draining.Load() {
+		writeError(w, errorf(http.StatusServiceUnavailable, CodeDraining, "draining: not accepting new work"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// ceiling is the sandbox's limits: per field, the highest any tenant sets
+// (zero, the default, when none sets it).
+func ceiling(ts []TenantConfig) api.Limits {
+	c := api.DefaultLimits()
+	for _, t := range ts {
+		l := t.Limits.api()
+		c.ComputeTime, c.WallTime = max(c.ComputeTime, l.ComputeTime), max(c.WallTime, l.WallTime)
+		c.MemoryBytes, c.OutputBytes, c.MaxCalls = max(c.MemoryBytes, l.MemoryBytes), max(c.OutputBytes, l.OutputBytes), max(c.MaxCalls, l.MaxCalls)
+	}
+	return c
+}

@@ -1,0 +1,58 @@
+package serve
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the service's Prometheus metrics, on a registry of the
+// Server's own. Labels are bounded: tenant (from the config), outcome,
+// reason, route (the pattern) and status class.
+type metrics struct {
+	reg          *prometheus.Registry
+	executions   *prometheus.CounterVec   // tenant, outcome
+	duration     *prometheus.HistogramVec // tenant, outcome
+	running      *prometheus.GaugeVec     // tenant
+	pendingCalls *prometheus.GaugeVec     // tenant
+	rejections   *prometheus.CounterVec   // tenant, reason
+	nested       *prometheus.CounterVec   // tenant, outcome
+	requests     *prometheus.CounterVec   // route, code
+	compute      *prometheus.CounterVec   // tenant
+}
+
+func newMetrics(held func() int) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptcx_executions_total", Help: "Settled executions by tenant and outcome (completed, failed).",
+		}, []string{"tenant", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ptcx_execution_duration_seconds", Help: "Time from accepting an execution to its settlement, waits on client tools included.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}, []string{"tenant", "outcome"}),
+		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ptcx_executions_live", Help: "Executions accepted and not settled (running or pending).",
+		}, []string{"tenant"}),
+		pendingCalls: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ptcx_pending_calls", Help: "Client-side calls waiting for their result.",
+		}, []string{"tenant"}),
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptcx_rejections_total", Help: "Requests refused by a quota or by draining, by reason.",
+		}, []string{"tenant", "reason"}),
+		nested: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptcx_nested_calls_total", Help: "Settled nested tool calls of programs, by outcome (ok or the error code).",
+		}, []string{"tenant", "outcome"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptcx_http_requests_total", Help: "HTTP requests by route pattern and status code.",
+		}, []string{"route", "code"}),
+		compute: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptcx_compute_seconds_total", Help: "Guest CPU seconds used by programs (waits on tools excluded).",
+		}, []string{"tenant"}),
+	}
+	held_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "ptcx_pending_executions_held", Help: "Executions that may wait on their client, held live (until suspend-to-bytes).",
+	}, func() float64 { return float64(held()) })
+	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, held_,
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: "ptcx"}))
+	return m
+}

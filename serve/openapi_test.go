@@ -1,0 +1,86 @@
+package serve_test
+
+import (
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ptcx/ptcx/serve"
+)
+
+type openAPIDoc struct {
+	Paths      map[string]map[string]any `yaml:"paths"`
+	Components struct {
+		Schemas map[string]struct {
+			Properties map[string]any `yaml:"properties"`
+		} `yaml:"schemas"`
+	} `yaml:"components"`
+}
+
+func TestOpenAPI_routesMatchHandlers(t *testing.T) {
+	var doc openAPIDoc
+	require.NoError(t, yaml.Unmarshal(serve.OpenAPI, &doc))
+	var documented []string
+	for path, item := range doc.Paths {
+		for method := range item {
+			if method != "parameters" {
+				documented = append(documented, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	ts := newServer(t, nil)
+	var served []string
+	for _, r := range serve.Routes(ts.srv) {
+		served = append(served, r[0]+" "+r[1])
+	}
+	sort.Strings(documented)
+	sort.Strings(served)
+	require.Equal(t, served, documented, "openapi.yaml's paths and the handlers' routes differ")
+}
+
+func TestOpenAPI_schemasMatchTypes(t *testing.T) {
+	var doc openAPIDoc
+	require.NoError(t, yaml.Unmarshal(serve.OpenAPI, &doc))
+	types := map[string]any{
+		"RunLimits": serve.RunLimits{}, "ClientTool": serve.ClientTool{}, "ExecutionRequest": serve.ExecutionRequest{},
+		"Stats": serve.Stats{}, "CallRecord": serve.CallRecord{}, "PendingCall": serve.PendingCall{},
+		"ExecutionState": serve.ExecutionState{}, "ToolResultError": serve.ToolResultError{}, "ToolResult": serve.ToolResult{},
+		"ToolResultsRequest": serve.ToolResultsRequest{}, "CallRequest": serve.CallRequest{}, "CallResponse": serve.CallResponse{},
+		"ErrorBody": serve.ErrorBody{}, "ErrorEnvelope": serve.ErrorEnvelope{}, "Event": serve.Event{},
+	}
+	var names []string
+	for name := range doc.Components.Schemas {
+		names = append(names, name)
+	}
+	for name := range types {
+		require.True(t, slices.Contains(names, name), "type %s is not documented in openapi.yaml", name)
+	}
+	for name, schema := range doc.Components.Schemas {
+		v, ok := types[name]
+		require.True(t, ok, "openapi.yaml documents schema %s, which no Go type carries", name)
+		var documented []string
+		for p := range schema.Properties {
+			documented = append(documented, p)
+		}
+		sort.Strings(documented)
+		require.Equal(t, jsonFields(reflect.TypeOf(v)), documented, "schema %s", name)
+	}
+}
+
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		tag := strings.Split(f.Tag.Get("json"), ",")[0]
+		if !f.IsExported() || tag == "-" {
+			continue
+		}
+		out = append(out, tag)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,223 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/ptcx/ptcx/registry"
+)
+
+// Statuses of an execution.
+const (
+	StatusRunning   = "running"
+	StatusPending   = "pending"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// ExecutionRequest is the body of POST /v1/executions.
+type ExecutionRequest struct {
+	Code        string       `json:"code"`
+	Description string       `json:"description,omitempty"`
+	Scope       string       `json:"scope,omitempty"`
+	Session     string       `json:"session,omitempty"`
+	Limits      *RunLimits   `json:"limits,omitempty"`
+	ClientTools []ClientTool `json:"client_tools,omitempty"`
+	// IdempotencyKey makes a retried POST return the first one's execution
+	// instead of starting another (a different body under the same key: 409).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Wait, default true, answers once the execution settles or turns
+	// pending (at most server.max_wait_ms); false answers at once.
+	Wait *bool `json:"wait,omitempty"`
+}
+
+// ClientTool is a tool the client executes: the program calls it like any
+// other, and the execution turns pending until the client posts its result.
+type ClientTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+}
+
+// ExecutionState is the answer of every /v1/executions endpoint.
+type ExecutionState struct {
+	ID        string          `json:"id"`
+	Status    string          `json:"status"`
+	Text      string          `json:"text,omitempty"`
+	Value     json.RawMessage `json:"value,omitempty"`
+	Logs      []string        `json:"logs,omitempty"`
+	Stats     *Stats          `json:"stats,omitempty"`
+	Calls     []CallRecord    `json:"calls,omitempty"`
+	Pending   []PendingCall   `json:"pending,omitempty"`
+	ExpiresAt *time.Time      `json:"expires_at,omitempty"`
+	Error     *ErrorBody      `json:"error,omitempty"`
+}
+
+// Stats are a settled execution's numbers.
+type Stats struct {
+	DurationMS float64 `json:"duration_ms"`
+	Calls      int     `json:"calls"`
+}
+
+// CallRecord is one settled nested call of a program.
+type CallRecord struct {
+	ID         string  `json:"id"`
+	Tool       string  `json:"tool"`
+	OK         bool    `json:"ok"`
+	Code       string  `json:"code,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// PendingCall is a client-side call waiting for its result.
+type PendingCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolResultsRequest is the body of POST /v1/executions/{id}/tool_results.
+type ToolResultsRequest struct {
+	Results []ToolResult `json:"results"`
+}
+
+// ToolResult answers one pending call.
+type ToolResult struct {
+	ID    string           `json:"id"`
+	OK    bool             `json:"ok"`
+	Value json.RawMessage  `json:"value,omitempty"`
+	Error *ToolResultError `json:"error,omitempty"`
+}
+
+// ToolResultError is a failed client-side call: the program gets a
+// ToolCallError with code TOOL_FAILED and this message.
+type ToolResultError struct {
+	Message string `json:"message"`
+}
+
+// CallRequest is the body of POST /v1/calls.
+type CallRequest struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Scope     string          `json:"scope,omitempty"`
+}
+
+// CallResponse is the answer of POST /v1/calls: the envelope of `ptcx call`.
+type CallResponse struct {
+	OK    bool            `json:"ok"`
+	Value json.RawMessage `json:"value,omitempty"`
+	Text  string          `json:"text,omitempty"`
+	Error *ErrorBody      `json:"error,omitempty"`
+}
+
+// readBody reads a request body of at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *httpError) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "the request body is over the maximum of %d bytes (server.max_body_bytes)", limit)
+		}
+		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "reading the request body: %v", err)
+	}
+	return data, nil
+}
+
+func badRequest(what string, err error) *httpError {
+	return errorf(http.StatusBadRequest, CodeBadRequest, "%s: %v", what, err)
+}
+
+// DecodeExecutionRequest decodes and checks a POST /v1/executions body.
+func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
+	var req ExecutionRequest
+	if err := decodeStrict(data, &req); err != nil {
+		return nil, err
+	}
+	if req.Code == "" {
+		return nil, errors.New("field code: required (the TypeScript program)")
+	}
+	if len(req.ClientTools) > DefaultMaxClientTools {
+		return nil, fmt.Errorf("field client_tools: %d tools is over the maximum of %d", len(req.ClientTools), DefaultMaxClientTools)
+	}
+	seen := map[string]bool{}
+	for i, t := range req.ClientTools {
+		switch {
+		case !registry.ValidName(t.Name) || t.Name == registry.RunCode:
+			return nil, fmt.Errorf("field client_tools[%d].name: %q is not a valid tool name", i, t.Name)
+		case seen[t.Name]:
+			return nil, fmt.Errorf("field client_tools[%d].name: %q appears twice", i, t.Name)
+		case len(t.InputSchema) == 0:
+			return nil, fmt.Errorf("field client_tools[%d].input_schema: required (a JSON Schema object)", i)
+		}
+		seen[t.Name] = true
+	}
+	if req.Session != "" {
+		if err := checkSession(req.Session); err != nil {
+			return nil, fmt.Errorf("field session: %w", err)
+		}
+	}
+	if req.Limits != nil {
+		l := req.Limits
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"timeout_ms", l.TimeoutMS}, {"wall_ms", l.WallMS}, {"memory_mb", l.MemoryMB}, {"output_bytes", int64(l.OutputBytes)}, {"max_calls", int64(l.MaxCalls)}} {
+			if f.v < 0 {
+				return nil, fmt.Errorf("field limits.%s: %d is negative", f.name, f.v)
+			}
+		}
+	}
+	return &req, nil
+}
+
+// DecodeToolResults decodes and checks a tool_results body.
+func DecodeToolResults(data []byte) (*ToolResultsRequest, error) {
+	var req ToolResultsRequest
+	if err := decodeStrict(data, &req); err != nil {
+		return nil, err
+	}
+	for i, r := range req.Results {
+		switch {
+		case r.ID == "":
+			return nil, fmt.Errorf("field results[%d].id: required (a pending call's id)", i)
+		case r.OK && r.Error != nil:
+			return nil, fmt.Errorf("field results[%d]: ok is true and error is set", i)
+		case !r.OK && r.Error == nil:
+			return nil, fmt.Errorf("field results[%d].error: required when ok is false", i)
+		}
+	}
+	return &req, nil
+}
+
+// DecodeCallRequest decodes and checks a POST /v1/calls body.
+func DecodeCallRequest(data []byte) (*CallRequest, error) {
+	var req CallRequest
+	if err := decodeStrict(data, &req); err != nil {
+		return nil, err
+	}
+	if req.Name == "" {
+		return nil, errors.New("field name: required (the tool to call)")
+	}
+	return &req, nil
+}
+
+// runCodeArgs are the run_code arguments of an execution.
+func (req *ExecutionRequest) runCodeArgs() (json.RawMessage, error) {
+	desc := req.Description
+	if desc == "" {
+		desc = defaultDescription
+	}
+	args := struct {
+		Code        string     `json:"code"`
+		Description string     `json:"description"`
+		Limits      *RunLimits `json:"limits,omitempty"`
+	}{req.Code, desc, req.Limits}
+	if args.Limits != nil && *args.Limits == (RunLimits{}) {
+		args.Limits = nil
+	}
+	return json.Marshal(args)
+}

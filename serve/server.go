@@ -1,0 +1,237 @@
+package serve
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/toolsfile"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// Options are what New needs beside the Config. The zero value means: a
+// sandbox of its own (wasmhost defaults) and logs discarded.
+type Options struct {
+	// Runtime runs the programs of every tenant; nil starts one, closed by
+	// Close.
+	Runtime executor.CodeRuntime
+	// Logger receives the structured logs (JSON in `ptcx serve`). Keys and,
+	// unless Config.LogPrograms, program text never appear in them.
+	Logger *slog.Logger
+}
+
+// Server is the service. It is safe for concurrent use.
+type Server struct {
+	cfg     *Config
+	log     *slog.Logger
+	runtime executor.CodeRuntime
+	own     *wasmhost.Runtime
+	tenants []*tenant
+	table   *table
+	pending pendingStore
+	metrics *metrics
+	handler http.Handler
+
+	draining atomic.Bool
+	running  sync.WaitGroup // execution goroutines
+	stop     chan struct{}  // ends the sweeper
+	stopOnce sync.Once
+}
+
+// New builds the server: it loads the tools file, builds every tenant's
+// registry, executor, workspace and MCP handler, and starts the sandbox
+// unless opts gives one.
+func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
+	if cfg == nil {
+		return nil, errors.New("serve: nil Config")
+	}
+	s := &Server{cfg: cfg, log: opts.Logger, runtime: opts.Runtime, stop: make(chan struct{}),
+		table: newTable(cfg.retention(), cfg.maxRetained())}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	ls := newLiveStore()
+	s.pending = ls
+	s.metrics = newMetrics(ls.held)
+	var file *toolsfile.File
+	if cfg.Tools != "" {
+		f, err := toolsfile.Load(cfg.resolve(cfg.Tools))
+		if err != nil {
+			return nil, fmt.Errorf("serve: field tools: %w", err)
+		}
+		file = f
+	}
+	if s.runtime == nil {
+		rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithLimits(ceiling(cfg.Tenants)))
+		if err != nil {
+			return nil, fmt.Errorf("serve: starting the sandbox: %w", err)
+		}
+		s.own, s.runtime = rt, rt
+	}
+	for _, tc := range cfg.Tenants {
+		t, err := s.newTenant(tc, file)
+		if err != nil {
+			_ = s.Close(ctx)
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		s.tenants = append(s.tenants, t)
+	}
+	s.handler = s.routes()
+	go s.sweep()
+	return s, nil
+}
+
+// Handler is the HTTP API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// HTTPServer returns an http.Server for the API with every timeout set:
+// headers within 10 s (or server.read_timeout_ms if lower), the whole
+// request within server.read_timeout_ms, idle connections closed after
+// 2 min. Write deadlines are per route (see route.long).
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: min(10*time.Second, s.cfg.readTimeout()),
+		ReadTimeout:       s.cfg.readTimeout(),
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Serve serves the API on l until ctx ends, then drains (see Drain) and
+// returns nil when the drain succeeded.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	hs := s.HTTPServer()
+	if s.cfg.TLS != nil {
+		cert, err := tls.LoadX509KeyPair(s.cfg.resolve(s.cfg.TLS.CertFile), s.cfg.resolve(s.cfg.TLS.KeyFile))
+		if err != nil {
+			return fmt.Errorf("serve: field tls: %w", err)
+		}
+		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	s.log.Info("serving", "addr", l.Addr().String(), "tenants", len(s.tenants), "tls", s.cfg.TLS != nil)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	report := s.Drain(context.WithoutCancel(ctx))
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		_ = hs.Close()
+	}
+	s.log.Info("drained", "completed", report.Settled, "cancelled", len(report.Cancelled))
+	return nil
+}
+
+// DrainReport says what a drain did.
+type DrainReport struct {
+	// Settled is how many live executions settled during the drain.
+	Settled int
+	// Cancelled are the executions still live at the drain timeout, which
+	// were cancelled (each is also logged with its tenant and status).
+	Cancelled []string
+}
+
+// Drain stops accepting executions and calls (503 DRAINING; reading,
+// streaming and answering pending calls still work), waits up to
+// server.drain_timeout_ms for live executions to settle, then cancels
+// those left and reports them. It is idempotent.
+func (s *Server) Drain(ctx context.Context) DrainReport {
+	s.draining.Store(true)
+	before := s.table.liveCount()
+	s.log.Info("draining", "live", before, "timeout_ms", s.cfg.drainTimeout().Milliseconds())
+	deadline := time.NewTimer(s.cfg.drainTimeout())
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for s.table.liveCount() > 0 {
+		select {
+		case <-deadline.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		case <-tick.C:
+		}
+	}
+	var rep DrainReport
+	for _, x := range s.table.liveExecutions() {
+		st := x.state()
+		s.log.Warn("execution cancelled by drain: not resumable (suspend-to-bytes is not available)",
+			"execution", x.id, "tenant", x.tenant.name, "status", st.Status, "pending_calls", len(st.Pending))
+		rep.Cancelled = append(rep.Cancelled, x.id)
+		x.cancelRun()
+	}
+	s.running.Wait()
+	rep.Settled = before - len(rep.Cancelled)
+	return rep
+}
+
+// Close cancels every live execution and releases the tenants and the
+// sandbox New started.
+func (s *Server) Close(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.draining.Store(true)
+	for _, x := range s.table.liveExecutions() {
+		x.cancelRun()
+	}
+	s.running.Wait()
+	for _, t := range s.tenants {
+		t.close()
+	}
+	if s.own != nil {
+		return s.own.Close(ctx)
+	}
+	return nil
+}
+
+func (s *Server) sweep() {
+	t := time.NewTicker(max(s.cfg.retention()/10, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			s.table.sweep(now)
+		}
+	}
+}
+
+// onStart and onResult are every tenant executor's hooks: they turn nested
+// calls into the events and call records of the execution they belong to.
+func (s *Server) onStart(st executor.Start) {
+	if !st.Nested {
+		return
+	}
+	if x := s.table.lookup(st.Parent); x != nil {
+		x.callStarted(st.ID, st.Tool)
+	}
+}
+
+func (s *Server) onResult(n executor.Notification) {
+	if !n.Nested {
+		return
+	}
+	if x := s.table.lookup(n.Parent); x != nil {
+		x.callFinished(n.ID, n.Tool, n.Result, n.Duration)
+		outcome := "ok"
+		if n.Result.Err != nil {
+			outcome = string(n.Result.Err.Code)
+		}
+		s.metrics.nested.WithLabelValues(x.tenant.name, outcome).Inc()
+	}
+}

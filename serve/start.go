@@ -1,0 +1,156 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// start admits and starts an execution, or returns the earlier one of the
+// same idempotency key.
+func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*execution, *httpError) {
+	if req.Scope != "" {
+		if _, err := t.exec.Registry().Mode(req.Scope); err != nil {
+			return nil, badRequest("field scope", err)
+		}
+	}
+	args, err := req.runCodeArgs()
+	if err != nil {
+		return nil, badRequest("the execution request", err)
+	}
+	x := newExecution(newID(), t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
+	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil {
+		return s.same(prev, x)
+	}
+	release, herr := t.admit()
+	if herr != nil {
+		return nil, herr
+	}
+	releasePending := func() {}
+	if x.client {
+		rp, ok := s.pending.reserve(t.name, t.maxPending)
+		if !ok {
+			release()
+			return nil, quotaError(ReasonMaxPending, "tenant %s has %d executions with client tools live, its quota (quotas.max_pending); answer or cancel one first", t.name, t.maxPending)
+		}
+		releasePending = rp
+	}
+	ex, ws, releaseSession := t.exec, t.ws, func() {}
+	if req.Session != "" && t.sess != nil {
+		sws, rs, herr := t.sess.acquire(req.Session)
+		if herr != nil {
+			releasePending()
+			release()
+			return nil, herr
+		}
+		ws, releaseSession = sws, rs
+	}
+	if x.client || ws != t.ws {
+		tools := make([]registry.Tool, len(req.ClientTools))
+		for i, ct := range req.ClientTools {
+			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
+		}
+		if ex, err = t.executorWith(ws, tools); err != nil {
+			releaseSession()
+			releasePending()
+			release()
+			return nil, badRequest("field client_tools", err)
+		}
+	}
+	releasePending = chain(releaseSession, releasePending)
+	ctx, cancel := context.WithCancel(context.Background())
+	x.cancel = cancel // before x is in the table, where DELETE can find it
+	prev, ok := s.table.add(x, s.cfg.maxExecutions())
+	if !ok || prev != nil {
+		cancel()
+		releasePending()
+		release()
+		if prev != nil {
+			return s.same(prev, x)
+		}
+		return nil, quotaError(ReasonMaxExecutions, "the server holds %d live executions, its maximum (server.max_executions); retry later", s.cfg.maxExecutions())
+	}
+	scope := req.Scope
+	attrs := []any{"execution", x.id, "tenant", t.name, "client_tools", len(req.ClientTools), "session", req.Session}
+	if s.cfg.LogPrograms {
+		attrs = append(attrs, "code", req.Code)
+	}
+	s.log.Info("execution accepted", attrs...)
+	s.metrics.running.WithLabelValues(t.name).Inc()
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		defer cancel()
+		r := ex.Execute(ctx, executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args})
+		x.settle(r)
+		s.table.settle(x)
+		releasePending()
+		release()
+		outcome := x.state().Status
+		s.metrics.running.WithLabelValues(t.name).Dec()
+		s.metrics.executions.WithLabelValues(t.name, outcome).Inc()
+		s.metrics.duration.WithLabelValues(t.name, outcome).Observe(time.Since(x.created).Seconds())
+		code := ""
+		if r.Err != nil {
+			code = string(r.Err.Code)
+		}
+		s.log.Info("execution settled", "execution", x.id, "tenant", t.name, "status", outcome, "code", code,
+			"duration_ms", time.Since(x.created).Milliseconds())
+	}()
+	return x, nil
+}
+
+// chain returns a function calling fs in order.
+func chain(fs ...func()) func() {
+	return func() {
+		for _, f := range fs {
+			f()
+		}
+	}
+}
+
+// same answers a repeated idempotency key: the earlier execution when the
+// bodies match, 409 when they do not.
+func (s *Server) same(prev, x *execution) (*execution, *httpError) {
+	if prev.sum != x.sum {
+		return nil, errorf(http.StatusConflict, CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, prev.id)
+	}
+	return prev, nil
+}
+
+func (x *execution) cancelRun() {
+	x.mu.Lock()
+	x.cancelled = true
+	cancel := x.cancel
+	x.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// waitSettled waits for settlement only (a cancelled execution may pass
+// through pending on its way out).
+func (x *execution) waitSettled(ctx context.Context, d time.Duration) ExecutionState {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		x.mu.Lock()
+		if x.settledLocked() {
+			st := x.stateLocked()
+			x.mu.Unlock()
+			return st
+		}
+		ch := x.changed
+		x.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return x.state()
+		case <-ctx.Done():
+			return x.state()
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package serve
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/mcpserver"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
+	"github.com/ptcx/ptcx/toolsfile"
+	"github.com/ptcx/ptcx/workspace"
+)
+
+// tenant is one configured tenant, ready to serve.
+type tenant struct {
+	name           string
+	keySum         [32]byte
+	mode           api.Mode
+	limits         api.Limits
+	maxConcurrent  int
+	maxPending     int
+	pendingTimeout time.Duration
+
+	file *toolsfile.File      // the tools file, applied to every registry built
+	ws   *workspace.Workspace // nil without a workspace root; the state of executions without a session
+	sess *sessions            // nil without a workspace root
+	cfg  executor.Config      // hooks and limits shared by the tenant's executors
+	exec *executor.Executor   // for executions without client tools, and /v1/calls
+	mcp  http.Handler
+
+	compute *computeBucket // nil: no compute quota
+	live    atomic.Int64   // executions and calls in flight, against maxConcurrent
+}
+
+func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, error) {
+	sum, _ := hex.DecodeString(tc.KeySHA256) // validated by Config.validate
+	t := &tenant{
+		name: tc.Name, mode: tc.Mode, limits: tc.Limits.api(), file: file,
+		maxConcurrent:  int(orDefault(int64(tc.Quotas.MaxConcurrent), DefaultMaxConcurrent)),
+		maxPending:     int(orDefault(int64(tc.Quotas.MaxPending), DefaultMaxPending)),
+		pendingTimeout: ms(tc.Quotas.PendingTimeoutMS, DefaultPendingTimeout),
+	}
+	copy(t.keySum[:], sum)
+	if t.mode == "" && (file == nil || file.Mode == "") {
+		t.mode = api.ModePTC
+	}
+	if s.cfg.Workspace != "" {
+		dir := filepath.Join(s.cfg.resolve(s.cfg.Workspace), tc.Name)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("tenant %s: workspace: %w", tc.Name, err)
+		}
+		ws, err := workspace.New(dir, workspace.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("tenant %s: workspace: %w", tc.Name, err)
+		}
+		t.ws = ws
+		t.sess = &sessions{root: dir, max: DefaultMaxSessions, open: map[string]*session{}}
+	}
+	if r := tc.Quotas.ComputeSecondsPerMinute; r > 0 {
+		t.compute = newComputeBucket(r, time.Now)
+	}
+	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
+	t.cfg = executor.NewConfig().WithRuntime(rt).WithLimits(t.limits).
+		WithOnStart(s.onStart).WithOnResult(s.onResult)
+	reg, err := t.registry(t.ws)
+	if err != nil {
+		t.close()
+		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
+	}
+	if t.exec, err = executor.New(reg, t.cfg); err != nil {
+		t.close()
+		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
+	}
+	srv, err := mcpserver.New(t.exec, registry.Deployment, mcpserver.Options{Name: "ptcx serve", Instructions: t.instructions(reg)})
+	if err != nil {
+		t.close()
+		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
+	}
+	// One handler per tenant and stateless, so no MCP session can be
+	// reached from another tenant's key.
+	t.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.cfg.maxBodyBytes()})
+	return t, nil
+}
+
+// registry builds a registry of the tenant's server-side tools: the
+// built-in workspace tools (when a workspace is configured), then the
+// tools file, in the tenant's mode.
+func (t *tenant) registry(ws *workspace.Workspace) (*registry.Registry, error) {
+	reg := registry.New()
+	reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
+	if ws != nil {
+		for _, tool := range ws.Tools() {
+			if err := reg.Register(registry.Deployment, tool); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t.file != nil {
+		if err := t.file.Apply(reg, t.mode); err != nil {
+			return nil, err
+		}
+	} else if err := reg.DeclareMode(registry.Deployment, t.mode); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// executorWith returns an executor over ws's workspace tools (a
+// session's) whose registry also holds tools (an execution's client tools,
+// in the deployment scope).
+func (t *tenant) executorWith(ws *workspace.Workspace, tools []registry.Tool) (*executor.Executor, error) {
+	reg, err := t.registry(ws)
+	if err != nil {
+		return nil, err
+	}
+	for _, tool := range tools {
+		if err := reg.Register(registry.Deployment, tool); err != nil {
+			return nil, err
+		}
+	}
+	return executor.New(reg, t.cfg)
+}
+
+func (t *tenant) instructions(reg *registry.Registry) string {
+	sections, err := prompt(reg, registry.Deployment)
+	if err != nil {
+		return ""
+	}
+	parts := make([]string, len(sections))
+	for i, sec := range sections {
+		parts[i] = sec.Text
+	}
+	return strings.Join(parts, "\n")
+}
+
+// admit takes one of the tenant's concurrent slots.
+func (t *tenant) admit() (func(), *httpError) {
+	if t.compute != nil {
+		if ok, wait := t.compute.available(); !ok {
+			e := quotaError(ReasonCompute, "tenant %s has used its %g compute seconds per minute (quotas.compute_seconds_per_minute); retry in %v", t.name, t.compute.rate, wait.Round(time.Millisecond))
+			e.retryAfter = max(wait, time.Second)
+			return nil, e
+		}
+	}
+	if t.live.Add(1) > int64(t.maxConcurrent) {
+		t.live.Add(-1)
+		return nil, quotaError(ReasonMaxConcurrent, "tenant %s has %d executions and calls in flight, its quota (quotas.max_concurrent); retry after one settles", t.name, t.maxConcurrent)
+	}
+	return func() { t.live.Add(-1) }, nil
+}
+
+func (t *tenant) close() {
+	if t.ws != nil {
+		_ = t.ws.Close()
+		t.sess.close()
+	}
+}
+
+func prompt(reg *registry.Registry, scope string) ([]sdkgen.Section, error) {
+	mode, err := reg.Mode(scope)
+	if err != nil {
+		return nil, err
+	}
+	bindable, err := reg.Bindable(scope)
+	if err != nil {
+		return nil, err
+	}
+	return sdkgen.Sections(mode, bindable)
+}
+
+// authenticate finds the tenant whose key hashes to the bearer token's
+// SHA-256, comparing in constant time against every tenant.
+func (s *Server) authenticate(r *http.Request) (*tenant, *httpError) {
+	h := r.Header.Get("Authorization")
+	key, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || key == "" {
+		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "missing API key: send Authorization: Bearer <key>")
+	}
+	sum := sha256.Sum256([]byte(key))
+	var found *tenant
+	for _, t := range s.tenants {
+		if subtle.ConstantTimeCompare(sum[:], t.keySum[:]) == 1 {
+			found = t
+		}
+	}
+	if found == nil {
+		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "the API key is not valid")
+	}
+	return found, nil
+}
