@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/text"
@@ -52,10 +53,12 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	// Nested calls end with the run's wall time at the latest, as the
 	// program does: in-flight calls are awaited at settlement, but not
 	// past it (plus their cancellation grace).
-	nestedCtx, cancel := context.WithTimeout(ctx, limits.WallTime)
+	// The program ends at the same instant (Program.Deadline).
+	deadline := time.Now().Add(limits.WallTime)
+	nestedCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
-	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits}, s)
+	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits, Deadline: deadline}, s)
 	if runErr != nil {
 		// The program failed: nobody will see what calls still in flight
 		// return, so they are cancelled rather than awaited.

@@ -23,6 +23,13 @@ type Program struct {
 	// larger than the Runtime's limit is clamped to it (a caller may lower a
 	// limit, never raise it).
 	Limits api.Limits
+	// Deadline, when not zero and sooner than Limits.WallTime from the
+	// start of Run, is the run's wall deadline instead. The executor
+	// gives the deadline of the program's nested calls, so that a call
+	// stopped at the wall deadline and the program itself end at the same
+	// instant: the run then ends as a timeout, never as the exception the
+	// stopped call's rejection would raise a moment earlier.
+	Deadline time.Time
 }
 
 // Dispatcher receives the nested calls a program makes. The executor

@@ -108,3 +108,34 @@ return {refused, after}`, api.Limits{MaxPendingCalls: 2})
 		string(out.Result))
 	require.Equal(t, 3, out.Stats.Calls)
 }
+
+// Program.Deadline ends the run at that instant when it comes before the
+// wall limit, as a wall timeout; a later one changes nothing; one already
+// past ends the run at once.
+func TestRuntime_Run_deadline(t *testing.T) {
+	rt := sharedRuntime(t)
+	for _, tc := range []struct {
+		name           string
+		wall, deadline time.Duration
+		atLeast, below time.Duration
+	}{
+		{"sooner than the wall limit", 20 * time.Second, 200 * time.Millisecond, 200 * time.Millisecond, 10 * time.Second},
+		{"later than the wall limit", 200 * time.Millisecond, time.Hour, 200 * time.Millisecond, 10 * time.Second},
+		{"already past", 20 * time.Second, -time.Second, 0, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &tools{}
+			start := time.Now()
+			_, err := rt.Run(context.Background(), wasmhost.Program{JS: `await tools.hang()`, Tools: toolNames,
+				Limits: api.Limits{WallTime: tc.wall}, Deadline: start.Add(tc.deadline)}, d)
+			took := time.Since(start)
+			var re *wasmhost.RunError
+			require.True(t, errors.As(err, &re), "%v", err)
+			require.Equal(t, api.KindTimeout, re.Kind, re.Message)
+			require.Contains(t, re.Message, "wall time limit")
+			require.GreaterOrEqual(t, took, tc.atLeast)
+			require.Less(t, took, tc.below)
+		})
+	}
+	requireHealthy(t, rt)
+}

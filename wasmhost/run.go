@@ -114,7 +114,10 @@ func (r *run) since() int64 {
 func (r *run) start() {
 	r.began = time.Now()
 	r.wallDeadline = r.began.Add(r.limits.WallTime)
-	r.wallAt = int64(r.limits.WallTime) + 1
+	if d := r.prog.Deadline; !d.IsZero() && d.Before(r.wallDeadline) {
+		r.wallDeadline = d
+	}
+	r.wallAt = max(int64(r.wallDeadline.Sub(r.began)), 0) + 1
 }
 
 // stop ends the run from inside an import: it records why and unwinds the
