@@ -30,8 +30,25 @@ type Options struct {
 	// client at initialisation (default "ptcx" and "devel").
 	Name, Version string
 	// Instructions, when set, are sent to the client at initialisation (a
-	// host may put the prompt sections of sdkgen here).
+	// host may put the prompt sections of sdkgen here). Send the SDK (the
+	// declarations) once: either here, with run_code's describer left unset,
+	// or in run_code's description (sdkgen.DescribeRunCode), with only the
+	// rules here. ptcx mcp puts it in the description by default (--sdk-in).
 	Instructions string
+	// Annotations are the MCP hints (readOnlyHint, destructiveHint, ...)
+	// listed with the tool of each name, when the scope advertises it. A
+	// tool without an entry is listed without annotations, which MCP reads
+	// as "may be destructive".
+	Annotations map[string]*mcp.ToolAnnotations
+	// MaxProgressLines bounds the console lines of one run_code call sent as
+	// notifications/progress to a client that gave a progress token
+	// (default DefaultMaxProgressLines; negative: none are sent).
+	MaxProgressLines int
+	// NoElicitation keeps the deployment's approver (executor.Config's)
+	// deciding every call a listener asks about. By default a client that
+	// declared the elicitation capability is asked instead (its user
+	// approves or declines each call).
+	NoElicitation bool
 }
 
 // New returns an MCP server exposing e's registry as seen from scope ("" is
@@ -63,7 +80,10 @@ func New(e *executor.Executor, scope string, opts Options) (*mcp.Server, error) 
 		// list_changed notification is sent.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	r := &router{e: e, scope: scope}
+	if opts.MaxProgressLines == 0 {
+		opts.MaxProgressLines = DefaultMaxProgressLines
+	}
+	r := &router{e: e, scope: scope, opts: opts}
 	s.AddReceivingMiddleware(r.middleware)
 	return s, nil
 }
@@ -72,6 +92,7 @@ func New(e *executor.Executor, scope string, opts Options) (*mcp.Server, error) 
 type router struct {
 	e     *executor.Executor
 	scope string
+	opts  Options
 }
 
 // middleware intercepts the two tool methods before the SDK's own handlers,

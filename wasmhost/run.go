@@ -49,6 +49,7 @@ type run struct {
 	lastID       int32 // the id of the last call the guest made, dispatched or rejected
 	argBytes     int   // arguments of the calls pending, summed (api.Limits.MaxInFlightArgBytes)
 	result       json.RawMessage
+	onLog        LogHook // from the caller's context (loghook.go), or nil
 	guestErr     *RunError // from the error import
 	stopped      *RunError // why the host stopped the guest (run.stop)
 
@@ -145,6 +146,7 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	defer cancel(nil)
 	defer context.AfterFunc(r.rt.closing, func() { cancel(ErrClosed) })()
 	r.ctx = context.WithValue(base, runKey{}, r)
+	r.onLog = logHookOf(ctx)
 	r.watchdog = time.AfterFunc(time.Hour, func() {
 		r.watchAt.Store(0)
 		select {
