@@ -35,18 +35,45 @@ type Upstream struct {
 	// StartTimeout bounds starting the server: the MCP handshake and
 	// listing its tools (default 60s).
 	StartTimeout time.Duration
+	// MaxTools bounds how many tools of the upstream are registered, over
+	// its whole life: an upstream whose tool list keeps changing cannot grow
+	// the registry without end (default DefaultMaxTools). Past it, tools are
+	// skipped with a warning.
+	MaxTools int
+	// OnToolsChanged, when set, is called after the bridge refreshed its
+	// tools because the upstream sent notifications/tools/list_changed (see
+	// ToolsChange). It runs on the bridge's refresh goroutine: a slow one
+	// delays the next refresh, never a call.
+	OnToolsChanged func(ToolsChange)
 }
+
+// DefaultMaxTools is the default of Upstream.MaxTools: far more tools than
+// any real server offers, far fewer than would make a registry slow.
+const DefaultMaxTools = 1000
 
 // Bridge is a connected upstream whose tools are registered in a registry.
 // It is safe for concurrent use: many calls may be in flight at once over
 // the one upstream process.
 type Bridge struct {
 	label                 string // `upstream "fs"`, how messages name it
+	prefix                string
 	argv                  []string
 	timeout, startTimeout time.Duration
-	tools                 []string
-	warnings              []string
+	reg                   *registry.Registry
+	scope                 string
+	maxTools              int
+	onChange              func(ToolsChange)
 	now                   func() time.Time
+
+	// mu guards the tool set, which a refresh (refresh.go) changes.
+	mu       sync.Mutex
+	tools    []string          // registered names, sorted
+	names    map[string]string // upstream name → registered name
+	gone     map[string]bool   // upstream names registered and no longer listed
+	warnings []string
+
+	listChangedCh chan struct{} // one pending refresh; closing stops the refresher
+	refresherDone chan struct{}
 
 	closing   chan struct{} // closed when Close starts: a start in progress gives up
 	closeOnce sync.Once
@@ -101,22 +128,36 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	} else if !validPrefix.MatchString(prefix) {
 		return nil, fmt.Errorf("mcpbridge: invalid prefix %q: must match %s", prefix, validPrefix)
 	}
+	maxTools := u.MaxTools
+	if maxTools <= 0 {
+		maxTools = DefaultMaxTools
+	}
 	b := &Bridge{
-		label:        fmt.Sprintf("upstream %q", prefix),
-		argv:         slices.Clone(u.Command),
-		timeout:      orDefault(u.Timeout),
-		startTimeout: orDefault(u.StartTimeout),
-		now:          time.Now,
-		closing:      make(chan struct{}),
-		lock:         make(chan struct{}, 1),
+		label:         fmt.Sprintf("upstream %q", prefix),
+		prefix:        prefix,
+		reg:           reg,
+		scope:         scope,
+		maxTools:      maxTools,
+		onChange:      u.OnToolsChanged,
+		names:         map[string]string{},
+		gone:          map[string]bool{},
+		listChangedCh: make(chan struct{}, 1),
+		refresherDone: make(chan struct{}),
+		argv:          slices.Clone(u.Command),
+		timeout:       orDefault(u.Timeout),
+		startTimeout:  orDefault(u.StartTimeout),
+		now:           time.Now,
+		closing:       make(chan struct{}),
+		lock:          make(chan struct{}, 1),
 	}
 	fail := func(err error) (*Bridge, error) {
+		close(b.refresherDone) // the refresher starts only once Connect succeeds
 		_ = b.Close()
 		return nil, fmt.Errorf("mcpbridge: %s (%s): %w", b.label, strings.Join(b.argv, " "), err)
 	}
 
 	b.lastStart = b.now()
-	s, err := startSession(ctx, b.argv, b.startTimeout, &b.dropped)
+	s, err := startSession(ctx, b.argv, b.startTimeout, &b.dropped, b.listChanged)
 	if err != nil {
 		return fail(fmt.Errorf("did not start: %w", err))
 	}
@@ -125,28 +166,55 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	if err != nil {
 		return fail(err)
 	}
-	tools, err := b.definitions(prefix, listed)
-	if err != nil {
+	if err := b.registerFirst(listed); err != nil {
 		return fail(err)
 	}
-	slices.SortFunc(tools, func(x, y registry.Tool) int { return strings.Compare(x.Name, y.Name) })
-	for _, t := range tools {
-		if _, taken := reg.Get(scope, t.Name); taken {
-			return fail(fmt.Errorf("tool %q is already registered for scope %q: give this upstream another prefix", t.Name, scope))
-		}
-	}
-	for _, t := range tools {
-		err := reg.Register(scope, t)
-		switch {
-		case api.CodeOf(err) == api.CodeUnsupportedSchema:
-			b.warnings = append(b.warnings, fmt.Sprintf("%s: tool %q skipped: %v", b.label, t.Name, err))
-		case err != nil:
-			return fail(fmt.Errorf("registering %q (tools registered before it stay, failing): %w", t.Name, err))
-		default:
-			b.tools = append(b.tools, t.Name)
-		}
-	}
+	go b.refresher()
 	return b, nil
+}
+
+// registerFirst registers the tools listed at Connect: a name already taken
+// on the scope's chain fails before anything is registered.
+func (b *Bridge) registerFirst(listed []*mcp.Tool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tools, upstreamNames, err := b.definitions(listed)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if _, taken := b.reg.Get(b.scope, t.Name); taken {
+			return fmt.Errorf("tool %q is already registered for scope %q: give this upstream another prefix", t.Name, b.scope)
+		}
+	}
+	for i, t := range tools {
+		if err := b.register(t, upstreamNames[i]); err != nil {
+			return fmt.Errorf("registering %q (tools registered before it stay, failing): %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// register registers one tool (b.mu held). A schema the registry cannot
+// compile, or a tool past MaxTools, is skipped with a warning; any other
+// failure is returned.
+func (b *Bridge) register(t registry.Tool, upstreamName string) error {
+	if len(b.names) >= b.maxTools {
+		b.warnings = append(b.warnings, fmt.Sprintf("%s: tool %q skipped: the bridge registers at most %d tools of an upstream (Upstream.MaxTools)", b.label, t.Name, b.maxTools))
+		return nil
+	}
+	err := b.reg.Register(b.scope, t)
+	switch {
+	case api.CodeOf(err) == api.CodeUnsupportedSchema:
+		b.warnings = append(b.warnings, fmt.Sprintf("%s: tool %q skipped: %v", b.label, t.Name, err))
+		return nil
+	case err != nil:
+		return err
+	}
+	b.names[upstreamName] = t.Name
+	b.tools = append(b.tools, t.Name)
+	slices.Sort(b.tools)
+	return nil
 }
 
 // listTools lists every tool of the upstream, following pages.
@@ -163,32 +231,36 @@ func listTools(ctx context.Context, s *session, timeout time.Duration) ([]*mcp.T
 	return out, nil
 }
 
-// definitions turns the upstream's tools into registry tools, named by
-// assignNames.
-func (b *Bridge) definitions(prefix string, listed []*mcp.Tool) ([]registry.Tool, error) {
+// definitions turns the upstream's tools that are not registered yet into
+// registry tools, named by assignNames, sorted by name, with the upstream
+// name of each (b.mu held). A tool registered before keeps its name.
+func (b *Bridge) definitions(listed []*mcp.Tool) ([]registry.Tool, []string, error) {
 	var names []string
 	for _, t := range listed {
 		names = append(names, t.Name)
 	}
-	n := assignNames(b.label, prefix, names)
-	b.warnings = append(b.warnings, n.warnings...)
+	n := assignNames(b.label, b.prefix, names)
 	var out []registry.Tool
+	var upstreamNames []string
 	seen := map[string]bool{}
 	for _, t := range listed {
 		name, ok := n.names[t.Name]
-		if !ok || seen[t.Name] {
+		if _, known := b.names[t.Name]; !ok || seen[t.Name] || known {
 			continue
 		}
 		seen[t.Name] = true
 		in, err := inputSchema(t.InputSchema)
 		if err != nil {
-			return nil, fmt.Errorf("the input schema of %q: %w", t.Name, err)
+			return nil, nil, fmt.Errorf("the input schema of %q: %w", t.Name, err)
 		}
-		var outSchema json.RawMessage
+		// A tool without an output schema answers with content; its value
+		// is that content's text (content.go), so it is typed a string.
+		outSchema, hasOutputSchema := json.RawMessage(textOutputSchema), false
 		if t.OutputSchema != nil {
 			if outSchema, err = json.Marshal(t.OutputSchema); err != nil {
-				return nil, fmt.Errorf("the output schema of %q: %w", t.Name, err)
+				return nil, nil, fmt.Errorf("the output schema of %q: %w", t.Name, err)
 			}
+			hasOutputSchema = true
 		}
 		desc := t.Description
 		if desc == "" {
@@ -200,11 +272,30 @@ func (b *Bridge) definitions(prefix string, listed []*mcp.Tool) ([]registry.Tool
 			InputSchema:     in,
 			OutputSchema:    outSchema,
 			ConcurrencySafe: t.Annotations != nil && t.Annotations.ReadOnlyHint,
-			Body:            b.body(t.Name, outSchema != nil),
+			Body:            b.body(t.Name, hasOutputSchema),
 		})
+		upstreamNames = append(upstreamNames, t.Name)
 	}
-	return out, nil
+	for _, w := range n.warnings {
+		if !slices.Contains(b.warnings, w) { // a refresh names the renamed tools again
+			b.warnings = append(b.warnings, w)
+		}
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return strings.Compare(out[i].Name, out[j].Name) })
+	sorted, sortedNames := make([]registry.Tool, len(out)), make([]string, len(out))
+	for k, i := range order {
+		sorted[k], sortedNames[k] = out[i], upstreamNames[i]
+	}
+	return sorted, sortedNames, nil
 }
+
+// textOutputSchema is the output schema of an upstream tool that declares
+// none.
+const textOutputSchema = `{"type":"string"}`
 
 // inputSchema is the upstream's input schema as JSON. MCP requires
 // "type": "object"; a schema that omits "type" altogether (as some servers
@@ -227,8 +318,17 @@ func inputSchema(s any) (json.RawMessage, error) {
 	return json.Marshal(s)
 }
 
-// Tools returns the registered tool names, sorted.
-func (b *Bridge) Tools() []string { return slices.Clone(b.tools) }
+// Tools returns the registered tool names, sorted: those the upstream no
+// longer lists (see ToolsChange) included, since a registry cannot forget a
+// tool.
+func (b *Bridge) Tools() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.tools)
+}
+
+// Prefix returns the prefix of the registered names, "<prefix>.<tool>".
+func (b *Bridge) Prefix() string { return b.prefix }
 
 // Dropped returns how many unsolicited messages (notifications, and
 // requests to the bridge) the upstream sent past their budget, which the
@@ -238,7 +338,11 @@ func (b *Bridge) Dropped() int64 { return b.dropped.Load() }
 
 // Warnings returns what Connect had to change or skip: renamed tools, tools
 // whose schemas the registry cannot compile.
-func (b *Bridge) Warnings() []string { return slices.Clone(b.warnings) }
+func (b *Bridge) Warnings() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.warnings)
+}
 
 // Close stops the upstream (its stdin is closed, then it gets SIGTERM, then
 // SIGKILL, with its whole process group) and waits until no process is
@@ -246,6 +350,7 @@ func (b *Bridge) Warnings() []string { return slices.Clone(b.warnings) }
 // Close may be called more than once.
 func (b *Bridge) Close() error {
 	b.closeOnce.Do(func() { close(b.closing) })
+	<-b.refresherDone
 	b.lock <- struct{}{}
 	s := b.sess
 	b.sess, b.closed = nil, true

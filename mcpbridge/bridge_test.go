@@ -33,12 +33,13 @@ func TestConnect_import(t *testing.T) {
 		safe                bool
 	}{
 		{"up.echo", "Echo the text back.", textIn, `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`, true},
-		{"up.upper", "Upper-case the text.", textIn, "", true},
+		// Without an output schema, a tool's value is its text.
+		{"up.upper", "Upper-case the text.", textIn, `{"type":"string"}`, true},
 		{"up.stats", "Counters.", emptyIn, `{"type":"object"}`, true},
 		{"up.spawn", "Start a child that sleeps forever.", emptyIn, `{"type":"object"}`, false},
-		{"up.crash", "Exit the process.", emptyIn, "", false},
-		{"up.a_b", "A name that is already fine.", textIn, "", true},
-		{"up.a_b_2", "A name with a space.", textIn, "", true},
+		{"up.crash", "Exit the process.", emptyIn, `{"type":"string"}`, false},
+		{"up.a_b", "A name that is already fine.", textIn, `{"type":"string"}`, true},
+		{"up.a_b_2", "A name with a space.", textIn, `{"type":"string"}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,11 +47,7 @@ func TestConnect_import(t *testing.T) {
 			require.True(t, ok)
 			require.Equal(t, tt.desc, s.Description)
 			require.JSONEq(t, tt.in, string(s.InputSchema))
-			if tt.out == "" {
-				require.Empty(t, s.OutputSchema)
-			} else {
-				require.JSONEq(t, tt.out, string(s.OutputSchema))
-			}
+			require.JSONEq(t, tt.out, string(s.OutputSchema))
 			require.Equal(t, tt.safe, s.ConcurrencySafe)
 			require.Equal(t, tt.safe, v.exec.SchedulingClass(registry.Deployment, tt.name) == executor.Concurrent)
 		})
