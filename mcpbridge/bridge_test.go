@@ -24,7 +24,7 @@ func TestConnect_import(t *testing.T) {
 	// Two tools per page: listing must follow the pages.
 	v := connect(t, upstream("-page-size", "2"), api.ModeNative, executor.NewConfig())
 	require.Equal(t, []string{
-		"up.a_b", "up.a_b_2", "up.crash", "up.echo", "up.err", "up.flood", "up.freeze", "up.garbage",
+		"up.a_b", "up.a_b_2", "up.addtool", "up.crash", "up.droptool", "up.echo", "up.err", "up.flood", "up.freeze", "up.garbage",
 		"up.pic", "up.pid", "up.slow", "up.spawn", "up.stats", "up.upper",
 	}, v.b.Tools())
 

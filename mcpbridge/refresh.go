@@ -59,7 +59,7 @@ func (b *Bridge) refresher() {
 // registers the new ones, and marks those it no longer lists as gone. A
 // tool whose schema changed keeps the schema it was registered with (the
 // upstream still validates the arguments it gets).
-func (b *Bridge) refresh(ctx context.Context) ToolsChange {
+func (b *Bridge) refresh(ctx context.Context) (ch ToolsChange) {
 	s, err := b.acquire(ctx)
 	if err != nil {
 		return ToolsChange{Err: err}
@@ -70,7 +70,6 @@ func (b *Bridge) refresh(ctx context.Context) ToolsChange {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var ch ToolsChange
 	before := len(b.warnings)
 	defer func() { ch.Warnings = slices.Clone(b.warnings[before:]) }()
 	tools, upstreamNames, err := b.definitions(listed)
