@@ -96,14 +96,20 @@ func TestDerivePrefix(t *testing.T) {
 	}{
 		{[]string{"/usr/local/bin/mcp-server-git", "--repo", "."}, "mcp-server-git"},
 		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"}, "server-filesystem"},
-		{[]string{"npx", "@playwright/mcp@latest"}, "mcp"},
+		{[]string{"npx", "@playwright/mcp@latest"}, "playwright"},
 		{[]string{"uvx", "mcp-server-fetch@1.2"}, "mcp-server-fetch"},
 		{[]string{"python3", "-m", "mcp_server_time"}, "mcp_server_time"},
-		{[]string{"node", "build/index.js"}, "index"},
+		{[]string{"node", "/opt/servers/github/build/index.js"}, "github"},
+		{[]string{"node", "build/index.js"}, "mcp"},
+		{[]string{"uv", "run", "weather/server.py", "--port", "1"}, "weather"},
+		{[]string{"uv", "run", "weather/server.py"}, "weather"},
+		{[]string{"docker", "run", "-i", "--rm", "-e", "TOKEN=1", "mcp/github"}, "github"},
+		{[]string{"deno", "run", "-A", "jsr:@scope/tool"}, "tool"},
 		{[]string{"./my server.py"}, "my_server"},
 		{[]string{"./42"}, "_42"},
-		{[]string{"npx"}, "npx"},
-		{[]string{"/"}, "_"},
+		{[]string{"npx"}, "mcp"},
+		{[]string{"node", "index.js"}, "mcp"},
+		{[]string{"/"}, "mcp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
