@@ -9,9 +9,8 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
-	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/mcpserver"
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 )
 
 var mcpCommand = command{
@@ -19,8 +18,11 @@ var mcpCommand = command{
 	summary: "Serve the Model Context Protocol over stdio. A client sees exactly the tools the mode advertises\n" +
 		"(in ptc mode only run_code, whose description carries the typed SDK), and every tools/call goes\n" +
 		"through the executor, so the collapse holds. --upstream bridges another MCP server's tools into\n" +
-		"programs (repeatable). The mode defaults to ptc.",
-	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream 'CMD ARGS...']...",
+		"programs (repeatable; NAME= names its prefix, so two instances of one server can coexist).\n" +
+		"The SDK is sent once, in run_code's description unless --sdk-in instructions. A client that sends\n" +
+		"a progress token gets a program's console lines as progress; one that can elicit approves the calls\n" +
+		"a policy asks about. The mode defaults to ptc.",
+	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream '[NAME=]CMD ARGS...']... [--upstream-timeout D] [--sdk-in description|instructions]",
 	run:   runMCP,
 }
 
@@ -34,8 +36,7 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
 	st.flags(fs, true)
-	var upstreams repeated
-	fs.Var(&upstreams, "upstream", "an MCP server `COMMAND` (with its arguments, shell-quoted) whose tools programs may call as <prefix>.<tool>")
+	sdkIn := fs.String("sdk-in", sdkInDescription, "where the typed SDK is sent, once: `WHERE` is description (run_code's description, which every client shows the model) or instructions (the server's instructions)")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -43,13 +44,8 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) > 0 {
 		return usageError(fs, s, "unexpected argument %q", pos[0])
 	}
-	var commands [][]string
-	for _, u := range upstreams {
-		argv, err := splitCommand(u)
-		if err != nil {
-			return usageError(fs, s, "--upstream %q: %v", u, err)
-		}
-		commands = append(commands, argv)
+	if *sdkIn != sdkInDescription && *sdkIn != sdkInInstructions {
+		return usageError(fs, s, "--sdk-in %q: want %s or %s", *sdkIn, sdkInDescription, sdkInInstructions)
 	}
 	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
@@ -57,23 +53,15 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	defer e.close()
 
-	for _, argv := range commands {
-		b, err := mcpbridge.Connect(ctx, e.reg, registry.Deployment, mcpbridge.Upstream{Command: argv})
-		if err != nil {
-			return fail(s, fmt.Errorf("--upstream %s: %w", strings.Join(argv, " "), err))
-		}
-		defer b.Close()
-		for _, w := range b.Warnings() {
-			fmt.Fprintf(s.err, "ptcx mcp: --upstream %s: %s\n", argv[0], w)
-		}
-		fmt.Fprintf(s.err, "ptcx mcp: bridged %d tools from %s\n", len(b.Tools()), argv[0])
-	}
-
-	instructions, err := promptText(e)
+	instructions, err := mcpInstructions(e, *sdkIn)
 	if err != nil {
 		return fail(s, err)
 	}
-	srv, err := mcpserver.New(e.exec, e.scope, mcpserver.Options{Name: "ptcx", Version: currentVersion(), Instructions: instructions})
+	opts := mcpserver.Options{Name: "ptcx", Version: currentVersion(), Instructions: instructions}
+	if !st.noBuiltin {
+		opts.Annotations = builtinAnnotations()
+	}
+	srv, err := mcpserver.New(e.exec, e.scope, opts)
 	if err != nil {
 		return fail(s, err)
 	}
@@ -84,16 +72,32 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	return exitOK
 }
 
-// promptText is the scope's tool sections, sent to MCP clients as the
-// server's instructions.
-func promptText(e *env) (string, error) {
+// Where ptcx mcp sends the SDK (--sdk-in).
+const (
+	sdkInDescription  = "description"
+	sdkInInstructions = "instructions"
+)
+
+// mcpInstructions is the server's instructions. The SDK (the rules and
+// declarations of the tools:sdk section) is sent once: in run_code's
+// description by default, whose describer build installed, so the
+// instructions keep only the tools:ptc-only rule; with --sdk-in
+// instructions, every section is here and run_code's description is the
+// registry's short default.
+func mcpInstructions(e *env, sdkIn string) (string, error) {
 	sections, err := e.promptSections()
 	if err != nil {
 		return "", err
 	}
-	parts := make([]string, len(sections))
-	for i, sec := range sections {
-		parts[i] = sec.Text
+	if sdkIn == sdkInInstructions {
+		e.reg.SetRunCodeDescriber(nil)
+	}
+	var parts []string
+	for _, sec := range sections {
+		if sec.Name == sdkgen.SectionSDK && sdkIn == sdkInDescription {
+			continue
+		}
+		parts = append(parts, sec.Text)
 	}
 	return strings.Join(parts, "\n"), nil
 }
