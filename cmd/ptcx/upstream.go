@@ -42,7 +42,11 @@ func (s *setup) parseUpstreams() ([]mcpbridge.Upstream, error) {
 func (s *setup) connectUpstreams(ctx context.Context, e *env, ups []mcpbridge.Upstream) error {
 	for _, u := range ups {
 		cmd := strings.Join(u.Command, " ")
-		u.OnToolsChanged = func(ch mcpbridge.ToolsChange) { s.toolsChanged(cmd, ch) }
+		label := fmt.Sprintf("upstream %q", u.Prefix)
+		if u.Prefix == "" {
+			label = "upstream " + cmd
+		}
+		u.OnToolsChanged = func(ch mcpbridge.ToolsChange) { s.toolsChanged(label, ch) }
 		b, err := mcpbridge.Connect(ctx, e.reg, registry.Deployment, u)
 		if err != nil {
 			if strings.Contains(err.Error(), "give this upstream another prefix") {
@@ -52,17 +56,17 @@ func (s *setup) connectUpstreams(ctx context.Context, e *env, ups []mcpbridge.Up
 		}
 		e.cleanup = append(e.cleanup, func() { _ = b.Close() })
 		for _, w := range b.Warnings() {
-			fmt.Fprintf(s.log, "ptcx: --upstream %s: %s\n", b.Prefix(), w)
+			fmt.Fprintf(s.log, "ptcx: %s\n", w) // each names its upstream
 		}
-		fmt.Fprintf(s.log, "ptcx: --upstream %s: bridged %d tools as %s.<tool> (%s)\n", b.Prefix(), len(b.Tools()), b.Prefix(), cmd)
+		fmt.Fprintf(s.log, "ptcx: upstream %q: bridged %d tools as %s.<tool> (%s)\n", b.Prefix(), len(b.Tools()), b.Prefix(), cmd)
 	}
 	return nil
 }
 
 // toolsChanged reports a refresh after an upstream changed its tool list.
-func (s *setup) toolsChanged(cmd string, ch mcpbridge.ToolsChange) {
+func (s *setup) toolsChanged(label string, ch mcpbridge.ToolsChange) {
 	if ch.Err != nil {
-		fmt.Fprintf(s.log, "ptcx: --upstream %s: %v\n", cmd, ch.Err)
+		fmt.Fprintf(s.log, "ptcx: %v\n", ch.Err) // it names its upstream
 		return
 	}
 	var parts []string
@@ -77,8 +81,8 @@ func (s *setup) toolsChanged(cmd string, ch mcpbridge.ToolsChange) {
 	if len(parts) == 0 {
 		parts = []string{"no change"}
 	}
-	fmt.Fprintf(s.log, "ptcx: --upstream %s: its tool list changed: %s\n", cmd, strings.Join(parts, "; "))
+	fmt.Fprintf(s.log, "ptcx: %s changed its tool list: %s\n", label, strings.Join(parts, "; "))
 	for _, w := range ch.Warnings {
-		fmt.Fprintf(s.log, "ptcx: --upstream %s: %s\n", cmd, w)
+		fmt.Fprintf(s.log, "ptcx: %s\n", w)
 	}
 }
