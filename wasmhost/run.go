@@ -49,9 +49,10 @@ type run struct {
 	lastID       int32 // the id of the last call the guest made, dispatched or rejected
 	argBytes     int   // arguments of the calls pending, summed (api.Limits.MaxInFlightArgBytes)
 	result       json.RawMessage
-	onLog        LogHook // from the caller's context (loghook.go), or nil
 	guestErr     *RunError // from the error import
 	stopped      *RunError // why the host stopped the guest (run.stop)
+
+	onLog LogHook // from the caller's context (loghook.go), or nil
 
 	began        time.Time
 	wallDeadline time.Time
