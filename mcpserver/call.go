@@ -40,7 +40,7 @@ func (r *router) call(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallTo
 		name, args = req.Params.Name, req.Params.Arguments
 	}
 	if !r.opts.NoElicitation {
-		ctx = executor.WithCallApprover(ctx, callApprover(req.Session))
+		ctx = executor.WithCallApprover(ctx, callApprover(req.Session, r.opts.ElicitTimeout))
 	}
 	if name == registry.RunCode && r.opts.MaxProgressLines > 0 {
 		var end func()

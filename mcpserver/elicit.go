@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,15 +22,24 @@ const maxElicitArgs = 512
 // the deployment's approver decides.
 const sessionlessProtocol = "2026-07-28"
 
+// DefaultElicitTimeout is how long a client's user has to answer an
+// approval when Options.ElicitTimeout is zero: long enough to read the
+// question, short enough that a client that never answers does not hold a
+// direct call (which has no wall time of its own) for ever.
+const DefaultElicitTimeout = 5 * time.Minute
+
 // elicitApprover asks the MCP client's user, through elicitation/create,
 // whether a call a pre-execute listener asked about may run.
-type elicitApprover struct{ ss *mcp.ServerSession }
+type elicitApprover struct {
+	ss      *mcp.ServerSession
+	timeout time.Duration
+}
 
 // callApprover returns the approver for the calls of one request: the
 // client, when it declared the elicitation capability at initialisation on
 // a protocol that lets the server ask during a call, else nil (the
 // deployment's approver decides).
-func callApprover(ss *mcp.ServerSession) executor.Approver {
+func callApprover(ss *mcp.ServerSession, timeout time.Duration) executor.Approver {
 	if ss == nil {
 		return nil
 	}
@@ -39,12 +50,13 @@ func callApprover(ss *mcp.ServerSession) executor.Approver {
 	if e := ip.Capabilities.Elicitation; e.Form == nil && e.URL != nil {
 		return nil // a client that takes URLs only cannot answer a form
 	}
-	return elicitApprover{ss}
+	return elicitApprover{ss, timeout}
 }
 
 // Approve asks the client. "accept" approves this one call; "decline" and
-// "cancel" reject it; a request that fails (the client is gone, it answered
-// with an error) rejects it with the error.
+// "cancel" reject it, as does no answer within the timeout; a request that
+// fails (the client is gone, it answered with an error) rejects it with the
+// error.
 func (a elicitApprover) Approve(ctx context.Context, req executor.Request, question string) (executor.Approval, string, error) {
 	msg := fmt.Sprintf("Allow the call to %s?", req.Tool)
 	if req.Nested {
@@ -57,11 +69,16 @@ func (a elicitApprover) Approve(ctx context.Context, req executor.Request, quest
 	if len(req.Args) > maxElicitArgs {
 		msg += fmt.Sprintf(" … (%d bytes in all)", len(req.Args))
 	}
-	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{
+	ectx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	res, err := a.ss.Elicit(ectx, &mcp.ElicitParams{
 		Mode:            "form",
 		Message:         msg,
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 	})
+	if err != nil && ctx.Err() == nil && errors.Is(ectx.Err(), context.DeadlineExceeded) {
+		return executor.Reject, fmt.Sprintf("the MCP client's user did not answer within %s (mcpserver.Options.ElicitTimeout)", a.timeout), nil
+	}
 	if err != nil {
 		return executor.Reject, "", fmt.Errorf("asking the MCP client for approval: %w", err)
 	}

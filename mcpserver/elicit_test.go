@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -139,6 +140,45 @@ func TestServer_listTools_annotations(t *testing.T) {
 			require.Equal(t, &mcp.ToolAnnotations{ReadOnlyHint: true}, got["add"])
 			require.Equal(t, &mcp.ToolAnnotations{DestructiveHint: &yes}, got["write"])
 			require.Nil(t, got["greet"])
+		})
+	}
+}
+
+func TestServer_approval_elicitTimeout(t *testing.T) {
+	tests := []struct {
+		name      string
+		timeout   time.Duration
+		answerIn  time.Duration // -1: never
+		wantWrite bool
+	}{
+		{"answered well within it", 20 * time.Second, 0, true},
+		{"never answered", 300 * time.Millisecond, -1, false},
+		{"answered after it", 300 * time.Millisecond, 3 * time.Second, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked atomic.Int64
+			f := newFixture(t, askWrite(&asked))
+			handler := func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				if tt.answerIn < 0 {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				select {
+				case <-time.After(tt.answerIn):
+				case <-ctx.Done():
+				}
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}
+			cs := connectWith(t, f.exec, "both", "2025-11-25", mcpserver.Options{ElicitTimeout: tt.timeout},
+				&mcp.ClientOptions{ElicitationHandler: handler})
+			res := callTool(t, cs, "write", `{"path":"a.txt","content":"x"}`)
+			require.Equal(t, !tt.wantWrite, res.IsError, text(t, res))
+			if !tt.wantWrite {
+				require.Contains(t, text(t, res), "the MCP client's user did not answer within 300ms (mcpserver.Options.ElicitTimeout)")
+				require.Equal(t, int64(0), f.writes.Load())
+			}
+			require.Zero(t, asked.Load(), "the deployment's approver is not asked")
 		})
 	}
 }

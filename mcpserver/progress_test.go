@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -54,10 +55,33 @@ func (p *progressLog) handler(_ context.Context, req *mcp.ProgressNotificationCl
 	p.got <- req.Params.Message
 }
 
+// snapshot returns the messages in the order of their progress values: the
+// client may run its handler for two notifications in either order, and
+// after the call's result has reached it.
 func (p *progressLog) snapshot() ([]string, []float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]string(nil), p.messages...), append([]float64(nil), p.progress...)
+	idx := make([]int, len(p.messages))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return p.progress[idx[a]] < p.progress[idx[b]] })
+	var msgs []string
+	var progress []float64
+	for _, i := range idx {
+		msgs = append(msgs, p.messages[i])
+		progress = append(progress, p.progress[i])
+	}
+	return msgs, progress
+}
+
+// await returns the messages once n have arrived, and checks that no more
+// come for a moment.
+func (p *progressLog) await(t *testing.T, n int) ([]string, []float64) {
+	t.Helper()
+	require.Eventually(t, func() bool { m, _ := p.snapshot(); return len(m) >= n }, 20*time.Second, 5*time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	return p.snapshot()
 }
 
 // callWithToken calls run_code with a progress token.
@@ -99,7 +123,7 @@ func TestServer_progress_arrivesDuringTheRun(t *testing.T) {
 			res := callWithToken(t, cs, `console.log("before the call"); const r = await tools.wait({}); console.warn("after"); return r;`)
 			require.False(t, res.IsError, text(t, res))
 			require.Contains(t, text(t, res), "seen")
-			msgs, progress := log.snapshot()
+			msgs, progress := log.await(t, 2)
 			require.Equal(t, []string{"before the call", "[warn] after"}, msgs)
 			require.Equal(t, []float64{1, 2}, progress)
 		})
@@ -113,7 +137,7 @@ func TestServer_progress_noTokenNoProgress(t *testing.T) {
 	cs := connectWith(t, f.exec, "ptc", "", mcpserver.Options{}, &mcp.ClientOptions{ProgressNotificationHandler: log.handler})
 	res := callTool(t, cs, registry.RunCode, runCodeArgs(t, `console.log("a"); return 1;`))
 	require.False(t, res.IsError, text(t, res))
-	msgs, _ := log.snapshot()
+	msgs, _ := log.await(t, 0)
 	require.Empty(t, msgs)
 }
 
@@ -138,7 +162,7 @@ func TestServer_progress_maxLines(t *testing.T) {
 			res := callWithToken(t, cs, fmt.Sprintf(`for (let i = 0; i < %d; i++) console.log("line " + i); return "done";`, tt.logs))
 			require.False(t, res.IsError, text(t, res))
 			require.Contains(t, text(t, res), fmt.Sprintf("line %d", tt.logs-1), "the result keeps every line")
-			msgs, _ := log.snapshot()
+			msgs, _ := log.await(t, len(tt.want))
 			require.Equal(t, tt.want, msgs)
 		})
 	}
@@ -161,7 +185,7 @@ func TestServer_progress_longLineIsCut(t *testing.T) {
 			cs := connectWith(t, f.exec, "ptc", "", mcpserver.Options{}, &mcp.ClientOptions{ProgressNotificationHandler: log.handler})
 			res := callWithToken(t, cs, fmt.Sprintf(`console.log("x".repeat(%d)); return 1;`, tt.n))
 			require.False(t, res.IsError, text(t, res))
-			msgs, _ := log.snapshot()
+			msgs, _ := log.await(t, 1)
 			require.Len(t, msgs, 1)
 			require.Equal(t, strings.Repeat("x", tt.wantN), msgs[0])
 		})

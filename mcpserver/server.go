@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,6 +50,9 @@ type Options struct {
 	// declared the elicitation capability is asked instead (its user
 	// approves or declines each call).
 	NoElicitation bool
+	// ElicitTimeout bounds the wait for the client's answer to one approval
+	// (default DefaultElicitTimeout); no answer in time denies the call.
+	ElicitTimeout time.Duration
 }
 
 // New returns an MCP server exposing e's registry as seen from scope ("" is
@@ -80,6 +84,9 @@ func New(e *executor.Executor, scope string, opts Options) (*mcp.Server, error) 
 		// list_changed notification is sent.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	if opts.ElicitTimeout <= 0 {
+		opts.ElicitTimeout = DefaultElicitTimeout
+	}
 	if opts.MaxProgressLines == 0 {
 		opts.MaxProgressLines = DefaultMaxProgressLines
 	}
