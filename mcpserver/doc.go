@@ -44,7 +44,7 @@
 // for the client, and lines past either bound are counted in one last
 // notification ("… N more console lines were not sent as progress ...").
 // Every notification is sent before the call's result (the stream is
-// drained for at most 5 s after the run). The result carries every line
+// drained for at most 5 s after the run; lines a stuck client has not taken by then are abandoned). The result carries every line
 // whatever was streamed. The lines come from wasmhost.WithLogHook.
 //
 // # Approval

@@ -36,7 +36,7 @@ const (
 // notifications/progress per line, with the line as its message and the
 // count of lines so far as its progress.
 type progress struct {
-	ss     *mcp.ServerSession
+	send   func(context.Context, *mcp.ProgressNotificationParams) error // the session's NotifyProgress
 	token  any
 	max    int64
 	lines  chan string
@@ -44,6 +44,7 @@ type progress struct {
 	lost   atomic.Int64 // lines past max or dropped for a full buffer
 	sent   chan struct{}
 	cancel context.CancelFunc
+	drain  time.Duration // progressDrain
 
 	// mu orders hook against finish: a guest that outlives its run (see
 	// wasmhost.Runtime.Run) may still log after the stream has ended.
@@ -61,12 +62,16 @@ func startProgress(ctx context.Context, req *mcp.CallToolRequest, maxLines int) 
 		return ctx, func() {}
 	}
 	sendCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p := &progress{
-		ss: req.Session, token: req.Params.GetProgressToken(), max: int64(maxLines),
-		lines: make(chan string, progressBuffer), sent: make(chan struct{}), cancel: cancel,
-	}
-	go p.send(sendCtx)
+	p := newProgress(req.Session.NotifyProgress, req.Params.GetProgressToken(), maxLines, cancel)
+	go p.run(sendCtx)
 	return wasmhost.WithLogHook(ctx, p.hook), p.finish
+}
+
+func newProgress(send func(context.Context, *mcp.ProgressNotificationParams) error, token any, maxLines int, cancel context.CancelFunc) *progress {
+	return &progress{
+		send: send, token: token, max: int64(maxLines),
+		lines: make(chan string, progressBuffer), sent: make(chan struct{}), cancel: cancel, drain: progressDrain,
+	}
 }
 
 // hook is the run's LogHook: it never blocks.
@@ -88,10 +93,10 @@ func (p *progress) hook(line string) {
 	}
 }
 
-// send delivers the queued lines in order. A notification the transport
+// run delivers the queued lines in order. A notification the transport
 // refuses ends the stream: the client is gone or broken, and the result
 // still carries every line.
-func (p *progress) send(ctx context.Context) {
+func (p *progress) run(ctx context.Context) {
 	defer close(p.sent)
 	n := 0
 	for line := range p.lines {
@@ -108,22 +113,23 @@ func (p *progress) send(ctx context.Context) {
 }
 
 func (p *progress) notify(ctx context.Context, msg string, n int) error {
-	return p.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Message: msg, Progress: float64(n)})
+	return p.send(ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Message: msg, Progress: float64(n)})
 }
 
-// finish ends the stream: no line comes after the call's result.
+// finish ends the stream: no line is queued after it, and the queued ones
+// go out before the call's result unless the client takes longer than the
+// drain to read them; then the rest are abandoned (their context is
+// cancelled) and the result goes without them.
 func (p *progress) finish() {
 	p.mu.Lock()
 	p.closed = true
 	close(p.lines)
 	p.mu.Unlock()
-	t := time.NewTimer(progressDrain)
+	t := time.NewTimer(p.drain)
 	defer t.Stop()
 	select {
 	case <-p.sent:
 	case <-t.C:
-		p.cancel()
-		<-p.sent
 	}
 	p.cancel()
 }
