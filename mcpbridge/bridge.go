@@ -70,6 +70,7 @@ type Bridge struct {
 	tools    []string          // registered names, sorted
 	names    map[string]string // upstream name → registered name
 	gone     map[string]bool   // upstream names registered and no longer listed
+	skipped  map[string]bool   // upstream names skipped with a warning: never tried again
 	warnings []string
 
 	listChangedCh chan struct{} // one pending refresh; closing stops the refresher
@@ -141,6 +142,7 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 		onChange:      u.OnToolsChanged,
 		names:         map[string]string{},
 		gone:          map[string]bool{},
+		skipped:       map[string]bool{},
 		listChangedCh: make(chan struct{}, 1),
 		refresherDone: make(chan struct{}),
 		argv:          slices.Clone(u.Command),
@@ -200,13 +202,13 @@ func (b *Bridge) registerFirst(listed []*mcp.Tool) error {
 // failure is returned.
 func (b *Bridge) register(t registry.Tool, upstreamName string) error {
 	if len(b.names) >= b.maxTools {
-		b.warnings = append(b.warnings, fmt.Sprintf("%s: tool %q skipped: the bridge registers at most %d tools of an upstream (Upstream.MaxTools)", b.label, t.Name, b.maxTools))
+		b.skip(upstreamName, fmt.Sprintf("%s: tool %q skipped: the bridge registers at most %d tools of an upstream (Upstream.MaxTools)", b.label, t.Name, b.maxTools))
 		return nil
 	}
 	err := b.reg.Register(b.scope, t)
 	switch {
 	case api.CodeOf(err) == api.CodeUnsupportedSchema:
-		b.warnings = append(b.warnings, fmt.Sprintf("%s: tool %q skipped: %v", b.label, t.Name, err))
+		b.skip(upstreamName, fmt.Sprintf("%s: tool %q skipped: %v", b.label, t.Name, err))
 		return nil
 	case err != nil:
 		return err
@@ -231,9 +233,17 @@ func listTools(ctx context.Context, s *session, timeout time.Duration) ([]*mcp.T
 	return out, nil
 }
 
+// skip records a tool that is not registered, and why (b.mu held): a
+// refresh does not try it again.
+func (b *Bridge) skip(upstreamName, warning string) {
+	b.skipped[upstreamName] = true
+	b.warnings = append(b.warnings, warning)
+}
+
 // definitions turns the upstream's tools that are not registered yet into
 // registry tools, named by assignNames, sorted by name, with the upstream
-// name of each (b.mu held). A tool registered before keeps its name.
+// name of each (b.mu held). A tool registered before keeps its name; one
+// skipped before stays skipped.
 func (b *Bridge) definitions(listed []*mcp.Tool) ([]registry.Tool, []string, error) {
 	var names []string
 	for _, t := range listed {
@@ -245,7 +255,7 @@ func (b *Bridge) definitions(listed []*mcp.Tool) ([]registry.Tool, []string, err
 	seen := map[string]bool{}
 	for _, t := range listed {
 		name, ok := n.names[t.Name]
-		if _, known := b.names[t.Name]; !ok || seen[t.Name] || known {
+		if _, known := b.names[t.Name]; !ok || seen[t.Name] || known || b.skipped[t.Name] {
 			continue
 		}
 		seen[t.Name] = true

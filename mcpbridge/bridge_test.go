@@ -172,7 +172,7 @@ func TestConnect_startFailures(t *testing.T) {
 		want  []string
 	}{
 		{"no such command", mcpbridge.Upstream{Command: []string{"/nonexistent/mcp-server"}}, "",
-			[]string{`upstream "mcp-server"`, `did not start: cannot start "/nonexistent/mcp-server"`, "no such file or directory"}},
+			[]string{`upstream "nonexistent"`, `did not start: cannot start "/nonexistent/mcp-server"`, "no such file or directory"}},
 		{"no command", mcpbridge.Upstream{}, "", []string{"the upstream has no command"}},
 		{"unknown scope", upstream(), "nope", []string{`unknown scope "nope"`}},
 		{"exits at start", upstream("-fail-start"), "",

@@ -22,7 +22,8 @@
 // tools are registered, tools it no longer lists stay registered (a
 // registry cannot forget a tool) but a call to one fails with UNKNOWN_TOOL,
 // and a tool it lists again works again. A tool whose schema changed keeps
-// the one it was registered with. Upstream.MaxTools (default 1000) bounds
+// the one it was registered with; a tool skipped with a warning stays
+// skipped. Upstream.MaxTools (default 1000) bounds
 // the tools registered over the bridge's life. Upstream.OnToolsChanged
 // reports each refresh.
 //

@@ -79,11 +79,11 @@ func (b *Bridge) refresh(ctx context.Context) (ch ToolsChange) {
 	}
 	for i, t := range tools {
 		if _, taken := b.reg.Get(b.scope, t.Name); taken {
-			b.warnings = append(b.warnings, fmt.Sprintf("%s: new tool %q skipped: the name is already registered for scope %q", b.label, t.Name, b.scope))
+			b.skip(upstreamNames[i], fmt.Sprintf("%s: new tool %q skipped: the name is already registered for scope %q", b.label, t.Name, b.scope))
 			continue
 		}
 		if err := b.register(t, upstreamNames[i]); err != nil {
-			b.warnings = append(b.warnings, fmt.Sprintf("%s: new tool %q skipped: %v", b.label, t.Name, err))
+			b.skip(upstreamNames[i], fmt.Sprintf("%s: new tool %q skipped: %v", b.label, t.Name, err))
 			continue
 		}
 		if _, ok := b.names[upstreamNames[i]]; ok {

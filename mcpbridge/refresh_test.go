@@ -140,3 +140,21 @@ return a.pid !== b.pid && a.pid > 0 && b.pid > 0;`)
 	require.ErrorContains(t, err, "is already registered")
 	require.ErrorContains(t, err, "give this upstream another prefix")
 }
+
+func TestBridge_listChanged_nameTakenElsewhere(t *testing.T) {
+	got := make(changes, 10)
+	u := upstream()
+	u.OnToolsChanged = func(ch mcpbridge.ToolsChange) { got <- ch }
+	v := connect(t, u, api.ModeNative, executor.NewConfig())
+	require.NoError(t, v.reg.Register(registry.Deployment, registry.Tool{
+		Name: "up.fresh",
+		Body: func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("the host's own") },
+	}))
+	v.ok(t, "up.addtool", `{"name":"fresh"}`)
+	ch := got.next(t)
+	require.NoError(t, ch.Err)
+	require.Empty(t, ch.Added)
+	require.Equal(t, []string{`upstream "up": new tool "up.fresh" skipped: the name is already registered for scope "deployment"`}, ch.Warnings)
+	require.JSONEq(t, `"the host's own"`, string(v.ok(t, "up.fresh", `{}`)), "the host's tool is untouched")
+	require.NotContains(t, v.b.Tools(), "up.fresh")
+}
