@@ -9,7 +9,9 @@
 // the generated SDK); in both mode every visible tool plus run_code; in native
 // mode every visible tool. Each tool carries its input schema, and its output
 // schema when that schema has "type": "object" (MCP allows no other kind).
-// Every tool is listed in one page.
+// Every tool is listed in one page. The server declares tools.listChanged:
+// NotifyToolsChanged sends notifications/tools/list_changed after tools
+// were registered on the scope.
 //
 // # Every call goes through the executor
 //

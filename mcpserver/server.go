@@ -80,9 +80,9 @@ func New(e *executor.Executor, scope string, opts Options) (*mcp.Server, error) 
 	s := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		// No tool is ever added to the SDK, so the tools capability is
-		// declared, not inferred. The list is computed per request and no
-		// list_changed notification is sent.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// declared, not inferred. The list is computed per request;
+		// NotifyToolsChanged sends list_changed.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	if opts.ElicitTimeout <= 0 {
 		opts.ElicitTimeout = DefaultElicitTimeout

@@ -65,6 +65,8 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
+	notify := func() { mcpserver.NotifyToolsChanged(srv) }
+	st.toolsChangedHook.Store(&notify)
 	err = srv.Run(ctx, mcpserver.StdioTransport(io.NopCloser(s.in), nopWriteCloser{s.out}))
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return fail(s, err)

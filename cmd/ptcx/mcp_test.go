@@ -19,6 +19,12 @@ import (
 // the official SDK to it over pipes.
 func serveMCP(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuilder) {
 	t.Helper()
+	return serveMCPWith(t, nil, args...)
+}
+
+// serveMCPWith is serveMCP with client options.
+func serveMCPWith(t *testing.T, copts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *lockedBuilder) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stderr := &lockedBuilder{}
@@ -28,7 +34,7 @@ func serveMCP(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuilder)
 		outW.Close()
 		done <- status
 	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, copts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
@@ -30,6 +31,9 @@ type setup struct {
 	upstreams       repeated
 	upstreamTimeout time.Duration
 	log             io.Writer // where start-up lines and warnings go: the flag set's output, stderr
+	// toolsChangedHook, when set, is called after an upstream's tools
+	// changed (ptcx mcp tells its clients).
+	toolsChangedHook atomic.Pointer[func()]
 
 	// defaultMode applies when neither --mode nor the tools file declares
 	// one (ptcx run needs run_code, so it defaults to ptc).

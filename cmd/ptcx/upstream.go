@@ -85,4 +85,7 @@ func (s *setup) toolsChanged(label string, ch mcpbridge.ToolsChange) {
 	for _, w := range ch.Warnings {
 		fmt.Fprintf(s.log, "ptcx: %s\n", w)
 	}
+	if h := s.toolsChangedHook.Load(); h != nil && len(ch.Added)+len(ch.Restored)+len(ch.Removed) > 0 {
+		(*h)()
+	}
 }

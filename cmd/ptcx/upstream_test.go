@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -145,3 +146,32 @@ func TestMCP_builtinAnnotations(t *testing.T) {
 func filepathTemp() (string, error) { return os.MkdirTemp("", "ptcx-cli-upstream-") }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func TestMCP_upstreamListChangedReachesTheClient(t *testing.T) {
+	bin := testUpstream(t)
+	changed := make(chan struct{}, 10)
+	cs, stderr := serveMCPWith(t, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}, "--mode", "both", "--no-builtin", "--upstream", "up="+bin)
+	text, isErr := callTool(t, cs, "up.addtool", map[string]any{"name": "fresh"})
+	require.False(t, isErr, text)
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no notifications/tools/list_changed; stderr: %s", stderr.String())
+	}
+	require.Contains(t, stderr.String(), `ptcx: upstream "up" changed its tool list: added up.fresh`)
+	list, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	require.Contains(t, names, "up.fresh")
+	text, isErr = callTool(t, cs, "run_code", map[string]any{
+		"description": "the new tool from a program",
+		"code":        `return await tools["up.fresh"]({text: "new"});`,
+	})
+	require.False(t, isErr, text)
+	require.Equal(t, "NEW", text)
+}
