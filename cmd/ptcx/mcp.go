@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
@@ -68,7 +69,7 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	notify := func() { mcpserver.NotifyToolsChanged(srv) }
 	st.toolsChangedHook.Store(&notify)
 	err = srv.Run(ctx, mcpserver.StdioTransport(io.NopCloser(s.in), nopWriteCloser{s.out}))
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	if err != nil && !clientGone(err) {
 		return fail(s, err)
 	}
 	return exitOK
@@ -102,6 +103,15 @@ func mcpInstructions(e *env, sdkIn string) (string, error) {
 		parts = append(parts, sec.Text)
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+// clientGone reports an end of serving that is the client's leaving: ptcx
+// was stopped, the client closed its end (EOF), or it did so while the
+// server was writing to it (a notification in flight, such as
+// tools/list_changed).
+func clientGone(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE)
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,5 +174,21 @@ func TestSplitCommand(t *testing.T) {
 		}
 		require.NoError(t, err)
 		require.Equal(t, tt.want, got, tt.in)
+	}
+}
+
+func TestClientGone(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{context.Canceled, true},
+		{io.EOF, true},
+		{fmt.Errorf("writing: %w", io.ErrClosedPipe), true},
+		{fmt.Errorf("write |1: %w", syscall.EPIPE), true},
+		{errors.New("connection reset by a bug"), false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, clientGone(tt.err), tt.err.Error())
 	}
 }
