@@ -81,12 +81,11 @@ const (
 	sdkInInstructions = "instructions"
 )
 
-// mcpInstructions is the server's instructions. The SDK (the rules and
-// declarations of the tools:sdk section) is sent once: in run_code's
-// description by default, whose describer build installed, so the
-// instructions keep only the tools:ptc-only rule; with --sdk-in
-// instructions, every section is here and run_code's description is the
-// registry's short default.
+// mcpInstructions is the server's instructions. The SDK (the tools:sdk
+// section: the rules and the declarations) is sent once: in run_code's
+// description by default (describeWithSDK), so the instructions keep only
+// the tools:ptc-only rule; with --sdk-in instructions, every section is
+// here and run_code's description is the registry's short default.
 func mcpInstructions(e *env, sdkIn string) (string, error) {
 	sections, err := e.promptSections()
 	if err != nil {
@@ -94,6 +93,8 @@ func mcpInstructions(e *env, sdkIn string) (string, error) {
 	}
 	if sdkIn == sdkInInstructions {
 		e.reg.SetRunCodeDescriber(nil)
+	} else {
+		e.reg.SetRunCodeDescriber(describeWithSDK)
 	}
 	var parts []string
 	for _, sec := range sections {
@@ -103,6 +104,19 @@ func mcpInstructions(e *env, sdkIn string) (string, error) {
 		parts = append(parts, sec.Text)
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+// describeWithSDK renders run_code's description as its base followed by
+// the whole tools:sdk section (how to write a program, then the
+// declarations), so that the description alone teaches what the
+// instructions would have. The section is the same under ptc and both, the
+// only modes with run_code.
+func describeWithSDK(scope, base string, bindable []api.Schema) string {
+	sec, err := sdkgen.SDKSection(api.ModePTC, bindable)
+	if err != nil || sec == "" {
+		return sdkgen.DescribeRunCode(scope, base, bindable)
+	}
+	return base + "\n\n" + sec
 }
 
 // clientGone reports an end of serving that is the client's leaving: ptcx

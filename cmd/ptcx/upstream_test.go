@@ -106,9 +106,16 @@ func TestMCP_sdkSentOnce(t *testing.T) {
 		{"instructions", []string{"--sdk-in", "instructions"}, false},
 	}
 	const decl = "declare const tools"
+	ws := t.TempDir()
+	out, errOut, status := ptcx(t, "", "prompt", "--mode", "ptc", "--workspace", ws, "--json")
+	require.Equal(t, exitOK, status, errOut)
+	var sections []struct{ Name, Text string }
+	require.NoError(t, json.Unmarshal([]byte(out), &sections))
+	require.Len(t, sections, 2)
+	sdk := sections[1].Text
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs, _ := serveMCP(t, append([]string{"--workspace", t.TempDir()}, tt.args...)...)
+			cs, _ := serveMCP(t, append([]string{"--workspace", ws}, tt.args...)...)
 			list, err := cs.ListTools(context.Background(), nil)
 			require.NoError(t, err)
 			require.Len(t, list.Tools, 1)
@@ -116,6 +123,9 @@ func TestMCP_sdkSentOnce(t *testing.T) {
 			inst := cs.InitializeResult().Instructions
 			require.Equal(t, tt.inDescription, strings.Contains(desc, decl), desc)
 			require.Equal(t, !tt.inDescription, strings.Contains(inst, decl), inst)
+			// The whole tools:sdk section, the rules included, goes one way.
+			require.Equal(t, tt.inDescription, strings.Contains(desc, sdk), desc)
+			require.Equal(t, !tt.inDescription, strings.Contains(inst, sdk), inst)
 			require.Contains(t, inst, "run_code is the only tool you can call directly", "the ptc-only rule stays in the instructions")
 		})
 	}
