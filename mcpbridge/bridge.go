@@ -67,10 +67,11 @@ type Bridge struct {
 
 	// mu guards the tool set, which a refresh (refresh.go) changes.
 	mu       sync.Mutex
-	tools    []string          // registered names, sorted
-	names    map[string]string // upstream name → registered name
-	gone     map[string]bool   // upstream names registered and no longer listed
-	skipped  map[string]bool   // upstream names skipped with a warning: never tried again
+	tools    []string                        // registered names, sorted
+	names    map[string]string               // upstream name → registered name
+	gone     map[string]bool                 // upstream names registered and no longer listed
+	skipped  map[string]bool                 // upstream names skipped with a warning: never tried again
+	hints    map[string]*mcp.ToolAnnotations // registered name → the upstream's annotations
 	warnings []string
 
 	listChangedCh chan struct{} // one pending refresh; closing stops the refresher
@@ -143,6 +144,7 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 		names:         map[string]string{},
 		gone:          map[string]bool{},
 		skipped:       map[string]bool{},
+		hints:         map[string]*mcp.ToolAnnotations{},
 		listChangedCh: make(chan struct{}, 1),
 		refresherDone: make(chan struct{}),
 		argv:          slices.Clone(u.Command),
@@ -180,41 +182,51 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 func (b *Bridge) registerFirst(listed []*mcp.Tool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	tools, upstreamNames, err := b.definitions(listed)
+	defs, err := b.definitions(listed)
 	if err != nil {
 		return err
 	}
-	for _, t := range tools {
-		if _, taken := b.reg.Get(b.scope, t.Name); taken {
-			return fmt.Errorf("tool %q is already registered for scope %q: give this upstream another prefix", t.Name, b.scope)
+	for _, d := range defs {
+		if _, taken := b.reg.Get(b.scope, d.tool.Name); taken {
+			return fmt.Errorf("tool %q is already registered for scope %q: give this upstream another prefix", d.tool.Name, b.scope)
 		}
 	}
-	for i, t := range tools {
-		if err := b.register(t, upstreamNames[i]); err != nil {
-			return fmt.Errorf("registering %q (tools registered before it stay, failing): %w", t.Name, err)
+	for _, d := range defs {
+		if err := b.register(d); err != nil {
+			return fmt.Errorf("registering %q (tools registered before it stay, failing): %w", d.tool.Name, err)
 		}
 	}
 	return nil
 }
 
+// definition is one upstream tool ready to register.
+type definition struct {
+	tool     registry.Tool
+	upstream string               // its name upstream
+	hints    *mcp.ToolAnnotations // the upstream's annotations, or nil
+}
+
 // register registers one tool (b.mu held). A schema the registry cannot
 // compile, or a tool past MaxTools, is skipped with a warning; any other
 // failure is returned.
-func (b *Bridge) register(t registry.Tool, upstreamName string) error {
+func (b *Bridge) register(d definition) error {
 	if len(b.names) >= b.maxTools {
-		b.skip(upstreamName, fmt.Sprintf("%s: tool %q skipped: the bridge registers at most %d tools of an upstream (Upstream.MaxTools)", b.label, t.Name, b.maxTools))
+		b.skip(d.upstream, fmt.Sprintf("%s: tool %q skipped: the bridge registers at most %d tools of an upstream (Upstream.MaxTools)", b.label, d.tool.Name, b.maxTools))
 		return nil
 	}
-	err := b.reg.Register(b.scope, t)
+	err := b.reg.Register(b.scope, d.tool)
 	switch {
 	case api.CodeOf(err) == api.CodeUnsupportedSchema:
-		b.skip(upstreamName, fmt.Sprintf("%s: tool %q skipped: %v", b.label, t.Name, err))
+		b.skip(d.upstream, fmt.Sprintf("%s: tool %q skipped: %v", b.label, d.tool.Name, err))
 		return nil
 	case err != nil:
 		return err
 	}
-	b.names[upstreamName] = t.Name
-	b.tools = append(b.tools, t.Name)
+	b.names[d.upstream] = d.tool.Name
+	if d.hints != nil {
+		b.hints[d.tool.Name] = d.hints
+	}
+	b.tools = append(b.tools, d.tool.Name)
 	slices.Sort(b.tools)
 	return nil
 }
@@ -244,14 +256,13 @@ func (b *Bridge) skip(upstreamName, warning string) {
 // registry tools, named by assignNames, sorted by name, with the upstream
 // name of each (b.mu held). A tool registered before keeps its name; one
 // skipped before stays skipped.
-func (b *Bridge) definitions(listed []*mcp.Tool) ([]registry.Tool, []string, error) {
+func (b *Bridge) definitions(listed []*mcp.Tool) ([]definition, error) {
 	var names []string
 	for _, t := range listed {
 		names = append(names, t.Name)
 	}
 	n := assignNames(b.label, b.prefix, names)
-	var out []registry.Tool
-	var upstreamNames []string
+	var out []definition
 	seen := map[string]bool{}
 	for _, t := range listed {
 		name, ok := n.names[t.Name]
@@ -261,14 +272,14 @@ func (b *Bridge) definitions(listed []*mcp.Tool) ([]registry.Tool, []string, err
 		seen[t.Name] = true
 		in, err := inputSchema(t.InputSchema)
 		if err != nil {
-			return nil, nil, fmt.Errorf("the input schema of %q: %w", t.Name, err)
+			return nil, fmt.Errorf("the input schema of %q: %w", t.Name, err)
 		}
 		// A tool without an output schema answers with content; its value
 		// is that content's text (content.go), so it is typed a string.
 		outSchema, hasOutputSchema := json.RawMessage(textOutputSchema), false
 		if t.OutputSchema != nil {
 			if outSchema, err = json.Marshal(t.OutputSchema); err != nil {
-				return nil, nil, fmt.Errorf("the output schema of %q: %w", t.Name, err)
+				return nil, fmt.Errorf("the output schema of %q: %w", t.Name, err)
 			}
 			hasOutputSchema = true
 		}
@@ -276,31 +287,22 @@ func (b *Bridge) definitions(listed []*mcp.Tool) ([]registry.Tool, []string, err
 		if desc == "" {
 			desc = t.Title
 		}
-		out = append(out, registry.Tool{
+		out = append(out, definition{tool: registry.Tool{
 			Name:            name,
 			Description:     desc,
 			InputSchema:     in,
 			OutputSchema:    outSchema,
 			ConcurrencySafe: t.Annotations != nil && t.Annotations.ReadOnlyHint,
 			Body:            b.body(t.Name, hasOutputSchema),
-		})
-		upstreamNames = append(upstreamNames, t.Name)
+		}, upstream: t.Name, hints: t.Annotations})
 	}
 	for _, w := range n.warnings {
 		if !slices.Contains(b.warnings, w) { // a refresh names the renamed tools again
 			b.warnings = append(b.warnings, w)
 		}
 	}
-	order := make([]int, len(out))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(i, j int) int { return strings.Compare(out[i].Name, out[j].Name) })
-	sorted, sortedNames := make([]registry.Tool, len(out)), make([]string, len(out))
-	for k, i := range order {
-		sorted[k], sortedNames[k] = out[i], upstreamNames[i]
-	}
-	return sorted, sortedNames, nil
+	slices.SortFunc(out, func(x, y definition) int { return strings.Compare(x.tool.Name, y.tool.Name) })
+	return out, nil
 }
 
 // textOutputSchema is the output schema of an upstream tool that declares
@@ -335,6 +337,15 @@ func (b *Bridge) Tools() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.tools)
+}
+
+// Annotations returns the upstream's MCP annotations of a registered tool
+// (by its registered name), or nil: a server that lists bridged tools
+// directly (mcpserver.Options.Annotations) passes them on.
+func (b *Bridge) Annotations(tool string) *mcp.ToolAnnotations {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hints[tool]
 }
 
 // Prefix returns the prefix of the registered names, "<prefix>.<tool>".

@@ -72,22 +72,22 @@ func (b *Bridge) refresh(ctx context.Context) (ch ToolsChange) {
 	defer b.mu.Unlock()
 	before := len(b.warnings)
 	defer func() { ch.Warnings = slices.Clone(b.warnings[before:]) }()
-	tools, upstreamNames, err := b.definitions(listed)
+	defs, err := b.definitions(listed)
 	if err != nil {
 		ch.Err = fmt.Errorf("%s: refreshing its tools after tools/list_changed: %w", b.label, err)
 		return ch
 	}
-	for i, t := range tools {
-		if _, taken := b.reg.Get(b.scope, t.Name); taken {
-			b.skip(upstreamNames[i], fmt.Sprintf("%s: new tool %q skipped: the name is already registered for scope %q", b.label, t.Name, b.scope))
+	for _, d := range defs {
+		if _, taken := b.reg.Get(b.scope, d.tool.Name); taken {
+			b.skip(d.upstream, fmt.Sprintf("%s: new tool %q skipped: the name is already registered for scope %q", b.label, d.tool.Name, b.scope))
 			continue
 		}
-		if err := b.register(t, upstreamNames[i]); err != nil {
-			b.skip(upstreamNames[i], fmt.Sprintf("%s: new tool %q skipped: %v", b.label, t.Name, err))
+		if err := b.register(d); err != nil {
+			b.skip(d.upstream, fmt.Sprintf("%s: new tool %q skipped: %v", b.label, d.tool.Name, err))
 			continue
 		}
-		if _, ok := b.names[upstreamNames[i]]; ok {
-			ch.Added = append(ch.Added, t.Name)
+		if _, ok := b.names[d.upstream]; ok {
+			ch.Added = append(ch.Added, d.tool.Name)
 		}
 	}
 	listedNow := map[string]bool{}

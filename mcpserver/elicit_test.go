@@ -120,10 +120,11 @@ func TestServer_approval_sessionlessClientUsesTheDeployment(t *testing.T) {
 func TestServer_listTools_annotations(t *testing.T) {
 	f := newFixture(t, executor.NewConfig())
 	yes := true
-	opts := mcpserver.Options{Annotations: map[string]*mcp.ToolAnnotations{
+	hints := map[string]*mcp.ToolAnnotations{
 		"add":   {ReadOnlyHint: true},
 		"write": {DestructiveHint: &yes},
-	}}
+	}
+	opts := mcpserver.Options{Annotations: func(tool string) *mcp.ToolAnnotations { return hints[tool] }}
 	for _, scope := range []string{"native", "both", "ptc"} {
 		t.Run(scope, func(t *testing.T) {
 			cs := connectWith(t, f.exec, scope, "", opts, nil)

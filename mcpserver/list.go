@@ -23,8 +23,10 @@ func (r *router) list(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	tools := mcpTools(schemas)
-	for _, t := range tools {
-		t.Annotations = r.opts.Annotations[t.Name]
+	if r.opts.Annotations != nil {
+		for _, t := range tools {
+			t.Annotations = r.opts.Annotations(t.Name)
+		}
 	}
 	return &mcp.ListToolsResult{Tools: tools}, nil
 }

@@ -36,11 +36,12 @@ type Options struct {
 	// or in run_code's description (sdkgen.DescribeRunCode), with only the
 	// rules here. ptcx mcp puts it in the description by default (--sdk-in).
 	Instructions string
-	// Annotations are the MCP hints (readOnlyHint, destructiveHint, ...)
-	// listed with the tool of each name, when the scope advertises it. A
-	// tool without an entry is listed without annotations, which MCP reads
-	// as "may be destructive".
-	Annotations map[string]*mcp.ToolAnnotations
+	// Annotations, when set, gives the MCP hints (readOnlyHint,
+	// destructiveHint, ...) listed with each tool the scope advertises; it
+	// is asked at every tools/list, so it may follow tools registered
+	// later. A tool it gives nil for is listed without annotations, which
+	// MCP reads as "may be destructive".
+	Annotations func(tool string) *mcp.ToolAnnotations
 	// MaxProgressLines bounds the console lines of one run_code call sent as
 	// notifications/progress to a client that gave a progress token
 	// (default DefaultMaxProgressLines; negative: none are sent).

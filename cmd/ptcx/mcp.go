@@ -58,10 +58,8 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
-	opts := mcpserver.Options{Name: "ptcx", Version: currentVersion(), Instructions: instructions}
-	if !st.noBuiltin {
-		opts.Annotations = builtinAnnotations()
-	}
+	opts := mcpserver.Options{Name: "ptcx", Version: currentVersion(), Instructions: instructions,
+		Annotations: e.annotations(!st.noBuiltin)}
 	srv, err := mcpserver.New(e.exec, e.scope, opts)
 	if err != nil {
 		return fail(s, err)

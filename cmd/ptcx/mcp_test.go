@@ -127,6 +127,14 @@ func TestMCP_bothAndUpstream(t *testing.T) {
 	require.Contains(t, names, "run_code")
 	require.Contains(t, names, "upstream.echo")
 	require.Contains(t, stderr.String(), "bridged")
+	for _, tool := range list.Tools {
+		switch tool.Name {
+		case "upstream.echo": // the upstream marks it read-only: the hint is passed on
+			require.Equal(t, &mcp.ToolAnnotations{ReadOnlyHint: true}, tool.Annotations)
+		case "upstream.crash": // no annotations upstream
+			require.Nil(t, tool.Annotations)
+		}
+	}
 
 	text, isErr := callTool(t, cs, "upstream.echo", map[string]any{"text": "direct"})
 	require.False(t, isErr, text)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/toolsfile"
@@ -59,6 +60,7 @@ type env struct {
 	reg     *registry.Registry
 	exec    *executor.Executor
 	scope   string
+	bridges []*mcpbridge.Bridge // the --upstream servers
 	cleanup []func()
 }
 

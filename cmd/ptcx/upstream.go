@@ -55,6 +55,7 @@ func (s *setup) connectUpstreams(ctx context.Context, e *env, ups []mcpbridge.Up
 			return fmt.Errorf("--upstream %s: %w", cmd, err)
 		}
 		e.cleanup = append(e.cleanup, func() { _ = b.Close() })
+		e.bridges = append(e.bridges, b)
 		for _, w := range b.Warnings() {
 			fmt.Fprintf(s.log, "ptcx: %s\n", w) // each names its upstream
 		}
