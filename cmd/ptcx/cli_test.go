@@ -191,6 +191,10 @@ func TestWire(t *testing.T) {
 	require.Len(t, oa, 1)
 	require.Equal(t, "function", oa[0]["type"])
 	require.Equal(t, "run_code", oa[0]["function"].(map[string]any)["name"])
+	// The declarations in run_code's description read as TypeScript.
+	require.Contains(t, out, "Promise<")
+	require.NotContains(t, out, `\u003c`)
+	require.NotContains(t, out, `\u003e`)
 
 	out, _, status = ptcx(t, "", "wire", "--tools", toolsFile, "--mode", "both", "--format", "anthropic")
 	require.Equal(t, exitOK, status)
@@ -307,9 +311,18 @@ func TestPrompt(t *testing.T) {
 	require.NotContains(t, out, "tools:ptc-only")
 	require.Contains(t, out, "tools:sdk")
 
-	out, _, status = ptcx(t, "", "prompt", "--tools", toolsFile, "--mode", "native", "--json")
+	// Native mode has no sections, and says why on stderr.
+	const why = `ptcx prompt: no tool sections: scope "deployment" is in native mode, where the model calls every tool directly from its schema (ptcx wire prints them) and there is no run_code; use --mode ptc or --mode both for the SDK sections`
+	out, errOut, status := ptcx(t, "", "prompt", "--tools", toolsFile, "--mode", "native", "--json")
 	require.Equal(t, exitOK, status)
 	require.JSONEq(t, `[]`, out)
+	require.Equal(t, why+"\n", errOut)
+	out, errOut, status = ptcx(t, "", "prompt", "--tools", toolsFile, "--mode", "native")
+	require.Equal(t, exitOK, status)
+	require.Empty(t, out)
+	require.Equal(t, why+"\n", errOut)
+	_, errOut, _ = ptcx(t, "", "prompt", "--tools", toolsFile)
+	require.Empty(t, errOut, "nothing to explain when there are sections")
 }
 
 func TestRun(t *testing.T) {
