@@ -2,10 +2,30 @@ package executor
 
 import "context"
 
+// callApproverKey carries an Approver set by WithCallApprover.
+type callApproverKey struct{}
+
+// WithCallApprover returns a copy of ctx under which a call that needs
+// approval, and every nested call of a run_code program started under it,
+// is asked of a instead of the configured approver (Config.WithApprover).
+// It is the seam for an approver that belongs to the caller rather than to
+// the deployment: mcpserver asks the MCP client (elicitation) when the
+// client can answer, and leaves ctx alone, so that the deployment's approver
+// decides, when it cannot. A nil a changes nothing.
+func WithCallApprover(ctx context.Context, a Approver) context.Context {
+	if a == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, callApproverKey{}, a)
+}
+
 // approve is phase 5: a call a listener asked about continues only when the
 // approver allows it once.
 func (x *execution) approve(ctx context.Context, question string) bool {
 	a := x.e.cfg.approver
+	if ca, ok := ctx.Value(callApproverKey{}).(Approver); ok {
+		a = ca
+	}
 	if a == nil {
 		x.fail(denied("approval required but no approver is configured", question))
 		return false

@@ -35,18 +35,47 @@ type Upstream struct {
 	// StartTimeout bounds starting the server: the MCP handshake and
 	// listing its tools (default 60s).
 	StartTimeout time.Duration
+	// MaxTools bounds how many tools of the upstream are registered, over
+	// its whole life: an upstream whose tool list keeps changing cannot grow
+	// the registry without end (default DefaultMaxTools). Past it, tools are
+	// skipped with a warning.
+	MaxTools int
+	// OnToolsChanged, when set, is called after the bridge refreshed its
+	// tools because the upstream sent notifications/tools/list_changed (see
+	// ToolsChange). It runs on the bridge's refresh goroutine: a slow one
+	// delays the next refresh, never a call.
+	OnToolsChanged func(ToolsChange)
 }
+
+// DefaultMaxTools is the default of Upstream.MaxTools: far more tools than
+// any real server offers, far fewer than would make a registry slow.
+const DefaultMaxTools = 1000
 
 // Bridge is a connected upstream whose tools are registered in a registry.
 // It is safe for concurrent use: many calls may be in flight at once over
 // the one upstream process.
 type Bridge struct {
 	label                 string // `upstream "fs"`, how messages name it
+	prefix                string
 	argv                  []string
 	timeout, startTimeout time.Duration
-	tools                 []string
-	warnings              []string
+	reg                   *registry.Registry
+	scope                 string
+	maxTools              int
+	onChange              func(ToolsChange)
 	now                   func() time.Time
+
+	// mu guards the tool set, which a refresh (refresh.go) changes.
+	mu       sync.Mutex
+	tools    []string                        // registered names, sorted
+	names    map[string]string               // upstream name → registered name
+	gone     map[string]bool                 // upstream names registered and no longer listed
+	skipped  map[string]bool                 // upstream names skipped with a warning: never tried again
+	hints    map[string]*mcp.ToolAnnotations // registered name → the upstream's annotations
+	warnings []string
+
+	listChangedCh chan struct{} // one pending refresh; closing stops the refresher
+	refresherDone chan struct{}
 
 	closing   chan struct{} // closed when Close starts: a start in progress gives up
 	closeOnce sync.Once
@@ -101,22 +130,38 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	} else if !validPrefix.MatchString(prefix) {
 		return nil, fmt.Errorf("mcpbridge: invalid prefix %q: must match %s", prefix, validPrefix)
 	}
+	maxTools := u.MaxTools
+	if maxTools <= 0 {
+		maxTools = DefaultMaxTools
+	}
 	b := &Bridge{
-		label:        fmt.Sprintf("upstream %q", prefix),
-		argv:         slices.Clone(u.Command),
-		timeout:      orDefault(u.Timeout),
-		startTimeout: orDefault(u.StartTimeout),
-		now:          time.Now,
-		closing:      make(chan struct{}),
-		lock:         make(chan struct{}, 1),
+		label:         fmt.Sprintf("upstream %q", prefix),
+		prefix:        prefix,
+		reg:           reg,
+		scope:         scope,
+		maxTools:      maxTools,
+		onChange:      u.OnToolsChanged,
+		names:         map[string]string{},
+		gone:          map[string]bool{},
+		skipped:       map[string]bool{},
+		hints:         map[string]*mcp.ToolAnnotations{},
+		listChangedCh: make(chan struct{}, 1),
+		refresherDone: make(chan struct{}),
+		argv:          slices.Clone(u.Command),
+		timeout:       orDefault(u.Timeout),
+		startTimeout:  orDefault(u.StartTimeout),
+		now:           time.Now,
+		closing:       make(chan struct{}),
+		lock:          make(chan struct{}, 1),
 	}
 	fail := func(err error) (*Bridge, error) {
+		close(b.refresherDone) // the refresher starts only once Connect succeeds
 		_ = b.Close()
 		return nil, fmt.Errorf("mcpbridge: %s (%s): %w", b.label, strings.Join(b.argv, " "), err)
 	}
 
 	b.lastStart = b.now()
-	s, err := startSession(ctx, b.argv, b.startTimeout, &b.dropped)
+	s, err := startSession(ctx, b.argv, b.startTimeout, &b.dropped, b.listChanged)
 	if err != nil {
 		return fail(fmt.Errorf("did not start: %w", err))
 	}
@@ -125,28 +170,65 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	if err != nil {
 		return fail(err)
 	}
-	tools, err := b.definitions(prefix, listed)
-	if err != nil {
+	if err := b.registerFirst(listed); err != nil {
 		return fail(err)
 	}
-	slices.SortFunc(tools, func(x, y registry.Tool) int { return strings.Compare(x.Name, y.Name) })
-	for _, t := range tools {
-		if _, taken := reg.Get(scope, t.Name); taken {
-			return fail(fmt.Errorf("tool %q is already registered for scope %q: give this upstream another prefix", t.Name, scope))
-		}
-	}
-	for _, t := range tools {
-		err := reg.Register(scope, t)
-		switch {
-		case api.CodeOf(err) == api.CodeUnsupportedSchema:
-			b.warnings = append(b.warnings, fmt.Sprintf("%s: tool %q skipped: %v", b.label, t.Name, err))
-		case err != nil:
-			return fail(fmt.Errorf("registering %q (tools registered before it stay, failing): %w", t.Name, err))
-		default:
-			b.tools = append(b.tools, t.Name)
-		}
-	}
+	go b.refresher()
 	return b, nil
+}
+
+// registerFirst registers the tools listed at Connect: a name already taken
+// on the scope's chain fails before anything is registered.
+func (b *Bridge) registerFirst(listed []*mcp.Tool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	defs, err := b.definitions(listed)
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		if _, taken := b.reg.Get(b.scope, d.tool.Name); taken {
+			return fmt.Errorf("tool %q is already registered for scope %q: give this upstream another prefix", d.tool.Name, b.scope)
+		}
+	}
+	for _, d := range defs {
+		if err := b.register(d); err != nil {
+			return fmt.Errorf("registering %q (tools registered before it stay, failing): %w", d.tool.Name, err)
+		}
+	}
+	return nil
+}
+
+// definition is one upstream tool ready to register.
+type definition struct {
+	tool     registry.Tool
+	upstream string               // its name upstream
+	hints    *mcp.ToolAnnotations // the upstream's annotations, or nil
+}
+
+// register registers one tool (b.mu held). A schema the registry cannot
+// compile, or a tool past MaxTools, is skipped with a warning; any other
+// failure is returned.
+func (b *Bridge) register(d definition) error {
+	if len(b.names) >= b.maxTools {
+		b.skip(d.upstream, fmt.Sprintf("%s: tool %q skipped: the bridge registers at most %d tools of an upstream (Upstream.MaxTools)", b.label, d.tool.Name, b.maxTools))
+		return nil
+	}
+	err := b.reg.Register(b.scope, d.tool)
+	switch {
+	case api.CodeOf(err) == api.CodeUnsupportedSchema:
+		b.skip(d.upstream, fmt.Sprintf("%s: tool %q skipped: %v", b.label, d.tool.Name, err))
+		return nil
+	case err != nil:
+		return err
+	}
+	b.names[d.upstream] = d.tool.Name
+	if d.hints != nil {
+		b.hints[d.tool.Name] = d.hints
+	}
+	b.tools = append(b.tools, d.tool.Name)
+	slices.Sort(b.tools)
+	return nil
 }
 
 // listTools lists every tool of the upstream, following pages.
@@ -163,20 +245,28 @@ func listTools(ctx context.Context, s *session, timeout time.Duration) ([]*mcp.T
 	return out, nil
 }
 
-// definitions turns the upstream's tools into registry tools, named by
-// assignNames.
-func (b *Bridge) definitions(prefix string, listed []*mcp.Tool) ([]registry.Tool, error) {
+// skip records a tool that is not registered, and why (b.mu held): a
+// refresh does not try it again.
+func (b *Bridge) skip(upstreamName, warning string) {
+	b.skipped[upstreamName] = true
+	b.warnings = append(b.warnings, warning)
+}
+
+// definitions turns the upstream's tools that are not registered yet into
+// registry tools, named by assignNames, sorted by name, with the upstream
+// name of each (b.mu held). A tool registered before keeps its name; one
+// skipped before stays skipped.
+func (b *Bridge) definitions(listed []*mcp.Tool) ([]definition, error) {
 	var names []string
 	for _, t := range listed {
 		names = append(names, t.Name)
 	}
-	n := assignNames(b.label, prefix, names)
-	b.warnings = append(b.warnings, n.warnings...)
-	var out []registry.Tool
+	n := assignNames(b.label, b.prefix, names)
+	var out []definition
 	seen := map[string]bool{}
 	for _, t := range listed {
 		name, ok := n.names[t.Name]
-		if !ok || seen[t.Name] {
+		if _, known := b.names[t.Name]; !ok || seen[t.Name] || known || b.skipped[t.Name] {
 			continue
 		}
 		seen[t.Name] = true
@@ -184,27 +274,40 @@ func (b *Bridge) definitions(prefix string, listed []*mcp.Tool) ([]registry.Tool
 		if err != nil {
 			return nil, fmt.Errorf("the input schema of %q: %w", t.Name, err)
 		}
-		var outSchema json.RawMessage
+		// A tool without an output schema answers with content; its value
+		// is that content's text (content.go), so it is typed a string.
+		outSchema, hasOutputSchema := json.RawMessage(textOutputSchema), false
 		if t.OutputSchema != nil {
 			if outSchema, err = json.Marshal(t.OutputSchema); err != nil {
 				return nil, fmt.Errorf("the output schema of %q: %w", t.Name, err)
 			}
+			hasOutputSchema = true
 		}
 		desc := t.Description
 		if desc == "" {
 			desc = t.Title
 		}
-		out = append(out, registry.Tool{
+		out = append(out, definition{tool: registry.Tool{
 			Name:            name,
 			Description:     desc,
 			InputSchema:     in,
 			OutputSchema:    outSchema,
 			ConcurrencySafe: t.Annotations != nil && t.Annotations.ReadOnlyHint,
-			Body:            b.body(t.Name, outSchema != nil),
-		})
+			Body:            b.body(t.Name, hasOutputSchema),
+		}, upstream: t.Name, hints: t.Annotations})
 	}
+	for _, w := range n.warnings {
+		if !slices.Contains(b.warnings, w) { // a refresh names the renamed tools again
+			b.warnings = append(b.warnings, w)
+		}
+	}
+	slices.SortFunc(out, func(x, y definition) int { return strings.Compare(x.tool.Name, y.tool.Name) })
 	return out, nil
 }
+
+// textOutputSchema is the output schema of an upstream tool that declares
+// none.
+const textOutputSchema = `{"type":"string"}`
 
 // inputSchema is the upstream's input schema as JSON. MCP requires
 // "type": "object"; a schema that omits "type" altogether (as some servers
@@ -227,8 +330,26 @@ func inputSchema(s any) (json.RawMessage, error) {
 	return json.Marshal(s)
 }
 
-// Tools returns the registered tool names, sorted.
-func (b *Bridge) Tools() []string { return slices.Clone(b.tools) }
+// Tools returns the registered tool names, sorted: those the upstream no
+// longer lists (see ToolsChange) included, since a registry cannot forget a
+// tool.
+func (b *Bridge) Tools() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.tools)
+}
+
+// Annotations returns the upstream's MCP annotations of a registered tool
+// (by its registered name), or nil: a server that lists bridged tools
+// directly (mcpserver.Options.Annotations) passes them on.
+func (b *Bridge) Annotations(tool string) *mcp.ToolAnnotations {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hints[tool]
+}
+
+// Prefix returns the prefix of the registered names, "<prefix>.<tool>".
+func (b *Bridge) Prefix() string { return b.prefix }
 
 // Dropped returns how many unsolicited messages (notifications, and
 // requests to the bridge) the upstream sent past their budget, which the
@@ -238,7 +359,11 @@ func (b *Bridge) Dropped() int64 { return b.dropped.Load() }
 
 // Warnings returns what Connect had to change or skip: renamed tools, tools
 // whose schemas the registry cannot compile.
-func (b *Bridge) Warnings() []string { return slices.Clone(b.warnings) }
+func (b *Bridge) Warnings() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.warnings)
+}
 
 // Close stops the upstream (its stdin is closed, then it gets SIGTERM, then
 // SIGKILL, with its whole process group) and waits until no process is
@@ -246,6 +371,7 @@ func (b *Bridge) Warnings() []string { return slices.Clone(b.warnings) }
 // Close may be called more than once.
 func (b *Bridge) Close() error {
 	b.closeOnce.Do(func() { close(b.closing) })
+	<-b.refresherDone
 	b.lock <- struct{}{}
 	s := b.sess
 	b.sess, b.closed = nil, true

@@ -24,7 +24,7 @@ func TestConnect_import(t *testing.T) {
 	// Two tools per page: listing must follow the pages.
 	v := connect(t, upstream("-page-size", "2"), api.ModeNative, executor.NewConfig())
 	require.Equal(t, []string{
-		"up.a_b", "up.a_b_2", "up.crash", "up.echo", "up.err", "up.flood", "up.freeze", "up.garbage",
+		"up.a_b", "up.a_b_2", "up.addtool", "up.crash", "up.droptool", "up.echo", "up.err", "up.flood", "up.freeze", "up.garbage",
 		"up.pic", "up.pid", "up.slow", "up.spawn", "up.stats", "up.upper",
 	}, v.b.Tools())
 
@@ -33,12 +33,13 @@ func TestConnect_import(t *testing.T) {
 		safe                bool
 	}{
 		{"up.echo", "Echo the text back.", textIn, `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`, true},
-		{"up.upper", "Upper-case the text.", textIn, "", true},
+		// Without an output schema, a tool's value is its text.
+		{"up.upper", "Upper-case the text.", textIn, `{"type":"string"}`, true},
 		{"up.stats", "Counters.", emptyIn, `{"type":"object"}`, true},
 		{"up.spawn", "Start a child that sleeps forever.", emptyIn, `{"type":"object"}`, false},
-		{"up.crash", "Exit the process.", emptyIn, "", false},
-		{"up.a_b", "A name that is already fine.", textIn, "", true},
-		{"up.a_b_2", "A name with a space.", textIn, "", true},
+		{"up.crash", "Exit the process.", emptyIn, `{"type":"string"}`, false},
+		{"up.a_b", "A name that is already fine.", textIn, `{"type":"string"}`, true},
+		{"up.a_b_2", "A name with a space.", textIn, `{"type":"string"}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,11 +47,7 @@ func TestConnect_import(t *testing.T) {
 			require.True(t, ok)
 			require.Equal(t, tt.desc, s.Description)
 			require.JSONEq(t, tt.in, string(s.InputSchema))
-			if tt.out == "" {
-				require.Empty(t, s.OutputSchema)
-			} else {
-				require.JSONEq(t, tt.out, string(s.OutputSchema))
-			}
+			require.JSONEq(t, tt.out, string(s.OutputSchema))
 			require.Equal(t, tt.safe, s.ConcurrencySafe)
 			require.Equal(t, tt.safe, v.exec.SchedulingClass(registry.Deployment, tt.name) == executor.Concurrent)
 		})
@@ -99,14 +96,20 @@ func TestDerivePrefix(t *testing.T) {
 	}{
 		{[]string{"/usr/local/bin/mcp-server-git", "--repo", "."}, "mcp-server-git"},
 		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"}, "server-filesystem"},
-		{[]string{"npx", "@playwright/mcp@latest"}, "mcp"},
+		{[]string{"npx", "@playwright/mcp@latest"}, "playwright"},
 		{[]string{"uvx", "mcp-server-fetch@1.2"}, "mcp-server-fetch"},
 		{[]string{"python3", "-m", "mcp_server_time"}, "mcp_server_time"},
-		{[]string{"node", "build/index.js"}, "index"},
+		{[]string{"node", "/opt/servers/github/build/index.js"}, "github"},
+		{[]string{"node", "build/index.js"}, "mcp"},
+		{[]string{"uv", "run", "weather/server.py", "--port", "1"}, "weather"},
+		{[]string{"uv", "run", "weather/server.py"}, "weather"},
+		{[]string{"docker", "run", "-i", "--rm", "-e", "TOKEN=1", "mcp/github"}, "github"},
+		{[]string{"deno", "run", "-A", "jsr:@scope/tool"}, "tool"},
 		{[]string{"./my server.py"}, "my_server"},
 		{[]string{"./42"}, "_42"},
-		{[]string{"npx"}, "npx"},
-		{[]string{"/"}, "_"},
+		{[]string{"npx"}, "mcp"},
+		{[]string{"node", "index.js"}, "mcp"},
+		{[]string{"/"}, "mcp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -169,7 +172,7 @@ func TestConnect_startFailures(t *testing.T) {
 		want  []string
 	}{
 		{"no such command", mcpbridge.Upstream{Command: []string{"/nonexistent/mcp-server"}}, "",
-			[]string{`upstream "mcp-server"`, `did not start: cannot start "/nonexistent/mcp-server"`, "no such file or directory"}},
+			[]string{`upstream "nonexistent"`, `did not start: cannot start "/nonexistent/mcp-server"`, "no such file or directory"}},
 		{"no command", mcpbridge.Upstream{}, "", []string{"the upstream has no command"}},
 		{"unknown scope", upstream(), "nope", []string{`unknown scope "nope"`}},
 		{"exits at start", upstream("-fail-start"), "",

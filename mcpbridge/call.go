@@ -29,6 +29,9 @@ func (b *Bridge) body(tool string, hasOutputSchema bool) registry.Body {
 // died. The arguments go as the executor validated them. Cancelling ctx
 // cancels the request upstream: the SDK sends notifications/cancelled.
 func (b *Bridge) call(ctx context.Context, tool string, args json.RawMessage, hasOutputSchema bool) (api.Output, error) {
+	if err := b.unlisted(tool); err != nil {
+		return api.Output{}, err
+	}
 	s, err := b.acquire(ctx)
 	if err != nil {
 		return api.Output{}, err
@@ -123,7 +126,7 @@ func (b *Bridge) acquire(ctx context.Context) (*session, error) {
 	sctx, cancel := b.startContext(ctx)
 	defer cancel()
 	b.lastStart = b.now()
-	s, err := startSession(sctx, b.argv, b.startTimeout, &b.dropped)
+	s, err := startSession(sctx, b.argv, b.startTimeout, &b.dropped, b.listChanged)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)

@@ -14,13 +14,15 @@ import (
 // output turns an upstream's tool result into a registry output.
 //
 //   - isError: a TOOL_FAILED error whose message is the upstream's text;
-//   - structuredContent: the value, shown to the model as the executor
-//     renders any value;
+//   - a tool with an output schema: its structuredContent is the value,
+//     shown to the model as the executor renders any value; without it, the
+//     text of its contents when that text is JSON (servers that predate
+//     structuredContent send their structured result as text);
 //   - otherwise the text of the contents joined by newlines, a non-text item
-//     as a short placeholder ("[image/png, 1234 bytes]"). The value is that
-//     text as a JSON string, unless the tool declared an output schema and
-//     the text is JSON: servers that predate structuredContent send their
-//     structured result as text.
+//     as a short placeholder ("[image/png, 1234 bytes]"), as a JSON string:
+//     a tool without an output schema is typed Promise<string>, so its
+//     value is always its text (the JSON of a structuredContent it sends
+//     with no content at all).
 func output(label, tool string, res *mcp.CallToolResult, hasOutputSchema bool) (api.Output, error) {
 	text := joinContent(res.Content)
 	if res.IsError {
@@ -29,7 +31,14 @@ func output(label, tool string, res *mcp.CallToolResult, hasOutputSchema bool) (
 		}
 		return api.Output{}, &api.Error{Code: api.CodeToolFailed, Message: text}
 	}
-	if res.StructuredContent != nil {
+	if !hasOutputSchema && len(res.Content) == 0 && res.StructuredContent != nil {
+		v, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return api.Output{}, fmt.Errorf("%s: the structured result of %s is not JSON: %w", label, tool, err)
+		}
+		text = string(v)
+	}
+	if hasOutputSchema && res.StructuredContent != nil {
 		v, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return api.Output{}, fmt.Errorf("%s: the structured result of %s is not JSON: %w", label, tool, err)

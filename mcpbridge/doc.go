@@ -7,19 +7,34 @@
 // # Import
 //
 // Each upstream tool is registered as "<prefix>.<tool>" with the upstream's
-// description, input schema and (where given) output schema; MCP's
-// readOnlyHint annotation makes it concurrency-safe. Names that are not
-// valid ptcx tool names are sanitised deterministically, and a tool whose
-// schema the registry cannot compile is skipped; both are reported by
-// Bridge.Warnings rather than failing the bridge. The tool list is read once,
-// at Connect.
+// description, input schema and output schema; a tool that declares no
+// output schema gets {"type": "string"} (its value is its text, so a
+// program sees Promise<string>). MCP's readOnlyHint annotation makes it
+// concurrency-safe. Names that are not valid ptcx tool names are sanitised
+// deterministically, and a tool whose schema the registry cannot compile is
+// skipped; both are reported by Bridge.Warnings rather than failing the
+// bridge. Two instances of one server coexist under two prefixes
+// (Upstream.Prefix); a derived prefix is never a launcher's name (npx, node,
+// python, uv, docker...) nor a generic one (index, main, server, dist, mcp...).
+//
+// The tool list is read at Connect, and again whenever the upstream sends
+// notifications/tools/list_changed (folded: one listing at a time): new
+// tools are registered, tools it no longer lists stay registered (a
+// registry cannot forget a tool) but a call to one fails with UNKNOWN_TOOL,
+// and a tool it lists again works again. A tool whose schema changed keeps
+// the one it was registered with; a tool skipped with a warning stays
+// skipped. Upstream.MaxTools (default 1000) bounds
+// the tools registered over the bridge's life. Upstream.OnToolsChanged
+// reports each refresh.
 //
 // # Results
 //
-// An upstream result's structuredContent is the tool's value; without it,
-// the value is the text contents joined by newlines (a non-text item shows
-// as a placeholder such as "[image/png, 1234 bytes]"). isError is a
-// TOOL_FAILED error whose message is the upstream's text.
+// For a tool with an output schema, an upstream result's structuredContent
+// is the tool's value (or its text, when that is JSON and there is no
+// structuredContent). Otherwise the value is the text contents joined by
+// newlines (a non-text item shows as a placeholder such as
+// "[image/png, 1234 bytes]"). isError is a TOOL_FAILED error whose message
+// is the upstream's text.
 //
 // # Failures
 //

@@ -66,3 +66,21 @@ func FuzzAssignNames(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDerivePrefix checks that any command gets a valid prefix that is
+// never a launcher's name nor a generic one.
+func FuzzDerivePrefix(f *testing.F) {
+	f.Add("npx\x00-y\x00@modelcontextprotocol/server-filesystem\x00/tmp")
+	f.Add("node\x00/opt/x/dist/index.js")
+	f.Add("docker\x00run\x00-i\x00--rm\x00-e\x00A=b\x00mcp/github")
+	f.Add("/\x00..\x00.")
+	f.Add("uv\x00run\x00@\x00-")
+	f.Fuzz(func(t *testing.T, joined string) {
+		argv := strings.Split(joined, "\x00")
+		p := derivePrefix(argv)
+		require.True(t, validPrefix.MatchString(p), "%q → %q", argv, p)
+		require.True(t, registry.ValidName(p+".tool"), "%q → %q", argv, p)
+		require.False(t, launchers[p], "%q → the launcher %q", argv, p)
+		require.False(t, generic[strings.ToLower(p)] && p != "mcp", "%q → the generic %q", argv, p)
+	})
+}

@@ -19,29 +19,49 @@ const maxPrefix = 32
 var validPrefix = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,31}$`)
 
 // launchers run the program named by their first argument that is not a
-// flag; the bridge names an upstream after that program instead.
+// flag (nor one of launcherVerbs); the bridge names an upstream after that
+// program instead, and never after the launcher.
 var launchers = map[string]bool{
-	"npx": true, "pnpx": true, "bunx": true, "uvx": true,
-	"node": true, "python": true, "python3": true,
+	"npx": true, "pnpx": true, "bunx": true, "uvx": true, "pipx": true,
+	"node": true, "deno": true, "bun": true, "tsx": true, "ts-node": true,
+	"python": true, "python3": true, "uv": true,
+	"npm": true, "pnpm": true, "yarn": true, "docker": true, "podman": true,
 }
 
-// derivePrefix names an upstream after its command: the base name of
-// argv[0] without an extension or a version, or, for a launcher such as npx
-// or python, of its first argument that is not a flag
-// ("npx -y @modelcontextprotocol/server-filesystem /tmp" → "server-filesystem").
-// Characters a tool name cannot hold become "_".
+// launcherVerbs are the subcommands of launchers that run a program
+// ("uv run server.py", "docker run -i image").
+var launcherVerbs = map[string]bool{"run": true, "x": true, "exec": true, "dlx": true, "tool": true}
+
+// generic are names that say nothing about a server: a script's usual file
+// and directory names, and npm's names for "the MCP server of this scope".
+// The bridge looks past them to the directory or scope that holds them.
+var generic = map[string]bool{
+	"index": true, "main": true, "server": true, "cli": true, "app": true, "start": true,
+	"__main__": true, "__init__": true, "mcp": true, "mcp-server": true, "mcp_server": true,
+	"dist": true, "build": true, "src": true, "lib": true, "bin": true, "out": true, ".": true, "..": true,
+}
+
+// derivePrefix names an upstream after its command: the program it runs
+// (argv[0], or for a launcher such as npx, node or python its first
+// argument that is neither a flag, a launcher verb such as "run", nor a
+// NAME=VALUE setting), by the last part of its path that is not generic
+// ("node /opt/github/dist/index.js" → "github", "npx @playwright/mcp" →
+// "playwright", "npx -y @modelcontextprotocol/server-filesystem /tmp" →
+// "server-filesystem"), without an extension or a version. Characters a
+// tool name cannot hold become "_"; when nothing is left, it is "mcp".
 func derivePrefix(argv []string) string {
-	name := stem(argv[0])
-	if launchers[name] {
+	target := argv[0]
+	if launchers[stem(argv[0])] {
+		target = ""
 		for _, a := range argv[1:] {
-			if !strings.HasPrefix(a, "-") {
-				name = stem(a)
+			if !strings.HasPrefix(a, "-") && !launcherVerbs[a] && !strings.Contains(a, "=") {
+				target = a
 				break
 			}
 		}
 	}
-	p := sanitize(name)
-	if p == "" {
+	p := sanitize(meaningful(target))
+	if p == "" || launchers[p] {
 		return "mcp"
 	}
 	if c := p[0]; !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
@@ -50,10 +70,26 @@ func derivePrefix(argv []string) string {
 	return text.Truncate(p, maxPrefix)
 }
 
+// meaningful is the last part of a program's path (or npm package name)
+// that is not generic, stemmed; "" when there is none.
+func meaningful(target string) string {
+	parts := strings.Split(filepath.ToSlash(target), "/")
+	for i := len(parts) - 1; i >= 0; i-- {
+		name := strings.TrimPrefix(stem(parts[i]), "@")
+		if name != "" && !generic[strings.ToLower(name)] && !launchers[name] {
+			return name
+		}
+	}
+	return ""
+}
+
 // stem is a command's base name without a version ("pkg@1.2") or a script
 // extension.
 func stem(s string) string {
 	s = filepath.Base(filepath.ToSlash(s))
+	if s == "/" || s == "." {
+		return ""
+	}
 	if i := strings.LastIndex(s, "@"); i > 0 {
 		s = s[:i]
 	}

@@ -33,8 +33,10 @@ type session struct {
 // startSession starts the upstream and initialises an MCP session with it,
 // within timeout. On failure nothing is left running, and the error says
 // why, with the end of the upstream's stderr. Unsolicited messages dropped
-// over their budget are counted in dropped.
-func startSession(ctx context.Context, argv []string, timeout time.Duration, dropped *atomic.Int64) (*session, error) {
+// over their budget are counted in dropped. listChanged is called (on the
+// SDK's goroutine: it must not block) when the upstream sends
+// notifications/tools/list_changed.
+func startSession(ctx context.Context, argv []string, timeout time.Duration, dropped *atomic.Int64, listChanged func()) (*session, error) {
 	p, err := startProcess(argv)
 	if err != nil {
 		return nil, startError(argv, err)
@@ -46,6 +48,9 @@ func startSession(ctx context.Context, argv []string, timeout time.Duration, dro
 		// The bridge offers the upstream nothing: no roots, no sampling,
 		// no elicitation.
 		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			listChanged()
+		},
 	})
 	transport := &mcp.IOTransport{Reader: s.guard, Writer: p.stdin, MaxLineLength: -1}
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
 )
 
 // MetaError is the _meta key under which a failed call's code, kind and
@@ -29,12 +30,22 @@ type ErrorMeta struct {
 // call sends one tools/call, whatever its name, through the executor as a
 // model-direct call, with the arguments exactly as they came over the wire.
 // The request's context is the call's: a client's notifications/cancelled
-// cancels it.
+// cancels it. A run_code call whose request has a progress token streams
+// its console lines as progress (progress.go); a call that needs approval
+// asks the client when it can answer (elicit.go).
 func (r *router) call(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	var name string
 	var args json.RawMessage
 	if req.Params != nil {
 		name, args = req.Params.Name, req.Params.Arguments
+	}
+	if !r.opts.NoElicitation {
+		ctx = executor.WithCallApprover(ctx, callApprover(req.Session, r.opts.ElicitTimeout))
+	}
+	if name == registry.RunCode && r.opts.MaxProgressLines > 0 {
+		var end func()
+		ctx, end = startProgress(ctx, req, r.opts.MaxProgressLines)
+		defer end()
 	}
 	res := r.e.Execute(ctx, executor.Call{Scope: r.scope, Name: name, Args: args})
 	return toolResult(res)

@@ -9,7 +9,9 @@
 // the generated SDK); in both mode every visible tool plus run_code; in native
 // mode every visible tool. Each tool carries its input schema, and its output
 // schema when that schema has "type": "object" (MCP allows no other kind).
-// Every tool is listed in one page.
+// Every tool is listed in one page. The server declares tools.listChanged:
+// NotifyToolsChanged sends notifications/tools/list_changed after tools
+// were registered on the scope.
 //
 // # Every call goes through the executor
 //
@@ -33,11 +35,48 @@
 // "violations"}. JSON-RPC errors are kept for protocol problems: a tools/list
 // cursor the server never issued, an unknown scope.
 //
+// # Progress
+//
+// A run_code call whose request carries a progress token (_meta.progressToken)
+// streams the program's console lines while it runs: one
+// notifications/progress per line, the line as its message (cut to 2 KiB)
+// and the count of lines so far as its progress. At most
+// Options.MaxProgressLines lines (default DefaultMaxProgressLines) are sent
+// per call, and at most 64 wait for a slow client: the program never waits
+// for the client, and lines past either bound are counted in one last
+// notification ("… N more console lines were not sent as progress ...").
+// Every notification is sent before the call's result (the stream is
+// drained for at most 5 s after the run; lines a stuck client has not taken by then are abandoned). The result carries every line
+// whatever was streamed. The lines come from wasmhost.WithLogHook.
+//
+// # Approval
+//
+// A call a pre-execute listener asks about (executor.Ask), direct or nested
+// in a program, is put to the client's user through elicitation/create when
+// the client declared the elicitation capability (form mode) at
+// initialisation: "accept" approves that one call, "decline" and "cancel"
+// deny it (DENIED, "rejected by the approver: the MCP client's user
+// declined"), and a failed request denies it with the error. A client
+// without the capability, or one on the sessionless protocol (2026-07-28,
+// where a server may not send requests while it serves one), leaves the
+// decision to the deployment's approver (executor.Config.WithApprover), as
+// does Options.NoElicitation. The seam is executor.WithCallApprover.
+//
+// # Annotations and the SDK
+//
+// Options.Annotations gives MCP hints (readOnlyHint, destructiveHint, ...)
+// by tool name; ptcx mcp gives them for the built-in workspace tools. The
+// typed SDK should reach the client once: either in run_code's description
+// (a describer such as sdkgen.DescribeRunCode; what ptcx mcp does by
+// default, since every client shows tool descriptions to the model) or in
+// Options.Instructions, not both.
+//
 // # Stdio
 //
 // mcp.IOTransport ends the session on the first line that is not a JSON-RPC
 // message. StdioTransport wraps it so that such a line is answered with a
 // JSON-RPC error and skipped, and the server keeps serving.
 //
-// The package imports executor, registry and the MCP SDK.
+// The package imports executor, registry, wasmhost (the log hook),
+// internal/jsonrpcline, internal/text and the MCP SDK.
 package mcpserver

@@ -22,7 +22,13 @@ func (r *router) list(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
-	return &mcp.ListToolsResult{Tools: mcpTools(schemas)}, nil
+	tools := mcpTools(schemas)
+	if r.opts.Annotations != nil {
+		for _, t := range tools {
+			t.Annotations = r.opts.Annotations(t.Name)
+		}
+	}
+	return &mcp.ListToolsResult{Tools: tools}, nil
 }
 
 // mcpTools renders registry schemas as MCP tool definitions. The schemas are

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,8 +31,29 @@ type Options struct {
 	// client at initialisation (default "ptcx" and "devel").
 	Name, Version string
 	// Instructions, when set, are sent to the client at initialisation (a
-	// host may put the prompt sections of sdkgen here).
+	// host may put the prompt sections of sdkgen here). Send the SDK (the
+	// declarations) once: either here, with run_code's describer left unset,
+	// or in run_code's description (sdkgen.DescribeRunCode), with only the
+	// rules here. ptcx mcp puts it in the description by default (--sdk-in).
 	Instructions string
+	// Annotations, when set, gives the MCP hints (readOnlyHint,
+	// destructiveHint, ...) listed with each tool the scope advertises; it
+	// is asked at every tools/list, so it may follow tools registered
+	// later. A tool it gives nil for is listed without annotations, which
+	// MCP reads as "may be destructive".
+	Annotations func(tool string) *mcp.ToolAnnotations
+	// MaxProgressLines bounds the console lines of one run_code call sent as
+	// notifications/progress to a client that gave a progress token
+	// (default DefaultMaxProgressLines; negative: none are sent).
+	MaxProgressLines int
+	// NoElicitation keeps the deployment's approver (executor.Config's)
+	// deciding every call a listener asks about. By default a client that
+	// declared the elicitation capability is asked instead (its user
+	// approves or declines each call).
+	NoElicitation bool
+	// ElicitTimeout bounds the wait for the client's answer to one approval
+	// (default DefaultElicitTimeout); no answer in time denies the call.
+	ElicitTimeout time.Duration
 }
 
 // New returns an MCP server exposing e's registry as seen from scope ("" is
@@ -59,11 +81,17 @@ func New(e *executor.Executor, scope string, opts Options) (*mcp.Server, error) 
 	s := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		// No tool is ever added to the SDK, so the tools capability is
-		// declared, not inferred. The list is computed per request and no
-		// list_changed notification is sent.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// declared, not inferred. The list is computed per request;
+		// NotifyToolsChanged sends list_changed.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	r := &router{e: e, scope: scope}
+	if opts.ElicitTimeout <= 0 {
+		opts.ElicitTimeout = DefaultElicitTimeout
+	}
+	if opts.MaxProgressLines == 0 {
+		opts.MaxProgressLines = DefaultMaxProgressLines
+	}
+	r := &router{e: e, scope: scope, opts: opts}
 	s.AddReceivingMiddleware(r.middleware)
 	return s, nil
 }
@@ -72,6 +100,7 @@ func New(e *executor.Executor, scope string, opts Options) (*mcp.Server, error) 
 type router struct {
 	e     *executor.Executor
 	scope string
+	opts  Options
 }
 
 // middleware intercepts the two tool methods before the SDK's own handlers,

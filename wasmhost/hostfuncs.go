@@ -153,6 +153,9 @@ func hostLog(ctx context.Context, mod wapi.Module, stack []uint64) {
 		r.stop(trapf("ptcx.log: unknown level %d", level))
 	}
 	text := r.view(mod, "ptcx.log text", stack[1], stack[2], math.MaxUint32)
+	if r.onLog != nil {
+		r.onLog(logPrefixes[level] + string(text))
+	}
 	if !r.output.log(logPrefixes[level], text) {
 		r.stop(&RunError{Kind: api.KindOutputLimit, Logs: r.output.lines,
 			Message: fmt.Sprintf("console output exceeded the output limit of %d bytes; the logs kept are its first %d bytes",

@@ -52,6 +52,8 @@ type run struct {
 	guestErr     *RunError // from the error import
 	stopped      *RunError // why the host stopped the guest (run.stop)
 
+	onLog LogHook // from the caller's context (loghook.go), or nil
+
 	began        time.Time
 	wallDeadline time.Time
 	wallAt       int64 // wallDeadline as an instant (see since)
@@ -148,6 +150,7 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	defer cancel(nil)
 	defer context.AfterFunc(r.rt.closing, func() { cancel(ErrClosed) })()
 	r.ctx = context.WithValue(base, runKey{}, r)
+	r.onLog = logHookOf(ctx)
 	r.watchdog = time.AfterFunc(time.Hour, func() {
 		r.watchAt.Store(0)
 		select {

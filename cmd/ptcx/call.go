@@ -76,11 +76,9 @@ func printResult(s *stdio, r api.Result) int {
 		out.Error = &callError{Code: r.Err.Code, Kind: r.Err.Kind, Message: r.Err.Message, Violations: r.Err.Violations,
 			Location: r.Err.Location, Stack: r.Err.Stack, Logs: r.Err.Logs}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
+	if err := writeJSON(s, out, false); err != nil {
 		return fail(s, err)
 	}
-	s.out.Write(append(b, '\n'))
 	if !r.OK() {
 		return exitTool
 	}
@@ -88,12 +86,12 @@ func printResult(s *stdio, r api.Result) int {
 }
 
 // setupFailed reports a build error: a usage error (bad flag value) gets
-// exit status 2 and the usage; anything else 1.
+// exit status 2 and a pointer to --help; anything else 1.
 func setupFailed(fs *flag.FlagSet, s *stdio, err error) int {
 	var u usage
 	if errors.As(err, &u) {
 		fail(s, err)
-		fs.Usage()
+		seeHelp(fs)
 		return exitUsage
 	}
 	return fail(s, err)

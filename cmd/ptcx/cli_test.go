@@ -94,7 +94,13 @@ func TestUsageErrors(t *testing.T) {
 		{"bash without builtins", []string{"tools", "--no-builtin", "--allow-bash"}, "cannot go with --no-builtin"},
 		{"workspace not a directory", []string{"tools", "--workspace", "/nonexistent/dir"}, "--workspace /nonexistent/dir: not a directory"},
 		{"run without a file", []string{"run"}, "want one program FILE"},
-		{"run with a bad timeout", []string{"run", "--timeout", "-1s", "x.ts"}, "--timeout -1s"},
+		{"run with a bad wall time", []string{"run", "--wall", "-1s", "x.ts"}, "--wall -1s: want a positive duration"},
+		{"run with a bad compute time", []string{"run", "--compute", "500us", "x.ts"}, "--compute 500µs: want a positive duration of at least 1ms"},
+		{"run with the old --timeout", []string{"run", "--timeout", "1s", "x.ts"}, "flag provided but not defined: -timeout"},
+		{"bad upstream quoting", []string{"tools", "--upstream", "fs='unterminated"}, `--upstream "fs='unterminated": unterminated ' quote`},
+		{"empty upstream", []string{"sdk", "--upstream", "fs="}, `--upstream "fs=": empty command`},
+		{"bad upstream timeout", []string{"wire", "--upstream-timeout", "-1s"}, "--upstream-timeout -1s: want a positive duration"},
+		{"bad sdk-in", []string{"mcp", "--sdk-in", "both"}, `--sdk-in "both": want description or instructions`},
 		{"bench with no runs", []string{"bench", "--runs", "0"}, "--runs 0: want 1 to 1000"},
 		{"bench with too many runs", []string{"bench", "--runs", "1001"}, "--runs 1001: want 1 to 1000"},
 		{"bench with too many calls", []string{"bench", "--calls", "10001"}, "--calls 10001: want 1 to 10000"},
@@ -106,7 +112,30 @@ func TestUsageErrors(t *testing.T) {
 			require.Equal(t, exitUsage, status)
 			require.Empty(t, out)
 			require.Contains(t, errOut, tt.contains)
-			require.Contains(t, errOut, "usage:")
+			if len(tt.args) == 0 || tt.args[0] == "frobnicate" || tt.args[0] == "help" {
+				require.Contains(t, errOut, "usage: ptcx <command>", "a wrong command lists the commands")
+				return
+			}
+			// One line saying what is wrong, one saying where to read
+			// more: never the whole flag list.
+			lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+			require.Len(t, lines, 2, errOut)
+			require.Equal(t, "see 'ptcx "+tt.args[0]+" --help'", lines[1])
+			require.NotContains(t, errOut, "flags:")
+		})
+	}
+}
+
+func TestHelp_listsTheFlags(t *testing.T) {
+	for _, cmd := range []string{"run", "call", "sdk", "prompt", "wire", "tools", "mcp"} {
+		t.Run(cmd, func(t *testing.T) {
+			out, errOut, status := ptcx(t, "", cmd, "--help")
+			require.Equal(t, exitOK, status)
+			require.Empty(t, out)
+			require.Contains(t, errOut, "usage: ptcx "+cmd)
+			require.Contains(t, errOut, "flags:")
+			require.Contains(t, errOut, "-upstream [NAME=]COMMAND")
+			require.Contains(t, errOut, "-upstream-timeout D")
 		})
 	}
 }
@@ -162,6 +191,10 @@ func TestWire(t *testing.T) {
 	require.Len(t, oa, 1)
 	require.Equal(t, "function", oa[0]["type"])
 	require.Equal(t, "run_code", oa[0]["function"].(map[string]any)["name"])
+	// The declarations in run_code's description read as TypeScript.
+	require.Contains(t, out, "Promise<")
+	require.NotContains(t, out, `\u003c`)
+	require.NotContains(t, out, `\u003e`)
 
 	out, _, status = ptcx(t, "", "wire", "--tools", toolsFile, "--mode", "both", "--format", "anthropic")
 	require.Equal(t, exitOK, status)
@@ -243,7 +276,7 @@ func TestBinary(t *testing.T) {
 	_, err = cmd.Output()
 	require.ErrorAs(t, err, &exit)
 	require.Equal(t, exitUsage, exit.ExitCode())
-	require.Contains(t, stderr.String(), "usage: ptcx call")
+	require.Equal(t, "ptcx call: want a tool NAME and optional ARGS_JSON, got 0 arguments\nsee 'ptcx call --help'\n", stderr.String())
 }
 
 func TestSDK(t *testing.T) {
@@ -278,9 +311,18 @@ func TestPrompt(t *testing.T) {
 	require.NotContains(t, out, "tools:ptc-only")
 	require.Contains(t, out, "tools:sdk")
 
-	out, _, status = ptcx(t, "", "prompt", "--tools", toolsFile, "--mode", "native", "--json")
+	// Native mode has no sections, and says why on stderr.
+	const why = `ptcx prompt: no tool sections: scope "deployment" is in native mode, where the model calls every tool directly from its schema (ptcx wire prints them) and there is no run_code; use --mode ptc or --mode both for the SDK sections`
+	out, errOut, status := ptcx(t, "", "prompt", "--tools", toolsFile, "--mode", "native", "--json")
 	require.Equal(t, exitOK, status)
 	require.JSONEq(t, `[]`, out)
+	require.Equal(t, why+"\n", errOut)
+	out, errOut, status = ptcx(t, "", "prompt", "--tools", toolsFile, "--mode", "native")
+	require.Equal(t, exitOK, status)
+	require.Empty(t, out)
+	require.Equal(t, why+"\n", errOut)
+	_, errOut, _ = ptcx(t, "", "prompt", "--tools", toolsFile)
+	require.Empty(t, errOut, "nothing to explain when there are sections")
 }
 
 func TestRun(t *testing.T) {
@@ -307,17 +349,24 @@ return {n};`), 0o644))
 	require.Equal(t, exitTool, status)
 	require.Contains(t, out, "CODE_RUN_FAILED (exception): Error: boom")
 
-	out, _, status = ptcx(t, `while (true) {}`, "run", "--no-builtin", "--timeout", "300ms", "-")
+	// --wall is limits.wall_ms, --compute limits.timeout_ms.
+	out, _, status = ptcx(t, `while (true) {}`, "run", "--no-builtin", "--wall", "300ms", "-")
 	require.Equal(t, exitTool, status)
 	require.Contains(t, out, "CODE_RUN_FAILED (timeout): ")
+	require.Contains(t, out, "wall")
+	out, _, status = ptcx(t, `while (true) {}`, "run", "--no-builtin", "--compute", "300ms", "-")
+	require.Equal(t, exitTool, status)
+	require.Contains(t, out, "CODE_RUN_FAILED (timeout): ")
+	require.Contains(t, out, "compute")
 
 	out, _, status = ptcx(t, `const a: ArrayBuffer[] = []; while (true) a.push(new ArrayBuffer(1 << 20));`, "run", "--no-builtin", "--memory", "8", "-")
 	require.Equal(t, exitTool, status)
 	require.Contains(t, out, "CODE_RUN_FAILED (memory): ")
 
-	out, _, status = ptcx(t, `return 1`, "run", "--no-builtin", "--mode", "native", "-")
+	out, errOut, status = ptcx(t, `return 1`, "run", "--no-builtin", "--mode", "native", "-")
 	require.Equal(t, exitTool, status)
-	require.Contains(t, out, `unknown tool "run_code"`)
+	require.Empty(t, out)
+	require.Contains(t, errOut, `scope "deployment" is in native mode (from --mode or the tools file), which has no run_code: add --mode ptc (or both), or set "mode": "ptc" in the tools file`)
 
 	_, errOut, status = ptcx(t, "", "run", filepath.Join(dir, "missing.ts"))
 	require.Equal(t, exitTool, status)

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
-	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/mcpserver"
-	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 )
 
 var mcpCommand = command{
@@ -19,8 +19,11 @@ var mcpCommand = command{
 	summary: "Serve the Model Context Protocol over stdio. A client sees exactly the tools the mode advertises\n" +
 		"(in ptc mode only run_code, whose description carries the typed SDK), and every tools/call goes\n" +
 		"through the executor, so the collapse holds. --upstream bridges another MCP server's tools into\n" +
-		"programs (repeatable). The mode defaults to ptc.",
-	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream 'CMD ARGS...']...",
+		"programs (repeatable; NAME= names its prefix, so two instances of one server can coexist).\n" +
+		"The SDK is sent once, in run_code's description unless --sdk-in instructions. A client that sends\n" +
+		"a progress token gets a program's console lines as progress; one that can elicit approves the calls\n" +
+		"a policy asks about. The mode defaults to ptc.",
+	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream '[NAME=]CMD ARGS...']... [--upstream-timeout D] [--sdk-in description|instructions]",
 	run:   runMCP,
 }
 
@@ -34,8 +37,7 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
 	st.flags(fs, true)
-	var upstreams repeated
-	fs.Var(&upstreams, "upstream", "an MCP server `COMMAND` (with its arguments, shell-quoted) whose tools programs may call as <prefix>.<tool>")
+	sdkIn := fs.String("sdk-in", sdkInDescription, "where the typed SDK is sent, once: `WHERE` is description (run_code's description, which every client shows the model) or instructions (the server's instructions)")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -43,13 +45,8 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) > 0 {
 		return usageError(fs, s, "unexpected argument %q", pos[0])
 	}
-	var commands [][]string
-	for _, u := range upstreams {
-		argv, err := splitCommand(u)
-		if err != nil {
-			return usageError(fs, s, "--upstream %q: %v", u, err)
-		}
-		commands = append(commands, argv)
+	if *sdkIn != sdkInDescription && *sdkIn != sdkInInstructions {
+		return usageError(fs, s, "--sdk-in %q: want %s or %s", *sdkIn, sdkInDescription, sdkInInstructions)
 	}
 	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
@@ -57,45 +54,76 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	defer e.close()
 
-	for _, argv := range commands {
-		b, err := mcpbridge.Connect(ctx, e.reg, registry.Deployment, mcpbridge.Upstream{Command: argv})
-		if err != nil {
-			return fail(s, fmt.Errorf("--upstream %s: %w", strings.Join(argv, " "), err))
-		}
-		defer b.Close()
-		for _, w := range b.Warnings() {
-			fmt.Fprintf(s.err, "ptcx mcp: --upstream %s: %s\n", argv[0], w)
-		}
-		fmt.Fprintf(s.err, "ptcx mcp: bridged %d tools from %s\n", len(b.Tools()), argv[0])
-	}
-
-	instructions, err := promptText(e)
+	instructions, err := mcpInstructions(e, *sdkIn)
 	if err != nil {
 		return fail(s, err)
 	}
-	srv, err := mcpserver.New(e.exec, e.scope, mcpserver.Options{Name: "ptcx", Version: currentVersion(), Instructions: instructions})
+	opts := mcpserver.Options{Name: "ptcx", Version: currentVersion(), Instructions: instructions,
+		Annotations: e.annotations(!st.noBuiltin)}
+	srv, err := mcpserver.New(e.exec, e.scope, opts)
 	if err != nil {
 		return fail(s, err)
 	}
+	notify := func() { mcpserver.NotifyToolsChanged(srv) }
+	st.toolsChangedHook.Store(&notify)
 	err = srv.Run(ctx, mcpserver.StdioTransport(io.NopCloser(s.in), nopWriteCloser{s.out}))
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	if err != nil && !clientGone(err) {
 		return fail(s, err)
 	}
 	return exitOK
 }
 
-// promptText is the scope's tool sections, sent to MCP clients as the
-// server's instructions.
-func promptText(e *env) (string, error) {
+// Where ptcx mcp sends the SDK (--sdk-in).
+const (
+	sdkInDescription  = "description"
+	sdkInInstructions = "instructions"
+)
+
+// mcpInstructions is the server's instructions. The SDK (the tools:sdk
+// section: the rules and the declarations) is sent once: in run_code's
+// description by default (describeWithSDK), so the instructions keep only
+// the tools:ptc-only rule; with --sdk-in instructions, every section is
+// here and run_code's description is the registry's short default.
+func mcpInstructions(e *env, sdkIn string) (string, error) {
 	sections, err := e.promptSections()
 	if err != nil {
 		return "", err
 	}
-	parts := make([]string, len(sections))
-	for i, sec := range sections {
-		parts[i] = sec.Text
+	if sdkIn == sdkInInstructions {
+		e.reg.SetRunCodeDescriber(nil)
+	} else {
+		e.reg.SetRunCodeDescriber(describeWithSDK)
+	}
+	var parts []string
+	for _, sec := range sections {
+		if sec.Name == sdkgen.SectionSDK && sdkIn == sdkInDescription {
+			continue
+		}
+		parts = append(parts, sec.Text)
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+// describeWithSDK renders run_code's description as its base followed by
+// the whole tools:sdk section (how to write a program, then the
+// declarations), so that the description alone teaches what the
+// instructions would have. The section is the same under ptc and both, the
+// only modes with run_code.
+func describeWithSDK(scope, base string, bindable []api.Schema) string {
+	sec, err := sdkgen.SDKSection(api.ModePTC, bindable)
+	if err != nil || sec == "" {
+		return sdkgen.DescribeRunCode(scope, base, bindable)
+	}
+	return base + "\n\n" + sec
+}
+
+// clientGone reports an end of serving that is the client's leaving: ptcx
+// was stopped, the client closed its end (EOF), or it did so while the
+// server was writing to it (a notification in flight, such as
+// tools/list_changed).
+func clientGone(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE)
 }
 
 type nopWriteCloser struct{ io.Writer }

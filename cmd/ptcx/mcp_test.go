@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +22,12 @@ import (
 // the official SDK to it over pipes.
 func serveMCP(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuilder) {
 	t.Helper()
+	return serveMCPWith(t, nil, args...)
+}
+
+// serveMCPWith is serveMCP with client options.
+func serveMCPWith(t *testing.T, copts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *lockedBuilder) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stderr := &lockedBuilder{}
@@ -28,7 +37,7 @@ func serveMCP(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuilder)
 		outW.Close()
 		done <- status
 	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, copts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
@@ -118,6 +127,14 @@ func TestMCP_bothAndUpstream(t *testing.T) {
 	require.Contains(t, names, "run_code")
 	require.Contains(t, names, "upstream.echo")
 	require.Contains(t, stderr.String(), "bridged")
+	for _, tool := range list.Tools {
+		switch tool.Name {
+		case "upstream.echo": // the upstream marks it read-only: the hint is passed on
+			require.Equal(t, &mcp.ToolAnnotations{ReadOnlyHint: true}, tool.Annotations)
+		case "upstream.crash": // no annotations upstream
+			require.Nil(t, tool.Annotations)
+		}
+	}
 
 	text, isErr := callTool(t, cs, "upstream.echo", map[string]any{"text": "direct"})
 	require.False(t, isErr, text)
@@ -165,5 +182,21 @@ func TestSplitCommand(t *testing.T) {
 		}
 		require.NoError(t, err)
 		require.Equal(t, tt.want, got, tt.in)
+	}
+}
+
+func TestClientGone(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{context.Canceled, true},
+		{io.EOF, true},
+		{fmt.Errorf("writing: %w", io.ErrClosedPipe), true},
+		{fmt.Errorf("write |1: %w", syscall.EPIPE), true},
+		{errors.New("connection reset by a bug"), false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, clientGone(tt.err), tt.err.Error())
 	}
 }

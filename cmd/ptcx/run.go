@@ -130,13 +130,22 @@ func hasFlags(fs *flag.FlagSet) bool {
 // parse parses flags anywhere among the positional arguments ("--" ends
 // flags). It returns the positional arguments, or an exit status when the
 // caller should stop (help asked for, or a usage error already reported).
+//
+// A wrong flag is reported in two lines, the flag package's message and
+// where to read more, not with the whole flag list, which only --help
+// prints.
 func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
 	var pos []string
+	help := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = help }()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				help()
 				return nil, exitOK, false
 			}
+			seeHelp(fs)
 			return nil, exitUsage, false
 		}
 		rest := fs.Args()
@@ -151,11 +160,17 @@ func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
 	}
 }
 
-// usageError reports a wrong command line.
+// usageError reports a wrong command line: one line saying what is wrong,
+// one saying where to read more.
 func usageError(fs *flag.FlagSet, s *stdio, format string, args ...any) int {
 	fmt.Fprintf(s.err, "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
-	fs.Usage()
+	seeHelp(fs)
 	return exitUsage
+}
+
+// seeHelp is the line after a usage error.
+func seeHelp(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), "see '%s --help'\n", fs.Name())
 }
 
 // fail reports a setup failure (a bad tools file, a guest that cannot load).

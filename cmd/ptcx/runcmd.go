@@ -18,7 +18,7 @@ var runCommand = command{
 	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
 		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
 		"The mode defaults to ptc. Exit status: 0 ok, 1 the run failed, 2 usage.",
-	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--json] [--timeout D] [--memory MB] FILE.ts|-",
+	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] FILE.ts|-",
 	run:   runRun,
 }
 
@@ -27,7 +27,8 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	asJSON := fs.Bool("json", false, "print the whole result as one JSON object, as ptcx call does")
-	timeout := fs.Duration("timeout", 0, "the program's wall-time `LIMIT`, e.g. 30s (default and ceiling: 10m)")
+	wall := fs.Duration("wall", 0, "the program's wall-time `LIMIT` (run_code's limits.wall_ms), e.g. 30s (default and ceiling: 10m)")
+	compute := fs.Duration("compute", 0, "the program's compute-time `LIMIT` (run_code's limits.timeout_ms), e.g. 5s (default and ceiling: 30s)")
 	memory := fs.Int("memory", 0, "the program's memory limit in `MB` (default and ceiling: 256)")
 	pos, code, ok := parse(fs, args)
 	if !ok {
@@ -36,8 +37,13 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) != 1 {
 		return usageError(fs, s, "want one program FILE (or - for stdin), got %d arguments", len(pos))
 	}
-	if *timeout < 0 || (*timeout > 0 && *timeout < time.Millisecond) {
-		return usageError(fs, s, "--timeout %v: want a positive duration of at least 1ms", *timeout)
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--wall", *wall}, {"--compute", *compute}} {
+		if d.v < 0 || (d.v > 0 && d.v < time.Millisecond) {
+			return usageError(fs, s, "%s %v: want a positive duration of at least 1ms", d.name, d.v)
+		}
 	}
 	if *memory < 0 {
 		return usageError(fs, s, "--memory %d: want a positive number of MB", *memory)
@@ -51,10 +57,16 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 		return setupFailed(fs, s, err)
 	}
 	defer e.close()
+	if err := e.needsRunCode(); err != nil {
+		return fail(s, err)
+	}
 
 	limits := map[string]any{}
-	if *timeout > 0 {
-		limits["wall_ms"] = timeout.Milliseconds()
+	if *wall > 0 {
+		limits["wall_ms"] = wall.Milliseconds()
+	}
+	if *compute > 0 {
+		limits["timeout_ms"] = compute.Milliseconds()
 	}
 	if *memory > 0 {
 		limits["memory_mb"] = *memory

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ptcx/ptcx/sdkgen"
@@ -11,14 +10,14 @@ import (
 var sdkCommand = command{
 	name:    "sdk",
 	summary: "Print the TypeScript declarations of the tools a run_code program in the scope can call.",
-	usage:   "sdk [--tools FILE] [--scope NAME]",
+	usage:   "sdk [--tools FILE] [--scope NAME] [--upstream [NAME=]CMD]...",
 	run:     runSDK,
 }
 
 var promptCommand = command{
 	name:    "prompt",
 	summary: "Print the tool sections of the system prompt for the scope's mode, in order\n(tools:ptc-only, then tools:sdk; empty ones are left out).",
-	usage:   "prompt [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--json]",
+	usage:   "prompt [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json]",
 	run:     runPrompt,
 }
 
@@ -57,6 +56,11 @@ func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
+	if len(sections) == 0 {
+		mode, _ := e.reg.Mode(e.scope)
+		fmt.Fprintf(s.err, "ptcx prompt: no tool sections: scope %q is in %s mode, where the model calls every tool directly "+
+			"from its schema (ptcx wire prints them) and there is no run_code; use --mode ptc or --mode both for the SDK sections\n", e.scope, mode)
+	}
 	if *asJSON {
 		type section struct {
 			Name string `json:"name"`
@@ -66,11 +70,9 @@ func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
 		for _, sec := range sections {
 			out = append(out, section(sec))
 		}
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
+		if err := writeJSON(s, out, true); err != nil {
 			return fail(s, err)
 		}
-		s.out.Write(append(b, '\n'))
 		return exitOK
 	}
 	for i, sec := range sections {

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/toolsfile"
@@ -19,12 +23,18 @@ import (
 
 // setup holds the flags every command shares and builds what they describe.
 type setup struct {
-	tools     string
-	mode      string
-	scope     string
-	workspace string
-	noBuiltin bool
-	allowBash bool
+	tools           string
+	mode            string
+	scope           string
+	workspace       string
+	noBuiltin       bool
+	allowBash       bool
+	upstreams       repeated
+	upstreamTimeout time.Duration
+	log             io.Writer // where start-up lines and warnings go: the flag set's output, stderr
+	// toolsChangedHook, when set, is called after an upstream's tools
+	// changed (ptcx mcp tells its clients).
+	toolsChangedHook atomic.Pointer[func()]
 
 	// defaultMode applies when neither --mode nor the tools file declares
 	// one (ptcx run needs run_code, so it defaults to ptc).
@@ -40,6 +50,9 @@ func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
 	fs.StringVar(&s.workspace, "workspace", ".", "the `DIR` the built-in file tools are confined to")
 	fs.BoolVar(&s.noBuiltin, "no-builtin", false, "do not register the built-in workspace tools (read, write, edit, list, glob, grep)")
 	fs.BoolVar(&s.allowBash, "allow-bash", false, "also register the built-in bash tool (runs shell commands in the workspace)")
+	fs.Var(&s.upstreams, "upstream", "bridge an MCP server, `[NAME=]COMMAND` (shell-quoted, repeatable): programs call its tools as tools[\"NAME.tool\"]; NAME defaults to one derived from the command")
+	fs.DurationVar(&s.upstreamTimeout, "upstream-timeout", 0, "bound one call to an --upstream server, and its start, by `D` (default 60s)")
+	s.log = fs.Output()
 }
 
 // env is what a command runs against.
@@ -47,7 +60,22 @@ type env struct {
 	reg     *registry.Registry
 	exec    *executor.Executor
 	scope   string
+	bridges []*mcpbridge.Bridge // the --upstream servers
 	cleanup []func()
+}
+
+// needsRunCode fails a command that runs a program in a scope whose mode
+// has no run_code (native), saying how to get it.
+func (e *env) needsRunCode() error {
+	mode, err := e.reg.Mode(e.scope)
+	if err != nil {
+		return err
+	}
+	if mode.HasRunCode() {
+		return nil
+	}
+	return fmt.Errorf("scope %q is in %s mode (from --mode or the tools file), which has no run_code: "+
+		"add --mode ptc (or both), or set \"mode\": \"ptc\" in the tools file", e.scope, mode)
 }
 
 func (e *env) close() {
@@ -69,6 +97,10 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	}
 	if s.allowBash && s.noBuiltin {
 		return nil, usage{errors.New("--allow-bash adds a built-in tool: it cannot go with --no-builtin")}
+	}
+	ups, err := s.parseUpstreams()
+	if err != nil {
+		return nil, err
 	}
 	e := &env{reg: registry.New(), scope: s.scope}
 	ok := false
@@ -108,6 +140,9 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	}
 	if _, err := e.reg.Mode(s.scope); err != nil {
 		return nil, usage{fmt.Errorf("--scope: %w", err)}
+	}
+	if err := s.connectUpstreams(ctx, e, ups); err != nil {
+		return nil, err
 	}
 	e.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -54,11 +53,9 @@ func runTools(ctx context.Context, c command, s *stdio, args []string) int {
 		rows = append(rows, r)
 	}
 	if *asJSON {
-		b, err := json.MarshalIndent(map[string]any{"scope": e.scope, "mode": mode, "tools": rows}, "", "  ")
-		if err != nil {
+		if err := writeJSON(s, map[string]any{"scope": e.scope, "mode": mode, "tools": rows}, true); err != nil {
 			return fail(s, err)
 		}
-		s.out.Write(append(b, '\n'))
 		return exitOK
 	}
 	fmt.Fprintf(s.out, "scope %s, mode %s\n", e.scope, mode)

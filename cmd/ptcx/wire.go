@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/ptcx/ptcx/registry"
 )
@@ -10,7 +9,7 @@ import (
 var wireCommand = command{
 	name:    "wire",
 	summary: "Print the tools the scope advertises to a model, as a JSON array in the model API's format.",
-	usage:   "wire [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--format openai|anthropic]",
+	usage:   "wire [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--format openai|anthropic]",
 	run:     runWire,
 }
 
@@ -35,10 +34,8 @@ func runWire(ctx context.Context, c command, s *stdio, args []string) int {
 	if *format == "anthropic" {
 		v = registry.AnthropicTools(wire)
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	if err := writeJSON(s, v, true); err != nil {
 		return fail(s, err)
 	}
-	s.out.Write(append(b, '\n'))
 	return exitOK
 }

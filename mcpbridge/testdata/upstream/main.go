@@ -10,8 +10,9 @@
 // process group), pic (text and an image), err (isError), crash (exits),
 // garbage (writes non-JSON to stdout), freeze (stops itself), flood (sends
 // a given number of progress notifications before answering), badschema (an
-// input schema no validator can compile), and "a b" / "a_b" (names that
-// collide once sanitised).
+// input schema no validator can compile), "a b" / "a_b" (names that
+// collide once sanitised), and addtool / droptool (change the tool list,
+// which makes the SDK send notifications/tools/list_changed).
 //
 // Flags: -page-size N lists tools N per page; -fail-start exits at once
 // with a message on stderr; -garbage-start greets on stdout before serving;
@@ -78,6 +79,25 @@ func main() {
 	add("badschema", "Its schema cannot compile.", `{"type":"object","properties":{"x":{"type":"nonsense"}}}`, "", nil, u.upper)
 	add("a b", "A name with a space.", textIn, "", readOnly, u.upper)
 	add("a_b", "A name that is already fine.", textIn, "", readOnly, u.upper)
+	const nameIn = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
+	add("addtool", "Add a tool named name (an upper-caser); the SDK sends tools/list_changed.", nameIn, "", nil,
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, err := args[struct{ Name string }](req)
+			if err != nil {
+				return fail(err.Error()), nil
+			}
+			add(a.Name, "Added at run time.", textIn, "", readOnly, u.upper)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + a.Name}}}, nil
+		})
+	add("droptool", "Remove the tool named name; the SDK sends tools/list_changed.", nameIn, "", nil,
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, err := args[struct{ Name string }](req)
+			if err != nil {
+				return fail(err.Error()), nil
+			}
+			s.RemoveTools(a.Name)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "dropped " + a.Name}}}, nil
+		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "upstream:", err)
 		os.Exit(1)
