@@ -23,7 +23,7 @@ type Job struct {
 	Calls    int       `json:"calls"`
 	Live     int       `json:"live"`
 	Parallel int       `json:"parallel"`
-	Runs     int       `json:"runs"`
+	Batch    int       `json:"batch"`
 }
 
 // Program is one program of a job: TS as ptcx receives it, JS with its
@@ -51,7 +51,7 @@ func (j Job) Program(i int) Program {
 func (w Workload) Expand(p Params) (Job, error) {
 	p = p.withDefaults()
 	j := Job{Workload: w.Name, Kind: w.Kind, Tools: w.Tools, Samples: p.samples(w.Kind),
-		Calls: p.Calls, Live: p.Live, Parallel: p.Parallel, Runs: p.Runs}
+		Calls: p.Calls, Live: p.Live, Parallel: p.Parallel, Batch: p.Batch}
 	if j.Tools == nil {
 		j.Tools = []string{}
 	}

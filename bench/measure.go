@@ -57,7 +57,7 @@ func latency(ctx context.Context, j Job, run RunFunc) (Raw, error) {
 	return raw, nil
 }
 
-// throughput counts j.Runs runs of the job's program, j.Parallel at a
+// throughput counts j.Batch runs of the job's program, j.Parallel at a
 // time, per second.
 func throughput(ctx context.Context, j Job, run RunFunc) (Raw, error) {
 	if err := run(ctx, j.Warmup()); err != nil {
@@ -71,7 +71,7 @@ func throughput(ctx context.Context, j Job, run RunFunc) (Raw, error) {
 		start := time.Now()
 		for w := range j.Parallel {
 			wg.Go(func() {
-				for i := next.Add(1) - 1; i < int64(j.Runs); i = next.Add(1) - 1 {
+				for i := next.Add(1) - 1; i < int64(j.Batch); i = next.Add(1) - 1 {
 					if err := run(ctx, j.Warmup()); err != nil {
 						errs[w] = err
 						return
@@ -83,7 +83,7 @@ func throughput(ctx context.Context, j Job, run RunFunc) (Raw, error) {
 		if err := errors.Join(errs...); err != nil {
 			return Raw{}, err
 		}
-		raw.Samples[s] = float64(j.Runs) / time.Since(start).Seconds()
+		raw.Samples[s] = float64(j.Batch) / time.Since(start).Seconds()
 	}
 	return raw, nil
 }

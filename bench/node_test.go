@@ -1,10 +1,15 @@
+//go:build benchnode
+
+// The Node peers' test needs Node and `npm ci` in bench/peers, which make
+// bench installs and then runs it (go test -tags benchnode): make test
+// stays free of Node. Built with the tag, missing Node is a failure.
+
 package bench_test
 
 import (
 	"context"
 	"os"
 	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
@@ -13,23 +18,12 @@ import (
 	"github.com/ptcx/ptcx/bench"
 )
 
-// RequireNodeEnv, set to 1 (or CI=true), makes missing Node or a missing
-// `npm ci` in bench/peers fail the Node peers' test instead of skipping it.
-const RequireNodeEnv = "PTCX_REQUIRE_NODE"
-
 func requireNode(t *testing.T) {
 	t.Helper()
 	_, errNode := exec.LookPath("node")
 	_, errPkg := os.Stat("peers/node_modules/quickjs-wasi/package.json")
-	if errNode == nil && errPkg == nil {
-		return
-	}
-	ci, _ := strconv.ParseBool(os.Getenv("CI"))
-	must, _ := strconv.ParseBool(os.Getenv(RequireNodeEnv))
-	if ci || must {
-		t.Fatalf("Node and bench/peers' packages are required here (CI or %s is set): node: %v; quickjs-wasi: %v (make bench installs both)", RequireNodeEnv, errNode, errPkg)
-	}
-	t.Skipf("skipped: no Node or no npm ci in bench/peers (node: %v; quickjs-wasi: %v); make bench installs both", errNode, errPkg)
+	require.NoError(t, errNode, "the Node peers' test needs Node (make bench installs it)")
+	require.NoError(t, errPkg, "the quickjs-wasi peer needs npm ci in bench/peers (make bench runs it)")
 }
 
 // Every workload runs on both Node peers, every answer right.
@@ -41,7 +35,7 @@ func TestNode_Measure_everyWorkload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			peer, done := bench.NewNode(name, bench.NodeConfig{Modules: "peers"})
 			defer done()
-			results, err := bench.Run(ctx, []bench.Impl{peer}, bench.Workloads, tiny)
+			results, err := bench.Run(ctx, []bench.Impl{peer}, bench.Workloads, tiny, nil)
 			require.NoError(t, err)
 			require.Len(t, results, len(bench.Workloads))
 			for _, r := range results {

@@ -113,4 +113,3 @@ func (b *PTCX) run(ctx context.Context, p Program) error {
 	}
 	return CheckAnswer(p, out.Result)
 }
-

@@ -31,9 +31,11 @@ func (r Result) Failed() bool  { return r.N == 0 && !r.Missing() }
 
 // Run measures every workload on every implementation, workload by
 // workload, implementations in the order given, and returns one result per
-// pair. An implementation that fails a job gets a failed result for it and
-// is still given the next. It stops at ctx's end, returning what it has.
-func Run(ctx context.Context, impls []Impl, workloads []Workload, p Params) ([]Result, error) {
+// pair; onResult, when not nil, is given each as it comes. An
+// implementation that fails a job gets a failed result for it and is still
+// given the next. It stops at ctx's end, returning what it has and ctx's
+// error.
+func Run(ctx context.Context, impls []Impl, workloads []Workload, p Params, onResult func(Result)) ([]Result, error) {
 	p, err := p.Check()
 	if err != nil {
 		return nil, err
@@ -49,7 +51,11 @@ func Run(ctx context.Context, impls []Impl, workloads []Workload, p Params) ([]R
 				return out, err
 			}
 			raw, err := impl.Measure(ctx, j)
-			out = append(out, summarize(impl.Name(), w, p, raw, err))
+			r := summarize(impl.Name(), w, p, raw, err)
+			if onResult != nil {
+				onResult(r)
+			}
+			out = append(out, r)
 		}
 	}
 	return out, nil
@@ -110,26 +116,4 @@ func WriteJSONLines(w io.Writer, results []Result) error {
 		}
 	}
 	return nil
-}
-
-// ReadJSONLines reads results written by WriteJSONLines (a report made
-// from an earlier run), refusing a line that is not one.
-func ReadJSONLines(r io.Reader) ([]Result, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var out []Result
-	for {
-		var res Result
-		err := dec.Decode(&res)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("bench: result %d: %w", len(out)+1, err)
-		}
-		if res.Impl == "" || res.Metric == "" || res.N < 0 {
-			return nil, fmt.Errorf("bench: result %d: want impl, metric and n ≥ 0", len(out)+1)
-		}
-		out = append(out, res)
-	}
 }

@@ -14,7 +14,7 @@ import (
 
 // tiny is a run small enough for make test: a couple of samples of each
 // workload, a short loop, ten live runs.
-var tiny = bench.Params{N: 2, Calls: 20, Iterations: 1000, Live: 10, Runs: 4}
+var tiny = bench.Params{Runs: 2, Calls: 20, Iterations: 1000, Live: 10, Batch: 4}
 
 // Every workload runs on ptcx and goja with every answer right, and gives
 // one result each of the common shape.
@@ -25,7 +25,7 @@ func TestRun_ptcxAndGoja(t *testing.T) {
 	p, err := bench.NewPTCX(ctx, tiny)
 	require.NoError(t, err)
 	defer p.Close(ctx)
-	results, err := bench.Run(ctx, []bench.Impl{p, gojapeer.New()}, bench.Workloads, tiny)
+	results, err := bench.Run(ctx, []bench.Impl{p, gojapeer.New()}, bench.Workloads, tiny, nil)
 	require.NoError(t, err)
 	require.Len(t, results, 2*len(bench.Workloads))
 	for i, r := range results {

@@ -71,7 +71,7 @@ var Workloads = []Workload{
 	{
 		Name: "trivial_e2e", What: "a run_code call of a program seen before, end to end", Kind: Latency,
 		Unit: "ms", Scale: 1e6, Program: `return "hello"`,
-		Answer: func(Params, int) string { return `"hello"` },
+		Answer:  func(Params, int) string { return `"hello"` },
 		Targets: []Target{{Limit: 3}, {Against: ImplNodeWorker, Limit: 0.01}, {Against: ImplQuickJSWasi, Limit: 1}},
 	},
 	{

@@ -161,9 +161,9 @@ async function throughput(job, run) {
     let next = 0;
     const start = now();
     await Promise.all(Array.from({ length: job.parallel }, async () => {
-      while (next++ < job.runs) await run(job.programs[0]);
+      while (next++ < job.batch) await run(job.programs[0]);
     }));
-    samples.push(job.runs / (Number(now() - start) / 1e9));
+    samples.push(job.batch / (Number(now() - start) / 1e9));
   }
   return samples;
 }
