@@ -348,4 +348,3 @@ func TestLazyRuntime_firstCallCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, "1", string(out.Result))
 }
-
