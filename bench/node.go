@@ -17,9 +17,10 @@ import (
 //go:embed peers/driver.mjs
 var driverJS []byte
 
-// NodeJobTimeout bounds one job on a Node peer (the node process is
-// killed past it and the job fails, saying so).
-const NodeJobTimeout = 10 * time.Minute
+// DefaultNodeTimeout bounds one job on a Node peer unless
+// NodeConfig.Timeout says otherwise: the node process is killed past it and
+// the job fails, saying so.
+const DefaultNodeTimeout = 10 * time.Minute
 
 // maxDriverOutput bounds what is read of a driver's output.
 const maxDriverOutput = 16 << 20
@@ -34,6 +35,7 @@ type Node struct {
 	node    string // the node executable
 	modules string // the directory holding node_modules/quickjs-wasi
 	driver  string // driver.mjs, written to a temporary directory
+	timeout time.Duration
 }
 
 // NodeConfig says where Node and the npm packages are.
@@ -43,6 +45,9 @@ type NodeConfig struct {
 	// Modules is the directory whose node_modules holds quickjs-wasi
 	// (bench/peers after `npm ci` there, which make bench runs).
 	Modules string
+	// Timeout bounds one job (one node process); zero means
+	// DefaultNodeTimeout.
+	Timeout time.Duration
 }
 
 // NewNode returns the Node peer named name (ImplNodeWorker or
@@ -77,7 +82,12 @@ func NewNode(name string, cfg NodeConfig) (Impl, func()) {
 		return Missing(name, fmt.Sprintf("writing the driver: %v", err)), none
 	}
 	modules, _ := filepath.Abs(cfg.Modules)
-	return &Node{name: name, node: path, modules: modules, driver: driver}, func() { _ = os.RemoveAll(dir) }
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = DefaultNodeTimeout
+	}
+	return &Node{name: name, node: path, modules: modules, driver: driver, timeout: timeout},
+		func() { _ = os.RemoveAll(dir) }
 }
 
 // Name is the peer's name.
@@ -89,7 +99,7 @@ func (n *Node) Measure(ctx context.Context, j Job) (Raw, error) {
 	if err != nil {
 		return Raw{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, NodeJobTimeout)
+	ctx, cancel := context.WithTimeout(ctx, n.timeout)
 	defer cancel()
 	peer := "worker"
 	if n.name == ImplQuickJSWasi {
@@ -101,7 +111,7 @@ func (n *Node) Measure(ctx context.Context, j Job) (Raw, error) {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return Raw{}, fmt.Errorf("node %s: %w (the job's bound is %s)", peer, ctx.Err(), NodeJobTimeout)
+		return Raw{}, fmt.Errorf("node %s: %w (the job's bound is %s)", peer, ctx.Err(), n.timeout)
 	}
 	raw, err := decodeDriver(out.Bytes())
 	if err != nil {

@@ -45,3 +45,26 @@ func TestNode_Measure_everyWorkload(t *testing.T) {
 		})
 	}
 }
+
+// A job past its bound is killed and fails, naming the bound; one within it
+// runs (TestNode_Measure_everyWorkload, under the default bound).
+func TestNode_Measure_timeout(t *testing.T) {
+	requireNode(t)
+	peer, done := bench.NewNode(bench.ImplNodeWorker, bench.NodeConfig{Modules: "peers", Timeout: time.Millisecond})
+	defer done()
+	results, err := bench.Run(context.Background(), []bench.Impl{peer}, bench.Workloads[:1], tiny, nil)
+	require.NoError(t, err)
+	require.True(t, results[0].Failed())
+	require.Contains(t, results[0].Note, "context deadline exceeded (the job's bound is 1ms)")
+}
+
+// With Node but without quickjs-wasi's package, that peer is missing and
+// says what to do.
+func TestNewNode_noPackage(t *testing.T) {
+	requireNode(t)
+	peer, done := bench.NewNode(bench.ImplQuickJSWasi, bench.NodeConfig{Modules: t.TempDir()})
+	defer done()
+	_, err := peer.Measure(context.Background(), bench.Job{})
+	require.ErrorIs(t, err, bench.ErrMissing)
+	require.ErrorContains(t, err, "run npm ci in bench/peers (make bench does)")
+}
