@@ -63,14 +63,21 @@ func (r Report) Markdown(workloads []Workload) string {
 		}
 		b.WriteString(line + ".\n")
 	}
-	var notes []string
+	var missing, notes []string
 	for _, res := range r.Results {
-		if res.N == 0 {
-			notes = append(notes, fmt.Sprintf("- %s, `%s`: %s", res.Impl, res.Metric, res.Note))
+		line := fmt.Sprintf("- %s, `%s`: %s", res.Impl, res.Metric, res.Note)
+		switch {
+		case res.N == 0:
+			missing = append(missing, line)
+		case res.Note != "":
+			notes = append(notes, line)
 		}
 	}
 	if len(notes) > 0 {
-		b.WriteString("\nNot measured:\n\n" + strings.Join(notes, "\n") + "\n")
+		b.WriteString("\nNotes:\n\n" + strings.Join(notes, "\n") + "\n")
+	}
+	if len(missing) > 0 {
+		b.WriteString("\nNot measured:\n\n" + strings.Join(missing, "\n") + "\n")
 	}
 	return b.String()
 }

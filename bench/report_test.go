@@ -85,7 +85,7 @@ func report() bench.Report {
 			{Impl: "ptcx", Metric: "trivial_e2e", Unit: "ms", N: 20, Min: 1, Med: 2, P90: 3},
 			{Impl: "node-worker", Metric: "trivial_e2e", Unit: "ms", N: 20, Min: 30, Med: 40, P90: 50},
 			{Impl: "quickjs-wasi", Metric: "trivial_e2e", Unit: "ms", Note: "missing: no Node"},
-			{Impl: "ptcx", Metric: "runs_per_second", Unit: "runs/s", N: 2, Min: 400, Med: 500, P90: 600},
+			{Impl: "ptcx", Metric: "runs_per_second", Unit: "runs/s", N: 2, Min: 400, Med: 500, P90: 600, Note: "a note"},
 			{Impl: "node-worker", Metric: "runs_per_second", Unit: "runs/s", N: 2, Min: 20, Med: 25, P90: 30},
 			{Impl: "quickjs-wasi", Metric: "runs_per_second", Unit: "runs/s", Note: "missing: no Node"},
 		},
@@ -119,7 +119,8 @@ func TestReport_Markdown(t *testing.T) {
 		"| `trivial_e2e` | ms | 2 | 40 | — | **0.05** | — |",
 		"| `runs_per_second` | runs/s | 500 | 25 | — | **20** | — |",
 		"- `runs_per_second`: trivial runs per second, 2 at a time through one executor. Targets: ÷ quickjs-wasi ≥ 1: not measured.",
-		"- quickjs-wasi, `trivial_e2e`: missing: no Node",
+		"Notes:\n\n- ptcx, `runs_per_second`: a note\n",
+		"Not measured:\n\n- quickjs-wasi, `trivial_e2e`: missing: no Node",
 	} {
 		require.Contains(t, md, want)
 	}
