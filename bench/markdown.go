@@ -17,10 +17,10 @@ func (r Report) Markdown(workloads []Workload) string {
 			peers = append(peers, i)
 		}
 	}
-	fmt.Fprintf(&b, "Measured by `make bench` on %s, %s: one run, medians of %d samples (runs_per_second and "+
-		"rss_per_live_instance: %d samples); ratios are ptcx ÷ peer from the same run (below 1: ptcx costs less; "+
-		"for runs/s, above 1: ptcx does more).\n\n",
-		r.Machine, r.When.UTC().Format("2006-01-02"), r.Params.samples(Latency), r.Params.samples(Throughput))
+	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for "+
+		"runs_per_second and rss_per_live_instance, whose samples are many runs each); the ratios are ptcx ÷ peer "+
+		"from the same run (below 1: ptcx costs less; for runs/s, above 1: ptcx does more).\n\n",
+		r.Version, r.Machine, r.When.UTC().Format("2006-01-02"), r.Params.samples(Latency), r.Params.samples(Throughput))
 	b.WriteString("| workload | unit |")
 	for _, i := range impls {
 		fmt.Fprintf(&b, " %s |", i)

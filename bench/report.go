@@ -11,6 +11,7 @@ import (
 
 // Report is one run: what it ran on, how it was sized, what it measured.
 type Report struct {
+	Version string // ptcx's
 	Machine Machine
 	Params  Params
 	When    time.Time

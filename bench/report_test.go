@@ -78,6 +78,7 @@ func TestRun_summaries(t *testing.T) {
 // report is a run of two workloads with one peer measured and one missing.
 func report() bench.Report {
 	return bench.Report{
+		Version: "v1.2.3",
 		Machine: bench.Machine{CPU: "Test CPU", Cores: 2, OS: "TestOS", Go: "go1.26"},
 		Params:  bench.DefaultParams(),
 		When:    time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
@@ -114,7 +115,7 @@ func TestReport_Markdown(t *testing.T) {
 	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "runs_per_second")}
 	md := report().Markdown(ws)
 	for _, want := range []string{
-		"Measured by `make bench` on Test CPU, 2 cores, TestOS, go1.26, 2026-12-01",
+		"Measured by `ptcx bench` (ptcx v1.2.3) on Test CPU, 2 cores, TestOS, go1.26, 2026-12-01, in one run: medians of 20 samples each (2 for",
 		"| workload | unit | ptcx | node-worker | quickjs-wasi | ptcx ÷ node-worker | ptcx ÷ quickjs-wasi |",
 		"| `trivial_e2e` | ms | 2 | 40 | — | **0.05** | — |",
 		"| `runs_per_second` | runs/s | 500 | 25 | — | **20** | — |",

@@ -94,7 +94,7 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
-	report := bench.Report{Machine: bench.ThisMachine(), Params: p, When: time.Now(), Results: results}
+	report := bench.Report{Version: currentVersion(), Machine: bench.ThisMachine(), Params: p, When: time.Now(), Results: results}
 	if *out != "" {
 		if err := report.Write(*out, workloads); err != nil {
 			return fail(s, err)
