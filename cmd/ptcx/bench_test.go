@@ -94,3 +94,41 @@ func TestBench_flagBounds(t *testing.T) {
 		require.Contains(t, errOut, tt.contains)
 	}
 }
+
+// The exit status: a failed result always fails the run, a missed target
+// only with --check, a missing peer only with --require-peers.
+func TestBenchStatus(t *testing.T) {
+	w, err := bench.Lookup("trivial_e2e")
+	require.NoError(t, err)
+	ws := []bench.Workload{w}
+	ok := bench.Result{Impl: bench.ImplPTCX, Metric: w.Name, Unit: "ms", N: 1, Min: 1, Med: 1, P90: 1}
+	slow := bench.Result{Impl: bench.ImplPTCX, Metric: w.Name, Unit: "ms", N: 1, Min: 9, Med: 9, P90: 9}
+	missing := bench.Result{Impl: bench.ImplGoja, Metric: w.Name, Unit: "ms", Note: "missing: not here"}
+	failed := bench.Result{Impl: bench.ImplGoja, Metric: w.Name, Unit: "ms", Note: "failed: wrong answer"}
+	tests := []struct {
+		name                string
+		results             []bench.Result
+		check, requirePeers bool
+		want                int
+		says                string
+	}{
+		{"target met", []bench.Result{ok}, true, false, exitOK, ""},
+		{"target missed", []bench.Result{slow}, true, false, exitTool, "trivial_e2e: target missed: ≤ 3 ms: 9 ✗ MISSED"},
+		{"target missed without --check", []bench.Result{slow}, false, false, exitOK, ""},
+		{"peer missing", []bench.Result{ok, missing}, true, false, exitOK, ""},
+		{"peer missing with --require-peers", []bench.Result{ok, missing}, false, true, exitTool, "trivial_e2e on goja: missing: not here"},
+		{"peer failed", []bench.Result{ok, failed}, false, false, exitTool, "trivial_e2e on goja: failed: wrong answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			got := benchStatus(&stdio{out: &out, err: &errb}, ws, tt.results, tt.check, tt.requirePeers)
+			require.Equal(t, tt.want, got)
+			if tt.says == "" {
+				require.Empty(t, errb.String())
+			} else {
+				require.Contains(t, errb.String(), tt.says)
+			}
+		})
+	}
+}
