@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test vet demo check-demo check-docs plain-clone cross soak clean
+.PHONY: all build guest tsc deps test vet demo check-demo check-docs plain-clone cross soak bench clean
 
 all: build
 
@@ -58,6 +58,12 @@ demo: build
 # minutes (PTCX_SOAK=5m make soak for longer) and reports what it saw.
 soak: guest
 	@scripts/soak.sh
+
+# bench measures ptcx beside goja, a fresh Node Worker per run and
+# quickjs-wasi in one run, installing Node and the pinned npm packages it
+# needs, and writes bench/out/ (PTCX_BENCH_ARGS="--runs 5" for a quick run).
+bench: build
+	@scripts/bench.sh
 
 clean:
 	rm -rf bin guest/build guest/wasm/guest.wasm

@@ -7,13 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -398,42 +396,4 @@ func TestLazyRuntime_firstCallCancelled(t *testing.T) {
 	out, err := rt.Run(context.Background(), wasmhost.Program{JS: "return 1"}, wasmhost.DispatcherFunc(func(string, json.RawMessage, func(wasmhost.CallResult)) {}))
 	require.NoError(t, err)
 	require.JSONEq(t, "1", string(out.Result))
-}
-
-// ptcx bench measures every workload; what it measures is the machine's
-// business, so only the report's shape and sanity are checked here.
-func TestBench(t *testing.T) {
-	out, errOut, status := ptcx(t, "", "bench", "--runs", "2", "--calls", "20", "--json")
-	require.Equal(t, exitOK, status, errOut)
-	var report benchReport
-	require.NoError(t, json.Unmarshal([]byte(out), &report), out)
-	require.Equal(t, runtime.NumCPU(), report.CPUs)
-	var names []string
-	for _, r := range report.Results {
-		names = append(names, r.Name)
-		require.NotEmpty(t, r.What)
-		if r.Name != "idle_instance" || r.Note == "" {
-			require.Positive(t, r.P50, "%s measured nothing", r.Name)
-		}
-		if r.Target > 0 && r.Note == "" {
-			require.Equal(t, r.P50 <= r.Target, r.OK, "%s: the verdict follows the target", r.Name)
-		}
-	}
-	require.Equal(t, []string{"startup", "hello", "nested_call", "fan_out", "idle_instance"}, names)
-
-	out, _, status = ptcx(t, "", "bench", "--runs", "1", "--calls", "10")
-	require.Equal(t, exitOK, status)
-	require.Contains(t, out, "run_code hello world, end to end")
-	require.Contains(t, out, "target ≤ 10.00 µs")
-}
-
-// --runs and --calls at, below and past their ranges.
-func TestCheckBenchFlags(t *testing.T) {
-	require.NoError(t, checkBenchFlags(1, 1))
-	require.NoError(t, checkBenchFlags(maxBenchRuns, maxBenchCalls))
-	require.ErrorContains(t, checkBenchFlags(0, 1), "--runs 0")
-	require.ErrorContains(t, checkBenchFlags(maxBenchRuns+1, 1), "--runs 1001")
-	require.ErrorContains(t, checkBenchFlags(1, 0), "--calls 0")
-	require.ErrorContains(t, checkBenchFlags(1, maxBenchCalls+1), "--calls 10001")
-	require.Equal(t, api.DefaultLimits().MaxCalls, maxBenchCalls, "the nested-call workload fits one run")
 }

@@ -1,0 +1,101 @@
+// Package gojapeer is goja (github.com/dop251/goja, JavaScript interpreted
+// in Go, in-process, no sandbox) as a peer of the benchmark: the fastest
+// baseline a Go host could pick instead of a sandbox. Each run is a fresh
+// goja.Runtime, as each ptcx run is a fresh instance. It is a package of
+// its own so that nothing but the benchmark's drivers links goja.
+package gojapeer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	js "github.com/dop251/goja"
+
+	"github.com/ptcx/ptcx/bench"
+)
+
+// Peer is the goja implementation.
+type Peer struct{ park bench.Parking }
+
+// New returns the goja peer.
+func New() *Peer { return &Peer{} }
+
+// Name is bench.ImplGoja.
+func (g *Peer) Name() string { return bench.ImplGoja }
+
+// Measure runs j.
+func (g *Peer) Measure(ctx context.Context, j bench.Job) (bench.Raw, error) {
+	return bench.MeasureFunc(ctx, j, g.run, &g.park)
+}
+
+// run runs p as the body of an async function in a new runtime, with an
+// event loop for the tools that answer later, and checks its answer.
+func (g *Peer) run(ctx context.Context, p bench.Program) error {
+	vm := js.New()
+	stop := context.AfterFunc(ctx, func() { vm.Interrupt(ctx.Err()) })
+	defer stop()
+	later, done := make(chan func(), 128), make(chan struct{})
+	defer close(done)
+	settle := func(resolve func(any) error, v any) {
+		select {
+		case later <- func() { _ = resolve(v) }:
+		case <-done:
+		}
+	}
+	tools := vm.NewObject()
+	set := func(name string, f func(call js.FunctionCall) js.Value) error { return tools.Set(name, f) }
+	err := errors.Join(
+		set("echo", func(call js.FunctionCall) js.Value {
+			promise, resolve, _ := vm.NewPromise()
+			_ = resolve(call.Argument(0))
+			return vm.ToValue(promise)
+		}),
+		set("sleep20", func(js.FunctionCall) js.Value {
+			promise, resolve, _ := vm.NewPromise()
+			time.AfterFunc(20*time.Millisecond, func() { settle(resolve, true) })
+			return vm.ToValue(promise)
+		}),
+		set("wait", func(js.FunctionCall) js.Value {
+			promise, resolve, reject := vm.NewPromise()
+			go func() {
+				if err := g.park.Wait(ctx); err != nil {
+					settle(reject, err.Error())
+					return
+				}
+				settle(resolve, true)
+			}()
+			return vm.ToValue(promise)
+		}),
+		vm.Set("tools", tools),
+	)
+	if err != nil {
+		return fmt.Errorf("goja: setting up the tools: %w", err)
+	}
+	v, err := vm.RunString("(async () => {\n" + p.JS + "\n})()")
+	if err != nil {
+		return fmt.Errorf("goja: %w", err)
+	}
+	promise, ok := v.Export().(*js.Promise)
+	if !ok {
+		return errors.New("goja: the program's async function returned no promise")
+	}
+	for promise.State() == js.PromiseStatePending {
+		select {
+		case f := <-later:
+			f()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if promise.State() == js.PromiseStateRejected {
+		return fmt.Errorf("goja: the program threw: %v", promise.Result())
+	}
+	stringify, _ := js.AssertFunction(vm.Get("JSON").ToObject(vm).Get("stringify"))
+	out, err := stringify(js.Undefined(), promise.Result())
+	if err != nil {
+		return fmt.Errorf("goja: the result is not JSON: %w", err)
+	}
+	return bench.CheckAnswer(p, []byte(out.String()))
+}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ptcx/ptcx/transpile"
+)
+
+// Job is a workload expanded for one run of the benchmark: the programs
+// themselves, each with its answer. It is what every implementation is
+// given; the Node drivers receive it as JSON.
+type Job struct {
+	Workload string    `json:"workload"`
+	Kind     Kind      `json:"kind"`
+	Tools    []string  `json:"tools"`
+	Samples  int       `json:"samples"`
+	Programs []Program `json:"programs"` // one (every run) or Samples+1 (warm-up, then one per run): Program
+	Base     []Program `json:"base,omitempty"`
+	Calls    int       `json:"calls"`
+	Live     int       `json:"live"`
+	Parallel int       `json:"parallel"`
+	Batch    int       `json:"batch"`
+}
+
+// Program is one program of a job: TS as ptcx receives it, JS with its
+// types stripped (for the peers, which take no TypeScript; stripping it
+// is not part of what they are timed on), and the JSON of the value it
+// must return.
+type Program struct {
+	TS     string `json:"ts"`
+	JS     string `json:"js"`
+	Answer string `json:"answer"`
+}
+
+// Warmup is the program run once before the samples are taken.
+func (j Job) Warmup() Program { return j.Programs[0] }
+
+// Program is the program of sample i (0-based).
+func (j Job) Program(i int) Program {
+	if len(j.Programs) == 1 {
+		return j.Programs[0]
+	}
+	return j.Programs[i+1]
+}
+
+// Expand returns w's job under p (p's defaults filled in).
+func (w Workload) Expand(p Params) (Job, error) {
+	p = p.withDefaults()
+	j := Job{Workload: w.Name, Kind: w.Kind, Tools: w.Tools, Samples: p.samples(w.Kind),
+		Calls: p.Calls, Live: p.Live, Parallel: p.Parallel, Batch: p.Batch}
+	if j.Tools == nil {
+		j.Tools = []string{}
+	}
+	count := 1
+	if w.NewEachRun() {
+		count = j.Samples + 1
+	}
+	for i := range count {
+		prog, err := w.program(p, i, p.Calls)
+		if err != nil {
+			return Job{}, err
+		}
+		j.Programs = append(j.Programs, prog)
+	}
+	if w.Kind == PerCall {
+		base, err := w.program(Params{Calls: 0, Iterations: p.Iterations}, 0, 0)
+		if err != nil {
+			return Job{}, err
+		}
+		j.Base = []Program{base}
+	}
+	return j, nil
+}
+
+func (w Workload) program(p Params, i, calls int) (Program, error) {
+	ts := w.source(p, i, calls)
+	stripped, err := transpile.Strip(ts)
+	if err != nil {
+		return Program{}, fmt.Errorf("bench: workload %s: %w", w.Name, err)
+	}
+	answer := w.Answer(Params{Calls: calls, Iterations: p.Iterations}, i)
+	return Program{TS: ts, JS: stripped.JS, Answer: answer}, nil
+}
+
+// Raw is what an implementation measured for a job, in the kind's raw unit
+// (Kind): Samples, and for PerCall Base (the runs without calls).
+type Raw struct {
+	Samples []float64 `json:"samples"`
+	Base    []float64 `json:"base,omitempty"`
+	Note    string    `json:"note,omitempty"`
+}
+
+// CheckAnswer compares the JSON a program returned with its answer
+// (whitespace aside).
+func CheckAnswer(p Program, got []byte) error {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, got); err != nil {
+		return fmt.Errorf("wrong answer: %q is not JSON (program %q)", got, p.TS)
+	}
+	if buf.String() != p.Answer {
+		return fmt.Errorf("wrong answer: got %s, want %s (program %q)", got, p.Answer, p.TS)
+	}
+	return nil
+}

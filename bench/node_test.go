@@ -1,0 +1,70 @@
+//go:build benchnode
+
+// The Node peers' test needs Node and `npm ci` in bench/peers, which make
+// bench installs and then runs it (go test -tags benchnode): make test
+// stays free of Node. Built with the tag, missing Node is a failure.
+
+package bench_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/bench"
+)
+
+func requireNode(t *testing.T) {
+	t.Helper()
+	_, errNode := exec.LookPath("node")
+	_, errPkg := os.Stat("peers/node_modules/quickjs-wasi/package.json")
+	require.NoError(t, errNode, "the Node peers' test needs Node (make bench installs it)")
+	require.NoError(t, errPkg, "the quickjs-wasi peer needs npm ci in bench/peers (make bench runs it)")
+}
+
+// Every workload runs on both Node peers, every answer right.
+func TestNode_Measure_everyWorkload(t *testing.T) {
+	requireNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, name := range []string{bench.ImplNodeWorker, bench.ImplQuickJSWasi} {
+		t.Run(name, func(t *testing.T) {
+			peer, done := bench.NewNode(name, bench.NodeConfig{Modules: "peers"})
+			defer done()
+			results, err := bench.Run(ctx, []bench.Impl{peer}, bench.Workloads, tiny, nil)
+			require.NoError(t, err)
+			require.Len(t, results, len(bench.Workloads))
+			for _, r := range results {
+				require.Positive(t, r.N, "%s on %s: %s", r.Metric, r.Impl, r.Note)
+				t.Logf("%+v", r)
+			}
+		})
+	}
+}
+
+// A job past its bound is killed and fails, naming the bound; one within it
+// runs (TestNode_Measure_everyWorkload, under the default bound).
+func TestNode_Measure_timeout(t *testing.T) {
+	requireNode(t)
+	peer, done := bench.NewNode(bench.ImplNodeWorker, bench.NodeConfig{Modules: "peers", Timeout: time.Millisecond})
+	defer done()
+	results, err := bench.Run(context.Background(), []bench.Impl{peer}, bench.Workloads[:1], tiny, nil)
+	require.NoError(t, err)
+	require.True(t, results[0].Failed())
+	require.Contains(t, results[0].Note, "context deadline exceeded (the job's bound is 1ms)")
+}
+
+// With Node but without quickjs-wasi's package, that peer is missing and
+// says what to do.
+func TestNewNode_noPackage(t *testing.T) {
+	requireNode(t)
+	peer, done := bench.NewNode(bench.ImplQuickJSWasi, bench.NodeConfig{Modules: t.TempDir()})
+	defer done()
+	_, err := peer.Measure(context.Background(), bench.Job{})
+	require.ErrorIs(t, err, bench.ErrMissing)
+	require.ErrorContains(t, err, "run npm ci in bench/peers (make bench does)")
+}

@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// Params size a run of the workloads. The zero value of a field means its
+// default (DefaultParams); Check bounds each.
+type Params struct {
+	// Runs is how many samples a Latency or PerCall workload takes (after
+	// one warm-up run); LiveMemory and Throughput, whose samples are each
+	// many runs, take ceil(Runs/10). Default 20, 1 to 1000.
+	Runs int
+	// Calls is how many awaited calls per_call_await makes per run.
+	// Default 2000, 1 to api.DefaultMaxCalls (the sandbox's calls per run).
+	Calls int
+	// Iterations is compute_loop's loop count. Default 3,000,000, 1 to
+	// 100,000,000.
+	Iterations int
+	// Live is how many runs rss_per_live_instance parks at once. Default
+	// 100, 1 to 1000.
+	Live int
+	// Parallel is how many runs runs_per_second keeps going at once.
+	// Default 2 (the machine the targets are set on has 2 cores), 1 to 64.
+	Parallel int
+	// Batch is how many runs one runs_per_second sample counts. Default
+	// 200, 1 to 100,000.
+	Batch int
+}
+
+// The defaults and bounds of Params.
+const (
+	DefaultRuns       = 20
+	DefaultCalls      = 2000
+	DefaultIterations = 3_000_000
+	DefaultLive       = 100
+	DefaultParallel   = 2
+	DefaultBatch      = 200
+
+	MaxRuns       = 1000
+	MaxCalls      = api.DefaultMaxCalls
+	MaxIterations = 100_000_000
+	MaxLive       = 1000
+	MaxParallel   = 64
+	MaxBatch      = 100_000
+)
+
+// Param is one field of Params, as data: its name (ptcx bench's flag),
+// default, largest value (the smallest is 1), and what it sizes.
+type Param struct {
+	Name         string
+	Default, Max int
+	Usage        string
+}
+
+// ParamList is every field of Params.
+var ParamList = []Param{
+	{"runs", DefaultRuns, MaxRuns, "samples per workload (`N`; live-memory and runs/s take N/10, rounded up)"},
+	{"calls", DefaultCalls, MaxCalls, "awaited calls per run of per_call_await (`N`)"},
+	{"iterations", DefaultIterations, MaxIterations, "iterations of compute_loop (`N`)"},
+	{"live", DefaultLive, MaxLive, "runs parked at once by rss_per_live_instance (`N`)"},
+	{"parallel", DefaultParallel, MaxParallel, "runs at once in runs_per_second (`N`)"},
+	{"batch", DefaultBatch, MaxBatch, "runs counted per runs_per_second sample (`N`)"},
+}
+
+// Field is the field of p named name in ParamList; nil for another name.
+func (p *Params) Field(name string) *int {
+	switch name {
+	case "runs":
+		return &p.Runs
+	case "calls":
+		return &p.Calls
+	case "iterations":
+		return &p.Iterations
+	case "live":
+		return &p.Live
+	case "parallel":
+		return &p.Parallel
+	case "batch":
+		return &p.Batch
+	}
+	return nil
+}
+
+// DefaultParams returns every default.
+func DefaultParams() Params { return Params{}.withDefaults() }
+
+func (p Params) withDefaults() Params {
+	for _, f := range ParamList {
+		if v := p.Field(f.Name); *v == 0 {
+			*v = f.Default
+		}
+	}
+	return p
+}
+
+// Check returns p with its defaults filled in, or a *ParamError for the
+// first field out of its range.
+func (p Params) Check() (Params, error) {
+	p = p.withDefaults()
+	for _, f := range ParamList {
+		if err := f.Check(*p.Field(f.Name)); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// Check returns a *ParamError when v is not within 1 to f.Max.
+func (f Param) Check(v int) error {
+	if v < 1 || v > f.Max {
+		return &ParamError{Param: f.Name, Value: v, Max: f.Max}
+	}
+	return nil
+}
+
+// samples is how many samples a workload of kind k takes.
+func (p Params) samples(k Kind) int {
+	if k == LiveMemory || k == Throughput {
+		return (p.Runs + 9) / 10
+	}
+	return p.Runs
+}
+
+// ParamError is a parameter out of its range: Param (the field's name in
+// lower case, as ptcx bench's flag), its value, and the most it may be.
+type ParamError struct {
+	Param      string
+	Value, Max int
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("bench: %s %d: want 1 to %d", e.Param, e.Value, e.Max)
+}

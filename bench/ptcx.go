@@ -1,0 +1,129 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// PTCX is ptcx measured end to end: every run is a run_code call through
+// one executor over one sandbox (wazero), its TypeScript stripped by the
+// pipeline, a fresh instance per run, nested calls routed through the
+// registry's tools (echo with an input schema, sleep20, wait).
+type PTCX struct {
+	rt   *wasmhost.Runtime
+	exec *executor.Executor
+	park Parking
+}
+
+// NewPTCX starts the sandbox and the executor. The sandbox admits p.Live
+// runs at the default memory limit at once (the committed-memory cap is
+// raised to fit them; each touches about a megabyte).
+func NewPTCX(ctx context.Context, p Params) (*PTCX, error) {
+	p, err := p.Check()
+	if err != nil {
+		return nil, err
+	}
+	runs := max(wasmhost.DefaultRunsPerSlot, p.Live+p.Parallel)
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().
+		WithMaxCommittedMemory(int64(2*runs)*api.DefaultMemoryBytes).WithMaxRuns(runs))
+	if err != nil {
+		return nil, err
+	}
+	b := &PTCX{rt: rt}
+	reg := registry.New()
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
+		b.Close(ctx)
+		return nil, err
+	}
+	for _, t := range b.tools() {
+		if err := reg.Register(registry.Deployment, t); err != nil {
+			b.Close(ctx)
+			return nil, err
+		}
+	}
+	b.exec, err = executor.New(reg, executor.NewConfig().WithRuntime(rt).WithMaxParallel(100))
+	if err != nil {
+		b.Close(ctx)
+		return nil, err
+	}
+	// The first runs after start-up may pay for it (the garbage of
+	// compiling the guest, caches filling); they run here, unmeasured, so
+	// that the first workload is not charged for start-up.
+	for range warmupRuns {
+		if err := b.run(ctx, Program{TS: "return 1", Answer: "1"}); err != nil {
+			b.Close(ctx)
+			return nil, fmt.Errorf("bench: warming ptcx up: %w", err)
+		}
+	}
+	runtime.GC()
+	return b, nil
+}
+
+// warmupRuns is how many runs NewPTCX makes before any is measured.
+const warmupRuns = 20
+
+// Close stops the sandbox.
+func (b *PTCX) Close(ctx context.Context) { _ = b.rt.Close(ctx) }
+
+// Name is ImplPTCX.
+func (b *PTCX) Name() string { return ImplPTCX }
+
+func (b *PTCX) tools() []registry.Tool {
+	return []registry.Tool{
+		{Name: "echo", Description: "Return the arguments.", ConcurrencySafe: true,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}},"required":["i"]}`),
+			Body: func(_ context.Context, in api.Input) (api.Output, error) {
+				return api.Output{Value: in.Args}, nil
+			}},
+		{Name: "sleep20", Description: "Wait 20 ms.", ConcurrencySafe: true,
+			Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
+				t := time.NewTimer(20 * time.Millisecond)
+				defer t.Stop()
+				select {
+				case <-t.C:
+					return api.ValueOutput(true)
+				case <-ctx.Done():
+					return api.Output{}, ctx.Err()
+				}
+			}},
+		{Name: "wait", Description: "Wait until the benchmark releases it.", ConcurrencySafe: true,
+			Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
+				if err := b.park.Wait(ctx); err != nil {
+					return api.Output{}, err
+				}
+				return api.ValueOutput(true)
+			}},
+	}
+}
+
+// Measure runs j.
+func (b *PTCX) Measure(ctx context.Context, j Job) (Raw, error) {
+	return MeasureFunc(ctx, j, b.run, &b.park)
+}
+
+// run is one run_code call of p, its answer checked.
+func (b *PTCX) run(ctx context.Context, p Program) error {
+	args, err := json.Marshal(map[string]any{"code": p.TS, "description": "ptcx bench"})
+	if err != nil {
+		return err
+	}
+	r := b.exec.Execute(ctx, executor.Call{Name: registry.RunCode, Args: args})
+	if !r.OK() {
+		return fmt.Errorf("run_code failed: %s", r.Text)
+	}
+	var out struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(r.Value, &out); err != nil {
+		return fmt.Errorf("run_code's value %s: %w", r.Value, err)
+	}
+	return CheckAnswer(p, out.Result)
+}

@@ -1,0 +1,192 @@
+package bench_test
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/bench"
+)
+
+// fixed is an implementation that returns the same raw samples for every
+// job, or err.
+type fixed struct {
+	name string
+	raw  bench.Raw
+	err  error
+}
+
+func (f fixed) Name() string { return f.name }
+func (f fixed) Measure(context.Context, bench.Job) (bench.Raw, error) {
+	return f.raw, f.err
+}
+
+func workload(t *testing.T, name string) bench.Workload {
+	t.Helper()
+	w, err := bench.Lookup(name)
+	require.NoError(t, err)
+	return w
+}
+
+// Run turns raw samples into the workload's unit (per call: the run minus
+// the median run without calls, over the calls); an implementation that
+// cannot run is missing, one that fails is failed, and both are kept.
+func TestRun_summaries(t *testing.T) {
+	impls := []bench.Impl{
+		fixed{name: "a", raw: bench.Raw{Samples: []float64{3e6, 1e6, 2e6}, Base: []float64{0.5e6, 1e6, 0}}},
+		bench.Missing("b", "no such thing here"),
+		fixed{name: "c", err: errors.New("wrong answer: got 1, want 2")},
+		fixed{name: "d"},
+	}
+	var seen []bench.Result
+	results, err := bench.Run(context.Background(), impls,
+		[]bench.Workload{workload(t, "trivial_e2e"), workload(t, "per_call_await")},
+		bench.Params{Calls: 1000}, func(r bench.Result) { seen = append(seen, r) })
+	require.NoError(t, err)
+	require.Equal(t, results, seen)
+	require.Equal(t, []bench.Result{
+		{Impl: "a", Metric: "trivial_e2e", Unit: "ms", N: 3, Min: 1, Med: 2, P90: 3},
+		{Impl: "b", Metric: "trivial_e2e", Unit: "ms", Note: "missing: no such thing here"},
+		{Impl: "c", Metric: "trivial_e2e", Unit: "ms", Note: "failed: wrong answer: got 1, want 2"},
+		{Impl: "d", Metric: "trivial_e2e", Unit: "ms", Note: "failed: no samples"},
+		{Impl: "a", Metric: "per_call_await", Unit: "µs", N: 3, Min: 0.5, Med: 1.5, P90: 2.5},
+		{Impl: "b", Metric: "per_call_await", Unit: "µs", Note: "missing: no such thing here"},
+		{Impl: "c", Metric: "per_call_await", Unit: "µs", Note: "failed: wrong answer: got 1, want 2"},
+		{Impl: "d", Metric: "per_call_await", Unit: "µs", Note: "failed: no samples"},
+	}, results)
+	require.True(t, results[1].Missing())
+	require.False(t, results[1].Failed())
+	require.True(t, results[2].Failed())
+
+	_, err = bench.Run(context.Background(), impls, bench.Workloads, bench.Params{Runs: bench.MaxRuns + 1}, nil)
+	require.ErrorContains(t, err, "bench: runs 1001: want 1 to 1000")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = bench.Run(ctx, impls, bench.Workloads, bench.Params{}, nil)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// report is a run of two workloads with one peer measured and one missing.
+func report() bench.Report {
+	return bench.Report{
+		Version: "v1.2.3",
+		Machine: bench.Machine{CPU: "Test CPU", Cores: 2, OS: "TestOS", Go: "go1.26"},
+		Params:  bench.DefaultParams(),
+		When:    time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		Results: []bench.Result{
+			{Impl: "ptcx", Metric: "trivial_e2e", Unit: "ms", N: 20, Min: 1, Med: 2, P90: 3},
+			{Impl: "node-worker", Metric: "trivial_e2e", Unit: "ms", N: 20, Min: 30, Med: 40, P90: 50},
+			{Impl: "quickjs-wasi", Metric: "trivial_e2e", Unit: "ms", Note: "missing: no Node"},
+			{Impl: "ptcx", Metric: "runs_per_second", Unit: "runs/s", N: 2, Min: 400, Med: 500, P90: 600, Note: "a note"},
+			{Impl: "node-worker", Metric: "runs_per_second", Unit: "runs/s", N: 2, Min: 20, Med: 25, P90: 30},
+			{Impl: "quickjs-wasi", Metric: "runs_per_second", Unit: "runs/s", Note: "missing: no Node"},
+		},
+	}
+}
+
+// A target is checked on ptcx's median or on the ratio to the peer it
+// names, in the direction of the metric; a missing peer is not measured.
+func TestVerdicts(t *testing.T) {
+	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "runs_per_second")}
+	var got []string
+	for _, v := range bench.Verdicts(ws, report().Results) {
+		got = append(got, v.Workload.Name+" "+v.String())
+	}
+	require.Equal(t, []string{
+		"trivial_e2e ≤ 3 ms: 2 ✓",
+		"trivial_e2e ÷ node-worker ≤ 0.01: 0.05 ✗ MISSED",
+		"trivial_e2e ÷ quickjs-wasi ≤ 1: not measured",
+		"runs_per_second ÷ quickjs-wasi ≥ 1: not measured",
+	}, got)
+}
+
+// The table has a column per implementation and a ratio per peer, names
+// the machine, and says why a result is missing.
+func TestReport_Markdown(t *testing.T) {
+	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "runs_per_second")}
+	md := report().Markdown(ws)
+	for _, want := range []string{
+		"Measured by `ptcx bench` (ptcx v1.2.3) on Test CPU, 2 cores, TestOS, go1.26, 2026-12-01, in one run: medians of 20 samples each (2 for",
+		"| workload | unit | ptcx | node-worker | quickjs-wasi | ptcx ÷ node-worker | ptcx ÷ quickjs-wasi |",
+		"| `trivial_e2e` | ms | 2 | 40 | — | **0.05** | — |",
+		"| `runs_per_second` | runs/s | 500 | 25 | — | **20** | — |",
+		"- `runs_per_second`: trivial runs per second, 2 at a time through one executor. Targets: ÷ quickjs-wasi ≥ 1: not measured.",
+		"Notes:\n\n- ptcx, `runs_per_second`: a note\n",
+		"Not measured:\n\n- quickjs-wasi, `trivial_e2e`: missing: no Node",
+	} {
+		require.Contains(t, md, want)
+	}
+}
+
+// Each chart is well-formed SVG with a bar per measured implementation and
+// the ratio to ptcx beside each peer's.
+func TestReport_SVG(t *testing.T) {
+	svg := report().SVG(workload(t, "trivial_e2e"))
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	rects := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, svg)
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
+			rects++
+		}
+	}
+	require.Equal(t, 3, rects, "the background and two bars")
+	require.Contains(t, svg, "40 ms (ptcx ÷ it: 0.05)")
+	require.Contains(t, svg, "not measured")
+	require.Contains(t, svg, "lower is better")
+	require.Contains(t, report().SVG(workload(t, "runs_per_second")), "higher is better")
+}
+
+// Write puts the JSON lines, the table and a chart per workload in a
+// directory.
+func TestReport_Write(t *testing.T) {
+	dir := t.TempDir()
+	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "runs_per_second")}
+	require.NoError(t, report().Write(dir, ws))
+	var lines strings.Builder
+	require.NoError(t, bench.WriteJSONLines(&lines, report().Results))
+	for name, want := range map[string]string{
+		"results.jsonl": lines.String(), "report.md": report().Markdown(ws),
+		"trivial_e2e.svg": report().SVG(ws[0]), "runs_per_second.svg": report().SVG(ws[1]),
+	} {
+		got, err := readFile(dir, name)
+		require.NoError(t, err)
+		require.Equal(t, want, got, name)
+	}
+	require.Contains(t, lines.String(), `{"impl":"quickjs-wasi","metric":"trivial_e2e","unit":"ms","n":0,"min":0,"med":0,"p90":0,"note":"missing: no Node"}`)
+}
+
+func readFile(dir, name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	return string(b), err
+}
+
+// Without Node the Node peers are missing and say what to do; an unknown
+// peer is missing too, naming the ones there are.
+func TestNewNode_missing(t *testing.T) {
+	for _, name := range []string{bench.ImplNodeWorker, bench.ImplQuickJSWasi} {
+		peer, done := bench.NewNode(name, bench.NodeConfig{Node: "/nonexistent/node"})
+		_, err := peer.Measure(context.Background(), bench.Job{})
+		done()
+		require.Equal(t, name, peer.Name())
+		require.ErrorIs(t, err, bench.ErrMissing)
+		require.ErrorContains(t, err, "install it (apt-get install nodejs npm; make bench does)")
+	}
+	peer, done := bench.NewNode("deno", bench.NodeConfig{})
+	defer done()
+	_, err := peer.Measure(context.Background(), bench.Job{})
+	require.ErrorContains(t, err, `no Node peer "deno": want node-worker or quickjs-wasi`)
+}

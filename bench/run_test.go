@@ -1,0 +1,41 @@
+package bench_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/bench"
+	"github.com/ptcx/ptcx/bench/gojapeer"
+	"github.com/ptcx/ptcx/internal/testkit"
+)
+
+// tiny is a run small enough for make test: a couple of samples of each
+// workload, a short loop, ten live runs.
+var tiny = bench.Params{Runs: 2, Calls: 20, Iterations: 1000, Live: 10, Batch: 4}
+
+// Every workload runs on ptcx and goja with every answer right, and gives
+// one result each of the common shape.
+func TestRun_ptcxAndGoja(t *testing.T) {
+	testkit.RequireGuest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := bench.NewPTCX(ctx, tiny)
+	require.NoError(t, err)
+	defer p.Close(ctx)
+	results, err := bench.Run(ctx, []bench.Impl{p, gojapeer.New()}, bench.Workloads, tiny, nil)
+	require.NoError(t, err)
+	require.Len(t, results, 2*len(bench.Workloads))
+	for i, r := range results {
+		w := bench.Workloads[i/2]
+		require.Equal(t, []string{bench.ImplPTCX, bench.ImplGoja}[i%2], r.Impl)
+		require.Equal(t, w.Name, r.Metric)
+		require.Equal(t, w.Unit, r.Unit)
+		require.Positive(t, r.N, "%s on %s: %s", r.Metric, r.Impl, r.Note)
+		require.LessOrEqual(t, r.Min, r.Med)
+		require.LessOrEqual(t, r.Med, r.P90)
+		t.Logf("%+v", r)
+	}
+}

@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Verdict is one target checked against a run's results.
+type Verdict struct {
+	Workload Workload
+	Target   Target
+	// Value is ptcx's median, or the ratio ptcx ÷ Target.Against.
+	Value float64
+	// Measured is false when ptcx or the peer measured nothing; OK is then
+	// false too.
+	Measured bool
+	OK       bool
+}
+
+// String is the verdict for a table: "≤ 3 ms: 1.99 ✓",
+// "÷ node-worker ≤ 0.01: 0.004 ✓", "÷ goja ≤ 1: missing".
+func (v Verdict) String() string {
+	w := v.Workload
+	cmp := "≤"
+	if w.HigherIsBetter {
+		cmp = "≥"
+	}
+	head := fmt.Sprintf("%s %s %s", cmp, trim(v.Target.Limit), w.Unit)
+	if v.Target.Against != "" {
+		head = fmt.Sprintf("÷ %s %s %s", v.Target.Against, cmp, trim(v.Target.Limit))
+	}
+	switch {
+	case !v.Measured:
+		return head + ": not measured"
+	case v.OK:
+		return head + ": " + trim(v.Value) + " ✓"
+	default:
+		return head + ": " + trim(v.Value) + " ✗ MISSED"
+	}
+}
+
+// Verdicts checks every workload's targets against results.
+func Verdicts(workloads []Workload, results []Result) []Verdict {
+	var out []Verdict
+	for _, w := range workloads {
+		own, okOwn := find(results, ImplPTCX, w.Name)
+		for _, t := range w.Targets {
+			v := Verdict{Workload: w, Target: t}
+			switch {
+			case !okOwn:
+			case t.Against == "":
+				v.Value, v.Measured = own.Med, true
+			default:
+				if peer, ok := find(results, t.Against, w.Name); ok && peer.Med > 0 {
+					v.Value, v.Measured = own.Med/peer.Med, true
+				}
+			}
+			if v.Measured {
+				v.OK = v.Value <= t.Limit
+				if w.HigherIsBetter {
+					v.OK = v.Value >= t.Limit
+				}
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// find returns impl's measured result for metric.
+func find(results []Result, impl, metric string) (Result, bool) {
+	for _, r := range results {
+		if r.Impl == impl && r.Metric == metric && r.N > 0 {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+// trim formats v with three significant digits, or as an integer from 1000.
+func trim(v float64) string {
+	if v >= 1000 || v <= -1000 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	s := fmt.Sprintf("%.3g", v)
+	if strings.Contains(s, "e") {
+		s = fmt.Sprintf("%.4f", v)
+	}
+	return s
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench.sh is `make bench`: ptcx beside its peers in one run (bench/).
+#   1. installs what the peers need: Debian's nodejs and npm when missing,
+#      then `npm ci` in bench/peers (quickjs-wasi, pinned by its lockfile);
+#   2. tests the Node peers (go test -tags benchnode ./bench: every
+#      workload's answer on each, missing Node a failure there);
+#   3. runs `bin/ptcx bench --require-peers --out bench/out` (a missing peer
+#      fails the run), which writes bench/out/results.jsonl (the JSON lines),
+#      bench/out/report.md (the table, naming the machine) and one SVG chart
+#      per workload.
+# PTCX_BENCH_ARGS adds flags to ptcx bench (e.g. "--runs 5" for a quick run).
+# scripts/bench-readme.sh then puts bench/out/report.md in README.md.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+GO=${GO:-go}
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	echo "bench: node and npm are missing; installing Debian's nodejs and npm" >&2
+	sudo=()
+	if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+	"${sudo[@]}" apt-get update -q
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q nodejs npm
+fi
+(cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
+
+PTCX_REQUIRE_GUEST=1 $GO test -count=1 -tags benchnode -run 'TestNode' ./bench
+
+mkdir -p bench/out
+# shellcheck disable=SC2086 # PTCX_BENCH_ARGS is a list of flags
+bin/ptcx bench --require-peers --out bench/out ${PTCX_BENCH_ARGS:-}
+echo "bench: the report is in bench/out (report.md, results.jsonl, one SVG per workload); scripts/bench-readme.sh puts it in README.md" >&2
