@@ -48,3 +48,6 @@ run run --workspace sample examples/workspace/refactor.ts
 echo
 echo "== 4. Command tools from a tools file: quotes fan out with Promise.all, then one order."
 run run --no-builtin --tools examples/shop/tools.json examples/shop/cheapest.ts
+
+echo
+scripts/demo-serve.sh | sed '1s/^== serve:/== 5. ptcx serve:/'
