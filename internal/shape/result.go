@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"unicode/utf8"
+
 	"github.com/ptcx/ptcx/internal/text"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -62,20 +64,18 @@ func (r *result) shape(room int, c *cuts) string {
 		c.strBytes += left
 		return head + fmt.Sprintf("\n… (%d more bytes of this string)", left)
 	}
-	root, err := parse(r.raw)
-	if err == nil {
-		for _, s := range steps {
-			var tried cuts
-			w := &writer{limit: room}
-			s.write(w, root, 0, &tried)
-			if !w.over {
-				c.add(tried)
-				return string(w.b)
-			}
+	j := scanner(r.raw)
+	for _, s := range steps {
+		var tried cuts
+		w := &writer{limit: room}
+		s.write(w, j, j.ws(0), 0, &tried)
+		if !w.over {
+			c.add(tried)
+			return string(w.b)
 		}
 	}
 	c.whole, c.resultSize = true, len(r.raw)
-	return quote(fmt.Sprintf("… the result (%s, %d bytes of JSON) is too large to show within the budget", root.describe(), len(r.raw)))
+	return quote(fmt.Sprintf("… the result (%s, %d bytes of JSON) is too large to show within the budget", j.describe(j.ws(0)), len(r.raw)))
 }
 
 func (c *cuts) add(o cuts) {
@@ -102,75 +102,6 @@ var steps = []step{
 	{1, 0, 0, 20},
 }
 
-// node is a parsed JSON value, its object keys in order.
-type node struct {
-	kind  byte   // '{', '[', '"', or 'v' for a number, true, false or null
-	text  string // a string's text, or a literal's JSON
-	keys  []string
-	items []*node
-}
-
-func (n *node) describe() string {
-	switch {
-	case n == nil:
-		return "a value"
-	case n.kind == '[':
-		return fmt.Sprintf("an array of %d items", len(n.items))
-	case n.kind == '{':
-		return fmt.Sprintf("an object of %d keys", len(n.keys))
-	case n.kind == '"':
-		return fmt.Sprintf("a string of %d bytes", len(n.text))
-	}
-	return "a value"
-}
-
-// parse decodes valid JSON into a tree that keeps the order of keys.
-func parse(raw json.RawMessage) (*node, error) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	return parseValue(d)
-}
-
-func parseValue(d *json.Decoder) (*node, error) {
-	tok, err := d.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch v := tok.(type) {
-	case json.Delim:
-		n := &node{kind: byte(v)}
-		for d.More() {
-			if n.kind == '{' {
-				k, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				s, _ := k.(string)
-				n.keys = append(n.keys, s)
-			}
-			item, err := parseValue(d)
-			if err != nil {
-				return nil, err
-			}
-			n.items = append(n.items, item)
-		}
-		if _, err := d.Token(); err != nil { // the closing delimiter
-			return nil, err
-		}
-		return n, nil
-	case string:
-		return &node{kind: '"', text: v}, nil
-	case json.Number:
-		return &node{kind: 'v', text: v.String()}, nil
-	case bool:
-		if v {
-			return &node{kind: 'v', text: "true"}, nil
-		}
-		return &node{kind: 'v', text: "false"}, nil
-	}
-	return &node{kind: 'v', text: "null"}, nil
-}
-
 // writer collects text up to a limit; past it, it only notes it is over.
 type writer struct {
 	b     []byte
@@ -193,58 +124,77 @@ func (w *writer) newline(depth int) {
 	}
 }
 
-// write renders n at depth within s's bounds, indented as json.Indent
-// does, and stops as soon as w is over its limit.
-func (s step) write(w *writer, n *node, depth int, c *cuts) {
+// write renders the value at i, at depth, within s's bounds, indented as
+// json.Indent does, and returns where the value ends. It stops as soon as
+// w is over its limit (and then returns len(j)).
+func (s step) write(w *writer, j scanner, i, depth int, c *cuts) int {
 	if w.over {
-		return
+		return len(j)
 	}
-	switch n.kind {
-	case 'v':
-		w.str(n.text)
-		return
+	switch j[i] {
 	case '"':
-		if len(n.text) <= s.str {
-			w.str(quote(n.text))
-			return
-		}
-		head := text.Truncate(n.text, s.str)
-		left := len(n.text) - len(head)
-		c.strBytes += left
-		w.str(quote(fmt.Sprintf("%s… (%d more bytes)", head, left)))
-		return
+		e := j.stringEnd(i)
+		s.writeString(w, j[i:e], c)
+		return e
+	case '{', '[':
+	default:
+		e := j.end(i)
+		w.str(string(j[i:e]))
+		return e
 	}
-	if len(n.items) == 0 {
-		w.str(map[byte]string{'[': "[]", '{': "{}"}[n.kind])
-		return
+	object := j[i] == '{'
+	closer, limit := byte(']'), s.items
+	if object {
+		closer, limit = '}', s.keys
+	}
+	k := j.ws(i + 1)
+	if j[k] == closer {
+		w.str(string(j[i:i+1]) + string(closer))
+		return k + 1
 	}
 	if depth >= s.depth {
 		c.containers++
-		w.str(quote("… " + n.describe()))
-		return
+		w.str(quote("… " + j.describe(i)))
+		return j.end(i)
 	}
-	limit, closer := s.items, "]"
-	if n.kind == '{' {
-		limit, closer = s.keys, "}"
-	}
-	w.str(string(n.kind))
-	shown := min(len(n.items), limit)
-	for i := 0; i < shown && !w.over; i++ {
-		if i > 0 {
-			w.str(",")
+	w.str(string(j[i : i+1]))
+	shown, total := 0, 0
+	for !w.over {
+		k = j.ws(k)
+		if shown < limit {
+			if shown > 0 {
+				w.str(",")
+			}
+			w.newline(depth + 1)
+			if object {
+				e := j.stringEnd(k)
+				s.writeString(w, j[k:e], c)
+				w.str(": ")
+				k = j.ws(e) + 1 // past the colon
+			}
+			k = s.write(w, j, j.ws(k), depth+1, c)
+			shown++
+		} else {
+			if object {
+				k = j.ws(j.stringEnd(k)) + 1
+			}
+			k = j.end(j.ws(k))
 		}
-		w.newline(depth + 1)
-		if n.kind == '{' {
-			w.str(quote(n.keys[i]) + ": ")
+		total++
+		if k = j.ws(k); k >= len(j) || j[k] != ',' {
+			break
 		}
-		s.write(w, n.items[i], depth+1, c)
+		k++
 	}
-	if left := len(n.items) - shown; left > 0 {
+	if w.over {
+		return len(j)
+	}
+	if left := total - shown; left > 0 {
 		if shown > 0 {
 			w.str(",")
 		}
 		w.newline(depth + 1)
-		if n.kind == '{' {
+		if object {
 			c.keys += left
 			w.str(quote("…") + ": " + quote(fmt.Sprintf("%d more keys", left)))
 		} else {
@@ -253,7 +203,45 @@ func (s step) write(w *writer, n *node, depth int, c *cuts) {
 		}
 	}
 	w.newline(depth)
-	w.str(closer)
+	w.str(string(closer))
+	return k + 1
+}
+
+// writeString writes the JSON string lit, or, when it is longer than s.str
+// bytes, its head and a count of the bytes left out (of its JSON text).
+func (s step) writeString(w *writer, lit []byte, c *cuts) {
+	body := lit[1 : len(lit)-1]
+	if len(body) <= s.str {
+		w.str(string(lit))
+		return
+	}
+	cut := escapeBoundary(body, s.str)
+	left := len(body) - cut
+	c.strBytes += left
+	w.str(`"` + string(body[:cut]) + fmt.Sprintf(`… (%d more bytes)"`, left))
+}
+
+// escapeBoundary returns the largest cut of the body of a JSON string at
+// most n bytes that splits neither an escape sequence nor a character.
+func escapeBoundary(body []byte, n int) int {
+	last := 0 // the last cut found so far
+	for i := 0; i < len(body) && i <= n; {
+		last = i
+		switch c := body[i]; {
+		case c == '\\':
+			if i+1 < len(body) && body[i+1] == 'u' {
+				i += 6
+			} else {
+				i += 2
+			}
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			_, size := utf8.DecodeRune(body[i:])
+			i += size
+		}
+	}
+	return last
 }
 
 // quote is s as a JSON string, with <, > and & as they are.
