@@ -21,6 +21,8 @@ type Output struct {
 	// Text is what the model is shown. Empty means "render Value": a JSON
 	// string is shown raw, anything else as indented JSON.
 	Text string
+	// Ledger is set by run_code alone: what the program did (see Ledger).
+	Ledger *Ledger
 }
 
 // ValueOutput marshals v into an Output.

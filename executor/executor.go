@@ -117,15 +117,15 @@ type execution struct {
 	fin     *resolve.Definition // whose finalizer applies; nil for none
 	args    map[string]any
 
-	ran bool // the body was started
+	ran    bool // the body was started
 	out api.Output
 	err *api.Error
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {
 	x := &execution{e: e, parent: parent}
-	if len(e.cfg.onResult) > 0 {
-		x.start = time.Now() // for Notification.Duration
+	if len(e.cfg.onResult) > 0 || parent != nil {
+		x.start = time.Now() // for Notification.Duration and the run's ledger
 	}
 	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args}
 	if x.req.Scope == "" {

@@ -8,15 +8,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/shape"
 	"github.com/ptcx/ptcx/internal/text"
-	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// RunCodeValue is the value of a successful run_code call.
+// RunCodeValue is the value of a successful run_code call: the whole
+// output (within the hard cap, api.Limits.OutputBytes), whatever the model
+// was shown of it. The run's ledger is beside it (api.Result.Ledger).
 type RunCodeValue struct {
 	Logs   []string        `json:"logs"`
 	Result json.RawMessage `json:"result,omitempty"`
@@ -28,7 +31,8 @@ const noOutput = "(run_code completed with no output)"
 
 // runCode is run_code's body: strip the types, run the program in the
 // sandbox with a fresh parent token, settle its nested calls, and shape the
-// result.
+// result: the model is shown at most the model budget of it
+// (internal/shape), the host gets it whole with the run's ledger.
 func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error) {
 	if e.cfg.runtime == nil {
 		return api.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
@@ -55,6 +59,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	nestedCtx, cancel := context.WithTimeout(ctx, limits.WallTime)
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
+	start := time.Now()
 	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits}, s)
 	if runErr != nil {
 		// The program failed: nobody will see what calls still in flight
@@ -65,20 +70,17 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	tok.kill()
 
 	if runErr != nil {
-		return api.Output{}, runFailure(runErr, prog)
+		f := runFailure(runErr, prog)
+		if f.Code == api.CodeCodeRunFailed {
+			f.Ledger = tok.ledger.report(nil, time.Since(start))
+			f.Message += failureText(f.Ledger)
+		}
+		return api.Output{}, f
 	}
+	ledger := tok.ledger.report(&out, 0)
 	text := noOutput
 	if len(out.Logs) > 0 || len(out.Result) > 0 {
-		t := runCodeText(out.Logs, out.Result, limits.OutputBytes)
-		if t.Over() {
-			return api.Output{}, &api.Error{
-				Code: api.CodeCodeRunFailed, Kind: api.KindOutputLimit,
-				Message: fmt.Sprintf("the output is %d bytes, over the limit of %d; return less, or summarise before returning. The output began:\n%s",
-					t.Size(), limits.OutputBytes, t.String()),
-				Logs: out.Logs,
-			}
-		}
-		text = t.String()
+		text = shape.Output(out.Logs, out.Result, limits.ModelBytes).Text
 	}
 	v := RunCodeValue{Logs: out.Logs, Result: out.Result}
 	if v.Logs == nil {
@@ -88,28 +90,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	if err != nil {
 		return api.Output{}, internal("run_code result", err)
 	}
-	return api.Output{Value: b, Text: text}, nil
-}
-
-// runCodeText is what the model sees: the logs, then the result (a string
-// raw, anything else as indented JSON), one per line, built within limit:
-// past it, the text is only counted, so a result that nests deep costs the
-// host the limit, not the size of its indented form.
-func runCodeText(logs []string, result json.RawMessage, limit int) *registry.Text {
-	t := registry.NewText(limit)
-	for i, l := range logs {
-		if i > 0 {
-			t.WriteString("\n")
-		}
-		t.WriteString(l)
-	}
-	if len(result) > 0 {
-		if len(logs) > 0 {
-			t.WriteString("\n")
-		}
-		t.WriteValue(result)
-	}
-	return t
+	return api.Output{Value: b, Text: text, Ledger: ledger}, nil
 }
 
 func syntaxFailure(err error) *api.Error {
@@ -199,9 +180,10 @@ func writeLogs(b *strings.Builder, logs []string) {
 // (abort), with the logs of the run when it has them.
 func abortedRun(ctx context.Context, o outcome) *api.Error {
 	var logs []string
+	ledger := o.out.Ledger
 	var re *api.Error
 	if errors.As(o.err, &re) {
-		logs = re.Logs
+		logs, ledger = re.Logs, re.Ledger
 	} else if len(o.out.Value) > 0 {
 		var v RunCodeValue
 		if json.Unmarshal(o.out.Value, &v) == nil && len(v.Logs) > 0 { // run_code's own value
@@ -211,7 +193,10 @@ func abortedRun(ctx context.Context, o outcome) *api.Error {
 	var b strings.Builder
 	b.WriteString("the run was cancelled")
 	writeLogs(&b, logs)
-	return &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: b.String(), Logs: logs,
+	if ledger != nil {
+		b.WriteString(failureText(ledger))
+	}
+	return &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: b.String(), Logs: logs, Ledger: ledger,
 		Cause: errors.Join(context.Cause(ctx), o.err)}
 }
 
