@@ -24,9 +24,10 @@ type ledger struct {
 	omitted int
 }
 
-// summaryHead is how much of a call's arguments the ledger keeps for its
-// summary: recording a call costs a copy of at most this, whatever the
-// arguments' size, and the summary is made only if the ledger is read.
+// summaryHead is the most bytes of a call's arguments the ledger keeps to
+// summarise when it is read: recording a call of small arguments costs a
+// copy of them. Larger arguments are summarised as the call is recorded
+// (a pass over bytes the input schema's check already read).
 const summaryHead = 512
 
 // add records one finished nested call.
@@ -42,8 +43,12 @@ func (l *ledger) add(tool string, r api.Result, took time.Duration, args json.Ra
 		l.omitted++
 		return
 	}
+	if len(args) > summaryHead { // made now: a head would cut a long value short
+		c.Args = argsSummary(args)
+		args = nil
+	}
 	l.calls = append(l.calls, c)
-	l.args = append(l.args, append([]byte(nil), args[:min(len(args), summaryHead)]...))
+	l.args = append(l.args, append([]byte(nil), args...))
 }
 
 // report returns the ledger with the run's measurements: those of the
@@ -54,7 +59,9 @@ func (l *ledger) report(out *wasmhost.Outcome, wall time.Duration) *api.Ledger {
 	r := &api.Ledger{Calls: append([]api.LedgerCall{}, l.calls...), Omitted: l.omitted,
 		Stats: api.RunStats{WallMS: milliseconds(wall), Calls: l.total}}
 	for i := range r.Calls {
-		r.Calls[i].Args = argsSummary(l.args[i])
+		if l.args[i] != nil {
+			r.Calls[i].Args = argsSummary(l.args[i])
+		}
 	}
 	if out != nil {
 		r.Stats.ComputeMS = milliseconds(out.Stats.Compute)
@@ -72,8 +79,7 @@ func milliseconds(d time.Duration) float64 {
 // reader of "write(notes.txt) ok" needs to tell one call from another.
 var summaryKeys = []string{"path", "file", "name", "query", "pattern", "url", "id", "command"}
 
-// argsSummary is a short summary of a call's arguments (the head of
-// their JSON, possibly cut): the value of the first of summaryKeys that is
+// argsSummary is a short summary of a call's arguments: the value of the first of summaryKeys that is
 // a string, else the object's first string value, cut to
 // api.MaxLedgerArgsBytes; empty when it has none in its head.
 func argsSummary(head []byte) string {

@@ -247,3 +247,166 @@ func TestExecutor_finish_textOfADeepValueIsBounded(t *testing.T) {
 	r = e.Execute(context.Background(), executor.Call{Name: "small"})
 	require.Equal(t, "{\n  \"a\": 1\n}", r.Text, "a value within the limit is indented")
 }
+
+// A result that is not plain JSON is made JSON as JSON.stringify would, with
+// Map, Set and Date as a model means them; each lossy conversion is noted
+// once, in one log line.
+func TestSandbox_result_asJSONStringifyWould(t *testing.T) {
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	for _, tt := range []struct {
+		name, code, want string
+		notes           []string
+	}{
+		{"toJSON", `return {a: {toJSON: () => "A"}, b: 1}`, `{"a":"A","b":1}`, nil},
+		{"NaN and Infinity", `return {x: NaN, y: [Infinity, 1]}`, `{"x":null,"y":[null,1]}`, []string{"NaN became null (first at result.x)", "Infinity became null (first at result.y[0])"}},
+		{"undefined and functions", `return {a: undefined, f() {}, l: [undefined, () => 1]}`, `{"l":[null,null]}`, []string{"undefined was left out (first at result.a)", "a function was left out (first at result.f)", "undefined became null (first at result.l[0])", "a function became null (first at result.l[1])"}},
+		{"Map of strings", `return {m: new Map([["a", 1], ["b", new Set([1, 2])]])}`, `{"m":{"a":1,"b":[1,2]}}`, []string{"a Map became an object (first at result.m)", "a Set became an array (first at result.m.b)"}},
+		{"Map of numbers", `return new Map([[1, "one"]])`, `[[1,"one"]]`, []string{"a Map with keys that are not strings became an array of [key, value] entries (first at result)"}},
+		{"Date", `return {when: new Date(0)}`, `{"when":"1970-01-01T00:00:00.000Z"}`, []string{"a Date became its ISO string (first at result.when)"}},
+		{"class instance", `class P { x = 1; y = 2 }; return [new P()]`, `[{"x":1,"y":2}]`, nil},
+		{"Error", `return {e: new TypeError("bad")}`, `{"e":{"name":"TypeError","message":"bad"}}`, []string{"an Error became its name and message (first at result.e)"}},
+		{"noted once", `return [NaN, NaN, NaN]`, `[null,null,null]`, []string{"NaN became null (first at result[0])"}},
+		{"a function is no result", `return () => 1`, ``, []string{"a function was left out (first at result)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runProgram(e, tt.code)
+			require.True(t, r.OK(), r.Text)
+			var v executor.RunCodeValue
+			require.NoError(t, json.Unmarshal(r.Value, &v))
+			if tt.want == "" {
+				require.Empty(t, v.Result)
+			} else {
+				require.JSONEq(t, tt.want, string(v.Result))
+			}
+			if len(tt.notes) == 0 {
+				require.Empty(t, v.Logs)
+				return
+			}
+			require.Len(t, v.Logs, 1)
+			require.True(t, strings.HasPrefix(v.Logs[0], "[ptcx] the result was converted to JSON: "), v.Logs[0])
+			for _, n := range tt.notes {
+				require.Contains(t, v.Logs[0], n)
+				require.Equal(t, 1, strings.Count(r.Text, n), "noted once")
+			}
+		})
+	}
+}
+
+// Only a value that cannot be JSON fails: a cycle or a BigInt, named by its
+// path, however deep and whatever conversions are on the way.
+func TestSandbox_result_cyclesAndBigIntsFailNamingThePath(t *testing.T) {
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	for _, tt := range []struct{ code, want string }{
+		{`const a: any = {b: [1, 2, 3, {}]}; a.b[3].c = a; return a`, "result.b[3].c is a circular reference"},
+		{`return {a: [1, 2, 3, {b: 5n}]}`, "result.a[3].b is a BigInt (5n)"},
+		{`return {m: new Map([["k", {b: 7n}]])}`, "result.m.k.b is a BigInt (7n)"},
+		{`let v: any = {}; const root = v; for (let i = 0; i < 150; i++) v = v.a = {}; v.loop = root; return root`, "is a circular reference"},
+		{`let v: any = 1; for (let i = 0; i < 201; i++) v = {a: v}; return v`, "is nested more than 200 levels deep"},
+	} {
+		r := runProgram(e, tt.code)
+		require.NotNil(t, r.Err, tt.code)
+		require.Equal(t, api.KindInvalidOutput, r.Err.Kind, r.Text)
+		require.Contains(t, r.Text, tt.want)
+	}
+}
+
+// A failed nested call rejects with a ToolCallError whose code is the
+// call's error code, so a program can branch on it.
+func TestSandbox_toolCallError_code(t *testing.T) {
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	r := runProgram(e, `
+		const codes: string[] = [];
+		for (const f of [() => tools.broken(), () => tools.score({} as any), () => tools.write({path: 1} as any)]) {
+			try { await f(); } catch (e) { codes.push(e instanceof ToolCallError ? e.code : "not a ToolCallError"); }
+		}
+		return codes`)
+	require.True(t, r.OK(), r.Text)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(r.Value, &v))
+	require.JSONEq(t, `["TOOL_FAILED","INVALID_ARGS","INVALID_ARGS"]`, string(v.Result))
+	r = runProgram(e, `return new ToolCallError("m", "t").code`)
+	require.Equal(t, "TOOL_FAILED", r.Text, "a program's own ToolCallError")
+}
+
+// A failure after side effects names the calls made before it, and the
+// result carries the ledger with the run's stats, failed or not.
+func TestSandbox_ledger_failureNamesTheCallsMade(t *testing.T) {
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	r := runProgram(e, `
+		await tools.write({path: "notes.txt", content: "x"});
+		try { await tools.broken(); } catch {}
+		await tools.score({id: 2});
+		throw new Error("then it failed")`)
+	require.NotNil(t, r.Err)
+	require.Contains(t, r.Text, "Error: then it failed")
+	require.Contains(t, r.Text, "Calls made before the failure: write(notes.txt) ok, broken() TOOL_FAILED, score() ok")
+	require.NotNil(t, r.Ledger)
+	require.Same(t, r.Err.Ledger, r.Ledger)
+	require.Len(t, r.Ledger.Calls, 3)
+	require.Equal(t, api.LedgerCall{Tool: "write", Args: "notes.txt", DurationMS: r.Ledger.Calls[0].DurationMS}, r.Ledger.Calls[0])
+	require.Equal(t, api.CodeToolFailed, r.Ledger.Calls[1].Code)
+	require.GreaterOrEqual(t, r.Ledger.Calls[2].DurationMS, 30.0, "score sleeps 30 ms")
+	require.Equal(t, 3, r.Ledger.Stats.Calls)
+	require.Greater(t, r.Ledger.Stats.WallMS, 30.0)
+
+	r = runProgram(e, `throw new Error("at once")`)
+	require.Contains(t, r.Text, "No nested calls were made before the failure.")
+
+	ok := runProgram(e, `await tools.score({id: 1}); return 1`)
+	require.True(t, ok.OK(), ok.Text)
+	require.NotNil(t, ok.Ledger)
+	require.Len(t, ok.Ledger.Calls, 1)
+	require.Equal(t, "score", ok.Ledger.Calls[0].Tool)
+	require.Equal(t, 1, ok.Ledger.Stats.Calls)
+	require.Greater(t, ok.Ledger.Stats.ComputeMS, 0.0)
+	require.Greater(t, ok.Ledger.Stats.MemoryBytes, int64(0))
+	require.NotContains(t, ok.Text, "Calls made", "a success's text is its output")
+}
+
+// The ledger lists at most api.MaxLedgerCalls calls and counts the rest;
+// the failure's text names at most 30 of them.
+func TestSandbox_ledger_bounded(t *testing.T) {
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	for _, n := range []int{api.MaxLedgerCalls - 1, api.MaxLedgerCalls, api.MaxLedgerCalls + 1} {
+		r := runProgram(e, fmt.Sprintf(`for (let i = 0; i < %d; i++) await tools["odd.name-x"]({}); throw new Error("x")`, n))
+		require.NotNil(t, r.Ledger)
+		require.Len(t, r.Ledger.Calls, min(n, api.MaxLedgerCalls))
+		require.Equal(t, max(n-api.MaxLedgerCalls, 0), r.Ledger.Omitted)
+		require.Equal(t, n, r.Ledger.Stats.Calls)
+		require.Contains(t, r.Text, fmt.Sprintf(", and %d more", n-30))
+	}
+}
+
+// A tool named then does not make tools a thenable; tools.$call reaches it.
+func TestSandbox_tools_thenIsNotThenable(t *testing.T) {
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "then", Description: "A tool named then.",
+		Body: func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("called") }}))
+	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)))
+	r := runProgram(e, `const t = await tools; return [t === tools, typeof tools.then, await tools.$call("then", {})]`)
+	require.True(t, r.OK(), r.Text)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(r.Value, &v))
+	require.JSONEq(t, `[true, "undefined", "called"]`, string(v.Result))
+}
+
+// An argument summary prefers a path, a name or a query, and is bounded.
+func TestExecutor_ledger_argsSummary(t *testing.T) {
+	long := strings.Repeat("é", 200)
+	for _, tt := range []struct{ args, want string }{
+		{`{"content":"x","path":"a.txt"}`, "a.txt"},
+		{`{"n":1,"text":"hello   world"}`, "hello world"},
+		{`{"n":1,"nested":{"path":"inner"}}`, ""},
+		{`{}`, ""},
+		{`{"query":"` + long + `"}`, strings.Repeat("é", (api.MaxLedgerArgsBytes-len("…"))/2) + "…"},
+		{`{"path":"` + strings.Repeat("x", 2000) + `"}`, strings.Repeat("x", api.MaxLedgerArgsBytes-len("…")) + "…"},
+	} {
+		require.Equal(t, tt.want, executor.ArgsSummary([]byte(tt.args)), tt.args)
+	}
+}
