@@ -117,7 +117,7 @@ type execution struct {
 	fin     *resolve.Definition // whose finalizer applies; nil for none
 	args    map[string]any
 
-	ran    bool // the body was started
+	ran bool // the body was started
 	out api.Output
 	err *api.Error
 }

@@ -256,7 +256,7 @@ func TestSandbox_result_asJSONStringifyWould(t *testing.T) {
 	e := w.executor(t, executor.NewConfig())
 	for _, tt := range []struct {
 		name, code, want string
-		notes           []string
+		notes            []string
 	}{
 		{"toJSON", `return {a: {toJSON: () => "A"}, b: 1}`, `{"a":"A","b":1}`, nil},
 		{"NaN and Infinity", `return {x: NaN, y: [Infinity, 1]}`, `{"x":null,"y":[null,1]}`, []string{"NaN became null (first at result.x)", "Infinity became null (first at result.y[0])"}},
