@@ -410,3 +410,25 @@ func TestExecutor_ledger_argsSummary(t *testing.T) {
 		require.Equal(t, tt.want, executor.ArgsSummary([]byte(tt.args)), tt.args)
 	}
 }
+
+// A syntax error is told in terms of the program as written, never of the
+// function the host wraps it in.
+func TestRunCode_syntaxError_neverShowsTheWrapper(t *testing.T) {
+	e := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(fakeRuntime(
+		func(context.Context, wasmhost.Program, wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+			return wasmhost.Outcome{}, nil
+		})))
+	for _, tt := range []struct{ code, want string }{
+		{"return 1 +", "line 1, column 11: unexpected end of input"},
+		{"const a = [1,\n  2", `line 2, column 4: unexpected end of input: expected "]"`},
+		{"return 1 }", `unexpected "}": the program closes a brace it did not open`},
+		{"import fs from 'fs'\nreturn 1", "line 1, column 8: modules are not available"},
+		{"  export const x = 1", "modules are not available"},
+		{"const x = }", `line 1, column 11: Unexpected "}"`},
+	} {
+		r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode(tt.code)})
+		require.NotNil(t, r.Err, tt.code)
+		require.Equal(t, api.KindSyntax, r.Err.Kind, r.Text)
+		require.Contains(t, r.Text, tt.want, tt.code)
+	}
+}

@@ -40,7 +40,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	a := runCodeArgsOf(x.args)
 	prog, err := transpile.Strip(a.Code)
 	if err != nil {
-		return api.Output{}, syntaxFailure(err)
+		return api.Output{}, syntaxFailure(err, a.Code)
 	}
 	limits := a.limits(e.limits)
 	bindable, err := e.reg.Bindable(x.req.Scope)
@@ -93,7 +93,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	return api.Output{Value: b, Text: text, Ledger: ledger}, nil
 }
 
-func syntaxFailure(err error) *api.Error {
+func syntaxFailure(err error, code string) *api.Error {
 	var le *transpile.LimitError
 	if errors.As(err, &le) { // the program is over a bound of the host's work for it
 		problem := strings.TrimPrefix(le.Error(), "transpile: ")
@@ -105,11 +105,41 @@ func syntaxFailure(err error) *api.Error {
 		return internal("run_code: transpiling failed", err)
 	}
 	loc := &api.Location{Line: se.Line, Column: se.Column, LineText: excerpt(se.LineText, se.Column-1)}
-	msg := fmt.Sprintf("line %d, column %d: %s", se.Line, se.Column, se.Message)
+	msg := fmt.Sprintf("line %d, column %d: %s", se.Line, se.Column, syntaxMessage(se, code))
 	if loc.LineText != "" {
 		msg += "\n  " + loc.LineText
 	}
 	return &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindSyntax, Message: msg, Location: loc, Cause: err}
+}
+
+// moduleSyntax is an import or export statement at the start of a line.
+var moduleSyntax = regexp.MustCompile(`^\s*(import|export)(\s|\{|\*|$)`)
+
+// syntaxMessage is what a syntax error says, in terms of the program as
+// its author wrote it: the program is the body of a function the host
+// wraps it in, whose closing brace a parser reports when the program ends
+// too soon or closes one brace too many, and which cannot hold a module's
+// statements.
+func syntaxMessage(se *transpile.SyntaxError, code string) string {
+	if moduleSyntax.MatchString(se.LineText) {
+		return "modules are not available: a program cannot import or export; call the bound tools instead (await tools.<name>(args))"
+	}
+	expected, found := strings.CutSuffix(se.Message, ` but found "}"`)
+	if se.Message != `Unexpected "}"` && !(found && strings.HasPrefix(expected, "Expected ")) {
+		return se.Message
+	}
+	lines := strings.Split(code, "\n")
+	last := lines[len(lines)-1]
+	if se.Line < len(lines) || (se.Line == len(lines) && se.Column <= len(last)) {
+		return se.Message // a brace of the program's own
+	}
+	switch {
+	case found:
+		return "unexpected end of input: e" + strings.TrimPrefix(expected, "E")
+	case strings.Count(code, "}") > strings.Count(code, "{"):
+		return `unexpected "}": the program closes a brace it did not open`
+	}
+	return "unexpected end of input: an expression, a bracket or a string is not finished"
 }
 
 // excerptBytes is how much of the line a syntax error shows: a program on
