@@ -432,3 +432,17 @@ func TestRunCode_syntaxError_neverShowsTheWrapper(t *testing.T) {
 		require.Contains(t, r.Text, tt.want, tt.code)
 	}
 }
+
+// What the prompt says a program does not have (sdkgen's rules), it does
+// not have.
+func TestSandbox_prompt_missingGlobalsAreMissing(t *testing.T) {
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	r := runProgram(e, `return [typeof Intl, typeof fetch, typeof setInterval, typeof require, typeof process,
+		typeof structuredClone, typeof TextEncoder, typeof URL].filter((t) => t !== "undefined").length`)
+	require.True(t, r.OK(), r.Text)
+	require.Equal(t, "0", r.Text)
+	r = runProgram(e, `await import("fs")`)
+	require.NotNil(t, r.Err)
+	require.Contains(t, r.Text, "programs have no modules")
+}
