@@ -21,7 +21,8 @@ type Output struct {
 	// Text is what the model is shown. Empty means "render Value": a JSON
 	// string is shown raw, anything else as indented JSON.
 	Text string
-	// Ledger is set by run_code alone: what the program did (see Ledger).
+	// Ledger is run_code's alone: what the program did (see Ledger); the
+	// executor ignores it on any other tool's output.
 	Ledger *Ledger
 }
 

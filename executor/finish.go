@@ -61,9 +61,11 @@ func (x *execution) finish(ctx context.Context) api.Result {
 			r.Text = r.Err.Message
 		}
 	}
-	r.Ledger = x.out.Ledger
-	if x.err != nil {
-		r.Ledger = x.err.Ledger
+	if x.def != nil && x.def.Transport() { // run_code's alone: another body cannot claim one
+		r.Ledger = x.out.Ledger
+		if x.err != nil {
+			r.Ledger = x.err.Ledger
+		}
 	}
 	if x.req.Nested {
 		x.parent.ledger.add(x.req.Tool, r, time.Since(x.start), x.req.Args)
