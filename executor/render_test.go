@@ -382,6 +382,22 @@ func TestSandbox_ledger_bounded(t *testing.T) {
 	}
 }
 
+// A failure's text names at most 30 calls, then counts the others.
+func TestSandbox_ledger_failureTextBounded(t *testing.T) {
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	for _, n := range []int{29, 30, 31} {
+		r := runProgram(e, fmt.Sprintf(`for (let i = 0; i < %d; i++) await tools["odd.name-x"]({}); throw new Error("x")`, n))
+		require.NotNil(t, r.Err)
+		require.Equal(t, min(n, 30), strings.Count(r.Text, "odd.name-x() ok"), r.Text)
+		if n > 30 {
+			require.True(t, strings.HasSuffix(r.Text, fmt.Sprintf(", and %d more", n-30)), r.Text)
+		} else {
+			require.NotContains(t, r.Text, "more")
+		}
+	}
+}
+
 // A tool named then does not make tools a thenable; tools.$call reaches it.
 func TestSandbox_tools_thenIsNotThenable(t *testing.T) {
 	reg := registry.New()
