@@ -29,6 +29,9 @@ type Error struct {
 	// Logs are the console lines a failed run_code program wrote before it
 	// failed (CODE_RUN_FAILED only).
 	Logs []string
+	// Ledger is what a failed run_code program did before it failed: the
+	// nested calls it made and its measurements (CODE_RUN_FAILED only).
+	Ledger *Ledger
 	// Cause is the underlying error, if any.
 	Cause error
 }

@@ -20,9 +20,16 @@ type Limits struct {
 	WallTime time.Duration
 	// MemoryBytes caps the guest's linear memory. Default 256 MiB.
 	MemoryBytes int64
-	// OutputBytes caps logs plus result as the model will see them.
-	// Default 1 MiB.
+	// OutputBytes caps logs plus result as the model will see them: the
+	// host's hard cap, which protects its memory; past it the run fails
+	// (output-limit). Default 1 MiB.
 	OutputBytes int
+	// ModelBytes is the model budget: the most bytes of run_code's text the
+	// model is shown. Past it the run still succeeds and the text is cut
+	// structurally (internal/shape); the whole value stays in the result,
+	// within OutputBytes. At least MinModelBytes. Default 24 KiB (see
+	// RATIONALE.md, "Why is the model budget 24 KiB?").
+	ModelBytes int
 	// MaxPendingCalls caps nested calls dispatched and not yet resolved.
 	// Default 128.
 	MaxPendingCalls int
@@ -45,6 +52,7 @@ const (
 	DefaultWallTime        = 10 * time.Minute
 	DefaultMemoryBytes     = 256 << 20
 	DefaultOutputBytes     = 1 << 20
+	DefaultModelBytes      = 24 << 10
 	DefaultMaxPendingCalls = 128
 	DefaultMaxCalls        = 10_000
 	// DefaultMaxCallArgBytes is far above what a tool needs (a file to
@@ -56,6 +64,10 @@ const (
 	DefaultMaxInFlightArgBytes = 32 << 20
 )
 
+// MinModelBytes is the smallest model budget: room for the line that says
+// what was cut and a few lines of the output.
+const MinModelBytes = 1024
+
 // DefaultLimits returns the documented defaults.
 func DefaultLimits() Limits {
 	return Limits{
@@ -63,6 +75,7 @@ func DefaultLimits() Limits {
 		WallTime:        DefaultWallTime,
 		MemoryBytes:     DefaultMemoryBytes,
 		OutputBytes:     DefaultOutputBytes,
+		ModelBytes:      DefaultModelBytes,
 		MaxPendingCalls: DefaultMaxPendingCalls,
 		MaxCalls:        DefaultMaxCalls,
 
@@ -83,6 +96,10 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("memory limit %d is negative", l.MemoryBytes)
 	case l.OutputBytes < 0:
 		return fmt.Errorf("output limit %d is negative", l.OutputBytes)
+	case l.ModelBytes < 0:
+		return fmt.Errorf("model budget %d is negative", l.ModelBytes)
+	case l.ModelBytes > 0 && l.ModelBytes < MinModelBytes:
+		return fmt.Errorf("model budget %d is below the minimum of %d bytes", l.ModelBytes, MinModelBytes)
 	case l.MaxPendingCalls < 0:
 		return fmt.Errorf("pending nested call limit %d is negative", l.MaxPendingCalls)
 	case l.MaxCalls < 0:
@@ -110,6 +127,7 @@ func (l Limits) Within(ceiling Limits) Limits {
 		WallTime:        lower(l.WallTime, ceiling.WallTime),
 		MemoryBytes:     lower(l.MemoryBytes, ceiling.MemoryBytes),
 		OutputBytes:     lower(l.OutputBytes, ceiling.OutputBytes),
+		ModelBytes:      lower(l.ModelBytes, ceiling.ModelBytes),
 		MaxPendingCalls: lower(l.MaxPendingCalls, ceiling.MaxPendingCalls),
 		MaxCalls:        lower(l.MaxCalls, ceiling.MaxCalls),
 
@@ -124,6 +142,7 @@ func (l Limits) fill(d Limits) Limits {
 		WallTime:        orDefault(l.WallTime, d.WallTime),
 		MemoryBytes:     orDefault(l.MemoryBytes, d.MemoryBytes),
 		OutputBytes:     orDefault(l.OutputBytes, d.OutputBytes),
+		ModelBytes:      orDefault(l.ModelBytes, d.ModelBytes),
 		MaxPendingCalls: orDefault(l.MaxPendingCalls, d.MaxPendingCalls),
 		MaxCalls:        orDefault(l.MaxCalls, d.MaxCalls),
 

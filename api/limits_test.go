@@ -41,4 +41,7 @@ func TestLimits_Validate(t *testing.T) {
 	require.NoError(t, api.DefaultLimits().Validate())
 	require.EqualError(t, api.Limits{MaxCalls: -1}.Validate(), "nested call limit -1 is negative")
 	require.EqualError(t, api.Limits{WallTime: -time.Second}.Validate(), "wall time limit -1s is negative")
+	require.NoError(t, api.Limits{ModelBytes: api.MinModelBytes}.Validate())
+	require.EqualError(t, api.Limits{ModelBytes: api.MinModelBytes - 1}.Validate(), "model budget 1023 is below the minimum of 1024 bytes")
+	require.EqualError(t, api.Limits{ModelBytes: -1}.Validate(), "model budget -1 is negative")
 }

@@ -21,6 +21,9 @@ type Output struct {
 	// Text is what the model is shown. Empty means "render Value": a JSON
 	// string is shown raw, anything else as indented JSON.
 	Text string
+	// Ledger is run_code's alone: what the program did (see Ledger); the
+	// executor ignores it on any other tool's output.
+	Ledger *Ledger
 }
 
 // ValueOutput marshals v into an Output.

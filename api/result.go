@@ -16,6 +16,9 @@ type Result struct {
 	Text string
 	// Err is set when the call failed.
 	Err *Error
+	// Ledger is set on the result of a run_code call that ran a program,
+	// failed or not: the nested calls it made and its measurements.
+	Ledger *Ledger
 }
 
 // OK reports whether the call succeeded.

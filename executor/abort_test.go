@@ -67,7 +67,7 @@ func TestRunCode_cancelledAsItFails_keepsTheKind(t *testing.T) {
 			return wasmhost.Outcome{}, &wasmhost.RunError{Kind: api.KindException, Message: "Error: planned", Logs: []string{"l"}}
 		},
 		api.KindOutputLimit: func() (wasmhost.Outcome, error) {
-			return wasmhost.Outcome{Logs: []string{"l"}, Result: deepMiB}, nil
+			return wasmhost.Outcome{}, &wasmhost.RunError{Kind: api.KindOutputLimit, Message: "the result does not fit", Logs: []string{"l"}}
 		},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -127,8 +127,8 @@ type execution struct {
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {
 	x := &execution{e: e, parent: parent}
-	if len(e.cfg.onResult) > 0 {
-		x.start = time.Now() // for Notification.Duration
+	if len(e.cfg.onResult) > 0 || parent != nil {
+		x.start = time.Now() // for Notification.Duration and the run's ledger
 	}
 	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args}
 	if x.req.Scope == "" {

@@ -40,3 +40,6 @@ func SetInlineHook(f func(Request)) func() {
 	testHookInline = f
 	return func() { testHookInline = nil }
 }
+
+// ArgsSummary is the ledger's summary of a call's arguments.
+func ArgsSummary(args []byte) string { return argsSummary(args) }

@@ -10,7 +10,8 @@ import (
 )
 
 // finish is phase 9: apply the finalizer once, check the value against the
-// output schema, emit the one result notification, and return the result.
+// output schema, record a nested call in its run's ledger, emit the one
+// result notification, and return the result.
 // A body that gave no text gets its value rendered within the deployment's
 // output limit (registry.RenderText): a value whose indented form would be
 // longer is shown unindented, so a deeply nested value costs the host no
@@ -28,8 +29,10 @@ func (x *execution) finish(ctx context.Context) api.Result {
 		r.Text = x.err.Message
 	}
 
+	finalized := false
 	if x.fin != nil {
 		if f := x.fin.Finalizer(); f != nil {
+			finalized = true
 			in := r
 			err := safely(func() error { r = f(context.WithoutCancel(ctx), in); return nil })
 			if err != nil {
@@ -40,7 +43,10 @@ func (x *execution) finish(ctx context.Context) api.Result {
 		}
 	}
 
-	if r.Err == nil && x.def != nil {
+	// run_code's own value is built by runCode in the shape of its schema:
+	// checking it again would decode a result of up to the hard cap into a
+	// tree (tens of times its size) for nothing.
+	if r.Err == nil && x.def != nil && !(x.def.Transport() && !finalized) {
 		if len(r.Value) == 0 {
 			r.Value = json.RawMessage("null")
 		}
@@ -54,6 +60,15 @@ func (x *execution) finish(ctx context.Context) api.Result {
 		if r.Text == "" {
 			r.Text = r.Err.Message
 		}
+	}
+	if x.def != nil && x.def.Transport() { // run_code's alone: another body cannot claim one
+		r.Ledger = x.out.Ledger
+		if x.err != nil {
+			r.Ledger = x.err.Ledger
+		}
+	}
+	if x.req.Nested {
+		x.parent.ledger.add(x.req.Tool, r, time.Since(x.start), x.req.Args)
 	}
 
 	if len(x.e.cfg.onResult) > 0 {

@@ -16,7 +16,7 @@ import (
 type runCodeArgs struct {
 	Code   string
 	Limits struct {
-		TimeoutMS, WallMS, MemoryMB, OutputBytes, MaxCalls int64
+		TimeoutMS, WallMS, MemoryMB, OutputBytes, ModelBytes, MaxCalls int64
 	}
 }
 
@@ -28,6 +28,7 @@ func runCodeArgsOf(args map[string]any) runCodeArgs {
 	a.Limits.WallMS = limitValue(l["wall_ms"])
 	a.Limits.MemoryMB = limitValue(l["memory_mb"])
 	a.Limits.OutputBytes = limitValue(l["output_bytes"])
+	a.Limits.ModelBytes = limitValue(l["model_bytes"])
 	a.Limits.MaxCalls = limitValue(l["max_calls"])
 	return a
 }
@@ -62,6 +63,7 @@ func (a runCodeArgs) limits(ceiling api.Limits) api.Limits {
 		WallTime:    time.Duration(scaled(l.WallMS, int64(time.Millisecond))),
 		MemoryBytes: scaled(l.MemoryMB, 1<<20),
 		OutputBytes: int(min(l.OutputBytes, math.MaxInt)),
+		ModelBytes:  int(min(l.ModelBytes, math.MaxInt)),
 		MaxCalls:    int(min(l.MaxCalls, math.MaxInt)),
 	}.Within(ceiling)
 }

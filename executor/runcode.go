@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/shape"
 	"github.com/ptcx/ptcx/internal/text"
-	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// RunCodeValue is the value of a successful run_code call.
+// RunCodeValue is the value of a successful run_code call: the whole
+// output (within the hard cap, api.Limits.OutputBytes), whatever the model
+// was shown of it. The run's ledger is beside it (api.Result.Ledger).
 type RunCodeValue struct {
 	Logs   []string        `json:"logs"`
 	Result json.RawMessage `json:"result,omitempty"`
@@ -29,7 +31,8 @@ const noOutput = "(run_code completed with no output)"
 
 // runCode is run_code's body: strip the types, run the program in the
 // sandbox with a fresh parent token, settle its nested calls, and shape the
-// result.
+// result: the model is shown at most the model budget of it
+// (internal/shape), the host gets it whole with the run's ledger.
 func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error) {
 	if e.cfg.runtime == nil {
 		return api.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
@@ -37,7 +40,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	a := runCodeArgsOf(x.args)
 	prog, err := transpile.Strip(a.Code)
 	if err != nil {
-		return api.Output{}, syntaxFailure(err)
+		return api.Output{}, syntaxFailure(err, a.Code)
 	}
 	limits := a.limits(e.limits)
 	bindable, err := e.reg.Bindable(x.req.Scope)
@@ -58,6 +61,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	nestedCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
+	start := time.Now()
 	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits, Deadline: deadline}, s)
 	if runErr != nil {
 		// The program failed: nobody will see what calls still in flight
@@ -68,20 +72,17 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	tok.kill()
 
 	if runErr != nil {
-		return api.Output{}, runFailure(runErr, prog)
+		f := runFailure(runErr, prog)
+		if f.Code == api.CodeCodeRunFailed {
+			f.Ledger = tok.ledger.report(nil, time.Since(start))
+			f.Message += failureText(f.Ledger)
+		}
+		return api.Output{}, f
 	}
+	ledger := tok.ledger.report(&out, 0)
 	text := noOutput
 	if len(out.Logs) > 0 || len(out.Result) > 0 {
-		t := runCodeText(out.Logs, out.Result, limits.OutputBytes)
-		if t.Over() {
-			return api.Output{}, &api.Error{
-				Code: api.CodeCodeRunFailed, Kind: api.KindOutputLimit,
-				Message: fmt.Sprintf("the output is %d bytes, over the limit of %d; return less, or summarise before returning. The output began:\n%s",
-					t.Size(), limits.OutputBytes, t.String()),
-				Logs: out.Logs,
-			}
-		}
-		text = t.String()
+		text = shape.Output(out.Logs, out.Result, limits.ModelBytes).Text
 	}
 	v := RunCodeValue{Logs: out.Logs, Result: out.Result}
 	if v.Logs == nil {
@@ -91,31 +92,10 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	if err != nil {
 		return api.Output{}, internal("run_code result", err)
 	}
-	return api.Output{Value: b, Text: text}, nil
+	return api.Output{Value: b, Text: text, Ledger: ledger}, nil
 }
 
-// runCodeText is what the model sees: the logs, then the result (a string
-// raw, anything else as indented JSON), one per line, built within limit:
-// past it, the text is only counted, so a result that nests deep costs the
-// host the limit, not the size of its indented form.
-func runCodeText(logs []string, result json.RawMessage, limit int) *registry.Text {
-	t := registry.NewText(limit)
-	for i, l := range logs {
-		if i > 0 {
-			t.WriteString("\n")
-		}
-		t.WriteString(l)
-	}
-	if len(result) > 0 {
-		if len(logs) > 0 {
-			t.WriteString("\n")
-		}
-		t.WriteValue(result)
-	}
-	return t
-}
-
-func syntaxFailure(err error) *api.Error {
+func syntaxFailure(err error, code string) *api.Error {
 	var le *transpile.LimitError
 	if errors.As(err, &le) { // the program is over a bound of the host's work for it
 		problem := strings.TrimPrefix(le.Error(), "transpile: ")
@@ -127,11 +107,41 @@ func syntaxFailure(err error) *api.Error {
 		return internal("run_code: transpiling failed", err)
 	}
 	loc := &api.Location{Line: se.Line, Column: se.Column, LineText: excerpt(se.LineText, se.Column-1)}
-	msg := fmt.Sprintf("line %d, column %d: %s", se.Line, se.Column, se.Message)
+	msg := fmt.Sprintf("line %d, column %d: %s", se.Line, se.Column, syntaxMessage(se, code))
 	if loc.LineText != "" {
 		msg += "\n  " + loc.LineText
 	}
 	return &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindSyntax, Message: msg, Location: loc, Cause: err}
+}
+
+// moduleSyntax is an import or export statement at the start of a line.
+var moduleSyntax = regexp.MustCompile(`^\s*(import|export)(\s|\{|\*|$)`)
+
+// syntaxMessage is what a syntax error says, in terms of the program as
+// its author wrote it: the program is the body of a function the host
+// wraps it in, whose closing brace a parser reports when the program ends
+// too soon or closes one brace too many, and which cannot hold a module's
+// statements.
+func syntaxMessage(se *transpile.SyntaxError, code string) string {
+	if moduleSyntax.MatchString(se.LineText) {
+		return "modules are not available: a program cannot import or export; call the bound tools instead (await tools.<name>(args))"
+	}
+	expected, found := strings.CutSuffix(se.Message, ` but found "}"`)
+	if se.Message != `Unexpected "}"` && !(found && strings.HasPrefix(expected, "Expected ")) {
+		return se.Message
+	}
+	lines := strings.Split(code, "\n")
+	last := lines[len(lines)-1]
+	if se.Line < len(lines) || (se.Line == len(lines) && se.Column <= len(last)) {
+		return se.Message // a brace of the program's own
+	}
+	switch {
+	case found:
+		return "unexpected end of input: e" + strings.TrimPrefix(expected, "E")
+	case strings.Count(code, "}") > strings.Count(code, "{"):
+		return `unexpected "}": the program closes a brace it did not open`
+	}
+	return "unexpected end of input: an expression, a bracket or a string is not finished"
 }
 
 // excerptBytes is how much of the line a syntax error shows: a program on
@@ -202,9 +212,10 @@ func writeLogs(b *strings.Builder, logs []string) {
 // (abort), with the logs of the run when it has them.
 func abortedRun(ctx context.Context, o outcome) *api.Error {
 	var logs []string
+	ledger := o.out.Ledger
 	var re *api.Error
 	if errors.As(o.err, &re) {
-		logs = re.Logs
+		logs, ledger = re.Logs, re.Ledger
 	} else if len(o.out.Value) > 0 {
 		var v RunCodeValue
 		if json.Unmarshal(o.out.Value, &v) == nil && len(v.Logs) > 0 { // run_code's own value
@@ -214,7 +225,10 @@ func abortedRun(ctx context.Context, o outcome) *api.Error {
 	var b strings.Builder
 	b.WriteString("the run was cancelled")
 	writeLogs(&b, logs)
-	return &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: b.String(), Logs: logs,
+	if ledger != nil {
+		b.WriteString(failureText(ledger))
+	}
+	return &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: b.String(), Logs: logs, Ledger: ledger,
 		Cause: errors.Join(context.Cause(ctx), o.err)}
 }
 

@@ -269,5 +269,5 @@ func callResult(r api.Result) wasmhost.CallResult {
 	if r.OK() {
 		return wasmhost.CallResult{OK: true, Value: r.Value}
 	}
-	return wasmhost.CallResult{Message: r.Err.Message}
+	return wasmhost.CallResult{Message: r.Err.Message, Code: r.Err.Code}
 }

@@ -12,6 +12,7 @@ type token struct {
 	scope  string
 	live   atomic.Bool
 	seq    atomic.Int64 // nested call numbers, from 1
+	ledger ledger       // the nested calls of the run, as they finish
 }
 
 func (e *Executor) mintToken(callID, scope string) *token {

@@ -81,6 +81,9 @@
   const mapForEach = uncurry(Map.prototype.forEach);
   const setSize = uncurry(getOwnPropertyDescriptor(Set.prototype, "size").get);
   const setForEach = uncurry(Set.prototype.forEach);
+  const arrayJoin = uncurry(Array.prototype.join);
+  const strLastIndexOf = uncurry(String.prototype.lastIndexOf);
+  const isFinite = Number.isFinite;
   const natCall = natives.call;
   const natLog = natives.log;
   const natTimerSet = natives.timerSet;
@@ -366,10 +369,14 @@
 
   // ---- ToolCallError and tools. ----
 
+  // ToolCallError.code is the call's error code (api.Code: DENIED,
+  // TOOL_TIMEOUT, TOOL_FAILED, INVALID_ARGS, ...); TOOL_FAILED when none
+  // was given.
   class ToolCallError extends ErrorCtor {
-    constructor(message, toolName) {
+    constructor(message, toolName, code) {
       super(message);
       defineProperty(this, "toolName", { __proto__: null, value: toStr(toolName), enumerable: true });
+      defineProperty(this, "code", { __proto__: null, value: code === undefined ? "TOOL_FAILED" : toStr(code), enumerable: true });
     }
   }
   defineProperty(ToolCallError.prototype, "name", { __proto__: null, value: "ToolCallError" });
@@ -401,7 +408,7 @@
     }
     // The call's promise, settled by the glue (calls.c), or a refusal.
     const p = natCall(name, json);
-    return typeof p === "number" ? rejected(new ToolCallError(callRefused(name, p), name)) : p;
+    return typeof p === "number" ? rejected(new ToolCallError(callRefused(name, p), name, p === REFUSED_PENDING ? "BUSY" : "DENIED")) : p;
   }
 
   function makeTool(name) {
@@ -426,7 +433,9 @@
 
   // makeTools returns the tools object: a frozen object with one own
   // function per bound name, found without any trap, whose prototype is a
-  // proxy that explains the names that are not bound.
+  // proxy that explains the names that are not bound. A tool named "then" is
+  // not a property (tools would be a thenable, and await tools would call
+  // it): tools.$call(name, args) calls any bound tool by its name.
   function makeTools(names) {
     const readOnly = () => {
       throw new TypeErrorCtor("tools is read-only");
@@ -442,10 +451,18 @@
       set: readOnly,
     }));
     bound = create(unboundNames);
+    const byName = create(null);
     for (let i = 0; i < names.length; i++) {
       const name = toStr(names[i]);
-      defineProperty(bound, name, { __proto__: null, value: makeTool(name), enumerable: true });
+      byName[name] = makeTool(name);
+      if (name !== "then") defineProperty(bound, name, { __proto__: null, value: byName[name], enumerable: true });
     }
+    const call = (name, args) => {
+      const n = toStr(name);
+      if (hasOwn(byName, n)) return byName[n](args);
+      return rejected(new TypeErrorCtor(unbound(bound, n)));
+    };
+    defineProperty(bound, "$call", { __proto__: null, value: freeze(call), enumerable: false });
     return freeze(bound);
   }
 
@@ -561,10 +578,177 @@
 
   function finish(value) {
     if (value === undefined) return DONE;
-    const json = jsonOf(value, "result", true);
-    if (json === null) return fail("invalid-output", "the program's result is not JSON: " + refusal);
+    const r = natEncode(value, true);
+    let json = r;
+    if (typeof r !== "string") {
+      // Not plain JSON: made JSON as JSON.stringify would (and a Map, a Set,
+      // a Date as a model means them), unless it cannot be.
+      const code = r[0];
+      if (code === REFUSE_CIRCULAR || code === REFUSE_BIGINT || code === REFUSE_UNREADABLE || code === REFUSE_PROXY) {
+        return fail("invalid-output", "the program's result is not JSON: result" + r[1] + " " + refusalText(code, r[2]));
+      }
+      const c = converter();
+      json = c.value("", value, "result", 0);
+      if (c.failure !== "") return fail("invalid-output", "the program's result is not JSON: " + c.failure);
+      if (c.notes !== "") natLog(0, "[ptcx] the result was converted to JSON: " + c.notes);
+      if (json === undefined) return DONE; // a function or a symbol: no result, as JSON.stringify says
+    }
     natResult(json);
     return DONE;
+  }
+
+  // ---- Results as JSON.stringify makes them. ----
+
+  // A result nests at most RESULT_DEPTH levels (tool arguments: 100, in
+  // encode.c): each level takes two frames of the engine's stack, which
+  // overflows a little past 220.
+  const RESULT_DEPTH = 200;
+
+  // converter returns a one-use converter of a result to JSON text, with
+  // JSON.stringify's rules (toJSON honoured, NaN and Infinity as null,
+  // undefined, functions and symbols left out of objects and null in
+  // arrays) plus a Map as an object (or its entries when a key is not a
+  // string), a Set as an array, a Date as its ISO string and an Error as
+  // its name and message. Each lossy conversion is noted once, with the
+  // first path it happened at. Cycles, BigInts, values nested more than
+  // RESULT_DEPTH deep and values that throw when read fail, naming the
+  // path.
+  function converter() {
+    const seen = list();
+    const noted = create(null);
+    const c = { __proto__: null, notes: "", failure: "" };
+    const note = (what, path) => {
+      if (noted[what] === 1) return;
+      noted[what] = 1;
+      c.notes += (c.notes ? "; " : "") + what + " (first at " + path + ")";
+    };
+    const failAt = (path, why) => {
+      if (c.failure === "") c.failure = path + " " + why;
+      return undefined;
+    };
+    // value returns the JSON text of v, or undefined when v is left out.
+    // In an array (inArray), what is left out of an object becomes null.
+    c.value = (key, v, path, depth, inArray) => {
+      if (c.failure !== "") return undefined;
+      try {
+        if (v !== null && (typeof v === "object" || typeof v === "function")) {
+          let isDate = false;
+          try {
+            dateGetTime(v);
+            isDate = true;
+          } catch {}
+          if (isDate) {
+            note("a Date became its ISO string", path);
+            const t = dateGetTime(v);
+            return t === t ? stringify(dateToISOString(v)) : "null";
+          }
+          const toJSON = v.toJSON;
+          if (typeof toJSON === "function") v = apply(toJSON, v, [key]);
+        }
+        switch (typeof v) {
+          case "string":
+            return stringify(v);
+          case "number":
+            if (isFinite(v)) return toStr(v);
+            note(toStr(v) + " became null", path);
+            return "null";
+          case "boolean":
+            return v ? "true" : "false";
+          case "bigint":
+            return failAt(path, refusalText(REFUSE_BIGINT, v));
+          case "undefined":
+          case "function":
+          case "symbol":
+            note((typeof v === "undefined" ? "undefined" : "a " + typeof v) + (inArray ? " became null" : " was left out"), path);
+            return undefined;
+        }
+        if (v === null) return "null";
+        return container(v, path, depth);
+      } catch (e) {
+        return failAt(path, refusalText(REFUSE_UNREADABLE, e));
+      }
+    };
+    function container(v, path, depth) {
+      for (let i = 0; i < seen.length; i++) if (seen[i] === v) return failAt(path, refusalText(REFUSE_CIRCULAR));
+      if (depth >= RESULT_DEPTH) return failAt(path, "is nested more than " + RESULT_DEPTH + " levels deep");
+      seen[seen.length] = v;
+      const parts = list();
+      let out;
+      if (isArray(v)) {
+        const n = v.length;
+        for (let i = 0; i < n; i++) {
+          const s = c.value(toStr(i), v[i], path + "[" + i + "]", depth + 1, true);
+          parts[parts.length] = s === undefined ? "null" : s;
+        }
+        out = "[" + arrayJoin(parts, ",") + "]";
+      } else {
+        out = mapOrSet(v, path, depth, parts);
+        if (out === undefined) {
+          if (isErrorLike(v)) {
+            note("an Error became its name and message", path);
+            out = "{\"name\":" + stringify(toStr(v.name)) + ",\"message\":" + stringify(toStr(v.message)) + "}";
+          } else {
+            const names = keys(v);
+            for (let i = 0; i < names.length; i++) {
+              const k = names[i];
+              const s = c.value(k, v[k], path + accessor(k), depth + 1);
+              if (s !== undefined) parts[parts.length] = stringify(k) + ":" + s;
+            }
+            out = "{" + arrayJoin(parts, ",") + "}";
+          }
+        }
+      }
+      seen.length = seen.length - 1;
+      return c.failure === "" ? out : undefined;
+    }
+    // mapOrSet returns the JSON of a Map or a Set, or undefined for any
+    // other object.
+    function mapOrSet(v, path, depth, parts) {
+      let isMap = false, isSet = false;
+      try {
+        mapSize(v);
+        isMap = true;
+      } catch {
+        try {
+          setSize(v);
+          isSet = true;
+        } catch {}
+      }
+      if (isSet) {
+        note("a Set became an array", path);
+        let i = 0;
+        setForEach(v, (item) => {
+          const s = c.value(toStr(i), item, path + "[" + i + "]", depth + 1, true);
+          parts[parts.length] = s === undefined ? "null" : s;
+          i++;
+        });
+        return "[" + arrayJoin(parts, ",") + "]";
+      }
+      if (!isMap) return undefined;
+      let stringKeys = true;
+      mapForEach(v, (_, k) => {
+        if (typeof k !== "string") stringKeys = false;
+      });
+      if (stringKeys) {
+        note("a Map became an object", path);
+        mapForEach(v, (item, k) => {
+          const s = c.value(k, item, path + accessor(k), depth + 1);
+          if (s !== undefined) parts[parts.length] = stringify(k) + ":" + s;
+        });
+        return "{" + arrayJoin(parts, ",") + "}";
+      }
+      note("a Map with keys that are not strings became an array of [key, value] entries", path);
+      let i = 0;
+      mapForEach(v, (item, k) => {
+        const at = path + "[" + i + "]";
+        const ks = c.value("0", k, at + "[0]", depth + 2, true);
+        const vs = c.value("1", item, at + "[1]", depth + 2, true);
+        parts[parts.length] = "[" + (ks === undefined ? "null" : ks) + "," + (vs === undefined ? "null" : vs) + "]";
+        i++;
+      });
+      return "[" + arrayJoin(parts, ",") + "]";
+    }
+    return c;
   }
 
   // ---- Hooks for the glue. ----
@@ -582,8 +766,13 @@
       global("tools", makeTools(isArray(config.tools) ? config.tools : []));
       return toStr(config.code);
     },
-    toolError(message, toolName) {
-      return new ToolCallError(toStr(message), toolName);
+    // toolError makes the rejection of a failed call from the host's
+    // payload: the message, then, after a NUL, the error code (docs/abi.md).
+    toolError(payload, toolName) {
+      const p = toStr(payload);
+      const at = strLastIndexOf(p, "\u0000");
+      if (at < 0) return new ToolCallError(p, toolName);
+      return new ToolCallError(strSlice(p, 0, at), toolName, strSlice(p, at + 1));
     },
     fire(id) {
       const t = timers[id];

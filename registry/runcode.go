@@ -44,13 +44,14 @@ const RunCodeInputSchema = `{
         "timeout_ms": {"type": "integer", "minimum": 1, "description": "Compute time in milliseconds."},
         "wall_ms": {"type": "integer", "minimum": 1, "description": "Wall time in milliseconds."},
         "memory_mb": {"type": "integer", "minimum": 4, "description": "Memory in MiB."},
-        "output_bytes": {"type": "integer", "minimum": 1, "description": "Bytes of logs plus result."},
+        "output_bytes": {"type": "integer", "minimum": 1, "description": "Bytes of logs plus result the host accepts (a hard cap: past it the run fails)."},
+        "model_bytes": {"type": "integer", "minimum": 1024, "description": "Bytes of text shown for this run (the model budget): past it the output is cut, not failed."},
         "max_calls": {"type": "integer", "minimum": 1, "description": "Nested tool calls in total."}
       },
       "additionalProperties": false
     }
   },
-  "required": ["code", "description"],
+  "required": ["code"],
   "additionalProperties": false
 }`
 

@@ -25,8 +25,16 @@ declare class ToolCallError extends Error {
   readonly name: "ToolCallError";
   /** The tool whose call failed. */
   readonly toolName: ToolName;
+  /** Why it failed, to branch on: BUSY means too many calls pending at once (await some first). */
+  readonly code: "DENIED" | "TOOL_TIMEOUT" | "TOOL_FAILED" | "INVALID_ARGS" | "INVALID_TOOL_OUTPUT" | "UNKNOWN_TOOL" | "UNSUPPORTED_SCHEMA" | "ABORTED" | "ABORTED_BEFORE_DISPATCH" | "BUSY" | "INTERNAL";
 }
 `
+
+// callAny declares tools.$call, which calls any bound tool by its name (a
+// tool named "then" only so: as a property it would make tools a
+// thenable).
+const callAny = "  /** Calls the bound tool named name, as tools[name](args) does. */\n" +
+	"  $call(name: ToolName, args?: { [key: string]: JsonValue }): Promise<unknown>;\n"
 
 // Declarations renders the TypeScript block that declares JsonValue, the argument and output
 // types of every tool but the transport (run_code, which a program cannot call), ToolName, ToolCallError and `tools` (plus console, setTimeout and
@@ -82,8 +90,13 @@ func Declarations(tools []api.Schema) (string, error) {
 		if td.output != nil {
 			result = td.output.types[""].name
 		}
+		if td.tool.Name == "then" { // not a property: tools would be a thenable
+			fmt.Fprintf(&b, "  $call(name: \"then\", %s%s): Promise<%s>;\n", param, td.args.types[""].name, result)
+			continue
+		}
 		fmt.Fprintf(&b, "  %s(%s%s): Promise<%s>;\n", propertyKey(td.tool.Name), param, td.args.types[""].name, result)
 	}
+	b.WriteString(callAny)
 	b.WriteString("};\n")
 	return b.String(), nil
 }

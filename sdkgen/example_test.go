@@ -51,10 +51,14 @@ func ExampleDeclarations() {
 	//   readonly name: "ToolCallError";
 	//   /** The tool whose call failed. */
 	//   readonly toolName: ToolName;
+	//   /** Why it failed, to branch on: BUSY means too many calls pending at once (await some first). */
+	//   readonly code: "DENIED" | "TOOL_TIMEOUT" | "TOOL_FAILED" | "INVALID_ARGS" | "INVALID_TOOL_OUTPUT" | "UNKNOWN_TOOL" | "UNSUPPORTED_SCHEMA" | "ABORTED" | "ABORTED_BEFORE_DISPATCH" | "BUSY" | "INTERNAL";
 	// }
 	// declare const tools: {
 	//   /** Write a file. */
 	//   write(args: WriteArgs): Promise<WriteOutput>;
+	//   /** Calls the bound tool named name, as tools[name](args) does. */
+	//   $call(name: ToolName, args?: { [key: string]: JsonValue }): Promise<unknown>;
 	// };
 }
 

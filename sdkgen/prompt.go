@@ -32,8 +32,12 @@ const sdkRules = "run_code runs a program that calls tools as typed async functi
 	"separately can be called directly; appearing below does not make a tool directly callable.\n" +
 	"- Start independent calls together with `Promise.all`; `await` a call before any call that needs its result.\n" +
 	"- Await every call you start: one that has not started when the program returns is abandoned, never run.\n" +
-	"- A failed call throws `ToolCallError` (with `toolName` and `message`); uncaught, it fails the whole run, so catch it where a failure is expected.\n" +
-	"- Only the returned value and console output reach you: filter and summarise inside the program, and keep both small.\n"
+	"- A failed call throws `ToolCallError` (with `toolName`, `message` and `code`); uncaught, it fails the whole run, so catch it where a failure is expected: " +
+	"`catch (e) { if (e instanceof ToolCallError && e.code === \"TOOL_TIMEOUT\") { /* retry or skip */ } else throw e; }`.\n" +
+	"- Only the returned value and console output reach you, within a budget (past it they are cut, not failed): filter and summarise inside the program, and keep both small. " +
+	"The result is made JSON as JSON.stringify would (a Map becomes an object, a Set an array, a Date its ISO string).\n" +
+	"- A program has no modules (import, require), no fetch or network, no file system, no timers but setTimeout/clearTimeout (no setInterval), " +
+	"and no Intl, TextEncoder, URL, structuredClone or process: only the tools below.\n"
 
 // PTCOnlySection renders the "tools:ptc-only" section: the rule that run_code is the only tool the
 // model can call directly. It is empty unless mode is "ptc"; under "both" the rule would be false,

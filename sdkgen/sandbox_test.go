@@ -207,6 +207,7 @@ var wantResults = map[string]string{
 	"read_then_write":                   `2`,
 	"parallel_calls":                    `"main.gowarning: dirty tree\n0"`,
 	"catch_tool_call_error":             `true`,
+	"branch_on_code":                    `{"content": "hello\nworld\n", "lines": 2, "truncated": false}`,
 	"every_mapping":                     `["a.go0.75", "b.go0.5"]`,
 	"recursive_types":                   `1`,
 	"optional_argument_and_open_object": `[["go.mod", "src/"], ["go.mod", "src/"]]`,

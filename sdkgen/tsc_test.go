@@ -41,6 +41,16 @@ try {
   }
   throw e;
 }`},
+	{name: "branch_on_code", body: `
+try {
+  return await tools.read({ path: "notes.txt" });
+} catch (e) {
+  if (e instanceof ToolCallError && e.code === "TOOL_TIMEOUT") return await tools.$call("read", { path: "notes.txt" });
+  throw e;
+}`},
+	{name: "unknown_code", body: `
+try { await tools.read({ path: "x" }); } catch (e) { if (e instanceof ToolCallError && e.code === "NOT_A_CODE") return 1; }`,
+		wantCode: "TS2367", wantMsg: "no overlap"},
 	{name: "every_mapping", body: `
 const out = await tools.search({
   query: "q", limit: null, cursor: "c", exact: true, nothing: null, score: 0.5,

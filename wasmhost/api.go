@@ -85,11 +85,13 @@ func (f DispatcherFunc) Dispatch(name string, args json.RawMessage, done func(Ca
 
 // CallResult is the outcome of one nested call, as the program will see it:
 // OK resolves the promise with Value; otherwise the promise rejects with a
-// ToolCallError carrying Message.
+// ToolCallError carrying Message and Code (its code property; empty is
+// TOOL_FAILED).
 type CallResult struct {
 	OK      bool
 	Value   json.RawMessage
 	Message string
+	Code    api.Code
 }
 
 // Outcome is what a program that settled normally produced.

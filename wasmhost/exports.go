@@ -119,6 +119,9 @@ func (r *run) resume(c completion) (int32, *RunError) {
 	r.pending--
 	r.argBytes -= c.args
 	payload := []byte(c.res.Message)
+	if c.res.Code != "" { // the message, a NUL, the code (docs/abi.md, ptcx_resume)
+		payload = append(append(payload, 0), c.res.Code...)
+	}
 	ok := uint64(0)
 	if c.res.OK {
 		payload, ok = c.res.Value, 1

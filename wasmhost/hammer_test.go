@@ -74,7 +74,7 @@ var hammerPrograms = []struct {
 	{js: `const x = ;`, kind: api.KindSyntax},
 	{js: `for (;;) {}`, limits: api.Limits{ComputeTime: 50 * time.Millisecond}, kind: api.KindTimeout},
 	{js: `await new Promise(() => {})`, kind: api.KindException},
-	{js: `return () => 1`, kind: api.KindInvalidOutput},
+	{js: `return [1n]`, kind: api.KindInvalidOutput},
 	{js: `const a = []; for (;;) a.push(new Uint8Array(1 << 20))`, limits: api.Limits{MemoryBytes: 8 << 20}, kind: api.KindMemory},
 	{js: `for (;;) console.log("flood")`, limits: api.Limits{OutputBytes: 64}, kind: api.KindOutputLimit},
 	{js: `await tools.hang()`, limits: api.Limits{WallTime: 20 * time.Millisecond}, kind: api.KindTimeout},

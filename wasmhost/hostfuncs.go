@@ -107,7 +107,7 @@ func hostCall(ctx context.Context, mod wapi.Module, stack []uint64) {
 		// that a broken guest still traps.
 		r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
 		r.refusedCalls++ // not dispatched, but a call made: MaxCalls bounds a loop of them
-		r.inbox.doneFunc(id, 0)(CallResult{Message: msg})
+		r.inbox.doneFunc(id, 0)(CallResult{Message: msg, Code: api.CodeInvalidArgs})
 		stack[0] = wapi.EncodeI32(id)
 		return
 	}

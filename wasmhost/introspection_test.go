@@ -251,7 +251,8 @@ return {get report() {
 		"globalThis.Object.[[Prototype]].call (call)", // Function.prototype.call
 		"globalThis.clearTimeout (clearTimeout)",
 		"globalThis.setTimeout (setTimeout)",
-		"globalThis.tools.fail (fail)", // the test's tool
+		"globalThis.tools.$call (call)", // calls a bound tool by name (a tool named then)
+		"globalThis.tools.fail (fail)",  // the test's tool
 	}, r.Graph)
 
 	// The dispatcher saw the two calls the program made with plain
