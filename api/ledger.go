@@ -22,8 +22,8 @@ type LedgerCall struct {
 	Tool string `json:"tool"`
 	// Code is the call's error code; empty when it succeeded.
 	Code Code `json:"code,omitempty"`
-	// DurationMS is the time from the call's dispatch to its result, in
-	// milliseconds.
+	// DurationMS is the time the call's body ran, from its start to the
+	// call's settlement, in milliseconds (0 when it never started).
 	DurationMS float64 `json:"duration_ms"`
 	// Args is a short summary of the arguments (their first string value,
 	// preferring a path, name or query), at most MaxLedgerArgsBytes.

@@ -51,7 +51,7 @@ const (
 	DefaultComputeTime     = 30 * time.Second
 	DefaultWallTime        = 10 * time.Minute
 	DefaultMemoryBytes     = 256 << 20
-	DefaultOutputBytes     = 1 << 20
+	DefaultOutputBytes     = 4 << 20
 	DefaultModelBytes      = 24 << 10
 	DefaultMaxPendingCalls = 128
 	DefaultMaxCalls        = 10_000

@@ -58,8 +58,8 @@ func (x *execution) startBody(ctx context.Context, then, lost func()) *body {
 		return nil
 	}
 	x.ran = true
-	if len(x.e.cfg.onResult) > 0 {
-		x.bodyFrom = time.Now() // for Notification.Body
+	if x.parent != nil || len(x.e.cfg.onResult) > 0 {
+		x.bodyFrom = time.Now() // for the run's ledger and Notification.Body
 	}
 	x.e.notifyStart(x)
 	b := &body{x: x, ctx: ctx, bodyCtx: ctx, cancel: func() {}, then: then, lost: lost}

@@ -118,7 +118,7 @@ type execution struct {
 	args    map[string]any
 
 	ran      bool          // the body was started
-	bodyFrom time.Time     // when the body started (only with result listeners)
+	bodyFrom time.Time     // when the body started (for a nested call, or with result listeners)
 	bodyTime time.Duration // from the body's start to the call's settlement
 	seq      int64         // completion order among the nested calls of one run (from 1)
 	out      api.Output
@@ -127,8 +127,8 @@ type execution struct {
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {
 	x := &execution{e: e, parent: parent}
-	if len(e.cfg.onResult) > 0 || parent != nil {
-		x.start = time.Now() // for Notification.Duration and the run's ledger
+	if len(e.cfg.onResult) > 0 {
+		x.start = time.Now() // for Notification.Duration
 	}
 	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args}
 	if x.req.Scope == "" {

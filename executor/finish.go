@@ -68,7 +68,7 @@ func (x *execution) finish(ctx context.Context) api.Result {
 		}
 	}
 	if x.req.Nested {
-		x.parent.ledger.add(x.req.Tool, r, time.Since(x.start), x.req.Args)
+		x.parent.ledger.add(x.req.Tool, r, x.bodyTime, x.req.Args)
 	}
 
 	if len(x.e.cfg.onResult) > 0 {

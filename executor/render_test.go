@@ -161,9 +161,7 @@ func resultPart(t *testing.T, text string, hasLogs bool) string {
 // What the issue asks to see, through the real guest: a very long string,
 // a 100,000-item array, a 200-deep object and 50,000 log lines each
 // succeed, the text within the budget with valid JSON and a marker, the
-// value whole. The hard cap is the default 1 MiB, so the longest string
-// is just under it (a 2 MB one is over the host's cap: shape_test.go
-// shapes one).
+// value whole (the hard cap is the default 4 MiB).
 func TestSandbox_modelBudget_largeOutputsSucceed(t *testing.T) {
 	w := newWorld(t, api.ModePTC)
 	e := w.executor(t, executor.NewConfig())
@@ -173,10 +171,10 @@ func TestSandbox_modelBudget_largeOutputsSucceed(t *testing.T) {
 		marker     string
 		check      func(t *testing.T, v executor.RunCodeValue)
 	}{
-		{"a 1,000,000-byte string", `return {s: "ab".repeat(500_000)}`, true, false, "more bytes)", func(t *testing.T, v executor.RunCodeValue) {
+		{"a 2 MB string", `return {s: "ab".repeat(1_000_000)}`, true, false, "more bytes)", func(t *testing.T, v executor.RunCodeValue) {
 			var got struct{ S string }
 			require.NoError(t, json.Unmarshal(v.Result, &got))
-			require.Len(t, got.S, 1_000_000)
+			require.Len(t, got.S, 2_000_000)
 		}},
 		{"a 100,000-item array", `return Array.from({length: 100_000}, (_, i) => i)`, true, false, "more items", func(t *testing.T, v executor.RunCodeValue) {
 			var got []int

@@ -264,7 +264,7 @@ func (s *scheduler) commit(n *nested) {
 }
 
 // callResult is what the program sees of a result: the value, or the
-// message. Error codes never reach the program.
+// message and the code (ToolCallError.code); never the cause.
 func callResult(r api.Result) wasmhost.CallResult {
 	if r.OK() {
 		return wasmhost.CallResult{OK: true, Value: r.Value}

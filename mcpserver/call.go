@@ -16,6 +16,11 @@ import (
 // violations are given as data.
 const MetaError = "ptcx/error"
 
+// MetaLedger is the _meta key under which a run_code result, failed or
+// not, carries its ledger (api.Ledger): the nested calls the program made
+// and the run's stats.
+const MetaLedger = "ptcx/ledger"
+
 // ErrorMeta is the value under MetaError.
 type ErrorMeta struct {
 	Code       api.Code `json:"code"`
@@ -57,17 +62,25 @@ func (r *router) call(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallTo
 // and the error's data (code, kind, violations, location, stack) under
 // _meta[MetaError].
 func toolResult(res api.Result) *mcp.CallToolResult {
+	var out *mcp.CallToolResult
 	if res.Err == nil {
-		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
+		out = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
 		if v := bytes.TrimSpace(res.Value); len(v) > 0 && v[0] == '{' {
 			out.StructuredContent = json.RawMessage(v)
 		}
-		return out
+	} else {
+		e := res.Err
+		out = &mcp.CallToolResult{
+			Meta:    mcp.Meta{MetaError: ErrorMeta{Code: e.Code, Kind: e.Kind, Violations: e.Violations, Location: e.Location, Stack: e.Stack}},
+			Content: []mcp.Content{&mcp.TextContent{Text: e.Prefix() + ": " + res.Text}},
+			IsError: true,
+		}
 	}
-	e := res.Err
-	return &mcp.CallToolResult{
-		Meta:    mcp.Meta{MetaError: ErrorMeta{Code: e.Code, Kind: e.Kind, Violations: e.Violations, Location: e.Location, Stack: e.Stack}},
-		Content: []mcp.Content{&mcp.TextContent{Text: e.Prefix() + ": " + res.Text}},
-		IsError: true,
+	if res.Ledger != nil {
+		if out.Meta == nil {
+			out.Meta = mcp.Meta{}
+		}
+		out.Meta[MetaLedger] = res.Ledger
 	}
+	return out
 }

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/mcpserver"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -35,7 +37,7 @@ func TestServer_runCode_realSandbox(t *testing.T) {
 const g = await tools.greet({name: "Ada"});
 console.log("sum", s.sum);
 return {sum: s.sum, greeting: g};`,
-			wantText:  "sum 5\n{\n  \"sum\": 5,\n  \"greeting\": \"hello, Ada\"\n}",
+			wantText:  "sum 5\nResult:\n{\n  \"sum\": 5,\n  \"greeting\": \"hello, Ada\"\n}",
 			wantValue: `{"logs":["sum 5"],"result":{"sum":5,"greeting":"hello, Ada"}}`,
 		},
 		{
@@ -96,7 +98,7 @@ func TestServer_runCode_failure(t *testing.T) {
 			"CODE_RUN_FAILED (exception): ", api.CodeCodeRunFailed, "exception"},
 		{"syntax", runCodeArgs(t, `return (;`),
 			"CODE_RUN_FAILED (syntax): ", api.CodeCodeRunFailed, "syntax"},
-		{"missing description", `{"code":"return 1"}`,
+		{"missing code", `{"description":"d"}`,
 			"INVALID_ARGS: invalid arguments for run_code", api.CodeInvalidArgs, ""},
 	}
 	for _, tt := range tests {
@@ -122,4 +124,33 @@ func TestServer_runCode_failure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A run_code result carries its ledger under _meta["ptcx/ledger"], failed
+// or not: the nested calls made (a failure's too) and the run's stats.
+func TestServer_runCode_ledgerInMeta(t *testing.T) {
+	rt := sharedRuntime(t)
+	f := newFixture(t, executor.NewConfig().WithRuntime(rt))
+	cs := connect(t, f.exec, "ptc", "")
+	ledgerOf := func(res *mcp.CallToolResult) api.Ledger {
+		raw, err := json.Marshal(res.Meta[mcpserver.MetaLedger])
+		require.NoError(t, err)
+		var l api.Ledger
+		require.NoError(t, json.Unmarshal(raw, &l))
+		return l
+	}
+	ok := callTool(t, cs, registry.RunCode, runCodeArgs(t, `return (await tools.add({x: 1, y: 2})).sum`))
+	require.False(t, ok.IsError, text(t, ok))
+	l := ledgerOf(ok)
+	require.Len(t, l.Calls, 1)
+	require.Equal(t, "add", l.Calls[0].Tool)
+	require.Empty(t, l.Calls[0].Code)
+	require.Equal(t, 1, l.Stats.Calls)
+
+	failed := callTool(t, cs, registry.RunCode, runCodeArgs(t, `await tools.add({x: 1, y: 2}); throw new Error("after a call")`))
+	require.True(t, failed.IsError)
+	l = ledgerOf(failed)
+	require.Len(t, l.Calls, 1, "the call made before the failure")
+	require.Equal(t, "add", l.Calls[0].Tool)
+	require.Contains(t, text(t, failed), "add(")
 }

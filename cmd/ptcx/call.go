@@ -24,6 +24,8 @@ type callOutput struct {
 	Value json.RawMessage `json:"value,omitempty"`
 	Text  string          `json:"text,omitempty"`
 	Error *callError      `json:"error,omitempty"`
+	// Ledger is what a run_code program did: its nested calls and stats.
+	Ledger *api.Ledger `json:"ledger,omitempty"`
 }
 
 type callError struct {
@@ -69,7 +71,7 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 
 // printResult prints a result as `ptcx call` does and returns its status.
 func printResult(s *stdio, r api.Result) int {
-	out := callOutput{OK: r.OK()}
+	out := callOutput{OK: r.OK(), Ledger: r.Ledger}
 	if r.OK() {
 		out.Value, out.Text = r.Value, r.Text
 	} else {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -332,7 +333,7 @@ return {n};`), 0o644))
 
 	out, errOut, status := ptcx(t, "", "run", "--tools", toolsFile, "--no-builtin", prog)
 	require.Equal(t, exitOK, status, errOut)
-	require.Equal(t, "looked up\n{\n  \"n\": 1\n}\n", out)
+	require.Equal(t, "looked up\nResult:\n{\n  \"n\": 1\n}\n", out)
 
 	out, _, status = ptcx(t, "", "run", "--json", "--tools", toolsFile, "--no-builtin", prog)
 	require.Equal(t, exitOK, status)
@@ -377,12 +378,23 @@ func TestCall_runCode(t *testing.T) {
 	require.Equal(t, exitOK, status, errOut)
 	c := decodeCall(t, out)
 	require.JSONEq(t, `{"logs":[],"result":{"key":"k"}}`, string(c.Value))
+	var withLedger struct{ Ledger api.Ledger }
+	require.NoError(t, json.Unmarshal([]byte(out), &withLedger))
+	require.Len(t, withLedger.Ledger.Calls, 1, out)
+	require.Equal(t, "lookup", withLedger.Ledger.Calls[0].Tool)
+	require.Equal(t, 1, withLedger.Ledger.Stats.Calls)
 
-	out, _, status = ptcx(t, "", "call", "--no-builtin", "--mode", "ptc", "run_code", `{"code": "return 1"}`)
+	// description is optional (models often leave it out); code is not.
+	out, errOut, status = ptcx(t, "", "call", "--no-builtin", "--mode", "ptc", "run_code", `{"code": "return 1"}`)
+	require.Equal(t, exitOK, status, errOut)
+	c = decodeCall(t, out)
+	require.JSONEq(t, `{"logs":[],"result":1}`, string(c.Value))
+
+	out, _, status = ptcx(t, "", "call", "--no-builtin", "--mode", "ptc", "run_code", `{"description": "d"}`)
 	require.Equal(t, exitTool, status)
 	c = decodeCall(t, out)
 	require.Equal(t, "INVALID_ARGS", string(c.Error.Code))
-	require.Contains(t, c.Error.Message, "description")
+	require.Contains(t, c.Error.Message, "code")
 }
 
 // A first run_code call cancelled while the sandbox starts does not break
