@@ -23,7 +23,28 @@ type Program struct {
 	// larger than the Runtime's limit is clamped to it (a caller may lower a
 	// limit, never raise it).
 	Limits api.Limits
+	// World, when set, gives this run a deterministic world of its own,
+	// whatever the Runtime's Config says: see World. Nil means the
+	// Runtime's (Config.WithDeterministic, else the real clock and
+	// crypto/rand).
+	World *World
 }
+
+// World is a deterministic world for one run: a clock that starts at Start
+// and advances 1 ms per reading (Date, performance.now), and a random source
+// (Math.random, crypto.getRandomValues) seeded with Seed. Two runs of one
+// program with one World see the same sequence, whatever ran before them
+// and however many run at once. Timers still wait real time, and fire in
+// deadline order (ties in the order they were set).
+type World struct {
+	Seed uint64
+	// Start is the clock's first reading; the zero time means DefaultEpoch.
+	Start time.Time
+}
+
+// DefaultEpoch is where a deterministic clock starts unless told otherwise:
+// 2022-01-01T00:00:00Z.
+var DefaultEpoch = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Dispatcher receives the nested calls a program makes. The executor
 // implements it; wasmhost never imports the executor.
