@@ -57,7 +57,7 @@ func (x *execution) finish(ctx context.Context) api.Result {
 	}
 
 	if len(x.e.cfg.onResult) > 0 {
-		x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start)})
+		x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start), Run: x.run.Load()})
 	}
 	return r
 }

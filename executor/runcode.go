@@ -55,7 +55,8 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	nestedCtx, cancel := context.WithTimeout(ctx, limits.WallTime)
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
-	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits}, s)
+	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits, World: x.req.World}, s)
+	x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats})
 	if runErr != nil {
 		// The program failed: nobody will see what calls still in flight
 		// return, so they are cancelled rather than awaited.
