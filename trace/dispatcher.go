@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/ptcx/ptcx/wasmhost"
@@ -17,11 +18,12 @@ type replayDispatcher struct {
 	cancel   context.CancelCauseFunc
 	fallback wasmhost.Dispatcher // for calls past the trace; nil: they diverge
 
-	mu      sync.Mutex
-	replies []func(wasmhost.CallResult) // by index in calls, once made
-	next    int                         // into order
-	made    int
-	div     *Divergence
+	mu        sync.Mutex
+	replies   []func(wasmhost.CallResult) // by index in calls, once made
+	next      int                         // into order
+	made      []Call                      // every call the program made, in submission order
+	completed int
+	div       *Divergence
 }
 
 func newReplayDispatcher(calls []Call, cancel context.CancelCauseFunc) *replayDispatcher {
@@ -37,8 +39,8 @@ const stopped = "replay stopped: the program diverged from its trace"
 
 func (d *replayDispatcher) Dispatch(name string, args json.RawMessage, done func(wasmhost.CallResult)) {
 	d.mu.Lock()
-	d.made++
-	i := d.made - 1
+	i := len(d.made)
+	d.made = append(d.made, Call{Index: i + 1, Tool: name, Args: args})
 	if d.div != nil {
 		d.mu.Unlock()
 		done(wasmhost.CallResult{Message: stopped})
@@ -47,7 +49,19 @@ func (d *replayDispatcher) Dispatch(name string, args json.RawMessage, done func
 	if i >= len(d.calls) {
 		if d.fallback != nil {
 			d.mu.Unlock()
-			d.fallback.Dispatch(name, args, done)
+			d.fallback.Dispatch(name, args, func(r wasmhost.CallResult) {
+				d.mu.Lock()
+				d.completed++
+				c := &d.made[i]
+				c.OK, c.Completed = r.OK, d.completed
+				if r.OK {
+					c.Value = r.Value
+				} else {
+					c.Error = &Error{Message: r.Message}
+				}
+				d.mu.Unlock()
+				done(r)
+			})
 			return
 		}
 		d.diverge(&Divergence{Index: i + 1, Reason: "extra call", GotTool: name, GotArgs: args}, done)
@@ -65,8 +79,12 @@ func (d *replayDispatcher) Dispatch(name string, args json.RawMessage, done func
 	d.replies[i] = done
 	var ready []int
 	for d.next < len(d.order) && d.replies[d.order[d.next]] != nil {
-		ready = append(ready, d.order[d.next])
+		j := d.order[d.next]
+		ready = append(ready, j)
 		d.next++
+		d.completed++
+		m := &d.made[j]
+		m.ID, m.Parent, m.OK, m.Value, m.Error, m.Completed = d.calls[j].ID, d.calls[j].Parent, d.calls[j].OK, d.calls[j].Value, d.calls[j].Error, d.completed
 	}
 	d.mu.Unlock()
 	for _, j := range ready {
@@ -83,16 +101,16 @@ func (d *replayDispatcher) diverge(div *Divergence, done func(wasmhost.CallResul
 	d.cancel(div)
 }
 
-// finish returns the divergence, counting calls the trace has and the
-// program did not make.
-func (d *replayDispatcher) finish() *Divergence {
+// finish returns the calls the program made and the divergence, counting
+// calls the trace has and the program did not make.
+func (d *replayDispatcher) finish() ([]Call, *Divergence) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.div == nil && d.made < len(d.calls) {
-		c := d.calls[d.made]
-		d.div = &Divergence{Index: d.made + 1, Reason: "missing call", ExpectedTool: c.Tool, ExpectedArgs: c.Args}
+	if n := len(d.made); d.div == nil && n < len(d.calls) {
+		c := d.calls[n]
+		d.div = &Divergence{Index: n + 1, Reason: "missing call", ExpectedTool: c.Tool, ExpectedArgs: c.Args}
 	}
-	return d.div
+	return slices.Clone(d.made), d.div
 }
 
 // answer is what the program saw of a recorded call.

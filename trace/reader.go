@@ -83,32 +83,41 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 }
 
-// Decode parses one record. It checks the version and what replay relies
-// on: nested calls numbered 1, 2, … in order, each with a tool and
-// arguments, and completion ranks that are a permutation of 1…n.
+// Decode parses one record and checks it (Record.Check).
 func Decode(b []byte) (Record, error) {
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return Record{}, fmt.Errorf("not a trace record: %w", err)
 	}
+	if err := rec.Check(); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+// Check reports whether rec is a record Replay can use: this Version,
+// nested calls numbered 1, 2, … in order, each with a tool and arguments
+// and, when it failed, an error, and completion ranks that are a
+// permutation of 1…n.
+func (rec *Record) Check() error {
 	if rec.Version != Version {
-		return Record{}, fmt.Errorf("trace version %d: this ptcx reads version %d", rec.Version, Version)
+		return fmt.Errorf("trace version %d: this ptcx reads version %d", rec.Version, Version)
 	}
 	seen := make([]bool, len(rec.Calls)+1)
 	for i, c := range rec.Calls {
 		if c.Index != i+1 {
-			return Record{}, fmt.Errorf("call %d has index %d: calls must be numbered 1, 2, … in submission order", i+1, c.Index)
+			return fmt.Errorf("call %d has index %d: calls must be numbered 1, 2, … in submission order", i+1, c.Index)
 		}
 		if c.Tool == "" || len(c.Args) == 0 {
-			return Record{}, fmt.Errorf("call %d has no tool or no arguments", c.Index)
+			return fmt.Errorf("call %d has no tool or no arguments", c.Index)
 		}
 		if c.Completed < 1 || c.Completed > len(rec.Calls) || seen[c.Completed] {
-			return Record{}, fmt.Errorf("call %d has completion rank %d: ranks must be 1…%d, each once", c.Index, c.Completed, len(rec.Calls))
+			return fmt.Errorf("call %d has completion rank %d: ranks must be 1…%d, each once", c.Index, c.Completed, len(rec.Calls))
 		}
 		seen[c.Completed] = true
 		if !c.OK && c.Error == nil {
-			return Record{}, fmt.Errorf("call %d failed with no error", c.Index)
+			return fmt.Errorf("call %d failed with no error", c.Index)
 		}
 	}
-	return rec, nil
+	return nil
 }

@@ -33,7 +33,9 @@ type ReplayConfig struct {
 type Report struct {
 	// Result is the replayed run_code call's result.
 	Result api.Result
-	// Record is the replay's own record.
+	// Record is the replay's own record; its calls are those the program
+	// made, with the answers it got (from the trace, or from the real tools
+	// for calls the trace lacks: those carry only the error message).
 	Record Record
 	// Divergence is the first call that departed from the trace; nil if
 	// none did.
@@ -61,6 +63,9 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 	if cfg.Runtime == nil {
 		return Report{}, errors.New("trace: Replay needs a Runtime")
 	}
+	if err := rec.Check(); err != nil {
+		return Report{}, fmt.Errorf("trace: record %s cannot be replayed: %w", rec.ID, err)
+	}
 	reg, scope := cfg.Registry, rec.Scope
 	if reg == nil {
 		reg, scope = registry.New(), registry.Deployment
@@ -84,7 +89,12 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 		return Report{}, err
 	}
 	res := ex.Execute(ctx, executor.Call{ID: rec.ID, Scope: scope, Name: registry.RunCode, Args: args, World: world})
-	rep := Report{Result: res, Record: got, Divergence: rr.divergence()}
+	calls, div := rr.result()
+	if calls == nil {
+		calls = []Call{}
+	}
+	got.Calls = calls
+	rep := Report{Result: res, Record: got, Divergence: div}
 	if rep.Divergence == nil {
 		rep.Differences = differences(rec, got)
 	}
@@ -132,14 +142,16 @@ type replayRuntime struct {
 	rec         *Record
 	passThrough bool
 
-	mu  sync.Mutex
-	div *Divergence
+	mu    sync.Mutex
+	calls []Call
+	div   *Divergence
 }
 
-func (r *replayRuntime) divergence() *Divergence {
+// result returns the calls the program made and the divergence.
+func (r *replayRuntime) result() ([]Call, *Divergence) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.div
+	return r.calls, r.div
 }
 
 func (r *replayRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
@@ -159,9 +171,9 @@ func (r *replayRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.
 		rd.fallback = d
 	}
 	out, err := r.rt.Run(ctx, p, rd)
-	div := rd.finish()
+	calls, div := rd.finish()
 	r.mu.Lock()
-	r.div = div
+	r.calls, r.div = calls, div
 	r.mu.Unlock()
 	return out, err
 }
