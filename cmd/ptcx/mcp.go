@@ -20,7 +20,7 @@ var mcpCommand = command{
 		"(in ptc mode only run_code, whose description carries the typed SDK), and every tools/call goes\n" +
 		"through the executor, so the collapse holds. --upstream bridges another MCP server's tools into\n" +
 		"programs (repeatable). The mode defaults to ptc.",
-	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream 'CMD ARGS...']...",
+	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--seed N] [--trace FILE] [--upstream 'CMD ARGS...']...",
 	run:   runMCP,
 }
 
@@ -36,6 +36,8 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	st.flags(fs, true)
 	var upstreams repeated
 	fs.Var(&upstreams, "upstream", "an MCP server `COMMAND` (with its arguments, shell-quoted) whose tools programs may call as <prefix>.<tool>")
+	var ef evalFlags
+	ef.register(fs)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -51,6 +53,15 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 		}
 		commands = append(commands, argv)
 	}
+	closeTrace, err := ef.open(&st, false)
+	if err != nil {
+		return fail(s, err)
+	}
+	defer func() {
+		if err := closeTrace(); err != nil {
+			fmt.Fprintf(s.err, "ptcx mcp: %s\n", err)
+		}
+	}()
 	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
 		return setupFailed(fs, s, err)

@@ -42,6 +42,8 @@ func commands() []command {
 		sdkCommand,
 		promptCommand,
 		mcpCommand,
+		batchCommand,
+		replayCommand,
 		benchCommand,
 		versionCommand,
 	}

@@ -18,7 +18,7 @@ var runCommand = command{
 	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
 		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
 		"The mode defaults to ptc. Exit status: 0 ok, 1 the run failed, 2 usage.",
-	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--json] [--timeout D] [--memory MB] FILE.ts|-",
+	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--json] [--timeout D] [--memory MB] [--seed N] [--trace FILE] FILE.ts|-",
 	run:   runRun,
 }
 
@@ -29,6 +29,8 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	asJSON := fs.Bool("json", false, "print the whole result as one JSON object, as ptcx call does")
 	timeout := fs.Duration("timeout", 0, "the program's wall-time `LIMIT`, e.g. 30s (default and ceiling: 10m)")
 	memory := fs.Int("memory", 0, "the program's memory limit in `MB` (default and ceiling: 256)")
+	var ef evalFlags
+	ef.register(fs)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -46,8 +48,13 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
+	closeTrace, err := ef.open(&st, false)
+	if err != nil {
+		return fail(s, err)
+	}
 	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
+		_ = closeTrace()
 		return setupFailed(fs, s, err)
 	}
 	defer e.close()
@@ -68,6 +75,9 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 		return fail(s, err)
 	}
 	r := e.exec.Execute(ctx, executor.Call{Scope: e.scope, Name: registry.RunCode, Args: raw})
+	if err := closeTrace(); err != nil {
+		return fail(s, err)
+	}
 	if *asJSON {
 		return printResult(s, r)
 	}
