@@ -19,7 +19,7 @@ type batchProgress struct {
 	total int64 // runs; 0 when unknown (stdin)
 	start time.Time
 
-	mu                    sync.Mutex
+	mu                       sync.Mutex
 	nDone, nFailed, nSkipped int64
 
 	stop    chan struct{}

@@ -30,10 +30,10 @@ type batchSummary struct {
 }
 
 type agreement struct {
-	first  [32]byte
-	n      int
-	same   bool
-	allOK  bool
+	first [32]byte
+	n     int
+	same  bool
+	allOK bool
 }
 
 func newBatchSummary(repeat int) *batchSummary {

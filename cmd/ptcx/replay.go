@@ -123,5 +123,3 @@ func outcomeWord(o string) string {
 	}
 	return "failed: " + o
 }
-
-
