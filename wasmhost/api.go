@@ -34,8 +34,11 @@ type Program struct {
 // and advances 1 ms per reading (Date, performance.now), and a random source
 // (Math.random, crypto.getRandomValues) seeded with Seed. Two runs of one
 // program with one World see the same sequence, whatever ran before them
-// and however many run at once. Timers still wait real time, and fire in
-// deadline order (ties in the order they were set).
+// and however many run at once. Timers count from a virtual clock that
+// advances only as timers fire (the deadline of the last one fired, else
+// the run's start), so they fire in the order of those deadlines (ties in
+// the order they were set), however long the guest computed or waited in
+// between; each still waits until its deadline in real time.
 type World struct {
 	Seed uint64
 	// Start is the clock's first reading; the zero time means DefaultEpoch.

@@ -75,3 +75,30 @@ func TestRuntime_Run_worldOverridesConfigUnderLoad(t *testing.T) {
 		require.Equal(t, want, got[i], "run %d", i)
 	}
 }
+
+// In a deterministic world, timers fire in the order of their virtual
+// deadlines, whatever the guest computed between setting them; in the real
+// one, in the order of their real deadlines.
+func TestRuntime_Run_worldTimersIgnoreCompute(t *testing.T) {
+	const js = `const o = [];
+const a = new Promise(r => setTimeout(() => { o.push("a"); r(); }, 10));
+const t0 = Date.now(); while (Date.now() - t0 < 40) {}
+const b = new Promise(r => setTimeout(() => { o.push("b"); r(); }, 5));
+await Promise.all([a, b]); return o`
+	rt := sharedRuntime(t)
+	tests := []struct {
+		name  string
+		world *wasmhost.World
+		want  string
+	}{
+		{"deterministic world", &wasmhost.World{Seed: 1}, `["b","a"]`},
+		{"real world", nil, `["a","b"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: toolNames, World: tt.world}, &tools{})
+			require.NoError(t, err)
+			require.Equal(t, tt.want, string(out.Result))
+		})
+	}
+}

@@ -77,7 +77,7 @@ func variedPrograms(n int) []string {
 		var code string
 		switch i % 5 {
 		case 0:
-			code = fmt.Sprintf(`return [Math.random(), Math.random() * %d, crypto.getRandomValues(new Uint8Array(4)).join("")]`, i)
+			code = fmt.Sprintf(`return [Math.random(), Math.random() * %d]`, i)
 		case 1:
 			code = `return {now: Date.now(), iso: new Date().toISOString(), perf: performance.now()}`
 		case 2:
