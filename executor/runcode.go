@@ -56,7 +56,9 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
 	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits, World: x.req.World}, s)
-	x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats})
+	if len(e.cfg.onResult) > 0 {
+		x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats})
+	}
 	if runErr != nil {
 		// The program failed: nobody will see what calls still in flight
 		// return, so they are cancelled rather than awaited.
