@@ -3,6 +3,7 @@ package trace_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +92,14 @@ func TestReplay_failures(t *testing.T) {
 		{"random and dates", `const q = await Promise.all(["K1", "M2"].map(sku => tools.quote({sku}))); return [Math.random(), Date.now(), performance.now(), q.length]`},
 		{"timers around calls", `const order = []; await Promise.all([new Promise(r => setTimeout(() => { order.push("t"); r(); }, 5)), tools.search({}).then(() => order.push("s"))]); return order.length`},
 		{"deep fan-out", `const r = await Promise.all(Array.from({length: 200}, (_, i) => tools.quote({sku: "K" + i}))); return r.reduce((s, q) => s + q.in_stock, 0)`},
+		// Hostile programs (the kinds of hostile/'s corpus a trace can hold).
+		{"nested brackets, 100k", "return " + strings.Repeat("[", 100_000)},
+		{"stack overflow", `const f = (n) => f(n + 1) + 1; await tools.search({}); return f(0)`},
+		{"never settles", `await tools.search({}); await new Promise(() => {})`},
+		{"arguments over the limit, caught", `try { await tools.quote({sku: "x".repeat(5 << 20)}) } catch (e) { return "refused: " + e.message }`},
+		{"pending calls over the limit, caught", `const r = await Promise.allSettled(Array.from({length: 300}, (_, i) => tools.quote({sku: "K" + i}))); return r.filter(x => x.status === "rejected").length`},
+		{"result nested deep", `await tools.search({}); let v = 1; for (let i = 0; i < 99; i++) v = [v]; return v`},
+		{"a tool's error message with host-looking text", `try { await tools.order({sku: "C3"}) } catch (e) { console.error(e.message); throw e }`},
 	}
 	h := newHarness(t, shopTools(3*time.Millisecond), executor.NewConfig().WithLimits(limitsForFailures))
 	for i, tt := range tests {
