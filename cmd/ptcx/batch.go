@@ -96,12 +96,13 @@ type batchCall struct {
 
 // batchResult is a finished job: its line and what the summary needs.
 type batchResult struct {
-	seq     int64
-	id      string
-	fp      [32]byte // what agreement compares (fingerprint)
-	line    []byte
-	outcome string
-	took    time.Duration
+	seq         int64
+	interrupted bool // the batch was stopped during the run: it is not written, so --resume runs it again
+	id          string
+	fp          [32]byte // what agreement compares (fingerprint)
+	line        []byte
+	outcome     string
+	took        time.Duration
 }
 
 type batchOptions struct {
@@ -367,7 +368,13 @@ func (b *batch) run(ctx context.Context, in io.Reader) int {
 	held := map[int64]batchResult{}
 	var next int64
 	var writeErr error
+	interrupted := 0
 	write := func(r batchResult) {
+		if r.interrupted {
+			interrupted++
+			<-window
+			return
+		}
 		if writeErr == nil {
 			if _, err := b.out.Write(r.line); err != nil {
 				writeErr = fmt.Errorf("writing the results: %w", err)
@@ -395,6 +402,9 @@ func (b *batch) run(ctx context.Context, in io.Reader) int {
 		}
 	}
 	b.progress.finish()
+	if interrupted > 0 {
+		readErr = errors.Join(readErr, fmt.Errorf("the batch was stopped: %d runs cut short were not written (--resume runs them again)", interrupted))
+	}
 	for _, err := range []error{readErr, writeErr} {
 		if err != nil {
 			fmt.Fprintf(b.s.err, "ptcx batch: %s\n", err)
@@ -442,6 +452,9 @@ func (b *batch) read(ctx context.Context, in io.Reader, jobs chan<- batchJob, wi
 			if b.done[runKey(item.ID, rep)] {
 				b.progress.skipped()
 				continue
+			}
+			if ctx.Err() != nil {
+				return nil
 			}
 			select {
 			case window <- struct{}{}:
@@ -554,6 +567,9 @@ func (b *batch) runJob(ctx context.Context, j batchJob) batchResult {
 		}
 	}
 	took := time.Since(began)
+	if ctx.Err() != nil {
+		return batchResult{seq: j.seq, interrupted: true}
+	}
 	l.OK, l.Text = res.OK(), res.Text
 	if res.OK() {
 		l.Value = res.Value

@@ -304,3 +304,39 @@ func TestBatch_traceAndReplay(t *testing.T) {
 	require.NotContains(t, lines[1], `"differences"`)
 	require.Contains(t, stderr, "diverged 1")
 }
+
+// A batch stopped by a signal writes no line for the runs it cut short, so
+// --resume runs them again.
+func TestBatch_interrupted(t *testing.T) {
+	const n = 60
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = item(fmt.Sprintf("i%03d", i), `await new Promise(r => setTimeout(r, 50)); return 1`)
+	}
+	items := writeItems(t, lines)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	cmd := child(t, "batch", "--parallel", "2", "--out", out, items)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(out)
+		if strings.Count(string(b), "\n") >= 4 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the batch wrote nothing in 60 s")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err := cmd.Wait()
+	require.Error(t, err, "a stopped batch exits non-zero")
+	require.Contains(t, stderr.String(), "the batch was stopped")
+	before := readLines(t, out)
+	for _, l := range before {
+		require.True(t, l.OK, "a run cut short was written: %s", l.Text)
+	}
+	_, errs, status := ptcx(t, "", "batch", "--parallel", "2", "--resume", "--out", out, items)
+	require.Equal(t, 0, status, errs)
+	require.Len(t, readLines(t, out), n)
+}
