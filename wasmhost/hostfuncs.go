@@ -169,7 +169,7 @@ func hostTimerSet(ctx context.Context, _ wapi.Module, stack []uint64) {
 		delay = 0
 	}
 	now := time.Now()
-	if r.prog.World != nil || r.rt.cfg.deterministic {
+	if r.prog.World != nil || (r.rt != nil && r.rt.cfg.deterministic) {
 		now = r.timers.virtualNow(r.began)
 	}
 	id, ok := r.timers.add(now, delay)
