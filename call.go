@@ -18,6 +18,9 @@ type Call struct {
 	Name string
 	// Args is the arguments' JSON text; empty means {}.
 	Args json.RawMessage
+	// Seed, for a run_code call, runs its program in a deterministic world
+	// seeded with it (see WithSeed, which it overrides); nil: the host's.
+	Seed *uint64
 
 	// invalid is why a decoded wire item cannot run (no id, no name, ...);
 	// Execute returns it as the result. Only the decoders set it.

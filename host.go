@@ -58,6 +58,9 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 	if o.limits != nil {
 		exCfg, sbCfg = exCfg.WithLimits(*o.limits), sbCfg.WithLimits(*o.limits)
 	}
+	if o.seed != nil {
+		exCfg = exCfg.WithWorld(wasmhost.World{Seed: *o.seed})
+	}
 	rt := o.runtime
 	if rt == nil {
 		own, err := wasmhost.New(ctx, sbCfg)
@@ -120,7 +123,11 @@ func (h *Host) Execute(ctx context.Context, c Call) Result {
 		err := &Error{Code: api.CodeInternal, Message: ErrClosed.Error(), Cause: ErrClosed}
 		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
 	}
-	return h.exec.Execute(ctx, executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args})
+	call := executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args}
+	if c.Seed != nil {
+		call.World = &wasmhost.World{Seed: *c.Seed}
+	}
+	return h.exec.Execute(ctx, call)
 }
 
 // Close stops the sandbox the host started (not one given with

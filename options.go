@@ -22,6 +22,7 @@ type options struct {
 	exec     executor.Config
 	runtime  executor.CodeRuntime // shared, not owned; nil: New starts one
 	describe bool
+	seed     *uint64
 }
 
 func defaultOptions() options {
@@ -83,4 +84,14 @@ func WithCodeRuntime(rt executor.CodeRuntime) Option {
 // the same declarations, can drop them from the description with this.
 func WithPlainRunCodeDescription() Option {
 	return func(o *options) { o.describe = false }
+}
+
+// WithSeed runs every run_code program in a deterministic world of its own,
+// seeded with seed: Math.random, Date, performance.now and the order of
+// timers repeat exactly from execution to execution, whatever ran before
+// and however many run at once (wasmhost.World). A call's own Call.Seed
+// wins over it. Default: the real clock and crypto/rand. It is applied
+// after WithExecutor.
+func WithSeed(seed uint64) Option {
+	return func(o *options) { o.seed = &seed }
 }

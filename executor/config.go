@@ -43,6 +43,7 @@ type Config struct {
 	onStart      []func(Start)
 	onResult     []func(Notification)
 	newID        func() string
+	world        *wasmhost.World
 }
 
 // NewConfig returns the default configuration.
@@ -130,5 +131,14 @@ func (c Config) WithOnResult(f func(Notification)) Config {
 // (default: "call_" and a process-unique counter).
 func (c Config) WithIDs(newID func() string) Config {
 	c.newID = newID
+	return c
+}
+
+// WithWorld gives every run_code call that brings no World of its own
+// (Call.World) the deterministic world w: each such program sees the same
+// clock and random sequence, whatever ran before it. Default: none (the
+// runtime's world).
+func (c Config) WithWorld(w wasmhost.World) Config {
+	c.world = &w
 	return c
 }

@@ -62,6 +62,10 @@ type Call struct {
 	Name string
 	// Args is the arguments' JSON text; empty means {}.
 	Args json.RawMessage
+	// World, for a run_code call, is the deterministic world its program
+	// runs in (seed and clock start: wasmhost.World); nil means the
+	// Config's (WithWorld), else the runtime's. Other tools ignore it.
+	World *wasmhost.World
 }
 
 // Execute runs one model-direct call through every phase and returns its
@@ -117,6 +121,8 @@ type execution struct {
 	fin     *resolve.Definition // whose finalizer applies; nil for none
 	args    map[string]any
 
+	run atomic.Pointer[RunInfo] // run_code's sandbox run, once it ran
+
 	ran      bool          // the body was started
 	bodyFrom time.Time     // when the body started (for a nested call, or with result listeners)
 	bodyTime time.Duration // from the body's start to the call's settlement
@@ -130,7 +136,10 @@ func (e *Executor) newExecution(call Call, parent *token) *execution {
 	if len(e.cfg.onResult) > 0 {
 		x.start = time.Now() // for Notification.Duration
 	}
-	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args}
+	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args, World: call.World}
+	if x.req.World == nil && parent == nil && call.Name == registry.RunCode {
+		x.req.World = e.cfg.world
+	}
 	if x.req.Scope == "" {
 		x.req.Scope = deploymentScope
 	}

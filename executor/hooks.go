@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // Request describes a call to the policy hooks: everything they may inspect
@@ -19,6 +20,9 @@ type Request struct {
 	Nested bool
 	// Parent is the ID of the run_code call a nested call belongs to.
 	Parent string
+	// World is a run_code call's deterministic world (Call.World, else
+	// Config.WithWorld); nil for the runtime's. Shared: do not change it.
+	World *wasmhost.World
 }
 
 // Verdict is a pre-execute listener's answer.
@@ -106,4 +110,23 @@ type Notification struct {
 	// Seq is a nested call's place in the order its run_code execution's
 	// calls completed, from 1 (0 for a call made by a model directly).
 	Seq int64
+	// Run describes the sandbox run behind a run_code execution; nil for
+	// other tools, and for a run_code call that failed before its program
+	// ran (a syntax error, a refusal in an earlier phase).
+	Run *RunInfo
+}
+
+// RunInfo is what a run_code execution gave the sandbox and what the run
+// measured.
+type RunInfo struct {
+	// Tools are the names bound on the program's tools object.
+	Tools []string
+	// Limits are the run's limits: the caller's, clamped to the
+	// deployment's, defaults filled in.
+	Limits api.Limits
+	// World is the run's deterministic world; nil for the runtime's.
+	World *wasmhost.World
+	// Stats are the run's measurements (compute, wall, calls, memory),
+	// also for a run that failed.
+	Stats wasmhost.Stats
 }

@@ -30,7 +30,31 @@ type Program struct {
 	// instant: the run then ends as a timeout, never as the exception the
 	// stopped call's rejection would raise a moment earlier.
 	Deadline time.Time
+	// World, when set, gives this run a deterministic world of its own,
+	// whatever the Runtime's Config says: see World. Nil means the
+	// Runtime's (Config.WithDeterministic, else the real clock and
+	// crypto/rand).
+	World *World
 }
+
+// World is a deterministic world for one run: a clock that starts at Start
+// and advances 1 ms per reading (Date, performance.now), and a random source
+// (Math.random, crypto.getRandomValues) seeded with Seed. Two runs of one
+// program with one World see the same sequence, whatever ran before them
+// and however many run at once. Timers count from a virtual clock that
+// advances only as timers fire (the deadline of the last one fired, else
+// the run's start), so they fire in the order of those deadlines (ties in
+// the order they were set), however long the guest computed or waited in
+// between; each still waits until its deadline in real time.
+type World struct {
+	Seed uint64
+	// Start is the clock's first reading; the zero time means DefaultEpoch.
+	Start time.Time
+}
+
+// DefaultEpoch is where a deterministic clock starts unless told otherwise:
+// 2022-01-01T00:00:00Z.
+var DefaultEpoch = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Dispatcher receives the nested calls a program makes. The executor
 // implements it; wasmhost never imports the executor.

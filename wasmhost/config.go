@@ -59,8 +59,9 @@ func (c Config) WithCompilationCacheDir(dir string) Config {
 // WithDeterministic makes every run see the same world: a clock that starts
 // at 2022-01-01T00:00:00Z and advances 1 ms per reading, and a random source
 // seeded with seed, so Math.random and Date repeat exactly from run to run
-// (for replay and tests). Timers still wait real time. Default: the real
-// clock and crypto/rand.
+// (for replay and tests). Timers count from a virtual clock that advances
+// only as timers fire, so they fire in an order fixed by their delays
+// (see World). Default: the real clock and crypto/rand.
 func (c Config) WithDeterministic(seed int64) Config {
 	c.deterministic = true
 	c.seed = seed

@@ -23,7 +23,7 @@ func (r *run) instantiate() *RunError {
 	if e := r.begin(false); e != nil {
 		return e
 	}
-	inst, err := r.rt.newInstance(r.ctx, r.limits.MemoryBytes)
+	inst, err := r.rt.newInstance(r.ctx, r.limits.MemoryBytes, r.prog.World)
 	r.end()
 	if err != nil {
 		if e := r.failure(); e != nil {

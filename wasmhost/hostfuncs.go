@@ -171,7 +171,11 @@ func hostTimerSet(ctx context.Context, _ wapi.Module, stack []uint64) {
 	if delay < 0 {
 		delay = 0
 	}
-	id, ok := r.timers.add(time.Now(), delay)
+	now := time.Now()
+	if r.prog.World != nil || (r.rt != nil && r.rt.cfg.deterministic) {
+		now = r.timers.virtualNow(r.began)
+	}
+	id, ok := r.timers.add(now, delay)
 	if !ok {
 		stack[0] = wapi.EncodeI32(refusedTimers)
 		return

@@ -38,10 +38,10 @@ type instance struct {
 // snapshot-restored start can replace it without touching the rest.
 //
 // ctx carries the run, for the host functions the initialisation may call.
-func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64) (*instance, error) {
+func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, world *World) (*instance, error) {
 	memory := &cappedMemory{limit: uint64(memoryPages(memoryBytes)) * pageSize}
 	ictx := experimental.WithMemoryAllocator(ctx, memory.allocator())
-	mod, err := rt.wr.InstantiateModule(ictx, rt.module, rt.moduleConfig())
+	mod, err := rt.wr.InstantiateModule(ictx, rt.module, rt.moduleConfig(world))
 	if err != nil {
 		return nil, fmt.Errorf("instantiate the guest: %w", err)
 	}
@@ -113,17 +113,23 @@ func (inst *instance) close(ctx context.Context) {
 
 // moduleConfig returns the configuration of one new instance: a WASI
 // reactor with no arguments, environment, files or standard streams, and
-// the clock and random source the Config chose.
-func (rt *Runtime) moduleConfig() wazero.ModuleConfig {
+// the clock and random source of world (a run's own), else the Config's.
+func (rt *Runtime) moduleConfig(world *World) wazero.ModuleConfig {
 	mc := wazero.NewModuleConfig().WithName("").WithStartFunctions(exportInitialize)
-	if !rt.cfg.deterministic {
+	if world == nil && rt.cfg.deterministic {
+		world = &World{Seed: uint64(rt.cfg.seed)}
+	}
+	if world == nil {
 		return mc.WithSysWalltime().WithSysNanotime().WithRandSource(crand.Reader)
 	}
 	// Fresh clocks and random state per instance: every run sees the same
 	// sequence, whatever ran before it.
 	var seed [32]byte
-	binary.LittleEndian.PutUint64(seed[:], uint64(rt.cfg.seed))
-	const epoch = 1640995200 * int64(1e9) // 2022-01-01T00:00:00Z
+	binary.LittleEndian.PutUint64(seed[:], world.Seed)
+	epoch := DefaultEpoch.UnixNano()
+	if !world.Start.IsZero() {
+		epoch = world.Start.UnixNano()
+	}
 	var wall, mono atomic.Int64
 	return mc.
 		WithWalltime(func() (int64, int32) {

@@ -105,7 +105,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	if f == nil {
 		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", exportABIVersion)
 	}
-	mod, err := rt.wr.InstantiateModule(ctx, rt.module, rt.moduleConfig())
+	mod, err := rt.wr.InstantiateModule(ctx, rt.module, rt.moduleConfig(nil))
 	if err != nil {
 		return fmt.Errorf("wasmhost: instantiate the guest: %w", err)
 	}

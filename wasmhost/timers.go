@@ -9,6 +9,7 @@ import (
 // in the order they were set). Cleared timers are dropped lazily. It is
 // used by the run's goroutine only.
 type timerQueue struct {
+	fired time.Time // the deadline of the last timer fired
 	last  int32
 	live  map[int32]struct{}
 	order timerHeap
@@ -60,7 +61,21 @@ func (q *timerQueue) due(now time.Time) (int32, bool) {
 	}
 	e := heap.Pop(&q.order).(timerEntry)
 	delete(q.live, e.id)
+	q.fired = e.at
 	return e.id, true
+}
+
+// virtualNow is the time a deterministic run's timers count from: the
+// deadline of the last timer fired, else the run's start. It advances only
+// as timers fire, so the order in which timers fire depends on their delays
+// and the order they were set in, never on how long the guest computed or
+// waited meanwhile; a timer still waits until its deadline in real time,
+// and fires at once when real time is past it.
+func (q *timerQueue) virtualNow(start time.Time) time.Time {
+	if q.fired.IsZero() {
+		return start
+	}
+	return q.fired
 }
 
 func (q *timerQueue) dropCleared() {

@@ -23,7 +23,7 @@ var mcpCommand = command{
 		"The SDK is sent once, in run_code's description unless --sdk-in instructions. A client that sends\n" +
 		"a progress token gets a program's console lines as progress; one that can elicit approves the calls\n" +
 		"a policy asks about. The mode defaults to ptc.",
-	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream '[NAME=]CMD ARGS...']... [--upstream-timeout D] [--sdk-in description|instructions]",
+	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream '[NAME=]CMD ARGS...']... [--upstream-timeout D] [--sdk-in description|instructions] [--seed N] [--trace FILE]",
 	run:   runMCP,
 }
 
@@ -38,6 +38,8 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	sdkIn := fs.String("sdk-in", sdkInDescription, "where the typed SDK is sent, once: `WHERE` is description (run_code's description, which every client shows the model) or instructions (the server's instructions)")
+	var ef evalFlags
+	ef.register(fs)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -48,6 +50,15 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	if *sdkIn != sdkInDescription && *sdkIn != sdkInInstructions {
 		return usageError(fs, s, "--sdk-in %q: want %s or %s", *sdkIn, sdkInDescription, sdkInInstructions)
 	}
+	closeTrace, err := ef.open(&st, false)
+	if err != nil {
+		return fail(s, err)
+	}
+	defer func() {
+		if err := closeTrace(); err != nil {
+			fmt.Fprintf(s.err, "ptcx mcp: %s\n", err)
+		}
+	}()
 	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
 		return setupFailed(fs, s, err)

@@ -43,6 +43,8 @@ func commands() []command {
 		promptCommand,
 		mcpCommand,
 		serveCommand,
+		batchCommand,
+		replayCommand,
 		benchCommand,
 		versionCommand,
 	}

@@ -18,7 +18,7 @@ var runCommand = command{
 	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
 		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
 		"The mode defaults to ptc. Exit status: 0 ok, 1 the run failed, 2 usage.",
-	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] FILE.ts|-",
+	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] [--seed N] [--trace FILE] FILE.ts|-",
 	run:   runRun,
 }
 
@@ -30,6 +30,8 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	wall := fs.Duration("wall", 0, "the program's wall-time `LIMIT` (run_code's limits.wall_ms), e.g. 30s (default and ceiling: 10m)")
 	compute := fs.Duration("compute", 0, "the program's compute-time `LIMIT` (run_code's limits.timeout_ms), e.g. 5s (default and ceiling: 30s)")
 	memory := fs.Int("memory", 0, "the program's memory limit in `MB` (default and ceiling: 256)")
+	var ef evalFlags
+	ef.register(fs)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -52,8 +54,13 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
+	closeTrace, err := ef.open(&st, false)
+	if err != nil {
+		return fail(s, err)
+	}
 	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
+		_ = closeTrace()
 		return setupFailed(fs, s, err)
 	}
 	defer e.close()
@@ -80,6 +87,9 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 		return fail(s, err)
 	}
 	r := e.exec.Execute(ctx, executor.Call{Scope: e.scope, Name: registry.RunCode, Args: raw})
+	if err := closeTrace(); err != nil {
+		return fail(s, err)
+	}
 	if *asJSON {
 		return printResult(s, r)
 	}

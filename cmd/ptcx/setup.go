@@ -39,6 +39,9 @@ type setup struct {
 	// defaultMode applies when neither --mode nor the tools file declares
 	// one (ptcx run needs run_code, so it defaults to ptc).
 	defaultMode api.Mode
+	// observe, when set, adds hooks to the executor's configuration once
+	// the registry is built (--seed, --trace: evalflags.go).
+	observe func(*registry.Registry, executor.Config) executor.Config
 }
 
 func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
@@ -59,6 +62,7 @@ func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
 type env struct {
 	reg     *registry.Registry
 	exec    *executor.Executor
+	rt      *lazyRuntime // the sandbox behind exec
 	scope   string
 	bridges []*mcpbridge.Bridge // the --upstream servers
 	cleanup []func()
@@ -146,7 +150,11 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	}
 	e.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 
+	if s.observe != nil {
+		cfg = s.observe(e.reg, cfg)
+	}
 	rt := &lazyRuntime{}
+	e.rt = rt
 	e.cleanup = append(e.cleanup, rt.close)
 	ex, err := executor.New(e.reg, cfg.WithRuntime(rt))
 	if err != nil {

@@ -1,0 +1,111 @@
+package trace_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/trace"
+)
+
+const minimal = `{"version":1,"id":"a","calls":[{"index":1,"tool":"t","args":{},"ok":true,"completed":1}]}`
+
+func TestReader_Next_maxBytes(t *testing.T) {
+	tests := []struct {
+		name string
+		max  int
+		ok   bool
+	}{
+		{"below the limit", len(minimal) + 1, true},
+		{"at the limit", len(minimal), true},
+		{"past the limit", len(minimal) - 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := trace.NewReader(strings.NewReader(minimal+"\n"+minimal), tt.max)
+			for range 2 {
+				rec, err := r.Next()
+				if !tt.ok {
+					require.ErrorIs(t, err, trace.ErrTooLong)
+					require.ErrorContains(t, err, "over")
+					continue
+				}
+				require.NoError(t, err)
+				require.Equal(t, "a", rec.ID)
+			}
+			_, err := r.Next()
+			require.ErrorIs(t, err, io.EOF)
+			require.Equal(t, 2, r.Line())
+		})
+	}
+}
+
+func TestDecode_invalid(t *testing.T) {
+	tests := []struct{ name, line, want string }{
+		{"not JSON", `{`, "not a trace record"},
+		{"other version", `{"version":2}`, "trace version 2: this ptcx reads version 1"},
+		{"no version", `{"id":"a"}`, "trace version 0"},
+		{"calls out of order", `{"version":1,"calls":[{"index":2,"tool":"t","args":{},"ok":true,"completed":1}]}`, "call 1 has index 2"},
+		{"no tool", `{"version":1,"calls":[{"index":1,"args":{},"ok":true,"completed":1}]}`, "call 1 has no tool"},
+		{"rank twice", `{"version":1,"calls":[{"index":1,"tool":"t","args":{},"ok":true,"completed":1},{"index":2,"tool":"t","args":{},"ok":true,"completed":1}]}`, "call 2 has completion rank 1"},
+		{"rank past the calls", `{"version":1,"calls":[{"index":1,"tool":"t","args":{},"ok":true,"completed":2}]}`, "ranks must be 1…1"},
+		{"failed with no error", `{"version":1,"calls":[{"index":1,"tool":"t","args":{},"completed":1}]}`, "failed with no error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := trace.Decode([]byte(tt.line))
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+	r := trace.NewReader(strings.NewReader("\n"+minimal+"\n{\n"), 0)
+	_, err := r.Next()
+	require.NoError(t, err)
+	_, err = r.Next()
+	require.ErrorContains(t, err, "trace line 3: not a trace record")
+}
+
+func TestWriter_Write_roundTrip(t *testing.T) {
+	var b bytes.Buffer
+	w := trace.NewWriter(&b)
+	rec, err := trace.Decode([]byte(minimal))
+	require.NoError(t, err)
+	rec.Text = "<b>&</b>"
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Write(rec))
+	require.Contains(t, b.String(), "<b>&</b>", "HTML is not escaped")
+	r := trace.NewReader(&b, 0)
+	for range 2 {
+		got, err := r.Next()
+		require.NoError(t, err)
+		require.Equal(t, rec.Text, got.Text)
+	}
+	failing := trace.NewWriter(errWriter{})
+	require.ErrorContains(t, failing.Write(rec), "disk full")
+	require.ErrorContains(t, failing.Err(), "disk full")
+}
+
+type errWriter struct{}
+
+func (errWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(minimal))
+	f.Add([]byte(`{"version":1,"calls":[{"index":1,"tool":"t","args":{},"completed":5}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rec, err := trace.Decode(b)
+		if err != nil {
+			return
+		}
+		seen := map[int]bool{}
+		for i, c := range rec.Calls {
+			if c.Index != i+1 || c.Completed < 1 || c.Completed > len(rec.Calls) || seen[c.Completed] {
+				t.Fatalf("Decode accepted call %d: %+v", i, c)
+			}
+			seen[c.Completed] = true
+		}
+	})
+}

@@ -1,0 +1,145 @@
+package trace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// Version is the schema version this package writes and reads.
+const Version = 1
+
+// Record is one run_code execution (docs/trace.md is its schema).
+type Record struct {
+	Version int `json:"version"`
+	// ID is the run_code call's ID; its nested calls' IDs are
+	// "<ID>:ptc:<index>".
+	ID    string   `json:"id"`
+	Scope string   `json:"scope"`
+	Mode  api.Mode `json:"mode"`
+	// Seed and ClockStart are the run's deterministic world; absent: the
+	// real clock and random source (such a record replays only where the
+	// program does not read them).
+	Seed       *uint64 `json:"seed,omitempty"`
+	ClockStart string  `json:"clock_start,omitempty"`
+	Program    Program `json:"program"`
+	// Tools are the names bound on the program's tools object.
+	Tools  []string `json:"tools"`
+	Limits *Limits  `json:"limits,omitempty"`
+	// Calls are the nested calls, in submission order.
+	Calls []Call `json:"calls"`
+	// Logs, Result and Text are what the program wrote and returned, and
+	// what the model was shown.
+	Logs   []string        `json:"logs"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Text   string          `json:"text"`
+	Error  *Error          `json:"error,omitempty"`
+	Stats  *Stats          `json:"stats,omitempty"`
+	// Outcome is "ok", or the error's kind (CODE_RUN_FAILED) or code.
+	Outcome string `json:"outcome"`
+}
+
+// Program is the program as the caller gave it.
+type Program struct {
+	SHA256      string          `json:"sha256"`
+	Code        string          `json:"code"`
+	Description string          `json:"description,omitempty"`
+	Limits      json.RawMessage `json:"limits,omitempty"` // the caller's lower limits, as given
+}
+
+// Call is one nested call.
+type Call struct {
+	// Index is the call's place in submission order, from 1.
+	Index  int             `json:"index"`
+	ID     string          `json:"id"`
+	Parent string          `json:"parent"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	OK     bool            `json:"ok"`
+	Value  json.RawMessage `json:"value,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+	// StartUS is when the body started, in microseconds from the start of
+	// run_code's body; absent when it never started (refused, abandoned).
+	StartUS *int64 `json:"start_us,omitempty"`
+	// EndUS is when the body ended, when the notifications say so.
+	EndUS *int64 `json:"end_us,omitempty"`
+	// SettledUS is when the call's result was published.
+	SettledUS int64 `json:"settled_us"`
+	// Completed is the call's place, from 1, in the order results were
+	// published to the program.
+	Completed int `json:"completed"`
+}
+
+// Error is a failed call's error: what the program (a nested call) or the
+// model (run_code) saw.
+type Error struct {
+	Code    api.Code `json:"code"`
+	Kind    api.Kind `json:"kind,omitempty"`
+	Message string   `json:"message"`
+}
+
+// Limits are a run's limits.
+type Limits struct {
+	ComputeMS           int64 `json:"compute_ms"`
+	WallMS              int64 `json:"wall_ms"`
+	MemoryBytes         int64 `json:"memory_bytes"`
+	OutputBytes         int   `json:"output_bytes"`
+	MaxPendingCalls     int   `json:"max_pending_calls"`
+	MaxCalls            int   `json:"max_calls"`
+	MaxCallArgBytes     int   `json:"max_call_arg_bytes"`
+	MaxInFlightArgBytes int   `json:"max_in_flight_arg_bytes"`
+}
+
+// Stats are the run's measurements.
+type Stats struct {
+	ComputeUS   int64 `json:"compute_us"`
+	WallUS      int64 `json:"wall_us"`
+	Calls       int   `json:"calls"`
+	MemoryBytes int64 `json:"memory_bytes"`
+	// DurationUS is the whole execution's, phases included.
+	DurationUS int64 `json:"duration_us"`
+}
+
+func limitsOf(l api.Limits) *Limits {
+	return &Limits{ComputeMS: l.ComputeTime.Milliseconds(), WallMS: l.WallTime.Milliseconds(), MemoryBytes: l.MemoryBytes,
+		OutputBytes: l.OutputBytes, MaxPendingCalls: l.MaxPendingCalls, MaxCalls: l.MaxCalls,
+		MaxCallArgBytes: l.MaxCallArgBytes, MaxInFlightArgBytes: l.MaxInFlightArgBytes}
+}
+
+// API returns the limits as the executor takes them.
+func (l *Limits) API() api.Limits {
+	if l == nil {
+		return api.Limits{}
+	}
+	return api.Limits{ComputeTime: time.Duration(l.ComputeMS) * time.Millisecond, WallTime: time.Duration(l.WallMS) * time.Millisecond,
+		MemoryBytes: l.MemoryBytes, OutputBytes: l.OutputBytes, MaxPendingCalls: l.MaxPendingCalls, MaxCalls: l.MaxCalls,
+		MaxCallArgBytes: l.MaxCallArgBytes, MaxInFlightArgBytes: l.MaxInFlightArgBytes}
+}
+
+func errorOf(e *api.Error) *Error {
+	if e == nil {
+		return nil
+	}
+	return &Error{Code: e.Code, Kind: e.Kind, Message: e.Message}
+}
+
+// outcomeOf is a result's outcome: "ok", or its error's kind, else code.
+func outcomeOf(e *api.Error) string {
+	switch {
+	case e == nil:
+		return "ok"
+	case e.Kind != "":
+		return string(e.Kind)
+	default:
+		return string(e.Code)
+	}
+}
+
+// Hash is the program hash a Record carries: SHA-256 of the code, in hex.
+func Hash(code string) string {
+	h := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(h[:])
+}

@@ -1,0 +1,176 @@
+package trace
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// Recorder turns the executor's notifications into one Record per run_code
+// execution, handed to a sink as each execution settles. It is safe for
+// concurrent use: executions running at once are recorded apart, by call
+// ID (so call IDs must be unique among executions in flight, as the
+// executor's own are).
+type Recorder struct {
+	reg    *registry.Registry
+	sink   func(Record)
+	redact func(*Record)
+
+	mu   sync.Mutex
+	open map[string]*pending // by run_code call ID
+}
+
+// pending is a record being built.
+type pending struct {
+	base      time.Time // run_code's body start, the origin of offsets
+	calls     []Call
+	completed int
+}
+
+// NewRecorder returns a recorder of executions against reg (for the scope's
+// mode) that hands every finished record to sink, on the goroutine that
+// settled the execution: keep it fast, and safe for concurrent use.
+func NewRecorder(reg *registry.Registry, sink func(Record)) *Recorder {
+	return &Recorder{reg: reg, sink: sink, open: map[string]*pending{}}
+}
+
+// WithRedact sets a hook that sees every record before the sink does, to
+// redact arguments, values, logs or results in place. A redacted record
+// replays only where what it changed is not compared (see Replay). It
+// returns r, and must be called before the recorder is installed.
+func (r *Recorder) WithRedact(f func(*Record)) *Recorder {
+	r.redact = f
+	return r
+}
+
+// Install returns cfg with the recorder's hooks appended.
+func (r *Recorder) Install(cfg executor.Config) executor.Config {
+	return cfg.WithOnStart(r.onStart).WithOnResult(r.onResult)
+}
+
+func (r *Recorder) get(id string, now time.Time) *pending {
+	p := r.open[id]
+	if p == nil {
+		p = &pending{base: now}
+		r.open[id] = p
+	}
+	return p
+}
+
+func (r *Recorder) onStart(s executor.Start) {
+	if !s.Nested && s.Tool != registry.RunCode {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !s.Nested {
+		r.get(s.ID, s.At).base = s.At
+		return
+	}
+	p := r.get(s.Parent, s.At)
+	c := p.call(s.Request)
+	us := s.At.Sub(p.base).Microseconds()
+	c.StartUS = &us
+}
+
+// call returns the call of req, added on first sight.
+func (p *pending) call(req executor.Request) *Call {
+	for i := range p.calls {
+		if p.calls[i].ID == req.ID {
+			return &p.calls[i]
+		}
+	}
+	p.calls = append(p.calls, Call{Index: nestedIndex(req.ID), ID: req.ID, Parent: req.Parent, Tool: req.Tool, Args: req.Args})
+	return &p.calls[len(p.calls)-1]
+}
+
+// nestedIndex is n in a nested call ID "<parent>:ptc:<n>", or 0.
+func nestedIndex(id string) int {
+	i := strings.LastIndex(id, ":ptc:")
+	if i < 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(id[i+len(":ptc:"):])
+	return n
+}
+
+func (r *Recorder) onResult(n executor.Notification) {
+	now := time.Now()
+	if n.Nested {
+		r.mu.Lock()
+		p := r.get(n.Parent, now)
+		c := p.call(n.Request)
+		p.completed++
+		c.Completed = p.completed
+		c.SettledUS = now.Sub(p.base).Microseconds()
+		c.OK = n.Result.OK()
+		c.Value = n.Result.Value
+		c.Error = errorOf(n.Result.Err)
+		r.mu.Unlock()
+		return
+	}
+	if n.Tool != registry.RunCode {
+		return
+	}
+	r.mu.Lock()
+	p := r.open[n.ID]
+	delete(r.open, n.ID)
+	r.mu.Unlock()
+	rec := r.record(n, p)
+	if r.redact != nil {
+		r.redact(&rec)
+	}
+	r.sink(rec)
+}
+
+// record builds the record of a settled run_code execution.
+func (r *Recorder) record(n executor.Notification, p *pending) Record {
+	var args struct {
+		Code        string          `json:"code"`
+		Description string          `json:"description"`
+		Limits      json.RawMessage `json:"limits"`
+	}
+	_ = json.Unmarshal(n.Args, &args) // args that are no object fail run_code itself: the record says how
+	rec := Record{Version: Version, ID: n.ID, Scope: n.Scope, Calls: []Call{}, Logs: []string{}, Text: n.Result.Text,
+		Program: Program{SHA256: Hash(args.Code), Code: args.Code, Description: args.Description, Limits: args.Limits},
+		Error:   errorOf(n.Result.Err), Outcome: outcomeOf(n.Result.Err)}
+	if m, err := r.reg.Mode(n.Scope); err == nil {
+		rec.Mode = m
+	}
+	if w := n.World; w != nil {
+		seed := w.Seed
+		rec.Seed = &seed
+		if !w.Start.IsZero() {
+			rec.ClockStart = w.Start.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	if p != nil {
+		rec.Calls = p.calls
+		slices.SortStableFunc(rec.Calls, func(a, b Call) int { return a.Index - b.Index })
+	}
+	rec.Tools = []string{}
+	if run := n.Run; run != nil {
+		rec.Tools = slices.Clone(run.Tools)
+		rec.Limits = limitsOf(run.Limits)
+		rec.Stats = &Stats{ComputeUS: run.Stats.Compute.Microseconds(), WallUS: run.Stats.Wall.Microseconds(),
+			Calls: run.Stats.Calls, MemoryBytes: run.Stats.Memory, DurationUS: n.Duration.Microseconds()}
+	}
+	if n.Result.OK() {
+		var v executor.RunCodeValue
+		if json.Unmarshal(n.Result.Value, &v) == nil {
+			rec.Result = v.Result
+			if v.Logs != nil {
+				rec.Logs = v.Logs
+			}
+		}
+	} else if n.Result.Err.Logs != nil {
+		rec.Logs = n.Result.Err.Logs
+	}
+	return rec
+}

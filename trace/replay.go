@@ -1,0 +1,179 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// ReplayConfig is how Replay runs a record. The zero value is not usable:
+// Runtime is required.
+type ReplayConfig struct {
+	// Runtime runs the program (a *wasmhost.Runtime).
+	Runtime executor.CodeRuntime
+	// Registry, when set, answers the calls the trace lacks with its real
+	// tools ("what if" runs), and the run is made in the record's scope of
+	// it; nil means such a call is a divergence, and the run is made
+	// against no tools at all.
+	Registry *registry.Registry
+	// Executor is the executor configuration of the replay (hooks for the
+	// real tools); its runtime and limits are replaced by the replay's.
+	Executor executor.Config
+}
+
+// Report is what a replay found.
+type Report struct {
+	// Result is the replayed run_code call's result.
+	Result api.Result
+	// Record is the replay's own record; its calls are those the program
+	// made, with the answers it got (from the trace, or from the real tools
+	// for calls the trace lacks: those carry only the error message).
+	Record Record
+	// Divergence is the first call that departed from the trace; nil if
+	// none did.
+	Divergence *Divergence
+	// Differences list what of the outcome (text, logs, result, error)
+	// differs from the trace, one line each.
+	Differences []string
+}
+
+// OK reports whether the replay reproduced the trace: no divergence, the
+// same outcome.
+func (r Report) OK() bool { return r.Divergence == nil && len(r.Differences) == 0 }
+
+// Replay re-runs rec's program with every nested call answered from rec —
+// the same seed and clock start, the same limits, results released in the
+// recorded completion order — and compares the outcome with rec's. It
+// stops the program at the first divergence. The error is for a replay
+// that could not be made at all (no runtime, a scope the registry lacks);
+// what the program did is in the Report.
+//
+// A record made without a seed replays only where the program reads
+// neither the clock nor the random source; one whose program raced timers
+// against tool latency may be released in another order than it ran.
+func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
+	if cfg.Runtime == nil {
+		return Report{}, errors.New("trace: Replay needs a Runtime")
+	}
+	if err := rec.Check(); err != nil {
+		return Report{}, fmt.Errorf("trace: record %s cannot be replayed: %w", rec.ID, err)
+	}
+	reg, scope := cfg.Registry, rec.Scope
+	if reg == nil {
+		reg, scope = registry.New(), registry.Deployment
+		if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
+			return Report{}, err
+		}
+	}
+	world, err := worldOf(rec)
+	if err != nil {
+		return Report{}, err
+	}
+	rr := &replayRuntime{rt: cfg.Runtime, rec: &rec, passThrough: cfg.Registry != nil}
+	var got Record
+	recorder := NewRecorder(reg, func(r Record) { got = r })
+	ex, err := executor.New(reg, recorder.Install(cfg.Executor.WithRuntime(rr).WithLimits(rec.Limits.API())))
+	if err != nil {
+		return Report{}, fmt.Errorf("trace: replaying %s: %w", rec.ID, err)
+	}
+	args, err := runCodeArgs(rec.Program)
+	if err != nil {
+		return Report{}, err
+	}
+	res := ex.Execute(ctx, executor.Call{ID: rec.ID, Scope: scope, Name: registry.RunCode, Args: args, World: world})
+	calls, div := rr.result()
+	if calls == nil {
+		calls = []Call{}
+	}
+	got.Calls = calls
+	rep := Report{Result: res, Record: got, Divergence: div}
+	if rep.Divergence == nil {
+		rep.Differences = differences(rec, got)
+	}
+	return rep, nil
+}
+
+// worldOf is the world a record's program ran in.
+func worldOf(rec Record) (*wasmhost.World, error) {
+	if rec.Seed == nil {
+		return nil, nil
+	}
+	w := &wasmhost.World{Seed: *rec.Seed}
+	if rec.ClockStart != "" {
+		t, err := time.Parse(time.RFC3339Nano, rec.ClockStart)
+		if err != nil {
+			return nil, fmt.Errorf("trace: record %s: clock_start: %w", rec.ID, err)
+		}
+		w.Start = t
+	}
+	return w, nil
+}
+
+// differences lists how got's outcome differs from want's.
+func differences(want, got Record) []string {
+	var d []string
+	if want.Text != got.Text {
+		d = append(d, fmt.Sprintf("text: recorded %q, replayed %q", want.Text, got.Text))
+	}
+	if !slices.Equal(want.Logs, got.Logs) {
+		d = append(d, fmt.Sprintf("logs: recorded %q, replayed %q", want.Logs, got.Logs))
+	}
+	if string(want.Result) != string(got.Result) {
+		d = append(d, fmt.Sprintf("result: recorded %s, replayed %s", want.Result, got.Result))
+	}
+	if want.Outcome != got.Outcome {
+		d = append(d, fmt.Sprintf("outcome: recorded %s, replayed %s", want.Outcome, got.Outcome))
+	}
+	return d
+}
+
+// replayRuntime runs the program with the trace's bindings and answers its
+// calls from the trace.
+type replayRuntime struct {
+	rt          executor.CodeRuntime
+	rec         *Record
+	passThrough bool
+
+	mu    sync.Mutex
+	calls []Call
+	div   *Divergence
+}
+
+// result returns the calls the program made and the divergence.
+func (r *replayRuntime) result() ([]Call, *Divergence) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls, r.div
+}
+
+func (r *replayRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
+	tools := slices.Clone(r.rec.Tools)
+	if r.passThrough {
+		for _, t := range p.Tools {
+			if !slices.Contains(tools, t) {
+				tools = append(tools, t)
+			}
+		}
+	}
+	p.Tools = tools
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rd := newReplayDispatcher(r.rec.Calls, cancel)
+	if r.passThrough {
+		rd.fallback = d
+	}
+	out, err := r.rt.Run(ctx, p, rd)
+	calls, div := rd.finish()
+	r.mu.Lock()
+	r.calls, r.div = calls, div
+	r.mu.Unlock()
+	return out, err
+}
