@@ -85,14 +85,19 @@ func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*executio
 		defer s.running.Done()
 		defer cancel()
 		r := ex.Execute(ctx, executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args})
+		// The metrics first: a client that sees the execution settled
+		// sees it counted too.
+		outcome := StatusCompleted
+		if !r.OK() {
+			outcome = StatusFailed
+		}
+		s.metrics.running.WithLabelValues(t.name).Dec()
+		s.metrics.executions.WithLabelValues(t.name, outcome).Inc()
+		s.metrics.duration.WithLabelValues(t.name, outcome).Observe(time.Since(x.created).Seconds())
 		x.settle(r)
 		s.table.settle(x)
 		releasePending()
 		release()
-		outcome := x.state().Status
-		s.metrics.running.WithLabelValues(t.name).Dec()
-		s.metrics.executions.WithLabelValues(t.name, outcome).Inc()
-		s.metrics.duration.WithLabelValues(t.name, outcome).Observe(time.Since(x.created).Seconds())
 		code := ""
 		if r.Err != nil {
 			code = string(r.Err.Code)

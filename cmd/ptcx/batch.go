@@ -17,7 +17,6 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/jsonrpcline"
-	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/trace"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -124,8 +123,6 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
 	st.flags(fs, true)
-	var upstreams repeated
-	fs.Var(&upstreams, "upstream", "an MCP server `COMMAND` (shell-quoted) whose tools programs may call (repeatable)")
 	var ef evalFlags
 	ef.register(fs)
 	var o batchOptions
@@ -159,14 +156,6 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 		return usageError(fs, s, "--progress-every %v: want a positive duration", o.progress)
 	case o.maxLine < 1:
 		return usageError(fs, s, "--max-line-bytes %d: want a positive size", o.maxLine)
-	}
-	var commands [][]string
-	for _, u := range upstreams {
-		argv, err := splitCommand(u)
-		if err != nil {
-			return usageError(fs, s, "--upstream %q: %v", u, err)
-		}
-		commands = append(commands, argv)
 	}
 	o.baseSeed = ef.seed
 
@@ -206,14 +195,6 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	defer e.close()
 	o.scope = e.scope
-	for _, argv := range commands {
-		b, err := mcpbridge.Connect(ctx, e.reg, registry.Deployment, mcpbridge.Upstream{Command: argv})
-		if err != nil {
-			_ = closeTrace()
-			return fail(s, fmt.Errorf("--upstream %s: %w", argv[0], err))
-		}
-		defer b.Close()
-	}
 
 	b := &batch{o: o, s: s, e: e, records: &records, done: done, sum: sum, out: out,
 		progress: newBatchProgress(s.err, total*int64(o.repeat), o.progress)}
