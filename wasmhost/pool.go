@@ -1,0 +1,204 @@
+package wasmhost
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// Bounds of the warm pool (Config.WithPool).
+const (
+	// DefaultPoolSize is the default number of restored instances kept
+	// ready: enough for a burst on a few cores, at about 250 KiB of
+	// private memory each.
+	DefaultPoolSize = 4
+	// MaxPoolSize bounds WithPool: idle instances are charged to the
+	// committed memory cap, and more than this would only hold memory.
+	MaxPoolSize = 1024
+)
+
+// pool keeps restored instances ready for runs. A run takes one (take); a
+// goroutine of the pool restores instances off the request path until
+// there are size again. Each idle instance is charged to the Runtime's
+// admission for the image's bytes; when a run does not fit, the pool gives
+// instances up (yield) before the run waits. The pool starts filling at
+// the first take, so a Runtime that runs nothing holds none. Its methods
+// are safe for concurrent use, and a nil pool is an empty one.
+type pool struct {
+	rt     *Runtime
+	size   int
+	charge int64 // admission bytes per idle instance: the image's size
+
+	mu     sync.Mutex
+	idle   []*instance
+	closed bool
+
+	wake chan struct{} // a take asks the filler to refill
+	stop chan struct{} // closed by close
+	done chan struct{} // closed when the filler returned
+
+	hits, misses, restores, failures atomic.Int64
+	lastErr                          atomic.Pointer[error]
+}
+
+// newPool starts the pool of rt, or returns nil when size is 0.
+func newPool(rt *Runtime, size int) *pool {
+	if size == 0 {
+		return nil
+	}
+	p := &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)),
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.fill()
+	return p
+}
+
+// take returns an idle instance, or nil when there is none, and has the
+// pool refilled.
+func (p *pool) take() *instance {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	var inst *instance
+	if n := len(p.idle); n > 0 {
+		inst = p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+	}
+	p.mu.Unlock()
+	if inst != nil {
+		p.rt.unchargePool(p.charge)
+		p.hits.Add(1)
+	} else {
+		p.misses.Add(1)
+	}
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	return inst
+}
+
+// yield discards one idle instance, giving its memory back to admission,
+// and reports whether there was one.
+func (p *pool) yield() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	var inst *instance
+	if n := len(p.idle); n > 0 {
+		inst = p.idle[0]
+		p.idle = append(p.idle[:0], p.idle[1:]...)
+	}
+	p.mu.Unlock()
+	if inst == nil {
+		return false
+	}
+	inst.close(context.Background())
+	p.rt.unchargePool(p.charge)
+	return true
+}
+
+// fill restores instances whenever a take asks, until the pool has size,
+// the committed memory cap leaves no room (or runs wait for it), or the
+// Runtime closes.
+func (p *pool) fill() {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-p.wake:
+		}
+		for p.refillOne() {
+		}
+	}
+}
+
+// refillOne restores one instance if the pool is short of one, and reports
+// whether it did.
+func (p *pool) refillOne() bool {
+	p.mu.Lock()
+	short := !p.closed && len(p.idle) < p.size
+	p.mu.Unlock()
+	if !short || !p.rt.chargePool(p.charge) {
+		return false
+	}
+	if !p.rt.acquire() { // closed
+		p.rt.unchargePool(p.charge)
+		return false
+	}
+	inst, err := p.rt.restore(context.Background(), uint64(memoryPages(p.rt.limits.MemoryBytes))*pageSize)
+	p.rt.done()
+	if err != nil {
+		// Runs restore their own meanwhile, and report the error if it
+		// persists; the pool tries again at the next take.
+		p.rt.unchargePool(p.charge)
+		p.failures.Add(1)
+		p.lastErr.Store(&err)
+		return false
+	}
+	p.restores.Add(1)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		inst.close(context.Background())
+		p.rt.unchargePool(p.charge)
+		return false
+	}
+	p.idle = append(p.idle, inst)
+	p.mu.Unlock()
+	return true
+}
+
+// close stops the filler and discards the idle instances.
+func (p *pool) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	close(p.stop)
+	for _, inst := range idle {
+		inst.close(context.Background())
+		p.rt.unchargePool(p.charge)
+	}
+}
+
+// PoolStats describes a Runtime's warm pool (Config.WithPool), for metrics
+// and tests.
+type PoolStats struct {
+	Size      int   // the pool's size: 0 when off
+	Idle      int   // instances ready now
+	Bytes     int64 // what the idle instances are charged to the committed memory cap
+	Hits      int64 // runs that took a ready instance
+	Misses    int64 // runs that found none and restored their own
+	Restores  int64 // instances the pool restored
+	Failures  int64 // restores that failed
+	LastError error // the last restore's error, if one failed
+}
+
+// PoolStats returns the pool's counters; zero when the pool is off.
+func (rt *Runtime) PoolStats() PoolStats {
+	p := rt.pool
+	if p == nil {
+		return PoolStats{}
+	}
+	p.mu.Lock()
+	idle := len(p.idle)
+	p.mu.Unlock()
+	s := PoolStats{Size: p.size, Idle: idle, Bytes: int64(idle) * p.charge, Hits: p.hits.Load(),
+		Misses: p.misses.Load(), Restores: p.restores.Load(), Failures: p.failures.Load()}
+	if e := p.lastErr.Load(); e != nil {
+		s.LastError = *e
+	}
+	return s
+}
