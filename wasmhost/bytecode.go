@@ -113,7 +113,7 @@ func (rt *Runtime) BytecodeStats() BytecodeStats {
 // reports what is wrong with it.
 func (r *run) stage() (bool, *RunError) {
 	c := r.rt.bytecode
-	if c == nil {
+	if c == nil || r.inst.compile == nil || r.inst.load == nil {
 		return false, nil
 	}
 	key := sha256.Sum256([]byte(r.prog.JS))

@@ -28,8 +28,9 @@ type instance struct {
 	start  wapi.Function
 	resume wapi.Function
 	timer  wapi.Function
-	// Of a guest of ABI 2 (nil otherwise): reseeding a restored instance,
-	// and staging a program's bytecode (bytecode.go).
+	// Optional exports (nil when the guest has none): reseeding a restored
+	// instance (a guest without it is not restored from an image), and
+	// staging a program's bytecode (bytecode.go).
 	restored wapi.Function
 	compile  wapi.Function
 	load     wapi.Function
@@ -131,8 +132,7 @@ func bindInstance(mod wapi.Module, memory *cappedMemory, w *world) (*instance, e
 		compile:  mod.ExportedFunction(exportCompile),
 		load:     mod.ExportedFunction(exportLoad),
 	}
-	if inst.mem == nil || inst.buffer == nil || inst.start == nil || inst.resume == nil || inst.timer == nil ||
-		inst.restored == nil || inst.compile == nil || inst.load == nil {
+	if inst.mem == nil || inst.buffer == nil || inst.start == nil || inst.resume == nil || inst.timer == nil {
 		_ = mod.Close(context.Background())
 		return nil, errStaleGuest
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Bounds of the warm pool (Config.WithPool).
@@ -35,7 +36,6 @@ type pool struct {
 
 	wake chan struct{} // a take asks the filler to refill
 	stop chan struct{} // closed by close
-	done chan struct{} // closed when the filler returned
 
 	hits, misses, restores, failures atomic.Int64
 	lastErr                          atomic.Pointer[error]
@@ -47,7 +47,7 @@ func newPool(rt *Runtime, size int) *pool {
 		return nil
 	}
 	p := &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)),
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	go p.fill()
 	return p
 }
@@ -100,44 +100,72 @@ func (p *pool) yield() bool {
 	return true
 }
 
-// fill restores instances whenever a take asks, until the pool has size,
-// the committed memory cap leaves no room (or runs wait for it), or the
-// Runtime closes.
+// Backoff of the pool's filler while the committed memory cap leaves no
+// room or restores fail.
+const (
+	poolRetryMin = 10 * time.Millisecond
+	poolRetryMax = time.Second
+)
+
+// fill restores instances whenever a take asks, until the pool has size or
+// the Runtime closes. While the committed memory cap leaves no room (or
+// runs wait for it), or restores fail, it tries again with a backoff.
 func (p *pool) fill() {
-	defer close(p.done)
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	backoff := poolRetryMin
 	for {
 		select {
 		case <-p.stop:
 			return
 		case <-p.wake:
+		case <-retry.C:
 		}
-		for p.refillOne() {
+		r := p.refillOne()
+		for r == refilled {
+			r = p.refillOne()
 		}
+		if r == refillFull {
+			backoff = poolRetryMin
+			continue
+		}
+		retry.Reset(backoff)
+		backoff = min(2*backoff, poolRetryMax)
 	}
 }
 
-// refillOne restores one instance if the pool is short of one, and reports
-// whether it did.
-func (p *pool) refillOne() bool {
+// What refillOne did.
+const (
+	refilled   = iota // restored one instance
+	refillFull        // the pool is full (or closed)
+	refillLater       // no room under the committed memory cap, or the restore failed
+)
+
+// refillOne restores one instance if the pool is short of one.
+func (p *pool) refillOne() int {
 	p.mu.Lock()
 	short := !p.closed && len(p.idle) < p.size
 	p.mu.Unlock()
-	if !short || !p.rt.chargePool(p.charge) {
-		return false
+	if !short {
+		return refillFull
+	}
+	if !p.rt.chargePool(p.charge) {
+		return refillLater
 	}
 	if !p.rt.acquire() { // closed
 		p.rt.unchargePool(p.charge)
-		return false
+		return refillFull
 	}
 	inst, err := p.rt.restore(context.Background(), uint64(memoryPages(p.rt.limits.MemoryBytes))*pageSize)
 	p.rt.done()
 	if err != nil {
 		// Runs restore their own meanwhile, and report the error if it
-		// persists; the pool tries again at the next take.
+		// persists; the pool tries again later.
 		p.rt.unchargePool(p.charge)
 		p.failures.Add(1)
 		p.lastErr.Store(&err)
-		return false
+		return refillLater
 	}
 	p.restores.Add(1)
 	p.mu.Lock()
@@ -145,11 +173,11 @@ func (p *pool) refillOne() bool {
 		p.mu.Unlock()
 		inst.close(context.Background())
 		p.rt.unchargePool(p.charge)
-		return false
+		return refillFull
 	}
 	p.idle = append(p.idle, inst)
 	p.mu.Unlock()
-	return true
+	return refilled
 }
 
 // close stops the filler and discards the idle instances.
@@ -176,6 +204,7 @@ func (p *pool) close() {
 // PoolStats describes a Runtime's warm pool (Config.WithPool), for metrics
 // and tests.
 type PoolStats struct {
+	Image     bool  // instances are restored from the image (Config.WithImage, and a guest that can be)
 	Size      int   // the pool's size: 0 when off
 	Idle      int   // instances ready now
 	Bytes     int64 // what the idle instances are charged to the committed memory cap
@@ -190,12 +219,12 @@ type PoolStats struct {
 func (rt *Runtime) PoolStats() PoolStats {
 	p := rt.pool
 	if p == nil {
-		return PoolStats{}
+		return PoolStats{Image: rt.image != nil}
 	}
 	p.mu.Lock()
 	idle := len(p.idle)
 	p.mu.Unlock()
-	s := PoolStats{Size: p.size, Idle: idle, Bytes: int64(idle) * p.charge, Hits: p.hits.Load(),
+	s := PoolStats{Image: true, Size: p.size, Idle: idle, Bytes: int64(idle) * p.charge, Hits: p.hits.Load(),
 		Misses: p.misses.Load(), Restores: p.restores.Load(), Failures: p.failures.Load()}
 	if e := p.lastErr.Load(); e != nil {
 		s.LastError = *e

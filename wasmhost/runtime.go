@@ -110,7 +110,9 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	if rt.cfg.bytecodeEntries > 0 {
 		rt.bytecode = newBytecodeCache(rt.cfg.bytecodeEntries, rt.cfg.bytecodeBytes)
 	}
-	if !rt.cfg.noImage {
+	// A guest without ptcx_restored (an older or a hand-made one) is
+	// instantiated afresh for every run.
+	if _, restorable := module.ExportedFunctions()[exportRestored]; !rt.cfg.noImage && restorable {
 		if rt.image, err = rt.makeImage(ctx, bin, rt.cfg.copyRestore); err != nil {
 			return err
 		}

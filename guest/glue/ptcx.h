@@ -12,7 +12,7 @@
 
 #include "quickjs.h"
 
-#define PTCX_ABI_VERSION 2
+#define PTCX_ABI_VERSION 1
 
 /* Statuses returned by ptcx_init, ptcx_start, ptcx_resume and ptcx_timer. */
 enum {
