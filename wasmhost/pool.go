@@ -137,9 +137,9 @@ func (p *pool) fill() {
 
 // What refillOne did.
 const (
-	refilled   = iota // restored one instance
-	refillFull        // the pool is full (or closed)
-	refillLater       // no room under the committed memory cap, or the restore failed
+	refilled    = iota // restored one instance
+	refillFull         // the pool is full (or closed)
+	refillLater        // no room under the committed memory cap, or the restore failed
 )
 
 // refillOne restores one instance if the pool is short of one.
