@@ -115,9 +115,3 @@ func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error)
 	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
 	return inst, nil
 }
-
-// restoredMemory reports whether inst's memory maps the image
-// copy-on-write (for tests and stats).
-func restoredMemory(inst *instance) (restored, cow bool) {
-	return inst.memory.image != nil, inst.memory.cow
-}
