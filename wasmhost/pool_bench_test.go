@@ -126,3 +126,11 @@ func rss(b *testing.B) int64 {
 	}
 	return pages * int64(os.Getpagesize())
 }
+
+// BenchmarkStartup_nestedCall is one awaited nested call (benchNestedCall)
+// on each path: the image changes how an instance starts, not how it calls.
+func BenchmarkStartup_nestedCall(b *testing.B) {
+	for _, path := range startupPaths {
+		b.Run(path.name, func(b *testing.B) { benchNestedCall(b, path.cfg()) })
+	}
+}
