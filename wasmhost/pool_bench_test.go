@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -85,7 +86,9 @@ func BenchmarkStartup_idleRSS(b *testing.B) {
 	const live = 100
 	for _, path := range startupPaths {
 		b.Run(path.name, func(b *testing.B) {
-			rt := newRuntime(b, path.cfg())
+			const memory = 16 << 20
+			rt := newRuntime(b, path.cfg().WithLimits(api.Limits{MemoryBytes: memory}).
+				WithMaxCommittedMemory((live+wasmhost.DefaultPoolSize)*memory))
 			hang := wasmhost.DispatcherFunc(func(string, json.RawMessage, func(wasmhost.CallResult)) {})
 			for b.Loop() {
 				runtime.GC()
@@ -100,7 +103,11 @@ func BenchmarkStartup_idleRSS(b *testing.B) {
 							once[i].Do(started.Done)
 							hang(n, a, done)
 						})
-						_, _ = rt.Run(ctx, wasmhost.Program{JS: `await tools.hang({})`, Tools: []string{"hang"}}, d)
+						_, err := rt.Run(ctx, wasmhost.Program{JS: `await tools.hang({})`, Tools: []string{"hang"}}, d)
+						once[i].Do(func() {
+							b.Errorf("the run ended before it called its tool: %v", err)
+							started.Done()
+						})
 					})
 				}
 				started.Wait()
