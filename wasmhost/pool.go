@@ -19,8 +19,9 @@ const (
 )
 
 // pool keeps restored instances ready for runs. A run takes one (take); a
-// goroutine of the pool restores instances off the request path until
-// there are size again. Each idle instance is charged to the Runtime's
+// goroutine of the pool, started by a take and ending once the pool is
+// full (an idle Runtime has none), restores instances off the request path
+// until there are size again. Each idle instance is charged to the Runtime's
 // admission for the image's bytes; when a run does not fit, the pool gives
 // instances up (yield) before the run waits. The pool starts filling at
 // the first take, so a Runtime that runs nothing holds none. Its methods
@@ -30,26 +31,23 @@ type pool struct {
 	size   int
 	charge int64 // admission bytes per idle instance: the image's size
 
-	mu     sync.Mutex
-	idle   []*instance
-	closed bool
+	mu      sync.Mutex
+	idle    []*instance
+	filling bool // a filler goroutine runs
+	closed  bool
 
-	wake chan struct{} // a take asks the filler to refill
 	stop chan struct{} // closed by close
 
 	hits, misses, restores, failures atomic.Int64
 	lastErr                          atomic.Pointer[error]
 }
 
-// newPool starts the pool of rt, or returns nil when size is 0.
+// newPool returns the pool of rt, empty, or nil when size is 0.
 func newPool(rt *Runtime, size int) *pool {
 	if size == 0 {
 		return nil
 	}
-	p := &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)),
-		wake: make(chan struct{}, 1), stop: make(chan struct{})}
-	go p.fill()
-	return p
+	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), stop: make(chan struct{})}
 }
 
 // take returns an idle instance, or nil when there is none, and has the
@@ -65,16 +63,17 @@ func (p *pool) take() *instance {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 	}
+	start := !p.filling && !p.closed
+	p.filling = p.filling || start
 	p.mu.Unlock()
+	if start {
+		go p.fill()
+	}
 	if inst != nil {
 		p.rt.unchargePool(p.charge)
 		p.hits.Add(1)
 	} else {
 		p.misses.Add(1)
-	}
-	select {
-	case p.wake <- struct{}{}:
-	default:
 	}
 	return inst
 }
@@ -107,30 +106,29 @@ const (
 	poolRetryMax = time.Second
 )
 
-// fill restores instances whenever a take asks, until the pool has size or
-// the Runtime closes. While the committed memory cap leaves no room (or
-// runs wait for it), or restores fail, it tries again with a backoff.
+// fill restores instances until the pool has size or the Runtime closes,
+// then returns. While the committed memory cap leaves no room (or runs wait
+// for it), or restores fail, it tries again with a backoff.
 func (p *pool) fill() {
-	retry := time.NewTimer(time.Hour)
-	retry.Stop()
-	defer retry.Stop()
 	backoff := poolRetryMin
 	for {
-		select {
-		case <-p.stop:
-			return
-		case <-p.wake:
-		case <-retry.C:
-		}
-		r := p.refillOne()
-		for r == refilled {
-			r = p.refillOne()
-		}
-		if r == refillFull {
+		switch p.refillOne() {
+		case refilled:
 			backoff = poolRetryMin
 			continue
+		case refillFull:
+			return
 		}
-		retry.Reset(backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-p.stop:
+			t.Stop()
+			p.mu.Lock()
+			p.filling = false
+			p.mu.Unlock()
+			return
+		case <-t.C:
+		}
 		backoff = min(2*backoff, poolRetryMax)
 	}
 }
@@ -142,10 +140,15 @@ const (
 	refillLater        // no room under the committed memory cap, or the restore failed
 )
 
-// refillOne restores one instance if the pool is short of one.
+// refillOne restores one instance if the pool is short of one. When it is
+// not (or is closed), the filler ends: filling is cleared in the same
+// critical section, so a take that finds it set is sure to be refilled.
 func (p *pool) refillOne() int {
 	p.mu.Lock()
 	short := !p.closed && len(p.idle) < p.size
+	if !short {
+		p.filling = false
+	}
 	p.mu.Unlock()
 	if !short {
 		return refillFull
@@ -153,8 +156,11 @@ func (p *pool) refillOne() int {
 	if !p.rt.chargePool(p.charge) {
 		return refillLater
 	}
-	if !p.rt.acquire() { // closed
+	if !p.rt.acquire() { // closed: close cleared nothing the filler needs
 		p.rt.unchargePool(p.charge)
+		p.mu.Lock()
+		p.filling = false
+		p.mu.Unlock()
 		return refillFull
 	}
 	inst, err := p.rt.restore(context.Background(), uint64(memoryPages(p.rt.limits.MemoryBytes))*pageSize)
@@ -170,6 +176,7 @@ func (p *pool) refillOne() int {
 	p.restores.Add(1)
 	p.mu.Lock()
 	if p.closed {
+		p.filling = false
 		p.mu.Unlock()
 		inst.close(context.Background())
 		p.rt.unchargePool(p.charge)
@@ -180,7 +187,8 @@ func (p *pool) refillOne() int {
 	return refilled
 }
 
-// close stops the filler and discards the idle instances.
+// close stops the filler (it ends at its next step) and discards the idle
+// instances.
 func (p *pool) close() {
 	if p == nil {
 		return
