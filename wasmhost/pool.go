@@ -153,22 +153,21 @@ func (p *pool) refillOne() int {
 	if !short {
 		return refillFull
 	}
-	if !p.rt.chargePool(p.charge) {
-		return refillLater
-	}
-	if !p.rt.acquire() { // closed: close cleared nothing the filler needs
-		p.rt.unchargePool(p.charge)
+	if !p.rt.acquire() { // closed
 		p.mu.Lock()
 		p.filling = false
 		p.mu.Unlock()
 		return refillFull
 	}
+	// The instance is charged once restored, with its joining the pool (so
+	// a run that finds no room has idle instances to take back, never one
+	// in the making): while it is restored, the one instance the filler
+	// makes at a time is not charged.
 	inst, err := p.rt.restore(context.Background(), uint64(memoryPages(p.rt.limits.MemoryBytes))*pageSize)
 	p.rt.done()
 	if err != nil {
 		// Runs restore their own meanwhile, and report the error if it
 		// persists; the pool tries again later.
-		p.rt.unchargePool(p.charge)
 		p.failures.Add(1)
 		p.lastErr.Store(&err)
 		return refillLater
@@ -179,8 +178,13 @@ func (p *pool) refillOne() int {
 		p.filling = false
 		p.mu.Unlock()
 		inst.close(context.Background())
-		p.rt.unchargePool(p.charge)
 		return refillFull
+	}
+	if !p.rt.chargePool(p.charge) {
+		// No room under the committed memory cap, or runs wait for it.
+		p.mu.Unlock()
+		inst.close(context.Background())
+		return refillLater
 	}
 	p.idle = append(p.idle, inst)
 	p.mu.Unlock()
