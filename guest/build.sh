@@ -33,8 +33,12 @@ cflags=(--target=wasm32-wasi -nostdinc
 	-O2 -mbulk-memory -DNDEBUG -D_GNU_SOURCE -D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS
 	-funsigned-char -fno-exceptions -Wno-everything)
 glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
+# __stack_pointer is exported so the host can capture it in its initialised
+# image (wasmhost/image.go); exporting a mutable global needs the
+# mutable-globals feature, which every engine we host on has, so the linker's
+# feature check (the objects were compiled without the flag) is skipped.
 ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
-	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections
+	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features
 	-lwasi-emulated-signal -lwasi-emulated-process-clocks)
 
 say() { echo "guest: $*" >&2; }

@@ -22,6 +22,9 @@ const (
 	exportResume     = "ptcx_resume"
 	exportTimer      = "ptcx_timer"
 	exportInitialize = "_initialize" // the WASI reactor's constructor
+	exportRestored   = "ptcx_restored"
+	exportCompile    = "ptcx_compile"
+	exportLoad       = "ptcx_load"
 )
 
 // hostModule is the import module of the host functions (hostfuncs.go).

@@ -142,6 +142,14 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		r.committed = bytes
 		return nil
 	}
+	// Idle pooled instances give their memory up to a run that does not
+	// fit beside them.
+	for rt.pool.yield() {
+		if rt.admission.tryAcquire(bytes) {
+			r.committed = bytes
+			return nil
+		}
+	}
 	deadline := r.wallDeadline
 	if d := r.began.Add(rt.admitWait); d.Before(deadline) {
 		deadline = d
@@ -174,7 +182,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 type Usage struct {
 	Runs              int   // runs admitted and not finished (waiting on tools or executing)
 	Waiting           int   // runs waiting for admission
-	CommittedBytes    int64 // the guest memory of the admitted runs, summed (see WithMaxCommittedMemory)
+	CommittedBytes    int64 // the guest memory of the admitted runs, summed (see WithMaxCommittedMemory); the warm pool's is in PoolStats.Bytes
 	Executing         int   // guests executing now, each holding a slot
 	WaitingForSlot    int   // guests ready to execute, waiting for a slot
 	MaxRuns           int   // the cap on Runs (WithMaxRuns)
@@ -186,8 +194,36 @@ type Usage struct {
 // time, concurrently with Run.
 func (rt *Runtime) Usage() Usage {
 	var u Usage
-	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.usage()
+	rt.admission.mu.Lock()
+	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.count, rt.admission.bytes-rt.pooledBytes, len(rt.admission.queue)
+	rt.admission.mu.Unlock()
 	u.Executing, _, u.WaitingForSlot = rt.slots.usage()
 	u.MaxRuns, u.MaxCommittedBytes, u.Slots = rt.admission.maxCount, rt.admission.maxBytes, rt.slots.maxCount
 	return u
+}
+
+// chargePool charges one pooled instance's bytes to admission's committed
+// memory (not to its count of runs), if they fit and no run waits: the
+// pool never takes memory a run is waiting for.
+func (rt *Runtime) chargePool(bytes int64) bool {
+	g := rt.admission
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.queue) > 0 || (g.maxBytes > 0 && g.bytes+bytes > g.maxBytes) {
+		return false
+	}
+	g.bytes += bytes
+	rt.pooledBytes += bytes
+	return true
+}
+
+// unchargePool gives back what chargePool charged: the instance was taken
+// by a run (which committed its own memory) or discarded.
+func (rt *Runtime) unchargePool(bytes int64) {
+	g := rt.admission
+	g.mu.Lock()
+	g.bytes -= bytes
+	rt.pooledBytes -= bytes
+	g.admitHead()
+	g.mu.Unlock()
 }

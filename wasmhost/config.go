@@ -21,6 +21,12 @@ type Config struct {
 	limits        api.Limits
 	guest         []byte // the guest module (WithGuest); nil: see guestModule
 	admission     admissionConfig
+	noImage       bool // WithImage(false)
+	copyRestore   bool // restores copy the image instead of mapping it (tests)
+	pool          int  // WithPool: idle instances
+	// WithBytecodeCache: entries (0: off) and bytes.
+	bytecodeEntries int
+	bytecodeBytes   int64
 }
 
 // NewConfig returns the default configuration:
@@ -31,10 +37,80 @@ type Config struct {
 //   - the real clock and crypto/rand as the guest's time and random source;
 //   - DefaultLimits as the Runtime's limits;
 //   - the default guest slots and admission caps (see WithGuestSlots,
-//     WithMaxRuns, WithMaxCommittedMemory and WithAdmissionWait).
+//     WithMaxRuns, WithMaxCommittedMemory and WithAdmissionWait);
+//   - instances restored from the initialised image (WithImage), a warm
+//     pool of DefaultPoolSize of them (WithPool) and a bytecode cache of
+//     DefaultBytecodeEntries programs and DefaultBytecodeBytes
+//     (WithBytecodeCache).
 func NewConfig() Config {
 	return Config{cacheDir: DefaultCacheDir(), limits: api.DefaultLimits(),
-		admission: admissionConfig{wait: DefaultAdmissionWait}}
+		admission: admissionConfig{wait: DefaultAdmissionWait}, pool: DefaultPoolSize,
+		bytecodeEntries: DefaultBytecodeEntries, bytecodeBytes: DefaultBytecodeBytes}
+}
+
+// WithImage turns the initialised image on or off. On (the default), New
+// initialises the guest once (engine, context, prelude), captures its
+// memory and globals, and every run's instance is restored from that
+// image, copy-on-write where the platform allows (Linux: a sealed memfd
+// mapped private over the instance's memory; elsewhere the image is
+// copied), then reseeded (Math.random, the performance.now origin) from
+// the run's clock and random source. A restored instance starts in about a
+// tenth of the time and holds a fraction of the private memory. Off, every
+// run instantiates and initialises a fresh guest (the path before images,
+// kept as a baseline); the warm pool is then off too.
+func (c Config) WithImage(on bool) Config {
+	c.noImage = !on
+	return c
+}
+
+// WithPool sets how many restored instances the Runtime keeps ready, so a
+// run does not wait for its restore: a run takes one, a background
+// goroutine restores another. Each pooled instance is charged to the
+// committed memory cap (WithMaxCommittedMemory) for the image's size, and
+// the pool gives instances up when a run does not fit beside them. An
+// instance serves one run and is discarded, never reused. Zero turns the
+// pool off (runs restore their own instance); it is off as well without the
+// image. New fails for a negative size or one above MaxPoolSize. Default:
+// DefaultPoolSize.
+func (c Config) WithPool(n int) Config {
+	c.pool = n
+	return c
+}
+
+// WithBytecodeCache bounds the cache of programs' bytecode: a program seen
+// before (the same JavaScript, by SHA-256) is not compiled again, its
+// bytecode, compiled by the engine in an earlier run before any of that
+// run's code ran, is loaded instead. At most entries programs and bytes
+// bytes are kept, the least recently used dropped first; a program whose
+// bytecode alone is larger than bytes is not cached. entries 0 turns the
+// cache off. New fails for a negative entries, or a positive entries with
+// bytes below 1. Default: DefaultBytecodeEntries and DefaultBytecodeBytes.
+func (c Config) WithBytecodeCache(entries int, bytes int64) Config {
+	c.bytecodeEntries, c.bytecodeBytes = entries, bytes
+	return c
+}
+
+// checkStartup rejects start-up options no Runtime can use.
+func (c Config) checkStartup() error {
+	switch {
+	case c.pool < 0:
+		return fmt.Errorf("wasmhost: a pool of %d instances: the size must be positive (0 turns the pool off)", c.pool)
+	case c.pool > MaxPoolSize:
+		return fmt.Errorf("wasmhost: a pool of %d instances is above the maximum of %d", c.pool, MaxPoolSize)
+	case c.bytecodeEntries < 0:
+		return fmt.Errorf("wasmhost: a bytecode cache of %d entries: the count must be positive (0 turns the cache off)", c.bytecodeEntries)
+	case c.bytecodeEntries > 0 && c.bytecodeBytes < 1:
+		return fmt.Errorf("wasmhost: a bytecode cache of %d bytes: the size must be positive (0 entries turns the cache off)", c.bytecodeBytes)
+	}
+	return nil
+}
+
+// poolSize returns the pool's size: 0 when off.
+func (c Config) poolSize() int {
+	if c.noImage {
+		return 0
+	}
+	return c.pool
 }
 
 // DefaultCacheDir returns the default compilation cache directory,

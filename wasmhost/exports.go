@@ -23,7 +23,7 @@ func (r *run) instantiate() *RunError {
 	if e := r.begin(false); e != nil {
 		return e
 	}
-	inst, err := r.rt.newInstance(r.ctx, r.limits.MemoryBytes, r.prog.World)
+	inst, err := r.rt.newInstance(r.ctx, r.limits.MemoryBytes, r.rt.worldFor(r))
 	r.end()
 	if err != nil {
 		if e := r.failure(); e != nil {
@@ -41,11 +41,19 @@ func (r *run) instantiate() *RunError {
 
 // startProgram passes the program to ptcx_start.
 func (r *run) startProgram() (int32, *RunError) {
+	code := r.prog.JS
+	staged, e := r.stage()
+	if e != nil {
+		return 0, e
+	}
+	if staged {
+		code = "" // ptcx_start runs the staged function
+	}
 	var cfg bytes.Buffer
 	enc := json.NewEncoder(&cfg)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(guestConfig{
-		Code:            r.prog.JS,
+		Code:            code,
 		Tools:           r.prog.Tools,
 		MemoryLimit:     engineMemoryLimit(r.limits.MemoryBytes),
 		MemoryBytes:     r.limits.MemoryBytes,

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
@@ -16,48 +16,85 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// instance is one live guest: a fresh module instance whose engine and
-// prelude are initialised, ready for ptcx_start. It is used by one
-// goroutine and discarded after one run.
+// instance is one live guest: a module instance whose engine and prelude
+// are initialised, ready for ptcx_start. It is used by one goroutine and
+// discarded after one run: never reused, across runs or scopes.
 type instance struct {
 	mod    wapi.Module
 	mem    wapi.Memory
 	memory *cappedMemory
+	world  *world // its clock and random source, set per run
 	buffer wapi.Function
 	start  wapi.Function
 	resume wapi.Function
 	timer  wapi.Function
-	stack  [4]uint64 // parameters and results of export calls
+	// Optional exports (nil when the guest has none): reseeding a restored
+	// instance (a guest without it is not restored from an image), and
+	// staging a program's bytecode (bytecode.go).
+	restored wapi.Function
+	compile  wapi.Function
+	load     wapi.Function
+	stack    [4]uint64 // parameters and results of export calls
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
 	bufPtr, bufCap uint32
 }
 
-// newInstance returns a fresh instance whose linear memory is capped at
-// memoryBytes. It is the one place instances come from, so that a
-// snapshot-restored start can replace it without touching the rest.
+// newInstance returns an instance for one run, whose linear memory is
+// capped at memoryBytes and whose clock and random source are spec's. It
+// is the one place instances come from: with the Runtime's image
+// (image.go, the default) it takes a restored instance from the warm pool
+// (pool.go), or restores one when the pool is empty or off, and reseeds it;
+// without (Config.WithImage(false)) it instantiates and initialises a
+// fresh one.
 //
 // ctx carries the run, for the host functions the initialisation may call.
-func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, world *World) (*instance, error) {
+func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worldSpec) (*instance, error) {
+	if rt.image == nil {
+		return rt.freshInstance(ctx, memoryBytes, spec)
+	}
+	limit := uint64(memoryPages(memoryBytes)) * pageSize
+	inst := rt.pool.take()
+	if inst == nil {
+		var err error
+		if inst, err = rt.restore(ctx, limit); err != nil {
+			return nil, err
+		}
+	}
+	// A pooled instance was made for the Runtime's limit: the run's may be
+	// lower. Its memory is the image's, below any run's limit.
+	inst.memory.limit = min(inst.memory.limit, limit)
+	inst.world.set(spec)
+	st := &inst.stack
+	if err := inst.restored.CallWithStack(ctx, st[:]); err != nil {
+		inst.close(ctx)
+		return nil, fmt.Errorf("wasmhost: %s: %w", exportRestored, err)
+	}
+	if status := wapi.DecodeI32(st[0]); status != statusDone {
+		inst.close(ctx)
+		return nil, fmt.Errorf("wasmhost: %s failed (status %d): %w", exportRestored, status, errInitFailed)
+	}
+	return inst, nil
+}
+
+// freshInstance instantiates the guest module and initialises it: the
+// engine, its context and the prelude (from its bytecode).
+func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec worldSpec) (*instance, error) {
 	memory := &cappedMemory{limit: uint64(memoryPages(memoryBytes)) * pageSize}
+	w := newWorld(spec)
 	ictx := experimental.WithMemoryAllocator(ctx, memory.allocator())
-	mod, err := rt.wr.InstantiateModule(ictx, rt.module, rt.moduleConfig(world))
+	mod, err := rt.wr.InstantiateModule(ictx, rt.module, rt.moduleConfig(w).WithStartFunctions(exportInitialize))
 	if err != nil {
 		return nil, fmt.Errorf("instantiate the guest: %w", err)
 	}
-	inst := &instance{
-		mod:    mod,
-		mem:    mod.Memory(),
-		memory: memory,
-		buffer: mod.ExportedFunction(exportBuffer),
-		start:  mod.ExportedFunction(exportStart),
-		resume: mod.ExportedFunction(exportResume),
-		timer:  mod.ExportedFunction(exportTimer),
+	inst, err := bindInstance(mod, memory, w)
+	if err != nil {
+		return nil, err
 	}
 	init := mod.ExportedFunction(exportInit)
-	if inst.mem == nil || inst.buffer == nil || inst.start == nil || inst.resume == nil || inst.timer == nil || init == nil {
+	if init == nil {
 		inst.close(ctx)
-		return nil, fmt.Errorf("the guest lacks a ptcx export (is guest.wasm stale? run make guest)")
+		return nil, errStaleGuest
 	}
 	ptr, err := inst.write(ctx, rt.prelude)
 	if err != nil {
@@ -73,6 +110,31 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, world *Wo
 	if status := wapi.DecodeI32(inst.stack[0]); status != statusDone {
 		inst.close(ctx)
 		return nil, errInitFailed
+	}
+	return inst, nil
+}
+
+// errStaleGuest means the guest lacks an export this host needs.
+var errStaleGuest = errors.New("wasmhost: the guest lacks a ptcx export (is guest.wasm stale? run make guest)")
+
+// bindInstance looks up the exports of a new module instance.
+func bindInstance(mod wapi.Module, memory *cappedMemory, w *world) (*instance, error) {
+	inst := &instance{
+		mod:      mod,
+		mem:      mod.Memory(),
+		memory:   memory,
+		world:    w,
+		buffer:   mod.ExportedFunction(exportBuffer),
+		start:    mod.ExportedFunction(exportStart),
+		resume:   mod.ExportedFunction(exportResume),
+		timer:    mod.ExportedFunction(exportTimer),
+		restored: mod.ExportedFunction(exportRestored),
+		compile:  mod.ExportedFunction(exportCompile),
+		load:     mod.ExportedFunction(exportLoad),
+	}
+	if inst.mem == nil || inst.buffer == nil || inst.start == nil || inst.resume == nil || inst.timer == nil {
+		_ = mod.Close(context.Background())
+		return nil, errStaleGuest
 	}
 	return inst, nil
 }
@@ -112,30 +174,91 @@ func (inst *instance) close(ctx context.Context) {
 }
 
 // moduleConfig returns the configuration of one new instance: a WASI
-// reactor with no arguments, environment, files or standard streams, and
-// the clock and random source of world (a run's own), else the Config's.
-func (rt *Runtime) moduleConfig(world *World) wazero.ModuleConfig {
-	mc := wazero.NewModuleConfig().WithName("").WithStartFunctions(exportInitialize)
-	if world == nil && rt.cfg.deterministic {
-		world = &World{Seed: uint64(rt.cfg.seed)}
+// reactor with no arguments, environment, files or standard streams, whose
+// clock and random source are w's (set per run, before the run reseeds the
+// instance). No start function runs: a fresh instance adds _initialize, a
+// restored one is past it.
+func (rt *Runtime) moduleConfig(w *world) wazero.ModuleConfig {
+	return wazero.NewModuleConfig().WithName("").WithStartFunctions().
+		WithWalltime(w.walltime, sys.ClockResolution(1000)).
+		WithNanotime(w.nanotime, sys.ClockResolution(1)).
+		WithRandSource(w)
+}
+
+// worldSpec says which clock and random source a run sees.
+type worldSpec struct {
+	deterministic bool
+	seed          uint64
+	epoch         int64 // where a deterministic wall clock starts, in ns since 1970
+}
+
+// worldFor returns the world of r: its own (Program.World), else the
+// Config's (WithDeterministic), else the real one.
+func (rt *Runtime) worldFor(r *run) worldSpec {
+	if w := r.prog.World; w != nil {
+		spec := worldSpec{deterministic: true, seed: w.Seed, epoch: DefaultEpoch.UnixNano()}
+		if !w.Start.IsZero() {
+			spec.epoch = w.Start.UnixNano()
+		}
+		return spec
 	}
-	if world == nil {
-		return mc.WithSysWalltime().WithSysNanotime().WithRandSource(crand.Reader)
+	return worldSpec{deterministic: rt.cfg.deterministic, seed: uint64(rt.cfg.seed), epoch: DefaultEpoch.UnixNano()}
+}
+
+// world is one instance's clock and random source. The guest reads them
+// through WASI; set switches them, so that an instance made before its run
+// (a pooled one) sees the run's. It is used by the instance's goroutine
+// only.
+type world struct {
+	spec       worldSpec
+	wall, mono int64 // deterministic clocks: readings so far, in ns
+	rng        *rand.ChaCha8
+}
+
+func newWorld(spec worldSpec) *world {
+	w := &world{}
+	w.set(spec)
+	return w
+}
+
+// set makes w spec's world, starting afresh: a deterministic world's clocks
+// start at their origin and its random source at its seed, so every run
+// sees the same sequence whatever ran before it.
+func (w *world) set(spec worldSpec) {
+	w.spec, w.wall, w.mono, w.rng = spec, 0, 0, nil
+	if spec.deterministic {
+		var seed [32]byte
+		binary.LittleEndian.PutUint64(seed[:], spec.seed)
+		w.rng = rand.NewChaCha8(seed)
 	}
-	// Fresh clocks and random state per instance: every run sees the same
-	// sequence, whatever ran before it.
-	var seed [32]byte
-	binary.LittleEndian.PutUint64(seed[:], world.Seed)
-	epoch := DefaultEpoch.UnixNano()
-	if !world.Start.IsZero() {
-		epoch = world.Start.UnixNano()
+}
+
+// monoBase is the origin of the real monotonic clock.
+var monoBase = time.Now()
+
+func (w *world) walltime() (int64, int32) {
+	if !w.spec.deterministic {
+		t := time.Now()
+		return t.Unix(), int32(t.Nanosecond())
 	}
-	var wall, mono atomic.Int64
-	return mc.
-		WithWalltime(func() (int64, int32) {
-			t := epoch + wall.Add(1e6) - 1e6
-			return t / 1e9, int32(t % 1e9)
-		}, sys.ClockResolution(1e6)).
-		WithNanotime(func() int64 { return mono.Add(1e6) - 1e6 }, sys.ClockResolution(1e6)).
-		WithRandSource(rand.NewChaCha8(seed))
+	t := w.spec.epoch + w.wall // advancing 1 ms per reading
+	w.wall += 1e6
+	return t / 1e9, int32(t % 1e9)
+}
+
+func (w *world) nanotime() int64 {
+	if !w.spec.deterministic {
+		return int64(time.Since(monoBase))
+	}
+	t := w.mono
+	w.mono += 1e6
+	return t
+}
+
+// Read implements io.Reader: the guest's random source.
+func (w *world) Read(p []byte) (int, error) {
+	if w.rng == nil {
+		return crand.Read(p)
+	}
+	return w.rng.Read(p)
 }

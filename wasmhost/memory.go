@@ -50,23 +50,48 @@ func CheckLimits(l api.Limits) error {
 // guest polls the host only between instructions), and the Go heap does
 // not carry every instance's memory. Elsewhere the memory is a Go slice,
 // copied to a larger one when it grows.
+//
+// A memory restored from the Runtime's image (image.go) starts with the
+// image's bytes: where it can, the image's sealed memfd is mapped
+// copy-on-write over the start of the reservation, so the instance shares
+// the image's pages until it writes them; elsewhere they are copied.
 type cappedMemory struct {
 	limit   uint64
 	buf     []byte
 	mapped  []byte // the reservation, when there is one
 	refused bool   // a growth was refused: the limit was reached
+	image   *image // what the memory starts with, when restored
+	cow     bool   // the image is mapped copy-on-write (not copied)
 }
 
 // allocator returns a MemoryAllocator that hands out m.
 func (m *cappedMemory) allocator() experimental.MemoryAllocator {
-	return experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
-		m.limit = min(m.limit, max)
-		if b, ok := reserve(m.limit, capacity); ok {
+	return experimental.MemoryAllocatorFunc(func(capacity, maxBytes uint64) experimental.LinearMemory {
+		m.limit = min(m.limit, maxBytes)
+		img := m.image
+		populate := capacity
+		if img != nil {
+			// A restored memory's initial pages are the image's: populating
+			// them would copy every page the mapping shares.
+			populate = 0
+		}
+		if b, ok := reserve(m.limit, populate); ok {
 			m.mapped = b
 			m.buf = b[:0]
+			if img != nil {
+				m.cow = img.mapInto(b)
+				if !m.cow {
+					copy(b, img.memory)
+				}
+			}
 			return m
 		}
-		m.buf = make([]byte, 0, min(capacity, m.limit))
+		if img == nil {
+			m.buf = make([]byte, 0, min(capacity, m.limit))
+			return m
+		}
+		m.buf = make([]byte, 0, max(min(capacity, m.limit), uint64(len(img.memory))))
+		copy(m.buf[:len(img.memory)], img.memory)
 		return m
 	})
 }

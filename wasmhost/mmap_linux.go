@@ -2,7 +2,10 @@
 
 package wasmhost
 
-import "syscall"
+import (
+	"syscall"
+	"unsafe"
+)
 
 // reserve maps n bytes of anonymous, private, zeroed memory without
 // reserving swap for it: the kernel backs a page only when the guest first
@@ -30,3 +33,24 @@ const madvPopulateWrite = 23
 
 // release unmaps what reserve mapped.
 func release(b []byte) { _ = syscall.Munmap(b) }
+
+// mapFile maps the first n bytes of the file fd private and writable over
+// the start of dst, a reservation made by reserve: the pages are the file's
+// until written, then private copies (copy-on-write). It reports whether
+// the mapping was made; dst is unchanged when it was not.
+func mapFile(dst []byte, fd int, n int) bool {
+	if n <= 0 || n > len(dst) || n%syscall.Getpagesize() != 0 {
+		return false
+	}
+	addr := uintptr(unsafe.Pointer(&dst[0]))
+	got, _, errno := syscall.Syscall6(syscall.SYS_MMAP, addr, uintptr(n), syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_FIXED, uintptr(fd), 0)
+	if errno == 0 && got == addr {
+		return true
+	}
+	// A failed MAP_FIXED may have unmapped the range: map it anonymous
+	// again, so the caller can copy into it.
+	_, _, _ = syscall.Syscall6(syscall.SYS_MMAP, addr, uintptr(n), syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_FIXED|syscall.MAP_NORESERVE, ^uintptr(0), 0)
+	return false
+}

@@ -32,10 +32,17 @@ type Runtime struct {
 	cache   wazero.CompilationCache
 	module  wazero.CompiledModule
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
+	image   *image // the initialised guest, nil when off (Config.WithImage)
+	pool    *pool  // restored instances ready for runs, nil when off (Config.WithPool)
+	// bytecode caches programs' bytecode, nil when off (Config.WithBytecodeCache).
+	bytecode *bytecodeCache
 
 	slots     *gate // guests executing at once (compute.go)
 	admission *gate // runs admitted at once, and their memory (admission.go)
 	admitWait time.Duration
+	// pooledBytes is what the idle pooled instances are charged to
+	// admission's bytes (not its count); guarded by admission.mu.
+	pooledBytes int64
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -54,6 +61,9 @@ type Runtime struct {
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := CheckLimits(cfg.limits); err != nil {
 		return nil, fmt.Errorf("wasmhost: invalid limits: %w", err)
+	}
+	if err := cfg.checkStartup(); err != nil {
+		return nil, err
 	}
 	rt := &Runtime{cfg: cfg, limits: cfg.limits.WithDefaults()}
 	if err := rt.setAdmission(cfg.admission); err != nil {
@@ -94,7 +104,21 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 		return fmt.Errorf("wasmhost: compile the guest: %w", err)
 	}
 	rt.module = module
-	return rt.prepare(ctx)
+	if err := rt.prepare(ctx); err != nil {
+		return err
+	}
+	if rt.cfg.bytecodeEntries > 0 {
+		rt.bytecode = newBytecodeCache(rt.cfg.bytecodeEntries, rt.cfg.bytecodeBytes)
+	}
+	// A guest without ptcx_restored (an older or a hand-made one) is
+	// instantiated afresh for every run.
+	if _, restorable := module.ExportedFunctions()[exportRestored]; !rt.cfg.noImage && restorable {
+		if rt.image, err = rt.makeImage(ctx, bin, rt.cfg.copyRestore); err != nil {
+			return err
+		}
+		rt.pool = newPool(rt, rt.cfg.poolSize())
+	}
+	return nil
 }
 
 // prepare instantiates the guest once: it checks the guest's ABI version,
@@ -105,7 +129,8 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	if f == nil {
 		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", exportABIVersion)
 	}
-	mod, err := rt.wr.InstantiateModule(ctx, rt.module, rt.moduleConfig(nil))
+	mod, err := rt.wr.InstantiateModule(ctx, rt.module,
+		rt.moduleConfig(newWorld(worldSpec{deterministic: true})).WithStartFunctions(exportInitialize))
 	if err != nil {
 		return fmt.Errorf("wasmhost: instantiate the guest: %w", err)
 	}
@@ -176,6 +201,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	}
 	rt.closed.Store(true)
 	rt.closeRuns(ErrClosed)
+	rt.pool.close()
 	rt.closeCtx = context.WithoutCancel(ctx)
 	idle := rt.running == 0
 	rt.mu.Unlock()
@@ -192,6 +218,9 @@ func (rt *Runtime) releaseAll() {
 	rt.release.Do(func() {
 		ctx := rt.closeCtx
 		err := rt.wr.Close(ctx)
+		if rt.image != nil {
+			rt.image.close()
+		}
 		if rt.cache != nil {
 			err = errors.Join(err, rt.cache.Close(ctx))
 		}

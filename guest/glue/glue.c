@@ -29,6 +29,10 @@ static JSValue hook_start, hook_tool_error, hook_fire, hook_report;
 static JSValue program = JS_UNDEFINED; /* the promise of the program's body */
 static int32_t final_status = -1;      /* set once the program settled */
 static size_t memory_limit;            /* the engine's limit, from the config */
+/* The program's compiled script, from ptcx_compile or read from the host's
+ * bytecode cache (ptcx_load) before ptcx_start, which then evaluates it to
+ * the program's function instead of compiling the code of its config. */
+static JSValue staged = JS_UNDEFINED;
 
 /* fail_static reports an error that the prelude cannot describe (it is not
  * loaded, or describing failed, which means memory ran out). */
@@ -250,8 +254,10 @@ static int32_t settle(void)
     return report(PTCX_REPORT_RESULT, JS_PromiseResult(ctx, program));
 }
 
-/* compile wraps the body in an async function and compiles it. */
-static JSValue compile(const char *code, size_t len)
+/* compile wraps the body in an async function and compiles it: it returns
+ * the function, or, with only_bytecode, the bytecode of the script that
+ * evaluates to it (JS_EvalFunction), without running anything. */
+static JSValue compile(const char *code, size_t len, bool only_bytecode)
 {
     size_t head = sizeof(wrapper_head) - 1, tail = sizeof(wrapper_tail) - 1;
     char *src = js_malloc(ctx, head + len + tail + 1);
@@ -262,7 +268,7 @@ static JSValue compile(const char *code, size_t len)
     memcpy(src + head + len, wrapper_tail, tail + 1);
     JSEvalOptions opts = {
         .version = JS_EVAL_OPTIONS_VERSION,
-        .eval_flags = JS_EVAL_TYPE_GLOBAL,
+        .eval_flags = JS_EVAL_TYPE_GLOBAL | (only_bytecode ? JS_EVAL_FLAG_COMPILE_ONLY : 0),
         .filename = "<program>",
         .line_num = 1,
     };
@@ -302,7 +308,13 @@ int32_t ptcx_start(const char *cfg, size_t len)
     JS_FreeValue(ctx, code);
     if (!text)
         return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
-    JSValue fn = compile(text, code_len);
+    JSValue fn;
+    if (JS_IsUndefined(staged)) {
+        fn = compile(text, code_len, false);
+    } else {
+        fn = JS_EvalFunction(ctx, staged); /* frees staged */
+        staged = JS_UNDEFINED;
+    }
     JS_FreeCString(ctx, text);
     if (JS_IsException(fn))
         return report(PTCX_REPORT_SYNTAX, JS_GetException(ctx));
@@ -368,4 +380,86 @@ int32_t ptcx_timer(int32_t id)
         return report(PTCX_REPORT_TIMER, JS_GetException(ctx));
     JS_FreeValue(ctx, ret);
     return settle();
+}
+
+/* ptcx_restored is called once on an instance restored from the host's
+ * initialised image, before anything else: it reseeds what JS_NewContext
+ * fixed when the image was made (the origin of performance.now and
+ * performance.timeOrigin, and Math.random) from this instance's clock and
+ * random source. */
+PTCX_EXPORT("ptcx_restored")
+int32_t ptcx_restored(void)
+{
+    if (!ctx || !JS_IsUndefined(program) || final_status >= 0)
+        return PTCX_ERROR;
+    JS_UpdateStackTop(rt);
+    if (JS_AddPerformance(ctx))
+        return PTCX_ERROR;
+    ptcx_reseed_random();
+    return PTCX_DONE;
+}
+
+/* ptcx_compile compiles the len bytes of program code at code (followed by a
+ * NUL) as ptcx_start would, with the engine's memory limit set to
+ * memory_limit_bytes, and keeps the compiled script for ptcx_start, which
+ * evaluates it to the program's function. It returns the script's bytecode
+ * as a 4-byte little-endian length followed by the bytes, or 0 when the
+ * code does not compile (ptcx_start then reports why) or memory runs out.
+ * No program code runs: not even code that escapes the wrapper, which runs
+ * when ptcx_start evaluates the script. */
+PTCX_EXPORT("ptcx_compile")
+uint8_t *ptcx_compile(const char *code, size_t len, size_t memory_limit_bytes)
+{
+    if (!ctx || !JS_IsUndefined(program) || !JS_IsUndefined(staged))
+        return NULL;
+    JS_UpdateStackTop(rt);
+    memory_limit = memory_limit_bytes;
+    ptcx_set_memory_limit(memory_limit);
+    JSValue fn = compile(code, len, true);
+    if (JS_IsException(fn)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return NULL;
+    }
+    size_t n = 0;
+    uint8_t *bc = JS_WriteObject(ctx, &n, fn, JS_WRITE_OBJ_BYTECODE);
+    if (!bc || n > UINT32_MAX - 4) {
+        JS_FreeValue(ctx, fn);
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return NULL;
+    }
+    uint8_t *out = js_malloc(ctx, n + 4);
+    if (!out) {
+        js_free(ctx, bc);
+        JS_FreeValue(ctx, fn);
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return NULL;
+    }
+    uint32_t n32 = (uint32_t)n;
+    memcpy(out, &n32, 4);
+    memcpy(out + 4, bc, n);
+    js_free(ctx, bc);
+    staged = fn;
+    return out;
+}
+
+/* ptcx_load reads the len bytes of bytecode at bc, which ptcx_compile of an
+ * instance of this same module produced for the same code, and keeps the
+ * script for ptcx_start. The host passes only bytecode it cached itself,
+ * never bytes from a program. It returns PTCX_DONE, or PTCX_ERROR when the
+ * bytecode cannot be read (the host then compiles the code instead). */
+PTCX_EXPORT("ptcx_load")
+int32_t ptcx_load(const uint8_t *bc, size_t len, size_t memory_limit_bytes)
+{
+    if (!ctx || !JS_IsUndefined(program) || !JS_IsUndefined(staged))
+        return PTCX_ERROR;
+    JS_UpdateStackTop(rt);
+    memory_limit = memory_limit_bytes;
+    ptcx_set_memory_limit(memory_limit);
+    JSValue fn = JS_ReadObject(ctx, bc, len, JS_READ_OBJ_BYTECODE);
+    if (JS_IsException(fn)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return PTCX_ERROR;
+    }
+    staged = fn;
+    return PTCX_DONE;
 }

@@ -1,0 +1,117 @@
+package wasmhost
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// image is the guest's state once initialised: its linear memory and its
+// mutable globals right after ptcx_init (engine, context, prelude), made
+// once per Runtime, so per guest build. New instances are restored from
+// it instead of being initialised (see Config.WithImage): an instance of
+// the variant module (image_module.go), which starts with the image's
+// globals and no data, whose memory starts with the image's bytes
+// (cappedMemory), then reseeded (ptcx_restored).
+type image struct {
+	memory []byte                // the linear memory, whole pages
+	module wazero.CompiledModule // the variant module
+	// fd is a sealed memfd holding memory (Linux), mapped copy-on-write
+	// into every restored memory, or -1: memory is then copied.
+	fd int
+	// The exchange buffer of the initialised guest.
+	bufPtr, bufCap uint32
+}
+
+// makeImage initialises an instance of the guest module bin, captures it,
+// and compiles the variant module to restore it into. copyOnly makes
+// restores copy the image even where it could be mapped (tests).
+func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*image, error) {
+	layout, err := parseModule(bin)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range layout.mutable {
+		// The last global is the meter's poll countdown (meter.go), added
+		// to every guest: it restarts at its interval, so a restored
+		// instance polls the host at most one interval later than the
+		// image's would have.
+		if g.export == "" && g.index != layout.globals-1 {
+			return nil, fmt.Errorf("%w: its mutable global %d is not exported, so its value cannot be captured "+
+				"(guest/build.sh exports __stack_pointer; rebuild the guest with make guest)", errBadModule, g.index)
+		}
+	}
+	setup := &run{rt: rt, inbox: newInbox()}
+	rctx := context.WithValue(ctx, runKey{}, setup)
+	setup.ctx = rctx
+	inst, err := rt.freshInstance(rctx, rt.limits.MemoryBytes, worldSpec{deterministic: true})
+	if err != nil {
+		return nil, fmt.Errorf("wasmhost: initialise the guest for its image: %w", err)
+	}
+	defer inst.close(ctx)
+	globals := make([]uint64, len(layout.mutable))
+	for i, g := range layout.mutable {
+		if g.export == "" {
+			globals[i] = pollInterval
+			continue
+		}
+		eg := inst.mod.ExportedGlobal(g.export)
+		if eg == nil {
+			return nil, fmt.Errorf("%w: the export %q of global %d is missing", errBadModule, g.export, g.index)
+		}
+		globals[i] = eg.Get()
+	}
+	size := inst.mem.Size()
+	data, ok := inst.mem.Read(0, size)
+	if !ok || size%pageSize != 0 {
+		return nil, fmt.Errorf("wasmhost: the initialised guest's memory of %d bytes cannot be read", size)
+	}
+	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap}
+	variant, err := layout.variant(size/pageSize, globals)
+	if err != nil {
+		return nil, err
+	}
+	if img.module, err = rt.wr.CompileModule(ctx, variant); err != nil {
+		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
+	}
+	if !copyOnly {
+		img.fd = sealedFile(img.memory)
+	}
+	return img, nil
+}
+
+// mapInto maps the image copy-on-write over the start of the reservation
+// dst, and reports whether it did (else the caller copies it).
+func (img *image) mapInto(dst []byte) bool {
+	return img.fd >= 0 && mapFile(dst, img.fd, len(img.memory))
+}
+
+// close releases the image's file.
+func (img *image) close() {
+	if img.fd >= 0 {
+		closeFile(img.fd)
+		img.fd = -1
+	}
+}
+
+// restore returns a new instance restored from the image, with a memory
+// capped at limit bytes, not yet reseeded (newInstance does that once the
+// run's world is set).
+func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error) {
+	img := rt.image
+	memory := &cappedMemory{limit: limit, image: img}
+	w := &world{}
+	ictx := experimental.WithMemoryAllocator(ctx, memory.allocator())
+	mod, err := rt.wr.InstantiateModule(ictx, img.module, rt.moduleConfig(w))
+	if err != nil {
+		return nil, fmt.Errorf("restore the guest: %w", err)
+	}
+	inst, err := bindInstance(mod, memory, w)
+	if err != nil {
+		return nil, err
+	}
+	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
+	return inst, nil
+}

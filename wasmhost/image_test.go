@@ -1,0 +1,99 @@
+package wasmhost
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRuntime_newInstance_restored checks both ways a memory starts with
+// the image: mapped copy-on-write (Linux) and copied (elsewhere, or forced
+// here): the instance sees the image, its writes stay its own, and it runs
+// programs.
+func TestRuntime_newInstance_restored(t *testing.T) {
+	tests := []struct {
+		name     string
+		copyOnly bool
+		wantCoW  bool
+	}{
+		{"mapped", false, runtime.GOOS == "linux"},
+		{"copied", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := NewConfig().WithPool(0)
+			cfg.copyRestore = tt.copyOnly
+			rt, err := New(ctx, cfg)
+			require.NoError(t, err)
+			defer rt.Close(ctx)
+			require.Equal(t, tt.wantCoW, rt.image.fd >= 0)
+
+			a, err := rt.newInstance(ctx, rt.limits.MemoryBytes, worldSpec{})
+			require.NoError(t, err)
+			defer a.close(ctx)
+			b, err := rt.newInstance(ctx, rt.limits.MemoryBytes, worldSpec{})
+			require.NoError(t, err)
+			defer b.close(ctx)
+			require.Equal(t, tt.wantCoW, a.memory.cow)
+			require.Equal(t, uint32(len(rt.image.memory)), a.mem.Size())
+
+			// The first page is the stack's bottom, which nothing used:
+			// what a writes there, b and the image do not see.
+			const at = 64
+			before := rt.image.memory[at]
+			require.True(t, a.mem.WriteByte(at, before+1))
+			got, ok := b.mem.ReadByte(at)
+			require.True(t, ok)
+			require.Equal(t, before, got)
+			require.Equal(t, before, rt.image.memory[at])
+		})
+	}
+}
+
+func TestRuntime_Run_copiedRestore(t *testing.T) {
+	ctx := context.Background()
+	cfg := NewConfig()
+	cfg.copyRestore = true
+	rt, err := New(ctx, cfg)
+	require.NoError(t, err)
+	defer rt.Close(ctx)
+	echo := DispatcherFunc(func(_ string, args json.RawMessage, done func(CallResult)) {
+		done(CallResult{OK: true, Value: args})
+	})
+	for range 3 {
+		out, err := rt.Run(ctx, Program{JS: `globalThis.x = (globalThis.x ?? 0) + 1; return (await tools.echo({n: x})).n`,
+			Tools: []string{"echo"}}, echo)
+		require.NoError(t, err)
+		require.JSONEq(t, `1`, string(out.Result))
+	}
+}
+
+// TestWorld_set_deterministic checks a world restarts its clocks and random
+// source when set again, and that the real one differs.
+func TestWorld_set_deterministic(t *testing.T) {
+	w := newWorld(worldSpec{deterministic: true, seed: 7})
+	s1, ns1 := w.walltime()
+	m1 := w.nanotime()
+	r1 := make([]byte, 16)
+	_, _ = w.Read(r1)
+	s2, _ := w.walltime()
+	w.set(worldSpec{deterministic: true, seed: 7})
+	s3, ns3 := w.walltime()
+	m3 := w.nanotime()
+	r3 := make([]byte, 16)
+	_, _ = w.Read(r3)
+	require.Equal(t, int64(1640995200), s1)
+	require.Equal(t, []any{s1, ns1, m1, r1}, []any{s3, ns3, m3, r3})
+	require.Equal(t, s1, s2) // 1 ms later
+	w.set(worldSpec{deterministic: true, seed: 8})
+	r4 := make([]byte, 16)
+	_, _ = w.Read(r4)
+	require.NotEqual(t, r1, r4)
+	w.set(worldSpec{})
+	s5, _ := w.walltime()
+	require.Greater(t, s5, s1)
+}

@@ -1,0 +1,245 @@
+package wasmhost
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Bounds of the warm pool (Config.WithPool).
+const (
+	// DefaultPoolSize is the default number of restored instances kept
+	// ready: enough for a burst on a few cores, at about 250 KiB of
+	// private memory each.
+	DefaultPoolSize = 4
+	// MaxPoolSize bounds WithPool: idle instances are charged to the
+	// committed memory cap, and more than this would only hold memory.
+	MaxPoolSize = 1024
+)
+
+// pool keeps restored instances ready for runs. A run takes one (take); a
+// goroutine of the pool, started by a take and ending once the pool is
+// full (an idle Runtime has none), restores instances off the request path
+// until there are size again. Each idle instance is charged to the Runtime's
+// admission for the image's bytes; when a run does not fit, the pool gives
+// instances up (yield) before the run waits. The pool starts filling at
+// the first take, so a Runtime that runs nothing holds none. Its methods
+// are safe for concurrent use, and a nil pool is an empty one.
+type pool struct {
+	rt     *Runtime
+	size   int
+	charge int64 // admission bytes per idle instance: the image's size
+
+	mu      sync.Mutex
+	idle    []*instance
+	filling bool // a filler goroutine runs
+	closed  bool
+
+	stop chan struct{} // closed by close
+
+	hits, misses, restores, failures atomic.Int64
+	lastErr                          atomic.Pointer[error]
+}
+
+// newPool returns the pool of rt, empty, or nil when size is 0.
+func newPool(rt *Runtime, size int) *pool {
+	if size == 0 {
+		return nil
+	}
+	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), stop: make(chan struct{})}
+}
+
+// take returns an idle instance, or nil when there is none, and has the
+// pool refilled.
+func (p *pool) take() *instance {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	var inst *instance
+	if n := len(p.idle); n > 0 {
+		inst = p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+	}
+	start := !p.filling && !p.closed
+	p.filling = p.filling || start
+	p.mu.Unlock()
+	if start {
+		go p.fill()
+	}
+	if inst != nil {
+		p.rt.unchargePool(p.charge)
+		p.hits.Add(1)
+	} else {
+		p.misses.Add(1)
+	}
+	return inst
+}
+
+// yield discards one idle instance, giving its memory back to admission,
+// and reports whether there was one.
+func (p *pool) yield() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	var inst *instance
+	if n := len(p.idle); n > 0 {
+		inst = p.idle[0]
+		p.idle = append(p.idle[:0], p.idle[1:]...)
+	}
+	p.mu.Unlock()
+	if inst == nil {
+		return false
+	}
+	inst.close(context.Background())
+	p.rt.unchargePool(p.charge)
+	return true
+}
+
+// Backoff of the pool's filler while the committed memory cap leaves no
+// room or restores fail.
+const (
+	poolRetryMin = 10 * time.Millisecond
+	poolRetryMax = time.Second
+)
+
+// fill restores instances until the pool has size or the Runtime closes,
+// then returns. While the committed memory cap leaves no room (or runs wait
+// for it), or restores fail, it tries again with a backoff.
+func (p *pool) fill() {
+	backoff := poolRetryMin
+	for {
+		switch p.refillOne() {
+		case refilled:
+			backoff = poolRetryMin
+			continue
+		case refillFull:
+			return
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-p.stop:
+			t.Stop()
+			p.mu.Lock()
+			p.filling = false
+			p.mu.Unlock()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, poolRetryMax)
+	}
+}
+
+// What refillOne did.
+const (
+	refilled    = iota // restored one instance
+	refillFull         // the pool is full (or closed)
+	refillLater        // no room under the committed memory cap, or the restore failed
+)
+
+// refillOne restores one instance if the pool is short of one. When it is
+// not (or is closed), the filler ends: filling is cleared in the same
+// critical section, so a take that finds it set is sure to be refilled.
+func (p *pool) refillOne() int {
+	p.mu.Lock()
+	short := !p.closed && len(p.idle) < p.size
+	if !short {
+		p.filling = false
+	}
+	p.mu.Unlock()
+	if !short {
+		return refillFull
+	}
+	if !p.rt.acquire() { // closed
+		p.mu.Lock()
+		p.filling = false
+		p.mu.Unlock()
+		return refillFull
+	}
+	// The instance is charged once restored, with its joining the pool (so
+	// a run that finds no room has idle instances to take back, never one
+	// in the making): while it is restored, the one instance the filler
+	// makes at a time is not charged.
+	inst, err := p.rt.restore(context.Background(), uint64(memoryPages(p.rt.limits.MemoryBytes))*pageSize)
+	p.rt.done()
+	if err != nil {
+		// Runs restore their own meanwhile, and report the error if it
+		// persists; the pool tries again later.
+		p.failures.Add(1)
+		p.lastErr.Store(&err)
+		return refillLater
+	}
+	p.restores.Add(1)
+	p.mu.Lock()
+	if p.closed {
+		p.filling = false
+		p.mu.Unlock()
+		inst.close(context.Background())
+		return refillFull
+	}
+	if !p.rt.chargePool(p.charge) {
+		// No room under the committed memory cap, or runs wait for it.
+		p.mu.Unlock()
+		inst.close(context.Background())
+		return refillLater
+	}
+	p.idle = append(p.idle, inst)
+	p.mu.Unlock()
+	return refilled
+}
+
+// close stops the filler (it ends at its next step) and discards the idle
+// instances.
+func (p *pool) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	close(p.stop)
+	for _, inst := range idle {
+		inst.close(context.Background())
+		p.rt.unchargePool(p.charge)
+	}
+}
+
+// PoolStats describes a Runtime's warm pool (Config.WithPool), for metrics
+// and tests.
+type PoolStats struct {
+	Image     bool  // instances are restored from the image (Config.WithImage, and a guest that can be)
+	Size      int   // the pool's size: 0 when off
+	Idle      int   // instances ready now
+	Bytes     int64 // what the idle instances are charged to the committed memory cap
+	Hits      int64 // runs that took a ready instance
+	Misses    int64 // runs that found none and restored their own
+	Restores  int64 // instances the pool restored
+	Failures  int64 // restores that failed
+	LastError error // the last restore's error, if one failed
+}
+
+// PoolStats returns the pool's counters; zero when the pool is off.
+func (rt *Runtime) PoolStats() PoolStats {
+	p := rt.pool
+	if p == nil {
+		return PoolStats{Image: rt.image != nil}
+	}
+	p.mu.Lock()
+	idle := len(p.idle)
+	p.mu.Unlock()
+	s := PoolStats{Image: true, Size: p.size, Idle: idle, Bytes: int64(idle) * p.charge, Hits: p.hits.Load(),
+		Misses: p.misses.Load(), Restores: p.restores.Load(), Failures: p.failures.Load()}
+	if e := p.lastErr.Load(); e != nil {
+		s.LastError = *e
+	}
+	return s
+}
