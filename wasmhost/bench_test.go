@@ -61,8 +61,13 @@ func BenchmarkRuntime_Run_trivial(b *testing.B) {
 // per_call_await: a dispatcher that answers at once, (t(N) − t(0)) / N with
 // t(0) the same program without calls, measured first.
 func BenchmarkRuntime_Run_nestedCall(b *testing.B) {
+	benchNestedCall(b, testConfig())
+}
+
+// benchNestedCall is BenchmarkRuntime_Run_nestedCall on a Runtime of cfg.
+func benchNestedCall(b *testing.B, cfg wasmhost.Config) {
 	const calls = 2000
-	rt := newRuntime(b, testConfig().WithLimits(api.Limits{MaxCalls: calls}))
+	rt := newRuntime(b, cfg.WithLimits(api.Limits{MaxCalls: calls}))
 	j := job(b, "per_call_await", bench.Params{Calls: calls})
 	var base time.Duration
 	for range 20 {

@@ -141,3 +141,12 @@ func BenchmarkStartup_nestedCall(b *testing.B) {
 		b.Run(path.name, func(b *testing.B) { benchNestedCall(b, path.cfg()) })
 	}
 }
+
+// runOrFail runs p and stops the benchmark when the run fails.
+func runOrFail(b *testing.B, rt *wasmhost.Runtime, p wasmhost.Program, d wasmhost.Dispatcher) wasmhost.Outcome {
+	out, err := rt.Run(context.Background(), p, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
