@@ -31,8 +31,9 @@ type hostileCase struct {
 	run func(ctx context.Context, e *env) (api.Result, string)
 	// maxRSSMB bounds the child's peak RSS (default defaultMaxRSSMB).
 	maxRSSMB int
-	// maxSeconds bounds how long run took (default 20 s, far above any
-	// case's normal time: only a hang reaches it).
+	// maxSeconds bounds the CPU time run took in the child (default 20 s,
+	// far above any case's normal cost; times raceCPU under -race). Wall
+	// time is bounded only against hangs (maxWallSeconds).
 	maxSeconds float64
 	// watchCPU measures the CPU the child uses in the 2 s after run
 	// returned, which must stay under half a second: a tool body that goes on
