@@ -189,7 +189,7 @@ func (rt *Runtime) moduleConfig(w *world) wazero.ModuleConfig {
 type worldSpec struct {
 	deterministic bool
 	seed          uint64
-	epoch         int64 // where a deterministic wall clock starts, in ns since 1970
+	epoch         int64 // where a deterministic wall clock starts, in ns since 1970 (0: DefaultEpoch)
 }
 
 // worldFor returns the world of r: its own (Program.World), else the
@@ -225,6 +225,9 @@ func newWorld(spec worldSpec) *world {
 // start at their origin and its random source at its seed, so every run
 // sees the same sequence whatever ran before it.
 func (w *world) set(spec worldSpec) {
+	if spec.deterministic && spec.epoch == 0 {
+		spec.epoch = DefaultEpoch.UnixNano()
+	}
 	w.spec, w.wall, w.mono, w.rng = spec, 0, 0, nil
 	if spec.deterministic {
 		var seed [32]byte

@@ -171,9 +171,11 @@ func TestGuestBulk(t *testing.T) {
 	out, st := meterOpt(t, in, Options{Module: "ptcx", Name: "poll", Interval: 10000, BulkBytes: 4096})
 	t.Logf("%d bytes -> %d bytes, %d loops, %d memory.copy, %d memory.fill, %d memory.init in %d of %d bodies",
 		len(in), len(out), st.loops, st.copies, st.fills, st.inits, st.localBodies, st.bodies)
-	// The guest as built (QuickJS and wasi-libc with bulk memory).
-	if st.copies != 113 || st.fills != 40 || st.inits != 0 {
-		t.Fatalf("stats %+v, want 113 memory.copy, 40 memory.fill and no memory.init", st)
+	// The guest as built (QuickJS and wasi-libc with bulk memory) has over
+	// a hundred of each kind of bulk copy (113 and 40 when this was
+	// written; the glue adds a few as it grows) and no memory.init.
+	if st.copies < 100 || st.fills < 30 || st.inits != 0 {
+		t.Fatalf("stats %+v, want at least 100 memory.copy, 30 memory.fill and no memory.init", st)
 	}
 	if st.localBodies < 50 || st.localBodies > st.bulk() {
 		t.Fatalf("%d bodies given a local for %d instructions", st.localBodies, st.bulk())
