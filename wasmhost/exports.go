@@ -47,6 +47,7 @@ func (r *run) startProgram() (int32, *RunError) {
 	err := enc.Encode(guestConfig{
 		Code:            r.prog.JS,
 		Tools:           r.prog.Tools,
+		Catalog:         r.prog.Catalog,
 		MemoryLimit:     engineMemoryLimit(r.limits.MemoryBytes),
 		MemoryBytes:     r.limits.MemoryBytes,
 		MaxPendingCalls: r.limits.MaxPendingCalls,
