@@ -38,9 +38,12 @@ func Deferred(tools []api.Schema) bool {
 const SummaryBytes = 100
 
 // Summary is the one-line description of a tool: the first sentence of its description (up to
-// the first ". " or line break), on one line, at most SummaryBytes bytes (cut at a character
-// boundary, with "…").
-func Summary(description string) string {
+// the first ". " or line break), on one line, at most SummaryBytes bytes (cut at the end of a
+// word, or of a character when the word is long, with "…").
+func Summary(description string) string { return summary(description, SummaryBytes) }
+
+// summary is Summary within max bytes.
+func summary(description string, max int) string {
 	s := strings.TrimSpace(description)
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
@@ -49,8 +52,12 @@ func Summary(description string) string {
 		s = s[:i+1]
 	}
 	s = commentText(s)
-	if len(s) > SummaryBytes {
-		s = s[:text.Boundary(s, SummaryBytes-len("…"))] + "…"
+	if len(s) > max {
+		cut := text.Boundary(s, max-len("…"))
+		if space := strings.LastIndexByte(s[:cut], ' '); space > cut/2 {
+			cut = space // at a word's end when that keeps most of it
+		}
+		s = s[:cut] + "…"
 	}
 	return s
 }

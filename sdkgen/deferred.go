@@ -8,11 +8,17 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// ListingBytes bounds the listing of a large tool set's names and one-line descriptions in the
-// SDK section; the tools past it are counted, and found with tools.$search. With the rules and
-// the declarations the section stays under 18 KiB (about 4.5k tokens) however many tools there
-// are.
-const ListingBytes = 12 << 10
+// ListingBytes bounds the listing of a large tool set in the SDK section. Every tool gets a line
+// with its name and as much of its one-line description as an equal share of ListingBytes
+// allows; when that share leaves no room for a useful description (fewer than
+// minSummaryBytes), the lines have names only, and past ListingBytes the remaining tools are
+// counted (and found with tools.$search). With the rules and the declarations the section stays
+// within SectionBytes however many tools there are.
+const (
+	ListingBytes    = 18 << 10
+	SectionBytes    = 24 << 10
+	minSummaryBytes = 16
+)
 
 // deferredRules tells a model how to work with a large tool set.
 const deferredRules = "- This tool set is large, so only names and one-line descriptions are listed below. A program finds the rest itself, " +
@@ -45,19 +51,28 @@ func DeferredDeclarations() string {
 }
 
 // listing renders "- name: summary" lines for tools (run_code left out), sorted by name, within
-// ListingBytes; the tools past it are counted on a last line.
+// ListingBytes.
 func listing(tools []api.Schema) string {
 	sorted := make([]api.Schema, 0, len(tools))
+	fixed := 0
 	for _, t := range tools {
 		if !t.Transport {
 			sorted = append(sorted, t)
+			fixed += len("- \n") + len(commentText(t.Name))
 		}
 	}
+	if len(sorted) == 0 {
+		return ""
+	}
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	share := 0
+	if fixed < ListingBytes {
+		share = min((ListingBytes-fixed)/len(sorted)-len(": "), SummaryBytes)
+	}
 	var b strings.Builder
 	for i, t := range sorted {
 		line := "- " + commentText(t.Name)
-		if s := Summary(t.Description); s != "" {
+		if s := summary(t.Description, share); share >= minSummaryBytes && s != "" {
 			line += ": " + s
 		}
 		line += "\n"
