@@ -51,7 +51,7 @@ func DeferredDeclarations() string {
 }
 
 // listing renders "- name: summary" lines for tools (run_code left out), sorted by name, within
-// ListingBytes.
+// ListingBytes, then a line that counts the tools left out, if any.
 func listing(tools []api.Schema) string {
 	sorted := make([]api.Schema, 0, len(tools))
 	fixed := 0
