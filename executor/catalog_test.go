@@ -262,3 +262,25 @@ func TestRunCode_dottedNames_namespaces(t *testing.T) {
 		require.Contains(t, r.Text, tc.want, tc.code)
 	}
 }
+
+// A program that replaces the built-ins the catalog uses only changes its own code: $search and
+// $describe answer as before.
+func TestRunCode_largeToolSet_builtinsReplaced(t *testing.T) {
+	e := newExecutor(t, largeSet(t, 100), executor.NewConfig().WithRuntime(realRuntime(t)))
+	r := e.Execute(t.Context(), executor.Call{Name: registry.RunCode, Args: runCode(`
+		const boom = () => { throw new Error("replaced built-in called"); };
+		RegExp.prototype[Symbol.split] = boom;
+		String.prototype.split = boom;
+		String.prototype.toLowerCase = boom;
+		String.prototype.indexOf = boom;
+		Array.prototype.sort = boom;
+		JSON.parse = boom;
+		Object.freeze = boom;
+		Object.defineProperty(Object.prototype, "summary", { get: boom, set: boom });
+		return [tools.$search("weather forecast", 1)[0].name, tools.$describe("fs.read_file").name];
+	`)})
+	require.True(t, r.OK(), r.Text)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(r.Value, &v))
+	require.JSONEq(t, `["weather.forecast","fs.read_file"]`, string(v.Result))
+}

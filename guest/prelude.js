@@ -551,13 +551,24 @@
   const toLower = uncurry(String.prototype.toLowerCase);
   const trim = uncurry(String.prototype.trim);
   const arraySort = uncurry(Array.prototype.sort);
-  const nonWord = /[^a-z0-9]+/;
+  const charCode = uncurry(String.prototype.charCodeAt);
 
-  // words returns the distinct lower-case words of s (runs of letters and
-  // digits) as keys of a prototype-less object.
+  // words returns the distinct lower-case words of s (runs of ASCII letters
+  // and digits) as keys of a prototype-less object. It reads characters one
+  // by one: a split on a regexp would run RegExp.prototype[Symbol.split],
+  // which a program can replace.
   function words(s) {
-    const out = create(null), ws = strSplit(toLower(s), nonWord);
-    for (let i = 0; i < ws.length; i++) if (ws[i] !== "") out[ws[i]] = 1;
+    const out = create(null), t = toLower(s);
+    let start = -1;
+    for (let i = 0; i <= t.length; i++) {
+      const c = i < t.length ? charCode(t, i) : 0;
+      const word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+      if (word && start < 0) start = i;
+      else if (!word && start >= 0) {
+        out[strSlice(t, start, i)] = 1;
+        start = -1;
+      }
+    }
     return out;
   }
 
