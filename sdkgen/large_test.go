@@ -37,7 +37,6 @@ func largeTools(n int) []api.Schema {
 	return tools
 }
 
-
 // A large tool set's SDK section lists names and one-line descriptions, explains $search and
 // $describe, declares no tool's types, and stays within its budget however many tools there are.
 func TestSDKSection_largeToolSet(t *testing.T) {
