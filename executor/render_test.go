@@ -182,7 +182,7 @@ func TestSandbox_modelBudget_largeOutputsSucceed(t *testing.T) {
 			require.Len(t, got, 100_000)
 			require.Equal(t, 99_999, got[99_999])
 		}},
-		{"a 200-deep object", `let v: any = {leaf: 1}; for (let i = 0; i < 199; i++) v = {a: v}; return v`, true, false, "… an object of 1 keys", func(t *testing.T, v executor.RunCodeValue) {
+		{"a 200-deep object", `let v: any = {leaf: 1}; for (let i = 0; i < 199; i++) v = {a: v}; return v`, true, false, "… an object of 1 key", func(t *testing.T, v executor.RunCodeValue) {
 			require.Equal(t, 200, strings.Count(string(v.Result), "{"))
 			require.True(t, json.Valid(v.Result))
 		}},

@@ -30,7 +30,8 @@ type RunCodeValue struct {
 const noOutput = "(run_code completed with no output)"
 
 // runCode is run_code's body: strip the types, run the program in the
-// sandbox with a fresh parent token, settle its nested calls, and shape the
+// sandbox with a fresh parent token (and, for a large tool set, its
+// catalog: catalog.go), settle its nested calls, and shape the
 // result: the model is shown at most the model budget of it
 // (internal/shape), the host gets it whole with the run's ledger.
 func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error) {
@@ -51,6 +52,10 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	for i, b := range bindable {
 		names[i] = b.Name
 	}
+	catalog, err := catalogFor(bindable)
+	if err != nil {
+		return api.Output{}, internal("run_code: the tool catalog", err)
+	}
 
 	tok := e.mintToken(x.req.ID, x.req.Scope)
 	// Nested calls end with the run's wall time at the latest, as the
@@ -62,7 +67,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
 	start := time.Now()
-	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Limits: limits, Deadline: deadline, World: x.req.World}, s)
+	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Catalog: catalog, Limits: limits, Deadline: deadline, World: x.req.World}, s)
 	if len(e.cfg.onResult) > 0 {
 		x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats})
 	}

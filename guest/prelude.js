@@ -421,8 +421,14 @@
   // detection (then), serialisation and conversions.
   const probes = freeze({ __proto__: null, then: 1, toJSON: 1, constructor: 1, valueOf: 1, toString: 1 });
 
-  function unbound(bound, key) {
+  function unbound(bound, key, searchable) {
     if (key === "run_code") return "tools.run_code is not available: run_code cannot be called from inside a program";
+    if (key === "$search" || key === "$describe") {
+      return "tools." + key + " is not available: every bound tool is declared in the prompt (a catalog comes only with a large tool set)";
+    }
+    if (searchable) {
+      return "tools" + accessor(key) + " is not a bound tool; find the right name with tools.$search(\"what it does\")";
+    }
     const names = keys(bound);
     let list = "";
     for (let i = 0; i < names.length && i < 20; i++) list += (i ? ", " : "") + names[i];
@@ -435,35 +441,209 @@
   // function per bound name, found without any trap, whose prototype is a
   // proxy that explains the names that are not bound. A tool named "then" is
   // not a property (tools would be a thenable, and await tools would call
-  // it): tools.$call(name, args) calls any bound tool by its name.
-  function makeTools(names) {
-    const readOnly = () => {
-      throw new TypeErrorCtor("tools is read-only");
-    };
+  // it): tools.$call(name, args) calls any bound tool by its name. Dotted
+  // names get a namespace besides (namespaces). With a catalog (a large
+  // tool set, docs/abi.md), tools.$search and tools.$describe answer from it.
+  function makeTools(names, catalogText) {
     let bound;
-    const unboundNames = new ProxyCtor(freeze(create(null)), freeze({
-      __proto__: null,
-      get(target, key) {
-        if (typeof key !== "string" || probes[key] === 1) return undefined;
-        throw new TypeErrorCtor(unbound(bound, key));
-      },
-      has: () => false,
-      set: readOnly,
-    }));
-    bound = create(unboundNames);
+    bound = create(explainer((key) => unbound(bound, key, catalogText !== "")));
     const byName = create(null);
     for (let i = 0; i < names.length; i++) {
       const name = toStr(names[i]);
       byName[name] = makeTool(name);
       if (name !== "then") defineProperty(bound, name, { __proto__: null, value: byName[name], enumerable: true });
     }
+    namespaces(bound, byName);
     const call = (name, args) => {
       const n = toStr(name);
       if (hasOwn(byName, n)) return byName[n](args);
-      return rejected(new TypeErrorCtor(unbound(bound, n)));
+      return rejected(new TypeErrorCtor(unbound(bound, n, catalogText !== "")));
     };
     defineProperty(bound, "$call", { __proto__: null, value: freeze(call), enumerable: false });
+    if (catalogText !== "") {
+      const c = catalog(catalogText);
+      defineProperty(bound, "$search", { __proto__: null, value: freeze((query, limit) => c.search(query, limit)), enumerable: false });
+      defineProperty(bound, "$describe", { __proto__: null, value: freeze((name) => c.describe(name)), enumerable: false });
+    }
     return freeze(bound);
+  }
+
+  // explainer returns a frozen proxy to put below a frozen object of
+  // functions: reading a string key the object does not have throws a
+  // TypeError with message(key), save the probes.
+  function explainer(message) {
+    return new ProxyCtor(freeze(create(null)), freeze({
+      __proto__: null,
+      get(target, key) {
+        if (typeof key !== "string" || probes[key] === 1) return undefined;
+        throw new TypeErrorCtor(message(key));
+      },
+      has: () => false,
+      set: () => {
+        throw new TypeErrorCtor("tools is read-only");
+      },
+    }));
+  }
+
+  // namespaces gives every dotted name whose segments are identifiers a
+  // path of frozen namespace objects on bound: "fs.read_file" is also
+  // tools.fs.read_file. A name is left to bracket access (tools["a.b"])
+  // when a segment is "then" (a namespace would be a thenable), when its
+  // first segment is a tool's name or starts with "$", or when a shorter
+  // dotted name is a prefix of it, or it of a longer one (one key cannot
+  // be both a tool and a namespace). sdkgen/namespaces.go applies the same
+  // rule to the declarations.
+  function namespaces(bound, byName) {
+    const all = keys(byName), dotted = list(), prefixes = create(null);
+    for (let i = 0; i < all.length; i++) {
+      if (strIndexOf(all[i], ".") < 0) continue;
+      const parts = strSplit(all[i], ".");
+      dotted[dotted.length] = parts;
+      let prefix = parts[0];
+      for (let j = 1; j < parts.length; j++) {
+        prefixes[prefix] = 1;
+        prefix += "." + parts[j];
+      }
+    }
+    const tree = create(null);
+    for (let i = 0; i < dotted.length; i++) {
+      const parts = dotted[i];
+      if (!namespaced(parts, byName, prefixes)) continue;
+      const name = arrayJoin(parts, ".");
+      let node = tree;
+      for (let j = 0; j < parts.length - 1; j++) {
+        const k = parts[j];
+        if (node[k] === undefined) node[k] = create(null);
+        node = node[k];
+      }
+      node[parts[parts.length - 1]] = byName[name];
+    }
+    const build = (node, path) => {
+      const ns = create(explainer((key) => "tools." + path + accessor(key) + " is not a bound tool; see tools." + path + " for the ones there are"));
+      const ks = keys(node);
+      for (let i = 0; i < ks.length; i++) {
+        const v = node[ks[i]];
+        defineProperty(ns, ks[i], { __proto__: null, value: typeof v === "function" ? v : build(v, path + "." + ks[i]), enumerable: true });
+      }
+      return freeze(ns);
+    };
+    const top = keys(tree);
+    for (let i = 0; i < top.length; i++) {
+      defineProperty(bound, top[i], { __proto__: null, value: build(tree[top[i]], top[i]), enumerable: false });
+    }
+  }
+
+  function namespaced(parts, byName, prefixes) {
+    if (strSlice(parts[0], 0, 1) === "$") return false;
+    let prefix = "";
+    for (let j = 0; j < parts.length; j++) {
+      if (parts[j] === "then" || regexpExec(identifier, parts[j]) === null) return false;
+      prefix += (j ? "." : "") + parts[j];
+      if (j < parts.length - 1 && hasOwn(byName, prefix)) return false;
+    }
+    return prefixes[prefix] !== 1;
+  }
+
+  // ---- The catalog of a large tool set: tools.$search, tools.$describe. ----
+
+  const SEARCH_LIMIT = 10, SEARCH_MAX = 50;
+  const parseJSON = JSON.parse;
+  const toLower = uncurry(String.prototype.toLowerCase);
+  const trim = uncurry(String.prototype.trim);
+  const arraySort = uncurry(Array.prototype.sort);
+  const charCode = uncurry(String.prototype.charCodeAt);
+
+  // words returns the distinct lower-case words of s (runs of ASCII letters
+  // and digits) as keys of a prototype-less object. It reads characters one
+  // by one: a split on a regexp would run RegExp.prototype[Symbol.split],
+  // which a program can replace.
+  function words(s) {
+    const out = create(null), t = toLower(s);
+    let start = -1;
+    for (let i = 0; i <= t.length; i++) {
+      const c = i < t.length ? charCode(t, i) : 0;
+      const word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+      if (word && start < 0) start = i;
+      else if (!word && start >= 0) {
+        out[strSlice(t, start, i)] = 1;
+        start = -1;
+      }
+    }
+    return out;
+  }
+
+  function deepFreeze(v) {
+    if (v !== null && typeof v === "object") {
+      const ks = keys(v);
+      for (let i = 0; i < ks.length; i++) deepFreeze(v[ks[i]]);
+      freeze(v);
+    }
+    return v;
+  }
+
+  // catalog answers $search and $describe from the catalog's JSON text
+  // (docs/abi.md), parsed on first use: a program that never asks pays
+  // nothing for it.
+  function catalog(text) {
+    let entries, byName, index;
+    const load = () => {
+      if (entries !== undefined) return;
+      const parsed = parseJSON(text);
+      entries = list();
+      byName = create(null);
+      index = list();
+      for (let i = 0; i < parsed.length; i++) {
+        const e = parsed[i];
+        entries[i] = e;
+        byName[e.name] = e;
+        index[i] = { __proto__: null, name: toLower(e.name), nameWords: words(e.name),
+          text: toLower(e.summary + " " + e.description), textWords: words(e.summary + " " + e.description) };
+      }
+    };
+    // score: 100 when the query is the whole name; for each distinct word
+    // of the query, 10 when it is a word of the name, else 5 when the name
+    // contains it, plus 3 when it is a word of the description, else 1 when
+    // the description contains it (docs/abi.md).
+    const score = (ix, q, terms) => {
+      let n = ix.name === q ? 100 : 0;
+      for (let i = 0; i < terms.length; i++) {
+        const t = terms[i];
+        if (ix.nameWords[t] === 1) n += 10;
+        else if (strIndexOf(ix.name, t) >= 0) n += 5;
+        if (ix.textWords[t] === 1) n += 3;
+        else if (strIndexOf(ix.text, t) >= 0) n += 1;
+      }
+      return n;
+    };
+    const search = (query, limit) => {
+      if (typeof query !== "string") throw new TypeErrorCtor("tools.$search(query, limit?): query must be a string, such as \"read a file\"");
+      let max = limit === undefined ? SEARCH_LIMIT : floor(+limit);
+      if (!(max >= 1)) throw new RangeErrorCtor("tools.$search(query, limit?): limit must be a number from 1 to " + SEARCH_MAX);
+      if (max > SEARCH_MAX) max = SEARCH_MAX;
+      load();
+      const q = trim(toLower(query)), terms = keys(words(query)), hits = list();
+      for (let i = 0; i < entries.length; i++) {
+        const n = score(index[i], q, terms);
+        if (n > 0) hits[hits.length] = { __proto__: null, n, e: entries[i] };
+      }
+      arraySort(hits, (a, b) => (b.n - a.n) || (a.e.name < b.e.name ? -1 : a.e.name > b.e.name ? 1 : 0));
+      const out = [];
+      for (let i = 0; i < hits.length && i < max; i++) {
+        defineProperty(out, i, { __proto__: null, value: freeze({ name: hits[i].e.name, description: hits[i].e.summary }), enumerable: true });
+      }
+      return freeze(out);
+    };
+    const describe = (name) => {
+      load();
+      const n = toStr(name);
+      if (!hasOwn(byName, n)) {
+        throw new TypeErrorCtor("tools.$describe(" + stringify(n) + "): no bound tool has that name; find one with tools.$search(\"what it does\")");
+      }
+      const e = byName[n];
+      return deepFreeze({ name: e.name, description: e.description, declaration: e.declaration,
+        inputSchema: e.inputSchema, outputSchema: e.outputSchema });
+    };
+    return freeze({ __proto__: null, search, describe });
   }
 
   // ---- console and timers. ----
@@ -763,7 +943,7 @@
         maxTimers: config.maxTimers | 0,
         memoryBytes: +config.memoryBytes || 0,
       };
-      global("tools", makeTools(isArray(config.tools) ? config.tools : []));
+      global("tools", makeTools(isArray(config.tools) ? config.tools : [], typeof config.catalog === "string" ? config.catalog : ""));
       return toStr(config.code);
     },
     // toolError makes the rejection of a failed call from the host's

@@ -46,7 +46,7 @@ const callAny = "  /** Calls the bound tool named name, as tools[name](args) doe
 // boolean). Within a schema, whatever TypeScript cannot express renders as
 // `unknown /* reason */`.
 func Declarations(tools []api.Schema) (string, error) {
-	decls, err := compile(tools)
+	decls, _, err := compile(tools)
 	if err != nil {
 		return "", err
 	}
@@ -54,17 +54,7 @@ func Declarations(tools []api.Schema) (string, error) {
 	b.WriteString(preamble)
 	for _, td := range decls {
 		b.WriteByte('\n')
-		for _, doc := range []*document{td.args, td.output} {
-			if doc == nil {
-				continue
-			}
-			for _, nt := range doc.order {
-				if c := docComment(docOf(nt.schema)); c != "" {
-					b.WriteString(c + "\n")
-				}
-				b.WriteString("type " + nt.name + " = " + nt.body.text + ";\n")
-			}
-		}
+		writeTypes(&b, td)
 	}
 	b.WriteByte('\n')
 	names := make([]string, len(decls))
@@ -79,26 +69,56 @@ func Declarations(tools []api.Schema) (string, error) {
 	b.WriteString(toolCallError)
 	b.WriteString("declare const tools: {\n")
 	for _, td := range decls {
-		if c := docComment(td.tool.Description); c != "" {
-			b.WriteString("  " + c + "\n")
-		}
-		param := "args: "
-		if td.argsOptional {
-			param = "args?: "
-		}
-		result := exprJSON.text
-		if td.output != nil {
-			result = td.output.types[""].name
-		}
 		if td.tool.Name == "then" { // not a property: tools would be a thenable
-			fmt.Fprintf(&b, "  $call(name: \"then\", %s%s): Promise<%s>;\n", param, td.args.types[""].name, result)
+			writeMember(&b, td, "", 1)
 			continue
 		}
-		fmt.Fprintf(&b, "  %s(%s%s): Promise<%s>;\n", propertyKey(td.tool.Name), param, td.args.types[""].name, result)
+		writeMember(&b, td, propertyKey(td.tool.Name), 1)
+	}
+	for _, ns := range namespaceTree(decls) {
+		writeNamespace(&b, ns, ns.path, 1)
 	}
 	b.WriteString(callAny)
 	b.WriteString("};\n")
 	return b.String(), nil
+}
+
+// writeTypes writes the type declarations of one tool: its arguments' and its output's.
+func writeTypes(b *strings.Builder, td *toolDecl) {
+	for _, doc := range []*document{td.args, td.output} {
+		if doc == nil {
+			continue
+		}
+		for _, nt := range doc.order {
+			if c := docComment(docOf(nt.schema)); c != "" {
+				b.WriteString(c + "\n")
+			}
+			b.WriteString("type " + nt.name + " = " + nt.body.text + ";\n")
+		}
+	}
+}
+
+// writeMember writes the tool's doc comment and its signature as the member key of a type
+// literal at indentation level indent; an empty key is the tool named "then", declared as an
+// overload of $call.
+func writeMember(b *strings.Builder, td *toolDecl, key string, indent int) {
+	pad := indentation(indent)
+	if c := docComment(td.tool.Description); c != "" {
+		b.WriteString(pad + c + "\n")
+	}
+	param := "args: "
+	if td.argsOptional {
+		param = "args?: "
+	}
+	result := exprJSON.text
+	if td.output != nil {
+		result = td.output.types[""].name
+	}
+	if key == "" {
+		fmt.Fprintf(b, "%s$call(name: \"then\", %s%s): Promise<%s>;\n", pad, param, td.args.types[""].name, result)
+		return
+	}
+	fmt.Fprintf(b, "%s%s(%s%s): Promise<%s>;\n", pad, key, param, td.args.types[""].name, result)
 }
 
 // toolDecl is one tool compiled for rendering.
@@ -112,7 +132,7 @@ type toolDecl struct {
 // compile checks the tools, sorts them, names their types and renders their schemas. Root type
 // names are handed out for every tool before any definition's, so a definition can never take a
 // name the next tool's `XArgs` would have had.
-func compile(tools []api.Schema) ([]*toolDecl, error) {
+func compile(tools []api.Schema) ([]*toolDecl, *nameTable, error) {
 	sorted := make([]api.Schema, 0, len(tools))
 	for _, t := range tools {
 		if !t.Transport { // run_code: a program cannot call it
@@ -126,18 +146,18 @@ func compile(tools []api.Schema) ([]*toolDecl, error) {
 	for i, t := range sorted {
 		switch {
 		case t.Name == "":
-			return nil, errors.New("sdkgen: a tool has an empty name")
+			return nil, nil, errors.New("sdkgen: a tool has an empty name")
 		case !utf8.ValidString(t.Name):
-			return nil, fmt.Errorf("sdkgen: tool name %q is not valid UTF-8", t.Name)
+			return nil, nil, fmt.Errorf("sdkgen: tool name %q is not valid UTF-8", t.Name)
 		case i > 0 && sorted[i-1].Name == t.Name:
-			return nil, fmt.Errorf("sdkgen: two tools are named %q", t.Name)
+			return nil, nil, fmt.Errorf("sdkgen: two tools are named %q", t.Name)
 		}
 		var err error
 		if inputs[i], err = parseSchema(t.InputSchema, true); err != nil {
-			return nil, fmt.Errorf("sdkgen: tool %q: input schema: %w", t.Name, err)
+			return nil, nil, fmt.Errorf("sdkgen: tool %q: input schema: %w", t.Name, err)
 		}
 		if outputs[i], err = parseSchema(t.OutputSchema, false); err != nil {
-			return nil, fmt.Errorf("sdkgen: tool %q: output schema: %w", t.Name, err)
+			return nil, nil, fmt.Errorf("sdkgen: tool %q: output schema: %w", t.Name, err)
 		}
 		decls[i] = &toolDecl{tool: t, argsOptional: argsOptional(inputs[i])}
 	}
@@ -157,7 +177,7 @@ func compile(tools []api.Schema) ([]*toolDecl, error) {
 			td.output.render()
 		}
 	}
-	return decls, nil
+	return decls, names, nil
 }
 
 // parseSchema decodes one schema. An absent schema is nil for outputs and "any object" for inputs.

@@ -1,17 +1,26 @@
 package sdkgen
 
-import "github.com/ptcx/ptcx/api"
+import (
+	"strings"
+
+	"github.com/ptcx/ptcx/api"
+)
 
 // DescribeRunCode renders run_code's description for a scope: base (the
 // registry's default description) followed by the declarations of the tools
 // a program there can call, so that a client that only sees run_code (an MCP
 // client in ptc mode) still sees every binding's types. It is a
 // registry.Describer: install it with Registry.SetRunCodeDescriber. When the
-// declarations cannot be rendered, the description is base alone.
+// declarations cannot be rendered, the description is base alone. A large
+// tool set (Deferred) gets DeferredDeclarations and the listing of its
+// tools' names and one-line descriptions instead.
 func DescribeRunCode(scope, base string, bindable []api.Schema) string {
 	decl, err := Declarations(bindable)
 	if err != nil {
 		return base
+	}
+	if Deferred(bindable) {
+		return base + "\n\n" + strings.TrimPrefix(deferredRules, "- ") + deferredSection(bindable)
 	}
 	return base + "\n\nThe program's bindings:\n\n" + decl
 }

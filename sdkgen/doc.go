@@ -1,7 +1,11 @@
 // Package sdkgen turns tool definitions into what a model needs to write run_code programs: a
 // TypeScript declaration block for the `tools` bindings (JSON Schema → TypeScript), the prompt
 // sections that explain programs and the collapse rule ("tools:ptc-only", "tools:sdk"), and the
-// one-line example of the right route that the UNKNOWN_TOOL message carries.
+// one-line example of the right route that the UNKNOWN_TOOL message carries. For a large tool set
+// (Deferred) it renders a listing of names and one-line descriptions instead of every declaration,
+// and the catalog (Catalog) from which a program's tools.$search and tools.$describe answer.
+// Dotted names are declared as namespaces too (tools.fs.read_file), by the rule the guest's prelude
+// applies (namespaces.go).
 //
 // Everything it renders is deterministic: the same tools give byte-identical text on every run and
 // every machine (tools are sorted by name; properties keep the order of the schema's source text).

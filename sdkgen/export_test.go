@@ -37,3 +37,12 @@ func TypeCheckedPrograms(t testing.TB, tools []api.Schema) []Program {
 	}
 	return out
 }
+
+// TSCDiag is one diagnostic tsc printed.
+type TSCDiag = tscDiag
+
+// RunTSC type-checks files in one compiler run (runTSC) and returns the diagnostics by file name.
+var RunTSC = runTSC
+
+// AsModule wraps a declaration block and a program body into one self-contained module.
+var AsModule = asModule

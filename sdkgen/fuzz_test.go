@@ -159,5 +159,17 @@ func FuzzDeclarations(f *testing.F) {
 		sdk, err := SDKSection(api.ModePTC, []api.Schema{tool})
 		require.NoError(t, err)
 		require.Contains(t, sdk, "```ts\n")
+
+		// The catalog of a large set holding the tool renders whatever Declarations renders.
+		entries, err := Catalog([]api.Schema{tool, {Name: name + ".x", InputSchema: schema}, {Name: "a." + name, InputSchema: schema}})
+		if name == "" || strings.HasPrefix(name, "a.") {
+			return // an empty name, or two tools of one name
+		}
+		require.NoError(t, err)
+		for _, e := range entries {
+			require.NoError(t, checkWellFormed(e.Declaration), e.Declaration)
+			require.LessOrEqual(t, len(e.Summary), SummaryBytes)
+			require.NotContains(t, e.Summary, "\n")
+		}
 	})
 }

@@ -39,6 +39,12 @@ const sdkRules = "run_code runs a program that calls tools as typed async functi
 	"- A program has no modules (import, require), no fetch or network, no file system, no timers but setTimeout/clearTimeout (no setInterval), " +
 	"and no Intl, TextEncoder, URL, structuredClone or process: only the tools below.\n"
 
+// namespaceRule explains identifier-safe access to dotted names (namespaces.go) with one of them.
+func namespaceRule(name string) string {
+	return "- A dotted tool name is also a path when each part is an identifier: `tools." + name + "(args)` is `tools[" + quote(name) +
+		"](args)`, which always works.\n"
+}
+
 // PTCOnlySection renders the "tools:ptc-only" section: the rule that run_code is the only tool the
 // model can call directly. It is empty unless mode is "ptc"; under "both" the rule would be false,
 // since direct calls really do run there. Any mode other than "ptc" (unknown ones included) gives
@@ -52,7 +58,9 @@ func PTCOnlySection(mode api.Mode) string {
 
 // SDKSection renders the "tools:sdk" section: how to write a program, a complete example run_code
 // call when a `bash` tool exists and its input schema accepts the example's arguments, and the
-// declarations of tools. It is empty under "native", where there is no run_code. tools are the
+// declarations of tools. A large tool set (Deferred) gets the names and one-line descriptions of
+// its tools instead of their declarations, with how to find the rest from a program
+// (tools.$search, tools.$describe; DeferredDeclarations). It is empty under "native", where there is no run_code. tools are the
 // scope's bindable tools (every visible tool but run_code). The error is a bad mode or one that
 // Declarations reports.
 func SDKSection(mode api.Mode, tools []api.Schema) (string, error) {
@@ -62,13 +70,23 @@ func SDKSection(mode api.Mode, tools []api.Schema) (string, error) {
 	if mode == api.ModeNative {
 		return "", nil
 	}
-	decls, err := Declarations(tools)
+	deferred := Deferred(tools)
+	text := sdkRules
+	if name := firstNamespaced(tools); name != "" {
+		text += namespaceRule(name)
+	}
+	if deferred {
+		text += deferredRules
+	}
+	if ex := bashExample(tools); ex != "" {
+		text += "\nA complete run_code call (the tool name, then its JSON arguments):\n" + ex + "\n"
+	}
+	decls, err := Declarations(tools) // checks the tools, whether or not its text is shown
 	if err != nil {
 		return "", err
 	}
-	text := sdkRules
-	if ex := bashExample(tools); ex != "" {
-		text += "\nA complete run_code call (the tool name, then its JSON arguments):\n" + ex + "\n"
+	if deferred {
+		return text + deferredSection(tools), nil
 	}
 	return text + "\nDeclarations of the functions a program can call:\n```ts\n" + decls + "```\n", nil
 }

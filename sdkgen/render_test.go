@@ -14,7 +14,7 @@ import (
 // it produced, root first, as "Name = body" lines.
 func renderInput(t *testing.T, schema string) []string {
 	t.Helper()
-	decls, err := compile([]api.Schema{{Name: "x", InputSchema: json.RawMessage(schema)}})
+	decls, _, err := compile([]api.Schema{{Name: "x", InputSchema: json.RawMessage(schema)}})
 	require.NoError(t, err)
 	var out []string
 	for _, nt := range decls[0].args.order {

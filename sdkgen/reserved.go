@@ -3,7 +3,7 @@ package sdkgen
 import "strings"
 
 // ownGlobals are the global names the declaration block itself declares.
-var ownGlobals = []string{"JsonValue", "ToolName", "ToolCallError", "tools", "console", "setTimeout", "clearTimeout"}
+var ownGlobals = []string{"JsonValue", "ToolName", "ToolCallError", "tools", "Tools", "ToolMatch", "ToolDescription", "console", "setTimeout", "clearTimeout"}
 
 // libGlobals are the upper-case global names of TypeScript's ES2023 library (lib.es5 through
 // lib.es2023, decorators included). A generated type name such as `ArrayBuffer` (tool "array",

@@ -110,8 +110,9 @@ func decodeGuestError(b []byte) (*RunError, error) {
 type guestConfig struct {
 	Code            string   `json:"code"`
 	Tools           []string `json:"tools"`
-	MemoryLimit     int64    `json:"memoryLimit"` // the engine's own limit
-	MemoryBytes     int64    `json:"memoryBytes"` // the limit as the program is told
+	Catalog         string   `json:"catalog,omitempty"` // Program.Catalog
+	MemoryLimit     int64    `json:"memoryLimit"`       // the engine's own limit
+	MemoryBytes     int64    `json:"memoryBytes"`       // the limit as the program is told
 	MaxPendingCalls int      `json:"maxPendingCalls"`
 	MaxCalls        int      `json:"maxCalls"`
 	MaxTimers       int      `json:"maxTimers"`

@@ -19,6 +19,12 @@ type Program struct {
 	// object, exactly as given. The host does not check them against anything:
 	// the Dispatcher decides what a name means.
 	Tools []string
+	// Catalog, when not empty, is the JSON text of the catalog of a large
+	// tool set, from which the program's tools.$search and tools.$describe
+	// answer inside the sandbox (docs/abi.md says its shape; the executor
+	// builds it, executor/catalog.go). The guest parses it only when the
+	// program first asks; empty means the program has neither function.
+	Catalog string
 	// Limits for this run. A zero field means the Runtime's limit; a field
 	// larger than the Runtime's limit is clamped to it (a caller may lower a
 	// limit, never raise it).

@@ -55,6 +55,7 @@ func (r *run) startProgram() (int32, *RunError) {
 	err := enc.Encode(guestConfig{
 		Code:            code,
 		Tools:           r.prog.Tools,
+		Catalog:         r.prog.Catalog,
 		MemoryLimit:     engineMemoryLimit(r.limits.MemoryBytes),
 		MemoryBytes:     r.limits.MemoryBytes,
 		MaxPendingCalls: r.limits.MaxPendingCalls,

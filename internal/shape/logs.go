@@ -19,7 +19,7 @@ func (c *cuts) logs(lines []string, room int) string {
 		}
 		head := text.Truncate(l, lineRoom-40)
 		c.lineBytes += len(l) - len(head)
-		return head + fmt.Sprintf("… (%d more bytes)", len(l)-len(head))
+		return head + "… (" + count(len(l)-len(head), "more byte") + ")"
 	}
 	markerRoom := 80
 	half := max((room-markerRoom)/2, 0)

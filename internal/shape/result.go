@@ -3,7 +3,6 @@ package shape
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"unicode/utf8"
 
@@ -62,7 +61,7 @@ func (r *result) shape(room int, c *cuts) string {
 		head := text.Truncate(r.str, max(room-64, 0))
 		left := len(r.str) - len(head)
 		c.strBytes += left
-		return head + fmt.Sprintf("\n… (%d more bytes of this string)", left)
+		return head + "\n… (" + count(left, "more byte") + " of this string)"
 	}
 	j := scanner(r.raw)
 	for _, s := range steps {
@@ -75,7 +74,7 @@ func (r *result) shape(room int, c *cuts) string {
 		}
 	}
 	c.whole, c.resultSize = true, len(r.raw)
-	return quote(fmt.Sprintf("… the result (%s, %d bytes of JSON) is too large to show within the budget", j.describe(j.ws(0)), len(r.raw)))
+	return quote("… the result (" + j.describe(j.ws(0)) + ", " + count(len(r.raw), "byte") + " of JSON) is too large to show within the budget")
 }
 
 func (c *cuts) add(o cuts) {
@@ -196,10 +195,10 @@ func (s step) write(w *writer, j scanner, i, depth int, c *cuts) int {
 		w.newline(depth + 1)
 		if object {
 			c.keys += left
-			w.str(quote("…") + ": " + quote(fmt.Sprintf("%d more keys", left)))
+			w.str(quote("…") + ": " + quote(count(left, "more key")))
 		} else {
 			c.items += left
-			w.str(quote(fmt.Sprintf("… %d more items", left)))
+			w.str(quote("… " + count(left, "more item")))
 		}
 	}
 	w.newline(depth)
@@ -218,7 +217,7 @@ func (s step) writeString(w *writer, lit []byte, c *cuts) {
 	cut := escapeBoundary(body, s.str)
 	left := len(body) - cut
 	c.strBytes += left
-	w.str(`"` + string(body[:cut]) + fmt.Sprintf(`… (%d more bytes)"`, left))
+	w.str(`"` + string(body[:cut]) + "… (" + count(left, "more byte") + `)"`)
 }
 
 // escapeBoundary returns the largest cut of the body of a JSON string at

@@ -1,7 +1,5 @@
 package shape
 
-import "fmt"
-
 // scanner reads valid JSON in place: shaping a value costs a pass over its
 // bytes and the text it writes, never a tree of it.
 type scanner []byte
@@ -85,11 +83,11 @@ func (j scanner) describe(i int) string {
 	}
 	switch j[i] {
 	case '[':
-		return fmt.Sprintf("an array of %d items", j.count(i))
+		return "an array of " + count(j.count(i), "item")
 	case '{':
-		return fmt.Sprintf("an object of %d keys", j.count(i))
+		return "an object of " + count(j.count(i), "key")
 	case '"':
-		return fmt.Sprintf("a string of %d bytes", j.stringEnd(i)-i-2)
+		return "a string of " + count(j.stringEnd(i)-i-2, "byte")
 	}
 	return "a value"
 }

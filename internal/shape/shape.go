@@ -103,22 +103,22 @@ type cuts struct {
 func (c *cuts) closing(budget int) string {
 	var parts []string
 	if c.lines > 0 || c.lineBytes > 0 {
-		parts = append(parts, fmt.Sprintf("%d log lines (%d bytes)", c.lines, c.lineBytes))
+		parts = append(parts, count(c.lines, "log line")+" ("+count(c.lineBytes, "byte")+")")
 	}
 	if c.whole {
-		parts = append(parts, fmt.Sprintf("the whole result (%d bytes)", c.resultSize))
+		parts = append(parts, "the whole result ("+count(c.resultSize, "byte")+")")
 	}
 	if c.items > 0 {
-		parts = append(parts, fmt.Sprintf("%d array items", c.items))
+		parts = append(parts, count(c.items, "array item"))
 	}
 	if c.keys > 0 {
-		parts = append(parts, fmt.Sprintf("%d object keys", c.keys))
+		parts = append(parts, count(c.keys, "object key"))
 	}
 	if c.containers > 0 {
-		parts = append(parts, fmt.Sprintf("%d nested values past the depth shown", c.containers))
+		parts = append(parts, count(c.containers, "nested value")+" past the depth shown")
 	}
 	if c.strBytes > 0 {
-		parts = append(parts, fmt.Sprintf("%d bytes of strings", c.strBytes))
+		parts = append(parts, count(c.strBytes, "byte")+" of strings")
 	}
 	what := strings.Join(parts, ", ")
 	if what == "" {

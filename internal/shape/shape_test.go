@@ -92,7 +92,7 @@ func TestOutput_overBudget_isCutStructurally(t *testing.T) {
 		{"2 MB string", nil, quote(strings.Repeat("ab", 1<<20)), false, "more bytes of this string"},
 		{"2 MB string in an object", nil, `{"s":` + quote(strings.Repeat("ab", 1<<20)) + `}`, true, "more bytes)"},
 		{"100,000-item array", nil, "[" + strings.Join(items, ",") + "]", true, "more items"},
-		{"200-deep object", nil, deep, true, "… an object of 1 keys"},
+		{"200-deep object", nil, deep, true, "… an object of 1 key"},
 		{"50,000 log lines", lines, "", false, "log lines cut"},
 		{"50,000 log lines and an array", lines, "[" + strings.Join(items, ",") + "]", true, "more items"},
 	} {
