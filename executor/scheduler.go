@@ -54,6 +54,7 @@ type scheduler struct {
 	sequenced chan struct{} // closed when the sequencer has stopped
 	commits   sync.WaitGroup
 	postMu    sync.Mutex   // post-execute listeners run one at a time
+	answerMu  sync.Mutex   // a completion number and its answer to the program, in one step
 	completed atomic.Int64 // completion sequence numbers given out
 }
 
@@ -250,6 +251,11 @@ func (s *scheduler) commit(n *nested) {
 		n.x.postExecute(s.ctx)
 		s.postMu.Unlock()
 	}
+	// The completion sequence number, the result notification (finish)
+	// and the answer to the program are one step, so that the program
+	// sees results in the order of their numbers (a trace replays them
+	// in that order).
+	s.answerMu.Lock()
 	n.x.seq = s.completed.Add(1)
 	r := n.x.finish(s.ctx)
 	s.mu.Lock()
@@ -261,6 +267,7 @@ func (s *scheduler) commit(n *nested) {
 	}
 	s.mu.Unlock()
 	n.reply(callResult(r))
+	s.answerMu.Unlock()
 }
 
 // callResult is what the program sees of a result: the value, or the
