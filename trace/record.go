@@ -64,12 +64,13 @@ type Call struct {
 	// StartUS is when the body started, in microseconds from the start of
 	// run_code's body; absent when it never started (refused, abandoned).
 	StartUS *int64 `json:"start_us,omitempty"`
-	// EndUS is when the body ended, when the notifications say so.
+	// EndUS is when the body ended (its start plus the body's own time);
+	// absent when it never started.
 	EndUS *int64 `json:"end_us,omitempty"`
 	// SettledUS is when the call's result was published.
 	SettledUS int64 `json:"settled_us"`
-	// Completed is the call's place, from 1, in the order results were
-	// published to the program.
+	// Completed is the call's place, from 1, in the order the executor
+	// completed the run's nested calls (executor.Notification.Seq).
 	Completed int `json:"completed"`
 }
 

@@ -28,9 +28,8 @@ type Recorder struct {
 
 // pending is a record being built.
 type pending struct {
-	base      time.Time // run_code's body start, the origin of offsets
-	calls     []Call
-	completed int
+	base  time.Time // run_code's body start, the origin of offsets
+	calls []Call
 }
 
 // NewRecorder returns a recorder of executions against reg (for the scope's
@@ -106,9 +105,12 @@ func (r *Recorder) onResult(n executor.Notification) {
 		r.mu.Lock()
 		p := r.get(n.Parent, now)
 		c := p.call(n.Request)
-		p.completed++
-		c.Completed = p.completed
+		c.Completed = int(n.Seq) // the executor's completion order, from 1
 		c.SettledUS = now.Sub(p.base).Microseconds()
+		if c.StartUS != nil && n.Body > 0 {
+			end := *c.StartUS + n.Body.Microseconds()
+			c.EndUS = &end
+		}
 		c.OK = n.Result.OK()
 		c.Value = n.Result.Value
 		c.Error = errorOf(n.Result.Err)

@@ -17,7 +17,6 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/jsonrpcline"
-	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/trace"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -31,7 +30,7 @@ var batchCommand = command{
 		"input or completion order. --resume skips the runs already in --out; --repeat K runs each item K times with\n" +
 		"seeds derived from its seed and reports pass^k agreement. A progress bar (or periodic lines) and a summary go\n" +
 		"to stderr. Exit status: 0 the batch ran (items may have failed: see their lines), 1 it could not, 2 usage.",
-	usage: "batch [--tools FILE] [--mode MODE] [--scope NAME] [--workspace DIR] [--no-builtin] [--allow-bash] [--upstream CMD]... " +
+	usage: "batch [--tools FILE] [--mode MODE] [--scope NAME] [--workspace DIR] [--no-builtin] [--allow-bash] [--upstream [NAME=]CMD]... " +
 		"[--parallel N] [--out FILE] [--order input|completion] [--resume] [--repeat K] [--seed N] [--trace FILE] [--bad skip|fail] [--no-timings] ITEMS.jsonl|-",
 	run: runBatch,
 }
@@ -124,8 +123,6 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
 	st.flags(fs, true)
-	var upstreams repeated
-	fs.Var(&upstreams, "upstream", "an MCP server `COMMAND` (shell-quoted) whose tools programs may call (repeatable)")
 	var ef evalFlags
 	ef.register(fs)
 	var o batchOptions
@@ -159,14 +156,6 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 		return usageError(fs, s, "--progress-every %v: want a positive duration", o.progress)
 	case o.maxLine < 1:
 		return usageError(fs, s, "--max-line-bytes %d: want a positive size", o.maxLine)
-	}
-	var commands [][]string
-	for _, u := range upstreams {
-		argv, err := splitCommand(u)
-		if err != nil {
-			return usageError(fs, s, "--upstream %q: %v", u, err)
-		}
-		commands = append(commands, argv)
 	}
 	o.baseSeed = ef.seed
 
@@ -206,14 +195,6 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	defer e.close()
 	o.scope = e.scope
-	for _, argv := range commands {
-		b, err := mcpbridge.Connect(ctx, e.reg, registry.Deployment, mcpbridge.Upstream{Command: argv})
-		if err != nil {
-			_ = closeTrace()
-			return fail(s, fmt.Errorf("--upstream %s: %w", argv[0], err))
-		}
-		defer b.Close()
-	}
 
 	b := &batch{o: o, s: s, e: e, records: &records, done: done, sum: sum, out: out,
 		progress: newBatchProgress(s.err, total*int64(o.repeat), o.progress)}
