@@ -146,6 +146,9 @@ func answer(c Call) wasmhost.CallResult {
 }
 
 func runCodeArgs(p Program) (json.RawMessage, error) {
+	if len(p.Args) > 0 {
+		return p.Args, nil
+	}
 	m := map[string]any{"code": p.Code, "description": p.Description}
 	if len(p.Limits) > 0 {
 		m["limits"] = p.Limits

@@ -48,6 +48,10 @@ type Program struct {
 	Code        string          `json:"code"`
 	Description string          `json:"description,omitempty"`
 	Limits      json.RawMessage `json:"limits,omitempty"` // the caller's lower limits, as given
+	// Args are run_code's arguments as given, when it refused them
+	// (INVALID_ARGS: a duplicate key, a missing field…) before the program
+	// ran; replay passes them unchanged. Absent otherwise.
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // Call is one nested call.

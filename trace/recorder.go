@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -142,6 +143,9 @@ func (r *Recorder) record(n executor.Notification, p *pending) Record {
 	rec := Record{Version: Version, ID: n.ID, Scope: n.Scope, Calls: []Call{}, Logs: []string{}, Text: n.Result.Text,
 		Program: Program{SHA256: Hash(args.Code), Code: args.Code, Description: args.Description, Limits: args.Limits},
 		Error:   errorOf(n.Result.Err), Outcome: outcomeOf(n.Result.Err)}
+	if n.Run == nil && n.Result.Err != nil && n.Result.Err.Code == api.CodeInvalidArgs {
+		rec.Program.Args = n.Args
+	}
 	if m, err := r.reg.Mode(n.Scope); err == nil {
 		rec.Mode = m
 	}

@@ -207,3 +207,24 @@ func TestReplay_invalidRecord(t *testing.T) {
 	_, err = trace.Replay(t.Context(), rec, trace.ReplayConfig{})
 	require.ErrorContains(t, err, "needs a Runtime")
 }
+
+// Arguments run_code refused are recorded as given, and replay to the same
+// refusal: rebuilt from the program alone, the last of two "code" keys
+// would run.
+func TestReplay_refusedArguments(t *testing.T) {
+	h := newHarness(t, shopTools(0), executor.NewConfig())
+	args := []byte(`{"description": "d", "code": "return 1", "code": "return 2"}`)
+	r := h.exec.Execute(t.Context(), executor.Call{ID: "dup", Name: registry.RunCode, Args: args})
+	require.False(t, r.OK())
+	h.mu.Lock()
+	require.Len(t, h.records, 1)
+	rec := h.records[0]
+	h.mu.Unlock()
+	require.Equal(t, "INVALID_ARGS", rec.Outcome)
+	require.JSONEq(t, string(args), string(rec.Program.Args))
+	requireReplays(t, r, rec)
+
+	fine, fineRec := h.run(t, "fine", `return 1`, 1)
+	require.True(t, fine.OK(), fine.Text)
+	require.Empty(t, fineRec.Program.Args, "arguments that were not refused are not recorded twice")
+}
