@@ -1,10 +1,19 @@
 #!/bin/sh
-# soak.sh runs the soak test (hostile/soak_test.go) for a few minutes: good
-# and hostile programs at twice the core count through one executor, then a
-# report of runs/s, peak RSS, goroutines, file descriptors and threads
-# before and after. PTCX_SOAK overrides the duration (a Go duration).
+# soak.sh runs the long tests:
+#  - the soak test (hostile/soak_test.go) for a few minutes: good and
+#    hostile programs at twice the core count through one executor, then a
+#    report of runs/s, peak RSS, goroutines, file descriptors and threads
+#    before and after. PTCX_SOAK overrides the duration (a Go duration).
+#  - a 100,000-item ptcx batch whose RSS is sampled while it runs and must
+#    stay flat (cmd/ptcx/batch_rss_linux_test.go), with its runs/s beside
+#    the executor's raw runs/s measured in the same test.
+#    PTCX_BATCH_RSS_ITEMS overrides the count; 0 skips it.
 set -eu
 cd "$(dirname "$0")/.."
 : "${PTCX_SOAK:=3m}"
-export PTCX_SOAK
-exec "${GO:-go}" test -count=1 -v -run '^TestSoak$' -timeout 30m ./hostile/
+: "${PTCX_BATCH_RSS_ITEMS:=100000}"
+export PTCX_SOAK PTCX_BATCH_RSS_ITEMS
+"${GO:-go}" test -count=1 -v -run '^TestSoak$' -timeout 30m ./hostile/
+if [ "$PTCX_BATCH_RSS_ITEMS" != 0 ]; then
+	"${GO:-go}" test -count=1 -v -run '^TestBatch_flatRSS$' -timeout 40m ./cmd/ptcx/
+fi

@@ -9,13 +9,19 @@ import (
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// replayDispatcher answers a program's calls from the trace's, in the
-// trace's completion order: a call's answer is released once it and every
-// call completed before it have been made.
+// replayDispatcher checks a program's calls against the trace's and has
+// them answered in the trace's completion order. Without real tools
+// (through set), every call the trace has goes on to the executor, whose
+// replay tools answer it (gates). With them (fallback set), the calls the
+// trace has are answered here — a call's answer is released once it and
+// every call completed before it have been made — and the calls past the
+// trace go to the real tools.
 type replayDispatcher struct {
 	calls    []Call
 	order    []int // order[k]: the index in calls of the call completed k-th
 	cancel   context.CancelCauseFunc
+	through  wasmhost.Dispatcher // the executor, whose tools answer from gates
+	gates    *gates
 	fallback wasmhost.Dispatcher // for calls past the trace; nil: they diverge
 
 	mu        sync.Mutex
@@ -76,6 +82,24 @@ func (d *replayDispatcher) Dispatch(name string, args json.RawMessage, done func
 		d.diverge(&Divergence{Index: i + 1, Reason: "args", ExpectedTool: c.Tool, ExpectedArgs: c.Args, GotTool: name, GotArgs: args}, done)
 		return
 	}
+	if d.through != nil {
+		d.mu.Unlock()
+		d.through.Dispatch(name, args, func(r wasmhost.CallResult) {
+			d.mu.Lock()
+			d.completed++
+			m := &d.made[i]
+			m.ID, m.Parent, m.OK, m.Completed = c.ID, c.Parent, r.OK, d.completed
+			if r.OK {
+				m.Value = r.Value
+			} else {
+				m.Error = &Error{Code: r.Code, Message: r.Message}
+			}
+			d.mu.Unlock()
+			done(r)
+			d.gates.release(i)
+		})
+		return
+	}
 	d.replies[i] = done
 	var ready []int
 	for d.next < len(d.order) && d.replies[d.order[d.next]] != nil {
@@ -122,6 +146,9 @@ func answer(c Call) wasmhost.CallResult {
 }
 
 func runCodeArgs(p Program) (json.RawMessage, error) {
+	if len(p.Args) > 0 {
+		return p.Args, nil
+	}
 	m := map[string]any{"code": p.Code, "description": p.Description}
 	if len(p.Limits) > 0 {
 		m["limits"] = p.Limits

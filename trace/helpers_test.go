@@ -20,8 +20,9 @@ import (
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// limitsForFailures make the failure cases fail fast.
-var limitsForFailures = api.Limits{ComputeTime: 200 * time.Millisecond, MemoryBytes: 32 << 20, OutputBytes: 1 << 20}
+// limitsForFailures make the failure cases fail fast, with room for the
+// cases that must not time out (a 5 MiB argument under -race).
+var limitsForFailures = api.Limits{ComputeTime: time.Second, MemoryBytes: 32 << 20, OutputBytes: 1 << 20}
 
 func TestMain(m *testing.M) {
 	code := m.Run()

@@ -48,6 +48,10 @@ type Program struct {
 	Code        string          `json:"code"`
 	Description string          `json:"description,omitempty"`
 	Limits      json.RawMessage `json:"limits,omitempty"` // the caller's lower limits, as given
+	// Args are run_code's arguments as given, when it refused them
+	// (INVALID_ARGS: a duplicate key, a missing field…) before the program
+	// ran; replay passes them unchanged. Absent otherwise.
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // Call is one nested call.
@@ -64,12 +68,13 @@ type Call struct {
 	// StartUS is when the body started, in microseconds from the start of
 	// run_code's body; absent when it never started (refused, abandoned).
 	StartUS *int64 `json:"start_us,omitempty"`
-	// EndUS is when the body ended, when the notifications say so.
+	// EndUS is when the body ended (its start plus the body's own time);
+	// absent when it never started.
 	EndUS *int64 `json:"end_us,omitempty"`
 	// SettledUS is when the call's result was published.
 	SettledUS int64 `json:"settled_us"`
-	// Completed is the call's place, from 1, in the order results were
-	// published to the program.
+	// Completed is the call's place, from 1, in the order the executor
+	// completed the run's nested calls (executor.Notification.Seq).
 	Completed int `json:"completed"`
 }
 

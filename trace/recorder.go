@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -28,9 +29,8 @@ type Recorder struct {
 
 // pending is a record being built.
 type pending struct {
-	base      time.Time // run_code's body start, the origin of offsets
-	calls     []Call
-	completed int
+	base  time.Time // run_code's body start, the origin of offsets
+	calls []Call
 }
 
 // NewRecorder returns a recorder of executions against reg (for the scope's
@@ -106,9 +106,12 @@ func (r *Recorder) onResult(n executor.Notification) {
 		r.mu.Lock()
 		p := r.get(n.Parent, now)
 		c := p.call(n.Request)
-		p.completed++
-		c.Completed = p.completed
+		c.Completed = int(n.Seq) // the executor's completion order, from 1
 		c.SettledUS = now.Sub(p.base).Microseconds()
+		if c.StartUS != nil && n.Body > 0 {
+			end := *c.StartUS + n.Body.Microseconds()
+			c.EndUS = &end
+		}
 		c.OK = n.Result.OK()
 		c.Value = n.Result.Value
 		c.Error = errorOf(n.Result.Err)
@@ -140,6 +143,9 @@ func (r *Recorder) record(n executor.Notification, p *pending) Record {
 	rec := Record{Version: Version, ID: n.ID, Scope: n.Scope, Calls: []Call{}, Logs: []string{}, Text: n.Result.Text,
 		Program: Program{SHA256: Hash(args.Code), Code: args.Code, Description: args.Description, Limits: args.Limits},
 		Error:   errorOf(n.Result.Err), Outcome: outcomeOf(n.Result.Err)}
+	if n.Run == nil && n.Result.Err != nil && n.Result.Err.Code == api.CodeInvalidArgs {
+		rec.Program.Args = n.Args
+	}
 	if m, err := r.reg.Mode(n.Scope); err == nil {
 		rec.Mode = m
 	}

@@ -2,16 +2,22 @@ package trace_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/trace"
 )
 
@@ -35,16 +41,70 @@ func normalized(rec trace.Record) trace.Record {
 			zero := int64(0)
 			calls[i].StartUS = &zero
 		}
-		calls[i].EndUS, calls[i].SettledUS = nil, 0
+		if calls[i].EndUS != nil {
+			zero := int64(0)
+			calls[i].EndUS = &zero
+		}
+		calls[i].SettledUS = 0
 	}
 	rec.Calls = calls
 	return rec
 }
 
+// orderedCalls returns shopTools(0) whose calls named in chain ("tool:arg",
+// arg the sku or tag argument) complete in chain's order: each body waits
+// for the result notification of the one before it. The executor
+// configuration returned carries the hook that tells them.
+func orderedCalls(t *testing.T, chain ...string) ([]registry.Tool, executor.Config) {
+	t.Helper()
+	notified := map[string]chan struct{}{}
+	for _, k := range chain {
+		notified[k] = make(chan struct{})
+	}
+	key := func(tool string, args json.RawMessage) string {
+		var a struct{ SKU, Tag string }
+		require.NoError(t, json.Unmarshal(args, &a))
+		return tool + ":" + a.SKU + a.Tag
+	}
+	tools := shopTools(0)
+	for i := range tools {
+		name, body := tools[i].Name, tools[i].Body
+		tools[i].Body = func(ctx context.Context, in api.Input) (api.Output, error) {
+			if k := slices.Index(chain, key(name, in.Args)); k > 0 {
+				select {
+				case <-notified[chain[k-1]]:
+				case <-ctx.Done():
+					return api.Output{}, ctx.Err()
+				case <-time.After(10 * time.Second):
+					return api.Output{}, fmt.Errorf("%s waited 10 s for %s", chain[k], chain[k-1])
+				}
+			}
+			return body(ctx, in)
+		}
+	}
+	cfg := executor.NewConfig().WithOnResult(func(n executor.Notification) {
+		if !n.Nested {
+			return
+		}
+		if c, ok := notified[key(n.Tool, n.Args)]; ok {
+			close(c)
+		}
+	})
+	return tools, cfg
+}
+
 func TestRecorder_golden(t *testing.T) {
-	h := newHarness(t, shopTools(0), executor.NewConfig())
+	// The three quotes complete M2, C3, K1: completion order is not
+	// submission order.
+	tools, cfg := orderedCalls(t, "quote:M2", "quote:C3", "quote:K1")
+	h := newHarness(t, tools, cfg)
 	r, rec := h.run(t, "golden", cheapestTS, 42)
 	require.True(t, r.OK(), r.Text)
+	completed := make([]int, len(rec.Calls))
+	for i, c := range rec.Calls {
+		completed[i] = c.Completed
+	}
+	require.Equal(t, []int{1, 4, 2, 3, 5, 6}, completed, "completion ranks follow the executor's Seq")
 
 	var b bytes.Buffer
 	require.NoError(t, trace.Encode(&b, normalized(rec)))
@@ -65,11 +125,19 @@ func TestRecorder_golden(t *testing.T) {
 	require.Equal(t, "TOOL_FAILED", string(rec.Calls[4].Error.Code))
 	for _, c := range rec.Calls {
 		require.NotNil(t, c.StartUS, "call %d has no body start", c.Index)
+		require.NotNil(t, c.EndUS, "call %d has no body end", c.Index)
+		require.GreaterOrEqual(t, *c.EndUS, *c.StartUS, "call %d ended before it started", c.Index)
 		require.GreaterOrEqual(t, c.SettledUS, *c.StartUS, "call %d settled before it started", c.Index)
 	}
 	require.Equal(t, 6, rec.Stats.Calls)
 	require.Positive(t, rec.Stats.WallUS)
 	require.Equal(t, "ok", rec.Outcome)
+
+	rep := replay(t, rec)
+	require.True(t, rep.OK(), "divergence %v, differences %q", rep.Divergence, rep.Differences)
+	for i, c := range rep.Record.Calls {
+		require.Equal(t, completed[i], c.Completed, "replay released call %d out of the recorded order", c.Index)
+	}
 }
 
 func TestRecorder_failures(t *testing.T) {

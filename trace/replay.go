@@ -21,8 +21,10 @@ type ReplayConfig struct {
 	Runtime executor.CodeRuntime
 	// Registry, when set, answers the calls the trace lacks with its real
 	// tools ("what if" runs), and the run is made in the record's scope of
-	// it; nil means such a call is a divergence, and the run is made
-	// against no tools at all.
+	// it (the recorded calls are then answered without an executor, so a
+	// failure's text names only the calls made for real); nil means such a
+	// call is a divergence, and every call goes through an executor to
+	// stand-in tools that answer from the trace.
 	Registry *registry.Registry
 	// Executor is the executor configuration of the replay (hooks for the
 	// real tools); its runtime and limits are replaced by the replay's.
@@ -67,20 +69,29 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 		return Report{}, fmt.Errorf("trace: record %s cannot be replayed: %w", rec.ID, err)
 	}
 	reg, scope := cfg.Registry, rec.Scope
+	var g *gates
 	if reg == nil {
-		reg, scope = registry.New(), registry.Deployment
-		if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
+		g = newGates(rec.Calls)
+		r, err := replayRegistry(&rec, g)
+		if err != nil {
 			return Report{}, err
 		}
+		reg, scope = r, registry.Deployment
 	}
 	world, err := worldOf(rec)
 	if err != nil {
 		return Report{}, err
 	}
-	rr := &replayRuntime{rt: cfg.Runtime, rec: &rec, passThrough: cfg.Registry != nil}
+	rr := &replayRuntime{rt: cfg.Runtime, rec: &rec, gates: g}
 	var got Record
 	recorder := NewRecorder(reg, func(r Record) { got = r })
-	ex, err := executor.New(reg, recorder.Install(cfg.Executor.WithRuntime(rr).WithLimits(rec.Limits.API())))
+	ecfg := cfg.Executor.WithRuntime(rr).WithLimits(rec.Limits.API())
+	if g != nil {
+		// Every recorded call may be running at once: a call waiting for
+		// its turn must not hold a slot the call before it needs.
+		ecfg = ecfg.WithMaxParallel(max(len(rec.Calls), 1))
+	}
+	ex, err := executor.New(reg, recorder.Install(ecfg))
 	if err != nil {
 		return Report{}, fmt.Errorf("trace: replaying %s: %w", rec.ID, err)
 	}
@@ -138,9 +149,9 @@ func differences(want, got Record) []string {
 // replayRuntime runs the program with the trace's bindings and answers its
 // calls from the trace.
 type replayRuntime struct {
-	rt          executor.CodeRuntime
-	rec         *Record
-	passThrough bool
+	rt    executor.CodeRuntime
+	rec   *Record
+	gates *gates // nil: the real tools answer the calls past the trace
 
 	mu    sync.Mutex
 	calls []Call
@@ -156,7 +167,7 @@ func (r *replayRuntime) result() ([]Call, *Divergence) {
 
 func (r *replayRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
 	tools := slices.Clone(r.rec.Tools)
-	if r.passThrough {
+	if r.gates == nil {
 		for _, t := range p.Tools {
 			if !slices.Contains(tools, t) {
 				tools = append(tools, t)
@@ -167,8 +178,10 @@ func (r *replayRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	rd := newReplayDispatcher(r.rec.Calls, cancel)
-	if r.passThrough {
+	if r.gates == nil {
 		rd.fallback = d
+	} else {
+		rd.through, rd.gates = d, r.gates
 	}
 	out, err := r.rt.Run(ctx, p, rd)
 	calls, div := rd.finish()

@@ -91,7 +91,10 @@ func TestReplay_failures(t *testing.T) {
 		{"not awaited: abandoned", `tools.quote({sku: "K1"}); return Math.random()`},
 		{"random and dates", `const q = await Promise.all(["K1", "M2"].map(sku => tools.quote({sku}))); return [Math.random(), Date.now(), performance.now(), q.length]`},
 		{"timers around calls", `const order = []; await Promise.all([new Promise(r => setTimeout(() => { order.push("t"); r(); }, 5)), tools.search({}).then(() => order.push("s"))]); return order.length`},
-		{"deep fan-out", `const r = await Promise.all(Array.from({length: 200}, (_, i) => tools.quote({sku: "K" + i}))); return r.reduce((s, q) => s + q.in_stock, 0)`},
+		// 120 calls at once: under max_pending_calls (128). Past it, the
+		// program fails while calls are in flight, and which of them the
+		// failure's text names depends on the tools' latency (docs/trace.md).
+		{"deep fan-out", `const r = await Promise.all(Array.from({length: 120}, (_, i) => tools.quote({sku: "K" + i}))); return r.reduce((s, q) => s + q.in_stock, 0)`},
 		// Hostile programs (the kinds of hostile/'s corpus a trace can hold).
 		{"nested brackets, 100k", "return " + strings.Repeat("[", 100_000)},
 		{"stack overflow", `const f = (n) => f(n + 1) + 1; await tools.search({}); return f(0)`},
@@ -146,23 +149,36 @@ func TestReplay_divergence(t *testing.T) {
 	}
 }
 
-// The replay releases results in the trace's completion order: swapping
-// two ranks changes what a program that observes the order sees.
+// The replay releases results in the trace's completion order: a program
+// that observes the order sees the recorded one (M2 before K1, against
+// submission order: K1's body waits until the program, having seen M2, has
+// made a third call), and other ranks change what it sees.
 func TestReplay_completionOrder(t *testing.T) {
-	h := newHarness(t, shopTools(0), executor.NewConfig())
-	const code = `const seen = []; await Promise.all(["K1", "M2"].map(sku => tools.quote({sku}).then(q => seen.push(q.sku)))); return seen`
+	tools, cfg := orderedCalls(t, "search:seen-M2", "quote:K1")
+	h := newHarness(t, tools, cfg)
+	const code = `const seen = [];
+await Promise.all([
+  tools.quote({sku: "K1"}).then(q => seen.push(q.sku)),
+  tools.quote({sku: "M2"}).then(async q => { seen.push(q.sku); await tools.search({tag: "seen-M2"}); }),
+]);
+return seen`
 	r, rec := h.run(t, "order", code, 1)
 	require.True(t, r.OK(), r.Text)
-	require.JSONEq(t, `["K1","M2"]`, string(rec.Result))
+	require.JSONEq(t, `["M2","K1"]`, string(rec.Result))
+	require.Len(t, rec.Calls, 3)
+	ranks := []int{rec.Calls[0].Completed, rec.Calls[1].Completed, rec.Calls[2].Completed}
+	require.Equal(t, []int{3, 1, 2}, ranks)
 	requireReplays(t, r, rec)
 
-	swapped := rec
-	swapped.Calls = append([]trace.Call(nil), rec.Calls...)
-	swapped.Calls[0].Completed, swapped.Calls[1].Completed = rec.Calls[1].Completed, rec.Calls[0].Completed
-	rep := replay(t, swapped)
+	reordered := rec
+	reordered.Calls = append([]trace.Call(nil), rec.Calls...)
+	for i, k := range []int{1, 2, 3} { // K1, M2, search: submission order
+		reordered.Calls[i].Completed = k
+	}
+	rep := replay(t, reordered)
 	require.Nil(t, rep.Divergence)
-	require.JSONEq(t, `["M2","K1"]`, string(rep.Record.Result))
-	require.Contains(t, rep.Differences, `result: recorded ["K1","M2"], replayed ["M2","K1"]`)
+	require.JSONEq(t, `["K1","M2"]`, string(rep.Record.Result))
+	require.Contains(t, rep.Differences, `result: recorded ["M2","K1"], replayed ["K1","M2"]`)
 }
 
 // With the real tools, calls the trace lacks are made for real.
@@ -190,4 +206,25 @@ func TestReplay_invalidRecord(t *testing.T) {
 	require.ErrorContains(t, err, "record a cannot be replayed: call 1 has completion rank 7")
 	_, err = trace.Replay(t.Context(), rec, trace.ReplayConfig{})
 	require.ErrorContains(t, err, "needs a Runtime")
+}
+
+// Arguments run_code refused are recorded as given, and replay to the same
+// refusal: rebuilt from the program alone, the last of two "code" keys
+// would run.
+func TestReplay_refusedArguments(t *testing.T) {
+	h := newHarness(t, shopTools(0), executor.NewConfig())
+	args := []byte(`{"description": "d", "code": "return 1", "code": "return 2"}`)
+	r := h.exec.Execute(t.Context(), executor.Call{ID: "dup", Name: registry.RunCode, Args: args})
+	require.False(t, r.OK())
+	h.mu.Lock()
+	require.Len(t, h.records, 1)
+	rec := h.records[0]
+	h.mu.Unlock()
+	require.Equal(t, "INVALID_ARGS", rec.Outcome)
+	require.JSONEq(t, string(args), string(rec.Program.Args))
+	requireReplays(t, r, rec)
+
+	fine, fineRec := h.run(t, "fine", `return 1`, 1)
+	require.True(t, fine.OK(), fine.Text)
+	require.Empty(t, fineRec.Program.Args, "arguments that were not refused are not recorded twice")
 }

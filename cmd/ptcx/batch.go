@@ -19,6 +19,7 @@ import (
 	"github.com/ptcx/ptcx/internal/jsonrpcline"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/trace"
+	"github.com/ptcx/ptcx/trace/otel"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -30,7 +31,7 @@ var batchCommand = command{
 		"input or completion order. --resume skips the runs already in --out; --repeat K runs each item K times with\n" +
 		"seeds derived from its seed and reports pass^k agreement. A progress bar (or periodic lines) and a summary go\n" +
 		"to stderr. Exit status: 0 the batch ran (items may have failed: see their lines), 1 it could not, 2 usage.",
-	usage: "batch [--tools FILE] [--mode MODE] [--scope NAME] [--workspace DIR] [--no-builtin] [--allow-bash] [--upstream CMD]... " +
+	usage: "batch [--tools FILE] [--mode MODE] [--scope NAME] [--workspace DIR] [--no-builtin] [--allow-bash] [--upstream [NAME=]CMD]... " +
 		"[--parallel N] [--out FILE] [--order input|completion] [--resume] [--repeat K] [--seed N] [--trace FILE] [--bad skip|fail] [--no-timings] ITEMS.jsonl|-",
 	run: runBatch,
 }
@@ -119,6 +120,10 @@ type batchOptions struct {
 	traceWrite func(trace.Record)
 }
 
+// spanFlushTimeout bounds the flush of the OpenTelemetry spans at the end
+// of a batch.
+const spanFlushTimeout = 10 * time.Second
+
 func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
@@ -176,12 +181,29 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
+	spans, stopSpans, err := otel.FromEnv(ctx) // nil unless OTEL_EXPORTER_OTLP_ENDPOINT is set
+	if err != nil {
+		_ = closeTrace()
+		return fail(s, err)
+	}
+	if stopSpans != nil {
+		defer func() {
+			flush, cancel := context.WithTimeout(context.Background(), spanFlushTimeout)
+			defer cancel()
+			if err := stopSpans(flush); err != nil {
+				fmt.Fprintf(s.err, "ptcx batch: exporting spans: %s\n", err)
+			}
+		}()
+	}
 	var records sync.Map // call ID → trace.Record, until its worker takes it
 	st.observe = func(reg *registry.Registry, cfg executor.Config) executor.Config {
 		return trace.NewRecorder(reg, func(r trace.Record) {
 			records.Store(r.ID, r)
 			if ef.writer != nil {
 				_ = ef.writer.Write(r)
+			}
+			if spans != nil {
+				spans.Export(r)
 			}
 		}).Install(cfg)
 	}

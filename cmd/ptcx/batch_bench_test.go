@@ -57,7 +57,7 @@ func BenchmarkBatch_vsExecutor(b *testing.B) {
 
 // rawRuns makes n run_code calls on an executor built as ptcx batch builds
 // its own, from workers goroutines.
-func rawRuns(b *testing.B, n, workers int) {
+func rawRuns(b testing.TB, n, workers int) {
 	st := setup{defaultMode: api.ModePTC, noBuiltin: true}
 	e, err := st.build(context.Background(), executor.NewConfig())
 	if err != nil {
