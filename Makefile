@@ -54,8 +54,10 @@ check-demo: build
 demo: build
 	@scripts/demo.sh
 
-# soak runs mixed good and hostile programs through one executor for 3
-# minutes (PTCX_SOAK=5m make soak for longer) and reports what it saw.
+# soak runs the long tests (scripts/soak.sh): mixed good and hostile programs
+# through one executor for 3 minutes (PTCX_SOAK=5m for longer), a
+# 100,000-item batch whose RSS must stay flat, and the isolation property
+# over 10,000 pooled runs.
 soak: guest
 	@scripts/soak.sh
 

@@ -8,12 +8,20 @@
 #    stay flat (cmd/ptcx/batch_rss_linux_test.go), with its runs/s beside
 #    the executor's raw runs/s measured in the same test.
 #    PTCX_BATCH_RSS_ITEMS overrides the count; 0 skips it.
+#  - the isolation property test over 10,000 pooled runs
+#    (wasmhost/pool_isolation_test.go): programs that try to leave traces
+#    in globals, prototypes, the heap and the atom table, and a checker
+#    that must find none. PTCX_SOAK_RUNS overrides the count; 0 skips it.
 set -eu
 cd "$(dirname "$0")/.."
 : "${PTCX_SOAK:=3m}"
 : "${PTCX_BATCH_RSS_ITEMS:=100000}"
-export PTCX_SOAK PTCX_BATCH_RSS_ITEMS
+: "${PTCX_SOAK_RUNS:=10000}"
+export PTCX_SOAK PTCX_BATCH_RSS_ITEMS PTCX_SOAK_RUNS
 "${GO:-go}" test -count=1 -v -run '^TestSoak$' -timeout 30m ./hostile/
 if [ "$PTCX_BATCH_RSS_ITEMS" != 0 ]; then
 	"${GO:-go}" test -count=1 -v -run '^TestBatch_flatRSS$' -timeout 40m ./cmd/ptcx/
+fi
+if [ "$PTCX_SOAK_RUNS" != 0 ]; then
+	PTCX_REQUIRE_GUEST=1 "${GO:-go}" test -count=1 -v -run '^TestRuntime_pool_isolation$' -timeout 40m ./wasmhost/
 fi
