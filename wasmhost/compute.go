@@ -40,7 +40,9 @@ const cpuClockAfter = int64(time.Millisecond)
 
 // slotQuantum is how long a guest executes in its slot before it gives the
 // slot to a guest waiting for one, at its next poll: guests take turns, so
-// a long computation delays its neighbours by at most a quantum a turn.
+// a long computation delays its neighbours by at most a quantum a turn, and
+// the turns go round the tenants (Program.Tenant) before they come back to
+// one tenant's next guest.
 // Only an export charged CPU time yields (waiting for the slot again then
 // costs it nothing).
 const slotQuantum = int64(10 * time.Millisecond)
@@ -190,9 +192,9 @@ func (r *run) cpuUsed() (int64, bool) {
 }
 
 // takeSlot takes one of the Runtime's guest slots for an export, waiting
-// in line for it (not past the wall deadline or the run's end).
+// its tenant's turn for it (not past the wall deadline or the run's end).
 func (r *run) takeSlot() *RunError {
-	if err := r.rt.slots.acquire(r.ctx, r.wallDeadline, 0); err != nil {
+	if err := r.rt.slots.acquire(r.ctx, r.wallDeadline, r.prog.Tenant, 0); err != nil {
 		if errors.Is(err, errGateTimeout) {
 			return r.timeout(true, errDeadline)
 		}
@@ -210,8 +212,8 @@ func (r *run) giveSlot() {
 	}
 }
 
-// yieldSlot gives the slot to the guest waiting first and waits in line for
-// one again, from inside a poll but without r.mu (Run may abandon the run
+// yieldSlot gives the slot to the guest whose turn it is (the next
+// tenant's, round robin, gate.go) and waits its turn for one again, from inside a poll but without r.mu (Run may abandon the run
 // meanwhile). The wait costs no compute time: the thread's clock does not
 // advance while it sleeps.
 func (r *run) yieldSlot() {
