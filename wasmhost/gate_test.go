@@ -45,11 +45,11 @@ func admitted(t *testing.T, g *gate, order <-chan string, n int) []string {
 
 func TestGate_acquire_counts(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		max     int
-		held    int
-		waits   bool
-		after   int // places taken in the end
+		name  string
+		max   int
+		held  int
+		waits bool
+		after int // places taken in the end
 	}{
 		{"below the count", 3, 1, false, 2},
 		{"one below the count", 3, 2, false, 3},
