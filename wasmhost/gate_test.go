@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -298,4 +299,59 @@ func TestRun_cpuUsed(t *testing.T) {
 		_, ok = r.cpuUsed()
 		require.False(t, ok, "stopped")
 	}
+}
+
+// A guest that computes gives up its slot to a waiting guest every slot
+// quantum, and else its thread to ready goroutines every goQuantum; a
+// guest not charged CPU time (a short export) never does.
+func TestRun_polled_turns(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // a goroutine started now stays ready: nothing else can run it
+	ms := int64(time.Millisecond)
+	for _, tc := range []struct {
+		name          string
+		cpuOn         bool
+		slotWaiter    bool
+		ready         bool
+		since         int64 // since the slot was taken and the last look
+		want          turn
+		wantGoAtMoved bool
+	}{
+		{"short export", false, true, true, 20 * ms, turnNone, false},
+		{"below the go quantum", true, false, true, ms - 1, turnNone, false},
+		{"at the go quantum, goroutines ready", true, false, true, ms, turnGo, true},
+		{"past the go quantum, goroutines ready", true, false, true, 2 * ms, turnGo, true},
+		{"below the slot quantum, a guest waits", true, true, true, 10*ms - 1, turnGo, true},
+		{"at the slot quantum, a guest waits", true, true, true, 10 * ms, turnSlot, false},
+		{"past the slot quantum, a guest waits", true, true, false, 11 * ms, turnSlot, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate(1, 0)
+			r := &run{rt: &Runtime{slots: g}, cpuOn: tc.cpuOn}
+			const at = int64(time.Hour)
+			r.slotAt, r.goAt = at, at
+			if tc.slotWaiter {
+				require.True(t, g.tryAcquire(0))
+				go func() { _ = g.acquire(context.Background(), time.Time{}, "other", 0) }()
+				for !g.waiting() {
+					runtime.Gosched()
+				}
+				defer g.release(0)
+			}
+			if tc.ready {
+				done := make(chan struct{})
+				go close(done)
+				defer func() { <-done }()
+			}
+			require.Equal(t, tc.want, r.polled(at+tc.since))
+			require.Equal(t, tc.wantGoAtMoved, r.goAt != at)
+		})
+	}
+}
+
+func TestGoroutinesReady(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	done := make(chan struct{})
+	go close(done)
+	require.True(t, goroutinesReady(), "a goroutine started on the only P waits for it")
+	<-done
 }
