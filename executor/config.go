@@ -44,6 +44,7 @@ type Config struct {
 	onResult     []func(Notification)
 	newID        func() string
 	world        *wasmhost.World
+	tenant       string
 }
 
 // NewConfig returns the default configuration.
@@ -140,5 +141,15 @@ func (c Config) WithIDs(newID func() string) Config {
 // runtime's world).
 func (c Config) WithWorld(w wasmhost.World) Config {
 	c.world = &w
+	return c
+}
+
+// WithTenant sets the fairness key of every program this executor runs
+// (wasmhost.Program.Tenant): the sandbox serves waiting programs round robin
+// across keys, so one tenant's flood cannot starve another's. A service
+// gives each tenant's executors their own key. Default: "", one key shared
+// by every executor that sets none.
+func (c Config) WithTenant(key string) Config {
+	c.tenant = key
 	return c
 }

@@ -67,7 +67,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
 	start := time.Now()
-	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Catalog: catalog, Limits: limits, Deadline: deadline, World: x.req.World}, s)
+	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Catalog: catalog, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant}, s)
 	if len(e.cfg.onResult) > 0 {
 		x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats})
 	}

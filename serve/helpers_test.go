@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/serve"
 	"github.com/ptcx/ptcx/serve/client"
@@ -72,6 +73,12 @@ func (ts *testServer) client(key string) *client.Client { return client.New(ts.u
 // shared sandbox; edit changes the config first.
 func newServer(t *testing.T, edit func(*serve.Config)) *testServer {
 	t.Helper()
+	return newServerOn(t, testkit.Sandbox(t), edit)
+}
+
+// newServerOn is newServer with the sandbox rt.
+func newServerOn(t *testing.T, rt executor.CodeRuntime, edit func(*serve.Config)) *testServer {
+	t.Helper()
 	cfg := &serve.Config{
 		Listen:    "127.0.0.1:0",
 		Workspace: t.TempDir(),
@@ -87,7 +94,7 @@ func newServer(t *testing.T, edit func(*serve.Config)) *testServer {
 	}
 	logs := &lockedBuffer{}
 	srv, err := serve.New(context.Background(), cfg, serve.Options{
-		Runtime: testkit.Sandbox(t), Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+		Runtime: rt, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv.Handler())

@@ -50,7 +50,8 @@ type admissionConfig struct {
 
 // WithGuestSlots sets how many guests execute at once: a run holds a slot
 // only while its guest executes (not while it waits on tools or timers, nor
-// while a tool body runs), guests wait for one in FIFO order, and a guest
+// while a tool body runs), guests wait for one round robin across tenants
+// (Program.Tenant) and in FIFO order within one, and a guest
 // computing for long gives its slot to a waiting one every 10 ms. Fewer
 // slots than cores leave cores to the tools; more make guests compete for
 // cores, which their compute time does not count but their wall time does.
@@ -158,7 +159,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	if rt.admitWait > 0 {
 		wctx, cancel := context.WithCancelCause(ctx)
 		stop := context.AfterFunc(rt.closing, func() { cancel(ErrClosed) })
-		err = rt.admission.acquire(wctx, deadline, bytes)
+		err = rt.admission.acquire(wctx, deadline, r.prog.Tenant, bytes)
 		stop()
 		cancel(nil)
 		if err == nil {
@@ -195,7 +196,7 @@ type Usage struct {
 func (rt *Runtime) Usage() Usage {
 	var u Usage
 	rt.admission.mu.Lock()
-	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.count, rt.admission.bytes-rt.pooledBytes, len(rt.admission.queue)
+	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.count, rt.admission.bytes-rt.pooledBytes, rt.admission.waiters
 	rt.admission.mu.Unlock()
 	u.Executing, _, u.WaitingForSlot = rt.slots.usage()
 	u.MaxRuns, u.MaxCommittedBytes, u.Slots = rt.admission.maxCount, rt.admission.maxBytes, rt.slots.maxCount
@@ -209,7 +210,7 @@ func (rt *Runtime) chargePool(bytes int64) bool {
 	g := rt.admission
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.queue) > 0 || (g.maxBytes > 0 && g.bytes+bytes > g.maxBytes) {
+	if g.waiters > 0 || (g.maxBytes > 0 && g.bytes+bytes > g.maxBytes) {
 		return false
 	}
 	g.bytes += bytes

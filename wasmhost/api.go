@@ -41,6 +41,16 @@ type Program struct {
 	// Runtime's (Config.WithDeterministic, else the real clock and
 	// crypto/rand).
 	World *World
+	// Tenant is the run's fairness key. Runs that wait (for admission, or
+	// for a guest slot to execute in) are served round robin across
+	// tenants, and first come first served within one, so that a tenant
+	// with a thousand runs waiting delays another's by at most one turn per
+	// waiting tenant, not by the thousand; a long computation gives its
+	// slot to the next tenant's guest every slot quantum (10 ms). Empty is
+	// one tenant like any other, shared by every run that names none. It
+	// is a key, never shown to the program; the Runtime does not bound
+	// how many runs one tenant has (a service does: serve's quotas).
+	Tenant string
 }
 
 // World is a deterministic world for one run: a clock that starts at Start

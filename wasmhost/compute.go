@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"errors"
 	"runtime"
+	"runtime/metrics"
 	"time"
 )
 
@@ -40,10 +41,32 @@ const cpuClockAfter = int64(time.Millisecond)
 
 // slotQuantum is how long a guest executes in its slot before it gives the
 // slot to a guest waiting for one, at its next poll: guests take turns, so
-// a long computation delays its neighbours by at most a quantum a turn.
+// a long computation delays its neighbours by at most a quantum a turn, and
+// the turns go round the tenants (Program.Tenant) before they come back to
+// one tenant's next guest.
 // Only an export charged CPU time yields (waiting for the slot again then
 // costs it nothing).
 const slotQuantum = int64(10 * time.Millisecond)
+
+// goQuantum is how often a guest that computes (charged CPU time) looks for
+// goroutines ready to run and, when there are, lets them run before it goes
+// on (runtime.Gosched). Guests hold as many slots as there are cores, so
+// without it a flood of computations would leave the rest of the process
+// (a server's handlers, the tools, the runs that start or end) to Go's
+// preemption, every 10 ms per hand-off: a neighbour's short request, which
+// passes through a dozen goroutines, took 100s of ms. The look costs under
+// a microsecond a millisecond; a yield costs the computation only when
+// something else was ready (13 to 18 µs on its locked thread).
+const goQuantum = int64(time.Millisecond)
+
+// turn is what a guest that computes gives up at a poll (run.takeTurn).
+type turn uint8
+
+const (
+	turnNone turn = iota
+	turnSlot      // its guest slot, to a guest waiting for one
+	turnGo        // its thread, to the goroutines ready to run
+)
 
 // begin starts an export: it takes a guest slot (waiting for one, but not
 // past the wall deadline or the run's end) and sets the export's deadline,
@@ -72,7 +95,7 @@ func (r *run) begin(compute bool) *RunError {
 	}
 	r.metered = compute
 	r.polls = 0
-	r.slotAt = now
+	r.slotAt, r.goAt = now, now
 	r.deadline.Store(d)
 	r.inExport.Store(now)
 	if at := r.watchAt.Load(); at == 0 || at > d+int64(grace) {
@@ -111,8 +134,8 @@ func (r *run) armWatchdog(at int64) {
 // polled is the poll import's judgement, at instant now, under r.mu: it
 // starts the CPU clock of a long export, stops the guest past its
 // deadline, and reports whether the guest should give its slot to a
-// waiting one (run.yieldSlot).
-func (r *run) polled(now int64) (yield bool) {
+// waiting one or its thread to ready goroutines (run.takeTurn).
+func (r *run) polled(now int64) turn {
 	start := r.inExport.Load()
 	if threadClocks && r.metered && !r.cpuOn && now-start >= cpuClockAfter {
 		r.startCPU(now - start)
@@ -120,14 +143,45 @@ func (r *run) polled(now int64) (yield bool) {
 	if d := r.deadline.Load(); d != 0 && now >= d {
 		r.overdue(now, d)
 	}
-	if !r.cpuOn || now-r.slotAt < slotQuantum {
-		return false
+	if !r.cpuOn {
+		return turnNone
 	}
-	if r.rt.slots.waiting() {
-		return true
+	if now-r.slotAt >= slotQuantum {
+		if r.rt.slots.waiting() {
+			return turnSlot
+		}
+		r.slotAt = now // nobody waits: look again a quantum from now, not at every poll (the check takes the gate's lock)
 	}
-	r.slotAt = now // nobody waits: look again a quantum from now, not at every poll (the check takes the gate's lock)
-	return false
+	if now-r.goAt >= goQuantum {
+		r.goAt = now
+		if goroutinesReady() {
+			return turnGo
+		}
+	}
+	return turnNone
+}
+
+// readyMetric counts the goroutines ready to run that are not running.
+const readyMetric = "/sched/goroutines/runnable:goroutines"
+
+// goroutinesReady reports whether goroutines wait for a thread to run on
+// (false where the runtime does not say).
+func goroutinesReady() bool {
+	s := [1]metrics.Sample{{Name: readyMetric}}
+	metrics.Read(s[:])
+	return s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > 0
+}
+
+// takeTurn gives up what polled said, from inside a poll but without r.mu.
+// Letting goroutines run costs no compute time: the thread's clock does
+// not advance while the guest is off it.
+func (r *run) takeTurn(t turn) {
+	switch t {
+	case turnSlot:
+		r.yieldSlot()
+	case turnGo:
+		runtime.Gosched()
+	}
 }
 
 // overdue judges an export whose deadline d has come: past the wall
@@ -190,9 +244,9 @@ func (r *run) cpuUsed() (int64, bool) {
 }
 
 // takeSlot takes one of the Runtime's guest slots for an export, waiting
-// in line for it (not past the wall deadline or the run's end).
+// its tenant's turn for it (not past the wall deadline or the run's end).
 func (r *run) takeSlot() *RunError {
-	if err := r.rt.slots.acquire(r.ctx, r.wallDeadline, 0); err != nil {
+	if err := r.rt.slots.acquire(r.ctx, r.wallDeadline, r.prog.Tenant, 0); err != nil {
 		if errors.Is(err, errGateTimeout) {
 			return r.timeout(true, errDeadline)
 		}
@@ -210,8 +264,8 @@ func (r *run) giveSlot() {
 	}
 }
 
-// yieldSlot gives the slot to the guest waiting first and waits in line for
-// one again, from inside a poll but without r.mu (Run may abandon the run
+// yieldSlot gives the slot to the guest whose turn it is (the next
+// tenant's, round robin, gate.go) and waits its turn for one again, from inside a poll but without r.mu (Run may abandon the run
 // meanwhile). The wait costs no compute time: the thread's clock does not
 // advance while it sleeps.
 func (r *run) yieldSlot() {

@@ -2,56 +2,188 @@ package wasmhost
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-func TestGate_fifo(t *testing.T) {
+// queue starts a waiter of key for bytes on g and returns where it reports
+// its admission; it returns once the waiter is in line.
+func queue(t *testing.T, g *gate, key string, bytes int64, name string, order chan<- string) {
+	t.Helper()
+	_, _, before := g.usage()
+	go func() {
+		if err := g.acquire(context.Background(), time.Time{}, key, bytes); err != nil {
+			order <- "error: " + err.Error()
+			return
+		}
+		order <- name
+	}()
+	require.Eventually(t, func() bool { _, _, w := g.usage(); return w == before+1 }, 5*time.Second, time.Millisecond)
+}
+
+// admitted releases a place n times (of bytes each) and returns who was
+// admitted, in order.
+func admitted(t *testing.T, g *gate, order <-chan string, n int) []string {
+	t.Helper()
+	var got []string
+	for range n {
+		g.release(0)
+		select {
+		case name := <-order:
+			got = append(got, name)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("nobody was admitted after %v", got)
+		}
+	}
+	return got
+}
+
+func TestGate_acquire_counts(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		max   int
+		held  int
+		waits bool
+		after int // places taken in the end
+	}{
+		{"below the count", 3, 1, false, 2},
+		{"one below the count", 3, 2, false, 3},
+		{"at the count", 3, 3, true, 3},
+		{"one count, held", 1, 1, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate(tc.max, 0)
+			for range tc.held {
+				require.NoError(t, g.acquire(context.Background(), time.Time{}, "a", 0))
+			}
+			err := g.acquire(context.Background(), time.Now().Add(50*time.Millisecond), "b", 0)
+			if tc.waits {
+				require.ErrorIs(t, err, errGateTimeout, "past the count a holder waits")
+			} else {
+				require.NoError(t, err)
+			}
+			n, _, w := g.usage()
+			require.Equal(t, tc.after, n)
+			require.Zero(t, w, "nobody is left in line")
+			require.Empty(t, g.lines)
+			require.Empty(t, g.turns)
+		})
+	}
+}
+
+func TestGate_acquire_bytes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		held  int64
+		want  int64
+		waits bool
+	}{
+		{"below the budget", 40, 59, false},
+		{"at the budget", 40, 60, false},
+		{"past the budget", 40, 61, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate(10, 100)
+			require.True(t, g.tryAcquire(tc.held))
+			err := g.acquire(context.Background(), time.Now().Add(50*time.Millisecond), "", tc.want)
+			if tc.waits {
+				require.ErrorIs(t, err, errGateTimeout)
+			} else {
+				require.NoError(t, err)
+			}
+		})
+	}
+}
+
+// Within one key waiters are admitted in order; a large head holds back
+// small ones.
+func TestGate_acquire_fifoWithinKey(t *testing.T) {
 	g := newGate(2, 100)
 	ctx := context.Background()
-	require.NoError(t, g.acquire(ctx, time.Time{}, 60))
-	require.NoError(t, g.acquire(ctx, time.Time{}, 40)) // at the byte budget
+	require.NoError(t, g.acquire(ctx, time.Time{}, "", 60))
+	require.NoError(t, g.acquire(ctx, time.Time{}, "", 40)) // at the byte budget
 	require.False(t, g.tryAcquire(0), "at the count")
 
-	// Waiters are admitted in order; a large head holds back small ones.
-	order := make(chan int, 3)
-	var wg sync.WaitGroup
+	order := make(chan string, 3)
 	for i, bytes := range []int64{70, 10, 10} {
-		wg.Go(func() {
-			require.NoError(t, g.acquire(ctx, time.Time{}, bytes))
-			order <- i
-		})
-		require.Eventually(t, func() bool { _, _, w := g.usage(); return w == i+1 }, 5*time.Second, time.Millisecond)
+		queue(t, g, "", bytes, fmt.Sprint(i), order)
 	}
 	g.release(40) // 60 held: 70 does not fit, so nobody goes
 	_, _, w := g.usage()
 	require.Equal(t, 3, w)
 	g.release(60) // 0 held: 70 then 10 fit (count 2)
-	require.ElementsMatch(t, []int{0, 1}, []int{<-order, <-order})
+	require.ElementsMatch(t, []string{"0", "1"}, []string{<-order, <-order})
 	_, _, w = g.usage()
 	require.Equal(t, 1, w)
 	g.release(70)
-	require.Equal(t, 2, <-order)
-	wg.Wait()
+	require.Equal(t, "2", <-order)
 	n, b, w := g.usage()
 	require.Equal(t, []any{2, int64(20), 0}, []any{n, b, w})
 }
 
-func TestGate_waitEnds(t *testing.T) {
+// Keys with waiters take turns, one admission each, whatever their
+// numbers of waiters; each key's waiters go in the order they came.
+func TestGate_acquire_roundRobin(t *testing.T) {
+	g := newGate(1, 0)
+	require.True(t, g.tryAcquire(0))
+	order := make(chan string, 16)
+	for i := range 5 {
+		queue(t, g, "a", 0, fmt.Sprint("a", i), order)
+	}
+	queue(t, g, "b", 0, "b0", order)
+	queue(t, g, "", 0, "shared0", order)
+	queue(t, g, "b", 0, "b1", order)
+	queue(t, g, "", 0, "shared1", order)
+	require.Equal(t, []string{"a0", "b0", "shared0", "a1", "b1", "shared1", "a2"}, admitted(t, g, order, 7))
+
+	// A key that comes while another has many waiters goes next but one.
+	queue(t, g, "c", 0, "c0", order)
+	require.Equal(t, []string{"a3", "c0", "a4"}, admitted(t, g, order, 3))
+	require.Empty(t, g.lines, "keys without waiters are forgotten")
+	require.Empty(t, g.turns)
+	g.release(0)
+	n, _, w := g.usage()
+	require.Zero(t, n)
+	require.Zero(t, w)
+}
+
+// A waiter that gives up leaves its key's line, and a key left with no
+// waiters loses its turn; the others keep their order.
+func TestGate_acquire_giveUpKeepsTurns(t *testing.T) {
+	g := newGate(1, 0)
+	require.True(t, g.tryAcquire(0))
+	order := make(chan string, 8)
+	queue(t, g, "a", 0, "a0", order)
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() { gaveUp <- g.acquire(ctx, time.Time{}, "b", 0) }()
+	require.Eventually(t, func() bool { _, _, w := g.usage(); return w == 2 }, 5*time.Second, time.Millisecond)
+	queue(t, g, "c", 0, "c0", order)
+	queue(t, g, "a", 0, "a1", order)
+	cancel()
+	require.ErrorIs(t, <-gaveUp, context.Canceled)
+	require.NotContains(t, g.lines, "b")
+	require.Equal(t, []string{"a0", "c0", "a1"}, admitted(t, g, order, 3))
+}
+
+func TestGate_acquire_waitEnds(t *testing.T) {
 	g := newGate(1, 0)
 	require.True(t, g.tryAcquire(0))
 
 	start := time.Now()
-	require.ErrorIs(t, g.acquire(context.Background(), time.Now().Add(20*time.Millisecond), 0), errGateTimeout)
+	require.ErrorIs(t, g.acquire(context.Background(), time.Now().Add(20*time.Millisecond), "", 0), errGateTimeout)
 	require.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cause := context.DeadlineExceeded
 	time.AfterFunc(10*time.Millisecond, func() { cancel(cause) })
-	require.ErrorIs(t, g.acquire(ctx, time.Time{}, 0), cause)
+	require.ErrorIs(t, g.acquire(ctx, time.Time{}, "k", 0), cause)
 
 	n, _, w := g.usage()
 	require.Equal(t, 1, n)
@@ -60,26 +192,67 @@ func TestGate_waitEnds(t *testing.T) {
 	require.True(t, g.tryAcquire(0), "nothing was lost")
 }
 
-// A waiter admitted just as its wait ended passes its place on.
-func TestGate_hammer(t *testing.T) {
-	g := newGate(3, 0)
+// Many keys, waiters that give up at any moment (some just as they are
+// admitted, which then pass their place on): the count is never passed,
+// and nothing is left held or in line.
+func TestGate_acquire_hammer(t *testing.T) {
+	const slots = 3
+	g := newGate(slots, 0)
+	var held, most atomic.Int64
 	var wg sync.WaitGroup
-	for i := range 200 {
+	for i := range 400 {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*time.Millisecond)
 			defer cancel()
-			if g.acquire(ctx, time.Time{}, 0) == nil {
-				n, _, _ := g.usage()
-				require.LessOrEqual(t, n, 3)
+			if g.acquire(ctx, time.Time{}, fmt.Sprint(i%7), 0) == nil {
+				h := held.Add(1)
+				for m := most.Load(); h > m && !most.CompareAndSwap(m, h); m = most.Load() {
+				}
 				time.Sleep(time.Millisecond)
+				held.Add(-1)
 				g.release(0)
 			}
 		})
 	}
 	wg.Wait()
+	require.LessOrEqual(t, most.Load(), int64(slots))
+	require.Positive(t, most.Load())
 	n, _, w := g.usage()
 	require.Zero(t, n)
 	require.Zero(t, w)
+	require.Empty(t, g.lines)
+	require.Empty(t, g.turns)
+}
+
+// The path every run takes when nobody waits: a place free, taken and
+// given back.
+func BenchmarkGate_acquire_free(b *testing.B) {
+	g := newGate(1, 0)
+	ctx := context.Background()
+	for b.Loop() {
+		if err := g.acquire(ctx, time.Time{}, "tenant", 0); err != nil {
+			b.Fatal(err)
+		}
+		g.release(0)
+	}
+}
+
+// Two goroutines of two keys taking turns on one place: every acquire
+// waits, so the fair line is used each time.
+func BenchmarkGate_acquire_contended(b *testing.B) {
+	g := newGate(1, 0)
+	ctx := context.Background()
+	b.SetParallelism(1)
+	var key atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		k := fmt.Sprint(key.Add(1) % 2)
+		for pb.Next() {
+			if err := g.acquire(ctx, time.Time{}, k, 0); err != nil {
+				b.Fatal(err)
+			}
+			g.release(0)
+		}
+	})
 }
 
 // The watchdog reads the CPU time of the guest's thread from another one:
@@ -126,4 +299,59 @@ func TestRun_cpuUsed(t *testing.T) {
 		_, ok = r.cpuUsed()
 		require.False(t, ok, "stopped")
 	}
+}
+
+// A guest that computes gives up its slot to a waiting guest every slot
+// quantum, and else its thread to ready goroutines every goQuantum; a
+// guest not charged CPU time (a short export) never does.
+func TestRun_polled_turns(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // a goroutine started now stays ready: nothing else can run it
+	ms := int64(time.Millisecond)
+	for _, tc := range []struct {
+		name          string
+		cpuOn         bool
+		slotWaiter    bool
+		ready         bool
+		since         int64 // since the slot was taken and the last look
+		want          turn
+		wantGoAtMoved bool
+	}{
+		{"short export", false, true, true, 20 * ms, turnNone, false},
+		{"below the go quantum", true, false, true, ms - 1, turnNone, false},
+		{"at the go quantum, goroutines ready", true, false, true, ms, turnGo, true},
+		{"past the go quantum, goroutines ready", true, false, true, 2 * ms, turnGo, true},
+		{"below the slot quantum, a guest waits", true, true, true, 10*ms - 1, turnGo, true},
+		{"at the slot quantum, a guest waits", true, true, true, 10 * ms, turnSlot, false},
+		{"past the slot quantum, a guest waits", true, true, false, 11 * ms, turnSlot, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate(1, 0)
+			r := &run{rt: &Runtime{slots: g}, cpuOn: tc.cpuOn}
+			const at = int64(time.Hour)
+			r.slotAt, r.goAt = at, at
+			if tc.slotWaiter {
+				require.True(t, g.tryAcquire(0))
+				go func() { _ = g.acquire(context.Background(), time.Time{}, "other", 0) }()
+				for !g.waiting() {
+					runtime.Gosched()
+				}
+				defer g.release(0)
+			}
+			if tc.ready {
+				done := make(chan struct{})
+				go close(done)
+				defer func() { <-done }()
+			}
+			require.Equal(t, tc.want, r.polled(at+tc.since))
+			require.Equal(t, tc.wantGoAtMoved, r.goAt != at)
+		})
+	}
+}
+
+func TestGoroutinesReady(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	done := make(chan struct{})
+	go close(done)
+	require.True(t, goroutinesReady(), "a goroutine started on the only P waits for it")
+	<-done
 }

@@ -236,8 +236,9 @@ func trapf(format string, args ...any) *RunError {
 // or the Runtime closed, the guest is stopped right there. Otherwise, from
 // the flushPolls-th poll of an export on, an IdleDispatcher starts the calls
 // it holds, so that a call made before a long computation does not wait for
-// its end; and a guest that has computed for a slot quantum while another
-// waits for a slot gives it its slot and waits for one again.
+// its end; a guest that has computed for a slot quantum while another
+// waits for a slot gives it its slot and waits for one again; and one that
+// computes lets goroutines ready to run run every millisecond (goQuantum).
 func hostPoll(ctx context.Context, _ wapi.Module, stack []uint64) {
 	stack[0] = 0
 	if ctx.Value(runKey{}) == nil {
@@ -245,17 +246,17 @@ func hostPoll(ctx context.Context, _ wapi.Module, stack []uint64) {
 		// which the metered guest may poll from too.
 		return
 	}
-	if r := poll(ctx); r != nil {
-		r.yieldSlot()
+	if r, t := poll(ctx); r != nil {
+		r.takeTurn(t)
 	}
 }
 
 // poll is the poll import under run.mu; it returns the run when its guest
-// should give its slot to a waiting one.
-func poll(ctx context.Context) *run {
+// should take a turn (run.takeTurn).
+func poll(ctx context.Context) (*run, turn) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	yield := r.polled(r.since())
+	t := r.polled(r.since())
 	if e := r.cancelled(); e != nil {
 		r.stop(e)
 	}
@@ -264,10 +265,10 @@ func poll(ctx context.Context) *run {
 			r.stop(e)
 		}
 	}
-	if yield {
-		return r
+	if t != turnNone {
+		return r, t
 	}
-	return nil
+	return nil, turnNone
 }
 
 // flushPolls is the poll of an export from which on the guest's held calls

@@ -62,6 +62,7 @@ type run struct {
 	metered bool  // its time counts toward the compute limit
 	hasSlot bool  // it holds a guest slot
 	slotAt  int64 // when it took the slot
+	goAt    int64 // when it last looked for ready goroutines (compute.go)
 	cpuOn   bool  // it is charged CPU time: the goroutine is locked to its thread
 
 	// mu serialises the imports with abandonment: once abandoned is set,

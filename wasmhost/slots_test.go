@@ -83,3 +83,47 @@ func TestRuntime_Run_inlineToolBodyHoldsNoSlot(t *testing.T) {
 	require.JSONEq(t, `42`, string(out.Result))
 	require.Zero(t, executing.Load(), "no guest held a slot while the tool body ran")
 }
+
+// With one slot, four long computations of tenant a, and then one as long
+// of tenant b: the slot goes round the tenants, so b's gets every other
+// quantum and ends before any of a's, which share the rest. Were the
+// turns first come first served (all in one tenant), the late one would
+// get a fifth of the slot and end after the others.
+func TestRuntime_Run_tenantsTakeTurns(t *testing.T) {
+	calib := sharedRuntime(t)
+	n, _ := calibrate(t, calib, 300*time.Millisecond)
+	for _, tc := range []struct {
+		name          string
+		early, late   string
+		lateEndsFirst bool
+	}{
+		{"two tenants", "a", "b", true},
+		{"one tenant", "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newRuntime(t, testConfig().WithGuestSlots(1))
+			order := make(chan string, 5)
+			runSpin := func(tenant, name string) {
+				_, err := rt.Run(context.Background(), wasmhost.Program{JS: spin(n), Tenant: tenant}, &tools{})
+				require.NoError(t, err)
+				order <- name
+			}
+			for range 4 {
+				go runSpin(tc.early, "early")
+			}
+			require.Eventually(t, func() bool { u := rt.Usage(); return u.Executing == 1 && u.WaitingForSlot == 3 },
+				10*time.Second, time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // the early ones have computed for a few quanta
+			go runSpin(tc.late, "late")
+			first := <-order
+			for range 4 {
+				<-order
+			}
+			if tc.lateEndsFirst {
+				require.Equal(t, "late", first, "the other tenant's computation had half the slot")
+			} else {
+				require.Equal(t, "early", first, "the late computation had a fifth of the slot")
+			}
+		})
+	}
+}
