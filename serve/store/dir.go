@@ -79,7 +79,7 @@ func writeEntry[T any](path string, e dirEntry[T]) error {
 	return nil
 }
 
-func (d *Dir) recordPath(id string) string { return filepath.Join(d.root, "records", id+".json") }
+func (d *Dir) recordPath(id string) string  { return filepath.Join(d.root, "records", id+".json") }
 func (d *Dir) leasePath(node string) string { return filepath.Join(d.root, "leases", node+".json") }
 
 // Create implements Store.
