@@ -48,6 +48,7 @@ type cluster struct {
 	owned   map[string]*owned
 	healthy error // the last lease renewal's error
 
+	evictions chan string // ids of settled executions to delete, bounded
 	sub       *nats.Subscription
 	answers   chan struct{} // bounds the owner-side answers in flight
 	stop      chan struct{}
@@ -60,11 +61,16 @@ type cluster struct {
 // (each may wait up to server.max_wait_ms); past it they get 503.
 const maxAnswers = 256
 
+// maxEvictions bounds the record deletions waiting to be written; past
+// it a record evicted over server.max_retained stays until its TTL.
+const maxEvictions = 1024
+
 func newCluster(ctx context.Context, s *Server) (*cluster, error) {
 	sc := s.cfg.Store
 	records, snapshots, events, work, subject := sc.names()
 	c := &cluster{s: s, node: s.cfg.node(), lease: s.cfg.lease(), events: events, work: work, subject: subject,
-		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{})}
+		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
+		evictions: make(chan string, maxEvictions)}
 	c.liveTTL = ceiling(s.cfg.Tenants).WallTime + s.cfg.retention()
 	switch sc.Kind {
 	case storeDir:
@@ -141,8 +147,12 @@ func (c *cluster) join(ctx context.Context) error {
 		}
 		c.sub = sub
 	}
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.leaseLoop()
+	go c.evictLoop()
+	c.s.table.mu.Lock()
+	c.s.table.evicted = c.evicted
+	c.s.table.mu.Unlock()
 	if c.s.cfg.Overflow {
 		if err := c.startWorker(ctx); err != nil {
 			return err
@@ -178,6 +188,30 @@ func (c *cluster) leaseLoop() {
 			c.reapExpired(ctx)
 		}
 		cancel()
+	}
+}
+
+// evicted queues the deletion of an evicted execution's record.
+func (c *cluster) evicted(id string) {
+	select {
+	case c.evictions <- id:
+	default:
+	}
+}
+
+func (c *cluster) evictLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case id := <-c.evictions:
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			if err := c.st.Delete(ctx, id); err != nil {
+				c.s.log.Warn("deleting an evicted execution's record failed (it expires at its TTL)", "execution", id, "error", err.Error())
+			}
+			cancel()
+		}
 	}
 }
 

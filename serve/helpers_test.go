@@ -82,6 +82,7 @@ func newServer(t *testing.T, edit func(*serve.Config)) *testServer {
 			{Name: "native", KeySHA256: sum(keyN), Mode: "native"},
 		},
 	}
+	withTestStore(t, cfg)
 	if edit != nil {
 		edit(cfg)
 	}

@@ -139,6 +139,19 @@ func (d *Dir) Update(_ context.Context, r Record) (uint64, error) {
 	return rev, writeEntry(d.recordPath(r.ID), dirEntry[Record]{rev, r})
 }
 
+// Delete implements Store.
+func (d *Dir) Delete(_ context.Context, id string) error {
+	if checkName("record id", id) != nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := os.Remove(d.recordPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
 // List implements Store; it removes the files of expired records.
 func (d *Dir) List(_ context.Context) ([]Record, error) {
 	d.mu.Lock()

@@ -65,6 +65,14 @@ func (m *Memory) Update(_ context.Context, r Record) (uint64, error) {
 	return r.Revision, nil
 }
 
+// Delete implements Store.
+func (m *Memory) Delete(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.records, id)
+	return nil
+}
+
 // List implements Store.
 func (m *Memory) List(_ context.Context) ([]Record, error) {
 	m.mu.Lock()

@@ -235,6 +235,14 @@ func isWrongLastSequence(err error) bool {
 	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == 10164)
 }
 
+// Delete implements Store (a purge: no history is kept).
+func (n *NATS) Delete(ctx context.Context, id string) error {
+	if checkName("record id", id) != nil {
+		return nil
+	}
+	return n.wrap(n.kv.Purge(ctx, recordKey+id))
+}
+
 // List implements Store.
 func (n *NATS) List(ctx context.Context) ([]Record, error) {
 	keys, err := n.keys(ctx, recordKey)

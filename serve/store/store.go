@@ -72,6 +72,9 @@ type Store interface {
 	// revision (ErrConflict otherwise, ErrNotFound if it is gone) and
 	// returns the new revision.
 	Update(ctx context.Context, r Record) (uint64, error)
+	// Delete removes a record (none is not an error): a settled execution
+	// its node evicted over server.max_retained.
+	Delete(ctx context.Context, id string) error
 	// List returns every record not past its expiry.
 	List(ctx context.Context) ([]Record, error)
 	// RenewLease writes node's lease, valid until until.
