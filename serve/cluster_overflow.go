@@ -50,6 +50,18 @@ func (c *cluster) enqueue(ctx context.Context, t *tenant, body []byte) (json.Raw
 	return st, nil
 }
 
+// decodeWorkItem decodes and checks a work-queue message.
+func decodeWorkItem(data []byte) (workItem, error) {
+	var item workItem
+	if err := json.Unmarshal(data, &item); err != nil {
+		return item, fmt.Errorf("a work item that is not JSON: %w", err)
+	}
+	if item.ID == "" || item.Tenant == "" || len(item.Body) == 0 {
+		return item, errors.New("a work item without id, tenant or body")
+	}
+	return item, nil
+}
+
 // startWorker starts the loop that takes queued executions while this
 // node has a free slot.
 func (c *cluster) startWorker(ctx context.Context) error {
@@ -107,9 +119,9 @@ func (c *cluster) workLoop(cons jetstream.Consumer) {
 func (c *cluster) take(m jetstream.Msg) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	var item workItem
-	if err := json.Unmarshal(m.Data(), &item); err != nil {
-		c.s.log.Warn("a work item that is not JSON: dropped", "error", err.Error())
+	item, err := decodeWorkItem(m.Data())
+	if err != nil {
+		c.s.log.Warn("a bad work item: dropped", "error", err.Error())
 		_ = m.Term()
 		return
 	}

@@ -51,10 +51,25 @@ func (c *cluster) onRequest(m *nats.Msg) {
 	}()
 }
 
-func (c *cluster) answer(data []byte) nodeReply {
+// decodeNodeRequest decodes and checks a forwarded request.
+func decodeNodeRequest(data []byte) (nodeRequest, error) {
 	var req nodeRequest
 	if err := json.Unmarshal(data, &req); err != nil {
-		e := errorf(http.StatusBadRequest, CodeBadRequest, "a forwarded request that is not JSON: %v", err)
+		return req, fmt.Errorf("a forwarded request that is not JSON: %w", err)
+	}
+	if req.Op != opCancel && req.Op != opResults {
+		return req, fmt.Errorf("a forwarded request with op %q: want cancel or results", req.Op)
+	}
+	if req.ID == "" || req.Tenant == "" {
+		return req, errors.New("a forwarded request without id or tenant")
+	}
+	return req, nil
+}
+
+func (c *cluster) answer(data []byte) nodeReply {
+	req, err := decodeNodeRequest(data)
+	if err != nil {
+		e := errorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
 		return nodeReply{Status: e.status, Body: envelope(e)}
 	}
 	x := c.s.table.get(req.Tenant, req.ID)
@@ -73,12 +88,9 @@ func (c *cluster) answer(data []byte) nodeReply {
 		}
 		x.cancelRun()
 		st = x.waitSettled(ctx, c.s.cfg.maxWait())
-	case opResults:
+	default: // opResults
 		x.deliver(req.Results)
 		st = x.wait(ctx, c.s.cfg.maxWait())
-	default:
-		e := errorf(http.StatusBadRequest, CodeBadRequest, "a forwarded request with op %q: want cancel or results", req.Op)
-		return nodeReply{Status: e.status, Body: envelope(e)}
 	}
 	if err := c.persistNow(x); err != nil {
 		e := storeUnavailable(err)
