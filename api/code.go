@@ -27,4 +27,8 @@ const (
 	// CodeBusy is retryable: the executor is at capacity; retry later.
 	// Nothing ran, so the same call may be sent again as it is.
 	CodeBusy Code = "BUSY"
+	// CodeNodeLost is retryable: the ptcx serve node running the execution
+	// stopped (its lease in the cluster's store expired) before it settled,
+	// and its program state was not saved; running it again may succeed.
+	CodeNodeLost Code = "NODE_LOST"
 )

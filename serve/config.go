@@ -52,9 +52,19 @@ type Config struct {
 	// Workspace, when set, is a root directory: each tenant gets its own
 	// subdirectory (created) with the built-in workspace tools confined to it.
 	Workspace string `json:"workspace,omitempty" yaml:"workspace,omitempty"`
-	// Store is where pending executions live. Absent or {"kind":"memory"}:
-	// in memory, held live (the only kind until suspend-to-bytes lands).
+	// Store is where execution records live (see StoreConfig). Absent or
+	// "memory": in this process only; pending executions are held live
+	// (until suspend-to-bytes lands) whatever the store.
 	Store *StoreConfig `json:"store,omitempty" yaml:"store,omitempty"`
+	// Node names this node in the store (default: the host name and pid).
+	Node string `json:"node,omitempty" yaml:"node,omitempty"`
+	// Lease is how long this node's claim on its executions lasts without
+	// renewal, a Go duration in [1s, 5m] (default 10s).
+	Lease string `json:"lease,omitempty" yaml:"lease,omitempty"`
+	// Overflow, with a nats store, hands new executions this node has no
+	// slot for (server.max_executions) to the cluster's work queue instead
+	// of answering 429 (default false).
+	Overflow bool `json:"overflow,omitempty" yaml:"overflow,omitempty"`
 	// TLS, when set, serves HTTPS with this certificate and key.
 	TLS *TLSConfig `json:"tls,omitempty" yaml:"tls,omitempty"`
 	// LogPrograms puts program text into the logs (default false: never).
@@ -65,11 +75,6 @@ type Config struct {
 	Tenants []TenantConfig `json:"tenants" yaml:"tenants"`
 
 	dir string // the config file's directory, for relative paths
-}
-
-// StoreConfig names where pending executions live.
-type StoreConfig struct {
-	Kind string `json:"kind" yaml:"kind"`
 }
 
 // TLSConfig is a certificate and its key, PEM files.
@@ -161,7 +166,10 @@ func (l RunLimits) api() api.Limits {
 	}
 }
 
-var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+var (
+	tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	nodeName   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+)
 
 // LoadConfig reads and validates a config file. Errors name the file, the
 // line where the decoder gives one, and the field.
@@ -212,8 +220,13 @@ func (c *Config) validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("field listen: %q is not host:port: %w", c.Listen, err)
 	}
-	if c.Store != nil && c.Store.Kind != storeMemory {
-		return fmt.Errorf("field store.kind: %q is not supported: only %q (pending executions held live) until suspend-to-bytes lands", c.Store.Kind, storeMemory)
+	if c.Store != nil {
+		if err := c.Store.validate(); err != nil {
+			return err
+		}
+	}
+	if err := c.validateCluster(); err != nil {
+		return err
 	}
 	if c.TLS != nil && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
 		return errors.New("field tls: cert_file and key_file are both required")

@@ -15,8 +15,9 @@ const sseKeepAlive = 15 * time.Second
 // event after Last-Event-ID (header, or the last_event_id query parameter),
 // then new ones as they happen, ending after the done event.
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
-	x := s.execution(w, r, t)
-	if x == nil {
+	x := s.table.get(t.name, r.PathValue("id"))
+	if x == nil && s.cluster == nil {
+		writeError(w, notFound(r.PathValue("id")))
 		return
 	}
 	after := 0
@@ -30,6 +31,14 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
 			return
 		}
 		after = n
+	}
+	if x == nil {
+		if _, herr := s.cluster.record(r.Context(), t.name, r.PathValue("id")); herr != nil {
+			writeError(w, herr)
+			return
+		}
+		s.cluster.remoteEvents(w, r, r.PathValue("id"), after)
+		return
 	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -121,6 +121,15 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		return
 	}
 	x, herr := s.start(t, req, body)
+	if herr != nil && herr.body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
+		st, qerr := s.cluster.enqueue(r.Context(), t, body)
+		if qerr != nil {
+			writeError(w, qerr)
+			return
+		}
+		writeRaw(w, http.StatusOK, st)
+		return
+	}
 	if herr != nil {
 		if herr.body.Reason != "" {
 			s.metrics.rejections.WithLabelValues(t.name, herr.body.Reason).Inc()
@@ -128,11 +137,33 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		writeError(w, herr)
 		return
 	}
+	if s.cluster != nil {
+		if err := s.cluster.adopt(r.Context(), x); err != nil {
+			x.cancelRun()
+			writeError(w, storeUnavailable(err))
+			return
+		}
+	}
 	st := x.state()
 	if req.Wait == nil || *req.Wait {
 		st = x.wait(r.Context(), s.cfg.maxWait())
 	}
+	if herr := s.persist(x); herr != nil {
+		writeError(w, herr)
+		return
+	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// persist writes x's record, in a cluster, before its state is answered.
+func (s *Server) persist(x *execution) *httpError {
+	if s.cluster == nil {
+		return nil
+	}
+	if err := s.cluster.persistNow(x); err != nil {
+		return storeUnavailable(err)
+	}
+	return nil
 }
 
 func (s *Server) execution(w http.ResponseWriter, r *http.Request, t *tenant) *execution {
@@ -145,6 +176,15 @@ func (s *Server) execution(w http.ResponseWriter, r *http.Request, t *tenant) *e
 }
 
 func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
+	if s.cluster != nil && s.table.get(t.name, r.PathValue("id")) == nil {
+		st, herr := s.cluster.remoteState(r.Context(), t.name, r.PathValue("id"), r.URL.Query().Get("wait") == "true")
+		if herr != nil {
+			writeError(w, herr)
+			return
+		}
+		writeRaw(w, http.StatusOK, st)
+		return
+	}
 	if x := s.execution(w, r, t); x != nil {
 		st := x.state()
 		if r.URL.Query().Get("wait") == "true" {
@@ -155,6 +195,10 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant)
 }
 
 func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
+	if s.cluster != nil && s.table.get(t.name, r.PathValue("id")) == nil {
+		s.cluster.forward(r.Context(), w, nodeRequest{Op: opCancel, Tenant: t.name, ID: r.PathValue("id")})
+		return
+	}
 	x := s.execution(w, r, t)
 	if x == nil {
 		return
@@ -164,7 +208,12 @@ func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tena
 		return
 	}
 	x.cancelRun()
-	writeJSON(w, http.StatusOK, x.waitSettled(r.Context(), s.cfg.maxWait()))
+	st := x.waitSettled(r.Context(), s.cfg.maxWait())
+	if herr := s.persist(x); herr != nil {
+		writeError(w, herr)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tenant) {
@@ -178,12 +227,21 @@ func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tena
 		writeError(w, badRequest("the tool results", err))
 		return
 	}
+	if s.cluster != nil && s.table.get(t.name, r.PathValue("id")) == nil {
+		s.cluster.forward(r.Context(), w, nodeRequest{Op: opResults, Tenant: t.name, ID: r.PathValue("id"), Results: req.Results})
+		return
+	}
 	x := s.execution(w, r, t)
 	if x == nil {
 		return
 	}
 	x.deliver(req.Results)
-	writeJSON(w, http.StatusOK, x.wait(r.Context(), s.cfg.maxWait()))
+	st := x.wait(r.Context(), s.cfg.maxWait())
+	if herr := s.persist(x); herr != nil {
+		writeError(w, herr)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) postCall(w http.ResponseWriter, r *http.Request, t *tenant) {
@@ -264,10 +322,16 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
 		writeError(w, errorf(http.StatusServiceUnavailable, CodeDraining, "draining: not accepting new work"))
 		return
+	}
+	if s.cluster != nil {
+		if err := s.cluster.ready(r.Context()); err != nil {
+			writeError(w, storeUnavailable(err))
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }

@@ -89,6 +89,7 @@ func newServerOn(t *testing.T, rt executor.CodeRuntime, edit func(*serve.Config)
 			{Name: "native", KeySHA256: sum(keyN), Mode: "native"},
 		},
 	}
+	withTestStore(t, cfg)
 	if edit != nil {
 		edit(cfg)
 	}

@@ -39,6 +39,7 @@ type Server struct {
 	pending pendingStore
 	metrics *metrics
 	handler http.Handler
+	cluster *cluster // nil without a store shared beyond this process
 
 	draining atomic.Bool
 	running  sync.WaitGroup // execution goroutines
@@ -83,6 +84,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		s.tenants = append(s.tenants, t)
+	}
+	if cfg.Store != nil && cfg.Store.Kind != storeMemory {
+		c, err := newCluster(ctx, s)
+		if err != nil {
+			_ = s.Close(ctx)
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		s.cluster = c
 	}
 	s.handler = s.routes()
 	go s.sweep()
@@ -189,6 +198,9 @@ func (s *Server) Close(ctx context.Context) error {
 		x.cancelRun()
 	}
 	s.running.Wait()
+	if s.cluster != nil {
+		s.cluster.close()
+	}
 	for _, t := range s.tenants {
 		t.close()
 	}

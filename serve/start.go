@@ -12,6 +12,11 @@ import (
 // start admits and starts an execution, or returns the earlier one of the
 // same idempotency key.
 func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*execution, *httpError) {
+	return s.startID(newID(), t, req, body)
+}
+
+// startID is start with the execution's id given (a queued one's).
+func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byte) (*execution, *httpError) {
 	if req.Scope != "" {
 		if _, err := t.exec.Registry().Mode(req.Scope); err != nil {
 			return nil, badRequest("field scope", err)
@@ -21,7 +26,7 @@ func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*executio
 	if err != nil {
 		return nil, badRequest("the execution request", err)
 	}
-	x := newExecution(newID(), t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
+	x := newExecution(id, t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
 	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil {
 		return s.same(prev, x)
 	}

@@ -18,6 +18,9 @@ type table struct {
 	live        int
 	retention   time.Duration
 	maxRetained int
+	// evicted, when set, hears of each execution forgotten (called with
+	// the lock held: it must not block).
+	evicted func(id string)
 }
 
 func newTable(retention time.Duration, maxRetained int) *table {
@@ -96,6 +99,9 @@ func (t *table) evictLocked(name string, now time.Time) {
 
 func (t *table) forgetLocked(x *execution) {
 	delete(t.byID, x.id)
+	if t.evicted != nil {
+		t.evicted(x.id)
+	}
 	if x.key != "" && t.byKey[x.tenant.name+"\x00"+x.key] == x {
 		delete(t.byKey, x.tenant.name+"\x00"+x.key)
 	}

@@ -1,0 +1,353 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// CodeStoreUnavailable is the HTTP-level code of a request that needed
+// the cluster's store when it could not be used (503, and /readyz), and
+// CodeOwnerUnavailable of one that needed the execution's owner node while
+// it does not answer and its lease has not expired yet (503 with the
+// Retry-After of the lease's expiry).
+const (
+	CodeStoreUnavailable = "STORE_UNAVAILABLE"
+	CodeOwnerUnavailable = "OWNER_UNAVAILABLE"
+)
+
+// cluster is a Server's share in a store: it writes the records of the
+// executions this node owns, renews this node's lease, fails the running
+// executions of nodes whose lease expired, answers other nodes' requests
+// for its executions and, with NATS, publishes events and serves the
+// overflow queue. A Server without a store (memory) has none, and pays
+// nothing for it.
+type cluster struct {
+	s       *Server
+	st      store.Store
+	nc      *nats.Conn          // nil for the dir store
+	js      jetstream.JetStream // nil for the dir store
+	node    string
+	lease   time.Duration
+	liveTTL time.Duration // a live record's lifetime between writes
+	events  string        // the events stream
+	work    string        // the work-queue stream
+	subject string        // the subject prefix
+
+	mu      sync.Mutex
+	owned   map[string]*owned
+	healthy error // the last lease renewal's error
+
+	evictions chan string // ids of settled executions to delete, bounded
+	sub       *nats.Subscription
+	answers   chan struct{} // bounds the owner-side answers in flight
+	stop      chan struct{}
+	stopOnce  sync.Once
+	wg        sync.WaitGroup // the loops
+	followers sync.WaitGroup // one per owned execution
+}
+
+// maxAnswers bounds the other nodes' requests one node answers at once
+// (each may wait up to server.max_wait_ms); past it they get 503.
+const maxAnswers = 256
+
+// maxEvictions bounds the record deletions waiting to be written; past
+// it a record evicted over server.max_retained stays until its TTL.
+const maxEvictions = 1024
+
+func newCluster(ctx context.Context, s *Server) (*cluster, error) {
+	sc := s.cfg.Store
+	records, snapshots, events, work, subject := sc.names()
+	c := &cluster{s: s, node: s.cfg.node(), lease: s.cfg.lease(), events: events, work: work, subject: subject,
+		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
+		evictions: make(chan string, maxEvictions)}
+	c.liveTTL = ceiling(s.cfg.Tenants).WallTime + s.cfg.retention()
+	switch sc.Kind {
+	case storeDir:
+		d, err := store.OpenDir(s.cfg.resolve(sc.Path))
+		if err != nil {
+			return nil, fmt.Errorf("field store.path: %w", err)
+		}
+		c.st = d
+	case storeNATS:
+		n, err := store.OpenNATS(ctx, store.NATSConfig{URL: sc.URL, Credentials: s.cfg.resolve(sc.Credentials),
+			User: sc.User, Password: sc.Password, Token: sc.Token, Name: "ptcx-" + c.node,
+			RecordsBucket: records, SnapshotsBucket: snapshots, BindOnly: sc.BindOnly})
+		if err != nil {
+			return nil, fmt.Errorf("field store: %w", err)
+		}
+		c.st, c.nc, c.js = n, n.Conn(), n.JetStream()
+		if err := c.streams(ctx, sc.BindOnly); err != nil {
+			_ = n.Close()
+			return nil, fmt.Errorf("field store: %w", err)
+		}
+	}
+	if err := c.join(ctx); err != nil {
+		_ = c.st.Close()
+		return nil, fmt.Errorf("field store: %w", err)
+	}
+	return c, nil
+}
+
+// streams binds or creates the events stream and, with overflow, the
+// work queue.
+func (c *cluster) streams(ctx context.Context, bindOnly bool) error {
+	want := []jetstream.StreamConfig{{
+		Name: c.events, Description: "ptcx serve: execution events, one subject per execution",
+		Subjects: []string{c.subject + ".events.>"}, MaxAge: c.liveTTL, Storage: jetstream.FileStorage,
+		Duplicates: time.Minute,
+	}}
+	if c.s.cfg.Overflow {
+		want = append(want, jetstream.StreamConfig{
+			Name: c.work, Description: "ptcx serve: executions waiting for a node with a free slot",
+			Subjects: []string{c.subject + ".work"}, Retention: jetstream.WorkQueuePolicy, MaxAge: c.liveTTL,
+			Storage: jetstream.FileStorage,
+		})
+	}
+	for _, cfg := range want {
+		var err error
+		if bindOnly {
+			_, err = c.js.Stream(ctx, cfg.Name)
+		} else {
+			_, err = c.js.CreateOrUpdateStream(ctx, cfg)
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: the JetStream stream %q does not exist: create it, or drop store.bind_only to let ptcx create it", store.ErrUnavailable, cfg.Name)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: the JetStream stream %q: %w", store.ErrUnavailable, cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// join fails what an earlier life of this node left running, takes the
+// lease, subscribes to requests for this node, and starts the loops.
+func (c *cluster) join(ctx context.Context) error {
+	if err := c.reap(ctx, store.Lease{Node: c.node}, "restarted"); err != nil {
+		return err
+	}
+	if err := c.st.RenewLease(ctx, c.node, time.Now().Add(c.lease)); err != nil {
+		return err
+	}
+	if c.nc != nil {
+		sub, err := c.nc.Subscribe(c.nodeSubject(c.node), c.onRequest)
+		if err != nil {
+			return fmt.Errorf("%w: subscribing to %s: %w", store.ErrUnavailable, c.nodeSubject(c.node), err)
+		}
+		c.sub = sub
+	}
+	c.wg.Add(2)
+	go c.leaseLoop()
+	go c.evictLoop()
+	c.s.table.mu.Lock()
+	c.s.table.evicted = c.evicted
+	c.s.table.mu.Unlock()
+	if c.s.cfg.Overflow {
+		if err := c.startWorker(ctx); err != nil {
+			return err
+		}
+	}
+	c.s.log.Info("joined the cluster", "node", c.node, "store", c.s.cfg.Store.Kind, "lease_ms", c.lease.Milliseconds(), "overflow", c.s.cfg.Overflow)
+	return nil
+}
+
+func (c *cluster) nodeSubject(node string) string { return c.subject + ".node." + node }
+func (c *cluster) eventSubject(id string) string  { return c.subject + ".events." + id }
+
+// leaseLoop renews the lease three times per lease and reaps the nodes
+// whose lease expired.
+func (c *cluster) leaseLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.lease/3)
+		err := c.st.RenewLease(ctx, c.node, time.Now().Add(c.lease))
+		c.mu.Lock()
+		c.healthy = err
+		c.mu.Unlock()
+		if err != nil {
+			c.s.log.Warn("lease renewal failed", "node", c.node, "error", err.Error())
+		} else {
+			c.reapExpired(ctx)
+		}
+		cancel()
+	}
+}
+
+// evicted queues the deletion of an evicted execution's record.
+func (c *cluster) evicted(id string) {
+	select {
+	case c.evictions <- id:
+	default:
+	}
+}
+
+func (c *cluster) evictLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case id := <-c.evictions:
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			if err := c.st.Delete(ctx, id); err != nil {
+				c.s.log.Warn("deleting an evicted execution's record failed (it expires at its TTL)", "execution", id, "error", err.Error())
+			}
+			cancel()
+		}
+	}
+}
+
+// reapExpired reaps every other node whose lease has expired.
+func (c *cluster) reapExpired(ctx context.Context) {
+	leases, err := c.st.Leases(ctx)
+	if err != nil {
+		c.s.log.Warn("listing leases failed", "error", err.Error())
+		return
+	}
+	now := time.Now()
+	for _, l := range leases {
+		if l.Node == c.node || !l.Expired(now) {
+			continue
+		}
+		if err := c.reap(ctx, l, "stopped renewing its lease"); err != nil {
+			c.s.log.Warn("reaping a lost node failed", "node", l.Node, "error", err.Error())
+			continue
+		}
+		if err := c.st.DropLease(ctx, l); err != nil && !errors.Is(err, store.ErrConflict) {
+			c.s.log.Warn("dropping a lost node's lease failed", "node", l.Node, "error", err.Error())
+		}
+	}
+}
+
+// reap fails every unsettled execution l.Node owns, each by a
+// revision-checked update (a record another node reaped or its owner
+// settled first is left as it is).
+func (c *cluster) reap(ctx context.Context, l store.Lease, why string) error {
+	recs, err := c.st.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed {
+			continue
+		}
+		if l.Node == c.node && c.s.table.lookup(r.ID) != nil {
+			continue
+		}
+		if err := c.fail(ctx, r, api.CodeNodeLost, fmt.Sprintf(
+			"node %s, which was running this execution, %s before it settled; its program state was not saved (moving a live execution between nodes needs suspend-to-bytes): run it again", l.Node, why)); err != nil && !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		c.s.log.Warn("execution failed: its node was lost", "execution", r.ID, "tenant", r.Tenant, "node", l.Node, "status", r.Status)
+	}
+	return nil
+}
+
+// fail settles a record as failed with code, revision-checked, and ends
+// its event stream.
+func (c *cluster) fail(ctx context.Context, r store.Record, code api.Code, msg string) error {
+	st := ExecutionState{ID: r.ID, Status: StatusFailed, Error: &ErrorBody{Code: string(code), Message: msg}}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	r.Status, r.State, r.Pending = StatusFailed, b, nil
+	r.ExpiresAt = time.Now().Add(c.s.cfg.retention())
+	if _, err := c.st.Update(ctx, r); err != nil {
+		return err
+	}
+	c.endEvents(ctx, r.ID, st)
+	return nil
+}
+
+// ready is nil when the store is usable and the last renewal worked.
+func (c *cluster) ready(ctx context.Context) error {
+	if err := c.st.Check(ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.healthy
+}
+
+// close stops the loops, waits for the records being written, leaves the
+// cluster (dropping the lease, so no one reaps what settled) and closes
+// the store.
+func (c *cluster) close() {
+	c.stopOnce.Do(func() {
+		if c.sub != nil {
+			_ = c.sub.Drain()
+		}
+		waitAtMost(&c.followers, 10*time.Second)
+		close(c.stop)
+		if c.sub != nil {
+			_ = c.sub.Unsubscribe()
+		}
+		c.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if ls, err := c.st.Leases(ctx); err == nil {
+			for _, l := range ls {
+				if l.Node == c.node {
+					_ = c.st.DropLease(ctx, l)
+				}
+			}
+		}
+		_ = c.st.Close()
+	})
+}
+
+// crash stops the node's part in the cluster at once, as a killed
+// process would: no more renewals, writes or answers.
+func (c *cluster) crash() {
+	c.stopOnce.Do(func() {
+		close(c.stop)
+		_ = c.st.Close()
+	})
+}
+
+// waitAtMost waits for wg, or d.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+func storeUnavailable(err error) *httpError {
+	e := errorf(http.StatusServiceUnavailable, CodeStoreUnavailable, "the cluster's store: %v", err)
+	e.retryAfter = DefaultRetryAfter
+	return e
+}
+
+// tenantNamed returns the tenant of that name, nil for none.
+func (s *Server) tenantNamed(name string) *tenant {
+	for _, t := range s.tenants {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// The overflow queue's bounds: a queued execution is offered to nodes at
+// most workMaxDeliver times, workRetry apart when the taker had no slot
+// for its tenant, and fails with BUSY after that.
+const (
+	workMaxDeliver = 60
+	workRetry      = 500 * time.Millisecond
+	workAckWait    = 30 * time.Second
+	workConsumer   = "ptcx-workers"
+)
+
+// workItem is one queued execution: its id (its record is in the store,
+// owner ""), its tenant and its request body as the client sent it.
+type workItem struct {
+	ID     string          `json:"id"`
+	Tenant string          `json:"tenant"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// enqueue hands an execution this node has no slot for to the work
+// queue: its record first (so that any node can answer for it), then the
+// message. The answer is its state: running, with no owner yet.
+func (c *cluster) enqueue(ctx context.Context, t *tenant, body []byte) (json.RawMessage, *httpError) {
+	id := newID()
+	st, _ := json.Marshal(ExecutionState{ID: id, Status: StatusRunning})
+	rec := store.Record{ID: id, Tenant: t.name, Status: StatusRunning, State: st, ExpiresAt: time.Now().Add(c.liveTTL)}
+	if _, err := c.st.Create(ctx, rec); err != nil {
+		return nil, storeUnavailable(err)
+	}
+	b, _ := json.Marshal(workItem{ID: id, Tenant: t.name, Body: body})
+	if _, err := c.js.Publish(ctx, c.subject+".work", b, jetstream.WithMsgID(id)); err != nil {
+		return nil, storeUnavailable(err)
+	}
+	c.s.log.Info("execution queued for another node", "execution", id, "tenant", t.name, "node", c.node)
+	return st, nil
+}
+
+// decodeWorkItem decodes and checks a work-queue message.
+func decodeWorkItem(data []byte) (workItem, error) {
+	var item workItem
+	if err := json.Unmarshal(data, &item); err != nil {
+		return item, fmt.Errorf("a work item that is not JSON: %w", err)
+	}
+	if item.ID == "" || item.Tenant == "" || len(item.Body) == 0 {
+		return item, errors.New("a work item without id, tenant or body")
+	}
+	return item, nil
+}
+
+// startWorker starts the loop that takes queued executions while this
+// node has a free slot.
+func (c *cluster) startWorker(ctx context.Context) error {
+	cfg := jetstream.ConsumerConfig{
+		Durable: workConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: workAckWait,
+		MaxDeliver: workMaxDeliver, FilterSubject: c.subject + ".work",
+	}
+	var cons jetstream.Consumer
+	var err error
+	if c.s.cfg.Store.BindOnly {
+		cons, err = c.js.Consumer(ctx, c.work, workConsumer)
+	} else {
+		cons, err = c.js.CreateOrUpdateConsumer(ctx, c.work, cfg)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: the work queue's consumer %q on stream %q: %w", store.ErrUnavailable, workConsumer, c.work, err)
+	}
+	c.wg.Add(1)
+	go c.workLoop(cons)
+	return nil
+}
+
+func (c *cluster) workLoop(cons jetstream.Consumer) {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		default:
+		}
+		if c.s.draining.Load() || c.s.table.liveCount() >= c.s.cfg.maxExecutions() {
+			select {
+			case <-c.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			select {
+			case <-c.stop:
+				return
+			case <-time.After(workRetry):
+			}
+			continue
+		}
+		for m := range batch.Messages() {
+			c.take(m)
+		}
+	}
+}
+
+// take starts one queued execution here, or gives it back.
+func (c *cluster) take(m jetstream.Msg) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	item, err := decodeWorkItem(m.Data())
+	if err != nil {
+		c.s.log.Warn("a bad work item: dropped", "error", err.Error())
+		_ = m.Term()
+		return
+	}
+	rec, err := c.st.Get(ctx, item.ID)
+	if err != nil || rec.Owner != "" || rec.Status != StatusRunning {
+		_ = m.Ack() // cancelled, expired or taken meanwhile
+		return
+	}
+	t := c.s.tenantNamed(item.Tenant)
+	req, derr := DecodeExecutionRequest(item.Body)
+	if t == nil || derr != nil {
+		_ = c.fail(ctx, rec, api.CodeInternal, fmt.Sprintf("the queued execution could not be started: tenant %q or its request is unknown to node %s", item.Tenant, c.node))
+		_ = m.Term()
+		return
+	}
+	x, herr := c.s.startID(item.ID, t, req, item.Body)
+	if herr != nil {
+		c.giveBack(ctx, m, rec, herr)
+		return
+	}
+	if err := c.adopt(ctx, x); err != nil {
+		c.s.log.Warn("claiming a queued execution failed: cancelled here", "execution", x.id, "error", err.Error())
+		x.cancelRun()
+	}
+	_ = m.Ack()
+}
+
+// giveBack returns a work item this node could not start (a tenant
+// quota): redelivered workRetry later, failed with BUSY after the last
+// delivery.
+func (c *cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httpError) {
+	md, err := m.Metadata()
+	if herr.status != http.StatusTooManyRequests || (err == nil && md.NumDelivered >= workMaxDeliver) {
+		_ = c.fail(ctx, rec, api.CodeBusy, fmt.Sprintf("no node could start the queued execution (%d tries): %s; retry later", workMaxDeliver, herr.body.Message))
+		_ = m.Term()
+		return
+	}
+	_ = m.NakWithDelay(workRetry)
+}
+
+// forwardQueued answers a DELETE or tool_results for an execution still
+// in the queue: a cancel fails its record (the taker then drops it); it
+// has no pending calls to answer.
+func (c *cluster) forwardQueued(ctx context.Context, w http.ResponseWriter, req nodeRequest, r store.Record) {
+	if req.Op != opCancel {
+		writeRaw(w, http.StatusOK, r.State)
+		return
+	}
+	err := c.fail(ctx, r, api.CodeAborted, "cancelled (DELETE) while queued for a node with a free slot")
+	if errors.Is(err, store.ErrConflict) {
+		c.forward(ctx, w, req) // taken meanwhile: ask its new owner
+		return
+	}
+	if err != nil {
+		writeError(w, storeUnavailable(err))
+		return
+	}
+	now, herr := c.record(ctx, r.Tenant, r.ID)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	writeRaw(w, http.StatusOK, now.State)
+}

@@ -1,0 +1,213 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// owned is the record of an execution this node owns: the revision it
+// last wrote and what it wrote, so that an unchanged state is not
+// rewritten; lost once another node overwrote it.
+type owned struct {
+	mu   chanMutex
+	rev  uint64
+	last []byte
+	lost bool
+}
+
+// chanMutex is a mutex a writer can give up waiting for (on c.stop).
+type chanMutex chan struct{}
+
+func (m chanMutex) lock()   { m <- struct{}{} }
+func (m chanMutex) unlock() { <-m }
+
+// storeTimeout bounds one write of a record.
+const storeTimeout = 5 * time.Second
+
+// adopt writes x's first record, or claims the record a queued execution
+// left (Owner ""), and starts following x: its events are published and
+// its record rewritten at every change until it settles. It is a no-op
+// for an execution adopted already (a repeated idempotency key).
+func (c *cluster) adopt(ctx context.Context, x *execution) error {
+	c.mu.Lock()
+	if _, ok := c.owned[x.id]; ok {
+		c.mu.Unlock()
+		return nil
+	}
+	o := &owned{mu: make(chanMutex, 1)}
+	c.owned[x.id] = o
+	c.mu.Unlock()
+	o.mu.lock()
+	defer o.mu.unlock()
+	rec := c.recordOf(x)
+	rev, err := c.st.Create(ctx, rec)
+	if errors.Is(err, store.ErrExists) {
+		rev, err = c.claim(ctx, rec)
+	}
+	if err != nil {
+		c.forget(x.id)
+		return err
+	}
+	o.rev, o.last = rev, rec.State
+	c.followers.Add(1)
+	go c.follow(x, o)
+	return nil
+}
+
+// claim takes over the record of a queued execution (revision-checked),
+// or accepts it when this node claimed it already.
+func (c *cluster) claim(ctx context.Context, rec store.Record) (uint64, error) {
+	cur, err := c.st.Get(ctx, rec.ID)
+	if err != nil {
+		return 0, err
+	}
+	if cur.Tenant != rec.Tenant || (cur.Owner != "" && cur.Owner != c.node) {
+		return 0, fmt.Errorf("%w: execution %s is owned by node %s", store.ErrConflict, rec.ID, cur.Owner)
+	}
+	rec.Revision = cur.Revision
+	return c.st.Update(ctx, rec)
+}
+
+func (c *cluster) forget(id string) {
+	c.mu.Lock()
+	delete(c.owned, id)
+	c.mu.Unlock()
+}
+
+// recordOf is x's record as this node owns it now.
+func (c *cluster) recordOf(x *execution) store.Record {
+	st := x.state()
+	b, err := json.Marshal(st)
+	if err != nil {
+		b = []byte(`{}`)
+	}
+	r := store.Record{ID: x.id, Tenant: x.tenant.name, Owner: c.node, Status: st.Status, State: b,
+		ExpiresAt: time.Now().Add(c.liveTTL)}
+	for _, p := range st.Pending {
+		r.Pending = append(r.Pending, p.ID)
+	}
+	if st.Status == StatusCompleted || st.Status == StatusFailed {
+		r.ExpiresAt = time.Now().Add(c.s.cfg.retention())
+	}
+	return r
+}
+
+// follow publishes x's events and rewrites its record at each change,
+// ending after the settled state is written.
+func (c *cluster) follow(x *execution, o *owned) {
+	defer c.followers.Done()
+	defer c.forget(x.id)
+	after := 0
+	for {
+		events, done, changed := x.eventsAfter(after)
+		for _, e := range events {
+			c.publish(x.id, e)
+			after = e.ID
+		}
+		if err := c.persist(x, o); err != nil {
+			c.s.log.Warn("writing an execution's record failed", "execution", x.id, "error", err.Error())
+		}
+		if done && len(events) == 0 {
+			return
+		}
+		if done {
+			continue
+		}
+		select {
+		case <-changed:
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// persist writes x's record if its state changed since the last write.
+// Another node having overwritten it (it reaped this node, which it
+// believed lost) makes this node give the execution up: it is cancelled.
+func (c *cluster) persist(x *execution, o *owned) error {
+	select {
+	case o.mu <- struct{}{}:
+	case <-c.stop:
+		return nil
+	}
+	defer o.mu.unlock()
+	if o.lost {
+		return nil
+	}
+	rec := c.recordOf(x)
+	if bytes.Equal(rec.State, o.last) {
+		return nil
+	}
+	rec.Revision = o.rev
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	rev, err := c.st.Update(ctx, rec)
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		o.lost = true
+		c.s.log.Warn("execution taken over by another node: cancelled here", "execution", x.id, "node", c.node)
+		x.cancelRun()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	o.rev, o.last = rev, rec.State
+	return nil
+}
+
+// persistNow writes x's record before a handler answers (so that a
+// pending execution is in the store before its client hears of it).
+func (c *cluster) persistNow(x *execution) error {
+	c.mu.Lock()
+	o := c.owned[x.id]
+	c.mu.Unlock()
+	if o == nil {
+		return nil
+	}
+	return c.persist(x, o)
+}
+
+// publish puts one event on the execution's subject (NATS only); the
+// message id makes a repeated publish harmless.
+func (c *cluster) publish(id string, e Event) {
+	if c.js == nil {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if _, err := c.js.Publish(ctx, c.eventSubject(id), b, jetstream.WithMsgID(id+"-"+strconv.Itoa(e.ID))); err != nil {
+		c.s.log.Warn("publishing an event failed", "execution", id, "event", e.ID, "error", err.Error())
+	}
+}
+
+// endEvents publishes the done event of an execution another node
+// settled (a lost one), numbered after the last one published.
+func (c *cluster) endEvents(ctx context.Context, id string, st ExecutionState) {
+	if c.js == nil {
+		return
+	}
+	next := 1
+	if s, err := c.js.Stream(ctx, c.events); err == nil {
+		if m, err := s.GetLastMsgForSubject(ctx, c.eventSubject(id)); err == nil {
+			var last Event
+			if json.Unmarshal(m.Data, &last) == nil {
+				next = last.ID + 1
+			}
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"status": st.Status, "code": st.Error.Code})
+	c.publish(id, Event{ID: next, Type: EventDone, Data: data})
+}

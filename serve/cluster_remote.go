@@ -1,0 +1,239 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// The operations one node asks of an execution's owner.
+const (
+	opCancel  = "cancel"
+	opResults = "results"
+)
+
+// nodeRequest is what a node sends to an execution's owner on
+// SUBJECT.node.OWNER: a DELETE or a tool_results it received.
+type nodeRequest struct {
+	Op      string       `json:"op"`
+	Tenant  string       `json:"tenant"`
+	ID      string       `json:"id"`
+	Results []ToolResult `json:"results,omitempty"`
+}
+
+// nodeReply is the owner's answer: the HTTP status and body to pass on.
+type nodeReply struct {
+	Status       int             `json:"status"`
+	Body         json.RawMessage `json:"body"`
+	RetryAfterMS int64           `json:"retry_after_ms,omitempty"`
+}
+
+// onRequest answers another node's request for one of this node's
+// executions, each on its own goroutine (at most maxAnswers at once).
+func (c *cluster) onRequest(m *nats.Msg) {
+	select {
+	case c.answers <- struct{}{}:
+	default:
+		c.reply(m, nodeReply{Status: http.StatusServiceUnavailable, RetryAfterMS: DefaultRetryAfter.Milliseconds(),
+			Body: envelope(errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.node, maxAnswers))})
+		return
+	}
+	go func() {
+		defer func() { <-c.answers }()
+		c.reply(m, c.answer(m.Data))
+	}()
+}
+
+// decodeNodeRequest decodes and checks a forwarded request.
+func decodeNodeRequest(data []byte) (nodeRequest, error) {
+	var req nodeRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		return req, fmt.Errorf("a forwarded request that is not JSON: %w", err)
+	}
+	if req.Op != opCancel && req.Op != opResults {
+		return req, fmt.Errorf("a forwarded request with op %q: want cancel or results", req.Op)
+	}
+	if req.ID == "" || req.Tenant == "" {
+		return req, errors.New("a forwarded request without id or tenant")
+	}
+	return req, nil
+}
+
+func (c *cluster) answer(data []byte) nodeReply {
+	req, err := decodeNodeRequest(data)
+	if err != nil {
+		e := errorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+		return nodeReply{Status: e.status, Body: envelope(e)}
+	}
+	x := c.s.table.get(req.Tenant, req.ID)
+	if x == nil {
+		e := notFound(req.ID)
+		return nodeReply{Status: e.status, Body: envelope(e)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.maxWait())
+	defer cancel()
+	var st ExecutionState
+	switch req.Op {
+	case opCancel:
+		if x.settled() {
+			e := alreadySettled(x.id, x.state().Status)
+			return nodeReply{Status: e.status, Body: envelope(e)}
+		}
+		x.cancelRun()
+		st = x.waitSettled(ctx, c.s.cfg.maxWait())
+	default: // opResults
+		x.deliver(req.Results)
+		st = x.wait(ctx, c.s.cfg.maxWait())
+	}
+	if err := c.persistNow(x); err != nil {
+		e := storeUnavailable(err)
+		return nodeReply{Status: e.status, Body: envelope(e), RetryAfterMS: e.retryAfter.Milliseconds()}
+	}
+	b, _ := json.Marshal(st)
+	return nodeReply{Status: http.StatusOK, Body: b}
+}
+
+func (c *cluster) reply(m *nats.Msg, r nodeReply) {
+	b, _ := json.Marshal(r)
+	_ = m.Respond(b)
+}
+
+func envelope(e *httpError) json.RawMessage {
+	b, _ := json.Marshal(ErrorEnvelope{Error: e.body})
+	return b
+}
+
+// record returns tenant's execution id from the store: 404 for an
+// unknown one or another tenant's, 503 when the store fails.
+func (c *cluster) record(ctx context.Context, tenant, id string) (store.Record, *httpError) {
+	r, err := c.st.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Tenant != tenant) {
+		return store.Record{}, notFound(id)
+	}
+	if err != nil {
+		return store.Record{}, storeUnavailable(err)
+	}
+	return r, nil
+}
+
+// remoteState answers GET for an execution another node owns; with
+// wait, it re-reads the record until it is no longer running, at most
+// server.max_wait_ms.
+func (c *cluster) remoteState(ctx context.Context, tenant, id string, wait bool) (json.RawMessage, *httpError) {
+	deadline := time.Now().Add(c.s.cfg.maxWait())
+	for {
+		r, herr := c.record(ctx, tenant, id)
+		if herr != nil {
+			return nil, herr
+		}
+		if !wait || r.Status != StatusRunning || time.Now().After(deadline) {
+			return r.State, nil
+		}
+		select {
+		case <-ctx.Done():
+			return r.State, nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// forward sends a DELETE or tool_results for an execution another node
+// owns to that node and relays its answer. An owner that does not answer
+// is waited for until its lease expires (503 with Retry-After); then its
+// executions are reaped and the record's state is the answer.
+func (c *cluster) forward(ctx context.Context, w http.ResponseWriter, req nodeRequest) {
+	r, herr := c.record(ctx, req.Tenant, req.ID)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	if r.Status == StatusCompleted || r.Status == StatusFailed {
+		if req.Op == opCancel {
+			writeError(w, alreadySettled(r.ID, r.Status))
+			return
+		}
+		writeRaw(w, http.StatusOK, r.State)
+		return
+	}
+	if r.Owner == "" {
+		c.forwardQueued(ctx, w, req, r)
+		return
+	}
+	if c.nc == nil || r.Owner == c.node {
+		// Owned by this node's earlier life (a restart) or a dir store's
+		// node that is gone: nothing can answer, so it is lost.
+		c.lost(ctx, w, r)
+		return
+	}
+	b, _ := json.Marshal(req)
+	rctx, cancel := context.WithTimeout(ctx, c.s.cfg.maxWait()+5*time.Second)
+	defer cancel()
+	m, err := c.nc.RequestWithContext(rctx, c.nodeSubject(r.Owner), b)
+	if err == nil {
+		var rep nodeReply
+		if err := json.Unmarshal(m.Data, &rep); err == nil && rep.Status != 0 {
+			if rep.RetryAfterMS > 0 {
+				w.Header().Set("Retry-After", fmt.Sprint(max((rep.RetryAfterMS+999)/1000, 1)))
+			}
+			writeRaw(w, rep.Status, rep.Body)
+			return
+		}
+	}
+	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) && err != nil {
+		writeError(w, storeUnavailable(err))
+		return
+	}
+	c.ownerSilent(ctx, w, r)
+}
+
+// ownerSilent answers for an owner that did not respond: 503 until its
+// lease expires, then the execution is failed (NODE_LOST) and returned.
+func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record) {
+	leases, err := c.st.Leases(ctx)
+	if err != nil {
+		writeError(w, storeUnavailable(err))
+		return
+	}
+	for _, l := range leases {
+		if l.Node == r.Owner && !l.Expired(time.Now()) {
+			e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable,
+				"execution %s is owned by node %s, which does not answer; its lease expires at %s, after which the execution is reported failed (NODE_LOST): retry then. (Continuing a parked execution on another node needs suspend-to-bytes.)",
+				r.ID, r.Owner, l.Until.UTC().Format(time.RFC3339Nano))
+			e.retryAfter = time.Until(l.Until)
+			writeError(w, e)
+			return
+		}
+	}
+	c.lost(ctx, w, r)
+}
+
+// lost fails the execution of a node that is gone and answers its state.
+func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record) {
+	if err := c.reap(ctx, store.Lease{Node: r.Owner}, "is gone"); err != nil {
+		writeError(w, storeUnavailable(err))
+		return
+	}
+	now, herr := c.record(ctx, r.Tenant, r.ID)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	writeRaw(w, http.StatusOK, now.State)
+}
+
+func alreadySettled(id, status string) *httpError {
+	return errorf(http.StatusConflict, CodeConflict, "execution %s has settled already (%s): there is nothing to cancel", id, status)
+}
+
+func writeRaw(w http.ResponseWriter, status int, body json.RawMessage) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

@@ -1,0 +1,274 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/internal/testkit"
+	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/client"
+	"github.com/ptcx/ptcx/serve/store/storetest"
+)
+
+// newNodes serves n nodes of one cluster on a fresh embedded NATS server,
+// named n1..nN, with a 1 s lease; edit changes node i's config first.
+func newNodes(t *testing.T, n int, edit func(i int, c *serve.Config)) []*testServer {
+	t.Helper()
+	ns := storetest.NATS(t, nil)
+	out := make([]*testServer, n)
+	for i := range n {
+		out[i] = newServer(t, func(c *serve.Config) {
+			c.Store = &serve.StoreConfig{Kind: "nats", URL: ns.ClientURL()}
+			c.Node = "n" + string(rune('1'+i))
+			c.Lease = "1s"
+			if edit != nil {
+				edit(i, c)
+			}
+		})
+	}
+	return out
+}
+
+const askTwice = `const a = await tools.ask({q: "name?"}); const b = await tools.ask({q: "age?"}); return a + ":" + b`
+
+func pendingOn(t *testing.T, c *client.Client, code string) *serve.ExecutionState {
+	t.Helper()
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: code, ClientTools: []serve.ClientTool{askTool}})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
+	return st
+}
+
+func answer(id, v string) serve.ToolResult {
+	return serve.ToolResult{ID: id, OK: true, Value: json.RawMessage(`"` + v + `"`)}
+}
+
+func TestCluster_anyNodeContinuesAnExecution(t *testing.T) {
+	nodes := newNodes(t, 3, nil)
+	c1, c2, c3 := nodes[0].client(keyA), nodes[1].client(keyA), nodes[2].client(keyA)
+	st := pendingOn(t, c1, askTwice)
+
+	// Node 2 reads the record node 1 parked before answering.
+	got, err := c2.Get(ctx(t), st.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, got.Status)
+	require.Equal(t, st.Pending, got.Pending)
+
+	// Node 3 streams the events node 1 publishes, from the start.
+	var wg sync.WaitGroup
+	var events []serve.Event
+	var evErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		events, evErr = c3.Events(ctx(t), st.ID, 0)
+	}()
+
+	// Results posted to node 2 reach the owner, node 1.
+	next, err := c2.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "ada"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, next.Status)
+	require.JSONEq(t, `{"q":"age?"}`, string(next.Pending[0].Arguments))
+	done, err := c3.ToolResults(ctx(t), st.ID, answer(next.Pending[0].ID, "36"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"ada:36"`, string(done.Value))
+
+	wg.Wait()
+	require.NoError(t, evErr)
+	var types []string
+	for i, e := range events {
+		require.Equal(t, i+1, e.ID, "events in order, none lost")
+		types = append(types, e.Type)
+	}
+	require.Equal(t, []string{
+		serve.EventCallStarted, serve.EventPending, serve.EventResult, serve.EventCallFinished,
+		serve.EventCallStarted, serve.EventPending, serve.EventResult, serve.EventCallFinished, serve.EventDone,
+	}, types)
+
+	// Resumption with Last-Event-ID on yet another node.
+	rest, err := c2.Events(ctx(t), st.ID, 7)
+	require.NoError(t, err)
+	require.Len(t, rest, 2)
+	require.Equal(t, 8, rest[0].ID)
+	require.Equal(t, serve.EventDone, rest[1].Type)
+
+	// Every node answers GET with the settled state.
+	for _, c := range []*client.Client{c1, c2, c3} {
+		got, err := c.Get(ctx(t), st.ID, false)
+		require.NoError(t, err)
+		require.Equal(t, serve.StatusCompleted, got.Status)
+		require.JSONEq(t, `"ada:36"`, string(got.Value))
+	}
+}
+
+func TestCluster_otherTenantSeesNothing(t *testing.T) {
+	nodes := newNodes(t, 2, nil)
+	st := pendingOn(t, nodes[0].client(keyA), askTwice)
+	b := nodes[1].client(keyB)
+	_, err := b.Get(ctx(t), st.ID, false)
+	require.Equal(t, http.StatusNotFound, apiErr(t, err).Status)
+	_, err = b.Cancel(ctx(t), st.ID)
+	require.Equal(t, http.StatusNotFound, apiErr(t, err).Status)
+	_, err = b.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "x"))
+	require.Equal(t, http.StatusNotFound, apiErr(t, err).Status)
+	_, err = b.Events(ctx(t), st.ID, 0)
+	require.Equal(t, http.StatusNotFound, apiErr(t, err).Status)
+	_, err = nodes[1].client(keyA).Get(ctx(t), "ex_000000000000000000000000", false)
+	require.Equal(t, http.StatusNotFound, apiErr(t, err).Status)
+}
+
+func TestCluster_cancelFromAnotherNode(t *testing.T) {
+	nodes := newNodes(t, 3, nil)
+	st := pendingOn(t, nodes[0].client(keyA), askTwice)
+	got, err := nodes[1].client(keyA).Cancel(ctx(t), st.ID)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusFailed, got.Status)
+	require.Eventually(t, func() bool {
+		g, err := nodes[2].client(keyA).Get(ctx(t), st.ID, false)
+		return err == nil && g.Status == serve.StatusFailed
+	}, 10*time.Second, 50*time.Millisecond)
+	_, err = nodes[2].client(keyA).Cancel(ctx(t), st.ID)
+	require.Equal(t, http.StatusConflict, apiErr(t, err).Status)
+}
+
+func TestCluster_lostNodeFailsItsExecutions(t *testing.T) {
+	nodes := newNodes(t, 3, nil)
+	c1, c2 := nodes[0].client(keyA), nodes[1].client(keyA)
+	parked := pendingOn(t, c1, askTwice)
+	running, err := c1.Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 20000)); return 1`, Wait: boolp(false)})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusRunning, running.Status)
+	require.Eventually(t, func() bool { // its record is written by the follower
+		g, err := c2.Get(ctx(t), running.ID, false)
+		return err == nil && g.Status == serve.StatusRunning
+	}, 10*time.Second, 20*time.Millisecond)
+
+	serve.Crash(nodes[0].srv)
+
+	// Before node 1's lease expires: 503 with Retry-After, or (if it
+	// expired already on this loaded machine) the failed state.
+	_, err = c2.ToolResults(ctx(t), parked.ID, answer(parked.Pending[0].ID, "ada"))
+	if err != nil {
+		e := apiErr(t, err)
+		require.Equal(t, http.StatusServiceUnavailable, e.Status)
+		require.Equal(t, serve.CodeOwnerUnavailable, e.Body.Code)
+		require.NotEmpty(t, e.RetryAfter)
+		require.Contains(t, e.Body.Message, "suspend-to-bytes")
+	}
+	for _, id := range []string{parked.ID, running.ID} {
+		require.Eventually(t, func() bool {
+			g, err := nodes[2].client(keyA).Get(ctx(t), id, false)
+			return err == nil && g.Status == serve.StatusFailed
+		}, 15*time.Second, 50*time.Millisecond, "execution %s is failed once node 1's lease expires", id)
+		g, err := c2.Get(ctx(t), id, false)
+		require.NoError(t, err)
+		require.Equal(t, "NODE_LOST", g.Error.Code)
+		require.Contains(t, g.Error.Message, "node n1")
+	}
+	after, err := c2.ToolResults(ctx(t), parked.ID, answer(parked.Pending[0].ID, "ada"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusFailed, after.Status)
+
+	// A stream of a lost execution ends with its done event.
+	events, err := nodes[2].client(keyA).Events(ctx(t), parked.ID, 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	require.Equal(t, serve.EventDone, events[len(events)-1].Type)
+	require.Contains(t, string(events[len(events)-1].Data), "NODE_LOST")
+}
+
+func TestCluster_overflowQueue(t *testing.T) {
+	nodes := newNodes(t, 2, func(i int, c *serve.Config) {
+		c.Overflow = true
+		if i == 0 {
+			c.Server.MaxExecutions = 1
+		}
+	})
+	c1 := nodes[0].client(keyA)
+	holder := pendingOn(t, c1, askTwice) // node 1's only slot
+	const n = 5
+	ids := make([]string, n)
+	for i := range n {
+		st, err := c1.Execute(ctx(t), serve.ExecutionRequest{Code: `return ` + strconv.Itoa(i) + ` * 10`})
+		require.NoError(t, err)
+		require.Equal(t, serve.StatusRunning, st.Status, "queued: no slot on node 1")
+		ids[i] = st.ID
+	}
+	for i, id := range ids {
+		got, err := c1.Get(ctx(t), id, true)
+		require.NoError(t, err)
+		require.Equal(t, serve.StatusCompleted, got.Status, "%+v", got.Error)
+		require.JSONEq(t, strconv.Itoa(i*10), string(got.Value))
+	}
+	_, err := c1.Cancel(ctx(t), holder.ID)
+	require.NoError(t, err)
+}
+
+func TestCluster_storeErrors(t *testing.T) {
+	ns := storetest.NATS(t, nil)
+	url := ns.ClientURL()
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	cfg := &serve.Config{Listen: "127.0.0.1:0", Store: &serve.StoreConfig{Kind: "nats", URL: url},
+		Tenants: []serve.TenantConfig{{Name: "a", KeySHA256: sum(keyA)}}}
+	_, err := serve.New(context.Background(), cfg, serve.Options{Runtime: testkit.Sandbox(t)})
+	require.ErrorContains(t, err, "cannot reach the NATS server")
+
+	bound := storetest.NATS(t, nil)
+	cfg.Store = &serve.StoreConfig{Kind: "nats", URL: bound.ClientURL(), BindOnly: true}
+	_, err = serve.New(context.Background(), cfg, serve.Options{Runtime: testkit.Sandbox(t)})
+	require.ErrorContains(t, err, `bucket "ptcx_executions" does not exist`)
+}
+
+func TestCluster_readyzReflectsTheStore(t *testing.T) {
+	ns := storetest.NATS(t, nil)
+	ts := newServer(t, func(c *serve.Config) {
+		c.Store = &serve.StoreConfig{Kind: "nats", URL: ns.ClientURL()}
+		c.Lease = "1s"
+	})
+	code, _, _ := raw(t, "GET", ts.url+"/readyz", "", "")
+	require.Equal(t, http.StatusOK, code)
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	require.Eventually(t, func() bool {
+		code, body, _ := raw(t, "GET", ts.url+"/readyz", "", "")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, serve.CodeStoreUnavailable) && strings.Contains(body, "not connected")
+	}, 10*time.Second, 50*time.Millisecond)
+}
+
+func TestCluster_dirStoreAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	withDir := func(node string) func(*serve.Config) {
+		return func(c *serve.Config) {
+			c.Store = &serve.StoreConfig{Kind: "dir", Path: dir}
+			c.Node, c.Lease = node, "1s"
+		}
+	}
+	first := newServer(t, withDir("first"))
+	c := first.client(keyA)
+	done, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `return "kept"`})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status)
+	parked := pendingOn(t, c, askTwice)
+	serve.Crash(first.srv)
+
+	second := newServer(t, withDir("second"))
+	c = second.client(keyA)
+	got, err := c.Get(ctx(t), done.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, got.Status)
+	require.JSONEq(t, `"kept"`, string(got.Value))
+	require.Eventually(t, func() bool {
+		g, err := c.Get(ctx(t), parked.ID, false)
+		return err == nil && g.Status == serve.StatusFailed && g.Error.Code == "NODE_LOST"
+	}, 15*time.Second, 50*time.Millisecond)
+}

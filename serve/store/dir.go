@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Dir is a Store in a local directory: one JSON file per record under
+// records/ and per lease under leases/, each written whole to a temporary
+// file and renamed into place. It is the embedded default for one node
+// that must keep its records across a restart; one process at a time
+// may use a directory (the revision checks hold within that process).
+type Dir struct {
+	mu   sync.Mutex
+	root string
+}
+
+// name is what an id or a node name may be here (and in a NATS key).
+var name = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+func checkName(what, s string) error {
+	if !name.MatchString(s) || strings.Contains(s, "..") {
+		return fmt.Errorf("store: %s %q must match %s without \"..\"", what, s, name)
+	}
+	return nil
+}
+
+// OpenDir opens (creating) a directory store at root.
+func OpenDir(root string) (*Dir, error) {
+	for _, sub := range []string{"records", "leases"} {
+		if err := os.MkdirAll(filepath.Join(root, sub), 0o700); err != nil {
+			return nil, fmt.Errorf("store dir %s: %w", root, err)
+		}
+	}
+	return &Dir{root: root}, nil
+}
+
+type dirEntry[T any] struct {
+	Revision uint64 `json:"revision"`
+	Value    T      `json:"value"`
+}
+
+func readEntry[T any](path string) (dirEntry[T], error) {
+	var e dirEntry[T]
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return e, ErrNotFound
+	}
+	if err != nil {
+		return e, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return e, fmt.Errorf("store: %s is not a record file: %w", path, err)
+	}
+	return e, nil
+}
+
+func writeEntry[T any](path string, e dirEntry[T]) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+func (d *Dir) recordPath(id string) string  { return filepath.Join(d.root, "records", id+".json") }
+func (d *Dir) leasePath(node string) string { return filepath.Join(d.root, "leases", node+".json") }
+
+// Create implements Store.
+func (d *Dir) Create(_ context.Context, r Record) (uint64, error) {
+	if err := checkName("record id", r.ID); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old, err := readEntry[Record](d.recordPath(r.ID))
+	switch {
+	case err == nil && live(old.Value, time.Now()):
+		return 0, ErrExists
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return 0, err
+	}
+	rev := old.Revision + 1
+	return rev, writeEntry(d.recordPath(r.ID), dirEntry[Record]{rev, r})
+}
+
+// Get implements Store.
+func (d *Dir) Get(_ context.Context, id string) (Record, error) {
+	if checkName("record id", id) != nil {
+		return Record{}, ErrNotFound
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, err := readEntry[Record](d.recordPath(id))
+	if err != nil {
+		return Record{}, err
+	}
+	if !live(e.Value, time.Now()) {
+		return Record{}, ErrNotFound
+	}
+	e.Value.Revision = e.Revision
+	return e.Value, nil
+}
+
+// Update implements Store.
+func (d *Dir) Update(_ context.Context, r Record) (uint64, error) {
+	if err := checkName("record id", r.ID); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old, err := readEntry[Record](d.recordPath(r.ID))
+	if err != nil {
+		return 0, err
+	}
+	if !live(old.Value, time.Now()) {
+		return 0, ErrNotFound
+	}
+	if old.Revision != r.Revision {
+		return 0, ErrConflict
+	}
+	rev := old.Revision + 1
+	return rev, writeEntry(d.recordPath(r.ID), dirEntry[Record]{rev, r})
+}
+
+// Delete implements Store.
+func (d *Dir) Delete(_ context.Context, id string) error {
+	if checkName("record id", id) != nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := os.Remove(d.recordPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// List implements Store; it removes the files of expired records.
+func (d *Dir) List(_ context.Context) ([]Record, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	paths, err := filepath.Glob(filepath.Join(d.root, "records", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var out []Record
+	for _, p := range paths {
+		e, err := readEntry[Record](p)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !live(e.Value, now) {
+			_ = os.Remove(p)
+			continue
+		}
+		e.Value.Revision = e.Revision
+		out = append(out, e.Value)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// RenewLease implements Store.
+func (d *Dir) RenewLease(_ context.Context, node string, until time.Time) error {
+	if err := checkName("node", node); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old, err := readEntry[Lease](d.leasePath(node))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return writeEntry(d.leasePath(node), dirEntry[Lease]{old.Revision + 1, Lease{Node: node, Until: until}})
+}
+
+// Leases implements Store.
+func (d *Dir) Leases(_ context.Context) ([]Lease, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	paths, err := filepath.Glob(filepath.Join(d.root, "leases", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Lease
+	for _, p := range paths {
+		e, err := readEntry[Lease](p)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		e.Value.Revision = e.Revision
+		out = append(out, e.Value)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, nil
+}
+
+// DropLease implements Store.
+func (d *Dir) DropLease(_ context.Context, l Lease) error {
+	if err := checkName("node", l.Node); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cur, err := readEntry[Lease](d.leasePath(l.Node))
+	if errors.Is(err, ErrNotFound) || (err == nil && cur.Revision != l.Revision) {
+		return ErrConflict
+	}
+	if err != nil {
+		return err
+	}
+	return os.Remove(d.leasePath(l.Node))
+}
+
+// Check implements Store: the directory must be writable.
+func (d *Dir) Check(context.Context) error {
+	f, err := os.CreateTemp(d.root, ".check-*")
+	if err != nil {
+		return fmt.Errorf("%w: directory %s is not writable: %w", ErrUnavailable, d.root, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// Close implements Store.
+func (d *Dir) Close() error { return nil }

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Memory is a Store in this process's memory: for tests, and for nodes
+// that share nothing.
+type Memory struct {
+	mu      sync.Mutex
+	rev     uint64
+	records map[string]Record
+	leases  map[string]Lease
+}
+
+// NewMemory returns an empty Memory store.
+func NewMemory() *Memory {
+	return &Memory{records: map[string]Record{}, leases: map[string]Lease{}}
+}
+
+func (m *Memory) next() uint64 { m.rev++; return m.rev }
+
+// Create implements Store.
+func (m *Memory) Create(_ context.Context, r Record) (uint64, error) {
+	if err := checkName("record id", r.ID); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.records[r.ID]; ok && live(old, time.Now()) {
+		return 0, ErrExists
+	}
+	r.Revision = m.next()
+	m.records[r.ID] = r
+	return r.Revision, nil
+}
+
+// Get implements Store.
+func (m *Memory) Get(_ context.Context, id string) (Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[id]
+	if !ok || !live(r, time.Now()) {
+		return Record{}, ErrNotFound
+	}
+	return r, nil
+}
+
+// Update implements Store.
+func (m *Memory) Update(_ context.Context, r Record) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.records[r.ID]
+	if !ok || !live(old, time.Now()) {
+		return 0, ErrNotFound
+	}
+	if old.Revision != r.Revision {
+		return 0, ErrConflict
+	}
+	r.Revision = m.next()
+	m.records[r.ID] = r
+	return r.Revision, nil
+}
+
+// Delete implements Store.
+func (m *Memory) Delete(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.records, id)
+	return nil
+}
+
+// List implements Store.
+func (m *Memory) List(_ context.Context) ([]Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	var out []Record
+	for id, r := range m.records {
+		if live(r, now) {
+			out = append(out, r)
+		} else {
+			delete(m.records, id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// RenewLease implements Store.
+func (m *Memory) RenewLease(_ context.Context, node string, until time.Time) error {
+	if err := checkName("node", node); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.leases[node] = Lease{Node: node, Until: until, Revision: m.next()}
+	return nil
+}
+
+// Leases implements Store.
+func (m *Memory) Leases(_ context.Context) ([]Lease, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Lease, 0, len(m.leases))
+	for _, l := range m.leases {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, nil
+}
+
+// DropLease implements Store.
+func (m *Memory) DropLease(_ context.Context, l Lease) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.leases[l.Node]
+	if !ok || cur.Revision != l.Revision {
+		return ErrConflict
+	}
+	delete(m.leases, l.Node)
+	return nil
+}
+
+// Check implements Store: memory is always usable.
+func (m *Memory) Check(context.Context) error { return nil }
+
+// Close implements Store.
+func (m *Memory) Close() error { return nil }
