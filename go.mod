@@ -17,6 +17,8 @@ require (
 	golang.org/x/text v0.21.0
 )
 
+require github.com/klauspost/compress v1.18.0 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
