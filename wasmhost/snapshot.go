@@ -145,7 +145,8 @@ var engineName = sync.OnceValue(func() string {
 })
 
 var encoder = sync.OnceValue(func() *zstd.Encoder {
-	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(1<<20))
 	if err != nil {
 		panic(fmt.Sprintf("wasmhost: zstd encoder: %v", err)) // only for invalid options
 	}
@@ -205,14 +206,9 @@ func encodeSnapshot(img *image, st *snapshotState) ([]byte, int, error) {
 	return out, raw, nil
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
+var zeroBlock [blockSize]byte
+
+func allZero(b []byte) bool { return bytes.Equal(b, zeroBlock[:]) }
 
 // decoders are zstd decoders by the most they inflate: one per bound, so
 // per Runtime.
