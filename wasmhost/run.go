@@ -57,6 +57,7 @@ type run struct {
 	suspension    *Suspended
 	resuming      *snapshotState
 	resumeAnswers []completion
+	resumeHeld    []int32
 	askNext       bool      // the program just started: loop asks Program.Suspend first
 	guestErr      *RunError // from the error import
 	stopped       *RunError // why the host stopped the guest (run.stop)
@@ -311,6 +312,9 @@ func (r *run) finish(status int32, e *RunError) {
 func (r *run) settled(status int32) (Outcome, error) {
 	switch status {
 	case statusSuspended:
+		if r.suspension == nil {
+			break // a guest's own status, never the host's
+		}
 		return Outcome{Suspended: r.suspension}, nil
 	case statusDone:
 		if r.guestErr != nil {

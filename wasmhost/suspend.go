@@ -141,7 +141,11 @@ func (r *run) quiescent(rest []completion) (bool, *RunError) {
 	extra := r.inbox.take(nil)
 	answers := append(append([]completion(nil), rest...), extra...)
 	q := r.quiescence(answers)
-	if !r.prog.Suspend(q) {
+	yes, e := r.askSuspend(q)
+	if e != nil {
+		return false, e
+	}
+	if !yes {
 		r.inbox.unshift(extra)
 		return false, nil
 	}
@@ -152,6 +156,17 @@ func (r *run) quiescent(rest []completion) (bool, *RunError) {
 	}
 	r.suspension = s
 	return true, nil
+}
+
+// askSuspend calls Program.Suspend; a panic in it ends the run.
+func (r *run) askSuspend(q Quiescence) (yes bool, e *RunError) {
+	defer func() {
+		if p := recover(); p != nil {
+			e = &RunError{Kind: api.KindTrap, Message: "the host failed at a quiescent point",
+				Cause: fmt.Errorf("wasmhost: Program.Suspend panicked: %v", p)}
+		}
+	}()
+	return r.prog.Suspend(q), nil
 }
 
 // quiescence lists what the program waits on: the run's waiting calls, and

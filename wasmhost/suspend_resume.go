@@ -131,7 +131,7 @@ func (r *run) adopt(st *snapshotState, results map[int32]CallResult) error {
 	}
 	for _, c := range m.Pending {
 		if _, given := results[c.ID]; !c.Answered && !given {
-			r.held = append(r.held, c.ID)
+			r.resumeHeld = append(r.resumeHeld, c.ID)
 		}
 	}
 	r.resumeAnswers = answers
@@ -172,7 +172,7 @@ func (r *run) resumeInstance() *RunError {
 	for _, c := range r.resumeAnswers {
 		r.inbox.doneFunc(c.id, c.args)(c.res)
 	}
-	r.resumeAnswers, r.resuming = nil, nil
+	r.held, r.resumeAnswers, r.resumeHeld, r.resuming = r.resumeHeld, nil, nil, nil
 	return r.releaseHeld()
 }
 

@@ -176,3 +176,15 @@ func TestRuntime_Run_suspendNeverAskedIsAnOrdinaryRun(t *testing.T) {
 	require.JSONEq(t, `{"x":2}`, string(out.Result))
 	require.Equal(t, 1, asked)
 }
+
+func TestRuntime_Run_suspendThatPanicsEndsTheRun(t *testing.T) {
+	rt := sharedRuntime(t)
+	_, err := rt.Run(context.Background(), wasmhost.Program{JS: `return await tools.echo({})`, Tools: suspendTools,
+		Suspend: func(wasmhost.Quiescence) bool { panic("hook") }}, &recordingTools{})
+	var re *wasmhost.RunError
+	require.True(t, errors.As(err, &re), "%v", err)
+	require.Equal(t, api.KindTrap, re.Kind)
+	require.Equal(t, "the host failed at a quiescent point", re.Message)
+	require.ErrorContains(t, re.Cause, "Program.Suspend panicked: hook")
+	requireHealthy(t, rt)
+}

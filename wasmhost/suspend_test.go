@@ -94,6 +94,18 @@ var equivalencePrograms = []struct{ name, js string }{
 		await new Promise(res => setTimeout(res, 1));
 		a.push(Math.random(), new Date().toISOString());
 		return a;`},
+	{"an answer and a held call at one suspension", `
+		const order = [];
+		const p = tools.echo({n: 1}), q = tools.echo({n: 2});
+		await p;
+		const r = tools.echo({n: 3}).then(() => order.push(3));
+		await q.then(() => order.push(2));
+		await r;
+		return order;`},
+	{"a throwing timer callback", `
+		setTimeout(() => { throw new Error("from a timer"); }, 5);
+		await new Promise(r => setTimeout(r, 50));
+		return "unreached";`},
 	{"a refused call", `
 		try { await tools.echo({big: "y".repeat(5000)}); } catch (e) { console.log(e.code); }
 		return await tools.echo({ok: true});`},
