@@ -40,6 +40,7 @@ func TestRuntime_Run_suspendShowsThePendingCalls(t *testing.T) {
 	require.Equal(t, wasmhost.Quiescence{Calls: want, Timers: 1}, seen)
 	require.Equal(t, want, s.Calls)
 	require.Greater(t, s.RawBytes, len(s.Snapshot))
+	t.Logf("a small program's snapshot: %d bytes raw, %d compressed", s.RawBytes, len(s.Snapshot))
 }
 
 func TestRuntime_Resume_resultsAnswerPendingCalls(t *testing.T) {
