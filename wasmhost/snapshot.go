@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"sync"
 
@@ -210,23 +211,49 @@ var zeroBlock [blockSize]byte
 
 func allZero(b []byte) bool { return bytes.Equal(b, zeroBlock[:]) }
 
-// decoders are zstd decoders by the most they inflate: one per bound, so
-// per Runtime.
-var decoders sync.Map // int64 -> *zstd.Decoder
+// decoders are pools of streaming zstd decoders, by the most they inflate:
+// one pool per bound, so per Runtime. A snapshot is inflated as a stream,
+// so what it costs is what it really inflates to, never what it declares.
+var decoders sync.Map // int64 -> *sync.Pool of *zstd.Decoder
 
-func decoderFor(bound int64) (*zstd.Decoder, error) {
-	if d, ok := decoders.Load(bound); ok {
-		return d.(*zstd.Decoder), nil
+func decoderPool(bound int64) *sync.Pool {
+	if p, ok := decoders.Load(bound); ok {
+		return p.(*sync.Pool)
 	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(bound)))
+	p, _ := decoders.LoadOrStore(bound, &sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(bound)))
+		if err != nil {
+			return err
+		}
+		return d
+	}})
+	return p.(*sync.Pool)
+}
+
+// inflate decodes the zstd frame in, which must inflate to exactly raw
+// bytes, reading at most one byte past them.
+func inflate(in []byte, raw uint64, bound int64) ([]byte, error) {
+	pool := decoderPool(bound)
+	v := pool.Get()
+	dec, ok := v.(*zstd.Decoder)
+	if !ok {
+		return nil, fmt.Errorf("wasmhost: zstd decoder: %v", v)
+	}
+	defer pool.Put(dec)
+	if err := dec.Reset(bytes.NewReader(in)); err != nil {
+		return nil, refuse("its body cannot be inflated: %v", err)
+	}
+	defer dec.Reset(nil)
+	var buf bytes.Buffer
+	buf.Grow(int(min(raw, 8<<20)))
+	n, err := buf.ReadFrom(io.LimitReader(dec, int64(raw)+1))
 	if err != nil {
-		return nil, fmt.Errorf("wasmhost: zstd decoder: %w", err)
+		return nil, refuse("its body cannot be inflated: %v", err)
 	}
-	if prev, loaded := decoders.LoadOrStore(bound, d); loaded {
-		d.Close()
-		return prev.(*zstd.Decoder), nil
+	if uint64(n) != raw {
+		return nil, refuse("its body inflates to %d bytes or more, its header says %d", n, raw)
 	}
-	return d, nil
+	return buf.Bytes(), nil
 }
 
 func refuse(format string, args ...any) error {
@@ -284,16 +311,9 @@ func decodeSnapshot(img *image, memoryBytes int64, b []byte) (*snapshotState, er
 	if !h.HasFCS || h.FrameContentSize != raw {
 		return nil, refuse("its body does not declare the %d bytes its header does", raw)
 	}
-	dec, err := decoderFor(bound)
+	body, err := inflate(b[p:], raw, bound)
 	if err != nil {
 		return nil, err
-	}
-	body, err := dec.DecodeAll(b[p:], make([]byte, 0, raw))
-	if err != nil {
-		return nil, refuse("its body cannot be inflated: %v", err)
-	}
-	if uint64(len(body)) != raw {
-		return nil, refuse("its body inflates to %d bytes, its header says %d", len(body), raw)
 	}
 	return parseBody(img, memoryBytes, body)
 }
