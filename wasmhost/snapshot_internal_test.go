@@ -2,9 +2,11 @@ package wasmhost
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -209,21 +211,92 @@ func TestParseBody_refusesInconsistentTables(t *testing.T) {
 	require.NoError(t, err, "the unedited body parses")
 }
 
-// FuzzDecodeSnapshot feeds the decoder arbitrary bytes, and a real
-// snapshot mutated: it must refuse or accept, never panic, and what it
-// accepts must be consistent.
+// syntheticSnapshot is a snapshot made without a guest, for the fuzz
+// targets: an image of two pages, a memory of three with a block changed
+// in each, two calls (one answered), a timer, logs and a deterministic
+// world. Fuzzing then needs no Runtime (and none of its set-up time).
+func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
+	img := &image{memory: make([]byte, 2*pageSize), globals: []string{"__stack_pointer"}}
+	for i := range img.memory {
+		img.memory[i] = byte(i * 7)
+	}
+	img.moduleHash = sha256.Sum256([]byte("a guest"))
+	img.memoryHash = sha256.Sum256(img.memory)
+	mem := make([]byte, 3*pageSize)
+	copy(mem, img.memory)
+	mem[10], mem[pageSize+5000], mem[2*pageSize+100] = 1, 2, 3
+	var rng rand.ChaCha8
+	rngState, err := rng.MarshalBinary()
+	require.NoError(t, err)
+	st := &snapshotState{memory: mem, meta: snapshotMeta{
+		Limits: api.DefaultLimits(), Tools: []string{"a", "b"}, Compute: 5, Wall: 7, Calls: 2, LastID: 2,
+		OutputUsed: 4, Logs: []string{"ab", "c"},
+		Pending: []snapCall{{ID: 1, Name: "a", Args: []byte(`{}`), Size: 2, Answered: true, OK: true, Value: []byte(`1`)},
+			{ID: 2, Name: "b", Args: []byte(`{"x":1}`), Size: 7}},
+		Timers:  snapTimers{Last: 1, Entries: []snapTimer{{ID: 1, At: 100}}},
+		World:   snapWorld{Deterministic: true, Seed: 1, RNG: rngState},
+		Globals: []snapGlobal{{Name: "__stack_pointer", Value: 65536}},
+	}}
+	b, _, err := encodeSnapshot(img, st)
+	require.NoError(t, err)
+	dec, err := zstd.NewReader(nil)
+	require.NoError(t, err)
+	defer dec.Close()
+	body, err := dec.DecodeAll(b[bodyStart(b):], nil)
+	require.NoError(t, err)
+	return img, b, body
+}
+
+func TestDecodeSnapshot_synthetic(t *testing.T) {
+	img, b, _ := syntheticSnapshot(t)
+	st, err := decodeSnapshot(img, 1<<20, b)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{0, 17, 32}, st.blocks)
+	_, err = decodeSnapshot(img, 2*pageSize, b)
+	require.ErrorContains(t, err, "over the memory limit of 131072 bytes")
+}
+
+// TestDecodeSnapshot_mutations decodes 2,000 random mutations of a real
+// snapshot (bytes changed, cut short): each is refused with ErrSnapshot or
+// decodes to a consistent state, and none panics.
+func TestDecodeSnapshot_mutations(t *testing.T) {
+	rt, snap, _ := fixture(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	refused := 0
+	for range 2000 {
+		b := append([]byte(nil), snap...)
+		for range 1 + r.IntN(3) {
+			b[r.IntN(len(b))] = byte(r.IntN(256))
+		}
+		if r.IntN(4) == 0 {
+			b = b[:r.IntN(len(b))]
+		}
+		st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, b)
+		if err != nil {
+			require.ErrorIs(t, err, ErrSnapshot)
+			refused++
+			continue
+		}
+		requireConsistent(t, rt.image, rt.limits.MemoryBytes, st)
+	}
+	require.Positive(t, refused)
+}
+
+// FuzzDecodeSnapshot feeds the decoder arbitrary bytes, and a snapshot
+// mutated: it must refuse or accept, never panic, and what it accepts must
+// be consistent.
 func FuzzDecodeSnapshot(f *testing.F) {
-	rt, snap, _ := fixture(f)
+	img, snap, _ := syntheticSnapshot(f)
 	f.Add(snap)
 	f.Add(snap[:bodyStart(snap)])
 	f.Add([]byte(snapshotMagic))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, b)
+		st, err := decodeSnapshot(img, 1<<20, b)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
 		}
-		requireConsistent(t, rt, st)
+		requireConsistent(t, img, 1<<20, st)
 	})
 }
 
@@ -231,23 +304,23 @@ func FuzzDecodeSnapshot(f *testing.F) {
 // mutation of the table or the memory index is not caught by zstd's
 // checksum.
 func FuzzParseSnapshotBody(f *testing.F) {
-	rt, _, body := fixture(f)
+	img, _, body := syntheticSnapshot(f)
 	f.Add(body)
 	f.Add(body[:200])
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := parseBody(rt.image, rt.limits.MemoryBytes, b)
+		st, err := parseBody(img, 1<<20, b)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
 		}
-		requireConsistent(t, rt, st)
+		requireConsistent(t, img, 1<<20, st)
 	})
 }
 
-func requireConsistent(t *testing.T, rt *Runtime, st *snapshotState) {
+func requireConsistent(t *testing.T, img *image, memoryBytes int64, st *snapshotState) {
 	require.Len(t, st.data, len(st.blocks)*blockSize)
-	require.LessOrEqual(t, int64(st.pages)*pageSize, rt.limits.MemoryBytes)
-	require.GreaterOrEqual(t, int(st.pages)*pageSize, len(rt.image.memory))
+	require.LessOrEqual(t, int64(st.pages)*pageSize, memoryBytes)
+	require.GreaterOrEqual(t, int(st.pages)*pageSize, len(img.memory))
 	for i := 1; i < len(st.blocks); i++ {
 		require.Less(t, st.blocks[i-1], st.blocks[i])
 	}
