@@ -251,7 +251,7 @@ func inflate(in []byte, raw uint64, bound int64) ([]byte, error) {
 		return nil, refuse("its body cannot be inflated: %v", err)
 	}
 	if uint64(n) != raw {
-		return nil, refuse("its body inflates to %d bytes or more, its header says %d", n, raw)
+		return nil, refuse("its body cannot be inflated to the %d bytes its header declares (it gives %d)", raw, n)
 	}
 	return buf.Bytes(), nil
 }
