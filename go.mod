@@ -6,6 +6,7 @@ require (
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/evanw/esbuild v0.28.2
 	github.com/google/jsonschema-go v0.4.3
+	github.com/klauspost/compress v1.18.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/prometheus/client_golang v1.22.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
@@ -16,8 +17,6 @@ require (
 	golang.org/x/term v0.44.0
 	golang.org/x/text v0.21.0
 )
-
-require github.com/klauspost/compress v1.18.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
