@@ -66,6 +66,9 @@ func (x *execution) callBody(ctx context.Context) (api.Output, error) {
 	if x.def.Transport() {
 		return x.e.runCode(ctx, x)
 	}
+	if a, ok := takeParkedAnswer(x); ok { // a parked call's answer (park.go)
+		return a.Output, a.Err
+	}
 	return x.def.Body()(ctx, api.Input{CallID: x.req.ID, Scope: x.req.Scope, Args: x.req.Args})
 }
 

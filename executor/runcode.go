@@ -57,17 +57,43 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 		return api.Output{}, internal("run_code: the tool catalog", err)
 	}
 
-	tok := e.mintToken(x.req.ID, x.req.Scope)
+	c := &codeRun{x: x, prog: prog, names: names, catalog: catalog, limits: limits, tok: e.mintToken(x.req.ID, x.req.Scope), start: time.Now(),
+		park: parkingOf(ctx)}
+	return e.runProgram(ctx, c, func(p wasmhost.Program, s *scheduler) (wasmhost.Outcome, error) {
+		p.JS = prog.JS
+		return e.cfg.runtime.Run(ctx, p, s)
+	})
+}
+
+// codeRun is one run_code program, from its start to its end, parked or
+// not (park.go) on the way.
+type codeRun struct {
+	x       *execution
+	prog    *transpile.Program
+	names   []string
+	catalog string // the large tool set's catalog (catalog.go), or ""
+	limits  api.Limits
+	tok     *token
+	start   time.Time     // of the program, less the time it was parked
+	elapsed time.Duration // the program's wall time before it was last parked
+	park    *parking      // nil unless the caller may park it
+}
+
+// runProgram runs (or resumes) c's program with run, settles its nested
+// calls, kills the token and shapes the result. A parked program keeps its
+// token: its nested calls are still its own when it resumes.
+func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost.Program, *scheduler) (wasmhost.Outcome, error)) (api.Output, error) {
+	x, prog, names, limits, tok := c.x, c.prog, c.names, c.limits, c.tok
 	// Nested calls end with the run's wall time at the latest, as the
 	// program does: in-flight calls are awaited at settlement, but not
 	// past it (plus their cancellation grace).
 	// The program ends at the same instant (Program.Deadline).
-	deadline := time.Now().Add(limits.WallTime)
+	deadline := time.Now().Add(limits.WallTime - c.elapsed)
 	nestedCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
-	start := time.Now()
-	out, runErr := e.cfg.runtime.Run(ctx, wasmhost.Program{JS: prog.JS, Tools: names, Catalog: catalog, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant}, s)
+	start := c.start
+	out, runErr := run(wasmhost.Program{Tools: names, Catalog: c.catalog, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant, Suspend: c.suspendWhen()}, s)
 	if len(e.cfg.onResult) > 0 {
 		x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats})
 	}
@@ -77,6 +103,9 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 		cancel()
 	}
 	s.settle()
+	if runErr == nil && out.Suspended != nil {
+		return c.parked(out)
+	}
 	tok.kill()
 
 	if runErr != nil {

@@ -51,6 +51,15 @@ type Program struct {
 	// is a key, never shown to the program; the Runtime does not bound
 	// how many runs one tenant has (a service does: serve's quotas).
 	Tenant string
+	// Suspend, when set, is asked at every quiescent point of the run
+	// (after each export that leaves the program waiting on nested calls
+	// or timers) whether to suspend it there; true ends Run with
+	// Outcome.Suspended, a snapshot Runtime.Resume continues from
+	// (suspend.go). While it is set, the calls a program makes are held by
+	// the run until it next waits or polls, so that a suspension finds
+	// them not yet dispatched. It needs the Runtime's image
+	// (Config.WithImage, the default).
+	Suspend func(Quiescence) bool
 }
 
 // World is a deterministic world for one run: a clock that starts at Start
@@ -144,6 +153,10 @@ type Outcome struct {
 	Result json.RawMessage
 	// Stats describe the run.
 	Stats Stats
+	// Suspended is set, and Logs and Result are empty, when Program.Suspend
+	// suspended the run: the snapshot to resume it from (its logs so far
+	// are in it, and in the Outcome of the run that finishes).
+	Suspended *Suspended
 }
 
 // Stats are measurements of one run.

@@ -127,6 +127,7 @@ func (r *run) call(f wapi.Function) (int32, *RunError) {
 func (r *run) resume(c completion) (int32, *RunError) {
 	r.pending--
 	r.argBytes -= c.args
+	r.answered(c.id)
 	payload := []byte(c.res.Message)
 	if c.res.Code != "" { // the message, a NUL, the code (docs/abi.md, ptcx_resume)
 		payload = append(append(payload, 0), c.res.Code...)

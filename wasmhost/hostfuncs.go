@@ -114,7 +114,11 @@ func hostCall(ctx context.Context, mod wapi.Module, stack []uint64) {
 	args := r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
 	r.calls++
 	r.argBytes += size
-	r.dispatch(name, json.RawMessage(append([]byte(nil), args...)), r.inbox.doneFunc(id, size))
+	if r.prog.Suspend != nil {
+		r.hold(id, name, append([]byte(nil), args...)) // suspend.go
+	} else {
+		r.dispatch(name, json.RawMessage(append([]byte(nil), args...)), r.inbox.doneFunc(id, size))
+	}
 	stack[0] = wapi.EncodeI32(id)
 }
 

@@ -69,6 +69,9 @@ func (r *run) idle() (kept bool, e *RunError) {
 
 // flush has an IdleDispatcher start the calls it holds.
 func (r *run) flush() (e *RunError) {
+	if e := r.releaseHeld(); e != nil {
+		return e
+	}
 	if r.idler == nil {
 		return nil
 	}

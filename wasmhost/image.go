@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 
 	"github.com/tetratelabs/wazero"
@@ -23,6 +24,11 @@ type image struct {
 	fd int
 	// The exchange buffer of the initialised guest.
 	bufPtr, bufCap uint32
+	// What a snapshot (snapshot.go) is checked against: the SHA-256 of
+	// the guest module and of memory, and the names of the exported
+	// mutable globals, whose values a snapshot carries.
+	moduleHash, memoryHash [32]byte
+	globals                []string
 }
 
 // makeImage initialises an instance of the guest module bin, captures it,
@@ -68,7 +74,14 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	if !ok || size%pageSize != 0 {
 		return nil, fmt.Errorf("wasmhost: the initialised guest's memory of %d bytes cannot be read", size)
 	}
-	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap}
+	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap,
+		moduleHash: sha256.Sum256(bin)}
+	img.memoryHash = sha256.Sum256(img.memory)
+	for _, g := range layout.mutable {
+		if g.export != "" {
+			img.globals = append(img.globals, g.export)
+		}
+	}
 	variant, err := layout.variant(size/pageSize, globals)
 	if err != nil {
 		return nil, err

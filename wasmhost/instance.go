@@ -213,6 +213,10 @@ type world struct {
 	spec       worldSpec
 	wall, mono int64 // deterministic clocks: readings so far, in ns
 	rng        *rand.ChaCha8
+	// shift is added to the real monotonic clock: a resumed run's
+	// (suspend_resume.go), so that performance.now goes on from where it
+	// was in the process that suspended it.
+	shift int64
 }
 
 func newWorld(spec worldSpec) *world {
@@ -228,7 +232,7 @@ func (w *world) set(spec worldSpec) {
 	if spec.deterministic && spec.epoch == 0 {
 		spec.epoch = DefaultEpoch.UnixNano()
 	}
-	w.spec, w.wall, w.mono, w.rng = spec, 0, 0, nil
+	w.spec, w.wall, w.mono, w.rng, w.shift = spec, 0, 0, nil, 0
 	if spec.deterministic {
 		var seed [32]byte
 		binary.LittleEndian.PutUint64(seed[:], spec.seed)
@@ -251,7 +255,7 @@ func (w *world) walltime() (int64, int32) {
 
 func (w *world) nanotime() int64 {
 	if !w.spec.deterministic {
-		return int64(time.Since(monoBase))
+		return int64(time.Since(monoBase)) + w.shift
 	}
 	t := w.mono
 	w.mono += 1e6

@@ -25,7 +25,17 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	alarm.Stop()
 	defer alarm.Stop()
 	var batch []completion
+	// A run that may be suspended is asked at every quiescent point: after
+	// each export that leaves it pending (not on resuming, before any).
+	ask := r.askNext
+	r.askNext = false
 	for status == statusPending {
+		if ask {
+			ask = false
+			if yes, e := r.quiescent(nil); e != nil || yes {
+				return statusSuspended, e, false
+			}
+		}
 		batch = r.inbox.take(batch)
 		if len(batch) > 0 {
 			if !time.Now().Before(r.wallDeadline) {
@@ -43,6 +53,11 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 				if status != statusPending {
 					break
 				}
+				if r.prog.Suspend != nil {
+					if yes, e := r.quiescent(batch[i+1:]); e != nil || yes {
+						return statusSuspended, e, false
+					}
+				}
 			}
 			continue
 		}
@@ -55,12 +70,16 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			if e != nil {
 				return 0, e, false
 			}
+			ask = r.prog.Suspend != nil
 			continue
 		}
 		if r.pending == 0 && r.timers.len() == 0 {
 			return 0, &RunError{Kind: api.KindException, Message: errNeverSettles}, false
 		}
 		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt {
+			if e := r.releaseHeld(); e != nil {
+				return 0, e, false
+			}
 			kept, e := r.idle()
 			if e != nil {
 				return 0, e, false

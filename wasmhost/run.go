@@ -49,8 +49,18 @@ type run struct {
 	lastID       int32 // the id of the last call the guest made, dispatched or rejected
 	argBytes     int   // arguments of the calls pending, summed (api.Limits.MaxInFlightArgBytes)
 	result       json.RawMessage
-	guestErr     *RunError // from the error import
-	stopped      *RunError // why the host stopped the guest (run.stop)
+	// While Program.Suspend is set (suspend.go): the calls the program
+	// waits on, those made and not yet dispatched, and the snapshot once
+	// suspended. A resumed run starts from resuming, with resumeAnswers.
+	waiting       map[int32]*waitingCall
+	held          []int32
+	suspension    *Suspended
+	resuming      *snapshotState
+	resumeAnswers []completion
+	resumeHeld    []int32
+	askNext       bool      // the program just started: loop asks Program.Suspend first
+	guestErr      *RunError // from the error import
+	stopped       *RunError // why the host stopped the guest (run.stop)
 
 	onLog LogHook // from the caller's context (loghook.go), or nil
 
@@ -94,6 +104,9 @@ func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	// in-flight limit lowers the per-call one with it, so that a call over
 	// it is told to pass less data, not to await others.
 	r.limits.MaxCallArgBytes = min(r.limits.MaxCallArgBytes, r.limits.MaxInFlightArgBytes)
+	if p.Suspend != nil && rt.image == nil {
+		return nil, errNoImage
+	}
 	r.idler, _ = d.(IdleDispatcher)
 	r.tools = make(map[string]string, len(p.Tools))
 	for _, name := range p.Tools {
@@ -243,11 +256,16 @@ func (r *run) execute() {
 		r.finish(0, e)
 		return
 	}
+	if r.resuming != nil {
+		r.drive(statusPending, r.resumeInstance())
+		return
+	}
 	if e := r.instantiate(); e != nil {
 		r.finish(0, e)
 		return
 	}
 	status, e := r.startProgram()
+	r.askNext = r.prog.Suspend != nil
 	r.drive(status, e)
 }
 
@@ -294,6 +312,11 @@ func (r *run) finish(status int32, e *RunError) {
 // settled turns the final status into the Outcome or the RunError.
 func (r *run) settled(status int32) (Outcome, error) {
 	switch status {
+	case statusSuspended:
+		if r.suspension == nil {
+			break // a guest's own status, never the host's
+		}
+		return Outcome{Suspended: r.suspension}, nil
 	case statusDone:
 		if r.guestErr != nil {
 			break

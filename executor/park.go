@@ -1,0 +1,268 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// Parking: a run_code execution whose program comes to wait only on calls
+// of tools that answer later (a client-side tool, a human approval) is
+// suspended to bytes (wasmhost, Program.Suspend): its instance and
+// goroutines are released, and the execution stays open, neither finished
+// nor notified, as a *Parked value. When the answers arrive, Resume
+// continues the program where it was. The parked calls then go through
+// every phase as nested calls of the same execution (its parent token
+// stays live while it is parked), and the answers given stand for their
+// bodies; the execution's one result and notification come when the
+// program ends. The token dies then, or when the parked execution is
+// discarded: never does it outlive its execution.
+
+// Answer is what a parked call's body returns, given when the execution
+// resumes.
+type Answer struct {
+	Output api.Output
+	Err    error
+}
+
+// ParkedCall is a call a parked program waits on.
+type ParkedCall struct {
+	ID   int32 // the key of Parked.Resume's answers
+	Tool string
+	Args json.RawMessage
+}
+
+// Parked is a parked run_code execution. Resume it, or Discard it, once.
+// It is safe to hand to another goroutine, not to use from two at once.
+type Parked struct {
+	run   *codeRun
+	later func(tool string) bool
+	snap  *wasmhost.Suspended
+	used  atomic.Bool
+}
+
+// Bytes is the program's snapshot (wasmhost.Suspended.Snapshot): what is
+// held in memory while the execution is parked. It is for measuring and
+// spilling; the execution itself resumes only through Resume, in this
+// executor, because its parent token lives only in host memory.
+func (p *Parked) Bytes() []byte { return p.snap.Snapshot }
+
+// Calls are the calls the program waits on, by id.
+func (p *Parked) Calls() []ParkedCall {
+	calls := make([]ParkedCall, len(p.snap.Calls))
+	for i, c := range p.snap.Calls {
+		calls[i] = ParkedCall{ID: c.ID, Tool: c.Name, Args: c.Args}
+	}
+	return calls
+}
+
+// ExecuteParkable runs a model-direct call as Execute does, except that a
+// run_code program that comes to wait only on calls of tools for which
+// later returns true is parked: the call returns no result (a zero
+// api.Result) and the parked execution. Any other call, and a program that
+// never waits that way, returns its result and nil.
+//
+// Parking needs a code runtime that can resume (a *wasmhost.Runtime with
+// its image, the default).
+func (e *Executor) ExecuteParkable(ctx context.Context, call Call, later func(tool string) bool) (api.Result, *Parked) {
+	if later == nil {
+		later = func(string) bool { return false }
+	}
+	pk := &parking{later: later}
+	pctx := context.WithValue(ctx, parkingKey{}, pk)
+	x := e.newExecution(call, nil)
+	if x.prepare(pctx) {
+		if _, ok := e.cfg.runtime.(resumer); !ok && x.def != nil && x.def.Transport() {
+			x.fail(internal("run_code cannot be parked: its code runtime cannot resume runs (use a *wasmhost.Runtime)", nil))
+			return x.finish(pctx), nil
+		}
+		x.dispatch(pctx)
+		if pk.parked != nil {
+			x.err, x.out = nil, api.Output{}
+			return api.Result{}, pk.parked
+		}
+		x.postExecute(pctx)
+	}
+	return x.finish(pctx), nil
+}
+
+// Resume continues the parked execution with the answers of (some of) its
+// calls, by ParkedCall.ID: each such call goes through every phase as a
+// nested call, with its answer for its body; a call left unanswered is
+// dispatched to its tool as any nested call. It returns the execution's
+// result, or, when the program waits again only on calls that answer
+// later, no result and the execution parked again. A Parked resumes once:
+// again, it is refused with INTERNAL.
+func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Result, *Parked) {
+	c := p.run
+	x := c.x
+	if !p.used.CompareAndSwap(false, true) {
+		return api.Result{ID: x.req.ID, Tool: x.req.Tool, Err: internal("this parked execution was already resumed or discarded", nil)}, nil
+	}
+	rt, _ := x.e.cfg.runtime.(resumer)
+	known := make(map[int32]bool, len(p.snap.Calls))
+	for _, pc := range p.snap.Calls {
+		known[pc.ID] = true
+	}
+	for id := range answers {
+		if !known[id] {
+			x.fail(internal("Resume answers call "+strconv.Itoa(int(id))+", which the parked program does not wait on", nil))
+			c.tok.kill()
+			return x.finish(ctx), nil
+		}
+	}
+	pk := &parking{later: p.later}
+	pctx := context.WithValue(ctx, parkingKey{}, pk)
+	c.park = pk
+	c.start = time.Now().Add(-c.elapsed)
+	var registered []string
+	out, err := x.e.runProgram(pctx, c, func(prog wasmhost.Program, s *scheduler) (wasmhost.Outcome, error) {
+		// The calls the snapshot holds are dispatched first, in the order
+		// of their ids, before the program runs anything: the nth gets the
+		// nth call number of the token from here.
+		next := c.tok.seq.Load()
+		for _, pc := range p.snap.Calls {
+			next++
+			if a, ok := answers[pc.ID]; ok {
+				id := c.tok.callID + ":ptc:" + strconv.FormatInt(next, 10)
+				parkedAnswers.put(id, c.tok, a)
+				registered = append(registered, id)
+			}
+		}
+		return rt.Resume(pctx, p.snap.Snapshot, s, wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline, Suspend: prog.Suspend})
+	})
+	parkedAnswers.drop(registered)
+	x.conclude(pctx, pctx, outcome{out: out, err: err})
+	if pk.parked != nil {
+		x.err, x.out = nil, api.Output{}
+		return api.Result{}, pk.parked
+	}
+	x.postExecute(pctx)
+	return x.finish(pctx), nil
+}
+
+// Discard ends a parked execution that will not resume: its token dies,
+// and it finishes as CODE_RUN_FAILED (abort), with its one notification.
+func (p *Parked) Discard(ctx context.Context) api.Result {
+	c := p.run
+	if !p.used.CompareAndSwap(false, true) {
+		return api.Result{ID: c.x.req.ID, Tool: c.x.req.Tool, Err: internal("this parked execution was already resumed or discarded", nil)}
+	}
+	c.tok.kill()
+	c.x.fail(&api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: "the parked run was discarded before it resumed"})
+	return c.x.finish(ctx)
+}
+
+// resumer is a code runtime that can resume a suspended run.
+type resumer interface {
+	Resume(ctx context.Context, snapshot []byte, d wasmhost.Dispatcher, rs wasmhost.Resumption) (wasmhost.Outcome, error)
+}
+
+type parkingKey struct{}
+
+// parking is what ExecuteParkable passes run_code through its context.
+type parking struct {
+	later  func(tool string) bool
+	parked *Parked
+}
+
+func parkingOf(ctx context.Context) *parking {
+	p, _ := ctx.Value(parkingKey{}).(*parking)
+	return p
+}
+
+// errParked is run_code's body's return when it parked: ExecuteParkable
+// and Resume take the execution back before it finishes.
+var errParked = errors.New("executor: the run was parked")
+
+// suspendWhen is the run's Program.Suspend: nil unless it may park; then
+// true when every call the program waits on without an answer is held
+// (not yet dispatched) and answers later.
+func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
+	if c.park == nil {
+		return nil
+	}
+	later := c.park.later
+	return func(q wasmhost.Quiescence) bool {
+		waiting := 0
+		for _, pc := range q.Calls {
+			if pc.State == wasmhost.CallAnswered {
+				continue
+			}
+			if pc.State != wasmhost.CallHeld || !later(pc.Name) {
+				return false
+			}
+			waiting++
+		}
+		return waiting > 0
+	}
+}
+
+// parked records the parked execution; the token stays live.
+func (c *codeRun) parked(out wasmhost.Outcome) (api.Output, error) {
+	c.elapsed = out.Stats.Wall
+	c.park.parked = &Parked{run: c, later: c.park.later, snap: out.Suspended}
+	return api.Output{}, errParked
+}
+
+// parkedAnswers are the answers of resumed parked calls, by call ID, until
+// their bodies take them. n spares every other body the lock.
+var parkedAnswers answerTable
+
+type answerTable struct {
+	n  atomic.Int64
+	mu sync.Mutex
+	m  map[string]parkedAnswer
+}
+
+type parkedAnswer struct {
+	tok *token
+	a   Answer
+}
+
+func (t *answerTable) put(id string, tok *token, a Answer) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = make(map[string]parkedAnswer)
+	}
+	t.m[id] = parkedAnswer{tok: tok, a: a}
+	t.n.Store(int64(len(t.m)))
+	t.mu.Unlock()
+}
+
+func (t *answerTable) drop(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	t.mu.Lock()
+	for _, id := range ids {
+		delete(t.m, id)
+	}
+	t.n.Store(int64(len(t.m)))
+	t.mu.Unlock()
+}
+
+// takeParkedAnswer returns the answer given for x's body, if x is a
+// resumed parked call of its token.
+func takeParkedAnswer(x *execution) (Answer, bool) {
+	t := &parkedAnswers
+	if t.n.Load() == 0 || !x.req.Nested {
+		return Answer{}, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pa, ok := t.m[x.req.ID]
+	if !ok || pa.tok != x.parent {
+		return Answer{}, false
+	}
+	delete(t.m, x.req.ID)
+	t.n.Store(int64(len(t.m)))
+	return pa.a, true
+}

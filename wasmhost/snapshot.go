@@ -1,0 +1,366 @@
+package wasmhost
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// The snapshot of a suspended run, format version 1:
+//
+//	header (not compressed)
+//	  magic      "PTCXSNAP"
+//	  format     u16   snapshotFormat
+//	  abi        u16   the guest ABI version (abiVersion)
+//	  module     [32]  SHA-256 of the guest module
+//	  image      [32]  SHA-256 of the initialised image's memory
+//	  engine     u8 length, then the engine's name and version ("wazero v1.12.0")
+//	  raw        u64   the body's size once inflated
+//	body: one zstd frame (its content size declared) of
+//	  meta       u32 length, then JSON (snapshotMeta)
+//	  pages      u32   the linear memory's size in wasm pages
+//	  blocks     u32   how many 4 KiB blocks follow
+//	  index      u32 × blocks, ascending: the blocks' places in memory
+//	  data       4 KiB × blocks
+//
+// Memory is stored as the blocks that differ from the image (a block past
+// the image's end that is all zero is not stored): a resumed instance
+// starts from the image, as every instance does, and the blocks are
+// written over it. All integers are little-endian. Everything is checked
+// before anything is used: a snapshot of another format, ABI, guest or
+// image, or one that is corrupt, is refused with ErrSnapshot and a reason.
+
+// snapshotFormat is the version of the layout above.
+const snapshotFormat = 1
+
+const snapshotMagic = "PTCXSNAP"
+
+// blockSize is the granularity of a snapshot's memory.
+const blockSize = 4096
+
+// headerSize is the size of the header before the engine's name.
+const headerSize = len(snapshotMagic) + 2 + 2 + 32 + 32 + 1
+
+// MaxSnapshotMetaBytes bounds the part of a snapshot that is not memory:
+// the JSON of the run's table (the calls' arguments and answers, the logs,
+// the timers). A run whose table is larger cannot be suspended ("the run
+// could not be suspended: ..."), and a snapshot that declares more is
+// refused before anything is inflated. The logs are at most the output
+// limit (4 MiB by default) and the arguments at most
+// api.Limits.MaxInFlightArgBytes (32 MiB); answers count too.
+var MaxSnapshotMetaBytes = 64 << 20
+
+// ErrSnapshot is returned by Runtime.Resume (errors.Is) when a snapshot
+// cannot be resumed by this Runtime: another format, ABI version, guest
+// or image, or corrupt bytes. The message says which.
+var ErrSnapshot = errors.New("wasmhost: the snapshot cannot be resumed")
+
+// snapshotState is a snapshot once decoded: the run's table and its memory.
+type snapshotState struct {
+	meta   snapshotMeta
+	memory []byte // whole: the image with the blocks written over it (decoded), or the guest's (encoding)
+	pages  uint32
+	blocks []uint32 // decoded: the blocks to write over the image
+	data   []byte   // decoded: their bytes
+}
+
+// snapshotMeta is the JSON part of a snapshot.
+type snapshotMeta struct {
+	Limits       api.Limits   `json:"limits"`
+	Tools        []string     `json:"tools"`
+	Compute      int64        `json:"compute"` // ns of compute used
+	Wall         int64        `json:"wall"`    // ns of wall time elapsed
+	Calls        int          `json:"calls"`
+	RefusedCalls int          `json:"refusedCalls"`
+	LastID       int32        `json:"lastID"`
+	OutputUsed   int          `json:"outputUsed"`
+	Logs         []string     `json:"logs"`
+	Pending      []snapCall   `json:"pending"`
+	Timers       snapTimers   `json:"timers"`
+	World        snapWorld    `json:"world"`
+	Globals      []snapGlobal `json:"globals"`
+	BufPtr       uint32       `json:"bufPtr"`
+	BufCap       uint32       `json:"bufCap"`
+}
+
+// snapCall is one call the program waits on.
+type snapCall struct {
+	ID         int32    `json:"id"`
+	Name       string   `json:"name,omitempty"`
+	Args       []byte   `json:"args,omitempty"`
+	Size       int      `json:"size"` // its share of the arguments in flight
+	Dispatched bool     `json:"dispatched,omitempty"`
+	Answered   bool     `json:"answered,omitempty"`
+	OK         bool     `json:"ok,omitempty"`
+	Value      []byte   `json:"value,omitempty"`
+	Message    string   `json:"message,omitempty"`
+	Code       api.Code `json:"code,omitempty"`
+}
+
+type snapTimers struct {
+	Last    int32       `json:"last"`
+	Fired   int64       `json:"fired"` // the last deadline fired, ns from the run's start; 0: none
+	Entries []snapTimer `json:"entries"`
+}
+
+type snapTimer struct {
+	ID int32 `json:"id"`
+	At int64 `json:"at"` // its deadline, ns from the run's start
+}
+
+type snapWorld struct {
+	Deterministic bool   `json:"deterministic"`
+	Seed          uint64 `json:"seed"`
+	Epoch         int64  `json:"epoch"`
+	Wall          int64  `json:"wall"`
+	Mono          int64  `json:"mono"`
+	RNG           []byte `json:"rng,omitempty"`
+	Nano          int64  `json:"nano"`  // the guest's monotonic clock at the suspension
+	Clock         int64  `json:"clock"` // the host's wall clock then, ns since 1970
+}
+
+type snapGlobal struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+}
+
+// engineName names the engine and its version, for the header.
+var engineName = sync.OnceValue(func() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "github.com/tetratelabs/wazero" {
+				return "wazero " + m.Version
+			}
+		}
+	}
+	return "wazero (version not in the build info)"
+})
+
+var encoder = sync.OnceValue(func() *zstd.Encoder {
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(1<<20))
+	if err != nil {
+		panic(fmt.Sprintf("wasmhost: zstd encoder: %v", err)) // only for invalid options
+	}
+	return e
+})
+
+// encodeSnapshot writes st (its memory whole) as a snapshot of a run
+// restored from img, and returns it with its inflated size.
+func encodeSnapshot(img *image, st *snapshotState) ([]byte, int, error) {
+	meta, err := json.Marshal(&st.meta)
+	if err != nil {
+		return nil, 0, fmt.Errorf("wasmhost: encode the run's table: %w", err)
+	}
+	if len(meta) > MaxSnapshotMetaBytes {
+		return nil, 0, fmt.Errorf("the run's table (calls, answers, logs, timers) is %d bytes, over the %d a snapshot holds "+
+			"(wasmhost.MaxSnapshotMetaBytes)", len(meta), MaxSnapshotMetaBytes)
+	}
+	mem := st.memory
+	if len(mem)%pageSize != 0 || len(mem) < len(img.memory) {
+		return nil, 0, fmt.Errorf("wasmhost: the guest's memory of %d bytes is not whole pages past the image's %d", len(mem), len(img.memory))
+	}
+	var index []uint32
+	for off := 0; off < len(mem); off += blockSize {
+		block := mem[off : off+blockSize]
+		if off < len(img.memory) {
+			if bytes.Equal(block, img.memory[off:off+blockSize]) {
+				continue
+			}
+		} else if allZero(block) {
+			continue
+		}
+		index = append(index, uint32(off/blockSize))
+	}
+	raw := 4 + len(meta) + 8 + 4*len(index) + blockSize*len(index)
+	body := make([]byte, 0, raw)
+	body = binary.LittleEndian.AppendUint32(body, uint32(len(meta)))
+	body = append(body, meta...)
+	body = binary.LittleEndian.AppendUint32(body, uint32(len(mem)/pageSize))
+	body = binary.LittleEndian.AppendUint32(body, uint32(len(index)))
+	for _, i := range index {
+		body = binary.LittleEndian.AppendUint32(body, i)
+	}
+	for _, i := range index {
+		body = append(body, mem[int(i)*blockSize:int(i+1)*blockSize]...)
+	}
+	engine := engineName()
+	out := make([]byte, 0, headerSize+len(engine)+8+raw/4)
+	out = append(out, snapshotMagic...)
+	out = binary.LittleEndian.AppendUint16(out, snapshotFormat)
+	out = binary.LittleEndian.AppendUint16(out, abiVersion)
+	out = append(out, img.moduleHash[:]...)
+	out = append(out, img.memoryHash[:]...)
+	out = append(out, byte(len(engine)))
+	out = append(out, engine...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(raw))
+	out = encoder().EncodeAll(body, out)
+	return out, raw, nil
+}
+
+var zeroBlock [blockSize]byte
+
+func allZero(b []byte) bool { return bytes.Equal(b, zeroBlock[:]) }
+
+// decoders are pools of streaming zstd decoders, by the most they inflate:
+// one pool per bound, so per Runtime. A snapshot is inflated as a stream,
+// so what it costs is what it really inflates to, never what it declares.
+var decoders sync.Map // int64 -> *sync.Pool of *zstd.Decoder
+
+func decoderPool(bound int64) *sync.Pool {
+	if p, ok := decoders.Load(bound); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := decoders.LoadOrStore(bound, &sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(bound)))
+		if err != nil {
+			return err
+		}
+		return d
+	}})
+	return p.(*sync.Pool)
+}
+
+// inflate decodes the zstd frame in, which must inflate to exactly raw
+// bytes, reading at most one byte past them.
+func inflate(in []byte, raw uint64, bound int64) ([]byte, error) {
+	pool := decoderPool(bound)
+	v := pool.Get()
+	dec, ok := v.(*zstd.Decoder)
+	if !ok {
+		return nil, fmt.Errorf("wasmhost: zstd decoder: %v", v)
+	}
+	defer pool.Put(dec)
+	if err := dec.Reset(bytes.NewReader(in)); err != nil {
+		return nil, refuse("its body cannot be inflated: %v", err)
+	}
+	defer dec.Reset(nil)
+	var buf bytes.Buffer
+	buf.Grow(int(min(raw, 8<<20)))
+	n, err := buf.ReadFrom(io.LimitReader(dec, int64(raw)+1))
+	if err != nil {
+		return nil, refuse("its body cannot be inflated: %v", err)
+	}
+	if uint64(n) != raw {
+		return nil, refuse("its body cannot be inflated to the %d bytes its header declares (it gives %d)", raw, n)
+	}
+	return buf.Bytes(), nil
+}
+
+func refuse(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrSnapshot, fmt.Sprintf(format, args...))
+}
+
+// maxInflated is the most a snapshot resumed within memoryBytes of memory
+// may inflate to.
+func maxInflated(memoryBytes int64) int64 {
+	blocks := memoryBytes / blockSize
+	return 4 + int64(MaxSnapshotMetaBytes) + 8 + blocks*(4+blockSize)
+}
+
+// decodeSnapshot reads a snapshot for img, whose memory may be at most
+// memoryBytes. It never panics: every size and every field is checked.
+func decodeSnapshot(img *image, memoryBytes int64, b []byte) (*snapshotState, error) {
+	if len(b) < headerSize || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		return nil, refuse("it is not a ptcx snapshot (no %q header)", snapshotMagic)
+	}
+	p := len(snapshotMagic)
+	if f := binary.LittleEndian.Uint16(b[p:]); f != snapshotFormat {
+		return nil, refuse("it has format version %d, this host reads version %d", f, snapshotFormat)
+	}
+	if v := binary.LittleEndian.Uint16(b[p+2:]); v != abiVersion {
+		return nil, refuse("it was made with guest ABI version %d, this host speaks version %d", v, abiVersion)
+	}
+	p += 4
+	if !bytes.Equal(b[p:p+32], img.moduleHash[:]) {
+		return nil, refuse("it was made by guest module %x, this Runtime runs %x: resume it with the guest that suspended it",
+			b[p:p+8], img.moduleHash[:8])
+	}
+	p += 32
+	if !bytes.Equal(b[p:p+32], img.memoryHash[:]) {
+		return nil, refuse("it was made from initialised image %x, this Runtime's is %x (the same guest initialised differently)",
+			b[p:p+8], img.memoryHash[:8])
+	}
+	p += 32
+	n := int(b[p])
+	p++
+	if len(b) < p+n+8 {
+		return nil, refuse("its header is cut short")
+	}
+	p += n // the engine is recorded, not checked: the state is the module's, whatever ran it
+	raw := binary.LittleEndian.Uint64(b[p:])
+	p += 8
+	bound := maxInflated(memoryBytes)
+	if raw > uint64(bound) {
+		return nil, refuse("it declares %d bytes inflated, over the %d a snapshot of a run within %d bytes of memory may hold",
+			raw, bound, memoryBytes)
+	}
+	var h zstd.Header
+	if err := h.Decode(b[p:]); err != nil {
+		return nil, refuse("its body is not a zstd frame: %v", err)
+	}
+	if !h.HasFCS || h.FrameContentSize != raw {
+		return nil, refuse("its body does not declare the %d bytes its header does", raw)
+	}
+	body, err := inflate(b[p:], raw, bound)
+	if err != nil {
+		return nil, err
+	}
+	return parseBody(img, memoryBytes, body)
+}
+
+// parseBody reads the inflated body.
+func parseBody(img *image, memoryBytes int64, body []byte) (*snapshotState, error) {
+	u32 := func(at int) (uint32, bool) {
+		if at < 0 || at+4 > len(body) {
+			return 0, false
+		}
+		return binary.LittleEndian.Uint32(body[at:]), true
+	}
+	metaLen, ok := u32(0)
+	if !ok || int64(metaLen) > int64(MaxSnapshotMetaBytes) || int64(metaLen)+12 > int64(len(body)) {
+		return nil, refuse("its table's length is out of range")
+	}
+	st := &snapshotState{}
+	if err := json.Unmarshal(body[4:4+metaLen], &st.meta); err != nil {
+		return nil, refuse("its table is not valid: %v", err)
+	}
+	p := 4 + int(metaLen)
+	pages, _ := u32(p)
+	count, _ := u32(p + 4)
+	p += 8
+	size := int64(pages) * pageSize
+	switch {
+	case size < int64(len(img.memory)):
+		return nil, refuse("its memory of %d bytes is smaller than the image's %d", size, len(img.memory))
+	case size > memoryBytes:
+		return nil, refuse("its memory of %d bytes is over the memory limit of %d bytes", size, memoryBytes)
+	case int64(count) > size/blockSize:
+		return nil, refuse("it has %d memory blocks, more than its %d bytes of memory hold", count, size)
+	case int64(len(body)) != int64(p)+int64(count)*(4+blockSize):
+		return nil, refuse("its memory blocks take %d bytes, not the %d its index says", len(body)-p, int64(count)*(4+blockSize))
+	}
+	st.pages = pages
+	st.blocks = make([]uint32, count)
+	for i := range st.blocks {
+		v, _ := u32(p + 4*i)
+		if v >= uint32(size/blockSize) || (i > 0 && v <= st.blocks[i-1]) {
+			return nil, refuse("its memory block %d is out of order or outside memory", i)
+		}
+		st.blocks[i] = v
+	}
+	st.data = body[p+4*int(count):]
+	if err := st.meta.check(img, size); err != nil {
+		return nil, err
+	}
+	return st, nil
+}

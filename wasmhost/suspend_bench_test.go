@@ -1,0 +1,94 @@
+package wasmhost
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// heldHeaps are programs holding about 2 MiB of heap and waiting on one
+// call: random doubles (which compress badly) and objects.
+var heldHeaps = []struct{ name, js string }{
+	{"doubles", `globalThis.big = new Float64Array(262144).map(() => Math.random());
+		return (await tools.a({})).length + big.length;`},
+	{"objects", `globalThis.big = Array.from({length: 16000}, (_, i) => ({id: i, name: "item " + i, tags: ["a", "b"]}));
+		return (await tools.a({})).length + big.length;`},
+}
+
+// suspendedHeap returns a Runtime (no pool: every restore is on the
+// measured path) and the decoded snapshot of heldHeap.
+func suspendedHeap(b *testing.B, js string) (*Runtime, *snapshotState, *Suspended) {
+	ctx := context.Background()
+	rt, err := New(ctx, NewConfig().WithPool(0))
+	require.NoError(b, err)
+	b.Cleanup(func() { rt.Close(ctx) })
+	out, err := rt.Run(ctx, Program{JS: js, Tools: []string{"a"}, Suspend: func(Quiescence) bool { return true }},
+		DispatcherFunc(func(_ string, _ json.RawMessage, done func(CallResult)) { done(CallResult{OK: true}) }))
+	require.NoError(b, err)
+	require.NotNil(b, out.Suspended)
+	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, out.Suspended.Snapshot)
+	require.NoError(b, err)
+	return rt, st, out.Suspended
+}
+
+// BenchmarkSnapshot_2MiB measures, in one run, the three costs of a
+// program holding 2 MiB of heap: restoring a fresh instance from the image
+// (the baseline every run pays), suspending (diffing the memory against
+// the image, compressing; the memory is read in place), and resuming
+// (inflating, checking, restoring an instance from the image and writing
+// the snapshot's blocks over it). It reports the snapshot's sizes.
+func BenchmarkSnapshot_2MiB(b *testing.B) {
+	for _, h := range heldHeaps {
+		b.Run(h.name, func(b *testing.B) { benchmarkSnapshot(b, h.js) })
+	}
+}
+
+func benchmarkSnapshot(b *testing.B, js string) {
+	rt, st, s := suspendedHeap(b, js)
+	ctx := context.Background()
+	mem := wholeMemory(rt.image, st)
+	limit := uint64(memoryPages(rt.limits.MemoryBytes)) * pageSize
+	b.Run("restore-baseline", func(b *testing.B) {
+		for b.Loop() {
+			inst, err := rt.restore(ctx, limit)
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst.close(ctx)
+		}
+	})
+	b.Run("memcpy-baseline", func(b *testing.B) {
+		dst := make([]byte, s.RawBytes)
+		for b.Loop() {
+			copy(dst, mem[len(mem)-s.RawBytes:])
+		}
+	})
+	b.Run("suspend", func(b *testing.B) {
+		enc := *st
+		enc.memory = mem
+		for b.Loop() {
+			if _, _, err := encodeSnapshot(rt.image, &enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(s.Snapshot)), "compressed-bytes")
+		b.ReportMetric(float64(s.RawBytes), "raw-bytes")
+		b.ReportMetric(float64(len(mem)), "memory-bytes")
+	})
+	b.Run("resume", func(b *testing.B) {
+		for b.Loop() {
+			dst, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, s.Snapshot)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: dst}
+			inst, err := r.restoreSnapshot()
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst.close(ctx)
+		}
+	})
+}

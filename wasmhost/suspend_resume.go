@@ -1,0 +1,228 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// Resumption says how a suspended run goes on.
+type Resumption struct {
+	// Results answer pending calls, by PendingCall.ID: those calls are not
+	// dispatched again, and the program gets these outcomes (after the
+	// answers the snapshot carries, in the order of their ids). An id the
+	// run does not wait on, or one the snapshot already answers, is
+	// refused (ErrSnapshot).
+	Results map[int32]CallResult
+	// Limits lower the run's (those it was suspended with, lowered to this
+	// Runtime's), never raise them; zero fields keep them.
+	Limits api.Limits
+	// Deadline is as Program.Deadline.
+	Deadline time.Time
+	// Suspend is as Program.Suspend: the resumed run may be suspended again.
+	Suspend func(Quiescence) bool
+}
+
+// Resume continues a run that Program.Suspend suspended, in a fresh
+// instance of this Runtime, where the snapshot left it: the calls it waits
+// on and did not answer are dispatched to d (unless rs.Results answers
+// them), its timers are re-armed with what was left of their delays, and
+// its compute time, calls, wall time and output so far count as they did.
+// The time it spent suspended counts toward nothing. Its Outcome is as
+// Run's, its logs those of the whole run.
+//
+// The snapshot must come from a Runtime of the same guest (ABI version,
+// module and initialised image); any other, or corrupt bytes, is refused
+// with ErrSnapshot (errors.Is), saying why, before anything runs. It may
+// be resumed more than once: each Resume is a run of its own.
+func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs Resumption) (Outcome, error) {
+	if rt.closed.Load() {
+		return Outcome{}, ErrClosed
+	}
+	if d == nil {
+		return Outcome{}, errors.New("wasmhost: nil Dispatcher")
+	}
+	if rt.image == nil {
+		return Outcome{}, errNoImage
+	}
+	if err := CheckLimits(rs.Limits); err != nil {
+		return Outcome{}, fmt.Errorf("wasmhost: invalid resumption limits: %w", err)
+	}
+	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snapshot)
+	if err != nil {
+		return Outcome{}, err
+	}
+	m := &st.meta
+	limits := rs.Limits.Within(m.Limits.Within(rt.limits))
+	if int64(st.pages)*pageSize > limits.MemoryBytes {
+		return Outcome{}, refuse("its memory of %d bytes is over the resumed run's memory limit of %d bytes",
+			int64(st.pages)*pageSize, limits.MemoryBytes)
+	}
+	p := Program{Tools: m.Tools, Limits: limits, Deadline: rs.Deadline, Suspend: rs.Suspend}
+	if m.World.Deterministic {
+		p.World = &World{Seed: m.World.Seed, Start: time.Unix(0, m.World.Epoch)}
+	}
+	r, err := newRun(rt, p, d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := r.adopt(st, rs.Results); err != nil {
+		return Outcome{}, err
+	}
+	r.startAt(time.Duration(m.Wall))
+	r.timers.restore(m.Timers, r.began)
+	if err := rt.admit(ctx, r); err != nil {
+		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
+	}
+	if !rt.acquire() {
+		rt.admission.release(r.committed)
+		return Outcome{}, ErrClosed
+	}
+	return r.run(ctx)
+}
+
+// errNoImage means suspending or resuming was asked of a Runtime without
+// an image.
+var errNoImage = errors.New("wasmhost: suspending and resuming runs need the Runtime's initialised image " +
+	"(Config.WithImage(true), the default, and a guest that exports ptcx_restored)")
+
+// adopt takes the run's table from a snapshot: its counters, output and
+// calls (answers first, in their order, then results, by id; the calls
+// left are dispatched when the run starts).
+func (r *run) adopt(st *snapshotState, results map[int32]CallResult) error {
+	m := &st.meta
+	r.resuming = st
+	r.compute.Store(m.Compute)
+	r.calls, r.refusedCalls, r.lastID = m.Calls, m.RefusedCalls, m.LastID
+	r.output.used, r.output.lines = m.OutputUsed, m.Logs
+	r.pending = len(m.Pending)
+	answers := make([]completion, 0, len(m.Pending))
+	waiting := make(map[int32]bool, len(m.Pending))
+	for _, c := range m.Pending {
+		r.argBytes += c.Size
+		if c.Answered {
+			answers = append(answers, completion{id: c.ID, args: c.Size,
+				res: CallResult{OK: c.OK, Value: c.Value, Message: c.Message, Code: c.Code}})
+			continue
+		}
+		waiting[c.ID] = true
+		if r.waiting == nil {
+			r.waiting = make(map[int32]*waitingCall)
+		}
+		r.waiting[c.ID] = &waitingCall{name: c.Name, args: c.Args, size: c.Size}
+	}
+	ids := make([]int32, 0, len(results))
+	for id := range results {
+		if !waiting[id] {
+			return refuse("Resumption.Results answers call %d, which the run does not wait on unanswered", id)
+		}
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		answers = append(answers, completion{id: id, args: r.waiting[id].size, res: results[id]})
+	}
+	for _, c := range m.Pending {
+		if _, given := results[c.ID]; !c.Answered && !given {
+			r.resumeHeld = append(r.resumeHeld, c.ID)
+		}
+	}
+	r.resumeAnswers = answers
+	return nil
+}
+
+// startAt sets the run's clock going as start does, elapsed into the run.
+func (r *run) startAt(elapsed time.Duration) {
+	r.start()
+	r.began = r.began.Add(-elapsed)
+	r.wallDeadline = r.began.Add(r.limits.WallTime)
+	if d := r.prog.Deadline; !d.IsZero() && d.Before(r.wallDeadline) {
+		r.wallDeadline = d
+	}
+	r.wallAt = max(int64(r.wallDeadline.Sub(r.began)), 0) + 1
+}
+
+// resumeInstance restores the run's instance from its snapshot: an
+// instance restored from the image (from the pool when one is ready),
+// grown to the snapshot's size, the snapshot's blocks written over it, its
+// globals, exchange buffer and world set; no ptcx_restored, since the
+// program's own performance and Math.random are in its memory. Then the
+// answers go to the inbox and the calls left are dispatched.
+func (r *run) resumeInstance() *RunError {
+	if e := r.begin(false); e != nil {
+		return e
+	}
+	inst, err := r.restoreSnapshot()
+	r.end()
+	if err != nil {
+		if e := r.failure(); e != nil {
+			return e
+		}
+		return &RunError{Kind: api.KindTrap, Message: "the snapshot could not be restored", Cause: err}
+	}
+	r.inst = inst
+	r.memory.Store(int64(inst.mem.Size()))
+	for _, c := range r.resumeAnswers {
+		r.inbox.doneFunc(c.id, c.args)(c.res)
+	}
+	r.held, r.resumeAnswers, r.resumeHeld, r.resuming = r.resumeHeld, nil, nil, nil
+	return r.releaseHeld()
+}
+
+func (r *run) restoreSnapshot() (*instance, error) {
+	rt, st := r.rt, r.resuming
+	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
+	inst := rt.pool.take()
+	if inst == nil {
+		var err error
+		if inst, err = rt.restore(r.ctx, limit); err != nil {
+			return nil, err
+		}
+	}
+	inst.memory.limit = min(inst.memory.limit, limit)
+	fail := func(err error) (*instance, error) {
+		inst.close(r.ctx)
+		return nil, err
+	}
+	if have := inst.mem.Size() / pageSize; st.pages > have {
+		if _, ok := inst.mem.Grow(st.pages - have); !ok {
+			return fail(fmt.Errorf("wasmhost: grow the memory to the snapshot's %d pages", st.pages))
+		}
+	}
+	for i, b := range st.blocks {
+		if !inst.mem.Write(b*blockSize, st.data[i*blockSize:(i+1)*blockSize]) {
+			return fail(fmt.Errorf("wasmhost: write the snapshot's block %d", b))
+		}
+	}
+	m := &st.meta
+	for _, g := range m.Globals {
+		mg, ok := inst.mod.ExportedGlobal(g.Name).(wapi.MutableGlobal)
+		if !ok {
+			return fail(fmt.Errorf("wasmhost: the guest's global %q is missing or not mutable", g.Name))
+		}
+		mg.Set(g.Value)
+	}
+	inst.bufPtr, inst.bufCap = m.BufPtr, m.BufCap
+	w := inst.world
+	if m.World.Deterministic {
+		w.set(worldSpec{deterministic: true, seed: m.World.Seed, epoch: m.World.Epoch})
+		w.wall, w.mono = m.World.Wall, m.World.Mono
+		rng := &rand.ChaCha8{}
+		if err := rng.UnmarshalBinary(m.World.RNG); err != nil {
+			return fail(err)
+		}
+		w.rng = rng
+	} else {
+		w.set(worldSpec{})
+		away := max(time.Now().UnixNano()-m.World.Clock, 0)
+		w.shift = m.World.Nano + away - int64(time.Since(monoBase))
+	}
+	return inst, nil
+}
