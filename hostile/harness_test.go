@@ -50,9 +50,9 @@ type report struct {
 	Text     string  `json:"text"`
 	Seconds  float64 `json:"seconds"`     // wall time of the case
 	CPU      float64 `json:"cpu_seconds"` // CPU time the child used during the case
-	CPUAfter float64 `json:"cpu_after"` // when watched: CPU seconds in the 2 s after the case
-	Check    string  `json:"check"`     // what a check in the child found wrong
-	Next     string  `json:"next"`      // the normal run's result, or its failure
+	CPUAfter float64 `json:"cpu_after"`   // when watched: CPU seconds in the 2 s after the case
+	Check    string  `json:"check"`       // what a check in the child found wrong
+	Next     string  `json:"next"`        // the normal run's result, or its failure
 }
 
 // The limits every case's executor has: the defaults, with a wall time that
