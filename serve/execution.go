@@ -242,11 +242,23 @@ func (x *execution) stateLocked() ExecutionState {
 // wait blocks until the execution is no longer running (pending or
 // settled), d passes, or ctx ends; then it returns the state.
 func (x *execution) wait(ctx context.Context, d time.Duration) ExecutionState {
+	return x.waitFor(ctx, d, func() bool { return x.status != StatusRunning })
+}
+
+// waitSettled waits for settlement only (a cancelled execution may pass
+// through pending on its way out).
+func (x *execution) waitSettled(ctx context.Context, d time.Duration) ExecutionState {
+	return x.waitFor(ctx, d, x.settledLocked)
+}
+
+// waitFor blocks until done (called with x.mu held) holds, d passes, or
+// ctx ends; then it returns the state.
+func (x *execution) waitFor(ctx context.Context, d time.Duration, done func() bool) ExecutionState {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
 		x.mu.Lock()
-		if x.status != StatusRunning {
+		if done() {
 			st := x.stateLocked()
 			x.mu.Unlock()
 			return st

@@ -140,27 +140,3 @@ func (x *execution) cancelRun() {
 		cancel()
 	}
 }
-
-// waitSettled waits for settlement only (a cancelled execution may pass
-// through pending on its way out).
-func (x *execution) waitSettled(ctx context.Context, d time.Duration) ExecutionState {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for {
-		x.mu.Lock()
-		if x.settledLocked() {
-			st := x.stateLocked()
-			x.mu.Unlock()
-			return st
-		}
-		ch := x.changed
-		x.mu.Unlock()
-		select {
-		case <-ch:
-		case <-timer.C:
-			return x.state()
-		case <-ctx.Done():
-			return x.state()
-		}
-	}
-}
