@@ -40,6 +40,7 @@ const replayChildTimeout = 90 * time.Second
 // nothing to replay and is not listed: the test reports it.
 var notReplayable = map[string]string{
 	"grep of a 256 MB line after the run":            "ends at its wall deadline (a timeout) while the grep is in flight; replay answers the grep at once, with the error it got, so the program ends on that error",
+	"read of a 256 MB line after the run":            "the read and the wall deadline end together: the record is a timeout when the deadline reached the program first and an exception when the read's error did; replay answers the read at once, so it always ends on the error",
 	"a run that finishes while cancelled":            "its outcomes are the caller's cancellation racing the run (ABORTED_BEFORE_DISPATCH or not); replay does not cancel",
 	"16 concurrent programs of 0.3 s CPU, 2 s limit": "whether each program ends ok or at its 2 s compute limit depends on how 16 programs at once share the cores; replay runs them one by one",
 	// The corpus itself accepts either of two limits for these: which one a
