@@ -19,7 +19,6 @@ import (
 	"github.com/ptcx/ptcx/internal/jsonrpcline"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/trace"
-	"github.com/ptcx/ptcx/trace/otel"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -120,10 +119,6 @@ type batchOptions struct {
 	traceWrite func(trace.Record)
 }
 
-// spanFlushTimeout bounds the flush of the OpenTelemetry spans at the end
-// of a batch.
-const spanFlushTimeout = 10 * time.Second
-
 func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
@@ -177,34 +172,15 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	defer out.Close()
 
-	closeTrace, err := ef.open(&st, o.resume)
+	closeTrace, err := ef.open(ctx, s, "batch", &st, o.resume)
 	if err != nil {
 		return fail(s, err)
-	}
-	spans, stopSpans, err := otel.FromEnv(ctx) // nil unless OTEL_EXPORTER_OTLP_ENDPOINT is set
-	if err != nil {
-		_ = closeTrace()
-		return fail(s, err)
-	}
-	if stopSpans != nil {
-		defer func() {
-			flush, cancel := context.WithTimeout(context.Background(), spanFlushTimeout)
-			defer cancel()
-			if err := stopSpans(flush); err != nil {
-				fmt.Fprintf(s.err, "ptcx batch: exporting spans: %s\n", err)
-			}
-		}()
 	}
 	var records sync.Map // call ID → trace.Record, until its worker takes it
 	st.observe = func(reg *registry.Registry, cfg executor.Config) executor.Config {
 		return trace.NewRecorder(reg, func(r trace.Record) {
 			records.Store(r.ID, r)
-			if ef.writer != nil {
-				_ = ef.writer.Write(r)
-			}
-			if spans != nil {
-				spans.Export(r)
-			}
+			ef.export(r)
 		}).Install(cfg)
 	}
 	if ef.writer != nil {

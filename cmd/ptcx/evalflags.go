@@ -1,24 +1,36 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"time"
+
+	otelapi "go.opentelemetry.io/otel"
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/trace"
+	"github.com/ptcx/ptcx/trace/otel"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// evalFlags are the flags of evaluation harnesses: --seed and --trace.
+// evalFlags are the flags of evaluation harnesses: --seed and --trace,
+// and the OpenTelemetry export the standard OTLP environment variables
+// turn on.
 type evalFlags struct {
 	seed      *uint64
 	tracePath string
 
-	file   *os.File
-	writer *trace.Writer
+	file      *os.File
+	writer    *trace.Writer
+	spans     *otel.Exporter // nil unless OTEL_EXPORTER_OTLP_ENDPOINT (or its traces variant) is set
+	stopSpans func(context.Context) error
+	warn      io.Writer // where a failed span export is reported
+	cmd       string
 }
 
 func (ef *evalFlags) register(fs *flag.FlagSet) {
@@ -41,10 +53,13 @@ func (ef *evalFlags) world() *wasmhost.World {
 	return &wasmhost.World{Seed: *ef.seed}
 }
 
-// open creates (or, with appending, extends) the trace file and makes st
-// record into it and apply the seed. It returns a function that closes
-// the file and reports a write error.
-func (ef *evalFlags) open(st *setup, appending bool) (func() error, error) {
+// open creates (or, with appending, extends) the trace file, starts the
+// OpenTelemetry export when the environment asks for it, and makes st
+// record into them and apply the seed. It returns a function that closes
+// the file and reports a write error; it also flushes the spans, and a
+// failed export is reported on s.err as a warning (the runs' results stand).
+func (ef *evalFlags) open(ctx context.Context, s *stdio, cmd string, st *setup, appending bool) (func() error, error) {
+	ef.warn, ef.cmd = s.err, cmd
 	if ef.tracePath != "" {
 		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 		if appending {
@@ -56,19 +71,55 @@ func (ef *evalFlags) open(st *setup, appending bool) (func() error, error) {
 		}
 		ef.file, ef.writer = f, trace.NewWriter(f)
 	}
+	spans, stop, err := otel.FromEnv(ctx)
+	if err != nil {
+		_ = ef.close()
+		return nil, err
+	}
+	ef.spans, ef.stopSpans = spans, stop
+	if spans != nil {
+		// The SDK reports a failed export to the global handler (by
+		// default the log package): say it as this command's warning.
+		otelapi.SetErrorHandler(otelapi.ErrorHandlerFunc(func(err error) {
+			fmt.Fprintf(ef.warn, "ptcx %s: exporting spans: %s\n", ef.cmd, err)
+		}))
+	}
 	st.observe = func(reg *registry.Registry, cfg executor.Config) executor.Config {
 		if w := ef.world(); w != nil {
 			cfg = cfg.WithWorld(*w)
 		}
-		if ef.writer != nil {
-			cfg = trace.NewRecorder(reg, func(r trace.Record) { _ = ef.writer.Write(r) }).Install(cfg)
+		if ef.writer != nil || ef.spans != nil {
+			cfg = trace.NewRecorder(reg, ef.export).Install(cfg)
 		}
 		return cfg
 	}
 	return ef.close, nil
 }
 
+// export writes r to the trace file and the span exporter, whichever are
+// open.
+func (ef *evalFlags) export(r trace.Record) {
+	if ef.writer != nil {
+		_ = ef.writer.Write(r)
+	}
+	if ef.spans != nil {
+		ef.spans.Export(r)
+	}
+}
+
+// spanFlushTimeout bounds the flush of the OpenTelemetry spans at the end
+// of a command.
+const spanFlushTimeout = 10 * time.Second
+
 func (ef *evalFlags) close() error {
+	if ef.stopSpans != nil {
+		flush, cancel := context.WithTimeout(context.Background(), spanFlushTimeout)
+		if err := ef.stopSpans(flush); err != nil {
+			fmt.Fprintf(ef.warn, "ptcx %s: exporting spans: %s\n", ef.cmd, err)
+		}
+		cancel()
+		ef.stopSpans, ef.spans = nil, nil
+	}
 	if ef.file == nil {
 		return nil
 	}

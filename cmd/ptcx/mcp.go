@@ -50,7 +50,7 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	if *sdkIn != sdkInDescription && *sdkIn != sdkInInstructions {
 		return usageError(fs, s, "--sdk-in %q: want %s or %s", *sdkIn, sdkInDescription, sdkInInstructions)
 	}
-	closeTrace, err := ef.open(&st, false)
+	closeTrace, err := ef.open(ctx, s, "mcp", &st, false)
 	if err != nil {
 		return fail(s, err)
 	}

@@ -54,7 +54,7 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
-	closeTrace, err := ef.open(&st, false)
+	closeTrace, err := ef.open(ctx, s, "run", &st, false)
 	if err != nil {
 		return fail(s, err)
 	}

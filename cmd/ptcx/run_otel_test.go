@@ -1,0 +1,55 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ptcx run exports its execution's span when the OTLP variables are set; a
+// receiver that refuses the spans is a warning, and the run's result
+// stands.
+func TestRun_otelSpans(t *testing.T) {
+	var bytes atomic.Int64
+	var refuse atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() {
+			http.Error(w, "no", http.StatusBadRequest)
+			return
+		}
+		if r.URL.Path == "/v1/traces" {
+			n, _ := io.Copy(io.Discard, r.Body)
+			bytes.Add(n)
+		}
+	}))
+	defer srv.Close()
+	for _, v := range []string{"OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	prog := filepath.Join(t.TempDir(), "p.ts")
+	require.NoError(t, os.WriteFile(prog, []byte(`return 6 * 7`), 0o644))
+
+	stdout, stderr, status := ptcx(t, "", "run", "--no-builtin", prog)
+	require.Equal(t, 0, status, stderr)
+	require.Contains(t, stdout, "42")
+	require.Positive(t, bytes.Load(), "no spans reached the receiver")
+	require.NotContains(t, stderr, "exporting spans")
+
+	refuse.Store(true)
+	stdout, stderr, status = ptcx(t, "", "run", "--no-builtin", prog)
+	require.Equal(t, 0, status, "a failed export does not fail the run: %s", stderr)
+	require.Contains(t, stdout, "42")
+	require.Contains(t, stderr, "ptcx run: exporting spans:")
+
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	_, stderr, status = ptcx(t, "", "run", "--no-builtin", prog)
+	require.Equal(t, 1, status, stderr)
+	require.Contains(t, stderr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: ptcx exports OTLP over http/protobuf only")
+}
