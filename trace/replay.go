@@ -29,6 +29,12 @@ type ReplayConfig struct {
 	// Executor is the executor configuration of the replay (hooks for the
 	// real tools); its runtime and limits are replaced by the replay's.
 	Executor executor.Config
+	// GateWait bounds how long a replayed call waits for the call completed
+	// before it in the trace, which the program may never make if it runs
+	// differently from the trace; past it the call fails with an INTERNAL
+	// error naming both calls. 0 means DefaultGateWait; negative is an
+	// error.
+	GateWait time.Duration
 }
 
 // Report is what a replay found.
@@ -68,10 +74,17 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 	if err := rec.Check(); err != nil {
 		return Report{}, fmt.Errorf("trace: record %s cannot be replayed: %w", rec.ID, err)
 	}
+	if cfg.GateWait < 0 {
+		return Report{}, fmt.Errorf("trace: ReplayConfig.GateWait %v: want a positive duration, or 0 for the default %v", cfg.GateWait, DefaultGateWait)
+	}
+	wait := cfg.GateWait
+	if wait == 0 {
+		wait = DefaultGateWait
+	}
 	reg, scope := cfg.Registry, rec.Scope
 	var g *gates
 	if reg == nil {
-		g = newGates(rec.Calls)
+		g = newGates(rec.Calls, wait)
 		r, err := replayRegistry(&rec, g)
 		if err != nil {
 			return Report{}, err

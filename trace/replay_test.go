@@ -228,3 +228,35 @@ func TestReplay_refusedArguments(t *testing.T) {
 	require.True(t, fine.OK(), fine.Text)
 	require.Empty(t, fineRec.Program.Args, "arguments that were not refused are not recorded twice")
 }
+
+// A trace whose completion order the program cannot follow (call 2 is to
+// complete after call 3, which the program makes only once call 2 has
+// answered) fails the waiting call after GateWait, naming both calls; a
+// negative GateWait is refused.
+func TestReplay_gateWait(t *testing.T) {
+	tools, cfg := orderedCalls(t, "search:seen-M2", "quote:K1")
+	h := newHarness(t, tools, cfg)
+	const code = `const seen = [];
+await Promise.all([
+  tools.quote({sku: "K1"}).then(q => seen.push(q.sku)),
+  tools.quote({sku: "M2"}).then(async q => { seen.push(q.sku); await tools.search({tag: "seen-M2"}); }),
+]);
+return seen`
+	r, rec := h.run(t, "gate", code, 1)
+	require.True(t, r.OK(), r.Text)
+	require.Len(t, rec.Calls, 3)
+	impossible := rec
+	impossible.Calls = append([]trace.Call(nil), rec.Calls...)
+	for i, k := range []int{1, 3, 2} { // M2 after the search it leads to
+		impossible.Calls[i].Completed = k
+	}
+
+	rep, err := trace.Replay(t.Context(), impossible, trace.ReplayConfig{Runtime: testkit.Sandbox(t), GateWait: 200 * time.Millisecond})
+	require.NoError(t, err)
+	require.False(t, rep.OK())
+	require.False(t, rep.Result.OK())
+	require.Contains(t, rep.Result.Text, "replay: call 2 waited 200ms for call 3, completed before it in the trace, which the program has not made")
+
+	_, err = trace.Replay(t.Context(), rec, trace.ReplayConfig{Runtime: testkit.Sandbox(t), GateWait: -time.Second})
+	require.EqualError(t, err, "trace: ReplayConfig.GateWait -1s: want a positive duration, or 0 for the default 30s")
+}

@@ -18,10 +18,11 @@ import (
 // returns in the recorded completion order: the call completed k-th waits
 // until the one completed (k-1)-th has been answered to the program.
 
-// gateWait bounds how long a replayed call waits for the call completed
-// before it in the trace: past it, the program is not going to make that
-// call while this one is pending (it ran differently from the trace).
-const gateWait = 30 * time.Second
+// DefaultGateWait is how long a replayed call waits, by default, for the
+// call completed before it in the trace: past it, the program is not going
+// to make that call while this one is pending (it ran differently from the
+// trace). ReplayConfig.GateWait changes it.
+const DefaultGateWait = 30 * time.Second
 
 // gates are the recorded calls and, by completion rank, whether each has
 // been answered.
@@ -29,10 +30,11 @@ type gates struct {
 	calls    []Call
 	once     []sync.Once
 	answered []chan struct{} // answered[k]: the call completed (k+1)-th
+	wait     time.Duration   // how long a call waits for the one completed before it
 }
 
-func newGates(calls []Call) *gates {
-	g := &gates{calls: calls, once: make([]sync.Once, len(calls)), answered: make([]chan struct{}, len(calls))}
+func newGates(calls []Call, wait time.Duration) *gates {
+	g := &gates{calls: calls, wait: wait, once: make([]sync.Once, len(calls)), answered: make([]chan struct{}, len(calls))}
 	for i := range g.answered {
 		g.answered[i] = make(chan struct{})
 	}
@@ -58,10 +60,10 @@ func (g *gates) body(ctx context.Context, in api.Input) (api.Output, error) {
 		case <-g.answered[k-1]:
 		case <-ctx.Done():
 			return api.Output{}, ctx.Err()
-		case <-time.After(gateWait):
+		case <-time.After(g.wait):
 			prev := slices.IndexFunc(g.calls, func(p Call) bool { return p.Completed == k })
 			return api.Output{}, api.Errorf(api.CodeInternal,
-				"replay: call %d waited %v for call %d, completed before it in the trace, which the program has not made: the program did not run as recorded", i, gateWait, prev+1)
+				"replay: call %d waited %v for call %d, completed before it in the trace, which the program has not made: the program did not run as recorded", i, g.wait, prev+1)
 		}
 	}
 	if !c.OK {

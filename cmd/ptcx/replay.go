@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/trace"
@@ -20,7 +21,7 @@ var replayCommand = command{
 		"first divergence (call index, expected vs got) and what of the outcome differs. With --tools, calls\n" +
 		"the trace lacks go to the real tools (\"what if\" runs). Exit status: 0 every record reproduced,\n" +
 		"1 a divergence or a difference, 2 usage.",
-	usage: "replay [--id ID] [--json] [--tools FILE [--workspace DIR] [--no-builtin] [--allow-bash]] TRACE.jsonl",
+	usage: "replay [--id ID] [--json] [--gate-wait D] [--tools FILE [--workspace DIR] [--no-builtin] [--allow-bash]] TRACE.jsonl",
 	run:   runReplay,
 }
 
@@ -39,12 +40,16 @@ func runReplay(ctx context.Context, c command, s *stdio, args []string) int {
 	st.flags(fs, false)
 	id := fs.String("id", "", "replay only the record of this call `ID`")
 	asJSON := fs.Bool("json", false, "print one JSON object per record")
+	gateWait := fs.Duration("gate-wait", trace.DefaultGateWait, "how long a replayed call waits for the call completed before it in the trace (`D`), before it fails")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
 		return usageError(fs, s, "want one TRACE file, got %d arguments", len(pos))
+	}
+	if *gateWait < time.Millisecond {
+		return usageError(fs, s, "--gate-wait %v: want a duration of at least 1ms", *gateWait)
 	}
 	f, err := os.Open(pos[0])
 	if err != nil {
@@ -54,7 +59,7 @@ func runReplay(ctx context.Context, c command, s *stdio, args []string) int {
 
 	rt := &lazyRuntime{}
 	defer rt.close()
-	cfg := trace.ReplayConfig{Runtime: rt}
+	cfg := trace.ReplayConfig{Runtime: rt, GateWait: *gateWait}
 	if st.tools != "" {
 		e, err := st.build(ctx, executor.NewConfig())
 		if err != nil {

@@ -94,3 +94,19 @@ func TestMCP_seedAndTrace(t *testing.T) {
 		return strings.Count(string(b), "\n") == 2
 	}, 10*time.Second, 10*time.Millisecond)
 }
+
+// --gate-wait below 1ms, or not a duration, is a usage error.
+func TestReplay_gateWaitFlag(t *testing.T) {
+	tr := filepath.Join(t.TempDir(), "trace.jsonl")
+	require.NoError(t, os.WriteFile(tr, nil, 0o644))
+	for v, shown := range map[string]string{"0s": "0s", "-1s": "-1s", "500us": "500µs"} {
+		_, stderr, status := ptcx(t, "", "replay", "--gate-wait", v, tr)
+		require.Equal(t, 2, status, stderr)
+		require.Contains(t, stderr, "--gate-wait "+shown+": want a duration of at least 1ms", v)
+	}
+	_, stderr, status := ptcx(t, "", "replay", "--gate-wait", "soon", tr)
+	require.Equal(t, 2, status, stderr)
+	require.Contains(t, stderr, "gate-wait")
+	_, stderr, status = ptcx(t, "", "replay", "--gate-wait", "1ms", tr)
+	require.Equal(t, 0, status, stderr)
+}
