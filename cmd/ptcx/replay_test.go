@@ -108,5 +108,6 @@ func TestReplay_gateWaitFlag(t *testing.T) {
 	require.Equal(t, 2, status, stderr)
 	require.Contains(t, stderr, "gate-wait")
 	_, stderr, status = ptcx(t, "", "replay", "--gate-wait", "1ms", tr)
-	require.Equal(t, 0, status, stderr)
+	require.Equal(t, 1, status, stderr)
+	require.Contains(t, stderr, "has no records", "1ms is accepted: the empty trace is what fails")
 }
