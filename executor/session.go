@@ -383,3 +383,19 @@ func (e *Executor) Sessions(scope string) []SessionInfo {
 	}
 	return e.sessions.list(scope)
 }
+
+// SectionSession is the name of the prompt section that says run_code
+// programs share their state (SessionPrompt).
+const SectionSession = "tools:session"
+
+// SessionPrompt tells a model that its run_code programs share one state.
+// A host whose run_code calls name a session (Call.Session) puts it where
+// the model reads run_code's rules: ptcx mcp --session appends it to
+// run_code's description, the ptcx front door (ptcx.WithSessions) to the
+// description and to Host.Prompt.
+const SessionPrompt = "State persists between run_code calls, as in a REPL: the top-level declarations " +
+	"(const, let, var, function, class) and globalThis properties of one program are there for the next " +
+	"(declaring a name again shadows it), so keep data you will need in them instead of fetching it again. " +
+	"The return value, logs, limits and tools are each call's own. A program that throws keeps what ran before " +
+	"the throw; one stopped by a limit (time, memory, output) resets the state, and its result says so. " +
+	"Await every call before the program ends: calls still pending are abandoned.\n"
