@@ -115,7 +115,7 @@ type SessionInfo struct {
 
 // sessionRuntime is a CodeRuntime that keeps sessions: *wasmhost.Runtime.
 type sessionRuntime interface {
-	NewSession() *wasmhost.Session
+	NewSession(ctx context.Context) (*wasmhost.Session, error)
 }
 
 // sessions is an executor's table of sessions. It is safe for concurrent
@@ -146,7 +146,7 @@ type session struct {
 // taken: the caller runs its program and then calls release. It waits
 // while the session runs another program, at most the Wait limit.
 func (t *sessions) acquire(ctx context.Context, rt sessionRuntime, scope, name string) (*session, error) {
-	s, err := t.entry(rt, scope, name)
+	s, err := t.entry(ctx, rt, scope, name)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func (t *sessions) victimLocked(s *session) (*session, bool) {
 }
 
 // entry returns the session (scope, name), making it when new.
-func (t *sessions) entry(rt sessionRuntime, scope, name string) (*session, error) {
+func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name string) (*session, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.scopes == nil {
@@ -240,7 +240,11 @@ func (t *sessions) entry(rt sessionRuntime, scope, name string) (*session, error
 		byName = make(map[string]*session)
 		t.scopes[scope] = byName
 	}
-	s := &session{scope: scope, name: name, ws: rt.NewSession(), turn: make(chan struct{}, 1), lastUsed: time.Now()}
+	ws, err := rt.NewSession(ctx)
+	if err != nil {
+		return nil, internal("run_code could not start a session", err)
+	}
+	s := &session{scope: scope, name: name, ws: ws, turn: make(chan struct{}, 1), lastUsed: time.Now()}
 	byName[name] = s
 	return s, nil
 }

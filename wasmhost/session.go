@@ -88,10 +88,16 @@ type Session struct {
 	notice  string    // why the state was dropped between runs, until Notice reads it
 }
 
-// NewSession returns an empty Session of rt. Sessions need the Runtime's
-// image (Config.WithImage, the default): a run in a session on a Runtime
-// without one fails at once.
-func (rt *Runtime) NewSession() *Session { return &Session{rt: rt} }
+// NewSession returns an empty Session of rt, or ErrClosed. Sessions need
+// the Runtime's image (Config.WithImage, the default): a run in a session
+// on a Runtime without one fails at once. Making one does no work (ctx is
+// for runtimes that start lazily, which the executor also accepts).
+func (rt *Runtime) NewSession(context.Context) (*Session, error) {
+	if rt.closed.Load() {
+		return nil, ErrClosed
+	}
+	return &Session{rt: rt}, nil
+}
 
 // State says where the session's state is now.
 func (s *Session) State() SessionState {

@@ -36,7 +36,7 @@ func requireResult(t testing.TB, rt *wasmhost.Runtime, s *wasmhost.Session, js, 
 
 func TestSession_Run_declarationsPersist(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	s := rt.NewSession()
+	s := newSession(t, rt)
 	requireResult(t, rt, s, `const a = 1; let b = 2; var c = 3; function f() { return a + b + c; }
 		class K { get v() { return 7; } } globalThis.g = 4; return f()`, `6`)
 	requireResult(t, rt, s, `const d = a + b; b = 20; return [f(), d, new K().v, g]`, `[24, 3, 7, 4]`)
@@ -47,7 +47,7 @@ func TestSession_Run_declarationsPersist(t *testing.T) {
 
 func TestSession_Run_separateSessionsShareNothing(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	one, two := rt.NewSession(), rt.NewSession()
+	one, two := newSession(t, rt), newSession(t, rt)
 	requireResult(t, rt, one, `const x = 1; globalThis.y = 2; return x`, `1`)
 	requireResult(t, rt, two, `return [typeof x, typeof y]`, `["undefined", "undefined"]`)
 	out, re, _ := runJS(t, rt, `return [typeof x, typeof y]`, api.Limits{})
@@ -57,7 +57,7 @@ func TestSession_Run_separateSessionsShareNothing(t *testing.T) {
 
 func TestSession_Run_throwKeepsState(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	s := rt.NewSession()
+	s := newSession(t, rt)
 	requireResult(t, rt, s, `let n = 1; return n`, `1`)
 	for _, tc := range []struct {
 		js   string
@@ -81,7 +81,7 @@ func TestSession_Run_throwKeepsState(t *testing.T) {
 
 func TestSession_Run_syntaxErrorIsLocated(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	s := rt.NewSession()
+	s := newSession(t, rt)
 	requireResult(t, rt, s, `const z = 1; return z`, `1`)
 	_, re := runIn(t, rt, s, "const q = 1;\nq = q +;", api.Limits{})
 	require.NotNil(t, re)
@@ -107,7 +107,7 @@ func TestSession_Run_hostLimitResets(t *testing.T) {
 		{"output", `for (;;) console.log("x".repeat(1000))`, api.Limits{OutputBytes: 10000}, api.KindOutputLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rt.NewSession()
+			s := newSession(t, rt)
 			requireResult(t, rt, s, `globalThis.kept = 1; const local = 2; return kept`, `1`)
 			_, re := runIn(t, rt, s, tc.js, tc.limits)
 			require.NotNil(t, re)
@@ -121,7 +121,7 @@ func TestSession_Run_hostLimitResets(t *testing.T) {
 
 func TestSession_Run_pendingCallsAndTimersDoNotLeak(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	s := rt.NewSession()
+	s := newSession(t, rt)
 	requireResult(t, rt, s, `tools.slow({ms: 30}).then(() => { globalThis.late = true });
 		setTimeout(() => { globalThis.fired = true }, 1); return 1`, `1`)
 	requireResult(t, rt, s, `await new Promise((r) => setTimeout(r, 100));
@@ -130,7 +130,7 @@ func TestSession_Run_pendingCallsAndTimersDoNotLeak(t *testing.T) {
 
 func TestSession_Suspend_resumesTransparently(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	s := rt.NewSession()
+	s := newSession(t, rt)
 	requireResult(t, rt, s, `const big = "y".repeat(1 << 20); let n = 41; globalThis.h = {deep: [1, 2]}; return n`, `41`)
 	n, err := s.Suspend(context.Background())
 	require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestSession_Suspend_resumesTransparently(t *testing.T) {
 
 func TestSession_Run_concurrentRunIsRefused(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	s := rt.NewSession()
+	s := newSession(t, rt)
 	requireResult(t, rt, s, `globalThis.v = 1; return v`, `1`)
 	first := make(chan *wasmhost.RunError, 1)
 	go func() {
@@ -167,7 +167,7 @@ func TestSession_Run_concurrentRunIsRefused(t *testing.T) {
 
 func TestSession_Close_refusesLaterRuns(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	s := rt.NewSession()
+	s := newSession(t, rt)
 	requireResult(t, rt, s, `return 1`, `1`)
 	s.Close(context.Background())
 	_, re := runIn(t, rt, s, `return 1`, api.Limits{})
@@ -178,7 +178,7 @@ func TestSession_Close_refusesLaterRuns(t *testing.T) {
 
 func TestSession_Run_worldIsPerRun(t *testing.T) {
 	rt := newRuntime(t, testConfig())
-	s := rt.NewSession()
+	s := newSession(t, rt)
 	w := &wasmhost.World{Seed: 7}
 	var got []string
 	for range 2 {
@@ -197,7 +197,7 @@ func TestSession_Run_hammer(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := rt.NewSession()
+			s := newSession(t, rt)
 			requireResult(t, rt, s, `let k = 0; return k`, `0`)
 			for j := 1; j <= 5; j++ {
 				if j == 3 && i%2 == 0 {
@@ -213,4 +213,19 @@ func TestSession_Run_hammer(t *testing.T) {
 	}
 	wg.Wait()
 	requireHealthy(t, rt)
+}
+
+func newSession(t testing.TB, rt *wasmhost.Runtime) *wasmhost.Session {
+	t.Helper()
+	s, err := rt.NewSession(context.Background())
+	require.NoError(t, err)
+	return s
+}
+
+func TestRuntime_NewSession_closed(t *testing.T) {
+	rt, err := wasmhost.New(context.Background(), testConfig())
+	require.NoError(t, err)
+	require.NoError(t, rt.Close(context.Background()))
+	_, err = rt.NewSession(context.Background())
+	require.ErrorIs(t, err, wasmhost.ErrClosed)
 }
