@@ -170,11 +170,18 @@ func TestExecutor_Session_idleSuspendsAndResumesTransparently(t *testing.T) {
 	require.Empty(t, v.Logs, "a transparent resume says nothing")
 }
 
+// inWorld runs code in session name in a deterministic world, so that
+// its state, and so its bytes, are the same from run to run.
+func inWorld(e *executor.Executor, name, code string) api.Result {
+	return e.Execute(context.Background(), executor.Call{Name: registry.RunCode, Args: runCode(code), Session: name,
+		World: &wasmhost.World{Seed: 3}})
+}
+
 func TestExecutor_Session_maxBytes(t *testing.T) {
 	// The size of one session's state once suspended, measured first.
 	program := `globalThis.data = "q".repeat(5000); return 1`
 	e, _ := sessionExecutor(t, executor.SessionLimits{IdleSuspend: 20 * time.Millisecond})
-	resultOf(t, inSession(e, "", "s", program))
+	resultOf(t, inWorld(e, "s", program))
 	require.Eventually(t, func() bool { return stateOf(e, "", "s") == wasmhost.SessionSuspended }, 10*time.Second, 5*time.Millisecond)
 	size := e.Sessions("")[0].Bytes
 	for _, tc := range []struct {
@@ -182,12 +189,13 @@ func TestExecutor_Session_maxBytes(t *testing.T) {
 		limit int
 		kept  bool
 	}{
-		{"below", size * 2, true},
-		{"past", size / 2, false},
+		{"below", size + 1, true},
+		{"at", size, true},
+		{"past", size - 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _ := sessionExecutor(t, executor.SessionLimits{IdleSuspend: 20 * time.Millisecond, MaxBytes: tc.limit})
-			resultOf(t, inSession(e, "", "s", program))
+			resultOf(t, inWorld(e, "s", program))
 			require.Eventually(t, func() bool { return stateOf(e, "", "s") != wasmhost.SessionLive }, 10*time.Second, 5*time.Millisecond)
 			r := inSession(e, "", "s", `return typeof data`)
 			if tc.kept {
@@ -247,4 +255,42 @@ func TestExecutor_CloseSession_dropsState(t *testing.T) {
 func TestNew_negativeSessionLimitsFail(t *testing.T) {
 	_, err := executor.New(registry.New(), executor.NewConfig().WithSessions(executor.SessionLimits{MaxBytes: -1}))
 	require.ErrorContains(t, err, "negative session limits")
+}
+
+func TestExecutor_Session_hammerEvictionAcrossSessions(t *testing.T) {
+	e, _ := sessionExecutor(t, executor.SessionLimits{MaxLivePerScope: 2})
+	const sessions, calls = 4, 5
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("s%d", i)
+			run := func(code string) api.Result {
+				for range 10000 {
+					r := inSession(e, "", name, code)
+					if r.Err == nil || r.Err.Code != api.CodeBusy {
+						return r
+					}
+					// Every live session was running: a retryable refusal.
+					require.Contains(t, r.Err.Message, "sessions live, all running a program")
+					time.Sleep(time.Millisecond)
+				}
+				require.FailNow(t, "still BUSY after 10,000 tries")
+				return api.Result{}
+			}
+			require.Equal(t, "0", resultOf(t, run(`let k = 0; return k`)))
+			for j := 1; j <= calls; j++ {
+				require.Equal(t, fmt.Sprint(j), resultOf(t, run(`k++; await tools.wait({ms: 1}); return k`)), name)
+			}
+		}()
+	}
+	wg.Wait()
+	live := 0
+	for _, s := range e.Sessions("") {
+		if s.State == wasmhost.SessionLive {
+			live++
+		}
+	}
+	require.LessOrEqual(t, live, 2)
 }

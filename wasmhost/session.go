@@ -140,10 +140,13 @@ func (s *Session) Suspend(ctx context.Context) (int, error) {
 	if s.inst == nil {
 		return len(s.saved), nil
 	}
-	if s.rt.closed.Load() {
+	// Counted as a guest that runs, so that a Close meanwhile releases
+	// the instances' memory only once the capture is done.
+	if !s.rt.acquire() {
 		s.resetLocked(ctx)
 		return 0, ErrClosed
 	}
+	defer s.rt.done()
 	inst := s.inst
 	s.dropLive(ctx)
 	b, err := s.rt.captureSession(inst)
