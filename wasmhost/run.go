@@ -107,8 +107,11 @@ func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	// in-flight limit lowers the per-call one with it, so that a call over
 	// it is told to pass less data, not to await others.
 	r.limits.MaxCallArgBytes = min(r.limits.MaxCallArgBytes, r.limits.MaxInFlightArgBytes)
-	if (p.Suspend != nil || p.Session != nil) && rt.image == nil {
+	if p.Suspend != nil && rt.image == nil {
 		return nil, errNoImage
+	}
+	if p.Session != nil && rt.image == nil {
+		return nil, errSessionNoImage
 	}
 	if p.Session != nil && (p.Suspend != nil || p.Session.rt != rt) {
 		return nil, errors.New("wasmhost: a run in a Session cannot be suspended, and the Session must be this Runtime's")

@@ -20,6 +20,11 @@ import (
 // before it in scope, globalThis as they left it) and gives the state back
 // when it ends, unless the host stopped it.
 
+// errSessionNoImage means a run in a Session was asked of a Runtime
+// without an image.
+var errSessionNoImage = errors.New("wasmhost: sessions need the Runtime's initialised image " +
+	"(Config.WithImage(true), the default, and a guest that exports ptcx_restored)")
+
 // exportNext is the guest's export that readies a session's instance for
 // its next program (ptcx_next, docs/abi.md).
 const exportNext = "ptcx_next"
@@ -148,7 +153,7 @@ func (s *Session) Suspend(ctx context.Context) (int, error) {
 	}
 	defer s.rt.done()
 	inst := s.inst
-	s.dropLive(ctx)
+	s.dropLive()
 	b, err := s.rt.captureSession(inst)
 	inst.close(ctx)
 	if err != nil {
@@ -191,16 +196,17 @@ func (s *Session) Notice() string {
 // resetLocked drops the state. Under s.mu.
 func (s *Session) resetLocked(ctx context.Context) {
 	if inst := s.inst; inst != nil {
-		s.dropLive(ctx)
+		s.dropLive()
 		inst.close(ctx)
 	}
 	s.saved = nil
 }
 
 // dropLive forgets the live instance and its charge. Under s.mu.
-func (s *Session) dropLive(context.Context) {
+func (s *Session) dropLive() {
 	if s.charged > 0 {
 		s.rt.unchargePool(s.charged)
+		s.rt.sessions.remove(s)
 	}
 	s.inst, s.charged = nil, 0
 }
@@ -219,7 +225,7 @@ func (s *Session) take() (*instance, []byte, error) {
 	s.busy = true
 	inst, saved := s.inst, s.saved
 	if inst != nil {
-		s.dropLive(context.Background())
+		s.dropLive()
 	}
 	s.inst, s.saved = nil, nil
 	return inst, saved, nil
@@ -243,6 +249,7 @@ func (s *Session) give(ctx context.Context, inst *instance) {
 	size := int64(inst.mem.Size())
 	if s.rt.chargePool(size) {
 		s.inst, s.charged = inst, size
+		s.rt.sessions.add(s)
 		return
 	}
 	b, err := s.rt.captureSession(inst)

@@ -229,3 +229,47 @@ func TestRuntime_NewSession_closed(t *testing.T) {
 	_, err = rt.NewSession(context.Background())
 	require.ErrorIs(t, err, wasmhost.ErrClosed)
 }
+
+func TestRuntime_Run_sessionRefusals(t *testing.T) {
+	noImage := newRuntime(t, testConfig().WithImage(false))
+	s := newSession(t, noImage)
+	_, err := noImage.Run(context.Background(), wasmhost.Program{JS: `return 1`, Session: s}, &tools{})
+	require.ErrorContains(t, err, "sessions need the Runtime's initialised image")
+
+	rt := sharedRuntime(t)
+	other := newSession(t, newRuntime(t, testConfig()))
+	_, err = rt.Run(context.Background(), wasmhost.Program{JS: `return 1`, Session: other}, &tools{})
+	require.ErrorContains(t, err, "the Session must be this Runtime's")
+	mine := newSession(t, rt)
+	_, err = rt.Run(context.Background(), wasmhost.Program{JS: `return 1`, Session: mine,
+		Suspend: func(wasmhost.Quiescence) bool { return true }}, &tools{})
+	require.ErrorContains(t, err, "a run in a Session cannot be suspended")
+}
+
+func TestSession_liveSessionYieldsToARun(t *testing.T) {
+	const limit = 16 << 20
+	rt := newRuntime(t, testConfig().WithPool(0).WithLimits(api.Limits{MemoryBytes: limit}).
+		WithMaxCommittedMemory(limit+(limit/2)).WithAdmissionWait(0))
+	s := newSession(t, rt)
+	requireResult(t, rt, s, `globalThis.big = "w".repeat(10 << 20); return big.length`, `10485760`)
+	require.Equal(t, wasmhost.SessionLive, s.State())
+	require.Greater(t, s.Bytes(), limit/2, "the live session holds more than half the cap")
+	out, re, _ := runJS(t, rt, `return 1`, api.Limits{})
+	require.Nil(t, re, "a run that does not fit beside the live session makes it yield")
+	require.JSONEq(t, `1`, string(out.Result))
+	require.Equal(t, wasmhost.SessionSuspended, s.State())
+	requireResult(t, rt, s, `return big.length`, `10485760`)
+	require.Empty(t, s.Notice())
+}
+
+func TestSession_Run_memoryOverALaterLimitResets(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	s := newSession(t, rt)
+	requireResult(t, rt, s, `globalThis.big = "m".repeat(12 << 20); return 1`, `1`)
+	_, re := runIn(t, rt, s, `return big.length`, api.Limits{MemoryBytes: 8 << 20})
+	require.NotNil(t, re)
+	require.Equal(t, api.KindMemory, re.Kind)
+	require.True(t, re.SessionReset)
+	require.Contains(t, re.Message, "over this program's memory limit")
+	requireResult(t, rt, s, `return typeof big`, `"undefined"`)
+}
