@@ -17,8 +17,8 @@ const deploymentScope = registry.Deployment
 
 // Executor runs calls against a Registry. It is safe for concurrent use.
 type Executor struct {
-	reg     *registry.Registry
-	resolve resolve.Resolver // reg's, the one route to a tool body
+	reg      *registry.Registry
+	resolve  resolve.Resolver // reg's, the one route to a tool body
 	cfg      Config
 	limits   api.Limits // deployment limits, defaults filled in
 	sessions *sessions  // run_code sessions (session.go)
