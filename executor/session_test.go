@@ -294,3 +294,13 @@ func TestExecutor_Session_hammerEvictionAcrossSessions(t *testing.T) {
 	}
 	require.LessOrEqual(t, live, 2)
 }
+
+func TestExecutor_Session_pendingCallsDoNotReachTheNextProgram(t *testing.T) {
+	e, _ := sessionExecutor(t, executor.SessionLimits{})
+	first := inSession(e, "", "s", `tools.wait({ms: 100}).then(() => { globalThis.leak = 1 }); return 1`)
+	require.Equal(t, `1`, resultOf(t, first))
+	second := inSession(e, "", "s", `const waited = await tools.wait({ms: 300}); return [waited, typeof leak]`)
+	require.Equal(t, `[300,"undefined"]`, resultOf(t, second))
+	require.NotNil(t, second.Ledger)
+	require.Len(t, second.Ledger.Calls, 1, "the next program's ledger has its own calls only")
+}
