@@ -103,7 +103,7 @@
   // A session's programs (glue.c, session_head) are compiled by a direct
   // eval, whose frames are named <input>, behind a longer wrapper; their
   // frames are shown as <program> all the same. session is set per start.
-  const SESSION_HEAD = "(function(){let __ptcx_k;const __ptcx_p=(async function(){__ptcx_k=(__ptcx_s)=>eval(__ptcx_s);".length;
+  const SESSION_HEAD = "(function(){let __ptcx_k;return [()=>__ptcx_k,async function(){__ptcx_k=(__ptcx_s)=>eval(__ptcx_s);".length;
   let session = false;
   const MAX_JSON_DEPTH = 100; // PTCX_JSON_DEPTH in encode.c
   const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

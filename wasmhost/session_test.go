@@ -273,3 +273,21 @@ func TestSession_Run_memoryOverALaterLimitResets(t *testing.T) {
 	require.Contains(t, re.Message, "over this program's memory limit")
 	requireResult(t, rt, s, `return typeof big`, `"undefined"`)
 }
+
+func TestSession_Run_stackMatchesAFreshRun(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	s := newSession(t, rt)
+	for _, js := range []string{
+		`  throw new Error("line one")`,
+		"const a = 1;\n  function f() { throw new TypeError(\"deeper\"); }\n f()",
+		`const x = ;`,
+	} {
+		_, fresh, _ := runJS(t, rt, js, api.Limits{})
+		_, inSession := runIn(t, rt, s, js, api.Limits{})
+		require.NotNil(t, fresh)
+		require.NotNil(t, inSession)
+		require.Equal(t, fresh.Message, inSession.Message, js)
+		require.Equal(t, fresh.Stack, inSession.Stack, js)
+		require.Equal(t, [2]int{fresh.Line, fresh.Column}, [2]int{inSession.Line, inSession.Column}, js)
+	}
+}

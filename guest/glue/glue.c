@@ -41,12 +41,14 @@ static JSValue staged = JS_UNDEFINED;
  * that evaluates source in that program's scope (a direct eval), or, before
  * the first, one that evaluates it at the global scope. A session program
  * is compiled by it from session_head, the body and session_tail: a
- * function returning [the program's continuation, its promise]. The
- * continuation is set before the body runs, so a program that throws
- * still leaves its declarations (those made before the throw) to the next. */
+ * function returning [a getter of the program's continuation, the
+ * program's async function], which the glue calls itself, so that no frame
+ * of the wrapper is on the program's stack. The continuation is set before
+ * the body runs, so a program that throws still leaves its declarations
+ * (those made before the throw) to the next. */
 static const char session_head[] =
-    "(function(){let __ptcx_k;const __ptcx_p=(async function(){__ptcx_k=(__ptcx_s)=>eval(__ptcx_s);";
-static const char session_tail[] = "\n})();return [__ptcx_k,__ptcx_p];})";
+    "(function(){let __ptcx_k;return [()=>__ptcx_k,async function(){__ptcx_k=(__ptcx_s)=>eval(__ptcx_s);";
+static const char session_tail[] = "\n}];})";
 static const char session_base[] = "(__ptcx_s)=>eval(__ptcx_s)";
 static JSValue session_next = JS_UNDEFINED;
 
@@ -414,11 +416,23 @@ static int start_session(const char *code, size_t len)
     JS_FreeValue(ctx, outer);
     if (JS_IsException(pair))
         return PTCX_REPORT_THROWN;
-    JSValue next = JS_GetPropertyUint32(ctx, pair, 0);
-    JSValue promise = JS_IsException(next) ? JS_EXCEPTION : JS_GetPropertyUint32(ctx, pair, 1);
+    JSValue getter = JS_GetPropertyUint32(ctx, pair, 0);
+    JSValue fn = JS_IsException(getter) ? JS_EXCEPTION : JS_GetPropertyUint32(ctx, pair, 1);
     JS_FreeValue(ctx, pair);
+    if (JS_IsException(fn)) {
+        JS_FreeValue(ctx, getter);
+        return PTCX_REPORT_THROWN;
+    }
+    JSValue promise = JS_Call(ctx, fn, JS_UNDEFINED, 0, NULL);
+    JS_FreeValue(ctx, fn);
     if (JS_IsException(promise)) {
-        JS_FreeValue(ctx, next);
+        JS_FreeValue(ctx, getter);
+        return PTCX_REPORT_THROWN;
+    }
+    JSValue next = JS_Call(ctx, getter, JS_UNDEFINED, 0, NULL);
+    JS_FreeValue(ctx, getter);
+    if (JS_IsException(next)) {
+        JS_FreeValue(ctx, promise);
         return PTCX_REPORT_THROWN;
     }
     if (JS_IsFunction(ctx, next)) {
