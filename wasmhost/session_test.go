@@ -291,3 +291,19 @@ func TestSession_Run_stackMatchesAFreshRun(t *testing.T) {
 		require.Equal(t, [2]int{fresh.Line, fresh.Column}, [2]int{inSession.Line, inSession.Column}, js)
 	}
 }
+
+// A program can break its own session (it owns the scope its successors
+// are compiled in), never another's.
+func TestSession_Run_aProgramBreaksOnlyItsOwnSession(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	broken, other := newSession(t, rt), newSession(t, rt)
+	requireResult(t, rt, other, `const mine = "other"; return 1`, `1`)
+	requireResult(t, rt, broken, `__ptcx_k = () => { throw new Error("hijacked") }; return 1`, `1`)
+	_, re := runIn(t, rt, broken, `return 1`, api.Limits{})
+	require.NotNil(t, re)
+	require.Equal(t, api.KindException, re.Kind)
+	require.Contains(t, re.Message, "hijacked")
+	requireResult(t, rt, other, `return mine`, `"other"`)
+	broken.Reset(context.Background())
+	requireResult(t, rt, broken, `return typeof mine`, `"undefined"`)
+}
