@@ -78,3 +78,29 @@ func (s *Session) yieldMemory() bool {
 	s.saved = b
 	return true
 }
+
+// SessionStats describes a Runtime's live idle sessions, for metrics and
+// tests: their instances are charged to the committed memory cap (as the
+// pool's are: not in Usage().CommittedBytes).
+type SessionStats struct {
+	Live  int   // sessions holding a live instance between runs
+	Bytes int64 // what those instances are charged to the committed memory cap
+}
+
+// SessionStats returns the counters of rt's live idle sessions.
+func (rt *Runtime) SessionStats() SessionStats {
+	l := &rt.sessions
+	l.mu.Lock()
+	list := append([]*Session(nil), l.list...)
+	l.mu.Unlock()
+	var st SessionStats
+	for _, s := range list {
+		s.mu.Lock()
+		if s.charged > 0 {
+			st.Live++
+			st.Bytes += s.charged
+		}
+		s.mu.Unlock()
+	}
+	return st
+}

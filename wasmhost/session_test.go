@@ -254,10 +254,12 @@ func TestSession_liveSessionYieldsToARun(t *testing.T) {
 	requireResult(t, rt, s, `globalThis.big = "w".repeat(10 << 20); return big.length`, `10485760`)
 	require.Equal(t, wasmhost.SessionLive, s.State())
 	require.Greater(t, s.Bytes(), limit/2, "the live session holds more than half the cap")
+	require.Equal(t, wasmhost.SessionStats{Live: 1, Bytes: int64(s.Bytes())}, rt.SessionStats())
 	out, re, _ := runJS(t, rt, `return 1`, api.Limits{})
 	require.Nil(t, re, "a run that does not fit beside the live session makes it yield")
 	require.JSONEq(t, `1`, string(out.Result))
 	require.Equal(t, wasmhost.SessionSuspended, s.State())
+	require.Equal(t, wasmhost.SessionStats{}, rt.SessionStats())
 	requireResult(t, rt, s, `return big.length`, `10485760`)
 	require.Empty(t, s.Notice())
 }
