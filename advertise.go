@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 )
@@ -64,8 +66,9 @@ func (h *Host) AnthropicTools(scope string) ([]AnthropicTool, error) {
 // Prompt returns the tool sections of scope's system prompt, in prompt
 // order, leaving out the empty ones: "tools:ptc-only" (ptc mode: run_code is
 // the only tool callable directly) and "tools:sdk" (ptc and both: how to
-// write a program, and the TypeScript declarations of every binding). In
-// native mode there are none.
+// write a program, and the TypeScript declarations of every binding), and,
+// with WithSessions, "tools:session" (executor.SessionPrompt: state
+// persists between programs). In native mode there are none.
 func (h *Host) Prompt(scope string) ([]Section, error) {
 	mode, err := h.reg.Mode(scope)
 	if err != nil {
@@ -78,6 +81,9 @@ func (h *Host) Prompt(scope string) ([]Section, error) {
 	sections, err := sdkgen.Sections(mode, bindable)
 	if err != nil {
 		return nil, fmt.Errorf("ptcx: the prompt of scope %q: %w", scope, err)
+	}
+	if h.sessions && mode != api.ModeNative {
+		sections = append(sections, Section{Name: executor.SectionSession, Text: executor.SessionPrompt})
 	}
 	return sections, nil
 }

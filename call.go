@@ -21,6 +21,10 @@ type Call struct {
 	// Seed, for a run_code call, runs its program in a deterministic world
 	// seeded with it (see WithSeed, which it overrides); nil: the host's.
 	Seed *uint64
+	// Session, for a run_code call, names the session its program runs in
+	// (WithSessions): the programs of one session in one scope share
+	// their top-level declarations and globals. Empty: a fresh state.
+	Session string
 
 	// invalid is why a decoded wire item cannot run (no id, no name, ...);
 	// Execute returns it as the result. Only the decoders set it.

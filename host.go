@@ -24,6 +24,8 @@ type Host struct {
 	reg  *registry.Registry
 	exec *executor.Executor
 	own  *wasmhost.Runtime // the sandbox New started; nil with WithCodeRuntime
+	// sessions: WithSessions, whose rule Prompt adds.
+	sessions bool
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -48,7 +50,12 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 			return nil, fmt.Errorf("ptcx: WithMode: %w", err)
 		}
 	}
-	if o.describe {
+	switch {
+	case o.sessions != nil && o.describe:
+		h.reg.SetRunCodeDescriber(sessionDescriber(sdkgen.DescribeRunCode))
+	case o.sessions != nil:
+		h.reg.SetRunCodeDescriber(sessionDescriber(nil))
+	case o.describe:
 		h.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 	}
 	if err := h.register(o.tools); err != nil {
@@ -60,6 +67,10 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 	}
 	if o.seed != nil {
 		exCfg = exCfg.WithWorld(wasmhost.World{Seed: *o.seed})
+	}
+	if o.sessions != nil {
+		exCfg = exCfg.WithSessions(*o.sessions)
+		h.sessions = true
 	}
 	rt := o.runtime
 	if rt == nil {
@@ -123,7 +134,7 @@ func (h *Host) Execute(ctx context.Context, c Call) Result {
 		err := &Error{Code: api.CodeInternal, Message: ErrClosed.Error(), Cause: ErrClosed}
 		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
 	}
-	call := executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args}
+	call := executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args, Session: c.Session}
 	if c.Seed != nil {
 		call.World = &wasmhost.World{Seed: *c.Seed}
 	}

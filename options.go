@@ -23,6 +23,7 @@ type options struct {
 	runtime  executor.CodeRuntime // shared, not owned; nil: New starts one
 	describe bool
 	seed     *uint64
+	sessions *executor.SessionLimits // WithSessions (sessions.go)
 }
 
 func defaultOptions() options {

@@ -45,6 +45,7 @@ type Config struct {
 	newID        func() string
 	world        *wasmhost.World
 	tenant       string
+	sessions     SessionLimits // session.go
 }
 
 // NewConfig returns the default configuration.

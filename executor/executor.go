@@ -17,10 +17,11 @@ const deploymentScope = registry.Deployment
 
 // Executor runs calls against a Registry. It is safe for concurrent use.
 type Executor struct {
-	reg     *registry.Registry
-	resolve resolve.Resolver // reg's, the one route to a tool body
-	cfg     Config
-	limits  api.Limits // deployment limits, defaults filled in
+	reg      *registry.Registry
+	resolve  resolve.Resolver // reg's, the one route to a tool body
+	cfg      Config
+	limits   api.Limits // deployment limits, defaults filled in
+	sessions *sessions  // run_code sessions (session.go)
 }
 
 // New returns an Executor over reg. It fails on an invalid configuration:
@@ -46,7 +47,12 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if cfg.newID == nil {
 		cfg.newID = nextCallID
 	}
-	return &Executor{reg: reg, resolve: resolve.Open(reg), cfg: cfg, limits: cfg.limits.WithDefaults()}, nil
+	sl, err := cfg.sessions.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Executor{reg: reg, resolve: resolve.Open(reg), cfg: cfg, limits: cfg.limits.WithDefaults(),
+		sessions: &sessions{limits: sl}}, nil
 }
 
 // Registry returns the registry the executor resolves against.
@@ -66,6 +72,13 @@ type Call struct {
 	// runs in (seed and clock start: wasmhost.World); nil means the
 	// Config's (WithWorld), else the runtime's. Other tools ignore it.
 	World *wasmhost.World
+	// Session, for a run_code call, names the session its program runs in:
+	// the programs of one session in one scope share one program state (a
+	// REPL: top-level declarations and globalThis persist from one to the
+	// next; session.go). Empty runs the program in a fresh state, as
+	// always. Sessions are keyed by (Scope, Session): never shared across
+	// scopes. Other tools ignore it.
+	Session string
 }
 
 // Execute runs one model-direct call through every phase and returns its
@@ -120,6 +133,7 @@ type execution struct {
 	def     *resolve.Definition // what may execute; nil when refused
 	fin     *resolve.Definition // whose finalizer applies; nil for none
 	args    map[string]any
+	session string // Call.Session of a model-direct call
 
 	run atomic.Pointer[RunInfo] // run_code's sandbox run, once it ran
 
@@ -137,6 +151,9 @@ func (e *Executor) newExecution(call Call, parent *token) *execution {
 		x.start = time.Now() // for Notification.Duration
 	}
 	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args, World: call.World}
+	if parent == nil {
+		x.session = call.Session
+	}
 	if x.req.World == nil && parent == nil && call.Name == registry.RunCode {
 		x.req.World = e.cfg.world
 	}

@@ -59,6 +59,9 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 
 	c := &codeRun{x: x, prog: prog, names: names, catalog: catalog, limits: limits, tok: e.mintToken(x.req.ID, x.req.Scope), start: time.Now(),
 		park: parkingOf(ctx)}
+	if x.session != "" {
+		return e.runInSession(ctx, c) // session_run.go
+	}
 	return e.runProgram(ctx, c, func(p wasmhost.Program, s *scheduler) (wasmhost.Outcome, error) {
 		p.JS = prog.JS
 		return e.cfg.runtime.Run(ctx, p, s)

@@ -4,7 +4,7 @@
 // It is a single function expression. The glue calls it with the natives
 // object (call, log, timerSet, timerClear, result, error, encode; see
 // glue/natives.c) and keeps the hooks it returns (start, toolError, fire,
-// report). Programs see only what it installs on the global object: tools,
+// report, reset). Programs see only what it installs on the global object: tools,
 // ToolCallError, console, setTimeout and clearTimeout. See docs/abi.md.
 //
 // Everything the prelude needs later is captured here, before any program
@@ -100,6 +100,11 @@
   const REFUSED_PENDING = -1, REFUSED_TOTAL = -2, REFUSED_TIMERS = -3;
   // Columns on line 1 of the program are offset by the wrapper in glue.c.
   const WRAPPER_HEAD = "(async function(){".length;
+  // A session's programs (glue.c, session_head) are compiled by a direct
+  // eval, whose frames are named <input>, behind a longer wrapper; their
+  // frames are shown as <program> all the same. session is set per start.
+  const SESSION_HEAD = "(function(){let __ptcx_k;return [()=>__ptcx_k,async function(){__ptcx_k=(__ptcx_s)=>eval(__ptcx_s);".length;
+  let session = false;
   const MAX_JSON_DEPTH = 100; // PTCX_JSON_DEPTH in encode.c
   const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
@@ -350,21 +355,29 @@
   function cleanStack(stack) {
     if (typeof stack !== "string") return "";
     const lines = strSplit(stack, "\n");
+    const head = session ? SESSION_HEAD : WRAPPER_HEAD;
     let out = "";
     for (let i = 0; i < lines.length; i++) {
       let l = lines[i];
-      if (l === "" || strIndexOf(l, "<prelude>") >= 0) continue;
+      if (l === "" || strIndexOf(l, "<prelude>") >= 0 || strIndexOf(l, "<session>") >= 0) continue;
+      if (session) l = programFrame(l);
       const at = strIndexOf(l, "<program>:1:");
       if (at >= 0) {
         const start = at + "<program>:1:".length;
         let end = start;
         while (end < l.length && l[end] >= "0" && l[end] <= "9") end++;
-        const col = +strSlice(l, start, end) - WRAPPER_HEAD;
+        const col = +strSlice(l, start, end) - head;
         l = strSlice(l, 0, start) + toStr(col > 0 ? col : 1) + strSlice(l, end);
       }
       out += (out ? "\n" : "") + l;
     }
     return out;
+  }
+
+  // programFrame names a session program's frame (<input>) <program>.
+  function programFrame(l) {
+    const at = strIndexOf(l, "<input>:");
+    return at < 0 ? l : strSlice(l, 0, at) + "<program>:" + strSlice(l, at + "<input>:".length);
   }
 
   // ---- ToolCallError and tools. ----
@@ -745,12 +758,13 @@
 
   function failSyntax(v, exhausted) {
     if (!isErrorLike(v) || v.name !== "SyntaxError") return failThrown("", v, exhausted);
-    const m = regexpExec(/<program>:(\d+):(\d+)/, toStr(v.stack));
+    const m = regexpExec(session ? /<input>:(\d+):(\d+)/ : /<program>:(\d+):(\d+)/, toStr(v.stack));
+    const head = session ? SESSION_HEAD : WRAPPER_HEAD;
     let line = 0, column = 0;
     if (m !== null) {
       line = +m[1];
       column = +m[2];
-      if (line === 1) column = column > WRAPPER_HEAD ? column - WRAPPER_HEAD : 1;
+      if (line === 1) column = column > head ? column - head : 1;
     }
     // The location is in line and column, not in the message.
     return fail("syntax", "SyntaxError: " + toStr(v.message), "", line, column);
@@ -943,8 +957,26 @@
         maxTimers: config.maxTimers | 0,
         memoryBytes: +config.memoryBytes || 0,
       };
-      global("tools", makeTools(isArray(config.tools) ? config.tools : [], typeof config.catalog === "string" ? config.catalog : ""));
+      session = config.session === true;
+      const bound = makeTools(isArray(config.tools) ? config.tools : [], typeof config.catalog === "string" ? config.catalog : "");
+      if (!session) {
+        global("tools", bound);
+      } else {
+        // Each program of a session gets its own tools, so the global
+        // stays configurable; a program can only break this for itself.
+        try {
+          defineProperty(G, "tools", { __proto__: null, value: bound, writable: false, enumerable: false, configurable: true });
+        } catch {
+          throw new TypeErrorCtor("an earlier program of this session redefined the global 'tools', so this program " +
+            "cannot be given its tools; close the session to start afresh");
+        }
+      }
       return toStr(config.code);
+    },
+    // reset forgets the timers of the last program of a session (ptcx_next).
+    reset() {
+      const ids = keys(timers);
+      for (let i = 0; i < ids.length; i++) delete timers[ids[i]];
     },
     // toolError makes the rejection of a failed call from the host's
     // payload: the message, then, after a NUL, the error code (docs/abi.md).

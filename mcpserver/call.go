@@ -52,7 +52,11 @@ func (r *router) call(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallTo
 		ctx, end = startProgress(ctx, req, r.opts.MaxProgressLines)
 		defer end()
 	}
-	res := r.e.Execute(ctx, executor.Call{Scope: r.scope, Name: name, Args: args})
+	call := executor.Call{Scope: r.scope, Name: name, Args: args}
+	if name == registry.RunCode {
+		call.Session = r.sessionName(req)
+	}
+	res := r.e.Execute(ctx, call)
 	return toolResult(res)
 }
 

@@ -71,6 +71,18 @@
 // default, since every client shows tool descriptions to the model) or in
 // Options.Instructions, not both.
 //
+// # Sessions
+//
+// With Options.Sessions, each MCP connection (an *mcp.ServerSession) gets
+// one run_code session (executor.Call.Session, named at its first
+// run_code call): its programs share their state, as a REPL's do, and
+// the session is closed when the connection ends. Two connections never
+// share one. Over a transport that makes a server session per request
+// (stateless Streamable HTTP) every call would start afresh: the option
+// is meant for connections that last, such as stdio. Tell the model
+// (executor.SessionPrompt); ptcx mcp --session appends it to run_code's
+// description.
+//
 // # Stdio
 //
 // mcp.IOTransport ends the session on the first line that is not a JSON-RPC

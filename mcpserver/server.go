@@ -54,6 +54,13 @@ type Options struct {
 	// ElicitTimeout bounds the wait for the client's answer to one approval
 	// (default DefaultElicitTimeout); no answer in time denies the call.
 	ElicitTimeout time.Duration
+	// Sessions gives each MCP connection one run_code session
+	// (executor.Call.Session, session.go): the programs of one connection
+	// share their state, as a REPL's do, and the session is closed when
+	// the connection ends; two connections never share one. Tell the model
+	// (executor.SessionPrompt): ptcx mcp --session appends it to run_code's
+	// description. Off by default: every program starts afresh.
+	Sessions bool
 }
 
 // New returns an MCP server exposing e's registry as seen from scope ("" is
@@ -101,6 +108,7 @@ type router struct {
 	e     *executor.Executor
 	scope string
 	opts  Options
+	conns connections // the run_code session of each connection (Options.Sessions)
 }
 
 // middleware intercepts the two tool methods before the SDK's own handlers,

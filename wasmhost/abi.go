@@ -116,6 +116,7 @@ type guestConfig struct {
 	MaxPendingCalls int      `json:"maxPendingCalls"`
 	MaxCalls        int      `json:"maxCalls"`
 	MaxTimers       int      `json:"maxTimers"`
+	Session         bool     `json:"session,omitempty"` // Program.Session: compiled in the session's last scope
 }
 
 // engineMemoryLimit is the QuickJS memory limit for a linear memory capped

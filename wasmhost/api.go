@@ -60,6 +60,12 @@ type Program struct {
 	// them not yet dispatched. It needs the Runtime's image
 	// (Config.WithImage, the default).
 	Suspend func(Quiescence) bool
+	// Session, when set, runs the program in that session's state, as the
+	// next program of a REPL: the top-level declarations of the session's
+	// programs before it are in scope, globalThis is as they left it
+	// (session.go). Its limits, tools, logs, result and world are its own.
+	// It cannot be set with Suspend.
+	Session *Session
 }
 
 // World is a deterministic world for one run: a clock that starts at Start
@@ -183,6 +189,9 @@ type RunError struct {
 	// Cause is the host-side error behind a trap, timeout or abort, for the
 	// host's logs; it is never shown to the program.
 	Cause error
+	// SessionReset is set when the run was in a Session whose state this
+	// failure dropped (session.go): the session's next run starts afresh.
+	SessionReset bool
 }
 
 func (e *RunError) Error() string {

@@ -20,6 +20,9 @@ var errDeadline = fmt.Errorf("wasmhost: %w", context.DeadlineExceeded)
 // instantiate creates the run's instance. Its time counts toward the wall
 // limit only.
 func (r *run) instantiate() *RunError {
+	if r.prog.Session != nil {
+		return r.sessionInstance()
+	}
 	if e := r.begin(false); e != nil {
 		return e
 	}
@@ -42,7 +45,10 @@ func (r *run) instantiate() *RunError {
 // startProgram passes the program to ptcx_start.
 func (r *run) startProgram() (int32, *RunError) {
 	code := r.prog.JS
-	staged, e := r.stage()
+	staged, e := false, (*RunError)(nil)
+	if r.prog.Session == nil { // a session's program is compiled in its session's scope
+		staged, e = r.stage()
+	}
 	if e != nil {
 		return 0, e
 	}
@@ -61,6 +67,7 @@ func (r *run) startProgram() (int32, *RunError) {
 		MaxPendingCalls: r.limits.MaxPendingCalls,
 		MaxCalls:        r.limits.MaxCalls,
 		MaxTimers:       maxTimers,
+		Session:         r.prog.Session != nil,
 	})
 	if err != nil {
 		return 0, &RunError{Kind: api.KindTrap, Message: "the program could not be passed to the guest", Cause: err}

@@ -80,6 +80,9 @@ type run struct {
 	// output after Run returned.
 	mu        sync.Mutex
 	abandoned bool
+	// sessionHeld is set once the run took its Program.Session's state
+	// (session.go), which it then gives back when it ends.
+	sessionHeld bool
 
 	// Shared with the waiting goroutine and the watchdog. Instants are
 	// monotonic nanoseconds since began (see run.since).
@@ -106,6 +109,12 @@ func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	r.limits.MaxCallArgBytes = min(r.limits.MaxCallArgBytes, r.limits.MaxInFlightArgBytes)
 	if p.Suspend != nil && rt.image == nil {
 		return nil, errNoImage
+	}
+	if p.Session != nil && rt.image == nil {
+		return nil, errSessionNoImage
+	}
+	if p.Session != nil && (p.Suspend != nil || p.Session.rt != rt) {
+		return nil, errors.New("wasmhost: a run in a Session cannot be suspended, and the Session must be this Runtime's")
 	}
 	r.idler, _ = d.(IdleDispatcher)
 	r.tools = make(map[string]string, len(p.Tools))
@@ -236,6 +245,9 @@ func (r *run) abandon(e *RunError) (Outcome, error) {
 	e.Cause = errors.Join(e.Cause, ErrAbandoned)
 	r.mu.Lock()
 	r.abandoned = true
+	if r.prog.Session != nil {
+		r.abandonSession(e)
+	}
 	logs := append([]string(nil), r.output.lines...)
 	calls := r.calls
 	r.mu.Unlock()
@@ -301,11 +313,15 @@ func (r *run) finish(status int32, e *RunError) {
 	if e, ok := err.(*RunError); ok && e.Logs == nil {
 		e.Logs = r.output.lines
 	}
-	if r.inst != nil {
-		r.inst.close(r.ctx)
+	if r.prog.Session != nil {
+		r.endSession(err) // the session keeps the instance, or it is closed
+	} else {
+		if r.inst != nil {
+			r.inst.close(r.ctx)
+		}
+		// Its memory is released: so is its admission, before Run returns.
+		r.rt.admission.release(r.committed)
 	}
-	// Its memory is released: so is its admission, before Run returns.
-	r.rt.admission.release(r.committed)
 	r.done <- runResult{out, err}
 }
 

@@ -34,6 +34,8 @@ type Runtime struct {
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
 	image   *image // the initialised guest, nil when off (Config.WithImage)
 	pool    *pool  // restored instances ready for runs, nil when off (Config.WithPool)
+	// sessions are the live idle sessions, which yield to runs (session_live.go).
+	sessions liveSessions
 	// bytecode caches programs' bytecode, nil when off (Config.WithBytecodeCache).
 	bytecode *bytecodeCache
 

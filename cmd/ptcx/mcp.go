@@ -11,6 +11,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpserver"
+	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 )
 
@@ -22,8 +23,10 @@ var mcpCommand = command{
 		"programs (repeatable; NAME= names its prefix, so two instances of one server can coexist).\n" +
 		"The SDK is sent once, in run_code's description unless --sdk-in instructions. A client that sends\n" +
 		"a progress token gets a program's console lines as progress; one that can elicit approves the calls\n" +
-		"a policy asks about. The mode defaults to ptc.",
-	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream '[NAME=]CMD ARGS...']... [--upstream-timeout D] [--sdk-in description|instructions] [--seed N] [--trace FILE]",
+		"a policy asks about. --session keeps one program state per connection: globals and top-level\n" +
+		"declarations of one run_code program are there for the next (run_code's description says so).\n" +
+		"The mode defaults to ptc.",
+	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream '[NAME=]CMD ARGS...']... [--upstream-timeout D] [--sdk-in description|instructions] [--session] [--seed N] [--trace FILE]",
 	run:   runMCP,
 }
 
@@ -38,6 +41,7 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	sdkIn := fs.String("sdk-in", sdkInDescription, "where the typed SDK is sent, once: `WHERE` is description (run_code's description, which every client shows the model) or instructions (the server's instructions)")
+	session := fs.Bool("session", false, "keep one run_code session per connection: the programs of a connection share their globals and top-level declarations, as in a REPL (closed when the connection ends)")
 	var ef evalFlags
 	ef.register(fs)
 	pos, code, ok := parse(fs, args)
@@ -65,12 +69,12 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	defer e.close()
 
-	instructions, err := mcpInstructions(e, *sdkIn)
+	instructions, err := mcpInstructions(e, *sdkIn, *session)
 	if err != nil {
 		return fail(s, err)
 	}
 	opts := mcpserver.Options{Name: "ptcx", Version: currentVersion(), Instructions: instructions,
-		Annotations: e.annotations(!st.noBuiltin)}
+		Annotations: e.annotations(!st.noBuiltin), Sessions: *session}
 	srv, err := mcpserver.New(e.exec, e.scope, opts)
 	if err != nil {
 		return fail(s, err)
@@ -94,17 +98,22 @@ const (
 // section: the rules and the declarations) is sent once: in run_code's
 // description by default (describeWithSDK), so the instructions keep only
 // the tools:ptc-only rule; with --sdk-in instructions, every section is
-// here and run_code's description is the registry's short default.
-func mcpInstructions(e *env, sdkIn string) (string, error) {
+// here and run_code's description is the registry's short default. With
+// sessions (--session), run_code's description ends with
+// executor.SessionPrompt either way: state persists between calls.
+func mcpInstructions(e *env, sdkIn string, sessions bool) (string, error) {
 	sections, err := e.promptSections()
 	if err != nil {
 		return "", err
 	}
-	if sdkIn == sdkInInstructions {
-		e.reg.SetRunCodeDescriber(nil)
-	} else {
-		e.reg.SetRunCodeDescriber(describeWithSDK)
+	var describe registry.Describer
+	if sdkIn != sdkInInstructions {
+		describe = describeWithSDK
 	}
+	if sessions {
+		describe = withSessionPrompt(describe)
+	}
+	e.reg.SetRunCodeDescriber(describe)
 	var parts []string
 	for _, sec := range sections {
 		if sec.Name == sdkgen.SectionSDK && sdkIn == sdkInDescription {
@@ -126,6 +135,18 @@ func describeWithSDK(scope, base string, bindable []api.Schema) string {
 		return sdkgen.DescribeRunCode(scope, base, bindable)
 	}
 	return base + "\n\n" + sec
+}
+
+// withSessionPrompt appends executor.SessionPrompt to the description
+// describe renders (nil: the base alone).
+func withSessionPrompt(describe registry.Describer) registry.Describer {
+	return func(scope, base string, bindable []api.Schema) string {
+		d := base
+		if describe != nil {
+			d = describe(scope, base, bindable)
+		}
+		return d + "\n\n" + executor.SessionPrompt
+	}
 }
 
 // clientGone reports an end of serving that is the client's leaving: ptcx

@@ -192,13 +192,18 @@ type lazyRuntime struct {
 }
 
 func (l *lazyRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
-	// Not the call's context: a first call that is cancelled while the
-	// guest compiles must not leave the sandbox broken for the calls after.
-	l.once.Do(func() { l.rt, l.err = wasmhost.New(context.WithoutCancel(ctx), wasmhost.NewConfig()) })
+	l.start(ctx)
 	if l.err != nil {
 		return wasmhost.Outcome{}, fmt.Errorf("starting the sandbox: %w", l.err)
 	}
 	return l.rt.Run(ctx, p, d)
+}
+
+// start starts the sandbox once. Not with the call's context: a first
+// call that is cancelled while the guest compiles must not leave the
+// sandbox broken for the calls after.
+func (l *lazyRuntime) start(ctx context.Context) {
+	l.once.Do(func() { l.rt, l.err = wasmhost.New(context.WithoutCancel(ctx), wasmhost.NewConfig()) })
 }
 
 func (l *lazyRuntime) close() {

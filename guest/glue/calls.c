@@ -121,3 +121,17 @@ int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValue
     JS_FreeValue(ctx, c.tool);
     return ret;
 }
+
+void ptcx_forget_calls(JSContext *ctx)
+{
+    for (size_t i = 0; i < calls_cap; i++) {
+        pending_call *c = &calls[i];
+        if (c->id > 0) {
+            JS_FreeValue(ctx, c->resolve);
+            JS_FreeValue(ctx, c->reject);
+            JS_FreeValue(ctx, c->tool);
+        }
+        c->id = 0;
+    }
+    calls_live = calls_used = 0;
+}

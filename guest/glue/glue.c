@@ -25,7 +25,7 @@ static const char wrapper_tail[] = "\n})";
 
 static JSRuntime *rt;
 static JSContext *ctx;
-static JSValue hook_start, hook_tool_error, hook_fire, hook_report;
+static JSValue hook_start, hook_tool_error, hook_fire, hook_report, hook_reset;
 static JSValue program = JS_UNDEFINED; /* the promise of the program's body */
 static int32_t final_status = -1;      /* set once the program settled */
 static size_t memory_limit;            /* the engine's limit, from the config */
@@ -33,6 +33,24 @@ static size_t memory_limit;            /* the engine's limit, from the config */
  * bytecode cache (ptcx_load) before ptcx_start, which then evaluates it to
  * the program's function instead of compiling the code of its config. */
 static JSValue staged = JS_UNDEFINED;
+
+/* Sessions (docs/abi.md, "Sessions"): consecutive programs share one
+ * context, each program's function nested in the scope of the one before,
+ * so that its top-level declarations are visible to the programs after it.
+ * session_next is the last session program's continuation: a function
+ * that evaluates source in that program's scope (a direct eval), or, before
+ * the first, one that evaluates it at the global scope. A session program
+ * is compiled by it from session_head, the body and session_tail: a
+ * function returning [a getter of the program's continuation, the
+ * program's async function], which the glue calls itself, so that no frame
+ * of the wrapper is on the program's stack. The continuation is set before
+ * the body runs, so a program that throws still leaves its declarations
+ * (those made before the throw) to the next. */
+static const char session_head[] =
+    "(function(){let __ptcx_k;return [()=>__ptcx_k,async function(){__ptcx_k=(__ptcx_s)=>eval(__ptcx_s);";
+static const char session_tail[] = "\n}];})";
+static const char session_base[] = "(__ptcx_s)=>eval(__ptcx_s)";
+static JSValue session_next = JS_UNDEFINED;
 
 /* fail_static reports an error that the prelude cannot describe (it is not
  * loaded, or describing failed, which means memory ran out). */
@@ -199,9 +217,10 @@ int32_t ptcx_init(const uint8_t *bytecode, size_t len)
     hook_tool_error = get_hook(hooks, "toolError");
     hook_fire = get_hook(hooks, "fire");
     hook_report = get_hook(hooks, "report");
+    hook_reset = get_hook(hooks, "reset");
     JS_FreeValue(ctx, hooks);
     if (JS_IsException(hook_start) || JS_IsException(hook_tool_error) ||
-        JS_IsException(hook_fire) || JS_IsException(hook_report))
+        JS_IsException(hook_fire) || JS_IsException(hook_report) || JS_IsException(hook_reset))
         return fail_static(init_failed_json);
     return PTCX_DONE;
 }
@@ -254,6 +273,9 @@ static int32_t settle(void)
     return report(PTCX_REPORT_RESULT, JS_PromiseResult(ctx, program));
 }
 
+static int32_t started(void);
+static int start_session(const char *code, size_t len);
+
 /* compile wraps the body in an async function and compiles it: it returns
  * the function, or, with only_bytecode, the bytecode of the script that
  * evaluates to it (JS_EvalFunction), without running anything. */
@@ -298,6 +320,9 @@ int32_t ptcx_start(const char *cfg, size_t len)
         memory_limit = (size_t)limit;
     JS_FreeValue(ctx, v);
     ptcx_set_memory_limit(memory_limit);
+    v = JS_GetPropertyStr(ctx, config, "session");
+    bool session = JS_ToBool(ctx, v) == 1;
+    JS_FreeValue(ctx, v);
 
     JSValue code = JS_Call(ctx, hook_start, JS_UNDEFINED, 1, (JSValueConst *)&config);
     JS_FreeValue(ctx, config);
@@ -308,6 +333,13 @@ int32_t ptcx_start(const char *cfg, size_t len)
     JS_FreeValue(ctx, code);
     if (!text)
         return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    if (session) {
+        int what = start_session(text, code_len);
+        JS_FreeCString(ctx, text);
+        if (what >= 0)
+            return report(what, JS_GetException(ctx));
+        return started();
+    }
     JSValue fn;
     if (JS_IsUndefined(staged)) {
         fn = compile(text, code_len, false);
@@ -326,6 +358,12 @@ int32_t ptcx_start(const char *cfg, size_t len)
         program = JS_UNDEFINED;
         return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
     }
+    return started();
+}
+
+/* started settles the program just started, whose promise is program. */
+static int32_t started(void)
+{
     if (JS_PromiseState(ctx, program) == JS_PROMISE_NOT_A_PROMISE) {
         JSValue value = program;
         program = JS_NULL;
@@ -335,6 +373,112 @@ int32_t ptcx_start(const char *cfg, size_t len)
      * of it is the program's failure, not an unhandled rejection. */
     ptcx_forget_rejection(ctx, program);
     return settle();
+}
+
+/* start_session compiles the session program code in the scope of the last
+ * one and starts it, setting program to its promise and session_next to
+ * its continuation. It returns -1 when it started, else the report code
+ * of the pending exception (PTCX_REPORT_SYNTAX: it did not compile). */
+static int start_session(const char *code, size_t len)
+{
+    if (JS_IsUndefined(session_next)) {
+        JSEvalOptions opts = {
+            .version = JS_EVAL_OPTIONS_VERSION,
+            .eval_flags = JS_EVAL_TYPE_GLOBAL,
+            .filename = "<session>",
+            .line_num = 1,
+        };
+        session_next = JS_Eval2(ctx, session_base, sizeof(session_base) - 1, &opts);
+        if (JS_IsException(session_next)) {
+            session_next = JS_UNDEFINED;
+            return PTCX_REPORT_THROWN;
+        }
+    }
+    size_t head = sizeof(session_head) - 1, tail = sizeof(session_tail) - 1;
+    char *src = js_malloc(ctx, head + len + tail + 1);
+    if (!src)
+        return PTCX_REPORT_THROWN;
+    memcpy(src, session_head, head);
+    memcpy(src + head, code, len);
+    memcpy(src + head + len, session_tail, tail + 1);
+    JSValue source = JS_NewStringLen(ctx, src, head + len + tail);
+    js_free(ctx, src);
+    if (JS_IsException(source))
+        return PTCX_REPORT_THROWN;
+    /* Evaluating the function expression runs nothing of the program
+     * (unless its body escapes the wrapper, which then fails as not a
+     * function): an exception here is a compile error. */
+    JSValue outer = JS_Call(ctx, session_next, JS_UNDEFINED, 1, (JSValueConst *)&source);
+    JS_FreeValue(ctx, source);
+    if (JS_IsException(outer))
+        return PTCX_REPORT_SYNTAX;
+    JSValue pair = JS_Call(ctx, outer, JS_UNDEFINED, 0, NULL);
+    JS_FreeValue(ctx, outer);
+    if (JS_IsException(pair))
+        return PTCX_REPORT_THROWN;
+    JSValue getter = JS_GetPropertyUint32(ctx, pair, 0);
+    JSValue fn = JS_IsException(getter) ? JS_EXCEPTION : JS_GetPropertyUint32(ctx, pair, 1);
+    JS_FreeValue(ctx, pair);
+    if (JS_IsException(fn)) {
+        JS_FreeValue(ctx, getter);
+        return PTCX_REPORT_THROWN;
+    }
+    JSValue promise = JS_Call(ctx, fn, JS_UNDEFINED, 0, NULL);
+    JS_FreeValue(ctx, fn);
+    if (JS_IsException(promise)) {
+        JS_FreeValue(ctx, getter);
+        return PTCX_REPORT_THROWN;
+    }
+    JSValue next = JS_Call(ctx, getter, JS_UNDEFINED, 0, NULL);
+    JS_FreeValue(ctx, getter);
+    if (JS_IsException(next)) {
+        JS_FreeValue(ctx, promise);
+        return PTCX_REPORT_THROWN;
+    }
+    if (JS_IsFunction(ctx, next)) {
+        JS_FreeValue(ctx, session_next);
+        session_next = next;
+    } else {
+        JS_FreeValue(ctx, next);
+    }
+    program = promise;
+    return -1;
+}
+
+/* ptcx_next readies an instance whose program ended for the next program
+ * of its session: the last program, its staged script, its pending calls,
+ * timers and unhandled rejections are forgotten (a call still pending is
+ * never settled), and what ptcx_restored reseeds is reseeded from the
+ * instance's world, which the host has set for the next run. The context,
+ * its globals and the session's scopes stay. */
+PTCX_EXPORT("ptcx_next")
+int32_t ptcx_next(void)
+{
+    if (!ctx)
+        return PTCX_ERROR;
+    JS_UpdateStackTop(rt);
+    ptcx_set_memory_limit(0);
+    JS_FreeValue(ctx, program);
+    program = JS_UNDEFINED;
+    JS_FreeValue(ctx, staged);
+    staged = JS_UNDEFINED;
+    final_status = -1;
+    ptcx_forget_calls(ctx);
+    ptcx_forget_rejections(ctx);
+    ptcx_memory_forget();
+    JSValue ret = JS_Call(ctx, hook_reset, JS_UNDEFINED, 0, NULL);
+    if (JS_IsException(ret)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return PTCX_ERROR;
+    }
+    JS_FreeValue(ctx, ret);
+    /* A program may have made performance non-configurable: the old one
+     * then stays, its origin moved all the same (it is the context's). */
+    JS_AddPerformance(ctx);
+    if (JS_HasException(ctx))
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    ptcx_reseed_random();
+    return PTCX_DONE;
 }
 
 /* ptcx_resume settles the promise of nested call id. The len bytes at

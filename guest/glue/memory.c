@@ -77,3 +77,5 @@ const JSMallocFunctions ptcx_malloc_functions = {
 void ptcx_set_memory_limit(size_t bytes) { limit = bytes; }
 
 bool ptcx_memory_exhausted(void) { return exhausted; }
+
+void ptcx_memory_forget(void) { exhausted = false; }

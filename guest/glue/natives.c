@@ -244,3 +244,18 @@ JSValue ptcx_first_unhandled(JSContext *ctx)
         return JS_NewString(ctx, "a promise rejection that could not be recorded (out of memory)");
     return JS_UNINITIALIZED;
 }
+
+void ptcx_forget_rejections(JSContext *ctx)
+{
+    for (size_t i = 0; i < rejections_cap; i++) {
+        rejection *r = &rejections[i];
+        if (JS_IsObject(r->promise)) {
+            JS_FreeValue(ctx, r->promise);
+            JS_FreeValue(ctx, r->reason);
+        }
+        r->promise = JS_UNDEFINED;
+        r->reason = JS_UNDEFINED;
+    }
+    rejections_live = rejections_used = 0;
+    rejections_lost = false;
+}

@@ -71,6 +71,8 @@ JSValue ptcx_native_call(JSContext *ctx, JSValueConst this_val, int argc, JSValu
  * make_error(value, toolName) (not ok), taking ownership of value. Unknown
  * ids are ignored. It returns -1 when an exception is pending. */
 int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValueConst make_error);
+/* ptcx_forget_calls drops every pending call, never settling it (ptcx_next). */
+void ptcx_forget_calls(JSContext *ctx);
 
 /* encode.c: natives.encode(value, omitUndefined). */
 JSValue ptcx_native_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
@@ -94,6 +96,8 @@ void ptcx_forget_rejection(JSContext *ctx, JSValueConst promise);
 /* ptcx_first_unhandled returns (a new reference to) the reason of the
  * oldest unhandled rejection, or JS_UNINITIALIZED when there is none. */
 JSValue ptcx_first_unhandled(JSContext *ctx);
+/* ptcx_forget_rejections drops every tracked rejection (ptcx_next). */
+void ptcx_forget_rejections(JSContext *ctx);
 
 /* memory.c */
 
@@ -103,5 +107,7 @@ extern const JSMallocFunctions ptcx_malloc_functions;
 void ptcx_set_memory_limit(size_t bytes);
 /* ptcx_memory_exhausted reports whether an allocation was ever refused. */
 bool ptcx_memory_exhausted(void);
+/* ptcx_memory_forget clears what ptcx_memory_exhausted reports (ptcx_next). */
+void ptcx_memory_forget(void);
 
 #endif

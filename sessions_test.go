@@ -1,0 +1,59 @@
+package ptcx_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+)
+
+func TestHost_Execute_session(t *testing.T) {
+	h := newSandboxHost(t, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(addTool), ptcx.WithSessions(ptcx.SessionLimits{}))
+	run := func(session, code string) string {
+		c := runCode("", code)
+		c.Session = session
+		r := h.Execute(context.Background(), c)
+		require.Nil(t, r.Err, "%v", r.Err)
+		return r.Text
+	}
+	require.Equal(t, "3", run("chat", `const sum = await tools.add({a: 1, b: 2}); return sum`))
+	require.Equal(t, "13", run("chat", `return sum + 10`))
+	require.Equal(t, "undefined", run("other", `return typeof sum`))
+	require.Equal(t, "undefined", run("", `return typeof sum`))
+	require.True(t, h.CloseSession(context.Background(), "", "chat"))
+	require.Equal(t, "undefined", run("chat", `return typeof sum`))
+}
+
+func TestHost_sessionPrompt(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     []ptcx.Option
+		sessions bool
+	}{
+		{"without sessions", nil, false},
+		{"with sessions", []ptcx.Option{ptcx.WithSessions(ptcx.SessionLimits{})}, true},
+		{"with sessions, plain description", []ptcx.Option{ptcx.WithSessions(ptcx.SessionLimits{}), ptcx.WithPlainRunCodeDescription()}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost(t, append(tc.opts, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(addTool))...)
+			tools, err := h.AnthropicTools("")
+			require.NoError(t, err)
+			require.Len(t, tools, 1)
+			sections, err := h.Prompt("")
+			require.NoError(t, err)
+			last := sections[len(sections)-1]
+			if !tc.sessions {
+				require.NotContains(t, tools[0].Description, "State persists")
+				require.NotEqual(t, executor.SectionSession, last.Name)
+				return
+			}
+			require.Contains(t, tools[0].Description, registry.DefaultRunCodeDescription)
+			require.Contains(t, tools[0].Description, executor.SessionPrompt)
+			require.Equal(t, ptcx.Section{Name: executor.SectionSession, Text: executor.SessionPrompt}, last)
+		})
+	}
+}
