@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -42,7 +43,7 @@ type Record struct {
 	// ExpiresAt is when the record goes (the store drops it then).
 	ExpiresAt time.Time `json:"expires_at"`
 	// Snapshot names the execution's parked program state in the snapshot
-	// store; always "" until suspend-to-bytes (issue #12) lands.
+	// store (PutSnapshot): set while it is parked, "" otherwise.
 	Snapshot string `json:"snapshot,omitempty"`
 	// State is the execution as GET /v1/executions/{id} shows it.
 	State json.RawMessage `json:"state"`
@@ -84,10 +85,30 @@ type Store interface {
 	// DropLease removes a lease if l.Revision is still current
 	// (ErrConflict otherwise): a node reaping a dead one, or a node leaving.
 	DropLease(ctx context.Context, l Lease) error
+	// PutSnapshot writes a parked execution's bytes under name, whole: a
+	// reader sees all of them or none (name as a record id).
+	PutSnapshot(ctx context.Context, name string, data []byte) error
+	// GetSnapshot reads them back (ErrNotFound), at most MaxSnapshotBytes.
+	GetSnapshot(ctx context.Context, name string) ([]byte, error)
+	// DeleteSnapshot removes them (none is not an error).
+	DeleteSnapshot(ctx context.Context, name string) error
 	// Check reports whether the store is usable now (nil) or why not.
 	Check(ctx context.Context) error
 	// Close releases the store's connections.
 	Close() error
+}
+
+// MaxSnapshotBytes bounds one parked execution's bytes in a store: a
+// parked program's memory is at most the sandbox's memory limit (256 MiB
+// by default), compressed, with its metadata.
+const MaxSnapshotBytes = 512 << 20
+
+// checkSnapshot refuses a snapshot over MaxSnapshotBytes.
+func checkSnapshot(name string, n int64) error {
+	if n > MaxSnapshotBytes {
+		return fmt.Errorf("store: snapshot %s is %d bytes, over store.MaxSnapshotBytes (%d)", name, n, MaxSnapshotBytes)
+	}
+	return nil
 }
 
 // live reports whether r is not past its expiry at now.
