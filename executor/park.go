@@ -65,6 +65,20 @@ func (p *Parked) Calls() []ParkedCall {
 	return calls
 }
 
+// CallID is the ID the parked call id (ParkedCall.ID) has as a nested
+// call of the execution when it resumes (Request.ID, Start.ID,
+// Notification.Request.ID): "" for an id the program does not wait on.
+func (p *Parked) CallID(id int32) string {
+	next := p.run.tok.seq.Load()
+	for _, c := range p.snap.Calls {
+		next++
+		if c.ID == id {
+			return p.run.tok.callID + ":ptc:" + strconv.FormatInt(next, 10)
+		}
+	}
+	return ""
+}
+
 // ExecuteParkable runs a model-direct call as Execute does, except that a
 // run_code program that comes to wait only on calls of tools for which
 // later returns true is parked: the call returns no result (a zero
@@ -162,6 +176,20 @@ func (p *Parked) Discard(ctx context.Context) api.Result {
 	c.tok.kill()
 	c.x.fail(&api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: "the parked run was discarded before it resumed"})
 	return c.x.finish(ctx)
+}
+
+// Release gives the parked execution up without finishing it, for a host
+// that keeps its bytes (Marshal) to resume it elsewhere, or stops: its
+// token dies, no notification is emitted, and this process may restore
+// the bytes again (RestoreParked). It reports false, doing nothing, for a
+// Parked already resumed, discarded or released.
+func (p *Parked) Release() bool {
+	if !p.used.CompareAndSwap(false, true) {
+		return false
+	}
+	takenParked.release(p.stateKey())
+	p.run.tok.kill()
+	return true
 }
 
 // resumer is a code runtime that can resume a suspended run.

@@ -39,11 +39,17 @@ func TestParked_Marshal_restoresInAnotherExecutor(t *testing.T) {
 
 	_, err := b.ex.RestoreParked(data)
 	require.ErrorIs(t, err, executor.ErrParkedTaken, "the state is held by the Parked that made it")
-	parked.Discard(ctx) // its process gives it up (as one that stops would)
+	require.True(t, parked.Release(), "its process gives it up (as one that stops would)")
+	require.False(t, parked.Release(), "once")
+	require.False(t, executor.TokenOfParked(parked).Live())
+	require.Empty(t, a.notified()[1:], "a released execution is not finished: only its first nested call was notified")
 
 	restored, err := b.ex.RestoreParked(data)
 	require.NoError(t, err)
 	require.Equal(t, parked.Calls(), restored.Calls())
+	require.Equal(t, parked.CallID(2), restored.CallID(2))
+	require.Equal(t, "", restored.CallID(1), "call 1 was answered before the park")
+	callID := restored.CallID(2)
 	require.True(t, executor.TokenOfParked(restored).Live(), "a fresh live token for the same execution")
 
 	_, err = b.ex.RestoreParked(data)
@@ -59,6 +65,7 @@ func TestParked_Marshal_restoresInAnotherExecutor(t *testing.T) {
 	require.Equal(t, 3, res.Ledger.Stats.Calls, "the ledger so far came along")
 	require.Len(t, res.Ledger.Calls, 3)
 	require.Equal(t, "add", res.Ledger.Calls[0].Tool)
+	require.Equal(t, callID, b.notes[0].Request.ID, "the resumed call has the ID CallID said")
 	require.Equal(t, []string{"nested approve", "nested add", "run_code"}, b.notified(),
 		"the resumed calls are nested calls of the same execution in the restoring executor")
 	require.Equal(t, map[string]int{"add": 1}, b.ran)
