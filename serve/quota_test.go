@@ -30,7 +30,12 @@ func TestServer_quota_maxConcurrent(t *testing.T) {
 	}{{"below", 1, true}, {"at", 2, false}} {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Quotas = serve.Quotas{MaxConcurrent: 2, MaxPending: 10} })
-			hold(t, ts, keyA, tt.held)
+			hold(t, ts, keyA, 3) // parked executions hold no slot
+			for range tt.held {
+				st, err := ts.client(keyA).Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 30000))`, Wait: boolp(false)})
+				require.NoError(t, err)
+				require.Equal(t, serve.StatusRunning, st.Status)
+			}
 			_, err := ts.client(keyA).Execute(ctx(t), serve.ExecutionRequest{Code: `return 1`})
 			if tt.allow {
 				require.NoError(t, err)

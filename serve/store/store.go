@@ -45,6 +45,10 @@ type Record struct {
 	// Snapshot names the execution's parked program state in the snapshot
 	// store (PutSnapshot): set while it is parked, "" otherwise.
 	Snapshot string `json:"snapshot,omitempty"`
+	// Answers are the client's results for a parked execution's calls,
+	// given while it waits on others (by parked call id), so that the
+	// node that continues it has them.
+	Answers json.RawMessage `json:"answers,omitempty"`
 	// State is the execution as GET /v1/executions/{id} shows it.
 	State json.RawMessage `json:"state"`
 	// Revision is the store's revision of this version (not stored).

@@ -1,0 +1,209 @@
+package serve_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/client"
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// answerOn posts one result to c, retrying while the answer is 503 (the
+// owner is gone and its lease has not expired yet), for at most 20 s.
+func answerOn(t *testing.T, c *client.Client, id string, r serve.ToolResult) *serve.ExecutionState {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := c.ToolResults(ctx(t), id, r)
+		if err == nil {
+			return st
+		}
+		e := apiErr(t, err)
+		require.Equal(t, http.StatusServiceUnavailable, e.Status, "%+v", e.Body)
+		require.Equal(t, serve.CodeOwnerUnavailable, e.Body.Code)
+		require.NotEmpty(t, e.RetryAfter)
+		require.True(t, time.Now().Before(deadline), "still 503 after 20 s")
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestCluster_lostNode_parkedContinueElsewhereRunningFail(t *testing.T) {
+	nodes := newNodes(t, 3, nil)
+	c1, c2, c3 := nodes[0].client(keyA), nodes[1].client(keyA), nodes[2].client(keyA)
+	first := pendingOn(t, c1, askTwice)
+	second := pendingOn(t, c1, askTwice)
+	// first is answered once on its owner: it parks again, on its second call.
+	next, err := c1.ToolResults(ctx(t), first.ID, answer(first.Pending[0].ID, "ada"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, next.Status)
+	running, err := c1.Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 30000)); return 1`, Wait: boolp(false)})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { // its record is written by the follower
+		g, err := c2.Get(ctx(t), running.ID, false)
+		return err == nil && g.Status == serve.StatusRunning
+	}, 10*time.Second, 20*time.Millisecond)
+
+	serve.Crash(nodes[0].srv) // killed while it owns two parked executions
+
+	// Node 2 completes the first (503 until node 1's lease expires).
+	done := answerOn(t, c2, first.ID, answer(next.Pending[0].ID, "36"))
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"ada:36"`, string(done.Value))
+	// The second, answered through node 3, continues wherever it was taken over.
+	mid := answerOn(t, c3, second.ID, answer(second.Pending[0].ID, "bob"))
+	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
+	require.JSONEq(t, `{"q":"age?"}`, string(mid.Pending[0].Arguments))
+	done2 := answerOn(t, c2, second.ID, answer(mid.Pending[0].ID, "7"))
+	require.Equal(t, serve.StatusCompleted, done2.Status, "%+v", done2.Error)
+	require.JSONEq(t, `"bob:7"`, string(done2.Value))
+
+	// The running one was not parked: it is reported failed, retryable.
+	require.Eventually(t, func() bool {
+		g, err := c3.Get(ctx(t), running.ID, false)
+		return err == nil && g.Status == serve.StatusFailed
+	}, 15*time.Second, 50*time.Millisecond)
+	g, err := c2.Get(ctx(t), running.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, "NODE_LOST", g.Error.Code)
+	require.Contains(t, g.Error.Message, "node n1")
+
+	// Every node answers with the settled states; the streams end with done.
+	for _, c := range []*client.Client{c2, c3} {
+		got, err := c.Get(ctx(t), first.ID, false)
+		require.NoError(t, err)
+		require.Equal(t, serve.StatusCompleted, got.Status)
+		events, err := c.Events(ctx(t), second.ID, 0)
+		require.NoError(t, err)
+		require.NotEmpty(t, events)
+		require.Equal(t, serve.EventDone, events[len(events)-1].Type)
+	}
+}
+
+func TestCluster_takeOver_racingNodesOneWins(t *testing.T) {
+	nodes := newNodes(t, 3, nil)
+	st := pendingOn(t, nodes[0].client(keyA), askTwice)
+	serve.Crash(nodes[0].srv)
+
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, n := range nodes[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = serve.TakeOver(n.srv, st.ID)
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+			continue
+		}
+		require.True(t, errors.Is(err, store.ErrConflict), "the loser sees a revision conflict: %v", err)
+	}
+	require.Equal(t, 1, won, "exactly one node claims the execution: %v", errs)
+	require.NotEqual(t, serve.Holds(nodes[1].srv, st.ID), serve.Holds(nodes[2].srv, st.ID), "exactly one node holds it")
+
+	// Results posted to either node reach the winner, which resumes it once.
+	mid, err := nodes[1].client(keyA).ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "ada"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
+	done, err := nodes[2].client(keyA).ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, "36"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"ada:36"`, string(done.Value))
+}
+
+// TestServer_restart_dirStoreKeepsPendingExecutions stops a server (drain
+// and close, as SIGTERM does) holding parked executions and starts another
+// on the same directory: they are still pending, and complete with the
+// right values when their results come.
+func TestServer_restart_dirStoreKeepsPendingExecutions(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		stop func(*serve.Server)
+	}{
+		{"drained", func(s *serve.Server) {
+			rep := s.Drain(context.Background())
+			require.Len(t, rep.Parked, 2, "the pending executions are reported parked")
+			require.Empty(t, rep.Cancelled)
+			require.NoError(t, s.Close(context.Background()))
+		}},
+		{"killed", serve.Crash},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			withDir := func(node string) func(*serve.Config) {
+				return func(c *serve.Config) {
+					c.Store = &serve.StoreConfig{Kind: "dir", Path: dir}
+					c.Node, c.Lease = node, "1s"
+				}
+			}
+			before := newServer(t, withDir("first"))
+			c := before.client(keyA)
+			kept, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `return "kept"`})
+			require.NoError(t, err)
+			one := pendingOn(t, c, askTwice)
+			two := pendingOn(t, c, `try { return await tools.ask({q: "late?"}) } catch (e) { return "expired: " + e.code }`)
+			tt.stop(before.srv)
+
+			after := newServer(t, withDir("second"))
+			c = after.client(keyA)
+			got, err := c.Get(ctx(t), kept.ID, false)
+			require.NoError(t, err)
+			require.JSONEq(t, `"kept"`, string(got.Value))
+			got, err = c.Get(ctx(t), one.ID, false)
+			require.NoError(t, err)
+			require.Equal(t, serve.StatusPending, got.Status)
+			require.Equal(t, one.Pending, got.Pending)
+			require.Equal(t, one.ExpiresAt.UnixNano(), got.ExpiresAt.UnixNano(), "its expiry stands")
+
+			mid, err := c.ToolResults(ctx(t), one.ID, answer(one.Pending[0].ID, "ada"))
+			require.NoError(t, err)
+			require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
+			done, err := c.ToolResults(ctx(t), one.ID, answer(mid.Pending[0].ID, "36"))
+			require.NoError(t, err)
+			require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+			require.JSONEq(t, `"ada:36"`, string(done.Value))
+
+			done, err = c.ToolResults(ctx(t), two.ID, answer(two.Pending[0].ID, "yes"))
+			require.NoError(t, err)
+			require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+			require.JSONEq(t, `"yes"`, string(done.Value))
+		})
+	}
+}
+
+func TestServer_park_expiresAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	withDir := func(node string) func(*serve.Config) {
+		return func(c *serve.Config) {
+			c.Store = &serve.StoreConfig{Kind: "dir", Path: dir}
+			c.Node, c.Lease = node, "1s"
+			c.Tenants[0].Quotas.PendingTimeoutMS = 3000
+		}
+	}
+	before := newServer(t, withDir("first"))
+	st := pendingOn(t, before.client(keyA), `try { return await tools.ask({q: "late?"}) } catch (e) { return "expired: " + e.code }`)
+	require.NoError(t, before.srv.Close(context.Background()))
+
+	after := newServer(t, withDir("second"))
+	got, err := after.client(keyA).Get(ctx(t), st.ID, false)
+	require.NoError(t, err)
+	require.NotEqual(t, serve.StatusFailed, got.Status, "%+v", got.Error) // pending, or past its expiry already on a loaded machine
+	require.Eventually(t, func() bool {
+		g, err := after.client(keyA).Get(ctx(t), st.ID, false)
+		return err == nil && g.Status == serve.StatusCompleted
+	}, 20*time.Second, 50*time.Millisecond, "its call expires at expires_at, here too")
+	got, err = after.client(keyA).Get(ctx(t), st.ID, false)
+	require.NoError(t, err)
+	require.JSONEq(t, `"expired: TOOL_TIMEOUT"`, string(got.Value))
+}
