@@ -59,6 +59,7 @@ func (s *Server) run(ctx context.Context, x *execution, r api.Result, p *executo
 		} else {
 			r = p.Discard(context.WithoutCancel(ctx))
 			r.Err = &api.Error{Code: api.CodeInternal, Message: "the execution could not be parked: " + err.Error()}
+			r.Text = r.Err.Message
 		}
 	} else if p != nil {
 		r = p.Discard(context.WithoutCancel(ctx)) // cancelled as it parked
@@ -368,7 +369,6 @@ func (s *Server) cancelParked(x *execution) bool {
 	}
 	x.mu.Unlock()
 	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
-	s.metrics.running.WithLabelValues(x.tenant.name).Inc() // settleRun counts it out
 	r := api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort,
 		Message: "the run was cancelled while it was parked, waiting on its client"}}
 	if p != nil {
