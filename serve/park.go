@@ -213,7 +213,7 @@ func (s *Server) expire(x *execution) {
 		}
 		x.answers[p.parkID] = executor.Answer{Err: api.Errorf(api.CodeToolTimeout,
 			"the client did not answer %s (call %s) before it expired at %s", p.call.Name, p.call.ID, p.expires.UTC().Format(time.RFC3339))}
-		x.given[p.parkID] = ToolResult{ID: p.call.ID, Error: &ToolResultError{Message: "expired"}}
+		// Not in x.given: a node taking it over expires it again, from its expires_at.
 		x.emitLocked(EventExpired, map[string]string{"id": p.call.ID})
 	}
 	x.pending = left

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -206,4 +208,83 @@ func TestServer_park_expiresAfterARestart(t *testing.T) {
 	got, err = after.client(keyA).Get(ctx(t), st.ID, false)
 	require.NoError(t, err)
 	require.JSONEq(t, `"expired: TOOL_TIMEOUT"`, string(got.Value))
+}
+
+func TestServer_park_holdsNoInstanceNorGoroutine(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Quotas = serve.Quotas{MaxConcurrent: 2, MaxPending: 100} })
+	c := ts.client(keyA)
+	pendingOn(t, c, askTwice) // warm: connections, pools
+	base := runtime.NumGoroutine()
+	const n = 30
+	ids := make([]*serve.ExecutionState, n)
+	for i := range n { // more than max_concurrent: parked ones hold no slot
+		ids[i] = pendingOn(t, c, askTwice)
+	}
+	require.Less(t, runtime.NumGoroutine()-base, n/2, "a parked execution holds no goroutine")
+	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+	require.Contains(t, body, `ptcx_executions_parked{tenant="a"} 31`)
+	for i, st := range ids[:3] {
+		mid, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "x"))
+		require.NoError(t, err)
+		done, err := c.ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, strconv.Itoa(i)))
+		require.NoError(t, err)
+		require.JSONEq(t, `"x:`+strconv.Itoa(i)+`"`, string(done.Value))
+	}
+}
+
+func TestServer_park_resumesWithinMaxConcurrent(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Quotas = serve.Quotas{MaxConcurrent: 1, MaxPending: 10} })
+	c := ts.client(keyA)
+	st := pendingOn(t, c, `return await tools.ask({q: "x"})`)
+	busy, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 30000))`, Wait: boolp(false)})
+	require.NoError(t, err, "the parked execution holds no concurrent slot")
+
+	_, err = c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "kept"))
+	e := apiErr(t, err)
+	require.Equal(t, http.StatusTooManyRequests, e.Status, "its resume needs a slot")
+	require.Equal(t, serve.ReasonMaxConcurrent, e.Body.Reason)
+	got, err := c.Get(ctx(t), st.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, got.Status, "still parked, its result kept")
+	require.Empty(t, got.Pending)
+
+	_, err = c.Cancel(ctx(t), busy.ID)
+	require.NoError(t, err)
+	done, err := c.ToolResults(ctx(t), st.ID) // no results: a retry
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"kept"`, string(done.Value))
+}
+
+func TestServer_park_partialResultsWaitForTheRest(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	st := pendingOn(t, c, `const [a, b] = await Promise.all([tools.ask({q: "a"}), tools.ask({q: "b"})]); return a + b`)
+	require.Len(t, st.Pending, 2)
+	mid, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[1].ID, "B"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, mid.Status)
+	require.Equal(t, st.Pending[:1], mid.Pending, "the answered call left; the other waits")
+	again, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[1].ID, "ignored"))
+	require.NoError(t, err, "a repeated id is a no-op")
+	require.Equal(t, serve.StatusPending, again.Status)
+	done, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "A"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"AB"`, string(done.Value))
+}
+
+func TestServer_park_cancelWhileParked(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	st := pendingOn(t, c, askTwice)
+	got, err := c.Cancel(ctx(t), st.ID)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusFailed, got.Status)
+	require.Equal(t, "CODE_RUN_FAILED", got.Error.Code)
+	_, err = c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "late"))
+	require.NoError(t, err, "a result after the end is a no-op")
+	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+	require.Contains(t, body, `ptcx_executions_parked{tenant="a"} 0`)
+	require.Contains(t, body, `ptcx_executions_live{tenant="a"} 0`)
 }
