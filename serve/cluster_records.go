@@ -153,7 +153,7 @@ func (c *cluster) follow(x *execution, o *owned) {
 		if done {
 			continue
 		}
-		if len(events) == 0 && x.isParked() && c.parkedWritten(x, o, after) {
+		if x.isParked() && c.parkedWritten(x, o, after) {
 			return
 		}
 		select {
@@ -179,7 +179,7 @@ func (c *cluster) parkedWritten(x *execution, o *owned, after int) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !x.isParked() { // resumed meanwhile: go on following
+	if newer, _, _ := x.eventsAfter(after); len(newer) > 0 || !x.isParked() { // go on following
 		return false
 	}
 	o.following, o.after = false, after

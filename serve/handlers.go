@@ -227,10 +227,13 @@ func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (Exec
 		}
 		st = x.waitSettled(ctx, s.cfg.maxWait())
 	default: // opResults
-		if _, due := x.deliver(req.Results); due {
+		n, due := x.deliver(req.Results)
+		if due {
 			if herr := s.resume(x); herr != nil {
 				return st, herr
 			}
+		} else if n > 0 && s.cluster != nil {
+			s.cluster.wake(x) // a parked execution's follower publishes the new events
 		}
 		st = x.wait(ctx, s.cfg.maxWait())
 	}

@@ -223,6 +223,9 @@ func (s *Server) expire(x *execution) {
 	}
 	x.notifyLocked()
 	x.mu.Unlock()
+	if !due && s.cluster != nil {
+		s.cluster.wake(x) // its follower publishes the expired events and writes the record
+	}
 	if due {
 		if herr := s.resume(x); herr != nil {
 			s.log.Warn("resuming an expired execution failed; retried at the next result or expiry", "execution", x.id, "error", herr.body.Message)
