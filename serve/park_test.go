@@ -3,6 +3,8 @@ package serve_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"net"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/serve"
 	"github.com/ptcx/ptcx/serve/client"
 	"github.com/ptcx/ptcx/serve/store"
@@ -287,4 +290,67 @@ func TestServer_park_cancelWhileParked(t *testing.T) {
 	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
 	require.Contains(t, body, `ptcx_executions_parked{tenant="a"} 0`)
 	require.Contains(t, body, `ptcx_executions_live{tenant="a"} 0`)
+}
+
+// TestServer_Serve_sigtermLeavesParkedExecutionsForTheNextStart is the
+// restart through Serve, as `ptcx serve` runs it: the context ends (SIGTERM),
+// the drain leaves the parked executions in the dir store, and a server
+// started on the same directory completes them.
+func TestServer_Serve_sigtermLeavesParkedExecutionsForTheNextStart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &serve.Config{Listen: "127.0.0.1:0", Server: serve.ServerLimits{DrainTimeoutMS: 10000},
+		Store:   &serve.StoreConfig{Kind: "dir", Path: dir},
+		Tenants: []serve.TenantConfig{{Name: "a", KeySHA256: sum(keyA)}}}
+	logs := &lockedBuffer{}
+	srv, err := serve.New(context.Background(), cfg, serve.Options{Runtime: testkit.Sandbox(t), Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, l) }()
+	c := client.New("http://"+l.Addr().String(), keyA, nil)
+	st := pendingOn(t, c, askTwice)
+	running, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 300)); return "done"`, Wait: boolp(false)})
+	require.NoError(t, err)
+	stop()
+	select {
+	case err := <-served:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return within 30 s of its context ending")
+	}
+	require.NoError(t, srv.Close(context.Background()))
+	require.Contains(t, logs.String(), `"msg":"drained","completed":1,"cancelled":0,"parked":1`)
+	require.Contains(t, logs.String(), `"msg":"execution left parked by drain: resumable after a restart or on another node","execution":"`+st.ID+`"`)
+
+	next := newServer(t, func(c *serve.Config) { c.Store = &serve.StoreConfig{Kind: "dir", Path: dir} })
+	c = next.client(keyA)
+	got, err := c.Get(ctx(t), running.ID, false)
+	require.NoError(t, err)
+	require.JSONEq(t, `"done"`, string(got.Value), "the running execution finished within the drain")
+	got, err = c.Get(ctx(t), st.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, got.Status)
+	mid, err := c.ToolResults(ctx(t), st.ID, answer(got.Pending[0].ID, "ada"))
+	require.NoError(t, err)
+	done, err := c.ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, "36"))
+	require.NoError(t, err)
+	require.JSONEq(t, `"ada:36"`, string(done.Value))
+}
+
+// TestServer_clientTool_besideAServerCallWaitsLive: a client tool called
+// while a server-side call is in flight cannot be parked (it is
+// dispatched at once): it waits live, and still completes.
+func TestServer_clientTool_besideAServerCallWaitsLive(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	st := pendingOn(t, c, `const [a, l] = await Promise.all([tools.ask({q: "x"}), tools.list({})]); return a`)
+	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+	require.NotContains(t, body, `ptcx_executions_parked{tenant="a"} 1`, "not parked")
+	require.Contains(t, body, `ptcx_pending_calls{tenant="a"} 1`, "waiting live")
+	done, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "live"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"live"`, string(done.Value))
 }
