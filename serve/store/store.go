@@ -1,7 +1,8 @@
 // Package store holds what ptcx serve nodes share about executions: one
 // record per execution (its state as the API shows it, its owner node,
-// pending call ids, expiry and, once suspend-to-bytes lands, a snapshot
-// reference) and one lease per node. Every update is checked against the
+// pending call ids, expiry and, while it is parked, a snapshot reference),
+// the snapshots themselves (a parked execution's bytes) and one lease per
+// node. Every update is checked against the
 // record's revision, so two nodes can never both own an execution.
 //
 // Three implementations: Memory (tests, one process), Dir (a local
