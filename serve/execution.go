@@ -37,14 +37,14 @@ type execution struct {
 	cancelled bool
 
 	// Parking (park.go): set while the program is parked on its client.
-	spec     parkSpec                   // what rebuilds its executor elsewhere
-	parked   *executor.Parked           // held on this node; nil once given up
-	snapshot string                     // the store's name of its bytes; "" without a store
-	answers  map[int32]executor.Answer  // results given while parked, by parked call id
-	given    map[int32]ToolResult       // the same, as the client posted them (the record keeps them)
-	expiry   *time.Timer                // answers expired calls
-	resuming bool                       // a resume was started and has not parked or settled
-	releasePending func()               // the pending quota's reservation, released at settlement
+	spec           parkSpec                  // what rebuilds its executor elsewhere
+	parked         *executor.Parked          // held on this node; nil once given up
+	snapshot       string                    // the store's name of its bytes; "" without a store
+	answers        map[int32]executor.Answer // results given while parked, by parked call id
+	given          map[int32]ToolResult      // the same, as the client posted them (the record keeps them)
+	expiry         *time.Timer               // answers expired calls
+	resuming       bool                      // a resume was started and has not parked or settled
+	releasePending func()                    // the pending quota's reservation, released at settlement
 }
 
 // Event is one Server-Sent Event of an execution.

@@ -38,4 +38,3 @@ func TestStore_PutSnapshot_roundTrips(t *testing.T) {
 		})
 	}
 }
-
