@@ -97,6 +97,24 @@ func (c *cluster) claim(ctx context.Context, rec store.Record) (uint64, error) {
 	return c.st.Update(ctx, rec)
 }
 
+// giveUp stops this node writing the record of an execution it released
+// (stopping): the record, parked, is left for the node that takes it over.
+func (c *cluster) giveUp(id string) {
+	c.mu.Lock()
+	o := c.owned[id]
+	c.mu.Unlock()
+	if o == nil {
+		return
+	}
+	select {
+	case o.mu <- struct{}{}:
+	case <-c.stop:
+		return
+	}
+	o.lost = true
+	o.mu.unlock()
+}
+
 func (c *cluster) forget(id string) {
 	c.mu.Lock()
 	delete(c.owned, id)

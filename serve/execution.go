@@ -44,6 +44,7 @@ type execution struct {
 	given          map[int32]ToolResult      // the same, as the client posted them (the record keeps them)
 	expiry         *time.Timer               // answers expired calls
 	resuming       bool                      // a resume was started and has not parked or settled
+	released       bool                      // given up by this node (stopping): its store state is another's to continue
 	releasePending func()                    // the pending quota's reservation, released at settlement
 }
 

@@ -217,6 +217,9 @@ func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tena
 // store) before that state is answered.
 func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (ExecutionState, *httpError) {
 	var st ExecutionState
+	if x.isReleased() {
+		return st, stopping(x.id)
+	}
 	switch req.Op {
 	case opCancel:
 		if x.settled() {

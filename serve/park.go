@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"net/http"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -396,12 +397,28 @@ func (s *Server) releaseParked() (n int) {
 				x.parked.Release()
 				x.parked = nil
 			}
-			x.resuming = true // nothing here resumes it any more
+			x.resuming, x.released = true, true // nothing here resumes or writes it any more
 			n++
 		}
 		x.mu.Unlock()
+		if s.cluster != nil && x.isReleased() {
+			s.cluster.giveUp(x.id)
+		}
 	}
 	return n
+}
+
+func (x *execution) isReleased() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.released
+}
+
+// stopping is the answer for an execution this node gave up as it stops.
+func stopping(id string) *httpError {
+	e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "execution %s is parked in the store and this node is stopping: retry (the node that takes it over continues it)", id)
+	e.retryAfter = DefaultRetryAfter
+	return e
 }
 
 // forcePending reserves a pending slot for an execution this node takes
