@@ -13,6 +13,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // parkedInWorld parks a program that made one nested call before it came
@@ -215,4 +216,32 @@ func TestDecodeParked_headerBound(t *testing.T) {
 	err := executor.DecodeParked(executor.AssembleParked(padded(executor.MaxParkedHeaderBytes+1), snap), 1<<30)
 	require.ErrorIs(t, err, executor.ErrParkedFormat, "past")
 	require.ErrorContains(t, err, "over MaxParkedHeaderBytes")
+}
+
+// TestExecutor_RestoreParked_onAnotherRuntime resumes the bytes on a
+// sandbox of its own, as another process would: nothing but the bytes
+// crosses over.
+func TestExecutor_RestoreParked_onAnotherRuntime(t *testing.T) {
+	a := newParkWorld(t)
+	parked, data := parkedInWorld(t, a)
+	require.True(t, parked.Release())
+
+	rt, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithMaxRuns(1))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close(context.Background())) }()
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
+	body := func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput(7) }
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "approve", Description: "Ask a human.", Body: body}))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "add", Description: "Add.", Body: body}))
+	ex, err := executor.New(reg, executor.NewConfig().WithRuntime(rt))
+	require.NoError(t, err)
+	restored, err := ex.RestoreParked(data)
+	require.NoError(t, err)
+	res, again := restored.Resume(context.Background(), map[int32]executor.Answer{2: {Output: api.Output{Value: json.RawMessage(`"ok"`)}}})
+	require.Nil(t, again)
+	require.True(t, res.OK(), "%+v", res.Err)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(res.Value, &v))
+	require.JSONEq(t, `{"before": 42, "ok": "ok", "after": 7, "r": true}`, string(v.Result), "before the park from the first world, after it from this one")
 }
