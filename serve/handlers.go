@@ -191,6 +191,12 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant)
 		if r.URL.Query().Get("wait") == "true" {
 			st = x.wait(r.Context(), s.cfg.maxWait())
 		}
+		if st.Status == StatusPending { // in the store before anyone hears of it
+			if herr := s.persist(x); herr != nil {
+				writeError(w, herr)
+				return
+			}
+		}
 		writeJSON(w, http.StatusOK, st)
 	}
 }

@@ -127,6 +127,9 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.notifyLocked()
 	x.mu.Unlock()
 	s.metrics.parked.WithLabelValues(x.tenant.name).Inc()
+	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
+		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.body.Message)
+	}
 	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(p.Calls()), "snapshot", name)
 	return nil
 }
