@@ -45,13 +45,15 @@ type Parked struct {
 	run   *codeRun
 	later func(tool string) bool
 	snap  *wasmhost.Suspended
+	nonce string // this parked state's, among the execution's (parkbytes.go)
 	used  atomic.Bool
 }
 
 // Bytes is the program's snapshot (wasmhost.Suspended.Snapshot): what is
-// held in memory while the execution is parked. It is for measuring and
-// spilling; the execution itself resumes only through Resume, in this
-// executor, because its parent token lives only in host memory.
+// held in memory while the execution is parked. It is for measuring; to
+// move the execution to another executor (another process, another
+// node), Marshal it whole and RestoreParked it there (parkbytes.go): the
+// snapshot alone has no parent token.
 func (p *Parked) Bytes() []byte { return p.snap.Snapshot }
 
 // Calls are the calls the program waits on, by id.
@@ -61,6 +63,20 @@ func (p *Parked) Calls() []ParkedCall {
 		calls[i] = ParkedCall{ID: c.ID, Tool: c.Name, Args: c.Args}
 	}
 	return calls
+}
+
+// CallID is the ID the parked call id (ParkedCall.ID) has as a nested
+// call of the execution when it resumes (Request.ID, Start.ID,
+// Notification.Request.ID): "" for an id the program does not wait on.
+func (p *Parked) CallID(id int32) string {
+	next := p.run.tok.seq.Load()
+	for _, c := range p.snap.Calls {
+		next++
+		if c.ID == id {
+			return p.run.tok.callID + ":ptc:" + strconv.FormatInt(next, 10)
+		}
+	}
+	return ""
 }
 
 // ExecuteParkable runs a model-direct call as Execute does, except that a
@@ -106,6 +122,7 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 	if !p.used.CompareAndSwap(false, true) {
 		return api.Result{ID: x.req.ID, Tool: x.req.Tool, Err: internal("this parked execution was already resumed or discarded", nil)}, nil
 	}
+	takenParked.resumed(p.stateKey())
 	rt, _ := x.e.cfg.runtime.(resumer)
 	known := make(map[int32]bool, len(p.snap.Calls))
 	for _, pc := range p.snap.Calls {
@@ -155,9 +172,24 @@ func (p *Parked) Discard(ctx context.Context) api.Result {
 	if !p.used.CompareAndSwap(false, true) {
 		return api.Result{ID: c.x.req.ID, Tool: c.x.req.Tool, Err: internal("this parked execution was already resumed or discarded", nil)}
 	}
+	takenParked.release(p.stateKey())
 	c.tok.kill()
 	c.x.fail(&api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: "the parked run was discarded before it resumed"})
 	return c.x.finish(ctx)
+}
+
+// Release gives the parked execution up without finishing it, for a host
+// that keeps its bytes (Marshal) to resume it elsewhere, or stops: its
+// token dies, no notification is emitted, and this process may restore
+// the bytes again (RestoreParked). It reports false, doing nothing, for a
+// Parked already resumed, discarded or released.
+func (p *Parked) Release() bool {
+	if !p.used.CompareAndSwap(false, true) {
+		return false
+	}
+	takenParked.release(p.stateKey())
+	p.run.tok.kill()
+	return true
 }
 
 // resumer is a code runtime that can resume a suspended run.
@@ -208,7 +240,7 @@ func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
 // parked records the parked execution; the token stays live.
 func (c *codeRun) parked(out wasmhost.Outcome) (api.Output, error) {
 	c.elapsed = out.Stats.Wall
-	c.park.parked = &Parked{run: c, later: c.park.later, snap: out.Suspended}
+	c.park.parked = &Parked{run: c, later: c.park.later, snap: out.Suspended, nonce: newParkedNonce(c.x.req.ID)}
 	return api.Output{}, errParked
 }
 

@@ -140,6 +140,7 @@ func (c *cluster) join(ctx context.Context) error {
 	if err := c.st.RenewLease(ctx, c.node, time.Now().Add(c.lease)); err != nil {
 		return err
 	}
+
 	if c.nc != nil {
 		sub, err := c.nc.Subscribe(c.nodeSubject(c.node), c.onRequest)
 		if err != nil {
@@ -164,6 +165,19 @@ func (c *cluster) join(ctx context.Context) error {
 
 func (c *cluster) nodeSubject(node string) string { return c.subject + ".node." + node }
 func (c *cluster) eventSubject(id string) string  { return c.subject + ".events." + id }
+
+// adoptOrphans holds here, from now, the parked executions whose owner
+// is gone: this node's earlier life, or a node whose lease lapsed or that
+// left. It runs once the Server has its cluster (a taken-over execution
+// may resume at once).
+func (c *cluster) adoptOrphans(ctx context.Context) error {
+	leases, err := c.st.Leases(ctx)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	return c.adoptParked(ctx, func(owner string) bool { return owner == c.node || ownerGone(leases, owner, now) })
+}
 
 // leaseLoop renews the lease three times per lease and reaps the nodes
 // whose lease expired.
@@ -231,29 +245,34 @@ func (c *cluster) reapExpired(ctx context.Context) {
 			c.s.log.Warn("reaping a lost node failed", "node", l.Node, "error", err.Error())
 			continue
 		}
+		if err := c.adoptParked(ctx, func(owner string) bool { return owner == l.Node }); err != nil {
+			c.s.log.Warn("taking over a lost node's parked executions failed", "node", l.Node, "error", err.Error())
+			continue
+		}
 		if err := c.st.DropLease(ctx, l); err != nil && !errors.Is(err, store.ErrConflict) {
 			c.s.log.Warn("dropping a lost node's lease failed", "node", l.Node, "error", err.Error())
 		}
 	}
 }
 
-// reap fails every unsettled execution l.Node owns, each by a
-// revision-checked update (a record another node reaped or its owner
-// settled first is left as it is).
+// reap fails every unsettled execution l.Node owns that is not parked
+// (a parked one is taken over: adoptParked), each by a revision-checked
+// update (a record another node reaped or its owner settled first is left
+// as it is).
 func (c *cluster) reap(ctx context.Context, l store.Lease, why string) error {
 	recs, err := c.st.List(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
-		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed {
+		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed || isParkedRecord(r) {
 			continue
 		}
 		if l.Node == c.node && c.s.table.lookup(r.ID) != nil {
 			continue
 		}
 		if err := c.fail(ctx, r, api.CodeNodeLost, fmt.Sprintf(
-			"node %s, which was running this execution, %s before it settled; its program state was not saved (moving a live execution between nodes needs suspend-to-bytes): run it again", l.Node, why)); err != nil && !errors.Is(err, store.ErrConflict) {
+			"node %s, which was running this execution, %s before it settled; it was running (not parked on its client), so its program state was not saved: run it again", l.Node, why)); err != nil && !errors.Is(err, store.ErrConflict) {
 			return err
 		}
 		c.s.log.Warn("execution failed: its node was lost", "execution", r.ID, "tenant", r.Tenant, "node", l.Node, "status", r.Status)
@@ -316,10 +335,15 @@ func (c *cluster) close() {
 }
 
 // crash stops the node's part in the cluster at once, as a killed
-// process would: no more renewals, writes or answers.
+// process would: no more renewals, writes or answers, and the parked
+// executions it held are given up (their state is in the store).
 func (c *cluster) crash() {
 	c.stopOnce.Do(func() {
 		close(c.stop)
+		if c.sub != nil {
+			_ = c.sub.Unsubscribe()
+		}
+		c.s.releaseParked()
 		_ = c.st.Close()
 	})
 }

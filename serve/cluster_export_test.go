@@ -1,5 +1,7 @@
 package serve
 
+import "context"
+
 // Crash ends s's part in its cluster at once, as if its process were
 // killed: no more lease renewals, record writes or answers to other nodes.
 func Crash(s *Server) {
@@ -15,3 +17,19 @@ func NodeName(s *Server) string {
 	}
 	return s.cluster.node
 }
+
+// TakeOver has s claim the parked execution id, as a node does whose
+// peer is gone; it returns nil when s holds it afterwards.
+func TakeOver(s *Server, id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	r, err := s.cluster.st.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = s.cluster.takeOver(ctx, r)
+	return err
+}
+
+// Holds reports whether s holds execution id in its table.
+func Holds(s *Server, id string) bool { return s.table.lookup(id) != nil }

@@ -21,7 +21,14 @@ type owned struct {
 	mu   chanMutex
 	rev  uint64
 	last []byte
+	snap string // the snapshot the last write named
+	ans  []byte // the answers it carried
 	lost bool
+
+	// following and after belong to c.mu: whether a follower runs, and
+	// the last event it published.
+	following bool
+	after     int
 }
 
 // chanMutex is a mutex a writer can give up waiting for (on c.stop).
@@ -58,9 +65,22 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 		return err
 	}
 	o.rev, o.last = rev, rec.State
+	c.wake(x)
+	return nil
+}
+
+// wake starts x's follower unless one runs: at adoption, and when a
+// parked execution resumes (a parked one has none).
+func (c *cluster) wake(x *execution) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.owned[x.id]
+	if o == nil || o.following {
+		return
+	}
+	o.following = true
 	c.followers.Add(1)
 	go c.follow(x, o)
-	return nil
 }
 
 // claim takes over the record of a queued execution (revision-checked),
@@ -75,6 +95,24 @@ func (c *cluster) claim(ctx context.Context, rec store.Record) (uint64, error) {
 	}
 	rec.Revision = cur.Revision
 	return c.st.Update(ctx, rec)
+}
+
+// giveUp stops this node writing the record of an execution it released
+// (stopping): the record, parked, is left for the node that takes it over.
+func (c *cluster) giveUp(id string) {
+	c.mu.Lock()
+	o := c.owned[id]
+	c.mu.Unlock()
+	if o == nil {
+		return
+	}
+	select {
+	case o.mu <- struct{}{}:
+	case <-c.stop:
+		return
+	}
+	o.lost = true
+	o.mu.unlock()
 }
 
 func (c *cluster) forget(id string) {
@@ -95,6 +133,14 @@ func (c *cluster) recordOf(x *execution) store.Record {
 	for _, p := range st.Pending {
 		r.Pending = append(r.Pending, p.ID)
 	}
+	x.mu.Lock()
+	if x.parkedLocked() && x.snapshot != "" {
+		r.Snapshot = x.snapshot
+		if len(x.given) > 0 {
+			r.Answers, _ = json.Marshal(x.given)
+		}
+	}
+	x.mu.Unlock()
 	if st.Status == StatusCompleted || st.Status == StatusFailed {
 		r.ExpiresAt = time.Now().Add(c.s.cfg.retention())
 	}
@@ -102,11 +148,13 @@ func (c *cluster) recordOf(x *execution) store.Record {
 }
 
 // follow publishes x's events and rewrites its record at each change,
-// ending after the settled state is written.
+// ending after the settled state is written, or once x is parked with its
+// record written (wake starts it again when x resumes).
 func (c *cluster) follow(x *execution, o *owned) {
 	defer c.followers.Done()
-	defer c.forget(x.id)
-	after := 0
+	c.mu.Lock()
+	after := o.after
+	c.mu.Unlock()
 	for {
 		events, done, changed := x.eventsAfter(after)
 		for _, e := range events {
@@ -117,10 +165,14 @@ func (c *cluster) follow(x *execution, o *owned) {
 			c.s.log.Warn("writing an execution's record failed", "execution", x.id, "error", err.Error())
 		}
 		if done && len(events) == 0 {
+			c.forget(x.id)
 			return
 		}
 		if done {
 			continue
+		}
+		if x.isParked() && c.parkedWritten(x, o, after) {
+			return
 		}
 		select {
 		case <-changed:
@@ -128,6 +180,28 @@ func (c *cluster) follow(x *execution, o *owned) {
 			return
 		}
 	}
+}
+
+// parkedWritten reports whether x's parked record is written; then the
+// follower stops (under c.mu, so that wake sees it stopped).
+func (c *cluster) parkedWritten(x *execution, o *owned, after int) bool {
+	select {
+	case o.mu <- struct{}{}:
+	case <-c.stop:
+		return false
+	}
+	written := o.snap != "" && o.snap == x.snapshotName()
+	o.mu.unlock()
+	if !written {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if newer, _, _ := x.eventsAfter(after); len(newer) > 0 || !x.isParked() { // go on following
+		return false
+	}
+	o.following, o.after = false, after
+	return true
 }
 
 // persist writes x's record if its state changed since the last write.
@@ -144,7 +218,7 @@ func (c *cluster) persist(x *execution, o *owned) error {
 		return nil
 	}
 	rec := c.recordOf(x)
-	if bytes.Equal(rec.State, o.last) {
+	if bytes.Equal(rec.State, o.last) && rec.Snapshot == o.snap && bytes.Equal(rec.Answers, o.ans) {
 		return nil
 	}
 	rec.Revision = o.rev
@@ -154,13 +228,23 @@ func (c *cluster) persist(x *execution, o *owned) error {
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		o.lost = true
 		c.s.log.Warn("execution taken over by another node: cancelled here", "execution", x.id, "node", c.node)
-		x.cancelRun()
+		go func() { // not under o.mu: cancelling writes nothing more (o.lost)
+			if !c.s.cancelParked(x) {
+				x.cancelRun()
+			}
+		}()
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	o.rev, o.last = rev, rec.State
+	if o.snap != "" && o.snap != rec.Snapshot {
+		// The record no longer names the old snapshot: it is garbage.
+		if err := c.st.DeleteSnapshot(ctx, o.snap); err != nil {
+			c.s.log.Warn("deleting a superseded snapshot failed", "snapshot", o.snap, "error", err.Error())
+		}
+	}
+	o.rev, o.last, o.snap, o.ans = rev, rec.State, rec.Snapshot, rec.Answers
 	return nil
 }
 

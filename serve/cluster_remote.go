@@ -79,22 +79,9 @@ func (c *cluster) answer(data []byte) nodeReply {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.maxWait())
 	defer cancel()
-	var st ExecutionState
-	switch req.Op {
-	case opCancel:
-		if x.settled() {
-			e := alreadySettled(x.id, x.state().Status)
-			return nodeReply{Status: e.status, Body: envelope(e)}
-		}
-		x.cancelRun()
-		st = x.waitSettled(ctx, c.s.cfg.maxWait())
-	default: // opResults
-		x.deliver(req.Results)
-		st = x.wait(ctx, c.s.cfg.maxWait())
-	}
-	if err := c.persistNow(x); err != nil {
-		e := storeUnavailable(err)
-		return nodeReply{Status: e.status, Body: envelope(e), RetryAfterMS: e.retryAfter.Milliseconds()}
+	st, herr := c.s.apply(ctx, x, req)
+	if herr != nil {
+		return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
 	}
 	b, _ := json.Marshal(st)
 	return nodeReply{Status: http.StatusOK, Body: b}
@@ -149,6 +136,25 @@ func (c *cluster) remoteState(ctx context.Context, tenant, id string, wait bool)
 // is waited for until its lease expires (503 with Retry-After); then its
 // executions are reaped and the record's state is the answer.
 func (c *cluster) forward(ctx context.Context, w http.ResponseWriter, req nodeRequest) {
+	c.forwardWith(ctx, w, req, true)
+}
+
+// forwardOnce is forward after a lost race to take an execution over: its
+// new owner answers, or its state does; it is not taken over again.
+func (c *cluster) forwardOnce(ctx context.Context, w http.ResponseWriter, req nodeRequest) {
+	c.forwardWith(ctx, w, req, false)
+}
+
+func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req nodeRequest, again bool) {
+	if x := c.s.table.get(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
+		st, herr := c.s.apply(ctx, x, req)
+		if herr != nil {
+			writeError(w, herr)
+			return
+		}
+		writeJSON(w, http.StatusOK, st)
+		return
+	}
 	r, herr := c.record(ctx, req.Tenant, req.ID)
 	if herr != nil {
 		writeError(w, herr)
@@ -168,8 +174,9 @@ func (c *cluster) forward(ctx context.Context, w http.ResponseWriter, req nodeRe
 	}
 	if c.nc == nil || r.Owner == c.node {
 		// Owned by this node's earlier life (a restart) or a dir store's
-		// node that is gone: nothing can answer, so it is lost.
-		c.lost(ctx, w, r)
+		// node that is gone: nothing can answer, so it is continued here
+		// if parked, else lost.
+		c.lost(ctx, w, r, req, again)
 		return
 	}
 	b, _ := json.Marshal(req)
@@ -190,12 +197,12 @@ func (c *cluster) forward(ctx context.Context, w http.ResponseWriter, req nodeRe
 		writeError(w, storeUnavailable(err))
 		return
 	}
-	c.ownerSilent(ctx, w, r)
+	c.ownerSilent(ctx, w, r, req, again)
 }
 
 // ownerSilent answers for an owner that did not respond: 503 until its
 // lease expires, then the execution is failed (NODE_LOST) and returned.
-func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record) {
+func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record, req nodeRequest, again bool) {
 	leases, err := c.st.Leases(ctx)
 	if err != nil {
 		writeError(w, storeUnavailable(err))
@@ -204,18 +211,43 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 	for _, l := range leases {
 		if l.Node == r.Owner && !l.Expired(time.Now()) {
 			e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable,
-				"execution %s is owned by node %s, which does not answer; its lease expires at %s, after which the execution is reported failed (NODE_LOST): retry then. (Continuing a parked execution on another node needs suspend-to-bytes.)",
+				"execution %s is owned by node %s, which does not answer; its lease expires at %s: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
 				r.ID, r.Owner, l.Until.UTC().Format(time.RFC3339Nano))
 			e.retryAfter = time.Until(l.Until)
 			writeError(w, e)
 			return
 		}
 	}
-	c.lost(ctx, w, r)
+	c.lost(ctx, w, r, req, again)
 }
 
-// lost fails the execution of a node that is gone and answers its state.
-func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record) {
+// lost answers for an execution of a node that is gone: a parked one is
+// taken over and req applied to it here; any other is failed (NODE_LOST)
+// and its state answered.
+func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record, req nodeRequest, again bool) {
+	if isParkedRecord(r) && !again {
+		writeRaw(w, http.StatusOK, r.State)
+		return
+	}
+	if isParkedRecord(r) {
+		x, err := c.takeOver(ctx, r)
+		if errors.Is(err, store.ErrConflict) {
+			// Another node took it over (or settled it) first: ask again.
+			c.forwardOnce(ctx, w, req)
+			return
+		}
+		if err != nil {
+			writeError(w, storeUnavailable(err))
+			return
+		}
+		st, herr := c.s.apply(ctx, x, req)
+		if herr != nil {
+			writeError(w, herr)
+			return
+		}
+		writeJSON(w, http.StatusOK, st)
+		return
+	}
 	if err := c.reap(ctx, store.Lease{Node: r.Owner}, "is gone"); err != nil {
 		writeError(w, storeUnavailable(err))
 		return

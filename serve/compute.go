@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -64,7 +65,28 @@ type meteredRuntime struct {
 
 func (m *meteredRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
 	out, err := m.inner.Run(ctx, p, d)
-	if c := out.Stats.Compute; c > 0 {
+	if c := out.Stats.Compute; c > 0 && out.Suspended == nil { // a parked run is charged when it ends (Resume)
+		m.counter.Add(c.Seconds())
+		if m.bucket != nil {
+			m.bucket.charge(c)
+		}
+	}
+	return out, err
+}
+
+// Resume continues a parked run on the inner runtime (executor's parking
+// needs it), charged as Run is: a suspended run's Outcome has no stats,
+// and the final one's compute time is the whole run's, so each run is
+// charged once in all.
+func (m *meteredRuntime) Resume(ctx context.Context, snapshot []byte, d wasmhost.Dispatcher, rs wasmhost.Resumption) (wasmhost.Outcome, error) {
+	r, ok := m.inner.(interface {
+		Resume(context.Context, []byte, wasmhost.Dispatcher, wasmhost.Resumption) (wasmhost.Outcome, error)
+	})
+	if !ok {
+		return wasmhost.Outcome{}, errors.New("serve: the sandbox cannot resume parked runs (it is not a *wasmhost.Runtime with its image)")
+	}
+	out, err := r.Resume(ctx, snapshot, d, rs)
+	if c := out.Stats.Compute; c > 0 && out.Suspended == nil {
 		m.counter.Add(c.Seconds())
 		if m.bucket != nil {
 			m.bucket.charge(c)

@@ -53,8 +53,9 @@ type Config struct {
 	// subdirectory (created) with the built-in workspace tools confined to it.
 	Workspace string `json:"workspace,omitempty" yaml:"workspace,omitempty"`
 	// Store is where execution records live (see StoreConfig). Absent or
-	// "memory": in this process only; pending executions are held live
-	// (until suspend-to-bytes lands) whatever the store.
+	// "memory": in this process only, parked executions included; "dir:" or
+	// "nats://": parked executions' bytes too, so that they survive a
+	// restart (and, with NATS, move to another node).
 	Store *StoreConfig `json:"store,omitempty" yaml:"store,omitempty"`
 	// Node names this node in the store (default: the host name and pid).
 	Node string `json:"node,omitempty" yaml:"node,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
 )
 
 // execution is one POST /v1/executions: its program runs on its own
@@ -32,7 +33,19 @@ type execution struct {
 	events    []Event
 	dropped   int // events over max_events, counted not kept
 	maxEvents int
+	eventBase int // events numbered before this node took it over (park.go)
 	cancelled bool
+
+	// Parking (park.go): set while the program is parked on its client.
+	spec           parkSpec                  // what rebuilds its executor elsewhere
+	parked         *executor.Parked          // held on this node; nil once given up
+	snapshot       string                    // the store's name of its bytes; "" without a store
+	answers        map[int32]executor.Answer // results given while parked, by parked call id
+	given          map[int32]ToolResult      // the same, as the client posted them (the record keeps them)
+	expiry         *time.Timer               // answers expired calls
+	resuming       bool                      // a resume was started and has not parked or settled
+	released       bool                      // given up by this node (stopping): its store state is another's to continue
+	releasePending func()                    // the pending quota's reservation, released at settlement
 }
 
 // Event is one Server-Sent Event of an execution.
@@ -57,7 +70,8 @@ const (
 type pendingCall struct {
 	call    PendingCall
 	expires time.Time
-	answer  chan ToolResult // buffered 1; written once, by the first result
+	answer  chan ToolResult // buffered 1; written once, by the first result; nil for a parked call
+	parkID  int32           // its id in the parked program (executor.ParkedCall.ID); 0 for a live call
 }
 
 func newExecution(id string, t *tenant, body []byte, key string, client bool, maxEvents int) *execution {
@@ -83,7 +97,7 @@ func (x *execution) emitLocked(typ string, data any) {
 	if err != nil {
 		b = json.RawMessage(`{}`)
 	}
-	x.events = append(x.events, Event{ID: len(x.events) + 1, Type: typ, Data: b})
+	x.events = append(x.events, Event{ID: x.eventBase + len(x.events) + 1, Type: typ, Data: b})
 }
 
 func (x *execution) emit(typ string, data any) {
@@ -144,8 +158,9 @@ func (x *execution) removePending(pc *pendingCall) {
 }
 
 // deliver hands results to their pending calls; unknown and repeated ids
-// are no-ops. It reports how many it delivered.
-func (x *execution) deliver(results []ToolResult) int {
+// are no-ops. It reports how many it delivered, and whether the execution
+// is parked with every call answered now: the caller resumes it.
+func (x *execution) deliver(results []ToolResult) (int, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	n := 0
@@ -154,20 +169,25 @@ func (x *execution) deliver(results []ToolResult) int {
 			if p.call.ID != r.ID {
 				continue
 			}
-			p.answer <- r // buffered, and a call leaves pending when answered: never blocks
+			if p.answer != nil {
+				p.answer <- r // buffered, and a call leaves pending when answered: never blocks
+			} else {
+				x.answerParkedLocked(p, r)
+			}
 			x.pending = append(x.pending[:i], x.pending[i+1:]...)
 			n++
 			x.emitLocked(EventResult, map[string]any{"id": r.ID, "ok": r.OK})
 			break
 		}
 	}
+	due := x.resumeDueLocked()
 	if n > 0 {
-		if len(x.pending) == 0 && x.status == StatusPending {
+		if len(x.pending) == 0 && x.status == StatusPending && !due {
 			x.status = StatusRunning
 		}
 		x.notifyLocked()
 	}
-	return n
+	return n, due
 }
 
 // settle records the program's result.
@@ -280,10 +300,10 @@ func (x *execution) waitFor(ctx context.Context, d time.Duration, done func() bo
 func (x *execution) eventsAfter(id int) ([]Event, bool, <-chan struct{}) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	id = max(id, 0)
+	i := max(id-x.eventBase, 0)
 	var out []Event
-	if id < len(x.events) {
-		out = append(out, x.events[id:]...)
+	if i < len(x.events) {
+		out = append(out, x.events[i:]...)
 	}
 	return out, x.settledLocked(), x.changed
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -190,6 +191,12 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant)
 		if r.URL.Query().Get("wait") == "true" {
 			st = x.wait(r.Context(), s.cfg.maxWait())
 		}
+		if st.Status == StatusPending { // in the store before anyone hears of it
+			if herr := s.persist(x); herr != nil {
+				writeError(w, herr)
+				return
+			}
+		}
 		writeJSON(w, http.StatusOK, st)
 	}
 }
@@ -203,17 +210,46 @@ func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tena
 	if x == nil {
 		return
 	}
-	if x.settled() {
-		writeError(w, errorf(http.StatusConflict, CodeConflict, "execution %s has settled already (%s): there is nothing to cancel", x.id, x.state().Status))
-		return
-	}
-	x.cancelRun()
-	st := x.waitSettled(r.Context(), s.cfg.maxWait())
-	if herr := s.persist(x); herr != nil {
+	st, herr := s.apply(r.Context(), x, nodeRequest{Op: opCancel})
+	if herr != nil {
 		writeError(w, herr)
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// apply cancels x (opCancel) or gives it results (opResults), on the node
+// that holds it, waits for its next state, and writes its record (with a
+// store) before that state is answered.
+func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (ExecutionState, *httpError) {
+	var st ExecutionState
+	if x.isReleased() {
+		return st, stopping(x.id)
+	}
+	switch req.Op {
+	case opCancel:
+		if x.settled() {
+			return st, alreadySettled(x.id, x.state().Status)
+		}
+		if !s.cancelParked(x) {
+			x.cancelRun()
+		}
+		st = x.waitSettled(ctx, s.cfg.maxWait())
+	default: // opResults
+		n, due := x.deliver(req.Results)
+		if due {
+			if herr := s.resume(x); herr != nil {
+				return st, herr
+			}
+		} else if n > 0 && s.cluster != nil {
+			s.cluster.wake(x) // a parked execution's follower publishes the new events
+		}
+		st = x.wait(ctx, s.cfg.maxWait())
+	}
+	if herr := s.persist(x); herr != nil {
+		return st, herr
+	}
+	return st, nil
 }
 
 func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tenant) {
@@ -235,9 +271,8 @@ func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tena
 	if x == nil {
 		return
 	}
-	x.deliver(req.Results)
-	st := x.wait(r.Context(), s.cfg.maxWait())
-	if herr := s.persist(x); herr != nil {
+	st, herr := s.apply(r.Context(), x, nodeRequest{Op: opResults, Results: req.Results})
+	if herr != nil {
 		writeError(w, herr)
 		return
 	}

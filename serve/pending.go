@@ -8,11 +8,11 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// pendingStore is where pending executions live while their client
-// answers. liveStore, the only one until suspend-to-bytes lands, keeps each
-// one's guest instance running, blocked in the client tool's body; a store
-// that parks executions as bytes will implement the same three methods, so
-// that thousands can wait without holding instances (and survive a restart).
+// pendingStore counts the executions that may wait on their client
+// (against quotas.max_pending), parked (park.go) or live, and holds the
+// live ones: a client tool's body that was dispatched (beside an in-flight
+// server-side call, where parking cannot be used) waits here, its guest
+// instance blocked in it, until answered or expired.
 type pendingStore interface {
 	// reserve admits one execution that may wait on its client, within
 	// limit for the tenant; release it when the execution settles.

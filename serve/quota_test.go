@@ -30,7 +30,12 @@ func TestServer_quota_maxConcurrent(t *testing.T) {
 	}{{"below", 1, true}, {"at", 2, false}} {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Quotas = serve.Quotas{MaxConcurrent: 2, MaxPending: 10} })
-			hold(t, ts, keyA, tt.held)
+			hold(t, ts, keyA, 3) // parked executions hold no slot
+			for range tt.held {
+				st, err := ts.client(keyA).Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 30000))`, Wait: boolp(false)})
+				require.NoError(t, err)
+				require.Equal(t, serve.StatusRunning, st.Status)
+			}
 			_, err := ts.client(keyA).Execute(ctx(t), serve.ExecutionRequest{Code: `return 1`})
 			if tt.allow {
 				require.NoError(t, err)
@@ -97,7 +102,8 @@ func TestServer_Drain_refusesNewWorkAndReportsPending(t *testing.T) {
 	require.Equal(t, serve.CodeDraining, e.Body.Code)
 
 	rep := <-done
-	require.Equal(t, ids, rep.Cancelled, "the pending execution is reported, not lost silently")
+	// Parked in a store (dir, nats) it is kept; without one it is cancelled.
+	require.Equal(t, ids, append(append([]string(nil), rep.Cancelled...), rep.Parked...), "the pending execution is reported, not lost silently")
 	got, err := ts.client(keyB).Get(ctx(t), slow.ID, false)
 	require.NoError(t, err)
 	require.Equal(t, serve.StatusCompleted, got.Status, "a running execution finished within the drain")

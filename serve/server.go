@@ -92,6 +92,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		s.cluster = c
+		if err := c.adoptOrphans(ctx); err != nil {
+			_ = s.Close(ctx)
+			return nil, fmt.Errorf("serve: field store: %w", err)
+		}
 	}
 	s.handler = s.routes()
 	go s.sweep()
@@ -141,7 +145,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	if err := hs.Shutdown(shutdownCtx); err != nil {
 		_ = hs.Close()
 	}
-	s.log.Info("drained", "completed", report.Settled, "cancelled", len(report.Cancelled))
+	s.log.Info("drained", "completed", report.Settled, "cancelled", len(report.Cancelled), "parked", len(report.Parked))
 	return nil
 }
 
@@ -152,12 +156,18 @@ type DrainReport struct {
 	// Cancelled are the executions still live at the drain timeout, which
 	// were cancelled (each is also logged with its tenant and status).
 	Cancelled []string
+	// Parked are the executions left parked in the store, resumable after
+	// a restart or on another node (each is also logged).
+	Parked []string
 }
 
 // Drain stops accepting executions and calls (503 DRAINING; reading,
 // streaming and answering pending calls still work), waits up to
-// server.drain_timeout_ms for live executions to settle, then cancels
-// those left and reports them. It is idempotent.
+// server.drain_timeout_ms for running executions to settle or park, then
+// reports those left: a parked one stays parked in the store (with one)
+// for the next life of this node or another to continue; any other (still
+// running, a live pending one, or a parked one without a store to keep
+// it) is cancelled. It is idempotent.
 func (s *Server) Drain(ctx context.Context) DrainReport {
 	s.draining.Store(true)
 	before := s.table.liveCount()
@@ -166,8 +176,18 @@ func (s *Server) Drain(ctx context.Context) DrainReport {
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	kept := func(x *execution) bool { return s.cluster != nil && x.isParked() }
 wait:
-	for s.table.liveCount() > 0 {
+	for {
+		running := 0
+		for _, x := range s.table.liveExecutions() {
+			if !kept(x) {
+				running++
+			}
+		}
+		if running == 0 {
+			break
+		}
 		select {
 		case <-deadline.C:
 			break wait
@@ -179,23 +199,41 @@ wait:
 	var rep DrainReport
 	for _, x := range s.table.liveExecutions() {
 		st := x.state()
-		s.log.Warn("execution cancelled by drain: not resumable (suspend-to-bytes is not available)",
-			"execution", x.id, "tenant", x.tenant.name, "status", st.Status, "pending_calls", len(st.Pending))
+		if kept(x) {
+			s.log.Info("execution left parked by drain: resumable after a restart or on another node",
+				"execution", x.id, "tenant", x.tenant.name, "pending_calls", len(st.Pending))
+			rep.Parked = append(rep.Parked, x.id)
+			continue
+		}
+		why := "still running"
+		if st.Status == StatusPending {
+			why = "pending without a store to keep it, or waiting live (a client tool called beside an in-flight server-side call)"
+		}
+		s.log.Warn("execution cancelled by drain: not resumable", "execution", x.id, "tenant", x.tenant.name,
+			"status", st.Status, "why", why, "pending_calls", len(st.Pending))
 		rep.Cancelled = append(rep.Cancelled, x.id)
-		x.cancelRun()
+		if !s.cancelParked(x) {
+			x.cancelRun()
+		}
 	}
 	s.running.Wait()
-	rep.Settled = before - len(rep.Cancelled)
+	rep.Settled = before - len(rep.Cancelled) - len(rep.Parked)
 	return rep
 }
 
-// Close cancels every live execution and releases the tenants and the
+// Close cancels every live execution (a parked one with a store is given
+// up instead, and stays parked there) and releases the tenants and the
 // sandbox New started.
 func (s *Server) Close(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.draining.Store(true)
+	if s.cluster != nil {
+		s.releaseParked()
+	}
 	for _, x := range s.table.liveExecutions() {
-		x.cancelRun()
+		if !s.cancelParked(x) {
+			x.cancelRun()
+		}
 	}
 	s.running.Wait()
 	if s.cluster != nil {

@@ -54,7 +54,7 @@ func TestServer_clientTool_pendingThenCompleted(t *testing.T) {
 		ClientTools: []serve.ClientTool{askTool},
 	})
 	require.NoError(t, err)
-	require.Equal(t, serve.StatusPending, st.Status)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
 	require.Len(t, st.Pending, 1)
 	require.Equal(t, "ask", st.Pending[0].Name)
 	require.JSONEq(t, `{"q":"name?"}`, string(st.Pending[0].Arguments))
@@ -177,7 +177,8 @@ func TestServer_events_inOrderAndResumable(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		serve.EventCallStarted, serve.EventCallFinished, // list
-		serve.EventCallStarted, serve.EventPending, serve.EventResult, serve.EventCallFinished, // ask
+		// ask: the program parks on it; the call starts when it resumes with the result
+		serve.EventPending, serve.EventResult, serve.EventCallStarted, serve.EventCallFinished,
 		serve.EventLog, serve.EventDone,
 	}, types)
 

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
@@ -66,6 +65,8 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		}
 	}
 	releasePending = chain(releaseSession, releasePending)
+	x.spec = parkSpec{Scope: req.Scope, Session: req.Session, ClientTools: req.ClientTools}
+	x.releasePending = releasePending
 	ctx, cancel := context.WithCancel(context.Background())
 	x.cancel = cancel // before x is in the table, where DELETE can find it
 	prev, ok := s.table.add(x, s.cfg.maxExecutions())
@@ -89,26 +90,13 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	go func() {
 		defer s.running.Done()
 		defer cancel()
-		r := ex.Execute(ctx, executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args})
-		// The metrics first: a client that sees the execution settled
-		// sees it counted too.
-		outcome := StatusCompleted
-		if !r.OK() {
-			outcome = StatusFailed
+		call := executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args}
+		if !x.client { // nothing to park on: the hot path pays nothing for parking
+			s.run(ctx, x, ex.Execute(ctx, call), nil, release)
+			return
 		}
-		s.metrics.running.WithLabelValues(t.name).Dec()
-		s.metrics.executions.WithLabelValues(t.name, outcome).Inc()
-		s.metrics.duration.WithLabelValues(t.name, outcome).Observe(time.Since(x.created).Seconds())
-		x.settle(r)
-		s.table.settle(x)
-		releasePending()
-		release()
-		code := ""
-		if r.Err != nil {
-			code = string(r.Err.Code)
-		}
-		s.log.Info("execution settled", "execution", x.id, "tenant", t.name, "status", outcome, "code", code,
-			"duration_ms", time.Since(x.created).Milliseconds())
+		r, p := ex.ExecuteParkable(ctx, call, x.isClientTool)
+		s.run(ctx, x, r, p, release)
 	}()
 	return x, nil
 }

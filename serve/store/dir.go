@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,6 +81,7 @@ func writeEntry[T any](path string, e dirEntry[T]) error {
 }
 
 func (d *Dir) recordPath(id string) string  { return filepath.Join(d.root, "records", id+".json") }
+func (d *Dir) snapPath(name string) string  { return filepath.Join(d.root, "records", name+".park") }
 func (d *Dir) leasePath(node string) string { return filepath.Join(d.root, "leases", node+".json") }
 
 // Create implements Store.
@@ -248,3 +250,72 @@ func (d *Dir) Check(context.Context) error {
 
 // Close implements Store.
 func (d *Dir) Close() error { return nil }
+
+// PutSnapshot implements Store: the file records/NAME.park, beside the
+// records, written to a temporary file, synced and renamed into place.
+func (d *Dir) PutSnapshot(_ context.Context, name string, data []byte) error {
+	if err := checkName("snapshot", name); err != nil {
+		return err
+	}
+	if err := checkSnapshot(name, int64(len(data))); err != nil {
+		return err
+	}
+	path := d.snapPath(name)
+	f, err := os.CreateTemp(filepath.Dir(path), name+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	defer func() { _ = os.Remove(f.Name()) }() // a no-op once renamed
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: writing snapshot %s: %w", ErrUnavailable, name, err)
+	}
+	return nil
+}
+
+// GetSnapshot implements Store.
+func (d *Dir) GetSnapshot(_ context.Context, name string) ([]byte, error) {
+	if checkName("snapshot", name) != nil {
+		return nil, ErrNotFound
+	}
+	f, err := os.Open(d.snapPath(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if err := checkSnapshot(name, fi.Size()); err != nil {
+		return nil, err
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("%w: reading snapshot %s: %w", ErrUnavailable, name, err)
+	}
+	return b, nil
+}
+
+// DeleteSnapshot implements Store.
+func (d *Dir) DeleteSnapshot(_ context.Context, name string) error {
+	if checkName("snapshot", name) != nil {
+		return nil
+	}
+	if err := os.Remove(d.snapPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"sort"
 	"sync"
@@ -14,11 +15,12 @@ type Memory struct {
 	rev     uint64
 	records map[string]Record
 	leases  map[string]Lease
+	snaps   map[string][]byte
 }
 
 // NewMemory returns an empty Memory store.
 func NewMemory() *Memory {
-	return &Memory{records: map[string]Record{}, leases: map[string]Lease{}}
+	return &Memory{records: map[string]Record{}, leases: map[string]Lease{}, snaps: map[string][]byte{}}
 }
 
 func (m *Memory) next() uint64 { m.rev++; return m.rev }
@@ -130,3 +132,36 @@ func (m *Memory) Check(context.Context) error { return nil }
 
 // Close implements Store.
 func (m *Memory) Close() error { return nil }
+
+// PutSnapshot implements Store.
+func (m *Memory) PutSnapshot(_ context.Context, name string, data []byte) error {
+	if err := checkName("snapshot", name); err != nil {
+		return err
+	}
+	if err := checkSnapshot(name, int64(len(data))); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.snaps[name] = bytes.Clone(data)
+	return nil
+}
+
+// GetSnapshot implements Store.
+func (m *Memory) GetSnapshot(_ context.Context, name string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.snaps[name]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return bytes.Clone(b), nil
+}
+
+// DeleteSnapshot implements Store.
+func (m *Memory) DeleteSnapshot(_ context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.snaps, name)
+	return nil
+}

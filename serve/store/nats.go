@@ -24,9 +24,8 @@ type NATSConfig struct {
 	Name string
 	// RecordsBucket is the KV bucket of records and leases.
 	RecordsBucket string
-	// SnapshotsBucket is the Object Store bucket reserved for parked
-	// executions' snapshots (they exceed KV's value size); unused until
-	// suspend-to-bytes (issue #12) lands.
+	// SnapshotsBucket is the Object Store bucket of parked executions'
+	// snapshots (they exceed KV's value size).
 	SnapshotsBucket string
 	// BindOnly uses existing buckets and fails when one is missing,
 	// instead of creating it (for accounts without the right to).
@@ -109,7 +108,7 @@ func (n *NATS) bind(ctx context.Context) error {
 		return bucketError("KV", n.cfg.RecordsBucket, err)
 	}
 	if n.obj, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: n.cfg.SnapshotsBucket, Description: "ptcx serve: parked execution snapshots (reserved)",
+		Bucket: n.cfg.SnapshotsBucket, Description: "ptcx serve: parked execution snapshots",
 		Storage: jetstream.FileStorage,
 	}); err != nil {
 		return bucketError("Object Store", n.cfg.SnapshotsBucket, err)
@@ -351,4 +350,51 @@ func (n *NATS) wrap(err error) error {
 		return nil
 	}
 	return fmt.Errorf("%w: NATS at %s: %w", ErrUnavailable, n.cfg.URL, err)
+}
+
+// PutSnapshot implements Store: an object of the snapshots bucket (the
+// Object Store writes it in chunks and makes it visible once whole).
+func (n *NATS) PutSnapshot(ctx context.Context, name string, data []byte) error {
+	if err := checkName("snapshot", name); err != nil {
+		return err
+	}
+	if err := checkSnapshot(name, int64(len(data))); err != nil {
+		return err
+	}
+	_, err := n.obj.PutBytes(ctx, name, data)
+	return n.wrap(err)
+}
+
+// GetSnapshot implements Store.
+func (n *NATS) GetSnapshot(ctx context.Context, name string) ([]byte, error) {
+	if checkName("snapshot", name) != nil {
+		return nil, ErrNotFound
+	}
+	info, err := n.obj.GetInfo(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, n.wrap(err)
+	}
+	if err := checkSnapshot(name, int64(info.Size)); err != nil {
+		return nil, err
+	}
+	b, err := n.obj.GetBytes(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, ErrNotFound
+	}
+	return b, n.wrap(err)
+}
+
+// DeleteSnapshot implements Store.
+func (n *NATS) DeleteSnapshot(ctx context.Context, name string) error {
+	if checkName("snapshot", name) != nil {
+		return nil
+	}
+	err := n.obj.Delete(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil
+	}
+	return n.wrap(err)
 }

@@ -1,7 +1,8 @@
 // Package store holds what ptcx serve nodes share about executions: one
 // record per execution (its state as the API shows it, its owner node,
-// pending call ids, expiry and, once suspend-to-bytes lands, a snapshot
-// reference) and one lease per node. Every update is checked against the
+// pending call ids, expiry and, while it is parked, a snapshot reference),
+// the snapshots themselves (a parked execution's bytes) and one lease per
+// node. Every update is checked against the
 // record's revision, so two nodes can never both own an execution.
 //
 // Three implementations: Memory (tests, one process), Dir (a local
@@ -13,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -42,8 +44,12 @@ type Record struct {
 	// ExpiresAt is when the record goes (the store drops it then).
 	ExpiresAt time.Time `json:"expires_at"`
 	// Snapshot names the execution's parked program state in the snapshot
-	// store; always "" until suspend-to-bytes (issue #12) lands.
+	// store (PutSnapshot): set while it is parked, "" otherwise.
 	Snapshot string `json:"snapshot,omitempty"`
+	// Answers are the client's results for a parked execution's calls,
+	// given while it waits on others (by parked call id), so that the
+	// node that continues it has them.
+	Answers json.RawMessage `json:"answers,omitempty"`
 	// State is the execution as GET /v1/executions/{id} shows it.
 	State json.RawMessage `json:"state"`
 	// Revision is the store's revision of this version (not stored).
@@ -84,10 +90,30 @@ type Store interface {
 	// DropLease removes a lease if l.Revision is still current
 	// (ErrConflict otherwise): a node reaping a dead one, or a node leaving.
 	DropLease(ctx context.Context, l Lease) error
+	// PutSnapshot writes a parked execution's bytes under name, whole: a
+	// reader sees all of them or none (name as a record id).
+	PutSnapshot(ctx context.Context, name string, data []byte) error
+	// GetSnapshot reads them back (ErrNotFound), at most MaxSnapshotBytes.
+	GetSnapshot(ctx context.Context, name string) ([]byte, error)
+	// DeleteSnapshot removes them (none is not an error).
+	DeleteSnapshot(ctx context.Context, name string) error
 	// Check reports whether the store is usable now (nil) or why not.
 	Check(ctx context.Context) error
 	// Close releases the store's connections.
 	Close() error
+}
+
+// MaxSnapshotBytes bounds one parked execution's bytes in a store: a
+// parked program's memory is at most the sandbox's memory limit (256 MiB
+// by default), compressed, with its metadata.
+const MaxSnapshotBytes = 512 << 20
+
+// checkSnapshot refuses a snapshot over MaxSnapshotBytes.
+func checkSnapshot(name string, n int64) error {
+	if n > MaxSnapshotBytes {
+		return fmt.Errorf("store: snapshot %s is %d bytes, over store.MaxSnapshotBytes (%d)", name, n, MaxSnapshotBytes)
+	}
+	return nil
 }
 
 // live reports whether r is not past its expiry at now.

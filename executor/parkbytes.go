@@ -1,0 +1,462 @@
+package executor
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
+	"github.com/ptcx/ptcx/transpile"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// Parked executions as bytes. Marshal writes everything a parked run_code
+// execution is (the call, its limits and world, the tools it was bound to
+// and which of them answer later, the calls it waits on, its nested-call
+// counter and ledger so far, and the sandbox's snapshot); RestoreParked
+// rebuilds it in another executor, in this process or another, with a
+// fresh parent token for the same execution id. The format:
+//
+//	"PTCXPARK" | version u32 | header length u32 | header (JSON)
+//	| snapshot length u64 | snapshot (wasmhost) | CRC-32C u32 of all before it
+//
+// All integers are big-endian. Nothing in it is trusted: every length is
+// checked against what is left of the input before anything is allocated.
+
+// ParkedVersion is the version of the parked-execution format Marshal
+// writes and RestoreParked reads.
+const ParkedVersion = 1
+
+// parkedMagic opens every parked execution's bytes.
+const parkedMagic = "PTCXPARK"
+
+// MaxParkedHeaderBytes bounds the part of a parked execution that is not
+// the sandbox's snapshot: the call's arguments (the program, within
+// DefaultMaxCodeBytes), the waiting calls' arguments (within the run's
+// in-flight bound, api.Limits.MaxInFlightArgBytes) and the ledger.
+const MaxParkedHeaderBytes = 64 << 20
+
+// parkedFixed is the size of the format's fixed fields.
+const parkedFixed = len(parkedMagic) + 4 + 4 + 8 + 4
+
+// The errors of RestoreParked, matched with errors.Is.
+var (
+	// ErrParkedFormat: the bytes are not a parked execution this version
+	// reads (truncated, corrupt, another version, oversized).
+	ErrParkedFormat = errors.New("executor: not a readable parked execution")
+	// ErrParkedIncompatible: the bytes are a parked execution, but this
+	// executor cannot continue it as it was (its scope, its mode or a
+	// tool it was bound to changed or is gone, or its runtime cannot
+	// resume runs).
+	ErrParkedIncompatible = errors.New("executor: the parked execution cannot continue in this executor")
+	// ErrParkedTaken: these bytes were restored already in this process,
+	// or are those of an execution parked here and not yet resumed: one
+	// parked state completes once.
+	ErrParkedTaken = errors.New("executor: this parked execution was restored already in this process")
+)
+
+// parkedHeader is the JSON part of a parked execution.
+type parkedHeader struct {
+	ID     string          `json:"id"`
+	Scope  string          `json:"scope"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	World  *parkedWorld    `json:"world,omitempty"`
+	Mode   api.Mode        `json:"mode"`
+	Tools  []string        `json:"tools"`           // bound, in order
+	Later  []string        `json:"later,omitempty"` // those that answer later
+	Limits parkedLimits    `json:"limits"`
+	// Nonce tells one parked state of the execution from another: each
+	// park mints one.
+	Nonce    string       `json:"nonce"`
+	Seq      int64        `json:"seq"`
+	ElapsedN int64        `json:"elapsed_ns"`
+	RawBytes int          `json:"raw_bytes"`
+	Calls    []parkedCall `json:"calls"`
+	Ledger   parkedLedger `json:"ledger"`
+}
+
+type parkedWorld struct {
+	Seed  uint64 `json:"seed"`
+	Start int64  `json:"start_unix_ns"`
+}
+
+type parkedLimits struct {
+	ComputeNS           int64 `json:"compute_ns"`
+	WallNS              int64 `json:"wall_ns"`
+	MemoryBytes         int64 `json:"memory_bytes"`
+	OutputBytes         int   `json:"output_bytes"`
+	ModelBytes          int   `json:"model_bytes"`
+	MaxPendingCalls     int   `json:"max_pending_calls"`
+	MaxCalls            int   `json:"max_calls"`
+	MaxCallArgBytes     int   `json:"max_call_arg_bytes"`
+	MaxInFlightArgBytes int   `json:"max_in_flight_arg_bytes"`
+}
+
+type parkedCall struct {
+	ID         int32           `json:"id"`
+	Name       string          `json:"name"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	Dispatched bool            `json:"dispatched,omitempty"`
+}
+
+type parkedLedger struct {
+	Calls   []api.LedgerCall `json:"calls"`
+	Args    [][]byte         `json:"args"` // per call: the head summarised at report, or null
+	Total   int              `json:"total"`
+	Omitted int              `json:"omitted"`
+}
+
+func limitsOf(l api.Limits) parkedLimits {
+	return parkedLimits{ComputeNS: int64(l.ComputeTime), WallNS: int64(l.WallTime), MemoryBytes: l.MemoryBytes,
+		OutputBytes: l.OutputBytes, ModelBytes: l.ModelBytes, MaxPendingCalls: l.MaxPendingCalls, MaxCalls: l.MaxCalls,
+		MaxCallArgBytes: l.MaxCallArgBytes, MaxInFlightArgBytes: l.MaxInFlightArgBytes}
+}
+
+func (p parkedLimits) api() api.Limits {
+	return api.Limits{ComputeTime: time.Duration(p.ComputeNS), WallTime: time.Duration(p.WallNS), MemoryBytes: p.MemoryBytes,
+		OutputBytes: p.OutputBytes, ModelBytes: p.ModelBytes, MaxPendingCalls: p.MaxPendingCalls, MaxCalls: p.MaxCalls,
+		MaxCallArgBytes: p.MaxCallArgBytes, MaxInFlightArgBytes: p.MaxInFlightArgBytes}
+}
+
+// Marshal writes the parked execution as bytes RestoreParked reads. The
+// Parked stays usable: Marshal does not resume or discard it. It fails on a
+// Parked already resumed or discarded (its state moved on).
+func (p *Parked) Marshal() ([]byte, error) {
+	if p.used.Load() {
+		return nil, errors.New("executor: this parked execution was already resumed or discarded: there is nothing left to marshal")
+	}
+	c := p.run
+	x := c.x
+	mode, err := x.e.reg.Mode(x.req.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("executor: marshalling parked execution %s: %w", x.req.ID, err)
+	}
+	h := parkedHeader{ID: x.req.ID, Scope: x.req.Scope, Tool: x.req.Tool, Args: x.req.Args, Mode: mode,
+		Tools: c.names, Limits: limitsOf(c.limits), Nonce: p.nonce, Seq: c.tok.seq.Load(), ElapsedN: int64(c.elapsed),
+		RawBytes: p.snap.RawBytes}
+	if w := x.req.World; w != nil {
+		start := w.Start
+		if start.IsZero() {
+			start = wasmhost.DefaultEpoch
+		}
+		h.World = &parkedWorld{Seed: w.Seed, Start: start.UnixNano()}
+	}
+	for _, n := range c.names {
+		if p.later(n) {
+			h.Later = append(h.Later, n)
+		}
+	}
+	for _, pc := range p.snap.Calls {
+		h.Calls = append(h.Calls, parkedCall{ID: pc.ID, Name: pc.Name, Args: pc.Args, Dispatched: pc.State == wasmhost.CallDispatched})
+	}
+	l := &c.tok.ledger
+	l.mu.Lock()
+	h.Ledger = parkedLedger{Calls: slices.Clone(l.calls), Args: slices.Clone(l.args), Total: l.total, Omitted: l.omitted}
+	l.mu.Unlock()
+	hb, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("executor: marshalling parked execution %s: %w", x.req.ID, err)
+	}
+	if len(hb) > MaxParkedHeaderBytes {
+		return nil, fmt.Errorf("executor: parked execution %s: its header is %d bytes, over MaxParkedHeaderBytes (%d)", x.req.ID, len(hb), MaxParkedHeaderBytes)
+	}
+	return frameParked(hb, p.snap.Snapshot), nil
+}
+
+// frameParked is the format around a header and a snapshot.
+func frameParked(header, snap []byte) []byte {
+	out := make([]byte, 0, parkedFixed+len(header)+len(snap))
+	out = append(out, parkedMagic...)
+	out = binary.BigEndian.AppendUint32(out, ParkedVersion)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(header)))
+	out = append(out, header...)
+	out = binary.BigEndian.AppendUint64(out, uint64(len(snap)))
+	out = append(out, snap...)
+	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// maxParkedBytes is the most bytes of a parked execution an executor
+// reads: the header's bound and a snapshot of a memory at the executor's
+// limit (a snapshot is compressed; incompressible memory is stored
+// nearly as it is) with its metadata.
+func (e *Executor) maxParkedBytes() int64 {
+	return int64(parkedFixed) + MaxParkedHeaderBytes + e.limits.MemoryBytes + int64(wasmhost.MaxSnapshotMetaBytes) + 1<<20
+}
+
+// decodeParked reads the format. It allocates nothing beyond what the
+// input holds: the header is decoded from a slice of it, the snapshot is a
+// copy of its part of it.
+func decodeParked(data []byte, limit int64) (*parkedHeader, []byte, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrParkedFormat, fmt.Sprintf(format, args...))
+	}
+	if int64(len(data)) > limit {
+		return nil, nil, bad("it is %d bytes, over this executor's limit of %d bytes", len(data), limit)
+	}
+	if len(data) < len(parkedMagic) || string(data[:len(parkedMagic)]) != parkedMagic {
+		if len(data) < len(parkedMagic) && bytes.HasPrefix([]byte(parkedMagic), data) {
+			return nil, nil, bad("it is truncated: %d bytes, less than the format's fixed %d", len(data), parkedFixed)
+		}
+		return nil, nil, bad("it does not start with %q", parkedMagic)
+	}
+	if len(data) < parkedFixed {
+		return nil, nil, bad("it is truncated: %d bytes, less than the format's fixed %d", len(data), parkedFixed)
+	}
+	rest := data[len(parkedMagic):]
+	if v := binary.BigEndian.Uint32(rest); v != ParkedVersion {
+		return nil, nil, bad("it is of format version %d; this executor reads version %d only", v, ParkedVersion)
+	}
+	hlen := uint64(binary.BigEndian.Uint32(rest[4:]))
+	rest = rest[8:]
+	if hlen > MaxParkedHeaderBytes {
+		return nil, nil, bad("its header claims %d bytes, over MaxParkedHeaderBytes (%d)", hlen, MaxParkedHeaderBytes)
+	}
+	if hlen+8+4 > uint64(len(rest)) {
+		return nil, nil, bad("it is truncated: its header claims %d bytes and %d are left", hlen, len(rest)-12)
+	}
+	hb := rest[:hlen]
+	rest = rest[hlen:]
+	slen := binary.BigEndian.Uint64(rest)
+	rest = rest[8:]
+	if slen+4 != uint64(len(rest)) {
+		if slen+4 > uint64(len(rest)) || slen > uint64(len(rest)) {
+			return nil, nil, bad("it is truncated: its snapshot claims %d bytes and %d are left", slen, max(len(rest)-4, 0))
+		}
+		return nil, nil, bad("%d bytes follow its end", uint64(len(rest))-slen-4)
+	}
+	body := data[:len(data)-4]
+	if got, want := crc32.Checksum(body, castagnoli), binary.BigEndian.Uint32(data[len(data)-4:]); got != want {
+		return nil, nil, bad("it is corrupt: its checksum is %08x, its content's %08x", want, got)
+	}
+	var h parkedHeader
+	d := json.NewDecoder(bytes.NewReader(hb))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&h); err != nil {
+		return nil, nil, bad("its header is not valid: %v", err)
+	}
+	if d.More() {
+		return nil, nil, bad("its header has data after its end")
+	}
+	if err := h.check(); err != nil {
+		return nil, nil, bad("its header is not valid: %v", err)
+	}
+	return &h, bytes.Clone(rest[:slen]), nil
+}
+
+// check validates what the header says, beyond its JSON shape.
+func (h *parkedHeader) check() error {
+	switch {
+	case h.ID == "":
+		return errors.New("no execution id")
+	case h.Scope == "":
+		return errors.New("no scope")
+	case h.Tool == "":
+		return errors.New("no tool")
+	case !json.Valid(h.Args):
+		return errors.New("the call's arguments are not JSON")
+	case h.Nonce == "":
+		return errors.New("no nonce")
+	case h.Seq < 0 || h.ElapsedN < 0 || h.RawBytes < 0:
+		return errors.New("a negative counter")
+	case len(h.Calls) == 0:
+		return errors.New("no call is waited on: a parked program always waits on one")
+	case len(h.Ledger.Args) != len(h.Ledger.Calls):
+		return fmt.Errorf("the ledger has %d calls and %d argument heads", len(h.Ledger.Calls), len(h.Ledger.Args))
+	case h.Ledger.Total < len(h.Ledger.Calls) || h.Ledger.Omitted < 0 || len(h.Ledger.Calls) > api.MaxLedgerCalls:
+		return errors.New("the ledger's counts do not add up")
+	}
+	if err := h.Limits.api().Validate(); err != nil {
+		return fmt.Errorf("its limits: %w", err)
+	}
+	seen := make(map[int32]bool, len(h.Calls))
+	for _, c := range h.Calls {
+		if c.ID <= 0 || seen[c.ID] {
+			return fmt.Errorf("call id %d is not positive or repeated", c.ID)
+		}
+		seen[c.ID] = true
+		if len(c.Args) > 0 && !json.Valid(c.Args) {
+			return fmt.Errorf("call %d's arguments are not JSON", c.ID)
+		}
+	}
+	for _, l := range h.Later {
+		if !slices.Contains(h.Tools, l) {
+			return fmt.Errorf("tool %q answers later but is not bound", l)
+		}
+	}
+	return nil
+}
+
+// RestoreParked rebuilds a parked execution from Marshal's bytes, made by
+// this executor or another (another process, another node) over a registry
+// of the same shape: a fresh parent token for the same execution id, in
+// the same scope; then Resume (or Discard) works as it does on the Parked
+// ExecuteParkable returned. The call's pre-execute phases (policy,
+// approval, guards) are not run again: they ran when it started.
+//
+// It is refused, before anything runs, with ErrParkedFormat for bytes that
+// are not a parked execution of this version (or over this executor's
+// size limit), with ErrParkedIncompatible when the execution could not
+// continue as it was here (its scope is gone, its tool no longer resolves
+// for the caller, the scope's mode changed, or a tool it was bound to is
+// no longer bindable), and with ErrParkedTaken when this parked state is
+// held by a Parked of this process (parked here, or restored, and neither
+// resumed nor discarded yet) or was resumed here already
+// (MaxRememberedParked), so that one parked state completes at most once
+// per process; across processes it is the caller's store that must see to
+// it (serve's revision-checked records).
+func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
+	h, snap, err := decodeParked(data, e.maxParkedBytes())
+	if err != nil {
+		return nil, err
+	}
+	incompatible := func(format string, args ...any) error {
+		return fmt.Errorf("%w: execution %s: %s", ErrParkedIncompatible, h.ID, fmt.Sprintf(format, args...))
+	}
+	if _, ok := e.cfg.runtime.(resumer); !ok {
+		return nil, incompatible("this executor's code runtime cannot resume runs (use a *wasmhost.Runtime)")
+	}
+	mode, err := e.reg.Mode(h.Scope)
+	if err != nil {
+		return nil, incompatible("its scope %q: %v", h.Scope, err)
+	}
+	if mode != h.Mode {
+		return nil, incompatible("its scope %q is now in mode %q, and it was parked in mode %q: what its program may call would differ", h.Scope, mode, h.Mode)
+	}
+	res := e.resolve(h.Scope, h.Tool, false)
+	if res.Refusal != resolve.Resolved || !res.Definition.Transport() {
+		return nil, incompatible("its tool %q no longer resolves to run_code in scope %q", h.Tool, h.Scope)
+	}
+	bindable, err := e.reg.Bindable(h.Scope)
+	if err != nil {
+		return nil, incompatible("its scope %q: %v", h.Scope, err)
+	}
+	for _, n := range h.Tools {
+		if !slices.ContainsFunc(bindable, func(s api.Schema) bool { return s.Name == n }) {
+			return nil, incompatible("the tool %q it was bound to is no longer bindable in scope %q", n, h.Scope)
+		}
+	}
+	args, perr := resolve.ParseArgs(h.Args)
+	if perr != nil {
+		return nil, incompatible("its arguments: %s", perr.Message)
+	}
+	call := Call{ID: h.ID, Scope: h.Scope, Name: h.Tool, Args: h.Args}
+	if h.World != nil {
+		call.World = &wasmhost.World{Seed: h.World.Seed, Start: time.Unix(0, h.World.Start).UTC()}
+	}
+	x := e.newExecution(call, nil)
+	x.created, x.ran = true, true
+	x.res, x.def, x.fin, x.args = res, res.Definition, res.Definition, args
+	prog, err := transpile.Strip(runCodeArgsOf(args).Code)
+	if err != nil {
+		return nil, incompatible("its program no longer transpiles: %v", err)
+	}
+	if !takenParked.hold(h.ID + "\x00" + h.Nonce) {
+		return nil, fmt.Errorf("%w: execution %s (parked state %s)", ErrParkedTaken, h.ID, h.Nonce)
+	}
+	tok := e.mintToken(h.ID, h.Scope)
+	tok.seq.Store(h.Seq)
+	tok.ledger.calls, tok.ledger.args = h.Ledger.Calls, h.Ledger.Args
+	tok.ledger.total, tok.ledger.omitted = h.Ledger.Total, h.Ledger.Omitted
+	c := &codeRun{x: x, prog: prog, names: h.Tools, limits: h.Limits.api().Within(e.limits), tok: tok,
+		start: time.Now(), elapsed: time.Duration(h.ElapsedN)}
+	later := make(map[string]bool, len(h.Later))
+	for _, n := range h.Later {
+		later[n] = true
+	}
+	s := &wasmhost.Suspended{Snapshot: snap, RawBytes: h.RawBytes, Calls: make([]wasmhost.PendingCall, len(h.Calls))}
+	for i, pc := range h.Calls {
+		st := wasmhost.CallHeld
+		if pc.Dispatched {
+			st = wasmhost.CallDispatched
+		}
+		s.Calls[i] = wasmhost.PendingCall{ID: pc.ID, Name: pc.Name, Args: pc.Args, State: st}
+	}
+	return &Parked{run: c, later: func(tool string) bool { return later[tool] }, snap: s, nonce: h.Nonce}, nil
+}
+
+// newParkedNonce mints the id of one parked state, held in this process
+// by the Parked that carries it.
+func newParkedNonce(id string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	n := hex.EncodeToString(b[:])
+	takenParked.hold(id + "\x00" + n)
+	return n
+}
+
+// MaxRememberedParked is how many parked states (the most recent) a
+// process remembers: one held by a Parked (parked here, or restored and
+// not yet resumed or discarded) or resumed already cannot be restored
+// (ErrParkedTaken); a discarded one can, as this process gave it up. An
+// older one is forgotten, and the store's revision check is what stands
+// between it and a second completion.
+const MaxRememberedParked = 1 << 16
+
+// takenParked are the parked states of this process, oldest first.
+var takenParked = parkedStates{max: MaxRememberedParked}
+
+// parkedStates remembers parked states by "id\x00nonce": held (true) or
+// resumed (false).
+type parkedStates struct {
+	mu    sync.Mutex
+	max   int
+	held  map[string]bool
+	order []string
+}
+
+// hold records key held and reports whether it was neither held nor
+// resumed before.
+func (t *parkedStates) hold(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.held == nil {
+		t.held = make(map[string]bool)
+	}
+	if _, ok := t.held[key]; ok {
+		return false
+	}
+	for len(t.order) >= t.max {
+		delete(t.held, t.order[0])
+		t.order = t.order[1:]
+	}
+	t.held[key] = true
+	t.order = append(t.order, key)
+	return true
+}
+
+// resumed marks key resumed: it can never be restored again (while it is
+// remembered).
+func (t *parkedStates) resumed(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.held[key]; ok {
+		t.held[key] = false
+	}
+}
+
+// release forgets a held key (its Parked was discarded).
+func (t *parkedStates) release(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.held[key] {
+		delete(t.held, key)
+		if i := slices.Index(t.order, key); i >= 0 {
+			t.order = slices.Delete(t.order, i, i+1)
+		}
+	}
+}
+
+// stateKey is p's key among the parked states.
+func (p *Parked) stateKey() string { return p.run.x.req.ID + "\x00" + p.nonce }

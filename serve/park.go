@@ -1,0 +1,443 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// Parking. An execution whose program comes to wait only on its client
+// tools is parked (executor.ExecuteParkable): its instance is released,
+// its goroutine ends, and with a store its bytes are written there
+// (parkfile.go) and named in its record before the response is sent. The
+// execution holds its pending quota, not a concurrent slot. When every
+// parked call is answered (or has expired: TOOL_TIMEOUT), it resumes:
+// from the Parked this node holds, else from the store's bytes (after a
+// restart, or on another node that took it over: cluster_takeover.go).
+//
+// Where parking cannot be used the client tool's body waits live
+// (pending.go): a client tool called while another, server-side, call of
+// the program is in flight is dispatched at once, and a dispatched call
+// cannot be parked; it stays live until answered, and does not survive
+// its node.
+
+// parkSpec is what rebuilds an execution's executor on another node: its
+// scope, session and client tools.
+type parkSpec struct {
+	Scope       string       `json:"scope,omitempty"`
+	Session     string       `json:"session,omitempty"`
+	ClientTools []ClientTool `json:"client_tools"`
+}
+
+// isClientTool reports whether the program's tool of that name is one of
+// the execution's client tools: what ExecuteParkable may park on.
+func (x *execution) isClientTool(name string) bool {
+	for _, ct := range x.spec.ClientTools {
+		if ct.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// run runs (or, with p, resumes) x's program on the calling goroutine
+// and, when it parks, parks it; otherwise it settles x. release gives the
+// concurrent slot back.
+func (s *Server) run(ctx context.Context, x *execution, r api.Result, p *executor.Parked, release func()) {
+	release()
+	if p != nil && ctx.Err() == nil {
+		if err := s.park(x, p); err == nil {
+			return
+		} else {
+			r = p.Discard(context.WithoutCancel(ctx))
+			r.Err = &api.Error{Code: api.CodeInternal, Message: "the execution could not be parked: " + err.Error()}
+			r.Text = r.Err.Message
+		}
+	} else if p != nil {
+		r = p.Discard(context.WithoutCancel(ctx)) // cancelled as it parked
+	}
+	s.settleRun(x, r)
+}
+
+// settleRun records x's result: metrics, the table, the quotas, the log.
+func (s *Server) settleRun(x *execution, r api.Result) {
+	t := x.tenant
+	// The metrics first: a client that sees the execution settled sees it
+	// counted too.
+	outcome := StatusCompleted
+	if !r.OK() {
+		outcome = StatusFailed
+	}
+	s.metrics.running.WithLabelValues(t.name).Dec()
+	s.metrics.executions.WithLabelValues(t.name, outcome).Inc()
+	s.metrics.duration.WithLabelValues(t.name, outcome).Observe(time.Since(x.created).Seconds())
+	x.settle(r)
+	s.table.settle(x)
+	x.mu.Lock()
+	rp := x.releasePending
+	x.releasePending = nil
+	x.mu.Unlock()
+	if rp != nil {
+		rp()
+	}
+	code := ""
+	if r.Err != nil {
+		code = string(r.Err.Code)
+	}
+	s.log.Info("execution settled", "execution", x.id, "tenant", t.name, "status", outcome, "code", code,
+		"duration_ms", time.Since(x.created).Milliseconds())
+}
+
+// park writes p's bytes to the store (if any), then turns x pending on
+// p's calls, holding p, and arms their expiry.
+func (s *Server) park(x *execution, p *executor.Parked) error {
+	name := ""
+	expires := time.Now().Add(x.tenant.pendingTimeout)
+	if s.cluster != nil {
+		data, err := encodeParkFile(x, p, expires)
+		if err != nil {
+			return err
+		}
+		name = x.id + "." + snapshotSuffix()
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := s.cluster.st.PutSnapshot(ctx, name, data); err != nil {
+			return fmt.Errorf("writing its snapshot to the store: %w", err)
+		}
+	}
+	x.mu.Lock()
+	x.parked, x.snapshot, x.resuming = p, name, false
+	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
+	for _, c := range p.Calls() {
+		pc := &pendingCall{call: PendingCall{ID: p.CallID(c.ID), Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
+		x.pending = append(x.pending, pc)
+		x.emitPendingLocked(pc)
+	}
+	x.status = StatusPending
+	x.armExpiryLocked(s)
+	x.notifyLocked()
+	x.mu.Unlock()
+	s.metrics.parked.WithLabelValues(x.tenant.name).Inc()
+	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
+		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.body.Message)
+	}
+	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(p.Calls()), "snapshot", name)
+	return nil
+}
+
+func snapshotSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// emitPendingLocked emits the pending event of one call; x.mu is held.
+func (x *execution) emitPendingLocked(pc *pendingCall) {
+	x.emitLocked(EventPending, struct {
+		PendingCall
+		ExpiresAt time.Time `json:"expires_at"`
+	}{pc.call, pc.expires})
+}
+
+// isParked reports whether x is parked (on this node or, with a store,
+// in it) and not resuming.
+func (x *execution) isParked() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.parkedLocked()
+}
+
+func (x *execution) parkedLocked() bool { return x.answers != nil && !x.resuming }
+
+// answerParkedLocked records a client's result for a parked call; x.mu is
+// held.
+func (x *execution) answerParkedLocked(pc *pendingCall, r ToolResult) {
+	a := executor.Answer{Output: api.Output{Value: r.Value}}
+	if len(a.Output.Value) == 0 {
+		a.Output.Value = json.RawMessage("null")
+	}
+	if !r.OK {
+		msg := "the client reported a failure"
+		if r.Error != nil {
+			msg = r.Error.Message
+		}
+		a = executor.Answer{Err: api.Errorf(api.CodeToolFailed, "%s", msg)}
+	}
+	x.answers[pc.parkID] = a
+	x.given[pc.parkID] = r
+}
+
+// resumeDueLocked reports whether x is parked with every call answered.
+func (x *execution) resumeDueLocked() bool {
+	return x.parkedLocked() && len(x.pending) == 0
+}
+
+// armExpiryLocked arms the timer that answers the parked calls past their
+// expires_at with TOOL_TIMEOUT; x.mu is held.
+func (x *execution) armExpiryLocked(s *Server) {
+	if x.expiry != nil {
+		x.expiry.Stop()
+		x.expiry = nil
+	}
+	var first time.Time
+	for _, p := range x.pending {
+		if first.IsZero() || p.expires.Before(first) {
+			first = p.expires
+		}
+	}
+	if first.IsZero() {
+		return
+	}
+	x.expiry = time.AfterFunc(time.Until(first), func() { s.expire(x) })
+}
+
+// expire answers x's parked calls past their expiry with TOOL_TIMEOUT, as
+// a live client tool's body would, and resumes x once none is left.
+func (s *Server) expire(x *execution) {
+	now := time.Now()
+	x.mu.Lock()
+	if !x.parkedLocked() {
+		x.mu.Unlock()
+		return
+	}
+	left := x.pending[:0]
+	for _, p := range x.pending {
+		if now.Before(p.expires) {
+			left = append(left, p)
+			continue
+		}
+		x.answers[p.parkID] = executor.Answer{Err: api.Errorf(api.CodeToolTimeout,
+			"the client did not answer %s (call %s) before it expired at %s", p.call.Name, p.call.ID, p.expires.UTC().Format(time.RFC3339))}
+		// Not in x.given: a node taking it over expires it again, from its expires_at.
+		x.emitLocked(EventExpired, map[string]string{"id": p.call.ID})
+	}
+	x.pending = left
+	due := x.resumeDueLocked()
+	if !due {
+		x.armExpiryLocked(s)
+	}
+	x.notifyLocked()
+	x.mu.Unlock()
+	if !due && s.cluster != nil {
+		s.cluster.wake(x) // its follower publishes the expired events and writes the record
+	}
+	if due {
+		if herr := s.resume(x); herr != nil {
+			s.log.Warn("resuming an expired execution failed; retried at the next result or expiry", "execution", x.id, "error", herr.body.Message)
+			x.mu.Lock()
+			x.expiry = time.AfterFunc(DefaultRetryAfter, func() { s.retryResume(x) })
+			x.mu.Unlock()
+		}
+	}
+}
+
+func (s *Server) retryResume(x *execution) {
+	x.mu.Lock()
+	due := x.resumeDueLocked()
+	x.mu.Unlock()
+	if due {
+		if herr := s.resume(x); herr != nil {
+			x.mu.Lock()
+			x.expiry = time.AfterFunc(DefaultRetryAfter, func() { s.retryResume(x) })
+			x.mu.Unlock()
+		}
+	}
+}
+
+// resume continues a parked x whose calls are all answered, on a
+// goroutine of its own, within the tenant's concurrent quota (429 while
+// it is full: the answers are kept, and posting results again, even none,
+// retries).
+func (s *Server) resume(x *execution) *httpError {
+	release, herr := x.tenant.admit()
+	if herr != nil {
+		return herr
+	}
+	x.mu.Lock()
+	if !x.resumeDueLocked() {
+		x.mu.Unlock()
+		release()
+		return nil
+	}
+	p, answers := x.parked, x.answers
+	x.parked, x.answers, x.given = nil, nil, nil
+	x.resuming, x.status = true, StatusRunning
+	if x.expiry != nil {
+		x.expiry.Stop()
+		x.expiry = nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	x.cancel = cancel
+	x.notifyLocked()
+	x.mu.Unlock()
+	if p == nil {
+		var err error
+		if p, err = s.restore(ctx, x); err != nil {
+			cancel()
+			release()
+			s.failParked(x, err)
+			return nil
+		}
+	}
+	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
+	if s.cluster != nil {
+		s.cluster.wake(x)
+	}
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		defer cancel()
+		r, again := p.Resume(ctx, answers)
+		s.run(ctx, x, r, again, release)
+	}()
+	return nil
+}
+
+// restore rebuilds x's Parked from its bytes in the store.
+func (s *Server) restore(ctx context.Context, x *execution) (*executor.Parked, error) {
+	if s.cluster == nil || x.snapshot == "" {
+		return nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
+	}
+	data, err := s.cluster.st.GetSnapshot(ctx, x.snapshot)
+	if err != nil {
+		return nil, fmt.Errorf("reading its snapshot %s: %w", x.snapshot, err)
+	}
+	pf, err := decodeParkFile(data)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := s.executorFor(x)
+	if err != nil {
+		return nil, err
+	}
+	return ex.RestoreParked(pf.program)
+}
+
+// executorFor builds the executor x's program continues in: the tenant's
+// tools, its session's workspace, and its client tools.
+func (s *Server) executorFor(x *execution) (*executor.Executor, error) {
+	t := x.tenant
+	ws := t.ws
+	if x.spec.Session != "" && t.sess != nil {
+		sws, rs, herr := t.sess.acquire(x.spec.Session)
+		if herr != nil {
+			return nil, fmt.Errorf("its session %q: %s", x.spec.Session, herr.body.Message)
+		}
+		ws = sws
+		x.mu.Lock()
+		x.releasePending = chain(rs, orNothing(x.releasePending))
+		x.mu.Unlock()
+	}
+	tools := make([]registry.Tool, len(x.spec.ClientTools))
+	for i, ct := range x.spec.ClientTools {
+		tools[i] = s.clientTool(x, ct, t.pendingTimeout)
+	}
+	return t.executorWith(ws, tools)
+}
+
+func orNothing(f func()) func() {
+	if f == nil {
+		return func() {}
+	}
+	return f
+}
+
+// failParked settles a parked execution that cannot resume.
+func (s *Server) failParked(x *execution, err error) {
+	s.log.Warn("a parked execution could not resume", "execution", x.id, "tenant", x.tenant.name, "error", err.Error())
+	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
+	s.settleRun(x, api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeInternal,
+		Message: "the parked execution could not resume: " + err.Error()}})
+}
+
+// cancelParked settles a parked x as cancelled (DELETE): the program is
+// discarded where it is held, its bytes are left to the record's expiry.
+// It reports false for an x that is not parked.
+func (s *Server) cancelParked(x *execution) bool {
+	x.mu.Lock()
+	if !x.parkedLocked() {
+		x.mu.Unlock()
+		return false
+	}
+	p := x.parked
+	x.resuming, x.parked = true, nil
+	if x.expiry != nil {
+		x.expiry.Stop()
+		x.expiry = nil
+	}
+	x.mu.Unlock()
+	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
+	r := api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort,
+		Message: "the run was cancelled while it was parked, waiting on its client"}}
+	if p != nil {
+		r = p.Discard(context.Background())
+	}
+	s.settleRun(x, r)
+	return true
+}
+
+// releaseParked gives up every Parked this node holds, without settling
+// them: their state stays in the store, for the next life of this node or
+// another to continue. Without a store there is nothing to keep them.
+func (s *Server) releaseParked() (n int) {
+	for _, x := range s.table.liveExecutions() {
+		x.mu.Lock()
+		if x.parkedLocked() {
+			if x.expiry != nil {
+				x.expiry.Stop()
+				x.expiry = nil
+			}
+			if x.parked != nil {
+				x.parked.Release()
+				x.parked = nil
+			}
+			x.resuming, x.released = true, true // nothing here resumes or writes it any more
+			n++
+		}
+		x.mu.Unlock()
+		if s.cluster != nil && x.isReleased() {
+			s.cluster.giveUp(x.id)
+		}
+	}
+	return n
+}
+
+func (x *execution) isReleased() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.released
+}
+
+// stopping is the answer for an execution this node gave up as it stops.
+func stopping(id string) *httpError {
+	e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "execution %s is parked in the store and this node is stopping: retry (the node that takes it over continues it)", id)
+	e.retryAfter = DefaultRetryAfter
+	return e
+}
+
+// forcePending reserves a pending slot for an execution this node takes
+// over: it was counted where it was parked, and is not refused here.
+func (s *Server) forcePending(tenant string) func() {
+	release, _ := s.pending.reserve(tenant, math.MaxInt)
+	return release
+}
+
+// snapshotName is the name of x's parked bytes in the store, "" unless
+// parked there.
+func (x *execution) snapshotName() string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.parkedLocked() {
+		return ""
+	}
+	return x.snapshot
+}
