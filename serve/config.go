@@ -57,6 +57,13 @@ type Config struct {
 	// "nats://": parked executions' bytes too, so that they survive a
 	// restart (and, with NATS, move to another node).
 	Store *StoreConfig `json:"store,omitempty" yaml:"store,omitempty"`
+	// SpillDir is where, without a store shared beyond this process (no
+	// store, or "memory"), parked executions' bytes are written while they
+	// wait, so that they hold no memory: a new directory under it, removed
+	// when the server closes (default: the user's cache directory,
+	// $XDG_CACHE_HOME/ptcx/spill or ~/.cache/ptcx/spill). Relative to the
+	// config file's directory when not absolute.
+	SpillDir string `json:"spill_dir,omitempty" yaml:"spill_dir,omitempty"`
 	// Node names this node in the store (default: the host name and pid).
 	Node string `json:"node,omitempty" yaml:"node,omitempty"`
 	// Lease is how long this node's claim on its executions lasts without

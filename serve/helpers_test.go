@@ -25,8 +25,16 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The embedded default spills parked executions under the user's cache
+	// directory: the tests' own, removed at the end.
+	cache, err := os.MkdirTemp("", "ptcx-serve-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
 	testkit.Close()
+	os.RemoveAll(cache)
 	os.Exit(code)
 }
 

@@ -2,12 +2,12 @@ package serve
 
 import (
 	"context"
-	"net/http"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
@@ -100,7 +100,11 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 // park writes p's bytes to the store (if any), then turns x pending on
 // p's calls, holding p, and arms their expiry.
 func (s *Server) park(x *execution, p *executor.Parked) error {
-	name := ""
+	name, calls := "", p.Calls()
+	ids := make([]string, len(calls)) // the calls' IDs once resumed
+	for i, c := range calls {
+		ids[i] = p.CallID(c.ID)
+	}
 	expires := time.Now().Add(x.tenant.pendingTimeout)
 	if s.cluster != nil {
 		data, err := encodeParkFile(x, p, expires)
@@ -114,11 +118,23 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 			return fmt.Errorf("writing its snapshot to the store: %w", err)
 		}
 	}
+	if s.cluster == nil && s.spill != nil {
+		data, err := encodeParkFile(x, p, expires)
+		if err != nil {
+			return err
+		}
+		name = x.id + "." + snapshotSuffix()
+		if err := s.spill.put(name, data); err != nil {
+			return err
+		}
+		p.Release() // its bytes stand for it now: resume restores them
+		p = nil
+	}
 	x.mu.Lock()
 	x.parked, x.snapshot, x.resuming = p, name, false
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
-	for _, c := range p.Calls() {
-		pc := &pendingCall{call: PendingCall{ID: p.CallID(c.ID), Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
+	for i, c := range calls {
+		pc := &pendingCall{call: PendingCall{ID: ids[i], Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
 		x.pending = append(x.pending, pc)
 		x.emitPendingLocked(pc)
 	}
@@ -130,7 +146,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
 		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.body.Message)
 	}
-	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(p.Calls()), "snapshot", name)
+	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(calls), "snapshot", name)
 	return nil
 }
 
@@ -304,12 +320,24 @@ func (s *Server) resume(x *execution) *httpError {
 
 // restore rebuilds x's Parked from its bytes in the store.
 func (s *Server) restore(ctx context.Context, x *execution) (*executor.Parked, error) {
-	if s.cluster == nil || x.snapshot == "" {
+	var data []byte
+	switch {
+	case x.snapshot == "":
 		return nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
-	}
-	data, err := s.cluster.st.GetSnapshot(ctx, x.snapshot)
-	if err != nil {
-		return nil, fmt.Errorf("reading its snapshot %s: %w", x.snapshot, err)
+	case s.cluster != nil:
+		d, err := s.cluster.st.GetSnapshot(ctx, x.snapshot)
+		if err != nil {
+			return nil, fmt.Errorf("reading its snapshot %s: %w", x.snapshot, err)
+		}
+		data = d
+	case s.spill != nil:
+		d, err := s.spill.take(x.snapshot)
+		if err != nil {
+			return nil, err
+		}
+		data = d
+	default:
+		return nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
 	}
 	pf, err := decodeParkFile(data)
 	if err != nil {
@@ -378,6 +406,15 @@ func (s *Server) cancelParked(x *execution) bool {
 	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
 	r := api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort,
 		Message: "the run was cancelled while it was parked, waiting on its client"}}
+	if p == nil && s.cluster == nil && s.spill != nil {
+		// Spilled: restore it to discard it, so that the executor's
+		// observers see the execution end.
+		restored, err := s.restore(context.Background(), x)
+		if err != nil {
+			s.log.Warn("restoring a spilled execution to cancel it failed", "execution", x.id, "error", err)
+		}
+		p = restored
+	}
 	if p != nil {
 		r = p.Discard(context.Background())
 	}

@@ -40,6 +40,7 @@ type Server struct {
 	metrics *metrics
 	handler http.Handler
 	cluster *cluster // nil without a store shared beyond this process
+	spill   *spill   // where parked executions' bytes go when cluster is nil
 
 	draining atomic.Bool
 	running  sync.WaitGroup // execution goroutines
@@ -96,6 +97,23 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: field store: %w", err)
 		}
+	}
+	if s.cluster == nil {
+		parent := cfg.resolve(cfg.SpillDir)
+		if parent == "" {
+			p, err := defaultSpillParent()
+			if err != nil {
+				_ = s.Close(ctx)
+				return nil, fmt.Errorf("serve: %w", err)
+			}
+			parent = p
+		}
+		sp, err := openSpill(parent)
+		if err != nil {
+			_ = s.Close(ctx)
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		s.spill = sp
 	}
 	s.handler = s.routes()
 	go s.sweep()
@@ -238,6 +256,11 @@ func (s *Server) Close(ctx context.Context) error {
 	s.running.Wait()
 	if s.cluster != nil {
 		s.cluster.close()
+	}
+	if s.spill != nil {
+		if err := s.spill.close(); err != nil {
+			s.log.Warn("removing the spill directory failed", "dir", s.spill.root, "error", err)
+		}
 	}
 	for _, t := range s.tenants {
 		t.close()

@@ -1,0 +1,76 @@
+package serve_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/internal/testkit"
+)
+
+// parkFiles lists the spilled executions under a spill_dir.
+func parkFiles(t *testing.T, spillDir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(spillDir, "serve-*", "records", "*.park"))
+	require.NoError(t, err)
+	return m
+}
+
+// Without a store, a parked execution's bytes are in the spill directory,
+// not in memory; its results restore it from there (the file is gone),
+// a cancel does too, and closing the server removes the directory.
+func TestServer_spill_parkedExecutionsWaitOnDisk(t *testing.T) {
+	spill := t.TempDir()
+	ts := newServer(t, func(c *serve.Config) { c.Store = nil; c.SpillDir = spill })
+	c := ts.client(keyA)
+
+	st := pendingOn(t, c, askTwice)
+	require.Len(t, parkFiles(t, spill), 1, "parked: its bytes spilled")
+	mid, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "ada"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
+	require.Len(t, parkFiles(t, spill), 1, "parked again, once")
+	done, err := c.ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, "36"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"ada:36"`, string(done.Value))
+	require.Empty(t, parkFiles(t, spill), "a restored execution's file is gone")
+
+	cancelled := pendingOn(t, c, askTwice)
+	require.Len(t, parkFiles(t, spill), 1)
+	got, err := c.Cancel(ctx(t), cancelled.ID)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusFailed, got.Status)
+	require.Equal(t, "CODE_RUN_FAILED", got.Error.Code)
+	require.Empty(t, parkFiles(t, spill))
+
+	pendingOn(t, c, askTwice)
+	require.NoError(t, ts.srv.Close(context.Background()))
+	left, err := filepath.Glob(filepath.Join(spill, "serve-*"))
+	require.NoError(t, err)
+	require.Empty(t, left, "Close removes the spill directory")
+}
+
+// With no spill_dir the spill directory is under the user's cache
+// directory; one that cannot be made is a clear error naming the field.
+func TestServer_spill_defaultAndBadDir(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	ts := newServer(t, func(c *serve.Config) { c.Store = nil })
+	st := pendingOn(t, ts.client(keyA), askTwice)
+	require.Len(t, parkFiles(t, filepath.Join(cache, "ptcx", "spill")), 1)
+	_, err := ts.client(keyA).Cancel(ctx(t), st.ID)
+	require.NoError(t, err)
+
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	_, err = serve.New(context.Background(), &serve.Config{
+		Listen: "127.0.0.1:0", SpillDir: filepath.Join(file, "under"),
+		Tenants: []serve.TenantConfig{{Name: "a", KeySHA256: sum(keyA), Mode: "ptc"}},
+	}, serve.Options{Runtime: testkit.Sandbox(t)})
+	require.ErrorContains(t, err, "serve: field spill_dir: mkdir "+file+": not a directory")
+}
