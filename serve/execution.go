@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/text"
 )
 
 // execution is one POST /v1/executions: its program runs on its own
@@ -107,6 +108,24 @@ func (x *execution) emit(typ string, data any) {
 	x.notifyLocked()
 }
 
+// maxLogEventBytes bounds the line a log event carries; the result's logs
+// keep it whole (within the run's output limit).
+const maxLogEventBytes = 2048
+
+// logLine is the run's wasmhost.LogHook: each console line becomes a log
+// event as the program writes it. It never waits on anything but x.mu,
+// which is never held across a call into the run; a line written after
+// the execution settled (a guest outliving its run) is dropped.
+func (x *execution) logLine(line string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.settledLocked() {
+		return
+	}
+	x.emitLocked(EventLog, map[string]string{"line": text.Truncate(line, maxLogEventBytes)})
+	x.notifyLocked()
+}
+
 // callStarted and callFinished come from the executor's hooks.
 func (x *execution) callStarted(id, tool string) {
 	x.emit(EventCallStarted, map[string]string{"id": id, "tool": tool})
@@ -198,10 +217,6 @@ func (x *execution) settle(r api.Result) {
 	x.status = StatusCompleted
 	if !r.OK() {
 		x.status = StatusFailed
-	}
-	st := x.stateLocked()
-	for _, l := range st.Logs {
-		x.emitLocked(EventLog, map[string]string{"line": l})
 	}
 	x.emitLocked(EventDone, map[string]any{"status": x.status, "dropped_events": x.dropped})
 	x.notifyLocked()

@@ -13,6 +13,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // Parking. An execution whose program comes to wait only on its client
@@ -312,7 +313,7 @@ func (s *Server) resume(x *execution) *httpError {
 	go func() {
 		defer s.running.Done()
 		defer cancel()
-		r, again := p.Resume(ctx, answers)
+		r, again := p.Resume(wasmhost.WithLogHook(ctx, x.logLine), answers)
 		s.run(ctx, x, r, again, release)
 	}()
 	return nil

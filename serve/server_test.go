@@ -162,7 +162,7 @@ func TestServer_events_inOrderAndResumable(t *testing.T) {
 	ts := newServer(t, nil)
 	c := ts.client(keyA)
 	st, err := c.Execute(ctx(t), serve.ExecutionRequest{
-		Code: `await tools.list({}); const a = await tools.ask({q: "x"}); console.log("got " + a); return a`, ClientTools: []serve.ClientTool{askTool},
+		Code: `console.log("first"); await tools.list({}); const a = await tools.ask({q: "x"}); console.log("got " + a); return a`, ClientTools: []serve.ClientTool{askTool},
 	})
 	require.NoError(t, err)
 	_, err = c.ToolResults(ctx(t), st.ID, serve.ToolResult{ID: st.Pending[0].ID, OK: true, Value: json.RawMessage(`"y"`)})
@@ -176,11 +176,15 @@ func TestServer_events_inOrderAndResumable(t *testing.T) {
 		types = append(types, e.Type)
 	}
 	require.Equal(t, []string{
+		serve.EventLog,                                  // as the program writes it, before anything it does next
 		serve.EventCallStarted, serve.EventCallFinished, // list
 		// ask: the program parks on it; the call starts when it resumes with the result
 		serve.EventPending, serve.EventResult, serve.EventCallStarted, serve.EventCallFinished,
 		serve.EventLog, serve.EventDone,
 	}, types)
+
+	require.JSONEq(t, `{"line":"first"}`, string(all[0].Data))
+	require.JSONEq(t, `{"line":"got y"}`, string(all[7].Data))
 
 	rest, err := c.Events(ctx(t), st.ID, 4)
 	require.NoError(t, err)

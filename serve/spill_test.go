@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptcx/ptcx/serve"
 	"github.com/ptcx/ptcx/internal/testkit"
+	"github.com/ptcx/ptcx/serve"
 )
 
 // parkFiles lists the spilled executions under a spill_dir.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // start admits and starts an execution, or returns the earlier one of the
@@ -90,6 +91,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	go func() {
 		defer s.running.Done()
 		defer cancel()
+		ctx := wasmhost.WithLogHook(ctx, x.logLine)
 		call := executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args}
 		if !x.client { // nothing to park on: the hot path pays nothing for parking
 			s.run(ctx, x, ex.Execute(ctx, call), nil, release)
