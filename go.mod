@@ -24,6 +24,8 @@ require (
 	golang.org/x/text v0.43.0
 )
 
+require github.com/bytecodealliance/wasmtime-go/v39 v39.0.1 // indirect
+
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
