@@ -45,16 +45,33 @@ func defaultEngine() string {
 	return EngineWazero
 }
 
+// CheckEngine reports whether this build can run the engine name: nil,
+// ErrNoWasmtime for EngineWasmtime in a build without it, or an error
+// naming the engines there are.
+func CheckEngine(name string) error {
+	switch name {
+	case EngineWazero:
+		return nil
+	case EngineWasmtime:
+		if !wasmtimeBuilt {
+			return ErrNoWasmtime
+		}
+		return nil
+	}
+	return fmt.Errorf("wasmhost: unknown engine %q: the engines are %s (this build has %s)", name,
+		strings.Join([]string{EngineWazero, EngineWasmtime}, " and "), strings.Join(Engines(), " and "))
+}
+
 // newEngine returns the engine named name, whose memories are capped at
 // memoryBytes.
 func newEngine(ctx context.Context, name string, memoryBytes int64, cacheDir string) (engine, error) {
-	switch name {
-	case EngineWazero:
-		return newWazeroEngine(ctx, memoryBytes, cacheDir)
-	case EngineWasmtime:
+	if err := CheckEngine(name); err != nil {
+		return nil, err
+	}
+	if name == EngineWasmtime {
 		return newWasmtimeEngine(ctx, memoryBytes, cacheDir)
 	}
-	return nil, fmt.Errorf("wasmhost: unknown engine %q: the engines are %s", name, strings.Join([]string{EngineWazero, EngineWasmtime}, ", "))
+	return newWazeroEngine(ctx, memoryBytes, cacheDir)
 }
 
 // engine is a WebAssembly engine with the host imports defined (WASI's
@@ -74,6 +91,12 @@ type engine interface {
 	// is set. The instance's memory starts with memory.image's bytes when
 	// there is one.
 	instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error)
+	// imageModule returns the module an image restores into (image.go),
+	// for the module of layout, an image of memory and the mutable
+	// globals' values, and whether the module itself holds the image's
+	// memory (then the engine initialises a restored memory with it, copy
+	// on write; else the host maps or copies it, cappedMemory).
+	imageModule(layout *moduleLayout, memory []byte, globals []uint64) (bin []byte, holdsMemory bool, err error)
 	// close releases the engine, its modules and instances.
 	close(ctx context.Context) error
 }

@@ -3,6 +3,7 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -20,6 +21,10 @@ import (
 
 // wasmtimeBuilt says whether this build has the wasmtime engine.
 const wasmtimeBuilt = true
+
+// ErrNoWasmtime is returned by New for EngineWasmtime in a build without
+// it; this build has it.
+var ErrNoWasmtime = errors.New("wasmhost: this ptcx was built without the wasmtime engine: build with -tags wasmtime (cgo and a C compiler are needed)")
 
 // wasmtimeEngine runs the guest on wasmtime (Cranelift) through cgo. One
 // wasmtime engine and one linker, with the host imports defined once and
@@ -89,26 +94,35 @@ var wasmtimeName = func() string {
 func (e *wasmtimeEngine) name() string { return wasmtimeName }
 
 type wasmtimeModule struct {
-	m       *wasmtime.Module
+	m         *wasmtime.Module
 	exportSet map[string]bool // exported functions
 }
 
 func (m *wasmtimeModule) exports(name string) bool { return m.exportSet[name] }
 
 // compile compiles bin, or takes it from the process's modules or the
-// cache directory.
+// cache directory, and leaves it in the cache directory.
 func (e *wasmtimeEngine) compile(_ context.Context, bin []byte) (engineModule, error) {
 	core, _ := wasmtimeShared()
 	key := sha256.Sum256(bin)
+	var path string
+	if e.cacheDir != "" {
+		path = filepath.Join(e.cacheDir, hex.EncodeToString(key[:])+".cwasm")
+	}
 	core.mu.Lock()
 	defer core.mu.Unlock()
 	m := core.modules[key]
 	if m == nil {
 		var err error
-		if m, err = e.load(core, key, bin); err != nil {
+		if m, err = load(core, path, bin); err != nil {
 			return nil, err
 		}
 		core.modules[key] = m
+	}
+	if path != "" {
+		if _, err := os.Stat(path); err != nil {
+			store(m, path)
+		}
 	}
 	wm := &wasmtimeModule{m: m, exportSet: map[string]bool{}}
 	for _, ex := range m.Exports() {
@@ -119,36 +133,33 @@ func (e *wasmtimeEngine) compile(_ context.Context, bin []byte) (engineModule, e
 	return wm, nil
 }
 
-// load compiles bin, through the cache directory when there is one: a
-// module compiled by this wasmtime before is deserialised (tens of ms)
-// instead of compiled (seconds). A cache file that cannot be used is
-// replaced.
-func (e *wasmtimeEngine) load(core *wasmtimeCore, key [32]byte, bin []byte) (*wasmtime.Module, error) {
-	var path string
-	if e.cacheDir != "" {
-		path = filepath.Join(e.cacheDir, hex.EncodeToString(key[:])+".cwasm")
+// load compiles bin, or deserialises the module at path ("" for none)
+// that this wasmtime compiled before: tens of ms instead of seconds. A
+// file that cannot be used is compiled again, and replaced.
+func load(core *wasmtimeCore, path string, bin []byte) (*wasmtime.Module, error) {
+	if path != "" {
 		if b, err := os.ReadFile(path); err == nil {
 			if m, err := wasmtime.NewModuleDeserialize(core.engine, b); err == nil {
 				return m, nil
 			}
+			_ = os.Remove(path)
 		}
 	}
-	m, err := wasmtime.NewModule(core.engine, bin)
-	if err != nil {
-		return nil, err
+	return wasmtime.NewModule(core.engine, bin)
+}
+
+// store writes the compiled module m to path, atomically. The cache is an
+// optimisation: failing to write it is not an error (the next start
+// compiles again).
+func store(m *wasmtime.Module, path string) {
+	b, err := m.Serialize()
+	if err != nil || os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+		return
 	}
-	if path != "" {
-		// The cache is an optimisation: failing to write it is not an error.
-		if b, err := m.Serialize(); err == nil && os.MkdirAll(e.cacheDir, 0o755) == nil {
-			tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-			if os.WriteFile(tmp, b, 0o644) == nil {
-				if os.Rename(tmp, path) != nil {
-					_ = os.Remove(tmp)
-				}
-			}
-		}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if os.WriteFile(tmp, b, 0o644) != nil || os.Rename(tmp, path) != nil {
+		_ = os.Remove(tmp)
 	}
-	return m, nil
 }
 
 // wasmtimeState is one instance's store data: what the host imports need.
@@ -193,21 +204,23 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 		i.mem = &wasmtimeMemory{mem: st.memory, store: store}
 	}
 	if memory != nil && memory.image != nil {
-		// The variant module's memory starts at the image's size, zeroed:
-		// the image is copied in.
-		img := memory.image.memory
-		if i.mem == nil || uint64(i.mem.Size()) < uint64(len(img)) {
+		img := memory.image
+		if i.mem == nil || uint64(i.mem.Size()) < uint64(len(img.memory)) {
 			i.close(ctx)
-			return nil, fmt.Errorf("wasmhost: the restored memory is smaller than the image's %d bytes", len(img))
+			return nil, fmt.Errorf("wasmhost: the restored memory is smaller than the image's %d bytes", len(img.memory))
 		}
-		copy(st.memory.UnsafeData(store), img)
+		if img.inModule {
+			// wasmtime mapped the module's data, the image, copy-on-write.
+			memory.cow = true
+		} else {
+			// The variant module's memory starts at the image's size,
+			// zeroed: the image is copied in.
+			copy(st.memory.UnsafeData(store), img.memory)
+		}
 	}
-	if initialize {
-		f := i.function(exportInitialize)
-		if f == nil {
-			i.close(ctx)
-			return nil, fmt.Errorf("wasmhost: the guest has no %s export", exportInitialize)
-		}
+	// A module without _initialize has nothing to initialise (wazero
+	// skips a start function that is not exported too).
+	if f := i.function(exportInitialize); initialize && f != nil {
 		var stack [1]uint64
 		if err := f.CallWithStack(ctx, stack[:]); err != nil {
 			i.close(ctx)
@@ -218,6 +231,85 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 }
 
 func (e *wasmtimeEngine) close(context.Context) error { return nil }
+
+// imageModule returns the variant module with the image as its data, in
+// segments of the image's non-zero runs of imageBlock bytes: wasmtime
+// turns a module's data into a memory image once, and maps it
+// copy-on-write into every instance (Config.SetMemoryInitCOWSet), so a
+// restored instance shares the image's pages until it writes them, as
+// wazero's do through cappedMemory's mapping.
+func (e *wasmtimeEngine) imageModule(layout *moduleLayout, memory []byte, globals []uint64) ([]byte, bool, error) {
+	bin, err := layout.variant(uint32(len(memory)/pageSize), globals)
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := withImageData(bin, memory)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// imageBlock is the granularity of the image's data segments: a host page.
+const imageBlock = 4096
+
+// withImageData returns the module bin with active data segments added
+// that write memory's non-zero blocks at their offsets, after its own
+// segments (which variant emptied).
+func withImageData(bin, memory []byte) ([]byte, error) {
+	if len(memory)%imageBlock != 0 {
+		return nil, fmt.Errorf("%w: an image of %d bytes is not whole pages", errBadModule, len(memory))
+	}
+	layout, err := parseModule(bin)
+	if err != nil {
+		return nil, err
+	}
+	var segs []byte
+	var count uint32
+	zero := make([]byte, imageBlock)
+	nonZero := func(at int) bool { return !bytes.Equal(memory[at:at+imageBlock], zero) }
+	for at := 0; at < len(memory); {
+		if !nonZero(at) {
+			at += imageBlock
+			continue
+		}
+		end := at + imageBlock
+		for end < len(memory) && nonZero(end) {
+			end += imageBlock
+		}
+		segs = append(segs, 0, 0x41) // active, memory 0, at i32.const
+		segs = appendS64(segs, int64(int32(uint32(at))))
+		segs = append(segs, 0x0b)
+		segs = appendU32(segs, uint32(end-at))
+		segs = append(segs, memory[at:end]...)
+		count++
+		at = end
+	}
+	out := make([]byte, 0, len(bin)+len(segs)+16)
+	out = append(out, bin[:8]...)
+	found := false
+	for _, sec := range layout.sections {
+		content := bin[sec.start:sec.end]
+		if sec.id == secData {
+			found = true
+			s := &wasmReader{b: content}
+			n := s.u32()
+			if s.err != nil {
+				return nil, s.err
+			}
+			c := appendU32(nil, n+count)
+			c = append(c, content[s.pos:]...)
+			content = append(c, segs...)
+		}
+		out = append(out, sec.id)
+		out = appendU32(out, uint32(len(content)))
+		out = append(out, content...)
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: the module has no data section to hold the image", errBadModule)
+	}
+	return out, nil
+}
 
 func (i *wasmtimeInstance) function(name string) guestFunc {
 	ex := i.inst.GetExport(i.store, name)

@@ -111,6 +111,13 @@ func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *
 	return wazeroInstance{mod}, nil
 }
 
+// imageModule: wazero has no way to initialise a memory copy-on-write, so
+// the variant has no data and cappedMemory maps or copies the image.
+func (e *wazeroEngine) imageModule(layout *moduleLayout, memory []byte, globals []uint64) ([]byte, bool, error) {
+	bin, err := layout.variant(uint32(len(memory)/pageSize), globals)
+	return bin, false, err
+}
+
 func (e *wazeroEngine) close(ctx context.Context) error {
 	err := e.wr.Close(ctx)
 	if e.cache != nil {

@@ -27,6 +27,9 @@ type image struct {
 	moduleHash, memoryHash [32]byte
 	globals                []string
 	engine                 string // the engine's name and version, for snapshots
+	// inModule says the variant module holds memory as its data, which the
+	// engine maps copy-on-write into a restored instance (wasmtime).
+	inModule bool
 }
 
 // makeImage initialises an instance of the guest module bin, captures it,
@@ -80,14 +83,21 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 			img.globals = append(img.globals, g.export)
 		}
 	}
-	variant, err := layout.variant(size/pageSize, globals)
+	variant, inModule, err := rt.eng.imageModule(layout, img.memory, globals)
 	if err != nil {
 		return nil, err
 	}
+	if copyOnly && inModule {
+		if variant, err = layout.variant(size/pageSize, globals); err != nil {
+			return nil, err
+		}
+		inModule = false
+	}
+	img.inModule = inModule
 	if img.module, err = rt.eng.compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}
-	if !copyOnly {
+	if !copyOnly && !inModule {
 		img.fd = sealedFile(img.memory)
 	}
 	return img, nil

@@ -22,12 +22,13 @@ var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
 // Runtime runs programs in the guest. It compiles the guest once, in New,
 // and creates a fresh instance for every run: nothing of one run is visible
 // to the next. A Runtime is safe for concurrent use by many goroutines;
-// each Run uses its own instance.
+// each Run uses its own instance. It reaches the guest through its engine
+// (engine.go), wazero's or wasmtime's, on which the guest is compiled.
 type Runtime struct {
 	cfg     Config
 	limits  api.Limits // cfg.limits with defaults: the ceiling of every run
-	eng     engine       // the WebAssembly engine (engine.go)
-	module  engineModule // the guest, compiled
+	eng     engine
+	module  engineModule
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
 	image   *image // the initialised guest, nil when off (Config.WithImage)
 	pool    *pool  // restored instances ready for runs, nil when off (Config.WithPool)

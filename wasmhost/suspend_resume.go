@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-
 	"github.com/ptcx/ptcx/api"
 )
 
