@@ -34,9 +34,9 @@ const tableEnv = "PTCX_HOSTILE_TABLE"
 // and its Go heap's soft limit, both far above what any case should use,
 // and its time.
 const (
-	childMemLimit     = "3GiB"
-	childTimeout      = 45 * time.Second
-	childParallelism  = 2
+	childMemLimit    = "3GiB"
+	childTimeout     = 45 * time.Second
+	childParallelism = 2
 )
 
 // childAddressSpace is the child's address space: 8 GiB on wazero. On
