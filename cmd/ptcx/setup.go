@@ -101,11 +101,6 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 		}
 		mode = m
 	}
-	if s.engine != "" {
-		if err := wasmhost.CheckEngine(s.engine); err != nil {
-			return nil, usage{fmt.Errorf("--engine: %w", err)}
-		}
-	}
 	if s.allowBash && s.noBuiltin {
 		return nil, usage{errors.New("--allow-bash adds a built-in tool: it cannot go with --no-builtin")}
 	}
