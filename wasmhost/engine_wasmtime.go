@@ -317,8 +317,11 @@ func (i *wasmtimeInstance) function(name string) guestFunc {
 		return nil
 	}
 	f := ex.Func()
-	ty := f.Type(i.store)
-	return &wasmtimeFunc{f: f, i: i, params: len(ty.Params()), results: len(ty.Results())}
+	wf := &wasmtimeFunc{f: f, i: i}
+	for _, p := range f.Type(i.store).Params() {
+		wf.i64 = append(wf.i64, p.Kind() == wasmtime.KindI64)
+	}
+	return wf
 }
 
 func (i *wasmtimeInstance) memory() guestMemory {
@@ -353,9 +356,9 @@ func (i *wasmtimeInstance) close(context.Context) {
 // wasmtimeFunc is an exported function; its parameters and results are
 // i32 or i64 (the guest's exports are).
 type wasmtimeFunc struct {
-	f               *wasmtime.Func
-	i               *wasmtimeInstance
-	params, results int
+	f   *wasmtime.Func
+	i   *wasmtimeInstance
+	i64 []bool // per parameter: it is an i64 (else an i32)
 }
 
 func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error {
@@ -363,10 +366,9 @@ func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error 
 	prev := st.ctx
 	st.ctx = ctx
 	defer func() { st.ctx = prev }()
-	args := make([]any, f.params)
-	ty := f.f.Type(f.i.store).Params()
+	args := make([]any, len(f.i64))
 	for n := range args {
-		if ty[n].Kind() == wasmtime.KindI64 {
+		if f.i64[n] {
 			args[n] = int64(stack[n])
 		} else {
 			args[n] = int32(uint32(stack[n]))

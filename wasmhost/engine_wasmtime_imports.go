@@ -37,7 +37,7 @@ func (c *wasmtimeCore) defineImports() error {
 			results[n] = i32
 		}
 		fn, width := h.fn, max(h.params, h.results)
-		err := c.define(hostModule, h.name, params, results, func(st *wasmtimeState, mem *wasmtimeMemory, stack []uint64) {
+		err := c.define(hostModule, h.name, params, results, func(st *wasmtimeState, mem guestMemory, stack []uint64) {
 			fn(st.ctx, mem, stack[:width])
 		})
 		if err != nil {
@@ -47,7 +47,7 @@ func (c *wasmtimeCore) defineImports() error {
 	wasi := []struct {
 		name            string
 		params, results []wasmtime.ValKind
-		fn              func(st *wasmtimeState, mem *wasmtimeMemory, stack []uint64)
+		fn              func(st *wasmtimeState, mem guestMemory, stack []uint64)
 	}{
 		{"clock_time_get", []wasmtime.ValKind{i32, i64, i32}, []wasmtime.ValKind{i32}, wasiClockTimeGet},
 		{"fd_close", []wasmtime.ValKind{i32}, []wasmtime.ValKind{i32}, wasiFdClose},
@@ -68,7 +68,7 @@ func (c *wasmtimeCore) defineImports() error {
 // caller's store data. Parameters and results pass as a stack of raw bits,
 // as wazero's host functions take them.
 func (c *wasmtimeCore) define(module, name string, params, results []wasmtime.ValKind,
-	fn func(st *wasmtimeState, mem *wasmtimeMemory, stack []uint64)) error {
+	fn func(st *wasmtimeState, mem guestMemory, stack []uint64)) error {
 	types := func(kinds []wasmtime.ValKind) []*wasmtime.ValType {
 		out := make([]*wasmtime.ValType, len(kinds))
 		for n, k := range kinds {
@@ -97,7 +97,7 @@ func (c *wasmtimeCore) define(module, name string, params, results []wasmtime.Va
 
 // clock_time_get(id, precision, result_ptr) -> errno: the realtime (0) and
 // monotonic (1) clocks, in ns; the CPU-time clocks are not offered.
-func wasiClockTimeGet(st *wasmtimeState, mem *wasmtimeMemory, stack []uint64) {
+func wasiClockTimeGet(st *wasmtimeState, mem guestMemory, stack []uint64) {
 	var t int64
 	switch uint32(stack[0]) {
 	case 0:
@@ -115,13 +115,13 @@ func wasiClockTimeGet(st *wasmtimeState, mem *wasmtimeMemory, stack []uint64) {
 }
 
 // fd_close(fd) -> errno
-func wasiFdClose(_ *wasmtimeState, _ *wasmtimeMemory, stack []uint64) {
+func wasiFdClose(_ *wasmtimeState, _ guestMemory, stack []uint64) {
 	stack[0] = stdioErrno(uint32(stack[0]))
 }
 
 // fd_fdstat_get(fd, result_ptr) -> errno: the standard streams are
 // character devices.
-func wasiFdFdstatGet(_ *wasmtimeState, mem *wasmtimeMemory, stack []uint64) {
+func wasiFdFdstatGet(_ *wasmtimeState, mem guestMemory, stack []uint64) {
 	if e := stdioErrno(uint32(stack[0])); e != wasiSuccess {
 		stack[0] = e
 		return
@@ -132,7 +132,7 @@ func wasiFdFdstatGet(_ *wasmtimeState, mem *wasmtimeMemory, stack []uint64) {
 }
 
 // fd_seek(fd, offset, whence, result_ptr) -> errno: a stream cannot seek.
-func wasiFdSeek(_ *wasmtimeState, _ *wasmtimeMemory, stack []uint64) {
+func wasiFdSeek(_ *wasmtimeState, _ guestMemory, stack []uint64) {
 	if e := stdioErrno(uint32(stack[0])); e != wasiSuccess {
 		stack[0] = e
 		return
@@ -142,7 +142,7 @@ func wasiFdSeek(_ *wasmtimeState, _ *wasmtimeMemory, stack []uint64) {
 
 // fd_write(fd, iovs, iovs_len, result_ptr) -> errno: standard output and
 // error discard what is written; nothing else is open.
-func wasiFdWrite(_ *wasmtimeState, mem *wasmtimeMemory, stack []uint64) {
+func wasiFdWrite(_ *wasmtimeState, mem guestMemory, stack []uint64) {
 	fd := uint32(stack[0])
 	if fd != 1 && fd != 2 {
 		stack[0] = wasiBadf
@@ -168,7 +168,7 @@ func wasiFdWrite(_ *wasmtimeState, mem *wasmtimeMemory, stack []uint64) {
 }
 
 // random_get(buf, len) -> errno: the world's random source.
-func wasiRandomGet(st *wasmtimeState, mem *wasmtimeMemory, stack []uint64) {
+func wasiRandomGet(st *wasmtimeState, mem guestMemory, stack []uint64) {
 	b, ok := mem.Read(uint32(stack[0]), uint32(stack[1]))
 	if !ok {
 		stack[0] = wasiFault
