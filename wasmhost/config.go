@@ -145,7 +145,7 @@ func DefaultCacheDir() string {
 }
 
 // WithCompilationCacheDir stores compiled guest code in dir, created if
-// missing. The empty string turns the on-disk cache off: every New then
+// missing (wasmtime's in its subdirectory wasmtime/, by version). The empty string turns the on-disk cache off: every New then
 // compiles the guest from scratch. Default: DefaultCacheDir().
 func (c Config) WithCompilationCacheDir(dir string) Config {
 	c.cacheDir = dir
