@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test vet demo check-demo check-docs plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-wasmtime vet demo check-demo check-docs plain-clone cross soak bench clean
 
 all: build
 
@@ -30,8 +30,19 @@ vet: guest
 
 # test runs every test with the guest required: a test that needs the guest
 # fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
-test: guest tsc vet check-demo check-docs plain-clone cross
+test: guest tsc vet check-demo check-docs plain-clone cross test-wasmtime
 	PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 ./...
+
+# test-wasmtime runs the sandbox's suites (wasmhost, executor and the
+# hostile programs, the hammer test among them) again on the wasmtime
+# engine, and bench's ptcx-wasmtime peer: the same tests, switched by
+# PTCX_ENGINE, built with the wasmtime tag (cgo; the first build links
+# wasmtime's static library, about a minute). Without -race, to keep make test within its time budget (the
+# -race run of the same suites on wazero above is most of it); about 4
+# minutes on 2 cores.
+test-wasmtime: guest
+	PTCX_ENGINE=wasmtime PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -timeout 20m ./wasmhost/ ./executor/ ./hostile/
+	PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -run Wasmtime ./bench/
 
 # check-docs requires docs/architecture.md's package table to match the
 # real imports, and every relative link in the docs to resolve.

@@ -14,30 +14,43 @@ import (
 )
 
 // PTCX is ptcx measured end to end: every run is a run_code call through
-// one executor over one sandbox (wazero), its TypeScript stripped by the
-// pipeline, a fresh instance per run, nested calls routed through the
-// registry's tools (echo with an input schema, sleep20, wait).
+// one executor over one sandbox (wazero, or wasmtime for ImplPTCXWasmtime),
+// its TypeScript stripped by the pipeline, a fresh instance per run, nested
+// calls routed through the registry's tools (echo with an input schema,
+// sleep20, wait).
 type PTCX struct {
+	name string // ImplPTCX or ImplPTCXWasmtime
 	rt   *wasmhost.Runtime
 	exec *executor.Executor
 	park Parking
 }
 
-// NewPTCX starts the sandbox and the executor. The sandbox admits p.Live
-// runs at the default memory limit at once (the committed-memory cap is
-// raised to fit them; each touches about a megabyte).
+// NewPTCX starts the sandbox, on wazero, and the executor. The sandbox
+// admits p.Live runs at the default memory limit at once (the
+// committed-memory cap is raised to fit them; each touches about a
+// megabyte).
 func NewPTCX(ctx context.Context, p Params) (*PTCX, error) {
+	return NewPTCXEngine(ctx, p, wasmhost.EngineWazero)
+}
+
+// NewPTCXEngine is NewPTCX on the engine named engine (wasmhost.Engines):
+// ImplPTCX for wazero, ImplPTCXWasmtime for wasmtime.
+func NewPTCXEngine(ctx context.Context, p Params, engine string) (*PTCX, error) {
 	p, err := p.Check()
 	if err != nil {
 		return nil, err
 	}
+	name := ImplPTCX
+	if engine == wasmhost.EngineWasmtime {
+		name = ImplPTCXWasmtime
+	}
 	runs := max(wasmhost.DefaultRunsPerSlot, p.Live+p.Parallel)
-	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithEngine(engine).
 		WithMaxCommittedMemory(int64(2*runs)*api.DefaultMemoryBytes).WithMaxRuns(runs))
 	if err != nil {
 		return nil, err
 	}
-	b := &PTCX{rt: rt}
+	b := &PTCX{name: name, rt: rt}
 	reg := registry.New()
 	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		b.Close(ctx)
@@ -73,8 +86,8 @@ const warmupRuns = 20
 // Close stops the sandbox.
 func (b *PTCX) Close(ctx context.Context) { _ = b.rt.Close(ctx) }
 
-// Name is ImplPTCX.
-func (b *PTCX) Name() string { return ImplPTCX }
+// Name is ImplPTCX, or ImplPTCXWasmtime on wasmtime.
+func (b *PTCX) Name() string { return b.name }
 
 func (b *PTCX) tools() []registry.Tool {
 	return []registry.Tool{

@@ -63,6 +63,10 @@ const (
 	ImplQuickJSWasi = "quickjs-wasi"
 )
 
+// ImplPTCXWasmtime is ptcx on the wasmtime engine (a build with the
+// wasmtime tag), measured as a peer of ptcx on wazero.
+const ImplPTCXWasmtime = "ptcx-wasmtime"
+
 // Workloads are the measurements, in report order. suspend and resume (a
 // run parked to a snapshot and brought back) join this list when the
 // snapshot issue lands: a Kind each, measured by every implementation that

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/text"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // The environment of a child: which case it runs.
@@ -33,11 +34,22 @@ const tableEnv = "PTCX_HOSTILE_TABLE"
 // and its Go heap's soft limit, both far above what any case should use,
 // and its time.
 const (
-	childAddressSpace = 8 << 30
-	childMemLimit     = "3GiB"
-	childTimeout      = 45 * time.Second
-	childParallelism  = 2
+	childMemLimit    = "3GiB"
+	childTimeout     = 45 * time.Second
+	childParallelism = 2
 )
+
+// childAddressSpace is the child's address space: 8 GiB on wazero. On
+// wasmtime (PTCX_ENGINE=wasmtime) it is 256 GiB: wasmtime reserves 4 GiB
+// and a guard region of address space for every linear memory (which makes
+// its bounds checks free), whatever the memory holds; the memory itself is
+// still bounded by the store's limit and the committed-memory cap.
+var childAddressSpace = func() uint64 {
+	if os.Getenv(wasmhost.EngineEnv) == wasmhost.EngineWasmtime {
+		return 256 << 30
+	}
+	return 8 << 30
+}()
 
 // normalProgram is the run that must work after every case, in the same
 // process: a program with a nested call.

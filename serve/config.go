@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // Defaults of the zero fields of Config and TenantConfig.
@@ -75,6 +76,9 @@ type Config struct {
 	Overflow bool `json:"overflow,omitempty" yaml:"overflow,omitempty"`
 	// TLS, when set, serves HTTPS with this certificate and key.
 	TLS *TLSConfig `json:"tls,omitempty" yaml:"tls,omitempty"`
+	// Engine is the sandbox's WebAssembly engine: wazero (the default) or
+	// wasmtime (a ptcx built with -tags wasmtime; README, "Engines").
+	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// LogPrograms puts program text into the logs (default false: never).
 	LogPrograms bool `json:"log_programs,omitempty" yaml:"log_programs,omitempty"`
 	// Server holds the service-wide bounds.
@@ -227,6 +231,11 @@ func (c *Config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("field listen: %q is not host:port: %w", c.Listen, err)
+	}
+	if c.Engine != "" {
+		if err := wasmhost.CheckEngine(c.Engine); err != nil {
+			return fmt.Errorf("field engine: %w", err)
+		}
 	}
 	if c.Store != nil {
 		if err := c.Store.validate(); err != nil {

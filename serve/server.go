@@ -72,7 +72,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 		file = f
 	}
 	if s.runtime == nil {
-		rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithLimits(ceiling(cfg.Tenants)))
+		wcfg := wasmhost.NewConfig().WithLimits(ceiling(cfg.Tenants))
+		if cfg.Engine != "" {
+			wcfg = wcfg.WithEngine(cfg.Engine)
+		}
+		rt, err := wasmhost.New(ctx, wcfg)
 		if err != nil {
 			return nil, fmt.Errorf("serve: starting the sandbox: %w", err)
 		}

@@ -69,7 +69,7 @@ func FuzzHostFunctions(f *testing.F) {
 	mod, err := wr.Instantiate(ctx, memoryModule)
 	require.NoError(f, err)
 	mem := mod.Memory()
-	funcs := []wapi.GoModuleFunc{hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
+	funcs := []func(context.Context, guestMemory, []uint64){hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
 
 	f.Add(uint8(0), uint32(0), uint32(4), uint32(8), uint32(2), []byte("echo\x00\x00\x00\x00{}"))
 	f.Add(uint8(1), uint32(3), uint32(0), uint32(5), uint32(0), []byte("hello"))
@@ -100,7 +100,7 @@ func FuzzHostFunctions(f *testing.F) {
 					require.NotNil(t, r.stopped, "stopped without a reason")
 				}
 			}()
-			funcs[int(which)%len(funcs)](rctx, mod, stack)
+			funcs[int(which)%len(funcs)](rctx, mem, stack)
 		}()
 		require.LessOrEqual(t, r.output.used, r.output.limit)
 	})
@@ -123,7 +123,7 @@ func TestHostCall_limits(t *testing.T) {
 	rctx := context.WithValue(ctx, runKey{}, r)
 	call := func() int32 {
 		stack := []uint64{0, 4, 4, 2}
-		hostCall(rctx, mod, stack)
+		hostCall(rctx, mod.Memory(), stack)
 		return wapi.DecodeI32(stack[0])
 	}
 	require.Equal(t, int32(1), call())

@@ -15,6 +15,7 @@ import (
 //
 // The zero Config is not valid; start from NewConfig.
 type Config struct {
+	engine        string // WithEngine; "": defaultEngine
 	cacheDir      string
 	deterministic bool
 	seed          int64
@@ -31,6 +32,8 @@ type Config struct {
 
 // NewConfig returns the default configuration:
 //
+//   - the wazero engine (WithEngine), or the one the PTCX_ENGINE
+//     environment variable names (EngineEnv);
 //   - the on-disk compilation cache in DefaultCacheDir (compiling the guest
 //     takes about half a second; loading it from the cache about 40 ms, and
 //     New as a whole 60 to 90 ms on the development VM);
@@ -43,9 +46,26 @@ type Config struct {
 //     DefaultBytecodeEntries programs and DefaultBytecodeBytes
 //     (WithBytecodeCache).
 func NewConfig() Config {
-	return Config{cacheDir: DefaultCacheDir(), limits: api.DefaultLimits(),
+	return Config{engine: defaultEngine(), cacheDir: DefaultCacheDir(), limits: api.DefaultLimits(),
 		admission: admissionConfig{wait: DefaultAdmissionWait}, pool: DefaultPoolSize,
 		bytecodeEntries: DefaultBytecodeEntries, bytecodeBytes: DefaultBytecodeBytes}
+}
+
+// WithEngine selects the WebAssembly engine the guest runs on: EngineWazero
+// (the default) or EngineWasmtime (builds with the wasmtime build tag;
+// Engines lists what this build has). New fails on an unknown name, and on
+// wasmtime in a build without it.
+func (c Config) WithEngine(name string) Config {
+	c.engine = name
+	return c
+}
+
+// engineName is the engine WithEngine chose, else wazero.
+func (c Config) engineName() string {
+	if c.engine == "" {
+		return EngineWazero
+	}
+	return c.engine
 }
 
 // WithImage turns the initialised image on or off. On (the default), New
@@ -125,7 +145,7 @@ func DefaultCacheDir() string {
 }
 
 // WithCompilationCacheDir stores compiled guest code in dir, created if
-// missing. The empty string turns the on-disk cache off: every New then
+// missing (wasmtime's in its subdirectory wasmtime/, by version). The empty string turns the on-disk cache off: every New then
 // compiles the guest from scratch. Default: DefaultCacheDir().
 func (c Config) WithCompilationCacheDir(dir string) Config {
 	c.cacheDir = dir

@@ -109,7 +109,7 @@ func (r *run) write(b []byte) (uint32, *RunError) {
 // call runs one export with the parameters in r.inst.stack and returns its
 // i32 result. An export that ends past a limit (a native loop that did not
 // poll) is a timeout even when it succeeded.
-func (r *run) call(f wapi.Function) (int32, *RunError) {
+func (r *run) call(f guestFunc) (int32, *RunError) {
 	// A run that ended while the guest waited does not run it again.
 	if e := r.cancelled(); e != nil {
 		return 0, e

@@ -8,7 +8,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
@@ -42,28 +41,9 @@ func enter(ctx context.Context) *run {
 	return r
 }
 
-// instantiateHostModule defines the "ptcx" module in wr.
-func instantiateHostModule(ctx context.Context, wr wazero.Runtime) error {
-	i32 := wapi.ValueTypeI32
-	b := wr.NewHostModuleBuilder(hostModule)
-	fn := func(name string, f wapi.GoModuleFunc, params, results []wapi.ValueType) {
-		b.NewFunctionBuilder().WithGoModuleFunction(f, params, results).Export(name)
-	}
-	fn("call", hostCall, []wapi.ValueType{i32, i32, i32, i32}, []wapi.ValueType{i32})
-	fn("log", hostLog, []wapi.ValueType{i32, i32, i32}, nil)
-	fn("timer_set", hostTimerSet, []wapi.ValueType{i32}, []wapi.ValueType{i32})
-	fn("timer_clear", hostTimerClear, []wapi.ValueType{i32}, nil)
-	fn("result", hostResult, []wapi.ValueType{i32, i32}, nil)
-	fn("error", hostError, []wapi.ValueType{i32, i32}, nil)
-	fn("poll", hostPoll, nil, []wapi.ValueType{i32})
-	_, err := b.Instantiate(ctx)
-	return err
-}
-
 // view returns the guest bytes at [ptr, ptr+length), without copying, or
 // stops the run when the range is invalid.
-func (r *run) view(mod wapi.Module, what string, ptr, length uint64, limit uint32) []byte {
-	mem := mod.Memory()
+func (r *run) view(mem guestMemory, what string, ptr, length uint64, limit uint32) []byte {
 	p, n, err := guestRange(mem.Size(), ptr, length, limit)
 	if err != nil {
 		r.stop(trapf("%s: %v", what, err))
@@ -82,10 +62,10 @@ func (r *run) view(mod wapi.Module, what string, ptr, length uint64, limit uint3
 // nor dispatched: the call gets an id and its promise rejects with a
 // ToolCallError naming the limit, as a refused call's does, which the
 // program can catch.
-func hostCall(ctx context.Context, mod wapi.Module, stack []uint64) {
+func hostCall(ctx context.Context, mem guestMemory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	nameBytes := r.view(mod, "ptcx.call name", stack[0], stack[1], maxNameBytes)
+	nameBytes := r.view(mem, "ptcx.call name", stack[0], stack[1], maxNameBytes)
 	name, ok := r.tools[string(nameBytes)]
 	if !ok {
 		r.stop(trapf("ptcx.call: %q is not a bound tool", nameBytes))
@@ -105,13 +85,13 @@ func hostCall(ctx context.Context, mod wapi.Module, stack []uint64) {
 	if msg := r.argsRefused(size); msg != "" {
 		// Checked before the bytes are read: the range is checked too, so
 		// that a broken guest still traps.
-		r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
+		r.view(mem, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
 		r.refusedCalls++ // not dispatched, but a call made: MaxCalls bounds a loop of them
 		r.inbox.doneFunc(id, 0)(CallResult{Message: msg, Code: api.CodeInvalidArgs})
 		stack[0] = wapi.EncodeI32(id)
 		return
 	}
-	args := r.view(mod, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
+	args := r.view(mem, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
 	r.calls++
 	r.argBytes += size
 	if r.prog.Suspend != nil {
@@ -149,14 +129,14 @@ func (r *run) dispatch(name string, args json.RawMessage, done func(CallResult))
 }
 
 // log(level, text_ptr, text_len)
-func hostLog(ctx context.Context, mod wapi.Module, stack []uint64) {
+func hostLog(ctx context.Context, mem guestMemory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	level := wapi.DecodeU32(stack[0])
 	if level >= uint32(len(logPrefixes)) {
 		r.stop(trapf("ptcx.log: unknown level %d", level))
 	}
-	text := r.view(mod, "ptcx.log text", stack[1], stack[2], math.MaxUint32)
+	text := r.view(mem, "ptcx.log text", stack[1], stack[2], math.MaxUint32)
 	if r.onLog != nil {
 		r.onLog(logPrefixes[level] + string(text))
 	}
@@ -168,7 +148,7 @@ func hostLog(ctx context.Context, mod wapi.Module, stack []uint64) {
 }
 
 // timer_set(delay_ms) -> id | refusal
-func hostTimerSet(ctx context.Context, _ wapi.Module, stack []uint64) {
+func hostTimerSet(ctx context.Context, _ guestMemory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	delay := wapi.DecodeI32(stack[0])
@@ -188,20 +168,20 @@ func hostTimerSet(ctx context.Context, _ wapi.Module, stack []uint64) {
 }
 
 // timer_clear(id)
-func hostTimerClear(ctx context.Context, _ wapi.Module, stack []uint64) {
+func hostTimerClear(ctx context.Context, _ guestMemory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	r.timers.clear(wapi.DecodeI32(stack[0]))
 }
 
 // result(json_ptr, json_len)
-func hostResult(ctx context.Context, mod wapi.Module, stack []uint64) {
+func hostResult(ctx context.Context, mem guestMemory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	if r.result != nil {
 		r.stop(trapf("ptcx.result: called twice"))
 	}
-	b := r.view(mod, "ptcx.result", stack[0], stack[1], math.MaxUint32)
+	b := r.view(mem, "ptcx.result", stack[0], stack[1], math.MaxUint32)
 	if !json.Valid(b) {
 		r.stop(trapf("ptcx.result: the result is not valid JSON"))
 	}
@@ -214,13 +194,13 @@ func hostResult(ctx context.Context, mod wapi.Module, stack []uint64) {
 }
 
 // error(json_ptr, json_len)
-func hostError(ctx context.Context, mod wapi.Module, stack []uint64) {
+func hostError(ctx context.Context, mem guestMemory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	if r.guestErr != nil {
 		r.stop(trapf("ptcx.error: called twice"))
 	}
-	e, err := decodeGuestError(r.view(mod, "ptcx.error", stack[0], stack[1], maxErrorBytes))
+	e, err := decodeGuestError(r.view(mem, "ptcx.error", stack[0], stack[1], maxErrorBytes))
 	if err != nil {
 		r.stop(trapf("ptcx.error: %v", err))
 	}
@@ -243,7 +223,7 @@ func trapf(format string, args ...any) *RunError {
 // its end; a guest that has computed for a slot quantum while another
 // waits for a slot gives it its slot and waits for one again; and one that
 // computes lets goroutines ready to run run every millisecond (goQuantum).
-func hostPoll(ctx context.Context, _ wapi.Module, stack []uint64) {
+func hostPoll(ctx context.Context, _ guestMemory, stack []uint64) {
 	stack[0] = 0
 	if ctx.Value(runKey{}) == nil {
 		// Outside a run: the guest's start-up code (WASI's _initialize),

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
 )
 
 // image is the guest's state once initialised: its linear memory and its
@@ -17,8 +14,8 @@ import (
 // globals and no data, whose memory starts with the image's bytes
 // (cappedMemory), then reseeded (ptcx_restored).
 type image struct {
-	memory []byte                // the linear memory, whole pages
-	module wazero.CompiledModule // the variant module
+	memory []byte       // the linear memory, whole pages
+	module engineModule // the variant module
 	// fd is a sealed memfd holding memory (Linux), mapped copy-on-write
 	// into every restored memory, or -1: memory is then copied.
 	fd int
@@ -29,6 +26,10 @@ type image struct {
 	// mutable globals, whose values a snapshot carries.
 	moduleHash, memoryHash [32]byte
 	globals                []string
+	engine                 string // the engine's name and version, for snapshots
+	// inModule says the variant module holds memory as its data, which the
+	// engine maps copy-on-write into a restored instance (wasmtime).
+	inModule bool
 }
 
 // makeImage initialises an instance of the guest module bin, captures it,
@@ -63,7 +64,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 			globals[i] = pollInterval
 			continue
 		}
-		eg := inst.mod.ExportedGlobal(g.export)
+		eg := inst.mod.global(g.export)
 		if eg == nil {
 			return nil, fmt.Errorf("%w: the export %q of global %d is missing", errBadModule, g.export, g.index)
 		}
@@ -75,21 +76,28 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		return nil, fmt.Errorf("wasmhost: the initialised guest's memory of %d bytes cannot be read", size)
 	}
 	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap,
-		moduleHash: sha256.Sum256(bin)}
+		moduleHash: sha256.Sum256(bin), engine: rt.eng.name()}
 	img.memoryHash = sha256.Sum256(img.memory)
 	for _, g := range layout.mutable {
 		if g.export != "" {
 			img.globals = append(img.globals, g.export)
 		}
 	}
-	variant, err := layout.variant(size/pageSize, globals)
+	variant, inModule, err := rt.eng.imageModule(layout, img.memory, globals)
 	if err != nil {
 		return nil, err
 	}
-	if img.module, err = rt.wr.CompileModule(ctx, variant); err != nil {
+	if copyOnly && inModule {
+		if variant, err = layout.variant(size/pageSize, globals); err != nil {
+			return nil, err
+		}
+		inModule = false
+	}
+	img.inModule = inModule
+	if img.module, err = rt.eng.compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}
-	if !copyOnly {
+	if !copyOnly && !inModule {
 		img.fd = sealedFile(img.memory)
 	}
 	return img, nil
@@ -116,8 +124,7 @@ func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error)
 	img := rt.image
 	memory := &cappedMemory{limit: limit, image: img}
 	w := &world{}
-	ictx := experimental.WithMemoryAllocator(ctx, memory.allocator())
-	mod, err := rt.wr.InstantiateModule(ictx, img.module, rt.moduleConfig(w))
+	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
 	if err != nil {
 		return nil, fmt.Errorf("restore the guest: %w", err)
 	}

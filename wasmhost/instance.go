@@ -10,30 +10,27 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/sys"
 )
 
 // instance is one live guest: a module instance whose engine and prelude
 // are initialised, ready for ptcx_start. It is used by one goroutine and
 // discarded after one run: never reused, across runs or scopes.
 type instance struct {
-	mod    wapi.Module
-	mem    wapi.Memory
+	mod    engineInstance
+	mem    guestMemory
 	memory *cappedMemory
 	world  *world // its clock and random source, set per run
-	buffer wapi.Function
-	start  wapi.Function
-	resume wapi.Function
-	timer  wapi.Function
+	buffer guestFunc
+	start  guestFunc
+	resume guestFunc
+	timer  guestFunc
 	// Optional exports (nil when the guest has none): reseeding a restored
 	// instance (a guest without it is not restored from an image), and
 	// staging a program's bytecode (bytecode.go).
-	restored wapi.Function
-	compile  wapi.Function
-	load     wapi.Function
+	restored guestFunc
+	compile  guestFunc
+	load     guestFunc
 	stack    [4]uint64 // parameters and results of export calls
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
@@ -63,7 +60,7 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 	}
 	// A pooled instance was made for the Runtime's limit: the run's may be
 	// lower. Its memory is the image's, below any run's limit.
-	inst.memory.limit = min(inst.memory.limit, limit)
+	inst.limitMemory(limit)
 	inst.world.set(spec)
 	st := &inst.stack
 	if err := inst.restored.CallWithStack(ctx, st[:]); err != nil {
@@ -82,8 +79,7 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec worldSpec) (*instance, error) {
 	memory := &cappedMemory{limit: uint64(memoryPages(memoryBytes)) * pageSize}
 	w := newWorld(spec)
-	ictx := experimental.WithMemoryAllocator(ctx, memory.allocator())
-	mod, err := rt.wr.InstantiateModule(ictx, rt.module, rt.moduleConfig(w).WithStartFunctions(exportInitialize))
+	mod, err := rt.eng.instantiate(ctx, rt.module, memory, w, true)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate the guest: %w", err)
 	}
@@ -91,7 +87,7 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 	if err != nil {
 		return nil, err
 	}
-	init := mod.ExportedFunction(exportInit)
+	init := mod.function(exportInit)
 	if init == nil {
 		inst.close(ctx)
 		return nil, errStaleGuest
@@ -118,25 +114,33 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 var errStaleGuest = errors.New("wasmhost: the guest lacks a ptcx export (is guest.wasm stale? run make guest)")
 
 // bindInstance looks up the exports of a new module instance.
-func bindInstance(mod wapi.Module, memory *cappedMemory, w *world) (*instance, error) {
+func bindInstance(mod engineInstance, memory *cappedMemory, w *world) (*instance, error) {
 	inst := &instance{
 		mod:      mod,
-		mem:      mod.Memory(),
+		mem:      mod.memory(),
 		memory:   memory,
 		world:    w,
-		buffer:   mod.ExportedFunction(exportBuffer),
-		start:    mod.ExportedFunction(exportStart),
-		resume:   mod.ExportedFunction(exportResume),
-		timer:    mod.ExportedFunction(exportTimer),
-		restored: mod.ExportedFunction(exportRestored),
-		compile:  mod.ExportedFunction(exportCompile),
-		load:     mod.ExportedFunction(exportLoad),
+		buffer:   mod.function(exportBuffer),
+		start:    mod.function(exportStart),
+		resume:   mod.function(exportResume),
+		timer:    mod.function(exportTimer),
+		restored: mod.function(exportRestored),
+		compile:  mod.function(exportCompile),
+		load:     mod.function(exportLoad),
 	}
 	if inst.mem == nil || inst.buffer == nil || inst.start == nil || inst.resume == nil || inst.timer == nil {
-		_ = mod.Close(context.Background())
+		mod.close(context.Background())
 		return nil, errStaleGuest
 	}
 	return inst, nil
+}
+
+// limitMemory lowers the cap of the instance's memory to limit bytes: a
+// pooled instance was made for the Runtime's limit, and a run's may be
+// lower.
+func (inst *instance) limitMemory(limit uint64) {
+	inst.memory.limit = min(inst.memory.limit, limit)
+	inst.mod.limitMemory(inst.memory.limit)
 }
 
 // errBufferFull means the guest could not grow its exchange buffer.
@@ -162,27 +166,18 @@ func (inst *instance) write(ctx context.Context, b []byte) (uint32, error) {
 			return 0, errBufferFull
 		}
 	}
-	if !inst.mem.Write(inst.bufPtr, b) || !inst.mem.WriteByte(inst.bufPtr+uint32(len(b)), 0) {
+	if !inst.mem.Write(inst.bufPtr, b) || !inst.mem.Write(inst.bufPtr+uint32(len(b)), nul[:]) {
 		return 0, fmt.Errorf("wasmhost: %s returned %d, outside memory", exportBuffer, inst.bufPtr)
 	}
 	return inst.bufPtr, nil
 }
 
+// nul terminates what write copies.
+var nul = [1]byte{0}
+
 // close discards the instance and its memory.
 func (inst *instance) close(ctx context.Context) {
-	_ = inst.mod.Close(context.WithoutCancel(ctx))
-}
-
-// moduleConfig returns the configuration of one new instance: a WASI
-// reactor with no arguments, environment, files or standard streams, whose
-// clock and random source are w's (set per run, before the run reseeds the
-// instance). No start function runs: a fresh instance adds _initialize, a
-// restored one is past it.
-func (rt *Runtime) moduleConfig(w *world) wazero.ModuleConfig {
-	return wazero.NewModuleConfig().WithName("").WithStartFunctions().
-		WithWalltime(w.walltime, sys.ClockResolution(1000)).
-		WithNanotime(w.nanotime, sys.ClockResolution(1)).
-		WithRandSource(w)
+	inst.mod.close(ctx)
 }
 
 // worldSpec says which clock and random source a run sees.

@@ -8,9 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/ptcx/ptcx/api"
 )
@@ -24,13 +22,13 @@ var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
 // Runtime runs programs in the guest. It compiles the guest once, in New,
 // and creates a fresh instance for every run: nothing of one run is visible
 // to the next. A Runtime is safe for concurrent use by many goroutines;
-// each Run uses its own instance.
+// each Run uses its own instance. It reaches the guest through its engine
+// (engine.go), wazero's or wasmtime's, on which the guest is compiled.
 type Runtime struct {
 	cfg     Config
 	limits  api.Limits // cfg.limits with defaults: the ceiling of every run
-	wr      wazero.Runtime
-	cache   wazero.CompilationCache
-	module  wazero.CompiledModule
+	eng     engine
+	module  engineModule
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
 	image   *image // the initialised guest, nil when off (Config.WithImage)
 	pool    *pool  // restored instances ready for runs, nil when off (Config.WithPool)
@@ -72,17 +70,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
-	rc := wazero.NewRuntimeConfigCompiler().
-		WithMemoryLimitPages(memoryPages(rt.limits.MemoryBytes))
-	if cfg.cacheDir != "" {
-		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
-		}
-		rt.cache = cache
-		rc = rc.WithCompilationCache(cache)
+	eng, err := newEngine(ctx, cfg.engineName(), rt.limits.MemoryBytes, cfg.cacheDir)
+	if err != nil {
+		return nil, err
 	}
-	rt.wr = wazero.NewRuntimeWithConfig(ctx, rc)
+	rt.eng = eng
 	if err := rt.setUp(ctx); err != nil {
 		_ = rt.Close(ctx)
 		return nil, err
@@ -91,17 +83,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 }
 
 func (rt *Runtime) setUp(ctx context.Context) error {
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt.wr); err != nil {
-		return fmt.Errorf("wasmhost: WASI: %w", err)
-	}
-	if err := instantiateHostModule(ctx, rt.wr); err != nil {
-		return fmt.Errorf("wasmhost: host module: %w", err)
-	}
 	bin, err := rt.cfg.guestModule()
 	if err != nil {
 		return err
 	}
-	module, err := rt.wr.CompileModule(ctx, bin)
+	module, err := rt.eng.compile(ctx, bin)
 	if err != nil {
 		return fmt.Errorf("wasmhost: compile the guest: %w", err)
 	}
@@ -114,7 +100,7 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	}
 	// A guest without ptcx_restored (an older or a hand-made one) is
 	// instantiated afresh for every run.
-	if _, restorable := module.ExportedFunctions()[exportRestored]; !rt.cfg.noImage && restorable {
+	if restorable := module.exports(exportRestored); !rt.cfg.noImage && restorable {
 		if rt.image, err = rt.makeImage(ctx, bin, rt.cfg.copyRestore); err != nil {
 			return err
 		}
@@ -127,36 +113,35 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 // then has it compile the prelude to bytecode, which every instance then
 // loads instead of compiling it again (about 25 times faster).
 func (rt *Runtime) prepare(ctx context.Context) error {
-	f := rt.module.ExportedFunctions()[exportABIVersion]
-	if f == nil {
+	if !rt.module.exports(exportABIVersion) {
 		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", exportABIVersion)
 	}
-	mod, err := rt.wr.InstantiateModule(ctx, rt.module,
-		rt.moduleConfig(newWorld(worldSpec{deterministic: true})).WithStartFunctions(exportInitialize))
+	mod, err := rt.eng.instantiate(ctx, rt.module, nil, newWorld(worldSpec{deterministic: true}), true)
 	if err != nil {
 		return fmt.Errorf("wasmhost: instantiate the guest: %w", err)
 	}
-	defer mod.Close(ctx)
-	res, err := mod.ExportedFunction(exportABIVersion).Call(ctx)
-	if err != nil {
+	defer mod.close(ctx)
+	var stack [4]uint64
+	if err := mod.function(exportABIVersion).CallWithStack(ctx, stack[:]); err != nil {
 		return fmt.Errorf("wasmhost: %s: %w", exportABIVersion, err)
 	}
-	if v := wapi.DecodeI32(res[0]); v != abiVersion {
+	if v := wapi.DecodeI32(stack[0]); v != abiVersion {
 		return fmt.Errorf("wasmhost: the guest speaks ABI version %d, this host version %d: rebuild the guest (make guest)", v, abiVersion)
 	}
 	setup := &run{rt: rt, inbox: newInbox()}
 	rctx := context.WithValue(ctx, runKey{}, setup)
 	setup.ctx = rctx
 	call := func(name string, params ...uint64) (uint64, error) {
-		f := mod.ExportedFunction(name)
+		f := mod.function(name)
 		if f == nil {
 			return 0, fmt.Errorf("wasmhost: the guest has no %s export", name)
 		}
-		res, err := f.Call(rctx, params...)
-		if err != nil {
+		var stack [4]uint64
+		copy(stack[:], params)
+		if err := f.CallWithStack(rctx, stack[:]); err != nil {
 			return 0, fmt.Errorf("wasmhost: %s: %w", name, err)
 		}
-		return res[0], nil
+		return stack[0], nil
 	}
 	if status, err := call(exportInit, 0, 0); err != nil {
 		return err
@@ -174,11 +159,15 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n, ok := mod.Memory().ReadUint32Le(uint32(lenPtr))
+	mem := mod.memory()
+	if mem == nil {
+		return errStaleGuest
+	}
+	n, ok := mem.ReadUint32Le(uint32(lenPtr))
 	if !ok || ptr == 0 {
 		return fmt.Errorf("wasmhost: the guest could not compile its prelude")
 	}
-	bytecode, ok := mod.Memory().Read(uint32(ptr), n)
+	bytecode, ok := mem.Read(uint32(ptr), n)
 	if !ok {
 		return fmt.Errorf("wasmhost: %s returned [%d, %d), outside memory", exportBytecode, ptr, uint64(ptr)+uint64(n))
 	}
@@ -214,17 +203,16 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	return nil
 }
 
-// releaseAll closes wazero, once: instances must not be closed under a
-// guest that still executes.
+// releaseAll closes the engine, once: instances must not be closed under
+// a guest that still executes.
 func (rt *Runtime) releaseAll() {
 	rt.release.Do(func() {
-		ctx := rt.closeCtx
-		err := rt.wr.Close(ctx)
+		var err error
+		if rt.eng != nil {
+			err = rt.eng.close(rt.closeCtx)
+		}
 		if rt.image != nil {
 			rt.image.close()
-		}
-		if rt.cache != nil {
-			err = errors.Join(err, rt.cache.Close(ctx))
 		}
 		rt.closeErr = err
 	})

@@ -324,7 +324,7 @@ func (r *run) sessionInstance() *RunError {
 	}
 	inst.memory.limit = limit
 	inst.world.set(r.rt.worldFor(r))
-	next := inst.mod.ExportedFunction(exportNext)
+	next := inst.mod.function(exportNext)
 	if next == nil {
 		inst.close(r.ctx)
 		return r.sessionLost(errStaleGuest, api.KindTrap)

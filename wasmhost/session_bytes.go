@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-	wapi "github.com/tetratelabs/wazero/api"
 )
 
 // A session suspended to bytes, format version 1. A session between runs
@@ -88,7 +87,7 @@ func (rt *Runtime) captureSession(inst *instance) ([]byte, error) {
 	}
 	globals := make([]uint64, len(img.globals))
 	for i, name := range img.globals {
-		g := inst.mod.ExportedGlobal(name)
+		g := inst.mod.global(name)
 		if g == nil {
 			return nil, fmt.Errorf("wasmhost: the guest's global %q is missing", name)
 		}
@@ -262,11 +261,10 @@ func (rt *Runtime) resumeSession(ctx context.Context, saved []byte) (*instance, 
 		}
 	}
 	for i, name := range rt.image.globals {
-		mg, ok := inst.mod.ExportedGlobal(name).(wapi.MutableGlobal)
-		if !ok {
+		mg := inst.mod.global(name)
+		if mg == nil || !mg.Set(st.globals[i]) {
 			return fail(fmt.Errorf("wasmhost: the guest's global %q is missing or not mutable", name))
 		}
-		mg.Set(st.globals[i])
 	}
 	inst.bufPtr, inst.bufCap = st.bufPtr, st.bufCap
 	return inst, nil

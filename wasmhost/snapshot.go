@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -133,18 +132,6 @@ type snapGlobal struct {
 	Value uint64 `json:"value"`
 }
 
-// engineName names the engine and its version, for the header.
-var engineName = sync.OnceValue(func() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range info.Deps {
-			if m.Path == "github.com/tetratelabs/wazero" {
-				return "wazero " + m.Version
-			}
-		}
-	}
-	return "wazero (version not in the build info)"
-})
-
 var encoder = sync.OnceValue(func() *zstd.Encoder {
 	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 		zstd.WithWindowSize(1<<20))
@@ -193,7 +180,7 @@ func encodeSnapshot(img *image, st *snapshotState) ([]byte, int, error) {
 	for _, i := range index {
 		body = append(body, mem[int(i)*blockSize:int(i+1)*blockSize]...)
 	}
-	engine := engineName()
+	engine := img.engine
 	out := make([]byte, 0, headerSize+len(engine)+8+raw/4)
 	out = append(out, snapshotMagic...)
 	out = binary.LittleEndian.AppendUint16(out, snapshotFormat)

@@ -257,7 +257,7 @@ func (r *run) capture(answers []completion) (*Suspended, error) {
 		m.World.RNG = b
 	}
 	for _, name := range r.rt.image.globals {
-		g := inst.mod.ExportedGlobal(name)
+		g := inst.mod.global(name)
 		if g == nil {
 			return nil, fmt.Errorf("wasmhost: the guest's global %q is missing", name)
 		}

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"time"
 
-	wapi "github.com/tetratelabs/wazero/api"
-
 	"github.com/ptcx/ptcx/api"
 )
 
@@ -186,7 +184,7 @@ func (r *run) restoreSnapshot() (*instance, error) {
 			return nil, err
 		}
 	}
-	inst.memory.limit = min(inst.memory.limit, limit)
+	inst.limitMemory(limit)
 	fail := func(err error) (*instance, error) {
 		inst.close(r.ctx)
 		return nil, err
@@ -203,11 +201,10 @@ func (r *run) restoreSnapshot() (*instance, error) {
 	}
 	m := &st.meta
 	for _, g := range m.Globals {
-		mg, ok := inst.mod.ExportedGlobal(g.Name).(wapi.MutableGlobal)
-		if !ok {
+		mg := inst.mod.global(g.Name)
+		if mg == nil || !mg.Set(g.Value) {
 			return fail(fmt.Errorf("wasmhost: the guest's global %q is missing or not mutable", g.Name))
 		}
-		mg.Set(g.Value)
 	}
 	inst.bufPtr, inst.bufCap = m.BufPtr, m.BufCap
 	w := inst.world

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptcx/ptcx/bench"
 	"github.com/ptcx/ptcx/bench/gojapeer"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 var benchCommand = command{
@@ -27,8 +28,15 @@ var benchCommand = command{
 	run: runBench,
 }
 
-// benchPeers are the peers ptcx bench knows, in report order.
-var benchPeers = []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi}
+// benchPeers are the peers ptcx bench knows, in report order: ptcx on
+// wasmtime first when this build has it.
+var benchPeers = func() []string {
+	peers := []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi}
+	if wasmhost.CheckEngine(wasmhost.EngineWasmtime) == nil {
+		peers = append([]string{bench.ImplPTCXWasmtime}, peers...)
+	}
+	return peers
+}()
 
 func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
@@ -82,6 +90,15 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	for _, name := range names {
 		if name == bench.ImplGoja {
 			impls = append(impls, gojapeer.New())
+			continue
+		}
+		if name == bench.ImplPTCXWasmtime {
+			wt, err := bench.NewPTCXEngine(ctx, p, wasmhost.EngineWasmtime)
+			if err != nil {
+				return fail(s, fmt.Errorf("ptcx bench: %s: %w", name, err))
+			}
+			defer wt.Close(context.WithoutCancel(ctx))
+			impls = append(impls, wt)
 			continue
 		}
 		peer, done := bench.NewNode(name, bench.NodeConfig{Node: *node, Modules: *modules})

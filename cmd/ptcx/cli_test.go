@@ -104,6 +104,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bench with too many runs", []string{"bench", "--runs", "1001"}, "--runs 1001: want 1 to 1000"},
 		{"bench with too many calls", []string{"bench", "--calls", "10001"}, "--calls 10001: want 1 to 10000"},
 		{"bench positional", []string{"bench", "extra"}, `unexpected argument "extra"`},
+		{"unknown engine", []string{"run", "--engine", "v8", "x.ts"}, `invalid value "v8" for flag -engine: wasmhost: unknown engine "v8": the engines are wazero and wasmtime`},
+		{"unknown engine on replay", []string{"replay", "--engine", "v8", "x.jsonl"}, `invalid value "v8" for flag -engine: wasmhost: unknown engine "v8"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,6 +137,7 @@ func TestHelp_listsTheFlags(t *testing.T) {
 			require.Contains(t, errOut, "flags:")
 			require.Contains(t, errOut, "-upstream [NAME=]COMMAND")
 			require.Contains(t, errOut, "-upstream-timeout D")
+			require.Contains(t, errOut, "-engine ENGINE")
 		})
 	}
 }

@@ -57,7 +57,7 @@ func runReplay(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	defer f.Close()
 
-	rt := &lazyRuntime{}
+	rt := &lazyRuntime{engine: st.engine}
 	defer rt.close()
 	cfg := trace.ReplayConfig{Runtime: rt, GateWait: *gateWait}
 	if st.tools != "" {

@@ -14,7 +14,7 @@ var serveCommand = command{
 		"direct calls, SSE events, MCP at /mcp, /healthz, /readyz and Prometheus /metrics. The config file\n" +
 		"(JSON or YAML) names the listen address, the tools file, the workspace root and the tenants.\n" +
 		"SIGTERM drains: new work gets 503, live executions get server.drain_timeout_ms, then exit 0.",
-	usage: "serve --config FILE [--listen ADDR]",
+	usage: "serve --config FILE [--listen ADDR] [--engine ENGINE]",
 	run:   runServe,
 }
 
@@ -22,6 +22,8 @@ func runServe(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	config := fs.String("config", "", "the service's config `FILE` (JSON or YAML)")
 	listen := fs.String("listen", "", "the `ADDR` to listen on, overriding the config's listen")
+	var engine string
+	engineFlag(fs, &engine)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -38,6 +40,9 @@ func runServe(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	if *listen != "" {
 		cfg.Listen = *listen
+	}
+	if engine != "" {
+		cfg.Engine = engine
 	}
 	log := slog.New(slog.NewJSONHandler(s.err, nil))
 	srv, err := serve.New(ctx, cfg, serve.Options{Logger: log})

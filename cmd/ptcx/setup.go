@@ -31,6 +31,7 @@ type setup struct {
 	allowBash       bool
 	upstreams       repeated
 	upstreamTimeout time.Duration
+	engine          string    // --engine: the sandbox's WebAssembly engine, "" for the default
 	log             io.Writer // where start-up lines and warnings go: the flag set's output, stderr
 	// toolsChangedHook, when set, is called after an upstream's tools
 	// changed (ptcx mcp tells its clients).
@@ -55,6 +56,7 @@ func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
 	fs.BoolVar(&s.allowBash, "allow-bash", false, "also register the built-in bash tool (runs shell commands in the workspace)")
 	fs.Var(&s.upstreams, "upstream", "bridge an MCP server, `[NAME=]COMMAND` (shell-quoted, repeatable): programs call its tools as tools[\"NAME.tool\"]; NAME defaults to one derived from the command")
 	fs.DurationVar(&s.upstreamTimeout, "upstream-timeout", 0, "bound one call to an --upstream server, and its start, by `D` (default 60s)")
+	engineFlag(fs, &s.engine)
 	s.log = fs.Output()
 }
 
@@ -153,7 +155,7 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if s.observe != nil {
 		cfg = s.observe(e.reg, cfg)
 	}
-	rt := &lazyRuntime{}
+	rt := &lazyRuntime{engine: s.engine}
 	e.rt = rt
 	e.cleanup = append(e.cleanup, rt.close)
 	ex, err := executor.New(e.reg, cfg.WithRuntime(rt))
@@ -186,9 +188,10 @@ func (s *setup) registerBuiltins(e *env) error {
 // lazyRuntime starts the sandbox on the first run_code call, so that
 // commands that never run a program do not pay for compiling the guest.
 type lazyRuntime struct {
-	once sync.Once
-	rt   *wasmhost.Runtime
-	err  error
+	engine string // "" for NewConfig's
+	once   sync.Once
+	rt     *wasmhost.Runtime
+	err    error
 }
 
 func (l *lazyRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
@@ -202,8 +205,17 @@ func (l *lazyRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Di
 // start starts the sandbox once. Not with the call's context: a first
 // call that is cancelled while the guest compiles must not leave the
 // sandbox broken for the calls after.
+// start builds the sandbox once. Not with the call's context: a first
+// call that is cancelled while the guest compiles must not leave the
+// sandbox broken for the calls after.
 func (l *lazyRuntime) start(ctx context.Context) {
-	l.once.Do(func() { l.rt, l.err = wasmhost.New(context.WithoutCancel(ctx), wasmhost.NewConfig()) })
+	l.once.Do(func() {
+		cfg := wasmhost.NewConfig()
+		if l.engine != "" {
+			cfg = cfg.WithEngine(l.engine)
+		}
+		l.rt, l.err = wasmhost.New(context.WithoutCancel(ctx), cfg)
+	})
 }
 
 func (l *lazyRuntime) close() {

@@ -1,0 +1,36 @@
+//go:build wasmtime
+
+package bench_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/bench"
+	"github.com/ptcx/ptcx/internal/testkit"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// ptcx on wasmtime is a peer of ptcx on wazero: every workload runs on
+// both with every answer right, each under its own name.
+func TestRun_ptcxOnWasmtime(t *testing.T) {
+	testkit.RequireGuest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	wz, err := bench.NewPTCX(ctx, tiny)
+	require.NoError(t, err)
+	defer wz.Close(ctx)
+	wt, err := bench.NewPTCXEngine(ctx, tiny, wasmhost.EngineWasmtime)
+	require.NoError(t, err)
+	defer wt.Close(ctx)
+	results, err := bench.Run(ctx, []bench.Impl{wz, wt}, bench.Workloads, tiny, nil)
+	require.NoError(t, err)
+	require.Len(t, results, 2*len(bench.Workloads))
+	for i, r := range results {
+		require.Equal(t, []string{bench.ImplPTCX, bench.ImplPTCXWasmtime}[i%2], r.Impl)
+		require.Positive(t, r.N, "%s on %s: %s", r.Metric, r.Impl, r.Note)
+	}
+}

@@ -1,0 +1,55 @@
+package wasmhost_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+func TestCheckEngine(t *testing.T) {
+	tests := []struct {
+		name    string
+		engine  string
+		wantErr string // "" for none
+	}{
+		{"wazero is in every build", wasmhost.EngineWazero, ""},
+		{"an unknown engine names the known ones", "v8", `unknown engine "v8": the engines are wazero and wasmtime`},
+		{"the empty name is unknown", "", `unknown engine ""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := wasmhost.CheckEngine(tt.engine)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestEngines_defaultFirst(t *testing.T) {
+	engines := wasmhost.Engines()
+	require.Equal(t, wasmhost.EngineWazero, engines[0])
+	for _, e := range engines {
+		require.NoError(t, wasmhost.CheckEngine(e), e)
+	}
+	require.Equal(t, wasmhost.CheckEngine(wasmhost.EngineWasmtime) == nil, slices.Contains(engines, wasmhost.EngineWasmtime))
+}
+
+func TestNew_unknownEngine(t *testing.T) {
+	_, err := wasmhost.New(context.Background(), testConfig().WithEngine("v8"))
+	require.ErrorContains(t, err, `unknown engine "v8"`)
+}
+
+func TestNewConfig_engineFromEnv(t *testing.T) {
+	t.Setenv(wasmhost.EngineEnv, "v8")
+	_, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithCompilationCacheDir(cacheDir))
+	require.ErrorContains(t, err, `unknown engine "v8"`, "NewConfig takes its engine from PTCX_ENGINE")
+	// WithEngine overrides it.
+	requireHealthy(t, newRuntime(t, wasmhost.NewConfig().WithCompilationCacheDir(cacheDir).WithEngine(wasmhost.EngineWazero)))
+}

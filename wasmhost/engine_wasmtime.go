@@ -1,0 +1,524 @@
+//go:build wasmtime
+
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
+)
+
+// wasmtimeBuilt says whether this build has the wasmtime engine.
+const wasmtimeBuilt = true
+
+// ErrNoWasmtime is returned by New for EngineWasmtime in a build without
+// it; this build has it.
+var ErrNoWasmtime = errors.New("wasmhost: this ptcx was built without the wasmtime engine: build with -tags wasmtime (cgo and a C compiler are needed)")
+
+// wasmtimeEngine runs the guest on wasmtime (Cranelift) through cgo. One
+// wasmtime engine and one linker, with the host imports defined once and
+// store-independent, serve every Runtime of the process; each instance has
+// a store of its own, whose data (wasmtimeState) is what the imports find
+// their instance by. Memory is capped by the store's limiter; compute time
+// is the loop meter's, as on wazero (the guest polls the host), so no
+// epoch interruption or fuel is needed.
+type wasmtimeEngine struct {
+	memoryBytes int64
+	cacheDir    string // where compiled modules are kept, "" for none
+}
+
+// wasmtimeStack is the native stack the guest's wasm frames may take. The
+// guest's C stack is in its linear memory, where QuickJS checks its own
+// limit (a RangeError the program can catch); the wasm frames of a deep
+// recursion need more than wasmtime's default 512 KiB before QuickJS's
+// limit is reached (2 MiB is not enough, 4 MiB is). It must stay below
+// the native stack of the threads that call into the guest: 8 MiB, the
+// default thread stack on Linux (ulimit -s 8192).
+const wasmtimeStack = 4 << 20
+
+// wasmtimeShared is the process's wasmtime engine and linker, and the
+// modules compiled so far (by SHA-256 of the binary): compiling the guest
+// with Cranelift takes seconds, so every Runtime shares it.
+var wasmtimeShared = sync.OnceValues(func() (*wasmtimeCore, error) {
+	cfg := wasmtime.NewConfig()
+	cfg.SetMemoryInitCOWSet(true)
+	cfg.SetMaxWasmStack(wasmtimeStack)
+	eng := wasmtime.NewEngineWithConfig(cfg)
+	c := &wasmtimeCore{engine: eng, linker: wasmtime.NewLinker(eng), modules: map[[32]byte]*wasmtime.Module{}}
+	if err := c.defineImports(); err != nil {
+		return nil, fmt.Errorf("wasmhost: wasmtime: define the host imports: %w", err)
+	}
+	return c, nil
+})
+
+type wasmtimeCore struct {
+	engine  *wasmtime.Engine
+	linker  *wasmtime.Linker
+	mu      sync.Mutex
+	modules map[[32]byte]*wasmtime.Module
+}
+
+func newWasmtimeEngine(_ context.Context, memoryBytes int64, cacheDir string) (engine, error) {
+	if _, err := wasmtimeShared(); err != nil {
+		return nil, err
+	}
+	if cacheDir != "" {
+		cacheDir = filepath.Join(cacheDir, "wasmtime", strings.ReplaceAll(wasmtimeName, " ", "-"))
+	}
+	return &wasmtimeEngine{memoryBytes: memoryBytes, cacheDir: cacheDir}, nil
+}
+
+// wasmtimeName names wasmtime-go and its version, for snapshots' header.
+var wasmtimeName = func() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "github.com/bytecodealliance/wasmtime-go/v39" {
+				return "wasmtime-go " + m.Version
+			}
+		}
+	}
+	return "wasmtime-go (version not in the build info)"
+}()
+
+func (e *wasmtimeEngine) name() string { return wasmtimeName }
+
+type wasmtimeModule struct {
+	m         *wasmtime.Module
+	exportSet map[string]bool // exported functions
+}
+
+func (m *wasmtimeModule) exports(name string) bool { return m.exportSet[name] }
+
+// compile compiles bin, or takes it from the process's modules or the
+// cache directory, and leaves it in the cache directory.
+func (e *wasmtimeEngine) compile(_ context.Context, bin []byte) (engineModule, error) {
+	core, _ := wasmtimeShared()
+	key := sha256.Sum256(bin)
+	var path string
+	if e.cacheDir != "" {
+		path = filepath.Join(e.cacheDir, hex.EncodeToString(key[:])+".cwasm")
+	}
+	core.mu.Lock()
+	defer core.mu.Unlock()
+	m := core.modules[key]
+	if m == nil {
+		var err error
+		if m, err = load(core, path, bin); err != nil {
+			return nil, err
+		}
+		core.modules[key] = m
+	}
+	if path != "" {
+		if _, err := os.Stat(path); err != nil {
+			store(m, path)
+		}
+	}
+	wm := &wasmtimeModule{m: m, exportSet: map[string]bool{}}
+	for _, ex := range m.Exports() {
+		if ex.Type().FuncType() != nil {
+			wm.exportSet[ex.Name()] = true
+		}
+	}
+	return wm, nil
+}
+
+// load compiles bin, or deserialises the module at path ("" for none)
+// that this wasmtime compiled before: tens of ms instead of seconds. A
+// file that cannot be used is compiled again, and replaced.
+func load(core *wasmtimeCore, path string, bin []byte) (*wasmtime.Module, error) {
+	if path != "" {
+		if b, err := os.ReadFile(path); err == nil {
+			if m, err := wasmtime.NewModuleDeserialize(core.engine, b); err == nil {
+				return m, nil
+			}
+			_ = os.Remove(path)
+		}
+	}
+	return wasmtime.NewModule(core.engine, bin)
+}
+
+// store writes the compiled module m to path, atomically. The cache is an
+// optimisation: failing to write it is not an error (the next start
+// compiles again).
+func store(m *wasmtime.Module, path string) {
+	b, err := m.Serialize()
+	if err != nil || os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if os.WriteFile(tmp, b, 0o644) != nil || os.Rename(tmp, path) != nil {
+		_ = os.Remove(tmp)
+	}
+}
+
+// wasmtimeState is one instance's store data: what the host imports need.
+type wasmtimeState struct {
+	ctx    context.Context // the context of the export call in progress
+	world  *world
+	memory *wasmtime.Memory
+}
+
+type wasmtimeInstance struct {
+	store  *wasmtime.Store
+	inst   *wasmtime.Instance
+	state  *wasmtimeState
+	mem    *wasmtimeMemory
+	capped *cappedMemory // nil for an instance with the engine's own memory
+	limit  uint64
+}
+
+func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error) {
+	core, _ := wasmtimeShared()
+	st := &wasmtimeState{ctx: ctx, world: w}
+	store := wasmtime.NewStoreWithData(core.engine, st)
+	limit := uint64(memoryPages(e.memoryBytes)) * pageSize
+	if memory != nil {
+		limit = min(limit, memory.limit)
+		memory.limit = limit
+	}
+	store.Limiter(int64(limit), -1, -1, -1, -1)
+	i := &wasmtimeInstance{store: store, state: st, capped: memory, limit: limit}
+	var inst *wasmtime.Instance
+	err := wasmtimeCall(func() (err error) {
+		inst, err = core.linker.Instantiate(store, m.(*wasmtimeModule).m)
+		return err
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	i.inst = inst
+	if ex := inst.GetExport(store, "memory"); ex != nil && ex.Memory() != nil {
+		st.memory = ex.Memory()
+		i.mem = &wasmtimeMemory{mem: st.memory, store: store}
+	}
+	if memory != nil && memory.image != nil {
+		img := memory.image
+		if i.mem == nil || uint64(i.mem.Size()) < uint64(len(img.memory)) {
+			i.close(ctx)
+			return nil, fmt.Errorf("wasmhost: the restored memory is smaller than the image's %d bytes", len(img.memory))
+		}
+		if img.inModule {
+			// wasmtime mapped the module's data, the image, copy-on-write.
+			memory.cow = true
+		} else {
+			// The variant module's memory starts at the image's size,
+			// zeroed: the image is copied in.
+			copy(st.memory.UnsafeData(store), img.memory)
+		}
+	}
+	// A module without _initialize has nothing to initialise (wazero
+	// skips a start function that is not exported too).
+	if f := i.function(exportInitialize); initialize && f != nil {
+		var stack [1]uint64
+		if err := f.CallWithStack(ctx, stack[:]); err != nil {
+			i.close(ctx)
+			return nil, fmt.Errorf("wasmhost: %s: %w", exportInitialize, err)
+		}
+	}
+	return i, nil
+}
+
+func (e *wasmtimeEngine) close(context.Context) error { return nil }
+
+// imageModule returns the variant module with the image as its data, in
+// segments of the image's non-zero runs of imageBlock bytes: wasmtime
+// turns a module's data into a memory image once, and maps it
+// copy-on-write into every instance (Config.SetMemoryInitCOWSet), so a
+// restored instance shares the image's pages until it writes them, as
+// wazero's do through cappedMemory's mapping.
+func (e *wasmtimeEngine) imageModule(layout *moduleLayout, memory []byte, globals []uint64) ([]byte, bool, error) {
+	bin, err := layout.variant(uint32(len(memory)/pageSize), globals)
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := withImageData(bin, memory)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// imageBlock is the granularity of the image's data segments: a host page.
+const imageBlock = 4096
+
+// withImageData returns the module bin with active data segments added
+// that write memory's non-zero blocks at their offsets, after its own
+// segments (which variant emptied).
+func withImageData(bin, memory []byte) ([]byte, error) {
+	if len(memory)%imageBlock != 0 {
+		return nil, fmt.Errorf("%w: an image of %d bytes is not whole pages", errBadModule, len(memory))
+	}
+	layout, err := parseModule(bin)
+	if err != nil {
+		return nil, err
+	}
+	var segs []byte
+	var count uint32
+	zero := make([]byte, imageBlock)
+	nonZero := func(at int) bool { return !bytes.Equal(memory[at:at+imageBlock], zero) }
+	for at := 0; at < len(memory); {
+		if !nonZero(at) {
+			at += imageBlock
+			continue
+		}
+		end := at + imageBlock
+		for end < len(memory) && nonZero(end) {
+			end += imageBlock
+		}
+		segs = append(segs, 0, 0x41) // active, memory 0, at i32.const
+		segs = appendS64(segs, int64(int32(uint32(at))))
+		segs = append(segs, 0x0b)
+		segs = appendU32(segs, uint32(end-at))
+		segs = append(segs, memory[at:end]...)
+		count++
+		at = end
+	}
+	out := make([]byte, 0, len(bin)+len(segs)+16)
+	out = append(out, bin[:8]...)
+	found := false
+	for _, sec := range layout.sections {
+		content := bin[sec.start:sec.end]
+		if sec.id == secData {
+			found = true
+			s := &wasmReader{b: content}
+			n := s.u32()
+			if s.err != nil {
+				return nil, s.err
+			}
+			c := appendU32(nil, n+count)
+			c = append(c, content[s.pos:]...)
+			content = append(c, segs...)
+		}
+		out = append(out, sec.id)
+		out = appendU32(out, uint32(len(content)))
+		out = append(out, content...)
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: the module has no data section to hold the image", errBadModule)
+	}
+	return out, nil
+}
+
+func (i *wasmtimeInstance) function(name string) guestFunc {
+	ex := i.inst.GetExport(i.store, name)
+	if ex == nil || ex.Func() == nil {
+		return nil
+	}
+	f := ex.Func()
+	wf := &wasmtimeFunc{f: f, i: i}
+	for _, p := range f.Type(i.store).Params() {
+		wf.i64 = append(wf.i64, p.Kind() == wasmtime.KindI64)
+	}
+	return wf
+}
+
+func (i *wasmtimeInstance) memory() guestMemory {
+	if i.mem == nil {
+		return nil
+	}
+	return i.mem
+}
+
+func (i *wasmtimeInstance) global(name string) guestGlobal {
+	ex := i.inst.GetExport(i.store, name)
+	if ex == nil || ex.Global() == nil {
+		return nil
+	}
+	return &wasmtimeGlobal{g: ex.Global(), store: i.store}
+}
+
+func (i *wasmtimeInstance) limitMemory(limit uint64) {
+	if limit < i.limit {
+		i.limit = limit
+		i.store.Limiter(int64(limit), -1, -1, -1, -1)
+	}
+}
+
+func (i *wasmtimeInstance) close(context.Context) {
+	if i.store != nil {
+		i.store.Close()
+		i.store = nil
+	}
+}
+
+// wasmtimeFunc is an exported function; its parameters and results are
+// i32 or i64 (the guest's exports are).
+type wasmtimeFunc struct {
+	f   *wasmtime.Func
+	i   *wasmtimeInstance
+	i64 []bool // per parameter: it is an i64 (else an i32)
+}
+
+func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error {
+	st := f.i.state
+	prev := st.ctx
+	st.ctx = ctx
+	defer func() { st.ctx = prev }()
+	args := make([]any, len(f.i64))
+	for n := range args {
+		if f.i64[n] {
+			args[n] = int64(stack[n])
+		} else {
+			args[n] = int32(uint32(stack[n]))
+		}
+	}
+	var res any
+	err := wasmtimeCall(func() (err error) {
+		res, err = f.f.Call(f.i.store, args...)
+		return err
+	})
+	if err != nil {
+		if c := f.i.capped; c != nil && f.i.mem != nil && uint64(f.i.mem.Size())+pageSize > f.i.limit {
+			// The guest trapped with its memory at its limit: a growth
+			// was refused (wasmtime does not say; its limiter refuses
+			// growth past the limit, which memory.grow reports as -1).
+			c.refused = true
+		}
+		return err
+	}
+	switch v := res.(type) {
+	case int32:
+		stack[0] = uint64(uint32(v))
+	case int64:
+		stack[0] = uint64(v)
+	}
+	return nil
+}
+
+// wasmtimeCall runs f, which calls into the guest, and turns what the guest
+// or an import raised into an error: a panic of an import (errStop, which
+// wasmtime-go carries across the guest and raises again here), or a trap,
+// named as wazero names it so that the host classifies both alike
+// (trapError).
+func wasmtimeCall(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(error); ok {
+				err = fmt.Errorf("wasmhost: an import stopped the guest: %w", e)
+			} else {
+				err = fmt.Errorf("wasmhost: an import panicked: %v", p)
+			}
+		}
+	}()
+	err = f()
+	var trap *wasmtime.Trap
+	if errors.As(err, &trap) {
+		return &wasmtimeTrap{msg: trapMessage(trap), cause: err}
+	}
+	return err
+}
+
+// wasmtimeTrap is a trap of the guest, worded as wazero's are.
+type wasmtimeTrap struct {
+	msg   string
+	cause error
+}
+
+func (t *wasmtimeTrap) Error() string { return "wasm error: " + t.msg }
+func (t *wasmtimeTrap) Unwrap() error { return t.cause }
+
+// trapMessage names a trap as wazero does.
+func trapMessage(t *wasmtime.Trap) string {
+	if c := t.Code(); c != nil {
+		switch *c {
+		case wasmtime.StackOverflow:
+			return "stack overflow"
+		case wasmtime.MemoryOutOfBounds, wasmtime.HeapMisaligned:
+			return "out of bounds memory access"
+		case wasmtime.TableOutOfBounds, wasmtime.IndirectCallToNull:
+			return "invalid table access"
+		case wasmtime.BadSignature:
+			return "indirect call type mismatch"
+		case wasmtime.IntegerOverflow:
+			return "integer overflow"
+		case wasmtime.IntegerDivisionByZero:
+			return "integer divide by zero"
+		case wasmtime.BadConversionToInteger:
+			return "invalid conversion to integer"
+		case wasmtime.UnreachableCodeReached:
+			return "unreachable"
+		}
+	}
+	msg, _, _ := strings.Cut(t.Message(), "\n")
+	return strings.TrimPrefix(msg, "wasm trap: ")
+}
+
+// wasmtimeMemory is a linear memory seen through a store (or, in an
+// import, the caller): its data is looked up at every access, since a
+// growth may move it.
+type wasmtimeMemory struct {
+	mem   *wasmtime.Memory
+	store wasmtime.Storelike
+}
+
+func (m *wasmtimeMemory) Size() uint32 { return uint32(m.mem.DataSize(m.store)) }
+
+func (m *wasmtimeMemory) Read(offset, n uint32) ([]byte, bool) {
+	data := m.mem.UnsafeData(m.store)
+	if uint64(offset)+uint64(n) > uint64(len(data)) {
+		return nil, false
+	}
+	return data[offset : offset+n : offset+n], true
+}
+
+func (m *wasmtimeMemory) Write(offset uint32, v []byte) bool {
+	data := m.mem.UnsafeData(m.store)
+	if uint64(offset)+uint64(len(v)) > uint64(len(data)) {
+		return false
+	}
+	copy(data[offset:], v)
+	return true
+}
+
+func (m *wasmtimeMemory) ReadUint32Le(offset uint32) (uint32, bool) {
+	b, ok := m.Read(offset, 4)
+	if !ok {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(b), true
+}
+
+func (m *wasmtimeMemory) Grow(delta uint32) (uint32, bool) {
+	prev, err := m.mem.Grow(m.store, uint64(delta))
+	if err != nil {
+		return 0, false
+	}
+	return uint32(prev), true
+}
+
+type wasmtimeGlobal struct {
+	g     *wasmtime.Global
+	store *wasmtime.Store
+}
+
+func (g *wasmtimeGlobal) Get() uint64 {
+	v := g.g.Get(g.store)
+	if v.Kind() == wasmtime.KindI64 {
+		return uint64(v.I64())
+	}
+	return uint64(uint32(v.I32()))
+}
+
+func (g *wasmtimeGlobal) Set(v uint64) bool {
+	ty := g.g.Type(g.store)
+	if !ty.Mutable() {
+		return false
+	}
+	val := wasmtime.ValI32(int32(uint32(v)))
+	if ty.Content().Kind() == wasmtime.KindI64 {
+		val = wasmtime.ValI64(int64(v))
+	}
+	return g.g.Set(g.store, val) == nil
+}

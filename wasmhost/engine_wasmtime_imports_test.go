@@ -1,0 +1,148 @@
+//go:build wasmtime
+
+package wasmhost
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sliceMemory is a guestMemory over a byte slice, for the WASI functions.
+type sliceMemory []byte
+
+func (m sliceMemory) Size() uint32 { return uint32(len(m)) }
+
+func (m sliceMemory) Read(offset, n uint32) ([]byte, bool) {
+	if uint64(offset)+uint64(n) > uint64(len(m)) {
+		return nil, false
+	}
+	return m[offset : offset+n], true
+}
+
+func (m sliceMemory) Write(offset uint32, v []byte) bool {
+	if uint64(offset)+uint64(len(v)) > uint64(len(m)) {
+		return false
+	}
+	copy(m[offset:], v)
+	return true
+}
+
+func (m sliceMemory) ReadUint32Le(offset uint32) (uint32, bool) {
+	b, ok := m.Read(offset, 4)
+	if !ok {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(b), true
+}
+
+func (m sliceMemory) Grow(uint32) (uint32, bool) { return 0, false }
+
+var wasiFuncs = []func(*wasmtimeState, guestMemory, []uint64){
+	wasiClockTimeGet, wasiFdClose, wasiFdFdstatGet, wasiFdSeek, wasiFdWrite, wasiRandomGet,
+}
+
+// FuzzWasmtimeWASI calls the WASI functions the guest imports on wasmtime
+// with arbitrary arguments and memory: each returns an errno of WASI's and
+// never panics, whatever the pointers and lengths (they come from the
+// guest).
+func FuzzWasmtimeWASI(f *testing.F) {
+	f.Add(uint8(0), uint64(0), uint64(1000), uint64(0), uint64(8), []byte{})
+	f.Add(uint8(4), uint64(1), uint64(0), uint64(2), uint64(16), []byte{8, 0, 0, 0, 5, 0, 0, 0, 16, 0, 0, 0, 3, 0, 0, 0})
+	f.Add(uint8(4), uint64(1), uint64(0), uint64(0x40000000), uint64(16), []byte{})
+	f.Add(uint8(5), uint64(0xfffffff0), uint64(0x20), uint64(0), uint64(0), []byte{})
+	f.Add(uint8(2), uint64(3), uint64(0), uint64(0), uint64(0), []byte{})
+	f.Fuzz(func(t *testing.T, which uint8, a, b, c, d uint64, memory []byte) {
+		mem := make(sliceMemory, pageSize)
+		copy(mem, memory)
+		st := &wasmtimeState{world: newWorld(worldSpec{deterministic: true})}
+		stack := []uint64{a, b, c, d}
+		wasiFuncs[int(which)%len(wasiFuncs)](st, mem, stack)
+		require.Contains(t, []uint64{wasiSuccess, wasiBadf, wasiFault, wasiInval, wasiSpipe}, stack[0])
+	})
+}
+
+func TestWasiFdWrite_countsTheBytes(t *testing.T) {
+	tests := []struct {
+		name      string
+		fd        uint64
+		iovs      []uint32 // ptr, len pairs
+		wantErrno uint64
+		wantN     uint32
+	}{
+		{"stdout", 1, []uint32{100, 5, 200, 7}, wasiSuccess, 12},
+		{"stderr, no vectors", 2, nil, wasiSuccess, 0},
+		{"stdin is not writable", 0, []uint32{100, 5}, wasiBadf, 0},
+		{"no file is open", 3, []uint32{100, 5}, wasiBadf, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := make(sliceMemory, pageSize)
+			for i, v := range tt.iovs {
+				binary.LittleEndian.PutUint32(mem[16+4*i:], v)
+			}
+			stack := []uint64{tt.fd, 16, uint64(len(tt.iovs) / 2), 8}
+			wasiFdWrite(nil, mem, stack)
+			require.Equal(t, tt.wantErrno, stack[0])
+			n, _ := mem.ReadUint32Le(8)
+			require.Equal(t, tt.wantN, n)
+		})
+	}
+}
+
+func TestWasiClockTimeGet_theWorldsClocks(t *testing.T) {
+	st := &wasmtimeState{world: newWorld(worldSpec{deterministic: true, epoch: 5e9})}
+	mem := make(sliceMemory, pageSize)
+	for _, tt := range []struct {
+		name      string
+		id        uint64
+		wantErrno uint64
+		want      uint64
+	}{
+		{"realtime", 0, wasiSuccess, 5e9},
+		{"monotonic", 1, wasiSuccess, 0},
+		{"process CPU time is not offered", 2, wasiInval, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			binary.LittleEndian.PutUint64(mem[64:], 0)
+			stack := []uint64{tt.id, 1, 64, 0}
+			wasiClockTimeGet(st, mem, stack)
+			require.Equal(t, tt.wantErrno, stack[0])
+			require.Equal(t, tt.want, binary.LittleEndian.Uint64(mem[64:]))
+		})
+	}
+	stack := []uint64{0, 1, pageSize - 4, 0}
+	wasiClockTimeGet(st, mem, stack)
+	require.Equal(t, uint64(wasiFault), stack[0], "a result past the memory's end")
+}
+
+func TestWithImageData_holdsTheNonZeroBlocks(t *testing.T) {
+	memory := make([]byte, pageSize)
+	memory[5] = 1              // block 0
+	memory[2*imageBlock+7] = 2 // block 2
+	memory[3*imageBlock] = 3   // block 3, joined with block 2
+	bin := []byte{0, 'a', 's', 'm', 1, 0, 0, 0,
+		0x05, 0x03, 0x01, 0x00, 0x01, // memory: min 1 page
+		0x0b, 0x01, 0x00, // data: no segments
+	}
+	out, err := withImageData(bin, memory)
+	require.NoError(t, err)
+	layout, err := parseModule(out)
+	require.NoError(t, err)
+	var data []byte
+	for _, s := range layout.sections {
+		if s.id == secData {
+			data = out[s.start:s.end]
+		}
+	}
+	want := []byte{2} // two segments: [0, 4096) and [8192, 16384)
+	want = append(append(want, 0, 0x41, 0, 0x0b, 0x80, 0x20), memory[:imageBlock]...)
+	want = append(append(want, 0, 0x41, 0x80, 0xc0, 0, 0x0b, 0x80, 0x40), memory[2*imageBlock:4*imageBlock]...)
+	require.Equal(t, want, data)
+
+	_, err = withImageData(bin, memory[:100])
+	require.ErrorIs(t, err, errBadModule, "an image of part of a page")
+	_, err = withImageData(bin[:13], memory)
+	require.ErrorIs(t, err, errBadModule, "a module without a data section")
+}

@@ -1,0 +1,20 @@
+//go:build !wasmtime
+
+package wasmhost_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+func TestNew_wasmtimeNotBuilt(t *testing.T) {
+	require.ErrorIs(t, wasmhost.CheckEngine(wasmhost.EngineWasmtime), wasmhost.ErrNoWasmtime)
+	_, err := wasmhost.New(context.Background(), testConfig().WithEngine(wasmhost.EngineWasmtime))
+	require.ErrorIs(t, err, wasmhost.ErrNoWasmtime)
+	require.ErrorContains(t, err, "this ptcx was built without the wasmtime engine: build with -tags wasmtime")
+	require.Equal(t, []string{wasmhost.EngineWazero}, wasmhost.Engines())
+}

@@ -1,0 +1,182 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/tetratelabs/wazero"
+	wapi "github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// wazeroEngine is the default engine: wazero's compiler, with its
+// compilation cache on disk when the Config names a directory. Instances'
+// memories are cappedMemory (memory.go), through wazero's memory
+// allocator.
+type wazeroEngine struct {
+	wr    wazero.Runtime
+	cache wazero.CompilationCache
+}
+
+func newWazeroEngine(ctx context.Context, memoryBytes int64, cacheDir string) (engine, error) {
+	e := &wazeroEngine{}
+	rc := wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(memoryPages(memoryBytes))
+	if cacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
+		}
+		e.cache = cache
+		rc = rc.WithCompilationCache(cache)
+	}
+	e.wr = wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.wr); err != nil {
+		_ = e.close(ctx)
+		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
+	}
+	if err := instantiateHostModule(ctx, e.wr); err != nil {
+		_ = e.close(ctx)
+		return nil, fmt.Errorf("wasmhost: host module: %w", err)
+	}
+	return e, nil
+}
+
+// instantiateHostModule defines the "ptcx" module in wr.
+func instantiateHostModule(ctx context.Context, wr wazero.Runtime) error {
+	i32 := wapi.ValueTypeI32
+	b := wr.NewHostModuleBuilder(hostModule)
+	for _, h := range hostImports {
+		params, results := make([]wapi.ValueType, h.params), make([]wapi.ValueType, h.results)
+		for i := range params {
+			params[i] = i32
+		}
+		for i := range results {
+			results[i] = i32
+		}
+		fn := h.fn
+		b.NewFunctionBuilder().WithGoModuleFunction(wapi.GoModuleFunc(func(ctx context.Context, mod wapi.Module, stack []uint64) {
+			fn(ctx, mod.Memory(), stack)
+		}), params, results).Export(h.name)
+	}
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+// wazeroName names wazero and its version, for snapshots' header.
+var wazeroName = func() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "github.com/tetratelabs/wazero" {
+				return "wazero " + m.Version
+			}
+		}
+	}
+	return "wazero (version not in the build info)"
+}()
+
+func (e *wazeroEngine) name() string { return wazeroName }
+
+type wazeroModule struct{ m wazero.CompiledModule }
+
+func (m wazeroModule) exports(name string) bool {
+	_, ok := m.m.ExportedFunctions()[name]
+	return ok
+}
+
+func (e *wazeroEngine) compile(ctx context.Context, bin []byte) (engineModule, error) {
+	m, err := e.wr.CompileModule(ctx, bin)
+	if err != nil {
+		return nil, err
+	}
+	return wazeroModule{m}, nil
+}
+
+func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error) {
+	cfg := moduleConfig(w)
+	if initialize {
+		cfg = cfg.WithStartFunctions(exportInitialize)
+	}
+	if memory != nil {
+		ctx = experimental.WithMemoryAllocator(ctx, memory.allocator())
+	}
+	mod, err := e.wr.InstantiateModule(ctx, m.(wazeroModule).m, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return wazeroInstance{mod}, nil
+}
+
+// imageModule: wazero has no way to initialise a memory copy-on-write, so
+// the variant has no data and cappedMemory maps or copies the image.
+func (e *wazeroEngine) imageModule(layout *moduleLayout, memory []byte, globals []uint64) ([]byte, bool, error) {
+	bin, err := layout.variant(uint32(len(memory)/pageSize), globals)
+	return bin, false, err
+}
+
+func (e *wazeroEngine) close(ctx context.Context) error {
+	err := e.wr.Close(ctx)
+	if e.cache != nil {
+		err = errors.Join(err, e.cache.Close(ctx))
+	}
+	return err
+}
+
+// moduleConfig returns the configuration of one new instance: a WASI
+// reactor with no arguments, environment, files or standard streams, whose
+// clock and random source are w's (set per run, before the run reseeds the
+// instance). No start function runs: a fresh instance adds _initialize, a
+// restored one is past it.
+func moduleConfig(w *world) wazero.ModuleConfig {
+	return wazero.NewModuleConfig().WithName("").WithStartFunctions().
+		WithWalltime(w.walltime, sys.ClockResolution(1000)).
+		WithNanotime(w.nanotime, sys.ClockResolution(1)).
+		WithRandSource(w)
+}
+
+type wazeroInstance struct{ mod wapi.Module }
+
+func (i wazeroInstance) function(name string) guestFunc {
+	if f := i.mod.ExportedFunction(name); f != nil {
+		return f
+	}
+	return nil
+}
+
+func (i wazeroInstance) memory() guestMemory {
+	if m := i.mod.Memory(); m != nil {
+		return m
+	}
+	return nil
+}
+
+func (i wazeroInstance) global(name string) guestGlobal {
+	if g := i.mod.ExportedGlobal(name); g != nil {
+		return wazeroGlobal{g}
+	}
+	return nil
+}
+
+// limitMemory: cappedMemory's limit is what its Reallocate checks, which
+// the caller lowers itself.
+func (i wazeroInstance) limitMemory(uint64) {}
+
+func (i wazeroInstance) close(ctx context.Context) {
+	_ = i.mod.Close(context.WithoutCancel(ctx))
+}
+
+type wazeroGlobal struct{ g wapi.Global }
+
+func (g wazeroGlobal) Get() uint64 { return g.g.Get() }
+
+func (g wazeroGlobal) Set(v uint64) bool {
+	mg, ok := g.g.(wapi.MutableGlobal)
+	if ok {
+		mg.Set(v)
+	}
+	return ok
+}
