@@ -4,8 +4,9 @@
 #      then `npm ci` in bench/peers (quickjs-wasi, pinned by its lockfile);
 #   2. tests the Node peers (go test -tags benchnode ./bench: every
 #      workload's answer on each, missing Node a failure there);
-#   3. runs `bin/ptcx bench --require-peers --out bench/out` (a missing peer
-#      fails the run), which writes bench/out/results.jsonl (the JSON lines),
+#   3. builds bin/ptcx-wasmtime (ptcx with the wasmtime engine too: cgo) and
+#      runs `bin/ptcx-wasmtime bench --require-peers --out bench/out` (a
+#      missing peer fails the run; ptcx on wasmtime is one of them), which writes bench/out/results.jsonl (the JSON lines),
 #      bench/out/report.md (the table, naming the machine) and one SVG chart
 #      per workload.
 # PTCX_BENCH_ARGS adds flags to ptcx bench (e.g. "--runs 5" for a quick run).
@@ -26,7 +27,8 @@ fi
 
 PTCX_REQUIRE_GUEST=1 $GO test -count=1 -tags benchnode -run 'TestNode' ./bench
 
+CGO_ENABLED=1 $GO build -tags wasmtime -o bin/ptcx-wasmtime ./cmd/ptcx
 mkdir -p bench/out
 # shellcheck disable=SC2086 # PTCX_BENCH_ARGS is a list of flags
-bin/ptcx bench --require-peers --out bench/out ${PTCX_BENCH_ARGS:-}
+bin/ptcx-wasmtime bench --require-peers --out bench/out ${PTCX_BENCH_ARGS:-}
 echo "bench: the report is in bench/out (report.md, results.jsonl, one SVG per workload); scripts/bench-readme.sh puts it in README.md" >&2

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # install-deps.sh installs the Debian toolchain that builds the guest
 # (guest/build.sh): clang, lld, the WASI libc and the wasm32 compiler runtime;
-# and curl, which the demo's ptcx serve section uses as the client.
+# curl, which the demo's ptcx serve section uses as the client; and gcc, the C
+# compiler cgo links the wasmtime engine with (make test-wasmtime, make bench).
 # It does nothing when they are all installed; otherwise it runs
 # `apt-get update` and `apt-get install -y` (as root, or through sudo).
 set -euo pipefail
 
-packages=(clang lld wasi-libc libclang-rt-dev-wasm32 curl)
+packages=(clang lld wasi-libc libclang-rt-dev-wasm32 curl gcc)
 
 missing=()
 for p in "${packages[@]}"; do
