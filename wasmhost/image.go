@@ -114,7 +114,7 @@ func (img *image) close() {
 // run's world is set).
 func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error) {
 	img := rt.image
-	memory := &cappedMemory{limit: limit, image: img}
+	memory := &cappedMemory{limit: limit, image: img, spares: rt.pool}
 	w := &world{}
 	ictx := experimental.WithMemoryAllocator(ctx, memory.allocator())
 	mod, err := rt.wr.InstantiateModule(ictx, img.module, rt.moduleConfig(w))

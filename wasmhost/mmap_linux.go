@@ -31,6 +31,14 @@ func reserve(n, populate uint64) ([]byte, bool) {
 // syscall does not name.
 const madvPopulateWrite = 23
 
+// discard gives the pages of b, part of a reservation, back to the kernel:
+// they read as zeros again.
+func discard(b []byte) {
+	if syscall.Madvise(b, syscall.MADV_DONTNEED) != nil {
+		clear(b)
+	}
+}
+
 // release unmaps what reserve mapped.
 func release(b []byte) { _ = syscall.Munmap(b) }
 

@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,7 @@ type pool struct {
 
 	mu      sync.Mutex
 	idle    []*instance
+	spares  []spare // reservations of closed memories, to restore into
 	filling bool // a filler goroutine runs
 	closed  bool
 
@@ -203,10 +205,13 @@ func (p *pool) close() {
 		return
 	}
 	p.closed = true
-	idle := p.idle
-	p.idle = nil
+	idle, spares := p.idle, p.spares
+	p.idle, p.spares = nil, nil
 	p.mu.Unlock()
 	close(p.stop)
+	for _, s := range spares {
+		release(s.mem)
+	}
 	for _, inst := range idle {
 		inst.close(context.Background())
 		p.rt.unchargePool(p.charge)
@@ -242,4 +247,72 @@ func (rt *Runtime) PoolStats() PoolStats {
 		s.LastError = *e
 	}
 	return s
+}
+
+// A spare is the reservation of a memory restored from the image, given
+// back when its instance closed (cappedMemory.Free), to be the memory of a
+// later restore. Its pages are already backed: a memory that starts on a
+// new mapping of the image takes a page fault for each page the guest
+// first touches (several microseconds each on a virtual machine, and a
+// trivial run touches dozens), and unmapping it costs as much again.
+// reset makes it the image again before it is reused, so that nothing of
+// one run is visible to another.
+type spare struct {
+	mem  []byte // the whole reservation
+	used int    // the memory's size when it closed: nothing past it was written
+	cow  bool   // the image is mapped over its start
+}
+
+// keep takes the reservation of a closed memory as a spare, and reports
+// whether it did: the pool keeps at most its size of them, and none once
+// closed.
+func (p *pool) keep(s spare) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.spares) >= p.size {
+		return false
+	}
+	p.spares = append(p.spares, s)
+	return true
+}
+
+// spare returns a spare of at least limit bytes, reset to the image, or
+// false when there is none.
+func (p *pool) spare(limit uint64) (spare, bool) {
+	if p == nil {
+		return spare{}, false
+	}
+	p.mu.Lock()
+	n := len(p.spares)
+	if n == 0 || uint64(len(p.spares[n-1].mem)) < limit {
+		p.mu.Unlock()
+		return spare{}, false
+	}
+	s := p.spares[n-1]
+	p.spares[n-1] = spare{}
+	p.spares = p.spares[:n-1]
+	p.mu.Unlock()
+	s.reset(p.rt.image)
+	return s, true
+}
+
+// reset makes the spare's memory the image's again: the blocks that differ
+// from the image are copied from it (the others are its pages, shared or
+// already equal), and what the memory grew to past the image is given back
+// to the kernel, to read as zeros again.
+func (s *spare) reset(img *image) {
+	n := len(img.memory)
+	for off := 0; off < n; off += blockSize {
+		end := min(off+blockSize, n)
+		if !bytes.Equal(s.mem[off:end], img.memory[off:end]) {
+			copy(s.mem[off:end], img.memory[off:end])
+		}
+	}
+	if s.used > n {
+		discard(s.mem[n:s.used])
+	}
+	s.used = n
 }
