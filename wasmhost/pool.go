@@ -35,7 +35,7 @@ type pool struct {
 	mu      sync.Mutex
 	idle    []*instance
 	spares  []spare // reservations of closed memories, to restore into
-	filling bool // a filler goroutine runs
+	filling bool    // a filler goroutine runs
 	closed  bool
 
 	stop chan struct{} // closed by close
