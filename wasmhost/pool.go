@@ -80,23 +80,34 @@ func (p *pool) take() *instance {
 	return inst
 }
 
-// yield discards one idle instance, giving its memory back to admission,
-// and reports whether there was one.
+// yield discards one spare or, when there is none, one idle instance (its
+// memory not kept as a spare), giving its memory back to admission, and
+// reports whether there was one.
 func (p *pool) yield() bool {
 	if p == nil {
 		return false
 	}
 	p.mu.Lock()
 	var inst *instance
-	if n := len(p.idle); n > 0 {
+	var s spare
+	if n := len(p.spares); n > 0 {
+		s = p.spares[n-1]
+		p.spares[n-1] = spare{}
+		p.spares = p.spares[:n-1]
+	} else if n := len(p.idle); n > 0 {
 		inst = p.idle[0]
 		p.idle = append(p.idle[:0], p.idle[1:]...)
 	}
 	p.mu.Unlock()
-	if inst == nil {
+	switch {
+	case s.mem != nil:
+		release(s.mem)
+	case inst != nil:
+		inst.memory.spares = nil
+		inst.close(context.Background())
+	default:
 		return false
 	}
-	inst.close(context.Background())
 	p.rt.unchargePool(p.charge)
 	return true
 }
@@ -211,6 +222,7 @@ func (p *pool) close() {
 	close(p.stop)
 	for _, s := range spares {
 		release(s.mem)
+		p.rt.unchargePool(p.charge)
 	}
 	for _, inst := range idle {
 		inst.close(context.Background())
@@ -224,7 +236,8 @@ type PoolStats struct {
 	Image     bool  // instances are restored from the image (Config.WithImage, and a guest that can be)
 	Size      int   // the pool's size: 0 when off
 	Idle      int   // instances ready now
-	Bytes     int64 // what the idle instances are charged to the committed memory cap
+	Spares    int   // reservations of closed instances kept to restore into (spare)
+	Bytes     int64 // what the idle instances and the spares are charged to the committed memory cap
 	Hits      int64 // runs that took a ready instance
 	Misses    int64 // runs that found none and restored their own
 	Restores  int64 // instances the pool restored
@@ -239,9 +252,9 @@ func (rt *Runtime) PoolStats() PoolStats {
 		return PoolStats{Image: rt.image != nil}
 	}
 	p.mu.Lock()
-	idle := len(p.idle)
+	idle, spares := len(p.idle), len(p.spares)
 	p.mu.Unlock()
-	s := PoolStats{Image: true, Size: p.size, Idle: idle, Bytes: int64(idle) * p.charge, Hits: p.hits.Load(),
+	s := PoolStats{Image: true, Size: p.size, Idle: idle, Spares: spares, Bytes: int64(idle+spares) * p.charge, Hits: p.hits.Load(),
 		Misses: p.misses.Load(), Restores: p.restores.Load(), Failures: p.failures.Load()}
 	if e := p.lastErr.Load(); e != nil {
 		s.LastError = *e
@@ -264,15 +277,17 @@ type spare struct {
 }
 
 // keep takes the reservation of a closed memory as a spare, and reports
-// whether it did: the pool keeps at most its size of them, and none once
-// closed.
+// whether it did: the pool keeps at most its size of them, none once
+// closed, and none that does not fit under the committed memory cap (a
+// spare is charged to it as an idle instance is: its written pages are
+// still backed).
 func (p *pool) keep(s spare) bool {
 	if p == nil {
 		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.spares) >= p.size {
+	if p.closed || len(p.spares) >= p.size || !p.rt.chargePool(p.charge) {
 		return false
 	}
 	p.spares = append(p.spares, s)
@@ -295,6 +310,7 @@ func (p *pool) spare(limit uint64) (spare, bool) {
 	p.spares[n-1] = spare{}
 	p.spares = p.spares[:n-1]
 	p.mu.Unlock()
+	p.rt.unchargePool(p.charge)
 	s.reset(p.rt.image)
 	return s, true
 }

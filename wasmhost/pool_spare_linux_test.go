@@ -9,14 +9,15 @@ import (
 )
 
 // spareImage is an image of two wasm pages of known bytes, and a pool of
-// size spares for it.
-func spareImage(t *testing.T, size int) (*image, *pool) {
+// size spares for it, under a committed memory cap of maxBytes (0: none).
+func spareImage(t *testing.T, size int, maxBytes int64) (*image, *pool) {
 	t.Helper()
 	img := &image{memory: make([]byte, 2*pageSize)}
 	for i := range img.memory {
 		img.memory[i] = byte(i*7 + 1)
 	}
-	return img, &pool{rt: &Runtime{image: img}, size: size}
+	rt := &Runtime{image: img, admission: newGate(100, maxBytes)}
+	return img, &pool{rt: rt, size: size, charge: int64(len(img.memory)), stop: make(chan struct{})}
 }
 
 // usedSpare is a reservation of 8 pages that held the image and that a run
@@ -47,7 +48,7 @@ func TestPool_spare_resetToImage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			img, p := spareImage(t, 1)
+			img, p := spareImage(t, 1, 0)
 			require.True(t, p.keep(usedSpare(t, img, tt.used)))
 			s, ok := p.spare(8 * pageSize)
 			require.True(t, ok)
@@ -59,11 +60,10 @@ func TestPool_spare_resetToImage(t *testing.T) {
 }
 
 func TestPool_keep_bounds(t *testing.T) {
-	img, p := spareImage(t, 2)
+	img, p := spareImage(t, 2, 0)
 	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
 	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)), "at the pool's size")
 	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "past the pool's size")
-	p.stop = make(chan struct{})
 	p.close()
 	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "closed")
 	_, ok := p.spare(pageSize)
@@ -75,11 +75,31 @@ func TestPool_keep_bounds(t *testing.T) {
 }
 
 func TestPool_spare_tooSmall(t *testing.T) {
-	img, p := spareImage(t, 1)
+	img, p := spareImage(t, 1, 0)
 	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
 	_, ok := p.spare(9 * pageSize)
 	require.False(t, ok, "a spare smaller than the limit is not used")
 	s, ok := p.spare(8 * pageSize)
 	require.True(t, ok, "one of the limit is")
 	require.Len(t, s.mem, 8*pageSize)
+}
+
+func TestPool_keep_chargedToTheCap(t *testing.T) {
+	// A cap of two spares' charge: the third does not fit.
+	img, p := spareImage(t, 3, 2*2*pageSize)
+	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
+	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)), "at the cap")
+	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "past the cap")
+	_, bytes, _ := p.rt.admission.usage()
+	require.EqualValues(t, 2*2*pageSize, bytes)
+	require.Equal(t, 2*2*pageSize, int(p.rt.pooledBytes))
+
+	_, ok := p.spare(8 * pageSize)
+	require.True(t, ok)
+	_, bytes, _ = p.rt.admission.usage()
+	require.EqualValues(t, 2*pageSize, bytes, "a spare taken is uncharged")
+	require.True(t, p.yield(), "a spare is yielded")
+	_, bytes, _ = p.rt.admission.usage()
+	require.Zero(t, bytes)
+	require.False(t, p.yield(), "nothing left to yield")
 }
