@@ -190,9 +190,15 @@ func (s *scheduler) isSettled() bool {
 	return s.settled
 }
 
+// testHookSequencer, when set by a test, runs as each sequencer starts.
+var testHookSequencer func()
+
 // sequence is the sequencer goroutine.
 func (s *scheduler) sequence() {
 	defer close(s.sequenced)
+	if testHookSequencer != nil {
+		testHookSequencer()
+	}
 	for {
 		n, settled, ok := s.next()
 		if !ok {
