@@ -39,6 +39,10 @@ func discard(b []byte) {
 	}
 }
 
+// populate backs the pages of b, part of a reservation, in one call, as
+// reserve does: cheaper than a fault at each first write. Best effort.
+func populate(b []byte) { _ = syscall.Madvise(b, madvPopulateWrite) }
+
 // release unmaps what reserve mapped.
 func release(b []byte) { _ = syscall.Munmap(b) }
 
