@@ -20,10 +20,8 @@ import (
 func (s *scheduler) Idle(ctx context.Context, handover func()) {
 	s.mu.Lock()
 	s.deferred = true
-	if len(s.queue) != 1 || s.busy || s.settled || s.inflight > 0 {
-		if len(s.queue) > 0 {
-			s.cond.Signal()
-		}
+	if len(s.queue) != 1 || s.handed > 0 || s.busy || s.settled || s.inflight > 0 {
+		s.handOff()
 		s.mu.Unlock()
 		return
 	}

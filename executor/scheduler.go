@@ -16,7 +16,9 @@ import (
 // (docs/architecture.md, "Scheduling of nested calls" and "Settlement"):
 //
 //   - calls are taken in submission order by one sequencer goroutine, which
-//     runs their policy phases one at a time;
+//     runs their policy phases one at a time; it takes only the calls handed
+//     to it (handOff), and starts with the first one, so a run that makes no
+//     call, or whose calls all take the inline path, never starts it;
 //   - a concurrency-safe call starts as soon as fewer than maxParallel bodies
 //     run; an exclusive call first waits until every earlier call has
 //     committed, runs alone, and holds the barrier until it has committed;
@@ -45,6 +47,8 @@ type scheduler struct {
 	settled  bool
 	deferred bool // the runtime flushes: Dispatch leaves starting to Flush and Idle
 	busy     bool // the sequencer holds a call it has not finished starting
+	handed   int  // calls at the head of queue handed to the sequencer, not yet taken
+	started  bool // the sequencer goroutine was started (it closes sequenced as it ends)
 
 	inflight int        // calls taken and not committed
 	drained  *sync.Cond // on mu: signalled as inflight falls to 1, for an exclusive call
@@ -76,8 +80,22 @@ func newScheduler(ctx context.Context, e *Executor, tok *token) *scheduler {
 	s.cond = sync.NewCond(&s.mu)
 	s.drained = sync.NewCond(&s.mu)
 	s.policyCtx, s.cancelPolicy = context.WithCancel(ctx)
-	go s.sequence()
 	return s
+}
+
+// handOff hands every queued call to the sequencer, starting it at the
+// first. Call it with mu held.
+func (s *scheduler) handOff() {
+	s.handed = len(s.queue)
+	if s.handed == 0 {
+		return
+	}
+	if !s.started {
+		s.started = true
+		go s.sequence()
+		return
+	}
+	s.cond.Signal()
 }
 
 // Dispatch registers a nested call. It never blocks.
@@ -92,7 +110,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: args} // args is ours (wasmhost.Dispatcher)
 	s.queue = append(s.queue, &nested{x: s.e.newExecution(call, s.tok), reply: reply})
 	if !s.deferred {
-		s.cond.Signal()
+		s.handOff()
 	}
 	s.mu.Unlock()
 }
@@ -103,9 +121,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 func (s *scheduler) Flush() {
 	s.mu.Lock()
 	s.deferred = true
-	if len(s.queue) > 0 {
-		s.cond.Signal()
-	}
+	s.handOff()
 	s.mu.Unlock()
 }
 
@@ -122,6 +138,16 @@ func (s *scheduler) take() {
 func (s *scheduler) settle() {
 	s.mu.Lock()
 	s.settled = true
+	if !s.started {
+		// Calls still queued are abandoned by the sequencer; with none,
+		// there is nothing for it to do.
+		s.started = true
+		if len(s.queue) > 0 {
+			go s.sequence()
+		} else {
+			close(s.sequenced)
+		}
+	}
 	s.cond.Broadcast()
 	s.drained.Broadcast()
 	s.mu.Unlock()
@@ -138,20 +164,21 @@ func (s *scheduler) settle() {
 // before in-flight calls are awaited.
 var testHookSettling func()
 
-// next takes the next submitted call;
-// ok is false once settled and drained. The sequencer is busy from the
-// moment it takes a call until it asks for the next one.
+// next takes the next call handed to the sequencer (once settled, every
+// queued call); ok is false once settled and drained. The sequencer is
+// busy from the moment it takes a call until it asks for the next one.
 func (s *scheduler) next() (n *nested, settled, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.busy = false
-	for len(s.queue) == 0 && !s.settled {
+	for s.handed == 0 && !s.settled {
 		s.cond.Wait()
 	}
 	if len(s.queue) == 0 {
 		return nil, true, false
 	}
 	n, s.queue = s.queue[0], s.queue[1:]
+	s.handed = max(s.handed-1, 0)
 	s.take()
 	s.busy = true
 	return n, s.settled, true
@@ -163,9 +190,15 @@ func (s *scheduler) isSettled() bool {
 	return s.settled
 }
 
+// testHookSequencer, when set by a test, runs as each sequencer starts.
+var testHookSequencer func()
+
 // sequence is the sequencer goroutine.
 func (s *scheduler) sequence() {
 	defer close(s.sequenced)
+	if testHookSequencer != nil {
+		testHookSequencer()
+	}
 	for {
 		n, settled, ok := s.next()
 		if !ok {

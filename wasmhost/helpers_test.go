@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"sync"
 	"testing"
@@ -25,6 +26,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	cacheDir = dir
+	// The fuzzer minimises each input that finds new coverage in a number
+	// of runs quadratic in its size, each slowed by this binary's coverage
+	// counters (wazero's compiler is instrumented too): under the default
+	// minute, a fuzz target here stops for a minute at each. A second
+	// keeps it making progress; -fuzzminimizetime still decides.
+	if f := flag.Lookup("test.fuzzminimizetime"); f != nil {
+		_ = f.Value.Set("1s")
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

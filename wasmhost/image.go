@@ -122,7 +122,7 @@ func (img *image) close() {
 // run's world is set).
 func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error) {
 	img := rt.image
-	memory := &cappedMemory{limit: limit, image: img}
+	memory := &cappedMemory{limit: limit, image: img, spares: rt.pool}
 	w := &world{}
 	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
 	if err != nil {

@@ -19,6 +19,9 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 // passed reports that the run was handed over to another goroutine
 // meanwhile, which then owns it.
 func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
+	if status != statusPending {
+		return status, nil, false // settled in its first export: no timer to make
+	}
 	wall := time.NewTimer(time.Until(r.wallDeadline))
 	defer wall.Stop()
 	alarm := time.NewTimer(time.Hour)

@@ -62,6 +62,7 @@ type cappedMemory struct {
 	refused bool   // a growth was refused: the limit was reached
 	image   *image // what the memory starts with, when restored
 	cow     bool   // the image is mapped copy-on-write (not copied)
+	spares  *pool  // where a restored memory's reservation goes when it closes, and comes from (pool.go, spare)
 }
 
 // allocator returns a MemoryAllocator that hands out m.
@@ -74,6 +75,12 @@ func (m *cappedMemory) allocator() experimental.MemoryAllocator {
 			// A restored memory's initial pages are the image's: populating
 			// them would copy every page the mapping shares.
 			populate = 0
+		}
+		if img != nil {
+			if s, ok := m.spares.spare(m.limit); ok {
+				m.mapped, m.buf, m.cow = s.mem, s.mem[:0], s.cow
+				return m
+			}
 		}
 		if b, ok := reserve(m.limit, populate); ok {
 			m.mapped = b
@@ -121,7 +128,9 @@ func (m *cappedMemory) Reallocate(size uint64) []byte {
 // Free implements experimental.LinearMemory.
 func (m *cappedMemory) Free() {
 	if m.mapped != nil {
-		release(m.mapped)
+		if m.image == nil || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}) {
+			release(m.mapped)
+		}
 		m.mapped = nil
 	}
 	m.buf = nil

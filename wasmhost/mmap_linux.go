@@ -31,6 +31,18 @@ func reserve(n, populate uint64) ([]byte, bool) {
 // syscall does not name.
 const madvPopulateWrite = 23
 
+// discard gives the pages of b, part of a reservation, back to the kernel:
+// they read as zeros again.
+func discard(b []byte) {
+	if syscall.Madvise(b, syscall.MADV_DONTNEED) != nil {
+		clear(b)
+	}
+}
+
+// populate backs the pages of b, part of a reservation, in one call, as
+// reserve does: cheaper than a fault at each first write. Best effort.
+func populate(b []byte) { _ = syscall.Madvise(b, madvPopulateWrite) }
+
 // release unmaps what reserve mapped.
 func release(b []byte) { _ = syscall.Munmap(b) }
 

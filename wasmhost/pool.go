@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,8 @@ type pool struct {
 
 	mu      sync.Mutex
 	idle    []*instance
-	filling bool // a filler goroutine runs
+	spares  []spare // reservations of closed memories, to restore into
+	filling bool    // a filler goroutine runs
 	closed  bool
 
 	stop chan struct{} // closed by close
@@ -78,23 +80,34 @@ func (p *pool) take() *instance {
 	return inst
 }
 
-// yield discards one idle instance, giving its memory back to admission,
-// and reports whether there was one.
+// yield discards one spare or, when there is none, one idle instance (its
+// memory not kept as a spare), giving its memory back to admission, and
+// reports whether there was one.
 func (p *pool) yield() bool {
 	if p == nil {
 		return false
 	}
 	p.mu.Lock()
 	var inst *instance
-	if n := len(p.idle); n > 0 {
+	var s spare
+	if n := len(p.spares); n > 0 {
+		s = p.spares[n-1]
+		p.spares[n-1] = spare{}
+		p.spares = p.spares[:n-1]
+	} else if n := len(p.idle); n > 0 {
 		inst = p.idle[0]
 		p.idle = append(p.idle[:0], p.idle[1:]...)
 	}
 	p.mu.Unlock()
-	if inst == nil {
+	switch {
+	case s.mem != nil:
+		release(s.mem)
+	case inst != nil:
+		inst.memory.spares = nil
+		inst.close(context.Background())
+	default:
 		return false
 	}
-	inst.close(context.Background())
 	p.rt.unchargePool(p.charge)
 	return true
 }
@@ -203,10 +216,14 @@ func (p *pool) close() {
 		return
 	}
 	p.closed = true
-	idle := p.idle
-	p.idle = nil
+	idle, spares := p.idle, p.spares
+	p.idle, p.spares = nil, nil
 	p.mu.Unlock()
 	close(p.stop)
+	for _, s := range spares {
+		release(s.mem)
+		p.rt.unchargePool(p.charge)
+	}
 	for _, inst := range idle {
 		inst.close(context.Background())
 		p.rt.unchargePool(p.charge)
@@ -219,7 +236,8 @@ type PoolStats struct {
 	Image     bool  // instances are restored from the image (Config.WithImage, and a guest that can be)
 	Size      int   // the pool's size: 0 when off
 	Idle      int   // instances ready now
-	Bytes     int64 // what the idle instances are charged to the committed memory cap
+	Spares    int   // reservations of closed instances kept to restore into (spare)
+	Bytes     int64 // what the idle instances and the spares are charged to the committed memory cap
 	Hits      int64 // runs that took a ready instance
 	Misses    int64 // runs that found none and restored their own
 	Restores  int64 // instances the pool restored
@@ -234,12 +252,83 @@ func (rt *Runtime) PoolStats() PoolStats {
 		return PoolStats{Image: rt.image != nil}
 	}
 	p.mu.Lock()
-	idle := len(p.idle)
+	idle, spares := len(p.idle), len(p.spares)
 	p.mu.Unlock()
-	s := PoolStats{Image: true, Size: p.size, Idle: idle, Bytes: int64(idle) * p.charge, Hits: p.hits.Load(),
+	s := PoolStats{Image: true, Size: p.size, Idle: idle, Spares: spares, Bytes: int64(idle+spares) * p.charge, Hits: p.hits.Load(),
 		Misses: p.misses.Load(), Restores: p.restores.Load(), Failures: p.failures.Load()}
 	if e := p.lastErr.Load(); e != nil {
 		s.LastError = *e
 	}
 	return s
+}
+
+// A spare is the reservation of a memory restored from the image, given
+// back when its instance closed (cappedMemory.Free), to be the memory of a
+// later restore. Its pages are already backed: a memory that starts on a
+// new mapping of the image takes a page fault for each page the guest
+// first touches (several microseconds each on a virtual machine, and a
+// trivial run touches dozens), and unmapping it costs as much again.
+// reset makes it the image again before it is reused, so that nothing of
+// one run is visible to another.
+type spare struct {
+	mem  []byte // the whole reservation
+	used int    // the memory's size when it closed: nothing past it was written
+	cow  bool   // the image is mapped over its start
+}
+
+// keep takes the reservation of a closed memory as a spare, and reports
+// whether it did: the pool keeps at most its size of them, none once
+// closed, and none that does not fit under the committed memory cap (a
+// spare is charged to it as an idle instance is: its written pages are
+// still backed).
+func (p *pool) keep(s spare) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.spares) >= p.size || !p.rt.chargePool(p.charge) {
+		return false
+	}
+	p.spares = append(p.spares, s)
+	return true
+}
+
+// spare returns a spare of at least limit bytes, reset to the image, or
+// false when there is none.
+func (p *pool) spare(limit uint64) (spare, bool) {
+	if p == nil {
+		return spare{}, false
+	}
+	p.mu.Lock()
+	n := len(p.spares)
+	if n == 0 || uint64(len(p.spares[n-1].mem)) < limit {
+		p.mu.Unlock()
+		return spare{}, false
+	}
+	s := p.spares[n-1]
+	p.spares[n-1] = spare{}
+	p.spares = p.spares[:n-1]
+	p.mu.Unlock()
+	p.rt.unchargePool(p.charge)
+	s.reset(p.rt.image)
+	return s, true
+}
+
+// reset makes the spare's memory the image's again: the blocks that differ
+// from the image are copied from it (the others are its pages, shared or
+// already equal), and what the memory grew to past the image is given back
+// to the kernel, to read as zeros again.
+func (s *spare) reset(img *image) {
+	n := len(img.memory)
+	for off := 0; off < n; off += blockSize {
+		end := min(off+blockSize, n)
+		if !bytes.Equal(s.mem[off:end], img.memory[off:end]) {
+			copy(s.mem[off:end], img.memory[off:end])
+		}
+	}
+	if s.used > n {
+		discard(s.mem[n:s.used])
+	}
+	s.used = n
 }

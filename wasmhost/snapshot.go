@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"sync"
 
@@ -14,7 +15,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// The snapshot of a suspended run, format version 1:
+// The snapshot of a suspended run, format version 2:
 //
 //	header (not compressed)
 //	  magic      "PTCXSNAP"
@@ -23,8 +24,10 @@ import (
 //	  module     [32]  SHA-256 of the guest module
 //	  image      [32]  SHA-256 of the initialised image's memory
 //	  engine     u8 length, then the engine's name and version ("wazero v1.12.0")
-//	  raw        u64   the body's size once inflated
-//	body: one zstd frame (its content size declared) of
+//	  codec      u8    how the body is stored: codecStored (as is) or codecZstd
+//	  raw        u64   the body's size (once inflated)
+//	  check      u32   CRC-32C (Castagnoli) of the body's bytes as they follow
+//	body: the bytes as they are (stored), or one zstd frame (its content size declared) of
 //	  meta       u32 length, then JSON (snapshotMeta)
 //	  pages      u32   the linear memory's size in wasm pages
 //	  blocks     u32   how many 4 KiB blocks follow
@@ -37,9 +40,26 @@ import (
 // written over it. All integers are little-endian. Everything is checked
 // before anything is used: a snapshot of another format, ABI, guest or
 // image, or one that is corrupt, is refused with ErrSnapshot and a reason.
+//
+// A run suspends to a stored body: suspending is then a diff against the
+// image and a copy, well under a millisecond for megabytes of heap, and so
+// is resuming. CompressSnapshot turns it into the zstd form (several times
+// smaller, and several milliseconds per megabyte to make) for a host that
+// keeps it on disk or sends it away; Resume reads both. Format version 1
+// (zstd, no codec byte) is still read.
 
 // snapshotFormat is the version of the layout above.
-const snapshotFormat = 1
+const snapshotFormat = 2
+
+// snapshotFormatZstd is the previous version: no codec byte, the body
+// always a zstd frame.
+const snapshotFormatZstd = 1
+
+// How a snapshot's body is stored (its codec byte).
+const (
+	codecStored = 0
+	codecZstd   = 1
+)
 
 const snapshotMagic = "PTCXSNAP"
 
@@ -132,9 +152,14 @@ type snapGlobal struct {
 	Value uint64 `json:"value"`
 }
 
+// zstdWindow is the window of the zstd frames CompressSnapshot writes,
+// and the most a frame Resume inflates may declare: what the decoder
+// keeps while inflating, whatever the snapshot's size.
+const zstdWindow = 1 << 20
+
 var encoder = sync.OnceValue(func() *zstd.Encoder {
 	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(1<<20))
+		zstd.WithWindowSize(zstdWindow))
 	if err != nil {
 		panic(fmt.Sprintf("wasmhost: zstd encoder: %v", err)) // only for invalid options
 	}
@@ -169,29 +194,128 @@ func encodeSnapshot(img *image, st *snapshotState) ([]byte, int, error) {
 		index = append(index, uint32(off/blockSize))
 	}
 	raw := 4 + len(meta) + 8 + 4*len(index) + blockSize*len(index)
-	body := make([]byte, 0, raw)
-	body = binary.LittleEndian.AppendUint32(body, uint32(len(meta)))
-	body = append(body, meta...)
-	body = binary.LittleEndian.AppendUint32(body, uint32(len(mem)/pageSize))
-	body = binary.LittleEndian.AppendUint32(body, uint32(len(index)))
+	out := appendHeader(make([]byte, 0, headerSize+len(img.engine)+13+raw), img.moduleHash[:], img.memoryHash[:],
+		img.engine, codecStored, uint64(raw), 0)
+	bodyAt := len(out)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(meta)))
+	out = append(out, meta...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(mem)/pageSize))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(index)))
 	for _, i := range index {
-		body = binary.LittleEndian.AppendUint32(body, i)
+		out = binary.LittleEndian.AppendUint32(out, i)
 	}
 	for _, i := range index {
-		body = append(body, mem[int(i)*blockSize:int(i+1)*blockSize]...)
+		out = append(out, mem[int(i)*blockSize:int(i+1)*blockSize]...)
 	}
-	engine := img.engine
-	out := make([]byte, 0, headerSize+len(engine)+8+raw/4)
+	binary.LittleEndian.PutUint32(out[checkAt(bodyAt):], crc32.Checksum(out[bodyAt:], castagnoli))
+	return out, raw, nil
+}
+
+// appendHeader appends a snapshot's header (format snapshotFormat) to out.
+func appendHeader(out, module, memory []byte, engine string, codec byte, raw uint64, check uint32) []byte {
 	out = append(out, snapshotMagic...)
 	out = binary.LittleEndian.AppendUint16(out, snapshotFormat)
 	out = binary.LittleEndian.AppendUint16(out, abiVersion)
-	out = append(out, img.moduleHash[:]...)
-	out = append(out, img.memoryHash[:]...)
+	out = append(out, module...)
+	out = append(out, memory...)
 	out = append(out, byte(len(engine)))
 	out = append(out, engine...)
-	out = binary.LittleEndian.AppendUint64(out, uint64(raw))
+	out = append(out, codec)
+	out = binary.LittleEndian.AppendUint64(out, raw)
+	return binary.LittleEndian.AppendUint32(out, check)
+}
+
+// castagnoli is the CRC-32C table: hardware-accelerated on amd64 and arm64,
+// so checking a body costs a fraction of copying it.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checkAt is where the check field is in a header of format 2 that ends at
+// bodyAt.
+func checkAt(bodyAt int) int { return bodyAt - 4 }
+
+// header is a snapshot's header, read by readHeader.
+type header struct {
+	format uint16
+	abi    uint16
+	module []byte // 32 bytes
+	memory []byte // 32 bytes
+	engine string
+	codec  byte
+	raw    uint64
+	check  uint32 // format 2
+	bodyAt int    // where the body starts
+}
+
+// readHeader reads the header of snapshot b, checking only its layout.
+func readHeader(b []byte) (header, error) {
+	if len(b) < headerSize || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		return header{}, refuse("it is not a ptcx snapshot (no %q header)", snapshotMagic)
+	}
+	p := len(snapshotMagic)
+	h := header{format: binary.LittleEndian.Uint16(b[p:]), abi: binary.LittleEndian.Uint16(b[p+2:])}
+	if h.format != snapshotFormat && h.format != snapshotFormatZstd {
+		return header{}, refuse("it has format version %d, this host reads versions %d and %d", h.format, snapshotFormatZstd, snapshotFormat)
+	}
+	p += 4
+	h.module, h.memory = b[p:p+32], b[p+32:p+64]
+	p += 64
+	n := int(b[p])
+	p++
+	codecLen, checkLen := 0, 0
+	if h.format == snapshotFormat {
+		codecLen, checkLen = 1, 4
+	}
+	if len(b) < p+n+codecLen+8+checkLen {
+		return header{}, refuse("its header is cut short")
+	}
+	h.engine = string(b[p : p+n])
+	p += n
+	h.codec = codecZstd
+	if codecLen == 1 {
+		h.codec = b[p]
+		p++
+		if h.codec != codecStored && h.codec != codecZstd {
+			return header{}, refuse("its body's codec %d is unknown (this host reads %d, stored, and %d, zstd)", h.codec, codecStored, codecZstd)
+		}
+	}
+	h.raw = binary.LittleEndian.Uint64(b[p:])
+	p += 8
+	if checkLen == 4 {
+		h.check = binary.LittleEndian.Uint32(b[p:])
+		p += 4
+		if got := crc32.Checksum(b[p:], castagnoli); got != h.check {
+			return header{}, refuse("its body is corrupt: its checksum is %08x, its header says %08x", got, h.check)
+		}
+	}
+	h.bodyAt = p
+	return h, nil
+}
+
+// CompressSnapshot returns snapshot compressed with zstd: what a host that
+// keeps suspended runs on disk or sends them away stores, several times
+// smaller than what a run suspends to (Suspended.Snapshot, whose body is
+// stored as is, so that suspending and resuming take well under a
+// millisecond). Runtime.Resume reads both. A snapshot already compressed
+// is returned as it is; one that is not a snapshot (its header, its body's
+// size) is refused with ErrSnapshot. It does not check that the snapshot
+// can be resumed: Resume does.
+func CompressSnapshot(snapshot []byte) ([]byte, error) {
+	h, err := readHeader(snapshot)
+	if err != nil {
+		return nil, err
+	}
+	if h.codec == codecZstd {
+		return snapshot, nil
+	}
+	body := snapshot[h.bodyAt:]
+	if uint64(len(body)) != h.raw {
+		return nil, refuse("its body is %d bytes, not the %d its header declares", len(body), h.raw)
+	}
+	out := appendHeader(make([]byte, 0, h.bodyAt+len(body)/4), h.module, h.memory, h.engine, codecZstd, h.raw, 0)
+	bodyAt := len(out)
 	out = encoder().EncodeAll(body, out)
-	return out, raw, nil
+	binary.LittleEndian.PutUint32(out[checkAt(bodyAt):], crc32.Checksum(out[bodyAt:], castagnoli))
+	return out, nil
 }
 
 var zeroBlock [blockSize]byte
@@ -208,7 +332,8 @@ func decoderPool(bound int64) *sync.Pool {
 		return p.(*sync.Pool)
 	}
 	p, _ := decoders.LoadOrStore(bound, &sync.Pool{New: func() any {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(bound)))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(bound)),
+			zstd.WithDecoderMaxWindow(zstdWindow))
 		if err != nil {
 			return err
 		}
@@ -231,8 +356,11 @@ func inflate(in []byte, raw uint64, bound int64) ([]byte, error) {
 		return nil, refuse("its body cannot be inflated: %v", err)
 	}
 	defer dec.Reset(nil)
+	// The buffer grows with what the frame really inflates to: a size
+	// taken from the header alone would cost its declared bytes for any
+	// few bytes that claim them.
 	var buf bytes.Buffer
-	buf.Grow(int(min(raw, 8<<20)))
+	buf.Grow(int(min(raw, uint64(max(64<<10, 4*len(in))))))
 	n, err := buf.ReadFrom(io.LimitReader(dec, int64(raw)+1))
 	if err != nil {
 		return nil, refuse("its body cannot be inflated: %v", err)
@@ -257,46 +385,48 @@ func maxInflated(memoryBytes int64) int64 {
 // decodeSnapshot reads a snapshot for img, whose memory may be at most
 // memoryBytes. It never panics: every size and every field is checked.
 func decodeSnapshot(img *image, memoryBytes int64, b []byte) (*snapshotState, error) {
-	if len(b) < headerSize || string(b[:len(snapshotMagic)]) != snapshotMagic {
-		return nil, refuse("it is not a ptcx snapshot (no %q header)", snapshotMagic)
+	h, err := readHeader(b)
+	if err != nil {
+		return nil, err
 	}
-	p := len(snapshotMagic)
-	if f := binary.LittleEndian.Uint16(b[p:]); f != snapshotFormat {
-		return nil, refuse("it has format version %d, this host reads version %d", f, snapshotFormat)
+	if h.abi != abiVersion {
+		return nil, refuse("it was made with guest ABI version %d, this host speaks version %d", h.abi, abiVersion)
 	}
-	if v := binary.LittleEndian.Uint16(b[p+2:]); v != abiVersion {
-		return nil, refuse("it was made with guest ABI version %d, this host speaks version %d", v, abiVersion)
-	}
-	p += 4
-	if !bytes.Equal(b[p:p+32], img.moduleHash[:]) {
+	if !bytes.Equal(h.module, img.moduleHash[:]) {
 		return nil, refuse("it was made by guest module %x, this Runtime runs %x: resume it with the guest that suspended it",
-			b[p:p+8], img.moduleHash[:8])
+			h.module[:8], img.moduleHash[:8])
 	}
-	p += 32
-	if !bytes.Equal(b[p:p+32], img.memoryHash[:]) {
+	if !bytes.Equal(h.memory, img.memoryHash[:]) {
 		return nil, refuse("it was made from initialised image %x, this Runtime's is %x (the same guest initialised differently)",
-			b[p:p+8], img.memoryHash[:8])
+			h.memory[:8], img.memoryHash[:8])
 	}
-	p += 32
-	n := int(b[p])
-	p++
-	if len(b) < p+n+8 {
-		return nil, refuse("its header is cut short")
-	}
-	p += n // the engine is recorded, not checked: the state is the module's, whatever ran it
-	raw := binary.LittleEndian.Uint64(b[p:])
-	p += 8
+	// The engine is recorded, not checked: the state is the module's,
+	// whatever ran it.
+	raw, p := h.raw, h.bodyAt
 	bound := maxInflated(memoryBytes)
 	if raw > uint64(bound) {
 		return nil, refuse("it declares %d bytes inflated, over the %d a snapshot of a run within %d bytes of memory may hold",
 			raw, bound, memoryBytes)
 	}
-	var h zstd.Header
-	if err := h.Decode(b[p:]); err != nil {
+	if h.codec == codecStored {
+		if uint64(len(b)-p) != raw {
+			return nil, refuse("its body is %d bytes, not the %d its header declares", len(b)-p, raw)
+		}
+		return parseBody(img, memoryBytes, b[p:])
+	}
+	var zh zstd.Header
+	if err := zh.Decode(b[p:]); err != nil {
 		return nil, refuse("its body is not a zstd frame: %v", err)
 	}
-	if !h.HasFCS || h.FrameContentSize != raw {
+	if !zh.HasFCS || zh.FrameContentSize != raw {
 		return nil, refuse("its body does not declare the %d bytes its header does", raw)
+	}
+	window := zh.WindowSize
+	if zh.SingleSegment {
+		window = zh.FrameContentSize // the whole frame is the window
+	}
+	if window > zstdWindow {
+		return nil, refuse("its body's zstd window of %d bytes is over the %d a snapshot's may be", window, zstdWindow)
 	}
 	body, err := inflate(b[p:], raw, bound)
 	if err != nil {

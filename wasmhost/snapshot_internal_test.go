@@ -1,11 +1,13 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -23,7 +25,7 @@ var snapshotFixture struct {
 	once sync.Once
 	rt   *Runtime
 	snap []byte
-	body []byte // snap's body, inflated
+	body []byte // snap's body
 	err  error
 }
 
@@ -49,20 +51,14 @@ func fixture(t testing.TB) (*Runtime, []byte, []byte) {
 			return
 		}
 		f.snap = out.Suspended.Snapshot
-		dec, err := zstd.NewReader(nil)
-		if err != nil {
-			f.err = err
-			return
-		}
-		defer dec.Close()
-		f.body, f.err = dec.DecodeAll(f.snap[bodyStart(f.snap):], nil)
+		f.body = f.snap[bodyStart(f.snap):] // stored as is
 	})
 	require.NoError(t, f.err)
 	return f.rt, f.snap, f.body
 }
 
-// bodyStart returns where the body of snapshot b starts.
-func bodyStart(b []byte) int { return headerSize + int(b[headerSize-1]) + 8 }
+// bodyStart returns where the body of snapshot b (format 2) starts.
+func bodyStart(b []byte) int { return headerSize + int(b[headerSize-1]) + 1 + 8 + 4 }
 
 func TestDecodeSnapshot_realSnapshot(t *testing.T) {
 	rt, snap, _ := fixture(t)
@@ -146,10 +142,12 @@ func TestRun_suspendPastTheMetaBound(t *testing.T) {
 }
 
 func TestDecodeSnapshot_inflateBound(t *testing.T) {
-	rt, snap, _ := fixture(t)
+	rt, stored, _ := fixture(t)
+	snap, err := CompressSnapshot(stored)
+	require.NoError(t, err)
 	const memory = MinMemoryBytes * 4
 	bound := maxInflated(memory)
-	at := bodyStart(snap) - 8
+	at := bodyStart(snap) - 12
 	for _, tc := range []struct {
 		name string
 		raw  uint64
@@ -239,12 +237,7 @@ func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
 	}}
 	b, _, err := encodeSnapshot(img, st)
 	require.NoError(t, err)
-	dec, err := zstd.NewReader(nil)
-	require.NoError(t, err)
-	defer dec.Close()
-	body, err := dec.DecodeAll(b[bodyStart(b):], nil)
-	require.NoError(t, err)
-	return img, b, body
+	return img, b, b[bodyStart(b):]
 }
 
 func TestDecodeSnapshot_synthetic(t *testing.T) {
@@ -260,10 +253,16 @@ func TestDecodeSnapshot_synthetic(t *testing.T) {
 // snapshot (bytes changed, cut short): each is refused with ErrSnapshot or
 // decodes to a consistent state, and none panics.
 func TestDecodeSnapshot_mutations(t *testing.T) {
-	rt, snap, _ := fixture(t)
+	rt, stored, _ := fixture(t)
+	compressed, err := CompressSnapshot(stored)
+	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(1, 2))
 	refused := 0
-	for range 2000 {
+	for i := range 2000 {
+		snap := stored
+		if i%2 == 1 {
+			snap = compressed
+		}
 		b := append([]byte(nil), snap...)
 		for range 1 + r.IntN(3) {
 			b[r.IntN(len(b))] = byte(r.IntN(256))
@@ -282,16 +281,34 @@ func TestDecodeSnapshot_mutations(t *testing.T) {
 	require.Positive(t, refused)
 }
 
-// FuzzDecodeSnapshot feeds the decoder arbitrary bytes, and a snapshot
-// mutated: it must refuse or accept, never panic, and what it accepts must
-// be consistent.
+// The fuzz targets take a snapshot (or a body) cut before its memory's
+// data, and a count of data blocks to append: the data is never more than
+// copied, and leaving its kilobytes out of the input keeps each input
+// small, so that the fuzzer's minimisation of an interesting input takes
+// milliseconds instead of its whole budget.
+
+// withBlocks is b followed by n%4 blocks of data.
+func withBlocks(b []byte, n uint8) []byte {
+	out := append([]byte(nil), b...)
+	for i := range int(n % 4) {
+		out = append(out, bytes.Repeat([]byte{byte(i + 1)}, blockSize)...)
+	}
+	return out
+}
+
+// FuzzDecodeSnapshot feeds the decoder arbitrary bytes, and snapshots
+// mutated, stored and compressed: it must refuse or accept, never panic,
+// and what it accepts must be consistent.
 func FuzzDecodeSnapshot(f *testing.F) {
 	img, snap, _ := syntheticSnapshot(f)
-	f.Add(snap)
-	f.Add(snap[:bodyStart(snap)])
-	f.Add([]byte(snapshotMagic))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := decodeSnapshot(img, 1<<20, b)
+	compressed, err := CompressSnapshot(snap)
+	require.NoError(f, err)
+	f.Add(snap[:len(snap)-3*blockSize], uint8(3))
+	f.Add(compressed, uint8(0))
+	f.Add(snap[:bodyStart(snap)], uint8(0))
+	f.Add([]byte(snapshotMagic), uint8(0))
+	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
+		st, err := decodeSnapshot(img, 1<<20, withBlocks(b, blocks))
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
@@ -300,15 +317,14 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	})
 }
 
-// FuzzParseSnapshotBody does the same past the compression, where a
-// mutation of the table or the memory index is not caught by zstd's
-// checksum.
+// FuzzParseSnapshotBody does the same past the header, where a mutation of
+// the table or the memory index is caught by nothing but the checks.
 func FuzzParseSnapshotBody(f *testing.F) {
 	img, _, body := syntheticSnapshot(f)
-	f.Add(body)
-	f.Add(body[:200])
-	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := parseBody(img, 1<<20, b)
+	f.Add(body[:len(body)-3*blockSize], uint8(3))
+	f.Add(body[:200], uint8(0))
+	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
+		st, err := parseBody(img, 1<<20, withBlocks(b, blocks))
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
@@ -325,4 +341,102 @@ func requireConsistent(t *testing.T, img *image, memoryBytes int64, st *snapshot
 		require.Less(t, st.blocks[i-1], st.blocks[i])
 	}
 	require.LessOrEqual(t, len(st.meta.Pending), st.meta.Limits.MaxPendingCalls)
+}
+
+// formatOne is snapshot b (format 2, compressed) laid out in format 1: no
+// codec byte and no checksum.
+func formatOne(t *testing.T, b []byte) []byte {
+	t.Helper()
+	h, err := readHeader(b)
+	require.NoError(t, err)
+	require.Equal(t, byte(codecZstd), h.codec)
+	out := append([]byte(nil), b[:bodyStart(b)-13]...)
+	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatZstd)
+	out = binary.LittleEndian.AppendUint64(out, h.raw)
+	return append(out, b[h.bodyAt:]...)
+}
+
+func TestDecodeSnapshot_codecs(t *testing.T) {
+	rt, stored, _ := fixture(t)
+	compressed, err := CompressSnapshot(stored)
+	require.NoError(t, err)
+	want, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, stored)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"stored", stored},
+		{"compressed", compressed},
+		{"format 1", formatOne(t, compressed)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, tc.b)
+			require.NoError(t, err)
+			require.Equal(t, want.meta, st.meta)
+			require.Equal(t, want.blocks, st.blocks)
+			require.Equal(t, want.data, st.data)
+		})
+	}
+	require.Less(t, len(compressed), len(stored))
+}
+
+func TestCompressSnapshot(t *testing.T) {
+	_, stored, _ := fixture(t)
+	compressed, err := CompressSnapshot(stored)
+	require.NoError(t, err)
+	again, err := CompressSnapshot(compressed)
+	require.NoError(t, err)
+	require.Equal(t, compressed, again, "a compressed snapshot is returned as it is")
+
+	short := append([]byte(nil), stored[:len(stored)-blockSize]...)
+	h, err := readHeader(stored)
+	require.NoError(t, err)
+	binary.LittleEndian.PutUint32(short[checkAt(h.bodyAt):], crc32.Checksum(short[h.bodyAt:], castagnoli))
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		msg  string
+	}{
+		{"not a snapshot", []byte("not a snapshot, not at all, not one bit of it, no, not even close to one"), "not a ptcx snapshot"},
+		{"corrupt", stored[:len(stored)-1], "its body is corrupt"},
+		{"shorter than declared", short, "not the"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := CompressSnapshot(tc.b)
+			require.ErrorIs(t, err, ErrSnapshot)
+			require.ErrorContains(t, err, tc.msg)
+		})
+	}
+}
+
+func TestDecodeSnapshot_zstdWindowBound(t *testing.T) {
+	img, _, _ := syntheticSnapshot(t)
+	// A single-segment frame's window is its whole content: bodies of
+	// zeros, not valid ones, since the window is checked first.
+	for _, tc := range []struct {
+		name string
+		size int
+		ok   bool
+	}{
+		{"below", zstdWindow - 1, true},
+		{"at", zstdWindow, true},
+		{"past", zstdWindow + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enc, err := zstd.NewWriter(nil, zstd.WithSingleSegment(true))
+			require.NoError(t, err)
+			out := appendHeader(nil, img.moduleHash[:], img.memoryHash[:], "test", codecZstd, uint64(tc.size), 0)
+			at := len(out)
+			out = enc.EncodeAll(make([]byte, tc.size), out)
+			binary.LittleEndian.PutUint32(out[checkAt(at):], crc32.Checksum(out[at:], castagnoli))
+			_, err = decodeSnapshot(img, 4<<20, out)
+			require.ErrorIs(t, err, ErrSnapshot)
+			if tc.ok {
+				require.NotContains(t, err.Error(), "zstd window")
+				return
+			}
+			require.ErrorContains(t, err, "zstd window of 1048577 bytes is over the 1048576")
+		})
+	}
 }

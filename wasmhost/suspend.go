@@ -69,10 +69,13 @@ type Quiescence struct {
 // Suspended is a suspended run: Outcome.Suspended.
 type Suspended struct {
 	// Snapshot is what Runtime.Resume continues the run from: versioned,
-	// self-describing and compressed (snapshot.go). It is the host's to
-	// keep: it holds the program's whole state, arguments and logs.
+	// self-describing and checksummed (snapshot.go), its body stored as
+	// is, so that suspending costs a copy; CompressSnapshot makes it
+	// several times smaller for a host that keeps it on disk or sends it
+	// away. It is the host's to keep: it holds the program's whole state,
+	// arguments and logs.
 	Snapshot []byte
-	// RawBytes is the snapshot's size before compression.
+	// RawBytes is the size of the snapshot's body, uncompressed.
 	RawBytes int
 	// Calls are the calls the program waits on that the snapshot does not
 	// answer (held or dispatched): dispatched when the run resumes, unless

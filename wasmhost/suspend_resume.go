@@ -194,6 +194,7 @@ func (r *run) restoreSnapshot() (*instance, error) {
 			return fail(fmt.Errorf("wasmhost: grow the memory to the snapshot's %d pages", st.pages))
 		}
 	}
+	populateBlocks(inst.memory, st.blocks, len(rt.image.memory))
 	for i, b := range st.blocks {
 		if !inst.mem.Write(b*blockSize, st.data[i*blockSize:(i+1)*blockSize]) {
 			return fail(fmt.Errorf("wasmhost: write the snapshot's block %d", b))
@@ -222,4 +223,26 @@ func (r *run) restoreSnapshot() (*instance, error) {
 		w.shift = m.World.Nano + away - int64(time.Since(monoBase))
 	}
 	return inst, nil
+}
+
+// populateBlocks backs, in one call per run of consecutive blocks, the
+// pages of m past the image's first from bytes that a snapshot's blocks
+// are about to be written to: a resumed run that held megabytes of heap
+// would otherwise take a page fault for each of its pages. Pages within
+// the image are the image's already (mapped, or a spare's).
+func populateBlocks(m *cappedMemory, blocks []uint32, from int) {
+	if m.mapped == nil {
+		return
+	}
+	for i := 0; i < len(blocks); {
+		j := i + 1
+		for j < len(blocks) && blocks[j] == blocks[j-1]+1 {
+			j++
+		}
+		start, end := int(blocks[i])*blockSize, int(blocks[j-1]+1)*blockSize
+		if start = max(start, from); start < end && end <= len(m.mapped) {
+			populate(m.mapped[start:end])
+		}
+		i = j
+	}
 }

@@ -39,8 +39,11 @@ func TestRuntime_Run_suspendShowsThePendingCalls(t *testing.T) {
 	}
 	require.Equal(t, wasmhost.Quiescence{Calls: want, Timers: 1}, seen)
 	require.Equal(t, want, s.Calls)
-	require.Greater(t, s.RawBytes, len(s.Snapshot))
-	t.Logf("a small program's snapshot: %d bytes raw, %d compressed", s.RawBytes, len(s.Snapshot))
+	require.Greater(t, len(s.Snapshot), s.RawBytes, "stored: the body and its header")
+	compressed, err := wasmhost.CompressSnapshot(s.Snapshot)
+	require.NoError(t, err)
+	require.Greater(t, s.RawBytes, len(compressed))
+	t.Logf("a small program's snapshot: %d bytes raw, %d compressed", s.RawBytes, len(compressed))
 }
 
 func TestRuntime_Resume_resultsAnswerPendingCalls(t *testing.T) {
@@ -136,14 +139,21 @@ func TestRuntime_Resume_refusesOtherRuntimesAndCorruptBytes(t *testing.T) {
 	}{
 		{"empty", nil, "not a ptcx snapshot"},
 		{"other bytes", []byte("hello, this is not a snapshot at all, not at all, no, not one bit of it"), "not a ptcx snapshot"},
-		{"other format", edit(8, 2, 0), "format version 2, this host reads version 1"},
+		{"other format", edit(8, 3, 0), "format version 3, this host reads versions 1 and 2"},
 		{"other ABI", edit(10, 9, 0), "guest ABI version 9, this host speaks version 1"},
 		{"other guest", edit(12, good[12]^1), "made by guest module"},
 		{"other image", edit(44, good[44]^1), "made from initialised image"},
 		{"cut in the header", good[:80], "header is cut short"},
-		{"cut in the body", good[:len(good)-10], "cannot be inflated"},
-		{"a flipped body byte", edit(len(good)-20, good[len(good)-20]^0x40), "cannot be inflated"},
-		{"more declared than allowed", edit(77+int(good[76]), 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0), "over the"},
+		{"cut in the body", good[:len(good)-10], "its body is corrupt"},
+		{"a flipped body byte", edit(len(good)-20, good[len(good)-20]^0x40), "its body is corrupt"},
+		{"a flipped byte of the compressed body", func() []byte {
+			c, err := wasmhost.CompressSnapshot(good)
+			require.NoError(t, err)
+			c[len(c)-20] ^= 0x40
+			return c
+		}(), "its body is corrupt"},
+		{"an unknown codec", edit(77+int(good[76]), 7), "its body's codec 7 is unknown"},
+		{"more declared than allowed", edit(78+int(good[76]), 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0), "over the"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,9 +162,13 @@ func TestRuntime_Resume_refusesOtherRuntimesAndCorruptBytes(t *testing.T) {
 			require.ErrorContains(t, err, tc.msg)
 		})
 	}
-	out, err := rt.Resume(context.Background(), good, &recordingTools{}, wasmhost.Resumption{})
-	require.NoError(t, err, "the good snapshot still resumes, twice")
-	require.JSONEq(t, `{"v":"abc"}`, string(out.Result))
+	compressed, err := wasmhost.CompressSnapshot(good)
+	require.NoError(t, err)
+	for _, b := range [][]byte{good, compressed} {
+		out, err := rt.Resume(context.Background(), b, &recordingTools{}, wasmhost.Resumption{})
+		require.NoError(t, err, "the good snapshot still resumes, stored and compressed")
+		require.JSONEq(t, `{"v":"abc"}`, string(out.Result))
+	}
 	requireHealthy(t, rt)
 }
 

@@ -1,0 +1,105 @@
+//go:build linux
+
+package wasmhost
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// spareImage is an image of two wasm pages of known bytes, and a pool of
+// size spares for it, under a committed memory cap of maxBytes (0: none).
+func spareImage(t *testing.T, size int, maxBytes int64) (*image, *pool) {
+	t.Helper()
+	img := &image{memory: make([]byte, 2*pageSize)}
+	for i := range img.memory {
+		img.memory[i] = byte(i*7 + 1)
+	}
+	rt := &Runtime{image: img, admission: newGate(100, maxBytes)}
+	return img, &pool{rt: rt, size: size, charge: int64(len(img.memory)), stop: make(chan struct{})}
+}
+
+// usedSpare is a reservation of 8 pages that held the image and that a run
+// wrote over (in the image's part and past it, to used bytes).
+func usedSpare(t *testing.T, img *image, used int) spare {
+	t.Helper()
+	mem, ok := reserve(8*pageSize, 0)
+	require.True(t, ok)
+	t.Cleanup(func() { release(mem) })
+	copy(mem, img.memory)
+	for _, off := range []int{0, 5000, len(img.memory) - 1} {
+		mem[off] ^= 0xff
+	}
+	for off := len(img.memory); off < used; off += 4093 {
+		mem[off] = 0x5a
+	}
+	return spare{mem: mem, used: used}
+}
+
+func TestPool_spare_resetToImage(t *testing.T) {
+	tests := []struct {
+		name string
+		used int
+	}{
+		{"within the image", 2 * pageSize},
+		{"grown past the image", 5 * pageSize},
+		{"grown to the whole reservation", 8 * pageSize},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			img, p := spareImage(t, 1, 0)
+			require.True(t, p.keep(usedSpare(t, img, tt.used)))
+			s, ok := p.spare(8 * pageSize)
+			require.True(t, ok)
+			require.Equal(t, img.memory, s.mem[:len(img.memory)])
+			require.Equal(t, make([]byte, len(s.mem)-len(img.memory)), s.mem[len(img.memory):])
+			require.Equal(t, len(img.memory), s.used)
+		})
+	}
+}
+
+func TestPool_keep_bounds(t *testing.T) {
+	img, p := spareImage(t, 2, 0)
+	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
+	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)), "at the pool's size")
+	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "past the pool's size")
+	p.close()
+	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "closed")
+	_, ok := p.spare(pageSize)
+	require.False(t, ok, "a closed pool has no spares")
+	var none *pool
+	require.False(t, none.keep(spare{}))
+	_, ok = none.spare(pageSize)
+	require.False(t, ok)
+}
+
+func TestPool_spare_tooSmall(t *testing.T) {
+	img, p := spareImage(t, 1, 0)
+	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
+	_, ok := p.spare(9 * pageSize)
+	require.False(t, ok, "a spare smaller than the limit is not used")
+	s, ok := p.spare(8 * pageSize)
+	require.True(t, ok, "one of the limit is")
+	require.Len(t, s.mem, 8*pageSize)
+}
+
+func TestPool_keep_chargedToTheCap(t *testing.T) {
+	// A cap of two spares' charge: the third does not fit.
+	img, p := spareImage(t, 3, 2*2*pageSize)
+	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
+	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)), "at the cap")
+	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "past the cap")
+	_, bytes, _ := p.rt.admission.usage()
+	require.EqualValues(t, 2*2*pageSize, bytes)
+	require.Equal(t, 2*2*pageSize, int(p.rt.pooledBytes))
+
+	_, ok := p.spare(8 * pageSize)
+	require.True(t, ok)
+	_, bytes, _ = p.rt.admission.usage()
+	require.EqualValues(t, 2*pageSize, bytes, "a spare taken is uncharged")
+	require.True(t, p.yield(), "a spare is yielded")
+	_, bytes, _ = p.rt.admission.usage()
+	require.Zero(t, bytes)
+	require.False(t, p.yield(), "nothing left to yield")
+}
