@@ -130,7 +130,8 @@ func (p parkedLimits) api() api.Limits {
 
 // Marshal writes the parked execution as bytes RestoreParked reads. The
 // Parked stays usable: Marshal does not resume or discard it. It fails on a
-// Parked already resumed or discarded (its state moved on).
+// Parked stays usable: Marshal does not resume or discard it. Its snapshot
+// is compressed (wasmhost.CompressSnapshot). It fails on a
 func (p *Parked) Marshal() ([]byte, error) {
 	if p.used.Load() {
 		return nil, errors.New("executor: this parked execution was already resumed or discarded: there is nothing left to marshal")
@@ -170,7 +171,14 @@ func (p *Parked) Marshal() ([]byte, error) {
 	if len(hb) > MaxParkedHeaderBytes {
 		return nil, fmt.Errorf("executor: parked execution %s: its header is %d bytes, over MaxParkedHeaderBytes (%d)", x.req.ID, len(hb), MaxParkedHeaderBytes)
 	}
-	return frameParked(hb, p.snap.Snapshot), nil
+	// Parked bytes are for keeping elsewhere (a file, a store, another
+	// node): the snapshot goes compressed (wasmhost suspends to a stored
+	// body, several times larger, for speed in memory).
+	snap, err := wasmhost.CompressSnapshot(p.snap.Snapshot)
+	if err != nil {
+		return nil, fmt.Errorf("executor: parked execution %s: compressing its snapshot: %w", x.req.ID, err)
+	}
+	return frameParked(hb, snap), nil
 }
 
 // frameParked is the format around a header and a snapshot.
