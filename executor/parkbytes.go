@@ -128,10 +128,10 @@ func (p parkedLimits) api() api.Limits {
 		MaxCallArgBytes: p.MaxCallArgBytes, MaxInFlightArgBytes: p.MaxInFlightArgBytes}
 }
 
-// Marshal writes the parked execution as bytes RestoreParked reads. The
-// Parked stays usable: Marshal does not resume or discard it. It fails on a
-// Parked stays usable: Marshal does not resume or discard it. Its snapshot
-// is compressed (wasmhost.CompressSnapshot). It fails on a
+// Marshal writes the parked execution as bytes RestoreParked reads, its
+// snapshot compressed (wasmhost.CompressSnapshot). The Parked stays usable:
+// Marshal does not resume or discard it. It fails on a Parked already
+// resumed or discarded (its state moved on).
 func (p *Parked) Marshal() ([]byte, error) {
 	if p.used.Load() {
 		return nil, errors.New("executor: this parked execution was already resumed or discarded: there is nothing left to marshal")
