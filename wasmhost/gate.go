@@ -186,6 +186,16 @@ func (g *gate) admitHead() {
 	}
 }
 
+// waitingBy returns how many wait with key and with the other keys.
+func (g *gate) waitingBy(key string) (same, other int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if l := g.lines[key]; l != nil {
+		same = len(l.waiters)
+	}
+	return same, g.waiters - same
+}
+
 // waiting reports whether anyone waits.
 func (g *gate) waiting() bool {
 	g.mu.Lock()

@@ -301,37 +301,41 @@ func TestRun_cpuUsed(t *testing.T) {
 	}
 }
 
-// A guest that computes gives up its slot to a waiting guest every slot
-// quantum, and else its thread to ready goroutines every goQuantum; a
-// guest not charged CPU time (a short export) never does.
+// A guest that computes gives up its slot to a waiting guest of another
+// tenant every tenant quantum, to one of its own tenant every slot quantum,
+// and else its thread to ready goroutines every goQuantum; a guest not
+// charged CPU time (a short export) never does.
 func TestRun_polled_turns(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // a goroutine started now stays ready: nothing else can run it
 	ms := int64(time.Millisecond)
+	const none = "-" // no guest waits
 	for _, tc := range []struct {
 		name          string
 		cpuOn         bool
-		slotWaiter    bool
+		waiter        string // the waiting guest's tenant ("" is the run's own)
 		ready         bool
 		since         int64 // since the slot was taken and the last look
 		want          turn
 		wantGoAtMoved bool
 	}{
-		{"short export", false, true, true, 20 * ms, turnNone, false},
-		{"below the go quantum", true, false, true, ms - 1, turnNone, false},
-		{"at the go quantum, goroutines ready", true, false, true, ms, turnGo, true},
-		{"past the go quantum, goroutines ready", true, false, true, 2 * ms, turnGo, true},
-		{"below the slot quantum, a guest waits", true, true, true, 10*ms - 1, turnGo, true},
-		{"at the slot quantum, a guest waits", true, true, true, 10 * ms, turnSlot, false},
-		{"past the slot quantum, a guest waits", true, true, false, 11 * ms, turnSlot, false},
+		{"short export", false, "other", true, 20 * ms, turnNone, false},
+		{"below the go quantum", true, none, true, ms - 1, turnNone, false},
+		{"at the go quantum, goroutines ready", true, none, true, ms, turnGo, true},
+		{"past the go quantum, goroutines ready", true, none, true, 2 * ms, turnGo, true},
+		{"below the tenant quantum, another tenant's guest waits", true, "other", true, ms - 1, turnNone, false},
+		{"at the tenant quantum, another tenant's guest waits", true, "other", true, ms, turnSlot, false},
+		{"below the slot quantum, a guest of its tenant waits", true, "", true, 10*ms - 1, turnGo, true},
+		{"at the slot quantum, a guest of its tenant waits", true, "", true, 10 * ms, turnSlot, false},
+		{"past the slot quantum, a guest of its tenant waits", true, "", false, 11 * ms, turnSlot, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGate(1, 0)
 			r := &run{rt: &Runtime{slots: g}, cpuOn: tc.cpuOn}
 			const at = int64(time.Hour)
 			r.slotAt, r.goAt = at, at
-			if tc.slotWaiter {
+			if tc.waiter != none {
 				require.True(t, g.tryAcquire(0))
-				go func() { _ = g.acquire(context.Background(), time.Time{}, "other", 0) }()
+				go func() { _ = g.acquire(context.Background(), time.Time{}, tc.waiter, 0) }()
 				for !g.waiting() {
 					runtime.Gosched()
 				}
@@ -346,6 +350,25 @@ func TestRun_polled_turns(t *testing.T) {
 			require.Equal(t, tc.wantGoAtMoved, r.goAt != at)
 		})
 	}
+}
+
+// waitingBy counts a key's waiters apart from the others'.
+func TestGate_waitingBy(t *testing.T) {
+	g := newGate(1, 0)
+	require.True(t, g.tryAcquire(0))
+	for _, key := range []string{"a", "a", "b"} {
+		go func() { _ = g.acquire(context.Background(), time.Time{}, key, 0) }()
+	}
+	require.Eventually(t, func() bool { _, _, n := g.usage(); return n == 3 }, 10*time.Second, time.Millisecond)
+	same, other := g.waitingBy("a")
+	require.Equal(t, [2]int{2, 1}, [2]int{same, other})
+	same, other = g.waitingBy("c")
+	require.Equal(t, [2]int{0, 3}, [2]int{same, other})
+	for range 3 {
+		g.release(0)
+	}
+	require.Eventually(t, func() bool { s, o := g.waitingBy("a"); return s+o == 0 }, 10*time.Second, time.Millisecond)
+	g.release(0)
 }
 
 func TestGoroutinesReady(t *testing.T) {

@@ -69,11 +69,12 @@ type run struct {
 	wallAt       int64 // wallDeadline as an instant (see since)
 
 	// The current export (compute.go).
-	metered bool  // its time counts toward the compute limit
-	hasSlot bool  // it holds a guest slot
-	slotAt  int64 // when it took the slot
-	goAt    int64 // when it last looked for ready goroutines (compute.go)
-	cpuOn   bool  // it is charged CPU time: the goroutine is locked to its thread
+	metered  bool  // its time counts toward the compute limit
+	hasSlot  bool  // it holds a guest slot
+	slotAt   int64 // when it took the slot
+	slotLook int64 // how long it will have held the slot when polled next looks at the waiters
+	goAt     int64 // when it last looked for ready goroutines (compute.go)
+	cpuOn    bool  // it is charged CPU time: the goroutine is locked to its thread
 
 	// mu serialises the imports with abandonment: once abandoned is set,
 	// no import does anything, so nothing reaches the Dispatcher or the
@@ -322,6 +323,7 @@ func (r *run) finish(status int32, e *RunError) {
 		// Its memory is released: so is its admission, before Run returns.
 		r.rt.admission.release(r.committed)
 	}
+	r.giveSlot()
 	r.done <- runResult{out, err}
 }
 
