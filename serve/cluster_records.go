@@ -214,7 +214,16 @@ func (c *cluster) persist(x *execution, o *owned) error {
 		return nil
 	}
 	defer o.mu.unlock()
-	if o.lost {
+	// A stopped node writes nothing more (a select with both ready picks
+	// either: stop is checked again), and neither does one that gave x up
+	// (releaseParked): its state here no longer names the parked bytes, and
+	// written, it would make the record look like a run lost mid-flight.
+	select {
+	case <-c.stop:
+		return nil
+	default:
+	}
+	if o.lost || x.isReleased() {
 		return nil
 	}
 	rec := c.recordOf(x)
