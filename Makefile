@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test test-wasmtime vet demo check-demo check-docs plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-wasmtime test-stores vet demo check-demo check-docs plain-clone cross soak bench clean
 
 all: build
 
@@ -30,8 +30,17 @@ vet: guest
 
 # test runs every test with the guest required: a test that needs the guest
 # fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
-test: guest tsc vet check-demo check-docs plain-clone cross test-wasmtime
+test: guest tsc vet check-demo check-docs plain-clone cross test-wasmtime test-stores
 	PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 ./...
+
+# test-stores runs ptcx serve's tests again with each shared store behind
+# every test server (PTCX_TEST_STORE): a local directory, and NATS
+# JetStream (a server embedded in the test). The -race run above uses the
+# memory store; these run without -race, for the time budget (about a
+# minute each on 2 cores).
+test-stores: guest
+	PTCX_TEST_STORE=dir PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
+	PTCX_TEST_STORE=nats PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
 
 # test-wasmtime runs the sandbox's suites (wasmhost, executor and the
 # hostile programs, the hammer test among them) again on the wasmtime

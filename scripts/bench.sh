@@ -27,7 +27,8 @@ fi
 
 PTCX_REQUIRE_GUEST=1 $GO test -count=1 -tags benchnode -run 'TestNode' ./bench
 
-CGO_ENABLED=1 $GO build -tags wasmtime -o bin/ptcx-wasmtime ./cmd/ptcx
+version=$(git describe --always --dirty 2>/dev/null || echo devel)
+CGO_ENABLED=1 $GO build -tags wasmtime -ldflags "-X main.version=$version" -o bin/ptcx-wasmtime ./cmd/ptcx
 mkdir -p bench/out
 # shellcheck disable=SC2086 # PTCX_BENCH_ARGS is a list of flags
 bin/ptcx-wasmtime bench --require-peers --out bench/out ${PTCX_BENCH_ARGS:-}
