@@ -1,5 +1,7 @@
 package serve
 
+import "github.com/ptcx/ptcx/wasmhost"
+
 // Routes returns the method and path of every route s serves.
 func Routes(s *Server) [][2]string {
 	var out [][2]string
@@ -7,4 +9,13 @@ func Routes(s *Server) [][2]string {
 		out = append(out, [2]string{r.method, r.path})
 	}
 	return out
+}
+
+// SandboxUsage is the counters of the Runtime s started (zero when it was
+// given one).
+func SandboxUsage(s *Server) wasmhost.Usage {
+	if s.own == nil {
+		return wasmhost.Usage{}
+	}
+	return s.own.Usage()
 }

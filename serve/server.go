@@ -26,6 +26,12 @@ type Options struct {
 	// Logger receives the structured logs (JSON in `ptcx serve`). Keys and,
 	// unless Config.LogPrograms, program text never appear in them.
 	Logger *slog.Logger
+	// GuestSlots is how many guests of the Runtime it starts may execute
+	// at once (wasmhost.Config.WithGuestSlots); 0 is wasmhost's default,
+	// GOMAXPROCS. `ptcx serve` sets it to the cores and GOMAXPROCS one
+	// above, so that the service's own goroutines always have a P while
+	// guests compute on every core. Negative is an error.
+	GuestSlots int
 }
 
 // Server is the service. It is safe for concurrent use.
@@ -71,8 +77,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 		}
 		file = f
 	}
+	if opts.GuestSlots < 0 {
+		return nil, fmt.Errorf("serve: Options.GuestSlots %d: want a positive count, or 0 for the default", opts.GuestSlots)
+	}
 	if s.runtime == nil {
 		wcfg := wasmhost.NewConfig().WithLimits(ceiling(cfg.Tenants))
+		if opts.GuestSlots > 0 {
+			wcfg = wcfg.WithGuestSlots(opts.GuestSlots)
+		}
 		if cfg.Engine != "" {
 			wcfg = wcfg.WithEngine(cfg.Engine)
 		}

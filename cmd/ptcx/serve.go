@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
+	"runtime"
 
 	"github.com/ptcx/ptcx/serve"
 )
@@ -45,7 +47,17 @@ func runServe(ctx context.Context, c command, s *stdio, args []string) int {
 		cfg.Engine = engine
 	}
 	log := slog.New(slog.NewJSONHandler(s.err, nil))
-	srv, err := serve.New(ctx, cfg, serve.Options{Logger: log})
+	// The guests get a slot per core (GOMAXPROCS, which follows the CPU
+	// quota); the service keeps one P more, so that its own goroutines
+	// (requests, the executor, the tools) run while guests compute on
+	// every core, instead of waiting for a guest to yield its thread
+	// (docs/api.md, "Scheduling"). GOMAXPROCS set in the environment is
+	// taken as it is, for both.
+	slots := runtime.GOMAXPROCS(0)
+	if os.Getenv("GOMAXPROCS") == "" {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(slots + 1))
+	}
+	srv, err := serve.New(ctx, cfg, serve.Options{Logger: log, GuestSlots: slots})
 	if err != nil {
 		return fail(s, err)
 	}

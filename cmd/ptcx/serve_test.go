@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,7 @@ func TestServe_servesThenDrains(t *testing.T) {
 
 	logs := &syncBuffer{}
 	sctx, stop := context.WithCancel(context.Background())
+	procs := runtime.GOMAXPROCS(0)
 	done := make(chan int, 1)
 	go func() {
 		done <- runServe(sctx, serveCommand, &stdio{in: strings.NewReader(""), out: io.Discard, err: logs}, []string{"--config", cfg, "--listen", "127.0.0.1:0"})
@@ -98,6 +100,9 @@ func TestServe_servesThenDrains(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 200, resp.StatusCode, string(body))
 	require.Contains(t, string(body), `"value":42`)
+	if os.Getenv("GOMAXPROCS") == "" {
+		require.Equal(t, procs+1, runtime.GOMAXPROCS(0), "serving, the service keeps a P beside the guests' slots")
+	}
 
 	stop()
 	select {
@@ -107,4 +112,5 @@ func TestServe_servesThenDrains(t *testing.T) {
 		t.Fatal("ptcx serve did not exit within 30 s of its context ending")
 	}
 	require.NotContains(t, logs.String(), key, "the key is never logged")
+	require.Equal(t, procs, runtime.GOMAXPROCS(0), "GOMAXPROCS is given back when serve returns")
 }
