@@ -1,10 +1,6 @@
 package main
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,18 +10,7 @@ import (
 // spans to the endpoint (a receiver on loopback); a protocol it does not
 // speak fails the batch before it starts.
 func TestBatch_otelSpans(t *testing.T) {
-	var bytes atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/traces" {
-			n, _ := io.Copy(io.Discard, r.Body)
-			bytes.Add(n)
-		}
-	}))
-	defer srv.Close()
-	for _, v := range []string{"OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
-		t.Setenv(v, "")
-	}
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	bytes, _ := otlpReceiver(t)
 	items := writeItems(t, []string{item("a", `return 1`), item("b", `throw new Error("no")`)})
 
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")

@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ptcx run exports its execution's span when the OTLP variables are set; a
-// receiver that refuses the spans is a warning, and the run's result
-// stands.
-func TestRun_otelSpans(t *testing.T) {
-	var bytes atomic.Int64
-	var refuse atomic.Bool
+// otlpReceiver is an OTLP/HTTP receiver on loopback, set as the export
+// endpoint for the test (the other OTel variables cleared): it counts the
+// bytes of spans it accepts, and refuses them all while refuse is set.
+func otlpReceiver(t *testing.T) (received *atomic.Int64, refuse *atomic.Bool) {
+	t.Helper()
+	received, refuse = new(atomic.Int64), new(atomic.Bool)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if refuse.Load() {
 			http.Error(w, "no", http.StatusBadRequest)
@@ -25,14 +25,22 @@ func TestRun_otelSpans(t *testing.T) {
 		}
 		if r.URL.Path == "/v1/traces" {
 			n, _ := io.Copy(io.Discard, r.Body)
-			bytes.Add(n)
+			received.Add(n)
 		}
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	for _, v := range []string{"OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
 		t.Setenv(v, "")
 	}
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	return received, refuse
+}
+
+// ptcx run exports its execution's span when the OTLP variables are set; a
+// receiver that refuses the spans is a warning, and the run's result
+// stands.
+func TestRun_otelSpans(t *testing.T) {
+	bytes, refuse := otlpReceiver(t)
 	prog := filepath.Join(t.TempDir(), "p.ts")
 	require.NoError(t, os.WriteFile(prog, []byte(`return 6 * 7`), 0o644))
 
