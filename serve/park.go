@@ -107,29 +107,25 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		ids[i] = p.CallID(c.ID)
 	}
 	expires := time.Now().Add(x.tenant.pendingTimeout)
-	if s.cluster != nil {
+	if s.cluster != nil || s.spill != nil {
 		data, err := encodeParkFile(x, p, expires)
 		if err != nil {
 			return err
 		}
 		name = x.id + "." + snapshotSuffix()
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
-		if err := s.cluster.st.PutSnapshot(ctx, name, data); err != nil {
-			return fmt.Errorf("writing its snapshot to the store: %w", err)
+		if s.cluster != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			defer cancel()
+			if err := s.cluster.st.PutSnapshot(ctx, name, data); err != nil {
+				return fmt.Errorf("writing its snapshot to the store: %w", err)
+			}
+		} else {
+			if err := s.spill.put(name, data); err != nil {
+				return err
+			}
+			p.Release() // its bytes stand for it now: resume restores them
+			p = nil
 		}
-	}
-	if s.cluster == nil && s.spill != nil {
-		data, err := encodeParkFile(x, p, expires)
-		if err != nil {
-			return err
-		}
-		name = x.id + "." + snapshotSuffix()
-		if err := s.spill.put(name, data); err != nil {
-			return err
-		}
-		p.Release() // its bytes stand for it now: resume restores them
-		p = nil
 	}
 	x.mu.Lock()
 	x.parked, x.snapshot, x.resuming = p, name, false
@@ -322,23 +318,19 @@ func (s *Server) resume(x *execution) *httpError {
 // restore rebuilds x's Parked from its bytes in the store.
 func (s *Server) restore(ctx context.Context, x *execution) (*executor.Parked, error) {
 	var data []byte
+	var err error
 	switch {
-	case x.snapshot == "":
-		return nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
-	case s.cluster != nil:
-		d, err := s.cluster.st.GetSnapshot(ctx, x.snapshot)
-		if err != nil {
-			return nil, fmt.Errorf("reading its snapshot %s: %w", x.snapshot, err)
+	case x.snapshot != "" && s.cluster != nil:
+		if data, err = s.cluster.st.GetSnapshot(ctx, x.snapshot); err != nil {
+			err = fmt.Errorf("reading its snapshot %s: %w", x.snapshot, err)
 		}
-		data = d
-	case s.spill != nil:
-		d, err := s.spill.take(x.snapshot)
-		if err != nil {
-			return nil, err
-		}
-		data = d
+	case x.snapshot != "" && s.spill != nil:
+		data, err = s.spill.take(x.snapshot)
 	default:
-		return nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
+		err = fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
+	}
+	if err != nil {
+		return nil, err
 	}
 	pf, err := decodeParkFile(data)
 	if err != nil {
