@@ -105,6 +105,11 @@ func TestExecutor_ExecuteParkable_parksAndResumes(t *testing.T) {
 	// nested calls of the same execution (in ptc mode a model-direct add
 	// would be refused), and approve's own body never ran.
 	require.Equal(t, []string{"nested add", "nested approve", "nested add", "run_code"}, w.notified())
+	var seqs []int64
+	for _, n := range w.notes[:3] {
+		seqs = append(seqs, n.Seq)
+	}
+	require.Equal(t, []int64{1, 2, 3}, seqs, "completion numbers go on across the resume (a trace ranks calls by them)")
 	require.Equal(t, map[string]int{"add": 2}, w.ran)
 	require.Len(t, res.Ledger.Calls, 3)
 	require.False(t, tok.Live(), "the token dies with its execution")

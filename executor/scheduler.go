@@ -80,6 +80,11 @@ func newScheduler(ctx context.Context, e *Executor, tok *token) *scheduler {
 	s.cond = sync.NewCond(&s.mu)
 	s.drained = sync.NewCond(&s.mu)
 	s.policyCtx, s.cancelPolicy = context.WithCancel(ctx)
+	// A resumed execution (park.go) goes on numbering completions after the
+	// calls it made before it parked, which had all completed by then (a
+	// run parks only on held calls, and settlement awaits the dispatched
+	// ones): its calls' numbers stay unique, as a trace ranks them.
+	s.completed.Store(tok.seq.Load())
 	return s
 }
 
