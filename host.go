@@ -134,6 +134,14 @@ func (h *Host) Execute(ctx context.Context, c Call) Result {
 		err := &Error{Code: api.CodeInternal, Message: ErrClosed.Error(), Cause: ErrClosed}
 		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
 	}
+	if c.Session != "" && !h.sessions {
+		// State kept without WithSessions would persist where the model was
+		// never told it does (Prompt and run_code's description say so only
+		// with it).
+		err := &Error{Code: api.CodeInvalidArgs, Message: fmt.Sprintf(
+			"call %s names session %q, but this host was built without ptcx.WithSessions: add the option, or leave Session empty", c.ID, c.Session)}
+		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
+	}
 	call := executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args, Session: c.Session}
 	if c.Seed != nil {
 		call.World = &wasmhost.World{Seed: *c.Seed}

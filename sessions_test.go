@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx"
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
@@ -56,4 +57,16 @@ func TestHost_sessionPrompt(t *testing.T) {
 			require.Equal(t, ptcx.Section{Name: executor.SectionSession, Text: executor.SessionPrompt}, last)
 		})
 	}
+}
+
+// A host built without WithSessions refuses a call that names a session:
+// the state would persist where the model was never told it does.
+func TestHost_Execute_sessionWithoutWithSessions(t *testing.T) {
+	h := newSandboxHost(t, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(addTool))
+	c := runCode("c1", `globalThis.kept = 1; return 1`)
+	c.Session = "chat"
+	r := h.Execute(context.Background(), c)
+	require.NotNil(t, r.Err)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
+	require.Equal(t, `call c1 names session "chat", but this host was built without ptcx.WithSessions: add the option, or leave Session empty`, r.Err.Message)
 }

@@ -202,9 +202,6 @@ func (l *lazyRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Di
 	return l.rt.Run(ctx, p, d)
 }
 
-// start starts the sandbox once. Not with the call's context: a first
-// call that is cancelled while the guest compiles must not leave the
-// sandbox broken for the calls after.
 // start builds the sandbox once. Not with the call's context: a first
 // call that is cancelled while the guest compiles must not leave the
 // sandbox broken for the calls after.
