@@ -404,12 +404,12 @@ func newParkedNonce(id string) string {
 	return n
 }
 
-// MaxRememberedParked is how many parked states (the most recent) a
-// process remembers: one held by a Parked (parked here, or restored and
-// not yet resumed or discarded) or resumed already cannot be restored
-// (ErrParkedTaken); a discarded one can, as this process gave it up. An
-// older one is forgotten, and the store's revision check is what stands
-// between it and a second completion.
+// MaxRememberedParked is how many resumed parked states (the most recent)
+// a process remembers: one held by a Parked (parked here, or restored and
+// not yet resumed or discarded; never forgotten) or resumed and remembered
+// cannot be restored (ErrParkedTaken); a discarded one can, as this process
+// gave it up. An older resumed one is forgotten, and the store's revision
+// check is what stands between it and a second completion.
 const MaxRememberedParked = 1 << 16
 
 // takenParked are the parked states of this process, oldest first.
@@ -435,10 +435,7 @@ func (t *parkedStates) hold(key string) bool {
 	if _, ok := t.held[key]; ok {
 		return false
 	}
-	for len(t.order) >= t.max {
-		delete(t.held, t.order[0])
-		t.order = t.order[1:]
-	}
+	t.evict()
 	t.held[key] = true
 	t.order = append(t.order, key)
 	return true
@@ -454,15 +451,37 @@ func (t *parkedStates) resumed(key string) {
 	}
 }
 
-// release forgets a held key (its Parked was discarded).
+// evict forgets, oldest first, resumed states (and the keys released
+// since) until fewer than max are in order. A state still held is never
+// forgotten: its bytes could then be restored a second time while its
+// Parked is live; held states are bounded by the Parked values alive.
+// Under t.mu.
+func (t *parkedStates) evict() {
+	if len(t.order) < t.max {
+		return
+	}
+	kept := t.order[:0]
+	for i, k := range t.order {
+		if len(kept)+len(t.order)-i < t.max {
+			kept = append(kept, t.order[i:]...)
+			break
+		}
+		if t.held[k] {
+			kept = append(kept, k)
+			continue
+		}
+		delete(t.held, k)
+	}
+	t.order = kept
+}
+
+// release forgets a held key (its Parked was discarded); evict drops its
+// place in order later.
 func (t *parkedStates) release(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.held[key] {
 		delete(t.held, key)
-		if i := slices.Index(t.order, key); i >= 0 {
-			t.order = slices.Delete(t.order, i, i+1)
-		}
 	}
 }
 
