@@ -138,6 +138,9 @@ func TestCluster_cancelFromAnotherNode(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond)
 	_, err = nodes[2].client(keyA).Cancel(ctx(t), st.ID)
 	require.Equal(t, http.StatusConflict, apiErr(t, err).Status)
+	events, err := nodes[2].client(keyA).Events(ctx(t), st.ID, 0)
+	require.NoError(t, err, "the stream from another node ends: the done event of an execution cancelled while parked is published")
+	require.Equal(t, serve.EventDone, events[len(events)-1].Type)
 }
 
 func TestCluster_overflowQueue(t *testing.T) {

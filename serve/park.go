@@ -82,6 +82,12 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 	s.metrics.executions.WithLabelValues(t.name, outcome).Inc()
 	s.metrics.duration.WithLabelValues(t.name, outcome).Observe(time.Since(x.created).Seconds())
 	x.settle(r)
+	if s.cluster != nil {
+		// A parked execution has no follower (it stopped once the parked
+		// record was written): one writes the settled record and publishes
+		// the done event, which other nodes' streams end on.
+		s.cluster.wake(x)
+	}
 	s.table.settle(x)
 	x.mu.Lock()
 	rp := x.releasePending
