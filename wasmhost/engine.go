@@ -115,7 +115,9 @@ type engineInstance interface {
 	memory() guestMemory
 	// global returns the exported global name, or nil.
 	global(name string) guestGlobal
-	// limitMemory lowers the cap of the instance's memory to limit bytes.
+	// limitMemory sets the cap of the instance's memory to limit bytes, at
+	// most the limit it was made for (a session's next run may have a
+	// higher one than its last).
 	limitMemory(limit uint64)
 	// close discards the instance and its memory.
 	close(ctx context.Context)

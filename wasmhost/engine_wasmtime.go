@@ -340,7 +340,7 @@ func (i *wasmtimeInstance) global(name string) guestGlobal {
 }
 
 func (i *wasmtimeInstance) limitMemory(limit uint64) {
-	if limit < i.limit {
+	if limit != i.limit {
 		i.limit = limit
 		i.store.Limiter(int64(limit), -1, -1, -1, -1)
 	}

@@ -139,8 +139,16 @@ func bindInstance(mod engineInstance, memory *cappedMemory, w *world) (*instance
 // pooled instance was made for the Runtime's limit, and a run's may be
 // lower.
 func (inst *instance) limitMemory(limit uint64) {
-	inst.memory.limit = min(inst.memory.limit, limit)
-	inst.mod.limitMemory(inst.memory.limit)
+	inst.setMemoryLimit(min(inst.memory.limit, limit))
+}
+
+// setMemoryLimit sets the cap of the instance's memory to limit bytes, on
+// the host's side and the engine's, within what the instance was made for:
+// a session's instance is made for the Runtime's limit, and each of its
+// runs has its own.
+func (inst *instance) setMemoryLimit(limit uint64) {
+	inst.memory.limit = limit
+	inst.mod.limitMemory(limit)
 }
 
 // errBufferFull means the guest could not grow its exchange buffer.

@@ -308,7 +308,7 @@ func (r *run) sessionInstance() *RunError {
 		if err != nil {
 			return r.sessionLost(fmt.Errorf("wasmhost: a new instance for the session: %w", err), api.KindTrap)
 		}
-		inst.memory.limit = min(inst.memory.limit, limit)
+		inst.limitMemory(limit)
 		r.inst = inst
 		r.memory.Store(int64(inst.mem.Size()))
 		return nil
@@ -322,7 +322,7 @@ func (r *run) sessionInstance() *RunError {
 		return r.sessionLost(fmt.Errorf("the session's memory of %d bytes is over this program's memory limit of %d bytes",
 			size, r.limits.MemoryBytes), api.KindMemory)
 	}
-	inst.memory.limit = limit
+	inst.setMemoryLimit(limit)
 	inst.world.set(r.rt.worldFor(r))
 	next := inst.mod.function(exportNext)
 	if next == nil {

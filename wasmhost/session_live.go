@@ -60,6 +60,7 @@ func (s *Session) yieldMemory() bool {
 		return false
 	}
 	inst := s.inst
+	inst.memory.spares = nil // its reservation goes, not to the pool: the run being admitted needs the memory
 	s.dropLive()
 	// The run being admitted is the Runtime's own caller: closing the
 	// instance waits on nothing that a context would cancel.
