@@ -52,9 +52,9 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 	}
 	switch {
 	case o.sessions != nil && o.describe:
-		h.reg.SetRunCodeDescriber(sessionDescriber(sdkgen.DescribeRunCode))
+		h.reg.SetRunCodeDescriber(executor.WithSessionPrompt(sdkgen.DescribeRunCode))
 	case o.sessions != nil:
-		h.reg.SetRunCodeDescriber(sessionDescriber(nil))
+		h.reg.SetRunCodeDescriber(executor.WithSessionPrompt(nil))
 	case o.describe:
 		h.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 	}

@@ -3,7 +3,6 @@ package ptcx
 import (
 	"context"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 )
 
@@ -27,16 +26,4 @@ func WithSessions(l SessionLimits) Option {
 // reports whether there was one.
 func (h *Host) CloseSession(ctx context.Context, scope, name string) bool {
 	return h.exec.CloseSession(ctx, scope, name)
-}
-
-// sessionDescriber appends SessionPrompt to run_code's description, as
-// describe (nil: the base alone) renders it.
-func sessionDescriber(describe func(scope, base string, bindable []api.Schema) string) func(scope, base string, bindable []api.Schema) string {
-	return func(scope, base string, bindable []api.Schema) string {
-		d := base
-		if describe != nil {
-			d = describe(scope, base, bindable)
-		}
-		return d + "\n\n" + executor.SessionPrompt
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -403,3 +404,15 @@ const SessionPrompt = "State persists between run_code calls, as in a REPL: the 
 	"The return value, logs, limits and tools are each call's own. A program that throws keeps what ran before " +
 	"the throw; one stopped by a limit (time, memory, output) resets the state, and its result says so. " +
 	"Await every call before the program ends: calls still pending are abandoned.\n"
+
+// WithSessionPrompt returns a run_code describer that appends
+// SessionPrompt to what describe renders (nil: the base description).
+func WithSessionPrompt(describe registry.Describer) registry.Describer {
+	return func(scope, base string, bindable []api.Schema) string {
+		d := base
+		if describe != nil {
+			d = describe(scope, base, bindable)
+		}
+		return d + "\n\n" + SessionPrompt
+	}
+}

@@ -111,7 +111,7 @@ func mcpInstructions(e *env, sdkIn string, sessions bool) (string, error) {
 		describe = describeWithSDK
 	}
 	if sessions {
-		describe = withSessionPrompt(describe)
+		describe = executor.WithSessionPrompt(describe)
 	}
 	e.reg.SetRunCodeDescriber(describe)
 	var parts []string
@@ -135,18 +135,6 @@ func describeWithSDK(scope, base string, bindable []api.Schema) string {
 		return sdkgen.DescribeRunCode(scope, base, bindable)
 	}
 	return base + "\n\n" + sec
-}
-
-// withSessionPrompt appends executor.SessionPrompt to the description
-// describe renders (nil: the base alone).
-func withSessionPrompt(describe registry.Describer) registry.Describer {
-	return func(scope, base string, bindable []api.Schema) string {
-		d := base
-		if describe != nil {
-			d = describe(scope, base, bindable)
-		}
-		return d + "\n\n" + executor.SessionPrompt
-	}
 }
 
 // clientGone reports an end of serving that is the client's leaving: ptcx
