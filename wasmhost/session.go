@@ -330,9 +330,13 @@ func (r *run) sessionInstance() *RunError {
 		return r.sessionLost(errStaleGuest, api.KindTrap)
 	}
 	st := &inst.stack
-	if err := next.CallWithStack(r.ctx, st[:]); err != nil || wapi.DecodeI32(st[0]) != statusDone {
+	if err := next.CallWithStack(r.ctx, st[:]); err != nil {
 		inst.close(r.ctx)
-		return r.sessionLost(fmt.Errorf("wasmhost: %s failed: %v", exportNext, err), api.KindTrap)
+		return r.sessionLost(fmt.Errorf("wasmhost: %s failed: %w", exportNext, err), api.KindTrap)
+	}
+	if status := wapi.DecodeI32(st[0]); status != statusDone {
+		inst.close(r.ctx)
+		return r.sessionLost(fmt.Errorf("wasmhost: %s returned status %d, not done (%d)", exportNext, status, statusDone), api.KindTrap)
 	}
 	r.inst = inst
 	r.memory.Store(int64(inst.mem.Size()))
