@@ -49,6 +49,14 @@ type cluster struct {
 	healthy error // the last lease renewal's error
 
 	evictions chan string // ids of settled executions to delete, bounded
+	// evicting holds the ids queued in evictions until their record is
+	// deleted: this node answers 404 for them meanwhile, as it does once
+	// the record is gone. Its own lock: evicted runs under the table's.
+	evictMu  sync.Mutex
+	evicting map[string]struct{}
+	// holdEvictions, held, keeps the deletions waiting (for tests).
+	holdEvictions sync.Mutex
+
 	sub       *nats.Subscription
 	answers   chan struct{} // bounds the owner-side answers in flight
 	stop      chan struct{}
@@ -70,7 +78,7 @@ func newCluster(ctx context.Context, s *Server) (*cluster, error) {
 	records, snapshots, events, work, subject := sc.names()
 	c := &cluster{s: s, node: s.cfg.node(), lease: s.cfg.lease(), events: events, work: work, subject: subject,
 		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
-		evictions: make(chan string, maxEvictions)}
+		evictions: make(chan string, maxEvictions), evicting: map[string]struct{}{}}
 	c.liveTTL = ceiling(s.cfg.Tenants).WallTime + s.cfg.retention()
 	switch sc.Kind {
 	case storeDir:
@@ -207,10 +215,21 @@ func (c *cluster) leaseLoop() {
 
 // evicted queues the deletion of an evicted execution's record.
 func (c *cluster) evicted(id string) {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
 	select {
 	case c.evictions <- id:
+		c.evicting[id] = struct{}{}
 	default:
 	}
+}
+
+// isEvicting reports whether id's record is queued for deletion.
+func (c *cluster) isEvicting(id string) bool {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	_, ok := c.evicting[id]
+	return ok
 }
 
 func (c *cluster) evictLoop() {
@@ -220,11 +239,16 @@ func (c *cluster) evictLoop() {
 		case <-c.stop:
 			return
 		case id := <-c.evictions:
+			c.holdEvictions.Lock()
+			c.holdEvictions.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			if err := c.st.Delete(ctx, id); err != nil {
 				c.s.log.Warn("deleting an evicted execution's record failed (it expires at its TTL)", "execution", id, "error", err.Error())
 			}
 			cancel()
+			c.evictMu.Lock()
+			delete(c.evicting, id)
+			c.evictMu.Unlock()
 		}
 	}
 }

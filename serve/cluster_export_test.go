@@ -1,6 +1,12 @@
 package serve
 
-import "context"
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/ptcx/ptcx/serve/store"
+)
 
 // Crash ends s's part in its cluster at once, as if its process were
 // killed: no more lease renewals, record writes or answers to other nodes.
@@ -33,3 +39,21 @@ func TakeOver(s *Server, id string) error {
 
 // Holds reports whether s holds execution id in its table.
 func Holds(s *Server, id string) bool { return s.table.lookup(id) != nil }
+
+// HoldEvictions keeps s's record deletions of evicted executions waiting
+// until the returned function is called (once; more calls do nothing).
+func HoldEvictions(s *Server) (release func()) {
+	s.cluster.holdEvictions.Lock()
+	return sync.OnceFunc(s.cluster.holdEvictions.Unlock)
+}
+
+// InStore reports whether the store holds execution id's record.
+func InStore(s *Server, id string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	_, err := s.cluster.st.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -100,6 +100,9 @@ func envelope(e *httpError) json.RawMessage {
 // record returns tenant's execution id from the store: 404 for an
 // unknown one or another tenant's, 503 when the store fails.
 func (c *cluster) record(ctx context.Context, tenant, id string) (store.Record, *httpError) {
+	if c.isEvicting(id) { // forgotten here; its record is being deleted
+		return store.Record{}, notFound(id)
+	}
 	r, err := c.st.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Tenant != tenant) {
 		return store.Record{}, notFound(id)

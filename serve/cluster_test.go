@@ -201,3 +201,30 @@ func TestCluster_readyzReflectsTheStore(t *testing.T) {
 		return code == http.StatusServiceUnavailable && strings.Contains(body, serve.CodeStoreUnavailable) && strings.Contains(body, "not connected")
 	}, 10*time.Second, 50*time.Millisecond)
 }
+
+// An execution evicted over max_retained is gone at once on its node,
+// although its record's deletion is still waiting; then the record goes.
+func TestCluster_evictedIsGoneBeforeItsRecord(t *testing.T) {
+	n := newNodes(t, 1, func(_ int, c *serve.Config) { c.Server.MaxRetained = 1 })[0]
+	c := n.client(keyA)
+	release := serve.HoldEvictions(n.srv)
+	t.Cleanup(release) // before the server's close, which waits for the deletions
+	first, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `return 1`})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { ok, _ := serve.InStore(n.srv, first.ID); return ok }, 5*time.Second, 10*time.Millisecond,
+		"the settled record is written")
+	second, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `return 2`})
+	require.NoError(t, err)
+	_, err = c.Get(ctx(t), first.ID, false)
+	require.Equal(t, 404, apiErr(t, err).Status, "evicted, while its record still waits to be deleted")
+	ok, err := serve.InStore(n.srv, first.ID)
+	require.NoError(t, err)
+	require.True(t, ok, "the deletion is held")
+	_, err = c.Get(ctx(t), second.ID, false)
+	require.NoError(t, err)
+	release()
+	require.Eventually(t, func() bool { ok, err := serve.InStore(n.srv, first.ID); return err == nil && !ok }, 5*time.Second, 10*time.Millisecond,
+		"released, the record is deleted")
+	_, err = c.Get(ctx(t), first.ID, false)
+	require.Equal(t, 404, apiErr(t, err).Status)
+}
