@@ -8,7 +8,8 @@
 #      runs `bin/ptcx-wasmtime bench --require-peers --out bench/out` (a
 #      missing peer fails the run; ptcx on wasmtime is one of them), which writes bench/out/results.jsonl (the JSON lines),
 #      bench/out/report.md (the table, naming the machine) and one SVG chart
-#      per workload.
+#      per workload;
+#   4. runs serve's noisy-neighbour benchmark into bench/out/neighbour.txt.
 # PTCX_BENCH_ARGS adds flags to ptcx bench (e.g. "--runs 5" for a quick run).
 # scripts/bench-readme.sh then puts bench/out/report.md in README.md.
 set -euo pipefail
@@ -32,4 +33,6 @@ CGO_ENABLED=1 $GO build -tags wasmtime -ldflags "-X main.version=$version" -o bi
 mkdir -p bench/out
 # shellcheck disable=SC2086 # PTCX_BENCH_ARGS is a list of flags
 bin/ptcx-wasmtime bench --require-peers --out bench/out ${PTCX_BENCH_ARGS:-}
+# Issue #15's noisy neighbour through the whole service (serve/neighbour_bench_test.go).
+PTCX_REQUIRE_GUEST=1 $GO test -count=1 -run '^$' -bench 'BenchmarkServer_noisyNeighbour' -benchtime=7x ./serve/ | tee bench/out/neighbour.txt
 echo "bench: the report is in bench/out (report.md, results.jsonl, one SVG per workload); scripts/bench-readme.sh puts it in README.md" >&2

@@ -12,7 +12,7 @@ import (
 // unset or memory (the default), dir (a temporary directory) or nats (an
 // embedded NATS server per test server), e.g.
 // PTCX_TEST_STORE=nats go test ./serve/.
-func withTestStore(t *testing.T, cfg *serve.Config) {
+func withTestStore(t testing.TB, cfg *serve.Config) {
 	t.Helper()
 	switch kind := os.Getenv("PTCX_TEST_STORE"); kind {
 	case "", "memory":

@@ -79,13 +79,20 @@ func (ts *testServer) client(key string) *client.Client { return client.New(ts.u
 // newServer serves a config of three tenants (a and b in ptc mode, native
 // in native mode) with a workspace on loopback, on the test binary's
 // shared sandbox; edit changes the config first.
-func newServer(t *testing.T, edit func(*serve.Config)) *testServer {
+func newServer(t testing.TB, edit func(*serve.Config)) *testServer {
 	t.Helper()
 	return newServerOn(t, testkit.Sandbox(t), edit)
 }
 
 // newServerOn is newServer with the sandbox rt.
-func newServerOn(t *testing.T, rt executor.CodeRuntime, edit func(*serve.Config)) *testServer {
+func newServerOn(t testing.TB, rt executor.CodeRuntime, edit func(*serve.Config)) *testServer {
+	t.Helper()
+	return newServerWith(t, serve.Options{Runtime: rt}, edit)
+}
+
+// newServerWith is newServer with opts (and their Runtime, or one the
+// server starts when nil); opts.Logger is the test's.
+func newServerWith(t testing.TB, opts serve.Options, edit func(*serve.Config)) *testServer {
 	t.Helper()
 	cfg := &serve.Config{
 		Listen:    "127.0.0.1:0",
@@ -102,9 +109,8 @@ func newServerOn(t *testing.T, rt executor.CodeRuntime, edit func(*serve.Config)
 		edit(cfg)
 	}
 	logs := &lockedBuffer{}
-	srv, err := serve.New(context.Background(), cfg, serve.Options{
-		Runtime: rt, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
-	})
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	srv, err := serve.New(context.Background(), cfg, opts)
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {

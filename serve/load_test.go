@@ -96,7 +96,7 @@ func quantiles(ds []time.Duration) (p50, p99 time.Duration) {
 
 // drive runs n executions of tenant key's mix, at most conc at once, and
 // returns every latency; any lost or wrong result fails the test.
-func drive(t *testing.T, ctx context.Context, c *client.Client, n, conc int, mix []loadKind) []time.Duration {
+func drive(t testing.TB, ctx context.Context, c *client.Client, n, conc int, mix []loadKind) []time.Duration {
 	t.Helper()
 	var (
 		mu   sync.Mutex
