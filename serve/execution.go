@@ -88,17 +88,19 @@ func (x *execution) notifyLocked() {
 	x.changed = make(chan struct{})
 }
 
-// emitLocked appends an event; x.mu is held.
-func (x *execution) emitLocked(typ string, data any) {
+// emitLocked appends an event, and reports false when it was dropped
+// instead (past max_events); x.mu is held.
+func (x *execution) emitLocked(typ string, data any) bool {
 	if len(x.events) >= x.maxEvents && typ != EventDone {
 		x.dropped++
-		return
+		return false
 	}
 	b, err := json.Marshal(data)
 	if err != nil {
 		b = json.RawMessage(`{}`)
 	}
 	x.events = append(x.events, Event{ID: x.eventBase + len(x.events) + 1, Type: typ, Data: b})
+	return true
 }
 
 func (x *execution) emit(typ string, data any) {
@@ -112,18 +114,29 @@ func (x *execution) emit(typ string, data any) {
 // keep it whole (within the run's output limit).
 const maxLogEventBytes = 2048
 
+// logEvent is a log event's data: the line, cut to maxLogEventBytes (at a
+// character boundary), and whether it was.
+type logEvent struct {
+	Line      string `json:"line"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
 // logLine is the run's wasmhost.LogHook: each console line becomes a log
 // event as the program writes it. It never waits on anything but x.mu,
 // which is never held across a call into the run; a line written after
-// the execution settled (a guest outliving its run) is dropped.
+// the execution settled (a guest outliving its run) is dropped. Past
+// max_events a line is only counted: the waiters are not woken for it, so
+// a program printing in a loop costs the streams and the store nothing.
 func (x *execution) logLine(line string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.settledLocked() {
 		return
 	}
-	x.emitLocked(EventLog, map[string]string{"line": text.Truncate(line, maxLogEventBytes)})
-	x.notifyLocked()
+	cut := text.Truncate(line, maxLogEventBytes)
+	if x.emitLocked(EventLog, logEvent{Line: cut, Truncated: len(cut) < len(line)}) {
+		x.notifyLocked()
+	}
 }
 
 // callStarted and callFinished come from the executor's hooks.

@@ -276,3 +276,43 @@ func TestServer_health_and_metrics(t *testing.T) {
 		require.True(t, strings.HasPrefix(line, "ptcx_"), "metric %q is not prefixed ptcx_", line)
 	}
 }
+
+// A log event carries a line up to 2,048 bytes whole; a longer one is cut
+// at a character boundary and says so. The result's logs keep it whole.
+func TestServer_events_logLineCut(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{
+		Code: `console.log("a".repeat(2047)); console.log("b".repeat(2048)); console.log("c".repeat(2049)); console.log("d".repeat(2047) + "é"); return 1`,
+	})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, st.Status)
+	events, err := c.Events(ctx(t), st.ID, 0)
+	require.NoError(t, err)
+	type logData struct {
+		Line      string `json:"line"`
+		Truncated bool   `json:"truncated"`
+	}
+	var got []logData
+	for _, e := range events {
+		if e.Type == serve.EventLog {
+			var l logData
+			require.NoError(t, json.Unmarshal(e.Data, &l))
+			got = append(got, l)
+		}
+	}
+	require.Len(t, got, 4)
+	for i, tt := range []struct {
+		n         int
+		truncated bool
+	}{
+		{2047, false}, // below
+		{2048, false}, // at
+		{2048, true},  // past: cut to the bound
+		{2047, true},  // past, the bound inside "é": cut before it
+	} {
+		require.Len(t, got[i].Line, tt.n, "line %d", i+1)
+		require.Equal(t, tt.truncated, got[i].Truncated, "line %d", i+1)
+	}
+	require.Contains(t, st.Logs, strings.Repeat("c", 2049), "the result's logs keep the line whole")
+}
