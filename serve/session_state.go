@@ -1,0 +1,429 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// Program-state sessions: an execution with keep_state runs its program
+// in the state its session's earlier programs left (executor.Call.Session),
+// on whichever node it is posted to (docs/api.md, "Sessions";
+// docs/cluster.md, "Sessions"). A session's record (store.SessionRecord)
+// says which node runs a program in it now and names its latest saved
+// state in the snapshot store; a node claims the record before it runs a
+// program and gives it back after, so that programs of one session run one
+// at a time across the cluster and each starts from the state the one
+// before saved. The executor's SessionStore (sessionStore, below) loads and
+// saves that state under the claim. Without a store shared beyond this
+// process the same code runs on a store.Memory of the node's own.
+
+// DefaultSessionWait is the default of tenants[].sessions.wait_ms: as long
+// as a typical program runs, within the default server.max_wait_ms.
+const DefaultSessionWait = 30 * time.Second
+
+// DefaultSessionTTL is the default of tenants[].sessions.ttl_ms: a
+// conversation's programs come within a day.
+const DefaultSessionTTL = 24 * time.Hour
+
+// sessionPoll is how often a keep_state execution looks again at a
+// session another node is running a program in.
+const sessionPoll = 100 * time.Millisecond
+
+// sessionTenant is a tenant's session settings (tenants[].sessions).
+type sessionTenant struct {
+	wait, ttl time.Duration
+}
+
+// withProgramSessions gives t's executors sessions within tc's limits,
+// their state kept in the Server's store (sessionStore).
+func withProgramSessions(t *tenant, tc TenantConfig, cfg executor.Config) executor.Config {
+	q := tc.Sessions
+	t.state = sessionTenant{wait: ms(q.WaitMS, DefaultSessionWait), ttl: ms(q.TTLMS, DefaultSessionTTL)}
+	return cfg.WithSessions(executor.SessionLimits{
+		MaxPerScope: maxHeldSessions, MaxBytes: int(q.MaxBytes), IdleSuspend: ms(q.IdleSuspendMS, 0), Wait: t.state.wait,
+	}).WithSessionStore(sessionStore{})
+}
+
+// programSessions are a Server's program-state sessions.
+type programSessions struct {
+	st   store.Store
+	node string
+	// alive reports whether node (another one) still holds its lease: a
+	// session it runs a program in is taken over once it does not.
+	alive func(ctx context.Context, node string) (bool, error)
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	turns map[string]chan struct{} // per session key: held by the local execution running in it
+	held  map[string]heldSession   // per session key: what a tenant's main executor holds live
+}
+
+// heldSession is a session a tenant's main executor (tenant.exec) holds
+// live between programs: the saved state it matches, and its last use.
+type heldSession struct {
+	t           *tenant
+	scope, name string
+	snapshot    string
+	used        time.Time
+}
+
+// maxHeldSessions bounds the sessions a tenant's main executor holds live
+// between programs (its executor.SessionLimits.MaxPerScope); past it, the
+// least recently used idle one is dropped there (its state stays in the
+// store).
+const maxHeldSessions = executor.DefaultMaxSessionsPerScope
+
+func newProgramSessions(s *Server) *programSessions {
+	ps := &programSessions{node: s.cfg.node(), log: s.log, turns: map[string]chan struct{}{}, held: map[string]heldSession{}}
+	if s.cluster != nil {
+		ps.st, ps.node, ps.alive = s.cluster.st, s.cluster.node, s.cluster.leaseAlive
+	} else {
+		ps.st = store.NewMemory()
+		ps.alive = func(context.Context, string) (bool, error) { return false, nil }
+	}
+	return ps
+}
+
+// sessionKeyOf is the key of a session's record: the tenant's and the
+// session's hashes (a store key's alphabet is narrower than a session
+// name's, and neither may reveal the other tenant's names).
+func sessionKeyOf(tenant, scope, name string) string {
+	t := sha256.Sum256([]byte(tenant))
+	n := sha256.Sum256([]byte(tenant + "\x00" + scope + "\x00" + name))
+	return hex.EncodeToString(t[:8]) + "." + hex.EncodeToString(n[:16])
+}
+
+// sessionClaim is a node's claim on a session while it runs a program in
+// it: the record as this node last wrote it.
+type sessionClaim struct {
+	ps   *programSessions
+	t    *tenant
+	turn chan struct{}
+	once sync.Once // release or abandon
+
+	mu  sync.Mutex
+	rec store.SessionRecord
+	// lost means another node took the session over (this node's lease
+	// lapsed meanwhile): this claim writes nothing more.
+	lost bool
+}
+
+type claimKey struct{}
+
+func withClaim(ctx context.Context, c *sessionClaim) context.Context {
+	return context.WithValue(ctx, claimKey{}, c)
+}
+
+func claimOf(ctx context.Context) *sessionClaim {
+	c, _ := ctx.Value(claimKey{}).(*sessionClaim)
+	return c
+}
+
+// claim takes session (scope, name) of t for a program of this node,
+// waiting (at most the tenant's session wait) while a program runs in it
+// here or on another live node; a session whose running node's lease
+// expired is taken over (its program is lost; its state is the last one
+// saved).
+func (ps *programSessions) claim(ctx context.Context, t *tenant, scope, name string) (*sessionClaim, *httpError) {
+	key := sessionKeyOf(t.name, scope, name)
+	deadline := time.Now().Add(t.state.wait)
+	turn := ps.turn(key)
+	wait := time.NewTimer(t.state.wait)
+	defer wait.Stop()
+	select {
+	case turn <- struct{}{}:
+	case <-wait.C:
+		return nil, ps.busy(name, ps.node, t.state.wait)
+	case <-ctx.Done():
+		return nil, errorf(http.StatusServiceUnavailable, CodeDraining, "the request ended while it waited for session %q", name)
+	}
+	c, herr := ps.claimRecord(ctx, t, key, scope, name, deadline)
+	if herr != nil {
+		<-turn
+		return nil, herr
+	}
+	c.turn = turn
+	return c, nil
+}
+
+// claimRecord claims the session's record for this node, its local turn
+// held.
+func (ps *programSessions) claimRecord(ctx context.Context, t *tenant, key, scope, name string, deadline time.Time) (*sessionClaim, *httpError) {
+	for {
+		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		rec, err := ps.st.GetSession(sctx, key)
+		var rev uint64
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			rec = store.SessionRecord{Key: key, Tenant: t.name, Scope: scope, Name: name}
+			rec.Running, rec.ExpiresAt = ps.node, time.Now().Add(t.state.ttl)
+			rev, err = ps.st.CreateSession(sctx, rec)
+			if errors.Is(err, store.ErrExists) {
+				cancel()
+				continue // another node created it first: look again
+			}
+		case err != nil:
+		default:
+			var free bool
+			if free, err = ps.free(sctx, rec); err == nil && free {
+				rec.Running, rec.ExpiresAt = ps.node, time.Now().Add(t.state.ttl)
+				rev, err = ps.st.UpdateSession(sctx, rec)
+				if errors.Is(err, store.ErrConflict) {
+					cancel()
+					continue // another node claimed it first: look again
+				}
+			} else if err == nil {
+				cancel()
+				if time.Now().After(deadline) {
+					return nil, ps.busy(name, rec.Running, t.state.wait)
+				}
+				select {
+				case <-time.After(sessionPoll):
+				case <-ctx.Done():
+					return nil, errorf(http.StatusServiceUnavailable, CodeDraining, "the request ended while it waited for session %q", name)
+				}
+				continue
+			}
+		}
+		cancel()
+		if err != nil {
+			e := errorf(http.StatusServiceUnavailable, CodeStoreUnavailable, "session %q could not be claimed in the store: %v; nothing ran, retry later", name, err)
+			e.retryAfter = DefaultRetryAfter
+			return nil, e
+		}
+		rec.Revision = rev
+		return &sessionClaim{ps: ps, t: t, rec: rec}, nil
+	}
+}
+
+// free reports whether rec may be claimed: no program runs in it, or the
+// node running one is this one (its earlier life: this node's turn is
+// held) or has lost its lease.
+func (ps *programSessions) free(ctx context.Context, rec store.SessionRecord) (bool, error) {
+	if rec.Running == "" || rec.Running == ps.node {
+		return true, nil
+	}
+	alive, err := ps.alive(ctx, rec.Running)
+	return !alive, err
+}
+
+func (ps *programSessions) busy(name, node string, wait time.Duration) *httpError {
+	e := errorf(http.StatusConflict, CodeConflict,
+		"session %q is running another program (on node %s), which did not end within the %v a keep_state execution waits (tenants[].sessions.wait_ms); nothing ran, retry once it ends",
+		name, node, wait)
+	e.retryAfter = DefaultRetryAfter
+	return e
+}
+
+// turn returns the local turn of session key.
+func (ps *programSessions) turn(key string) chan struct{} {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	c := ps.turns[key]
+	if c == nil {
+		c = make(chan struct{}, 1)
+		ps.turns[key] = c
+	}
+	return c
+}
+
+// prepare readies ex, the executor about to run the claimed session's
+// program: the tenant's main executor drops its live copy unless it is
+// the state the record names (another node, or another of this node's
+// executors, ran a program in it since).
+func (c *sessionClaim) prepare(ctx context.Context, ex *executor.Executor) {
+	if ex != c.t.exec {
+		return
+	}
+	c.ps.mu.Lock()
+	h, ok := c.ps.held[c.rec.Key]
+	c.ps.mu.Unlock()
+	if ok && (h.snapshot != c.rec.Snapshot || c.rec.LastNode != c.ps.node) {
+		ex.DropSession(ctx, c.rec.Scope, c.rec.Name)
+	}
+}
+
+// release ends the claim after the program ran in ex: the record says no
+// program runs in the session, and the executor's live copy is kept (the
+// tenant's main executor, within maxHeldSessions) or dropped (an
+// execution's own executor, which goes). Only the first release or
+// abandon of a claim does anything.
+func (c *sessionClaim) release(ctx context.Context, ex *executor.Executor) {
+	c.once.Do(func() { c.end(context.WithoutCancel(ctx), ex) })
+}
+
+// abandon ends a claim whose program did not run (nil: no claim).
+func (c *sessionClaim) abandon() {
+	if c != nil {
+		c.once.Do(func() { c.end(context.Background(), nil) })
+	}
+}
+
+func (c *sessionClaim) end(ctx context.Context, ex *executor.Executor) {
+	c.mu.Lock()
+	rec, lost := c.rec, c.lost
+	c.mu.Unlock()
+	if !lost {
+		rec.Running = ""
+		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		if _, err := c.ps.st.UpdateSession(sctx, rec); err != nil && !errors.Is(err, store.ErrConflict) {
+			c.ps.log.Warn("a session's record could not be released: another node takes it over once this node's lease lapses",
+				"tenant", c.t.name, "session", rec.Name, "error", err.Error())
+		}
+		cancel()
+	}
+	switch {
+	case ex == nil:
+	case ex == c.t.exec:
+		c.ps.hold(ctx, c.t, rec)
+	default:
+		ex.DropSession(ctx, rec.Scope, rec.Name)
+	}
+	<-c.turn
+}
+
+// hold notes that t's main executor holds session rec live, and drops the
+// least recently used idle ones past maxHeldSessions.
+func (ps *programSessions) hold(ctx context.Context, t *tenant, rec store.SessionRecord) {
+	ps.mu.Lock()
+	ps.held[rec.Key] = heldSession{t: t, scope: rec.Scope, name: rec.Name, snapshot: rec.Snapshot, used: time.Now()}
+	var mine []string
+	for k, h := range ps.held {
+		if h.t == t {
+			mine = append(mine, k)
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool { return ps.held[mine[i]].used.Before(ps.held[mine[j]].used) })
+	var drop []heldSession
+	for _, k := range mine {
+		if len(mine)-len(drop) <= maxHeldSessions {
+			break
+		}
+		select {
+		case ps.turns[k] <- struct{}{}: // idle: no local program runs in it
+			drop = append(drop, ps.held[k])
+			delete(ps.held, k)
+			<-ps.turns[k]
+		default:
+		}
+	}
+	ps.mu.Unlock()
+	for _, h := range drop {
+		t.exec.DropSession(ctx, h.scope, h.name)
+	}
+}
+
+// sessionStore is the executor's SessionStore: it loads and saves a
+// session's state under the claim its call's context carries (whose
+// programSessions are the Server's, made once its store is open).
+type sessionStore struct{}
+
+var _ executor.SessionStore = sessionStore{}
+
+func (sessionStore) claim(ctx context.Context, name string) (*sessionClaim, error) {
+	c := claimOf(ctx)
+	if c == nil || c.rec.Name != name {
+		return nil, fmt.Errorf("serve: session %q is not claimed by this call", name)
+	}
+	return c, nil
+}
+
+// Load implements executor.SessionStore: the state the claimed record
+// names.
+func (s sessionStore) Load(ctx context.Context, _, name string) ([]byte, error) {
+	c, err := s.claim(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	snap := c.rec.Snapshot
+	c.mu.Unlock()
+	if snap == "" {
+		return nil, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	b, err := c.ps.st.GetSnapshot(sctx, snap)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("session %q: its saved state %s is missing from the store", name, snap)
+	}
+	return b, err
+}
+
+// Save implements executor.SessionStore: the bytes under a fresh
+// snapshot name, then the record pointing at them (revision-checked: a
+// session another node took over meanwhile is not overwritten), then the
+// old snapshot deleted.
+func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error {
+	c, err := s.claim(ctx, name)
+	if err != nil {
+		return err
+	}
+	snap := newSnapshotName()
+	if err := c.ps.st.PutSnapshot(ctx, snap, b); err != nil {
+		return err
+	}
+	if err := c.point(ctx, snap); err != nil {
+		_ = c.ps.st.DeleteSnapshot(ctx, snap)
+		return err
+	}
+	return nil
+}
+
+// Delete implements executor.SessionStore: the record names no state
+// (the session was reset), and the old snapshot is deleted.
+func (s sessionStore) Delete(ctx context.Context, _, name string) error {
+	c, err := s.claim(ctx, name)
+	if err != nil {
+		return err
+	}
+	return c.point(ctx, "")
+}
+
+// point makes the claimed record name snap as the session's state and
+// deletes the snapshot it named before.
+func (c *sessionClaim) point(ctx context.Context, snap string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lost {
+		return errors.New("another node took the session over while this program ran (this node's lease lapsed)")
+	}
+	rec := c.rec
+	old := rec.Snapshot
+	rec.Snapshot, rec.LastNode, rec.ExpiresAt = snap, c.ps.node, time.Now().Add(c.t.state.ttl)
+	rev, err := c.ps.st.UpdateSession(ctx, rec)
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		c.lost = true
+		return errors.New("another node took the session over while this program ran (this node's lease lapsed)")
+	}
+	if err != nil {
+		return err
+	}
+	rec.Revision = rev
+	c.rec = rec
+	if old != "" {
+		if err := c.ps.st.DeleteSnapshot(ctx, old); err != nil {
+			c.ps.log.Warn("a session's replaced state could not be deleted from the store", "snapshot", old, "error", err.Error())
+		}
+	}
+	return nil
+}
+
+// newSnapshotName names a session's saved state in the snapshot store.
+func newSnapshotName() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "ss_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,111 @@
+package serve_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/client"
+)
+
+// keep runs code with keep_state in session name.
+func keep(t *testing.T, c *client.Client, name, code string) *serve.ExecutionState {
+	t.Helper()
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: code, Session: name, KeepState: true})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, st.Status, "%+v", st.Error)
+	return st
+}
+
+func TestServer_KeepState_globalsPersist(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	keep(t, c, "chat", `globalThis.n = 41; const greeting: string = "hi"; return n`)
+	st := keep(t, c, "chat", `return [n + 1, greeting]`)
+	require.JSONEq(t, `[42, "hi"]`, string(st.Value))
+
+	// Without keep_state, and in another session, a program starts afresh.
+	fresh, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `return typeof n`, Session: "chat"})
+	require.NoError(t, err)
+	require.JSONEq(t, `"undefined"`, string(fresh.Value))
+	require.JSONEq(t, `"undefined"`, string(keep(t, c, "other", `return typeof n`).Value))
+	require.JSONEq(t, `42`, string(keep(t, c, "chat", `return ++n`).Value))
+}
+
+func TestServer_KeepState_requiresSession(t *testing.T) {
+	ts := newServer(t, nil)
+	code, body, _ := raw(t, http.MethodPost, ts.url+"/v1/executions", keyA, `{"code":"return 1","keep_state":true}`)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, body, "field keep_state: requires field session")
+}
+
+func TestServer_KeepState_tenantsApart(t *testing.T) {
+	ts := newServer(t, nil)
+	keep(t, ts.client(keyA), "same", `globalThis.secret = "a's"; return 1`)
+	require.JSONEq(t, `"undefined"`, string(keep(t, ts.client(keyB), "same", `return typeof secret`).Value))
+	require.JSONEq(t, `"a's"`, string(keep(t, ts.client(keyA), "same", `return secret`).Value))
+}
+
+// TestServer_KeepState_clientToolWaitsInMemory: a keep_state program with
+// client tools is not parked; it holds its session, and counts against
+// max_pending, until its client answers.
+func TestServer_KeepState_clientToolWaitsInMemory(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) {
+		c.Tenants[0].Quotas.MaxPending = 1
+		c.Tenants[0].Sessions.WaitMS = 300
+	})
+	c := ts.client(keyA)
+	keep(t, c, "chat", `globalThis.n = 1; return n`)
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `n = 2; const a = await tools.ask({q: "?"}); n = 3; return a`,
+		Session: "chat", KeepState: true, ClientTools: []serve.ClientTool{askTool}})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
+
+	// Past the session wait: 409.
+	began := time.Now()
+	_, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: `return n`, Session: "chat", KeepState: true})
+	e := apiErr(t, err)
+	require.Equal(t, http.StatusConflict, e.Status)
+	require.Equal(t, serve.CodeConflict, e.Body.Code)
+	require.Contains(t, e.Body.Message, `session "chat" is running another program`)
+	require.Contains(t, e.Body.Message, "tenants[].sessions.wait_ms")
+	require.GreaterOrEqual(t, time.Since(began), 300*time.Millisecond)
+
+	// It counts against max_pending.
+	_, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: `return await tools.ask({q: "x"})`, ClientTools: []serve.ClientTool{askTool}})
+	require.Equal(t, http.StatusTooManyRequests, apiErr(t, err).Status)
+
+	done, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "yes"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `3`, string(keep(t, c, "chat", `return n`).Value))
+}
+
+// TestServer_KeepState_waitsItsTurn: an execution posted while its
+// session runs another program waits (within wait_ms), then runs in the
+// state that program left.
+func TestServer_KeepState_waitsItsTurn(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `globalThis.n = 1; n += (await tools.ask({q: "?"})).length; return n`,
+		Session: "chat", KeepState: true, ClientTools: []serve.ClientTool{askTool}})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
+	var wg sync.WaitGroup
+	var second *serve.ExecutionState
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		second, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: `return n * 10`, Session: "chat", KeepState: true})
+	}()
+	time.Sleep(200 * time.Millisecond) // the second is waiting (or not yet posted: either way it runs after)
+	_, aerr := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "abc"))
+	require.NoError(t, aerr)
+	wg.Wait()
+	require.NoError(t, err)
+	require.JSONEq(t, `40`, string(second.Value))
+}
