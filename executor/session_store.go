@@ -35,6 +35,12 @@ type SessionStore interface {
 	Delete(ctx context.Context, scope, name string) error
 }
 
+// ErrSessionLost, wrapped in the error of a SessionStore's Load, means the
+// session's saved state is gone for good (the store lost it): instead of
+// failing the call, the session starts afresh and the call's first log
+// line says why.
+var ErrSessionLost = errors.New("executor: the session's saved state is lost")
+
 // SessionStoreTimeout bounds each Save and Delete the executor asks of
 // its session store after a program ended. They run on a context that the
 // call's cancellation does not reach (the program ran: its state is kept
@@ -43,7 +49,8 @@ const SessionStoreTimeout = 30 * time.Second
 
 // WithSessionStore keeps run_code sessions' state in st as well as in
 // this process: a session this executor does not hold is loaded from st
-// (a Load failure fails the call with BUSY: nothing ran), and after each
+// (a Load failure fails the call with BUSY: nothing ran; one matching
+// ErrSessionLost starts the session afresh instead), and after each
 // program in a session its state is saved to st (the session stays live
 // here). A state that cannot be saved, or is over SessionLimits.MaxBytes,
 // is reported in that call's output as a notice, and the result stands;
@@ -78,6 +85,8 @@ func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name stri
 	}
 	b, err := t.store.Load(ctx, scope, name)
 	switch {
+	case errors.Is(err, ErrSessionLost):
+		return fresh(fmt.Sprintf("the session's saved state could not be restored, so this program starts afresh: %v", err))
 	case err != nil && ctx.Err() != nil:
 		return nil, "", &api.Error{Code: api.CodeAborted, Cause: err,
 			Message: fmt.Sprintf("run_code was cancelled while it loaded session %q from the session store; nothing ran", name)}

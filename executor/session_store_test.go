@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -167,6 +168,16 @@ func TestExecutor_SessionStore_loadFailureIsBusy(t *testing.T) {
 
 	st.fail(nil, nil, nil)
 	require.Equal(t, `"undefined"`, resultOf(t, inSession(e, "", "s", `return typeof ran`)))
+}
+
+func TestExecutor_SessionStore_lostStateStartsAfresh(t *testing.T) {
+	st := newFakeSessionStore()
+	st.fail(fmt.Errorf("%w: its snapshot is missing", executor.ErrSessionLost), nil, nil)
+	e := storeExecutor(t, st, executor.SessionLimits{})
+	r := inSession(e, "", "s", `return typeof n`)
+	require.Equal(t, `"undefined"`, resultOf(t, r))
+	require.Contains(t, logsOf(t, r)[0], "[ptcx] the session's saved state could not be restored, so this program starts afresh")
+	require.Contains(t, logsOf(t, r)[0], "its snapshot is missing")
 }
 
 func TestExecutor_SessionStore_saveFailureIsANotice(t *testing.T) {

@@ -357,7 +357,7 @@ func (s sessionStore) Load(ctx context.Context, _, name string) ([]byte, error) 
 	defer cancel()
 	b, err := c.ps.st.GetSnapshot(sctx, snap)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("session %q: its saved state %s is missing from the store", name, snap)
+		return nil, fmt.Errorf("%w: session %q: its saved state %s is missing from the store", executor.ErrSessionLost, name, snap)
 	}
 	return b, err
 }

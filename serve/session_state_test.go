@@ -1,7 +1,10 @@
 package serve_test
 
 import (
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/ptcx/ptcx/serve"
 	"github.com/ptcx/ptcx/serve/client"
+	"github.com/ptcx/ptcx/serve/store"
 )
 
 // keep runs code with keep_state in session name.
@@ -108,4 +112,81 @@ func TestServer_KeepState_waitsItsTurn(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, err)
 	require.JSONEq(t, `40`, string(second.Value))
+}
+
+func TestParseConfig_sessions(t *testing.T) {
+	tenant := func(sessions string) string {
+		return `{"listen":"127.0.0.1:1","tenants":[{"name":"a","key_sha256":"` + sum("k") + `","sessions":` + sessions + `}]}`
+	}
+	for _, tc := range []struct{ name, sessions, want string }{
+		{"defaults", `{}`, ""},
+		{"all set", `{"max_bytes":1048576,"wait_ms":100,"idle_suspend_ms":1000,"ttl_ms":60000}`, ""},
+		{"max_bytes below the store's maximum", fmt.Sprint(`{"max_bytes":`, store.MaxSnapshotBytes-1, `}`), ""},
+		{"max_bytes at the store's maximum", fmt.Sprint(`{"max_bytes":`, store.MaxSnapshotBytes, `}`), ""},
+		{"max_bytes past the store's maximum", fmt.Sprint(`{"max_bytes":`, store.MaxSnapshotBytes+1, `}`),
+			"field tenants[0].sessions.max_bytes: 536870913 is over the maximum of 536870912"},
+		{"negative max_bytes", `{"max_bytes":-1}`, "field tenants[0].sessions.max_bytes: -1 is negative"},
+		{"negative wait_ms", `{"wait_ms":-1}`, "field tenants[0].sessions.wait_ms: -1 is negative"},
+		{"negative idle_suspend_ms", `{"idle_suspend_ms":-1}`, "field tenants[0].sessions.idle_suspend_ms: -1 is negative"},
+		{"negative ttl_ms", `{"ttl_ms":-1}`, "field tenants[0].sessions.ttl_ms: -1 is negative"},
+		{"unknown field", `{"max":3}`, `unknown field "max"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := serve.ParseConfig([]byte(tenant(tc.sessions)))
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// TestServer_KeepState_maxBytes: a session whose state after a program
+// is past tenants[].sessions.max_bytes is reset, and that program's first
+// log line says so; one below it is kept.
+func TestServer_KeepState_maxBytes(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Sessions.MaxBytes = 64 << 10 })
+	c := ts.client(keyA)
+	small := keep(t, c, "small", `globalThis.n = 1; return n`)
+	require.Empty(t, small.Logs)
+	big := keep(t, c, "big", `globalThis.data = Array.from({length: 50000}, (_, i) => "item" + i * 7919); return data.length`)
+	require.JSONEq(t, `50000`, string(big.Value), "the result stands")
+	require.NotEmpty(t, big.Logs)
+	require.Contains(t, big.Logs[0], "the session's state was reset after this program")
+	require.Contains(t, big.Logs[0], "over the limit of 65536 bytes")
+	require.JSONEq(t, `"undefined"`, string(keep(t, c, "big", `return typeof data`).Value))
+	require.JSONEq(t, `1`, string(keep(t, c, "small", `return n`).Value))
+}
+
+// TestServer_KeepState_storeFailures: a session record the store cannot
+// write is 503 (nothing ran); a saved state the store lost starts the
+// session afresh, and the program's first log line says so.
+func TestServer_KeepState_storeFailures(t *testing.T) {
+	dir := t.TempDir()
+	ts := newServer(t, func(c *serve.Config) { c.Store = &serve.StoreConfig{Kind: "dir", Path: dir} })
+	c := ts.client(keyA)
+	keep(t, c, "chat", `globalThis.n = 1; return n`)
+
+	// The saved state is gone: an execution with client tools (its own
+	// executor, which loads the state) starts afresh, and says so.
+	parks, err := filepath.Glob(filepath.Join(dir, "records", "ss_*.park"))
+	require.NoError(t, err)
+	require.Len(t, parks, 1, "one saved state: the old one is deleted once replaced")
+	require.NoError(t, os.Remove(parks[0]))
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `return typeof n`, Session: "chat", KeepState: true, ClientTools: []serve.ClientTool{askTool}})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, st.Status, "%+v", st.Error)
+	require.JSONEq(t, `"undefined"`, string(st.Value))
+	require.Contains(t, st.Logs[0], "the session's saved state could not be restored, so this program starts afresh")
+	require.Contains(t, st.Logs[0], "is missing from the store")
+
+	// The store cannot write session records.
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "sessions")))
+	_, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: `return 1`, Session: "new", KeepState: true})
+	e := apiErr(t, err)
+	require.Equal(t, http.StatusServiceUnavailable, e.Status)
+	require.Equal(t, serve.CodeStoreUnavailable, e.Body.Code)
+	require.Contains(t, e.Body.Message, `session "new" could not be claimed in the store`)
+	require.NotEmpty(t, e.RetryAfter)
 }
