@@ -12,21 +12,42 @@ import (
 	"github.com/ptcx/ptcx/serve"
 )
 
+// sessionHosts are the two ways a node runs a keep_state program: with a
+// workspace, in an executor of the execution's own (which loads the
+// session's state each time); without, in the tenant's main executor
+// (which holds it live between programs, and drops a stale copy).
+var sessionHosts = []struct {
+	name string
+	edit func(int, *serve.Config)
+}{
+	{"own executor", nil},
+	{"main executor", func(_ int, c *serve.Config) { c.Workspace = "" }},
+}
+
 func TestCluster_KeepState_anotherNodeContinues(t *testing.T) {
-	nodes := newNodes(t, 2, nil)
-	keep(t, nodes[0].client(keyA), "chat", `globalThis.n = 41; return n`)
-	st := keep(t, nodes[1].client(keyA), "chat", `return n + 1`)
-	require.JSONEq(t, `42`, string(st.Value))
-	// And back: node 1 drops its stale copy and sees node 2's state.
-	keep(t, nodes[1].client(keyA), "chat", `n = 100; return n`)
-	require.JSONEq(t, `101`, string(keep(t, nodes[0].client(keyA), "chat", `return n + 1`).Value))
+	for _, h := range sessionHosts {
+		t.Run(h.name, func(t *testing.T) {
+			nodes := newNodes(t, 2, h.edit)
+			keep(t, nodes[0].client(keyA), "chat", `globalThis.n = 41; return n`)
+			st := keep(t, nodes[1].client(keyA), "chat", `return n + 1`)
+			require.JSONEq(t, `42`, string(st.Value))
+			// And back: node 1 drops its stale copy and sees node 2's state.
+			keep(t, nodes[1].client(keyA), "chat", `n = 100; return n`)
+			require.JSONEq(t, `101`, string(keep(t, nodes[0].client(keyA), "chat", `return n + 1`).Value))
+		})
+	}
 }
 
 // TestCluster_KeepState_racingNodesLoseNoUpdate posts 10 increments of one
 // session, 5 to each of two nodes at once: they run one at a time, each
 // in the state the one before left.
 func TestCluster_KeepState_racingNodesLoseNoUpdate(t *testing.T) {
-	nodes := newNodes(t, 2, nil)
+	for _, h := range sessionHosts {
+		t.Run(h.name, func(t *testing.T) { racingIncrements(t, newNodes(t, 2, h.edit)) })
+	}
+}
+
+func racingIncrements(t *testing.T, nodes []*testServer) {
 	const each = 5
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -51,8 +51,10 @@ type sessionTenant struct {
 func withProgramSessions(t *tenant, tc TenantConfig, cfg executor.Config) executor.Config {
 	q := tc.Sessions
 	t.state = sessionTenant{wait: ms(q.WaitMS, DefaultSessionWait), ttl: ms(q.TTLMS, DefaultSessionTTL)}
+	// The main executor holds maxHeldSessions between programs, and at
+	// most one more per execution in flight.
 	return cfg.WithSessions(executor.SessionLimits{
-		MaxPerScope: maxHeldSessions, MaxBytes: int(q.MaxBytes), IdleSuspend: ms(q.IdleSuspendMS, 0), Wait: t.state.wait,
+		MaxPerScope: maxHeldSessions + t.maxConcurrent, MaxBytes: int(q.MaxBytes), IdleSuspend: ms(q.IdleSuspendMS, 0), Wait: t.state.wait,
 	}).WithSessionStore(sessionStore{})
 }
 
@@ -307,21 +309,23 @@ func (ps *programSessions) hold(ctx context.Context, t *tenant, rec store.Sessio
 	}
 	sort.Slice(mine, func(i, j int) bool { return ps.held[mine[i]].used.Before(ps.held[mine[j]].used) })
 	var drop []heldSession
+	var turns []chan struct{}
 	for _, k := range mine {
 		if len(mine)-len(drop) <= maxHeldSessions {
 			break
 		}
 		select {
-		case ps.turns[k] <- struct{}{}: // idle: no local program runs in it
+		case ps.turns[k] <- struct{}{}: // idle: no local program runs in it, and none starts until it is dropped
 			drop = append(drop, ps.held[k])
+			turns = append(turns, ps.turns[k])
 			delete(ps.held, k)
-			<-ps.turns[k]
 		default:
 		}
 	}
 	ps.mu.Unlock()
-	for _, h := range drop {
+	for i, h := range drop {
 		t.exec.DropSession(ctx, h.scope, h.name)
+		<-turns[i]
 	}
 }
 

@@ -190,3 +190,19 @@ func TestServer_KeepState_storeFailures(t *testing.T) {
 	require.Contains(t, e.Body.Message, `session "new" could not be claimed in the store`)
 	require.NotEmpty(t, e.RetryAfter)
 }
+
+// TestServer_KeepState_heldSessionsBound: a tenant's main executor holds
+// at most MaxHeldSessions sessions between programs (below, at, past it);
+// one it dropped continues from the store.
+func TestServer_KeepState_heldSessionsBound(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) { c.Workspace = "" }) // else each session has an executor of its own
+
+	c := ts.client(keyA)
+	for i := range serve.MaxHeldSessions + 1 {
+		keep(t, c, fmt.Sprintf("s%d", i), fmt.Sprintf(`globalThis.n = %d; return n`, i))
+		held, listed := serve.HeldSessions(ts.srv, "a")
+		require.Equal(t, min(i+1, serve.MaxHeldSessions), held, "after %d sessions", i+1)
+		require.Equal(t, held, listed)
+	}
+	require.JSONEq(t, `0`, string(keep(t, c, "s0", `return n`).Value), "the dropped session continues from the store")
+}
