@@ -66,7 +66,7 @@ type programSessions struct {
 	log   *slog.Logger
 
 	mu    sync.Mutex
-	turns map[string]chan struct{} // per session key: held by the local execution running in it
+	turns map[string]*sessionTurn // per session key with a local claim, waiting or held, or a held session
 	held  map[string]heldSession   // per session key: what a tenant's main executor holds live
 }
 
@@ -86,7 +86,7 @@ type heldSession struct {
 const maxHeldSessions = executor.DefaultMaxSessionsPerScope
 
 func newProgramSessions(s *Server) *programSessions {
-	ps := &programSessions{node: s.cfg.node(), log: s.log, turns: map[string]chan struct{}{}, held: map[string]heldSession{}}
+	ps := &programSessions{node: s.cfg.node(), log: s.log, turns: map[string]*sessionTurn{}, held: map[string]heldSession{}}
 	if s.cluster != nil {
 		ps.st, ps.node, ps.alive = s.cluster.st, s.cluster.node, s.cluster.leaseAlive
 	} else {
@@ -145,13 +145,16 @@ func (ps *programSessions) claim(ctx context.Context, t *tenant, scope, name str
 	select {
 	case turn <- struct{}{}:
 	case <-wait.C:
+		ps.untrn(key)
 		return nil, ps.busy(name, ps.node, t.state.wait)
 	case <-ctx.Done():
+		ps.untrn(key)
 		return nil, errorf(http.StatusServiceUnavailable, CodeDraining, "the request ended while it waited for session %q", name)
 	}
 	c, herr := ps.claimRecord(ctx, t, key, scope, name, deadline)
 	if herr != nil {
 		<-turn
+		ps.untrn(key)
 		return nil, herr
 	}
 	c.turn = turn
@@ -227,16 +230,48 @@ func (ps *programSessions) busy(name, node string, wait time.Duration) *httpErro
 	return e
 }
 
-// turn returns the local turn of session key.
+// sessionTurn is a session's local turn: held (a token in ch) by the
+// local execution claiming or running it, or by hold while it drops the
+// session. An entry goes once no claim refers to it and the session is
+// not held, so the map is bounded by the claims in flight plus the held
+// sessions.
+type sessionTurn struct {
+	ch   chan struct{}
+	refs int // claims waiting for or holding ch
+}
+
+// turn returns the local turn of session key, counting the caller's
+// reference until untrn.
 func (ps *programSessions) turn(key string) chan struct{} {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	c := ps.turns[key]
-	if c == nil {
-		c = make(chan struct{}, 1)
-		ps.turns[key] = c
+	e := ps.turns[key]
+	if e == nil {
+		e = &sessionTurn{ch: make(chan struct{}, 1)}
+		ps.turns[key] = e
 	}
-	return c
+	e.refs++
+	return e.ch
+}
+
+// untrn drops the caller's reference to the turn of session key.
+func (ps *programSessions) untrn(key string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.forgetLocked(key, 1)
+}
+
+// forgetLocked drops n references to the turn of key, and the entry with
+// the last unless the session is held. Under ps.mu.
+func (ps *programSessions) forgetLocked(key string, n int) {
+	e := ps.turns[key]
+	if e == nil {
+		return
+	}
+	e.refs -= n
+	if _, held := ps.held[key]; e.refs <= 0 && !held {
+		delete(ps.turns, key)
+	}
 }
 
 // prepare readies ex, the executor about to run the claimed session's
@@ -292,6 +327,7 @@ func (c *sessionClaim) end(ctx context.Context, ex *executor.Executor) {
 		ex.DropSession(ctx, rec.Scope, rec.Name)
 	}
 	<-c.turn
+	c.ps.untrn(rec.Key)
 }
 
 // hold notes that t's main executor holds session rec live, and drops the
@@ -313,9 +349,9 @@ func (ps *programSessions) hold(ctx context.Context, t *tenant, rec store.Sessio
 			break
 		}
 		select {
-		case ps.turns[k] <- struct{}{}: // idle: no local program runs in it, and none starts until it is dropped
+		case ps.turns[k].ch <- struct{}{}: // idle: no local program runs in it, and none starts until it is dropped
 			drop = append(drop, ps.held[k])
-			turns = append(turns, ps.turns[k])
+			turns = append(turns, ps.turns[k].ch)
 			delete(ps.held, k)
 		default:
 		}
@@ -325,4 +361,9 @@ func (ps *programSessions) hold(ctx context.Context, t *tenant, rec store.Sessio
 		t.exec.DropSession(ctx, h.scope, h.name)
 		<-turns[i]
 	}
+	ps.mu.Lock()
+	for _, h := range drop {
+		ps.forgetLocked(sessionKeyOf(t.name, h.scope, h.name), 0)
+	}
+	ps.mu.Unlock()
 }

@@ -38,6 +38,9 @@ func TestServer_KeepState_globalsPersist(t *testing.T) {
 	require.JSONEq(t, `"undefined"`, string(fresh.Value))
 	require.JSONEq(t, `"undefined"`, string(keep(t, c, "other", `return typeof n`).Value))
 	require.JSONEq(t, `42`, string(keep(t, c, "chat", `return ++n`).Value))
+	// Each program ran in an executor of its own (the server has a
+	// workspace): nothing is held, no turn kept.
+	require.Zero(t, serve.SessionTurns(ts.srv))
 }
 
 func TestServer_KeepState_requiresSession(t *testing.T) {
@@ -203,6 +206,7 @@ func TestServer_KeepState_heldSessionsBound(t *testing.T) {
 		held, listed := serve.HeldSessions(ts.srv, "a")
 		require.Equal(t, min(i+1, serve.MaxHeldSessions), held, "after %d sessions", i+1)
 		require.Equal(t, held, listed)
+		require.Equal(t, held, serve.SessionTurns(ts.srv), "a turn is kept for each held session only")
 	}
 	require.JSONEq(t, `0`, string(keep(t, c, "s0", `return n`).Value), "the dropped session continues from the store")
 }
