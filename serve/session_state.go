@@ -67,7 +67,7 @@ type programSessions struct {
 
 	mu    sync.Mutex
 	turns map[string]*sessionTurn // per session key with a local claim, waiting or held, or a held session
-	held  map[string]heldSession   // per session key: what a tenant's main executor holds live
+	held  map[string]heldSession  // per session key: what a tenant's main executor holds live
 }
 
 // heldSession is a session a tenant's main executor (tenant.exec) holds
