@@ -46,6 +46,7 @@ type Config struct {
 	world        *wasmhost.World
 	tenant       string
 	sessions     SessionLimits // session.go
+	sessionStore SessionStore  // session_store.go
 }
 
 // NewConfig returns the default configuration.

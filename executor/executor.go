@@ -52,7 +52,7 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	return &Executor{reg: reg, resolve: resolve.Open(reg), cfg: cfg, limits: cfg.limits.WithDefaults(),
-		sessions: &sessions{limits: sl}}, nil
+		sessions: &sessions{limits: sl, store: cfg.sessionStore}}, nil
 }
 
 // Registry returns the registry the executor resolves against.

@@ -123,6 +123,7 @@ type sessionRuntime interface {
 // use.
 type sessions struct {
 	limits SessionLimits
+	store  SessionStore // session_store.go; nil keeps sessions in this process only
 
 	mu     sync.Mutex
 	scopes map[string]map[string]*session
@@ -134,6 +135,7 @@ type session struct {
 	scope, name string
 	ws          *wasmhost.Session
 	turn        chan struct{}
+	saving      sync.Mutex // orders a save to the store against a close (session_store.go)
 
 	// Under sessions.mu.
 	live     bool // held live in memory, or about to be (counts toward MaxLivePerScope)
@@ -221,13 +223,42 @@ func (t *sessions) victimLocked(s *session) (*session, bool) {
 	return nil, false
 }
 
-// entry returns the session (scope, name), making it when new.
+// entry returns the session (scope, name), making it when new: loaded
+// from the session store when there is one (session_store.go), which it
+// does without holding the table.
 func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name string) (*session, error) {
 	t.mu.Lock()
+	s, err := t.lookupLocked(scope, name)
+	t.mu.Unlock()
+	if s != nil || err != nil {
+		return s, err
+	}
+	ws, notice, err := t.open(ctx, rt, scope, name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
 	defer t.mu.Unlock()
+	if s, err = t.lookupLocked(scope, name); s != nil || err != nil {
+		ws.Close(ctx) // another call made it meanwhile, or filled the scope
+		return s, err
+	}
 	if t.scopes == nil {
 		t.scopes = make(map[string]map[string]*session)
 	}
+	byName := t.scopes[scope]
+	if byName == nil {
+		byName = make(map[string]*session)
+		t.scopes[scope] = byName
+	}
+	s = &session{scope: scope, name: name, ws: ws, turn: make(chan struct{}, 1), lastUsed: time.Now(), notice: notice}
+	byName[name] = s
+	return s, nil
+}
+
+// lookupLocked returns the session (scope, name), or nil when there is
+// none and room for it, or the error of a full scope. Under t.mu.
+func (t *sessions) lookupLocked(scope, name string) (*session, error) {
 	byName := t.scopes[scope]
 	if s := byName[name]; s != nil {
 		return s, nil
@@ -237,17 +268,7 @@ func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name str
 			"run_code could not start session %q: scope %q already has %d sessions (the limit); close one or use one of them",
 			name, scope, t.limits.MaxPerScope)}
 	}
-	if byName == nil {
-		byName = make(map[string]*session)
-		t.scopes[scope] = byName
-	}
-	ws, err := rt.NewSession(ctx)
-	if err != nil {
-		return nil, internal("run_code could not start a session", err)
-	}
-	s := &session{scope: scope, name: name, ws: ws, turn: make(chan struct{}, 1), lastUsed: time.Now()}
-	byName[name] = s
-	return s, nil
+	return nil, nil
 }
 
 // release ends the caller's turn of s: its state, suspended by the
@@ -330,8 +351,9 @@ func (t *sessions) takeNotice(s *session) string {
 	return n
 }
 
-// close removes the session (scope, name), dropping its state; a program
-// running in it finishes, and a call waiting for it fails.
+// close removes the session (scope, name) from this process, dropping
+// its state; a program running in it finishes, its state is neither kept
+// nor saved to the store, and a call waiting for it fails.
 func (t *sessions) close(ctx context.Context, scope, name string) bool {
 	t.mu.Lock()
 	s := t.scopes[scope][name]
@@ -349,6 +371,9 @@ func (t *sessions) close(ctx context.Context, scope, name string) bool {
 	}
 	t.mu.Unlock()
 	s.ws.Close(ctx)
+	// Wait for a save under way (session_store.go): later ones see closed.
+	s.saving.Lock()
+	s.saving.Unlock()
 	return true
 }
 
@@ -371,13 +396,18 @@ func (t *sessions) list(scope string) []SessionInfo {
 
 // CloseSession closes the run_code session name of scope (empty scope:
 // the deployment): its state is dropped, a program running in it
-// finishes first, and a call waiting for it fails with ABORTED. The next
-// call naming it starts a new session. It reports whether there was one.
+// finishes first, and a call waiting for it fails with ABORTED. With a
+// session store (Config.WithSessionStore) it is deleted from the store too
+// (a failure to is logged: the store's copy then stays until it is deleted
+// or replaced). The next call naming it starts a new session. It reports
+// whether this process had it.
 func (e *Executor) CloseSession(ctx context.Context, scope, name string) bool {
 	if scope == "" {
 		scope = deploymentScope
 	}
-	return e.sessions.close(ctx, scope, name)
+	had := e.sessions.close(ctx, scope, name)
+	e.sessions.deleteStored(ctx, scope, name)
+	return had
 }
 
 // Sessions describes the run_code sessions of scope (empty: the

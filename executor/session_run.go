@@ -40,6 +40,7 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 		notice = join(notice, "the session's state was reset: the host stopped this program, so every global and "+
 			"declaration of the session's programs so far is gone; the next program starts afresh")
 	}
+	notice = join(notice, e.sessions.save(ctx, s)) // session_store.go
 	if notice == "" {
 		return out, err
 	}
@@ -47,8 +48,8 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 }
 
 func join(a, b string) string {
-	if a == "" {
-		return b
+	if a == "" || b == "" {
+		return a + b
 	}
 	return a + "; " + b
 }

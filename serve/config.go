@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -135,6 +136,32 @@ type TenantConfig struct {
 	Limits RunLimits `json:"limits,omitempty" yaml:"limits,omitempty"`
 	// Quotas bound what the tenant holds at once.
 	Quotas Quotas `json:"quotas,omitempty" yaml:"quotas,omitempty"`
+	// Sessions bound the tenant's program-state sessions (keep_state,
+	// session_state.go).
+	Sessions SessionQuotas `json:"sessions,omitempty" yaml:"sessions,omitempty"`
+}
+
+// SessionQuotas bound a tenant's program-state sessions: executions with
+// keep_state, whose programs share the state their session's earlier
+// programs left (docs/api.md, "Sessions"). A zero field means its default.
+type SessionQuotas struct {
+	// MaxBytes bounds a session's saved state, compressed (default
+	// executor.DefaultMaxSessionBytes, 16 MiB). A state over it after a
+	// program is reset, and that program's first log line says so.
+	MaxBytes int64 `json:"max_bytes,omitempty" yaml:"max_bytes,omitempty"`
+	// WaitMS is how long a keep_state execution waits while its session
+	// runs another program, on this node or another (default
+	// DefaultSessionWait). Past it: 409, code CONFLICT.
+	WaitMS int64 `json:"wait_ms,omitempty" yaml:"wait_ms,omitempty"`
+	// IdleSuspendMS is how long a session stays live in a node's memory
+	// after its last program (default executor.DefaultSessionIdleSuspend);
+	// then it is suspended to bytes there (its saved state in the store is
+	// not touched).
+	IdleSuspendMS int64 `json:"idle_suspend_ms,omitempty" yaml:"idle_suspend_ms,omitempty"`
+	// TTLMS is how long a session is kept after its last program (default
+	// DefaultSessionTTL); then its record expires and its next
+	// keep_state execution starts afresh.
+	TTLMS int64 `json:"ttl_ms,omitempty" yaml:"ttl_ms,omitempty"`
 }
 
 // Quotas bound a tenant's executions.
@@ -309,10 +336,15 @@ func (t TenantConfig) validate() error {
 		{"limits.output_bytes", int64(t.Limits.OutputBytes)}, {"limits.max_calls", int64(t.Limits.MaxCalls)},
 		{"quotas.max_concurrent", int64(t.Quotas.MaxConcurrent)}, {"quotas.max_pending", int64(t.Quotas.MaxPending)},
 		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS},
+		{"sessions.max_bytes", t.Sessions.MaxBytes}, {"sessions.wait_ms", t.Sessions.WaitMS},
+		{"sessions.idle_suspend_ms", t.Sessions.IdleSuspendMS}, {"sessions.ttl_ms", t.Sessions.TTLMS},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf(".%s: %d is negative (0 means the default)", f.name, f.v)
 		}
+	}
+	if t.Sessions.MaxBytes > store.MaxSnapshotBytes {
+		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot)", t.Sessions.MaxBytes, store.MaxSnapshotBytes)
 	}
 	if c := t.Quotas.ComputeSecondsPerMinute; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
 		return fmt.Errorf(".quotas.compute_seconds_per_minute: %v is not a non-negative number (0 means no compute quota)", c)

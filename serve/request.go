@@ -21,10 +21,14 @@ const (
 
 // ExecutionRequest is the body of POST /v1/executions.
 type ExecutionRequest struct {
-	Code        string       `json:"code"`
-	Description string       `json:"description,omitempty"`
-	Scope       string       `json:"scope,omitempty"`
-	Session     string       `json:"session,omitempty"`
+	Code        string `json:"code"`
+	Description string `json:"description,omitempty"`
+	Scope       string `json:"scope,omitempty"`
+	Session     string `json:"session,omitempty"`
+	// KeepState, with Session, runs the program in the session's program
+	// state: the globals and top-level declarations its earlier keep_state
+	// programs left, on whichever node (docs/api.md, "Sessions").
+	KeepState   bool         `json:"keep_state,omitempty"`
 	Limits      *RunLimits   `json:"limits,omitempty"`
 	ClientTools []ClientTool `json:"client_tools,omitempty"`
 	// IdempotencyKey makes a retried POST return the first one's execution
@@ -159,6 +163,9 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 		if err := checkSession(req.Session); err != nil {
 			return nil, fmt.Errorf("field session: %w", err)
 		}
+	}
+	if req.KeepState && req.Session == "" {
+		return nil, errors.New("field keep_state: requires field session (the name of the session whose program state the program runs in)")
 	}
 	if req.Limits != nil {
 		l := req.Limits

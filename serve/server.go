@@ -45,8 +45,9 @@ type Server struct {
 	pending pendingStore
 	metrics *metrics
 	handler http.Handler
-	cluster *cluster // nil without a store shared beyond this process
-	spill   *spill   // where parked executions' bytes go when cluster is nil
+	cluster *cluster         // nil without a store shared beyond this process
+	spill   *spill           // where parked executions' bytes go when cluster is nil
+	states  *programSessions // keep_state sessions (session_state.go)
 
 	draining atomic.Bool
 	running  sync.WaitGroup // execution goroutines
@@ -114,6 +115,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("serve: field store: %w", err)
 		}
 	}
+	s.states = newProgramSessions(s)
 	if s.cluster == nil {
 		parent := cfg.resolve(cfg.SpillDir)
 		if parent == "" {

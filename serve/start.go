@@ -30,9 +30,21 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil {
 		return s.same(prev, x)
 	}
+	var claim *sessionClaim // keep_state: this node's turn in the session (session_state.go)
+	if req.KeepState {
+		c, herr := s.states.claim(context.Background(), t, req.Scope, req.Session)
+		if herr != nil {
+			return nil, herr
+		}
+		claim = c
+	}
 	release, herr := t.admit()
 	if herr != nil {
+		claim.abandon()
 		return nil, herr
+	}
+	if claim != nil {
+		release = chain(release, claim.abandon)
 	}
 	releasePending := func() {}
 	if x.client {
@@ -93,6 +105,14 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		defer cancel()
 		ctx := wasmhost.WithLogHook(ctx, x.logLine)
 		call := executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args}
+		if claim != nil { // a session's program is never parked (executor.Call.Session)
+			call.Session = req.Session
+			claim.prepare(ctx, ex)
+			r := ex.Execute(withClaim(ctx, claim), call)
+			claim.release(ctx, ex)
+			s.run(ctx, x, r, nil, release)
+			return
+		}
 		if !x.client { // nothing to park on: the hot path pays nothing for parking
 			s.run(ctx, x, ex.Execute(ctx, call), nil, release)
 			return

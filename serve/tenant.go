@@ -40,6 +40,7 @@ type tenant struct {
 	exec *executor.Executor   // for executions without client tools, and /v1/calls
 	mcp  http.Handler
 
+	state   sessionTenant  // keep_state sessions (session_state.go)
 	compute *computeBucket // nil: no compute quota
 	live    atomic.Int64   // executions and calls in flight, against maxConcurrent
 }
@@ -74,6 +75,7 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
 	t.cfg = executor.NewConfig().WithRuntime(rt).WithLimits(t.limits).
 		WithOnStart(s.onStart).WithOnResult(s.onResult).WithTenant(tc.Name)
+	t.cfg = withProgramSessions(t, tc, t.cfg)
 	reg, err := t.registry(t.ws)
 	if err != nil {
 		t.close()

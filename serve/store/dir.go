@@ -37,7 +37,7 @@ func checkName(what, s string) error {
 
 // OpenDir opens (creating) a directory store at root.
 func OpenDir(root string) (*Dir, error) {
-	for _, sub := range []string{"records", "leases"} {
+	for _, sub := range []string{"records", "leases", "sessions"} {
 		if err := os.MkdirAll(filepath.Join(root, sub), 0o700); err != nil {
 			return nil, fmt.Errorf("store dir %s: %w", root, err)
 		}
@@ -80,9 +80,10 @@ func writeEntry[T any](path string, e dirEntry[T]) error {
 	return nil
 }
 
-func (d *Dir) recordPath(id string) string  { return filepath.Join(d.root, "records", id+".json") }
-func (d *Dir) snapPath(name string) string  { return filepath.Join(d.root, "records", name+".park") }
-func (d *Dir) leasePath(node string) string { return filepath.Join(d.root, "leases", node+".json") }
+func (d *Dir) recordPath(id string) string   { return filepath.Join(d.root, "records", id+".json") }
+func (d *Dir) snapPath(name string) string   { return filepath.Join(d.root, "records", name+".park") }
+func (d *Dir) leasePath(node string) string  { return filepath.Join(d.root, "leases", node+".json") }
+func (d *Dir) sessionPath(key string) string { return filepath.Join(d.root, "sessions", key+".json") }
 
 // Create implements Store.
 func (d *Dir) Create(_ context.Context, r Record) (uint64, error) {
@@ -315,6 +316,76 @@ func (d *Dir) DeleteSnapshot(_ context.Context, name string) error {
 		return nil
 	}
 	if err := os.Remove(d.snapPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// CreateSession implements Store: one file per session under sessions/.
+func (d *Dir) CreateSession(_ context.Context, r SessionRecord) (uint64, error) {
+	if err := checkName("session key", r.Key); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old, err := readEntry[SessionRecord](d.sessionPath(r.Key))
+	switch {
+	case err == nil && liveSession(old.Value, time.Now()):
+		return 0, ErrExists
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return 0, err
+	}
+	rev := old.Revision + 1
+	return rev, writeEntry(d.sessionPath(r.Key), dirEntry[SessionRecord]{rev, r})
+}
+
+// GetSession implements Store.
+func (d *Dir) GetSession(_ context.Context, key string) (SessionRecord, error) {
+	if checkName("session key", key) != nil {
+		return SessionRecord{}, ErrNotFound
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, err := readEntry[SessionRecord](d.sessionPath(key))
+	if err != nil {
+		return SessionRecord{}, err
+	}
+	if !liveSession(e.Value, time.Now()) {
+		return SessionRecord{}, ErrNotFound
+	}
+	e.Value.Revision = e.Revision
+	return e.Value, nil
+}
+
+// UpdateSession implements Store.
+func (d *Dir) UpdateSession(_ context.Context, r SessionRecord) (uint64, error) {
+	if err := checkName("session key", r.Key); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old, err := readEntry[SessionRecord](d.sessionPath(r.Key))
+	if err != nil {
+		return 0, err
+	}
+	if !liveSession(old.Value, time.Now()) {
+		return 0, ErrNotFound
+	}
+	if old.Revision != r.Revision {
+		return 0, ErrConflict
+	}
+	rev := old.Revision + 1
+	return rev, writeEntry(d.sessionPath(r.Key), dirEntry[SessionRecord]{rev, r})
+}
+
+// DeleteSession implements Store.
+func (d *Dir) DeleteSession(_ context.Context, key string) error {
+	if checkName("session key", key) != nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := os.Remove(d.sessionPath(key)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return nil

@@ -16,11 +16,12 @@ type Memory struct {
 	records map[string]Record
 	leases  map[string]Lease
 	snaps   map[string][]byte
+	sess    map[string]SessionRecord
 }
 
 // NewMemory returns an empty Memory store.
 func NewMemory() *Memory {
-	return &Memory{records: map[string]Record{}, leases: map[string]Lease{}, snaps: map[string][]byte{}}
+	return &Memory{records: map[string]Record{}, leases: map[string]Lease{}, snaps: map[string][]byte{}, sess: map[string]SessionRecord{}}
 }
 
 func (m *Memory) next() uint64 { m.rev++; return m.rev }
@@ -163,5 +164,55 @@ func (m *Memory) DeleteSnapshot(_ context.Context, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.snaps, name)
+	return nil
+}
+
+// CreateSession implements Store.
+func (m *Memory) CreateSession(_ context.Context, r SessionRecord) (uint64, error) {
+	if err := checkName("session key", r.Key); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.sess[r.Key]; ok && liveSession(old, time.Now()) {
+		return 0, ErrExists
+	}
+	r.Revision = m.next()
+	m.sess[r.Key] = r
+	return r.Revision, nil
+}
+
+// GetSession implements Store.
+func (m *Memory) GetSession(_ context.Context, key string) (SessionRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.sess[key]
+	if !ok || !liveSession(r, time.Now()) {
+		return SessionRecord{}, ErrNotFound
+	}
+	return r, nil
+}
+
+// UpdateSession implements Store.
+func (m *Memory) UpdateSession(_ context.Context, r SessionRecord) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.sess[r.Key]
+	if !ok || !liveSession(old, time.Now()) {
+		return 0, ErrNotFound
+	}
+	if old.Revision != r.Revision {
+		return 0, ErrConflict
+	}
+	r.Revision = m.next()
+	m.sess[r.Key] = r
+	return r.Revision, nil
+}
+
+// DeleteSession implements Store.
+func (m *Memory) DeleteSession(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sess, key)
 	return nil
 }

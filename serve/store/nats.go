@@ -34,12 +34,13 @@ type NATSConfig struct {
 
 // The key prefixes of the records bucket.
 const (
-	recordKey = "ex."
-	leaseKey  = "node."
+	recordKey  = "ex."
+	leaseKey   = "node."
+	sessionKey = "ss."
 )
 
 // NATS is a Store in a JetStream KV bucket shared by every node: records
-// under ex.ID and leases under node.NAME. Each record write carries a
+// under ex.ID, session records under ss.KEY and leases under node.NAME. Each record write carries a
 // per-message TTL, so the server drops it at its ExpiresAt.
 type NATS struct {
 	cfg NATSConfig
@@ -397,4 +398,109 @@ func (n *NATS) DeleteSnapshot(ctx context.Context, name string) error {
 		return nil
 	}
 	return n.wrap(err)
+}
+
+// sessionTTL is how long until r expires, as ttl.
+func sessionTTL(r SessionRecord) time.Duration {
+	if r.ExpiresAt.IsZero() {
+		return 0
+	}
+	return max((time.Until(r.ExpiresAt) + time.Second - 1).Truncate(time.Second), time.Second)
+}
+
+// CreateSession implements Store: a KV create under ss.KEY, with the
+// record's TTL.
+func (n *NATS) CreateSession(ctx context.Context, r SessionRecord) (uint64, error) {
+	if err := checkName("session key", r.Key); err != nil {
+		return 0, err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return 0, err
+	}
+	var opts []jetstream.KVCreateOpt
+	if d := sessionTTL(r); d > 0 {
+		opts = append(opts, jetstream.KeyTTL(d))
+	}
+	// A record past its ExpiresAt that the server has not dropped yet is
+	// replaced (it may drop it meanwhile: then the create is tried again);
+	// a live one is ErrExists.
+	for range 3 {
+		rev, err := n.kv.Create(ctx, sessionKey+r.Key, b, opts...)
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return rev, n.wrap(err)
+		}
+		old, err := n.kv.Get(ctx, sessionKey+r.Key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			continue
+		}
+		if err != nil {
+			return 0, n.wrap(err)
+		}
+		var prev SessionRecord
+		if json.Unmarshal(old.Value(), &prev) == nil && liveSession(prev, time.Now()) {
+			return 0, ErrExists
+		}
+		r.Revision = old.Revision()
+		rev, err = n.UpdateSession(ctx, r)
+		if !errors.Is(err, ErrConflict) {
+			return rev, err
+		}
+	}
+	return 0, ErrExists
+}
+
+// GetSession implements Store.
+func (n *NATS) GetSession(ctx context.Context, key string) (SessionRecord, error) {
+	if checkName("session key", key) != nil {
+		return SessionRecord{}, ErrNotFound
+	}
+	e, err := n.kv.Get(ctx, sessionKey+key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return SessionRecord{}, ErrNotFound
+	}
+	if err != nil {
+		return SessionRecord{}, n.wrap(err)
+	}
+	var r SessionRecord
+	if err := json.Unmarshal(e.Value(), &r); err != nil {
+		return SessionRecord{}, fmt.Errorf("store: session record %s is not JSON: %w", key, err)
+	}
+	if !liveSession(r, time.Now()) {
+		return SessionRecord{}, ErrNotFound
+	}
+	r.Revision = e.Revision()
+	return r, nil
+}
+
+// UpdateSession implements Store: a publish expecting the key's last
+// revision, carrying the record's TTL (as Update).
+func (n *NATS) UpdateSession(ctx context.Context, r SessionRecord) (uint64, error) {
+	if err := checkName("session key", r.Key); err != nil {
+		return 0, err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return 0, err
+	}
+	opts := []jetstream.PublishOpt{jetstream.WithExpectLastSequencePerSubject(r.Revision)}
+	if d := sessionTTL(r); d > 0 {
+		opts = append(opts, jetstream.WithMsgTTL(d))
+	}
+	ack, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: "$KV." + n.cfg.RecordsBucket + "." + sessionKey + r.Key, Data: b}, opts...)
+	if err != nil {
+		if isWrongLastSequence(err) {
+			return 0, ErrConflict
+		}
+		return 0, n.wrap(err)
+	}
+	return ack.Sequence, nil
+}
+
+// DeleteSession implements Store (a purge).
+func (n *NATS) DeleteSession(ctx context.Context, key string) error {
+	if checkName("session key", key) != nil {
+		return nil
+	}
+	return n.wrap(n.kv.Purge(ctx, sessionKey+key))
 }

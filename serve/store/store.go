@@ -97,6 +97,8 @@ type Store interface {
 	GetSnapshot(ctx context.Context, name string) ([]byte, error)
 	// DeleteSnapshot removes them (none is not an error).
 	DeleteSnapshot(ctx context.Context, name string) error
+	// Sessions keeps the records of program-state sessions (session.go).
+	Sessions
 	// Check reports whether the store is usable now (nil) or why not.
 	Check(ctx context.Context) error
 	// Close releases the store's connections.

@@ -1,0 +1,191 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// A session store keeps run_code sessions' state outside the process
+// (docs/architecture.md, "Sessions"): a session not in the executor's
+// table is loaded from it, and after each program the session's state is
+// saved to it, so that another process sharing the store continues the
+// session where this one left it. Without one, sessions live in this
+// process only.
+
+// SessionStore keeps the state of run_code sessions as bytes
+// (wasmhost.Session.Export), keyed by scope and name. Implementations
+// must be safe for concurrent use; they need not order the saves of one
+// session (the executor saves a session only while it holds the session's
+// turn), and they are not told about a session's live state between
+// saves.
+type SessionStore interface {
+	// Load returns the saved state of session name of scope, or nil, nil
+	// when there is none.
+	Load(ctx context.Context, scope, name string) ([]byte, error)
+	// Save replaces the saved state of session name of scope with b.
+	Save(ctx context.Context, scope, name string, b []byte) error
+	// Delete removes the saved state of session name of scope; deleting
+	// one that is not there is not an error.
+	Delete(ctx context.Context, scope, name string) error
+}
+
+// ErrSessionLost, wrapped in the error of a SessionStore's Load, means the
+// session's saved state is gone for good (the store lost it): instead of
+// failing the call, the session starts afresh and the call's first log
+// line says why.
+var ErrSessionLost = errors.New("executor: the session's saved state is lost")
+
+// SessionStoreTimeout bounds each Save and Delete the executor asks of
+// its session store after a program ended. They run on a context that the
+// call's cancellation does not reach (the program ran: its state is kept
+// even when its caller has gone), so this bounds a store that hangs.
+const SessionStoreTimeout = 30 * time.Second
+
+// WithSessionStore keeps run_code sessions' state in st as well as in
+// this process: a session this executor does not hold is loaded from st
+// (a Load failure fails the call with BUSY: nothing ran; one matching
+// ErrSessionLost starts the session afresh instead), and after each
+// program in a session its state is saved to st (the session stays live
+// here). A state that cannot be saved, or is over SessionLimits.MaxBytes,
+// is reported in that call's output as a notice, and the result stands;
+// a failed save is also logged (slog's default logger). CloseSession
+// deletes a session from st; DropSession forgets this process's copy
+// only. Nil keeps sessions in memory, the default.
+func (c Config) WithSessionStore(st SessionStore) Config {
+	c.sessionStore = st
+	return c
+}
+
+// sessionImporter is a sessionRuntime that takes session bytes back:
+// *wasmhost.Runtime.
+type sessionImporter interface {
+	ImportSession(ctx context.Context, b []byte) (*wasmhost.Session, error)
+}
+
+// open makes the state of a session the table does not hold: the
+// store's, when there is a store and it has one, else a new session. A
+// saved state that cannot be restored (corrupt, another guest, over
+// MaxBytes) is not: the session starts afresh, and notice says why.
+func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name string) (*wasmhost.Session, string, error) {
+	fresh := func(notice string) (*wasmhost.Session, string, error) {
+		ws, err := rt.NewSession(ctx)
+		if err != nil {
+			return nil, "", internal("run_code could not start a session", err)
+		}
+		return ws, notice, nil
+	}
+	if t.store == nil {
+		return fresh("")
+	}
+	b, err := t.store.Load(ctx, scope, name)
+	switch {
+	case errors.Is(err, ErrSessionLost):
+		return fresh(fmt.Sprintf("the session's saved state could not be restored, so this program starts afresh: %v", err))
+	case err != nil && ctx.Err() != nil:
+		return nil, "", &api.Error{Code: api.CodeAborted, Cause: err,
+			Message: fmt.Sprintf("run_code was cancelled while it loaded session %q from the session store; nothing ran", name)}
+	case err != nil:
+		return nil, "", &api.Error{Code: api.CodeBusy, Cause: err, Message: fmt.Sprintf(
+			"run_code could not start: session %q could not be loaded from the session store (%v); nothing ran, retry later", name, err)}
+	case b == nil:
+		return fresh("")
+	case len(b) > t.limits.MaxBytes:
+		return fresh(fmt.Sprintf("the session's saved state was not restored, so this program starts afresh: it takes %d bytes, "+
+			"over the limit of %d bytes a session may keep", len(b), t.limits.MaxBytes))
+	}
+	im, ok := rt.(sessionImporter)
+	if !ok {
+		return nil, "", internal("run_code sessions kept in a store need a code runtime that imports sessions (a *wasmhost.Runtime)", nil)
+	}
+	ws, err := im.ImportSession(ctx, b)
+	if err != nil {
+		if !errors.Is(err, wasmhost.ErrSessionBytes) {
+			return nil, "", internal("run_code could not start a session", err)
+		}
+		return fresh(fmt.Sprintf("the session's saved state could not be restored, so this program starts afresh: %v", err))
+	}
+	return ws, "", nil
+}
+
+// save saves the state of s to the store after a program, its turn held
+// by the caller, and returns what the program's output must say: that the
+// state could not be saved, or was over MaxBytes (then it is reset, here
+// and in the store), or "". A session closed or dropped meanwhile is not
+// saved.
+func (t *sessions) save(ctx context.Context, s *session) string {
+	if t.store == nil {
+		return ""
+	}
+	s.saving.Lock()
+	defer s.saving.Unlock()
+	t.mu.Lock()
+	closed := s.closed
+	t.mu.Unlock()
+	if closed {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SessionStoreTimeout)
+	defer cancel()
+	b, err := s.ws.Export(ctx)
+	if err != nil {
+		return t.saveFailed(s, fmt.Errorf("export the session's state: %w", err))
+	}
+	notice := ""
+	if len(b) > t.limits.MaxBytes {
+		s.ws.Reset(ctx)
+		notice = fmt.Sprintf("the session's state was reset after this program: saved, it took %d bytes, "+
+			"over the limit of %d bytes a session may keep; keep less data in globals", len(b), t.limits.MaxBytes)
+		b = nil
+	}
+	if b == nil {
+		err = t.store.Delete(ctx, s.scope, s.name)
+	} else {
+		err = t.store.Save(ctx, s.scope, s.name, b)
+	}
+	if err != nil {
+		return join(notice, t.saveFailed(s, err))
+	}
+	return notice
+}
+
+// saveFailed logs a failed save and returns its notice.
+func (t *sessions) saveFailed(s *session, err error) string {
+	slog.Default().Warn("ptcx: a run_code session's state could not be saved to the session store",
+		"scope", s.scope, "session", s.name, "error", err)
+	return fmt.Sprintf("the session's state could not be saved to the session store (%v): this result stands and this "+
+		"process keeps the state, but a process that continues the session elsewhere gets the state from before this program", err)
+}
+
+// deleteStored deletes session (scope, name) from the store, if there is
+// one; a failure is logged.
+func (t *sessions) deleteStored(ctx context.Context, scope, name string) {
+	if t.store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SessionStoreTimeout)
+	defer cancel()
+	if err := t.store.Delete(ctx, scope, name); err != nil {
+		slog.Default().Warn("ptcx: a closed run_code session could not be deleted from the session store",
+			"scope", scope, "session", name, "error", err)
+	}
+}
+
+// DropSession forgets this process's copy of the run_code session name of
+// scope (empty: the deployment) without deleting it from the session store:
+// the next call naming it loads the store's state. A host whose other
+// processes may have continued the session since calls it before running
+// a program in it. A program running in it meanwhile finishes, and the
+// state it leaves is neither kept nor saved. It reports whether this
+// process had it.
+func (e *Executor) DropSession(ctx context.Context, scope, name string) bool {
+	if scope == "" {
+		scope = deploymentScope
+	}
+	return e.sessions.close(ctx, scope, name)
+}
