@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -245,6 +246,68 @@ func TestExecutor_RestoreParked_onAnotherRuntime(t *testing.T) {
 	var v executor.RunCodeValue
 	require.NoError(t, json.Unmarshal(res.Value, &v))
 	require.JSONEq(t, `{"before": 42, "ok": "ok", "after": 7, "r": true}`, string(v.Result), "before the park from the first world, after it from this one")
+}
+
+// TestParked_Resume_busyLeavesItParked resumes on a sandbox whose one run
+// is taken: BUSY, nothing ran, and the Parked comes back as it was, to
+// resume once there is room, with the same answers and result.
+func TestParked_Resume_busyLeavesItParked(t *testing.T) {
+	a := newParkWorld(t)
+	parked, data := parkedInWorld(t, a)
+	require.True(t, parked.Release())
+
+	rt, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithMaxRuns(1).WithAdmissionWait(0))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close(context.Background())) }()
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
+	hold, held := make(chan struct{}), make(chan struct{})
+	body := func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput(7) }
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "approve", Description: "Ask a human.", Body: body}))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "add", Description: "Add.", Body: body}))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "hold", Description: "Hold the sandbox's one run.",
+		Body: func(context.Context, api.Input) (api.Output, error) { close(held); <-hold; return api.ValueOutput(0) }}))
+	var notes []string
+	var mu sync.Mutex
+	ex, err := executor.New(reg, executor.NewConfig().WithRuntime(rt).WithOnResult(func(n executor.Notification) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, n.Request.Tool)
+	}))
+	require.NoError(t, err)
+	holder := make(chan api.Result, 1)
+	go func() { holder <- ex.Execute(context.Background(), runCodeCall(`return await tools.hold({})`)) }()
+	<-held
+
+	restored, err := ex.RestoreParked(data)
+	require.NoError(t, err)
+	answers := map[int32]executor.Answer{2: {Output: api.Output{Value: json.RawMessage(`"ok"`)}}}
+	res, again := restored.Resume(context.Background(), answers)
+	require.Same(t, restored, again, "BUSY: the same Parked comes back")
+	require.NotNil(t, res.Err)
+	require.Equal(t, api.CodeBusy, res.Err.Code)
+	require.True(t, executor.TokenOfParked(restored).Live(), "still parked: its token lives")
+	_, err = ex.RestoreParked(data)
+	require.ErrorIs(t, err, executor.ErrParkedTaken, "its state is still held by the Parked")
+	mu.Lock()
+	require.Empty(t, notes, "nothing finished, nothing notified")
+	mu.Unlock()
+	b, err := restored.Marshal()
+	require.NoError(t, err, "still marshallable")
+	require.NotEmpty(t, b)
+
+	close(hold)
+	require.True(t, (<-holder).OK())
+	res, again = restored.Resume(context.Background(), answers)
+	require.Nil(t, again)
+	require.True(t, res.OK(), "%+v", res.Err)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(res.Value, &v))
+	require.JSONEq(t, `{"before": 42, "ok": "ok", "after": 7, "r": true}`, string(v.Result))
+	require.Equal(t, 3, res.Ledger.Stats.Calls, "the ledger came along through the BUSY attempt")
+	require.False(t, executor.TokenOfParked(restored).Live())
+	_, again = restored.Resume(context.Background(), answers)
+	require.Nil(t, again, "resumed once")
 }
 
 // TestExecutor_RestoreParked_headerDisagreesWithItsSnapshot reframes a real

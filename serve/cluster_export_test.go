@@ -3,7 +3,9 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptcx/ptcx/serve/store"
 )
@@ -56,4 +58,20 @@ func InStore(s *Server, id string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// FailSnapshotReads makes the next n reads of parked bytes in this
+// process (from a store, or a spill) fail as an unreachable store would;
+// undo stops it.
+func FailSnapshotReads(n int) (undo func()) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	f := func() error {
+		if left.Add(-1) >= 0 {
+			return fmt.Errorf("%w: a read failure injected by the test", store.ErrUnavailable)
+		}
+		return nil
+	}
+	readFault.Store(&f)
+	return func() { readFault.Store(nil) }
 }

@@ -134,7 +134,9 @@ func (c *cluster) recordOf(x *execution) store.Record {
 		r.Pending = append(r.Pending, p.ID)
 	}
 	x.mu.Lock()
-	if x.parkedLocked() && x.snapshot != "" {
+	// A resuming execution's record names its bytes until its program runs
+	// (a resume that cannot start leaves it parked on them).
+	if x.snapshot != "" && (x.parkedLocked() || x.resuming && !x.settledLocked()) {
 		r.Snapshot = x.snapshot
 		if len(x.given) > 0 {
 			r.Answers, _ = json.Marshal(x.given)
