@@ -75,3 +75,86 @@ func FailSnapshotReads(n int) (undo func()) {
 	readFault.Store(&f)
 	return func() { readFault.Store(nil) }
 }
+
+// CountSnapshotReads counts the reads of parked bytes in this process from
+// now; undo stops counting.
+func CountSnapshotReads() (reads func() int, undo func()) {
+	var n atomic.Int64
+	f := func() error { n.Add(1); return nil }
+	readFault.Store(&f)
+	return func() int { return int(n.Load()) }, func() { readFault.Store(nil) }
+}
+
+// EditRecord rewrites execution id's record in s's store, as edit changes
+// it (revision-checked).
+func EditRecord(s *Server, id string, edit func(r *store.Record)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	r, err := s.cluster.st.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	edit(&r)
+	_, err = s.cluster.st.Update(ctx, r)
+	return err
+}
+
+// Record is execution id's record in s's store.
+func Record(s *Server, id string) (store.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.st.Get(ctx, id)
+}
+
+// SnapshotBytes reads the parked bytes of that name from s's store.
+func SnapshotBytes(s *Server, name string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.st.GetSnapshot(ctx, name)
+}
+
+// PutSnapshotBytes writes parked bytes under that name to s's store.
+func PutSnapshotBytes(s *Server, name string, data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.st.PutSnapshot(ctx, name, data)
+}
+
+// PublishedEvents are execution id's events in s's cluster's stream, and
+// the last id published.
+func PublishedEvents(s *Server, id string) ([]Event, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.publishedEvents(ctx, id, 1<<10)
+}
+
+// ReapLost has s settle what node, gone, left (as its lease loop does once
+// the node's lease expired), and reports how many times it listed the
+// store's records.
+func ReapLost(s *Server, node string) (lists int, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	list := func(ctx context.Context) ([]store.Record, error) {
+		lists++
+		return s.cluster.st.List(ctx)
+	}
+	err = s.cluster.takeOverLost(ctx, store.Lease{Node: node}, "was lost (a test)", list)
+	return lists, err
+}
+
+// TakeOverFrom is TakeOver of an execution s believes node from owned
+// when it was lost: a record another node claimed meanwhile is left to it
+// (store.ErrConflict), as the lease loop and the request path leave it.
+func TakeOverFrom(s *Server, id, from string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	r, err := s.cluster.st.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if r.Owner != from {
+		return fmt.Errorf("%w: execution %s is node %s's now", store.ErrConflict, id, r.Owner)
+	}
+	_, err = s.cluster.takeOver(ctx, r)
+	return err
+}

@@ -29,6 +29,12 @@ type owned struct {
 	// the last event it published.
 	following bool
 	after     int
+
+	// taking is closed once this node's takeover of the execution ended
+	// (cluster_takeover.go), taken its error then: a second takeover of it
+	// here waits for the first instead of claiming it again.
+	taking chan struct{}
+	taken  error
 }
 
 // chanMutex is a mutex a writer can give up waiting for (on c.stop).

@@ -90,7 +90,7 @@ func (x *execution) notifyLocked() {
 
 // emitLocked appends an event; x.mu is held.
 func (x *execution) emitLocked(typ string, data any) {
-	if len(x.events) >= x.maxEvents && typ != EventDone {
+	if x.eventBase+len(x.events) >= x.maxEvents && typ != EventDone {
 		x.dropped++
 		return
 	}

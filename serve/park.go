@@ -479,22 +479,11 @@ func (s *Server) restore(ctx context.Context, x *execution, name string) (p *exe
 	if err := pf.belongsTo(x.id, x.tenant.name, name, data); err != nil {
 		return nil, nil, err
 	}
-	ex, herr, err := s.executorFor(x)
+	p, herr, err := s.restoreFrom(x, pf)
 	if herr != nil {
 		herr.body.Message = fmt.Sprintf("execution %s could not resume: %s; %s", x.id, herr.body.Message, stillParked)
-		return nil, herr, nil
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if p, err = ex.RestoreParked(pf.program); err != nil {
-		return nil, nil, err
-	}
-	if err := pf.holds(p); err != nil {
-		p.Release()
-		return nil, nil, err
-	}
-	return p, nil, nil
+	return p, herr, err
 }
 
 // readSnapshot reads parked bytes from the store, or the spill.

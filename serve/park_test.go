@@ -103,7 +103,7 @@ func TestCluster_takeOver_racingNodesOneWins(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = serve.TakeOver(n.srv, st.ID)
+			errs[i] = serve.TakeOverFrom(n.srv, st.ID, "n1")
 		}()
 	}
 	wg.Wait()

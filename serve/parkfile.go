@@ -38,7 +38,8 @@ type parkMeta struct {
 	Sum       []byte        `json:"sum"`
 	Calls     []CallRecord  `json:"calls"`
 	CallCount int           `json:"call_count"`
-	Events    int           `json:"events"` // the last event id so far
+	Events    int           `json:"events"`            // the last event id so far
+	Dropped   int           `json:"dropped,omitempty"` // the events over max_events so far, counted not kept
 	Pending   []parkPending `json:"pending"`
 }
 
@@ -61,8 +62,18 @@ func encodeParkFile(x *execution, p *executor.Parked, expires time.Time) ([]byte
 		return nil, err
 	}
 	x.mu.Lock()
+	// The events as they will be once park emitted one pending event per
+	// call: kept within max_events, counted past it.
+	kept, dropped := x.eventBase+len(x.events), x.dropped
+	for range p.Calls() {
+		if kept < x.maxEvents {
+			kept++
+		} else {
+			dropped++
+		}
+	}
 	m := parkMeta{ID: x.id, Tenant: x.tenant.name, Spec: x.spec, Created: x.created, Key: x.key, Sum: x.sum[:],
-		Calls: x.calls, CallCount: x.callCount, Events: x.eventBase + len(x.events) + len(p.Calls())}
+		Calls: x.calls, CallCount: x.callCount, Events: kept, Dropped: dropped}
 	x.mu.Unlock()
 	for _, c := range p.Calls() {
 		m.Pending = append(m.Pending, parkPending{Call: PendingCall{ID: p.CallID(c.ID), Name: c.Tool, Arguments: c.Args}, Expires: expires, ParkID: c.ID})
@@ -112,7 +123,7 @@ func decodeParkFile(data []byte) (*parkFile, error) {
 		return nil, bad("its meta names no execution or tenant")
 	case len(m.Pending) == 0:
 		return nil, bad("its meta has no pending call")
-	case m.CallCount < 0 || m.Events < 0:
+	case m.CallCount < 0 || m.Events < 0 || m.Dropped < 0:
 		return nil, bad("its meta has a negative count")
 	}
 	return &parkFile{meta: m, program: data[16+n:]}, nil
