@@ -300,4 +300,3 @@ func TestServer_restart_readFailureAnswers503ThenResumes(t *testing.T) {
 	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
 	require.JSONEq(t, `"ada:36"`, string(done.Value))
 }
-
