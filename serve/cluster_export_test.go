@@ -158,3 +158,10 @@ func TakeOverFrom(s *Server, id, from string) error {
 	_, err = s.cluster.takeOver(ctx, r)
 	return err
 }
+
+// DropPublishes keeps node's events from its cluster's stream from now,
+// as if it were lost before publishing them; undo publishes again.
+func DropPublishes(node string) (undo func()) {
+	dropPublishes.Store(&node)
+	return func() { dropPublishes.Store(nil) }
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -277,10 +278,19 @@ func (c *cluster) persistNow(x *execution) error {
 	return c.persist(x, o)
 }
 
+// dropPublishes, when set (tests: DropPublishes), names a node whose
+// events are not published, as if it were lost before publishing them.
+var dropPublishes atomic.Pointer[string]
+
+func publishDropped(node string) bool {
+	n := dropPublishes.Load()
+	return n != nil && *n == node
+}
+
 // publish puts one event on the execution's subject (NATS only); the
 // message id makes a repeated publish harmless.
 func (c *cluster) publish(id string, e Event) {
-	if c.js == nil {
+	if c.js == nil || publishDropped(c.node) {
 		return
 	}
 	b, err := json.Marshal(e)

@@ -287,12 +287,42 @@ func (c *cluster) carryEvents(ctx context.Context, x *execution, m parkMeta, ans
 	}
 	kept = max(kept, last)
 	x.dropped = dropped
+	if lost := unpublishedPending(m, events, last, kept, answered, x.maxEvents); err == nil && lost != nil {
+		// Its owner was lost after writing the record and before
+		// publishing the park's pending events: they are published now.
+		x.events = append(events, lost...)
+		return last
+	}
 	if len(events) == kept && events[kept-1].ID == kept {
 		x.events = events
 	} else {
 		x.eventBase = kept
 	}
 	return kept
+}
+
+// unpublishedPending rebuilds the pending events of the park that the
+// stream lacks, when only they are missing from it: the stream holds
+// events 1..last, all published, and the rest up to kept are the park's
+// last pending events (no result came after the park, and every pending
+// event was kept within maxEvents). nil otherwise.
+func unpublishedPending(m parkMeta, events []Event, last, kept, answered, maxEvents int) []Event {
+	miss := kept - last
+	if miss <= 0 || miss > len(m.Pending) || answered > 0 || kept != m.Events || m.Events >= maxEvents || len(events) != last {
+		return nil
+	}
+	var out []Event
+	for i, p := range m.Pending[len(m.Pending)-miss:] {
+		b, err := json.Marshal(struct {
+			PendingCall
+			ExpiresAt time.Time `json:"expires_at"`
+		}{p.Call, p.Expires})
+		if err != nil {
+			return nil
+		}
+		out = append(out, Event{ID: last + i + 1, Type: EventPending, Data: b})
+	}
+	return out
 }
 
 // publishedEvents returns the events of execution id its stream holds, in

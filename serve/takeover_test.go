@@ -169,6 +169,35 @@ func TestCluster_takeOver_eventsGoOnFromTheLastPublished(t *testing.T) {
 	}
 }
 
+// A node lost after its parked record was written and before the park's
+// pending events were published: the node that takes it over publishes
+// them, and the stream has every event once, in order.
+func TestCluster_takeOver_publishesThePendingEventsItsOwnerDidNot(t *testing.T) {
+	nodes := newNodes(t, 3, nil)
+	undo := serve.DropPublishes("n1")
+	defer undo()
+	st := pendingOn(t, nodes[0].client(keyA), `const [a, b] = await Promise.all([tools.ask({q: "a"}), tools.ask({q: "b"})]); return a + b`)
+	serve.Crash(nodes[0].srv) // its record written, its events never published
+	undo()
+	_, last, err := serve.PublishedEvents(nodes[1].srv, st.ID)
+	require.NoError(t, err)
+	require.Zero(t, last)
+
+	require.NoError(t, serve.TakeOver(nodes[1].srv, st.ID))
+	c := nodes[1].client(keyA)
+	done, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "A"), answer(st.Pending[1].ID, "B"))
+	require.NoError(t, err)
+	require.JSONEq(t, `"AB"`, string(done.Value))
+	events, err := nodes[2].client(keyA).Events(ctx(t), st.ID, 0)
+	require.NoError(t, err)
+	requireNumbered(t, events, 1)
+	require.Equal(t, serve.EventPending, events[0].Type)
+	require.Equal(t, serve.EventPending, events[1].Type)
+	var p serve.PendingCall
+	require.NoError(t, json.Unmarshal(events[1].Data, &p))
+	require.Equal(t, st.Pending[1], p, "rebuilt as it was")
+}
+
 // max_events counts across a takeover: the events kept and dropped before
 // it count toward the bound after it, and the done event reports them all.
 func TestCluster_takeOver_maxEventsCarriesOver(t *testing.T) {
