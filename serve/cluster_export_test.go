@@ -123,9 +123,14 @@ func PutSnapshotBytes(s *Server, name string, data []byte) error {
 // PublishedEvents are execution id's events in s's cluster's stream, and
 // the last id published.
 func PublishedEvents(s *Server, id string) ([]Event, int, error) {
+	return PublishedEventsUpTo(s, id, 1<<10)
+}
+
+// PublishedEventsUpTo is PublishedEvents reading at most limit messages.
+func PublishedEventsUpTo(s *Server, id string, limit int) ([]Event, int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	return s.cluster.publishedEvents(ctx, id, 1<<10)
+	return s.cluster.publishedEvents(ctx, id, limit)
 }
 
 // ReapLost has s settle what node, gone, left (as its lease loop does once

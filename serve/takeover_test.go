@@ -198,6 +198,33 @@ func TestCluster_takeOver_publishesThePendingEventsItsOwnerDidNot(t *testing.T) 
 	require.Equal(t, st.Pending[1], p, "rebuilt as it was")
 }
 
+// A takeover reads at most its bound of an execution's published events:
+// below the count it has a prefix (and numbers on from the last id
+// published all the same), at it and past it all of them.
+func TestCluster_publishedEvents_readBound(t *testing.T) {
+	n := newNodes(t, 1, nil)[0]
+	c := n.client(keyA)
+	st := pendingOn(t, c, askTwice)
+	mid, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "ada"))
+	require.NoError(t, err)
+	_, err = c.ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, "36"))
+	require.NoError(t, err)
+	all, err := c.Events(ctx(t), st.ID, 0)
+	require.NoError(t, err)
+	count := len(all)
+	require.Eventually(t, func() bool {
+		_, last, err := serve.PublishedEventsUpTo(n.srv, st.ID, count)
+		return err == nil && last == count
+	}, 10*time.Second, 20*time.Millisecond)
+	for _, tt := range []struct{ limit, want int }{{count - 1, count - 1}, {count, count}, {count + 1, count}} {
+		events, last, err := serve.PublishedEventsUpTo(n.srv, st.ID, tt.limit)
+		require.NoError(t, err)
+		require.Equal(t, count, last, "limit %d", tt.limit)
+		require.Len(t, events, tt.want, "limit %d", tt.limit)
+		requireNumbered(t, events, 1)
+	}
+}
+
 // max_events counts across a takeover: the events kept and dropped before
 // it count toward the bound after it, and the done event reports them all.
 func TestCluster_takeOver_maxEventsCarriesOver(t *testing.T) {
