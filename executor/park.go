@@ -116,13 +116,18 @@ func (e *Executor) ExecuteParkable(ctx context.Context, call Call, later func(to
 // result, or, when the program waits again only on calls that answer
 // later, no result and the execution parked again. A Parked resumes once:
 // again, it is refused with INTERNAL.
+//
+// One exception: when the sandbox has no room for the run (BUSY,
+// wasmhost.ErrBusy: the program did not run), Resume returns that error
+// and p itself, still parked as it was, neither finished nor notified:
+// resume it again later (with the same answers), or Discard or Release
+// it. Check for it with again == p.
 func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Result, *Parked) {
 	c := p.run
 	x := c.x
 	if !p.used.CompareAndSwap(false, true) {
 		return api.Result{ID: x.req.ID, Tool: x.req.Tool, Err: internal("this parked execution was already resumed or discarded", nil)}, nil
 	}
-	takenParked.resumed(p.stateKey())
 	rt, _ := x.e.cfg.runtime.(resumer)
 	known := make(map[int32]bool, len(p.snap.Calls))
 	for _, pc := range p.snap.Calls {
@@ -130,6 +135,7 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 	}
 	for id := range answers {
 		if !known[id] {
+			takenParked.resumed(p.stateKey())
 			x.fail(internal("Resume answers call "+strconv.Itoa(int(id))+", which the parked program does not wait on", nil))
 			c.tok.kill()
 			return x.finish(ctx), nil
@@ -156,6 +162,16 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 		return rt.Resume(pctx, p.snap.Snapshot, s, wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline, Suspend: prog.Suspend})
 	})
 	parkedAnswers.drop(registered)
+	if errors.Is(err, wasmhost.ErrBusy) {
+		// Nothing ran: the execution stays parked as it was, with a live
+		// token of its own (the run's died with the run).
+		c.tok = c.tok.successor()
+		p.used.Store(false)
+		var ae *api.Error
+		errors.As(err, &ae)
+		return api.Result{ID: x.req.ID, Tool: x.req.Tool, Err: ae}, p
+	}
+	takenParked.resumed(p.stateKey())
 	x.conclude(pctx, pctx, outcome{out: out, err: err})
 	if pk.parked != nil {
 		x.err, x.out = nil, api.Output{}
@@ -190,6 +206,22 @@ func (p *Parked) Release() bool {
 	takenParked.release(p.stateKey())
 	p.run.tok.kill()
 	return true
+}
+
+// ExecutionID is the ID of the run_code execution p is, which its
+// result and its nested calls' IDs carry.
+func (p *Parked) ExecutionID() string { return p.run.x.req.ID }
+
+// successor is a fresh live token for the execution t was minted for,
+// with t's call counter and ledger: a parked execution whose resumed run
+// never started (BUSY) goes on with it.
+func (t *token) successor() *token {
+	n := t.exec.mintToken(t.callID, t.scope)
+	n.seq.Store(t.seq.Load())
+	t.ledger.mu.Lock()
+	n.ledger.calls, n.ledger.args, n.ledger.total, n.ledger.omitted = t.ledger.calls, t.ledger.args, t.ledger.total, t.ledger.omitted
+	t.ledger.mu.Unlock()
+	return n
 }
 
 // resumer is a code runtime that can resume a suspended run.

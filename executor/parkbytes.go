@@ -203,36 +203,38 @@ func (e *Executor) maxParkedBytes() int64 {
 	return int64(parkedFixed) + MaxParkedHeaderBytes + e.limits.MemoryBytes + int64(wasmhost.MaxSnapshotMetaBytes) + 1<<20
 }
 
-// decodeParked reads the format. It allocates nothing beyond what the
-// input holds: the header is decoded from a slice of it, the snapshot is a
-// copy of its part of it.
-func decodeParked(data []byte, limit int64) (*parkedHeader, []byte, error) {
+// decodeParked reads the format, and the calls the snapshot itself waits
+// on (which its header must name exactly). It allocates nothing beyond
+// what the input holds: the header is decoded from a slice of it, the
+// snapshot is a copy of its part of it, and of the snapshot only its
+// table is read (wasmhost.SnapshotCalls).
+func decodeParked(data []byte, limit int64) (*parkedHeader, []byte, []wasmhost.PendingCall, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrParkedFormat, fmt.Sprintf(format, args...))
 	}
 	if int64(len(data)) > limit {
-		return nil, nil, bad("it is %d bytes, over this executor's limit of %d bytes", len(data), limit)
+		return nil, nil, nil, bad("it is %d bytes, over this executor's limit of %d bytes", len(data), limit)
 	}
 	if len(data) < len(parkedMagic) || string(data[:len(parkedMagic)]) != parkedMagic {
 		if len(data) < len(parkedMagic) && bytes.HasPrefix([]byte(parkedMagic), data) {
-			return nil, nil, bad("it is truncated: %d bytes, less than the format's fixed %d", len(data), parkedFixed)
+			return nil, nil, nil, bad("it is truncated: %d bytes, less than the format's fixed %d", len(data), parkedFixed)
 		}
-		return nil, nil, bad("it does not start with %q", parkedMagic)
+		return nil, nil, nil, bad("it does not start with %q", parkedMagic)
 	}
 	if len(data) < parkedFixed {
-		return nil, nil, bad("it is truncated: %d bytes, less than the format's fixed %d", len(data), parkedFixed)
+		return nil, nil, nil, bad("it is truncated: %d bytes, less than the format's fixed %d", len(data), parkedFixed)
 	}
 	rest := data[len(parkedMagic):]
 	if v := binary.BigEndian.Uint32(rest); v != ParkedVersion {
-		return nil, nil, bad("it is of format version %d; this executor reads version %d only", v, ParkedVersion)
+		return nil, nil, nil, bad("it is of format version %d; this executor reads version %d only", v, ParkedVersion)
 	}
 	hlen := uint64(binary.BigEndian.Uint32(rest[4:]))
 	rest = rest[8:]
 	if hlen > MaxParkedHeaderBytes {
-		return nil, nil, bad("its header claims %d bytes, over MaxParkedHeaderBytes (%d)", hlen, MaxParkedHeaderBytes)
+		return nil, nil, nil, bad("its header claims %d bytes, over MaxParkedHeaderBytes (%d)", hlen, MaxParkedHeaderBytes)
 	}
 	if hlen+8+4 > uint64(len(rest)) {
-		return nil, nil, bad("it is truncated: its header claims %d bytes and %d are left", hlen, len(rest)-12)
+		return nil, nil, nil, bad("it is truncated: its header claims %d bytes and %d are left", hlen, len(rest)-12)
 	}
 	hb := rest[:hlen]
 	rest = rest[hlen:]
@@ -240,27 +242,35 @@ func decodeParked(data []byte, limit int64) (*parkedHeader, []byte, error) {
 	rest = rest[8:]
 	if slen+4 != uint64(len(rest)) {
 		if slen+4 > uint64(len(rest)) || slen > uint64(len(rest)) {
-			return nil, nil, bad("it is truncated: its snapshot claims %d bytes and %d are left", slen, max(len(rest)-4, 0))
+			return nil, nil, nil, bad("it is truncated: its snapshot claims %d bytes and %d are left", slen, max(len(rest)-4, 0))
 		}
-		return nil, nil, bad("%d bytes follow its end", uint64(len(rest))-slen-4)
+		return nil, nil, nil, bad("%d bytes follow its end", uint64(len(rest))-slen-4)
 	}
 	body := data[:len(data)-4]
 	if got, want := crc32.Checksum(body, castagnoli), binary.BigEndian.Uint32(data[len(data)-4:]); got != want {
-		return nil, nil, bad("it is corrupt: its checksum is %08x, its content's %08x", want, got)
+		return nil, nil, nil, bad("it is corrupt: its checksum is %08x, its content's %08x", want, got)
 	}
 	var h parkedHeader
 	d := json.NewDecoder(bytes.NewReader(hb))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&h); err != nil {
-		return nil, nil, bad("its header is not valid: %v", err)
+		return nil, nil, nil, bad("its header is not valid: %v", err)
 	}
 	if d.More() {
-		return nil, nil, bad("its header has data after its end")
+		return nil, nil, nil, bad("its header has data after its end")
 	}
 	if err := h.check(); err != nil {
-		return nil, nil, bad("its header is not valid: %v", err)
+		return nil, nil, nil, bad("its header is not valid: %v", err)
 	}
-	return &h, bytes.Clone(rest[:slen]), nil
+	snap := bytes.Clone(rest[:slen])
+	tools, calls, err := wasmhost.SnapshotCalls(snap)
+	if err != nil {
+		return nil, nil, nil, bad("its snapshot: %v", err)
+	}
+	if err := h.agrees(tools, calls); err != nil {
+		return nil, nil, nil, bad("its header and its snapshot disagree: %v", err)
+	}
+	return &h, snap, calls, nil
 }
 
 // check validates what the header says, beyond its JSON shape.
@@ -276,6 +286,8 @@ func (h *parkedHeader) check() error {
 		return errors.New("the call's arguments are not JSON")
 	case h.Nonce == "":
 		return errors.New("no nonce")
+	case !h.Mode.HasRunCode():
+		return fmt.Errorf("its mode %q is not one with run_code (ptc or both): a parked execution is a run_code program's", h.Mode)
 	case h.Seq < 0 || h.ElapsedN < 0 || h.RawBytes < 0:
 		return errors.New("a negative counter")
 	case len(h.Calls) == 0:
@@ -306,6 +318,44 @@ func (h *parkedHeader) check() error {
 	return nil
 }
 
+// agrees checks the header against what the snapshot holds: the tools the
+// program is bound to, and the calls it waits on (ids, tools, arguments,
+// dispatched or held). Resume answers the calls the header names and
+// dispatches those the snapshot holds: were they not the same, answers
+// would go to calls they were not given for.
+func (h *parkedHeader) agrees(tools []string, calls []wasmhost.PendingCall) error {
+	if !slices.Equal(h.Tools, tools) {
+		return fmt.Errorf("the header binds tools %q, the snapshot %q", h.Tools, tools)
+	}
+	if len(h.Calls) != len(calls) {
+		return fmt.Errorf("the header names %d waiting calls, the snapshot holds %d", len(h.Calls), len(calls))
+	}
+	for i, c := range calls {
+		hc := h.Calls[i]
+		switch {
+		case hc.ID != c.ID:
+			return fmt.Errorf("waiting call %d is call %d in the header and call %d in the snapshot", i+1, hc.ID, c.ID)
+		case hc.Name != c.Name:
+			return fmt.Errorf("call %d is of tool %q in the header and of %q in the snapshot", c.ID, hc.Name, c.Name)
+		case hc.Dispatched != (c.State == wasmhost.CallDispatched):
+			return fmt.Errorf("call %d is %s in the snapshot, and the header says otherwise", c.ID, c.State)
+		case !sameJSON(hc.Args, c.Args):
+			return fmt.Errorf("call %d's arguments differ between the header and the snapshot", c.ID)
+		}
+	}
+	return nil
+}
+
+// sameJSON reports whether a and b are the same JSON text but for
+// insignificant space (both empty counts as the same).
+func sameJSON(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
 // RestoreParked rebuilds a parked execution from Marshal's bytes, made by
 // this executor or another (another process, another node) over a registry
 // of the same shape: a fresh parent token for the same execution id, in
@@ -315,7 +365,10 @@ func (h *parkedHeader) check() error {
 //
 // It is refused, before anything runs, with ErrParkedFormat for bytes that
 // are not a parked execution of this version (or over this executor's
-// size limit), with ErrParkedIncompatible when the execution could not
+// size limit, or whose header disagrees with its snapshot about the tools
+// the program is bound to or the calls it waits on, or names a mode
+// without run_code: the calls answered and dispatched are always the ones
+// the snapshot holds), with ErrParkedIncompatible when the execution could not
 // continue as it was here (its scope is gone, its tool no longer resolves
 // for the caller, the scope's mode changed, or a tool it was bound to is
 // no longer bindable), and with ErrParkedTaken when this parked state is
@@ -325,7 +378,7 @@ func (h *parkedHeader) check() error {
 // per process; across processes it is the caller's store that must see to
 // it (serve's revision-checked records).
 func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
-	h, snap, err := decodeParked(data, e.maxParkedBytes())
+	h, snap, pending, err := decodeParked(data, e.maxParkedBytes())
 	if err != nil {
 		return nil, err
 	}
@@ -383,14 +436,9 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 	for _, n := range h.Later {
 		later[n] = true
 	}
-	s := &wasmhost.Suspended{Snapshot: snap, RawBytes: h.RawBytes, Calls: make([]wasmhost.PendingCall, len(h.Calls))}
-	for i, pc := range h.Calls {
-		st := wasmhost.CallHeld
-		if pc.Dispatched {
-			st = wasmhost.CallDispatched
-		}
-		s.Calls[i] = wasmhost.PendingCall{ID: pc.ID, Name: pc.Name, Args: pc.Args, State: st}
-	}
+	// The calls are the snapshot's own (the header's agree with them):
+	// those are what the program waits on.
+	s := &wasmhost.Suspended{Snapshot: snap, RawBytes: h.RawBytes, Calls: pending}
 	return &Parked{run: c, later: func(tool string) bool { return later[tool] }, snap: s, nonce: h.Nonce}, nil
 }
 

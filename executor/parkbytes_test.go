@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -179,7 +180,8 @@ func TestExecutor_RestoreParked_badBytes(t *testing.T) {
 		{"a flipped bit in the header", edit(func(b []byte) []byte { b[16+hlen/2] ^= 1; return b }), "corrupt"},
 		{"a header that is not JSON", executor.AssembleParked([]byte("{nope"), nil), "header is not valid"},
 		{"a header of unknown fields", executor.AssembleParked([]byte(`{"surprise":1}`), nil), "unknown field"},
-		{"a header without calls", executor.AssembleParked([]byte(`{"id":"x","scope":"s","tool":"run_code","args":{},"nonce":"n","limits":{}}`), nil), "no call is waited on"},
+		{"a header without calls", executor.AssembleParked([]byte(`{"id":"x","scope":"s","tool":"run_code","args":{},"mode":"ptc","nonce":"n","limits":{}}`), nil), "no call is waited on"},
+		{"a header of a mode without run_code", executor.AssembleParked([]byte(`{"id":"x","scope":"s","tool":"run_code","args":{},"mode":"native","nonce":"n","limits":{}}`), nil), `its mode "native" is not one with run_code`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,4 +246,133 @@ func TestExecutor_RestoreParked_onAnotherRuntime(t *testing.T) {
 	var v executor.RunCodeValue
 	require.NoError(t, json.Unmarshal(res.Value, &v))
 	require.JSONEq(t, `{"before": 42, "ok": "ok", "after": 7, "r": true}`, string(v.Result), "before the park from the first world, after it from this one")
+}
+
+// TestParked_Resume_busyLeavesItParked resumes on a sandbox whose one run
+// is taken: BUSY, nothing ran, and the Parked comes back as it was, to
+// resume once there is room, with the same answers and result.
+func TestParked_Resume_busyLeavesItParked(t *testing.T) {
+	a := newParkWorld(t)
+	parked, data := parkedInWorld(t, a)
+	require.True(t, parked.Release())
+
+	rt, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithMaxRuns(1).WithAdmissionWait(0))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close(context.Background())) }()
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
+	hold, held := make(chan struct{}), make(chan struct{})
+	body := func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput(7) }
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "approve", Description: "Ask a human.", Body: body}))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "add", Description: "Add.", Body: body}))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "hold", Description: "Hold the sandbox's one run.",
+		Body: func(context.Context, api.Input) (api.Output, error) { close(held); <-hold; return api.ValueOutput(0) }}))
+	var notes []string
+	var mu sync.Mutex
+	ex, err := executor.New(reg, executor.NewConfig().WithRuntime(rt).WithOnResult(func(n executor.Notification) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, n.Request.Tool)
+	}))
+	require.NoError(t, err)
+	holder := make(chan api.Result, 1)
+	go func() { holder <- ex.Execute(context.Background(), runCodeCall(`return await tools.hold({})`)) }()
+	<-held
+
+	restored, err := ex.RestoreParked(data)
+	require.NoError(t, err)
+	answers := map[int32]executor.Answer{2: {Output: api.Output{Value: json.RawMessage(`"ok"`)}}}
+	res, again := restored.Resume(context.Background(), answers)
+	require.Same(t, restored, again, "BUSY: the same Parked comes back")
+	require.NotNil(t, res.Err)
+	require.Equal(t, api.CodeBusy, res.Err.Code)
+	require.True(t, executor.TokenOfParked(restored).Live(), "still parked: its token lives")
+	_, err = ex.RestoreParked(data)
+	require.ErrorIs(t, err, executor.ErrParkedTaken, "its state is still held by the Parked")
+	mu.Lock()
+	require.Empty(t, notes, "nothing finished, nothing notified")
+	mu.Unlock()
+	b, err := restored.Marshal()
+	require.NoError(t, err, "still marshallable")
+	require.NotEmpty(t, b)
+
+	close(hold)
+	require.True(t, (<-holder).OK())
+	res, again = restored.Resume(context.Background(), answers)
+	require.Nil(t, again)
+	require.True(t, res.OK(), "%+v", res.Err)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(res.Value, &v))
+	require.JSONEq(t, `{"before": 42, "ok": "ok", "after": 7, "r": true}`, string(v.Result))
+	require.Equal(t, 3, res.Ledger.Stats.Calls, "the ledger came along through the BUSY attempt")
+	require.False(t, executor.TokenOfParked(restored).Live())
+	_, again = restored.Resume(context.Background(), answers)
+	require.Nil(t, again, "resumed once")
+}
+
+// TestExecutor_RestoreParked_headerDisagreesWithItsSnapshot reframes a real
+// snapshot under headers that name other calls or tools than it holds (a
+// file corrupted, or crafted, with a right checksum): each is refused
+// before anything runs, saying what differs.
+func TestExecutor_RestoreParked_headerDisagreesWithItsSnapshot(t *testing.T) {
+	w := newParkWorld(t)
+	parked, data := parkedInWorld(t, w)
+	defer parked.Discard(context.Background())
+	hlen := int(binary.BigEndian.Uint32(data[12:]))
+	header, snap := data[16:16+hlen], data[16+hlen+8:len(data)-4]
+	reframe := func(edit func(h map[string]any)) []byte {
+		var h map[string]any
+		require.NoError(t, json.Unmarshal(header, &h))
+		edit(h)
+		b, err := json.Marshal(h)
+		require.NoError(t, err)
+		return executor.AssembleParked(b, snap)
+	}
+	call := func(h map[string]any) map[string]any { return h["calls"].([]any)[0].(map[string]any) }
+	tests := []struct {
+		name string
+		edit func(h map[string]any)
+		want string
+	}{
+		{"another call id", func(h map[string]any) { call(h)["id"] = 3 }, "waiting call 1 is call 3 in the header and call 2 in the snapshot"},
+		{"another tool", func(h map[string]any) { call(h)["name"] = "add" }, `call 2 is of tool "add" in the header and of "approve" in the snapshot`},
+		{"other arguments", func(h map[string]any) { call(h)["args"] = map[string]any{"what": "rm -rf"} }, "call 2's arguments differ"},
+		{"dispatched, says the header", func(h map[string]any) { call(h)["dispatched"] = true }, "call 2 is held in the snapshot"},
+		{"a call more", func(h map[string]any) {
+			h["calls"] = append(h["calls"].([]any), map[string]any{"id": 9, "name": "approve"})
+		}, "the header names 2 waiting calls, the snapshot holds 1"},
+		{"other tools bound", func(h map[string]any) { h["tools"] = []any{"approve"} }, `the header binds tools ["approve"], the snapshot ["add" "approve"]`},
+		{"another mode", func(h map[string]any) { h["mode"] = "native" }, `its mode "native" is not one with run_code`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := w.ex.RestoreParked(reframe(tt.edit))
+			require.ErrorIs(t, err, executor.ErrParkedFormat)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+	require.NoError(t, executor.DecodeParked(reframe(func(map[string]any) {}), 1<<30), "the header as it was agrees")
+}
+
+// TestExecutor_RestoreParked_underAnotherMode: an execution parked in ptc
+// mode is refused by an executor whose scope is now native (run_code does
+// not exist there) or both: the collapse it ran under holds across a park.
+func TestExecutor_RestoreParked_underAnotherMode(t *testing.T) {
+	a := newParkWorld(t)
+	parked, data := parkedInWorld(t, a)
+	defer parked.Discard(context.Background())
+	body := func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput(1) }
+	for _, mode := range []api.Mode{api.ModeNative, api.ModeBoth} {
+		t.Run(string(mode), func(t *testing.T) {
+			reg := registry.New()
+			require.NoError(t, reg.DeclareMode(registry.Deployment, mode))
+			require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "approve", Description: "Ask a human.", Body: body}))
+			require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "add", Description: "Add.", Body: body}))
+			ex, err := executor.New(reg, executor.NewConfig().WithRuntime(realRuntime(t)))
+			require.NoError(t, err)
+			_, err = ex.RestoreParked(data)
+			require.ErrorIs(t, err, executor.ErrParkedIncompatible)
+			require.ErrorContains(t, err, `now in mode "`+string(mode)+`", and it was parked in mode "ptc"`)
+		})
+	}
 }

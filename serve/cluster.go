@@ -265,12 +265,8 @@ func (c *cluster) reapExpired(ctx context.Context) {
 		if l.Node == c.node || !l.Expired(now) {
 			continue
 		}
-		if err := c.reap(ctx, l, "stopped renewing its lease"); err != nil {
+		if err := c.takeOverLost(ctx, l, "stopped renewing its lease", c.st.List); err != nil {
 			c.s.log.Warn("reaping a lost node failed", "node", l.Node, "error", err.Error())
-			continue
-		}
-		if err := c.adoptParked(ctx, func(owner string) bool { return owner == l.Node }); err != nil {
-			c.s.log.Warn("taking over a lost node's parked executions failed", "node", l.Node, "error", err.Error())
 			continue
 		}
 		if err := c.st.DropLease(ctx, l); err != nil && !errors.Is(err, store.ErrConflict) {
@@ -288,6 +284,11 @@ func (c *cluster) reap(ctx context.Context, l store.Lease, why string) error {
 	if err != nil {
 		return err
 	}
+	return c.reapIn(ctx, recs, l, why)
+}
+
+// reapIn is reap over records listed already.
+func (c *cluster) reapIn(ctx context.Context, recs []store.Record, l store.Lease, why string) error {
 	for _, r := range recs {
 		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed || isParkedRecord(r) {
 			continue

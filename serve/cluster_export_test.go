@@ -3,7 +3,9 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptcx/ptcx/serve/store"
 )
@@ -56,4 +58,115 @@ func InStore(s *Server, id string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// FailSnapshotReads makes the next n reads of parked bytes in this
+// process (from a store, or a spill) fail as an unreachable store would;
+// undo stops it.
+func FailSnapshotReads(n int) (undo func()) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	f := func() error {
+		if left.Add(-1) >= 0 {
+			return fmt.Errorf("%w: a read failure injected by the test", store.ErrUnavailable)
+		}
+		return nil
+	}
+	readFault.Store(&f)
+	return func() { readFault.Store(nil) }
+}
+
+// CountSnapshotReads counts the reads of parked bytes in this process from
+// now; undo stops counting.
+func CountSnapshotReads() (reads func() int, undo func()) {
+	var n atomic.Int64
+	f := func() error { n.Add(1); return nil }
+	readFault.Store(&f)
+	return func() int { return int(n.Load()) }, func() { readFault.Store(nil) }
+}
+
+// EditRecord rewrites execution id's record in s's store, as edit changes
+// it (revision-checked).
+func EditRecord(s *Server, id string, edit func(r *store.Record)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	r, err := s.cluster.st.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	edit(&r)
+	_, err = s.cluster.st.Update(ctx, r)
+	return err
+}
+
+// Record is execution id's record in s's store.
+func Record(s *Server, id string) (store.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.st.Get(ctx, id)
+}
+
+// SnapshotBytes reads the parked bytes of that name from s's store.
+func SnapshotBytes(s *Server, name string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.st.GetSnapshot(ctx, name)
+}
+
+// PutSnapshotBytes writes parked bytes under that name to s's store.
+func PutSnapshotBytes(s *Server, name string, data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.st.PutSnapshot(ctx, name, data)
+}
+
+// PublishedEvents are execution id's events in s's cluster's stream, and
+// the last id published.
+func PublishedEvents(s *Server, id string) ([]Event, int, error) {
+	return PublishedEventsUpTo(s, id, 1<<10)
+}
+
+// PublishedEventsUpTo is PublishedEvents reading at most limit messages.
+func PublishedEventsUpTo(s *Server, id string, limit int) ([]Event, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.publishedEvents(ctx, id, limit)
+}
+
+// ReapLost has s settle what node, gone, left (as its lease loop does once
+// the node's lease expired), and reports how many times it listed the
+// store's records.
+func ReapLost(s *Server, node string) (lists int, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	list := func(ctx context.Context) ([]store.Record, error) {
+		lists++
+		return s.cluster.st.List(ctx)
+	}
+	err = s.cluster.takeOverLost(ctx, store.Lease{Node: node}, "was lost (a test)", list)
+	return lists, err
+}
+
+// TakeOverFrom is TakeOver of an execution s believes node from owned
+// when it was lost: a record another node claimed meanwhile is left to it
+// (store.ErrConflict), as the lease loop and the request path leave it.
+func TakeOverFrom(s *Server, id, from string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	r, err := s.cluster.st.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if r.Owner != from {
+		return fmt.Errorf("%w: execution %s is node %s's now", store.ErrConflict, id, r.Owner)
+	}
+	_, err = s.cluster.takeOver(ctx, r)
+	return err
+}
+
+// DropPublishes keeps node's events from its cluster's stream from now,
+// as if it were lost before publishing them; undo publishes again.
+func DropPublishes(node string) (undo func()) {
+	dropPublishes.Store(&node)
+	return func() { dropPublishes.Store(nil) }
 }

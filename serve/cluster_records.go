@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,6 +30,12 @@ type owned struct {
 	// the last event it published.
 	following bool
 	after     int
+
+	// taking is closed once this node's takeover of the execution ended
+	// (cluster_takeover.go), taken its error then: a second takeover of it
+	// here waits for the first instead of claiming it again.
+	taking chan struct{}
+	taken  error
 }
 
 // chanMutex is a mutex a writer can give up waiting for (on c.stop).
@@ -134,7 +141,9 @@ func (c *cluster) recordOf(x *execution) store.Record {
 		r.Pending = append(r.Pending, p.ID)
 	}
 	x.mu.Lock()
-	if x.parkedLocked() && x.snapshot != "" {
+	// A resuming execution's record names its bytes until its program runs
+	// (a resume that cannot start leaves it parked on them).
+	if x.snapshot != "" && (x.parkedLocked() || x.resuming && !x.settledLocked()) {
 		r.Snapshot = x.snapshot
 		if len(x.given) > 0 {
 			r.Answers, _ = json.Marshal(x.given)
@@ -269,10 +278,19 @@ func (c *cluster) persistNow(x *execution) error {
 	return c.persist(x, o)
 }
 
+// dropPublishes, when set (tests: DropPublishes), names a node whose
+// events are not published, as if it were lost before publishing them.
+var dropPublishes atomic.Pointer[string]
+
+func publishDropped(node string) bool {
+	n := dropPublishes.Load()
+	return n != nil && *n == node
+}
+
 // publish puts one event on the execution's subject (NATS only); the
 // message id makes a repeated publish harmless.
 func (c *cluster) publish(id string, e Event) {
-	if c.js == nil {
+	if c.js == nil || publishDropped(c.node) {
 		return
 	}
 	b, err := json.Marshal(e)

@@ -73,6 +73,9 @@ func (c *cluster) answer(data []byte) nodeReply {
 		return nodeReply{Status: e.status, Body: envelope(e)}
 	}
 	x := c.s.table.get(req.Tenant, req.ID)
+	if x == nil && c.awaitTakeOver(req.ID) { // claimed here, not yet held
+		x = c.s.table.get(req.Tenant, req.ID)
+	}
 	if x == nil {
 		e := notFound(req.ID)
 		return nodeReply{Status: e.status, Body: envelope(e)}
@@ -228,14 +231,16 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 // taken over and req applied to it here; any other is failed (NODE_LOST)
 // and its state answered.
 func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record, req nodeRequest, again bool) {
-	if isParkedRecord(r) && !again {
-		writeRaw(w, http.StatusOK, r.State)
+	if isParkedRecord(r) && !again { // a takeover raced it, and it is not held yet: its state would drop req
+		e := unavailable(CodeOwnerUnavailable, "execution %s is being taken over by another node: retry", r.ID)
+		writeError(w, e)
 		return
 	}
 	if isParkedRecord(r) {
 		x, err := c.takeOver(ctx, r)
-		if errors.Is(err, store.ErrConflict) {
-			// Another node took it over (or settled it) first: ask again.
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, errTakeOverRefused) {
+			// Another node took it over (or settled it) first, or it was
+			// failed here, its bytes not its own: ask again.
 			c.forwardOnce(ctx, w, req)
 			return
 		}

@@ -8,6 +8,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/serve/store"
 )
@@ -16,11 +19,19 @@ import (
 // bytes in the store (Record.Snapshot); when its owner is gone (its lease
 // expired or dropped, or it is this node's own earlier life), any node may
 // claim the record, revision-checked, so that of nodes racing exactly one
-// wins, and hold the execution parked here, to resume it from the bytes
-// when its results come (or its calls expire).
+// wins; the winner then reads the bytes, once, checks that they are the
+// execution's own (parkfile.go belongsTo, holds), and holds the execution
+// here, parked, its program restored, to resume it when its results come
+// (or its calls expire). Bytes that cannot be read now give the claim
+// back (a retry takes it again); bytes that are not the execution's own
+// fail it (INTERNAL): another execution's program is never resumed as it.
 
 // isParkedRecord reports whether r is a parked execution's.
 func isParkedRecord(r store.Record) bool { return r.Status == StatusPending && r.Snapshot != "" }
+
+// errTakeOverRefused is takeOver's error for an execution it failed
+// instead of taking it over: its bytes are not its own.
+var errTakeOverRefused = errors.New("serve: the parked execution's snapshot is not its own: the execution was failed")
 
 // adoptParked takes over every parked record whose owner gone says is
 // gone. A record another node claims first is left to it.
@@ -29,36 +40,101 @@ func (c *cluster) adoptParked(ctx context.Context, gone func(owner string) bool)
 	if err != nil {
 		return err
 	}
+	c.adoptIn(ctx, recs, gone)
+	return nil
+}
+
+// adoptIn is adoptParked over records listed already.
+func (c *cluster) adoptIn(ctx context.Context, recs []store.Record, gone func(owner string) bool) {
 	for _, r := range recs {
 		if !isParkedRecord(r) || !gone(r.Owner) {
 			continue
 		}
-		if _, err := c.takeOver(ctx, r); err != nil && !errors.Is(err, store.ErrConflict) {
+		if _, err := c.takeOver(ctx, r); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, errTakeOverRefused) {
 			c.s.log.Warn("taking over a parked execution failed", "execution", r.ID, "owner", r.Owner, "error", err.Error())
 		}
 	}
+}
+
+// takeOverLost settles what node l.Node, gone, left, from one listing of
+// the records (list, the store's List): its running executions fail
+// (NODE_LOST, reap) and its parked ones are taken over here.
+func (c *cluster) takeOverLost(ctx context.Context, l store.Lease, why string, list func(context.Context) ([]store.Record, error)) error {
+	recs, err := list(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.reapIn(ctx, recs, l, why); err != nil {
+		return err
+	}
+	c.adoptIn(ctx, recs, func(owner string) bool { return owner == l.Node })
 	return nil
 }
 
 // takeOver claims r (a parked execution's record, as read) for this node
 // and holds the execution here, parked. It fails with store.ErrConflict
 // when another node updated the record first (it claimed it, or its owner
-// wrote it).
+// wrote it), with errTakeOverRefused when the bytes the record names are
+// not the execution's own (the record is failed then), and otherwise,
+// the record given back, when they could not be read.
 func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, error) {
 	if x := c.s.table.lookup(r.ID); x != nil {
 		return x, nil
 	}
+	c.mu.Lock()
+	if o := c.owned[r.ID]; o != nil { // being taken over here (the lease loop and a request), or owned
+		c.mu.Unlock()
+		if o.taking != nil {
+			select {
+			case <-o.taking:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if o.taken != nil {
+				return nil, o.taken
+			}
+		}
+		if x := c.s.table.lookup(r.ID); x != nil {
+			return x, nil
+		}
+		return nil, fmt.Errorf("%w: execution %s is this node's already", store.ErrConflict, r.ID)
+	}
+	o := &owned{mu: make(chanMutex, 1), taking: make(chan struct{})}
+	c.owned[r.ID] = o
+	c.mu.Unlock()
+	x, err := c.claimParked(ctx, r, o)
+	if err != nil {
+		c.forget(r.ID)
+	}
+	o.taken = err
+	close(o.taking)
+	return x, err
+}
+
+// awaitTakeOver waits, at most storeTimeout, for this node's takeover of
+// execution id to end, and reports whether one was under way.
+func (c *cluster) awaitTakeOver(id string) bool {
+	c.mu.Lock()
+	o := c.owned[id]
+	c.mu.Unlock()
+	if o == nil || o.taking == nil {
+		return false
+	}
+	t := time.NewTimer(storeTimeout)
+	defer t.Stop()
+	select {
+	case <-o.taking:
+	case <-t.C:
+	}
+	return true
+}
+
+// claimParked is takeOver once this node's takeover of r is the only one,
+// o its owned record to fill.
+func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned) (*execution, error) {
 	t := c.s.tenantNamed(r.Tenant)
 	if t == nil {
 		return nil, fmt.Errorf("execution %s belongs to tenant %q, which this node does not serve", r.ID, r.Tenant)
-	}
-	data, err := c.st.GetSnapshot(ctx, r.Snapshot)
-	if err != nil {
-		return nil, fmt.Errorf("execution %s: its snapshot %s: %w", r.ID, r.Snapshot, err)
-	}
-	pf, err := decodeParkFile(data)
-	if err != nil {
-		return nil, fmt.Errorf("execution %s: its snapshot %s: %w", r.ID, r.Snapshot, err)
 	}
 	var given map[int32]ToolResult
 	if len(r.Answers) > 0 {
@@ -72,15 +148,44 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 	if err != nil {
 		return nil, err
 	}
+	r.Revision = rev
+
+	// Claimed: the bytes are read once, now.
+	data, err := c.s.readSnapshot(ctx, r.Snapshot)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		c.unclaim(ctx, r, from)
+		return nil, fmt.Errorf("execution %s: %w", r.ID, err)
+	}
+	var pf *parkFile
+	if err == nil {
+		if pf, err = decodeParkFile(data); err == nil {
+			err = pf.belongsTo(r.ID, r.Tenant, r.Snapshot, data)
+		}
+	}
+	if err != nil {
+		return nil, c.refuse(ctx, r, from, err)
+	}
 
 	m := pf.meta
 	x := newExecution(r.ID, t, nil, m.Key, true, c.s.cfg.maxEvents())
 	copy(x.sum[:], m.Sum)
-	x.created, x.spec, x.calls, x.callCount, x.eventBase = m.Created, m.Spec, m.Calls, m.CallCount, m.Events
+	x.created, x.spec, x.calls, x.callCount = m.Created, m.Spec, m.Calls, m.CallCount
 	x.snapshot, x.status = r.Snapshot, StatusPending
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
-	x.releasePending = c.s.forcePending(t.name)
 	x.cancel = func() {}
+	after := c.carryEvents(ctx, x, m, len(given))
+	p, herr, err := c.s.restoreFrom(x, pf)
+	if err != nil {
+		if x.releasePending != nil {
+			x.releasePending()
+		}
+		return nil, c.refuse(ctx, r, from, err)
+	}
+	if herr != nil { // its session is not to be had now: the resume reads the bytes again
+		c.s.log.Warn("a taken-over execution's program is restored at its resume", "execution", x.id, "error", herr.body.Message)
+	}
+	x.parked = p
+	x.releasePending = chain(c.s.forcePending(t.name), orNothing(x.releasePending))
 	x.mu.Lock()
 	for _, p := range m.Pending {
 		pc := &pendingCall{call: p.Call, expires: p.Expires, parkID: p.ParkID}
@@ -91,26 +196,188 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 		x.pending = append(x.pending, pc)
 	}
 	x.mu.Unlock()
+	c.mu.Lock() // before x is in the table: a request that finds it resumes it, and its follower writes its record
+	o.rev, o.last, o.snap, o.ans, o.after = rev, r.State, r.Snapshot, r.Answers, after
+	c.mu.Unlock()
 	if prev, _ := c.s.table.add(x, math.MaxInt); prev != nil { // its idempotency key is an execution's here already
 		x.key = ""
 		_, _ = c.s.table.add(x, math.MaxInt)
 	}
 	c.s.metrics.running.WithLabelValues(t.name).Inc()
 	c.s.metrics.parked.WithLabelValues(t.name).Inc()
-	c.mu.Lock()
-	c.owned[x.id] = &owned{mu: make(chanMutex, 1), rev: rev, last: r.State, snap: r.Snapshot, ans: r.Answers, after: m.Events}
-	c.mu.Unlock()
 	c.s.log.Info("took over a parked execution", "execution", x.id, "tenant", t.name, "from", from, "node", c.node)
 	x.mu.Lock()
 	due := x.resumeDueLocked()
 	x.armExpiryLocked(c.s)
 	x.mu.Unlock()
 	if due {
-		if herr := c.s.resume(x); herr != nil {
-			c.s.log.Warn("resuming a taken-over execution was refused; it resumes at the next result", "execution", x.id, "error", herr.body.Message)
-		}
+		// Not on the caller's goroutine: the lease loop takes over too,
+		// and a resume may wait for room in the sandbox.
+		go c.s.resumeOrRetry(x)
 	}
 	return x, nil
+}
+
+// restoreFrom restores x's program from pf, its parked bytes, and checks
+// it is the one pf describes. herr is a session not to be had now: then
+// there is no Parked, and no error.
+func (s *Server) restoreFrom(x *execution, pf *parkFile) (p *executor.Parked, herr *httpError, err error) {
+	ex, herr, err := s.executorFor(x)
+	if herr != nil || err != nil {
+		return nil, herr, err
+	}
+	if p, err = ex.RestoreParked(pf.program); err != nil {
+		return nil, nil, err
+	}
+	if err := pf.holds(p); err != nil {
+		p.Release()
+		return nil, nil, err
+	}
+	return p, nil, nil
+}
+
+// unclaim returns a claimed record to the owner it had, for a retry to
+// take it over again: its bytes could not be read now.
+func (c *cluster) unclaim(ctx context.Context, r store.Record, from string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	r.Owner = from
+	if _, err := c.st.Update(ctx, r); err != nil {
+		c.s.log.Warn("giving a parked execution back after its snapshot could not be read failed", "execution", r.ID, "node", c.node, "error", err.Error())
+	}
+}
+
+// refuse fails a claimed record whose bytes are not its execution's own
+// (or cannot continue here), with a log line, and returns
+// errTakeOverRefused; the bytes are left as they are (they may be
+// another execution's).
+func (c *cluster) refuse(ctx context.Context, r store.Record, from string, cause error) error {
+	c.s.log.Error("refused to take over a parked execution: its snapshot is not its own, or cannot continue here; the execution is failed",
+		"execution", r.ID, "tenant", r.Tenant, "from", from, "snapshot", r.Snapshot, "error", cause.Error())
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	msg := fmt.Sprintf("the parked execution could not be taken over from node %s: %v", from, cause)
+	if err := c.fail(ctx, r, api.CodeInternal, msg); err != nil {
+		return fmt.Errorf("execution %s: failing it: %w (it was refused: %v)", r.ID, err, cause)
+	}
+	return fmt.Errorf("%w: execution %s: %v", errTakeOverRefused, r.ID, cause)
+}
+
+// carryEvents numbers x's events on from those its owner emitted, and
+// returns the last id published: after the park (meta) and the result
+// events of the answers given since (answered), each kept within
+// max_events or counted dropped; with NATS, after the last published (the
+// stream's), whose events x then holds when they are all there, so that
+// this node serves an event stream from its start.
+func (c *cluster) carryEvents(ctx context.Context, x *execution, m parkMeta, answered int) int {
+	kept, dropped := m.Events, m.Dropped
+	for range answered {
+		if kept < x.maxEvents {
+			kept++
+		} else {
+			dropped++
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	events, last, err := c.publishedEvents(ctx, x.id, 2*(x.maxEvents+len(m.Pending))+1)
+	if err != nil {
+		c.s.log.Warn("reading a taken-over execution's published events failed; its events go on from its snapshot's count",
+			"execution", x.id, "error", err.Error())
+	}
+	kept = max(kept, last)
+	x.dropped = dropped
+	if lost := unpublishedPending(m, events, last, kept, answered, x.maxEvents); err == nil && lost != nil {
+		// Its owner was lost after writing the record and before
+		// publishing the park's pending events: they are published now.
+		x.events = append(events, lost...)
+		return last
+	}
+	if len(events) == kept && events[kept-1].ID == kept {
+		x.events = events
+	} else {
+		x.eventBase = kept
+	}
+	return kept
+}
+
+// unpublishedPending rebuilds the pending events of the park that the
+// stream lacks, when only they are missing from it: the stream holds
+// events 1..last, all published, and the rest up to kept are the park's
+// last pending events (no result came after the park, and every pending
+// event was kept within maxEvents). nil otherwise.
+func unpublishedPending(m parkMeta, events []Event, last, kept, answered, maxEvents int) []Event {
+	miss := kept - last
+	if miss <= 0 || miss > len(m.Pending) || answered > 0 || kept != m.Events || m.Events >= maxEvents || len(events) != last {
+		return nil
+	}
+	var out []Event
+	for i, p := range m.Pending[len(m.Pending)-miss:] {
+		b, err := json.Marshal(struct {
+			PendingCall
+			ExpiresAt time.Time `json:"expires_at"`
+		}{p.Call, p.Expires})
+		if err != nil {
+			return nil
+		}
+		out = append(out, Event{ID: last + i + 1, Type: EventPending, Data: b})
+	}
+	return out
+}
+
+// publishedEvents returns the events of execution id its stream holds, in
+// order and once each (a repeated publish is skipped), at most limit of
+// them read, and the last id published (0: none; nothing without NATS).
+func (c *cluster) publishedEvents(ctx context.Context, id string, limit int) ([]Event, int, error) {
+	if c.js == nil {
+		return nil, 0, nil
+	}
+	s, err := c.js.Stream(ctx, c.events)
+	if err != nil {
+		return nil, 0, err
+	}
+	lastMsg, err := s.GetLastMsgForSubject(ctx, c.eventSubject(id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var last Event
+	if err := json.Unmarshal(lastMsg.Data, &last); err != nil {
+		return nil, 0, fmt.Errorf("its last event is not valid: %w", err)
+	}
+	cons, err := c.js.OrderedConsumer(ctx, c.events, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{c.eventSubject(id)}, DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, last.ID, err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, last.ID, err
+	}
+	defer it.Stop()
+	var out []Event
+	for range limit {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return nil, last.ID, err
+		}
+		var e Event
+		if json.Unmarshal(msg.Data(), &e) == nil && (len(out) == 0 || e.ID > out[len(out)-1].ID) {
+			out = append(out, e)
+		}
+		if md, err := msg.Metadata(); err != nil || md.Sequence.Stream >= lastMsg.Sequence {
+			break
+		}
+	}
+	for i, e := range out {
+		if e.ID != i+1 { // not all there: none is served from here
+			return nil, last.ID, nil
+		}
+	}
+	return out, last.ID, nil
 }
 
 // ownerGone reports, from the leases, whether node has no live lease.

@@ -67,6 +67,14 @@ func quotaError(reason, format string, args ...any) *httpError {
 	return e
 }
 
+// unavailable is a 503 with Retry-After (DefaultRetryAfter): a failure
+// on the server's side that may pass, the same request to be retried.
+func unavailable(code, format string, args ...any) *httpError {
+	e := errorf(http.StatusServiceUnavailable, code, format, args...)
+	e.retryAfter = DefaultRetryAfter
+	return e
+}
+
 func notFound(id string) *httpError {
 	return errorf(http.StatusNotFound, CodeNotFound, "no execution %q for this tenant (it never existed, belongs to another tenant, or expired after its retention)", id)
 }

@@ -91,7 +91,7 @@ func (x *execution) notifyLocked() {
 // emitLocked appends an event, and reports false when it was dropped
 // instead (past max_events); x.mu is held.
 func (x *execution) emitLocked(typ string, data any) bool {
-	if len(x.events) >= x.maxEvents && typ != EventDone {
+	if x.eventBase+len(x.events) >= x.maxEvents && typ != EventDone {
 		x.dropped++
 		return false
 	}

@@ -3,16 +3,20 @@ package serve
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -118,7 +122,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		if err != nil {
 			return err
 		}
-		name = x.id + "." + snapshotSuffix()
+		name = snapshotNameOf(x.id, data)
 		if s.cluster != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			defer cancel()
@@ -153,10 +157,19 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	return nil
 }
 
-func snapshotSuffix() string {
+// snapshotNameOf names parked bytes in the store: "<execution id>.<12
+// random hex digits>.<the first 16 hex digits of the bytes' SHA-256>", so
+// that a record names its own execution's bytes, and which of them
+// (parkfile.go belongsTo).
+func snapshotNameOf(id string, data []byte) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
+	return id + "." + hex.EncodeToString(b[:]) + "." + snapshotSum(data)
+}
+
+func snapshotSum(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
 }
 
 // emitPendingLocked emits the pending event of one call; x.mu is held.
@@ -250,12 +263,27 @@ func (s *Server) expire(x *execution) {
 		s.cluster.wake(x) // its follower publishes the expired events and writes the record
 	}
 	if due {
-		if herr := s.resume(x); herr != nil {
-			s.log.Warn("resuming an expired execution failed; retried at the next result or expiry", "execution", x.id, "error", herr.body.Message)
-			x.mu.Lock()
-			x.expiry = time.AfterFunc(DefaultRetryAfter, func() { s.retryResume(x) })
-			x.mu.Unlock()
+		s.resumeOrRetry(x)
+	}
+}
+
+// resumeOrRetry resumes x with no client waiting on it (its calls expired,
+// or it was taken over answered): a resume refused for now is retried
+// every DefaultRetryAfter until it starts, or x is answered again.
+func (s *Server) resumeOrRetry(x *execution) {
+	herr := s.resume(x)
+	if herr == nil {
+		return
+	}
+	s.log.Warn("resuming a parked execution was refused for now; retried", "execution", x.id, "error", herr.body.Message,
+		"retry_ms", DefaultRetryAfter.Milliseconds())
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.parkedLocked() {
+		if x.expiry != nil {
+			x.expiry.Stop()
 		}
+		x.expiry = time.AfterFunc(DefaultRetryAfter, func() { s.retryResume(x) })
 	}
 }
 
@@ -264,18 +292,21 @@ func (s *Server) retryResume(x *execution) {
 	due := x.resumeDueLocked()
 	x.mu.Unlock()
 	if due {
-		if herr := s.resume(x); herr != nil {
-			x.mu.Lock()
-			x.expiry = time.AfterFunc(DefaultRetryAfter, func() { s.retryResume(x) })
-			x.mu.Unlock()
-		}
+		s.resumeOrRetry(x)
 	}
 }
 
 // resume continues a parked x whose calls are all answered, on a
 // goroutine of its own, within the tenant's concurrent quota (429 while
 // it is full: the answers are kept, and posting results again, even none,
-// retries).
+// retries). It returns once the program runs again (its first resumed
+// call started, or its run ended), or with the answer for a resume that
+// met a failure that may pass: its bytes could not be read now, the
+// sandbox had no room (BUSY), the tenant's sessions were all in use. Then
+// x stays parked, its answers and its bytes kept, and a retry resumes it;
+// its bytes are dropped only once the program ran. A failure that will
+// not pass (its bytes are gone, corrupt, not x's, or its program cannot
+// continue here) settles x as failed.
 func (s *Server) resume(x *execution) *httpError {
 	release, herr := x.tenant.admit()
 	if herr != nil {
@@ -287,8 +318,8 @@ func (s *Server) resume(x *execution) *httpError {
 		release()
 		return nil
 	}
-	p, answers := x.parked, x.answers
-	x.parked, x.answers, x.given = nil, nil, nil
+	p, answers, name := x.parked, x.answers, x.snapshot
+	x.parked = nil
 	x.resuming, x.status = true, StatusRunning
 	if x.expiry != nil {
 		x.expiry.Stop()
@@ -298,66 +329,202 @@ func (s *Server) resume(x *execution) *httpError {
 	x.cancel = cancel
 	x.notifyLocked()
 	x.mu.Unlock()
+	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
 	if p == nil {
+		var retry *httpError
 		var err error
-		if p, err = s.restore(ctx, x); err != nil {
+		p, retry, err = s.restore(ctx, x, name)
+		if p == nil {
 			cancel()
 			release()
-			s.failParked(x, err)
+			switch {
+			case x.wasCancelled():
+				s.settleRun(x, cancelledWhileParked(x.id))
+				s.dropSnapshot(x, name)
+			case retry != nil:
+				s.unresume(x, nil)
+				return retry
+			default:
+				s.failParked(x, name, err)
+			}
 			return nil
 		}
 	}
-	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
 	if s.cluster != nil {
 		s.cluster.wake(x)
 	}
+	mark := x.emitted()
+	started := make(chan *httpError, 1)
 	s.running.Add(1)
 	go func() {
 		defer s.running.Done()
 		defer cancel()
 		r, again := p.Resume(wasmhost.WithLogHook(ctx, x.logLine), answers)
+		if again == p { // BUSY: nothing ran
+			release()
+			s.unresume(x, p)
+			started <- unavailable(string(api.CodeBusy), "execution %s could not resume: %s; %s", x.id, r.Err.Message, stillParked)
+			return
+		}
+		started <- nil
+		s.dropSnapshot(x, name) // the program ran: its bytes are past
 		s.run(ctx, x, r, again, release)
 	}()
-	return nil
+	return x.awaitStart(started, mark)
 }
 
-// restore rebuilds x's Parked from its bytes in the store.
-func (s *Server) restore(ctx context.Context, x *execution) (*executor.Parked, error) {
-	var data []byte
-	var err error
-	switch {
-	case x.snapshot != "" && s.cluster != nil:
-		if data, err = s.cluster.st.GetSnapshot(ctx, x.snapshot); err != nil {
-			err = fmt.Errorf("reading its snapshot %s: %w", x.snapshot, err)
+// stillParked ends the message of a resume that may succeed when retried.
+const stillParked = "it is still parked, the results given so far kept: retry (POST its tool_results again, even with no results)"
+
+// awaitStart waits until x's resumed program runs (it emitted an event:
+// its first resumed call started) or its Resume returned, and returns
+// what started says of the latter: nil, or the answer for a Resume that
+// did not run the program.
+func (x *execution) awaitStart(started <-chan *httpError, mark int) *httpError {
+	for {
+		x.mu.Lock()
+		moved, ch := x.emittedLocked() > mark, x.changed
+		x.mu.Unlock()
+		if moved {
+			return nil
 		}
-	case x.snapshot != "" && s.spill != nil:
-		data, err = s.spill.take(x.snapshot)
-	default:
-		err = fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
+		select {
+		case herr := <-started:
+			return herr
+		case <-ch:
+		}
+	}
+}
+
+// emitted counts x's events so far, those dropped over max_events too.
+func (x *execution) emitted() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.emittedLocked()
+}
+
+func (x *execution) emittedLocked() int { return x.eventBase + len(x.events) + x.dropped }
+
+// unresume puts x back as it was parked before a resume that did not
+// start: its answers kept, p held (nil, or without a store beyond this
+// process: its bytes stand for it). A DELETE that came meanwhile is
+// applied now.
+func (s *Server) unresume(x *execution, p *executor.Parked) {
+	if p != nil && s.cluster == nil {
+		p.Release() // spilled: its file stands for it, and restores again
+		p = nil
+	}
+	x.mu.Lock()
+	x.parked, x.resuming, x.status = p, false, StatusPending
+	x.notifyLocked()
+	cancelled := x.cancelled
+	x.mu.Unlock()
+	s.metrics.parked.WithLabelValues(x.tenant.name).Inc()
+	if cancelled {
+		s.cancelParked(x)
+		return
+	}
+	if s.cluster != nil {
+		s.cluster.wake(x) // its record names its bytes again
+	}
+}
+
+func (x *execution) wasCancelled() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.cancelled
+}
+
+// dropSnapshot forgets x's parked bytes name once its program ran past
+// them (or it settled without them): a spilled file is removed; a store's
+// is deleted once x's record no longer names it (cluster_records.go).
+func (s *Server) dropSnapshot(x *execution, name string) {
+	if name == "" {
+		return
+	}
+	x.mu.Lock()
+	if x.snapshot == name {
+		x.snapshot = ""
+	}
+	x.answers, x.given = nil, nil
+	x.mu.Unlock()
+	if s.spill != nil {
+		if err := s.spill.remove(name); err != nil {
+			s.log.Warn("removing a spilled snapshot failed", "execution", x.id, "snapshot", name, "error", err.Error())
+		}
+	}
+}
+
+// restore rebuilds x's Parked from its bytes, name, in the store or the
+// spill. It fails with retry, the answer to give, where a retry may
+// succeed (the bytes could not be read now, the tenant's sessions are all
+// in use), else with err.
+func (s *Server) restore(ctx context.Context, x *execution, name string) (p *executor.Parked, retry *httpError, err error) {
+	if name == "" {
+		return nil, nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
+	}
+	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	data, err := s.readSnapshot(rctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, fmt.Errorf("its snapshot %s is gone: %w", name, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, unavailable(CodeStoreUnavailable, "execution %s could not resume: %v; %s", x.id, err, stillParked), nil
 	}
 	pf, err := decodeParkFile(data)
 	if err != nil {
+		return nil, nil, fmt.Errorf("its snapshot %s: %w", name, err)
+	}
+	if err := pf.belongsTo(x.id, x.tenant.name, name, data); err != nil {
+		return nil, nil, err
+	}
+	p, herr, err := s.restoreFrom(x, pf)
+	if herr != nil {
+		herr.body.Message = fmt.Sprintf("execution %s could not resume: %s; %s", x.id, herr.body.Message, stillParked)
+	}
+	return p, herr, err
+}
+
+// readSnapshot reads parked bytes from the store, or the spill.
+func (s *Server) readSnapshot(ctx context.Context, name string) ([]byte, error) {
+	if err := snapshotReadFault(); err != nil {
 		return nil, err
 	}
-	ex, err := s.executorFor(x)
-	if err != nil {
-		return nil, err
+	if s.cluster != nil {
+		data, err := s.cluster.st.GetSnapshot(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("reading its snapshot %s from the store: %w", name, err)
+		}
+		return data, nil
 	}
-	return ex.RestoreParked(pf.program)
+	return s.spill.get(ctx, name)
+}
+
+// readFault, when set (tests: FailSnapshotReads), is asked before every
+// read of parked bytes; its error stands for the read's.
+var readFault atomic.Pointer[func() error]
+
+func snapshotReadFault() error {
+	if f := readFault.Load(); f != nil {
+		return (*f)()
+	}
+	return nil
 }
 
 // executorFor builds the executor x's program continues in: the tenant's
-// tools, its session's workspace, and its client tools.
-func (s *Server) executorFor(x *execution) (*executor.Executor, error) {
+// tools, its session's workspace, and its client tools. A session refused
+// for now (all in use) is herr.
+func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, error) {
 	t := x.tenant
 	ws := t.ws
 	if x.spec.Session != "" && t.sess != nil {
 		sws, rs, herr := t.sess.acquire(x.spec.Session)
 		if herr != nil {
-			return nil, fmt.Errorf("its session %q: %s", x.spec.Session, herr.body.Message)
+			if herr.status == http.StatusTooManyRequests {
+				return nil, herr, nil
+			}
+			return nil, nil, fmt.Errorf("its session %q: %s", x.spec.Session, herr.body.Message)
 		}
 		ws = sws
 		x.mu.Lock()
@@ -368,7 +535,8 @@ func (s *Server) executorFor(x *execution) (*executor.Executor, error) {
 	for i, ct := range x.spec.ClientTools {
 		tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 	}
-	return t.executorWith(ws, tools)
+	ex, err := t.executorWith(ws, tools)
+	return ex, nil, err
 }
 
 func orNothing(f func()) func() {
@@ -378,12 +546,20 @@ func orNothing(f func()) func() {
 	return f
 }
 
-// failParked settles a parked execution that cannot resume.
-func (s *Server) failParked(x *execution, err error) {
-	s.log.Warn("a parked execution could not resume", "execution", x.id, "tenant", x.tenant.name, "error", err.Error())
-	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
+// failParked settles a parked execution that cannot resume (its parked
+// count was taken off already), and drops its bytes, name.
+func (s *Server) failParked(x *execution, name string, err error) {
+	s.log.Warn("a parked execution could not resume", "execution", x.id, "tenant", x.tenant.name, "snapshot", name, "error", err.Error())
+	s.dropSnapshot(x, name)
 	s.settleRun(x, api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeInternal,
 		Message: "the parked execution could not resume: " + err.Error()}})
+}
+
+// cancelledWhileParked is the result of a parked execution cancelled
+// (DELETE).
+func cancelledWhileParked(id string) api.Result {
+	return api.Result{ID: id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort,
+		Message: "the run was cancelled while it was parked, waiting on its client"}}
 }
 
 // cancelParked settles a parked x as cancelled (DELETE): the program is
@@ -395,7 +571,7 @@ func (s *Server) cancelParked(x *execution) bool {
 		x.mu.Unlock()
 		return false
 	}
-	p := x.parked
+	p, name := x.parked, x.snapshot
 	x.resuming, x.parked = true, nil
 	if x.expiry != nil {
 		x.expiry.Stop()
@@ -403,12 +579,14 @@ func (s *Server) cancelParked(x *execution) bool {
 	}
 	x.mu.Unlock()
 	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
-	r := api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort,
-		Message: "the run was cancelled while it was parked, waiting on its client"}}
+	r := cancelledWhileParked(x.id)
 	if p == nil && s.cluster == nil && s.spill != nil {
 		// Spilled: restore it to discard it, so that the executor's
 		// observers see the execution end.
-		restored, err := s.restore(context.Background(), x)
+		restored, retry, err := s.restore(context.Background(), x, name)
+		if retry != nil {
+			err = retry
+		}
 		if err != nil {
 			s.log.Warn("restoring a spilled execution to cancel it failed", "execution", x.id, "error", err)
 		}
@@ -417,6 +595,7 @@ func (s *Server) cancelParked(x *execution) bool {
 	if p != nil {
 		r = p.Discard(context.Background())
 	}
+	s.dropSnapshot(x, name)
 	s.settleRun(x, r)
 	return true
 }

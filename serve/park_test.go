@@ -18,6 +18,7 @@ import (
 	"github.com/ptcx/ptcx/serve"
 	"github.com/ptcx/ptcx/serve/client"
 	"github.com/ptcx/ptcx/serve/store"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // answerOn posts one result to c, retrying while the answer is 503 (the
@@ -102,7 +103,7 @@ func TestCluster_takeOver_racingNodesOneWins(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = serve.TakeOver(n.srv, st.ID)
+			errs[i] = serve.TakeOverFrom(n.srv, st.ID, "n1")
 		}()
 	}
 	wg.Wait()
@@ -353,4 +354,45 @@ func TestServer_clientTool_besideAServerCallWaitsLive(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
 	require.JSONEq(t, `"live"`, string(done.Value))
+}
+
+// TestServer_park_resumeBusyKeepsItParked resumes on a sandbox whose one
+// run another execution holds: 503 BUSY, nothing ran, and the execution
+// stays parked with its result; once there is room, the retry completes
+// it with the right value. With PTCX_TEST_STORE it runs on each store.
+func TestServer_park_resumeBusyKeepsItParked(t *testing.T) {
+	rt, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithMaxRuns(1).WithAdmissionWait(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
+	ts := newServerOn(t, rt, nil)
+	c := ts.client(keyA)
+	st := pendingOn(t, c, askTwice)
+	blocker, err := ts.client(keyB).Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 30000))`, Wait: boolp(false)})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return rt.Usage().Runs == 1 }, 10*time.Second, 10*time.Millisecond, "the blocker holds the one run")
+
+	_, err = c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "ada"))
+	e := apiErr(t, err)
+	require.Equal(t, http.StatusServiceUnavailable, e.Status, "%+v", e.Body)
+	require.Equal(t, "BUSY", e.Body.Code)
+	require.NotEmpty(t, e.RetryAfter)
+	require.Contains(t, e.Body.Message, "it is still parked")
+	got, err := c.Get(ctx(t), st.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, got.Status, "%+v", got.Error)
+	require.Empty(t, got.Pending, "its result is kept")
+
+	_, err = ts.client(keyB).Cancel(ctx(t), blocker.ID)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return rt.Usage().Runs == 0 }, 10*time.Second, 10*time.Millisecond)
+	mid, err := c.ToolResults(ctx(t), st.ID) // the retry, with no results
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
+	require.JSONEq(t, `{"q":"age?"}`, string(mid.Pending[0].Arguments))
+	done, err := c.ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, "36"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"ada:36"`, string(done.Value))
+	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+	require.Contains(t, body, `ptcx_executions_parked{tenant="a"} 0`)
 }

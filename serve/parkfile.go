@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
@@ -37,7 +38,8 @@ type parkMeta struct {
 	Sum       []byte        `json:"sum"`
 	Calls     []CallRecord  `json:"calls"`
 	CallCount int           `json:"call_count"`
-	Events    int           `json:"events"` // the last event id so far
+	Events    int           `json:"events"`            // the last event id so far
+	Dropped   int           `json:"dropped,omitempty"` // the events over max_events so far, counted not kept
 	Pending   []parkPending `json:"pending"`
 }
 
@@ -60,8 +62,18 @@ func encodeParkFile(x *execution, p *executor.Parked, expires time.Time) ([]byte
 		return nil, err
 	}
 	x.mu.Lock()
+	// The events as they will be once park emitted one pending event per
+	// call: kept within max_events, counted past it.
+	kept, dropped := x.eventBase+len(x.events), x.dropped
+	for range p.Calls() {
+		if kept < x.maxEvents {
+			kept++
+		} else {
+			dropped++
+		}
+	}
 	m := parkMeta{ID: x.id, Tenant: x.tenant.name, Spec: x.spec, Created: x.created, Key: x.key, Sum: x.sum[:],
-		Calls: x.calls, CallCount: x.callCount, Events: x.eventBase + len(x.events) + len(p.Calls())}
+		Calls: x.calls, CallCount: x.callCount, Events: kept, Dropped: dropped}
 	x.mu.Unlock()
 	for _, c := range p.Calls() {
 		m.Pending = append(m.Pending, parkPending{Call: PendingCall{ID: p.CallID(c.ID), Name: c.Tool, Arguments: c.Args}, Expires: expires, ParkID: c.ID})
@@ -111,8 +123,51 @@ func decodeParkFile(data []byte) (*parkFile, error) {
 		return nil, bad("its meta names no execution or tenant")
 	case len(m.Pending) == 0:
 		return nil, bad("its meta has no pending call")
-	case m.CallCount < 0 || m.Events < 0:
+	case m.CallCount < 0 || m.Events < 0 || m.Dropped < 0:
 		return nil, bad("its meta has a negative count")
 	}
 	return &parkFile{meta: m, program: data[16+n:]}, nil
+}
+
+// belongsTo checks that pf, read as data from the store under name, is
+// the parked state of execution id of tenant: its meta says so, and name
+// is id's and, as names are made now (snapshotNameOf), carries data's
+// checksum. A name of two parts ("<id>.<random>", as older nodes wrote)
+// carries none: the meta is checked alone.
+func (pf *parkFile) belongsTo(id, tenant, name string, data []byte) error {
+	m := pf.meta
+	if m.ID != id || m.Tenant != tenant {
+		return fmt.Errorf("its snapshot %s is the parked state of execution %s of tenant %s, not of %s of %s: it is refused, never resumed as this execution",
+			name, m.ID, m.Tenant, id, tenant)
+	}
+	rest, ok := strings.CutPrefix(name, id+".")
+	if !ok {
+		return fmt.Errorf("its snapshot's name %s is not one of execution %s: it is refused", name, id)
+	}
+	if _, sum, ok := strings.Cut(rest, "."); ok && sum != snapshotSum(data) {
+		return fmt.Errorf("its snapshot %s is corrupt or not the one its record names: its bytes' checksum is %s: it is refused", name, snapshotSum(data))
+	}
+	return nil
+}
+
+// holds checks that the program p restored from pf is pf's execution,
+// waiting on the calls pf's meta names (their ids, tools and the IDs
+// their results are posted with).
+func (pf *parkFile) holds(p *executor.Parked) error {
+	m := pf.meta
+	if got := p.ExecutionID(); got != m.ID {
+		return fmt.Errorf("its snapshot's program is execution %s's, its meta execution %s's: it is refused", got, m.ID)
+	}
+	calls := p.Calls()
+	if len(calls) != len(m.Pending) {
+		return fmt.Errorf("its snapshot's program waits on %d calls, its meta names %d: it is refused", len(calls), len(m.Pending))
+	}
+	for i, c := range calls {
+		mp := m.Pending[i]
+		if mp.ParkID != c.ID || mp.Call.Name != c.Tool || mp.Call.ID != p.CallID(c.ID) {
+			return fmt.Errorf("its snapshot's program waits on call %d (%s, %s), its meta names call %d (%s, %s): it is refused",
+				c.ID, c.Tool, p.CallID(c.ID), mp.ParkID, mp.Call.Name, mp.Call.ID)
+		}
+	}
+	return nil
 }

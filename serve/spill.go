@@ -61,19 +61,25 @@ func (sp *spill) put(name string, data []byte) error {
 	return nil
 }
 
-// take reads name's bytes and removes them: a spilled execution is
-// restored once.
-func (sp *spill) take(name string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+// get reads name's bytes. They stay until remove: a spilled execution's
+// file goes once its program ran past it, not when it is read (a resume
+// that cannot start keeps it parked, its file with it).
+func (sp *spill) get(ctx context.Context, name string) ([]byte, error) {
 	data, err := sp.dir.GetSnapshot(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("reading its spilled snapshot %s from %s: %w", name, sp.root, err)
 	}
-	if err := sp.dir.DeleteSnapshot(ctx, name); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("removing its spilled snapshot %s: %w", name, err)
-	}
 	return data, nil
+}
+
+// remove deletes name's bytes (none is not an error).
+func (sp *spill) remove(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := sp.dir.DeleteSnapshot(ctx, name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("removing its spilled snapshot %s: %w", name, err)
+	}
+	return nil
 }
 
 func (sp *spill) close() error { return os.RemoveAll(sp.root) }
