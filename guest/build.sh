@@ -25,7 +25,7 @@ known=(
 	"0.16.2-2~bpo13+1 b857c3e1db25f0ea57195c781d6c6ae24b45bb9740af39514e2b0abc9dd15bef"
 )
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
-glue_files=(glue.c natives.c memory.c encode.c calls.c)
+glue_files=(glue.c natives.c memory.c encode.c calls.c fmod.c)
 
 stack_size=262144
 cflags=(--target=wasm32-wasi -nostdinc
@@ -38,7 +38,7 @@ glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
 # mutable-globals feature, which every engine we host on has, so the linker's
 # feature check (the objects were compiled without the flag) is skipped.
 ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
-	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features
+	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features -Wl,--wrap=fmod
 	-lwasi-emulated-signal -lwasi-emulated-process-clocks)
 
 say() { echo "guest: $*" >&2; }
