@@ -77,8 +77,18 @@ func (c *wasmtimeCore) define(module, name string, params, results []wasmtime.Va
 		return out
 	}
 	ty := wasmtime.NewFuncType(types(params), types(results))
-	return c.linker.FuncNew(module, name, ty, func(caller *wasmtime.Caller, args []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
+	return c.linker.FuncNew(module, name, ty, func(caller *wasmtime.Caller, args []wasmtime.Val) (_ []wasmtime.Val, trap *wasmtime.Trap) {
 		st := caller.Data().(*wasmtimeState)
+		// A panic (errStop) traps the guest, and the call into the guest
+		// that ran this raises it again (wasmtimeCall): wasmtime-go keeps
+		// a panic for its own Func.Call to raise, and exports are called
+		// without it (rawFunc).
+		defer func() {
+			if p := recover(); p != nil {
+				st.panicked = p
+				trap = wasmtime.NewTrap("wasmhost: an import stopped the guest")
+			}
+		}()
 		var stack [4]uint64
 		for n, a := range args {
 			if a.Kind() == wasmtime.KindI64 {
