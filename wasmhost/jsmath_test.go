@@ -113,7 +113,12 @@ func FuzzRuntime_Run_remainder(f *testing.F) {
 	for _, x := range remainderOperands[:8] {
 		f.Add(x, 1<<53-x)
 	}
+	// Compile the guest and run it once before the first input: under
+	// -fuzz, each worker's first input must not wait for the compiler
+	// (coverage-instrumented, it takes seconds).
+	rt := sharedRuntime(f)
+	requireHealthy(f, rt)
 	f.Fuzz(func(t *testing.T, a, b float64) {
-		requireRemainders(t, sharedRuntime(t), []float64{a, b})
+		requireRemainders(t, rt, []float64{a, b})
 	})
 }
