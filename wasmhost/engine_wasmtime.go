@@ -167,6 +167,8 @@ type wasmtimeState struct {
 	ctx    context.Context // the context of the export call in progress
 	world  *world
 	memory *wasmtime.Memory
+	// callerMem is the memory the import being called sees.
+	callerMem callerMemory
 	// panicked is what an import panicked with (errStop, when the host
 	// stops the guest), which trapped the guest, until the call into the
 	// guest that ran it raises it as an error (wasmtimeCall).
@@ -456,9 +458,9 @@ func trapMessage(c *wasmtime.TrapCode, msg string) string {
 	return strings.TrimPrefix(msg, "wasm trap: ")
 }
 
-// wasmtimeMemory is a linear memory seen through a store (or, in an
-// import, the caller): its data is looked up at every access, since a
-// growth may move it.
+// wasmtimeMemory is a linear memory seen through a store: its data is
+// looked up at every access, since the guest's growth may move it. (An
+// import sees callerMemory.)
 type wasmtimeMemory struct {
 	mem   *wasmtime.Memory
 	store wasmtime.Storelike
