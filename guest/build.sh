@@ -24,8 +24,12 @@ known=(
 	"0.17.0-1 04631979bdadaccffd76c1cb0aff5d07389aa889a90b6a902eba858a3a3b3988"
 	"0.16.2-2~bpo13+1 b857c3e1db25f0ea57195c781d6c6ae24b45bb9740af39514e2b0abc9dd15bef"
 )
+# patches names the changes made to the unpacked sources (enable_stack_limit,
+# inline_float_mod), which are kept patched under build/src/VERSION+patches:
+# change it when they change, so that no cache keeps sources patched the old way.
+patches=p2
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
-glue_files=(glue.c natives.c memory.c encode.c calls.c)
+glue_files=(glue.c natives.c memory.c encode.c calls.c fmod.c)
 
 stack_size=262144
 cflags=(--target=wasm32-wasi -nostdinc
@@ -38,7 +42,7 @@ glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
 # mutable-globals feature, which every engine we host on has, so the linker's
 # feature check (the objects were compiled without the flag) is skipped.
 ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
-	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features
+	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features -Wl,--wrap=fmod
 	-lwasi-emulated-signal -lwasi-emulated-process-clocks)
 
 say() { echo "guest: $*" >&2; }
@@ -110,7 +114,7 @@ sha256() { sha256sum "$1" | cut -d' ' -f1; }
 # enable_stack_limit undoes QuickJS-NG 0.16's WASI special case that turns
 # the engine's stack limit off (0.17 keeps it): without the limit, deep
 # recursion overflows the 256 KiB wasm stack and traps instead of raising a
-# catchable RangeError. It is the only change made to the sources.
+# catchable RangeError. The sources get one other change, inline_float_mod.
 enable_stack_limit() {
 	local f="$1/quickjs.c"
 	sed -i -e '/^static void update_stack_limit(JSRuntime \*rt)$/,/^}$/{' \
@@ -120,6 +124,28 @@ enable_stack_limit() {
 	fi
 }
 
+# inline_float_mod gives the interpreter's % the inline path for double
+# operands that QuickJS-NG 0.17 gives +, -, * and / (its "mixed int/float"
+# paths): a % with a double operand, e.g. (s + i * i) % m once i * i passes
+# 2^31, then calls fmod at once instead of going through
+# js_binary_arith_slow's conversions (ToNumeric, ToFloat64), which took
+# about a quarter of such a loop's time. The result is the slow path's,
+# js_float64(fmod(d1, d2)). A source without those paths (0.16) is built
+# as it is, and the build says so.
+inline_float_mod() {
+	local f="$1/quickjs.c" range='/^        CASE(OP_mod):$/,/^        CASE(OP_pow):$/'
+	if ! grep -q '^static inline bool js_arith_to_float64(JSValue v, double \*pd)$' "$f" ||
+		[ "$(sed -n "$range{/^                } else {\$/p}" "$f" | wc -l)" != 1 ]; then
+		say "qjs-src $2 has no mixed int/float arithmetic paths: % on doubles keeps QuickJS's slow path"
+		return 0
+	fi
+	sed -i -e "$range{" \
+		-e 's/^                JSValue op1, op2;$/                JSValue op1, op2;\n                double d1, d2;/' \
+		-e 's/^                } else {$/                } else if (js_arith_to_float64(op1, \&d1) \&\&\n                           js_arith_to_float64(op2, \&d2)) {\n                    sp[-2] = js_float64(fmod(d1, d2));\n                    sp--;\n                } else {/' \
+		-e '}' "$f"
+	sed -n "$range p" "$f" | grep -q 'js_float64(fmod(d1, d2))' || die "could not inline % on doubles in $f"
+}
+
 # fetch_sources sets src to the directory of a verified, unpacked qjs-src.
 fetch_sources() {
 	local tried=() entry version sum deb dir got
@@ -127,7 +153,7 @@ fetch_sources() {
 	for entry in "${known[@]}"; do
 		version=${entry%% *}
 		sum=${entry##* }
-		dir="$build/src/$version"
+		dir="$build/src/$version+$patches"
 		if [ -f "$dir/.ok" ]; then
 			src="$dir/usr/src/quickjs-ng"
 			qjs_version=$version
@@ -161,6 +187,7 @@ fetch_sources() {
 			continue
 		}
 		enable_stack_limit "$dir/usr/src/quickjs-ng"
+		inline_float_mod "$dir/usr/src/quickjs-ng" "$version"
 		touch "$dir/.ok"
 		src="$dir/usr/src/quickjs-ng"
 		qjs_version=$version

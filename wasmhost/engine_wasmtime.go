@@ -167,6 +167,12 @@ type wasmtimeState struct {
 	ctx    context.Context // the context of the export call in progress
 	world  *world
 	memory *wasmtime.Memory
+	// callerMem is the memory the import being called sees.
+	callerMem callerMemory
+	// panicked is what an import panicked with (errStop, when the host
+	// stops the guest), which trapped the guest, until the call into the
+	// guest that ran it raises it as an error (wasmtimeCall).
+	panicked any
 }
 
 type wasmtimeInstance struct {
@@ -190,7 +196,7 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 	store.Limiter(int64(limit), -1, -1, -1, -1)
 	i := &wasmtimeInstance{store: store, state: st, capped: memory, limit: limit}
 	var inst *wasmtime.Instance
-	err := wasmtimeCall(func() (err error) {
+	err := wasmtimeCall(st, func() (err error) {
 		inst, err = core.linker.Instantiate(store, m.(*wasmtimeModule).m)
 		return err
 	})
@@ -317,10 +323,12 @@ func (i *wasmtimeInstance) function(name string) guestFunc {
 		return nil
 	}
 	f := ex.Func()
-	wf := &wasmtimeFunc{f: f, i: i}
-	for _, p := range f.Type(i.store).Params() {
-		wf.i64 = append(wf.i64, p.Kind() == wasmtime.KindI64)
+	ty := f.Type(i.store)
+	wf := &wasmtimeFunc{i: i}
+	for _, r := range ty.Results() {
+		wf.resultI64 = r.Kind() == wasmtime.KindI64
 	}
+	wf.raw, wf.err = newRawFunc(i.store, f, len(ty.Params()), len(ty.Results()))
 	return wf
 }
 
@@ -354,31 +362,30 @@ func (i *wasmtimeInstance) close(context.Context) {
 }
 
 // wasmtimeFunc is an exported function; its parameters and results are
-// i32 or i64 (the guest's exports are).
+// i32 or i64 (the guest's exports are), at most one result.
 type wasmtimeFunc struct {
-	f   *wasmtime.Func
-	i   *wasmtimeInstance
-	i64 []bool // per parameter: it is an i64 (else an i32)
+	raw       rawFunc
+	err       error // why raw cannot be called, returned by every call
+	i         *wasmtimeInstance
+	resultI64 bool
 }
 
+// errWasmtimeClosed is returned by a call of an instance that was closed
+// (its store is gone).
+var errWasmtimeClosed = errors.New("wasmhost: wasmtime: the instance was closed")
+
 func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.i.store == nil {
+		return errWasmtimeClosed
+	}
 	st := f.i.state
 	prev := st.ctx
 	st.ctx = ctx
 	defer func() { st.ctx = prev }()
-	args := make([]any, len(f.i64))
-	for n := range args {
-		if f.i64[n] {
-			args[n] = int64(stack[n])
-		} else {
-			args[n] = int32(uint32(stack[n]))
-		}
-	}
-	var res any
-	err := wasmtimeCall(func() (err error) {
-		res, err = f.f.Call(f.i.store, args...)
-		return err
-	})
+	err := wasmtimeCall(st, func() error { return f.raw.call(stack) })
 	if err != nil {
 		if c := f.i.capped; c != nil && f.i.mem != nil && uint64(f.i.mem.Size())+pageSize > f.i.limit {
 			// The guest trapped with its memory at its limit: a growth
@@ -388,34 +395,29 @@ func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error 
 		}
 		return err
 	}
-	switch v := res.(type) {
-	case int32:
-		stack[0] = uint64(uint32(v))
-	case int64:
-		stack[0] = uint64(v)
+	if f.raw.results > 0 && !f.resultI64 {
+		stack[0] = uint64(uint32(stack[0]))
 	}
 	return nil
 }
 
 // wasmtimeCall runs f, which calls into the guest, and turns what the guest
-// or an import raised into an error: a panic of an import (errStop, which
-// wasmtime-go carries across the guest and raises again here), or a trap,
-// named as wazero names it so that the host classifies both alike
+// or an import raised into an error: a panic of an import (errStop), which
+// the import turned into a trap and kept in st (wasmtimeCore.define), or a
+// trap, named as wazero names it so that the host classifies both alike
 // (trapError).
-func wasmtimeCall(f func() error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if e, ok := p.(error); ok {
-				err = fmt.Errorf("wasmhost: an import stopped the guest: %w", e)
-			} else {
-				err = fmt.Errorf("wasmhost: an import panicked: %v", p)
-			}
+func wasmtimeCall(st *wasmtimeState, f func() error) error {
+	err := f()
+	if p := st.panicked; p != nil {
+		st.panicked = nil
+		if e, ok := p.(error); ok {
+			return fmt.Errorf("wasmhost: an import stopped the guest: %w", e)
 		}
-	}()
-	err = f()
+		return fmt.Errorf("wasmhost: an import panicked: %v", p)
+	}
 	var trap *wasmtime.Trap
 	if errors.As(err, &trap) {
-		return &wasmtimeTrap{msg: trapMessage(trap), cause: err}
+		return &wasmtimeTrap{msg: trapMessage(trap.Code(), trap.Message()), cause: err}
 	}
 	return err
 }
@@ -423,15 +425,16 @@ func wasmtimeCall(f func() error) (err error) {
 // wasmtimeTrap is a trap of the guest, worded as wazero's are.
 type wasmtimeTrap struct {
 	msg   string
-	cause error
+	cause error // wasmtime-go's trap, or nil for a call's (rawFunc)
 }
 
 func (t *wasmtimeTrap) Error() string { return "wasm error: " + t.msg }
 func (t *wasmtimeTrap) Unwrap() error { return t.cause }
 
-// trapMessage names a trap as wazero does.
-func trapMessage(t *wasmtime.Trap) string {
-	if c := t.Code(); c != nil {
+// trapMessage names a trap of code c (nil for none) and message msg as
+// wazero does.
+func trapMessage(c *wasmtime.TrapCode, msg string) string {
+	if c != nil {
 		switch *c {
 		case wasmtime.StackOverflow:
 			return "stack overflow"
@@ -451,13 +454,13 @@ func trapMessage(t *wasmtime.Trap) string {
 			return "unreachable"
 		}
 	}
-	msg, _, _ := strings.Cut(t.Message(), "\n")
+	msg, _, _ = strings.Cut(msg, "\n")
 	return strings.TrimPrefix(msg, "wasm trap: ")
 }
 
-// wasmtimeMemory is a linear memory seen through a store (or, in an
-// import, the caller): its data is looked up at every access, since a
-// growth may move it.
+// wasmtimeMemory is a linear memory seen through a store: its data is
+// looked up at every access, since the guest's growth may move it. (An
+// import sees callerMemory.)
 type wasmtimeMemory struct {
 	mem   *wasmtime.Memory
 	store wasmtime.Storelike

@@ -77,8 +77,21 @@ func (c *wasmtimeCore) define(module, name string, params, results []wasmtime.Va
 		return out
 	}
 	ty := wasmtime.NewFuncType(types(params), types(results))
-	return c.linker.FuncNew(module, name, ty, func(caller *wasmtime.Caller, args []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
+	return c.linker.FuncNew(module, name, ty, func(caller *wasmtime.Caller, args []wasmtime.Val) (_ []wasmtime.Val, trap *wasmtime.Trap) {
 		st := caller.Data().(*wasmtimeState)
+		// A panic (errStop) traps the guest, and the call into the guest
+		// that ran this raises it again (wasmtimeCall): wasmtime-go keeps
+		// a panic for its own Func.Call to raise, and exports are called
+		// without it (rawFunc).
+		mem := &st.callerMem
+		*mem = callerMemory{mem: st.memory, caller: caller}
+		defer func() {
+			*mem = callerMemory{} // the caller is not valid after the call
+			if p := recover(); p != nil {
+				st.panicked = p
+				trap = wasmtime.NewTrap("wasmhost: an import stopped the guest")
+			}
+		}()
 		var stack [4]uint64
 		for n, a := range args {
 			if a.Kind() == wasmtime.KindI64 {
@@ -87,12 +100,69 @@ func (c *wasmtimeCore) define(module, name string, params, results []wasmtime.Va
 				stack[n] = uint64(uint32(a.I32()))
 			}
 		}
-		fn(st, &wasmtimeMemory{mem: st.memory, store: caller}, stack[:])
+		fn(st, mem, stack[:])
 		if len(results) == 0 {
 			return nil, nil
 		}
 		return []wasmtime.Val{wasmtime.ValI32(int32(uint32(stack[0])))}, nil
 	})
+}
+
+// callerMemory is the guest's memory during one import call, seen through
+// the caller. Its data is looked up at the first access and kept for the
+// call (a lookup is three cgo calls): only a growth moves it, and one
+// during an import is the import's own (Grow looks it up again).
+type callerMemory struct {
+	mem    *wasmtime.Memory // nil for a module without memory
+	caller *wasmtime.Caller
+	data   []byte
+	looked bool // data is the memory's
+}
+
+func (m *callerMemory) bytes() []byte {
+	if !m.looked && m.mem != nil {
+		m.data, m.looked = m.mem.UnsafeData(m.caller), true
+	}
+	return m.data
+}
+
+func (m *callerMemory) Size() uint32 { return uint32(len(m.bytes())) }
+
+func (m *callerMemory) Read(offset, n uint32) ([]byte, bool) {
+	data := m.bytes()
+	if uint64(offset)+uint64(n) > uint64(len(data)) {
+		return nil, false
+	}
+	return data[offset : offset+n : offset+n], true
+}
+
+func (m *callerMemory) Write(offset uint32, v []byte) bool {
+	data := m.bytes()
+	if uint64(offset)+uint64(len(v)) > uint64(len(data)) {
+		return false
+	}
+	copy(data[offset:], v)
+	return true
+}
+
+func (m *callerMemory) ReadUint32Le(offset uint32) (uint32, bool) {
+	b, ok := m.Read(offset, 4)
+	if !ok {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(b), true
+}
+
+func (m *callerMemory) Grow(delta uint32) (uint32, bool) {
+	if m.mem == nil {
+		return 0, false
+	}
+	m.data, m.looked = nil, false
+	prev, err := m.mem.Grow(m.caller, uint64(delta))
+	if err != nil {
+		return 0, false
+	}
+	return uint32(prev), true
 }
 
 // clock_time_get(id, precision, result_ptr) -> errno: the realtime (0) and
