@@ -40,10 +40,20 @@ func TestCluster_KeepState_anotherNodeContinues(t *testing.T) {
 
 // TestCluster_KeepState_racingNodesLoseNoUpdate posts 10 increments of one
 // session, 5 to each of two nodes at once: they run one at a time, each
-// in the state the one before left.
+// in the state the one before left. The leases are long: a node whose
+// lease lapses is presumed lost and its session taken over (that program's
+// save then fails with a notice), which a loaded machine running -race can
+// make happen to a 1 s lease; the crash test covers that path.
 func TestCluster_KeepState_racingNodesLoseNoUpdate(t *testing.T) {
 	for _, h := range sessionHosts {
-		t.Run(h.name, func(t *testing.T) { racingIncrements(t, newNodes(t, 2, h.edit)) })
+		t.Run(h.name, func(t *testing.T) {
+			racingIncrements(t, newNodes(t, 2, func(i int, c *serve.Config) {
+				if h.edit != nil {
+					h.edit(i, c)
+				}
+				c.Lease = "15s"
+			}))
+		})
 	}
 }
 
