@@ -390,3 +390,31 @@ func (d *Dir) DeleteSession(_ context.Context, key string) error {
 	}
 	return nil
 }
+
+// CountSessions implements Store: the files under sessions/ whose key
+// starts with prefix, read to count only the live ones.
+func (d *Dir) CountSessions(_ context.Context, prefix string) (int, error) {
+	if err := checkSessionPrefix(prefix); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	files, err := filepath.Glob(filepath.Join(d.root, "sessions", prefix+"*.json"))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	now, n := time.Now(), 0
+	for _, f := range files {
+		e, err := readEntry[SessionRecord](f)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if liveSession(e.Value, now) {
+			n++
+		}
+	}
+	return n, nil
+}

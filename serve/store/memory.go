@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -215,4 +216,20 @@ func (m *Memory) DeleteSession(_ context.Context, key string) error {
 	defer m.mu.Unlock()
 	delete(m.sess, key)
 	return nil
+}
+
+// CountSessions implements Store.
+func (m *Memory) CountSessions(_ context.Context, prefix string) (int, error) {
+	if err := checkSessionPrefix(prefix); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now, n := time.Now(), 0
+	for k, r := range m.sess {
+		if strings.HasPrefix(k, prefix) && liveSession(r, now) {
+			n++
+		}
+	}
+	return n, nil
 }

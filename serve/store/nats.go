@@ -504,3 +504,35 @@ func (n *NATS) DeleteSession(ctx context.Context, key string) error {
 	}
 	return n.wrap(n.kv.Purge(ctx, sessionKey+key))
 }
+
+// CountSessions implements Store: the latest values under ss.PREFIX>
+// (one watcher's initial values, deletes and purges left out), counting
+// those not past their ExpiresAt (the server drops them within a second).
+func (n *NATS) CountSessions(ctx context.Context, prefix string) (int, error) {
+	if err := checkSessionPrefix(prefix); err != nil {
+		return 0, err
+	}
+	w, err := n.kv.WatchFiltered(ctx, []string{sessionKey + prefix + ">"}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return 0, n.wrap(err)
+	}
+	defer func() { _ = w.Stop() }()
+	now, count := time.Now(), 0
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return 0, fmt.Errorf("%w: the watcher of session records stopped", ErrUnavailable)
+			}
+			if e == nil { // the initial values are all in
+				return count, nil
+			}
+			var r SessionRecord
+			if json.Unmarshal(e.Value(), &r) == nil && liveSession(r, now) {
+				count++
+			}
+		case <-ctx.Done():
+			return 0, n.wrap(ctx.Err())
+		}
+	}
+}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -45,6 +47,19 @@ type Sessions interface {
 	UpdateSession(ctx context.Context, r SessionRecord) (uint64, error)
 	// DeleteSession removes a session record (none is not an error).
 	DeleteSession(ctx context.Context, key string) error
+	// CountSessions counts the live session records whose key starts with
+	// prefix (a caller's key prefix, such as a tenant's "HASH.", itself a
+	// valid record id followed by a dot).
+	CountSessions(ctx context.Context, prefix string) (int, error)
+}
+
+// checkSessionPrefix checks a CountSessions prefix: a record id and a dot.
+func checkSessionPrefix(prefix string) error {
+	id, ok := strings.CutSuffix(prefix, ".")
+	if !ok {
+		return fmt.Errorf("store: session key prefix %q must end with a dot", prefix)
+	}
+	return checkName("session key prefix", id)
 }
 
 func liveSession(r SessionRecord, now time.Time) bool {
