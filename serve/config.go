@@ -162,6 +162,10 @@ type SessionQuotas struct {
 	// DefaultSessionTTL); then its record expires and its next
 	// keep_state execution starts afresh.
 	TTLMS int64 `json:"ttl_ms,omitempty" yaml:"ttl_ms,omitempty"`
+	// MaxSessions caps the tenant's session records in the store at once
+	// (default DefaultMaxStateSessions), counted when a keep_state
+	// execution would create one. Past it: 429, reason max_state_sessions.
+	MaxSessions int64 `json:"max_sessions,omitempty" yaml:"max_sessions,omitempty"`
 }
 
 // Quotas bound a tenant's executions.
@@ -338,6 +342,7 @@ func (t TenantConfig) validate() error {
 		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS},
 		{"sessions.max_bytes", t.Sessions.MaxBytes}, {"sessions.wait_ms", t.Sessions.WaitMS},
 		{"sessions.idle_suspend_ms", t.Sessions.IdleSuspendMS}, {"sessions.ttl_ms", t.Sessions.TTLMS},
+		{"sessions.max_sessions", t.Sessions.MaxSessions},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf(".%s: %d is negative (0 means the default)", f.name, f.v)

@@ -29,6 +29,10 @@ const (
 	ReasonMaxExecutions = "max_executions"
 	ReasonCompute       = "compute_seconds"
 	ReasonMaxSessions   = "max_sessions"
+	// ReasonMaxStateSessions is tenants[].sessions.max_sessions: the
+	// keep_state sessions a tenant has in the store (ReasonMaxSessions is
+	// the workspace sessions open at once).
+	ReasonMaxStateSessions = "max_state_sessions"
 )
 
 // ErrorBody is the error of the envelope {"error": {...}}, of a failed

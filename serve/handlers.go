@@ -35,6 +35,7 @@ func (s *Server) routeTable() []route {
 		{method: "DELETE", path: "/v1/executions/{id}", tenantHandler: s.deleteExecution},
 		{method: "POST", path: "/v1/executions/{id}/tool_results", tenantHandler: s.postToolResults},
 		{method: "GET", path: "/v1/executions/{id}/events", tenantHandler: s.getEvents, long: true},
+		{method: "DELETE", path: "/v1/sessions/{name}", tenantHandler: s.deleteSession},
 		{method: "POST", path: "/v1/calls", tenantHandler: s.postCall, long: true},
 		{method: "GET", path: "/v1/tools", tenantHandler: s.getTools},
 		{method: "GET", path: "/v1/prompt", tenantHandler: s.getPrompt},
@@ -216,6 +217,31 @@ func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tena
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// deleteSession ends a keep_state session (session_state.go, remove):
+// 204 when it existed, 404 when it did not.
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, t *tenant) {
+	name, scope := r.PathValue("name"), r.URL.Query().Get("scope")
+	if err := checkSession(name); err != nil {
+		writeError(w, badRequest("the session name", err))
+		return
+	}
+	if scope != "" {
+		if _, err := t.exec.Registry().Mode(scope); err != nil {
+			writeError(w, badRequest("query parameter scope", err))
+			return
+		}
+	}
+	existed, herr := s.states.remove(r.Context(), t, scope, name)
+	switch {
+	case herr != nil:
+		writeError(w, herr)
+	case !existed:
+		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no session %q with kept state for this tenant in scope %q (it never ran a keep_state program, belongs to another tenant, was deleted, or expired after tenants[].sessions.ttl_ms)", name, scope))
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
 }
 
 // apply cancels x (opCancel) or gives it results (opResults), on the node

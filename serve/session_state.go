@@ -35,6 +35,10 @@ const DefaultSessionWait = 30 * time.Second
 // conversation's programs come within a day.
 const DefaultSessionTTL = 24 * time.Hour
 
+// DefaultMaxStateSessions is the default of tenants[].sessions.max_sessions:
+// the session records a tenant may have in the store at once.
+const DefaultMaxStateSessions = 1000
+
 // sessionPoll is how often a keep_state execution looks again at a
 // session another node is running a program in.
 const sessionPoll = 100 * time.Millisecond
@@ -42,13 +46,17 @@ const sessionPoll = 100 * time.Millisecond
 // sessionTenant is a tenant's session settings (tenants[].sessions).
 type sessionTenant struct {
 	wait, ttl time.Duration
+	max       int // session records in the store at once
 }
 
 // withProgramSessions gives t's executors sessions within tc's limits,
 // their state kept in the Server's store (sessionStore).
 func withProgramSessions(t *tenant, tc TenantConfig, cfg executor.Config) executor.Config {
 	q := tc.Sessions
-	t.state = sessionTenant{wait: ms(q.WaitMS, DefaultSessionWait), ttl: ms(q.TTLMS, DefaultSessionTTL)}
+	t.state = sessionTenant{wait: ms(q.WaitMS, DefaultSessionWait), ttl: ms(q.TTLMS, DefaultSessionTTL), max: DefaultMaxStateSessions}
+	if q.MaxSessions > 0 {
+		t.state.max = int(q.MaxSessions)
+	}
 	// The main executor holds maxHeldSessions between programs, and at
 	// most one more per execution in flight.
 	return cfg.WithSessions(executor.SessionLimits{
@@ -100,10 +108,26 @@ func newProgramSessions(s *Server) *programSessions {
 // session's hashes (a store key's alphabet is narrower than a session
 // name's, and neither may reveal the other tenant's names).
 func sessionKeyOf(tenant, scope, name string) string {
-	t := sha256.Sum256([]byte(tenant))
 	n := sha256.Sum256([]byte(tenant + "\x00" + scope + "\x00" + name))
-	return hex.EncodeToString(t[:8]) + "." + hex.EncodeToString(n[:16])
+	return sessionPrefixOf(tenant) + hex.EncodeToString(n[:16])
 }
+
+// sessionPrefixOf is the prefix of every key of tenant's session records
+// (store.Sessions.CountSessions).
+func sessionPrefixOf(tenant string) string {
+	t := sha256.Sum256([]byte(tenant))
+	return hex.EncodeToString(t[:8]) + "."
+}
+
+// sessionOp is what claims a session: a keep_state execution, which
+// creates the session's record if there is none, or a DELETE, which
+// does not.
+type sessionOp int
+
+const (
+	opRun sessionOp = iota
+	opDelete
+)
 
 // sessionClaim is a node's claim on a session while it runs a program in
 // it: the record as this node last wrote it.
@@ -137,6 +161,12 @@ func claimOf(ctx context.Context) *sessionClaim {
 // expired is taken over (its program is lost; its state is the last one
 // saved).
 func (ps *programSessions) claim(ctx context.Context, t *tenant, scope, name string) (*sessionClaim, *httpError) {
+	return ps.claimAs(ctx, opRun, t, scope, name)
+}
+
+// claimAs is claim for op: opDelete creates no record, and returns a nil
+// claim (its turn given back) when there is none.
+func (ps *programSessions) claimAs(ctx context.Context, op sessionOp, t *tenant, scope, name string) (*sessionClaim, *httpError) {
 	key := sessionKeyOf(t.name, scope, name)
 	deadline := time.Now().Add(t.state.wait)
 	turn := ps.turn(key)
@@ -146,13 +176,13 @@ func (ps *programSessions) claim(ctx context.Context, t *tenant, scope, name str
 	case turn <- struct{}{}:
 	case <-wait.C:
 		ps.untrn(key)
-		return nil, ps.busy(name, ps.node, t.state.wait)
+		return nil, ps.busy(op, name, ps.node, t.state.wait)
 	case <-ctx.Done():
 		ps.untrn(key)
 		return nil, errorf(http.StatusServiceUnavailable, CodeDraining, "the request ended while it waited for session %q", name)
 	}
-	c, herr := ps.claimRecord(ctx, t, key, scope, name, deadline)
-	if herr != nil {
+	c, herr := ps.claimRecord(ctx, op, t, key, scope, name, deadline)
+	if herr != nil || c == nil {
 		<-turn
 		ps.untrn(key)
 		return nil, herr
@@ -163,13 +193,26 @@ func (ps *programSessions) claim(ctx context.Context, t *tenant, scope, name str
 
 // claimRecord claims the session's record for this node, its local turn
 // held.
-func (ps *programSessions) claimRecord(ctx context.Context, t *tenant, key, scope, name string, deadline time.Time) (*sessionClaim, *httpError) {
+func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *tenant, key, scope, name string, deadline time.Time) (*sessionClaim, *httpError) {
 	for {
 		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 		rec, err := ps.st.GetSession(sctx, key)
 		var rev uint64
 		switch {
+		case errors.Is(err, store.ErrNotFound) && op == opDelete:
+			cancel()
+			return nil, nil
 		case errors.Is(err, store.ErrNotFound):
+			var n int
+			if n, err = ps.st.CountSessions(sctx, sessionPrefixOf(t.name)); err != nil {
+				break
+			}
+			if n >= t.state.max {
+				cancel()
+				return nil, quotaError(ReasonMaxStateSessions,
+					"tenant %s has %d sessions with kept state, its maximum (tenants[].sessions.max_sessions); end one (DELETE /v1/sessions/{name}) or let one expire (tenants[].sessions.ttl_ms), then retry",
+					t.name, n)
+			}
 			rec = store.SessionRecord{Key: key, Tenant: t.name, Scope: scope, Name: name}
 			rec.Running, rec.ExpiresAt = ps.node, time.Now().Add(t.state.ttl)
 			rev, err = ps.st.CreateSession(sctx, rec)
@@ -190,7 +233,7 @@ func (ps *programSessions) claimRecord(ctx context.Context, t *tenant, key, scop
 			} else if err == nil {
 				cancel()
 				if time.Now().After(deadline) {
-					return nil, ps.busy(name, rec.Running, t.state.wait)
+					return nil, ps.busy(op, name, rec.Running, t.state.wait)
 				}
 				select {
 				case <-time.After(sessionPoll):
@@ -202,7 +245,11 @@ func (ps *programSessions) claimRecord(ctx context.Context, t *tenant, key, scop
 		}
 		cancel()
 		if err != nil {
-			e := errorf(http.StatusServiceUnavailable, CodeStoreUnavailable, "session %q could not be claimed in the store: %v; nothing ran, retry later", name, err)
+			nothing := "nothing ran"
+			if op == opDelete {
+				nothing = "nothing was deleted"
+			}
+			e := errorf(http.StatusServiceUnavailable, CodeStoreUnavailable, "session %q could not be claimed in the store: %v; %s, retry later", name, err, nothing)
 			e.retryAfter = DefaultRetryAfter
 			return nil, e
 		}
@@ -222,10 +269,14 @@ func (ps *programSessions) free(ctx context.Context, rec store.SessionRecord) (b
 	return !alive, err
 }
 
-func (ps *programSessions) busy(name, node string, wait time.Duration) *httpError {
+func (ps *programSessions) busy(op sessionOp, name, node string, wait time.Duration) *httpError {
+	waiter, nothing := "a keep_state execution", "nothing ran"
+	if op == opDelete {
+		waiter, nothing = "its DELETE", "nothing was deleted"
+	}
 	e := errorf(http.StatusConflict, CodeConflict,
-		"session %q is running another program (on node %s), which did not end within the %v a keep_state execution waits (tenants[].sessions.wait_ms); nothing ran, retry once it ends",
-		name, node, wait)
+		"session %q is running another program (on node %s), which did not end within the %v %s waits (tenants[].sessions.wait_ms); %s, retry once it ends",
+		name, node, wait, waiter, nothing)
 	e.retryAfter = DefaultRetryAfter
 	return e
 }
@@ -365,5 +416,64 @@ func (ps *programSessions) hold(ctx context.Context, t *tenant, rec store.Sessio
 	for _, h := range drop {
 		ps.forgetLocked(sessionKeyOf(t.name, h.scope, h.name), 0)
 	}
+	ps.mu.Unlock()
+}
+
+// remove ends session (scope, name) of t (DELETE /v1/sessions/{name}):
+// it claims the session as a program would (waiting while one runs in
+// it), deletes its record and then its saved state, and drops this
+// node's live copy. Another node holding a live copy drops it at the
+// session's next program there (prepare: the record it finds is new). It
+// reports whether the session's record existed.
+func (ps *programSessions) remove(ctx context.Context, t *tenant, scope, name string) (bool, *httpError) {
+	c, herr := ps.claimAs(ctx, opDelete, t, scope, name)
+	if herr != nil {
+		return false, herr
+	}
+	key := sessionKeyOf(t.name, scope, name)
+	if c == nil { // no record; a live copy here is stale: drop it
+		if turn, ok := ps.idleTurn(key); ok {
+			ps.drop(ctx, t, key, scope, name)
+			<-turn
+			ps.untrn(key)
+		}
+		return false, nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if err := ps.st.DeleteSession(sctx, key); err != nil {
+		c.abandon()
+		return false, unavailable(CodeStoreUnavailable, "session %q could not be deleted from the store: %v; it is unchanged, retry later", name, err)
+	}
+	if snap := c.rec.Snapshot; snap != "" {
+		if err := ps.st.DeleteSnapshot(sctx, snap); err != nil {
+			ps.log.Warn("a deleted session's saved state could not be deleted from the store", "tenant", t.name, "snapshot", snap, "error", err.Error())
+		}
+	}
+	ps.drop(ctx, t, key, scope, name)
+	<-c.turn
+	ps.untrn(key)
+	return true, nil
+}
+
+// idleTurn takes the local turn of session key if no local claim waits
+// for or holds it (the caller gives it back: <-turn, untrn).
+func (ps *programSessions) idleTurn(key string) (chan struct{}, bool) {
+	turn := ps.turn(key)
+	select {
+	case turn <- struct{}{}:
+		return turn, true
+	default:
+		ps.untrn(key)
+		return nil, false
+	}
+}
+
+// drop drops t's main executor's live copy of session key, its local
+// turn held.
+func (ps *programSessions) drop(ctx context.Context, t *tenant, key, scope, name string) {
+	t.exec.DropSession(context.WithoutCancel(ctx), scope, name)
+	ps.mu.Lock()
+	delete(ps.held, key)
 	ps.mu.Unlock()
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -82,6 +83,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		}
 		return e
 	}
+	if out == nil { // an answer without a body (204)
+		return nil
+	}
 	return json.Unmarshal(data, out)
 }
 
@@ -112,6 +116,17 @@ func (c *Client) Get(ctx context.Context, id string, wait bool) (*serve.Executio
 func (c *Client) Cancel(ctx context.Context, id string) (*serve.ExecutionState, error) {
 	var st serve.ExecutionState
 	return &st, c.do(ctx, http.MethodDelete, "/v1/executions/"+id, nil, &st)
+}
+
+// DeleteSession ends a keep_state session of scope ("" for the
+// deployment's), deleting its saved state (DELETE /v1/sessions/{name}); a
+// session that does not exist is a 404 *Error.
+func (c *Client) DeleteSession(ctx context.Context, scope, name string) error {
+	path := "/v1/sessions/" + url.PathEscape(name)
+	if scope != "" {
+		path += "?scope=" + url.QueryEscape(scope)
+	}
+	return c.do(ctx, http.MethodDelete, path, nil, nil)
 }
 
 // Call makes a model-direct call (POST /v1/calls).
