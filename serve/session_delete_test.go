@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -195,4 +196,24 @@ func TestParseConfig_sessionsMaxSessions(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestServer_DeleteSession_expiredDropsLocalCopy: a session whose record
+// expired is 404, and the live copy the main executor still held of it
+// is dropped.
+func TestServer_DeleteSession_expiredDropsLocalCopy(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) {
+		c.Workspace = "" // the main executor holds the session between programs
+		c.Tenants[0].Sessions.TTLMS = 200
+	})
+	c := ts.client(keyA)
+	keep(t, c, "chat", `globalThis.n = 1; return n`)
+	held, _ := serve.HeldSessions(ts.srv, "a")
+	require.Equal(t, 1, held)
+	time.Sleep(time.Second) // past the record's ttl_ms
+	deleteMissing(t, c, "chat")
+	held, listed := serve.HeldSessions(ts.srv, "a")
+	require.Zero(t, held)
+	require.Zero(t, listed)
+	require.Zero(t, serve.SessionTurns(ts.srv))
 }
