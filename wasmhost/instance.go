@@ -14,8 +14,9 @@ import (
 )
 
 // instance is one live guest: a module instance whose engine and prelude
-// are initialised, ready for ptcx_start. It is used by one goroutine and
-// discarded after one run: never reused, across runs or scopes.
+// are initialised, ready for ptcx_start. It is used by one goroutine at a
+// time and serves one run, after which it is discarded or, reset to the
+// image and as good as new, given back to the warm pool (pool_recycle.go).
 type instance struct {
 	mod    engineInstance
 	mem    guestMemory
@@ -32,6 +33,9 @@ type instance struct {
 	compile  guestFunc
 	load     guestFunc
 	stack    [4]uint64 // parameters and results of export calls
+	// globals are the image's exported mutable globals (image.globals),
+	// bound by the first reset (pool_recycle.go).
+	globals []guestGlobal
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
 	bufPtr, bufCap uint32

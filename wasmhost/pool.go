@@ -40,8 +40,8 @@ type pool struct {
 
 	stop chan struct{} // closed by close
 
-	hits, misses, restores, failures atomic.Int64
-	lastErr                          atomic.Pointer[error]
+	hits, misses, restores, failures, recycled atomic.Int64
+	lastErr                                    atomic.Pointer[error]
 }
 
 // newPool returns the pool of rt, empty, or nil when size is 0.
@@ -235,12 +235,13 @@ func (p *pool) close() {
 type PoolStats struct {
 	Image     bool  // instances are restored from the image (Config.WithImage, and a guest that can be)
 	Size      int   // the pool's size: 0 when off
-	Idle      int   // instances ready now
+	Idle      int   // instances ready now: up to Size restored by the pool, up to twice Size with runs' recycled ones
 	Spares    int   // reservations of closed instances kept to restore into (spare)
 	Bytes     int64 // what the idle instances and the spares are charged to the committed memory cap
 	Hits      int64 // runs that took a ready instance
 	Misses    int64 // runs that found none and restored their own
 	Restores  int64 // instances the pool restored
+	Recycled  int64 // instances of finished runs reset to the image and kept (pool_recycle.go)
 	Failures  int64 // restores that failed
 	LastError error // the last restore's error, if one failed
 }
@@ -255,7 +256,7 @@ func (rt *Runtime) PoolStats() PoolStats {
 	idle, spares := len(p.idle), len(p.spares)
 	p.mu.Unlock()
 	s := PoolStats{Image: true, Size: p.size, Idle: idle, Spares: spares, Bytes: int64(idle+spares) * p.charge, Hits: p.hits.Load(),
-		Misses: p.misses.Load(), Restores: p.restores.Load(), Failures: p.failures.Load()}
+		Misses: p.misses.Load(), Restores: p.restores.Load(), Recycled: p.recycled.Load(), Failures: p.failures.Load()}
 	if e := p.lastErr.Load(); e != nil {
 		s.LastError = *e
 	}
@@ -272,18 +273,24 @@ func (rt *Runtime) PoolStats() PoolStats {
 // one run is visible to another.
 type spare struct {
 	mem  []byte // the whole reservation
-	used int    // the memory's size when it closed: nothing past it was written
+	used int    // the memory's size when it closed: nothing past it was written (keep discards past the image)
 	cow  bool   // the image is mapped over its start
 }
 
 // keep takes the reservation of a closed memory as a spare, and reports
 // whether it did: the pool keeps at most its size of them, none once
-// closed, and none that does not fit under the committed memory cap (a
-// spare is charged to it as an idle instance is: its written pages are
-// still backed).
+// closed, and none that does not fit under the committed memory cap. A
+// spare is charged to it as an idle instance is, for the image's size:
+// what the memory grew to past the image is given back to the kernel
+// first, so that its backed pages are at most the image's, as an idle
+// instance's are.
 func (p *pool) keep(s spare) bool {
 	if p == nil {
 		return false
+	}
+	if n := len(p.rt.image.memory); s.used > n {
+		discard(s.mem[n:s.used])
+		s.used = n
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -315,20 +322,20 @@ func (p *pool) spare(limit uint64) (spare, bool) {
 	return s, true
 }
 
-// reset makes the spare's memory the image's again: the blocks that differ
-// from the image are copied from it (the others are its pages, shared or
-// already equal), and what the memory grew to past the image is given back
-// to the kernel, to read as zeros again.
+// reset makes the spare's memory the image's again (resetBlocks); past the
+// image it reads as zeros already (keep).
 func (s *spare) reset(img *image) {
-	n := len(img.memory)
-	for off := 0; off < n; off += blockSize {
-		end := min(off+blockSize, n)
-		if !bytes.Equal(s.mem[off:end], img.memory[off:end]) {
-			copy(s.mem[off:end], img.memory[off:end])
+	resetBlocks(s.mem[:len(img.memory)], img.memory)
+}
+
+// resetBlocks makes mem, a memory restored from the image whose bytes are
+// img, byte for byte img again: the blocks that differ from it are copied
+// from it (the others are its pages, shared or already equal).
+func resetBlocks(mem, img []byte) {
+	for off := 0; off < len(img); off += blockSize {
+		end := min(off+blockSize, len(img))
+		if !bytes.Equal(mem[off:end], img[off:end]) {
+			copy(mem[off:end], img[off:end])
 		}
 	}
-	if s.used > n {
-		discard(s.mem[n:s.used])
-	}
-	s.used = n
 }
