@@ -36,6 +36,7 @@ type instance struct {
 	// globals are the image's exported mutable globals (image.globals),
 	// bound by the first reset (pool_recycle.go).
 	globals []guestGlobal
+	scratch []byte // for reset's page table entries
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
 	bufPtr, bufCap uint32

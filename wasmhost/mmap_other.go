@@ -16,3 +16,7 @@ func discard(b []byte) { clear(b) }
 
 // mapFile is not available here: a restored memory copies the image.
 func mapFile([]byte, int, int) bool { return false }
+
+// privatePages is not available here: memories are not mappings of the
+// image.
+func privatePages(_ []byte, buf []byte, _ func(off, end int)) ([]byte, bool) { return buf, false }

@@ -325,17 +325,31 @@ func (p *pool) spare(limit uint64) (spare, bool) {
 // reset makes the spare's memory the image's again (resetBlocks); past the
 // image it reads as zeros already (keep).
 func (s *spare) reset(img *image) {
-	resetBlocks(s.mem[:len(img.memory)], img.memory)
+	var scratch []byte
+	resetBlocks(s.mem, img.memory, s.cow, &scratch)
 }
 
 // resetBlocks makes mem, a memory restored from the image whose bytes are
 // img, byte for byte img again: the blocks that differ from it are copied
-// from it (the others are its pages, shared or already equal).
-func resetBlocks(mem, img []byte) {
-	for off := 0; off < len(img); off += blockSize {
-		end := min(off+blockSize, len(img))
-		if !bytes.Equal(mem[off:end], img[off:end]) {
-			copy(mem[off:end], img[off:end])
+// from it (the others are its pages, shared or already equal). When cow
+// says the image is mapped copy-on-write over mem, only the pages holding
+// a private copy are compared (privatePages: the others are the image's
+// file), scratch holding the page table entries read; else all are.
+func resetBlocks(mem, img []byte, cow bool, scratch *[]byte) {
+	mem = mem[:len(img)]
+	reset := func(off, end int) {
+		for ; off < end; off += blockSize {
+			e := min(off+blockSize, end)
+			if !bytes.Equal(mem[off:e], img[off:e]) {
+				copy(mem[off:e], img[off:e])
+			}
 		}
 	}
+	if cow {
+		var ok bool
+		if *scratch, ok = privatePages(mem, *scratch, reset); ok {
+			return
+		}
+	}
+	reset(0, len(img))
 }

@@ -62,7 +62,7 @@ func (inst *instance) reset(img *image, limit uint64) bool {
 			return false
 		}
 	}
-	resetBlocks(m.buf, img.memory)
+	resetBlocks(m.buf, img.memory, m.cow, &inst.scratch)
 	m.refused = false
 	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
 	inst.setMemoryLimit(limit)
