@@ -63,6 +63,10 @@ type cappedMemory struct {
 	image   *image // what the memory starts with, when restored
 	cow     bool   // the image is mapped copy-on-write (not copied)
 	spares  *pool  // where a restored memory's reservation goes when it closes, and comes from (pool.go, spare)
+	// huge says part of the reservation asks for transparent huge pages
+	// (populateBlocks): it is not kept as a spare, whose growth would then
+	// be backed 2 MiB at a time.
+	huge bool
 }
 
 // allocator returns a MemoryAllocator that hands out m.
@@ -103,6 +107,13 @@ func (m *cappedMemory) allocator() experimental.MemoryAllocator {
 	})
 }
 
+// reserves reports whether mem, the memory as the engine reads it, is the
+// start of m's reservation: its pages not backed are then the image's (or
+// zero past it, as a restore or a spare leaves them).
+func (m *cappedMemory) reserves(mem []byte) bool {
+	return m.image != nil && len(m.mapped) > 0 && len(mem) > 0 && len(mem) <= len(m.mapped) && &mem[0] == &m.mapped[0]
+}
+
 // Reallocate implements experimental.LinearMemory. Memory never shrinks, and
 // bytes past the length are still zero (from the mapping or from make), as
 // wasm requires.
@@ -128,7 +139,7 @@ func (m *cappedMemory) Reallocate(size uint64) []byte {
 // Free implements experimental.LinearMemory.
 func (m *cappedMemory) Free() {
 	if m.mapped != nil {
-		if m.image == nil || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}) {
+		if m.image == nil || m.huge || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}) {
 			release(m.mapped)
 		}
 		m.mapped = nil
