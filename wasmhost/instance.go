@@ -37,13 +37,18 @@ type instance struct {
 	// bound by the first reset (pool_recycle.go).
 	globals []guestGlobal
 	scratch []byte // for reset's page table entries
+	// recycled says the instance served a run of tenant before it was
+	// reset: it serves only that tenant's runs (pool.take).
+	recycled bool
+	tenant   string
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
 	bufPtr, bufCap uint32
 }
 
-// newInstance returns an instance for one run, whose linear memory is
-// capped at memoryBytes and whose clock and random source are spec's. It
+// newInstance returns an instance for one run of tenant (Program.Tenant),
+// whose linear memory is capped at memoryBytes and whose clock and random
+// source are spec's. It
 // is the one place instances come from: with the Runtime's image
 // (image.go, the default) it takes a restored instance from the warm pool
 // (pool.go), or restores one when the pool is empty or off, and reseeds it;
@@ -51,12 +56,12 @@ type instance struct {
 // fresh one.
 //
 // ctx carries the run, for the host functions the initialisation may call.
-func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worldSpec) (*instance, error) {
+func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worldSpec, tenant string) (*instance, error) {
 	if rt.image == nil {
 		return rt.freshInstance(ctx, memoryBytes, spec)
 	}
 	limit := uint64(memoryPages(memoryBytes)) * pageSize
-	inst := rt.pool.take()
+	inst := rt.pool.take(tenant)
 	if inst == nil {
 		var err error
 		if inst, err = rt.restore(ctx, limit); err != nil {

@@ -52,18 +52,25 @@ func newPool(rt *Runtime, size int) *pool {
 	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), stop: make(chan struct{})}
 }
 
-// take returns an idle instance, or nil when there is none, and has the
-// pool refilled.
-func (p *pool) take() *instance {
+// take returns an idle instance for a run of tenant (Program.Tenant), or
+// nil when there is none, and has the pool refilled: the last one to
+// become idle of those that are new (restored) or were recycled from a run
+// of the same tenant (pool_recycle.go).
+func (p *pool) take(tenant string) *instance {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
 	var inst *instance
-	if n := len(p.idle); n > 0 {
-		inst = p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if c := p.idle[i]; !c.recycled || c.tenant == tenant {
+			inst = c
+			n := len(p.idle) - 1
+			copy(p.idle[i:], p.idle[i+1:])
+			p.idle[n] = nil
+			p.idle = p.idle[:n]
+			break
+		}
 	}
 	start := !p.filling && !p.closed
 	p.filling = p.filling || start

@@ -17,7 +17,10 @@ package wasmhost
 // next polls the host: no later than a new instance's. A run whose memory
 // grew, that was stopped, trapped, abandoned or suspended, or that ran in a
 // session, is not recycled: its instance is closed (its memory may become a
-// spare, pool.go).
+// spare, pool.go). And, as a second wall should a reset ever miss
+// something, a recycled instance serves only runs of the tenant whose run
+// it served (Program.Tenant; pool.take): runs of other tenants take new
+// ones.
 
 // recycle gives the run's instance to the pool, reset, and reports whether
 // it did; when it did not, the caller closes the instance. It is called by
@@ -36,6 +39,7 @@ func (r *run) recycle(status int32, e *RunError) bool {
 	if abandoned || !inst.reset(r.rt.image, uint64(memoryPages(r.rt.limits.MemoryBytes))*pageSize) {
 		return false
 	}
+	inst.recycled, inst.tenant = true, r.prog.Tenant
 	return p.recycle(inst)
 }
 

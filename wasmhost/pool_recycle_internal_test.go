@@ -53,3 +53,18 @@ func TestRuntime_recycle_notReusable(t *testing.T) {
 	}
 	require.Zero(t, rt.PoolStats().Recycled)
 }
+
+// A recycled instance serves only runs of the tenant whose run it served;
+// a new one serves any.
+func TestPool_take_byTenant(t *testing.T) {
+	img := &image{memory: make([]byte, pageSize)}
+	rt := &Runtime{image: img, admission: newGate(100, 0)}
+	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{}), closed: true} // closed: no filler
+	fresh, ofA, ofNone := &instance{}, &instance{recycled: true, tenant: "a"}, &instance{recycled: true}
+	p.idle = []*instance{fresh, ofA, ofNone}
+	require.Same(t, ofNone, p.take(""), "the last idle, recycled from a run of no tenant")
+	require.Same(t, fresh, p.take("b"), "not a's: the new one")
+	require.Nil(t, p.take("b"), "only a's is left")
+	require.Same(t, ofA, p.take("a"))
+	require.Empty(t, p.idle)
+}

@@ -231,7 +231,7 @@ func (rt *Runtime) resumeSession(ctx context.Context, saved []byte) (*instance, 
 	if err != nil {
 		return nil, err
 	}
-	inst := rt.pool.take()
+	inst := rt.pool.take("") // a new instance, or one recycled from a run of no tenant
 	if inst == nil {
 		if inst, err = rt.restore(ctx, uint64(memoryPages(rt.limits.MemoryBytes))*pageSize); err != nil {
 			return nil, err

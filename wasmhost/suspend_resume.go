@@ -177,7 +177,7 @@ func (r *run) resumeInstance() *RunError {
 func (r *run) restoreSnapshot() (*instance, error) {
 	rt, st := r.rt, r.resuming
 	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
-	inst := rt.pool.take()
+	inst := rt.pool.take(r.prog.Tenant)
 	if inst == nil {
 		var err error
 		if inst, err = rt.restore(r.ctx, limit); err != nil {
