@@ -107,13 +107,6 @@ func (m *cappedMemory) allocator() experimental.MemoryAllocator {
 	})
 }
 
-// reserves reports whether mem, the memory as the engine reads it, is the
-// start of m's reservation: its pages not backed are then the image's (or
-// zero past it, as a restore or a spare leaves them).
-func (m *cappedMemory) reserves(mem []byte) bool {
-	return m.image != nil && len(m.mapped) > 0 && len(mem) > 0 && len(mem) <= len(m.mapped) && &mem[0] == &m.mapped[0]
-}
-
 // Reallocate implements experimental.LinearMemory. Memory never shrinks, and
 // bytes past the length are still zero (from the mapping or from make), as
 // wasm requires.

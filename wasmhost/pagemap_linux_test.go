@@ -4,7 +4,6 @@ package wasmhost
 
 import (
 	"os"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -74,44 +73,6 @@ func TestResetBlocks_copyOnWrite(t *testing.T) {
 			mem[ps+1] ^= 0xff
 			resetBlocks(mem, img, tt.cow, &scratch)
 			require.Equal(t, img, mem)
-		})
-	}
-}
-
-func TestChangedBlocks_reservation(t *testing.T) {
-	ps := os.Getpagesize()
-	tests := []struct {
-		name    string
-		written []int // pages written, within the image (16 pages) and past it
-		cleared []int // pages written back to the image's bytes (or zero past it)
-	}{
-		{"nothing written", nil, nil},
-		{"within the image", []int{0, 7, 15}, nil},
-		{"past the image", []int{16, 20, 31}, nil},
-		{"both, some written back", []int{1, 2, 17, 18}, []int{2, 18}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			img, mem := cowImage(t, 16)
-			mem = mem[:2*len(img)] // the memory grew to 32 pages
-			_ = mem[20*ps+1]       // read, never written: not a block
-			for _, p := range tt.written {
-				mem[p*ps+3] ^= 0x5a
-			}
-			for _, p := range tt.cleared {
-				mem[p*ps+3] ^= 0x5a
-			}
-			var scratch []byte
-			got := changedBlocks(mem, img, true, &scratch)
-			want := changedBlocks(mem, img, false, &scratch)
-			require.Equal(t, want, got, "the same blocks as reading every page")
-			var pages []uint32
-			for _, p := range tt.written {
-				if !slices.Contains(tt.cleared, p) {
-					pages = append(pages, uint32(p*ps/blockSize))
-				}
-			}
-			require.Equal(t, pages, got)
 		})
 	}
 }

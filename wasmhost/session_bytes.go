@@ -93,21 +93,20 @@ func (rt *Runtime) captureSession(inst *instance) ([]byte, error) {
 		}
 		globals[i] = g.Get()
 	}
-	return encodeSession(img, mem, inst.memory.reserves(mem), globals, inst.bufPtr, inst.bufCap), nil
+	return encodeSession(img, mem, globals, inst.bufPtr, inst.bufCap), nil
 }
 
 // encodeSession encodes a session's state: its memory (whole pages, at
-// least the image's; reserved as for changedBlocks), its globals (in the
-// image's order) and its exchange buffer.
-func encodeSession(img *image, mem []byte, reserved bool, globals []uint64, bufPtr, bufCap uint32) []byte {
+// least the image's), its globals (in the image's order) and its exchange
+// buffer.
+func encodeSession(img *image, mem []byte, globals []uint64, bufPtr, bufCap uint32) []byte {
 	body := binary.LittleEndian.AppendUint32(nil, uint32(len(globals)))
 	for _, g := range globals {
 		body = binary.LittleEndian.AppendUint64(body, g)
 	}
 	body = binary.LittleEndian.AppendUint32(body, bufPtr)
 	body = binary.LittleEndian.AppendUint32(body, bufCap)
-	var scratch []byte
-	index := changedBlocks(mem, img.memory, reserved, &scratch)
+	index := changedBlocks(mem, img.memory)
 	body = binary.LittleEndian.AppendUint32(body, uint32(len(mem)/pageSize))
 	body = binary.LittleEndian.AppendUint32(body, uint32(len(index)))
 	for _, i := range index {

@@ -20,7 +20,7 @@ func syntheticSession(t testing.TB) (*image, []byte, []byte) {
 	mem := make([]byte, 3*pageSize)
 	copy(mem, img.memory)
 	mem[10], mem[pageSize+5000], mem[2*pageSize+100] = 1, 2, 3
-	b := encodeSession(img, mem, false, []uint64{65536}, 1024, 64)
+	b := encodeSession(img, mem, []uint64{65536}, 1024, 64)
 	dec, err := zstd.NewReader(nil)
 	require.NoError(t, err)
 	defer dec.Close()

@@ -90,9 +90,6 @@ type snapshotState struct {
 	pages  uint32
 	blocks []uint32 // decoded: the blocks to write over the image
 	data   []byte   // decoded: their bytes
-	// reserved says memory (encoding) is a reservation (reserve) restored
-	// from the image: a page of it not backed is the image's or zero.
-	reserved bool
 }
 
 // snapshotMeta is the JSON part of a snapshot.
@@ -184,8 +181,7 @@ func encodeSnapshot(img *image, st *snapshotState) ([]byte, int, error) {
 	if len(mem)%pageSize != 0 || len(mem) < len(img.memory) {
 		return nil, 0, fmt.Errorf("wasmhost: the guest's memory of %d bytes is not whole pages past the image's %d", len(mem), len(img.memory))
 	}
-	var scratch []byte
-	index := changedBlocks(mem, img.memory, st.reserved, &scratch)
+	index := changedBlocks(mem, img.memory)
 	raw := 4 + len(meta) + 8 + 4*len(index) + blockSize*len(index)
 	out := appendHeader(make([]byte, 0, headerSize+len(img.engine)+13+raw), img.moduleHash[:], img.memoryHash[:],
 		img.engine, codecStored, uint64(raw), 0)
@@ -313,33 +309,23 @@ func CompressSnapshot(snapshot []byte) ([]byte, error) {
 
 // changedBlocks returns, ascending, the indices of the blocks of mem (whole
 // pages, starting with the image) that differ from img within it, or are
-// not all zero past it: what a snapshot stores. When reserved says mem is a
-// reservation restored from the image, only its pages that may hold a
-// private copy are read (privatePages): the others are the image's file,
-// or were never written (zero past the image), and reading them would cost
-// a page fault each; scratch holds the page table entries read.
-func changedBlocks(mem, img []byte, reserved bool, scratch *[]byte) []uint32 {
+// not all zero past it: what a snapshot stores. (Reading only the pages
+// the page table says may hold a private copy, as a reset does, was tried:
+// a suspended heap's pages are nearly all written, and reading
+// /proc/self/pagemap cost more than it saved: docs/performance.md.)
+func changedBlocks(mem, img []byte) []uint32 {
 	var index []uint32
-	visit := func(off, end int) {
-		for ; off < end; off += blockSize {
-			block := mem[off : off+blockSize]
-			if off < len(img) {
-				if bytes.Equal(block, img[off:off+blockSize]) {
-					continue
-				}
-			} else if allZero(block) {
+	for off := 0; off < len(mem); off += blockSize {
+		block := mem[off : off+blockSize]
+		if off < len(img) {
+			if bytes.Equal(block, img[off:off+blockSize]) {
 				continue
 			}
-			index = append(index, uint32(off/blockSize))
+		} else if allZero(block) {
+			continue
 		}
+		index = append(index, uint32(off/blockSize))
 	}
-	if reserved {
-		var ok bool
-		if *scratch, ok = privatePages(mem, *scratch, visit); ok {
-			return index
-		}
-	}
-	visit(0, len(mem))
 	return index
 }
 

@@ -271,7 +271,7 @@ func (r *run) capture(answers []completion) (*Suspended, error) {
 	if !ok {
 		return nil, fmt.Errorf("wasmhost: the guest's memory of %d bytes cannot be read", size)
 	}
-	st.memory, st.reserved = mem, inst.memory.reserves(mem)
+	st.memory = mem
 	b, raw, err := encodeSnapshot(r.rt.image, &st)
 	if err != nil {
 		return nil, err

@@ -68,35 +68,27 @@ func benchmarkSnapshot(b *testing.B, js string) {
 			copy(dst, mem[len(mem)-s.RawBytes:])
 		}
 	})
-	// What a run suspends from: an instance's memory, as resuming the
-	// snapshot leaves it (a reservation, where pages are backed).
-	r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: st}
-	inst, err := r.restoreSnapshot()
-	require.NoError(b, err)
-	defer inst.close(ctx)
-	live, ok := inst.mem.Read(0, inst.mem.Size())
-	require.True(b, ok)
-	require.Equal(b, mem, live)
-	require.True(b, inst.memory.reserves(live))
-	// suspend reads only the pages that may differ (changedBlocks);
-	// suspend-readall, its baseline, reads them all.
-	for _, v := range []struct {
-		name     string
-		reserved bool
-	}{{"suspend", true}, {"suspend-readall", false}} {
-		b.Run(v.name, func(b *testing.B) {
-			enc := *st
-			enc.memory, enc.reserved = live, v.reserved
-			for b.Loop() {
-				if _, _, err := encodeSnapshot(rt.image, &enc); err != nil {
-					b.Fatal(err)
-				}
+	b.Run("suspend", func(b *testing.B) {
+		// What a run suspends from: an instance's memory, as resuming the
+		// snapshot leaves it.
+		r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: st}
+		inst, err := r.restoreSnapshot()
+		require.NoError(b, err)
+		defer inst.close(ctx)
+		live, ok := inst.mem.Read(0, inst.mem.Size())
+		require.True(b, ok)
+		require.Equal(b, mem, live)
+		enc := *st
+		enc.memory = live
+		for b.Loop() {
+			if _, _, err := encodeSnapshot(rt.image, &enc); err != nil {
+				b.Fatal(err)
 			}
-			b.ReportMetric(float64(len(s.Snapshot)), "snapshot-bytes")
-			b.ReportMetric(float64(s.RawBytes), "raw-bytes")
-			b.ReportMetric(float64(len(mem)), "memory-bytes")
-		})
-	}
+		}
+		b.ReportMetric(float64(len(s.Snapshot)), "snapshot-bytes")
+		b.ReportMetric(float64(s.RawBytes), "raw-bytes")
+		b.ReportMetric(float64(len(mem)), "memory-bytes")
+	})
 	b.Run("resume", func(b *testing.B) { benchmarkResume(b, rt, s.Snapshot) })
 	compressed, err := CompressSnapshot(s.Snapshot)
 	require.NoError(b, err)
