@@ -160,12 +160,26 @@ const (
 	refillLater        // no room under the committed memory cap, or the restore failed
 )
 
-// refillOne restores one instance if the pool is short of one. When it is
+// restored counts the idle instances that are new (restored, not
+// recycled). The caller holds p.mu.
+func (p *pool) restored() int {
+	n := 0
+	for _, inst := range p.idle {
+		if !inst.recycled {
+			n++
+		}
+	}
+	return n
+}
+
+// refillOne restores one instance if the pool is short of one: the filler
+// keeps size new instances, whatever tenants' recycled ones the pool also
+// holds (pool_recycle.go), so that any tenant's run finds one. When it is
 // not (or is closed), the filler ends: filling is cleared in the same
 // critical section, so a take that finds it set is sure to be refilled.
 func (p *pool) refillOne() int {
 	p.mu.Lock()
-	short := !p.closed && len(p.idle) < p.size
+	short := !p.closed && p.restored() < p.size
 	if !short {
 		p.filling = false
 	}
@@ -242,7 +256,7 @@ func (p *pool) close() {
 type PoolStats struct {
 	Image     bool  // instances are restored from the image (Config.WithImage, and a guest that can be)
 	Size      int   // the pool's size: 0 when off
-	Idle      int   // instances ready now: up to Size restored by the pool, up to twice Size with runs' recycled ones
+	Idle      int   // instances ready now: up to Size new ones restored by the pool, and runs' recycled ones, up to twice Size in all
 	Spares    int   // reservations of closed instances kept to restore into (spare)
 	Bytes     int64 // what the idle instances and the spares are charged to the committed memory cap
 	Hits      int64 // runs that took a ready instance

@@ -1,5 +1,7 @@
 package wasmhost
 
+import "context"
+
 // Recycling: the instance of a run that settled is reset to the image and
 // given back to the warm pool, to serve a later run as a new one restored
 // from the image would. A restore costs a trivial run most of its CPU time
@@ -74,30 +76,48 @@ func (inst *instance) reset(img *image, limit uint64) bool {
 }
 
 // The pool keeps up to recycleFactor times its size of idle instances when
-// runs give theirs back: the filler restores up to the size, so a run that
-// takes one has it replaced at once, and without the margin the run's own,
-// back a moment later, would find the pool full, and every run would cost
-// a restore all the same.
+// runs give theirs back: the filler keeps its size of new ones (for any
+// tenant), so without the margin a run's own, back a moment later, would
+// find the pool full, and every run would cost a restore all the same.
 const recycleFactor = 2
 
-// wants reports whether the pool has room for one more recycled instance.
+// wants reports whether the pool takes recycled instances (it is open).
 func (p *pool) wants() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.closed && len(p.idle) < recycleFactor*p.size
+	return !p.closed
 }
 
 // recycle takes a reset instance as idle, charged as the pool's own are,
-// and reports whether it did: not once the pool holds recycleFactor times
-// its size or is closed, nor when the committed memory cap has no room for
-// it or runs wait for it.
+// and reports whether it did: not once the pool is closed, nor when the
+// committed memory cap has no room for it or runs wait for it. A pool that
+// holds recycleFactor times its size gives up its oldest recycled instance
+// for it (the filler keeps size new ones: pool.refillOne), so that the
+// recycled instances are those of the tenants that ran last.
 func (p *pool) recycle(inst *instance) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || len(p.idle) >= recycleFactor*p.size || !p.rt.chargePool(p.charge) {
-		return false
+	var evicted *instance
+	if len(p.idle) >= recycleFactor*p.size {
+		for i, c := range p.idle {
+			if c.recycled {
+				evicted = c
+				n := len(p.idle) - 1
+				copy(p.idle[i:], p.idle[i+1:])
+				p.idle[n] = nil
+				p.idle = p.idle[:n]
+				p.rt.unchargePool(p.charge)
+				break
+			}
+		}
 	}
-	p.idle = append(p.idle, inst)
-	p.recycled.Add(1)
-	return true
+	ok := !p.closed && len(p.idle) < recycleFactor*p.size && p.rt.chargePool(p.charge)
+	if ok {
+		p.idle = append(p.idle, inst)
+		p.recycled.Add(1)
+	}
+	p.mu.Unlock()
+	if evicted != nil {
+		evicted.close(context.Background()) // its memory may become a spare
+	}
+	return ok
 }

@@ -1,29 +1,56 @@
 package wasmhost
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// The pool takes recycled instances up to twice its size, charged as its
-// own; a pool that is closed takes none.
+// fakeMod is an engine instance that only records its closing.
+type fakeMod struct {
+	engineInstance
+	closed bool
+}
+
+func (f *fakeMod) close(context.Context) { f.closed = true }
+
+// recycledInstance is an instance recycled from a run of tenant, whose
+// closing is recorded.
+func recycledInstance(tenant string) (*instance, *fakeMod) {
+	m := &fakeMod{}
+	return &instance{mod: m, memory: &cappedMemory{}, recycled: true, tenant: tenant}, m
+}
+
+// The pool holds recycled instances up to twice its size, charged as its
+// own; past it, the oldest recycled one gives way; a closed pool takes
+// none. The filler counts only the new ones.
 func TestPool_recycle_bounds(t *testing.T) {
 	img := &image{memory: make([]byte, pageSize)}
 	rt := &Runtime{image: img, admission: newGate(100, 0)}
 	p := &pool{rt: rt, size: 2, charge: int64(len(img.memory)), stop: make(chan struct{})}
+	var mods []*fakeMod
 	for i := range recycleFactor * p.size {
+		inst, m := recycledInstance("a")
+		mods = append(mods, m)
 		require.True(t, p.wants())
-		require.True(t, p.recycle(&instance{}), "recycled instance %d, below or at twice the size", i+1)
+		require.True(t, p.recycle(inst), "recycled instance %d, below or at twice the size", i+1)
 	}
-	require.False(t, p.wants())
-	require.False(t, p.recycle(&instance{}), "past twice the size")
 	require.Equal(t, int64(recycleFactor*p.size)*p.charge, rt.pooledBytes)
-	require.Equal(t, int64(recycleFactor*p.size), p.recycled.Load())
+	require.Zero(t, p.restored(), "none is new: the filler would restore size of them")
+	last, _ := recycledInstance("b")
+	require.True(t, p.recycle(last), "past twice the size: the oldest gives way")
+	require.True(t, mods[0].closed, "the oldest was closed")
+	require.False(t, mods[1].closed)
+	require.Len(t, p.idle, recycleFactor*p.size)
+	require.Same(t, last, p.idle[len(p.idle)-1])
+	require.Equal(t, int64(recycleFactor*p.size)*p.charge, rt.pooledBytes, "its charge went with it")
+	require.Equal(t, int64(recycleFactor*p.size+1), p.recycled.Load())
 	p.idle = nil // not real instances: not closed
 	p.closed = true
 	require.False(t, p.wants())
-	require.False(t, p.recycle(&instance{}), "closed")
+	inst, _ := recycledInstance("a")
+	require.False(t, p.recycle(inst), "closed")
 }
 
 // A recycled instance is charged to the committed memory cap: it is not
@@ -32,9 +59,10 @@ func TestPool_recycle_chargedToTheCap(t *testing.T) {
 	img := &image{memory: make([]byte, pageSize)}
 	rt := &Runtime{image: img, admission: newGate(100, 2*pageSize)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{})}
-	require.True(t, p.recycle(&instance{}))
-	require.True(t, p.recycle(&instance{}), "at the cap")
-	require.False(t, p.recycle(&instance{}), "past the cap")
+	for _, ok := range []bool{true, true, false} { // below, at, past the cap
+		inst, _ := recycledInstance("a")
+		require.Equal(t, ok, p.recycle(inst))
+	}
 	p.idle = nil
 }
 
