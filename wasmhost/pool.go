@@ -53,24 +53,30 @@ func newPool(rt *Runtime, size int) *pool {
 }
 
 // take returns an idle instance for a run of tenant (Program.Tenant), or
-// nil when there is none, and has the pool refilled: the last one to
-// become idle of those that are new (restored) or were recycled from a run
-// of the same tenant (pool_recycle.go).
+// nil when there is none, and has the pool refilled: the last one recycled
+// from a run of the same tenant (pool_recycle.go), whose pages are backed,
+// else the last new one (restored), which the filler then replaces.
 func (p *pool) take(tenant string) *instance {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
-	var inst *instance
+	at := -1
 	for i := len(p.idle) - 1; i >= 0; i-- {
-		if c := p.idle[i]; !c.recycled || c.tenant == tenant {
-			inst = c
-			n := len(p.idle) - 1
-			copy(p.idle[i:], p.idle[i+1:])
-			p.idle[n] = nil
-			p.idle = p.idle[:n]
+		if c := p.idle[i]; c.recycled && c.tenant == tenant {
+			at = i
 			break
+		} else if !c.recycled && at < 0 {
+			at = i
 		}
+	}
+	var inst *instance
+	if at >= 0 {
+		inst = p.idle[at]
+		n := len(p.idle) - 1
+		copy(p.idle[at:], p.idle[at+1:])
+		p.idle[n] = nil
+		p.idle = p.idle[:n]
 	}
 	start := !p.filling && !p.closed
 	p.filling = p.filling || start

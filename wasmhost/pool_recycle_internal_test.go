@@ -88,10 +88,11 @@ func TestPool_take_byTenant(t *testing.T) {
 	img := &image{memory: make([]byte, pageSize)}
 	rt := &Runtime{image: img, admission: newGate(100, 0)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{}), closed: true} // closed: no filler
-	fresh, ofA, ofNone := &instance{}, &instance{recycled: true, tenant: "a"}, &instance{recycled: true}
-	p.idle = []*instance{fresh, ofA, ofNone}
-	require.Same(t, ofNone, p.take(""), "the last idle, recycled from a run of no tenant")
-	require.Same(t, fresh, p.take("b"), "not a's: the new one")
+	fresh, ofA, ofNone, fresh2 := &instance{}, &instance{recycled: true, tenant: "a"}, &instance{recycled: true}, &instance{}
+	p.idle = []*instance{fresh, ofA, ofNone, fresh2}
+	require.Same(t, ofNone, p.take(""), "recycled from a run of no tenant, before a later new one")
+	require.Same(t, fresh2, p.take("b"), "none of b's: the last new one")
+	require.Same(t, fresh, p.take("b"))
 	require.Nil(t, p.take("b"), "only a's is left")
 	require.Same(t, ofA, p.take("a"))
 	require.Empty(t, p.idle)
