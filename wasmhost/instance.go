@@ -48,10 +48,10 @@ type instance struct {
 
 // newInstance returns an instance for one run of tenant (Program.Tenant),
 // whose linear memory is capped at memoryBytes and whose clock and random
-// source are spec's. It
-// is the one place instances come from: with the Runtime's image
-// (image.go, the default) it takes a restored instance from the warm pool
-// (pool.go), or restores one when the pool is empty or off, and reseeds it;
+// source are spec's. It is the one place instances come from: with the
+// Runtime's image (image.go, the default) it takes a restored or recycled
+// instance from the warm pool (pool.go, pool_recycle.go), or restores one
+// when the pool has none for the tenant or is off, and reseeds it;
 // without (Config.WithImage(false)) it instantiates and initialises a
 // fresh one.
 //
