@@ -16,6 +16,14 @@ import (
 // past the timeout or the cancellation: the call settles, and the body's
 // late result is dropped.
 func (x *execution) dispatch(ctx context.Context) {
+	if x.def.Transport() {
+		// run_code's own body is never settled without it (body.go), so
+		// it runs on the calling goroutine, sparing two hand-offs.
+		if b := x.startBody(ctx, func() {}, nil); b != nil {
+			b.run()
+		}
+		return
+	}
 	done := make(chan struct{})
 	x.launch(ctx, func() { close(done) })
 	<-done

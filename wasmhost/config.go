@@ -88,7 +88,9 @@ func (c Config) WithImage(on bool) Config {
 // goroutine restores another. Each pooled instance is charged to the
 // committed memory cap (WithMaxCommittedMemory) for the image's size, and
 // the pool gives instances up when a run does not fit beside them. An
-// instance serves one run and is discarded, never reused. Zero turns the
+// instance serves one run; then, if the run settled by itself without
+// growing its memory, it is reset to the image and joins the pool again
+// (up to twice its size: pool_recycle.go), else it is discarded. Zero turns the
 // pool off (runs restore their own instance); it is off as well without the
 // image. New fails for a negative size or one above MaxPoolSize. Default:
 // DefaultPoolSize.

@@ -35,7 +35,7 @@ func newWazeroEngine(ctx context.Context, memoryBytes int64, cacheDir string) (e
 		rc = rc.WithCompilationCache(cache)
 	}
 	e.wr = wazero.NewRuntimeWithConfig(ctx, rc)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.wr); err != nil {
+	if err := instantiateWASI(ctx, e.wr); err != nil {
 		_ = e.close(ctx)
 		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
 	}
@@ -44,6 +44,27 @@ func newWazeroEngine(ctx context.Context, memoryBytes int64, cacheDir string) (e
 		return nil, fmt.Errorf("wasmhost: host module: %w", err)
 	}
 	return e, nil
+}
+
+// instantiateWASI defines wazero's WASI module in wr, with fd_close
+// stateless: it reports success for the standard streams and EBADF for
+// any other descriptor, and closes nothing (as the wasmtime engine's). The
+// guest has no other descriptors, and nothing a run does then changes the
+// instance's WASI state, so an instance reused for another run (pool.go,
+// recycle) has the same as a new one.
+func instantiateWASI(ctx context.Context, wr wazero.Runtime) error {
+	const errnoSuccess, errnoBadf = 0, 8 // WASI's errno values
+	b := wr.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
+	b.NewFunctionBuilder().WithGoFunction(wapi.GoFunc(func(_ context.Context, stack []uint64) {
+		if fd := wapi.DecodeU32(stack[0]); fd <= 2 {
+			stack[0] = errnoSuccess
+		} else {
+			stack[0] = errnoBadf
+		}
+	}), []wapi.ValueType{wapi.ValueTypeI32}, []wapi.ValueType{wapi.ValueTypeI32}).Export("fd_close")
+	_, err := b.Instantiate(ctx)
+	return err
 }
 
 // instantiateHostModule defines the "ptcx" module in wr.

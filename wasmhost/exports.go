@@ -26,7 +26,7 @@ func (r *run) instantiate() *RunError {
 	if e := r.begin(false); e != nil {
 		return e
 	}
-	inst, err := r.rt.newInstance(r.ctx, r.limits.MemoryBytes, r.rt.worldFor(r))
+	inst, err := r.rt.newInstance(r.ctx, r.limits.MemoryBytes, r.rt.worldFor(r), r.prog.Tenant)
 	r.end()
 	if err != nil {
 		if e := r.failure(); e != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/meter"
 )
 
 // image is the guest's state once initialised: its linear memory and its
@@ -26,10 +28,16 @@ type image struct {
 	// mutable globals, whose values a snapshot carries.
 	moduleHash, memoryHash [32]byte
 	globals                []string
-	engine                 string // the engine's name and version, for snapshots
+	globalValues           []uint64 // the image's values of globals, in its order
+	engine                 string   // the engine's name and version, for snapshots
 	// inModule says the variant module holds memory as its data, which the
 	// engine maps copy-on-write into a restored instance (wasmtime).
 	inModule bool
+	// reusable says an instance restored from the image can be reset to it
+	// and serve another run (pool.go, recycle): its memory is the host's
+	// (not inModule) and the guest's code cannot change its tables
+	// (meter.WritesTables).
+	reusable bool
 }
 
 // makeImage initialises an instance of the guest module bin, captures it,
@@ -78,10 +86,15 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap,
 		moduleHash: sha256.Sum256(bin), engine: rt.eng.name()}
 	img.memoryHash = sha256.Sum256(img.memory)
-	for _, g := range layout.mutable {
+	for i, g := range layout.mutable {
 		if g.export != "" {
 			img.globals = append(img.globals, g.export)
+			img.globalValues = append(img.globalValues, globals[i])
 		}
+	}
+	writesTables, err := meter.WritesTables(bin, meter.Options{Module: hostModule, Name: "poll"})
+	if err != nil {
+		return nil, fmt.Errorf("wasmhost: read the guest's code for its image: %w", err)
 	}
 	variant, inModule, err := rt.eng.imageModule(layout, img.memory, globals)
 	if err != nil {
@@ -94,6 +107,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		inModule = false
 	}
 	img.inModule = inModule
+	img.reusable = !inModule && !writesTables
 	if img.module, err = rt.eng.compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}

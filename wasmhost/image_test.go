@@ -34,10 +34,10 @@ func TestRuntime_newInstance_restored(t *testing.T) {
 			// the restore module's data (engine_wasmtime.go).
 			require.Equal(t, tt.wantCoW, rt.image.fd >= 0 || rt.image.inModule)
 
-			a, err := rt.newInstance(ctx, rt.limits.MemoryBytes, worldSpec{})
+			a, err := rt.newInstance(ctx, rt.limits.MemoryBytes, worldSpec{}, "")
 			require.NoError(t, err)
 			defer a.close(ctx)
-			b, err := rt.newInstance(ctx, rt.limits.MemoryBytes, worldSpec{})
+			b, err := rt.newInstance(ctx, rt.limits.MemoryBytes, worldSpec{}, "")
 			require.NoError(t, err)
 			defer b.close(ctx)
 			require.Equal(t, tt.wantCoW, a.memory.cow)

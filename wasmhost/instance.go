@@ -14,8 +14,9 @@ import (
 )
 
 // instance is one live guest: a module instance whose engine and prelude
-// are initialised, ready for ptcx_start. It is used by one goroutine and
-// discarded after one run: never reused, across runs or scopes.
+// are initialised, ready for ptcx_start. It is used by one goroutine at a
+// time and serves one run, after which it is discarded or, reset to the
+// image and as good as new, given back to the warm pool (pool_recycle.go).
 type instance struct {
 	mod    engineInstance
 	mem    guestMemory
@@ -32,26 +33,35 @@ type instance struct {
 	compile  guestFunc
 	load     guestFunc
 	stack    [4]uint64 // parameters and results of export calls
+	// globals are the image's exported mutable globals (image.globals),
+	// bound by the first reset (pool_recycle.go).
+	globals []guestGlobal
+	scratch []byte // for reset's page table entries
+	// recycled says the instance served a run of tenant before it was
+	// reset: it serves only that tenant's runs (pool.take).
+	recycled bool
+	tenant   string
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
 	bufPtr, bufCap uint32
 }
 
-// newInstance returns an instance for one run, whose linear memory is
-// capped at memoryBytes and whose clock and random source are spec's. It
-// is the one place instances come from: with the Runtime's image
-// (image.go, the default) it takes a restored instance from the warm pool
-// (pool.go), or restores one when the pool is empty or off, and reseeds it;
+// newInstance returns an instance for one run of tenant (Program.Tenant),
+// whose linear memory is capped at memoryBytes and whose clock and random
+// source are spec's. It is the one place instances come from: with the
+// Runtime's image (image.go, the default) it takes a restored or recycled
+// instance from the warm pool (pool.go, pool_recycle.go), or restores one
+// when the pool has none for the tenant or is off, and reseeds it;
 // without (Config.WithImage(false)) it instantiates and initialises a
 // fresh one.
 //
 // ctx carries the run, for the host functions the initialisation may call.
-func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worldSpec) (*instance, error) {
+func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worldSpec, tenant string) (*instance, error) {
 	if rt.image == nil {
 		return rt.freshInstance(ctx, memoryBytes, spec)
 	}
 	limit := uint64(memoryPages(memoryBytes)) * pageSize
-	inst := rt.pool.take()
+	inst := rt.pool.take(tenant)
 	if inst == nil {
 		var err error
 		if inst, err = rt.restore(ctx, limit); err != nil {

@@ -63,6 +63,10 @@ type cappedMemory struct {
 	image   *image // what the memory starts with, when restored
 	cow     bool   // the image is mapped copy-on-write (not copied)
 	spares  *pool  // where a restored memory's reservation goes when it closes, and comes from (pool.go, spare)
+	// huge says part of the reservation asks for transparent huge pages
+	// (populateBlocks): it is not kept as a spare, whose growth would then
+	// be backed 2 MiB at a time.
+	huge bool
 }
 
 // allocator returns a MemoryAllocator that hands out m.
@@ -128,7 +132,7 @@ func (m *cappedMemory) Reallocate(size uint64) []byte {
 // Free implements experimental.LinearMemory.
 func (m *cappedMemory) Free() {
 	if m.mapped != nil {
-		if m.image == nil || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}) {
+		if m.image == nil || m.huge || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}) {
 			release(m.mapped)
 		}
 		m.mapped = nil

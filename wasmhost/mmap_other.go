@@ -11,8 +11,15 @@ func release([]byte) {}
 // populate does nothing: there are no reservations here.
 func populate([]byte) {}
 
+// populateHuge does nothing, and asks for no huge pages.
+func populateHuge([]byte, int, int) bool { return false }
+
 // discard zeroes b: there are no reservations here, so it is not called.
 func discard(b []byte) { clear(b) }
 
 // mapFile is not available here: a restored memory copies the image.
 func mapFile([]byte, int, int) bool { return false }
+
+// privatePages is not available here: memories are not mappings of the
+// image.
+func privatePages(_ []byte, buf []byte, _ func(off, end int)) ([]byte, bool) { return buf, false }

@@ -40,8 +40,8 @@ type pool struct {
 
 	stop chan struct{} // closed by close
 
-	hits, misses, restores, failures atomic.Int64
-	lastErr                          atomic.Pointer[error]
+	hits, misses, restores, failures, recycled atomic.Int64
+	lastErr                                    atomic.Pointer[error]
 }
 
 // newPool returns the pool of rt, empty, or nil when size is 0.
@@ -52,18 +52,31 @@ func newPool(rt *Runtime, size int) *pool {
 	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), stop: make(chan struct{})}
 }
 
-// take returns an idle instance, or nil when there is none, and has the
-// pool refilled.
-func (p *pool) take() *instance {
+// take returns an idle instance for a run of tenant (Program.Tenant), or
+// nil when there is none, and has the pool refilled: the last one recycled
+// from a run of the same tenant (pool_recycle.go), whose pages are backed,
+// else the last new one (restored), which the filler then replaces.
+func (p *pool) take(tenant string) *instance {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
+	at := -1
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if c := p.idle[i]; c.recycled && c.tenant == tenant {
+			at = i
+			break
+		} else if !c.recycled && at < 0 {
+			at = i
+		}
+	}
 	var inst *instance
-	if n := len(p.idle); n > 0 {
-		inst = p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
+	if at >= 0 {
+		inst = p.idle[at]
+		n := len(p.idle) - 1
+		copy(p.idle[at:], p.idle[at+1:])
+		p.idle[n] = nil
+		p.idle = p.idle[:n]
 	}
 	start := !p.filling && !p.closed
 	p.filling = p.filling || start
@@ -153,12 +166,26 @@ const (
 	refillLater        // no room under the committed memory cap, or the restore failed
 )
 
-// refillOne restores one instance if the pool is short of one. When it is
+// restored counts the idle instances that are new (restored, not
+// recycled). The caller holds p.mu.
+func (p *pool) restored() int {
+	n := 0
+	for _, inst := range p.idle {
+		if !inst.recycled {
+			n++
+		}
+	}
+	return n
+}
+
+// refillOne restores one instance if the pool is short of one: the filler
+// keeps size new instances, whatever tenants' recycled ones the pool also
+// holds (pool_recycle.go), so that any tenant's run finds one. When it is
 // not (or is closed), the filler ends: filling is cleared in the same
 // critical section, so a take that finds it set is sure to be refilled.
 func (p *pool) refillOne() int {
 	p.mu.Lock()
-	short := !p.closed && len(p.idle) < p.size
+	short := !p.closed && p.restored() < p.size
 	if !short {
 		p.filling = false
 	}
@@ -235,12 +262,13 @@ func (p *pool) close() {
 type PoolStats struct {
 	Image     bool  // instances are restored from the image (Config.WithImage, and a guest that can be)
 	Size      int   // the pool's size: 0 when off
-	Idle      int   // instances ready now
+	Idle      int   // instances ready now: up to Size new ones restored by the pool, and runs' recycled ones, up to twice Size in all
 	Spares    int   // reservations of closed instances kept to restore into (spare)
 	Bytes     int64 // what the idle instances and the spares are charged to the committed memory cap
 	Hits      int64 // runs that took a ready instance
 	Misses    int64 // runs that found none and restored their own
 	Restores  int64 // instances the pool restored
+	Recycled  int64 // instances of finished runs reset to the image and kept (pool_recycle.go)
 	Failures  int64 // restores that failed
 	LastError error // the last restore's error, if one failed
 }
@@ -255,7 +283,7 @@ func (rt *Runtime) PoolStats() PoolStats {
 	idle, spares := len(p.idle), len(p.spares)
 	p.mu.Unlock()
 	s := PoolStats{Image: true, Size: p.size, Idle: idle, Spares: spares, Bytes: int64(idle+spares) * p.charge, Hits: p.hits.Load(),
-		Misses: p.misses.Load(), Restores: p.restores.Load(), Failures: p.failures.Load()}
+		Misses: p.misses.Load(), Restores: p.restores.Load(), Recycled: p.recycled.Load(), Failures: p.failures.Load()}
 	if e := p.lastErr.Load(); e != nil {
 		s.LastError = *e
 	}
@@ -272,18 +300,24 @@ func (rt *Runtime) PoolStats() PoolStats {
 // one run is visible to another.
 type spare struct {
 	mem  []byte // the whole reservation
-	used int    // the memory's size when it closed: nothing past it was written
+	used int    // the memory's size when it closed: nothing past it was written (keep discards past the image)
 	cow  bool   // the image is mapped over its start
 }
 
 // keep takes the reservation of a closed memory as a spare, and reports
 // whether it did: the pool keeps at most its size of them, none once
-// closed, and none that does not fit under the committed memory cap (a
-// spare is charged to it as an idle instance is: its written pages are
-// still backed).
+// closed, and none that does not fit under the committed memory cap. A
+// spare is charged to it as an idle instance is, for the image's size:
+// what the memory grew to past the image is given back to the kernel
+// first, so that its backed pages are at most the image's, as an idle
+// instance's are.
 func (p *pool) keep(s spare) bool {
 	if p == nil {
 		return false
+	}
+	if n := len(p.rt.image.memory); s.used > n {
+		discard(s.mem[n:s.used])
+		s.used = n
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -315,20 +349,34 @@ func (p *pool) spare(limit uint64) (spare, bool) {
 	return s, true
 }
 
-// reset makes the spare's memory the image's again: the blocks that differ
-// from the image are copied from it (the others are its pages, shared or
-// already equal), and what the memory grew to past the image is given back
-// to the kernel, to read as zeros again.
+// reset makes the spare's memory the image's again (resetBlocks); past the
+// image it reads as zeros already (keep).
 func (s *spare) reset(img *image) {
-	n := len(img.memory)
-	for off := 0; off < n; off += blockSize {
-		end := min(off+blockSize, n)
-		if !bytes.Equal(s.mem[off:end], img.memory[off:end]) {
-			copy(s.mem[off:end], img.memory[off:end])
+	var scratch []byte
+	resetBlocks(s.mem, img.memory, s.cow, &scratch)
+}
+
+// resetBlocks makes mem, a memory restored from the image whose bytes are
+// img, byte for byte img again: the blocks that differ from it are copied
+// from it (the others are its pages, shared or already equal). When cow
+// says the image is mapped copy-on-write over mem, only the pages holding
+// a private copy are compared (privatePages: the others are the image's
+// file), scratch holding the page table entries read; else all are.
+func resetBlocks(mem, img []byte, cow bool, scratch *[]byte) {
+	mem = mem[:len(img)]
+	reset := func(off, end int) {
+		for ; off < end; off += blockSize {
+			e := min(off+blockSize, end)
+			if !bytes.Equal(mem[off:e], img[off:e]) {
+				copy(mem[off:e], img[off:e])
+			}
 		}
 	}
-	if s.used > n {
-		discard(s.mem[n:s.used])
+	if cow {
+		var ok bool
+		if *scratch, ok = privatePages(mem, *scratch, reset); ok {
+			return
+		}
 	}
-	s.used = n
+	reset(0, len(img))
 }

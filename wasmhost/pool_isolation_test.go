@@ -111,6 +111,7 @@ func TestRuntime_pool_isolation(t *testing.T) {
 	require.Len(t, randoms, runs/2, "Math.random repeated across runs")
 	s := rt.PoolStats()
 	require.Positive(t, s.Hits, "pooled instances were used: %+v", s)
+	require.Positive(t, s.Recycled, "runs' instances were reset and reused: %+v", s)
 	t.Logf("%d runs; pool %+v", runs, s)
 }
 

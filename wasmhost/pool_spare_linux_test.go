@@ -3,7 +3,10 @@
 package wasmhost
 
 import (
+	"os"
+	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -102,4 +105,43 @@ func TestPool_keep_chargedToTheCap(t *testing.T) {
 	_, bytes, _ = p.rt.admission.usage()
 	require.Zero(t, bytes)
 	require.False(t, p.yield(), "nothing left to yield")
+}
+
+func TestPool_keep_grownSpareChargedAsIdle(t *testing.T) {
+	// A cap of one spare's charge: a spare that grew past the image is
+	// kept at the cap, its growth given back first, so that its backed
+	// pages are at most the image's, as an idle instance's.
+	tests := []struct {
+		name string
+		used int
+	}{
+		{"the image's size", 2 * pageSize},
+		{"grown past the image", 5 * pageSize},
+		{"grown to the whole reservation", 8 * pageSize},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			img, p := spareImage(t, 2, 2*pageSize)
+			s := usedSpare(t, img, tt.used)
+			require.True(t, p.keep(s), "at the cap")
+			require.Zero(t, residentPages(t, s.mem[len(img.memory):]), "what it grew to is not backed")
+			require.Equal(t, make([]byte, len(s.mem)-len(img.memory)), s.mem[len(img.memory):], "and reads as zeros")
+			require.Equal(t, 2*pageSize, int(p.rt.pooledBytes), "charged the image's size")
+			require.False(t, p.keep(usedSpare(t, img, tt.used)), "past the cap")
+		})
+	}
+}
+
+// residentPages counts the pages of b, part of a reservation, that are
+// backed.
+func residentPages(t *testing.T, b []byte) int {
+	t.Helper()
+	vec := make([]byte, (len(b)+os.Getpagesize()-1)/os.Getpagesize())
+	_, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0])))
+	require.Zero(t, errno, "mincore: %v", errno)
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
 }

@@ -294,8 +294,9 @@ func (r *run) drive(status int32, e *RunError) {
 	r.finish(status, e)
 }
 
-// finish reports the run's outcome and discards its instance, on the one
-// goroutine that drove the guest to its end.
+// finish reports the run's outcome and discards its instance (or has the
+// pool reuse it: pool_recycle.go), on the one goroutine that drove the
+// guest to its end.
 func (r *run) finish(status int32, e *RunError) {
 	defer r.rt.done()
 	var out Outcome
@@ -317,7 +318,7 @@ func (r *run) finish(status int32, e *RunError) {
 	if r.prog.Session != nil {
 		r.endSession(err) // the session keeps the instance, or it is closed
 	} else {
-		if r.inst != nil {
+		if r.inst != nil && !r.recycle(status, e) {
 			r.inst.close(r.ctx)
 		}
 		// Its memory is released: so is its admission, before Run returns.

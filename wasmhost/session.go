@@ -304,7 +304,7 @@ func (r *run) sessionInstance() *RunError {
 	case inst == nil && saved == nil:
 		// Reserved for the Runtime's limit, so that a later run of the
 		// session may have a higher one than this run.
-		inst, err = r.rt.newInstance(r.ctx, r.rt.limits.MemoryBytes, r.rt.worldFor(r))
+		inst, err = r.rt.newInstance(r.ctx, r.rt.limits.MemoryBytes, r.rt.worldFor(r), r.prog.Tenant)
 		if err != nil {
 			return r.sessionLost(fmt.Errorf("wasmhost: a new instance for the session: %w", err), api.KindTrap)
 		}

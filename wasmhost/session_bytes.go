@@ -106,17 +106,7 @@ func encodeSession(img *image, mem []byte, globals []uint64, bufPtr, bufCap uint
 	}
 	body = binary.LittleEndian.AppendUint32(body, bufPtr)
 	body = binary.LittleEndian.AppendUint32(body, bufCap)
-	var index []uint32
-	for off := 0; off < len(mem); off += blockSize {
-		block := mem[off : off+blockSize]
-		if off < len(img.memory) && bytes.Equal(block, img.memory[off:off+blockSize]) {
-			continue
-		}
-		if off >= len(img.memory) && allZero(block) {
-			continue
-		}
-		index = append(index, uint32(off/blockSize))
-	}
+	index := changedBlocks(mem, img.memory)
 	body = binary.LittleEndian.AppendUint32(body, uint32(len(mem)/pageSize))
 	body = binary.LittleEndian.AppendUint32(body, uint32(len(index)))
 	for _, i := range index {
@@ -240,7 +230,7 @@ func (rt *Runtime) resumeSession(ctx context.Context, saved []byte) (*instance, 
 	if err != nil {
 		return nil, err
 	}
-	inst := rt.pool.take()
+	inst := rt.pool.take("") // a new instance, or one recycled from a run of no tenant
 	if inst == nil {
 		if inst, err = rt.restore(ctx, uint64(memoryPages(rt.limits.MemoryBytes))*pageSize); err != nil {
 			return nil, err

@@ -181,18 +181,7 @@ func encodeSnapshot(img *image, st *snapshotState) ([]byte, int, error) {
 	if len(mem)%pageSize != 0 || len(mem) < len(img.memory) {
 		return nil, 0, fmt.Errorf("wasmhost: the guest's memory of %d bytes is not whole pages past the image's %d", len(mem), len(img.memory))
 	}
-	var index []uint32
-	for off := 0; off < len(mem); off += blockSize {
-		block := mem[off : off+blockSize]
-		if off < len(img.memory) {
-			if bytes.Equal(block, img.memory[off:off+blockSize]) {
-				continue
-			}
-		} else if allZero(block) {
-			continue
-		}
-		index = append(index, uint32(off/blockSize))
-	}
+	index := changedBlocks(mem, img.memory)
 	raw := 4 + len(meta) + 8 + 4*len(index) + blockSize*len(index)
 	out := appendHeader(make([]byte, 0, headerSize+len(img.engine)+13+raw), img.moduleHash[:], img.memoryHash[:],
 		img.engine, codecStored, uint64(raw), 0)
@@ -316,6 +305,28 @@ func CompressSnapshot(snapshot []byte) ([]byte, error) {
 	out = encoder().EncodeAll(body, out)
 	binary.LittleEndian.PutUint32(out[checkAt(bodyAt):], crc32.Checksum(out[bodyAt:], castagnoli))
 	return out, nil
+}
+
+// changedBlocks returns, ascending, the indices of the blocks of mem (whole
+// pages, starting with the image) that differ from img within it, or are
+// not all zero past it: what a snapshot stores. (Reading only the pages
+// the page table says may hold a private copy, as a reset does, was tried:
+// a suspended heap's pages are nearly all written, and reading
+// /proc/self/pagemap cost more than it saved: docs/performance.md.)
+func changedBlocks(mem, img []byte) []uint32 {
+	var index []uint32
+	for off := 0; off < len(mem); off += blockSize {
+		block := mem[off : off+blockSize]
+		if off < len(img) {
+			if bytes.Equal(block, img[off:off+blockSize]) {
+				continue
+			}
+		} else if allZero(block) {
+			continue
+		}
+		index = append(index, uint32(off/blockSize))
+	}
+	return index
 }
 
 var zeroBlock [blockSize]byte

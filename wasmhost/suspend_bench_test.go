@@ -37,8 +37,9 @@ func suspendedHeap(b *testing.B, js string) (*Runtime, *snapshotState, *Suspende
 // holding 2 MiB of heap: restoring a fresh instance from the image (the
 // baseline every run pays), suspending (diffing the memory against the
 // image, copying the blocks that differ, the checksum; the memory is read
-// in place), and resuming (checking, restoring an instance from the image
-// and writing the snapshot's blocks over it); and, for a host that stores
+// in place, from a resumed instance: what a run suspends from), and
+// resuming (checking, restoring an instance from the image and writing the
+// snapshot's blocks over it); and, for a host that stores
 // snapshots compressed, CompressSnapshot and resuming from its output. It
 // reports the snapshot's sizes.
 func BenchmarkSnapshot_2MiB(b *testing.B) {
@@ -68,8 +69,17 @@ func benchmarkSnapshot(b *testing.B, js string) {
 		}
 	})
 	b.Run("suspend", func(b *testing.B) {
+		// What a run suspends from: an instance's memory, as resuming the
+		// snapshot leaves it.
+		r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: st}
+		inst, err := r.restoreSnapshot()
+		require.NoError(b, err)
+		defer inst.close(ctx)
+		live, ok := inst.mem.Read(0, inst.mem.Size())
+		require.True(b, ok)
+		require.Equal(b, mem, live)
 		enc := *st
-		enc.memory = mem
+		enc.memory = live
 		for b.Loop() {
 			if _, _, err := encodeSnapshot(rt.image, &enc); err != nil {
 				b.Fatal(err)

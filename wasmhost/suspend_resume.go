@@ -177,7 +177,7 @@ func (r *run) resumeInstance() *RunError {
 func (r *run) restoreSnapshot() (*instance, error) {
 	rt, st := r.rt, r.resuming
 	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
-	inst := rt.pool.take()
+	inst := rt.pool.take(r.prog.Tenant)
 	if inst == nil {
 		var err error
 		if inst, err = rt.restore(r.ctx, limit); err != nil {
@@ -228,8 +228,10 @@ func (r *run) restoreSnapshot() (*instance, error) {
 // populateBlocks backs, in one call per run of consecutive blocks, the
 // pages of m past the image's first from bytes that a snapshot's blocks
 // are about to be written to: a resumed run that held megabytes of heap
-// would otherwise take a page fault for each of its pages. Pages within
-// the image are the image's already (mapped, or a spare's).
+// would otherwise take a page fault for each of its pages. A run of 1 MiB
+// or more is backed by transparent huge pages where the kernel has them
+// (populateHuge). Pages within the image are the image's already (mapped,
+// or a spare's).
 func populateBlocks(m *cappedMemory, blocks []uint32, from int) {
 	if m.mapped == nil {
 		return
@@ -241,7 +243,9 @@ func populateBlocks(m *cappedMemory, blocks []uint32, from int) {
 		}
 		start, end := int(blocks[i])*blockSize, int(blocks[j-1]+1)*blockSize
 		if start = max(start, from); start < end && end <= len(m.mapped) {
-			populate(m.mapped[start:end])
+			if populateHuge(m.mapped, start, end) {
+				m.huge = true
+			}
 		}
 		i = j
 	}

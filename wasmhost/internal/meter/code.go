@@ -86,7 +86,19 @@ func unsupportedName(op byte) string {
 type sites struct {
 	loops []int // offsets just past the block type of every loop
 	bulk  []int // offsets of the 0xfc prefix of every memory.init, memory.copy and memory.fill
+	// tableWrites counts the instructions that can change a table or an
+	// element segment: table.set, table.init, elem.drop, table.copy,
+	// table.grow and table.fill.
+	tableWrites int
 }
+
+// opTableSet is table.set, the one-byte opcode that writes a table.
+const opTableSet = 0x26
+
+// writesTable reports whether the 0xfc sub-opcode sub can change a table
+// or an element segment: table.init, elem.drop, table.copy, table.grow,
+// table.fill (not table.size).
+func writesTable(sub uint32) bool { return sub >= 12 && sub <= 17 && sub != 16 }
 
 // Sub-opcodes of the 0xfc instructions that move or set up to the whole
 // memory.
@@ -129,6 +141,9 @@ func decodeExpr(r *reader, s *sites) error {
 			}
 			continue
 		case immU32, immI32:
+			if op == opTableSet {
+				s.tableWrites++
+			}
 			if n := shortLEB(buf, pos); n > 0 {
 				pos += n
 				continue
@@ -158,6 +173,9 @@ func decodeExpr(r *reader, s *sites) error {
 			pos = r.pos
 			if sub == subMemoryInit || sub == subMemoryCopy || sub == subMemoryFill {
 				s.bulk = append(s.bulk, off)
+			}
+			if writesTable(sub) {
+				s.tableWrites++
 			}
 			continue
 		case immBad:

@@ -79,6 +79,11 @@ func FuzzInstrument(f *testing.F) {
 		if opt.BulkBytes != 0 && len(m.bulk) != st.bulk() {
 			t.Fatalf("output: %d bulk-memory instructions, %d charged", len(m.bulk), st.bulk())
 		}
+		inWrites, err1 := WritesTables(wasm, opt)
+		outWrites, err2 := WritesTables(out, opt)
+		if err1 != nil || err2 != nil || inWrites != outWrites {
+			t.Fatalf("WritesTables: input %v (%v), output %v (%v): the instrumentation writes no table", inWrites, err1, outWrites, err2)
+		}
 		if _, err := Instrument(out, opt); err == nil ||
 			!strings.Contains(err.Error(), "already metered") {
 			t.Fatalf("instrumenting the output again: %v", err)

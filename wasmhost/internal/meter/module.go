@@ -99,6 +99,9 @@ type module struct {
 	bodies    []funcBody // code-section entries
 	loops     []int      // offsets just past the block type of every loop, in order
 	bulk      []int      // offsets of the 0xfc prefix of every memory.init, memory.copy and memory.fill, in order
+	// tableWrites counts the code's instructions that can change a table
+	// (sites.tableWrites).
+	tableWrites int
 }
 
 // decodeModule decodes wasm, looking for the function import modName.name.

@@ -168,6 +168,7 @@ func (m *module) codeSection(r *reader) error {
 		s := sites{loops: m.loops, bulk: m.bulk}
 		err = decodeExpr(br, &s)
 		m.loops, m.bulk = s.loops, s.bulk
+		m.tableWrites += s.tableWrites
 		if err != nil {
 			return err
 		}

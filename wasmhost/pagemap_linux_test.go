@@ -1,0 +1,78 @@
+//go:build linux
+
+package wasmhost
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// cowImage maps a sealed memfd of pages pages of known bytes private over a
+// new reservation, as a restore from the image does.
+func cowImage(t *testing.T, pages int) (img, mem []byte) {
+	t.Helper()
+	ps := os.Getpagesize()
+	img = make([]byte, pages*ps)
+	for i := range img {
+		img[i] = byte(i*7 + 1)
+	}
+	fd := sealedFile(img)
+	require.GreaterOrEqual(t, fd, 0, "memfd")
+	t.Cleanup(func() { closeFile(fd) })
+	mem, ok := reserve(uint64(2*len(img)), 0)
+	require.True(t, ok)
+	t.Cleanup(func() { release(mem) })
+	require.True(t, mapFile(mem, fd, len(img)))
+	return img, mem[:len(img)]
+}
+
+func TestPrivatePages_onlyWrittenPages(t *testing.T) {
+	ps := os.Getpagesize()
+	img, mem := cowImage(t, 16)
+	_ = mem[5*ps] // read only: still the file's page
+	written := []int{0, 3, 15}
+	for _, p := range written {
+		mem[p*ps+10] ^= 0xff
+	}
+	var got []int
+	_, ok := privatePages(mem, nil, func(off, end int) {
+		require.Equal(t, ps, end-off)
+		got = append(got, off/ps)
+	})
+	require.True(t, ok)
+	require.Equal(t, written, got)
+	require.NotEqual(t, img, mem)
+}
+
+func TestResetBlocks_copyOnWrite(t *testing.T) {
+	ps := os.Getpagesize()
+	tests := []struct {
+		name    string
+		written []int // pages written
+		cow     bool
+	}{
+		{"nothing written", nil, true},
+		{"the first page", []int{0}, true},
+		{"the last page", []int{15}, true},
+		{"every page", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, true},
+		{"some pages, compared in full", []int{2, 9}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			img, mem := cowImage(t, 16)
+			for _, p := range tt.written {
+				mem[p*ps] ^= 0xff
+				mem[(p+1)*ps-1] ^= 0xff
+			}
+			var scratch []byte
+			resetBlocks(mem, img, tt.cow, &scratch)
+			require.Equal(t, img, mem)
+			// Reset twice: the pages now private hold the image's bytes.
+			mem[ps+1] ^= 0xff
+			resetBlocks(mem, img, tt.cow, &scratch)
+			require.Equal(t, img, mem)
+		})
+	}
+}

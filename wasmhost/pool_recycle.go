@@ -1,0 +1,123 @@
+package wasmhost
+
+import "context"
+
+// Recycling: the instance of a run that settled is reset to the image and
+// given back to the warm pool, to serve a later run as a new one restored
+// from the image would. A restore costs a trivial run most of its CPU time
+// besides the guest's own (wazero fills the function table entry by entry,
+// binds the exports, allocates their stacks: docs/performance.md), and a
+// reset costs a copy of the blocks the run wrote.
+//
+// Reset, the instance is the image's again in everything its code can
+// read: its linear memory byte for byte (resetBlocks), its exported mutable
+// globals (the image's values), its exchange buffer. What else an instance
+// holds cannot carry anything from one run to the next: its tables, which
+// the guest's code cannot write (image.reusable: meter.WritesTables), its
+// WASI state, which no import changes (engine_wazero.go, fd_close), and the
+// meter's poll countdown (meter.go), which only decides how soon the guest
+// next polls the host: no later than a new instance's. A run whose memory
+// grew, that was stopped, trapped, abandoned or suspended, or that ran in a
+// session, is not recycled: its instance is closed (its memory may become a
+// spare, pool.go). And, as a second wall should a reset ever miss
+// something, a recycled instance serves only runs of the tenant whose run
+// it served (Program.Tenant; pool.take): runs of other tenants take new
+// ones.
+
+// recycle gives the run's instance to the pool, reset, and reports whether
+// it did; when it did not, the caller closes the instance. It is called by
+// the goroutine that finishes the run, with status and e as run.finish has
+// them.
+func (r *run) recycle(status int32, e *RunError) bool {
+	inst, p := r.inst, r.rt.pool
+	// Settled by itself: a result, or an error the program threw.
+	settled := status == statusDone && r.guestErr == nil || status == statusError && r.guestErr != nil
+	if p == nil || e != nil || !settled || r.stopped != nil || r.suspension != nil || !r.rt.image.reusable || !p.wants() {
+		return false
+	}
+	r.mu.Lock()
+	abandoned := r.abandoned
+	r.mu.Unlock()
+	if abandoned || !inst.reset(r.rt.image, uint64(memoryPages(r.rt.limits.MemoryBytes))*pageSize) {
+		return false
+	}
+	inst.recycled, inst.tenant = true, r.prog.Tenant
+	return p.recycle(inst)
+}
+
+// reset makes the instance, restored from img and done with its run, the
+// image's again, with its memory capped at limit, and reports whether it
+// could: not when the memory is not the image's size (it grew) or is not
+// the host's, nor when a global cannot be set.
+func (inst *instance) reset(img *image, limit uint64) bool {
+	m := inst.memory
+	if m.image != img || len(m.buf) != len(img.memory) || uint64(inst.mem.Size()) != uint64(len(img.memory)) {
+		return false
+	}
+	if inst.globals == nil {
+		globals := make([]guestGlobal, len(img.globals))
+		for i, name := range img.globals {
+			if globals[i] = inst.mod.global(name); globals[i] == nil {
+				return false
+			}
+		}
+		inst.globals = globals
+	}
+	for i, g := range inst.globals {
+		if !g.Set(img.globalValues[i]) {
+			return false
+		}
+	}
+	resetBlocks(m.buf, img.memory, m.cow, &inst.scratch)
+	m.refused = false
+	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
+	inst.setMemoryLimit(limit)
+	return true
+}
+
+// The pool keeps up to recycleFactor times its size of idle instances when
+// runs give theirs back: the filler keeps its size of new ones (for any
+// tenant), so without the margin a run's own, back a moment later, would
+// find the pool full, and every run would cost a restore all the same.
+const recycleFactor = 2
+
+// wants reports whether the pool takes recycled instances (it is open).
+func (p *pool) wants() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.closed
+}
+
+// recycle takes a reset instance as idle, charged as the pool's own are,
+// and reports whether it did: not once the pool is closed, nor when the
+// committed memory cap has no room for it or runs wait for it. A pool that
+// holds recycleFactor times its size gives up its oldest recycled instance
+// for it (the filler keeps size new ones: pool.refillOne), so that the
+// recycled instances are those of the tenants that ran last.
+func (p *pool) recycle(inst *instance) bool {
+	p.mu.Lock()
+	var evicted *instance
+	if len(p.idle) >= recycleFactor*p.size {
+		for i, c := range p.idle {
+			if c.recycled {
+				evicted = c
+				n := len(p.idle) - 1
+				copy(p.idle[i:], p.idle[i+1:])
+				p.idle[n] = nil
+				p.idle = p.idle[:n]
+				p.rt.unchargePool(p.charge)
+				break
+			}
+		}
+	}
+	ok := !p.closed && len(p.idle) < recycleFactor*p.size && p.rt.chargePool(p.charge)
+	if ok {
+		p.idle = append(p.idle, inst)
+		p.recycled.Add(1)
+	}
+	p.mu.Unlock()
+	if evicted != nil {
+		evicted.close(context.Background()) // its memory may become a spare
+	}
+	return ok
+}
