@@ -5,3 +5,7 @@ package wasmhost
 var ThreadCPU = threadCPU
 
 const ThreadClocks = threadClocks
+
+// Recycles reports whether rt resets settled runs' instances for the next
+// run (wazero's; on wasmtime the module holds the image's memory, so never).
+func Recycles(rt *Runtime) bool { return rt.image.reusable }

@@ -111,7 +111,11 @@ func TestRuntime_pool_isolation(t *testing.T) {
 	require.Len(t, randoms, runs/2, "Math.random repeated across runs")
 	s := rt.PoolStats()
 	require.Positive(t, s.Hits, "pooled instances were used: %+v", s)
-	require.Positive(t, s.Recycled, "runs' instances were reset and reused: %+v", s)
+	if recycledPerRun(t, rt) > 0 {
+		require.Positive(t, s.Recycled, "runs' instances were reset and reused: %+v", s)
+	} else {
+		require.Zero(t, s.Recycled, "nothing recycled on this engine: %+v", s)
+	}
 	t.Logf("%d runs; pool %+v", runs, s)
 }
 
