@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"testing"
@@ -141,7 +142,7 @@ func TestServer_load(t *testing.T) {
 		n, conc = 1000, 1000
 	}
 	testkit.RequireGuest(t)
-	baseline, fds := runtime.NumGoroutine(), openFDs()
+	baseline, fds, rss := runtime.NumGoroutine(), openFDs(), residentBytes()
 	t.Run("mix", func(t *testing.T) { // a subtest: its server is closed before the goroutines are counted
 		ts := newServer(t, func(c *serve.Config) {
 			c.Tenants[0].Quotas = serve.Quotas{MaxConcurrent: conc, MaxPending: conc}
@@ -182,8 +183,34 @@ func TestServer_load(t *testing.T) {
 	})
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	testkit.WaitGoroutines(t, baseline, 30*time.Second)
-	t.Logf("after the load: goroutines %d (baseline %d), open fds %d (baseline %d; -1 where /proc/self/fd is missing)",
-		runtime.NumGoroutine(), baseline, openFDs(), fds)
+	afterFDs, afterRSS := openFDs(), residentBytes()
+	t.Logf("after the load: goroutines %d (baseline %d), open fds %d (baseline %d), resident %d MiB (baseline %d MiB; -1 where /proc is missing)",
+		runtime.NumGoroutine(), baseline, afterFDs, fds, afterRSS>>20, rss>>20)
+	if fds >= 0 {
+		// The shared sandbox's pool and the client's idle connections may
+		// hold a few more than before; a leak per execution holds hundreds.
+		require.LessOrEqual(t, afterFDs, fds+16, "open fds back to their baseline")
+	}
+	// Resident memory is reported, not asserted: under -race the detector's
+	// shadow memory is never given back, and the shared sandbox compiles
+	// the guest and fills its pool during the load, so the baseline is not
+	// comparable (issue #15's "RSS back to baseline" is not shown yet).
+}
+
+// residentBytes is the process's resident memory after a collection that
+// returns what it can to the OS (Linux), -1 elsewhere.
+func residentBytes() int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return -1
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(b), &size, &resident); err != nil {
+		return -1
+	}
+	return resident * int64(os.Getpagesize())
 }
 
 // openFDs counts the process's open file descriptors (Linux), -1 elsewhere.
