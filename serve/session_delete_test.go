@@ -177,27 +177,6 @@ func TestServer_KeepState_maxStateSessions(t *testing.T) {
 	require.JSONEq(t, `3`, string(keep(t, a, "s3", `globalThis.n = 3; return n`).Value))
 }
 
-func TestParseConfig_sessionsMaxSessions(t *testing.T) {
-	tenant := func(sessions string) string {
-		return `{"listen":"127.0.0.1:1","tenants":[{"name":"a","key_sha256":"` + sum("k") + `","sessions":` + sessions + `}]}`
-	}
-	for _, tc := range []struct{ name, sessions, want string }{
-		{"default", `{}`, ""},
-		{"one", `{"max_sessions":1}`, ""},
-		{"set", `{"max_sessions":5000}`, ""},
-		{"negative", `{"max_sessions":-1}`, "field tenants[0].sessions.max_sessions: -1 is negative"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := serve.ParseConfig([]byte(tenant(tc.sessions)))
-			if tc.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorContains(t, err, tc.want)
-		})
-	}
-}
-
 // TestServer_DeleteSession_expiredDropsLocalCopy: a session whose record
 // expired is 404, and the live copy the main executor still held of it
 // is dropped.

@@ -132,6 +132,9 @@ func TestParseConfig_sessions(t *testing.T) {
 		{"negative wait_ms", `{"wait_ms":-1}`, "field tenants[0].sessions.wait_ms: -1 is negative"},
 		{"negative idle_suspend_ms", `{"idle_suspend_ms":-1}`, "field tenants[0].sessions.idle_suspend_ms: -1 is negative"},
 		{"negative ttl_ms", `{"ttl_ms":-1}`, "field tenants[0].sessions.ttl_ms: -1 is negative"},
+		{"max_sessions one", `{"max_sessions":1}`, ""},
+		{"max_sessions set", `{"max_sessions":5000}`, ""},
+		{"negative max_sessions", `{"max_sessions":-1}`, "field tenants[0].sessions.max_sessions: -1 is negative"},
 		{"unknown field", `{"max":3}`, `unknown field "max"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
