@@ -175,16 +175,16 @@ func (ps *programSessions) claimAs(ctx context.Context, op sessionOp, t *tenant,
 	select {
 	case turn <- struct{}{}:
 	case <-wait.C:
-		ps.untrn(key)
+		ps.releaseTurn(key)
 		return nil, ps.busy(op, name, ps.node, t.state.wait)
 	case <-ctx.Done():
-		ps.untrn(key)
+		ps.releaseTurn(key)
 		return nil, errorf(http.StatusServiceUnavailable, CodeDraining, "the request ended while it waited for session %q", name)
 	}
 	c, herr := ps.claimRecord(ctx, op, t, key, scope, name, deadline)
 	if herr != nil || c == nil {
 		<-turn
-		ps.untrn(key)
+		ps.releaseTurn(key)
 		return nil, herr
 	}
 	c.turn = turn
@@ -292,7 +292,7 @@ type sessionTurn struct {
 }
 
 // turn returns the local turn of session key, counting the caller's
-// reference until untrn.
+// reference until releaseTurn.
 func (ps *programSessions) turn(key string) chan struct{} {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -305,8 +305,8 @@ func (ps *programSessions) turn(key string) chan struct{} {
 	return e.ch
 }
 
-// untrn drops the caller's reference to the turn of session key.
-func (ps *programSessions) untrn(key string) {
+// releaseTurn drops the caller's reference to the turn of session key.
+func (ps *programSessions) releaseTurn(key string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.forgetLocked(key, 1)
@@ -378,7 +378,7 @@ func (c *sessionClaim) end(ctx context.Context, ex *executor.Executor) {
 		ex.DropSession(ctx, rec.Scope, rec.Name)
 	}
 	<-c.turn
-	c.ps.untrn(rec.Key)
+	c.ps.releaseTurn(rec.Key)
 }
 
 // hold notes that t's main executor holds session rec live, and drops the
@@ -435,7 +435,7 @@ func (ps *programSessions) remove(ctx context.Context, t *tenant, scope, name st
 		if turn, ok := ps.idleTurn(key); ok {
 			ps.drop(ctx, t, key, scope, name)
 			<-turn
-			ps.untrn(key)
+			ps.releaseTurn(key)
 		}
 		return false, nil
 	}
@@ -452,19 +452,19 @@ func (ps *programSessions) remove(ctx context.Context, t *tenant, scope, name st
 	}
 	ps.drop(ctx, t, key, scope, name)
 	<-c.turn
-	ps.untrn(key)
+	ps.releaseTurn(key)
 	return true, nil
 }
 
 // idleTurn takes the local turn of session key if no local claim waits
-// for or holds it (the caller gives it back: <-turn, untrn).
+// for or holds it (the caller gives it back: <-turn, releaseTurn).
 func (ps *programSessions) idleTurn(key string) (chan struct{}, bool) {
 	turn := ps.turn(key)
 	select {
 	case turn <- struct{}{}:
 		return turn, true
 	default:
-		ps.untrn(key)
+		ps.releaseTurn(key)
 		return nil, false
 	}
 }
