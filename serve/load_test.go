@@ -191,10 +191,11 @@ func TestServer_load(t *testing.T) {
 		// hold a few more than before; a leak per execution holds hundreds.
 		require.LessOrEqual(t, afterFDs, fds+16, "open fds back to their baseline")
 	}
-	// Resident memory is reported, not asserted: under -race the detector's
-	// shadow memory is never given back, and the shared sandbox compiles
-	// the guest and fills its pool during the load, so the baseline is not
-	// comparable (issue #15's "RSS back to baseline" is not shown yet).
+	// Resident memory is reported, not asserted here: under -race the
+	// detector's shadow memory is never given back, and the shared sandbox
+	// compiles the guest and fills its pool during the load, so the
+	// baseline is not comparable. cmd/ptcx's
+	// TestServe_residentMemoryAfterLoad bounds it on a `ptcx serve` process.
 }
 
 // residentBytes is the process's resident memory after a collection that

@@ -19,6 +19,7 @@ type metrics struct {
 	requests     *prometheus.CounterVec   // route, code
 	compute      *prometheus.CounterVec   // tenant
 	parked       *prometheus.GaugeVec     // tenant
+	releases     prometheus.Counter       // idle.go
 }
 
 func newMetrics(held func() int) *metrics {
@@ -50,13 +51,16 @@ func newMetrics(held func() int) *metrics {
 			Name: "ptcx_compute_seconds_total", Help: "Guest CPU seconds used by programs (waits on tools excluded).",
 		}, []string{"tenant"}),
 	}
+	m.releases = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ptcx_idle_memory_releases_total", Help: "Times the service, idle, returned the memory its last load left free to the OS.",
+	})
 	m.parked = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "ptcx_executions_parked", Help: "Executions parked on this node, waiting on their client with no instance or goroutine.",
 	}, []string{"tenant"})
 	held_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ptcx_pending_executions_held", Help: "Executions with client tools counted against their tenant's max_pending (parked or live).",
 	}, func() float64 { return float64(held()) })
-	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, m.parked, held_,
+	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, m.parked, m.releases, held_,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: "ptcx"}))
 	return m
 }

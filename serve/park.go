@@ -355,9 +355,9 @@ func (s *Server) resume(x *execution) *httpError {
 	}
 	mark := x.emitted()
 	started := make(chan *httpError, 1)
-	s.running.Add(1)
+	s.begin()
 	go func() {
-		defer s.running.Done()
+		defer s.end()
 		defer cancel()
 		r, again := p.Resume(wasmhost.WithLogHook(ctx, x.logLine), answers)
 		if again == p { // BUSY: nothing ran

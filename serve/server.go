@@ -50,7 +50,8 @@ type Server struct {
 	states  *programSessions // keep_state sessions (session_state.go)
 
 	draining atomic.Bool
-	running  sync.WaitGroup // execution goroutines
+	running  sync.WaitGroup // execution goroutines (begin, end)
+	idle     idleRelease    // gives memory back once idle (idle.go)
 	stop     chan struct{}  // ends the sweeper
 	stopOnce sync.Once
 }
@@ -289,17 +290,40 @@ func (s *Server) Close(ctx context.Context) error {
 	return nil
 }
 
+// sweep evicts settled executions past their retention, and gives memory
+// back to the OS once the service is idle (idle.go).
 func (s *Server) sweep() {
 	t := time.NewTicker(max(s.cfg.retention()/10, time.Second))
 	defer t.Stop()
+	idle := time.NewTicker(idleCheckEvery)
+	defer idle.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case now := <-t.C:
-			s.table.sweep(now)
+			if s.table.sweep(now) > 0 {
+				s.idle.evicted(now)
+			}
+		case now := <-idle.C:
+			if start := time.Now(); s.idle.release(now) {
+				s.metrics.releases.Inc()
+				s.log.Debug("idle: free memory returned to the OS", "took_ms", time.Since(start).Milliseconds())
+			}
 		}
 	}
+}
+
+// begin and end bracket every execution goroutine: Drain and Close wait
+// for them, and memory is released only when none runs.
+func (s *Server) begin() {
+	s.running.Add(1)
+	s.idle.begin()
+}
+
+func (s *Server) end() {
+	s.idle.end(time.Now())
+	s.running.Done()
 }
 
 // onStart and onResult are every tenant executor's hooks: they turn nested

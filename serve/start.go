@@ -99,9 +99,9 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	}
 	s.log.Info("execution accepted", attrs...)
 	s.metrics.running.WithLabelValues(t.name).Inc()
-	s.running.Add(1)
+	s.begin()
 	go func() {
-		defer s.running.Done()
+		defer s.end()
 		defer cancel()
 		ctx := wasmhost.WithLogHook(ctx, x.logLine)
 		call := executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args}

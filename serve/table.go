@@ -87,14 +87,19 @@ func (t *table) settle(x *execution) {
 	t.evictLocked(name, time.Now())
 }
 
-func (t *table) evictLocked(name string, now time.Time) {
+// evictLocked forgets tenant name's settled executions past the retention
+// or over the count, and returns how many it forgot.
+func (t *table) evictLocked(name string, now time.Time) int {
 	list := t.settled[name]
 	n := 0
 	for n < len(list) && (len(list)-n > t.maxRetained || now.Sub(list[n].settledAt) > t.retention) {
 		t.forgetLocked(list[n])
 		n++
 	}
-	t.settled[name] = append(list[:0:0], list[n:]...)
+	if n > 0 {
+		t.settled[name] = append(list[:0:0], list[n:]...)
+	}
+	return n
 }
 
 func (t *table) forgetLocked(x *execution) {
@@ -107,13 +112,16 @@ func (t *table) forgetLocked(x *execution) {
 	}
 }
 
-// sweep evicts settled executions past the retention, for every tenant.
-func (t *table) sweep(now time.Time) {
+// sweep evicts settled executions past the retention, for every tenant,
+// and returns how many it evicted.
+func (t *table) sweep(now time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	n := 0
 	for name := range t.settled {
-		t.evictLocked(name, now)
+		n += t.evictLocked(name, now)
 	}
+	return n
 }
 
 // liveExecutions returns the executions not settled yet.
