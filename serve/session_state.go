@@ -72,6 +72,9 @@ type programSessions struct {
 	// session it runs a program in is taken over once it does not.
 	alive func(ctx context.Context, node string) (bool, error)
 	log   *slog.Logger
+	// draining reports whether the server drains (SIGTERM): a wait cut
+	// short then answers DRAINING.
+	draining func() bool
 
 	mu    sync.Mutex
 	turns map[string]*sessionTurn // per session key with a local claim, waiting or held, or a held session
@@ -94,7 +97,8 @@ type heldSession struct {
 const maxHeldSessions = executor.DefaultMaxSessionsPerScope
 
 func newProgramSessions(s *Server) *programSessions {
-	ps := &programSessions{node: s.cfg.node(), log: s.log, turns: map[string]*sessionTurn{}, held: map[string]heldSession{}}
+	ps := &programSessions{node: s.cfg.node(), log: s.log, draining: s.draining.Load,
+		turns: map[string]*sessionTurn{}, held: map[string]heldSession{}}
 	if s.cluster != nil {
 		ps.st, ps.node, ps.alive = s.cluster.st, s.cluster.node, s.cluster.leaseAlive
 	} else {
@@ -179,7 +183,7 @@ func (ps *programSessions) claimAs(ctx context.Context, op sessionOp, t *tenant,
 		return nil, ps.busy(op, name, ps.node, t.state.wait)
 	case <-ctx.Done():
 		ps.releaseTurn(key)
-		return nil, errorf(http.StatusServiceUnavailable, CodeDraining, "the request ended while it waited for session %q", name)
+		return nil, ps.waitEnded(op, name)
 	}
 	c, herr := ps.claimRecord(ctx, op, t, key, scope, name, deadline)
 	if herr != nil || c == nil {
@@ -238,7 +242,7 @@ func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *ten
 				select {
 				case <-time.After(sessionPoll):
 				case <-ctx.Done():
-					return nil, errorf(http.StatusServiceUnavailable, CodeDraining, "the request ended while it waited for session %q", name)
+					return nil, ps.waitEnded(op, name)
 				}
 				continue
 			}
@@ -277,6 +281,22 @@ func (ps *programSessions) busy(op sessionOp, name, node string, wait time.Durat
 	e := errorf(http.StatusConflict, CodeConflict,
 		"session %q is running another program (on node %s), which did not end within the %v %s waits (tenants[].sessions.wait_ms); %s, retry once it ends",
 		name, node, wait, waiter, nothing)
+	e.retryAfter = DefaultRetryAfter
+	return e
+}
+
+// waitEnded answers a request whose context ended while it waited for
+// session name to be free: DRAINING when the server drains, else the
+// conflict that made it wait (nobody reads it when its client went away).
+func (ps *programSessions) waitEnded(op sessionOp, name string) *httpError {
+	nothing := "nothing ran"
+	if op == opDelete {
+		nothing = "nothing was deleted"
+	}
+	if ps.draining != nil && ps.draining() {
+		return errorf(http.StatusServiceUnavailable, CodeDraining, "the server is draining (shutting down) while the request waited for session %q; %s, retry on another instance", name, nothing)
+	}
+	e := errorf(http.StatusConflict, CodeConflict, "the request ended while it waited for session %q, which runs another program; %s", name, nothing)
 	e.retryAfter = DefaultRetryAfter
 	return e
 }
