@@ -18,11 +18,12 @@ type Verdict struct {
 }
 
 // String is the verdict for a table: "≤ 3 ms: 1.99 ✓",
-// "÷ node-worker ≤ 0.01: 0.004 ✓", "÷ goja ≤ 1: missing".
+// "÷ node-worker ≤ 0.01: 0.004 ✓", "÷ ptcx-wasmtime ≥ 3: 1.5 ✗ MISSED",
+// "÷ goja ≤ 1: not measured".
 func (v Verdict) String() string {
 	w := v.Workload
 	cmp := "≤"
-	if w.HigherIsBetter {
+	if v.Target.floor(w) {
 		cmp = "≥"
 	}
 	head := fmt.Sprintf("%s %s %s", cmp, trim(v.Target.Limit), w.Unit)
@@ -57,7 +58,7 @@ func Verdicts(workloads []Workload, results []Result) []Verdict {
 			}
 			if v.Measured {
 				v.OK = v.Value <= t.Limit
-				if w.HigherIsBetter {
+				if t.floor(w) {
 					v.OK = v.Value >= t.Limit
 				}
 			}
