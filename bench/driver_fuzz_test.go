@@ -16,6 +16,7 @@ func TestDecodeDriver(t *testing.T) {
 		err       string
 	}{
 		{"samples", "noise\n{\"samples\":[1,2],\"base\":[0.5]}\n", Raw{Samples: []float64{1, 2}, Base: []float64{0.5}}, ""},
+		{"note", `{"samples":[3],"note":"snapshot of 4928 KiB"}`, Raw{Samples: []float64{3}, Note: "snapshot of 4928 KiB"}, ""},
 		{"missing", `{"missing":"no quickjs-wasi"}`, Raw{}, "missing: no quickjs-wasi"},
 		{"error", `{"error":"wrong answer"}`, Raw{}, "wrong answer"},
 		{"nothing", "", Raw{}, "the driver printed nothing"},
@@ -40,7 +41,8 @@ func TestDecodeDriver(t *testing.T) {
 // Whatever a driver prints, decoding it returns samples or an error, never
 // a panic, and never an empty success.
 func FuzzDecodeDriver(f *testing.F) {
-	for _, s := range []string{`{"samples":[1]}`, `{"missing":"x"}`, `{"error":"x"}`, "a\n{\"samples\":[1e400]}", `{"samples":null}`} {
+	for _, s := range []string{`{"samples":[1]}`, `{"missing":"x"}`, `{"error":"x"}`, "a\n{\"samples\":[1e400]}", `{"samples":null}`,
+		`{"samples":[1],"note":"x"}`, `{"missing":"a Worker cannot be captured to bytes"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, out []byte) {

@@ -114,6 +114,9 @@ func (n *Node) Measure(ctx context.Context, j Job) (Raw, error) {
 		return Raw{}, fmt.Errorf("node %s: %w (the job's bound is %s)", peer, ctx.Err(), n.timeout)
 	}
 	raw, err := decodeDriver(out.Bytes())
+	if errors.Is(err, ErrMissing) {
+		return Raw{}, err // "missing: why", as a result's note starts
+	}
 	if err != nil {
 		return Raw{}, fmt.Errorf("node %s: %w (exit: %v; stderr: %s)", peer, err, runErr, strings.TrimSpace(errOut.String()))
 	}
