@@ -16,7 +16,8 @@ import (
 // workload, a short loop, ten live runs and a pool of ten.
 var tiny = bench.Params{Runs: 2, Calls: 20, Iterations: 1000, Live: 10, Batch: 4}
 
-// goja cannot snapshot or pool: those rows are missing, saying why.
+// goja cannot snapshot or pool: those rows are missing (unsupported),
+// saying why.
 var gojaMissing = map[bench.Kind]string{
 	bench.Suspend:    "goja cannot capture a run to bytes",
 	bench.Resume:     "goja cannot capture a run to bytes",
@@ -42,6 +43,7 @@ func TestRun_ptcxAndGoja(t *testing.T) {
 		require.Equal(t, w.Name, r.Metric)
 		require.Equal(t, w.Unit, r.Unit)
 		if why, ok := gojaMissing[w.Kind]; ok && r.Impl == bench.ImplGoja {
+			require.True(t, r.Unsupported(), "%+v", r)
 			require.True(t, r.Missing(), "%+v", r)
 			require.Contains(t, r.Note, why)
 			continue

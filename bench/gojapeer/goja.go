@@ -31,10 +31,10 @@ func (g *Peer) Measure(ctx context.Context, j bench.Job) (bench.Raw, error) {
 	switch j.Kind {
 	case bench.Suspend, bench.Resume:
 		return bench.Raw{}, fmt.Errorf("%w: goja cannot capture a run to bytes: a goja.Runtime's state has no snapshot, "+
-			"a run lives only as long as its Go values", bench.ErrMissing)
+			"a run lives only as long as its Go values", bench.ErrUnsupported)
 	case bench.PoolMemory:
 		return bench.Raw{}, fmt.Errorf("%w: goja has no pool of ready instances: each run makes its own goja.Runtime",
-			bench.ErrMissing)
+			bench.ErrUnsupported)
 	}
 	return bench.MeasureFunc(ctx, j, g.run, &g.park)
 }

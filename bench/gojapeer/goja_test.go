@@ -55,7 +55,7 @@ func TestPeer_Measure_missingKinds(t *testing.T) {
 		j := job(t, `return 1`, "1")
 		j.Kind = tt.kind
 		_, err := gojapeer.New().Measure(context.Background(), j)
-		require.ErrorIs(t, err, bench.ErrMissing, tt.kind)
+		require.ErrorIs(t, err, bench.ErrUnsupported, tt.kind)
 		require.ErrorContains(t, err, tt.why)
 	}
 }

@@ -1,8 +1,8 @@
 // driver.mjs runs one benchmark job (bench.Job, as JSON on standard input)
 // on a Node peer and prints one JSON line, bench.Raw: {samples, base, note}
 // in the job kind's raw unit (ns, bytes, runs per second), or {error} when
-// the peer cannot run ({missing} when it is absent here, or cannot measure
-// the kind: a Worker neither snapshots nor pools). Every answer is checked.
+// the peer cannot run ({missing} when it is absent here, {unsupported} when
+// it cannot measure the kind: a Worker neither snapshots nor pools). Every answer is checked.
 //
 //   node driver.mjs worker              a fresh worker_threads Worker per run
 //   node driver.mjs quickjs-wasi DIR    a fresh quickjs-wasi VM per run, the
@@ -292,7 +292,7 @@ async function liveMemory(job, run) {
   return samples;
 }
 
-// cannot says why the worker peer is missing from a kind, or null.
+// cannot says why the worker peer cannot measure a kind.
 const cannot = {
   suspend: 'a Worker cannot be captured to bytes: V8 snapshots only a fresh isolate, never one running a program',
   resume: 'a Worker cannot be captured to bytes: V8 snapshots only a fresh isolate, never one running a program',
@@ -304,7 +304,7 @@ async function main() {
   let run, qjs;
   if (peer === 'worker') {
     run = runWorker;
-    if (cannot[job.kind]) throw Object.assign(new Error(cannot[job.kind]), { missing: true });
+    if (cannot[job.kind]) throw Object.assign(new Error(cannot[job.kind]), { unsupported: true });
   } else if (peer === 'quickjs-wasi') {
     qjs = await loadQuickJS(modulesDir);
     run = await quickjsRunner(qjs);
@@ -326,4 +326,9 @@ async function main() {
 
 main().then(
   (raw) => { print(raw); process.exit(0); },
-  (e) => { print(e.missing ? { missing: e.message } : { error: String((e && e.stack) || e) }); process.exit(0); });
+  (e) => {
+    if (e.missing) print({ missing: e.message });
+    else if (e.unsupported) print({ unsupported: e.message });
+    else print({ error: String((e && e.stack) || e) });
+    process.exit(0);
+  });
