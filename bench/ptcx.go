@@ -17,7 +17,9 @@ import (
 // one executor over one sandbox (wazero, or wasmtime for ImplPTCXWasmtime),
 // its TypeScript stripped by the pipeline, a fresh instance per run, nested
 // calls routed through the registry's tools (echo with an input schema,
-// sleep20, wait).
+// sleep20, wait). Suspend, Resume (ptcx_snapshot.go) and PoolMemory
+// (ptcx_pool.go) jobs are measured through wasmhost's API, on Runtimes of
+// the same engine and limits made for the job.
 type PTCX struct {
 	name string          // ImplPTCX or ImplPTCXWasmtime
 	cfg  wasmhost.Config // the sandbox's: suspend, resume and the pool's Runtimes are made from it
