@@ -1,13 +1,27 @@
 // Package bench measures ptcx beside the systems a user would pick instead,
 // in one run: the workloads and their targets are declared once, as data
 // (Workloads), and every implementation — ptcx itself (PTCX), goja in-process
-// (package bench/goja), a fresh Node worker_threads Worker per run and
+// (package bench/gojapeer), a fresh Node worker_threads Worker per run and
 // quickjs-wasi on Node (Node) — runs the same programs, each answer checked.
 // The results are JSON lines of one shape for every implementation (Result),
 // a markdown table whose headline figures are ratios ptcx ÷ peer from the
-// same run (Markdown), and an SVG bar chart per metric (SVG).
+// same run, with every target's verdict (Markdown, Verdicts), and an SVG bar
+// chart per metric (SVG).
+//
+// The workloads: trivial_e2e and trivial_e2e_new (a run_code call end to
+// end, of a program seen before and of a new one), per_call_await,
+// fanout100x20ms_e2e, rss_per_live_instance (runs parked on a call),
+// rss_per_pooled_instance (idle instances of a warm pool), runs_per_second,
+// compute_loop, and suspend and resume (a run holding 2 MiB of heap, waiting
+// on a call, captured to bytes and brought back in a fresh instance, as
+// wasmhost's BenchmarkSnapshot_2MiB measures them). Their targets come from
+// issues #12 and #13; a target is on ptcx's median, or on the ratio to a
+// peer, from above or (Target.Floor, and for rates) from below. An
+// implementation that cannot measure a kind of workload (goja and
+// node-worker neither snapshot nor pool) is missing from it with the reason
+// (ErrUnsupported), never dropped.
 //
 // `go test -bench ./bench/...`, `ptcx bench` and `make bench` drive it. It
 // imports the library (api, executor, registry, transpile, wasmhost); the
-// library never imports it, and only bench/goja links goja.
+// library never imports it, and only bench/gojapeer links goja.
 package bench

@@ -16,7 +16,9 @@ func TestDecodeDriver(t *testing.T) {
 		err       string
 	}{
 		{"samples", "noise\n{\"samples\":[1,2],\"base\":[0.5]}\n", Raw{Samples: []float64{1, 2}, Base: []float64{0.5}}, ""},
+		{"note", `{"samples":[3],"note":"snapshot of 4928 KiB"}`, Raw{Samples: []float64{3}, Note: "snapshot of 4928 KiB"}, ""},
 		{"missing", `{"missing":"no quickjs-wasi"}`, Raw{}, "missing: no quickjs-wasi"},
+		{"unsupported", `{"unsupported":"no snapshots"}`, Raw{}, "missing: unsupported: no snapshots"},
 		{"error", `{"error":"wrong answer"}`, Raw{}, "wrong answer"},
 		{"nothing", "", Raw{}, "the driver printed nothing"},
 		{"no samples", `{"samples":[]}`, Raw{}, "the driver measured no samples"},
@@ -28,7 +30,8 @@ func TestDecodeDriver(t *testing.T) {
 			got, err := decodeDriver([]byte(tt.out))
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
-				require.Equal(t, tt.name == "missing", errors.Is(err, ErrMissing))
+				require.Equal(t, tt.name == "missing" || tt.name == "unsupported", errors.Is(err, ErrMissing))
+				require.Equal(t, tt.name == "unsupported", errors.Is(err, ErrUnsupported))
 				return
 			}
 			require.NoError(t, err)
@@ -40,7 +43,8 @@ func TestDecodeDriver(t *testing.T) {
 // Whatever a driver prints, decoding it returns samples or an error, never
 // a panic, and never an empty success.
 func FuzzDecodeDriver(f *testing.F) {
-	for _, s := range []string{`{"samples":[1]}`, `{"missing":"x"}`, `{"error":"x"}`, "a\n{\"samples\":[1e400]}", `{"samples":null}`} {
+	for _, s := range []string{`{"samples":[1]}`, `{"missing":"x"}`, `{"error":"x"}`, "a\n{\"samples\":[1e400]}", `{"samples":null}`,
+		`{"samples":[1],"note":"x"}`, `{"unsupported":"a Worker cannot be captured to bytes"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, out []byte) {

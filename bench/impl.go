@@ -19,6 +19,14 @@ type Impl interface {
 // "missing" and why, and the implementation is never dropped silently.
 var ErrMissing = errors.New("missing")
 
+// ErrUnsupported is matched (errors.Is) by an implementation's error when
+// it runs here but cannot measure a kind of workload at all (goja cannot
+// snapshot a run, a fresh Worker per run has no pool): the result is
+// missing, its note "missing: unsupported: why", and ptcx bench
+// --require-peers does not count it as a peer missing. It matches
+// ErrMissing too.
+var ErrUnsupported = fmt.Errorf("%w: unsupported", ErrMissing)
+
 // Missing is an implementation that cannot run here; every job gives
 // reason, matching ErrMissing.
 func Missing(name, reason string) Impl { return missing{name, reason} }

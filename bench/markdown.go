@@ -18,7 +18,7 @@ func (r Report) Markdown(workloads []Workload) string {
 		}
 	}
 	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for "+
-		"runs_per_second and rss_per_live_instance, whose samples are many runs each); the ratios are ptcx ÷ peer "+
+		"runs_per_second and the rss_* workloads, whose samples are many runs or instances each); the ratios are ptcx ÷ peer "+
 		"from the same run (below 1: ptcx costs less; for runs/s, above 1: ptcx does more).\n\n",
 		r.Version, r.Machine, r.When.UTC().Format("2006-01-02"), r.Params.samples(Latency), r.Params.samples(Throughput))
 	b.WriteString("| workload | unit |")

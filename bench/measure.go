@@ -35,6 +35,9 @@ func MeasureFunc(ctx context.Context, j Job, run RunFunc, park *Parking) (Raw, e
 		return liveMemory(ctx, j, run, park)
 	case Throughput:
 		return throughput(ctx, j, run)
+	case Suspend, Resume, PoolMemory:
+		return Raw{}, fmt.Errorf("bench: a %s job is not measured by running programs: the implementation measures it itself, "+
+			"or is missing for it", j.Kind)
 	}
 	return Raw{}, fmt.Errorf("bench: unknown kind %q", j.Kind)
 }

@@ -114,17 +114,23 @@ func (n *Node) Measure(ctx context.Context, j Job) (Raw, error) {
 		return Raw{}, fmt.Errorf("node %s: %w (the job's bound is %s)", peer, ctx.Err(), n.timeout)
 	}
 	raw, err := decodeDriver(out.Bytes())
+	if errors.Is(err, ErrMissing) {
+		return Raw{}, err // "missing: why", as a result's note starts
+	}
 	if err != nil {
 		return Raw{}, fmt.Errorf("node %s: %w (exit: %v; stderr: %s)", peer, err, runErr, strings.TrimSpace(errOut.String()))
 	}
 	return raw, nil
 }
 
-// driverLine is what driver.mjs prints: a Raw, or why there is none.
+// driverLine is what driver.mjs prints: a Raw, or why there is none
+// (Missing: the peer is absent here; Unsupported: it cannot measure the
+// job's kind).
 type driverLine struct {
 	Raw
-	Error   string `json:"error"`
-	Missing string `json:"missing"`
+	Error       string `json:"error"`
+	Missing     string `json:"missing"`
+	Unsupported string `json:"unsupported"`
 }
 
 // decodeDriver reads the driver's one line.
@@ -145,6 +151,8 @@ func decodeDriver(out []byte) (Raw, error) {
 	switch {
 	case d.Missing != "":
 		return Raw{}, fmt.Errorf("%w: %s", ErrMissing, d.Missing)
+	case d.Unsupported != "":
+		return Raw{}, fmt.Errorf("%w: %s", ErrUnsupported, d.Unsupported)
 	case d.Error != "":
 		return Raw{}, errors.New(d.Error)
 	case len(d.Samples) == 0:

@@ -26,7 +26,15 @@ func requireNode(t *testing.T) {
 	require.NoError(t, errPkg, "the quickjs-wasi peer needs npm ci in bench/peers (make bench runs it)")
 }
 
-// Every workload runs on both Node peers, every answer right.
+// workerMissing are the kinds a Worker cannot measure, and why.
+var workerMissing = map[bench.Kind]string{
+	bench.Suspend:    "a Worker cannot be captured to bytes",
+	bench.Resume:     "a Worker cannot be captured to bytes",
+	bench.PoolMemory: "node-worker has no pool of ready instances",
+}
+
+// Every workload runs on both Node peers, every answer right, but for the
+// Worker's missing kinds, which say why.
 func TestNode_Measure_everyWorkload(t *testing.T) {
 	requireNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -38,11 +46,33 @@ func TestNode_Measure_everyWorkload(t *testing.T) {
 			results, err := bench.Run(ctx, []bench.Impl{peer}, bench.Workloads, tiny, nil)
 			require.NoError(t, err)
 			require.Len(t, results, len(bench.Workloads))
-			for _, r := range results {
+			for i, r := range results {
+				if why, ok := workerMissing[bench.Workloads[i].Kind]; ok && name == bench.ImplNodeWorker {
+					require.True(t, r.Unsupported(), "%+v", r)
+					require.Contains(t, r.Note, why)
+					continue
+				}
 				require.Positive(t, r.N, "%s on %s: %s", r.Metric, r.Impl, r.Note)
 				t.Logf("%+v", r)
 			}
 		})
+	}
+}
+
+// quickjs-wasi's snapshot and pool jobs check their answers: a wrong one
+// fails the job.
+func TestNode_Measure_quickjsChecksSnapshots(t *testing.T) {
+	requireNode(t)
+	peer, done := bench.NewNode(bench.ImplQuickJSWasi, bench.NodeConfig{Modules: "peers"})
+	defer done()
+	for _, name := range []string{"suspend", "resume", "rss_per_pooled_instance"} {
+		w, err := bench.Lookup(name)
+		require.NoError(t, err)
+		j, err := w.Expand(bench.Params{Runs: 1, Live: 2})
+		require.NoError(t, err)
+		j.Programs[0].Answer = "1"
+		_, err = peer.Measure(context.Background(), j)
+		require.ErrorContains(t, err, "wrong answer: got ", name)
 	}
 }
 

@@ -9,9 +9,10 @@ import (
 // Params size a run of the workloads. The zero value of a field means its
 // default (DefaultParams); Check bounds each.
 type Params struct {
-	// Runs is how many samples a Latency or PerCall workload takes (after
-	// one warm-up run); LiveMemory and Throughput, whose samples are each
-	// many runs, take ceil(Runs/10). Default 20, 1 to 1000.
+	// Runs is how many samples a Latency, PerCall, Suspend or Resume
+	// workload takes (after one warm-up); LiveMemory, PoolMemory and
+	// Throughput, whose samples are each many runs or instances, take
+	// ceil(Runs/10). Default 20, 1 to 1000.
 	Runs int
 	// Calls is how many awaited calls per_call_await makes per run.
 	// Default 2000, 1 to api.DefaultMaxCalls (the sandbox's calls per run).
@@ -19,8 +20,9 @@ type Params struct {
 	// Iterations is compute_loop's loop count. Default 3,000,000, 1 to
 	// 100,000,000.
 	Iterations int
-	// Live is how many runs rss_per_live_instance parks at once. Default
-	// 100, 1 to 1000.
+	// Live is how many runs rss_per_live_instance parks at once, and how
+	// many idle instances rss_per_pooled_instance's warm pool holds.
+	// Default 100, 1 to 1000.
 	Live int
 	// Parallel is how many runs runs_per_second keeps going at once.
 	// Default 2 (the machine the targets are set on has 2 cores), 1 to 64.
@@ -57,10 +59,10 @@ type Param struct {
 
 // ParamList is every field of Params.
 var ParamList = []Param{
-	{"runs", DefaultRuns, MaxRuns, "samples per workload (`N`; live-memory and runs/s take N/10, rounded up)"},
+	{"runs", DefaultRuns, MaxRuns, "samples per workload (`N`; the rss_* workloads and runs/s take N/10, rounded up)"},
 	{"calls", DefaultCalls, MaxCalls, "awaited calls per run of per_call_await (`N`)"},
 	{"iterations", DefaultIterations, MaxIterations, "iterations of compute_loop (`N`)"},
-	{"live", DefaultLive, MaxLive, "runs parked at once by rss_per_live_instance (`N`)"},
+	{"live", DefaultLive, MaxLive, "runs parked at once by rss_per_live_instance, instances in rss_per_pooled_instance's pool (`N`)"},
 	{"parallel", DefaultParallel, MaxParallel, "runs at once in runs_per_second (`N`)"},
 	{"batch", DefaultBatch, MaxBatch, "runs counted per runs_per_second sample (`N`)"},
 }
@@ -118,7 +120,7 @@ func (f Param) Check(v int) error {
 
 // samples is how many samples a workload of kind k takes.
 func (p Params) samples(k Kind) int {
-	if k == LiveMemory || k == Throughput {
+	if k == LiveMemory || k == PoolMemory || k == Throughput {
 		return (p.Runs + 9) / 10
 	}
 	return p.Runs

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/bench"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // Each parameter at 1 and at its largest is taken, past either end refused
@@ -91,4 +92,10 @@ func TestCheckAnswer(t *testing.T) {
 	require.NoError(t, bench.CheckAnswer(p, []byte(`{ "a": 1 }`)))
 	require.ErrorContains(t, bench.CheckAnswer(p, []byte(`{"a":2}`)), `wrong answer: got {"a":2}, want {"a":1}`)
 	require.ErrorContains(t, bench.CheckAnswer(p, []byte(`{`)), "is not JSON")
+}
+
+// The largest --live is a pool size wasmhost takes (rss_per_pooled_instance
+// makes a pool of Live instances).
+func TestParams_liveFitsAPool(t *testing.T) {
+	require.LessOrEqual(t, bench.MaxLive, wasmhost.MaxPoolSize)
 }

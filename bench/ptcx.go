@@ -17,9 +17,12 @@ import (
 // one executor over one sandbox (wazero, or wasmtime for ImplPTCXWasmtime),
 // its TypeScript stripped by the pipeline, a fresh instance per run, nested
 // calls routed through the registry's tools (echo with an input schema,
-// sleep20, wait).
+// sleep20, wait). Suspend, Resume (ptcx_snapshot.go) and PoolMemory
+// (ptcx_pool.go) jobs are measured through wasmhost's API, on Runtimes of
+// the same engine and limits made for the job.
 type PTCX struct {
-	name string // ImplPTCX or ImplPTCXWasmtime
+	name string          // ImplPTCX or ImplPTCXWasmtime
+	cfg  wasmhost.Config // the sandbox's: suspend, resume and the pool's Runtimes are made from it
 	rt   *wasmhost.Runtime
 	exec *executor.Executor
 	park Parking
@@ -45,12 +48,13 @@ func NewPTCXEngine(ctx context.Context, p Params, engine string) (*PTCX, error) 
 		name = ImplPTCXWasmtime
 	}
 	runs := max(wasmhost.DefaultRunsPerSlot, p.Live+p.Parallel)
-	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithEngine(engine).
-		WithMaxCommittedMemory(int64(2*runs)*api.DefaultMemoryBytes).WithMaxRuns(runs))
+	cfg := wasmhost.NewConfig().WithEngine(engine).
+		WithMaxCommittedMemory(int64(2*runs) * api.DefaultMemoryBytes).WithMaxRuns(runs)
+	rt, err := wasmhost.New(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	b := &PTCX{name: name, rt: rt}
+	b := &PTCX{name: name, cfg: cfg, rt: rt}
 	reg := registry.New()
 	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		b.Close(ctx)
@@ -119,6 +123,12 @@ func (b *PTCX) tools() []registry.Tool {
 
 // Measure runs j.
 func (b *PTCX) Measure(ctx context.Context, j Job) (Raw, error) {
+	switch j.Kind {
+	case Suspend, Resume:
+		return b.snapshots(ctx, j)
+	case PoolMemory:
+		return b.pooledMemory(ctx, j)
+	}
 	return MeasureFunc(ctx, j, b.run, &b.park)
 }
 

@@ -94,19 +94,77 @@ func report() bench.Report {
 }
 
 // A target is checked on ptcx's median or on the ratio to the peer it
-// names, in the direction of the metric; a missing peer is not measured.
+// names, in the direction of the metric (or from below, Floor); at its
+// limit it is met; a missing peer or workload is not measured.
 func TestVerdicts(t *testing.T) {
-	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "runs_per_second")}
+	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "runs_per_second"), workload(t, "compute_loop"),
+		workload(t, "suspend"), workload(t, "resume"), workload(t, "rss_per_pooled_instance"), workload(t, "trivial_e2e_new")}
+	results := append(report().Results, []bench.Result{
+		{Impl: "ptcx", Metric: "compute_loop", Unit: "ms", N: 20, Min: 80, Med: 90, P90: 100},
+		{Impl: "ptcx-wasmtime", Metric: "compute_loop", Unit: "ms", N: 20, Min: 20, Med: 30, P90: 40},
+		{Impl: "ptcx", Metric: "suspend", Unit: "ms", N: 20, Min: 0.5, Med: 1, P90: 2},
+		{Impl: "ptcx", Metric: "resume", Unit: "ms", N: 20, Min: 1, Med: 1.5, P90: 2},
+		{Impl: "goja", Metric: "resume", Unit: "ms", Note: "missing: goja cannot capture a run to bytes"},
+		{Impl: "ptcx", Metric: "rss_per_pooled_instance", Unit: "MiB", N: 2, Min: 0.2, Med: 0.25, P90: 0.3},
+	}...)
 	var got []string
-	for _, v := range bench.Verdicts(ws, report().Results) {
+	for _, v := range bench.Verdicts(ws, results) {
 		got = append(got, v.Workload.Name+" "+v.String())
 	}
 	require.Equal(t, []string{
-		"trivial_e2e ≤ 3 ms: 2 ✓",
+		"trivial_e2e ≤ 0.3 ms: 2 ✗ MISSED",
 		"trivial_e2e ÷ node-worker ≤ 0.01: 0.05 ✗ MISSED",
-		"trivial_e2e ÷ quickjs-wasi ≤ 1: not measured",
+		"trivial_e2e ÷ quickjs-wasi ≤ 0.333: not measured",
+		"runs_per_second ≥ 5000 runs/s: 500 ✗ MISSED",
 		"runs_per_second ÷ quickjs-wasi ≥ 1: not measured",
+		"compute_loop ÷ quickjs-wasi ≤ 1: not measured",
+		"compute_loop ÷ ptcx-wasmtime ≥ 3: 3 ✓",
+		"suspend ≤ 1 ms: 1 ✓",
+		"resume ≤ 1 ms: 1.5 ✗ MISSED",
+		"rss_per_pooled_instance ≤ 0.3 MiB: 0.25 ✓",
+		"trivial_e2e_new ≤ 0.8 ms: not measured",
+		"trivial_e2e_new ÷ quickjs-wasi ≤ 1: not measured",
 	}, got)
+}
+
+// A floor on a cost (Target.Floor) is met at and above its limit and
+// missed below it; a ceiling the other way round.
+func TestVerdicts_floorAndCeiling(t *testing.T) {
+	loop := workload(t, "compute_loop")
+	loop.Targets = []bench.Target{{Against: "b", Limit: 3, Floor: true}, {Against: "b", Limit: 3}}
+	for _, tt := range []struct {
+		ptcx           float64
+		floor, ceiling bool
+	}{{2.9, false, true}, {3, true, true}, {3.1, true, false}} {
+		results := []bench.Result{
+			{Impl: bench.ImplPTCX, Metric: loop.Name, N: 1, Med: tt.ptcx},
+			{Impl: "b", Metric: loop.Name, N: 1, Med: 1},
+		}
+		vs := bench.Verdicts([]bench.Workload{loop}, results)
+		require.Len(t, vs, 2)
+		require.Equal(t, []bool{true, true}, []bool{vs[0].Measured, vs[1].Measured})
+		require.Equal(t, tt.floor, vs[0].OK, "floor at %v", tt.ptcx)
+		require.Equal(t, tt.ceiling, vs[1].OK, "ceiling at %v", tt.ptcx)
+	}
+}
+
+// The targets of #12 and #13 are declared, each once, on the workloads
+// they bound.
+func TestWorkloads_targets(t *testing.T) {
+	want := map[string][]bench.Target{
+		"trivial_e2e":             {{Limit: 0.3}, {Against: bench.ImplNodeWorker, Limit: 0.01}, {Against: bench.ImplQuickJSWasi, Limit: 1.0 / 3}},
+		"trivial_e2e_new":         {{Limit: 0.8}, {Against: bench.ImplQuickJSWasi, Limit: 1}},
+		"rss_per_pooled_instance": {{Limit: 0.3}},
+		"runs_per_second":         {{Limit: 5000}, {Against: bench.ImplQuickJSWasi, Limit: 1}},
+		"compute_loop":            {{Against: bench.ImplQuickJSWasi, Limit: 1}, {Against: bench.ImplPTCXWasmtime, Limit: 3, Floor: true}},
+		"suspend":                 {{Limit: 1}},
+		"resume":                  {{Limit: 1}},
+	}
+	for name, targets := range want {
+		require.Equal(t, targets, workload(t, name).Targets, name)
+	}
+	require.Equal(t, "ms", workload(t, "suspend").Unit)
+	require.Equal(t, "MiB", workload(t, "rss_per_pooled_instance").Unit)
 }
 
 // The table has a column per implementation and a ratio per peer, names
@@ -119,7 +177,7 @@ func TestReport_Markdown(t *testing.T) {
 		"| workload | unit | ptcx | node-worker | quickjs-wasi | ptcx ÷ node-worker | ptcx ÷ quickjs-wasi |",
 		"| `trivial_e2e` | ms | 2 | 40 | — | **0.05** | — |",
 		"| `runs_per_second` | runs/s | 500 | 25 | — | **20** | — |",
-		"- `runs_per_second`: trivial runs per second, 2 at a time through one executor. Targets: ÷ quickjs-wasi ≥ 1: not measured.",
+		"- `runs_per_second`: trivial runs per second, 2 at a time through one executor. Targets: ≥ 5000 runs/s: 500 ✗ MISSED; ÷ quickjs-wasi ≥ 1: not measured.",
 		"Notes:\n\n- ptcx, `runs_per_second`: a note\n",
 		"Not measured:\n\n- quickjs-wasi, `trivial_e2e`: missing: no Node",
 	} {

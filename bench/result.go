@@ -25,9 +25,14 @@ type Result struct {
 	Note   string  `json:"note"`
 }
 
-// Missing and Failed tell a result that measured nothing, and why.
+// Missing and Failed tell a result that measured nothing, and why;
+// Unsupported is a missing result of an implementation that runs here but
+// cannot measure that kind of workload (ErrUnsupported).
 func (r Result) Missing() bool { return r.N == 0 && strings.HasPrefix(r.Note, "missing") }
 func (r Result) Failed() bool  { return r.N == 0 && !r.Missing() }
+func (r Result) Unsupported() bool {
+	return r.N == 0 && strings.HasPrefix(r.Note, ErrUnsupported.Error()+":")
+}
 
 // Run measures every workload on every implementation, workload by
 // workload, implementations in the order given, and returns one result per

@@ -18,17 +18,10 @@ type Verdict struct {
 }
 
 // String is the verdict for a table: "≤ 3 ms: 1.99 ✓",
-// "÷ node-worker ≤ 0.01: 0.004 ✓", "÷ goja ≤ 1: missing".
+// "÷ node-worker ≤ 0.01: 0.004 ✓", "÷ ptcx-wasmtime ≥ 3: 1.5 ✗ MISSED",
+// "÷ goja ≤ 1: not measured".
 func (v Verdict) String() string {
-	w := v.Workload
-	cmp := "≤"
-	if w.HigherIsBetter {
-		cmp = "≥"
-	}
-	head := fmt.Sprintf("%s %s %s", cmp, trim(v.Target.Limit), w.Unit)
-	if v.Target.Against != "" {
-		head = fmt.Sprintf("÷ %s %s %s", v.Target.Against, cmp, trim(v.Target.Limit))
-	}
+	head := v.Target.Describe(v.Workload)
 	switch {
 	case !v.Measured:
 		return head + ": not measured"
@@ -37,6 +30,19 @@ func (v Verdict) String() string {
 	default:
 		return head + ": " + trim(v.Value) + " ✗ MISSED"
 	}
+}
+
+// Describe is t on w, as a verdict begins: "≤ 0.3 ms",
+// "÷ quickjs-wasi ≤ 0.333", "÷ ptcx-wasmtime ≥ 3".
+func (t Target) Describe(w Workload) string {
+	cmp := "≤"
+	if t.floor(w) {
+		cmp = "≥"
+	}
+	if t.Against != "" {
+		return fmt.Sprintf("÷ %s %s %s", t.Against, cmp, trim(t.Limit))
+	}
+	return fmt.Sprintf("%s %s %s", cmp, trim(t.Limit), w.Unit)
 }
 
 // Verdicts checks every workload's targets against results.
@@ -57,7 +63,7 @@ func Verdicts(workloads []Workload, results []Result) []Verdict {
 			}
 			if v.Measured {
 				v.OK = v.Value <= t.Limit
-				if w.HigherIsBetter {
+				if t.floor(w) {
 					v.OK = v.Value >= t.Limit
 				}
 			}

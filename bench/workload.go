@@ -23,6 +23,19 @@ const (
 	// Throughput runs Params.Runs runs, Params.Parallel at a time, through
 	// one implementation (raw samples in runs per second).
 	Throughput Kind = "throughput"
+	// Suspend runs the program until it waits on its one nested call and
+	// times capturing it there to bytes (raw samples in ns); each snapshot
+	// is then resumed, untimed, and its answer checked.
+	Suspend Kind = "suspend"
+	// Resume suspends the program once, as Suspend, and times each
+	// resumption of those bytes in a fresh instance until it is ready to
+	// take the call's result (raw samples in ns); the call is then
+	// answered and the answer checked.
+	Resume Kind = "resume"
+	// PoolMemory fills a warm pool of Params.Live ready instances and takes
+	// the growth of the process's resident memory per idle instance (raw
+	// samples in bytes).
+	PoolMemory Kind = "pool_memory"
 )
 
 // Workload is one measurement, declared as data. Program is a run_code
@@ -35,10 +48,10 @@ type Workload struct {
 	Name    string
 	What    string
 	Kind    Kind
-	Unit    string  // ms, µs, MB or runs/s
+	Unit    string  // ms, µs, MB, MiB or runs/s
 	Scale   float64 // raw sample ÷ Scale = the value in Unit
 	Program string
-	Tools   []string // of echo ({i} → {i}), sleep20 (true after 20 ms), wait (true when released)
+	Tools   []string // of echo (its arguments back), sleep20 (true after 20 ms), wait (true when released)
 	Answer  func(p Params, i int) string
 	// HigherIsBetter is true for rates (runs/s); every other metric is a
 	// cost, lower is better.
@@ -49,11 +62,18 @@ type Workload struct {
 // Target is a bound the project sets on ptcx's median: Limit in the
 // workload's unit when Against is empty, else Limit on the ratio ptcx ÷
 // Against's median from the same run. For a cost, ptcx must be at most
-// Limit; for a rate, at least Limit.
+// Limit; for a rate, or when Floor is set, at least Limit.
 type Target struct {
 	Against string
 	Limit   float64
+	// Floor makes the bound on a cost a lower one: a peer that must cost
+	// less than ptcx on wazero (ptcx-wasmtime on compute_loop: the ratio
+	// ptcx ÷ ptcx-wasmtime at least 3).
+	Floor bool
 }
+
+// floor reports whether t bounds w's value from below.
+func (t Target) floor(w Workload) bool { return w.HigherIsBetter || t.Floor }
 
 // The implementations' names, as they appear in results.
 const (
@@ -67,22 +87,27 @@ const (
 // wasmtime tag), measured as a peer of ptcx on wazero.
 const ImplPTCXWasmtime = "ptcx-wasmtime"
 
-// Workloads are the measurements, in report order. suspend and resume (a
-// run parked to a snapshot and brought back) join this list when the
-// snapshot issue lands: a Kind each, measured by every implementation that
-// can snapshot and reported missing by the others.
+// Workloads are the measurements, in report order, with their targets;
+// the comment beside each target names the issue that sets it.
 var Workloads = []Workload{
 	{
 		Name: "trivial_e2e", What: "a run_code call of a program seen before, end to end", Kind: Latency,
 		Unit: "ms", Scale: 1e6, Program: `return "hello"`,
-		Answer:  func(Params, int) string { return `"hello"` },
-		Targets: []Target{{Limit: 3}, {Against: ImplNodeWorker, Limit: 0.01}, {Against: ImplQuickJSWasi, Limit: 1}},
+		Answer: func(Params, int) string { return `"hello"` },
+		Targets: []Target{
+			{Limit: 0.3},                               // #12: ≤ 0.3 ms p50
+			{Against: ImplNodeWorker, Limit: 0.01},     // #13: ≥ 100x faster than a fresh Worker
+			{Against: ImplQuickJSWasi, Limit: 1.0 / 3}, // #12: ≥ 3x faster than quickjs-wasi (#13's "ahead of it" with it)
+		},
 	},
 	{
 		Name: "trivial_e2e_new", What: "the same with a new TypeScript program each run", Kind: Latency,
 		Unit: "ms", Scale: 1e6, Program: `const n: number = {{i}}; return "hello " + n`,
-		Answer:  func(_ Params, i int) string { return strconv.Quote("hello " + strconv.Itoa(i)) },
-		Targets: []Target{{Against: ImplQuickJSWasi, Limit: 1}},
+		Answer: func(_ Params, i int) string { return strconv.Quote("hello " + strconv.Itoa(i)) },
+		Targets: []Target{
+			{Limit: 0.8},                         // #12: strip + compile ≤ 0.8 ms p50
+			{Against: ImplQuickJSWasi, Limit: 1}, // #13: ahead of quickjs-wasi
+		},
 	},
 	{
 		Name: "per_call_await", What: "one awaited nested call of an echo tool: (t(N) − t(0)) / N", Kind: PerCall,
@@ -91,35 +116,92 @@ var Workloads = []Workload{
 		Answer: func(p Params, _ int) string {
 			return strconv.Itoa(p.Calls * (p.Calls - 1) / 2)
 		},
-		Targets: []Target{{Limit: 10}, {Against: ImplGoja, Limit: 1}, {Against: ImplQuickJSWasi, Limit: 1}},
+		Targets: []Target{
+			{Limit: 10},                          // the earlier ptcx bench's target, carried over (#13)
+			{Against: ImplGoja, Limit: 1},        // #13: ≤ goja in-process
+			{Against: ImplQuickJSWasi, Limit: 1}, // #13: ahead of quickjs-wasi
+		},
 	},
 	{
 		Name: "fanout100x20ms_e2e", What: "Promise.all of 100 calls to a 20 ms tool, end to end", Kind: Latency,
 		Unit: "ms", Scale: 1e6, Tools: []string{"sleep20"},
 		Program: `return (await Promise.all(Array.from({length: 100}, () => tools.sleep20()))).length`,
 		Answer:  func(Params, int) string { return "100" },
-		Targets: []Target{{Limit: 40}, {Against: ImplQuickJSWasi, Limit: 1}},
+		Targets: []Target{
+			{Limit: 40},                          // the earlier ptcx bench's: the calls overlap (#13)
+			{Against: ImplQuickJSWasi, Limit: 1}, // #13: ahead of quickjs-wasi
+		},
 	},
 	{
 		Name: "rss_per_live_instance", What: "resident memory per live run, {{live}} parked on a call", Kind: LiveMemory,
 		Unit: "MB", Scale: 1 << 20, Tools: []string{"wait"}, Program: `return await tools.wait()`,
-		Answer:  func(Params, int) string { return "true" },
-		Targets: []Target{{Limit: 2}, {Against: ImplQuickJSWasi, Limit: 1}},
+		Answer: func(Params, int) string { return "true" },
+		Targets: []Target{
+			{Limit: 2},                           // the earlier ptcx bench's, carried over (#13)
+			{Against: ImplQuickJSWasi, Limit: 1}, // #13: ahead of quickjs-wasi
+		},
+	},
+	{
+		Name: "rss_per_pooled_instance", What: "resident memory per idle instance of a warm pool of {{live}}", Kind: PoolMemory,
+		Unit: "MiB", Scale: 1 << 20, Program: `return "hello"`,
+		Answer: func(Params, int) string { return `"hello"` },
+		Targets: []Target{
+			{Limit: 0.3}, // #12: an idle pooled instance ≤ 0.3 MiB resident (100 live)
+		},
 	},
 	{
 		Name: "runs_per_second", What: "trivial runs per second, {{parallel}} at a time through one executor", Kind: Throughput,
 		Unit: "runs/s", Scale: 1, Program: `return "hello"`, HigherIsBetter: true,
-		Answer:  func(Params, int) string { return `"hello"` },
-		Targets: []Target{{Against: ImplQuickJSWasi, Limit: 1}},
+		Answer: func(Params, int) string { return `"hello"` },
+		Targets: []Target{
+			{Limit: 5000},                        // #12: ≥ 5,000 runs/s on 2 cores through one executor
+			{Against: ImplQuickJSWasi, Limit: 1}, // #13: ahead of quickjs-wasi
+		},
 	},
 	{
 		Name: "compute_loop", What: "a CPU-bound loop of {{iterations}} iterations, end to end", Kind: Latency,
 		Unit: "ms", Scale: 1e6,
 		Program: `let s = 0; for (let i = 0; i < {{iterations}}; i++) { s = (s + i * i) % 1000003 } return s`,
 		Answer:  func(p Params, _ int) string { return strconv.Itoa(computeLoop(p.Iterations)) },
-		Targets: []Target{{Against: ImplQuickJSWasi, Limit: 1}},
+		Targets: []Target{
+			{Against: ImplQuickJSWasi, Limit: 1},               // #13: ahead of quickjs-wasi
+			{Against: ImplPTCXWasmtime, Limit: 3, Floor: true}, // #13: wasmtime ≥ 3x faster than wazero
+		},
+	},
+	{
+		Name: "suspend", What: "suspending to bytes a run holding 2 MiB of heap, waiting on its call", Kind: Suspend,
+		Unit: "ms", Scale: 1e6, Tools: []string{"echo"}, Program: heldHeap,
+		Answer: func(Params, int) string { return heldHeapAnswer },
+		Targets: []Target{
+			{Limit: 1}, // #12: suspend ≤ 1 ms for a program holding 2 MiB of heap
+		},
+	},
+	{
+		Name: "resume", What: "resuming that run from its bytes in a fresh instance, until it can take the call's result", Kind: Resume,
+		Unit: "ms", Scale: 1e6, Tools: []string{"echo"}, Program: heldHeap,
+		Answer: func(Params, int) string { return heldHeapAnswer },
+		Targets: []Target{
+			{Limit: 1}, // #12: resume ≤ 1 ms for a program holding 2 MiB of heap
+		},
 	},
 }
+
+// heldHeap is the program suspend and resume snapshot: it builds about
+// 2 MiB of heap (wasmhost's BenchmarkSnapshot_2MiB/objects holds the same),
+// awaits one echo call and then reads all of it back, so that a resumed
+// run whose heap was lost or damaged gives another answer.
+const heldHeap = `const big = Array.from({length: 16000}, (_, i) => ({id: i, name: "item " + i, tags: ["a", "b"]}));
+const got = await tools.echo({i: 7});
+return got.i + big.reduce((s: number, o) => s + o.id + o.name.length + o.tags.length, 0)`
+
+// heldHeapAnswer is heldHeap's answer: 7 + Σ id + Σ len("item " + id) + 2 × 16000.
+var heldHeapAnswer = func() string {
+	s := 7
+	for i := range 16000 {
+		s += i + len("item "+strconv.Itoa(i)) + 2
+	}
+	return strconv.Itoa(s)
+}()
 
 // computeLoop is compute_loop's answer, computed in Go.
 func computeLoop(n int) int {

@@ -6,7 +6,9 @@
 #      workload's answer on each, missing Node a failure there);
 #   3. builds bin/ptcx-wasmtime (ptcx with the wasmtime engine too: cgo) and
 #      runs `bin/ptcx-wasmtime bench --require-peers --out bench/out` (a
-#      missing peer fails the run; ptcx on wasmtime is one of them), which writes bench/out/results.jsonl (the JSON lines),
+#      missing peer fails the run; ptcx on wasmtime is one of them; a
+#      workload a peer cannot measure, such as goja's suspend, does not),
+#      which writes bench/out/results.jsonl (the JSON lines),
 #      bench/out/report.md (the table, naming the machine) and one SVG chart
 #      per workload;
 #   4. runs serve's noisy-neighbour benchmark into bench/out/neighbour.txt.

@@ -25,8 +25,17 @@ func New() *Peer { return &Peer{} }
 // Name is bench.ImplGoja.
 func (g *Peer) Name() string { return bench.ImplGoja }
 
-// Measure runs j.
+// Measure runs j. goja is missing from suspend, resume and the warm pool,
+// saying why.
 func (g *Peer) Measure(ctx context.Context, j bench.Job) (bench.Raw, error) {
+	switch j.Kind {
+	case bench.Suspend, bench.Resume:
+		return bench.Raw{}, fmt.Errorf("%w: goja cannot capture a run to bytes: a goja.Runtime's state has no snapshot, "+
+			"a run lives only as long as its Go values", bench.ErrUnsupported)
+	case bench.PoolMemory:
+		return bench.Raw{}, fmt.Errorf("%w: goja has no pool of ready instances: each run makes its own goja.Runtime",
+			bench.ErrUnsupported)
+	}
 	return bench.MeasureFunc(ctx, j, g.run, &g.park)
 }
 

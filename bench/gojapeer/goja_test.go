@@ -41,3 +41,21 @@ func TestPeer_Measure(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded, js)
 	}
 }
+
+// goja is missing from the snapshot and pool workloads, saying why.
+func TestPeer_Measure_missingKinds(t *testing.T) {
+	for _, tt := range []struct {
+		kind bench.Kind
+		why  string
+	}{
+		{bench.Suspend, "goja cannot capture a run to bytes"},
+		{bench.Resume, "goja cannot capture a run to bytes"},
+		{bench.PoolMemory, "goja has no pool of ready instances"},
+	} {
+		j := job(t, `return 1`, "1")
+		j.Kind = tt.kind
+		_, err := gojapeer.New().Measure(context.Background(), j)
+		require.ErrorIs(t, err, bench.ErrUnsupported, tt.kind)
+		require.ErrorContains(t, err, tt.why)
+	}
+}

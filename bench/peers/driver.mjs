@@ -1,7 +1,8 @@
 // driver.mjs runs one benchmark job (bench.Job, as JSON on standard input)
-// on a Node peer and prints one JSON line, bench.Raw: {samples, base} in the
-// job kind's raw unit (ns, bytes, runs per second), or {error} when the peer
-// cannot run ({missing} when it is absent here). Every answer is checked.
+// on a Node peer and prints one JSON line, bench.Raw: {samples, base, note}
+// in the job kind's raw unit (ns, bytes, runs per second), or {error} when
+// the peer cannot run ({missing} when it is absent here, {unsupported} when
+// it cannot measure the kind: a Worker neither snapshots nor pools). Every answer is checked.
 //
 //   node driver.mjs worker              a fresh worker_threads Worker per run
 //   node driver.mjs quickjs-wasi DIR    a fresh quickjs-wasi VM per run, the
@@ -11,6 +12,7 @@
 // wait (true when the live-memory sample releases it).
 import { Worker } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -98,7 +100,7 @@ async function runWorker(program) {
 
 // ---- quickjs-wasi: a fresh VM per run from one compiled module ----------
 
-async function quickjsRunner(dir) {
+async function loadQuickJS(dir) {
   const pkg = join(dir, 'node_modules', 'quickjs-wasi');
   let mod;
   try {
@@ -107,8 +109,12 @@ async function quickjsRunner(dir) {
     throw Object.assign(new Error(`no quickjs-wasi in ${dir}/node_modules (run npm ci there; make bench does): ${e.message}`), { missing: true });
   }
   const wasm = await WebAssembly.compile(readFileSync(join(pkg, 'quickjs.wasm')));
+  return { QuickJS: mod.QuickJS, wasm };
+}
+
+async function quickjsRunner({ QuickJS, wasm }) {
   return async function runQuickJS(program) {
-    const vm = await mod.QuickJS.create({ wasm });
+    const vm = await QuickJS.create({ wasm });
     try {
       const tools = vm.newObject();
       for (const name of ['echo', 'sleep20', 'wait']) {
@@ -135,6 +141,101 @@ async function quickjsRunner(dir) {
       vm.dispose();
     }
   };
+}
+
+// ---- quickjs-wasi's snapshots: suspend and resume ----------------------
+//
+// The program runs in a fresh VM until it waits on its one call; its tools
+// are promises kept in the VM (__calls), so that a VM restored from a
+// snapshot can still be answered. suspend times vm.snapshot() and
+// serializeSnapshot (the VM to bytes); resume times deserializeSnapshot and
+// QuickJS.restore (bytes to a VM ready to take the call's result); the call
+// is then answered, untimed, and the answer checked.
+
+const heldPrelude = `globalThis.__calls = [];
+globalThis.tools = new Proxy({}, { get: (_, name) => (args) =>
+  new Promise((resolve, reject) => { __calls.push({ name, args, resolve, reject }); }) });`;
+
+function evalJSON(vm, code) {
+  const h = vm.evalCode(`JSON.stringify(${code})`);
+  try { return JSON.parse(vm.dump(h)); } finally { h.dispose(); }
+}
+
+async function heldVM({ QuickJS, wasm }, program) {
+  const vm = await QuickJS.create({ wasm });
+  vm.evalCode(heldPrelude + `
+(async () => JSON.stringify(await (async () => {\n${program.js}\n})()))().then(
+  (v) => { globalThis.__result = v; }, (e) => { globalThis.__error = String((e && e.stack) || e); });`).dispose();
+  vm.executePendingJobs();
+  const [names, error] = evalJSON(vm, '[__calls.map((c) => c.name), globalThis.__error ?? null]');
+  if (error !== null || names.length !== 1 || names[0] !== 'echo') {
+    vm.dispose();
+    throw new Error(`the program to suspend waits on ${JSON.stringify(names)} (error ${error}), want its one echo call`);
+  }
+  return vm;
+}
+
+async function resumeChecked({ QuickJS, wasm }, program, bytes) {
+  const start = now();
+  const vm = await QuickJS.restore(QuickJS.deserializeSnapshot(bytes), { wasm });
+  const took = Number(now() - start);
+  try {
+    vm.evalCode('__calls[0].resolve(__calls[0].args)').dispose();
+    vm.executePendingJobs();
+    const [result, error] = evalJSON(vm, '[globalThis.__result ?? null, globalThis.__error ?? null]');
+    if (error !== null) throw new Error(`the resumed program threw: ${error}`);
+    check(program, result);
+  } finally {
+    vm.dispose();
+  }
+  return took;
+}
+
+async function snapshots(job, qjs) {
+  const program = job.programs[0];
+  const suspendOnce = async () => {
+    const vm = await heldVM(qjs, program);
+    try {
+      const start = now();
+      const bytes = qjs.QuickJS.serializeSnapshot(vm.snapshot());
+      return { bytes, took: Number(now() - start) };
+    } finally {
+      vm.dispose();
+    }
+  };
+  const first = await suspendOnce();
+  await resumeChecked(qjs, program, first.bytes);
+  const samples = [];
+  for (let i = 0; i < job.samples; i++) {
+    if (job.kind === 'suspend') {
+      const s = await suspendOnce();
+      await resumeChecked(qjs, program, s.bytes);
+      samples.push(s.took);
+    } else {
+      samples.push(await resumeChecked(qjs, program, first.bytes));
+    }
+  }
+  const kib = (n) => `${Math.round(n / 1024)} KiB`;
+  return { samples, note: `snapshot of ${kib(first.bytes.length)} (serializeSnapshot: the VM's whole memory), ` +
+    `${kib(gzipSync(first.bytes).length)} gzipped (node:zlib)` };
+}
+
+// ---- quickjs-wasi's "pool": it has none; job.live VMs made ahead --------
+
+async function pooledMemory(job, qjs, run) {
+  const samples = [];
+  for (let s = 0; s < job.samples; s++) {
+    const before = rss();
+    const vms = [];
+    try {
+      for (let i = 0; i < job.live; i++) vms.push(await qjs.QuickJS.create({ wasm: qjs.wasm }));
+      samples.push((rss() - before) / job.live);
+    } finally {
+      for (const vm of vms) vm.dispose();
+    }
+    await run(job.programs[0]);
+  }
+  return { samples, note: `quickjs-wasi has no pool of its own: ${job.live} VMs made ahead and kept idle` };
 }
 
 // ---- the kinds, measured as bench/measure.go measures them --------------
@@ -191,13 +292,26 @@ async function liveMemory(job, run) {
   return samples;
 }
 
+// cannot says why the worker peer cannot measure a kind.
+const cannot = {
+  suspend: 'a Worker cannot be captured to bytes: V8 snapshots only a fresh isolate, never one running a program',
+  resume: 'a Worker cannot be captured to bytes: V8 snapshots only a fresh isolate, never one running a program',
+  pool_memory: 'node-worker has no pool of ready instances: each run starts a fresh Worker',
+};
+
 async function main() {
   const job = JSON.parse(readFileSync(0, 'utf8'));
-  let run;
-  if (peer === 'worker') run = runWorker;
-  else if (peer === 'quickjs-wasi') run = await quickjsRunner(modulesDir);
-  else throw new Error(`unknown peer ${peer}: want worker or quickjs-wasi`);
+  let run, qjs;
+  if (peer === 'worker') {
+    run = runWorker;
+    if (cannot[job.kind]) throw Object.assign(new Error(cannot[job.kind]), { unsupported: true });
+  } else if (peer === 'quickjs-wasi') {
+    qjs = await loadQuickJS(modulesDir);
+    run = await quickjsRunner(qjs);
+  } else throw new Error(`unknown peer ${peer}: want worker or quickjs-wasi`);
   switch (job.kind) {
+    case 'suspend': case 'resume': return snapshots(job, qjs);
+    case 'pool_memory': return pooledMemory(job, qjs, run);
     case 'latency': return { samples: await latency(job, job.programs, run) };
     case 'per_call': return { samples: await latency(job, job.programs, run), base: await latency(job, job.base, run) };
     case 'throughput': {
@@ -212,4 +326,9 @@ async function main() {
 
 main().then(
   (raw) => { print(raw); process.exit(0); },
-  (e) => { print(e.missing ? { missing: e.message } : { error: String((e && e.stack) || e) }); process.exit(0); });
+  (e) => {
+    if (e.missing) print({ missing: e.message });
+    else if (e.unsupported) print({ unsupported: e.message });
+    else print({ error: String((e && e.stack) || e) });
+    process.exit(0);
+  });
