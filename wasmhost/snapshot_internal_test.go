@@ -57,8 +57,8 @@ func fixture(t testing.TB) (*Runtime, []byte, []byte) {
 	return f.rt, f.snap, f.body
 }
 
-// bodyStart returns where the body of snapshot b (format 2) starts.
-func bodyStart(b []byte) int { return headerSize + int(b[headerSize-1]) + 1 + 8 + 4 }
+// bodyStart returns where the body of snapshot b (format 3) starts.
+func bodyStart(b []byte) int { return headerSize + int(b[headerSize-1]) + headerTail }
 
 func TestDecodeSnapshot_realSnapshot(t *testing.T) {
 	rt, snap, _ := fixture(t)
@@ -103,7 +103,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			MaxSnapshotMetaBytes = tc.bound
-			b, _, err := encodeSnapshot(img, st)
+			b, _, err := encodeSnapshot(img, st, nil)
 			if !tc.ok {
 				require.ErrorContains(t, err, "over the")
 				require.ErrorContains(t, err, "wasmhost.MaxSnapshotMetaBytes")
@@ -119,7 +119,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 
 	// A snapshot made under a larger bound is refused under a smaller one.
 	MaxSnapshotMetaBytes = len(meta)
-	b, _, err := encodeSnapshot(img, st)
+	b, _, err := encodeSnapshot(img, st, nil)
 	require.NoError(t, err)
 	MaxSnapshotMetaBytes = len(meta) - 1
 	_, err = decodeSnapshot(img, rt.limits.MemoryBytes, b)
@@ -147,7 +147,7 @@ func TestDecodeSnapshot_inflateBound(t *testing.T) {
 	require.NoError(t, err)
 	const memory = MinMemoryBytes * 4
 	bound := maxInflated(memory)
-	at := bodyStart(snap) - 12
+	at := bodyStart(snap) - 16 // raw
 	for _, tc := range []struct {
 		name string
 		raw  uint64
@@ -235,7 +235,7 @@ func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
 		World:   snapWorld{Deterministic: true, Seed: 1, RNG: rngState},
 		Globals: []snapGlobal{{Name: "__stack_pointer", Value: 65536}},
 	}}
-	b, _, err := encodeSnapshot(img, st)
+	b, _, err := encodeSnapshot(img, st, nil)
 	require.NoError(t, err)
 	return img, b, b[bodyStart(b):]
 }
@@ -343,16 +343,30 @@ func requireConsistent(t *testing.T, img *image, memoryBytes int64, st *snapshot
 	require.LessOrEqual(t, len(st.meta.Pending), st.meta.Limits.MaxPendingCalls)
 }
 
-// formatOne is snapshot b (format 2, compressed) laid out in format 1: no
+// formatOne is snapshot b (format 3, compressed) laid out in format 1: no
 // codec byte and no checksum.
 func formatOne(t *testing.T, b []byte) []byte {
 	t.Helper()
 	h, err := readHeader(b)
 	require.NoError(t, err)
 	require.Equal(t, byte(codecZstd), h.codec)
-	out := append([]byte(nil), b[:bodyStart(b)-13]...)
+	out := append([]byte(nil), b[:bodyStart(b)-headerTail]...)
 	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatZstd)
 	out = binary.LittleEndian.AppendUint64(out, h.raw)
+	return append(out, b[h.bodyAt:]...)
+}
+
+// formatTwo is snapshot b (format 3) laid out in format 2: its check the
+// CRC-32C of its body, a u32.
+func formatTwo(t *testing.T, b []byte) []byte {
+	t.Helper()
+	h, err := readHeader(b)
+	require.NoError(t, err)
+	out := append([]byte(nil), b[:bodyStart(b)-headerTail]...)
+	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatCRC)
+	out = append(out, h.codec)
+	out = binary.LittleEndian.AppendUint64(out, h.raw)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(b[h.bodyAt:], castagnoli))
 	return append(out, b[h.bodyAt:]...)
 }
 
@@ -369,6 +383,8 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 		{"stored", stored},
 		{"compressed", compressed},
 		{"format 1", formatOne(t, compressed)},
+		{"format 2, stored", formatTwo(t, stored)},
+		{"format 2, compressed", formatTwo(t, compressed)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, tc.b)
@@ -379,6 +395,15 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 		})
 	}
 	require.Less(t, len(compressed), len(stored))
+}
+
+func TestDecodeSnapshot_formatTwoCorrupt(t *testing.T) {
+	rt, stored, _ := fixture(t)
+	two := formatTwo(t, stored)
+	two[len(two)-20] ^= 0x40
+	_, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, two)
+	require.ErrorIs(t, err, ErrSnapshot)
+	require.ErrorContains(t, err, "its body is corrupt: its checksum is")
 }
 
 func TestCompressSnapshot(t *testing.T) {
@@ -392,7 +417,7 @@ func TestCompressSnapshot(t *testing.T) {
 	short := append([]byte(nil), stored[:len(stored)-blockSize]...)
 	h, err := readHeader(stored)
 	require.NoError(t, err)
-	binary.LittleEndian.PutUint32(short[checkAt(h.bodyAt):], crc32.Checksum(short[h.bodyAt:], castagnoli))
+	seal(short, h.bodyAt)
 	for _, tc := range []struct {
 		name string
 		b    []byte
@@ -426,10 +451,10 @@ func TestDecodeSnapshot_zstdWindowBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			enc, err := zstd.NewWriter(nil, zstd.WithSingleSegment(true))
 			require.NoError(t, err)
-			out := appendHeader(nil, img.moduleHash[:], img.memoryHash[:], "test", codecZstd, uint64(tc.size), 0)
+			out := appendHeader(nil, img.moduleHash[:], img.memoryHash[:], "test", codecZstd, uint64(tc.size))
 			at := len(out)
 			out = enc.EncodeAll(make([]byte, tc.size), out)
-			binary.LittleEndian.PutUint32(out[checkAt(at):], crc32.Checksum(out[at:], castagnoli))
+			seal(out, at)
 			_, err = decodeSnapshot(img, 4<<20, out)
 			require.ErrorIs(t, err, ErrSnapshot)
 			if tc.ok {

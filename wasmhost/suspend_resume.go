@@ -26,6 +26,16 @@ type Resumption struct {
 	Deadline time.Time
 	// Suspend is as Program.Suspend: the resumed run may be suspended again.
 	Suspend func(Quiescence) bool
+	// SnapshotBuffer, when its capacity holds the snapshot, is where the
+	// resumed run writes it if it is suspended again (Suspended.Snapshot
+	// is then SnapshotBuffer[:n]), instead of a new buffer: a buffer that
+	// was written already costs a copy, a new one of megabytes as much
+	// again in zeroing, page faults and collections. It may be the
+	// snapshot being resumed, which the run no longer reads once it runs
+	// (the snapshot, then, is overwritten). It is the caller's to give:
+	// nothing else may use it until Resume returns, nor, once it returns a
+	// suspended run, but as that run's snapshot.
+	SnapshotBuffer []byte
 }
 
 // Resume continues a run that Program.Suspend suspended, in a fresh
@@ -71,6 +81,7 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	if err != nil {
 		return Outcome{}, err
 	}
+	r.snapshotBuf = rs.SnapshotBuffer
 	if err := r.adopt(st, rs.Results); err != nil {
 		return Outcome{}, err
 	}

@@ -139,7 +139,8 @@ func TestRuntime_Resume_refusesOtherRuntimesAndCorruptBytes(t *testing.T) {
 	}{
 		{"empty", nil, "not a ptcx snapshot"},
 		{"other bytes", []byte("hello, this is not a snapshot at all, not at all, no, not one bit of it"), "not a ptcx snapshot"},
-		{"other format", edit(8, 3, 0), "format version 3, this host reads versions 1 and 2"},
+		{"a later format", edit(8, 4, 0), "format version 4, this host reads versions 1 to 3"},
+		{"no format", edit(8, 0, 0), "format version 0, this host reads versions 1 to 3"},
 		{"other ABI", edit(10, 9, 0), "guest ABI version 9, this host speaks version 1"},
 		{"other guest", edit(12, good[12]^1), "made by guest module"},
 		{"other image", edit(44, good[44]^1), "made from initialised image"},
