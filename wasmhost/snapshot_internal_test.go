@@ -82,6 +82,38 @@ func wholeMemory(img *image, st *snapshotState) []byte {
 	return mem
 }
 
+// encodeSnapshot writes into the buffer it is given when the buffer's
+// capacity holds the snapshot, and leaves it untouched otherwise.
+func TestEncodeSnapshot_buffer(t *testing.T) {
+	rt, snap, _ := fixture(t)
+	img := rt.image
+	st, err := decodeSnapshot(img, rt.limits.MemoryBytes, snap)
+	require.NoError(t, err)
+	st.memory = wholeMemory(img, st)
+	want, _, err := encodeSnapshot(img, st, nil)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		cap   int
+		wrote bool
+	}{
+		{"below", len(want) - 1, false},
+		{"at", len(want), true},
+		{"past", len(want) + 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			buf := bytes.Repeat([]byte{0xa5}, tc.cap)
+			b, _, err := encodeSnapshot(img, st, buf[:7])
+			require.NoError(t, err)
+			require.Equal(t, want, b)
+			require.Equal(t, tc.wrote, &b[0] == &buf[0], "written into the buffer")
+			if !tc.wrote {
+				require.Equal(t, bytes.Repeat([]byte{0xa5}, tc.cap), buf, "the buffer is left as it was")
+			}
+		})
+	}
+}
+
 func TestEncodeSnapshot_metaBound(t *testing.T) {
 	rt, snap, _ := fixture(t)
 	img := rt.image

@@ -64,6 +64,29 @@ func TestRuntime_Resume_resultsAnswerPendingCalls(t *testing.T) {
 	require.ErrorContains(t, err, "answers call 3, which the run does not wait on")
 }
 
+// A resumed run suspended again writes its snapshot into
+// Resumption.SnapshotBuffer, even the bytes it resumed from, and that
+// snapshot resumes as one in a new buffer does.
+func TestRuntime_Resume_suspendsAgainIntoTheBuffer(t *testing.T) {
+	rt := sharedRuntime(t)
+	js := `let s = 0; for (let i = 0; i < 4; i++) s = await tools.add({a: s, b: i}); return s;`
+	s := suspendAt(t, rt, js, api.Limits{}, &recordingTools{}, always)
+	buf := s.Snapshot
+	for step := 0; ; step++ {
+		out, err := rt.Resume(context.Background(), buf, &recordingTools{}, wasmhost.Resumption{Suspend: always, SnapshotBuffer: buf})
+		require.NoError(t, err)
+		if out.Suspended == nil {
+			require.JSONEq(t, `6`, string(out.Result))
+			require.Equal(t, 3, step, "suspended again at each call after the first")
+			return
+		}
+		if len(out.Suspended.Snapshot) <= cap(buf) {
+			require.Same(t, &buf[:1][0], &out.Suspended.Snapshot[0], "step %d: written into the bytes it resumed from", step)
+		}
+		buf = out.Suspended.Snapshot
+	}
+}
+
 func TestRuntime_Resume_dispatchedCallIsDispatchedAgain(t *testing.T) {
 	rt := sharedRuntime(t)
 	first := &recordingTools{}
