@@ -49,7 +49,7 @@ func populateSnapshot(m *cappedMemory, img []byte, blocks []uint32) error {
 		for j < len(blocks) && int(blocks[j])*blockSize < we {
 			j++
 		}
-		if huge, err := populateWindow(m, img, ws, j-i); err != nil {
+		if huge, err := populateWindow(m, img, ws, blocks[i:j]); err != nil {
 			return err
 		} else if !huge {
 			populateRuns(res, blocks[i:j])
@@ -60,16 +60,16 @@ func populateSnapshot(m *cappedMemory, img []byte, blocks []uint32) error {
 }
 
 // populateWindow backs the window of m's reservation that starts at ws
-// (relative to the reservation) as one huge page, when it holds n blocks
-// of the snapshot, at least hugeWindowBlocks, lies whole within the
+// (relative to the reservation) as one huge page, when it holds blocks of
+// the snapshot, at least hugeWindowBlocks of them, lies whole within the
 // reservation, and is not over the image's pages copied already (those are
 // a memory's that does not map the image: they are backed). It reports
 // whether it did; when it did not, the window is as it was, or, where the
 // kernel has no huge pages, anonymous with the image's bytes copied in.
-func populateWindow(m *cappedMemory, img []byte, ws, n int) (bool, error) {
+func populateWindow(m *cappedMemory, img []byte, ws int, blocks []uint32) (bool, error) {
 	res := m.mapped
 	we := ws + hugePage
-	if n < hugeWindowBlocks || ws < 0 || we > len(res) || (ws < len(img) && !m.cow) {
+	if len(blocks) < hugeWindowBlocks || ws < 0 || we > len(res) || (ws < len(img) && !m.cow) {
 		return false, nil
 	}
 	w := res[ws:we]
@@ -83,8 +83,10 @@ func populateWindow(m *cappedMemory, img []byte, ws, n int) (bool, error) {
 	}
 	huge := adviseHuge(w)
 	if huge {
+		// The first touch backs the whole window; should no huge page be
+		// free, only the blocks' span is backed, 4 KiB at a time.
 		m.huge = true
-		populate(w)
+		populate(res[int(blocks[0])*blockSize : int(blocks[len(blocks)-1]+1)*blockSize])
 	}
 	if ws < len(img) {
 		copy(w, img[ws:min(we, len(img))])
