@@ -63,13 +63,16 @@ func populateSnapshot(m *cappedMemory, img []byte, blocks []uint32) error {
 // (relative to the reservation) as one huge page, when it holds blocks of
 // the snapshot, at least hugeWindowBlocks of them, lies whole within the
 // reservation, and is not over the image's pages copied already (those are
-// a memory's that does not map the image: they are backed). It reports
+// a memory's that does not map the image: they are backed) nor over the
+// image of a memory no larger than the image (its instance may be
+// recycled into the pool, pool_recycle.go, where it must hold no more
+// than an idle instance does). It reports
 // whether it did; when it did not, the window is as it was, or, where the
 // kernel has no huge pages, anonymous with the image's bytes copied in.
 func populateWindow(m *cappedMemory, img []byte, ws int, blocks []uint32) (bool, error) {
 	res := m.mapped
 	we := ws + hugePage
-	if len(blocks) < hugeWindowBlocks || ws < 0 || we > len(res) || (ws < len(img) && !m.cow) {
+	if len(blocks) < hugeWindowBlocks || ws < 0 || we > len(res) || (ws < len(img) && (!m.cow || len(m.buf) <= len(img))) {
 		return false, nil
 	}
 	w := res[ws:we]

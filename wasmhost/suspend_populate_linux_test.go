@@ -96,7 +96,7 @@ func TestPopulateSnapshot_hugeWindows(t *testing.T) {
 // is mapped anew with the image's bytes in it; one with fewer stays the
 // image's mapping, the blocks' pages copied.
 func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
-	img := make([]byte, 3*pageSize)
+	img := make([]byte, 9*pageSize) // 144 blocks: more than hugeWindowBlocks
 	for i := range img {
 		img[i] = byte(i*13 + 5)
 	}
@@ -116,7 +116,7 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mem := alignedReservation(t, 2*hugePage)
 			require.True(t, mapFile(mem, fd, len(img)))
-			m := &cappedMemory{mapped: mem, cow: true}
+			m := &cappedMemory{mapped: mem, buf: mem[:len(img)+pageSize], cow: true} // grown past the image
 			require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 10, tt.blocks)))
 			require.Equal(t, img, mem[:len(img)], "the image's bytes, mapped or copied")
 			require.Equal(t, make([]byte, len(mem)-len(img)), mem[len(img):])
@@ -124,10 +124,19 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 			require.Equal(t, tt.remap, m.huge)
 		})
 	}
+	t.Run("a memory the image's size", func(t *testing.T) {
+		mem := alignedReservation(t, 2*hugePage)
+		require.True(t, mapFile(mem, fd, len(img)))
+		m := &cappedMemory{mapped: mem, buf: mem[:len(img)], cow: true}
+		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 0, len(img)/blockSize)))
+		require.False(t, m.huge, "its instance may be recycled: no huge page")
+		require.True(t, m.cow)
+		require.Equal(t, img, mem[:len(img)])
+	})
 	t.Run("a memory that copied the image", func(t *testing.T) {
 		mem := alignedReservation(t, 2*hugePage)
 		copy(mem, img)
-		m := &cappedMemory{mapped: mem}
+		m := &cappedMemory{mapped: mem, buf: mem[:len(img)+pageSize]}
 		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 10, 2*hugeWindowBlocks)))
 		require.False(t, m.huge, "its pages are backed already: nothing to gain")
 		require.Equal(t, img, mem[:len(img)])
