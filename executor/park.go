@@ -53,7 +53,10 @@ type Parked struct {
 // held in memory while the execution is parked. It is for measuring; to
 // move the execution to another executor (another process, another
 // node), Marshal it whole and RestoreParked it there (parkbytes.go): the
-// snapshot alone has no parent token.
+// snapshot alone has no parent token. The bytes are the Parked's until it
+// resumes: a resumed program that parks again writes its new snapshot over
+// them (wasmhost.Resumption.SnapshotBuffer), which spares it a new buffer
+// of its whole heap.
 func (p *Parked) Bytes() []byte { return p.snap.Snapshot }
 
 // Calls are the calls the program waits on, by id.
@@ -159,7 +162,11 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 				registered = append(registered, id)
 			}
 		}
-		return rt.Resume(pctx, p.snap.Snapshot, s, wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline, Suspend: prog.Suspend})
+		// The snapshot's bytes are the Parked's own (the run's, or a copy
+		// RestoreParked made), and it resumes once: parked again, the
+		// program's new snapshot goes into them.
+		return rt.Resume(pctx, p.snap.Snapshot, s, wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline,
+			Suspend: prog.Suspend, SnapshotBuffer: p.snap.Snapshot})
 	})
 	parkedAnswers.drop(registered)
 	if errors.Is(err, wasmhost.ErrBusy) {

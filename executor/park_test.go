@@ -142,6 +142,32 @@ func TestExecutor_ExecuteParkable_parksAgainAndDiscards(t *testing.T) {
 	require.Empty(t, w.ran, "approve's body never ran")
 }
 
+// A program parked again writes its new snapshot into the bytes of the one
+// it resumed from when they hold it, and resumes from them as well.
+func TestExecutor_ExecuteParkable_parksAgainIntoItsBytes(t *testing.T) {
+	w := newParkWorld(t)
+	ctx := context.Background()
+	_, parked := w.ex.ExecuteParkable(ctx, runCodeCall(`
+		globalThis.keep = "x".repeat(200000);
+		const a = await tools.approve({what: "one"});
+		keep = "";
+		const b = await tools.approve({what: "two"});
+		return [a, b, keep.length];`), isApprove)
+	require.NotNil(t, parked)
+	first := parked.Bytes()
+	_, again := parked.Resume(ctx, map[int32]executor.Answer{1: {Output: api.Output{Value: json.RawMessage(`1`)}}})
+	require.NotNil(t, again)
+	second := again.Bytes()
+	require.LessOrEqual(t, len(second), cap(first), "the second snapshot fits in the first's bytes")
+	require.Same(t, &first[:1][0], &second[:1][0], "written into the bytes of the first")
+	res, last := again.Resume(ctx, map[int32]executor.Answer{2: {Output: api.Output{Value: json.RawMessage(`2`)}}})
+	require.Nil(t, last)
+	require.True(t, res.OK(), "%+v", res.Err)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(res.Value, &v))
+	require.JSONEq(t, `[1, 2, 0]`, string(v.Result))
+}
+
 func TestExecutor_ExecuteParkable_unparkedRunsAsExecute(t *testing.T) {
 	w := newParkWorld(t)
 	ctx := context.Background()

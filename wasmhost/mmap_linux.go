@@ -43,37 +43,6 @@ func discard(b []byte) {
 // reserve does: cheaper than a fault at each first write. Best effort.
 func populate(b []byte) { _ = syscall.Madvise(b, madvPopulateWrite) }
 
-// hugePage is the size of a transparent huge page (x86-64 and arm64 with
-// 4 KiB pages).
-const hugePage = 2 << 20
-
-// populateHuge backs res[start:end], part of the reservation res, as
-// populate does. A range of at least 1 MiB asks first for transparent huge
-// pages (MADV_HUGEPAGE) over each 2 MiB window of res it touches: one fault
-// backs a window instead of 512 pages, which on a virtual machine costs
-// about a fifth as much, and the range holds at most two windows' worth
-// more than it needs (the windows' other pages read as zeros; all are
-// within res, whose size is the memory's limit). It reports whether it
-// asked (the reservation is then no longer plain: see cappedMemory.huge).
-// Best effort: where huge pages are off or none is free, the pages are
-// 4 KiB.
-func populateHuge(res []byte, start, end int) bool {
-	asked := false
-	if end-start >= hugePage/2 {
-		base := uintptr(unsafe.Pointer(&res[0]))
-		for w := (base + uintptr(start)) &^ (hugePage - 1); w < base+uintptr(end); w += hugePage {
-			if w >= base && w+hugePage <= base+uintptr(len(res)) &&
-				syscall.Madvise(res[w-base:w-base+hugePage], syscall.MADV_HUGEPAGE) == nil {
-				asked = true
-			}
-		}
-	}
-	if start < end {
-		populate(res[start:end])
-	}
-	return asked
-}
-
 // release unmaps what reserve mapped.
 func release(b []byte) { _ = syscall.Munmap(b) }
 

@@ -11,9 +11,6 @@ func release([]byte) {}
 // populate does nothing: there are no reservations here.
 func populate([]byte) {}
 
-// populateHuge does nothing, and asks for no huge pages.
-func populateHuge([]byte, int, int) bool { return false }
-
 // discard zeroes b: there are no reservations here, so it is not called.
 func discard(b []byte) { clear(b) }
 

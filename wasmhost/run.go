@@ -58,6 +58,7 @@ type run struct {
 	resuming      *snapshotState
 	resumeAnswers []completion
 	resumeHeld    []int32
+	snapshotBuf   []byte    // where a suspension may write its snapshot (Resumption.SnapshotBuffer)
 	askNext       bool      // the program just started: loop asks Program.Suspend first
 	guestErr      *RunError // from the error import
 	stopped       *RunError // why the host stopped the guest (run.stop)

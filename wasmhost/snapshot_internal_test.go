@@ -57,8 +57,8 @@ func fixture(t testing.TB) (*Runtime, []byte, []byte) {
 	return f.rt, f.snap, f.body
 }
 
-// bodyStart returns where the body of snapshot b (format 2) starts.
-func bodyStart(b []byte) int { return headerSize + int(b[headerSize-1]) + 1 + 8 + 4 }
+// bodyStart returns where the body of snapshot b (format 3) starts.
+func bodyStart(b []byte) int { return headerSize + int(b[headerSize-1]) + headerTail }
 
 func TestDecodeSnapshot_realSnapshot(t *testing.T) {
 	rt, snap, _ := fixture(t)
@@ -82,6 +82,38 @@ func wholeMemory(img *image, st *snapshotState) []byte {
 	return mem
 }
 
+// encodeSnapshot writes into the buffer it is given when the buffer's
+// capacity holds the snapshot, and leaves it untouched otherwise.
+func TestEncodeSnapshot_buffer(t *testing.T) {
+	rt, snap, _ := fixture(t)
+	img := rt.image
+	st, err := decodeSnapshot(img, rt.limits.MemoryBytes, snap)
+	require.NoError(t, err)
+	st.memory = wholeMemory(img, st)
+	want, _, err := encodeSnapshot(img, st, nil)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		cap   int
+		wrote bool
+	}{
+		{"below", len(want) - 1, false},
+		{"at", len(want), true},
+		{"past", len(want) + 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			buf := bytes.Repeat([]byte{0xa5}, tc.cap)
+			b, _, err := encodeSnapshot(img, st, buf[:7])
+			require.NoError(t, err)
+			require.Equal(t, want, b)
+			require.Equal(t, tc.wrote, &b[0] == &buf[0], "written into the buffer")
+			if !tc.wrote {
+				require.Equal(t, bytes.Repeat([]byte{0xa5}, tc.cap), buf, "the buffer is left as it was")
+			}
+		})
+	}
+}
+
 func TestEncodeSnapshot_metaBound(t *testing.T) {
 	rt, snap, _ := fixture(t)
 	img := rt.image
@@ -103,7 +135,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			MaxSnapshotMetaBytes = tc.bound
-			b, _, err := encodeSnapshot(img, st)
+			b, _, err := encodeSnapshot(img, st, nil)
 			if !tc.ok {
 				require.ErrorContains(t, err, "over the")
 				require.ErrorContains(t, err, "wasmhost.MaxSnapshotMetaBytes")
@@ -119,7 +151,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 
 	// A snapshot made under a larger bound is refused under a smaller one.
 	MaxSnapshotMetaBytes = len(meta)
-	b, _, err := encodeSnapshot(img, st)
+	b, _, err := encodeSnapshot(img, st, nil)
 	require.NoError(t, err)
 	MaxSnapshotMetaBytes = len(meta) - 1
 	_, err = decodeSnapshot(img, rt.limits.MemoryBytes, b)
@@ -147,7 +179,7 @@ func TestDecodeSnapshot_inflateBound(t *testing.T) {
 	require.NoError(t, err)
 	const memory = MinMemoryBytes * 4
 	bound := maxInflated(memory)
-	at := bodyStart(snap) - 12
+	at := bodyStart(snap) - 16 // raw
 	for _, tc := range []struct {
 		name string
 		raw  uint64
@@ -235,7 +267,7 @@ func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
 		World:   snapWorld{Deterministic: true, Seed: 1, RNG: rngState},
 		Globals: []snapGlobal{{Name: "__stack_pointer", Value: 65536}},
 	}}
-	b, _, err := encodeSnapshot(img, st)
+	b, _, err := encodeSnapshot(img, st, nil)
 	require.NoError(t, err)
 	return img, b, b[bodyStart(b):]
 }
@@ -343,16 +375,30 @@ func requireConsistent(t *testing.T, img *image, memoryBytes int64, st *snapshot
 	require.LessOrEqual(t, len(st.meta.Pending), st.meta.Limits.MaxPendingCalls)
 }
 
-// formatOne is snapshot b (format 2, compressed) laid out in format 1: no
+// formatOne is snapshot b (format 3, compressed) laid out in format 1: no
 // codec byte and no checksum.
 func formatOne(t *testing.T, b []byte) []byte {
 	t.Helper()
 	h, err := readHeader(b)
 	require.NoError(t, err)
 	require.Equal(t, byte(codecZstd), h.codec)
-	out := append([]byte(nil), b[:bodyStart(b)-13]...)
+	out := append([]byte(nil), b[:bodyStart(b)-headerTail]...)
 	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatZstd)
 	out = binary.LittleEndian.AppendUint64(out, h.raw)
+	return append(out, b[h.bodyAt:]...)
+}
+
+// formatTwo is snapshot b (format 3) laid out in format 2: its check the
+// CRC-32C of its body, a u32.
+func formatTwo(t *testing.T, b []byte) []byte {
+	t.Helper()
+	h, err := readHeader(b)
+	require.NoError(t, err)
+	out := append([]byte(nil), b[:bodyStart(b)-headerTail]...)
+	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatCRC)
+	out = append(out, h.codec)
+	out = binary.LittleEndian.AppendUint64(out, h.raw)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(b[h.bodyAt:], castagnoli))
 	return append(out, b[h.bodyAt:]...)
 }
 
@@ -369,6 +415,8 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 		{"stored", stored},
 		{"compressed", compressed},
 		{"format 1", formatOne(t, compressed)},
+		{"format 2, stored", formatTwo(t, stored)},
+		{"format 2, compressed", formatTwo(t, compressed)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, tc.b)
@@ -379,6 +427,15 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 		})
 	}
 	require.Less(t, len(compressed), len(stored))
+}
+
+func TestDecodeSnapshot_formatTwoCorrupt(t *testing.T) {
+	rt, stored, _ := fixture(t)
+	two := formatTwo(t, stored)
+	two[len(two)-20] ^= 0x40
+	_, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, two)
+	require.ErrorIs(t, err, ErrSnapshot)
+	require.ErrorContains(t, err, "its body is corrupt: its checksum is")
 }
 
 func TestCompressSnapshot(t *testing.T) {
@@ -392,7 +449,7 @@ func TestCompressSnapshot(t *testing.T) {
 	short := append([]byte(nil), stored[:len(stored)-blockSize]...)
 	h, err := readHeader(stored)
 	require.NoError(t, err)
-	binary.LittleEndian.PutUint32(short[checkAt(h.bodyAt):], crc32.Checksum(short[h.bodyAt:], castagnoli))
+	seal(short, h.bodyAt)
 	for _, tc := range []struct {
 		name string
 		b    []byte
@@ -426,10 +483,10 @@ func TestDecodeSnapshot_zstdWindowBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			enc, err := zstd.NewWriter(nil, zstd.WithSingleSegment(true))
 			require.NoError(t, err)
-			out := appendHeader(nil, img.moduleHash[:], img.memoryHash[:], "test", codecZstd, uint64(tc.size), 0)
+			out := appendHeader(nil, img.moduleHash[:], img.memoryHash[:], "test", codecZstd, uint64(tc.size))
 			at := len(out)
 			out = enc.EncodeAll(make([]byte, tc.size), out)
-			binary.LittleEndian.PutUint32(out[checkAt(at):], crc32.Checksum(out[at:], castagnoli))
+			seal(out, at)
 			_, err = decodeSnapshot(img, 4<<20, out)
 			require.ErrorIs(t, err, ErrSnapshot)
 			if tc.ok {

@@ -272,7 +272,7 @@ func (r *run) capture(answers []completion) (*Suspended, error) {
 		return nil, fmt.Errorf("wasmhost: the guest's memory of %d bytes cannot be read", size)
 	}
 	st.memory = mem
-	b, raw, err := encodeSnapshot(r.rt.image, &st)
+	b, raw, err := encodeSnapshot(r.rt.image, &st, r.snapshotBuf)
 	if err != nil {
 		return nil, err
 	}

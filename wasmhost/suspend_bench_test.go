@@ -37,7 +37,8 @@ func suspendedHeap(b *testing.B, js string) (*Runtime, *snapshotState, *Suspende
 // holding 2 MiB of heap: restoring a fresh instance from the image (the
 // baseline every run pays), suspending (diffing the memory against the
 // image, copying the blocks that differ, the checksum; the memory is read
-// in place, from a resumed instance: what a run suspends from), and
+// in place, from a resumed instance: what a run suspends from), into a new
+// buffer and into the buffer of the snapshot before, and
 // resuming (checking, restoring an instance from the image and writing the
 // snapshot's blocks over it); and, for a host that stores
 // snapshots compressed, CompressSnapshot and resuming from its output. It
@@ -54,50 +55,70 @@ func benchmarkSnapshot(b *testing.B, js string) {
 	mem := wholeMemory(rt.image, st)
 	limit := uint64(memoryPages(rt.limits.MemoryBytes)) * pageSize
 	b.Run("restore-baseline", func(b *testing.B) {
-		for b.Loop() {
-			inst, err := rt.restore(ctx, limit)
-			if err != nil {
-				b.Fatal(err)
+		reportCPU(b, func() {
+			for b.Loop() {
+				inst, err := rt.restore(ctx, limit)
+				if err != nil {
+					b.Fatal(err)
+				}
+				inst.close(ctx)
 			}
-			inst.close(ctx)
-		}
+		})
 	})
 	b.Run("memcpy-baseline", func(b *testing.B) {
 		dst := make([]byte, s.RawBytes)
-		for b.Loop() {
-			copy(dst, mem[len(mem)-s.RawBytes:])
-		}
-	})
-	b.Run("suspend", func(b *testing.B) {
-		// What a run suspends from: an instance's memory, as resuming the
-		// snapshot leaves it.
-		r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: st}
-		inst, err := r.restoreSnapshot()
-		require.NoError(b, err)
-		defer inst.close(ctx)
-		live, ok := inst.mem.Read(0, inst.mem.Size())
-		require.True(b, ok)
-		require.Equal(b, mem, live)
-		enc := *st
-		enc.memory = live
-		for b.Loop() {
-			if _, _, err := encodeSnapshot(rt.image, &enc); err != nil {
-				b.Fatal(err)
+		reportCPU(b, func() {
+			for b.Loop() {
+				copy(dst, mem[len(mem)-s.RawBytes:])
 			}
-		}
+		})
+	})
+	// What a run suspends from: an instance's memory, as resuming the
+	// snapshot leaves it.
+	r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: st}
+	inst, err := r.restoreSnapshot()
+	require.NoError(b, err)
+	defer inst.close(ctx)
+	live, ok := inst.mem.Read(0, inst.mem.Size())
+	require.True(b, ok)
+	require.Equal(b, mem, live)
+	enc := *st
+	enc.memory = live
+	b.Run("suspend", func(b *testing.B) {
+		reportCPU(b, func() {
+			for b.Loop() {
+				if _, _, err := encodeSnapshot(rt.image, &enc, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.ReportMetric(float64(len(s.Snapshot)), "snapshot-bytes")
 		b.ReportMetric(float64(s.RawBytes), "raw-bytes")
 		b.ReportMetric(float64(len(mem)), "memory-bytes")
+	})
+	b.Run("suspend-reused", func(b *testing.B) {
+		// Into the buffer of the snapshot before (Resumption.SnapshotBuffer).
+		var buf []byte
+		reportCPU(b, func() {
+			for b.Loop() {
+				var err error
+				if buf, _, err = encodeSnapshot(rt.image, &enc, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	})
 	b.Run("resume", func(b *testing.B) { benchmarkResume(b, rt, s.Snapshot) })
 	compressed, err := CompressSnapshot(s.Snapshot)
 	require.NoError(b, err)
 	b.Run("compress", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := CompressSnapshot(s.Snapshot); err != nil {
-				b.Fatal(err)
+		reportCPU(b, func() {
+			for b.Loop() {
+				if _, err := CompressSnapshot(s.Snapshot); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
+		})
 		b.ReportMetric(float64(len(compressed)), "compressed-bytes")
 	})
 	b.Run("resume-compressed", func(b *testing.B) { benchmarkResume(b, rt, compressed) })
@@ -106,16 +127,18 @@ func benchmarkSnapshot(b *testing.B, js string) {
 // benchmarkResume decodes snapshot and restores an instance from it.
 func benchmarkResume(b *testing.B, rt *Runtime, snapshot []byte) {
 	ctx := context.Background()
-	for b.Loop() {
-		dst, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snapshot)
-		if err != nil {
-			b.Fatal(err)
+	reportCPU(b, func() {
+		for b.Loop() {
+			dst, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snapshot)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: dst}
+			inst, err := r.restoreSnapshot()
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst.close(ctx)
 		}
-		r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: dst}
-		inst, err := r.restoreSnapshot()
-		if err != nil {
-			b.Fatal(err)
-		}
-		inst.close(ctx)
-	}
+	})
 }

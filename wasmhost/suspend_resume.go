@@ -26,6 +26,16 @@ type Resumption struct {
 	Deadline time.Time
 	// Suspend is as Program.Suspend: the resumed run may be suspended again.
 	Suspend func(Quiescence) bool
+	// SnapshotBuffer, when its capacity holds the snapshot, is where the
+	// resumed run writes it if it is suspended again (Suspended.Snapshot
+	// is then SnapshotBuffer[:n]), instead of a new buffer: a buffer that
+	// was written already costs a copy, a new one of megabytes as much
+	// again in zeroing, page faults and collections. It may be the
+	// snapshot being resumed, which the run no longer reads once it runs
+	// (the snapshot, then, is overwritten). It is the caller's to give:
+	// nothing else may use it until Resume returns, nor, once it returns a
+	// suspended run, but as that run's snapshot.
+	SnapshotBuffer []byte
 }
 
 // Resume continues a run that Program.Suspend suspended, in a fresh
@@ -71,6 +81,7 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	if err != nil {
 		return Outcome{}, err
 	}
+	r.snapshotBuf = rs.SnapshotBuffer
 	if err := r.adopt(st, rs.Results); err != nil {
 		return Outcome{}, err
 	}
@@ -194,11 +205,19 @@ func (r *run) restoreSnapshot() (*instance, error) {
 			return fail(fmt.Errorf("wasmhost: grow the memory to the snapshot's %d pages", st.pages))
 		}
 	}
-	populateBlocks(inst.memory, st.blocks, len(rt.image.memory))
-	for i, b := range st.blocks {
-		if !inst.mem.Write(b*blockSize, st.data[i*blockSize:(i+1)*blockSize]) {
-			return fail(fmt.Errorf("wasmhost: write the snapshot's block %d", b))
+	if err := populateSnapshot(inst.memory, rt.image.memory, st.blocks); err != nil {
+		return fail(err)
+	}
+	for i := 0; i < len(st.blocks); {
+		// A run of consecutive blocks is consecutive in the snapshot too.
+		j := i + 1
+		for j < len(st.blocks) && st.blocks[j] == st.blocks[j-1]+1 {
+			j++
 		}
+		if !inst.mem.Write(st.blocks[i]*blockSize, st.data[i*blockSize:j*blockSize]) {
+			return fail(fmt.Errorf("wasmhost: write the snapshot's blocks %d to %d", st.blocks[i], st.blocks[j-1]))
+		}
+		i = j
 	}
 	m := &st.meta
 	for _, g := range m.Globals {
@@ -223,30 +242,4 @@ func (r *run) restoreSnapshot() (*instance, error) {
 		w.shift = m.World.Nano + away - int64(time.Since(monoBase))
 	}
 	return inst, nil
-}
-
-// populateBlocks backs, in one call per run of consecutive blocks, the
-// pages of m past the image's first from bytes that a snapshot's blocks
-// are about to be written to: a resumed run that held megabytes of heap
-// would otherwise take a page fault for each of its pages. A run of 1 MiB
-// or more is backed by transparent huge pages where the kernel has them
-// (populateHuge). Pages within the image are the image's already (mapped,
-// or a spare's).
-func populateBlocks(m *cappedMemory, blocks []uint32, from int) {
-	if m.mapped == nil {
-		return
-	}
-	for i := 0; i < len(blocks); {
-		j := i + 1
-		for j < len(blocks) && blocks[j] == blocks[j-1]+1 {
-			j++
-		}
-		start, end := int(blocks[i])*blockSize, int(blocks[j-1]+1)*blockSize
-		if start = max(start, from); start < end && end <= len(m.mapped) {
-			if populateHuge(m.mapped, start, end) {
-				m.huge = true
-			}
-		}
-		i = j
-	}
 }

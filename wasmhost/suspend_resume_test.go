@@ -64,6 +64,29 @@ func TestRuntime_Resume_resultsAnswerPendingCalls(t *testing.T) {
 	require.ErrorContains(t, err, "answers call 3, which the run does not wait on")
 }
 
+// A resumed run suspended again writes its snapshot into
+// Resumption.SnapshotBuffer, even the bytes it resumed from, and that
+// snapshot resumes as one in a new buffer does.
+func TestRuntime_Resume_suspendsAgainIntoTheBuffer(t *testing.T) {
+	rt := sharedRuntime(t)
+	js := `let s = 0; for (let i = 0; i < 4; i++) s = await tools.add({a: s, b: i}); return s;`
+	s := suspendAt(t, rt, js, api.Limits{}, &recordingTools{}, always)
+	buf := s.Snapshot
+	for step := 0; ; step++ {
+		out, err := rt.Resume(context.Background(), buf, &recordingTools{}, wasmhost.Resumption{Suspend: always, SnapshotBuffer: buf})
+		require.NoError(t, err)
+		if out.Suspended == nil {
+			require.JSONEq(t, `6`, string(out.Result))
+			require.Equal(t, 3, step, "suspended again at each call after the first")
+			return
+		}
+		if len(out.Suspended.Snapshot) <= cap(buf) {
+			require.Same(t, &buf[:1][0], &out.Suspended.Snapshot[0], "step %d: written into the bytes it resumed from", step)
+		}
+		buf = out.Suspended.Snapshot
+	}
+}
+
 func TestRuntime_Resume_dispatchedCallIsDispatchedAgain(t *testing.T) {
 	rt := sharedRuntime(t)
 	first := &recordingTools{}
@@ -139,7 +162,8 @@ func TestRuntime_Resume_refusesOtherRuntimesAndCorruptBytes(t *testing.T) {
 	}{
 		{"empty", nil, "not a ptcx snapshot"},
 		{"other bytes", []byte("hello, this is not a snapshot at all, not at all, no, not one bit of it"), "not a ptcx snapshot"},
-		{"other format", edit(8, 3, 0), "format version 3, this host reads versions 1 and 2"},
+		{"a later format", edit(8, 4, 0), "format version 4, this host reads versions 1 to 3"},
+		{"no format", edit(8, 0, 0), "format version 0, this host reads versions 1 to 3"},
 		{"other ABI", edit(10, 9, 0), "guest ABI version 9, this host speaks version 1"},
 		{"other guest", edit(12, good[12]^1), "made by guest module"},
 		{"other image", edit(44, good[44]^1), "made from initialised image"},
