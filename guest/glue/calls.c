@@ -2,9 +2,9 @@
  * calls.c: nested calls. A tool's function (natives.tool) checks and encodes
  * its arguments, registers the call with the host and returns its promise,
  * in C; ptcx_settle_call settles it when the host resumes the guest with
- * the call's outcome. The promises' resolving functions live here,
- * in a hash table keyed by call id, so that resolving a call runs no
- * JavaScript but the program's own continuation.
+ * the call's outcome. The promises live here, in a hash table keyed by call
+ * id, and are settled without resolving functions (promise.inc), so that
+ * settling a call runs no JavaScript but the program's own continuation.
  */
 #include <string.h>
 
@@ -12,7 +12,7 @@
 
 typedef struct {
     int32_t id; /* 0: empty; -1: removed (tombstone) */
-    JSValue resolve, reject, tool;
+    JSValue promise, tool;
 } pending_call;
 
 static pending_call *calls;
@@ -79,14 +79,13 @@ static JSValue register_call(JSContext *ctx, JSValueConst *data, DynBuf *out, in
         *code = id;
         return JS_UNDEFINED;
     }
-    JSValue funcs[2];
-    JSValue promise = JS_NewPromiseCapability(ctx, funcs);
+    JSValue promise = JS_NewSettleablePromise(ctx);
     if (JS_IsException(promise))
         return promise;
     pending_call *c = find_call(id);
     if (c->id == 0)
         calls_used++;
-    *c = (pending_call){.id = id, .resolve = funcs[0], .reject = funcs[1], .tool = JS_DupValue(ctx, data[0])};
+    *c = (pending_call){.id = id, .promise = JS_DupValue(ctx, promise), .tool = JS_DupValue(ctx, data[0])};
     calls_live++;
     return promise;
 }
@@ -179,14 +178,10 @@ int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValue
     if (JS_IsException(value)) {
         ret = -1;
     } else {
-        JSValue r = JS_Call(ctx, ok ? c.resolve : c.reject, JS_UNDEFINED, 1, (JSValueConst *)&value);
-        if (JS_IsException(r))
-            ret = -1;
-        JS_FreeValue(ctx, r);
+        JS_SettlePromise(ctx, c.promise, value, !ok);
         JS_FreeValue(ctx, value);
     }
-    JS_FreeValue(ctx, c.resolve);
-    JS_FreeValue(ctx, c.reject);
+    JS_FreeValue(ctx, c.promise);
     JS_FreeValue(ctx, c.tool);
     return ret;
 }
@@ -196,8 +191,7 @@ void ptcx_forget_calls(JSContext *ctx)
     for (size_t i = 0; i < calls_cap; i++) {
         pending_call *c = &calls[i];
         if (c->id > 0) {
-            JS_FreeValue(ctx, c->resolve);
-            JS_FreeValue(ctx, c->reject);
+            JS_FreeValue(ctx, c->promise);
             JS_FreeValue(ctx, c->tool);
         }
         c->id = 0;

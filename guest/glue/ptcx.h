@@ -64,6 +64,11 @@ void ptcx_host_error(const char *json, size_t len);
 PTCX_IMPORT("poll")
 int32_t ptcx_host_poll(void);
 
+/* promise.inc, appended to quickjs.c by build.sh: a promise that only
+ * JS_SettlePromise settles, as its resolving functions would. */
+JSValue JS_NewSettleablePromise(JSContext *ctx);
+void JS_SettlePromise(JSContext *ctx, JSValueConst promise, JSValueConst value, bool is_reject);
+
 /* calls.c */
 
 /* natives.tool(name, refused) -> the function tools.<name>: called with
