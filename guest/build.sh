@@ -30,7 +30,7 @@ known=(
 # sources patched the old way (the hash of glue/promise.inc is part of it).
 patches=p3-$(sha256sum "$here/glue/promise.inc" | cut -c1-8)
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
-glue_files=(glue.c natives.c memory.c encode.c calls.c fmod.c)
+glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
 stack_size=262144
 cflags=(--target=wasm32-wasi -nostdinc

@@ -82,12 +82,13 @@ JSValue ptcx_native_tool(JSContext *ctx, JSValueConst this_val, int argc, JSValu
  * make_error(value, toolName) (not ok), taking ownership of value. Unknown
  * ids are ignored. It returns -1 when an exception is pending. */
 int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValueConst make_error);
-/* ptcx_parse_result parses the len bytes of JSON at json (followed by a
- * NUL), a call's result, as JS_ParseJSON does (and with it, when the fast
- * path gives up). */
-JSValue ptcx_parse_result(JSContext *ctx, const char *json, size_t len);
 /* ptcx_forget_calls drops every pending call, never settling it (ptcx_next). */
 void ptcx_forget_calls(JSContext *ctx);
+
+/* result.c: ptcx_parse_result parses the len bytes of JSON at json
+ * (followed by a NUL), a call's result, as JS_ParseJSON does (and with it,
+ * when its fast path gives up). */
+JSValue ptcx_parse_result(JSContext *ctx, const char *json, size_t len);
 
 /* encode.c: natives.encode(value, omitUndefined). */
 JSValue ptcx_native_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
