@@ -25,11 +25,12 @@ known=(
 	"0.16.2-2~bpo13+1 b857c3e1db25f0ea57195c781d6c6ae24b45bb9740af39514e2b0abc9dd15bef"
 )
 # patches names the changes made to the unpacked sources (enable_stack_limit,
-# inline_float_mod), which are kept patched under build/src/VERSION+patches:
-# change it when they change, so that no cache keeps sources patched the old way.
-patches=p2
+# inline_float_mod, settleable_promises), which are kept patched under
+# build/src/VERSION+patches: change it when they change, so that no cache keeps
+# sources patched the old way (the hash of glue/promise.inc is part of it).
+patches=p3-$(sha256sum "$here/glue/promise.inc" | cut -c1-8)
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
-glue_files=(glue.c natives.c memory.c encode.c calls.c fmod.c)
+glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
 stack_size=262144
 cflags=(--target=wasm32-wasi -nostdinc
@@ -146,6 +147,18 @@ inline_float_mod() {
 	sed -n "$range p" "$f" | grep -q 'js_float64(fmod(d1, d2))' || die "could not inline % on doubles in $f"
 }
 
+# settleable_promises appends glue/promise.inc to quickjs.c: promises that the
+# glue settles without resolving functions (see that file), built on the
+# engine's own promise internals, which it checks are there.
+settleable_promises() {
+	local f="$1/quickjs.c" sym
+	for sym in '^static void fulfill_or_reject_promise(JSContext \*ctx, JSValueConst promise,$' \
+		'^static JSValue js_promise_resolve_thenable_job(JSContext \*ctx,$' '^static JSValue js_create_from_ctor('; do
+		grep -q "$sym" "$f" || die "qjs-src $2 lacks what glue/promise.inc uses ($sym in $f)"
+	done
+	cat "$here/glue/promise.inc" >>"$f"
+}
+
 # fetch_sources sets src to the directory of a verified, unpacked qjs-src.
 fetch_sources() {
 	local tried=() entry version sum deb dir got
@@ -188,6 +201,7 @@ fetch_sources() {
 		}
 		enable_stack_limit "$dir/usr/src/quickjs-ng"
 		inline_float_mod "$dir/usr/src/quickjs-ng" "$version"
+		settleable_promises "$dir/usr/src/quickjs-ng" "$version"
 		touch "$dir/.ok"
 		src="$dir/usr/src/quickjs-ng"
 		qjs_version=$version

@@ -50,13 +50,8 @@
   const stringify = JSON.stringify;
   const toStr = String;
   const apply = Reflect.apply;
-  const bind = uncurryBind();
   const floor = Math.floor;
   const uncurry = (f) => (self, ...args) => apply(f, self, args);
-  function uncurryBind() {
-    const fbind = Function.prototype.bind;
-    return (f, self, arg) => apply(fbind, f, [self, arg]);
-  }
   const strSlice = uncurry(String.prototype.slice);
   const strIndexOf = uncurry(String.prototype.indexOf);
   const strSplit = uncurry(String.prototype.split);
@@ -84,7 +79,7 @@
   const arrayJoin = uncurry(Array.prototype.join);
   const strLastIndexOf = uncurry(String.prototype.lastIndexOf);
   const isFinite = Number.isFinite;
-  const natCall = natives.call;
+  const natTool = natives.tool;
   const natLog = natives.log;
   const natTimerSet = natives.timerSet;
   const natTimerClear = natives.timerClear;
@@ -185,21 +180,11 @@
     return "is not plain JSON";
   }
 
-  // refusal says why the last jsonOf returned null.
-  let refusal = "";
-
-  // jsonOf returns the JSON text of v, or null after setting refusal to a
-  // message saying why v, named root, is not plain JSON. With omitUndefined
-  // (results and tool arguments alike) an undefined object property is left
-  // out, as JSON.stringify does, so that an optional property set to
-  // undefined means "absent", as TypeScript's types say; undefined anywhere
-  // else (an array element) is refused.
-  function jsonOf(v, root, omitUndefined) {
-    const r = natEncode(v, omitUndefined);
-    if (typeof r === "string") return r;
-    refusal = root + r[1] + " " + refusalText(r[0], r[2]);
-    return null;
-  }
+  // Tool arguments and results are checked and encoded by natives.encode
+  // (encode.c; a tool's function calls it in C): an undefined object
+  // property is left out, as JSON.stringify does, so that an optional
+  // property set to undefined means "absent", as TypeScript's types say;
+  // undefined anywhere else (an array element) is refused.
 
   // ---- Rendering values for console output. ----
 
@@ -411,21 +396,19 @@
     return "the host refused the call (code " + code + ")";
   }
 
-  function callTool(name, args) {
-    let json = "{}";
-    if (args !== undefined) {
-      json = jsonOf(args, "args", true);
-      if (json === null) {
-        return rejected(new TypeErrorCtor("tools" + accessor(name) + ": the arguments are not plain JSON: " + refusal));
-      }
+  // toolRefused is the promise of a call its tool's function (natives.tool,
+  // calls.c) did not make: r is why, the refusal of natives.encode for
+  // arguments that are not plain JSON, or the host's refusal code.
+  function toolRefused(name, r) {
+    if (typeof r === "number") {
+      return rejected(new ToolCallError(callRefused(name, r), name, r === REFUSED_PENDING ? "BUSY" : "DENIED"));
     }
-    // The call's promise, settled by the glue (calls.c), or a refusal.
-    const p = natCall(name, json);
-    return typeof p === "number" ? rejected(new ToolCallError(callRefused(name, p), name, p === REFUSED_PENDING ? "BUSY" : "DENIED")) : p;
+    return rejected(new TypeErrorCtor("tools" + accessor(name) + ": the arguments are not plain JSON: args" + r[1] + " " +
+      refusalText(r[0], r[2])));
   }
 
   function makeTool(name) {
-    const tool = bind(callTool, undefined, name);
+    const tool = natTool(name, toolRefused);
     defineProperty(tool, "name", { __proto__: null, value: name });
     return freeze(tool);
   }

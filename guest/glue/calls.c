@@ -1,15 +1,16 @@
 /*
- * calls.c: nested calls. natives.call registers a call with the host and
- * returns its promise; ptcx_settle_call settles it when the host resumes the
- * guest with the call's outcome. The promises' resolving functions live here,
- * in a hash table keyed by call id, so that resolving a call runs no
- * JavaScript but the program's own continuation.
+ * calls.c: nested calls. A tool's function (natives.tool) checks and encodes
+ * its arguments, registers the call with the host and returns its promise,
+ * in C; ptcx_settle_call settles it when the host resumes the guest with
+ * the call's outcome. The promises live here, in a hash table keyed by call
+ * id, and are settled without resolving functions (promise.inc), so that
+ * settling a call runs no JavaScript but the program's own continuation.
  */
 #include "ptcx.h"
 
 typedef struct {
     int32_t id; /* 0: empty; -1: removed (tombstone) */
-    JSValue resolve, reject, tool;
+    JSValue promise, tool;
 } pending_call;
 
 static pending_call *calls;
@@ -52,37 +53,102 @@ static int grow_calls(JSContext *ctx)
     return 0;
 }
 
-/* natives.call(name, argsJSON) -> the call's promise, or the host's refusal
- * code (a negative number). */
-JSValue ptcx_native_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+/* The arguments of the call being made, encoded: one buffer kept from one
+ * call to the next, so that a small call allocates nothing for them; it is
+ * released after a call whose arguments grew it past KEEP_ARGS bytes. A
+ * call made while another's arguments are encoded (from a getter) encodes
+ * into a buffer of its own. */
+static DynBuf args_buf;
+static bool args_ready, args_busy;
+#define KEEP_ARGS (64 * 1024)
+
+/* register_call registers a call of the tool named data[0] with the
+ * arguments in out and returns its promise; a refusal of the host is
+ * returned as its code, in *code. */
+static JSValue register_call(JSContext *ctx, JSValueConst *data, DynBuf *out, int32_t *code)
 {
-    if ((calls_used + 1) * 2 > calls_cap && grow_calls(ctx))
-        return JS_EXCEPTION;
-    size_t name_len, args_len;
-    const char *name = JS_ToCStringLen(ctx, &name_len, argv[0]);
+    size_t name_len;
+    const char *name = JS_ToCStringLen(ctx, &name_len, data[0]);
     if (!name)
         return JS_EXCEPTION;
-    const char *args = JS_ToCStringLen(ctx, &args_len, argv[1]);
-    if (!args) {
-        JS_FreeCString(ctx, name);
-        return JS_EXCEPTION;
-    }
-    int32_t id = ptcx_host_call(name, name_len, args, args_len);
-    JS_FreeCString(ctx, args);
+    int32_t id = ptcx_host_call(name, name_len, (const char *)out->buf, out->size);
     JS_FreeCString(ctx, name);
-    if (id <= 0)
-        return JS_NewInt32(ctx, id);
-
-    JSValue funcs[2];
-    JSValue promise = JS_NewPromiseCapability(ctx, funcs);
+    if (id <= 0) {
+        *code = id;
+        return JS_UNDEFINED;
+    }
+    JSValue promise = JS_NewSettleablePromise(ctx);
     if (JS_IsException(promise))
         return promise;
     pending_call *c = find_call(id);
     if (c->id == 0)
         calls_used++;
-    *c = (pending_call){.id = id, .resolve = funcs[0], .reject = funcs[1], .tool = JS_DupValue(ctx, argv[0])};
+    *c = (pending_call){.id = id, .promise = JS_DupValue(ctx, promise), .tool = JS_DupValue(ctx, data[0])};
     calls_live++;
     return promise;
+}
+
+/* tool_call is tools.<name>(args); data is [name, refused] (ptcx.h). */
+static JSValue tool_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv, int magic,
+                         JSValueConst *data)
+{
+    if ((calls_used + 1) * 2 > calls_cap && grow_calls(ctx))
+        return JS_EXCEPTION;
+    DynBuf own, *out = &args_buf;
+    if (args_busy) {
+        ptcx_encode_buffer(ctx, &own);
+        out = &own;
+    } else {
+        if (!args_ready)
+            ptcx_encode_buffer(ctx, &args_buf);
+        args_ready = args_busy = true;
+        args_buf.size = 0;
+        args_buf.error = false;
+    }
+    JSValue why = JS_UNDEFINED;
+    int r = 0;
+    if (argc == 0 || JS_IsUndefined(argv[0]))
+        dbuf_putstr(out, "{}");
+    else
+        r = ptcx_encode(ctx, argv[0], true, out, &why);
+    if (r == 0 && out->error)
+        r = -3;
+    int32_t code = 0;
+    JSValue ret = r == 0 ? register_call(ctx, data, out, &code) : JS_UNDEFINED;
+    if (out == &own) {
+        dbuf_free(&own);
+    } else {
+        args_busy = false;
+        if (args_buf.allocated_size > KEEP_ARGS) {
+            dbuf_free(&args_buf);
+            args_ready = false;
+        }
+    }
+    switch (r) {
+    case 0:
+        if (code == 0)
+            return ret;
+        why = JS_NewInt32(ctx, code);
+        break;
+    case -1:
+        break;
+    case -2:
+        return JS_EXCEPTION;
+    default:
+        return JS_ThrowOutOfMemory(ctx);
+    }
+    JSValue args[2] = {data[0], why};
+    ret = JS_Call(ctx, data[1], JS_UNDEFINED, 2, (JSValueConst *)args);
+    JS_FreeValue(ctx, why);
+    return ret;
+}
+
+/* natives.tool(name, refused) -> tools.<name> */
+JSValue ptcx_native_tool(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    if (!JS_IsString(argv[0]) || !JS_IsFunction(ctx, argv[1]))
+        return JS_ThrowTypeError(ctx, "natives.tool(name, refused)");
+    return JS_NewCFunctionData(ctx, tool_call, 1, 0, 2, argv);
 }
 
 int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValueConst make_error)
@@ -110,14 +176,10 @@ int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValue
     if (JS_IsException(value)) {
         ret = -1;
     } else {
-        JSValue r = JS_Call(ctx, ok ? c.resolve : c.reject, JS_UNDEFINED, 1, (JSValueConst *)&value);
-        if (JS_IsException(r))
-            ret = -1;
-        JS_FreeValue(ctx, r);
+        JS_SettlePromise(ctx, c.promise, value, !ok);
         JS_FreeValue(ctx, value);
     }
-    JS_FreeValue(ctx, c.resolve);
-    JS_FreeValue(ctx, c.reject);
+    JS_FreeValue(ctx, c.promise);
     JS_FreeValue(ctx, c.tool);
     return ret;
 }
@@ -127,8 +189,7 @@ void ptcx_forget_calls(JSContext *ctx)
     for (size_t i = 0; i < calls_cap; i++) {
         pending_call *c = &calls[i];
         if (c->id > 0) {
-            JS_FreeValue(ctx, c->resolve);
-            JS_FreeValue(ctx, c->reject);
+            JS_FreeValue(ctx, c->promise);
             JS_FreeValue(ctx, c->tool);
         }
         c->id = 0;

@@ -194,10 +194,21 @@ static int encode_value(encoder *e, JSValueConst v)
     case JS_TAG_BOOL:
         dbuf_putstr(&e->out, JS_VALUE_GET_BOOL(v) ? "true" : "false");
         return 0;
-    case JS_TAG_INT:
-        snprintf(num, sizeof(num), "%d", JS_VALUE_GET_INT(v));
-        dbuf_putstr(&e->out, num);
+    case JS_TAG_INT: {
+        /* Digits written backwards: snprintf costs more than the rest of a
+         * small call's arguments. */
+        int32_t n = JS_VALUE_GET_INT(v);
+        uint32_t u = n < 0 ? 0u - (uint32_t)n : (uint32_t)n;
+        char *p = num + sizeof(num);
+        do {
+            *--p = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (n < 0)
+            *--p = '-';
+        dbuf_put(&e->out, (const uint8_t *)p, (size_t)(num + sizeof(num) - p));
         return 0;
+    }
     case JS_TAG_FLOAT64: {
         if (!isfinite(JS_VALUE_GET_FLOAT64(v)))
             return refuse(e, PTCX_REFUSE_NUMBER, JS_DupValue(e->ctx, v));
@@ -295,34 +306,59 @@ static JSValue path(encoder *e)
     return s;
 }
 
-/* natives.encode(value, omitUndefined) -> JSON string | [code, path, detail] */
-JSValue ptcx_native_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+/* ptcx_encode appends the JSON of v to out (see ptcx.h). */
+int ptcx_encode(JSContext *ctx, JSValueConst v, bool omit_undefined, DynBuf *out, JSValue *refusal)
 {
-    encoder e = {.ctx = ctx, .omit_undefined = JS_ToBool(ctx, argv[1]), .detail = JS_UNDEFINED};
+    encoder e = {.ctx = ctx, .omit_undefined = omit_undefined, .detail = JS_UNDEFINED, .out = *out};
     if (JS_IsUndefined(object_proto)) {
         JSValue obj = JS_NewObject(ctx);
         object_proto = JS_GetPrototype(ctx, obj); /* kept for the instance's life */
         JS_FreeValue(ctx, obj);
     }
-    dbuf_init2(&e.out, ctx, buf_realloc);
-    int r = encode_value(&e, argv[0]);
-    JSValue ret;
-    if (r == 0 && !e.out.error) {
-        ret = JS_NewStringLen(ctx, (const char *)e.out.buf, e.out.size);
-    } else if (r == -1) {
+    int r = encode_value(&e, v);
+    *out = e.out;
+    if (r == 0 && out->error)
+        r = -3;
+    if (r == -1) {
         JSValue p = path(&e);
         JSValue items[3] = {JS_NewInt32(ctx, e.refusal), p, e.detail};
-        ret = JS_IsException(p) ? p : JS_NewArrayFrom(ctx, 3, items);
-        if (JS_IsException(p))
+        if (JS_IsException(p)) {
             JS_FreeValue(ctx, e.detail);
-    } else {
-        ret = r == -2 ? JS_EXCEPTION : JS_ThrowOutOfMemory(ctx);
+            r = -2;
+        } else {
+            *refusal = JS_NewArrayFrom(ctx, 3, items);
+            if (JS_IsException(*refusal))
+                r = -2;
+        }
     }
     /* The atoms of the failing level were duplicated (encode_object). */
-    for (int i = 0; r == -1 && i < e.depth; i++) {
+    for (int i = 0; e.refusal != 0 && i < e.depth; i++) {
         if (e.keys[i] != JS_ATOM_NULL)
             JS_FreeAtom(ctx, e.keys[i]);
     }
-    dbuf_free(&e.out);
+    return r;
+}
+
+void ptcx_encode_buffer(JSContext *ctx, DynBuf *out) { dbuf_init2(out, ctx, buf_realloc); }
+
+/* natives.encode(value, omitUndefined) -> JSON string | [code, path, detail] */
+JSValue ptcx_native_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    DynBuf out;
+    ptcx_encode_buffer(ctx, &out);
+    JSValue ret = JS_UNDEFINED;
+    switch (ptcx_encode(ctx, argv[0], JS_ToBool(ctx, argv[1]), &out, &ret)) {
+    case 0:
+        ret = JS_NewStringLen(ctx, (const char *)out.buf, out.size);
+        break;
+    case -1:
+        break;
+    case -2:
+        ret = JS_EXCEPTION;
+        break;
+    default:
+        ret = JS_ThrowOutOfMemory(ctx);
+    }
+    dbuf_free(&out);
     return ret;
 }

@@ -497,7 +497,7 @@ int32_t ptcx_resume(int32_t id, int32_t ok, const char *payload, size_t len)
     } else if (!payload || len == 0) {
         value = JS_NULL;
     } else {
-        value = JS_ParseJSON(ctx, payload, len, "<tool result>");
+        value = ptcx_parse_result(ctx, payload, len);
         if (JS_IsException(value)) {
             JS_FreeValue(ctx, JS_GetException(ctx));
             value = JS_NewString(ctx, "the tool returned a value that is not valid JSON");

@@ -62,7 +62,7 @@ static JSValue native_settle(JSContext *ctx, JSValueConst this_val, int argc, JS
 }
 
 static const JSCFunctionListEntry natives_list[] = {
-    JS_CFUNC_DEF("call", 2, ptcx_native_call),
+    JS_CFUNC_DEF("tool", 2, ptcx_native_tool),
     JS_CFUNC_DEF("log", 2, native_log),
     JS_CFUNC_DEF("timerSet", 1, native_timer_set),
     JS_CFUNC_DEF("timerClear", 1, native_timer_clear),

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cutils.h"
 #include "quickjs.h"
 
 #define PTCX_ABI_VERSION 1
@@ -63,10 +64,20 @@ void ptcx_host_error(const char *json, size_t len);
 PTCX_IMPORT("poll")
 int32_t ptcx_host_poll(void);
 
+/* promise.inc, appended to quickjs.c by build.sh: a promise that only
+ * JS_SettlePromise settles, as its resolving functions would. */
+JSValue JS_NewSettleablePromise(JSContext *ctx);
+void JS_SettlePromise(JSContext *ctx, JSValueConst promise, JSValueConst value, bool is_reject);
+
 /* calls.c */
 
-/* natives.call(name, argsJSON) -> promise | refusal code */
-JSValue ptcx_native_call(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+/* natives.tool(name, refused) -> the function tools.<name>: called with
+ * args, it checks and encodes them and registers the call with the host
+ * (ptcx.call), and returns the call's promise, all in C. When the
+ * arguments are not plain JSON or the host refuses the call, it returns
+ * refused(name, r) instead: r is the refusal [code, path, detail] of
+ * ptcx_encode, or the host's refusal code (a negative number). */
+JSValue ptcx_native_tool(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 /* ptcx_settle_call settles the promise of call id with value (ok) or with
  * make_error(value, toolName) (not ok), taking ownership of value. Unknown
  * ids are ignored. It returns -1 when an exception is pending. */
@@ -74,8 +85,19 @@ int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValue
 /* ptcx_forget_calls drops every pending call, never settling it (ptcx_next). */
 void ptcx_forget_calls(JSContext *ctx);
 
+/* result.c: ptcx_parse_result parses the len bytes of JSON at json
+ * (followed by a NUL), a call's result, as JS_ParseJSON does (and with it,
+ * when its fast path gives up). */
+JSValue ptcx_parse_result(JSContext *ctx, const char *json, size_t len);
+
 /* encode.c: natives.encode(value, omitUndefined). */
 JSValue ptcx_native_encode(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+/* ptcx_encode appends the JSON of v to out, which ptcx_encode_buffer
+ * initialised. It returns 0, -1 for a value that is not plain JSON (then
+ * *refusal is [code, path, detail]), -2 for a pending exception, -3 when
+ * out ran out of memory. */
+int ptcx_encode(JSContext *ctx, JSValueConst v, bool omit_undefined, DynBuf *out, JSValue *refusal);
+void ptcx_encode_buffer(JSContext *ctx, DynBuf *out);
 
 /* natives.c */
 
