@@ -44,6 +44,9 @@ type instance struct {
 	// reset: it serves only that tenant's runs (pool.take).
 	recycled bool
 	tenant   string
+	// cold says the recycled instance was cooled (pool_recycle.go): its
+	// memory is the image's file again, no page of it backed.
+	cold bool
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
 	bufPtr, bufCap uint32
