@@ -44,8 +44,8 @@ type pool struct {
 
 	stop chan struct{} // closed by close
 
-	hits, misses, restores, failures, recycled atomic.Int64
-	lastErr                                    atomic.Pointer[error]
+	hits, misses, restores, failures, recycled, cooled atomic.Int64
+	lastErr                                            atomic.Pointer[error]
 }
 
 // newPool returns the pool of rt, empty, or nil when size is 0.
@@ -289,6 +289,7 @@ type PoolStats struct {
 	Misses    int64 // runs that found none and restored their own
 	Restores  int64 // instances the pool restored
 	Recycled  int64 // instances of finished runs reset to the image and kept (pool_recycle.go)
+	Cooled    int64 // of those, the ones kept cooled, not hot (pool_recycle.go)
 	Failures  int64 // restores that failed
 	LastError error // the last restore's error, if one failed
 }
@@ -303,7 +304,7 @@ func (rt *Runtime) PoolStats() PoolStats {
 	idle, spares := len(p.idle), len(p.spares)
 	p.mu.Unlock()
 	s := PoolStats{Image: true, Size: p.size, Idle: idle, Spares: spares, Bytes: int64(idle+spares) * p.charge, Hits: p.hits.Load(),
-		Misses: p.misses.Load(), Restores: p.restores.Load(), Recycled: p.recycled.Load(), Failures: p.failures.Load()}
+		Misses: p.misses.Load(), Restores: p.restores.Load(), Recycled: p.recycled.Load(), Cooled: p.cooled.Load(), Failures: p.failures.Load()}
 	if e := p.lastErr.Load(); e != nil {
 		s.LastError = *e
 	}

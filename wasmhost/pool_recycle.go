@@ -168,6 +168,9 @@ func (p *pool) recycle(inst *instance) bool {
 	if ok {
 		p.idle = append(p.idle, inst)
 		p.recycled.Add(1)
+		if inst.cold {
+			p.cooled.Add(1)
+		}
 	}
 	p.mu.Unlock()
 	if evicted != nil {
