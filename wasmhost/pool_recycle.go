@@ -28,9 +28,9 @@ import "context"
 // the next run takes no fault on them), or *cooled* (cool): its memory
 // reverted to the image's file, its exports unbound, so that it holds
 // about what a new restored instance does (BenchmarkPool_idleRSS: 0.5 MiB
-// hot, 0.05 MiB restored). The pool keeps at most pool.hot hot ones, as
-// many as can run at once and as many again finishing; the others are
-// cooled. A run's own instance back a moment later is hot unless that
+// resident hot, 0.04 MiB cooled or restored). The pool keeps at most
+// pool.hot hot ones, as many as can run at once and as many again
+// finishing; the others are cooled. A run's own instance back a moment later is hot unless that
 // many already are: the hot path, a few runs at a time, never cools.
 
 // recycle gives the run's instance to the pool, reset, and reports whether
