@@ -154,9 +154,10 @@ func bindInstance(mod engineInstance, memory *cappedMemory, w *world) (*instance
 func bindLazily(mod engineInstance, memory *cappedMemory, w *world, has *[len(boundExports)]bool) (*instance, error) {
 	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
 	var f [len(boundExports)]guestFunc
+	fields := inst.fields()
 	for i, name := range boundExports {
 		if has[i] {
-			inst.lazy[i] = export{mod: mod, name: name}
+			inst.lazy[i] = export{mod: mod, name: name, field: fields[i]}
 			f[i] = &inst.lazy[i]
 		}
 	}
@@ -168,9 +169,16 @@ func bindLazily(mod engineInstance, memory *cappedMemory, w *world, has *[len(bo
 	return inst, nil
 }
 
+// fields returns the instance's export fields, in boundExports' order.
+func (inst *instance) fields() [len(boundExports)]*guestFunc {
+	return [...]*guestFunc{&inst.buffer, &inst.start, &inst.resume, &inst.timer, &inst.restored, &inst.compile, &inst.load}
+}
+
 // bind sets the instance's export fields from f, in boundExports' order.
 func (inst *instance) bind(f [len(boundExports)]guestFunc) {
-	inst.buffer, inst.start, inst.resume, inst.timer, inst.restored, inst.compile, inst.load = f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+	for i, field := range inst.fields() {
+		*field = f[i]
+	}
 }
 
 // complete reports whether the instance has its memory and the exports
@@ -183,7 +191,9 @@ func (inst *instance) complete() bool {
 // back their call engines and stacks, bound again at their next call.
 func (inst *instance) unbind() {
 	for i := range inst.lazy {
-		inst.lazy[i].f = nil
+		if e := &inst.lazy[i]; e.field != nil {
+			e.f, *e.field = nil, e
+		}
 	}
 }
 
@@ -191,18 +201,24 @@ func (inst *instance) unbind() {
 // binding one costs the engine a call engine and its stack (wazero's:
 // 10 KiB, grown as the guest's stack deepens, and kept), which an idle
 // pooled instance need not hold, and which a trivial run needs for four of
-// the seven exports. It is used by the instance's goroutine only.
+// the seven exports. Bound, it puts the function in the instance's field
+// that held it (field), so that later calls go to the engine directly; it
+// is back there once unbound. It is used by the instance's goroutine only.
 type export struct {
-	mod  engineInstance
-	name string
-	f    guestFunc
+	mod   engineInstance
+	name  string
+	field *guestFunc // the instance's field that holds the export
+	f     guestFunc
 }
 
-// CallWithStack implements guestFunc.
+// CallWithStack implements guestFunc: it binds the export, then calls it.
 func (e *export) CallWithStack(ctx context.Context, stack []uint64) error {
 	if e.f == nil {
 		if e.f = e.mod.function(e.name); e.f == nil {
 			return fmt.Errorf("%w: %s", errStaleGuest, e.name)
+		}
+		if e.field != nil {
+			*e.field = e.f
 		}
 	}
 	return e.f.CallWithStack(ctx, stack)

@@ -35,7 +35,8 @@ func cowInstance(t *testing.T, img *image, tenant string) *instance {
 	}
 	inst := &instance{mod: &fakeMod{}, memory: &cappedMemory{buf: mem[:len(img.memory)], mapped: mem, image: img, cow: true},
 		recycled: true, tenant: tenant}
-	inst.lazy[1] = export{name: exportStart, f: &export{}}
+	inst.lazy[1] = export{name: exportStart, field: &inst.start, f: nopFunc{}}
+	inst.start = nopFunc{}
 	return inst
 }
 
@@ -57,6 +58,7 @@ func TestInstance_cool_revertsToTheImage(t *testing.T) {
 	require.Equal(t, img.memory, inst.memory.buf, "the image's bytes again")
 	require.Zero(t, backedPages(t, inst.memory.buf), "and none of its pages backed")
 	require.Nil(t, inst.lazy[1].f, "its exports unbound")
+	require.Same(t, &inst.lazy[1], inst.start, "bound again at their next call")
 
 	copied := &instance{memory: &cappedMemory{buf: append([]byte(nil), img.memory...)}}
 	copied.memory.buf[0] ^= 0xff
