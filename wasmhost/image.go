@@ -38,6 +38,9 @@ type image struct {
 	// (not inModule) and the guest's code cannot change its tables
 	// (meter.WritesTables).
 	reusable bool
+	// exports says which of boundExports the variant module has, so that
+	// a restored instance binds each at its first call (bindLazily).
+	exports [len(boundExports)]bool
 }
 
 // makeImage initialises an instance of the guest module bin, captures it,
@@ -111,6 +114,9 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	if img.module, err = rt.eng.compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}
+	for i, name := range boundExports {
+		img.exports[i] = img.module.exports(name)
+	}
 	if !copyOnly && !inModule {
 		img.fd = sealedFile(img.memory)
 	}
@@ -142,7 +148,7 @@ func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error)
 	if err != nil {
 		return nil, fmt.Errorf("restore the guest: %w", err)
 	}
-	inst, err := bindInstance(mod, memory, w)
+	inst, err := bindLazily(mod, memory, w, &img.exports)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ type instance struct {
 	compile  guestFunc
 	load     guestFunc
 	stack    [4]uint64 // parameters and results of export calls
+	// lazy holds the exports of an instance restored from the image, bound
+	// at their first call (bindLazily); unused otherwise.
+	lazy [len(boundExports)]export
 	// globals are the image's exported mutable globals (image.globals),
 	// bound by the first reset (pool_recycle.go).
 	globals []guestGlobal
@@ -41,6 +44,9 @@ type instance struct {
 	// reset: it serves only that tenant's runs (pool.take).
 	recycled bool
 	tenant   string
+	// cold says the recycled instance was cooled (pool_recycle.go): its
+	// memory is the image's file again, no page of it backed.
+	cold bool
 
 	// The guest's exchange buffer, as last returned by ptcx_buffer.
 	bufPtr, bufCap uint32
@@ -123,26 +129,99 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 // errStaleGuest means the guest lacks an export this host needs.
 var errStaleGuest = errors.New("wasmhost: the guest lacks a ptcx export (is guest.wasm stale? run make guest)")
 
-// bindInstance looks up the exports of a new module instance.
+// boundExports are the exports an instance calls through its fields, in
+// their order (instance.bind).
+var boundExports = [...]string{exportBuffer, exportStart, exportResume, exportTimer, exportRestored, exportCompile, exportLoad}
+
+// bindInstance binds the exports of a new module instance.
 func bindInstance(mod engineInstance, memory *cappedMemory, w *world) (*instance, error) {
-	inst := &instance{
-		mod:      mod,
-		mem:      mod.memory(),
-		memory:   memory,
-		world:    w,
-		buffer:   mod.function(exportBuffer),
-		start:    mod.function(exportStart),
-		resume:   mod.function(exportResume),
-		timer:    mod.function(exportTimer),
-		restored: mod.function(exportRestored),
-		compile:  mod.function(exportCompile),
-		load:     mod.function(exportLoad),
+	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
+	var f [len(boundExports)]guestFunc
+	for i, name := range boundExports {
+		f[i] = mod.function(name)
 	}
-	if inst.mem == nil || inst.buffer == nil || inst.start == nil || inst.resume == nil || inst.timer == nil {
+	inst.bind(f)
+	if !inst.complete() {
 		mod.close(context.Background())
 		return nil, errStaleGuest
 	}
 	return inst, nil
+}
+
+// bindLazily is bindInstance for an instance of the image's module, whose
+// exports are known (has): each is bound at its first call (export), so
+// that an idle pooled instance holds none of them.
+func bindLazily(mod engineInstance, memory *cappedMemory, w *world, has *[len(boundExports)]bool) (*instance, error) {
+	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
+	var f [len(boundExports)]guestFunc
+	fields := inst.fields()
+	for i, name := range boundExports {
+		if has[i] {
+			inst.lazy[i] = export{mod: mod, name: name, field: fields[i]}
+			f[i] = &inst.lazy[i]
+		}
+	}
+	inst.bind(f)
+	if !inst.complete() {
+		mod.close(context.Background())
+		return nil, errStaleGuest
+	}
+	return inst, nil
+}
+
+// fields returns the instance's export fields, in boundExports' order.
+func (inst *instance) fields() [len(boundExports)]*guestFunc {
+	return [...]*guestFunc{&inst.buffer, &inst.start, &inst.resume, &inst.timer, &inst.restored, &inst.compile, &inst.load}
+}
+
+// bind sets the instance's export fields from f, in boundExports' order.
+func (inst *instance) bind(f [len(boundExports)]guestFunc) {
+	for i, field := range inst.fields() {
+		*field = f[i]
+	}
+}
+
+// complete reports whether the instance has its memory and the exports
+// every run needs.
+func (inst *instance) complete() bool {
+	return inst.mem != nil && inst.buffer != nil && inst.start != nil && inst.resume != nil && inst.timer != nil
+}
+
+// unbind drops the exports bound so far (export): an idle instance gives
+// back their call engines and stacks, bound again at their next call.
+func (inst *instance) unbind() {
+	for i := range inst.lazy {
+		if e := &inst.lazy[i]; e.field != nil {
+			e.f, *e.field = nil, e
+		}
+	}
+}
+
+// An export is one of an instance's exports, bound at its first call:
+// binding one costs the engine a call engine and its stack (wazero's:
+// 10 KiB, grown as the guest's stack deepens, and kept), which an idle
+// pooled instance need not hold, and which a trivial run needs for four of
+// the seven exports. Bound, it puts the function in the instance's field
+// that held it (field), so that later calls go to the engine directly; it
+// is back there once unbound. It is used by the instance's goroutine only.
+type export struct {
+	mod   engineInstance
+	name  string
+	field *guestFunc // the instance's field that holds the export
+	f     guestFunc
+}
+
+// CallWithStack implements guestFunc: it binds the export, then calls it.
+func (e *export) CallWithStack(ctx context.Context, stack []uint64) error {
+	if e.f == nil {
+		if e.f = e.mod.function(e.name); e.f == nil {
+			return fmt.Errorf("%w: %s", errStaleGuest, e.name)
+		}
+		if e.field != nil {
+			*e.field = e.f
+		}
+	}
+	return e.f.CallWithStack(ctx, stack)
 }
 
 // limitMemory lowers the cap of the instance's memory to limit bytes: a

@@ -39,6 +39,12 @@ func discard(b []byte) {
 	}
 }
 
+// revert gives the pages of b, a private mapping of a file (mapFile), back
+// to the kernel, private copies and all: b reads as the file's bytes again,
+// and holds no memory until touched. It reports whether it did (else b is
+// unchanged).
+func revert(b []byte) bool { return len(b) > 0 && syscall.Madvise(b, syscall.MADV_DONTNEED) == nil }
+
 // populate backs the pages of b, part of a reservation, in one call, as
 // reserve does: cheaper than a fault at each first write. Best effort.
 func populate(b []byte) { _ = syscall.Madvise(b, madvPopulateWrite) }

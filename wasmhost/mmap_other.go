@@ -14,6 +14,9 @@ func populate([]byte) {}
 // discard zeroes b: there are no reservations here, so it is not called.
 func discard(b []byte) { clear(b) }
 
+// revert is not available here: there are no mappings of files.
+func revert([]byte) bool { return false }
+
 // mapFile is not available here: a restored memory copies the image.
 func mapFile([]byte, int, int) bool { return false }
 

@@ -31,6 +31,10 @@ type pool struct {
 	rt     *Runtime
 	size   int
 	charge int64 // admission bytes per idle instance: the image's size
+	// hot is how many recycled instances, and how many spares, the pool
+	// keeps with their pages backed (pool_recycle.go): twice the slots, as
+	// many as execute at once and as many again finishing, at most size.
+	hot int
 
 	mu      sync.Mutex
 	idle    []*instance
@@ -40,8 +44,8 @@ type pool struct {
 
 	stop chan struct{} // closed by close
 
-	hits, misses, restores, failures, recycled atomic.Int64
-	lastErr                                    atomic.Pointer[error]
+	hits, misses, restores, failures, recycled, cooled atomic.Int64
+	lastErr                                            atomic.Pointer[error]
 }
 
 // newPool returns the pool of rt, empty, or nil when size is 0.
@@ -49,26 +53,42 @@ func newPool(rt *Runtime, size int) *pool {
 	if size == 0 {
 		return nil
 	}
-	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), stop: make(chan struct{})}
+	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), hot: min(size, 2*rt.slots.maxCount),
+		stop: make(chan struct{})}
 }
 
 // take returns an idle instance for a run of tenant (Program.Tenant), or
 // nil when there is none, and has the pool refilled: the last one recycled
-// from a run of the same tenant (pool_recycle.go), whose pages are backed,
-// else the last new one (restored), which the filler then replaces.
+// from a run of the same tenant (pool_recycle.go) and kept hot, whose pages
+// are backed, else the last such one cooled, else the last new one
+// (restored), which the filler then replaces.
 func (p *pool) take(tenant string) *instance {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
-	at := -1
-	for i := len(p.idle) - 1; i >= 0; i-- {
-		if c := p.idle[i]; c.recycled && c.tenant == tenant {
-			at = i
-			break
-		} else if !c.recycled && at < 0 {
-			at = i
+	hot, cold, fresh := -1, -1, -1
+	for i := len(p.idle) - 1; i >= 0 && hot < 0; i-- {
+		switch c := p.idle[i]; {
+		case !c.recycled:
+			if fresh < 0 {
+				fresh = i
+			}
+		case c.tenant != tenant:
+		case c.cold:
+			if cold < 0 {
+				cold = i
+			}
+		default:
+			hot = i
 		}
+	}
+	at := hot
+	if at < 0 {
+		at = cold
+	}
+	if at < 0 {
+		at = fresh
 	}
 	var inst *instance
 	if at >= 0 {
@@ -269,6 +289,7 @@ type PoolStats struct {
 	Misses    int64 // runs that found none and restored their own
 	Restores  int64 // instances the pool restored
 	Recycled  int64 // instances of finished runs reset to the image and kept (pool_recycle.go)
+	Cooled    int64 // of those, the ones kept cooled, not hot (pool_recycle.go)
 	Failures  int64 // restores that failed
 	LastError error // the last restore's error, if one failed
 }
@@ -283,7 +304,7 @@ func (rt *Runtime) PoolStats() PoolStats {
 	idle, spares := len(p.idle), len(p.spares)
 	p.mu.Unlock()
 	s := PoolStats{Image: true, Size: p.size, Idle: idle, Spares: spares, Bytes: int64(idle+spares) * p.charge, Hits: p.hits.Load(),
-		Misses: p.misses.Load(), Restores: p.restores.Load(), Recycled: p.recycled.Load(), Failures: p.failures.Load()}
+		Misses: p.misses.Load(), Restores: p.restores.Load(), Recycled: p.recycled.Load(), Cooled: p.cooled.Load(), Failures: p.failures.Load()}
 	if e := p.lastErr.Load(); e != nil {
 		s.LastError = *e
 	}
@@ -310,14 +331,23 @@ type spare struct {
 // spare is charged to it as an idle instance is, for the image's size:
 // what the memory grew to past the image is given back to the kernel
 // first, so that its backed pages are at most the image's, as an idle
-// instance's are.
+// instance's are; and a spare kept past the pool's hot ones has its memory
+// reverted to the image's file (revert), so that it holds none, as a
+// cooled instance (pool_recycle.go).
 func (p *pool) keep(s spare) bool {
 	if p == nil {
 		return false
 	}
-	if n := len(p.rt.image.memory); s.used > n {
+	n := len(p.rt.image.memory)
+	if s.used > n {
 		discard(s.mem[n:s.used])
 		s.used = n
+	}
+	p.mu.Lock()
+	cool := len(p.spares) >= p.hot
+	p.mu.Unlock()
+	if cool && s.cow {
+		revert(s.mem[:n]) // best effort: where it fails, the spare stays backed
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

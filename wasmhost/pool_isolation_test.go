@@ -79,7 +79,43 @@ func TestRuntime_pool_isolation(t *testing.T) {
 		require.False(t, assert.ObjectsAreEqual(baseline, got) && memory == baseMemory, "polluter %d left no trace the checker sees", i)
 	}
 
-	rt := newRuntime(t, testConfig().WithPool(4))
+	// Hot: the pool keeps every recycled instance's pages backed (4
+	// goroutines, 4 hot). Cooled: it keeps none hot, and cools every one
+	// (pool_recycle.go).
+	configs := []struct {
+		name   string
+		hot    int
+		cooled bool
+	}{
+		{"hot", 4, false},
+		{"cooled", 0, true},
+	}
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			rt := newRuntime(t, testConfig().WithPool(4))
+			wasmhost.SetPoolHot(rt, c.hot)
+			isolated(t, rt, runs, baseline, baseMemory)
+			s := rt.PoolStats()
+			require.Positive(t, s.Hits, "pooled instances were used: %+v", s)
+			if recycledPerRun(t, rt) > 0 {
+				require.Positive(t, s.Recycled, "runs' instances were reset and reused: %+v", s)
+			} else {
+				require.Zero(t, s.Recycled, "nothing recycled on this engine: %+v", s)
+			}
+			if c.cooled {
+				require.Equal(t, s.Recycled, s.Cooled, "every recycled instance was cooled: %+v", s)
+			} else {
+				require.Zero(t, s.Cooled, "none was cooled: %+v", s)
+			}
+			t.Logf("%d runs; pool %+v", runs, s)
+		})
+	}
+}
+
+// isolated runs runs programs on rt from 4 goroutines, polluters
+// alternating with the checker, and requires every checker's view to be
+// baseline, its memory baseMemory, and Math.random never to repeat.
+func isolated(t *testing.T, rt *wasmhost.Runtime, runs int, baseline map[string]any, baseMemory int64) {
 	const workers = 4
 	var mu sync.Mutex
 	randoms := map[float64]int{}
@@ -109,14 +145,6 @@ func TestRuntime_pool_isolation(t *testing.T) {
 	wg.Wait()
 	require.False(t, t.Failed())
 	require.Len(t, randoms, runs/2, "Math.random repeated across runs")
-	s := rt.PoolStats()
-	require.Positive(t, s.Hits, "pooled instances were used: %+v", s)
-	if recycledPerRun(t, rt) > 0 {
-		require.Positive(t, s.Recycled, "runs' instances were reset and reused: %+v", s)
-	} else {
-		require.Zero(t, s.Recycled, "nothing recycled on this engine: %+v", s)
-	}
-	t.Logf("%d runs; pool %+v", runs, s)
 }
 
 // check runs the checker; it may run on any goroutine (it only asserts).
