@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/cgo"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -30,9 +31,9 @@ var ErrNoWasmtime = errors.New("wasmhost: this ptcx was built without the wasmti
 // wasmtime engine and one linker, with the host imports defined once and
 // store-independent, serve every Runtime of the process; each instance has
 // a store of its own, whose data (wasmtimeState) is what the imports find
-// their instance by. Memory is capped by the store's limiter; compute time
-// is the loop meter's, as on wazero (the guest polls the host), so no
-// epoch interruption or fuel is needed.
+// their instance by. Memory is capped by the store's limiter; the guest is
+// not metered: wasmtime's epoch interruption brings it back to the host's
+// poll (engine_wasmtime_epoch.go).
 type wasmtimeEngine struct {
 	memoryBytes int64
 	cacheDir    string // where compiled modules are kept, "" for none
@@ -54,8 +55,10 @@ var wasmtimeShared = sync.OnceValues(func() (*wasmtimeCore, error) {
 	cfg := wasmtime.NewConfig()
 	cfg.SetMemoryInitCOWSet(true)
 	cfg.SetMaxWasmStack(wasmtimeStack)
+	cfg.SetEpochInterruption(true)
 	eng := wasmtime.NewEngineWithConfig(cfg)
-	c := &wasmtimeCore{engine: eng, linker: wasmtime.NewLinker(eng), modules: map[[32]byte]*wasmtime.Module{}}
+	c := &wasmtimeCore{engine: eng, linker: wasmtime.NewLinker(eng), modules: map[[32]byte]*wasmtime.Module{},
+		ticker: newEpochTicker(eng)}
 	if err := c.defineImports(); err != nil {
 		return nil, fmt.Errorf("wasmhost: wasmtime: define the host imports: %w", err)
 	}
@@ -67,6 +70,7 @@ type wasmtimeCore struct {
 	linker  *wasmtime.Linker
 	mu      sync.Mutex
 	modules map[[32]byte]*wasmtime.Module
+	ticker  *epochTicker
 }
 
 func newWasmtimeEngine(_ context.Context, memoryBytes int64, cacheDir string) (engine, error) {
@@ -92,6 +96,9 @@ var wasmtimeName = func() string {
 }()
 
 func (e *wasmtimeEngine) name() string { return wasmtimeName }
+
+// metered is false: the epoch brings the guest back to the host.
+func (e *wasmtimeEngine) metered() bool { return false }
 
 type wasmtimeModule struct {
 	m         *wasmtime.Module
@@ -182,6 +189,8 @@ type wasmtimeInstance struct {
 	mem    *wasmtimeMemory
 	capped *cappedMemory // nil for an instance with the engine's own memory
 	limit  uint64
+	ticker *epochTicker
+	epochs cgo.Handle // st, for the store's epoch deadline callback
 }
 
 func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error) {
@@ -194,14 +203,19 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 		memory.limit = limit
 	}
 	store.Limiter(int64(limit), -1, -1, -1, -1)
-	i := &wasmtimeInstance{store: store, state: st, capped: memory, limit: limit}
+	i := &wasmtimeInstance{store: store, state: st, capped: memory, limit: limit, ticker: core.ticker}
+	var err error
+	if i.epochs, err = watchEpochs(store, st); err != nil {
+		store.Close()
+		return nil, err
+	}
 	var inst *wasmtime.Instance
-	err := wasmtimeCall(st, func() (err error) {
+	err = wasmtimeCall(st, func() (err error) {
 		inst, err = core.linker.Instantiate(store, m.(*wasmtimeModule).m)
 		return err
 	})
 	if err != nil {
-		store.Close()
+		i.close(ctx)
 		return nil, err
 	}
 	i.inst = inst
@@ -358,6 +372,7 @@ func (i *wasmtimeInstance) close(context.Context) {
 	if i.store != nil {
 		i.store.Close()
 		i.store = nil
+		i.epochs.Delete()
 	}
 }
 
@@ -385,7 +400,9 @@ func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error 
 	prev := st.ctx
 	st.ctx = ctx
 	defer func() { st.ctx = prev }()
+	f.i.ticker.enter()
 	err := wasmtimeCall(st, func() error { return f.raw.call(stack) })
+	f.i.ticker.leave()
 	if err != nil {
 		if c := f.i.capped; c != nil && f.i.mem != nil && uint64(f.i.mem.Size())+pageSize > f.i.limit {
 			// The guest trapped with its memory at its limit: a growth
