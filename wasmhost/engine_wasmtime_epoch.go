@@ -39,7 +39,6 @@ import "C"
 import (
 	"context"
 	"runtime/cgo"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -50,7 +49,7 @@ import (
 // On wasmtime the guest is not metered (engine.metered): Cranelift checks
 // the engine's epoch at every loop header and function entry, and one
 // engine-wide ticker (epochTicker) advances the epoch every epochTick while
-// any export runs. Every store's deadline is the next tick (set at every
+// exports run. Every store's deadline is the next tick (set at every
 // call into the guest, in ptcx_call), and its deadline callback
 // (ptcx_epoch_deadline) runs the host's poll (epochPoll) and extends the
 // deadline by one tick: so a guest that computes comes back to the host
@@ -74,29 +73,38 @@ import (
 // by more than the meter lets it.
 const epochTick = time.Millisecond
 
-// epochTicker advances the engine's epoch every epochTick while at least
-// one export runs (running > 0), and sleeps otherwise: an idle process
-// pays nothing for it.
+// epochLinger is how many ticks the ticker goes on for after the last
+// export ended, before it sleeps: exports that follow each other closely
+// (a program's nested calls, a few microseconds to milliseconds apart)
+// find it ticking, and do not each pay for waking it (a goroutine wake-up
+// and a timer reset, which cost an awaited nested call more than its
+// export).
+const epochLinger = 100
+
+// epochTicker advances the engine's epoch every epochTick while exports
+// run, and for epochLinger ticks after, then sleeps until the next export:
+// an idle process pays nothing for it. An export pays two atomic adds
+// when the ticker is awake.
 type epochTicker struct {
 	engine  *wasmtime.Engine
-	running atomic.Int64
-	wake    chan struct{} // signalled when running leaves 0
-	once    sync.Once
+	running atomic.Int64 // exports in progress
+	asleep  atomic.Bool  // the ticker waits for wake
+	wake    chan struct{}
 }
 
+// newEpochTicker starts the ticker of engine, asleep.
 func newEpochTicker(engine *wasmtime.Engine) *epochTicker {
-	return &epochTicker{engine: engine, wake: make(chan struct{}, 1)}
+	t := &epochTicker{engine: engine, wake: make(chan struct{}, 1)}
+	t.asleep.Store(true)
+	go t.loop()
+	return t
 }
 
-// enter counts an export that starts, starting the ticker the first time
-// and waking it when it sleeps.
+// enter counts an export that starts, and wakes the ticker when it sleeps.
 func (t *epochTicker) enter() {
-	if t.running.Add(1) == 1 {
-		t.once.Do(func() { go t.loop() })
-		select {
-		case t.wake <- struct{}{}:
-		default:
-		}
+	t.running.Add(1)
+	if t.asleep.Load() && t.asleep.CompareAndSwap(true, false) {
+		t.wake <- struct{}{}
 	}
 }
 
@@ -105,15 +113,28 @@ func (t *epochTicker) leave() { t.running.Add(-1) }
 
 func (t *epochTicker) loop() {
 	tick := time.NewTicker(epochTick)
-	defer tick.Stop()
-	for {
-		if t.running.Load() == 0 {
-			tick.Stop()
-			<-t.wake
+	tick.Stop()
+	for range t.wake {
+		for {
 			tick.Reset(epochTick)
+			for idle := 0; idle < epochLinger; {
+				<-tick.C
+				t.engine.IncrementEpoch()
+				if t.running.Load() == 0 {
+					idle++
+				} else {
+					idle = 0
+				}
+			}
+			tick.Stop()
+			t.asleep.Store(true)
+			// An export that started before asleep was set did not wake
+			// the ticker: it goes on for it. (One that starts after sees
+			// asleep and wakes it.)
+			if t.running.Load() == 0 || !t.asleep.CompareAndSwap(true, false) {
+				break
+			}
 		}
-		<-tick.C
-		t.engine.IncrementEpoch()
 	}
 }
 

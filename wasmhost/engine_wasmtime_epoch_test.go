@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
@@ -55,4 +56,21 @@ func TestEpochTicker_running_backToZero(t *testing.T) {
 			require.Zero(t, core.ticker.running.Load())
 		})
 	}
+}
+
+// The ticker sleeps from the start, wakes at the first export, goes on
+// while exports run and for epochLinger ticks after the last, then sleeps
+// again until the next one wakes it.
+func TestEpochTicker_sleepsWhenIdle(t *testing.T) {
+	tk := newEpochTicker(wasmtime.NewEngine())
+	require.True(t, tk.asleep.Load())
+	for round := range 2 {
+		tk.enter()
+		require.False(t, tk.asleep.Load(), "round %d: an export wakes it", round)
+		time.Sleep(3 * epochLinger * epochTick)
+		require.False(t, tk.asleep.Load(), "round %d: it ticks while an export runs", round)
+		tk.leave()
+		require.Eventually(t, tk.asleep.Load, 5*time.Second, epochTick, "round %d: it sleeps after the last export", round)
+	}
+	require.Zero(t, tk.running.Load())
 }
