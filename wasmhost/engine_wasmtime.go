@@ -60,8 +60,8 @@ var wasmtimeShared = sync.OnceValues(func() (*wasmtimeCore, error) {
 	// docs/performance.md, "compute_loop on wasmtime"): code optimised for
 	// speed (OptLevelNone and OptLevelSpeedAndSize ran compute_loop within
 	// the noise of it, 10 alternated rounds: the interpreter's time is not
-	// in what the optimiser changes);
-	// NaNs not canonicalised (as wazero); functions compiled in parallel.
+	// in what the optimiser changes); NaNs not canonicalised (as on
+	// wazero); functions compiled in parallel.
 	// Memories keep wasmtime's default reservation, 4 GiB and a 32 MiB
 	// guard, so Cranelift emits no bounds check for the guest's 32-bit
 	// loads and stores: a 256 MiB reservation, which needs them, made
