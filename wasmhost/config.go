@@ -194,30 +194,26 @@ func (c Config) WithGuest(wasm []byte) Config {
 	return c
 }
 
-// guestModule returns the guest module, metered and as built: the one
-// given by WithGuest, else the embedded one, else the file PTCX_GUEST
-// names. The embedded guest wins over PTCX_GUEST, so a variable left set in
-// a shell cannot shadow a freshly built guest. An engine runs one or the
-// other (engine.metered); the metered one names the guest on both
-// (snapshots).
-func (c Config) guestModule() (metered, built []byte, err error) {
+// guestModule returns the guest module, metered: the one given by
+// WithGuest, else the embedded one, else the file PTCX_GUEST names. The
+// embedded guest wins over PTCX_GUEST, so a variable left set in a shell
+// cannot shadow a freshly built guest.
+func (c Config) guestModule() ([]byte, error) {
 	switch {
 	case c.guest != nil:
-		built = c.guest
+		return meterGuest(c.guest)
 	case embeddedWasm() != nil:
-		metered, err = embedded()
-		return metered, embeddedWasm(), err
-	default:
-		path := os.Getenv(GuestEnv)
-		if path == "" {
-			return nil, nil, ErrNoGuest
-		}
-		if built, err = os.ReadFile(path); err != nil {
-			return nil, nil, fmt.Errorf("wasmhost: the guest named by %s: %w", GuestEnv, err)
-		}
+		return embedded()
 	}
-	metered, err = meterGuest(built)
-	return metered, built, err
+	path := os.Getenv(GuestEnv)
+	if path == "" {
+		return nil, ErrNoGuest
+	}
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("wasmhost: the guest named by %s: %w", GuestEnv, err)
+	}
+	return meterGuest(bin)
 }
 
 // embeddedWasm is guest.Wasm; tests replace it to act as a build without

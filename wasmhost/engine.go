@@ -8,12 +8,10 @@ import (
 )
 
 // The WebAssembly engines a Runtime can run the guest on (Config.WithEngine).
-// Both run the same guest, with the same host imports, ABI and limits; the
-// host's poll import, which judges compute time, is reached through the
-// loop meter on wazero (meter.go) and wasmtime's epoch interruption on
-// wasmtime (engine_wasmtime_epoch.go), and through QuickJS's interrupt
-// handler on both; memory is a cap on the instance's linear memory; output
-// and calls are the host functions'.
+// Both run the same metered guest, with the same host imports, ABI and
+// limits: compute time is measured by the loop meter's poll import
+// (meter.go), which does not depend on the engine; memory by a cap on the
+// instance's linear memory; output and calls by the host functions.
 const (
 	// EngineWazero is wazero's compiler: pure Go, no cgo, in every build
 	// (the default).
@@ -85,10 +83,6 @@ type engine interface {
 	// name is the engine's name and version, as a snapshot's header
 	// records it ("wazero v1.12.0").
 	name() string
-	// metered says whether the engine runs the metered guest (meter.go),
-	// whose polls bring it back to the host, or the guest as built, which
-	// the engine itself interrupts to poll (wasmtime's epochs).
-	metered() bool
 	// compile compiles a guest module.
 	compile(ctx context.Context, bin []byte) (engineModule, error)
 	// instantiate creates an instance of m whose clock and random source

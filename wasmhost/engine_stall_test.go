@@ -14,8 +14,7 @@ import (
 // fillGuest is a hand-made guest whose ptcx_start fills 16 MiB of its
 // memory with memory.fill, again and again, count times (0: for ever),
 // and returns without a result: code that never reaches QuickJS's
-// interrupt handler, so only the engine's own check brings it back to the
-// host (the loop meter on wazero, the epoch on wasmtime).
+// interrupt handler, so only the loop meter brings it back to the host.
 func fillGuest(count byte) []byte {
 	const pages = 257 // 16 MiB and a page
 	section := func(id byte, body ...byte) []byte {
@@ -72,9 +71,8 @@ func fillGuest(count byte) []byte {
 
 // A guest looping in code that QuickJS never sees (memory.fill, 16 MiB at
 // a time) is stopped at its limits and on cancellation, not abandoned, on
-// both engines: the meter counts a bulk operation's bytes and polls at
-// every loop header, wasmtime's epoch is checked at every loop header and
-// function entry.
+// both engines: the meter charges a bulk operation's bytes before it and
+// polls at every loop header.
 func TestRuntime_Run_stopsABulkMemoryLoop(t *testing.T) {
 	rt := newRuntime(t, testConfig().WithGuest(fillGuest(0)))
 	tests := []struct {

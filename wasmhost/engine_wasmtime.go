@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/cgo"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -31,9 +30,9 @@ var ErrNoWasmtime = errors.New("wasmhost: this ptcx was built without the wasmti
 // wasmtime engine and one linker, with the host imports defined once and
 // store-independent, serve every Runtime of the process; each instance has
 // a store of its own, whose data (wasmtimeState) is what the imports find
-// their instance by. Memory is capped by the store's limiter; the guest is
-// not metered: wasmtime's epoch interruption brings it back to the host's
-// poll (engine_wasmtime_epoch.go).
+// their instance by. Memory is capped by the store's limiter; compute time
+// is the loop meter's, as on wazero (the guest polls the host), so no
+// epoch interruption or fuel is needed.
 type wasmtimeEngine struct {
 	memoryBytes int64
 	cacheDir    string // where compiled modules are kept, "" for none
@@ -55,23 +54,23 @@ var wasmtimeShared = sync.OnceValues(func() (*wasmtimeCore, error) {
 	cfg := wasmtime.NewConfig()
 	cfg.SetMemoryInitCOWSet(true)
 	cfg.SetMaxWasmStack(wasmtimeStack)
-	cfg.SetEpochInterruption(true)
 	// Cranelift's defaults, set to say they were chosen (measured in
 	// docs/performance.md, "compute_loop on wasmtime"): code optimised for
 	// speed (OptLevelNone and OptLevelSpeedAndSize ran compute_loop within
 	// the noise of it, 10 alternated rounds: the interpreter's time is not
 	// in what the optimiser changes); NaNs not canonicalised (as on
-	// wazero); functions compiled in parallel.
-	// Memories keep wasmtime's default reservation, 4 GiB and a 32 MiB
-	// guard, so Cranelift emits no bounds check for the guest's 32-bit
-	// loads and stores: a 256 MiB reservation, which needs them, made
-	// compute_loop 1.2x slower.
+	// wazero); functions compiled in parallel. Memories keep wasmtime's
+	// default reservation, 4 GiB and a 32 MiB guard, so Cranelift emits no
+	// bounds check for the guest's 32-bit loads and stores: a 256 MiB
+	// reservation, which needs them, made compute_loop 1.2x slower. No
+	// epoch interruption: the meter already brings the guest back to the
+	// host, and epochs in its place were no faster on compute_loop and
+	// made a trivial run 1.08x slower (RATIONALE.md).
 	cfg.SetCraneliftOptLevel(wasmtime.OptLevelSpeed)
 	cfg.SetCraneliftNanCanonicalization(false)
 	cfg.SetParallelCompilation(true)
 	eng := wasmtime.NewEngineWithConfig(cfg)
-	c := &wasmtimeCore{engine: eng, linker: wasmtime.NewLinker(eng), modules: map[[32]byte]*wasmtime.Module{},
-		ticker: newEpochTicker(eng)}
+	c := &wasmtimeCore{engine: eng, linker: wasmtime.NewLinker(eng), modules: map[[32]byte]*wasmtime.Module{}}
 	if err := c.defineImports(); err != nil {
 		return nil, fmt.Errorf("wasmhost: wasmtime: define the host imports: %w", err)
 	}
@@ -83,7 +82,6 @@ type wasmtimeCore struct {
 	linker  *wasmtime.Linker
 	mu      sync.Mutex
 	modules map[[32]byte]*wasmtime.Module
-	ticker  *epochTicker
 }
 
 func newWasmtimeEngine(_ context.Context, memoryBytes int64, cacheDir string) (engine, error) {
@@ -109,9 +107,6 @@ var wasmtimeName = func() string {
 }()
 
 func (e *wasmtimeEngine) name() string { return wasmtimeName }
-
-// metered is false: the epoch brings the guest back to the host.
-func (e *wasmtimeEngine) metered() bool { return false }
 
 type wasmtimeModule struct {
 	m         *wasmtime.Module
@@ -202,8 +197,6 @@ type wasmtimeInstance struct {
 	mem    *wasmtimeMemory
 	capped *cappedMemory // nil for an instance with the engine's own memory
 	limit  uint64
-	ticker *epochTicker
-	epochs cgo.Handle // st, for the store's epoch deadline callback
 }
 
 func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error) {
@@ -216,19 +209,14 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 		memory.limit = limit
 	}
 	store.Limiter(int64(limit), -1, -1, -1, -1)
-	i := &wasmtimeInstance{store: store, state: st, capped: memory, limit: limit, ticker: core.ticker}
-	var err error
-	if i.epochs, err = watchEpochs(store, st); err != nil {
-		store.Close()
-		return nil, err
-	}
+	i := &wasmtimeInstance{store: store, state: st, capped: memory, limit: limit}
 	var inst *wasmtime.Instance
-	err = wasmtimeCall(st, func() (err error) {
+	err := wasmtimeCall(st, func() (err error) {
 		inst, err = core.linker.Instantiate(store, m.(*wasmtimeModule).m)
 		return err
 	})
 	if err != nil {
-		i.close(ctx)
+		store.Close()
 		return nil, err
 	}
 	i.inst = inst
@@ -385,7 +373,6 @@ func (i *wasmtimeInstance) close(context.Context) {
 	if i.store != nil {
 		i.store.Close()
 		i.store = nil
-		i.epochs.Delete()
 	}
 }
 
@@ -413,9 +400,7 @@ func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error 
 	prev := st.ctx
 	st.ctx = ctx
 	defer func() { st.ctx = prev }()
-	f.i.ticker.enter()
 	err := wasmtimeCall(st, func() error { return f.raw.call(stack) })
-	f.i.ticker.leave()
 	if err != nil {
 		if c := f.i.capped; c != nil && f.i.mem != nil && uint64(f.i.mem.Size())+pageSize > f.i.limit {
 			// The guest trapped with its memory at its limit: a growth

@@ -28,7 +28,6 @@ void wasm_trap_delete(wasm_trap_t *trap);
 void wasmtime_error_message(const wasmtime_error_t *error, ptcx_byte_vec_t *out);
 void wasmtime_error_delete(wasmtime_error_t *error);
 void wasm_byte_vec_delete(ptcx_byte_vec_t *vec);
-void wasmtime_context_set_epoch_deadline(wasmtime_context_t *context, uint64_t ticks_beyond_current);
 
 // ptcx_call_failure says how a call failed.
 typedef struct {
@@ -39,13 +38,11 @@ typedef struct {
 	size_t line;          // the length of the message's first line
 } ptcx_call_failure;
 
-// ptcx_call calls func with args (the results replace them), its epoch
-// deadline the next tick (engine_wasmtime_epoch.go), and, if it fails,
-// describes the trap or error in *f and frees it: one cgo call per export
-// call, and a second one on failure to delete f->msg.
+// ptcx_call calls func with args (the results replace them) and, if it
+// fails, describes the trap or error in *f and frees it: one cgo call per
+// export call, and a second one on failure to delete f->msg.
 static void ptcx_call(wasmtime_context_t *cx, const ptcx_func_t *func, ptcx_val_raw_t *args, size_t n,
 	ptcx_call_failure *f) {
-	wasmtime_context_set_epoch_deadline(cx, 1);
 	wasm_trap_t *trap = NULL;
 	wasmtime_error_t *err = wasmtime_func_call_unchecked(cx, func, args, n, &trap);
 	if (err == NULL && trap == NULL) {

@@ -102,9 +102,6 @@ var wazeroName = func() string {
 
 func (e *wazeroEngine) name() string { return wazeroName }
 
-// metered is true: wazero runs the metered guest.
-func (e *wazeroEngine) metered() bool { return true }
-
 type wazeroModule struct{ m wazero.CompiledModule }
 
 func (m wazeroModule) exports(name string) bool {

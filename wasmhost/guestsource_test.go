@@ -59,13 +59,13 @@ func TestConfig_guestModule_precedence(t *testing.T) {
 	t.Setenv(GuestEnv, bad)
 	if guest.Wasm() != nil {
 		// The embedded guest wins over PTCX_GUEST.
-		_, _, err := NewConfig().guestModule()
+		_, err := NewConfig().guestModule()
 		require.NoError(t, err)
 	}
 	// WithGuest wins over both.
-	_, _, err := NewConfig().WithGuest([]byte("given")).guestModule()
+	_, err := NewConfig().WithGuest([]byte("given")).guestModule()
 	require.ErrorContains(t, err, "wasmhost: the guest cannot be metered")
 	withoutEmbeddedGuest(t)
-	_, _, err = NewConfig().guestModule()
+	_, err = NewConfig().guestModule()
 	require.ErrorContains(t, err, "wasmhost: the guest cannot be metered", "PTCX_GUEST is read without an embedded guest")
 }

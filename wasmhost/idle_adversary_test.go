@@ -666,9 +666,6 @@ func TestAdvMeter_stallsEndAtTheComputeLimit(t *testing.T) {
 // (about 3.5 s), which the meter does not count (package meter's doc). The
 // test waits for the abandoned guest to finish: while it runs it holds one
 // of the process's Ps, and a second such guest would leave the timers none.
-// On wasmtime, whose epoch is checked at every function entry too
-// (engine_wasmtime_epoch.go), the same guest polls and is stopped, not
-// abandoned.
 func TestAdvWatchdog_backsUpTheComputeDeadline(t *testing.T) {
 	runtime.GC()
 	before := runtime.NumGoroutine()
@@ -680,11 +677,6 @@ func TestAdvWatchdog_backsUpTheComputeDeadline(t *testing.T) {
 	re := runErr(t, err)
 	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Less(t, elapsed, 1500*time.Millisecond, "Run waited for a guest that did not poll, far past its compute deadline plus grace")
-	if os.Getenv(wasmhost.EngineEnv) == wasmhost.EngineWasmtime {
-		require.NotErrorIs(t, re, wasmhost.ErrAbandoned, "the epoch stopped the guest")
-		require.Contains(t, re.Message, "compute time limit")
-	} else {
-		require.ErrorIs(t, re, wasmhost.ErrAbandoned, "the host says it left the guest behind")
-	}
+	require.ErrorIs(t, re, wasmhost.ErrAbandoned, "the host says it left the guest behind")
 	testkit.WaitGoroutines(t, before, 30*time.Second)
 }

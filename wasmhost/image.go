@@ -41,10 +41,9 @@ type image struct {
 }
 
 // makeImage initialises an instance of the guest module bin, captures it,
-// and compiles the variant module to restore it into; id names the guest
-// (snapshots). copyOnly makes restores copy the image even where it could
-// be mapped (tests).
-func (rt *Runtime) makeImage(ctx context.Context, bin []byte, id [32]byte, copyOnly bool) (*image, error) {
+// and compiles the variant module to restore it into. copyOnly makes
+// restores copy the image even where it could be mapped (tests).
+func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*image, error) {
 	layout, err := parseModule(bin)
 	if err != nil {
 		return nil, err
@@ -85,7 +84,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, id [32]byte, copyO
 		return nil, fmt.Errorf("wasmhost: the initialised guest's memory of %d bytes cannot be read", size)
 	}
 	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap,
-		moduleHash: id, engine: rt.eng.name()}
+		moduleHash: sha256.Sum256(bin), engine: rt.eng.name()}
 	img.memoryHash = sha256.Sum256(img.memory)
 	for i, g := range layout.mutable {
 		if g.export != "" {

@@ -2,7 +2,6 @@ package wasmhost
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -84,12 +83,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 }
 
 func (rt *Runtime) setUp(ctx context.Context) error {
-	metered, bin, err := rt.cfg.guestModule()
+	bin, err := rt.cfg.guestModule()
 	if err != nil {
 		return err
-	}
-	if rt.eng.metered() {
-		bin = metered
 	}
 	module, err := rt.eng.compile(ctx, bin)
 	if err != nil {
@@ -105,7 +101,7 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	// A guest without ptcx_restored (an older or a hand-made one) is
 	// instantiated afresh for every run.
 	if restorable := module.exports(exportRestored); !rt.cfg.noImage && restorable {
-		if rt.image, err = rt.makeImage(ctx, bin, sha256.Sum256(metered), rt.cfg.copyRestore); err != nil {
+		if rt.image, err = rt.makeImage(ctx, bin, rt.cfg.copyRestore); err != nil {
 			return err
 		}
 		rt.pool = newPool(rt, rt.cfg.poolSize())
