@@ -54,6 +54,21 @@ var wasmtimeShared = sync.OnceValues(func() (*wasmtimeCore, error) {
 	cfg := wasmtime.NewConfig()
 	cfg.SetMemoryInitCOWSet(true)
 	cfg.SetMaxWasmStack(wasmtimeStack)
+	// Cranelift's defaults, set to say they were chosen (measured in
+	// docs/performance.md, "compute_loop on wasmtime"): code optimised for
+	// speed (OptLevelNone and OptLevelSpeedAndSize ran compute_loop within
+	// the noise of it, 10 alternated rounds: the interpreter's time is not
+	// in what the optimiser changes); NaNs not canonicalised (as on
+	// wazero); functions compiled in parallel. Memories keep wasmtime's
+	// default reservation, 4 GiB and a 32 MiB guard, so Cranelift emits no
+	// bounds check for the guest's 32-bit loads and stores: a 256 MiB
+	// reservation, which needs them, made compute_loop 1.2x slower. No
+	// epoch interruption: the meter already brings the guest back to the
+	// host, and epochs in its place were no faster on compute_loop and
+	// made a trivial run 1.08x slower (RATIONALE.md).
+	cfg.SetCraneliftOptLevel(wasmtime.OptLevelSpeed)
+	cfg.SetCraneliftNanCanonicalization(false)
+	cfg.SetParallelCompilation(true)
 	eng := wasmtime.NewEngineWithConfig(cfg)
 	c := &wasmtimeCore{engine: eng, linker: wasmtime.NewLinker(eng), modules: map[[32]byte]*wasmtime.Module{}}
 	if err := c.defineImports(); err != nil {
