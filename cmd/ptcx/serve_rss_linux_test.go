@@ -46,8 +46,9 @@ const rssLoadEnv = "PTCX_SERVE_LOAD"
 // (RssAnon: its heap, the guests' memories, stacks; the resident pages of
 // its binary, which the kernel shares and can drop, are reported beside
 // it) must be within 16 MiB (or 25%) of the baseline and its open fds
-// within 8; and after a second load of the same, within 4 MiB of where the
-// first left it. A leak of 16 KiB per execution fails it (tried).
+// within 8; and after a second load of the same, within 8 MiB of where the
+// first left it (idle, it reads 35 to 41 MiB from one run to the next on 2
+// cores). A leak of 32 KiB per execution fails it (tried).
 func TestServe_residentMemoryAfterLoad(t *testing.T) {
 	testkit.RequireGuest(t)
 	n, conc, timeout := 400, 64, 180*time.Second
@@ -170,7 +171,7 @@ func TestServe_residentMemoryAfterLoad(t *testing.T) {
 	// (the pool's recycled instances, the runtime's grown structures) is
 	// reused, not added to.
 	after2 := load(2)
-	require.LessOrEqual(t, after2.rss, after1.rss+4<<20, "resident memory after a second load within 4 MiB of the first's: %s, after the first %s", after2, after1)
+	require.LessOrEqual(t, after2.rss, after1.rss+8<<20, "resident memory after a second load within 8 MiB of the first's: %s, after the first %s", after2, after1)
 	require.LessOrEqual(t, after2.fds, base.fds+8, "open fds back to their baseline")
 	// Threads are reported, not bounded: Go's runtime keeps the threads it
 	// started for blocking system calls (the workspace tools' file I/O)
