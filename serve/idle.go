@@ -50,7 +50,7 @@ func (r *idleRelease) due(now time.Time) bool {
 // release gives free memory back to the OS when due (the sweeper calls it
 // every idleCheckEvery) and reports whether it did.
 func (r *idleRelease) release(now time.Time) bool {
-	c := r.changed.Load()
+	c := r.changed.Load() // an end or eviction after this load makes the next check due again
 	if !r.due(now) {
 		return false
 	}

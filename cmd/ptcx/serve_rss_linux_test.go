@@ -280,11 +280,15 @@ func waitRelease(t *testing.T, ctx context.Context, addr string, after int) int 
 
 var rssAsk = serve.ClientTool{Name: "ask", Description: "asks the client", InputSchema: json.RawMessage(`{"type":"object"}`)}
 
-var rssMix = []struct {
+// rssKind is one kind of execution in the load, and the status it must
+// end with.
+type rssKind struct {
 	name   string
 	req    serve.ExecutionRequest
 	status string
-}{
+}
+
+var rssMix = []rssKind{
 	{"fast", serve.ExecutionRequest{Code: `return 1 + 1`}, serve.StatusCompleted},
 	{"slow tool", serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 50)); const l = await tools.list({}); return l.entries.length`}, serve.StatusCompleted},
 	{"client tool", serve.ExecutionRequest{Code: `return await tools.ask({q: "x"})`, ClientTools: []serve.ClientTool{rssAsk}}, serve.StatusCompleted},
@@ -298,11 +302,7 @@ var rssBusyRetries atomic.Int64
 
 // rssRunOne runs one execution to settlement, answering its client calls
 // and retrying a 429, or a BUSY failure (nothing ran), after 20 ms.
-func rssRunOne(ctx context.Context, c *client.Client, k struct {
-	name   string
-	req    serve.ExecutionRequest
-	status string
-}) (time.Duration, error) {
+func rssRunOne(ctx context.Context, c *client.Client, k rssKind) (time.Duration, error) {
 	start := time.Now()
 	for {
 		st, err := c.Execute(ctx, k.req)
