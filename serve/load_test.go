@@ -40,51 +40,28 @@ var loadMix = []loadKind{
 	{"hostile", serve.ExecutionRequest{Code: `for (;;) {}`, Limits: &serve.RunLimits{TimeoutMS: 100}}, serve.StatusFailed, false},
 }
 
-// runOne runs one execution to settlement (answering a client call, and
-// retrying a 429 after its Retry-After) and returns its latency.
+// runOne runs one execution to settlement with client.Run (answering its
+// client calls, retrying what the server says to retry after 20 ms) and
+// returns its latency.
 func runOne(ctx context.Context, c *client.Client, k loadKind) (time.Duration, error) {
 	start := time.Now()
-	for {
-		st, err := c.Execute(ctx, k.req)
-		var e *client.Error
-		if errorsAs(err, &e) && e.Status == http.StatusTooManyRequests {
-			select {
-			case <-time.After(20 * time.Millisecond):
-				continue
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			}
-		}
-		if err != nil {
-			return 0, err
-		}
-		for st.Status == serve.StatusPending || st.Status == serve.StatusRunning {
-			if st.Status == serve.StatusPending {
-				var rs []serve.ToolResult
-				for _, p := range st.Pending {
-					rs = append(rs, serve.ToolResult{ID: p.ID, OK: true, Value: json.RawMessage(`"answer"`)})
-				}
-				st, err = c.ToolResults(ctx, st.ID, rs...)
-			} else {
-				st, err = c.Get(ctx, st.ID, true)
-			}
-			if err != nil {
-				return 0, err
-			}
-		}
-		if st.Status != k.status {
-			return 0, fmt.Errorf("%s: status %s, want %s (%+v)", k.name, st.Status, k.status, st.Error)
-		}
-		return time.Since(start), nil
+	st, err := c.Run(ctx, k.req, client.RunOptions{Answer: answerEach, RetryWait: 20 * time.Millisecond})
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", k.name, err)
 	}
+	if st.Status != k.status {
+		return 0, fmt.Errorf("%s: status %s, want %s (%+v)", k.name, st.Status, k.status, st.Error)
+	}
+	return time.Since(start), nil
 }
 
-func errorsAs(err error, target **client.Error) bool {
-	e, ok := err.(*client.Error)
-	if ok {
-		*target = e
+// answerEach answers every pending client call with "answer".
+func answerEach(_ context.Context, pending []serve.PendingCall) ([]serve.ToolResult, error) {
+	rs := make([]serve.ToolResult, 0, len(pending))
+	for _, p := range pending {
+		rs = append(rs, serve.ToolResult{ID: p.ID, OK: true, Value: json.RawMessage(`"answer"`)})
 	}
-	return ok
+	return rs, nil
 }
 
 func quantiles(ds []time.Duration) (p50, p99 time.Duration) {

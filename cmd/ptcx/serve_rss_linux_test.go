@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -297,56 +296,27 @@ var rssMix = []rssKind{
 	{"heap", serve.ExecutionRequest{Code: `const a = []; for (let i = 0; i < 20000; i++) a.push({i, s: "x".repeat(50)}); return a.length`}, serve.StatusCompleted},
 }
 
-// rssBusyRetries counts the executions retried after a BUSY failure.
+// rssBusyRetries counts the requests retried after a BUSY answer and the
+// executions started again after a BUSY failure.
 var rssBusyRetries atomic.Int64
 
-// rssRunOne runs one execution to settlement, answering its client calls
-// and retrying a 429, or a BUSY failure (nothing ran), after 20 ms.
+// rssRunOne runs one execution to settlement with client.Run (answering
+// its client calls, retrying what the server says to retry after 20 ms),
+// and starts it again after a BUSY failure (nothing ran: 1,000 at once on
+// 2 cores are not all admitted within the sandbox's admission wait).
 func rssRunOne(ctx context.Context, c *client.Client, k rssKind) (time.Duration, error) {
 	start := time.Now()
-	for {
-		st, err := c.Execute(ctx, k.req)
-		var e *client.Error
-		if errors.As(err, &e) && e.Status == http.StatusTooManyRequests {
-			select {
-			case <-time.After(20 * time.Millisecond):
-				continue
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			}
+	o := client.RunOptions{Answer: rssAnswer, RetryWait: 20 * time.Millisecond, Retried: func(e *client.Error) {
+		if e.Body.Code == "BUSY" {
+			rssBusyRetries.Add(1)
 		}
+	}}
+	for {
+		st, err := c.Run(ctx, k.req, o)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", k.name, err)
 		}
-		for st.Status == serve.StatusPending || st.Status == serve.StatusRunning {
-			if st.Status == serve.StatusPending {
-				var rs []serve.ToolResult
-				for _, p := range st.Pending {
-					rs = append(rs, serve.ToolResult{ID: p.ID, OK: true, Value: json.RawMessage(`"answer"`)})
-				}
-				id := st.ID
-				st, err = c.ToolResults(ctx, id, rs...)
-				for errors.As(err, &e) && e.Status == http.StatusServiceUnavailable && e.Body.Code == "BUSY" {
-					// The resume was not admitted: the execution stays
-					// parked with the results kept; post them again.
-					rssBusyRetries.Add(1)
-					select {
-					case <-time.After(20 * time.Millisecond):
-					case <-ctx.Done():
-						return 0, ctx.Err()
-					}
-					st, err = c.ToolResults(ctx, id, rs...)
-				}
-			} else {
-				st, err = c.Get(ctx, st.ID, true)
-			}
-			if err != nil {
-				return 0, fmt.Errorf("%s: %w", k.name, err)
-			}
-		}
 		if st.Status == serve.StatusFailed && st.Error != nil && st.Error.Code == "BUSY" {
-			// Not admitted within the sandbox's admission wait: nothing
-			// ran, and BUSY says to retry (1,000 at once on 2 cores).
 			rssBusyRetries.Add(1)
 			select {
 			case <-time.After(20 * time.Millisecond):
@@ -360,4 +330,13 @@ func rssRunOne(ctx context.Context, c *client.Client, k rssKind) (time.Duration,
 		}
 		return time.Since(start), nil
 	}
+}
+
+// rssAnswer answers every pending client call with "answer".
+func rssAnswer(_ context.Context, pending []serve.PendingCall) ([]serve.ToolResult, error) {
+	rs := make([]serve.ToolResult, 0, len(pending))
+	for _, p := range pending {
+		rs = append(rs, serve.ToolResult{ID: p.ID, OK: true, Value: json.RawMessage(`"answer"`)})
+	}
+	return rs, nil
 }
