@@ -57,3 +57,13 @@ func runCode(id, code string) ptcx.Call {
 	args, _ := json.Marshal(map[string]string{"description": "test", "code": code})
 	return ptcx.Call{ID: id, Name: "run_code", Args: args}
 }
+
+// closedOK returns a function that takes CloseSession's results, fails
+// the test on its error, and returns whether there was a session.
+func closedOK(t *testing.T) func(had bool, err error) bool {
+	return func(had bool, err error) bool {
+		t.Helper()
+		require.NoError(t, err, "CloseSession")
+		return had
+	}
+}

@@ -23,7 +23,9 @@ func WithSessions(l SessionLimits) Option {
 
 // CloseSession closes the run_code session name of scope (empty: the
 // deployment), dropping its state (executor.Executor.CloseSession). It
-// reports whether there was one.
-func (h *Host) CloseSession(ctx context.Context, scope, name string) bool {
+// reports whether there was one, and, with a session store, the store's
+// error when its copy could not be deleted (which a later CloseSession
+// retries).
+func (h *Host) CloseSession(ctx context.Context, scope, name string) (had bool, err error) {
 	return h.exec.CloseSession(ctx, scope, name)
 }

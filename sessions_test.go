@@ -25,7 +25,7 @@ func TestHost_Execute_session(t *testing.T) {
 	require.Equal(t, "13", run("chat", `return sum + 10`))
 	require.Equal(t, "undefined", run("other", `return typeof sum`))
 	require.Equal(t, "undefined", run("", `return typeof sum`))
-	require.True(t, h.CloseSession(context.Background(), "", "chat"))
+	require.True(t, closedOK(t)(h.CloseSession(context.Background(), "", "chat")))
 	require.Equal(t, "undefined", run("chat", `return typeof sum`))
 }
 

@@ -160,3 +160,13 @@ func runCode(code string) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"code": code, "description": "test program"})
 	return b
 }
+
+// closedOK returns a function that takes CloseSession's results, fails
+// the test on its error, and returns whether there was a session.
+func closedOK(t *testing.T) func(had bool, err error) bool {
+	return func(had bool, err error) bool {
+		t.Helper()
+		require.NoError(t, err, "CloseSession")
+		return had
+	}
+}

@@ -397,17 +397,18 @@ func (t *sessions) list(scope string) []SessionInfo {
 // CloseSession closes the run_code session name of scope (empty scope:
 // the deployment): its state is dropped, a program running in it
 // finishes first, and a call waiting for it fails with ABORTED. With a
-// session store (Config.WithSessionStore) it is deleted from the store too
-// (a failure to is logged: the store's copy then stays until it is deleted
-// or replaced). The next call naming it starts a new session. It reports
-// whether this process had it.
-func (e *Executor) CloseSession(ctx context.Context, scope, name string) bool {
+// session store (Config.WithSessionStore) it is deleted from the store
+// too. The next call naming it starts a new session. It reports whether
+// this process had it, and the store's error when the store's copy could
+// not be deleted: this process's state is dropped all the same, but the
+// store's copy stays, and the next call naming the session loads it, until
+// a CloseSession that succeeds (or a Save replacing it).
+func (e *Executor) CloseSession(ctx context.Context, scope, name string) (had bool, err error) {
 	if scope == "" {
 		scope = deploymentScope
 	}
-	had := e.sessions.close(ctx, scope, name)
-	e.sessions.deleteStored(ctx, scope, name)
-	return had
+	had = e.sessions.close(ctx, scope, name)
+	return had, e.sessions.deleteStored(ctx, scope, name)
 }
 
 // Sessions describes the run_code sessions of scope (empty: the

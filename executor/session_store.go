@@ -55,7 +55,7 @@ const SessionStoreTimeout = 30 * time.Second
 // here). A state that cannot be saved, or is over SessionLimits.MaxBytes,
 // is reported in that call's output as a notice, and the result stands;
 // a failed save is also logged (slog's default logger). CloseSession
-// deletes a session from st; DropSession forgets this process's copy
+// deletes a session from st (returning the store's error); DropSession forgets this process's copy
 // only. Nil keeps sessions in memory, the default.
 func (c Config) WithSessionStore(st SessionStore) Config {
 	c.sessionStore = st
@@ -163,17 +163,17 @@ func (t *sessions) saveFailed(s *session, err error) string {
 }
 
 // deleteStored deletes session (scope, name) from the store, if there is
-// one; a failure is logged.
-func (t *sessions) deleteStored(ctx context.Context, scope, name string) {
+// one, within SessionStoreTimeout.
+func (t *sessions) deleteStored(ctx context.Context, scope, name string) error {
 	if t.store == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SessionStoreTimeout)
 	defer cancel()
 	if err := t.store.Delete(ctx, scope, name); err != nil {
-		slog.Default().Warn("ptcx: a closed run_code session could not be deleted from the session store",
-			"scope", scope, "session", name, "error", err)
+		return fmt.Errorf("executor: run_code session %q of scope %q was closed here but could not be deleted from the session store (its saved state stays there, and a call naming the session loads it, until a CloseSession succeeds): %w", name, scope, err)
 	}
+	return nil
 }
 
 // DropSession forgets this process's copy of the run_code session name of

@@ -135,25 +135,34 @@ func TestExecutor_SessionStore_closeDeletes(t *testing.T) {
 	e := storeExecutor(t, st, executor.SessionLimits{})
 	resultOf(t, inSession(e, "", "s", `globalThis.n = 1; return n`))
 	require.NotNil(t, st.get(storeKey))
-	require.True(t, e.CloseSession(context.Background(), "", "s"))
+	require.True(t, closedOK(t)(e.CloseSession(context.Background(), "", "s")))
 	require.Nil(t, st.get(storeKey))
 	require.Equal(t, `"undefined"`, resultOf(t, inSession(e, "", "s", `return typeof n`)))
 
 	// A session this process never held is deleted from the store too.
 	other := storeExecutor(t, st, executor.SessionLimits{})
-	require.False(t, other.CloseSession(context.Background(), "", "s"))
+	require.False(t, closedOK(t)(other.CloseSession(context.Background(), "", "s")))
 	require.Nil(t, st.get(storeKey))
 }
 
-func TestExecutor_SessionStore_closeFailureIsLogged(t *testing.T) {
-	log := captureLog(t)
+func TestExecutor_SessionStore_closeFailureIsReturned(t *testing.T) {
 	st := newFakeSessionStore()
 	e := storeExecutor(t, st, executor.SessionLimits{})
-	resultOf(t, inSession(e, "", "s", `return 1`))
-	st.fail(nil, nil, errors.New("store unreachable"))
-	require.True(t, e.CloseSession(context.Background(), "", "s"))
-	require.Contains(t, log.String(), "could not be deleted from the session store")
-	require.Contains(t, log.String(), "store unreachable")
+	resultOf(t, inSession(e, "", "s", `globalThis.n = 1; return n`))
+	unreachable := errors.New("store unreachable")
+	st.fail(nil, nil, unreachable)
+	had, err := e.CloseSession(context.Background(), "", "s")
+	require.True(t, had, "this process's copy is dropped all the same")
+	require.ErrorIs(t, err, unreachable)
+	require.ErrorContains(t, err, `run_code session "s" of scope "deployment" was closed here but could not be deleted from the session store`)
+	require.NotNil(t, st.get(storeKey), "the store's copy stays")
+	require.Equal(t, `1`, resultOf(t, inSession(e, "", "s", `return n`)), "and the next call naming the session loads it")
+
+	// A CloseSession that succeeds deletes it.
+	st.fail(nil, nil, nil)
+	require.True(t, closedOK(t)(e.CloseSession(context.Background(), "", "s")))
+	require.Nil(t, st.get(storeKey))
+	require.Equal(t, `"undefined"`, resultOf(t, inSession(e, "", "s", `return typeof n`)))
 }
 
 func TestExecutor_SessionStore_loadFailureIsBusy(t *testing.T) {
@@ -279,6 +288,8 @@ func TestExecutor_SessionStore_scopesAreSeparateKeys(t *testing.T) {
 	require.NotNil(t, st.get("agent/same"))
 	e.DropSession(context.Background(), "agent", "same")
 	require.Equal(t, `"undefined"`, resultOf(t, inSession(e, "agent", "same", `return typeof secret`)))
-	e.CloseSession(context.Background(), "", "same")
-	e.CloseSession(context.Background(), "agent", "same")
+	require.True(t, closedOK(t)(e.CloseSession(context.Background(), "", "same")))
+	require.True(t, closedOK(t)(e.CloseSession(context.Background(), "agent", "same")))
+	require.Nil(t, st.get("deployment/same"))
+	require.Nil(t, st.get("agent/same"))
 }

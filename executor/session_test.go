@@ -42,7 +42,7 @@ func sessionExecutor(t *testing.T, l executor.SessionLimits) (*executor.Executor
 	t.Cleanup(func() {
 		for _, scope := range []string{"", "agent"} {
 			for _, s := range e.Sessions(scope) {
-				e.CloseSession(context.Background(), scope, s.Name)
+				closedOK(t)(e.CloseSession(context.Background(), scope, s.Name))
 			}
 		}
 	})
@@ -125,8 +125,8 @@ func TestExecutor_Session_maxPerScope(t *testing.T) {
 	require.Contains(t, r.Err.Message, `scope "deployment" already has 2 sessions (the limit)`)
 	resultOf(t, inSession(e, "", "a", `return 1`)) // an existing one still runs
 	resultOf(t, inSession(e, "agent", "c", `return 1`))
-	require.True(t, e.CloseSession(context.Background(), "", "a"))
-	require.False(t, e.CloseSession(context.Background(), "", "a"))
+	require.True(t, closedOK(t)(e.CloseSession(context.Background(), "", "a")))
+	require.False(t, closedOK(t)(e.CloseSession(context.Background(), "", "a")))
 	resultOf(t, inSession(e, "", "c", `return 1`))
 }
 
@@ -247,7 +247,7 @@ func TestExecutor_Session_waitIsBounded(t *testing.T) {
 func TestExecutor_CloseSession_dropsState(t *testing.T) {
 	e, _ := sessionExecutor(t, executor.SessionLimits{})
 	resultOf(t, inSession(e, "", "s", `globalThis.x = 1; return 1`))
-	require.True(t, e.CloseSession(context.Background(), "", "s"))
+	require.True(t, closedOK(t)(e.CloseSession(context.Background(), "", "s")))
 	require.Empty(t, e.Sessions(""))
 	require.Equal(t, `"undefined"`, resultOf(t, inSession(e, "", "s", `return typeof x`)))
 }

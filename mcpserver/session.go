@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -50,7 +51,10 @@ func (r *router) sessionName(req *mcp.CallToolRequest) string {
 		return ""
 	}
 	return r.conns.sessionOf(req.Session, func(name string) {
-		// The connection is gone: there is no caller's context left.
-		r.e.CloseSession(context.Background(), r.scope, name)
+		// The connection is gone: there is no caller's context left, and
+		// nobody to tell but the log.
+		if _, err := r.e.CloseSession(context.Background(), r.scope, name); err != nil {
+			slog.Default().Warn("ptcx mcp: the session of a closed connection could not be deleted from the session store", "error", err)
+		}
 	})
 }
