@@ -162,10 +162,51 @@ func moduleConfig(w *world) wazero.ModuleConfig {
 type wazeroInstance struct{ mod wapi.Module }
 
 func (i wazeroInstance) function(name string) guestFunc {
-	if f := i.mod.ExportedFunction(name); f != nil {
-		return f
+	f := i.mod.ExportedFunction(name)
+	switch {
+	case f == nil:
+		return nil
+	case oneShot(name):
+		return &wazeroOnce{mod: i.mod, name: name, f: f}
 	}
-	return nil
+	return f
+}
+
+// oneShot reports whether a run calls the export at most once: reseeding
+// a restored instance, staging the program (compiling or loading it) and
+// starting it. The others (resume, timer, buffer) are called again and
+// again, and stay bound.
+func oneShot(name string) bool {
+	switch name {
+	case exportRestored, exportCompile, exportLoad, exportStart:
+		return true
+	}
+	return false
+}
+
+// wazeroOnce is an export a run calls at most once (oneShot), whose
+// wazero function is dropped once it returns. wazero gives every bound
+// function a call engine of its own with a native stack (10 KiB, doubled
+// as the guest's native frames deepen, and kept): ptcx_start's grows to
+// 40 KiB compiling or starting a program, and a run parked on a call
+// would hold it, and the others', for as long as it waits, never calling
+// them again. Called again (a session's next program), it binds anew.
+type wazeroOnce struct {
+	mod  wapi.Module
+	name string
+	f    wapi.Function // bound, until the next call returns
+}
+
+// CallWithStack implements guestFunc.
+func (o *wazeroOnce) CallWithStack(ctx context.Context, stack []uint64) error {
+	f := o.f
+	if f == nil {
+		if f = o.mod.ExportedFunction(o.name); f == nil {
+			return fmt.Errorf("%w: %s", errStaleGuest, o.name)
+		}
+	}
+	o.f = nil
+	return f.CallWithStack(ctx, stack)
 }
 
 func (i wazeroInstance) memory() guestMemory {
