@@ -83,6 +83,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			if e := r.releaseHeld(); e != nil {
 				return 0, e, false
 			}
+			r.release()
 			r.giveSlot() // a tool's body runs here, or another goroutine takes the run over
 			kept, e := r.idle()
 			if e != nil {
@@ -99,6 +100,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		if at, ok := r.timers.next(); ok {
 			alarm.Reset(at.Sub(now))
 		}
+		r.release()
 		r.giveSlot() // it waits: the slot is another guest's meanwhile
 		select {
 		case <-r.inbox.wake:

@@ -85,6 +85,9 @@ type run struct {
 	// sessionHeld is set once the run took its Program.Session's state
 	// (session.go), which it then gives back when it ends.
 	sessionHeld bool
+	// released is set once the run parked and its instance's releasable
+	// exports were released (run.release).
+	released bool
 
 	// Shared with the waiting goroutine and the watchdog. Instants are
 	// monotonic nanoseconds since began (see run.since).
@@ -293,6 +296,24 @@ func (r *run) drive(status int32, e *RunError) {
 		}
 	}
 	r.finish(status, e)
+}
+
+// release drops what the engine holds for the instance's exports that the
+// run will not call again now that it waits (releaser; wazero's call
+// engines, 60 KiB and more for a run parked on a call): the loop calls it
+// before every wait, and it does something the first time only. Bound
+// again at their next call: a session's next program, a recycled
+// instance's next run.
+func (r *run) release() {
+	if r.released || r.inst == nil {
+		return
+	}
+	r.released = true
+	for _, f := range [...]guestFunc{r.inst.restored, r.inst.compile, r.inst.load, r.inst.start, r.inst.buffer} {
+		if rel, ok := f.(releaser); ok {
+			rel.release()
+		}
+	}
 }
 
 // finish reports the run's outcome and discards its instance (or has the
