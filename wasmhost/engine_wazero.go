@@ -172,8 +172,8 @@ func (i wazeroInstance) function(name string) guestFunc {
 	return f
 }
 
-// releasable reports whether the export's call engine is dropped when a
-// run parks (run.release): the exports a run calls once, before it first
+// releasable reports whether the export's call engine is dropped while a
+// run waits (parking, run.go): the exports a run calls once, before it first
 // waits (reseeding a restored instance, staging the program, starting
 // it), and ptcx_buffer, called only when the exchange buffer must grow.
 // ptcx_resume and ptcx_timer, called at every outcome, stay bound.
@@ -196,8 +196,9 @@ type releaser interface{ release() }
 // hold it, and the others', for as long as it waits, never to call them
 // again (a session's next program, or the next run of a recycled
 // instance, does: the export is bound again then). A run that settles
-// without waiting keeps them bound, for the recycled instance's next run.
-// It is used by the instance's goroutine only.
+// without waiting long (releaseAfter) keeps them bound, for the recycled
+// instance's next run. It is used by the instance's goroutine, or by the
+// run's parking while that goroutine waits.
 type wazeroReleasable struct {
 	mod  wapi.Module
 	name string
