@@ -162,11 +162,61 @@ func moduleConfig(w *world) wazero.ModuleConfig {
 type wazeroInstance struct{ mod wapi.Module }
 
 func (i wazeroInstance) function(name string) guestFunc {
-	if f := i.mod.ExportedFunction(name); f != nil {
-		return f
+	f := i.mod.ExportedFunction(name)
+	switch {
+	case f == nil:
+		return nil
+	case releasable(name):
+		return &wazeroReleasable{mod: i.mod, name: name, f: f}
 	}
-	return nil
+	return f
 }
+
+// releasable reports whether the export's call engine is dropped while a
+// run waits (parking, run.go): the exports a run calls once, before it first
+// waits (reseeding a restored instance, staging the program, starting
+// it), and ptcx_buffer, called only when the exchange buffer must grow.
+// ptcx_resume and ptcx_timer, called at every outcome, stay bound.
+func releasable(name string) bool {
+	switch name {
+	case exportRestored, exportCompile, exportLoad, exportStart, exportBuffer:
+		return true
+	}
+	return false
+}
+
+// A releaser is an export that can drop what the engine holds for it
+// until its next call.
+type releaser interface{ release() }
+
+// wazeroReleasable is a releasable export. wazero gives every bound
+// function a call engine of its own with a native stack (10 KiB, doubled
+// as the guest's native frames deepen, and kept): ptcx_start's grows to
+// 40 KiB compiling or starting a program, and a run parked on a call would
+// hold it, and the others', for as long as it waits, never to call them
+// again (a session's next program, or the next run of a recycled
+// instance, does: the export is bound again then). A run that settles
+// without waiting long (releaseAfter) keeps them bound, for the recycled
+// instance's next run. It is used by the instance's goroutine, or by the
+// run's parking while that goroutine waits.
+type wazeroReleasable struct {
+	mod  wapi.Module
+	name string
+	f    wapi.Function // nil once released, until the next call
+}
+
+// CallWithStack implements guestFunc.
+func (o *wazeroReleasable) CallWithStack(ctx context.Context, stack []uint64) error {
+	if o.f == nil {
+		if o.f = o.mod.ExportedFunction(o.name); o.f == nil {
+			return fmt.Errorf("%w: %s", errStaleGuest, o.name)
+		}
+	}
+	return o.f.CallWithStack(ctx, stack)
+}
+
+// release implements releaser.
+func (o *wazeroReleasable) release() { o.f = nil }
 
 func (i wazeroInstance) memory() guestMemory {
 	if m := i.mod.Memory(); m != nil {

@@ -19,6 +19,7 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 // passed reports that the run was handed over to another goroutine
 // meanwhile, which then owns it.
 func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
+	r.unpark() // a goroutine taking the run over (run.idle) waits no more
 	if status != statusPending {
 		return status, nil, false // settled in its first export: no timer to make
 	}
@@ -83,6 +84,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			if e := r.releaseHeld(); e != nil {
 				return 0, e, false
 			}
+			r.park()
 			r.giveSlot() // a tool's body runs here, or another goroutine takes the run over
 			kept, e := r.idle()
 			if e != nil {
@@ -91,6 +93,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			if !kept {
 				return 0, nil, true
 			}
+			r.unpark()
 			continue
 		}
 		if e := r.flush(); e != nil {
@@ -99,6 +102,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		if at, ok := r.timers.next(); ok {
 			alarm.Reset(at.Sub(now))
 		}
+		r.park()
 		r.giveSlot() // it waits: the slot is another guest's meanwhile
 		select {
 		case <-r.inbox.wake:
@@ -108,6 +112,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		case <-r.ctx.Done():
 			return 0, r.cancelled(), false
 		}
+		r.unpark()
 		alarm.Stop()
 	}
 	return status, nil, false

@@ -85,6 +85,7 @@ type run struct {
 	// sessionHeld is set once the run took its Program.Session's state
 	// (session.go), which it then gives back when it ends.
 	sessionHeld bool
+	parking     parking // releases the instance's releasable exports while the run waits
 
 	// Shared with the waiting goroutine and the watchdog. Instants are
 	// monotonic nanoseconds since began (see run.since).
@@ -300,6 +301,7 @@ func (r *run) drive(status int32, e *RunError) {
 // guest to its end.
 func (r *run) finish(status int32, e *RunError) {
 	defer r.rt.done()
+	r.parking.end()
 	var out Outcome
 	var err error
 	if e != nil {
@@ -352,4 +354,84 @@ func (r *run) settled(status int32) (Outcome, error) {
 	}
 	return Outcome{}, &RunError{Kind: api.KindTrap, Message: "the guest broke the host ABI",
 		Cause: fmt.Errorf("wasmhost: final status %d with error %v", status, r.guestErr)}
+}
+
+// releaseAfter is how long a run waits, from its first wait, before what
+// the engine holds for its releasable exports is dropped (releaser:
+// wazero's call engines, 60 KiB and more of native stacks for a run parked
+// on a call). Bound again at their next call (a session's next program, a
+// recycled instance's next run), they cost that run about a tenth of a
+// millisecond of CPU, mostly the garbage collector's: a run that waits
+// less keeps them, so that a run with a fast call does not pay it, and one
+// that waits longer has waited several times more than that.
+const releaseAfter = 2 * time.Millisecond
+
+// parking releases a waiting run's releasable exports (releaseAfter),
+// from a timer, while the run's goroutine waits in the loop: only then is
+// no export of the instance running or about to run. The loop calls park
+// before each wait and unpark after it (and on taking a run over); finish
+// calls end. The mutex orders the timer's release before the next export.
+type parking struct {
+	mu       sync.Mutex
+	waiting  bool      // the run's goroutine waits: the instance is the timer's to release
+	inst     *instance // the run's, set by park
+	fired    bool      // the timer fired while the run did not wait: park arms it again
+	released bool
+	ended    bool
+	timer    *time.Timer // made by the first park; used by the run's goroutine
+}
+
+// park says the run's goroutine is about to wait, on the run's goroutine.
+func (r *run) park() {
+	p := &r.parking
+	p.mu.Lock()
+	p.waiting, p.inst = true, r.inst
+	rearm := p.fired && !p.released
+	p.fired = false
+	p.mu.Unlock()
+	switch {
+	case p.timer == nil:
+		p.timer = time.AfterFunc(releaseAfter, p.release)
+	case rearm:
+		p.timer.Reset(releaseAfter)
+	}
+}
+
+// unpark says the run's goroutine waits no more: it may call exports.
+func (r *run) unpark() {
+	p := &r.parking
+	p.mu.Lock()
+	p.waiting = false
+	p.mu.Unlock()
+}
+
+// release is the timer's: it releases the exports if the run waits, or
+// leaves it to the next park to arm it again.
+func (p *parking) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.ended || p.released || p.inst == nil:
+	case p.waiting:
+		p.released = true
+		inst := p.inst
+		for _, f := range [...]guestFunc{inst.restored, inst.compile, inst.load, inst.start, inst.buffer} {
+			if rel, ok := f.(releaser); ok {
+				rel.release()
+			}
+		}
+	default:
+		p.fired = true
+	}
+}
+
+// end stops the timer, on the goroutine that finishes the run: from then
+// on it releases nothing.
+func (p *parking) end() {
+	p.mu.Lock()
+	p.ended, p.waiting, p.inst = true, false, nil
+	p.mu.Unlock()
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 }

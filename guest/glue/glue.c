@@ -198,7 +198,7 @@ int32_t ptcx_init(const uint8_t *bytecode, size_t len)
     JS_SetModuleLoaderFunc(rt, NULL, refuse_module, NULL);
     JS_SetInterruptHandler(rt, interrupt, NULL);
     ctx = JS_NewContext(rt);
-    if (!ctx || ptcx_install_random(ctx))
+    if (!ctx || ptcx_install_random(ctx) || ptcx_install_performance(ctx))
         return fail_static(init_failed_json);
     JSValue outer = load_prelude(bytecode, len);
     if (JS_IsException(outer))
@@ -473,8 +473,10 @@ int32_t ptcx_next(void)
     }
     JS_FreeValue(ctx, ret);
     /* A program may have made performance non-configurable: the old one
-     * then stays, its origin moved all the same (it is the context's). */
+     * then stays, its origin moved all the same (the context's, or the
+     * glue's for the one ptcx_init made). */
     JS_AddPerformance(ctx);
+    ptcx_reset_performance();
     if (JS_HasException(ctx))
         JS_FreeValue(ctx, JS_GetException(ctx));
     ptcx_reseed_random();
@@ -527,18 +529,18 @@ int32_t ptcx_timer(int32_t id)
 }
 
 /* ptcx_restored is called once on an instance restored from the host's
- * initialised image, before anything else: it reseeds what JS_NewContext
- * fixed when the image was made (the origin of performance.now and
+ * initialised image, before anything else: it reseeds what was fixed when
+ * the image was made (the origin of performance.now and
  * performance.timeOrigin, and Math.random) from this instance's clock and
- * random source. */
+ * random source. Both are statics of the glue: reseeding allocates nothing
+ * and writes no page of the engine's heap, which the instance shares with
+ * the image until it writes it. */
 PTCX_EXPORT("ptcx_restored")
 int32_t ptcx_restored(void)
 {
     if (!ctx || !JS_IsUndefined(program) || final_status >= 0)
         return PTCX_ERROR;
-    JS_UpdateStackTop(rt);
-    if (JS_AddPerformance(ctx))
-        return PTCX_ERROR;
+    ptcx_reset_performance();
     ptcx_reseed_random();
     return PTCX_DONE;
 }

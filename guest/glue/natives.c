@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ptcx.h"
@@ -121,6 +122,60 @@ int ptcx_install_random(JSContext *ctx)
     JSValue fn = JS_NewCFunction(ctx, native_random, "random", 0);
     int ret = JS_DefinePropertyValueStr(ctx, math, "random", fn, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
     JS_FreeValue(ctx, math);
+    return ret < 0 ? -1 : 0;
+}
+
+/*
+ * performance: now() and timeOrigin, counted from origin, a static the glue
+ * resets on every restored instance (ptcx_reset_performance). The object is
+ * made once, when the image is, so a run that resets the origin writes
+ * eight bytes beside rng, not a new object into the heap (JS_AddPerformance
+ * allocates one, with its method, and redefines the global: about a dozen
+ * pages of the image's heap copied per run). timeOrigin is an accessor, as
+ * on the web's Performance.prototype; now is QuickJS's, to the same clock
+ * (WASI's monotonic clock, in milliseconds).
+ */
+static double origin;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts))
+        return 0;
+    return (double)((uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec) / 1e6;
+}
+
+void ptcx_reset_performance(void) { origin = now_ms(); }
+
+static JSValue perf_now(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    return JS_NewFloat64(ctx, now_ms() - origin);
+}
+
+static JSValue perf_time_origin(JSContext *ctx, JSValueConst this_val)
+{
+    return JS_NewFloat64(ctx, origin);
+}
+
+static const JSCFunctionListEntry perf_list[] = {
+    JS_CFUNC_DEF2("now", 0, perf_now, JS_PROP_ENUMERABLE),
+    JS_CGETSET_DEF2("timeOrigin", perf_time_origin, NULL, JS_PROP_ENUMERABLE | JS_PROP_CONFIGURABLE),
+};
+
+int ptcx_install_performance(JSContext *ctx)
+{
+    ptcx_reset_performance();
+    JSValue perf = JS_NewObject(ctx);
+    if (JS_IsException(perf))
+        return -1;
+    if (JS_SetPropertyFunctionList(ctx, perf, perf_list, sizeof(perf_list) / sizeof(perf_list[0]))) {
+        JS_FreeValue(ctx, perf);
+        return -1;
+    }
+    JSValue global = JS_GetGlobalObject(ctx);
+    int ret = JS_DefinePropertyValueStr(ctx, global, "performance", perf,
+                                        JS_PROP_WRITABLE | JS_PROP_ENUMERABLE | JS_PROP_CONFIGURABLE);
+    JS_FreeValue(ctx, global);
     return ret < 0 ? -1 : 0;
 }
 

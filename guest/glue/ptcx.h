@@ -109,6 +109,10 @@ JSValue ptcx_new_natives(JSContext *ctx);
  * ptcx_reseed_random seeds from the host's random source. */
 int ptcx_install_random(JSContext *ctx);
 void ptcx_reseed_random(void);
+/* ptcx_install_performance replaces the context's performance with one
+ * whose origin ptcx_reset_performance moves to now. */
+int ptcx_install_performance(JSContext *ctx);
+void ptcx_reset_performance(void);
 
 /* The rejection tracker remembers rejected promises that have no handler. */
 void ptcx_track_rejection(JSContext *ctx, JSValueConst promise, JSValueConst reason,
