@@ -17,7 +17,7 @@ const (
 	// none; a sample is (t(N) − median t(0)) / N (raw samples in ns).
 	PerCall Kind = "per_call"
 	// LiveMemory keeps Params.Live runs parked on the wait tool at once and
-	// takes the growth of the process's resident memory per run (raw
+	// takes the growth of the process's proportional resident memory (Pss) per run (raw
 	// samples in bytes).
 	LiveMemory Kind = "live_memory"
 	// Throughput runs Params.Runs runs, Params.Parallel at a time, through
@@ -33,7 +33,7 @@ const (
 	// answered and the answer checked.
 	Resume Kind = "resume"
 	// PoolMemory fills a warm pool of Params.Live ready instances and takes
-	// the growth of the process's resident memory per idle instance (raw
+	// the growth of the process's proportional resident memory (Pss) per idle instance (raw
 	// samples in bytes).
 	PoolMemory Kind = "pool_memory"
 )

@@ -225,11 +225,11 @@ async function snapshots(job, qjs) {
 async function pooledMemory(job, qjs, run) {
   const samples = [];
   for (let s = 0; s < job.samples; s++) {
-    const before = rss();
+    const before = await rss();
     const vms = [];
     try {
       for (let i = 0; i < job.live; i++) vms.push(await qjs.QuickJS.create({ wasm: qjs.wasm }));
-      samples.push((rss() - before) / job.live);
+      samples.push((await rss() - before) / job.live);
     } finally {
       for (const vm of vms) vm.dispose();
     }
@@ -269,21 +269,41 @@ async function throughput(job, run) {
   return samples;
 }
 
-function rss() {
-  if (global.gc) global.gc();
-  return process.memoryUsage().rss;
+// rss is the process's proportional resident memory (Pss, from
+// /proc/self/smaps_rollup) in bytes, once collected: the figure
+// bench/measure.go takes for ptcx, so that every implementation is
+// measured the same way. V8 gives a collected WebAssembly memory's pages
+// back on tasks of its own, after gc() returns: read at once, the pages of
+// the VMs a sample disposed were still there when the next sample read its
+// baseline, and went back while it made its VMs, which made an idle VM read
+// as 0.04 MiB; collected and read after ten collections 100 ms apart it
+// reads about 0.5 MiB, sample after sample (a reading that stops once two
+// in a row agree stops too early: the pages go back in bursts).
+async function rss() {
+  for (let i = 0; i < 10; i++) {
+    if (global.gc) global.gc();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return pss();
+}
+
+function pss() {
+  const text = readFileSync('/proc/self/smaps_rollup', 'utf8');
+  const m = /^Pss:\s+(\d+) kB$/m.exec(text);
+  if (!m) throw new Error('/proc/self/smaps_rollup has no line "Pss: N kB"');
+  return Number(m[1]) * 1024;
 }
 
 async function liveMemory(job, run) {
   const samples = [];
   for (let s = 0; s < job.samples; s++) {
-    const before = rss();
+    const before = await rss();
     parking.arm(job.live);
     let failed = null;
     const runs = Array.from({ length: job.live }, () => run(job.programs[0]).catch((e) => { failed = failed || e; }));
     await Promise.race([parking.parked, Promise.all(runs)]);
     if (failed) { parking.release(); await Promise.all(runs); throw failed; }
-    const after = rss();
+    const after = await rss();
     parking.release();
     await Promise.all(runs);
     if (failed) throw failed;
