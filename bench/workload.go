@@ -17,8 +17,8 @@ const (
 	// none; a sample is (t(N) − median t(0)) / N (raw samples in ns).
 	PerCall Kind = "per_call"
 	// LiveMemory keeps Params.Live runs parked on the wait tool at once and
-	// takes the growth of the process's proportional resident memory (Pss) per run (raw
-	// samples in bytes).
+	// takes the growth of the process's proportional resident memory (Pss)
+	// per run (raw samples in bytes).
 	LiveMemory Kind = "live_memory"
 	// Throughput runs Params.Runs runs, Params.Parallel at a time, through
 	// one implementation (raw samples in runs per second).
@@ -33,8 +33,8 @@ const (
 	// answered and the answer checked.
 	Resume Kind = "resume"
 	// PoolMemory fills a warm pool of Params.Live ready instances and takes
-	// the growth of the process's proportional resident memory (Pss) per idle instance (raw
-	// samples in bytes).
+	// the growth of the process's proportional resident memory (Pss) per
+	// idle instance (raw samples in bytes).
 	PoolMemory Kind = "pool_memory"
 )
 
