@@ -36,6 +36,18 @@ type Resumption struct {
 	// nothing else may use it until Resume returns, nor, once it returns a
 	// suspended run, but as that run's snapshot.
 	SnapshotBuffer []byte
+	// Recycle, when set, is the Suspended whose snapshot is being resumed
+	// (its Snapshot is Resume's snapshot), given to the Runtime once the
+	// run starts: the run reads the snapshot while it restores its
+	// instance, then gives its buffer to the Runtime's free list
+	// (RecycleSnapshot), where the run's next snapshot, should it suspend
+	// again, or another run's, is written. Recycle.Snapshot is nil once
+	// the run started, so that the snapshot cannot be resumed or read
+	// again through it; the caller must not read the snapshot through any
+	// other slice either. When Resume fails before the run starts
+	// (ErrBusy, ErrSnapshot, ErrClosed, invalid limits), nothing was given:
+	// Recycle is as it was, the caller's still.
+	Recycle *Suspended
 }
 
 // Resume continues a run that Program.Suspend suspended, in a fresh
@@ -62,6 +74,9 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	}
 	if err := CheckLimits(rs.Limits); err != nil {
 		return Outcome{}, fmt.Errorf("wasmhost: invalid resumption limits: %w", err)
+	}
+	if rs.Recycle != nil && !sameBuffer(rs.Recycle.Snapshot, snapshot) {
+		return Outcome{}, errors.New("wasmhost: Resumption.Recycle is not the Suspended of the snapshot being resumed")
 	}
 	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snapshot)
 	if err != nil {
@@ -93,6 +108,12 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	if !rt.acquire() {
 		rt.admission.release(r.committed)
 		return Outcome{}, ErrClosed
+	}
+	if s := rs.Recycle; s != nil {
+		// The run starts: the snapshot is the Runtime's now, given back
+		// once the instance is restored (resumeInstance).
+		st.recycle = s.buffer()
+		s.Snapshot, s.buf = nil, nil
 	}
 	return r.run(ctx)
 }
@@ -165,6 +186,11 @@ func (r *run) startAt(elapsed time.Duration) {
 // program's own performance and Math.random are in its memory. Then the
 // answers go to the inbox and the calls left are dispatched.
 func (r *run) resumeInstance() *RunError {
+	if b := r.resuming.recycle; b != nil {
+		// Once read (or not to be), the snapshot's buffer goes to the
+		// free list (Resumption.Recycle).
+		defer r.rt.keepSnapshotBuffer(b)
+	}
 	if e := r.begin(false); e != nil {
 		return e
 	}
