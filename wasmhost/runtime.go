@@ -45,6 +45,8 @@ type Runtime struct {
 	pooledBytes int64
 	// snapBufs are snapshot buffers to recycle (snapshot_buffers.go).
 	snapBufs snapshotBuffers
+	// resumeSpares are memories kept backed for resumes (pool_resume.go).
+	resumeSpares resumeSpares
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -196,6 +198,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closeRuns(ErrClosed)
 	rt.pool.close()
 	rt.closeSnapshotBuffers()
+	rt.closeResumeSpares()
 	rt.closeCtx = context.WithoutCancel(ctx)
 	idle := rt.running == 0
 	rt.mu.Unlock()

@@ -180,7 +180,9 @@ func (r *run) startAt(elapsed time.Duration) {
 }
 
 // resumeInstance restores the run's instance from its snapshot: an
-// instance restored from the image (from the pool when one is ready),
+// instance restored from the image (into a resume spare whose pages are
+// backed when one covers the snapshot, pool_resume.go, else from the
+// pool when one is ready),
 // grown to the snapshot's size, the snapshot's blocks written over it, its
 // globals, exchange buffer and world set; no ptcx_restored, since the
 // program's own performance and Math.random are in its memory. Then the
@@ -214,12 +216,28 @@ func (r *run) resumeInstance() *RunError {
 func (r *run) restoreSnapshot() (*instance, error) {
 	rt, st := r.rt, r.resuming
 	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
-	inst := rt.pool.take(r.prog.Tenant)
-	if inst == nil {
-		var err error
-		if inst, err = rt.restore(r.ctx, limit); err != nil {
+	size := int(st.pages) * pageSize
+	var inst *instance
+	spare, fromSpare := resumeSpare{}, false
+	if size > len(rt.image.memory) {
+		// Pages already backed, when a resume spare covers the snapshot.
+		spare, fromSpare = rt.takeResumeSpare(size, limit)
+	}
+	var err error
+	switch {
+	case fromSpare:
+		if inst, err = rt.restoreInto(r.ctx, limit, spare); err != nil {
 			return nil, err
 		}
+	default:
+		if inst = rt.pool.take(r.prog.Tenant); inst == nil {
+			if inst, err = rt.restore(r.ctx, limit); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if inst.memory.mapped != nil {
+		inst.memory.resumed = rt
 	}
 	inst.limitMemory(limit)
 	fail := func(err error) (*instance, error) {
@@ -231,7 +249,9 @@ func (r *run) restoreSnapshot() (*instance, error) {
 			return fail(fmt.Errorf("wasmhost: grow the memory to the snapshot's %d pages", st.pages))
 		}
 	}
-	if err := populateSnapshot(inst.memory, rt.image.memory, st.blocks); err != nil {
+	if m := inst.memory; fromSpare {
+		resetForSnapshot(m.mapped, spare.used, rt.image.memory, st.blocks, size, m.cow, &inst.scratch)
+	} else if err := populateSnapshot(m, rt.image.memory, st.blocks); err != nil {
 		return fail(err)
 	}
 	for i := 0; i < len(st.blocks); {
