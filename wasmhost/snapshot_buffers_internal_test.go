@@ -136,6 +136,11 @@ func TestRuntime_Resume_recycle(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `[1, 2, 300000]`, string(out.Result))
 	require.Len(t, rt.snapBufs.free, 1, "the run ended: its snapshot's buffer is back")
+	st := rt.PoolStats()
+	require.Equal(t, 1, st.SnapshotBuffers)
+	require.Equal(t, int64(cap(buf)), st.SnapshotBufferBytes)
+	require.Equal(t, 1, st.ResumeSpares, "the resumed memory is kept backed")
+	require.Positive(t, st.ResumeSpareBytes)
 }
 
 // Resumption.Recycle must be the snapshot's Suspended; one given to a

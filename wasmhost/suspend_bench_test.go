@@ -124,7 +124,11 @@ func benchmarkSnapshot(b *testing.B, js string) {
 			}
 		})
 	})
-	b.Run("resume", func(b *testing.B) { benchmarkResume(b, rt, s.Snapshot) })
+	// Steady state: each resume's memory is kept as a resume spare
+	// (pool_resume.go), and the next resume is restored into it.
+	b.Run("resume", func(b *testing.B) { benchmarkResume(b, rt, s.Snapshot, false) })
+	// Cold: no resume spare, as a first resume.
+	b.Run("resume-cold", func(b *testing.B) { benchmarkResume(b, rt, s.Snapshot, true) })
 	compressed, err := CompressSnapshot(s.Snapshot)
 	require.NoError(b, err)
 	b.Run("compress", func(b *testing.B) {
@@ -137,11 +141,13 @@ func benchmarkSnapshot(b *testing.B, js string) {
 		})
 		b.ReportMetric(float64(len(compressed)), "compressed-bytes")
 	})
-	b.Run("resume-compressed", func(b *testing.B) { benchmarkResume(b, rt, compressed) })
+	b.Run("resume-compressed", func(b *testing.B) { benchmarkResume(b, rt, compressed, false) })
 }
 
-// benchmarkResume decodes snapshot and restores an instance from it.
-func benchmarkResume(b *testing.B, rt *Runtime, snapshot []byte) {
+// benchmarkResume decodes snapshot and restores an instance from it; with
+// cold, into a memory no resume spare backs (each is released as its
+// instance closes).
+func benchmarkResume(b *testing.B, rt *Runtime, snapshot []byte, cold bool) {
 	ctx := context.Background()
 	reportCPU(b, func() {
 		for b.Loop() {
@@ -155,6 +161,10 @@ func benchmarkResume(b *testing.B, rt *Runtime, snapshot []byte) {
 				b.Fatal(err)
 			}
 			inst.close(ctx)
+			for cold && rt.yieldResumeSpare() {
+			}
 		}
 	})
+	for rt.yieldResumeSpare() {
+	}
 }
