@@ -70,8 +70,9 @@ type cappedMemory struct {
 	// preset is the resume spare the memory is to be (restoreInto),
 	// until the engine allocates it.
 	preset *resumeSpare
-	// resumed is the Runtime whose resume the memory served: it becomes
-	// one of its resume spares when it closes (pool_resume.go).
+	// resumed is the Runtime whose resume the memory served, or whose
+	// run suspended from it: it becomes one of its resume spares when it
+	// closes (pool_resume.go).
 	resumed *Runtime
 }
 

@@ -12,8 +12,8 @@ import (
 // the pages the blocks go to (docs/performance.md, "Third pass"): those
 // past the image are a fresh reservation's, those within it copy-on-write
 // faults. A Runtime (with a pool or without) keeps the reservations of the
-// last few resumed memories that grew past the image with their pages
-// backed (resume spares), and a resume takes one whose backed size covers
+// last few memories that grew past the image and were resumed or suspended
+// from, with their pages backed (resume spares), and a resume takes one whose backed size covers
 // its snapshot: the blocks are copied into pages that are already there.
 //
 // Nothing of the run that used a spare reaches the next: taken, a spare is
@@ -24,8 +24,9 @@ import (
 // and what lies past the snapshot's size is given back to the kernel, so
 // that it reads as zeros when the memory grows.
 //
-// Only memories that served a resume become resume spares (an idle pool
-// that resumes nothing holds none), at most resumeSpareCount of them
+// Only memories that served a resume, or that a run suspended from, become
+// resume spares (an idle pool that suspends and resumes nothing holds
+// none), at most resumeSpareCount of them
 // (the newest: one kept past it gives its oldest up), none larger than
 // MaxResumeSpareBytes. Each is charged to admission's committed memory
 // for its backed size (its memory's size when it closed), as the pool's

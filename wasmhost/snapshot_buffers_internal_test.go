@@ -126,6 +126,11 @@ func TestRuntime_Resume_recycle(t *testing.T) {
 	first := out.Suspended
 	require.NotNil(t, first)
 	buf := first.buf
+	spares := 0
+	if defaultEngine() == EngineWazero {
+		spares = 1 // its memory is a reservation of the host's
+	}
+	require.Equal(t, spares, rt.PoolStats().ResumeSpares, "the suspended run's memory is kept backed for its resume")
 	out, err = rt.Resume(ctx, first.Snapshot, okTools, Resumption{Recycle: first, Suspend: func(Quiescence) bool { return true }})
 	require.NoError(t, err)
 	require.Nil(t, first.Snapshot, "the Runtime's once the run started")
@@ -139,8 +144,8 @@ func TestRuntime_Resume_recycle(t *testing.T) {
 	st := rt.PoolStats()
 	require.Equal(t, 1, st.SnapshotBuffers)
 	require.Equal(t, int64(cap(buf)), st.SnapshotBufferBytes)
-	require.Equal(t, 1, st.ResumeSpares, "the resumed memory is kept backed")
-	require.Positive(t, st.ResumeSpareBytes)
+	require.Equal(t, spares, st.ResumeSpares, "the resumed memory is kept backed")
+	require.Equal(t, spares > 0, st.ResumeSpareBytes > 0)
 }
 
 // Resumption.Recycle must be the snapshot's Suspended; one given to a

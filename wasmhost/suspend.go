@@ -280,6 +280,12 @@ func (r *run) capture(answers []completion) (*Suspended, error) {
 	if err != nil {
 		return nil, err
 	}
+	if inst.memory.mapped != nil {
+		// Its pages are backed where the snapshot's blocks go: kept as a
+		// resume spare when the instance closes (pool_resume.go), its
+		// resume writes them into pages already there.
+		inst.memory.resumed = r.rt
+	}
 	// Clipped: past its length, the buffer may hold the bytes of the
 	// snapshot it held before (snapshot_buffers.go).
 	return &Suspended{Snapshot: b[:len(b):len(b)], RawBytes: raw, Calls: unanswered, buf: b}, nil

@@ -218,15 +218,15 @@ func (r *run) restoreSnapshot() (*instance, error) {
 	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
 	size := int(st.pages) * pageSize
 	var inst *instance
-	spare, fromSpare := resumeSpare{}, false
+	backed, fromSpare := resumeSpare{}, false
 	if size > len(rt.image.memory) {
 		// Pages already backed, when a resume spare covers the snapshot.
-		spare, fromSpare = rt.takeResumeSpare(size, limit)
+		backed, fromSpare = rt.takeResumeSpare(size, limit)
 	}
 	var err error
 	switch {
 	case fromSpare:
-		if inst, err = rt.restoreInto(r.ctx, limit, spare); err != nil {
+		if inst, err = rt.restoreInto(r.ctx, limit, backed); err != nil {
 			return nil, err
 		}
 	default:
@@ -250,7 +250,7 @@ func (r *run) restoreSnapshot() (*instance, error) {
 		}
 	}
 	if m := inst.memory; fromSpare {
-		resetForSnapshot(m.mapped, spare.used, rt.image.memory, st.blocks, size, m.cow, &inst.scratch)
+		resetForSnapshot(m.mapped, backed.used, rt.image.memory, st.blocks, size, m.cow, &inst.scratch)
 	} else if err := populateSnapshot(m, rt.image.memory, st.blocks); err != nil {
 		return fail(err)
 	}
