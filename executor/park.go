@@ -62,9 +62,9 @@ type Parked struct {
 // runtime when it resumes, is discarded or is released
 // (wasmhost.Resumption.Recycle, wasmhost.Runtime.RecycleSnapshot): a later
 // suspension, of this execution or another, writes its snapshot into them
-// instead of a new buffer of its whole heap. Once Bytes is called they are
-// the caller's for good: never recycled, never written. Bytes is nil once
-// the Parked resumed (its run started), or was discarded or released.
+// instead of a new buffer of its whole heap (and Bytes is nil from then
+// on). Once Bytes is called they are the caller's for good: never
+// recycled, never written.
 func (p *Parked) Bytes() []byte {
 	p.exposed = true
 	return p.snap.Snapshot
