@@ -24,6 +24,13 @@ import (
 //     decoded, an instance restored from the image and the snapshot's
 //     blocks written over it, ready to take the call's result. The call is
 //     then answered and the run's answer checked, untimed.
+//
+// Both in steady state, as a host that parks and resumes executions one
+// after another sees them (the warm-up takes the cold ones): each
+// suspension writes into the buffer of the snapshot resumed before it,
+// given back with Resumption.Recycle (wasmhost's free list of snapshot
+// buffers), and each resume is restored into the memory of the resume
+// before it, kept backed (a resume spare).
 
 // snapshots measures a Suspend or Resume job.
 func (b *PTCX) snapshots(ctx context.Context, j Job) (Raw, error) {
@@ -37,8 +44,18 @@ func (b *PTCX) snapshots(ctx context.Context, j Job) (Raw, error) {
 	if err != nil {
 		return Raw{}, err
 	}
-	if _, err := resumeHeld(ctx, rt, p, first.Snapshot); err != nil {
+	if _, err := resumeHeld(ctx, rt, p, first, false); err != nil {
 		return Raw{}, err
+	}
+	if j.Kind == Suspend {
+		// A buffer in the free list for the first sample's suspension.
+		warm, _, err := suspendHeld(ctx, rt, j, p)
+		if err != nil {
+			return Raw{}, err
+		}
+		if _, err := resumeHeld(ctx, rt, p, warm, true); err != nil {
+			return Raw{}, err
+		}
 	}
 	compressed, err := wasmhost.CompressSnapshot(first.Snapshot)
 	if err != nil {
@@ -46,7 +63,8 @@ func (b *PTCX) snapshots(ctx context.Context, j Job) (Raw, error) {
 	}
 	raw := Raw{Samples: make([]float64, j.Samples),
 		Note: fmt.Sprintf("snapshot of %s as suspended (a body of %s), %s compressed (wasmhost.CompressSnapshot); "+
-			"on a Runtime without a warm pool, as wasmhost's BenchmarkSnapshot_2MiB",
+			"on a Runtime without a warm pool, as wasmhost's BenchmarkSnapshot_2MiB; in steady state: each suspension into the buffer "+
+			"of the snapshot resumed before it (Resumption.Recycle), each resume into the memory of the one before (a resume spare)",
 			kib(len(first.Snapshot)), kib(first.RawBytes), kib(len(compressed)))}
 	for i := range j.Samples {
 		var took time.Duration
@@ -55,11 +73,11 @@ func (b *PTCX) snapshots(ctx context.Context, j Job) (Raw, error) {
 			if err != nil {
 				return Raw{}, err
 			}
-			if _, err := resumeHeld(ctx, rt, p, s.Snapshot); err != nil {
+			if _, err := resumeHeld(ctx, rt, p, s, true); err != nil {
 				return Raw{}, err
 			}
 			took = t
-		} else if took, err = resumeHeld(ctx, rt, p, first.Snapshot); err != nil {
+		} else if took, err = resumeHeld(ctx, rt, p, first, false); err != nil {
 			return Raw{}, err
 		}
 		raw.Samples[i] = float64(took.Nanoseconds())
@@ -91,13 +109,17 @@ func suspendHeld(ctx context.Context, rt *wasmhost.Runtime, j Job, p Program) (*
 	return out.Suspended, took, nil
 }
 
-// resumeHeld resumes snapshot, answers the call it waits on and checks p's
+// resumeHeld resumes s, answers the call it waits on and checks p's
 // answer, returning the time from Resume's call to that call's dispatch.
-func resumeHeld(ctx context.Context, rt *wasmhost.Runtime, p Program, snapshot []byte) (time.Duration, error) {
+// With recycle, s's bytes are given to the Runtime (Resumption.Recycle).
+func resumeHeld(ctx context.Context, rt *wasmhost.Runtime, p Program, s *wasmhost.Suspended, recycle bool) (time.Duration, error) {
 	var ready atomic.Int64
+	rs := wasmhost.Resumption{}
+	if recycle {
+		rs.Recycle = s
+	}
 	start := time.Now()
-	out, err := rt.Resume(ctx, snapshot, echoDispatcher(func() { ready.CompareAndSwap(0, int64(time.Since(start))) }),
-		wasmhost.Resumption{})
+	out, err := rt.Resume(ctx, s.Snapshot, echoDispatcher(func() { ready.CompareAndSwap(0, int64(time.Since(start))) }), rs)
 	if err != nil {
 		return 0, fmt.Errorf("bench: the resumed run failed: %w", err)
 	}

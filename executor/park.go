@@ -47,17 +47,41 @@ type Parked struct {
 	snap  *wasmhost.Suspended
 	nonce string // this parked state's, among the execution's (parkbytes.go)
 	used  atomic.Bool
+	// exposed says Bytes handed the snapshot out: it is then never
+	// recycled (given to the code runtime for another run's snapshot).
+	exposed bool
 }
 
 // Bytes is the program's snapshot (wasmhost.Suspended.Snapshot): what is
 // held in memory while the execution is parked. It is for measuring; to
 // move the execution to another executor (another process, another
 // node), Marshal it whole and RestoreParked it there (parkbytes.go): the
-// snapshot alone has no parent token. The bytes are the Parked's until it
-// resumes: a resumed program that parks again writes its new snapshot over
-// them (wasmhost.Resumption.SnapshotBuffer), which spares it a new buffer
-// of its whole heap.
-func (p *Parked) Bytes() []byte { return p.snap.Snapshot }
+// snapshot alone has no parent token.
+//
+// A Parked whose bytes were never handed out gives them to the code
+// runtime when it resumes, is discarded or is released
+// (wasmhost.Resumption.Recycle, wasmhost.Runtime.RecycleSnapshot): a later
+// suspension, of this execution or another, writes its snapshot into them
+// instead of a new buffer of its whole heap (and Bytes is nil from then
+// on). Once Bytes is called they are the caller's for good: never
+// recycled, never written.
+func (p *Parked) Bytes() []byte {
+	p.exposed = true
+	return p.snap.Snapshot
+}
+
+// recycler is a code runtime that takes snapshot buffers back.
+type recycler interface {
+	RecycleSnapshot(s *wasmhost.Suspended)
+}
+
+// recycle gives the snapshot's bytes to the code runtime, unless they were
+// handed out (Bytes).
+func (p *Parked) recycle() {
+	if rt, ok := p.run.x.e.cfg.runtime.(recycler); ok && !p.exposed {
+		rt.RecycleSnapshot(p.snap)
+	}
+}
 
 // Calls are the calls the program waits on, by id.
 func (p *Parked) Calls() []ParkedCall {
@@ -163,10 +187,14 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 			}
 		}
 		// The snapshot's bytes are the Parked's own (the run's, or a copy
-		// RestoreParked made), and it resumes once: parked again, the
-		// program's new snapshot goes into them.
-		return rt.Resume(pctx, p.snap.Snapshot, s, wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline,
-			Suspend: prog.Suspend, SnapshotBuffer: p.snap.Snapshot})
+		// RestoreParked made), and it resumes once: unless they were handed
+		// out (Bytes), they go to the code runtime as the run starts, for
+		// its next snapshot or another run's.
+		rs := wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline, Suspend: prog.Suspend}
+		if !p.exposed {
+			rs.Recycle = p.snap
+		}
+		return rt.Resume(pctx, p.snap.Snapshot, s, rs)
 	})
 	parkedAnswers.drop(registered)
 	if errors.Is(err, wasmhost.ErrBusy) {
@@ -196,6 +224,7 @@ func (p *Parked) Discard(ctx context.Context) api.Result {
 		return api.Result{ID: c.x.req.ID, Tool: c.x.req.Tool, Err: internal("this parked execution was already resumed or discarded", nil)}
 	}
 	takenParked.release(p.stateKey())
+	p.recycle()
 	c.tok.kill()
 	c.x.fail(&api.Error{Code: api.CodeCodeRunFailed, Kind: api.KindAbort, Message: "the parked run was discarded before it resumed"})
 	return c.x.finish(ctx)
@@ -211,6 +240,7 @@ func (p *Parked) Release() bool {
 		return false
 	}
 	takenParked.release(p.stateKey())
+	p.recycle()
 	p.run.tok.kill()
 	return true
 }

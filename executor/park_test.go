@@ -11,6 +11,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // parkWorld is a ptc registry with a tool that answers later (approve,
@@ -25,6 +26,12 @@ type parkWorld struct {
 }
 
 func newParkWorld(t *testing.T) *parkWorld {
+	t.Helper()
+	return newParkWorldOn(t, realRuntime(t))
+}
+
+// newParkWorldOn is newParkWorld on the code runtime rt.
+func newParkWorldOn(t *testing.T, rt *wasmhost.Runtime) *parkWorld {
 	t.Helper()
 	w := &parkWorld{ran: map[string]int{}}
 	reg := registry.New()
@@ -42,7 +49,7 @@ func newParkWorld(t *testing.T) *parkWorld {
 		Body:        body("approve", "the body ran")}))
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "add", Description: "Add.", ConcurrencySafe: true,
 		Body: body("add", 42)}))
-	ex, err := executor.New(reg, executor.NewConfig().WithRuntime(realRuntime(t)).WithOnResult(func(n executor.Notification) {
+	ex, err := executor.New(reg, executor.NewConfig().WithRuntime(rt).WithOnResult(func(n executor.Notification) {
 		w.mu.Lock()
 		w.notes = append(w.notes, n)
 		w.mu.Unlock()
@@ -142,9 +149,44 @@ func TestExecutor_ExecuteParkable_parksAgainAndDiscards(t *testing.T) {
 	require.Empty(t, w.ran, "approve's body never ran")
 }
 
-// A program parked again writes its new snapshot into the bytes of the one
-// it resumed from when they hold it, and resumes from them as well.
-func TestExecutor_ExecuteParkable_parksAgainIntoItsBytes(t *testing.T) {
+// A parked execution's bytes go to the code runtime when it resumes, is
+// discarded or is released (wasmhost.Resumption.Recycle,
+// RecycleSnapshot): a program parked again, or another one parked next,
+// writes its snapshot into them.
+func TestExecutor_ExecuteParkable_recyclesItsBytes(t *testing.T) {
+	ctx := context.Background()
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close(ctx)) })
+	w := newParkWorldOn(t, rt)
+	js := `
+		globalThis.keep = "x".repeat(200000);
+		const a = await tools.approve({what: "one"});
+		const b = await tools.approve({what: "two"});
+		return [a, b, keep.length];`
+	_, parked := w.ex.ExecuteParkable(ctx, runCodeCall(js), isApprove)
+	require.NotNil(t, parked)
+	first := executor.SnapshotOfParked(parked)
+	_, again := parked.Resume(ctx, map[int32]executor.Answer{1: {Output: api.Output{Value: json.RawMessage(`1`)}}})
+	require.NotNil(t, again)
+	require.Nil(t, executor.SnapshotOfParked(parked), "given to the code runtime as the run started")
+	second := executor.SnapshotOfParked(again)
+	require.Same(t, &first[:1][0], &second[:1][0], "parked again into the bytes it resumed from")
+	require.Equal(t, len(second), cap(second), "clipped")
+
+	require.True(t, again.Release())
+	require.Nil(t, executor.SnapshotOfParked(again), "released: recycled")
+	_, other := w.ex.ExecuteParkable(ctx, runCodeCall(js), isApprove)
+	require.NotNil(t, other)
+	require.Same(t, &first[:1][0], &executor.SnapshotOfParked(other)[:1][0], "another execution parks into them")
+	res := other.Discard(ctx)
+	require.Equal(t, api.CodeCodeRunFailed, res.Err.Code)
+	require.Nil(t, executor.SnapshotOfParked(other), "discarded: recycled")
+}
+
+// Bytes handed out (Parked.Bytes) are the caller's for good: a program
+// parked again writes elsewhere, and they are never recycled.
+func TestExecutor_ExecuteParkable_bytesHandedOutStay(t *testing.T) {
 	w := newParkWorld(t)
 	ctx := context.Background()
 	_, parked := w.ex.ExecuteParkable(ctx, runCodeCall(`
@@ -155,17 +197,19 @@ func TestExecutor_ExecuteParkable_parksAgainIntoItsBytes(t *testing.T) {
 		return [a, b, keep.length];`), isApprove)
 	require.NotNil(t, parked)
 	first := parked.Bytes()
+	kept := append([]byte(nil), first...)
 	_, again := parked.Resume(ctx, map[int32]executor.Answer{1: {Output: api.Output{Value: json.RawMessage(`1`)}}})
 	require.NotNil(t, again)
 	second := again.Bytes()
-	require.LessOrEqual(t, len(second), cap(first), "the second snapshot fits in the first's bytes")
-	require.Same(t, &first[:1][0], &second[:1][0], "written into the bytes of the first")
+	require.NotSame(t, &first[:1][0], &second[:1][0], "not written into the bytes handed out")
+	require.Equal(t, kept, first, "the bytes handed out are unchanged")
 	res, last := again.Resume(ctx, map[int32]executor.Answer{2: {Output: api.Output{Value: json.RawMessage(`2`)}}})
 	require.Nil(t, last)
 	require.True(t, res.OK(), "%+v", res.Err)
 	var v executor.RunCodeValue
 	require.NoError(t, json.Unmarshal(res.Value, &v))
 	require.JSONEq(t, `[1, 2, 0]`, string(v.Result))
+	require.Equal(t, kept, first, "nor recycled once the execution ended")
 }
 
 func TestExecutor_ExecuteParkable_unparkedRunsAsExecute(t *testing.T) {

@@ -143,9 +143,10 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		r.committed = bytes
 		return nil
 	}
-	// Idle pooled instances, then live idle sessions (suspended to bytes),
-	// give their memory up to a run that does not fit beside them.
-	for rt.pool.yield() || rt.sessions.yield() {
+	// Idle pooled instances, then resume spares, then recycled snapshot
+	// buffers, then live idle sessions (suspended to bytes), give their
+	// memory up to a run that does not fit beside them.
+	for rt.pool.yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
 		if rt.admission.tryAcquire(bytes) {
 			r.committed = bytes
 			return nil

@@ -67,6 +67,13 @@ type cappedMemory struct {
 	// (populateBlocks): it is not kept as a spare, whose growth would then
 	// be backed 2 MiB at a time.
 	huge bool
+	// preset is the resume spare the memory is to be (restoreInto),
+	// until the engine allocates it.
+	preset *resumeSpare
+	// resumed is the Runtime whose resume the memory served, or whose
+	// run suspended from it: it becomes one of its resume spares when it
+	// closes (pool_resume.go).
+	resumed *Runtime
 }
 
 // allocator returns a MemoryAllocator that hands out m.
@@ -79,6 +86,11 @@ func (m *cappedMemory) allocator() experimental.MemoryAllocator {
 			// A restored memory's initial pages are the image's: populating
 			// them would copy every page the mapping shares.
 			populate = 0
+		}
+		if s := m.preset; img != nil && s != nil {
+			m.preset = nil
+			m.mapped, m.buf, m.cow, m.huge = s.mem, s.mem[:0], s.cow, s.huge
+			return m
 		}
 		if img != nil {
 			if s, ok := m.spares.spare(m.limit); ok {
@@ -132,7 +144,10 @@ func (m *cappedMemory) Reallocate(size uint64) []byte {
 // Free implements experimental.LinearMemory.
 func (m *cappedMemory) Free() {
 	if m.mapped != nil {
-		if m.image == nil || m.huge || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}) {
+		switch {
+		case m.resumed != nil && m.image != nil &&
+			m.resumed.keepResumeSpare(resumeSpare{mem: m.mapped, used: len(m.buf), cow: m.cow, huge: m.huge}):
+		case m.image == nil || m.huge || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}):
 			release(m.mapped)
 		}
 		m.mapped = nil

@@ -292,10 +292,27 @@ type PoolStats struct {
 	Cooled    int64 // of those, the ones kept cooled, not hot (pool_recycle.go)
 	Failures  int64 // restores that failed
 	LastError error // the last restore's error, if one failed
+
+	// Kept with the pool or without it (charged to the committed memory
+	// cap as the pool's instances are, and not in Bytes):
+	ResumeSpares        int   // memories of resumed runs kept backed for the next resumes (pool_resume.go)
+	ResumeSpareBytes    int64 // their sizes, summed
+	SnapshotBuffers     int   // snapshot buffers given back and kept for the next suspensions (snapshot_buffers.go)
+	SnapshotBufferBytes int64 // their capacities, summed
 }
 
-// PoolStats returns the pool's counters; zero when the pool is off.
+// PoolStats returns the pool's counters (zero when the pool is off), and
+// the resume spares and snapshot buffers the Runtime keeps.
 func (rt *Runtime) PoolStats() PoolStats {
+	s := rt.poolStats()
+	s.ResumeSpares, s.ResumeSpareBytes = rt.resumeSpareStats()
+	rt.snapBufs.mu.Lock()
+	s.SnapshotBuffers, s.SnapshotBufferBytes = len(rt.snapBufs.free), rt.snapBufs.bytes
+	rt.snapBufs.mu.Unlock()
+	return s
+}
+
+func (rt *Runtime) poolStats() PoolStats {
 	p := rt.pool
 	if p == nil {
 		return PoolStats{Image: rt.image != nil}

@@ -43,6 +43,10 @@ type Runtime struct {
 	// pooledBytes is what the idle pooled instances are charged to
 	// admission's bytes (not its count); guarded by admission.mu.
 	pooledBytes int64
+	// snapBufs are snapshot buffers to recycle (snapshot_buffers.go).
+	snapBufs snapshotBuffers
+	// resumeSpares are memories kept backed for resumes (pool_resume.go).
+	resumeSpares resumeSpares
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -193,6 +197,8 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closed.Store(true)
 	rt.closeRuns(ErrClosed)
 	rt.pool.close()
+	rt.closeSnapshotBuffers()
+	rt.closeResumeSpares()
 	rt.closeCtx = context.WithoutCancel(ctx)
 	idle := rt.running == 0
 	rt.mu.Unlock()

@@ -99,6 +99,9 @@ type snapshotState struct {
 	pages  uint32
 	blocks []uint32 // decoded: the blocks to write over the image
 	data   []byte   // decoded: their bytes
+	// recycle is the buffer of the snapshot decoded, when it was given to
+	// the Runtime (Resumption.Recycle): kept once the blocks are written.
+	recycle []byte
 }
 
 // snapshotMeta is the JSON part of a snapshot.
@@ -178,10 +181,13 @@ var encoder = sync.OnceValue(func() *zstd.Encoder {
 // encodeSnapshot writes st (its memory whole) as a snapshot of a run
 // restored from img, and returns it with its inflated size. It writes into
 // dst when dst's capacity holds the snapshot (Resumption.SnapshotBuffer),
-// else into a new buffer: a buffer already written costs the copy alone,
-// where a new one of megabytes costs as much again in zeroing, page faults
-// and collections.
-func encodeSnapshot(img *image, st *snapshotState, dst []byte) ([]byte, int, error) {
+// else into what take returns for its size when that holds it (the
+// Runtime's free list, snapshot_buffers.go; take may be nil), else into a
+// new buffer: a buffer already written costs the copy alone, where a new
+// one of megabytes costs as much again in zeroing, page faults and
+// collections. The snapshot returned keeps its buffer's capacity: the
+// caller clips it before it hands it out.
+func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size int) []byte) ([]byte, int, error) {
 	meta, err := json.Marshal(&st.meta)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wasmhost: encode the run's table: %w", err)
@@ -197,9 +203,12 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte) ([]byte, int, err
 	index := changedBlocks(mem, img.memory)
 	raw := 4 + len(meta) + 8 + 4*len(index) + blockSize*len(index)
 	size := headerSize + len(img.engine) + headerTail + raw
+	if cap(dst) < size && take != nil {
+		dst = take(size)
+	}
 	out := dst[:0]
 	if cap(dst) < size {
-		out = make([]byte, 0, size)
+		out = newSnapshotBuffer(size)
 	}
 	out = appendHeader(out, img.moduleHash[:], img.memoryHash[:], img.engine, codecStored, uint64(raw))
 	bodyAt := len(out)

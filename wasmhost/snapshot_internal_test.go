@@ -90,7 +90,7 @@ func TestEncodeSnapshot_buffer(t *testing.T) {
 	st, err := decodeSnapshot(img, rt.limits.MemoryBytes, snap)
 	require.NoError(t, err)
 	st.memory = wholeMemory(img, st)
-	want, _, err := encodeSnapshot(img, st, nil)
+	want, _, err := encodeSnapshot(img, st, nil, nil)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
@@ -103,7 +103,7 @@ func TestEncodeSnapshot_buffer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			buf := bytes.Repeat([]byte{0xa5}, tc.cap)
-			b, _, err := encodeSnapshot(img, st, buf[:7])
+			b, _, err := encodeSnapshot(img, st, buf[:7], nil)
 			require.NoError(t, err)
 			require.Equal(t, want, b)
 			require.Equal(t, tc.wrote, &b[0] == &buf[0], "written into the buffer")
@@ -135,7 +135,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			MaxSnapshotMetaBytes = tc.bound
-			b, _, err := encodeSnapshot(img, st, nil)
+			b, _, err := encodeSnapshot(img, st, nil, nil)
 			if !tc.ok {
 				require.ErrorContains(t, err, "over the")
 				require.ErrorContains(t, err, "wasmhost.MaxSnapshotMetaBytes")
@@ -151,7 +151,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 
 	// A snapshot made under a larger bound is refused under a smaller one.
 	MaxSnapshotMetaBytes = len(meta)
-	b, _, err := encodeSnapshot(img, st, nil)
+	b, _, err := encodeSnapshot(img, st, nil, nil)
 	require.NoError(t, err)
 	MaxSnapshotMetaBytes = len(meta) - 1
 	_, err = decodeSnapshot(img, rt.limits.MemoryBytes, b)
@@ -267,7 +267,7 @@ func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
 		World:   snapWorld{Deterministic: true, Seed: 1, RNG: rngState},
 		Globals: []snapGlobal{{Name: "__stack_pointer", Value: 65536}},
 	}}
-	b, _, err := encodeSnapshot(img, st, nil)
+	b, _, err := encodeSnapshot(img, st, nil, nil)
 	require.NoError(t, err)
 	return img, b, b[bodyStart(b):]
 }

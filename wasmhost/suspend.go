@@ -81,6 +81,10 @@ type Suspended struct {
 	// answer (held or dispatched): dispatched when the run resumes, unless
 	// Resumption.Results answers them.
 	Calls []PendingCall
+
+	// buf is the buffer Snapshot was written into, its whole capacity:
+	// what RecycleSnapshot and Resumption.Recycle give back.
+	buf []byte
 }
 
 // waitingCall is a call the run keeps while Program.Suspend is set: what a
@@ -272,11 +276,19 @@ func (r *run) capture(answers []completion) (*Suspended, error) {
 		return nil, fmt.Errorf("wasmhost: the guest's memory of %d bytes cannot be read", size)
 	}
 	st.memory = mem
-	b, raw, err := encodeSnapshot(r.rt.image, &st, r.snapshotBuf)
+	b, raw, err := encodeSnapshot(r.rt.image, &st, r.snapshotBuf, r.rt.takeSnapshotBuffer)
 	if err != nil {
 		return nil, err
 	}
-	return &Suspended{Snapshot: b, RawBytes: raw, Calls: unanswered}, nil
+	if inst.memory.mapped != nil {
+		// Its pages are backed where the snapshot's blocks go: kept as a
+		// resume spare when the instance closes (pool_resume.go), its
+		// resume writes them into pages already there.
+		inst.memory.resumed = r.rt
+	}
+	// Clipped: past its length, the buffer may hold the bytes of the
+	// snapshot it held before (snapshot_buffers.go).
+	return &Suspended{Snapshot: b[:len(b):len(b)], RawBytes: raw, Calls: unanswered, buf: b}, nil
 }
 
 // nanotimePeek reads the monotonic clock as the guest would, without

@@ -38,7 +38,9 @@ func suspendedHeap(b *testing.B, js string) (*Runtime, *snapshotState, *Suspende
 // baseline every run pays), suspending (diffing the memory against the
 // image, copying the blocks that differ, the checksum; the memory is read
 // in place, from a resumed instance: what a run suspends from), into a new
-// buffer and into the buffer of the snapshot before, and
+// buffer (a first suspension, cold), into one of the Runtime's free list
+// (a first suspension in steady state) and into the buffer of the
+// snapshot before, and
 // resuming (checking, restoring an instance from the image and writing the
 // snapshot's blocks over it); and, for a host that stores
 // snapshots compressed, CompressSnapshot and resuming from its output. It
@@ -87,7 +89,7 @@ func benchmarkSnapshot(b *testing.B, js string) {
 	b.Run("suspend", func(b *testing.B) {
 		reportCPU(b, func() {
 			for b.Loop() {
-				if _, _, err := encodeSnapshot(rt.image, &enc, nil); err != nil {
+				if _, _, err := encodeSnapshot(rt.image, &enc, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -96,19 +98,37 @@ func benchmarkSnapshot(b *testing.B, js string) {
 		b.ReportMetric(float64(s.RawBytes), "raw-bytes")
 		b.ReportMetric(float64(len(mem)), "memory-bytes")
 	})
+	b.Run("suspend-recycled", func(b *testing.B) {
+		// A first suspension in steady state: into a buffer of the free
+		// list, given back once its snapshot is done with
+		// (RecycleSnapshot, Resumption.Recycle).
+		reportCPU(b, func() {
+			for b.Loop() {
+				buf, _, err := encodeSnapshot(rt.image, &enc, nil, rt.takeSnapshotBuffer)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rt.keepSnapshotBuffer(buf)
+			}
+		})
+	})
 	b.Run("suspend-reused", func(b *testing.B) {
 		// Into the buffer of the snapshot before (Resumption.SnapshotBuffer).
 		var buf []byte
 		reportCPU(b, func() {
 			for b.Loop() {
 				var err error
-				if buf, _, err = encodeSnapshot(rt.image, &enc, buf); err != nil {
+				if buf, _, err = encodeSnapshot(rt.image, &enc, buf, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	})
-	b.Run("resume", func(b *testing.B) { benchmarkResume(b, rt, s.Snapshot) })
+	// Steady state: each resume's memory is kept as a resume spare
+	// (pool_resume.go), and the next resume is restored into it.
+	b.Run("resume", func(b *testing.B) { benchmarkResume(b, rt, s.Snapshot, false) })
+	// Cold: no resume spare, as a first resume.
+	b.Run("resume-cold", func(b *testing.B) { benchmarkResume(b, rt, s.Snapshot, true) })
 	compressed, err := CompressSnapshot(s.Snapshot)
 	require.NoError(b, err)
 	b.Run("compress", func(b *testing.B) {
@@ -121,11 +141,13 @@ func benchmarkSnapshot(b *testing.B, js string) {
 		})
 		b.ReportMetric(float64(len(compressed)), "compressed-bytes")
 	})
-	b.Run("resume-compressed", func(b *testing.B) { benchmarkResume(b, rt, compressed) })
+	b.Run("resume-compressed", func(b *testing.B) { benchmarkResume(b, rt, compressed, false) })
 }
 
-// benchmarkResume decodes snapshot and restores an instance from it.
-func benchmarkResume(b *testing.B, rt *Runtime, snapshot []byte) {
+// benchmarkResume decodes snapshot and restores an instance from it; with
+// cold, into a memory no resume spare backs (each is released as its
+// instance closes).
+func benchmarkResume(b *testing.B, rt *Runtime, snapshot []byte, cold bool) {
 	ctx := context.Background()
 	reportCPU(b, func() {
 		for b.Loop() {
@@ -139,6 +161,10 @@ func benchmarkResume(b *testing.B, rt *Runtime, snapshot []byte) {
 				b.Fatal(err)
 			}
 			inst.close(ctx)
+			for cold && rt.yieldResumeSpare() {
+			}
 		}
 	})
+	for rt.yieldResumeSpare() {
+	}
 }

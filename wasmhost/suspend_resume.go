@@ -36,6 +36,18 @@ type Resumption struct {
 	// nothing else may use it until Resume returns, nor, once it returns a
 	// suspended run, but as that run's snapshot.
 	SnapshotBuffer []byte
+	// Recycle, when set, is the Suspended whose snapshot is being resumed
+	// (its Snapshot is Resume's snapshot), given to the Runtime once the
+	// run starts: the run reads the snapshot while it restores its
+	// instance, then gives its buffer to the Runtime's free list
+	// (RecycleSnapshot), where the run's next snapshot, should it suspend
+	// again, or another run's, is written. Recycle.Snapshot is nil once
+	// the run started, so that the snapshot cannot be resumed or read
+	// again through it; the caller must not read the snapshot through any
+	// other slice either. When Resume fails before the run starts
+	// (ErrBusy, ErrSnapshot, ErrClosed, invalid limits), nothing was given:
+	// Recycle is as it was, the caller's still.
+	Recycle *Suspended
 }
 
 // Resume continues a run that Program.Suspend suspended, in a fresh
@@ -62,6 +74,9 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	}
 	if err := CheckLimits(rs.Limits); err != nil {
 		return Outcome{}, fmt.Errorf("wasmhost: invalid resumption limits: %w", err)
+	}
+	if rs.Recycle != nil && !sameBuffer(rs.Recycle.Snapshot, snapshot) {
+		return Outcome{}, errors.New("wasmhost: Resumption.Recycle is not the Suspended of the snapshot being resumed")
 	}
 	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snapshot)
 	if err != nil {
@@ -93,6 +108,12 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	if !rt.acquire() {
 		rt.admission.release(r.committed)
 		return Outcome{}, ErrClosed
+	}
+	if s := rs.Recycle; s != nil {
+		// The run starts: the snapshot is the Runtime's now, given back
+		// once the instance is restored (resumeInstance).
+		st.recycle = s.buffer()
+		s.Snapshot, s.buf = nil, nil
 	}
 	return r.run(ctx)
 }
@@ -159,12 +180,19 @@ func (r *run) startAt(elapsed time.Duration) {
 }
 
 // resumeInstance restores the run's instance from its snapshot: an
-// instance restored from the image (from the pool when one is ready),
+// instance restored from the image (into a resume spare whose pages are
+// backed when one covers the snapshot, pool_resume.go, else from the
+// pool when one is ready),
 // grown to the snapshot's size, the snapshot's blocks written over it, its
 // globals, exchange buffer and world set; no ptcx_restored, since the
 // program's own performance and Math.random are in its memory. Then the
 // answers go to the inbox and the calls left are dispatched.
 func (r *run) resumeInstance() *RunError {
+	if b := r.resuming.recycle; b != nil {
+		// Once read (or not to be), the snapshot's buffer goes to the
+		// free list (Resumption.Recycle).
+		defer r.rt.keepSnapshotBuffer(b)
+	}
 	if e := r.begin(false); e != nil {
 		return e
 	}
@@ -188,12 +216,28 @@ func (r *run) resumeInstance() *RunError {
 func (r *run) restoreSnapshot() (*instance, error) {
 	rt, st := r.rt, r.resuming
 	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
-	inst := rt.pool.take(r.prog.Tenant)
-	if inst == nil {
-		var err error
-		if inst, err = rt.restore(r.ctx, limit); err != nil {
+	size := int(st.pages) * pageSize
+	var inst *instance
+	backed, fromSpare := resumeSpare{}, false
+	if size > len(rt.image.memory) {
+		// Pages already backed, when a resume spare covers the snapshot.
+		backed, fromSpare = rt.takeResumeSpare(size, limit)
+	}
+	var err error
+	switch {
+	case fromSpare:
+		if inst, err = rt.restoreInto(r.ctx, limit, backed); err != nil {
 			return nil, err
 		}
+	default:
+		if inst = rt.pool.take(r.prog.Tenant); inst == nil {
+			if inst, err = rt.restore(r.ctx, limit); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if inst.memory.mapped != nil {
+		inst.memory.resumed = rt
 	}
 	inst.limitMemory(limit)
 	fail := func(err error) (*instance, error) {
@@ -205,7 +249,9 @@ func (r *run) restoreSnapshot() (*instance, error) {
 			return fail(fmt.Errorf("wasmhost: grow the memory to the snapshot's %d pages", st.pages))
 		}
 	}
-	if err := populateSnapshot(inst.memory, rt.image.memory, st.blocks); err != nil {
+	if m := inst.memory; fromSpare {
+		resetForSnapshot(m.mapped, backed.used, rt.image.memory, st.blocks, size, m.cow, &inst.scratch)
+	} else if err := populateSnapshot(m, rt.image.memory, st.blocks); err != nil {
 		return fail(err)
 	}
 	for i := 0; i < len(st.blocks); {

@@ -1,0 +1,238 @@
+package wasmhost
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Resume spares. Resuming a snapshot of megabytes of heap into a memory
+// restored from the image spends most of its time in the kernel, backing
+// the pages the blocks go to (docs/performance.md, "Third pass"): those
+// past the image are a fresh reservation's, those within it copy-on-write
+// faults. A Runtime (with a pool or without) keeps the reservations of the
+// last few memories that grew past the image and were resumed or suspended
+// from, with their pages backed (resume spares), and a resume takes one whose backed size covers
+// its snapshot: the blocks are copied into pages that are already there.
+//
+// Nothing of the run that used a spare reaches the next: taken, a spare is
+// made the image's, the snapshot's or zero in every byte
+// (resetForSnapshot): its pages that may hold a private copy (the page
+// table says which: pagemap_linux.go) and are not the snapshot's blocks
+// are compared and copied from the image (within it) or cleared (past it),
+// and what lies past the snapshot's size is given back to the kernel, so
+// that it reads as zeros when the memory grows.
+//
+// Only memories that served a resume, or that a run suspended from, become
+// resume spares (an idle pool that suspends and resumes nothing holds
+// none), at most resumeSpareCount of them
+// (the newest: one kept past it gives its oldest up), none larger than
+// MaxResumeSpareBytes. Each is charged to admission's committed memory
+// for its backed size (its memory's size when it closed), as the pool's
+// instances are charged (chargePool); a spare that does not fit is
+// released, and a run that does not fit beside them takes their room
+// (yieldResumeSpare, from admit). They are released when the Runtime
+// closes. On the engines whose memory is not a reservation of the host's
+// (wasmtime's), there are none.
+
+// Bounds of a Runtime's resume spares.
+const (
+	// ResumeSpareCount is the most resume spares a Runtime keeps (with
+	// fewer guest slots, twice its slots: as many as resume at once and
+	// as many again finishing, as the pool keeps hot).
+	ResumeSpareCount = 4
+	// MaxResumeSpareBytes is the largest memory kept as a resume spare:
+	// its size when it closed, all of which may be backed.
+	MaxResumeSpareBytes = 64 << 20
+)
+
+// resumeSpare is the reservation of a memory that served a resume.
+type resumeSpare struct {
+	mem  []byte // the whole reservation
+	used int    // the memory's size when it closed: nothing past it was written
+	cow  bool   // the image is mapped copy-on-write over its start
+	huge bool   // part of it asks for transparent huge pages (populateWindow)
+}
+
+// resumeSpares are a Runtime's resume spares, oldest first.
+type resumeSpares struct {
+	mu     sync.Mutex
+	list   []resumeSpare
+	closed bool
+}
+
+// resumeSpareCount is how many resume spares rt keeps.
+func (rt *Runtime) resumeSpareCount() int {
+	return min(ResumeSpareCount, 2*rt.slots.maxCount)
+}
+
+// keepResumeSpare takes the reservation of a memory that served a resume
+// as a resume spare, and reports whether it did: not when it did not grow
+// past the image (the pool's spares take it, pool.keep), is larger than
+// MaxResumeSpareBytes, or does not fit under the committed memory cap, nor
+// once the Runtime closed. With resumeSpareCount kept already, the oldest
+// is released for it.
+func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
+	if rt.image == nil || s.used <= len(rt.image.memory) || s.used > MaxResumeSpareBytes || s.used > len(s.mem) {
+		return false
+	}
+	sp := &rt.resumeSpares
+	count := rt.resumeSpareCount()
+	sp.mu.Lock()
+	if sp.closed || count == 0 {
+		sp.mu.Unlock()
+		return false
+	}
+	var evicted []resumeSpare
+	for len(sp.list) >= count {
+		evicted = append(evicted, sp.list[0])
+		rt.unchargePool(int64(sp.list[0].used))
+		sp.list = slices.Delete(sp.list, 0, 1)
+	}
+	ok := rt.chargePool(int64(s.used))
+	if ok {
+		sp.list = append(sp.list, s)
+	}
+	sp.mu.Unlock()
+	for _, e := range evicted {
+		release(e.mem)
+	}
+	return ok
+}
+
+// takeResumeSpare returns the resume spare of the least backed size that
+// covers need bytes, in a reservation of at least limit bytes, or false
+// when none does.
+func (rt *Runtime) takeResumeSpare(need int, limit uint64) (resumeSpare, bool) {
+	sp := &rt.resumeSpares
+	sp.mu.Lock()
+	at := -1
+	for i, s := range sp.list {
+		if s.used >= need && uint64(len(s.mem)) >= limit && (at < 0 || s.used < sp.list[at].used) {
+			at = i
+		}
+	}
+	if at < 0 {
+		sp.mu.Unlock()
+		return resumeSpare{}, false
+	}
+	s := sp.list[at]
+	sp.list = slices.Delete(sp.list, at, at+1)
+	sp.mu.Unlock()
+	rt.unchargePool(int64(s.used))
+	return s, true
+}
+
+// yieldResumeSpare releases the oldest resume spare, giving its memory
+// back to admission, and reports whether there was one.
+func (rt *Runtime) yieldResumeSpare() bool {
+	sp := &rt.resumeSpares
+	sp.mu.Lock()
+	if len(sp.list) == 0 {
+		sp.mu.Unlock()
+		return false
+	}
+	s := sp.list[0]
+	sp.list = slices.Delete(sp.list, 0, 1)
+	sp.mu.Unlock()
+	release(s.mem)
+	rt.unchargePool(int64(s.used))
+	return true
+}
+
+// closeResumeSpares releases the resume spares, for good (Runtime.Close).
+func (rt *Runtime) closeResumeSpares() {
+	sp := &rt.resumeSpares
+	sp.mu.Lock()
+	list := sp.list
+	sp.list, sp.closed = nil, true
+	sp.mu.Unlock()
+	for _, s := range list {
+		release(s.mem)
+		rt.unchargePool(int64(s.used))
+	}
+}
+
+// resumeSpareStats returns how many resume spares rt keeps, and their
+// backed bytes.
+func (rt *Runtime) resumeSpareStats() (int, int64) {
+	sp := &rt.resumeSpares
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	var bytes int64
+	for _, s := range sp.list {
+		bytes += int64(s.used)
+	}
+	return len(sp.list), bytes
+}
+
+// restoreInto returns a new instance restored from the image into the
+// resume spare s, with a memory capped at limit bytes: its bytes are not
+// yet the image's (resetForSnapshot makes them so).
+func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare) (*instance, error) {
+	img := rt.image
+	memory := &cappedMemory{limit: limit, image: img, spares: rt.pool, preset: &s}
+	w := &world{}
+	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
+	if err != nil {
+		if memory.preset != nil { // not taken by the engine
+			release(s.mem)
+		}
+		return nil, fmt.Errorf("restore the guest: %w", err)
+	}
+	inst, err := bindLazily(mod, memory, w, &img.exports)
+	if err != nil {
+		return nil, err
+	}
+	if memory.mapped == nil || &memory.mapped[0] != &s.mem[0] {
+		// The engine did not take the reservation (its memory is its own).
+		inst.close(ctx)
+		release(s.mem)
+		return nil, fmt.Errorf("wasmhost: the engine did not take the resume spare's memory")
+	}
+	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
+	return inst, nil
+}
+
+// resetForSnapshot makes mem, the reservation of a resume spare whose
+// memory had used bytes, ready for a snapshot whose memory has size bytes
+// and whose blocks (ascending) are written next: every other byte below
+// size is the image's (img) or zero, every byte from size to used zero
+// (given back to the kernel). cow says the image is mapped copy-on-write
+// over mem's start: then only the pages that may hold a private copy are
+// compared (privatePages), within the image and past it; else the image's
+// blocks are all compared, and past it only those pages.
+func resetForSnapshot(mem []byte, used int, img []byte, blocks []uint32, size int, cow bool, scratch *[]byte) {
+	if used > size {
+		discard(mem[size:used])
+	}
+	end := min(used, size)
+	reset := func(off, stop int) {
+		for ; off < stop; off += blockSize {
+			if _, in := slices.BinarySearch(blocks, uint32(off/blockSize)); in {
+				continue // written next
+			}
+			b := mem[off : off+blockSize]
+			if off < len(img) {
+				if want := img[off : off+blockSize]; string(b) != string(want) {
+					copy(b, want)
+				}
+			} else if !allZero(b) {
+				clear(b)
+			}
+		}
+	}
+	from := 0
+	if !cow {
+		reset(0, len(img))
+		from = len(img)
+	}
+	if from >= end {
+		return
+	}
+	var ok bool
+	if *scratch, ok = privatePages(mem[from:end], *scratch, func(off, stop int) { reset(from+off, from+stop) }); !ok {
+		reset(from, end)
+	}
+}

@@ -1,0 +1,170 @@
+package wasmhost
+
+import "sync"
+
+// Recycling snapshot buffers. A first suspension writes its snapshot into
+// a buffer of the whole changed heap (megabytes for a program holding
+// megabytes): a new one costs its allocation, the zeroing and page faults
+// of its first write, and the collections it brings, several times the
+// copy itself (docs/performance.md, "Fourth pass"). A Runtime keeps a
+// small free list of buffers whose snapshots their owner is done with, and
+// a suspension takes one that holds its snapshot before it allocates.
+//
+// A buffer comes back only when its owner says so: RecycleSnapshot, or
+// Resumption.Recycle (the snapshot being resumed, given to the Runtime).
+// Until then it is the caller's, never written by a run. Taken from the
+// list, it is one snapshot's alone: it leaves the list as it is handed
+// out, and Suspended.Snapshot is clipped to the snapshot's length
+// (b[:n:n]), so that nothing of the snapshot the buffer held before is
+// reachable through it.
+//
+// The list is bounded in count and bytes (the buffers' capacities), and
+// its bytes are charged to admission's committed memory as the warm
+// pool's are (chargePool): a buffer that does not fit is left to the
+// collector, and a run that does not fit beside the list takes its room
+// (yieldSnapshotBuffer, from admit).
+
+// Bounds of a Runtime's free list of snapshot buffers.
+const (
+	// SnapshotBufferCount is how many buffers the free list keeps.
+	SnapshotBufferCount = 8
+	// SnapshotBufferBytes bounds the bytes the free list keeps, the
+	// buffers' capacities summed: a buffer given back past it is left to
+	// the collector.
+	SnapshotBufferBytes = 64 << 20
+)
+
+// snapshotBuffers is a Runtime's free list of snapshot buffers.
+type snapshotBuffers struct {
+	mu     sync.Mutex
+	free   [][]byte // each of length 0, its capacity charged to admission
+	bytes  int64
+	closed bool
+}
+
+// snapshotSlack is what a new snapshot buffer is given past the snapshot
+// it is made for, in bytes per byte: a later snapshot of the same program
+// differs by its table's counters and clocks, a few bytes, and fits.
+const snapshotSlack = 32
+
+// newSnapshotBuffer returns a buffer of length 0 for a snapshot of size
+// bytes, with a little room past it (snapshotSlack), rounded to blocks.
+func newSnapshotBuffer(size int) []byte {
+	n := size + size/snapshotSlack + blockSize
+	return make([]byte, 0, n-n%blockSize)
+}
+
+// takeSnapshotBuffer returns the smallest buffer of the free list that
+// holds size bytes, of length 0, or nil when none does.
+func (rt *Runtime) takeSnapshotBuffer(size int) []byte {
+	f := &rt.snapBufs
+	f.mu.Lock()
+	at := -1
+	for i, b := range f.free {
+		if cap(b) >= size && (at < 0 || cap(b) < cap(f.free[at])) {
+			at = i
+		}
+	}
+	if at < 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	b := f.free[at]
+	n := len(f.free) - 1
+	f.free[at] = f.free[n]
+	f.free[n] = nil
+	f.free = f.free[:n]
+	f.bytes -= int64(cap(b))
+	f.mu.Unlock()
+	rt.unchargePool(int64(cap(b)))
+	return b
+}
+
+// RecycleSnapshot gives the bytes of s's snapshot back to the Runtime,
+// for a later suspension of one of its runs to write its snapshot into:
+// call it once the caller is done with s.Snapshot, which it must not read
+// again, nor anything sliced from it (it will hold another run's
+// snapshot). s.Snapshot is nil once it returns, so that s itself cannot be
+// read or resumed again. The buffer is kept while the free list has room
+// (SnapshotBufferCount, SnapshotBufferBytes) and committed memory fits
+// it; else it is left to the collector. A nil s, or one whose snapshot is
+// already nil, is a no-op.
+//
+// Resumption.Recycle does the same for a snapshot being resumed, once the
+// resumed run is done with it.
+func (rt *Runtime) RecycleSnapshot(s *Suspended) {
+	if s == nil {
+		return
+	}
+	b := s.buffer()
+	s.Snapshot, s.buf = nil, nil
+	rt.keepSnapshotBuffer(b)
+}
+
+// buffer returns the whole buffer s's snapshot was written into: the
+// capacity past the snapshot is the buffer's, written by no one else.
+func (s *Suspended) buffer() []byte {
+	if s.buf != nil && sameBuffer(s.buf, s.Snapshot) {
+		return s.buf[:0]
+	}
+	return s.Snapshot[:0]
+}
+
+// sameBuffer reports whether a and b start at the same byte.
+func sameBuffer(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+}
+
+// keepSnapshotBuffer puts b in the free list, if it has room for it.
+func (rt *Runtime) keepSnapshotBuffer(b []byte) {
+	size := int64(cap(b))
+	if size < blockSize {
+		return
+	}
+	f := &rt.snapBufs
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || len(f.free) >= SnapshotBufferCount || f.bytes+size > SnapshotBufferBytes || !rt.chargePool(size) {
+		return
+	}
+	f.free = append(f.free, b[:0])
+	f.bytes += size
+}
+
+// yieldSnapshotBuffer drops the largest buffer of the free list, giving
+// its bytes back to admission, and reports whether there was one.
+func (rt *Runtime) yieldSnapshotBuffer() bool {
+	f := &rt.snapBufs
+	f.mu.Lock()
+	at := -1
+	for i, b := range f.free {
+		if at < 0 || cap(b) > cap(f.free[at]) {
+			at = i
+		}
+	}
+	if at < 0 {
+		f.mu.Unlock()
+		return false
+	}
+	size := int64(cap(f.free[at]))
+	n := len(f.free) - 1
+	f.free[at] = f.free[n]
+	f.free[n] = nil
+	f.free = f.free[:n]
+	f.bytes -= size
+	f.mu.Unlock()
+	rt.unchargePool(size)
+	return true
+}
+
+// closeSnapshotBuffers drops the free list, for good (Runtime.Close).
+func (rt *Runtime) closeSnapshotBuffers() {
+	f := &rt.snapBufs
+	f.mu.Lock()
+	free, bytes := f.free, f.bytes
+	f.free, f.bytes, f.closed = nil, 0, true
+	f.mu.Unlock()
+	if len(free) > 0 {
+		rt.unchargePool(bytes)
+	}
+}
