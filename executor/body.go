@@ -23,7 +23,7 @@ const cancelGrace = 100 * time.Millisecond
 //     call settles without it, and its late outcome is dropped;
 //   - the body ends its goroutine (runtime.Goexit): the call is INTERNAL.
 //
-// After the settlement it calls then, once, on the goroutine that settled.
+// After the settlement it tells then, once, on the goroutine that settled.
 // A settlement that did not wait for the body's goroutine (the last two
 // cases) then calls lost: a goroutine lent to the body by someone else
 // (the inline path, inline.go) must be given up for.
@@ -39,22 +39,42 @@ type body struct {
 	ctx     context.Context // the call's
 	bodyCtx context.Context // ctx under the tool's timeout
 	cancel  context.CancelFunc
-	then    func()
+	then    settler
 	lost    func() // nil when nothing was lent
 
 	settled atomic.Bool
 	mu      sync.Mutex  // guards grace
 	grace   *time.Timer // armed when bodyCtx is done
-	unwatch func() bool // stops watching bodyCtx
+
+	// bodyCtx is watched (to arm grace) by w when it is the shared watch
+	// of ctx (watch.go), else by a watcher of its own, which stop ends.
+	w          *watch
+	prev, next *body // in w's list, while watched
+	stop       func() bool
 }
 
+// settler is told, once, that a call has its outcome (body.then).
+type settler interface{ settled() }
+
+// noSettler is the settler of run_code's own body, which needs no telling.
+type noSettler struct{}
+
+func (noSettler) settled() {}
+
+// doneSettler closes its channel.
+type doneSettler chan struct{}
+
+func (d doneSettler) settled() { close(d) }
+
 // startBody marks the body of x started and returns its lifetime, or, when
-// ctx is already done, settles the call as never dispatched (calling then)
-// and returns nil.
-func (x *execution) startBody(ctx context.Context, then, lost func()) *body {
+// ctx is already done, settles the call as never dispatched (telling then)
+// and returns nil. w, when not nil, is the shared watch of ctx (watch.go):
+// a body without a timeout of its own is watched by it instead of by a
+// context.AfterFunc of its own.
+func (x *execution) startBody(ctx context.Context, then settler, lost func(), w *watch) *body {
 	if ctx.Err() != nil {
 		x.fail(aborted(ctx, api.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
-		then()
+		then.settled()
 		return nil
 	}
 	x.ran = true
@@ -62,15 +82,29 @@ func (x *execution) startBody(ctx context.Context, then, lost func()) *body {
 		x.bodyFrom = time.Now() // for the run's ledger and Notification.Body
 	}
 	x.e.notifyStart(x)
-	b := &body{x: x, ctx: ctx, bodyCtx: ctx, cancel: func() {}, then: then, lost: lost}
+	b := &x.life
+	b.x, b.ctx, b.bodyCtx, b.then, b.lost = x, ctx, ctx, then, lost
 	if t := x.def.Timeout(); t > 0 {
 		b.bodyCtx, b.cancel = context.WithTimeout(ctx, t)
 	}
-	b.unwatch = func() bool { return false }
-	if !x.def.Transport() {
-		b.unwatch = context.AfterFunc(b.bodyCtx, b.armGrace)
+	switch {
+	case x.def.Transport():
+	case b.cancel == nil && w != nil: // bodyCtx is ctx
+		w.add(b)
+	default:
+		b.stop = context.AfterFunc(b.bodyCtx, b.armGrace)
 	}
 	return b
+}
+
+// unwatch stops watching bodyCtx.
+func (b *body) unwatch() {
+	switch {
+	case b.w != nil:
+		b.w.remove(b)
+	case b.stop != nil:
+		b.stop()
+	}
 }
 
 // run runs the body on the calling goroutine and settles the call with its
@@ -129,7 +163,9 @@ func (b *body) settle(o outcome, late bool) bool {
 		b.x.bodyTime = time.Since(b.x.bodyFrom)
 	}
 	b.x.conclude(b.ctx, b.bodyCtx, o)
-	b.cancel()
-	b.then()
+	if b.cancel != nil {
+		b.cancel()
+	}
+	b.then.settled()
 	return true
 }

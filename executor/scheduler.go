@@ -60,12 +60,24 @@ type scheduler struct {
 	postMu    sync.Mutex   // post-execute listeners run one at a time
 	answerMu  sync.Mutex   // a completion number and its answer to the program, in one step
 	completed atomic.Int64 // completion sequence numbers given out
+	watches   watches      // of the contexts bodies run under (watch.go)
 }
 
-// nested is one call a program made.
+// nested is one call a program made: its execution and where its answer
+// goes, in one allocation. It is the settler of its body (body.go): the
+// goroutine that settles the body commits the call.
 type nested struct {
-	x     *execution
+	x     execution
+	s     *scheduler
 	reply func(wasmhost.CallResult)
+	slot  bool // the body holds one of s.slots until it settles
+}
+
+func (n *nested) settled() {
+	if n.slot {
+		<-n.s.slots
+	}
+	n.s.commit(n)
 }
 
 func newScheduler(ctx context.Context, e *Executor, tok *token) *scheduler {
@@ -113,7 +125,9 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 	}
 	id := s.tok.callID + ":ptc:" + strconv.FormatInt(s.tok.seq.Add(1), 10)
 	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: args} // args is ours (wasmhost.Dispatcher)
-	s.queue = append(s.queue, &nested{x: s.e.newExecution(call, s.tok), reply: reply})
+	n := &nested{s: s, reply: reply}
+	s.e.initExecution(&n.x, call, s.tok)
+	s.queue = append(s.queue, n)
 	if !s.deferred {
 		s.handOff()
 	}
@@ -163,6 +177,7 @@ func (s *scheduler) settle() {
 	}
 	<-s.sequenced
 	s.commits.Wait()
+	s.watches.stop()
 }
 
 // testHookSettling, when set by a test, runs once settlement has begun and
@@ -219,7 +234,7 @@ func (s *scheduler) sequence() {
 
 // start runs n's policy phases and starts its body according to its class.
 func (s *scheduler) start(n *nested) {
-	x := n.x
+	x := &n.x
 	if !x.prepare(s.policyCtx) {
 		if s.isSettled() {
 			s.abandon(n)
@@ -240,10 +255,8 @@ func (s *scheduler) start(n *nested) {
 			s.abandon(n)
 			return
 		}
-		x.launch(s.ctx, func() {
-			<-s.slots
-			s.commit(n)
-		})
+		n.slot = true
+		x.launch(s.ctx, n, s.watches.of(s.ctx))
 		return
 	}
 	// Exclusive: wait for every earlier call to commit, run alone, and hold
@@ -253,7 +266,7 @@ func (s *scheduler) start(n *nested) {
 		s.abandon(n)
 		return
 	}
-	x.dispatch(s.ctx)
+	x.dispatchWatched(s.ctx, s.watches.of(s.ctx))
 	s.commit(n)
 }
 
@@ -270,7 +283,7 @@ func (s *scheduler) drain() bool {
 
 // abandon settles a call whose body never started.
 func (s *scheduler) abandon(n *nested) {
-	x := n.x
+	x := &n.x
 	if !x.created {
 		x.create(s.ctx) // resolve, so that the tool's finalizer applies
 	}

@@ -26,10 +26,10 @@ func TestScanFlat_shapes(t *testing.T) {
 		{`{"s":"` + "\xff" + `"}`, true}, // json.Valid does not check a value's UTF-8
 		{`{"a":{}}`, false},              // nested: not flat
 		{`{"a":[1]}`, false},
-		{`{"\u0061":1}`, false},          // an escaped key: the general way decodes it
-		{`{"` + "\xff" + `":1}`, false},  // a key in invalid UTF-8
-		{`{"a":1,"a":2}`, false},         // a duplicate: the general way reports it
-		{`{"a":1,}`, false},              // invalid from here on
+		{`{"\u0061":1}`, false},         // an escaped key: the general way decodes it
+		{`{"` + "\xff" + `":1}`, false}, // a key in invalid UTF-8
+		{`{"a":1,"a":2}`, false},        // a duplicate: the general way reports it
+		{`{"a":1,}`, false},             // invalid from here on
 		{`{"a":1 "b":2}`, false},
 		{`{"a" 1}`, false},
 		{`{a:1}`, false},
