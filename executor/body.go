@@ -49,8 +49,11 @@ type body struct {
 	// bodyCtx is watched (to arm grace) by w when it is the shared watch
 	// of ctx (watch.go), else by a watcher of its own, which stop ends.
 	w          *watch
-	prev, next *body // in w's list, while watched
+	linked     bool  // in w's list; guarded by w.mu, as prev and next
+	prev, next *body // in w's list
 	stop       func() bool
+
+	returned bool // the body returned, and its outcome settled the call (written by the settling goroutine)
 }
 
 // settler is told, once, that a call has its outcome (body.then).
@@ -90,11 +93,21 @@ func (x *execution) startBody(ctx context.Context, then settler, lost func(), w 
 	switch {
 	case x.def.Transport():
 	case b.cancel == nil && w != nil: // bodyCtx is ctx
+		b.w = w
 		w.add(b)
 	default:
 		b.stop = context.AfterFunc(b.bodyCtx, b.armGrace)
 	}
 	return b
+}
+
+// done reports whether nothing refers to b any more once its call has
+// committed: the body returned and settled the call itself, and no timer
+// or watcher of its own may still run (a shared watch let it go before it
+// settled, and armed no grace timer). Call it on the goroutine that
+// settled the call, after it did.
+func (b *body) done() bool {
+	return b.returned && b.stop == nil && b.cancel == nil && b.grace == nil
 }
 
 // unwatch stops watching bodyCtx.
@@ -123,7 +136,7 @@ func (b *body) run() {
 	o.err = safely(func() (err error) { o.out, err = b.x.callBody(b.bodyCtx); return err })
 	returned = true
 	b.unwatch()
-	b.settle(o, b.bodyCtx.Err() != nil)
+	b.settle(o, b.bodyCtx.Err() != nil, true)
 }
 
 // armGrace runs when the body's context is done: cancelGrace later, the
@@ -139,18 +152,20 @@ func (b *body) armGrace() {
 // settleWithout settles the call without waiting for the body's goroutine,
 // and gives up what was lent to it.
 func (b *body) settleWithout(o outcome) {
-	if b.settle(o, true) && b.lost != nil {
+	if b.settle(o, true, false) && b.lost != nil {
 		b.lost()
 	}
 }
 
 // settle records o as the call's outcome and calls then, unless the call
 // has settled already; it reports whether it settled it. late means
-// bodyCtx was done: an outcome without an error then takes bodyCtx's.
-func (b *body) settle(o outcome, late bool) bool {
+// bodyCtx was done: an outcome without an error then takes bodyCtx's;
+// returned, that the body returned o.
+func (b *body) settle(o outcome, late, returned bool) bool {
 	if b.settled.Swap(true) {
 		return false
 	}
+	b.returned = returned
 	b.mu.Lock()
 	if b.grace != nil {
 		b.grace.Stop()

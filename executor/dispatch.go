@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 )
 
 // dispatch is phase 7: run the body (body.go) with the caller's context
@@ -90,7 +91,7 @@ func (x *execution) checkValue() {
 		x.out.Value = json.RawMessage("null")
 		return
 	}
-	if !json.Valid(x.out.Value) {
+	if !resolve.ValidJSON(x.out.Value) {
 		x.fail(api.Errorf(api.CodeInvalidToolOutput, "%s returned a value that is not valid JSON", x.req.Tool))
 	}
 }

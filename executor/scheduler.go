@@ -61,7 +61,13 @@ type scheduler struct {
 	answerMu  sync.Mutex   // a completion number and its answer to the program, in one step
 	completed atomic.Int64 // completion sequence numbers given out
 	watches   watches      // of the contexts bodies run under (watch.go)
+	free      []*nested    // on mu: committed records nothing refers to, for the next calls (at most maxFree)
 }
+
+// maxFree is the most committed call records a scheduler keeps for reuse:
+// a program awaiting its calls one at a time needs one; a burst of
+// parallel calls does not keep its records all for the rest of the run.
+const maxFree = 4
 
 // nested is one call a program made: its execution and where its answer
 // goes, in one allocation. It is the settler of its body (body.go): the
@@ -123,9 +129,16 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 		reply(wasmhost.CallResult{Message: "the run_code program has settled: no more tool calls are accepted"})
 		return
 	}
-	id := s.tok.callID + ":ptc:" + strconv.FormatInt(s.tok.seq.Add(1), 10)
+	var num [20]byte // the number's digits, on the stack: the ID is one allocation
+	id := s.tok.callID + ":ptc:" + string(strconv.AppendInt(num[:0], s.tok.seq.Add(1), 10))
 	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: args} // args is ours (wasmhost.Dispatcher)
-	n := &nested{s: s, reply: reply}
+	var n *nested
+	if k := len(s.free); k > 0 {
+		n, s.free = s.free[k-1], s.free[:k-1]
+		*n = nested{s: s, reply: reply}
+	} else {
+		n = &nested{s: s, reply: reply}
+	}
 	s.e.initExecution(&n.x, call, s.tok)
 	s.queue = append(s.queue, n)
 	if !s.deferred {
@@ -308,7 +321,7 @@ func (s *scheduler) commit(n *nested) {
 	// in that order).
 	s.answerMu.Lock()
 	n.x.seq = s.completed.Add(1)
-	r := n.x.finish(s.ctx)
+	answer, reply := callResult(n.x.finish(s.ctx)), n.reply
 	s.mu.Lock()
 	// Only an exclusive call waits for this (drain); s.cond must not be
 	// signalled here: it would wake the sequencer to take calls the
@@ -316,8 +329,11 @@ func (s *scheduler) commit(n *nested) {
 	if s.inflight--; s.inflight <= 1 {
 		s.drained.Signal()
 	}
+	if len(s.free) < maxFree && (!n.x.ran || n.x.life.done()) {
+		s.free = append(s.free, n) // n is not read from here on
+	}
 	s.mu.Unlock()
-	n.reply(callResult(r))
+	reply(answer)
 	s.answerMu.Unlock()
 }
 

@@ -37,7 +37,7 @@ func (w *watch) add(b *body) {
 		b.armGrace()
 		return
 	}
-	b.w, b.prev, b.next = w, nil, w.head
+	b.linked, b.prev, b.next = true, nil, w.head
 	if w.head != nil {
 		w.head.prev = b
 	}
@@ -48,7 +48,7 @@ func (w *watch) add(b *body) {
 // remove stops watching b, if it still is.
 func (w *watch) remove(b *body) {
 	w.mu.Lock()
-	if b.w == w {
+	if b.linked {
 		if b.prev != nil {
 			b.prev.next = b.next
 		} else {
@@ -57,7 +57,7 @@ func (w *watch) remove(b *body) {
 		if b.next != nil {
 			b.next.prev = b.prev
 		}
-		b.w, b.prev, b.next = nil, nil, nil
+		b.linked, b.prev, b.next = false, nil, nil
 	}
 	w.mu.Unlock()
 }
@@ -69,7 +69,7 @@ func (w *watch) end() {
 	w.ended = true
 	for b := w.head; b != nil; {
 		next := b.next
-		b.w, b.prev, b.next = nil, nil, nil
+		b.linked, b.prev, b.next = false, nil, nil
 		b.armGrace()
 		b = next
 	}
