@@ -23,7 +23,7 @@ const cancelGrace = 100 * time.Millisecond
 //     call settles without it, and its late outcome is dropped;
 //   - the body ends its goroutine (runtime.Goexit): the call is INTERNAL.
 //
-// After the settlement it calls then, once, on the goroutine that settled.
+// After the settlement it tells then, once, on the goroutine that settled.
 // A settlement that did not wait for the body's goroutine (the last two
 // cases) then calls lost: a goroutine lent to the body by someone else
 // (the inline path, inline.go) must be given up for.
@@ -39,22 +39,45 @@ type body struct {
 	ctx     context.Context // the call's
 	bodyCtx context.Context // ctx under the tool's timeout
 	cancel  context.CancelFunc
-	then    func()
+	then    settler
 	lost    func() // nil when nothing was lent
 
 	settled atomic.Bool
 	mu      sync.Mutex  // guards grace
 	grace   *time.Timer // armed when bodyCtx is done
-	unwatch func() bool // stops watching bodyCtx
+
+	// bodyCtx is watched (to arm grace) by w when it is the shared watch
+	// of ctx (watch.go), else by a watcher of its own, which stop ends.
+	w          *watch
+	linked     bool  // in w's list; guarded by w.mu, as prev and next
+	prev, next *body // in w's list
+	stop       func() bool
+
+	returned bool // the body returned, and its outcome settled the call (written by the settling goroutine)
 }
 
+// settler is told, once, that a call has its outcome (body.then).
+type settler interface{ settled() }
+
+// noSettler is the settler of run_code's own body, which needs no telling.
+type noSettler struct{}
+
+func (noSettler) settled() {}
+
+// doneSettler closes its channel.
+type doneSettler chan struct{}
+
+func (d doneSettler) settled() { close(d) }
+
 // startBody marks the body of x started and returns its lifetime, or, when
-// ctx is already done, settles the call as never dispatched (calling then)
-// and returns nil.
-func (x *execution) startBody(ctx context.Context, then, lost func()) *body {
+// ctx is already done, settles the call as never dispatched (telling then)
+// and returns nil. w, when not nil, is the shared watch of ctx (watch.go):
+// a body without a timeout of its own is watched by it instead of by a
+// context.AfterFunc of its own.
+func (x *execution) startBody(ctx context.Context, then settler, lost func(), w *watch) *body {
 	if ctx.Err() != nil {
 		x.fail(aborted(ctx, api.CodeAbortedBeforeDispatch, "the call was cancelled before it was dispatched"))
-		then()
+		then.settled()
 		return nil
 	}
 	x.ran = true
@@ -62,15 +85,39 @@ func (x *execution) startBody(ctx context.Context, then, lost func()) *body {
 		x.bodyFrom = time.Now() // for the run's ledger and Notification.Body
 	}
 	x.e.notifyStart(x)
-	b := &body{x: x, ctx: ctx, bodyCtx: ctx, cancel: func() {}, then: then, lost: lost}
+	b := &x.life
+	b.x, b.ctx, b.bodyCtx, b.then, b.lost = x, ctx, ctx, then, lost
 	if t := x.def.Timeout(); t > 0 {
 		b.bodyCtx, b.cancel = context.WithTimeout(ctx, t)
 	}
-	b.unwatch = func() bool { return false }
-	if !x.def.Transport() {
-		b.unwatch = context.AfterFunc(b.bodyCtx, b.armGrace)
+	switch {
+	case x.def.Transport():
+	case b.cancel == nil && w != nil: // bodyCtx is ctx
+		b.w = w
+		w.add(b)
+	default:
+		b.stop = context.AfterFunc(b.bodyCtx, b.armGrace)
 	}
 	return b
+}
+
+// done reports whether nothing refers to b any more once its call has
+// committed: the body returned and settled the call itself, and no timer
+// or watcher of its own may still run (a shared watch let it go before it
+// settled, and armed no grace timer). Call it on the goroutine that
+// settled the call, after it did.
+func (b *body) done() bool {
+	return b.returned && b.stop == nil && b.cancel == nil && b.grace == nil
+}
+
+// unwatch stops watching bodyCtx.
+func (b *body) unwatch() {
+	switch {
+	case b.w != nil:
+		b.w.remove(b)
+	case b.stop != nil:
+		b.stop()
+	}
 }
 
 // run runs the body on the calling goroutine and settles the call with its
@@ -89,7 +136,7 @@ func (b *body) run() {
 	o.err = safely(func() (err error) { o.out, err = b.x.callBody(b.bodyCtx); return err })
 	returned = true
 	b.unwatch()
-	b.settle(o, b.bodyCtx.Err() != nil)
+	b.settle(o, b.bodyCtx.Err() != nil, true)
 }
 
 // armGrace runs when the body's context is done: cancelGrace later, the
@@ -105,18 +152,20 @@ func (b *body) armGrace() {
 // settleWithout settles the call without waiting for the body's goroutine,
 // and gives up what was lent to it.
 func (b *body) settleWithout(o outcome) {
-	if b.settle(o, true) && b.lost != nil {
+	if b.settle(o, true, false) && b.lost != nil {
 		b.lost()
 	}
 }
 
 // settle records o as the call's outcome and calls then, unless the call
 // has settled already; it reports whether it settled it. late means
-// bodyCtx was done: an outcome without an error then takes bodyCtx's.
-func (b *body) settle(o outcome, late bool) bool {
+// bodyCtx was done: an outcome without an error then takes bodyCtx's;
+// returned, that the body returned o.
+func (b *body) settle(o outcome, late, returned bool) bool {
 	if b.settled.Swap(true) {
 		return false
 	}
+	b.returned = returned
 	b.mu.Lock()
 	if b.grace != nil {
 		b.grace.Stop()
@@ -129,7 +178,9 @@ func (b *body) settle(o outcome, late bool) bool {
 		b.x.bodyTime = time.Since(b.x.bodyFrom)
 	}
 	b.x.conclude(b.ctx, b.bodyCtx, o)
-	b.cancel()
-	b.then()
+	if b.cancel != nil {
+		b.cancel()
+	}
+	b.then.settled()
 	return true
 }

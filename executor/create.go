@@ -37,12 +37,13 @@ func (x *execution) create(ctx context.Context) bool {
 		return false
 	}
 
-	args, perr := resolve.ParseArgs(x.req.Args)
-	if perr != nil {
+	if perr := resolve.ReadArgs(x.req.Args, &x.in); perr != nil {
 		x.fail(perr)
 		return false
 	}
-	x.args = args
+	if x.def != nil && x.def.Transport() {
+		x.args = x.in.Map() // runargs.go reads the program and its limits
+	}
 
 	switch x.res.Refusal {
 	case resolve.Collapsed:

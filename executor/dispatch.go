@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/resolve"
 )
 
 // dispatch is phase 7: run the body (body.go) with the caller's context
@@ -15,26 +16,30 @@ import (
 // body that ignores its context is not waited for longer than cancelGrace
 // past the timeout or the cancellation: the call settles, and the body's
 // late result is dropped.
-func (x *execution) dispatch(ctx context.Context) {
+func (x *execution) dispatch(ctx context.Context) { x.dispatchWatched(ctx, nil) }
+
+// dispatchWatched is dispatch with w, when not nil, the shared watch of
+// ctx (watch.go).
+func (x *execution) dispatchWatched(ctx context.Context, w *watch) {
 	if x.def.Transport() {
 		// run_code's own body is never settled without it (body.go), so
 		// it runs on the calling goroutine, sparing two hand-offs.
-		if b := x.startBody(ctx, func() {}, nil); b != nil {
+		if b := x.startBody(ctx, noSettler{}, nil, nil); b != nil {
 			b.run()
 		}
 		return
 	}
-	done := make(chan struct{})
-	x.launch(ctx, func() { close(done) })
+	done := make(doneSettler)
+	x.launch(ctx, done, w)
 	<-done
 }
 
 // launch is dispatch without the wait: it starts the body on a goroutine of
-// its own and calls then, exactly once and from whichever goroutine settles
+// its own and tells then, exactly once and from whichever goroutine settles
 // the call, when the outcome is recorded. The scheduler uses it so that the
 // goroutine running a nested body also commits it, without a hand-off.
-func (x *execution) launch(ctx context.Context, then func()) {
-	if b := x.startBody(ctx, then, nil); b != nil {
+func (x *execution) launch(ctx context.Context, then settler, w *watch) {
+	if b := x.startBody(ctx, then, nil, w); b != nil {
 		go b.run()
 	}
 }
@@ -86,7 +91,7 @@ func (x *execution) checkValue() {
 		x.out.Value = json.RawMessage("null")
 		return
 	}
-	if !json.Valid(x.out.Value) {
+	if !resolve.ValidJSON(x.out.Value) {
 		x.fail(api.Errorf(api.CodeInvalidToolOutput, "%s returned a value that is not valid JSON", x.req.Tool))
 	}
 }

@@ -132,12 +132,14 @@ type execution struct {
 	res     resolve.Resolution
 	def     *resolve.Definition // what may execute; nil when refused
 	fin     *resolve.Definition // whose finalizer applies; nil for none
-	args    map[string]any
-	session string // Call.Session of a model-direct call
+	in      resolve.Args        // the arguments, read once (phase 1)
+	args    map[string]any      // run_code's, decoded
+	session string              // Call.Session of a model-direct call
 
 	run atomic.Pointer[RunInfo] // run_code's sandbox run, once it ran
 
 	ran      bool          // the body was started
+	life     body          // the body's lifetime, once started (body.go)
 	bodyFrom time.Time     // when the body started (for a nested call, or with result listeners)
 	bodyTime time.Duration // from the body's start to the call's settlement
 	seq      int64         // completion order among the nested calls of one run (from 1)
@@ -146,7 +148,16 @@ type execution struct {
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {
-	x := &execution{e: e, parent: parent}
+	x := &execution{}
+	e.initExecution(x, call, parent)
+	return x
+}
+
+// initExecution sets up x, which is zero, as newExecution does: a nested
+// call's execution is part of its scheduler record (scheduler.go), one
+// allocation for both.
+func (e *Executor) initExecution(x *execution, call Call, parent *token) {
+	x.e, x.parent = e, parent
 	if len(e.cfg.onResult) > 0 {
 		x.start = time.Now() // for Notification.Duration
 	}
@@ -163,7 +174,6 @@ func (e *Executor) newExecution(call Call, parent *token) *execution {
 	if len(x.req.Args) == 0 {
 		x.req.Args = json.RawMessage("{}")
 	}
-	return x
 }
 
 // fail records the call's error; the first one wins.

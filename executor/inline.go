@@ -26,6 +26,7 @@ func (s *scheduler) Idle(ctx context.Context, handover func()) {
 		return
 	}
 	n := s.queue[0]
+	s.queue[0] = nil
 	s.queue = s.queue[:0]
 	s.take()
 	s.mu.Unlock()
@@ -42,12 +43,11 @@ func (s *scheduler) runInline(ctx context.Context, n *nested, handover func()) {
 	if testHookInline != nil {
 		testHookInline(n.x.req)
 	}
-	commit := func() { s.commit(n) }
 	if !n.x.prepare(ctx) {
-		commit()
+		s.commit(n)
 		return
 	}
-	if b := n.x.startBody(ctx, commit, handover); b != nil {
+	if b := n.x.startBody(ctx, n, handover, s.watches.of(ctx)); b != nil {
 		b.run()
 	}
 }

@@ -20,6 +20,7 @@ type ledger struct {
 	mu      sync.Mutex
 	calls   []api.LedgerCall
 	args    [][]byte // the head of each call's arguments, summarised at report
+	heads   []byte   // where args are copied: one allocation for many calls
 	total   int
 	omitted int
 }
@@ -48,7 +49,15 @@ func (l *ledger) add(tool string, r api.Result, took time.Duration, args json.Ra
 		args = nil
 	}
 	l.calls = append(l.calls, c)
-	l.args = append(l.args, append([]byte(nil), args...))
+	if len(args) == 0 {
+		l.args = append(l.args, nil)
+		return
+	}
+	// A copy in heads: when heads grows, the earlier copies stay where
+	// they are (nothing writes them again), so each is copied once.
+	from := len(l.heads)
+	l.heads = append(l.heads, args...)
+	l.args = append(l.args, l.heads[from:len(l.heads):len(l.heads)])
 }
 
 // report returns the ledger with the run's measurements: those of the

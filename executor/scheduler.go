@@ -60,12 +60,30 @@ type scheduler struct {
 	postMu    sync.Mutex   // post-execute listeners run one at a time
 	answerMu  sync.Mutex   // a completion number and its answer to the program, in one step
 	completed atomic.Int64 // completion sequence numbers given out
+	watches   watches      // of the contexts bodies run under (watch.go)
+	free      []*nested    // on mu: committed records nothing refers to, for the next calls (at most maxFree)
 }
 
-// nested is one call a program made.
+// maxFree is the most committed call records a scheduler keeps for reuse:
+// a program awaiting its calls one at a time needs one; a burst of
+// parallel calls does not keep its records all for the rest of the run.
+const maxFree = 4
+
+// nested is one call a program made: its execution and where its answer
+// goes, in one allocation. It is the settler of its body (body.go): the
+// goroutine that settles the body commits the call.
 type nested struct {
-	x     *execution
+	x     execution
+	s     *scheduler
 	reply func(wasmhost.CallResult)
+	slot  bool // the body holds one of s.slots until it settles
+}
+
+func (n *nested) settled() {
+	if n.slot {
+		<-n.s.slots
+	}
+	n.s.commit(n)
 }
 
 func newScheduler(ctx context.Context, e *Executor, tok *token) *scheduler {
@@ -111,9 +129,18 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 		reply(wasmhost.CallResult{Message: "the run_code program has settled: no more tool calls are accepted"})
 		return
 	}
-	id := s.tok.callID + ":ptc:" + strconv.FormatInt(s.tok.seq.Add(1), 10)
+	var num [20]byte // the number's digits, on the stack: the ID is one allocation
+	id := s.tok.callID + ":ptc:" + string(strconv.AppendInt(num[:0], s.tok.seq.Add(1), 10))
 	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: args} // args is ours (wasmhost.Dispatcher)
-	s.queue = append(s.queue, &nested{x: s.e.newExecution(call, s.tok), reply: reply})
+	var n *nested
+	if k := len(s.free); k > 0 {
+		n, s.free = s.free[k-1], s.free[:k-1]
+		*n = nested{s: s, reply: reply}
+	} else {
+		n = &nested{s: s, reply: reply}
+	}
+	s.e.initExecution(&n.x, call, s.tok)
+	s.queue = append(s.queue, n)
 	if !s.deferred {
 		s.handOff()
 	}
@@ -163,6 +190,7 @@ func (s *scheduler) settle() {
 	}
 	<-s.sequenced
 	s.commits.Wait()
+	s.watches.stop()
 }
 
 // testHookSettling, when set by a test, runs once settlement has begun and
@@ -219,7 +247,7 @@ func (s *scheduler) sequence() {
 
 // start runs n's policy phases and starts its body according to its class.
 func (s *scheduler) start(n *nested) {
-	x := n.x
+	x := &n.x
 	if !x.prepare(s.policyCtx) {
 		if s.isSettled() {
 			s.abandon(n)
@@ -240,10 +268,8 @@ func (s *scheduler) start(n *nested) {
 			s.abandon(n)
 			return
 		}
-		x.launch(s.ctx, func() {
-			<-s.slots
-			s.commit(n)
-		})
+		n.slot = true
+		x.launch(s.ctx, n, s.watches.of(s.ctx))
 		return
 	}
 	// Exclusive: wait for every earlier call to commit, run alone, and hold
@@ -253,7 +279,7 @@ func (s *scheduler) start(n *nested) {
 		s.abandon(n)
 		return
 	}
-	x.dispatch(s.ctx)
+	x.dispatchWatched(s.ctx, s.watches.of(s.ctx))
 	s.commit(n)
 }
 
@@ -270,7 +296,7 @@ func (s *scheduler) drain() bool {
 
 // abandon settles a call whose body never started.
 func (s *scheduler) abandon(n *nested) {
-	x := n.x
+	x := &n.x
 	if !x.created {
 		x.create(s.ctx) // resolve, so that the tool's finalizer applies
 	}
@@ -295,7 +321,7 @@ func (s *scheduler) commit(n *nested) {
 	// in that order).
 	s.answerMu.Lock()
 	n.x.seq = s.completed.Add(1)
-	r := n.x.finish(s.ctx)
+	answer, reply := callResult(n.x.finish(s.ctx)), n.reply
 	s.mu.Lock()
 	// Only an exclusive call waits for this (drain); s.cond must not be
 	// signalled here: it would wake the sequencer to take calls the
@@ -303,8 +329,11 @@ func (s *scheduler) commit(n *nested) {
 	if s.inflight--; s.inflight <= 1 {
 		s.drained.Signal()
 	}
+	if len(s.free) < maxFree && (!n.x.ran || n.x.life.done()) {
+		s.free = append(s.free, n) // n is not read from here on
+	}
 	s.mu.Unlock()
-	n.reply(callResult(r))
+	reply(answer)
 	s.answerMu.Unlock()
 }
 

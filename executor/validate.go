@@ -4,7 +4,7 @@ package executor
 // violation listed, and run_code's program against the deployment's size
 // limit.
 func (x *execution) validate() bool {
-	if err := x.def.ValidateArgs(x.args); err != nil {
+	if err := x.def.Validate(&x.in); err != nil {
 		err.Message = "invalid arguments for " + x.req.Tool + ": " + err.Message
 		x.fail(err)
 		return false

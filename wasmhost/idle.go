@@ -34,6 +34,22 @@ func (l *loan) handover() {
 	}
 }
 
+// loanSlab is how many loans a run allocates at once: a loan is never
+// reused (a late handover of one given back must stay a no-op), so an
+// awaited call's loan costs an allocation only every loanSlab calls.
+const loanSlab = 16
+
+// newLoan returns a new loan of r's goroutine.
+func (r *run) newLoan() *loan {
+	if len(r.loans) == 0 {
+		r.loans = make([]loan, loanSlab)
+	}
+	l := &r.loans[0]
+	r.loans = r.loans[1:]
+	l.r = r
+	return l
+}
+
 // giveBack ends the loan as Idle returns, and reports whether the goroutine
 // still drives the run.
 func (l *loan) giveBack() bool {
@@ -48,7 +64,7 @@ func (r *run) idle() (kept bool, e *RunError) {
 	if r.idleCtx == nil {
 		r.idleCtx, r.idleEnd = context.WithDeadlineCause(r.ctx, r.wallDeadline, errDeadline)
 	}
-	l := &loan{r: r}
+	l := r.newLoan()
 	returned := false
 	defer func() {
 		p := recover()

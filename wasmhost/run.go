@@ -32,6 +32,7 @@ type run struct {
 	ctx     context.Context // ends with the caller's or on Close; carries the run for the imports
 	idler   IdleDispatcher  // disp, when it is one
 	idledAt int             // calls when Idle was last called
+	loans   []loan          // the loans idle has yet to lend (idle.go)
 	idleCtx context.Context // ctx, ending also at the wall deadline; made by the first idle
 	idleEnd context.CancelFunc
 	done    chan runResult // the outcome, from the goroutine that finishes the run

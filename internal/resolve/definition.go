@@ -73,6 +73,15 @@ func (d *Definition) ValidateArgs(args map[string]any) *api.Error {
 	return validate(d.in, args, api.CodeInvalidArgs, "arguments")
 }
 
+// Validate is ValidateArgs on arguments read by ReadArgs: a flat object
+// that the quick check vouches for is never decoded.
+func (d *Definition) Validate(a *Args) *api.Error {
+	if a.m == nil && d.quick != nil && d.quick.validFlat(a.raw, &a.flat) {
+		return nil
+	}
+	return d.ValidateArgs(a.Map())
+}
+
 // ValidateOutput checks a value against the output schema, if the tool
 // declared one (INVALID_TOOL_OUTPUT).
 func (d *Definition) ValidateOutput(v json.RawMessage) *api.Error {

@@ -143,6 +143,35 @@ func (q *quickSchema) valid(args map[string]any) bool {
 	return true
 }
 
+// validFlat is valid on a flat object's fields (flat.go), read from b.
+func (q *quickSchema) validFlat(b []byte, o *flatObject) bool {
+	n := int(o.n)
+	for _, name := range q.required {
+		found := false
+		for i := range n {
+			if string(o.key(b, i)) == name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	for i := range n {
+		t, declared := q.props[string(o.key(b, i))]
+		switch {
+		case !declared && q.closed:
+			return false
+		case !declared:
+			continue
+		case t&o.fields[i].kind == 0:
+			return false
+		}
+	}
+	return true
+}
+
 // holds reports whether v certainly has one of the types.
 func (t quickTypes) holds(v any) bool {
 	switch v := v.(type) {

@@ -121,6 +121,11 @@ func TestQuickSchema_neverDisagreesWithTheValidator(t *testing.T) {
 			args += "}"
 			decoded, perr := ParseArgs(json.RawMessage(args))
 			require.Nil(t, perr)
+			var a Args
+			require.Nil(t, ReadArgs(json.RawMessage(args), &a))
+			if a.m == nil { // flat: the quick check on its fields says the same
+				require.Equal(t, q.valid(decoded), q.validFlat(a.raw, &a.flat), args)
+			}
 			if q.valid(decoded) {
 				vouched++
 				require.Nil(t, validate(full, decoded, api.CodeInvalidArgs, "arguments"), "quick check vouched for %s against %s", args, raw)

@@ -77,9 +77,15 @@ func parseJSON(raw json.RawMessage, dups bool) (any, error) {
 // key twice, and returns it decoded. Empty raw means {}. Anything else is
 // INVALID_ARGS.
 func ParseArgs(raw json.RawMessage) (map[string]any, *api.Error) {
-	if len(raw) == 0 {
-		return map[string]any{}, nil
+	var a Args
+	if err := ReadArgs(raw, &a); err != nil {
+		return nil, err
 	}
+	return a.Map(), nil
+}
+
+// parseArgs is ParseArgs the general way: decode, then look at what it is.
+func parseArgs(raw json.RawMessage) (map[string]any, *api.Error) {
 	v, err := parseJSON(raw, false)
 	if dup, ok := err.(*duplicateKey); ok {
 		return nil, &api.Error{Code: api.CodeInvalidArgs,
