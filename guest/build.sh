@@ -45,6 +45,9 @@ glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
 # image (wasmhost/image.go); exporting a mutable global needs the
 # mutable-globals feature, which every engine we host on has, so the linker's
 # feature check (the objects were compiled without the flag) is skipped.
+# No -O flag here: with one, clang runs wasm-opt by itself when binaryen is
+# installed, and the guest would depend on what the machine has (wasm-opt
+# did not pay either; docs/performance.md).
 ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
 	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features -Wl,--wrap=fmod
 	-lwasi-emulated-signal -lwasi-emulated-process-clocks)
