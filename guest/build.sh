@@ -33,15 +33,21 @@ engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
 glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
 stack_size=262144
+# -O3, not -O2: the interpreter runs a CPU-bound loop about 10% faster on
+# wazero (docs/performance.md, "compute_loop against quickjs-wasi") for a
+# guest 6% larger.
 cflags=(--target=wasm32-wasi -nostdinc
 	-isystem "$("$CC" -print-resource-dir)/include" -isystem /usr/include/wasm32-wasi
-	-O2 -mbulk-memory -DNDEBUG -D_GNU_SOURCE -D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS
+	-O3 -mbulk-memory -DNDEBUG -D_GNU_SOURCE -D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS
 	-funsigned-char -fno-exceptions -Wno-everything)
 glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
 # __stack_pointer is exported so the host can capture it in its initialised
 # image (wasmhost/image.go); exporting a mutable global needs the
 # mutable-globals feature, which every engine we host on has, so the linker's
 # feature check (the objects were compiled without the flag) is skipped.
+# No -O flag here: with one, clang runs wasm-opt by itself when binaryen is
+# installed, and the guest would depend on what the machine has (wasm-opt
+# did not pay either; docs/performance.md).
 ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
 	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features -Wl,--wrap=fmod
 	-lwasi-emulated-signal -lwasi-emulated-process-clocks)
