@@ -31,7 +31,7 @@ vet: guest
 # test runs every test with the guest required: a test that needs the guest
 # fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
 test: guest tsc vet check-demo check-docs plain-clone cross test-wasmtime test-stores
-	PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 ./...
+	PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./...
 
 # test-stores runs ptcx serve's tests again with each shared store behind
 # every test server (PTCX_TEST_STORE): a local directory, and NATS
