@@ -203,18 +203,27 @@ func BenchmarkStartup_parkedRSS(b *testing.B) {
 	}
 }
 
-// rss returns the process's resident memory in bytes.
+// rss returns the process's proportional resident memory in bytes (Pss,
+// /proc/self/smaps_rollup: a page shared by n mappings counts 1/n, as
+// bench's memory workloads read it; statm's resident memory counts a page
+// of the image once per instance that maps it).
 func rss(b *testing.B) int64 {
-	data, err := os.ReadFile("/proc/self/statm")
+	data, err := os.ReadFile("/proc/self/smaps_rollup")
 	if err != nil {
-		b.Skip("resident memory is read from /proc/self/statm (Linux)")
+		b.Skip("resident memory is read from /proc/self/smaps_rollup (Linux 4.14 on)")
 	}
-	f := strings.Fields(string(data))
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		b.Fatal(err)
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			f := strings.Fields(rest)
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil || len(f) != 2 || f[1] != "kB" {
+				b.Fatalf("smaps_rollup: %q", line)
+			}
+			return kb << 10
+		}
 	}
-	return pages * int64(os.Getpagesize())
+	b.Fatal("smaps_rollup has no Pss line")
+	return 0
 }
 
 // BenchmarkStartup_nestedCall is one awaited nested call (benchNestedCall)
