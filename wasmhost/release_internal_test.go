@@ -47,7 +47,10 @@ func (d *idleDispatcher) Idle(context.Context, func()) {
 // settles without waiting keeps them for its recycled instance's next run
 // (one that waits less is TestParking_release_onlyWhileWaiting's, without
 // timing). Either way the recycled instance serves the next
-// run, binding what it needs again.
+// run, binding what it needs again. Releasable exports are wazero's (a
+// wasmtime instance's functions hold no stack of their own), so the test
+// names its engine: make test-wasmtime, which sets PTCX_ENGINE, runs it on
+// wazero too.
 func TestRun_parking_releasesAfterALongWait(t *testing.T) {
 	long := 100 * releaseAfter // generous: the timer fires within it on a loaded machine
 	tests := []struct {
@@ -65,7 +68,7 @@ func TestRun_parking_releasesAfterALongWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			rt, err := New(ctx, NewConfig().WithPool(2))
+			rt, err := New(ctx, NewConfig().WithEngine(EngineWazero).WithPool(2))
 			require.NoError(t, err)
 			defer func() { require.NoError(t, rt.Close(ctx)) }()
 			p := Program{JS: tt.js, Tools: []string{"echo"}}
