@@ -231,8 +231,34 @@ func resetForSnapshot(mem []byte, used int, img []byte, blocks []uint32, size in
 	if from >= end {
 		return
 	}
-	var ok bool
-	if *scratch, ok = privatePages(mem[from:end], *scratch, func(off, stop int) { reset(from+off, from+stop) }); !ok {
-		reset(from, end)
+	// The page table is read only over the runs of pages the blocks do not
+	// cover (the blocks are written whole next): a snapshot's blocks are
+	// most of its memory, and reading the table costs about 0.25-0.35 µs a
+	// page once it is out of the cache (bench's snapshot: 1,024 pages read
+	// in 0.26-0.37 ms, of which its 916 blocks leave 108 to check).
+	for _, gap := range gaps(blocks, from/blockSize, end/blockSize) {
+		lo, hi := gap[0]*blockSize, gap[1]*blockSize
+		var ok bool
+		if *scratch, ok = privatePages(mem[lo:hi], *scratch, func(off, stop int) { reset(lo+off, lo+stop) }); !ok {
+			reset(lo, hi)
+		}
 	}
+}
+
+// gaps returns the runs [lo, hi) of block indices in [from, to) that are
+// not in blocks (ascending, no duplicates).
+func gaps(blocks []uint32, from, to int) [][2]int {
+	var out [][2]int
+	i, _ := slices.BinarySearch(blocks, uint32(from))
+	at := from
+	for ; i < len(blocks) && int(blocks[i]) < to; i++ {
+		if b := int(blocks[i]); b > at {
+			out = append(out, [2]int{at, b})
+		}
+		at = int(blocks[i]) + 1
+	}
+	if at < to {
+		out = append(out, [2]int{at, to})
+	}
+	return out
 }

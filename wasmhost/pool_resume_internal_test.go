@@ -145,3 +145,25 @@ func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	rt.closeResumeSpares()
 	require.False(t, keep(res(img+pageSize)), "closed")
 }
+
+func TestGaps_theRunsTheBlocksLeave(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		blocks   []uint32
+		from, to int
+		want     [][2]int
+	}{
+		{"no blocks", nil, 0, 8, [][2]int{{0, 8}}},
+		{"every block", []uint32{0, 1, 2, 3}, 0, 4, nil},
+		{"a gap in the middle", []uint32{0, 1, 5, 6, 7}, 0, 8, [][2]int{{2, 5}}},
+		{"gaps at both ends", []uint32{3, 4}, 0, 8, [][2]int{{0, 3}, {5, 8}}},
+		{"blocks below from are not gaps", []uint32{0, 1, 2, 9}, 4, 12, [][2]int{{4, 9}, {10, 12}}},
+		{"blocks at and past to are ignored", []uint32{2, 8, 9}, 0, 8, [][2]int{{0, 2}, {3, 8}}},
+		{"a block at from", []uint32{4}, 4, 6, [][2]int{{5, 6}}},
+		{"an empty range", []uint32{1}, 5, 5, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, gaps(tc.blocks, tc.from, tc.to))
+		})
+	}
+}
