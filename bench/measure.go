@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"os"
+	"io/fs"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ptcx/ptcx/internal/meminfo"
 )
 
 // RunFunc runs one program to its end and checks its answer (CheckAnswer).
@@ -150,32 +149,12 @@ const residentNote = "proportional resident memory (Pss, /proc/self/smaps_rollup
 // memory. Where there is no smaps_rollup the workload is missing here.
 func residentBytes() (int64, error) {
 	debug.FreeOSMemory()
-	b, err := os.ReadFile("/proc/self/smaps_rollup")
-	if err != nil {
-		return 0, fmt.Errorf("%w: proportional resident memory is read from /proc/self/smaps_rollup (Linux 4.14 on), absent here",
-			ErrMissing)
+	n, err := meminfo.Pss()
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("%w: proportional resident memory is read from %s (Linux 4.14 on), absent here",
+			ErrMissing, meminfo.Rollup)
 	}
-	return parsePss(b)
-}
-
-// parsePss returns the Pss line of smaps_rollup's text b, in bytes.
-func parsePss(b []byte) (int64, error) {
-	for line := range strings.Lines(string(b)) {
-		rest, ok := strings.CutPrefix(line, "Pss:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			break
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || kb < 0 || kb > math.MaxInt64>>10 {
-			break
-		}
-		return kb << 10, nil
-	}
-	return 0, fmt.Errorf("bench: /proc/self/smaps_rollup has no line \"Pss: N kB\"")
+	return n, err
 }
 
 // Parking is an implementation's wait tool: Arm before a live-memory

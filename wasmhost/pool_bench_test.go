@@ -3,10 +3,10 @@ package wasmhost_test
 import (
 	"context"
 	"encoding/json"
-	"os"
+	"errors"
+	"io/fs"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/meminfo"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -203,27 +204,19 @@ func BenchmarkStartup_parkedRSS(b *testing.B) {
 	}
 }
 
-// rss returns the process's proportional resident memory in bytes (Pss,
-// /proc/self/smaps_rollup: a page shared by n mappings counts 1/n, as
-// bench's memory workloads read it; statm's resident memory counts a page
-// of the image once per instance that maps it).
+// rss returns the process's proportional resident memory in bytes (Pss:
+// a page shared by n mappings counts 1/n, as bench's memory workloads
+// read it; statm's resident memory counts a page of the image once per
+// instance that maps it).
 func rss(b *testing.B) int64 {
-	data, err := os.ReadFile("/proc/self/smaps_rollup")
+	n, err := meminfo.Pss()
+	if errors.Is(err, fs.ErrNotExist) {
+		b.Skip("resident memory is read from " + meminfo.Rollup + " (Linux 4.14 on)")
+	}
 	if err != nil {
-		b.Skip("resident memory is read from /proc/self/smaps_rollup (Linux 4.14 on)")
+		b.Fatal(err)
 	}
-	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
-			f := strings.Fields(rest)
-			kb, err := strconv.ParseInt(f[0], 10, 64)
-			if err != nil || len(f) != 2 || f[1] != "kB" {
-				b.Fatalf("smaps_rollup: %q", line)
-			}
-			return kb << 10
-		}
-	}
-	b.Fatal("smaps_rollup has no Pss line")
-	return 0
+	return n
 }
 
 // BenchmarkStartup_nestedCall is one awaited nested call (benchNestedCall)

@@ -69,14 +69,21 @@ func (rt *Runtime) takeSnapshotBuffer(size int) []byte {
 		f.mu.Unlock()
 		return nil
 	}
+	b := f.removeLocked(at)
+	f.mu.Unlock()
+	rt.unchargePool(int64(cap(b)))
+	return b
+}
+
+// removeLocked takes buffer at out of the free list and its bytes off
+// the list's count (the caller gives them back to admission); f.mu held.
+func (f *snapshotBuffers) removeLocked(at int) []byte {
 	b := f.free[at]
 	n := len(f.free) - 1
 	f.free[at] = f.free[n]
 	f.free[n] = nil
 	f.free = f.free[:n]
 	f.bytes -= int64(cap(b))
-	f.mu.Unlock()
-	rt.unchargePool(int64(cap(b)))
 	return b
 }
 
@@ -146,12 +153,7 @@ func (rt *Runtime) yieldSnapshotBuffer() bool {
 		f.mu.Unlock()
 		return false
 	}
-	size := int64(cap(f.free[at]))
-	n := len(f.free) - 1
-	f.free[at] = f.free[n]
-	f.free[n] = nil
-	f.free = f.free[:n]
-	f.bytes -= size
+	size := int64(cap(f.removeLocked(at)))
 	f.mu.Unlock()
 	rt.unchargePool(size)
 	return true
