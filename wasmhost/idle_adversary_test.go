@@ -662,14 +662,16 @@ func TestAdvMeter_stallsEndAtTheComputeLimit(t *testing.T) {
 // compute deadline by the watchdog, which is re-armed for each export's
 // deadline (the instantiation arms it for the wall deadline first).
 //
-// The guest here recurses 2^30 times through a function without loops
-// (about 3.5 s), which the meter does not count (package meter's doc). The
+// The guest here recurses 2^27 times through a function without loops
+// (1.1 to 1.8 s at load 4, well past the 350 ms at which it is
+// abandoned), which the meter does not count (package meter's doc). The
 // test waits for the abandoned guest to finish: while it runs it holds one
 // of the process's Ps, and a second such guest would leave the timers none.
+// (2^30 took 13 s at load 3 and over the 30 s wait at load 8 to 9.)
 func TestAdvWatchdog_backsUpTheComputeDeadline(t *testing.T) {
 	runtime.GC()
 	before := runtime.NumGoroutine()
-	rt := newRuntime(t, testConfig().WithGuest(recursionGuest(30)))
+	rt := newRuntime(t, testConfig().WithGuest(recursionGuest(27)))
 	start := time.Now()
 	_, err := rt.Run(context.Background(), wasmhost.Program{JS: "x", Limits: api.Limits{ComputeTime: 100 * time.Millisecond}}, &tools{})
 	elapsed := time.Since(start)
