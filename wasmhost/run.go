@@ -194,7 +194,7 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	late := time.NewTimer(time.Until(r.wallDeadline) + grace)
 	defer late.Stop()
 
-	go r.execute()
+	r.rt.runners.start(r)
 	stopping := r.ctx.Done()
 	var giveUp <-chan time.Time
 	for {

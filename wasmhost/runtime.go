@@ -47,6 +47,8 @@ type Runtime struct {
 	snapBufs snapshotBuffers
 	// resumeSpares are memories kept backed for resumes (pool_resume.go).
 	resumeSpares resumeSpares
+	// runners are the goroutines runs execute on (runners.go).
+	runners *runners
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -74,6 +76,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
+	rt.runners = newRunners(rt.closing.Done(), maxIdleRunners, runnerIdle)
 	eng, err := newEngine(ctx, cfg.engineName(), rt.limits.MemoryBytes, cfg.cacheDir)
 	if err != nil {
 		return nil, err

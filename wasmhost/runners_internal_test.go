@@ -1,0 +1,162 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// goid is the current goroutine's id, from its stack's first line.
+func goid() int {
+	var buf [64]byte
+	b := bytes.TrimPrefix(buf[:runtime.Stack(buf[:], false)], []byte("goroutine "))
+	n, _ := strconv.Atoi(string(b[:bytes.IndexByte(b, ' ')]))
+	return n
+}
+
+// waitGoroutines waits until at most n goroutines run, for at most
+// within (internal/testkit's, which this package's own tests cannot import).
+func waitGoroutines(t *testing.T, n int, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); runtime.NumGoroutine() > n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("goroutines left behind: want at most %d, have %d\n%s", n, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
+
+// fnJob is a job that runs a function.
+type fnJob func()
+
+func (f fnJob) execute() { f() }
+
+// waitFor polls cond every millisecond for at most 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, 5*time.Second, time.Millisecond, what)
+}
+
+// A job that follows another that ended runs on the same goroutine.
+func TestRunners_start_reusesAWaitingRunner(t *testing.T) {
+	closing := make(chan struct{})
+	defer close(closing)
+	rs := newRunners(closing, 2, time.Hour)
+	ids := make(chan int, 2)
+	rs.start(fnJob(func() { ids <- goid() }))
+	first := <-ids
+	waitFor(t, "the runner waits for the next job", func() bool { return rs.waiting() == 1 })
+	rs.start(fnJob(func() { ids <- goid() }))
+	require.Equal(t, first, <-ids, "the second job ran on the first one's goroutine")
+	require.NotEqual(t, goid(), first, "on a goroutine of its own, not the caller's")
+}
+
+// At most max runners wait; the others exit when their job ends.
+func TestRunners_serve_atMostMaxWait(t *testing.T) {
+	for _, max := range []int{0, 1, 3} {
+		t.Run(strconv.Itoa(max), func(t *testing.T) {
+			runtime.GC()
+			before := runtime.NumGoroutine()
+			closing := make(chan struct{})
+			rs := newRunners(closing, max, time.Hour)
+			release := make(chan struct{})
+			var started sync.WaitGroup
+			const jobs = 5
+			started.Add(jobs)
+			for range jobs {
+				rs.start(fnJob(func() { started.Done(); <-release }))
+			}
+			started.Wait()
+			require.Zero(t, rs.waiting(), "all busy")
+			close(release)
+			waitFor(t, "max runners wait", func() bool { return rs.waiting() == max })
+			waitGoroutines(t, before+max, 5*time.Second)
+			time.Sleep(20 * time.Millisecond)
+			require.Equal(t, max, rs.waiting(), "no more than max wait, however many jobs ended")
+			close(closing)
+			waitFor(t, "none waits once closing", func() bool { return rs.waiting() == 0 })
+			waitGoroutines(t, before, 5*time.Second)
+		})
+	}
+}
+
+// A runner that waited idleFor for a job exits.
+func TestRunners_serve_exitsWhenIdle(t *testing.T) {
+	runtime.GC()
+	before := runtime.NumGoroutine()
+	closing := make(chan struct{})
+	defer close(closing)
+	rs := newRunners(closing, 4, 20*time.Millisecond)
+	done := make(chan struct{})
+	rs.start(fnJob(func() { close(done) }))
+	<-done
+	waitFor(t, "the idle runner exits", func() bool { return rs.waiting() == 0 })
+	waitGoroutines(t, before, 5*time.Second)
+	// And a job started afterwards still runs, on a new runner.
+	again := make(chan struct{})
+	rs.start(fnJob(func() { close(again) }))
+	select {
+	case <-again:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a job started after the runners exited did not run")
+	}
+}
+
+// Every job started, from many goroutines at once, runs exactly once.
+func TestRunners_start_hammer(t *testing.T) {
+	runtime.GC()
+	before := runtime.NumGoroutine()
+	closing := make(chan struct{})
+	rs := newRunners(closing, 4, time.Hour)
+	const callers, each = 8, 300
+	var ran atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(callers * each)
+	for range callers {
+		go func() {
+			for range each {
+				rs.start(fnJob(func() { ran.Add(1); wg.Done() }))
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int64(callers*each), ran.Load())
+	waitFor(t, "at most max wait", func() bool { return rs.waiting() <= 4 })
+	close(closing)
+	waitFor(t, "none waits once closing", func() bool { return rs.waiting() == 0 })
+	waitGoroutines(t, before, 5*time.Second)
+}
+
+// Runs one after another execute on one runner, and the runners leave when
+// the Runtime closes.
+func TestRuntime_Run_reusesItsRunner(t *testing.T) {
+	runtime.GC()
+	before := runtime.NumGoroutine()
+	rt, err := New(context.Background(), NewConfig().WithPool(0))
+	require.NoError(t, err)
+	rt.runners.idleFor = time.Hour
+	p := Program{JS: `return 1`}
+	run := func() {
+		out, err := rt.Run(context.Background(), p, okTools)
+		require.NoError(t, err)
+		require.Equal(t, "1", string(out.Result))
+	}
+	run()
+	waitFor(t, "the run's runner waits", func() bool { return rt.runners.waiting() == 1 })
+	n := runtime.NumGoroutine()
+	for range 20 {
+		run()
+		waitFor(t, "the run's runner waits", func() bool { return rt.runners.waiting() == 1 })
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), n, "20 runs later, no more goroutines")
+	require.NoError(t, rt.Close(context.Background()))
+	waitFor(t, "no runner waits once closed", func() bool { return rt.runners.waiting() == 0 })
+	waitGoroutines(t, before, 5*time.Second)
+}
