@@ -163,7 +163,8 @@ type runResult struct {
 	err error
 }
 
-// run executes the program on a goroutine of its own and waits for it.
+// run executes the program on a goroutine of its own, a runner
+// (runners.go), and waits for it.
 //
 // The guest stops at its deadlines, on cancellation and on Close: it polls
 // the host every few thousand loop iterations of its code (the poll import,
