@@ -79,7 +79,7 @@
   const arrayJoin = uncurry(Array.prototype.join);
   const strLastIndexOf = uncurry(String.prototype.lastIndexOf);
   const isFinite = Number.isFinite;
-  const natTool = natives.tool;
+  const natTools = natives.tools;
   const natLog = natives.log;
   const natTimerSet = natives.timerSet;
   const natTimerClear = natives.timerClear;
@@ -396,7 +396,7 @@
     return "the host refused the call (code " + code + ")";
   }
 
-  // toolRefused is the promise of a call its tool's function (natives.tool,
+  // toolRefused is the promise of a call its tool's function (natives.tools,
   // calls.c) did not make: r is why, the refusal of natives.encode for
   // arguments that are not plain JSON, or the host's refusal code.
   function toolRefused(name, r) {
@@ -407,11 +407,6 @@
       refusalText(r[0], r[2])));
   }
 
-  function makeTool(name) {
-    const tool = natTool(name, toolRefused);
-    defineProperty(tool, "name", { __proto__: null, value: name });
-    return freeze(tool);
-  }
 
   // Names a program may probe on tools without it being an error: promise
   // detection (then), serialisation and conversions.
@@ -444,12 +439,10 @@
     let bound;
     bound = create(explainer((key) => unbound(bound, key, catalogText !== "")));
     const byName = create(null);
-    for (let i = 0; i < names.length; i++) {
-      const name = toStr(names[i]);
-      byName[name] = makeTool(name);
-      if (name !== "then") defineProperty(bound, name, { __proto__: null, value: byName[name], enumerable: true });
-    }
-    namespaces(bound, byName);
+    // One frozen function per name, on byName and (save "then") on bound
+    // as an enumerable read-only property (natives.tools, calls.c);
+    // namespaces only when a name is dotted.
+    if (natTools(names, toolRefused, bound, byName)) namespaces(bound, byName);
     const call = (name, args) => {
       const n = toStr(name);
       if (hasOwn(byName, n)) return byName[n](args);

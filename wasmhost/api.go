@@ -16,8 +16,9 @@ type Program struct {
 	// returns becomes Outcome.Result.
 	JS string
 	// Tools are the names bound as async functions on the program's `tools`
-	// object, exactly as given. The host does not check them against anything:
-	// the Dispatcher decides what a name means.
+	// object, exactly as given, each at most once (Run refuses a name given
+	// twice, or one that is not valid UTF-8). The host does not check them
+	// against anything else: the Dispatcher decides what a name means.
 	Tools []string
 	// Catalog, when not empty, is the JSON text of the catalog of a large
 	// tool set, from which the program's tools.$search and tools.$describe

@@ -196,7 +196,7 @@ func internalNames(t *testing.T) []string {
 	t.Helper()
 	src, err := os.ReadFile("../guest/prelude.js")
 	require.NoError(t, err)
-	names := []string{"tool", "call", "log", "timerSet", "timerClear", "result", "error", "encode", // the natives
+	names := []string{"tools", "call", "log", "timerSet", "timerClear", "result", "error", "encode", // the natives
 		"start", "toolError", "fire", "report"} // the hooks
 	for _, m := range regexp.MustCompile(`function\s+([\w$]+)\s*\(`).FindAllStringSubmatch(string(src), -1) {
 		names = append(names, m[1])
@@ -558,7 +558,7 @@ function f() { try { return f() } catch (e) { return tools.echo({deep}) } } awai
 func TestIntrospection_internalNames(t *testing.T) {
 	names := internalNames(t)
 	sort.Strings(names)
-	for _, n := range []string{"toolRefused", "makeTool", "tool", "render", "fail", "finish", "encode", "call", "report"} {
+	for _, n := range []string{"toolRefused", "makeTools", "tools", "render", "fail", "finish", "encode", "call", "report"} {
 		require.Contains(t, names, n)
 	}
 }

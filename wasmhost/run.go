@@ -126,6 +126,9 @@ func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 		if !utf8.ValidString(name) {
 			return nil, fmt.Errorf("wasmhost: tool name %q is not valid UTF-8", name)
 		}
+		if _, twice := r.tools[name]; twice {
+			return nil, fmt.Errorf("wasmhost: tool name %q is given twice in Program.Tools", name)
+		}
 		r.tools[name] = name
 	}
 	r.output.limit = r.limits.OutputBytes

@@ -146,6 +146,39 @@ return [await tools["odd.name-x"](), await tools["with space"](), await tools.ü
 	require.JSONEq(t, `["odd.name-x","with space","ünïcode",["odd.name-x","with space","ünïcode"],"then"]`, string(out.Result))
 }
 
+// A tool name given twice or not valid UTF-8 is refused before the guest
+// runs, with the name in the message.
+func TestRuntime_Run_badToolNames(t *testing.T) {
+	for _, tt := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a", "b", "a"}, `tool name "a" is given twice in Program.Tools`},
+		{[]string{"x.y", "x.y"}, `tool name "x.y" is given twice`},
+		{[]string{"ok", "\xff"}, `tool name "\xff" is not valid UTF-8`},
+	} {
+		_, err := sharedRuntime(t).Run(context.Background(), wasmhost.Program{JS: `return 1`, Tools: tt.names}, echo)
+		require.ErrorContains(t, err, tt.want, "%q", tt.names)
+	}
+}
+
+// Each tool's function is frozen, named after its tool, and bound as an
+// enumerable, read-only, non-configurable property of tools; dotted names
+// get their namespaces; tools itself is frozen.
+func TestRuntime_Run_toolFunctions(t *testing.T) {
+	out, err := sharedRuntime(t).Run(context.Background(), wasmhost.Program{JS: `
+const d = Object.getOwnPropertyDescriptor(tools, "a_b");
+const f = tools.a_b, n = Object.getOwnPropertyDescriptor(f, "name"), l = Object.getOwnPropertyDescriptor(f, "length");
+f.extra = 1;
+return [d.enumerable, d.writable, d.configurable, Object.isFrozen(f), n.value, n.writable, n.configurable,
+  l.value, l.configurable, f.extra === undefined, Object.isFrozen(tools), Object.keys(tools),
+  typeof tools.fs.read, tools.fs.read === tools["fs.read"], tools.fs.read.name, await tools.a_b({x: 1})]
+`, Tools: []string{"a_b", "fs.read", "fs.write"}}, echo)
+	require.NoError(t, err)
+	require.JSONEq(t, `[true,false,false,true,"a_b",false,false,1,false,true,true,["a_b","fs.read","fs.write"],
+		"function",true,"fs.read",{"x":1}]`, string(out.Result))
+}
+
 func TestRuntime_Run_console(t *testing.T) {
 	rt := sharedRuntime(t)
 	tests := []struct {

@@ -1,11 +1,13 @@
 /*
- * calls.c: nested calls. A tool's function (natives.tool) checks and encodes
+ * calls.c: nested calls. A tool's function (natives.tools) checks and encodes
  * its arguments, registers the call with the host and returns its promise,
  * in C; ptcx_settle_call settles it when the host resumes the guest with
  * the call's outcome. The promises live here, in a hash table keyed by call
  * id, and are settled without resolving functions (promise.inc), so that
  * settling a call runs no JavaScript but the program's own continuation.
  */
+#include <string.h>
+
 #include "ptcx.h"
 
 typedef struct {
@@ -143,12 +145,73 @@ static JSValue tool_call(JSContext *ctx, JSValueConst this_val, int argc, JSValu
     return ret;
 }
 
-/* natives.tool(name, refused) -> tools.<name> */
-JSValue ptcx_native_tool(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+/* make_tool returns tools.<name>: a function named name, frozen, whose
+ * data is [name, refused]. */
+static JSValue make_tool(JSContext *ctx, JSValueConst name, JSValueConst refused)
 {
-    if (!JS_IsString(argv[0]) || !JS_IsFunction(ctx, argv[1]))
-        return JS_ThrowTypeError(ctx, "natives.tool(name, refused)");
-    return JS_NewCFunctionData(ctx, tool_call, 1, 0, 2, argv);
+    JSValueConst data[2] = {name, refused};
+    JSValue f = JS_NewCFunctionData(ctx, tool_call, 1, 0, 2, data);
+    if (JS_IsException(f))
+        return f;
+    if (JS_DefinePropertyValueStr(ctx, f, "name", JS_DupValue(ctx, name), JS_PROP_CONFIGURABLE) < 0 ||
+        JS_FreezeObject(ctx, f) < 0) {
+        JS_FreeValue(ctx, f);
+        return JS_EXCEPTION;
+    }
+    return f;
+}
+
+/* natives.tools(names, refused, bound, byName) -> whether a name has a dot.
+ * For each name of the array names (each made a string), it defines the
+ * name's function (make_tool) on byName as a plain property and, unless the
+ * name is "then", on bound as an enumerable, read-only, non-configurable
+ * one: what the prelude's loop did with defineProperty and freeze, without
+ * a descriptor object and a call of the engine per property. A name given
+ * twice throws, as redefining a read-only property does. */
+JSValue ptcx_native_tools(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    if (argc < 4 || !JS_IsArray(argv[0]) || !JS_IsFunction(ctx, argv[1]) || !JS_IsObject(argv[2]) ||
+        !JS_IsObject(argv[3]))
+        return JS_ThrowTypeError(ctx, "natives.tools(names, refused, bound, byName)");
+    int64_t n;
+    if (JS_GetLength(ctx, argv[0], &n) < 0)
+        return JS_EXCEPTION;
+    bool dotted = false;
+    for (int64_t i = 0; i < n; i++) {
+        JSValue v = JS_GetPropertyInt64(ctx, argv[0], i);
+        if (JS_IsException(v))
+            return JS_EXCEPTION;
+        JSValue name = JS_ToString(ctx, v);
+        JS_FreeValue(ctx, v);
+        if (JS_IsException(name))
+            return JS_EXCEPTION;
+        size_t len;
+        const char *s = JS_ToCStringLen(ctx, &len, name);
+        if (!s) {
+            JS_FreeValue(ctx, name);
+            return JS_EXCEPTION;
+        }
+        bool then = len == 4 && memcmp(s, "then", 4) == 0;
+        dotted = dotted || memchr(s, '.', len) != NULL;
+        JSAtom atom = JS_NewAtomLen(ctx, s, len);
+        JS_FreeCString(ctx, s);
+        if (atom == JS_ATOM_NULL) {
+            JS_FreeValue(ctx, name);
+            return JS_EXCEPTION;
+        }
+        JSValue f = make_tool(ctx, name, argv[1]);
+        JS_FreeValue(ctx, name);
+        int r = JS_IsException(f) ? -1 : 0;
+        if (r == 0)
+            r = JS_DefinePropertyValue(ctx, argv[3], atom, JS_DupValue(ctx, f), JS_PROP_C_W_E | JS_PROP_THROW);
+        if (r >= 0 && !then)
+            r = JS_DefinePropertyValue(ctx, argv[2], atom, JS_DupValue(ctx, f), JS_PROP_ENUMERABLE | JS_PROP_THROW);
+        JS_FreeValue(ctx, f);
+        JS_FreeAtom(ctx, atom);
+        if (r < 0)
+            return JS_EXCEPTION;
+    }
+    return JS_NewBool(ctx, dotted);
 }
 
 int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValueConst make_error)

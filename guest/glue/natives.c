@@ -63,7 +63,7 @@ static JSValue native_settle(JSContext *ctx, JSValueConst this_val, int argc, JS
 }
 
 static const JSCFunctionListEntry natives_list[] = {
-    JS_CFUNC_DEF("tool", 2, ptcx_native_tool),
+    JS_CFUNC_DEF("tools", 4, ptcx_native_tools),
     JS_CFUNC_DEF("log", 2, native_log),
     JS_CFUNC_DEF("timerSet", 1, native_timer_set),
     JS_CFUNC_DEF("timerClear", 1, native_timer_clear),

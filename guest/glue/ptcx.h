@@ -71,13 +71,15 @@ void JS_SettlePromise(JSContext *ctx, JSValueConst promise, JSValueConst value, 
 
 /* calls.c */
 
-/* natives.tool(name, refused) -> the function tools.<name>: called with
- * args, it checks and encodes them and registers the call with the host
- * (ptcx.call), and returns the call's promise, all in C. When the
- * arguments are not plain JSON or the host refuses the call, it returns
- * refused(name, r) instead: r is the refusal [code, path, detail] of
- * ptcx_encode, or the host's refusal code (a negative number). */
-JSValue ptcx_native_tool(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
+/* natives.tools(names, refused, bound, byName) -> whether a name has a dot:
+ * defines each name's function tools.<name> on byName and (save "then")
+ * on bound. Called with args, a tool's function checks and encodes them
+ * and registers the call with the host (ptcx.call), and returns the call's
+ * promise, all in C. When the arguments are not plain JSON or the host
+ * refuses the call, it returns refused(name, r) instead: r is the refusal
+ * [code, path, detail] of ptcx_encode, or the host's refusal code (a
+ * negative number). */
+JSValue ptcx_native_tools(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv);
 /* ptcx_settle_call settles the promise of call id with value (ok) or with
  * make_error(value, toolName) (not ok), taking ownership of value. Unknown
  * ids are ignored. It returns -1 when an exception is pending. */
