@@ -130,13 +130,13 @@ func TestSandbox_await_ordersAsNodeDoes(t *testing.T) {
 // function and the resolving functions of its await refer to each other,
 // guest/glue/await.patch) that only the engine's cycle collector frees, so
 // the program runs within the default memory limit (256 MiB) only if it
-// does: left, the 100,000 arrays of 400 values alone would take 320 MB.
+// does: left, the 100,000 buffers of 4,000 bytes alone would take 400 MB.
 func TestSandbox_await_neverSettledIsCollected(t *testing.T) {
 	e := awaitOrderExecutor(t)
 	r := runProgram(e, `
 		let n = 0;
 		for (let i = 0; i < 100000; i++) {
-			(async () => { const big = new Array(400).fill(i); await new Promise(() => {}); n += big.length; })();
+			(async () => { const big = new ArrayBuffer(4000); await new Promise(() => {}); n += big.byteLength; })();
 		}
 		await tools.echo({});
 		return [String(n)];`)

@@ -69,6 +69,12 @@ int32_t ptcx_host_poll(void);
 JSValue JS_NewSettleablePromise(JSContext *ctx);
 void JS_SettlePromise(JSContext *ctx, JSValueConst promise, JSValueConst value, bool is_reject);
 
+/* fast.inc, appended to quickjs.c by build.sh: the plain objects of calls'
+ * arguments and results read and made without the general paths. */
+int JS_PlainOwnProps(JSContext *ctx, JSValueConst obj, const char **keys, size_t *lens,
+                     JSValueConst *values, int max);
+int JS_DefineFreshValue(JSContext *ctx, JSValueConst obj, JSAtom atom, JSValue val);
+
 /* calls.c */
 
 /* natives.tool(name, refused) -> the function tools.<name>: called with

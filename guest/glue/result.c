@@ -108,7 +108,7 @@ static JSValue fast_object(fast_parser *f)
             JS_FreeValue(f->ctx, v);
             break;
         }
-        int r = JS_DefinePropertyValue(f->ctx, obj, atom, v, JS_PROP_C_W_E);
+        int r = JS_DefineFreshValue(f->ctx, obj, atom, v);
         JS_FreeAtom(f->ctx, atom);
         if (r < 0)
             break;
