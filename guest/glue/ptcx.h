@@ -74,6 +74,7 @@ void JS_SettlePromise(JSContext *ctx, JSValueConst promise, JSValueConst value, 
 int JS_PlainOwnProps(JSContext *ctx, JSValueConst obj, const char **keys, size_t *lens,
                      JSValueConst *values, int max);
 int JS_DefineFreshValue(JSContext *ctx, JSValueConst obj, JSAtom atom, JSValue val);
+void JS_KeepShapeOf(JSContext *ctx, JSValueConst obj);
 
 /* calls.c */
 

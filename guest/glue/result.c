@@ -202,8 +202,10 @@ JSValue ptcx_parse_result(JSContext *ctx, const char *json, size_t len)
     JSValue v = fast_value(&f);
     if (!JS_IsUninitialized(v)) {
         skip_space(&f);
-        if (f.p == f.end)
+        if (f.p == f.end) {
+            JS_KeepShapeOf(ctx, v);
             return v;
+        }
         JS_FreeValue(ctx, v);
     }
     if (JS_HasException(ctx))
