@@ -182,7 +182,8 @@ reused_await_functions() {
 plain_objects() {
 	local f="$1/quickjs.c" sym
 	for sym in '^static inline JSShapeProperty \*find_own_property(' '^static JSProperty \*add_property(JSContext \*ctx,$' \
-		'^static bool JS_AtomIsArrayIndex(JSContext \*ctx, uint32_t \*pval, JSAtom atom)$' '^static inline JSShapeProperty \*get_shape_prop('; do
+		'^static bool JS_AtomIsArrayIndex(JSContext \*ctx, uint32_t \*pval, JSAtom atom)$' '^static inline JSShapeProperty \*get_shape_prop(' \
+		'^static inline uint8_t \*str8(JSString \*p)$' '^    JS_STRING_KIND_NORMAL,$'; do
 		grep -q "$sym" "$f" || die "qjs-src $2 lacks what glue/fast.inc uses ($sym in $f)"
 	done
 	cat "$here/glue/fast.inc" >>"$f"
