@@ -32,7 +32,8 @@ func awaitOrderExecutor(t *testing.T) *executor.Executor {
 
 // TestSandbox_await_ordersAsNodeDoes runs programs that interleave awaits (of native
 // promises, of other values, of thenables and of promises whose
-// constructor was changed), then-callbacks, rejections and nested calls,
+// constructor was changed), then-callbacks, rejections, nested calls and an
+// async generator consumed by for await,
 // and checks the order they logged in. The expected logs are Node's
 // (v20): each program run there with tools.echo and tools.fail as promises
 // settled from a setTimeout (a nested call's result is a host event: it
@@ -112,6 +113,15 @@ func TestSandbox_await_ordersAsNodeDoes(t *testing.T) {
 			const o = outer();
 			Promise.resolve().then(() => log.push('t1')).then(() => log.push('t2'));
 			log.push('sum' + await o);
+			return log;`},
+		{name: "generators", want: []string{"g0", "t1", "t2", "v0", "t3", "g1", "t4", "v1", "g2", "v2", "done", "echo1"}, program: `
+			const log = [];
+			async function* gen() { for (let i = 0; i < 3; i++) { await null; log.push('g' + i); yield i; } }
+			async function consume() { for await (const v of gen()) log.push('v' + v); log.push('done'); }
+			const c = consume();
+			Promise.resolve().then(() => log.push('t1')).then(() => log.push('t2')).then(() => log.push('t3')).then(() => log.push('t4'));
+			await c;
+			const e = await tools.echo({i: 1}); log.push('echo' + e.i);
 			return log;`},
 	}
 	for _, tt := range tests {
