@@ -25,10 +25,11 @@ known=(
 	"0.16.2-2~bpo13+1 b857c3e1db25f0ea57195c781d6c6ae24b45bb9740af39514e2b0abc9dd15bef"
 )
 # patches names the changes made to the unpacked sources (enable_stack_limit,
-# inline_float_mod, settleable_promises), which are kept patched under
-# build/src/VERSION+patches: change it when they change, so that no cache keeps
-# sources patched the old way (the hash of glue/promise.inc is part of it).
-patches=p3-$(sha256sum "$here/glue/promise.inc" | cut -c1-8)
+# inline_float_mod, settleable_promises, reused_await_functions, plain_objects),
+# which are kept patched under build/src/VERSION+patches: change it when they
+# change, so that no cache keeps sources patched the old way (the hashes of
+# glue/promise.inc, glue/await.patch and glue/fast.inc are part of it).
+patches=p5-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
 glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
@@ -165,6 +166,29 @@ settleable_promises() {
 	cat "$here/glue/promise.inc" >>"$f"
 }
 
+# reused_await_functions applies glue/await.patch: an async function makes the
+# resolving functions of its awaits once, not at every await (see the patch).
+# A source it does not apply to is built as it is, and the build says so.
+reused_await_functions() {
+	if ! patch --dry-run -s -p1 -d "$1" <"$here/glue/await.patch" >/dev/null 2>&1; then
+		say "qjs-src $2 does not take glue/await.patch: every await makes its own resolving functions"
+		return 0
+	fi
+	patch -s -p1 -d "$1" <"$here/glue/await.patch" || die "could not apply glue/await.patch to $1"
+}
+
+# plain_objects appends glue/fast.inc to quickjs.c: the glue's short cuts for
+# plain objects (see that file), built on the engine's objects and shapes.
+plain_objects() {
+	local f="$1/quickjs.c" sym
+	for sym in '^static inline JSShapeProperty \*find_own_property(' '^static JSProperty \*add_property(JSContext \*ctx,$' \
+		'^static bool JS_AtomIsArrayIndex(JSContext \*ctx, uint32_t \*pval, JSAtom atom)$' '^static inline JSShapeProperty \*get_shape_prop(' \
+		'^static inline uint8_t \*str8(JSString \*p)$' '^    JS_STRING_KIND_NORMAL,$'; do
+		grep -q "$sym" "$f" || die "qjs-src $2 lacks what glue/fast.inc uses ($sym in $f)"
+	done
+	cat "$here/glue/fast.inc" >>"$f"
+}
+
 # fetch_sources sets src to the directory of a verified, unpacked qjs-src.
 fetch_sources() {
 	local tried=() entry version sum deb dir got
@@ -208,6 +232,8 @@ fetch_sources() {
 		enable_stack_limit "$dir/usr/src/quickjs-ng"
 		inline_float_mod "$dir/usr/src/quickjs-ng" "$version"
 		settleable_promises "$dir/usr/src/quickjs-ng" "$version"
+		reused_await_functions "$dir/usr/src/quickjs-ng" "$version"
+		plain_objects "$dir/usr/src/quickjs-ng" "$version"
 		touch "$dir/.ok"
 		src="$dir/usr/src/quickjs-ng"
 		qjs_version=$version

@@ -69,6 +69,13 @@ int32_t ptcx_host_poll(void);
 JSValue JS_NewSettleablePromise(JSContext *ctx);
 void JS_SettlePromise(JSContext *ctx, JSValueConst promise, JSValueConst value, bool is_reject);
 
+/* fast.inc, appended to quickjs.c by build.sh: the plain objects of calls'
+ * arguments and results read and made without the general paths. */
+int JS_PlainOwnProps(JSContext *ctx, JSValueConst obj, const char **keys, size_t *lens,
+                     JSValueConst *values, int max);
+int JS_DefineFreshValue(JSContext *ctx, JSValueConst obj, JSAtom atom, JSValue val);
+void JS_KeepShapeOf(JSContext *ctx, JSValueConst obj);
+
 /* calls.c */
 
 /* natives.tools(names, refused, bound, byName) -> whether a name has a dot:

@@ -108,7 +108,7 @@ static JSValue fast_object(fast_parser *f)
             JS_FreeValue(f->ctx, v);
             break;
         }
-        int r = JS_DefinePropertyValue(f->ctx, obj, atom, v, JS_PROP_C_W_E);
+        int r = JS_DefineFreshValue(f->ctx, obj, atom, v);
         JS_FreeAtom(f->ctx, atom);
         if (r < 0)
             break;
@@ -202,8 +202,10 @@ JSValue ptcx_parse_result(JSContext *ctx, const char *json, size_t len)
     JSValue v = fast_value(&f);
     if (!JS_IsUninitialized(v)) {
         skip_space(&f);
-        if (f.p == f.end)
+        if (f.p == f.end) {
+            JS_KeepShapeOf(ctx, v);
             return v;
+        }
         JS_FreeValue(ctx, v);
     }
     if (JS_HasException(ctx))
