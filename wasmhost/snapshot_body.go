@@ -204,38 +204,42 @@ func parseBody4(img *image, memoryBytes int64, body []byte, check func(bodyLayou
 	return st, nil
 }
 
-// writeChunk is the most blocks writeBlocks hashes before it writes them:
-// 32 KiB, still in the cache when they are written.
-const writeChunk = 8
-
 // writeBlocks writes a decoded snapshot's blocks with write (at a byte
-// offset of the memory), a run of consecutive blocks, at most writeChunk,
-// at a time; a snapshot of format 4 has each block hashed just before it
-// is written, and its memory check compared once all are. A snapshot whose
-// data fails the check is refused (ErrSnapshot) with its blocks written:
-// the caller discards the memory.
+// offset of the memory). A snapshot of format 4 has its blocks written one
+// at a time, each hashed just after it is written, from the cache (copying
+// first and hashing the block then was the fastest order measured, with
+// the snapshot and the memory out of the cache: docs/performance.md), and
+// its memory check compared once all are: one that fails it is refused
+// (ErrSnapshot) with its blocks written, and the caller discards the
+// memory. Older formats, checked already, have each run of consecutive
+// blocks written at once.
 func writeBlocks(st *snapshotState, write func(off uint32, b []byte) bool) error {
 	blocks, data := st.blocks, st.data
-	var sums xxh3.Hasher
-	var sum [8 * writeChunk]byte
-	for i := 0; i < len(blocks); {
-		j := i + 1
-		for j < len(blocks) && j-i < writeChunk && blocks[j] == blocks[j-1]+1 {
-			j++
-		}
-		run := data[i*blockSize : j*blockSize]
-		if st.checkSums {
-			for k := range j - i {
-				binary.LittleEndian.PutUint64(sum[8*k:], xxh3.Hash(run[k*blockSize:(k+1)*blockSize]))
+	if !st.checkSums {
+		for i := 0; i < len(blocks); {
+			// A run of consecutive blocks is consecutive in the snapshot too.
+			j := i + 1
+			for j < len(blocks) && blocks[j] == blocks[j-1]+1 {
+				j++
 			}
-			_, _ = sums.Write(sum[:8*(j-i)])
+			if !write(blocks[i]*blockSize, data[i*blockSize:j*blockSize]) {
+				return fmt.Errorf("wasmhost: write the snapshot's blocks %d to %d", blocks[i], blocks[j-1])
+			}
+			i = j
 		}
-		if !write(blocks[i]*blockSize, run) {
-			return fmt.Errorf("wasmhost: write the snapshot's blocks %d to %d", blocks[i], blocks[j-1])
-		}
-		i = j
+		return nil
 	}
-	if got := sums.Sum64(); st.checkSums && got != st.sums {
+	var sums xxh3.Hasher
+	var sum [8]byte
+	for i, b := range blocks {
+		block := data[i*blockSize : (i+1)*blockSize]
+		if !write(b*blockSize, block) {
+			return fmt.Errorf("wasmhost: write the snapshot's block %d", b)
+		}
+		binary.LittleEndian.PutUint64(sum[:], xxh3.Hash(block))
+		_, _ = sums.Write(sum[:])
+	}
+	if got := sums.Sum64(); got != st.sums {
 		return refuse("its memory is corrupt: its blocks' checksum is %016x, its header says %016x", got, st.sums)
 	}
 	return nil
