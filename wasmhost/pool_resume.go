@@ -27,7 +27,8 @@ import (
 // Only memories that served a resume, or that a run suspended from, become
 // resume spares (an idle pool that suspends and resumes nothing holds
 // none), at most resumeSpareCount of them
-// (the newest: one kept past it gives its oldest up), none larger than
+// (the newest: one kept past it gives its oldest up, unmapped on a
+// goroutine of its own), none larger than
 // MaxResumeSpareBytes. Each is charged to admission's committed memory
 // for its backed size (its memory's size when it closed), as the pool's
 // instances are charged (chargePool); a spare that does not fit is
@@ -95,8 +96,16 @@ func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
 		sp.list = append(sp.list, s)
 	}
 	sp.mu.Unlock()
-	for _, e := range evicted {
-		release(e.mem)
+	if len(evicted) > 0 {
+		// Off the closing run's path: unmapping megabytes of backed pages
+		// takes the kernel about half a millisecond (docs/performance.md,
+		// "Fifth pass"), which a suspension paid before it returned. Its
+		// charge is gone already; the pages are the kernel's a moment later.
+		go func() {
+			for _, e := range evicted {
+				release(e.mem)
+			}
+		}()
 	}
 	return ok
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// The snapshot of a suspended run, format version 3:
+// The snapshot of a suspended run, format version 4:
 //
 //	header (not compressed)
 //	  magic      "PTCXSNAP"
@@ -27,37 +27,58 @@ import (
 //	  engine     u8 length, then the engine's name and version ("wazero v1.12.0")
 //	  codec      u8    how the body is stored: codecStored (as is) or codecZstd
 //	  raw        u64   the body's size (once inflated)
-//	  check      u64   XXH3-64 of the body's bytes as they follow
+//	  table      u64   XXH3-64 of the header's bytes before it, then of the
+//	                   body's bytes but the blocks' data, in their order
+//	                   (meta, pages, index, blocks)
+//	  memory     u64   XXH3-64 of the blocks' XXH3-64s (u64 each), in order
 //	body: the bytes as they are (stored), or one zstd frame (its content size declared) of
 //	  meta       u32 length, then JSON (snapshotMeta)
 //	  pages      u32   the linear memory's size in wasm pages
-//	  blocks     u32   how many 4 KiB blocks follow
-//	  index      u32 × blocks, ascending: the blocks' places in memory
 //	  data       4 KiB × blocks
+//	  index      u32 × blocks, ascending: the blocks' places in memory
+//	  blocks     u32   how many blocks there are (the body's length must agree)
 //
 // Memory is stored as the blocks that differ from the image (a block past
 // the image's end that is all zero is not stored): a resumed instance
 // starts from the image, as every instance does, and the blocks are
-// written over it. All integers are little-endian. Everything is checked
-// before anything is used: a snapshot of another format, ABI, guest or
-// image, or one that is corrupt, is refused with ErrSnapshot and a reason.
+// written over it. All integers are little-endian. A snapshot of another
+// format, ABI, guest or image, or one that is corrupt, is refused with
+// ErrSnapshot and a reason; nothing of it runs.
 //
-// A run suspends to a stored body: suspending is then a diff against the
-// image and a copy, well under a millisecond for megabytes of heap, and so
-// is resuming. CompressSnapshot turns it into the zstd form (several times
-// smaller, and several milliseconds per megabyte to make) for a host that
-// keeps it on disk or sends it away; Resume reads both. The check is
-// XXH3-64 (github.com/zeebo/xxh3, vectorised: about 2.5 times the speed of
-// the hardware CRC-32C of format 2 on the development VM, a tenth of a
-// millisecond saved on each of suspend and resume for megabytes of heap).
-// Formats 2 (the check a CRC-32C u32) and 1 (zstd, no codec byte, no
-// check) are still read.
+// The layout is made for one pass over memory each way, a 4 KiB block at a
+// time while it is in the cache (docs/performance.md, "Fifth pass"): a
+// suspension compares each block of the guest's memory with the image's,
+// and one that differs is copied into the snapshot and hashed at once (the
+// index, whose length is known only then, follows the data); a resume
+// hashes each block as it writes it into the instance's memory. Everything
+// but the blocks' data (header, meta, pages, index) is checked (the table
+// check, and every field's range) before any memory is written; the data's
+// check is compared once the blocks are written and before the run goes
+// on, and a memory whose blocks fail it is discarded, never kept for
+// another run. Any byte changed anywhere in a snapshot is refused: the
+// table check covers the header as well (the engine's name, which is not
+// compared, too). The checks are XXH3-64 (github.com/zeebo/xxh3, its
+// one-shot hash vectorised; its streaming Hasher copies what it is given,
+// so it hashes only the table and the blocks' 8-byte hashes). They are of
+// the body inflated: a compressed snapshot (CompressSnapshot: several
+// times smaller, and several milliseconds per megabyte to make, for a host
+// that keeps it on disk or sends it away) is inflated to the stored body,
+// which resumes as a stored one does; its zstd frame carries zstd's own
+// checksum too.
+//
+// Formats 3 (the index before the data; one check, XXH3-64 of the body
+// as it follows the header, inflated or not), 2 (as 3, the check a
+// CRC-32C u32) and 1 (zstd, no codec byte, no check) are still read.
 
 // snapshotFormat is the version of the layout above.
-const snapshotFormat = 3
+const snapshotFormat = 4
 
-// snapshotFormatCRC is the previous version: the check a u32, the CRC-32C
-// (Castagnoli) of the body.
+// snapshotFormatHash is the previous version: the index before the data,
+// and one check, XXH3-64 of the body as stored.
+const snapshotFormatHash = 3
+
+// snapshotFormatCRC is the version before: as snapshotFormatHash, the
+// check a u32, the CRC-32C (Castagnoli) of the body.
 const snapshotFormatCRC = 2
 
 // snapshotFormatZstd is the first version: no codec byte and no check, the
@@ -99,6 +120,10 @@ type snapshotState struct {
 	pages  uint32
 	blocks []uint32 // decoded: the blocks to write over the image
 	data   []byte   // decoded: their bytes
+	// sums is the memory check of a snapshot of format 4 (checkSums):
+	// writeBlocks compares it as it writes the blocks.
+	sums      uint64
+	checkSums bool
 	// recycle is the buffer of the snapshot decoded, when it was given to
 	// the Runtime (Resumption.Recycle): kept once the blocks are written.
 	recycle []byte
@@ -178,59 +203,12 @@ var encoder = sync.OnceValue(func() *zstd.Encoder {
 	return e
 })
 
-// encodeSnapshot writes st (its memory whole) as a snapshot of a run
-// restored from img, and returns it with its inflated size. It writes into
-// dst when dst's capacity holds the snapshot (Resumption.SnapshotBuffer),
-// else into what take returns for its size when that holds it (the
-// Runtime's free list, snapshot_buffers.go; take may be nil), else into a
-// new buffer: a buffer already written costs the copy alone, where a new
-// one of megabytes costs as much again in zeroing, page faults and
-// collections. The snapshot returned keeps its buffer's capacity: the
-// caller clips it before it hands it out.
-func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size int) []byte) ([]byte, int, error) {
-	meta, err := json.Marshal(&st.meta)
-	if err != nil {
-		return nil, 0, fmt.Errorf("wasmhost: encode the run's table: %w", err)
-	}
-	if len(meta) > MaxSnapshotMetaBytes {
-		return nil, 0, fmt.Errorf("the run's table (calls, answers, logs, timers) is %d bytes, over the %d a snapshot holds "+
-			"(wasmhost.MaxSnapshotMetaBytes)", len(meta), MaxSnapshotMetaBytes)
-	}
-	mem := st.memory
-	if len(mem)%pageSize != 0 || len(mem) < len(img.memory) {
-		return nil, 0, fmt.Errorf("wasmhost: the guest's memory of %d bytes is not whole pages past the image's %d", len(mem), len(img.memory))
-	}
-	index := changedBlocks(mem, img.memory)
-	raw := 4 + len(meta) + 8 + 4*len(index) + blockSize*len(index)
-	size := headerSize + len(img.engine) + headerTail + raw
-	if cap(dst) < size && take != nil {
-		dst = take(size)
-	}
-	out := dst[:0]
-	if cap(dst) < size {
-		out = newSnapshotBuffer(size)
-	}
-	out = appendHeader(out, img.moduleHash[:], img.memoryHash[:], img.engine, codecStored, uint64(raw))
-	bodyAt := len(out)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(meta)))
-	out = append(out, meta...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(mem)/pageSize))
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(index)))
-	for _, i := range index {
-		out = binary.LittleEndian.AppendUint32(out, i)
-	}
-	for _, i := range index {
-		out = append(out, mem[int(i)*blockSize:int(i+1)*blockSize]...)
-	}
-	seal(out, bodyAt)
-	return out, raw, nil
-}
-
-// appendHeader appends a snapshot's header (format snapshotFormat) to out,
-// its check left for seal.
-func appendHeader(out, module, memory []byte, engine string, codec byte, raw uint64) []byte {
+// appendHeader appends the header of a snapshot of format snapshotFormat
+// (or snapshotFormatHash, for CompressSnapshot of one) to out, its checks
+// left zero (seal and sealHash write them).
+func appendHeader(out []byte, format uint16, module, memory []byte, engine string, codec byte, raw uint64) []byte {
 	out = append(out, snapshotMagic...)
-	out = binary.LittleEndian.AppendUint16(out, snapshotFormat)
+	out = binary.LittleEndian.AppendUint16(out, format)
 	out = binary.LittleEndian.AppendUint16(out, abiVersion)
 	out = append(out, module...)
 	out = append(out, memory...)
@@ -238,16 +216,20 @@ func appendHeader(out, module, memory []byte, engine string, codec byte, raw uin
 	out = append(out, engine...)
 	out = append(out, codec)
 	out = binary.LittleEndian.AppendUint64(out, raw)
-	return binary.LittleEndian.AppendUint64(out, 0)
+	out = binary.LittleEndian.AppendUint64(out, 0)
+	if format == snapshotFormat {
+		out = binary.LittleEndian.AppendUint64(out, 0)
+	}
+	return out
 }
 
 // headerTail is the size of the header's fields after the engine's name
-// (codec, raw, check) in format snapshotFormat.
-const headerTail = 1 + 8 + 8
+// (codec, raw, table, memory) in format snapshotFormat.
+const headerTail = 1 + 8 + 8 + 8
 
-// seal writes the check of the body of snapshot b (format snapshotFormat),
-// which starts at bodyAt, into its header.
-func seal(b []byte, bodyAt int) {
+// sealHash writes the check of the body of snapshot b (format
+// snapshotFormatHash), which starts at bodyAt, into its header.
+func sealHash(b []byte, bodyAt int) {
 	binary.LittleEndian.PutUint64(b[bodyAt-8:], xxh3.Hash(b[bodyAt:]))
 }
 
@@ -263,11 +245,14 @@ type header struct {
 	engine string
 	codec  byte
 	raw    uint64
-	check  uint64 // formats 2 (a CRC-32C) and 3 (XXH3-64)
+	check  uint64 // formats 2 (a CRC-32C), 3 (XXH3-64) and 4 (the table check)
+	sums   uint64 // format 4: the memory check
+	head   []byte // format 4: the header's bytes the table check covers
 	bodyAt int    // where the body starts
 }
 
-// readHeader reads the header of snapshot b, checking only its layout.
+// readHeader reads the header of snapshot b, checking only its layout and,
+// in formats 2 and 3, the check of the body that follows it.
 func readHeader(b []byte) (header, error) {
 	if len(b) < headerSize || string(b[:len(snapshotMagic)]) != snapshotMagic {
 		return header{}, refuse("it is not a ptcx snapshot (no %q header)", snapshotMagic)
@@ -288,6 +273,8 @@ func readHeader(b []byte) (header, error) {
 		codecLen, checkLen = 0, 0
 	case snapshotFormatCRC:
 		checkLen = 4
+	case snapshotFormat:
+		checkLen = 16
 	}
 	if len(b) < p+n+codecLen+8+checkLen {
 		return header{}, refuse("its header is cut short")
@@ -317,6 +304,12 @@ func readHeader(b []byte) (header, error) {
 		if got := xxh3.Hash(b[p:]); got != h.check {
 			return header{}, refuse("its body is corrupt: its checksum is %016x, its header says %016x", got, h.check)
 		}
+	case 16:
+		// Checked with the body (parseBody4, writeBlocks): the body is
+		// hashed a block at a time as it is used.
+		h.head = b[:p]
+		h.check, h.sums = binary.LittleEndian.Uint64(b[p:]), binary.LittleEndian.Uint64(b[p+8:])
+		p += 16
 	}
 	h.bodyAt = p
 	return h, nil
@@ -342,10 +335,28 @@ func CompressSnapshot(snapshot []byte) ([]byte, error) {
 	if uint64(len(body)) != h.raw {
 		return nil, refuse("its body is %d bytes, not the %d its header declares", len(body), h.raw)
 	}
-	out := appendHeader(make([]byte, 0, h.bodyAt+len(body)/4), h.module, h.memory, h.engine, codecZstd, h.raw)
+	if h.format != snapshotFormat {
+		// Formats 2 and 3 have one body: compressed, it is format 3's.
+		out := appendHeader(make([]byte, 0, h.bodyAt+len(body)/4), snapshotFormatHash, h.module, h.memory, h.engine, codecZstd, h.raw)
+		bodyAt := len(out)
+		out = encoder().EncodeAll(body, out)
+		sealHash(out, bodyAt)
+		return out, nil
+	}
+	l, err := layout4(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTable(h.head, body, l, h.check); err != nil {
+		return nil, err
+	}
+	// The checks are of the body inflated: the memory's is kept, the
+	// table's covers the header, whose codec changes.
+	out := appendHeader(make([]byte, 0, h.bodyAt+len(body)/4), snapshotFormat, h.module, h.memory, h.engine, codecZstd, h.raw)
 	bodyAt := len(out)
 	out = encoder().EncodeAll(body, out)
-	seal(out, bodyAt)
+	binary.LittleEndian.PutUint64(out[bodyAt-16:], tableSum(out[:bodyAt-16], body, l))
+	binary.LittleEndian.PutUint64(out[bodyAt-8:], h.sums)
 	return out, nil
 }
 
@@ -461,14 +472,30 @@ func decodeSnapshot(img *image, memoryBytes int64, b []byte) (*snapshotState, er
 		return nil, refuse("it declares %d bytes inflated, over the %d a snapshot of a run within %d bytes of memory may hold",
 			raw, bound, memoryBytes)
 	}
+	body := b[p:]
 	if h.codec == codecStored {
-		if uint64(len(b)-p) != raw {
-			return nil, refuse("its body is %d bytes, not the %d its header declares", len(b)-p, raw)
+		if uint64(len(body)) != raw {
+			return nil, refuse("its body is %d bytes, not the %d its header declares", len(body), raw)
 		}
-		return parseBody(img, memoryBytes, b[p:])
+	} else if body, err = inflateBody(b[p:], raw, bound); err != nil {
+		return nil, err
 	}
+	if h.format != snapshotFormat {
+		return parseBody(img, memoryBytes, body)
+	}
+	st, err := parseBody4(img, memoryBytes, body, func(l bodyLayout) error { return checkTable(h.head, body, l, h.check) })
+	if err != nil {
+		return nil, err
+	}
+	st.sums, st.checkSums = h.sums, true
+	return st, nil
+}
+
+// inflateBody inflates the zstd frame of a snapshot's body, which must
+// declare raw bytes, within a window of zstdWindow and at most bound.
+func inflateBody(frame []byte, raw uint64, bound int64) ([]byte, error) {
 	var zh zstd.Header
-	if err := zh.Decode(b[p:]); err != nil {
+	if err := zh.Decode(frame); err != nil {
 		return nil, refuse("its body is not a zstd frame: %v", err)
 	}
 	if !zh.HasFCS || zh.FrameContentSize != raw {
@@ -481,14 +508,11 @@ func decodeSnapshot(img *image, memoryBytes int64, b []byte) (*snapshotState, er
 	if window > zstdWindow {
 		return nil, refuse("its body's zstd window of %d bytes is over the %d a snapshot's may be", window, zstdWindow)
 	}
-	body, err := inflate(b[p:], raw, bound)
-	if err != nil {
-		return nil, err
-	}
-	return parseBody(img, memoryBytes, body)
+	return inflate(frame, raw, bound)
 }
 
-// parseBody reads the inflated body.
+// parseBody reads the inflated body of a snapshot of formats 1 to 3,
+// whose check readHeader made.
 func parseBody(img *image, memoryBytes int64, body []byte) (*snapshotState, error) {
 	u32 := func(at int) (uint32, bool) {
 		if at < 0 || at+4 > len(body) {

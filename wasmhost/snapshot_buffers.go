@@ -55,14 +55,23 @@ func newSnapshotBuffer(size int) []byte {
 }
 
 // takeSnapshotBuffer returns the smallest buffer of the free list that
-// holds size bytes, of length 0, or nil when none does.
+// holds size bytes, else its largest, of length 0, or nil when the list
+// is empty. size is the most a snapshot may take (its whole memory's
+// blocks): a snapshot stores only the blocks that differ from the image,
+// so a smaller buffer, likely the last snapshot of the same program, may
+// hold it (encodeSnapshot makes one that does when it does not).
 func (rt *Runtime) takeSnapshotBuffer(size int) []byte {
 	f := &rt.snapBufs
 	f.mu.Lock()
 	at := -1
 	for i, b := range f.free {
-		if cap(b) >= size && (at < 0 || cap(b) < cap(f.free[at])) {
+		switch {
+		case at < 0:
 			at = i
+		case cap(f.free[at]) < size && cap(b) > cap(f.free[at]):
+			at = i // larger, toward size
+		case cap(b) >= size && cap(b) < cap(f.free[at]):
+			at = i // the smallest that holds size
 		}
 	}
 	if at < 0 {

@@ -19,8 +19,12 @@ import (
 // whatever the description says. Only the header and the run's table are
 // read (a compressed body is inflated up to the table's end, at most
 // MaxSnapshotMetaBytes); what Resume checks beyond them (the guest, the
-// image, the memory) is left to it. Bytes that are not a snapshot are
-// refused with ErrSnapshot, saying why.
+// image, the memory) is left to it. The table's check is compared for a
+// stored snapshot (and for a compressed one of formats 2 and 3, whose
+// check is of the frame); a compressed one of format 4 has its check of
+// the body inflated, which is not read past the table here: Resume
+// compares it. Bytes that are not a snapshot are refused with
+// ErrSnapshot, saying why.
 func SnapshotCalls(snapshot []byte) (tools []string, calls []PendingCall, err error) {
 	h, err := readHeader(snapshot)
 	if err != nil {
@@ -30,6 +34,16 @@ func SnapshotCalls(snapshot []byte) (tools []string, calls []PendingCall, err er
 	if h.codec == codecStored {
 		if uint64(len(snapshot)-h.bodyAt) != h.raw {
 			return nil, nil, refuse("its body is %d bytes, not the %d its header declares", len(snapshot)-h.bodyAt, h.raw)
+		}
+		if h.format == snapshotFormat {
+			b := snapshot[h.bodyAt:]
+			l, err := layout4(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := checkTable(h.head, b, l, h.check); err != nil {
+				return nil, nil, err
+			}
 		}
 	} else {
 		dec, release, err := tableDecoder(snapshot[h.bodyAt:])

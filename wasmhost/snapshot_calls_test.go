@@ -31,14 +31,18 @@ func TestSnapshotCalls_refusesWhatIsNotASnapshot(t *testing.T) {
 	s := suspendAt(t, rt, `return await tools.echo({a: 1});`, api.Limits{}, &recordingTools{}, always)
 	compressed, err := wasmhost.CompressSnapshot(s.Snapshot)
 	require.NoError(t, err)
+	flipped := append([]byte(nil), s.Snapshot...)
+	flipped[len(flipped)-5] ^= 1
+	bodyAt := snapshotBodyAt(s.Snapshot)
 	tests := []struct {
 		name string
 		data []byte
 		want string
 	}{
 		{"empty", nil, "not a ptcx snapshot"},
-		{"stored, cut", s.Snapshot[:len(s.Snapshot)-1], "corrupt"},
-		{"compressed, cut", compressed[:len(compressed)/2], "corrupt"},
+		{"stored, cut", s.Snapshot[:len(s.Snapshot)-1], "not the"},
+		{"stored, a flipped byte of its index", flipped, "corrupt"},
+		{"compressed, cut in its table", compressed[:bodyAt+20], "cannot be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -57,7 +57,7 @@ func fixture(t testing.TB) (*Runtime, []byte, []byte) {
 	return f.rt, f.snap, f.body
 }
 
-// bodyStart returns where the body of snapshot b (format 3) starts.
+// bodyStart returns where the body of snapshot b (format 4) starts.
 func bodyStart(b []byte) int { return headerSize + int(b[headerSize-1]) + headerTail }
 
 func TestDecodeSnapshot_realSnapshot(t *testing.T) {
@@ -83,14 +83,15 @@ func wholeMemory(img *image, st *snapshotState) []byte {
 }
 
 // encodeSnapshot writes into the buffer it is given when the buffer's
-// capacity holds the snapshot, and leaves it untouched otherwise.
+// capacity holds the snapshot, and into a buffer of its own otherwise
+// (having written into the one given until it ran out).
 func TestEncodeSnapshot_buffer(t *testing.T) {
 	rt, snap, _ := fixture(t)
 	img := rt.image
 	st, err := decodeSnapshot(img, rt.limits.MemoryBytes, snap)
 	require.NoError(t, err)
 	st.memory = wholeMemory(img, st)
-	want, _, err := encodeSnapshot(img, st, nil, nil)
+	want, _, err := encodeSnapshot(img, st, nil, nil, nil)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
@@ -103,13 +104,52 @@ func TestEncodeSnapshot_buffer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			buf := bytes.Repeat([]byte{0xa5}, tc.cap)
-			b, _, err := encodeSnapshot(img, st, buf[:7], nil)
+			b, _, err := encodeSnapshot(img, st, buf[:7], nil, nil)
 			require.NoError(t, err)
 			require.Equal(t, want, b)
 			require.Equal(t, tc.wrote, &b[0] == &buf[0], "written into the buffer")
-			if !tc.wrote {
-				require.Equal(t, bytes.Repeat([]byte{0xa5}, tc.cap), buf, "the buffer is left as it was")
+		})
+	}
+}
+
+// A buffer taken from the free list that turns out too small for the
+// snapshot is given back; one that holds it is written into.
+func TestEncodeSnapshot_takeAndGive(t *testing.T) {
+	rt, snap, _ := fixture(t)
+	img := rt.image
+	st, err := decodeSnapshot(img, rt.limits.MemoryBytes, snap)
+	require.NoError(t, err)
+	st.memory = wholeMemory(img, st)
+	want, _, err := encodeSnapshot(img, st, nil, nil, nil)
+	require.NoError(t, err)
+	most := len(want) + (len(st.memory)/blockSize-len(st.blocks))*(blockSize+4)
+	for _, tc := range []struct {
+		name  string
+		cap   int
+		wrote bool
+	}{
+		{"below", len(want) - 1, false},
+		{"at", len(want), true},
+		{"past", len(want) + 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			buf := make([]byte, 0, tc.cap)
+			var asked int
+			var given [][]byte
+			b, _, err := encodeSnapshot(img, st, nil, func(size int) []byte { asked = size; return buf },
+				func(b []byte) { given = append(given, b) })
+			require.NoError(t, err)
+			require.Equal(t, want, b)
+			require.Equal(t, most, asked, "asked for the whole memory's blocks")
+			require.Equal(t, tc.wrote, &b[0] == &buf[:1][0], "written into the buffer taken")
+			if tc.wrote {
+				require.Empty(t, given)
+				return
 			}
+			require.Len(t, given, 1, "the buffer taken is given back")
+			require.Same(t, &buf[:1][0], &given[0][:1][0])
+			require.GreaterOrEqual(t, cap(b), len(want))
+			require.LessOrEqual(t, cap(b), len(want)+len(want)/snapshotSlack+blockSize, "the buffer made is the snapshot's size")
 		})
 	}
 }
@@ -135,7 +175,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			MaxSnapshotMetaBytes = tc.bound
-			b, _, err := encodeSnapshot(img, st, nil, nil)
+			b, _, err := encodeSnapshot(img, st, nil, nil, nil)
 			if !tc.ok {
 				require.ErrorContains(t, err, "over the")
 				require.ErrorContains(t, err, "wasmhost.MaxSnapshotMetaBytes")
@@ -151,7 +191,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 
 	// A snapshot made under a larger bound is refused under a smaller one.
 	MaxSnapshotMetaBytes = len(meta)
-	b, _, err := encodeSnapshot(img, st, nil, nil)
+	b, _, err := encodeSnapshot(img, st, nil, nil, nil)
 	require.NoError(t, err)
 	MaxSnapshotMetaBytes = len(meta) - 1
 	_, err = decodeSnapshot(img, rt.limits.MemoryBytes, b)
@@ -179,7 +219,7 @@ func TestDecodeSnapshot_inflateBound(t *testing.T) {
 	require.NoError(t, err)
 	const memory = MinMemoryBytes * 4
 	bound := maxInflated(memory)
-	at := bodyStart(snap) - 16 // raw
+	at := bodyStart(snap) - 24 // raw
 	for _, tc := range []struct {
 		name string
 		raw  uint64
@@ -198,6 +238,10 @@ func TestDecodeSnapshot_inflateBound(t *testing.T) {
 		})
 	}
 }
+
+// noCheck passes a body's table unchecked: for the tests and fuzz targets
+// of what is checked past it.
+func noCheck(bodyLayout) error { return nil }
 
 func TestParseBody_refusesInconsistentTables(t *testing.T) {
 	rt, _, body := fixture(t)
@@ -232,12 +276,12 @@ func TestParseBody_refusesInconsistentTables(t *testing.T) {
 			require.NoError(t, err)
 			b := binary.LittleEndian.AppendUint32(nil, uint32(len(mj)))
 			b = append(append(b, mj...), body[4+metaLen:]...)
-			_, err = parseBody(rt.image, rt.limits.MemoryBytes, b)
+			_, err = parseBody4(rt.image, rt.limits.MemoryBytes, b, noCheck)
 			require.ErrorIs(t, err, ErrSnapshot)
 			require.ErrorContains(t, err, tc.msg)
 		})
 	}
-	_, err := parseBody(rt.image, rt.limits.MemoryBytes, body)
+	_, err := parseBody4(rt.image, rt.limits.MemoryBytes, body, noCheck)
 	require.NoError(t, err, "the unedited body parses")
 }
 
@@ -267,7 +311,7 @@ func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
 		World:   snapWorld{Deterministic: true, Seed: 1, RNG: rngState},
 		Globals: []snapGlobal{{Name: "__stack_pointer", Value: 65536}},
 	}}
-	b, _, err := encodeSnapshot(img, st, nil, nil)
+	b, _, err := encodeSnapshot(img, st, nil, nil, nil)
 	require.NoError(t, err)
 	return img, b, b[bodyStart(b):]
 }
@@ -282,11 +326,15 @@ func TestDecodeSnapshot_synthetic(t *testing.T) {
 }
 
 // TestDecodeSnapshot_mutations decodes 2,000 random mutations of a real
-// snapshot (bytes changed, cut short): each is refused with ErrSnapshot or
-// decodes to a consistent state, and none panics.
+// snapshot (bytes changed, cut short) and writes the blocks of those it
+// decodes: each is refused with ErrSnapshot, by the decoder or by the
+// write, or is the snapshot itself (a byte changed to what it was), and
+// none panics.
 func TestDecodeSnapshot_mutations(t *testing.T) {
 	rt, stored, _ := fixture(t)
 	compressed, err := CompressSnapshot(stored)
+	require.NoError(t, err)
+	want, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, stored)
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(1, 2))
 	refused := 0
@@ -303,44 +351,84 @@ func TestDecodeSnapshot_mutations(t *testing.T) {
 			b = b[:r.IntN(len(b))]
 		}
 		st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, b)
+		if err == nil {
+			requireConsistent(t, rt.image, rt.limits.MemoryBytes, st)
+			err = writeBlocks(st, func(uint32, []byte) bool { return true })
+		}
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			refused++
 			continue
 		}
-		requireConsistent(t, rt.image, rt.limits.MemoryBytes, st)
+		require.Equal(t, want.meta, st.meta)
+		require.Equal(t, want.blocks, st.blocks)
+		require.Equal(t, want.data, st.data)
 	}
 	require.Positive(t, refused)
 }
 
-// The fuzz targets take a snapshot (or a body) cut before its memory's
-// data, and a count of data blocks to append: the data is never more than
-// copied, and leaving its kilobytes out of the input keeps each input
-// small, so that the fuzzer's minimisation of an interesting input takes
-// milliseconds instead of its whole budget.
+// The fuzz targets take a snapshot (or a body) without its memory's data,
+// and a count of data blocks to put back where the data goes (withData):
+// the data is never more than hashed and copied, and leaving its
+// kilobytes out of the input keeps each input small, so that the fuzzer's
+// minimisation of an interesting input takes milliseconds instead of its
+// whole budget.
 
-// withBlocks is b followed by n%4 blocks of data.
-func withBlocks(b []byte, n uint8) []byte {
-	out := append([]byte(nil), b...)
+// withoutData is format-4 body b without its blocks' data.
+func withoutData(t testing.TB, b []byte) []byte {
+	l, err := layout4(b)
+	require.NoError(t, err)
+	return append(append([]byte(nil), b[:l.dataAt]...), b[l.indexAt:]...)
+}
+
+// withData is body b with n%4 blocks of data put after its pages, where a
+// format-4 body's data goes (or at its end, when b is too short to say
+// where that is).
+func withData(b []byte, n uint8) []byte {
+	at := len(b)
+	if len(b) >= 4 {
+		if metaLen := int64(binary.LittleEndian.Uint32(b)); metaLen+8 <= int64(len(b)) {
+			at = int(metaLen) + 8
+		}
+	}
+	out := append([]byte(nil), b[:at]...)
 	for i := range int(n % 4) {
 		out = append(out, bytes.Repeat([]byte{byte(i + 1)}, blockSize)...)
 	}
-	return out
+	return append(out, b[at:]...)
+}
+
+// withSnapshotData is snapshot b with withData applied to its body, when
+// it has a header of format 4's layout.
+func withSnapshotData(b []byte, n uint8) []byte {
+	if len(b) < headerSize {
+		return withData(b, n)
+	}
+	at := bodyStart(b)
+	if at > len(b) {
+		return withData(b, n)
+	}
+	return append(append([]byte(nil), b[:at]...), withData(b[at:], n)...)
 }
 
 // FuzzDecodeSnapshot feeds the decoder arbitrary bytes, and snapshots
-// mutated, stored and compressed: it must refuse or accept, never panic,
-// and what it accepts must be consistent.
+// mutated, stored and compressed, of formats 4 and 3: it must refuse or
+// accept, never panic, and what it accepts must be consistent.
 func FuzzDecodeSnapshot(f *testing.F) {
-	img, snap, _ := syntheticSnapshot(f)
+	img, snap, body := syntheticSnapshot(f)
 	compressed, err := CompressSnapshot(snap)
 	require.NoError(f, err)
-	f.Add(snap[:len(snap)-3*blockSize], uint8(3))
+	st, err := decodeSnapshot(img, 1<<20, snap)
+	require.NoError(f, err)
+	st.memory = wholeMemory(img, st)
+	v3 := encodeSnapshotV3(f, img, st)
+	f.Add(append(snap[:bodyStart(snap):bodyStart(snap)], withoutData(f, body)...), uint8(3))
 	f.Add(compressed, uint8(0))
 	f.Add(snap[:bodyStart(snap)], uint8(0))
+	f.Add(v3, uint8(0))
 	f.Add([]byte(snapshotMagic), uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
-		st, err := decodeSnapshot(img, 1<<20, withBlocks(b, blocks))
+		st, err := decodeSnapshot(img, 1<<20, withSnapshotData(b, blocks))
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
@@ -349,19 +437,80 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	})
 }
 
-// FuzzParseSnapshotBody does the same past the header, where a mutation of
-// the table or the memory index is caught by nothing but the checks.
+// FuzzParseSnapshotBody does the same past the header, its table check
+// passed (noCheck), where a mutation of the table or the memory index is
+// caught by nothing but the checks of each field.
 func FuzzParseSnapshotBody(f *testing.F) {
 	img, _, body := syntheticSnapshot(f)
-	f.Add(body[:len(body)-3*blockSize], uint8(3))
+	f.Add(withoutData(f, body), uint8(3))
 	f.Add(body[:200], uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
-		st, err := parseBody(img, 1<<20, withBlocks(b, blocks))
+		st, err := parseBody4(img, 1<<20, withData(b, blocks), noCheck)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
 		}
 		requireConsistent(t, img, 1<<20, st)
+	})
+}
+
+// FuzzParseSnapshotBodyV3 does the same for the body of formats 1 to 3
+// (the index before the data, which is at its end).
+func FuzzParseSnapshotBodyV3(f *testing.F) {
+	img, snap, _ := syntheticSnapshot(f)
+	st, err := decodeSnapshot(img, 1<<20, snap)
+	require.NoError(f, err)
+	st.memory = wholeMemory(img, st)
+	v3 := encodeSnapshotV3(f, img, st)
+	body := v3[bodyStartV3(v3):]
+	f.Add(body[:len(body)-3*blockSize], uint8(3))
+	f.Add(body[:200], uint8(0))
+	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
+		out := append([]byte(nil), b...)
+		for i := range int(blocks % 4) {
+			out = append(out, bytes.Repeat([]byte{byte(i + 1)}, blockSize)...)
+		}
+		st, err := parseBody(img, 1<<20, out)
+		if err != nil {
+			require.ErrorIs(t, err, ErrSnapshot)
+			return
+		}
+		requireConsistent(t, img, 1<<20, st)
+	})
+}
+
+// FuzzWriteSnapshotBlocks decodes arbitrary snapshots and writes the
+// blocks of those it accepts into a memory of their size, checking them
+// as a resume does: the write refuses (ErrSnapshot) or writes exactly the
+// blocks decoded, never panics, and never writes outside the memory.
+func FuzzWriteSnapshotBlocks(f *testing.F) {
+	img, snap, body := syntheticSnapshot(f)
+	compressed, err := CompressSnapshot(snap)
+	require.NoError(f, err)
+	f.Add(snap, uint8(0))
+	f.Add(compressed, uint8(0))
+	f.Add(append(snap[:bodyStart(snap):bodyStart(snap)], withoutData(f, body)...), uint8(3))
+	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
+		st, err := decodeSnapshot(img, 1<<20, withSnapshotData(b, blocks))
+		if err != nil {
+			require.ErrorIs(t, err, ErrSnapshot)
+			return
+		}
+		mem := make([]byte, int(st.pages)*pageSize)
+		err = writeBlocks(st, func(off uint32, b []byte) bool {
+			if int(off)+len(b) > len(mem) {
+				return false
+			}
+			copy(mem[off:], b)
+			return true
+		})
+		if err != nil {
+			require.ErrorIs(t, err, ErrSnapshot)
+			return
+		}
+		for i, blk := range st.blocks {
+			require.Equal(t, st.data[i*blockSize:(i+1)*blockSize], mem[int(blk)*blockSize:int(blk+1)*blockSize])
+		}
 	})
 }
 
@@ -382,7 +531,7 @@ func formatOne(t *testing.T, b []byte) []byte {
 	h, err := readHeader(b)
 	require.NoError(t, err)
 	require.Equal(t, byte(codecZstd), h.codec)
-	out := append([]byte(nil), b[:bodyStart(b)-headerTail]...)
+	out := append([]byte(nil), b[:bodyStartV3(b)-17]...)
 	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatZstd)
 	out = binary.LittleEndian.AppendUint64(out, h.raw)
 	return append(out, b[h.bodyAt:]...)
@@ -394,7 +543,7 @@ func formatTwo(t *testing.T, b []byte) []byte {
 	t.Helper()
 	h, err := readHeader(b)
 	require.NoError(t, err)
-	out := append([]byte(nil), b[:bodyStart(b)-headerTail]...)
+	out := append([]byte(nil), b[:bodyStartV3(b)-17]...)
 	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatCRC)
 	out = append(out, h.codec)
 	out = binary.LittleEndian.AppendUint64(out, h.raw)
@@ -406,6 +555,9 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 	rt, stored, _ := fixture(t)
 	compressed, err := CompressSnapshot(stored)
 	require.NoError(t, err)
+	_, v3 := snapshotV3(t)
+	v3z, err := CompressSnapshot(v3)
+	require.NoError(t, err)
 	want, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, stored)
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -414,9 +566,11 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 	}{
 		{"stored", stored},
 		{"compressed", compressed},
-		{"format 1", formatOne(t, compressed)},
-		{"format 2, stored", formatTwo(t, stored)},
-		{"format 2, compressed", formatTwo(t, compressed)},
+		{"format 3, stored", v3},
+		{"format 3, compressed", v3z},
+		{"format 1", formatOne(t, v3z)},
+		{"format 2, stored", formatTwo(t, v3)},
+		{"format 2, compressed", formatTwo(t, v3z)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, tc.b)
@@ -427,11 +581,14 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 		})
 	}
 	require.Less(t, len(compressed), len(stored))
+	h, err := readHeader(v3z)
+	require.NoError(t, err)
+	require.Equal(t, uint16(snapshotFormatHash), h.format, "a snapshot of format 3 compresses to format 3")
 }
 
 func TestDecodeSnapshot_formatTwoCorrupt(t *testing.T) {
-	rt, stored, _ := fixture(t)
-	two := formatTwo(t, stored)
+	rt, v3 := snapshotV3(t)
+	two := formatTwo(t, v3)
 	two[len(two)-20] ^= 0x40
 	_, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, two)
 	require.ErrorIs(t, err, ErrSnapshot)
@@ -446,18 +603,18 @@ func TestCompressSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, compressed, again, "a compressed snapshot is returned as it is")
 
-	short := append([]byte(nil), stored[:len(stored)-blockSize]...)
-	h, err := readHeader(stored)
-	require.NoError(t, err)
-	seal(short, h.bodyAt)
+	corrupt := append([]byte(nil), stored...)
+	corrupt[bodyStart(stored)+10] ^= 1 // in the table
+	_, v3 := snapshotV3(t)
 	for _, tc := range []struct {
 		name string
 		b    []byte
 		msg  string
 	}{
 		{"not a snapshot", []byte("not a snapshot, not at all, not one bit of it, no, not even close to one"), "not a ptcx snapshot"},
-		{"corrupt", stored[:len(stored)-1], "its body is corrupt"},
-		{"shorter than declared", short, "not the"},
+		{"corrupt", corrupt, "its header, table or index is corrupt"},
+		{"shorter than declared", stored[:len(stored)-blockSize], "not the"},
+		{"format 3, corrupt", v3[:len(v3)-1], "its body is corrupt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := CompressSnapshot(tc.b)
@@ -483,10 +640,8 @@ func TestDecodeSnapshot_zstdWindowBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			enc, err := zstd.NewWriter(nil, zstd.WithSingleSegment(true))
 			require.NoError(t, err)
-			out := appendHeader(nil, img.moduleHash[:], img.memoryHash[:], "test", codecZstd, uint64(tc.size))
-			at := len(out)
+			out := appendHeader(nil, snapshotFormat, img.moduleHash[:], img.memoryHash[:], "test", codecZstd, uint64(tc.size))
 			out = enc.EncodeAll(make([]byte, tc.size), out)
-			seal(out, at)
 			_, err = decodeSnapshot(img, 4<<20, out)
 			require.ErrorIs(t, err, ErrSnapshot)
 			if tc.ok {

@@ -276,7 +276,7 @@ func (r *run) capture(answers []completion) (*Suspended, error) {
 		return nil, fmt.Errorf("wasmhost: the guest's memory of %d bytes cannot be read", size)
 	}
 	st.memory = mem
-	b, raw, err := encodeSnapshot(r.rt.image, &st, r.snapshotBuf, r.rt.takeSnapshotBuffer)
+	b, raw, err := encodeSnapshot(r.rt.image, &st, r.snapshotBuf, r.rt.takeSnapshotBuffer, r.rt.keepSnapshotBuffer)
 	if err != nil {
 		return nil, err
 	}

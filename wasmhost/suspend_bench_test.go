@@ -89,7 +89,7 @@ func benchmarkSnapshot(b *testing.B, js string) {
 	b.Run("suspend", func(b *testing.B) {
 		reportCPU(b, func() {
 			for b.Loop() {
-				if _, _, err := encodeSnapshot(rt.image, &enc, nil, nil); err != nil {
+				if _, _, err := encodeSnapshot(rt.image, &enc, nil, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -104,7 +104,7 @@ func benchmarkSnapshot(b *testing.B, js string) {
 		// (RecycleSnapshot, Resumption.Recycle).
 		reportCPU(b, func() {
 			for b.Loop() {
-				buf, _, err := encodeSnapshot(rt.image, &enc, nil, rt.takeSnapshotBuffer)
+				buf, _, err := encodeSnapshot(rt.image, &enc, nil, rt.takeSnapshotBuffer, rt.keepSnapshotBuffer)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -118,7 +118,7 @@ func benchmarkSnapshot(b *testing.B, js string) {
 		reportCPU(b, func() {
 			for b.Loop() {
 				var err error
-				if buf, _, err = encodeSnapshot(rt.image, &enc, buf, nil); err != nil {
+				if buf, _, err = encodeSnapshot(rt.image, &enc, buf, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

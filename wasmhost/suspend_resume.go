@@ -30,7 +30,9 @@ type Resumption struct {
 	// resumed run writes it if it is suspended again (Suspended.Snapshot
 	// is then SnapshotBuffer[:n]), instead of a new buffer: a buffer that
 	// was written already costs a copy, a new one of megabytes as much
-	// again in zeroing, page faults and collections. It may be the
+	// again in zeroing, page faults and collections; one whose capacity
+	// turns out too small for the snapshot may be written into before the
+	// snapshot is made in a new buffer. It may be the
 	// snapshot being resumed, which the run no longer reads once it runs
 	// (the snapshot, then, is overwritten). It is the caller's to give:
 	// nothing else may use it until Resume returns, nor, once it returns a
@@ -46,7 +48,9 @@ type Resumption struct {
 	// again through it; the caller must not read the snapshot through any
 	// other slice either. When Resume fails before the run starts
 	// (ErrBusy, ErrSnapshot, ErrClosed, invalid limits), nothing was given:
-	// Recycle is as it was, the caller's still.
+	// Recycle is as it was, the caller's still; but a snapshot whose
+	// memory fails its check is refused (ErrSnapshot) once the run
+	// started, its buffer given.
 	Recycle *Suspended
 }
 
@@ -60,8 +64,11 @@ type Resumption struct {
 //
 // The snapshot must come from a Runtime of the same guest (ABI version,
 // module and initialised image); any other, or corrupt bytes, is refused
-// with ErrSnapshot (errors.Is), saying why, before anything runs. It may
-// be resumed more than once: each Resume is a run of its own.
+// with ErrSnapshot (errors.Is), saying why, before anything runs: the
+// memory's check of a snapshot of format 4 is compared as its blocks are
+// written into the instance's memory, which is then discarded (so that,
+// with Resumption.Recycle, its buffer was given already). It may be
+// resumed more than once: each Resume is a run of its own.
 func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs Resumption) (Outcome, error) {
 	if rt.closed.Load() {
 		return Outcome{}, ErrClosed
@@ -115,7 +122,14 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 		st.recycle = s.buffer()
 		s.Snapshot, s.buf = nil, nil
 	}
-	return r.run(ctx)
+	out, err := r.run(ctx)
+	if re := (*RunError)(nil); errors.As(err, &re) && errors.Is(re.Cause, ErrSnapshot) {
+		// Refused as its blocks were written (their check, format 4):
+		// nothing ran, and the caller sees what a snapshot refused
+		// before the run started shows.
+		return Outcome{}, re.Cause
+	}
+	return out, err
 }
 
 // errNoImage means suspending or resuming was asked of a Runtime without
@@ -254,16 +268,12 @@ func (r *run) restoreSnapshot() (*instance, error) {
 	} else if err := populateSnapshot(m, rt.image.memory, st.blocks); err != nil {
 		return fail(err)
 	}
-	for i := 0; i < len(st.blocks); {
-		// A run of consecutive blocks is consecutive in the snapshot too.
-		j := i + 1
-		for j < len(st.blocks) && st.blocks[j] == st.blocks[j-1]+1 {
-			j++
-		}
-		if !inst.mem.Write(st.blocks[i]*blockSize, st.data[i*blockSize:j*blockSize]) {
-			return fail(fmt.Errorf("wasmhost: write the snapshot's blocks %d to %d", st.blocks[i], st.blocks[j-1]))
-		}
-		i = j
+	if err := writeBlocks(st, inst.mem.Write); err != nil {
+		// Partly written, or refused by its check once written: the
+		// memory is released when the instance closes, never kept as a
+		// spare of either kind.
+		inst.memory.discardOnClose()
+		return fail(err)
 	}
 	m := &st.meta
 	for _, g := range m.Globals {
@@ -288,4 +298,11 @@ func (r *run) restoreSnapshot() (*instance, error) {
 		w.shift = m.World.Nano + away - int64(time.Since(monoBase))
 	}
 	return inst, nil
+}
+
+// discardOnClose has the memory released when its instance closes, not
+// kept as a resume spare nor as the pool's: what a refused snapshot wrote
+// into it is left to no reset.
+func (m *cappedMemory) discardOnClose() {
+	m.resumed, m.image = nil, nil
 }

@@ -162,20 +162,20 @@ func TestRuntime_Resume_refusesOtherRuntimesAndCorruptBytes(t *testing.T) {
 	}{
 		{"empty", nil, "not a ptcx snapshot"},
 		{"other bytes", []byte("hello, this is not a snapshot at all, not at all, no, not one bit of it"), "not a ptcx snapshot"},
-		{"a later format", edit(8, 4, 0), "format version 4, this host reads versions 1 to 3"},
-		{"no format", edit(8, 0, 0), "format version 0, this host reads versions 1 to 3"},
+		{"a later format", edit(8, 5, 0), "format version 5, this host reads versions 1 to 4"},
+		{"no format", edit(8, 0, 0), "format version 0, this host reads versions 1 to 4"},
 		{"other ABI", edit(10, 9, 0), "guest ABI version 9, this host speaks version 1"},
 		{"other guest", edit(12, good[12]^1), "made by guest module"},
 		{"other image", edit(44, good[44]^1), "made from initialised image"},
 		{"cut in the header", good[:80], "header is cut short"},
-		{"cut in the body", good[:len(good)-10], "its body is corrupt"},
-		{"a flipped body byte", edit(len(good)-20, good[len(good)-20]^0x40), "its body is corrupt"},
+		{"cut in the body", good[:len(good)-10], "not the"},
+		{"a flipped byte of the index", edit(len(good)-20, good[len(good)-20]^0x40), "its header, table or index is corrupt"},
 		{"a flipped byte of the compressed body", func() []byte {
 			c, err := wasmhost.CompressSnapshot(good)
 			require.NoError(t, err)
 			c[len(c)-20] ^= 0x40
 			return c
-		}(), "its body is corrupt"},
+		}(), "its body cannot be inflated"},
 		{"an unknown codec", edit(77+int(good[76]), 7), "its body's codec 7 is unknown"},
 		{"more declared than allowed", edit(78+int(good[76]), 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0), "over the"},
 	}
