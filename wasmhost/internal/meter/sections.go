@@ -2,14 +2,19 @@ package meter
 
 import "math"
 
-// custom decodes a custom section's name; its contents are kept as they are.
-func (m *module) custom(r *reader) error {
+// custom decodes a custom section's name, the index-th section; its
+// contents are kept as they are.
+func (m *module) custom(r *reader, index int) error {
 	name, err := r.name("custom section name")
 	if err != nil {
 		return err
 	}
-	if name == meteredSection {
+	switch name {
+	case meteredSection:
 		m.metered = true
+	case nameSection:
+		m.nameSections++
+		m.names = index
 	}
 	return nil
 }
