@@ -49,7 +49,7 @@ glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
 # installed, and the guest would depend on what the machine has (wasm-opt
 # did not pay either; docs/performance.md).
 ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
-	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-debug -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features -Wl,--wrap=fmod
+	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features -Wl,--wrap=fmod
 	-lwasi-emulated-signal -lwasi-emulated-process-clocks)
 
 say() { echo "guest: $*" >&2; }

@@ -27,23 +27,12 @@ const bulkBytes = 4096
 // by calling into Go at every loop iteration, which made JavaScript 3 to 9
 // times slower; see RATIONALE.md.)
 func meterGuest(bin []byte) ([]byte, error) {
-	out, _, err := meterReport(bin)
-	return out, err
-}
-
-// meterReport is meterGuest, also saying what the meter did (whether it
-// found the dispatch loop, for a test).
-func meterReport(bin []byte) ([]byte, meter.Report, error) {
-	out, rep, err := meter.Instrument(bin, meter.Options{Module: hostModule, Name: "poll", Interval: pollInterval, BulkBytes: bulkBytes, Exempt: dispatchLoop})
+	out, err := meter.Instrument(bin, meter.Options{Module: hostModule, Name: "poll", Interval: pollInterval, BulkBytes: bulkBytes})
 	if err != nil {
-		return nil, rep, fmt.Errorf("wasmhost: the guest cannot be metered: %w", err)
+		return nil, fmt.Errorf("wasmhost: the guest cannot be metered: %w", err)
 	}
-	return out, rep, nil
+	return out, nil
 }
-
-// dispatchLoop is QuickJS's bytecode dispatch loop, left without the
-// meter's check.
-var dispatchLoop = meter.Exempt{Func: "JS_CallInternal", MinTargets: 200}
 
 // embedded is the embedded guest, metered once per process (about 3 ms):
 // every Runtime of the default configuration shares it.

@@ -20,7 +20,7 @@ func BenchmarkInstrumentGuest(b *testing.B) {
 			var elapsed time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				if _, _, err := Instrument(wasm, opt); err != nil {
+				if _, err := Instrument(wasm, opt); err != nil {
 					b.Fatal(err)
 				}
 				elapsed += time.Since(t0)
@@ -56,7 +56,7 @@ func tightLoop() []byte {
 // WithCloseOnContextDone) and plain with WithCloseOnContextDone(true).
 func BenchmarkLoop(b *testing.B) {
 	const n = 100_000_000
-	metered, _, err := Instrument(tightLoop(), Options{Module: "ptcx", Name: "poll", Interval: 10000})
+	metered, err := Instrument(tightLoop(), Options{Module: "ptcx", Name: "poll", Interval: 10000})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func BenchmarkLoop(b *testing.B) {
 // (BulkBytes 4096) and plain with WithCloseOnContextDone(true). ns/op
 // includes instantiation and ptcx_init; start-ms/op is ptcx_start alone.
 func BenchmarkGuestJS(b *testing.B) {
-	metered, _, err := Instrument(guest.Wasm(), Options{Module: "ptcx", Name: "poll", Interval: 10000})
+	metered, err := Instrument(guest.Wasm(), Options{Module: "ptcx", Name: "poll", Interval: 10000})
 	if err != nil {
 		b.Fatal(err)
 	}
-	meteredBulk, _, err := Instrument(guest.Wasm(), Options{Module: "ptcx", Name: "poll", Interval: 10000, BulkBytes: 4096})
+	meteredBulk, err := Instrument(guest.Wasm(), Options{Module: "ptcx", Name: "poll", Interval: 10000, BulkBytes: 4096})
 	if err != nil {
 		b.Fatal(err)
 	}

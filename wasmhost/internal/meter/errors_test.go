@@ -12,7 +12,7 @@ import (
 func wantError(t *testing.T, wasm []byte, opt Options, parts ...string) {
 	t.Helper()
 	in := bytes.Clone(wasm)
-	out, _, err := Instrument(wasm, opt)
+	out, err := Instrument(wasm, opt)
 	if err == nil {
 		t.Fatalf("no error (output of %d bytes)", len(out))
 	}
@@ -81,13 +81,13 @@ func TestInterval(t *testing.T) {
 	wantError(t, loopModule(), Options{Module: "ptcx", Name: "poll", Interval: 0}, "Interval")
 	wantError(t, loopModule(), Options{Module: "ptcx", Name: "poll", Interval: math.MaxInt32 + 1}, "Interval", "2147483648")
 	wantError(t, loopModule(), Options{Module: "ptcx", Name: "poll", Interval: math.MaxUint32}, "Interval")
-	if _, _, err := Instrument(loopModule(), Options{Module: "ptcx", Name: "poll", Interval: math.MaxInt32}); err != nil {
+	if _, err := Instrument(loopModule(), Options{Module: "ptcx", Name: "poll", Interval: math.MaxInt32}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestAlreadyMetered(t *testing.T) {
-	once, _, err := Instrument(loopModule(), pollOpt)
+	once, err := Instrument(loopModule(), pollOpt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestAlreadyMetered(t *testing.T) {
 	m := loopModule()
 	wantError(t, cat(m[:8], customSec("ptcx.metered", nil), m[8:]), pollOpt, "already metered")
 	// Other names are not.
-	if _, _, err := Instrument(cat(m, customSec("ptcx.metered2", nil)), pollOpt); err != nil {
+	if _, err := Instrument(cat(m, customSec("ptcx.metered2", nil)), pollOpt); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -106,7 +106,7 @@ func TestAlreadyMetered(t *testing.T) {
 // boundary is an error.
 func TestTruncated(t *testing.T) {
 	wasm := everySection()
-	if _, _, err := Instrument(wasm, pollOpt); err != nil {
+	if _, err := Instrument(wasm, pollOpt); err != nil {
 		t.Fatal(err)
 	}
 	boundary := map[int]bool{8: true}
@@ -115,7 +115,7 @@ func TestTruncated(t *testing.T) {
 	}
 	for n := 0; n < len(wasm); n++ {
 		prefix := bytes.Clone(wasm[:n])
-		out, _, err := Instrument(prefix, pollOpt)
+		out, err := Instrument(prefix, pollOpt)
 		if boundary[n] {
 			if err == nil {
 				// A complete module: the output must be one too.

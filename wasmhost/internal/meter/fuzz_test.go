@@ -24,18 +24,6 @@ func fuzzBulkBytes(b uint8) uint32 {
 	return uint32(b)*1000 + 1
 }
 
-// fuzzExempt derives Options.Exempt from the same byte: none below 128,
-// else the guest's dispatch loop (bit 6) or the test modules' "interp".
-func fuzzExempt(b uint8) Exempt {
-	switch {
-	case b < 128:
-		return Exempt{}
-	case b&64 != 0:
-		return Exempt{Func: "JS_CallInternal", MinTargets: 200}
-	}
-	return Exempt{Func: "interp", MinTargets: 8}
-}
-
 // FuzzInstrument checks that no input makes Instrument panic or modify its
 // input, that every error says "meter: ", and that every output is the input
 // with exactly the expected changes, is refused as already metered, and
@@ -52,15 +40,12 @@ func FuzzInstrument(f *testing.F) {
 	f.Add(chargeThenLoop(), uint32(1000), uint8(39))
 	f.Add(manyLocals(2, 1000), uint32(5), uint8(3))
 	f.Add(everySection(), uint32(7), uint8(5))
-	f.Add(guest.Wasm(), uint32(10000), uint8(128+64+12))
-	f.Add(interpModule(cat(countLoop(1, 0), dispatchLoop(0, 8)), funcNames(1, "interp")), uint32(10), uint8(128+32))
-	f.Add(interpModule(cat(dispatchLoop(0, 8), dispatchLoop(0, 9)), funcNames(1, "interp")), uint32(10), uint8(128+12))
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer r.Close(ctx)
 	f.Fuzz(func(t *testing.T, wasm []byte, interval uint32, bulk uint8) {
 		in := bytes.Clone(wasm)
-		opt := Options{Module: "ptcx", Name: "poll", Interval: interval, BulkBytes: fuzzBulkBytes(bulk), Exempt: fuzzExempt(bulk)}
+		opt := Options{Module: "ptcx", Name: "poll", Interval: interval, BulkBytes: fuzzBulkBytes(bulk)}
 		out, st, err := instrument(wasm, opt)
 		if !bytes.Equal(in, wasm) {
 			t.Fatal("the input was modified")
@@ -88,18 +73,8 @@ func FuzzInstrument(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the output does not decode: %v", err)
 		}
-		exempted := 0
-		if st.exempted {
-			exempted = 1
-		}
-		if !m.metered || len(m.loops) != st.loops+exempted {
-			t.Fatalf("output: metered %v, %d loops; want true, %d and %d exempted", m.metered, len(m.loops), st.loops, exempted)
-		}
-		if opt.Exempt.Func == "" && (st.exempted || st.notExempted != "") {
-			t.Fatalf("nothing to exempt, yet exempted %v (%q)", st.exempted, st.notExempted)
-		}
-		if opt.Exempt.Func != "" && st.exempted == (st.notExempted != "") {
-			t.Fatalf("exempted %v and why not %q", st.exempted, st.notExempted)
+		if !m.metered || len(m.loops) != st.loops {
+			t.Fatalf("output: metered %v, %d loops; want true, %d", m.metered, len(m.loops), st.loops)
 		}
 		if opt.BulkBytes != 0 && len(m.bulk) != st.bulk() {
 			t.Fatalf("output: %d bulk-memory instructions, %d charged", len(m.bulk), st.bulk())
@@ -109,7 +84,7 @@ func FuzzInstrument(f *testing.F) {
 		if err1 != nil || err2 != nil || inWrites != outWrites {
 			t.Fatalf("WritesTables: input %v (%v), output %v (%v): the instrumentation writes no table", inWrites, err1, outWrites, err2)
 		}
-		if _, _, err := Instrument(out, opt); err == nil ||
+		if _, err := Instrument(out, opt); err == nil ||
 			!strings.Contains(err.Error(), "already metered") {
 			t.Fatalf("instrumenting the output again: %v", err)
 		}

@@ -18,10 +18,6 @@ type Options struct {
 	// before it runs. It must be 0 (bulk-memory instructions run unmetered)
 	// or a power of two of at least 2.
 	BulkBytes uint32
-
-	// Exempt, if its Func is set, names one loop to leave without a
-	// check (see Exempt); the zero value instruments every loop.
-	Exempt Exempt
 }
 
 // stats describes what instrument did.
@@ -36,17 +32,6 @@ type stats struct {
 	// function bodies that were given a local to do so.
 	inits, copies, fills int
 	localBodies          int
-
-	// The loop of Options.Exempt, if it was exempted; else why not.
-	exempted    bool
-	exemptFunc  uint32
-	exemptLoop  int
-	notExempted string
-}
-
-// report is what Instrument tells its caller of st.
-func (st stats) report() Report {
-	return Report{Loops: st.loops, Exempted: st.exempted, ExemptFunc: st.exemptFunc, ExemptLoop: st.exemptLoop, NotExempted: st.notExempted}
 }
 
 // bulk is the number of bulk-memory instructions charged.
@@ -114,12 +99,9 @@ func (st stats) bulk() int { return st.inits + st.copies + st.fills }
 // before BulkBytes existed.
 //
 // Offsets recorded in DWARF custom sections, if any, are not updated.
-func Instrument(wasm []byte, opt Options) ([]byte, Report, error) {
-	out, st, err := instrument(wasm, opt)
-	if err != nil {
-		return nil, Report{}, err
-	}
-	return out, st.report(), nil
+func Instrument(wasm []byte, opt Options) ([]byte, error) {
+	out, _, err := instrument(wasm, opt)
+	return out, err
 }
 
 // instrument is Instrument, also returning what it did.
@@ -143,9 +125,6 @@ func instrument(wasm []byte, opt Options) ([]byte, stats, error) {
 	default:
 		shift = bits.TrailingZeros32(b)
 	}
-	if opt.Exempt.Func != "" && opt.Exempt.MinTargets < 2 {
-		return nil, st, fmt.Errorf("meter: Exempt.MinTargets %d must be at least 2 (a br_table has a default label and at least one more)", opt.Exempt.MinTargets)
-	}
 	m, err := decodeModule(wasm, opt.Module, opt.Name)
 	if err != nil {
 		return nil, st, err
@@ -166,15 +145,6 @@ func instrument(wasm []byte, opt Options) ([]byte, stats, error) {
 	}
 	if uint64(m.globalImports)+uint64(m.globals) >= math.MaxUint32 {
 		return nil, st, fmt.Errorf("meter: the module has too many globals to add one")
-	}
-	if opt.Exempt.Func != "" {
-		site, fn, loop, why := findExempt(m, opt.Exempt)
-		if why == "" {
-			m.exempt(site)
-			st.exempted, st.exemptFunc, st.exemptLoop = true, fn, loop
-		} else {
-			st.notExempted = why
-		}
 	}
 	st.global = m.globalImports + m.globals
 	st.poll = m.pollIndex

@@ -383,11 +383,11 @@ func TestImmediatesAreNotLoops(t *testing.T) {
 
 // TestDeterministic checks that the same input gives the same bytes.
 func TestDeterministic(t *testing.T) {
-	a, _, err := Instrument(loopModule(), Options{Module: "ptcx", Name: "poll", Interval: 100})
+	a, err := Instrument(loopModule(), Options{Module: "ptcx", Name: "poll", Interval: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := Instrument(loopModule(), Options{Module: "ptcx", Name: "poll", Interval: 100})
+	b, err := Instrument(loopModule(), Options{Module: "ptcx", Name: "poll", Interval: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,14 +94,11 @@ type module struct {
 	pollType  uint32
 	pollOff   int
 
-	metered bool // the input has a ptcx.metered custom section
-	// names is the index in sections of the (last) name section, -1 for
-	// none; nameSections counts them.
-	names, nameSections int
-	funcTypes           []uint32   // type index of every defined function, from the function section
-	bodies              []funcBody // code-section entries
-	loops               []int      // offsets just past the block type of every loop, in order
-	bulk                []int      // offsets of the 0xfc prefix of every memory.init, memory.copy and memory.fill, in order
+	metered   bool       // the input has a ptcx.metered custom section
+	funcTypes []uint32   // type index of every defined function, from the function section
+	bodies    []funcBody // code-section entries
+	loops     []int      // offsets just past the block type of every loop, in order
+	bulk      []int      // offsets of the 0xfc prefix of every memory.init, memory.copy and memory.fill, in order
 	// tableWrites counts the code's instructions that can change a table
 	// (sites.tableWrites).
 	tableWrites int
@@ -109,7 +106,7 @@ type module struct {
 
 // decodeModule decodes wasm, looking for the function import modName.name.
 func decodeModule(wasm []byte, modName, name string) (*module, error) {
-	m := &module{buf: wasm, names: -1}
+	m := &module{buf: wasm}
 	r := &reader{buf: wasm, end: len(wasm)}
 	switch {
 	case len(wasm) >= len(header) && string(wasm[:len(header)]) == header:
@@ -148,7 +145,7 @@ func decodeModule(wasm []byte, modName, name string) (*module, error) {
 		sr := &reader{buf: wasm, pos: s.body, end: s.end}
 		switch id {
 		case secCustom:
-			err = m.custom(sr, len(m.sections))
+			err = m.custom(sr)
 		case secType:
 			err = m.typeSection(sr)
 		case secImport:

@@ -2,19 +2,14 @@ package meter
 
 import "math"
 
-// custom decodes a custom section's name, the index-th section; its
-// contents are kept as they are.
-func (m *module) custom(r *reader, index int) error {
+// custom decodes a custom section's name; its contents are kept as they are.
+func (m *module) custom(r *reader) error {
 	name, err := r.name("custom section name")
 	if err != nil {
 		return err
 	}
-	switch name {
-	case meteredSection:
+	if name == meteredSection {
 		m.metered = true
-	case nameSection:
-		m.nameSections++
-		m.names = index
 	}
 	return nil
 }
