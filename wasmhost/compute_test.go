@@ -165,7 +165,7 @@ func hugeLoopBody(n int) string {
 // compute deadline by a poll (not abandoned by the watchdog), with the
 // timeout kind, on whichever engine the tests run on (PTCX_ENGINE): the
 // loops JavaScript has, the control flow that jumps without a loop
-// (exceptions, finally, labels, generators, await, recursion, eval), a
+// (exceptions, finally, labels, generators, await, recursion, with, eval), a
 // loop body as large as a program may be, and native built-ins that loop
 // in C.
 func TestRuntime_Run_hostileComputeStopsAtItsLimit(t *testing.T) {
@@ -187,6 +187,7 @@ func TestRuntime_Run_hostileComputeStopsAtItsLimit(t *testing.T) {
 		{"await in an infinite loop", `for (;;) await null`},
 		{"recursion without loops", `function f(n) { return n <= 0 ? 0 : f(n - 1) + f(n - 1) } return f(60)`},
 		{"recursion that catches its stack overflow", `function f() { try { f() } catch { f() } } f()`},
+		{"with in a loop", `const o = { a: 1 }; let s = 0; for (;;) { with (o) { s += a } }`},
 		{"eval in a loop", `for (;;) eval("1 + 1")`},
 		{"new Function in a loop", `for (;;) new Function("return 1")()`},
 		{"sort calling back", `const a = Array.from({ length: 1e5 }, (_, i) => i); for (;;) a.sort((x, y) => y - x)`},
