@@ -6,6 +6,7 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -151,4 +152,60 @@ func TestRuntime_Run_wallLimitIsWallTime(t *testing.T) {
 	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Contains(t, re.Message, "wall time limit of 200ms")
 	require.Less(t, out.Stats.Compute, 100*time.Millisecond)
+}
+
+// hugeLoopBody is a program of at most n bytes that is a loop whose body
+// is straight-line code: one backward jump per n bytes of source.
+func hugeLoopBody(n int) string {
+	const head, tail = `let x = 0; for (;;) {`, `}`
+	return head + strings.Repeat(`x++;`, (n-len(head)-len(tail))/4) + tail
+}
+
+// Every way a program can compute without end, each stopped at its
+// compute deadline by a poll (not abandoned by the watchdog), with the
+// timeout kind, on whichever engine the tests run on (PTCX_ENGINE): the
+// loops JavaScript has, the control flow that jumps without a loop
+// (exceptions, finally, labels, generators, await, recursion, with, eval), a
+// loop body as large as a program may be, and native built-ins that loop
+// in C.
+func TestRuntime_Run_hostileComputeStopsAtItsLimit(t *testing.T) {
+	rt := sharedRuntime(t)
+	const limit = 300 * time.Millisecond
+	for _, tc := range []struct{ name, js string }{
+		{"for(;;)", `for (;;) {}`},
+		{"while(true)", `while (true) {}`},
+		{"do while", `do {} while (1)`},
+		{"throw and catch in a loop", `for (;;) { try { throw 0 } catch {} }`},
+		{"finally in a loop", `let n = 0; for (;;) { try { n++ } finally { n-- } }`},
+		{"continue through finally", `for (;;) { try { continue } finally {} }`},
+		{"labelled continue", `outer: for (;;) { for (;;) { continue outer } }`},
+		{"labelled break of a block", `for (;;) { a: { break a } }`},
+		{"for of a huge iterator", `const it = { [Symbol.iterator]() { return { next() { return { value: 1, done: false } } } } }; for (const x of it) {}`},
+		{"for in, again and again", `const o = { a: 1, b: 2, c: 3 }; for (;;) { for (const k in o) {} }`},
+		{"a generator's loop", `function* g() { for (;;) yield 1 } for (const x of g()) {}`},
+		{"an async function's loop", `async function f() { for (;;) await 0 } await f()`},
+		{"await in an infinite loop", `for (;;) await null`},
+		{"recursion without loops", `function f(n) { return n <= 0 ? 0 : f(n - 1) + f(n - 1) } return f(60)`},
+		{"recursion that catches its stack overflow", `function f() { try { f() } catch { f() } } f()`},
+		{"with in a loop", `const o = { a: 1 }; let s = 0; for (;;) { with (o) { s += a } }`},
+		{"eval in a loop", `for (;;) eval("1 + 1")`},
+		{"new Function in a loop", `for (;;) new Function("return 1")()`},
+		{"sort calling back", `const a = Array.from({ length: 1e5 }, (_, i) => i); for (;;) a.sort((x, y) => y - x)`},
+		{"a loop body as large as a program", hugeLoopBody(512 << 10)},
+		{"a huge BigInt", `return String(7n ** 300000n).length`},
+		{"a regexp blow-up", `return /(a+)+$/.test("a".repeat(40) + "b")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, re, _ := runJS(t, rt, tc.js, api.Limits{ComputeTime: limit, WallTime: 60 * time.Second})
+			took := time.Since(start)
+			require.NotNil(t, re, "the program ended by itself")
+			require.Equal(t, api.KindTimeout, re.Kind, re.Message)
+			require.Contains(t, re.Message, "compute time limit")
+			require.NotErrorIs(t, re, wasmhost.ErrAbandoned, "the guest was stopped at a poll, not abandoned")
+			require.Less(t, took, 20*time.Second, "far past the compute deadline")
+			t.Logf("stopped after %v", took)
+		})
+	}
+	requireHealthy(t, rt)
 }
