@@ -369,17 +369,21 @@ func CompressSnapshot(snapshot []byte) ([]byte, error) {
 func changedBlocks(mem, img []byte) []uint32 {
 	var index []uint32
 	for off := 0; off < len(mem); off += blockSize {
-		block := mem[off : off+blockSize]
-		if off < len(img) {
-			if bytes.Equal(block, img[off:off+blockSize]) {
-				continue
-			}
-		} else if allZero(block) {
-			continue
+		if stored(mem, img, off) {
+			index = append(index, uint32(off/blockSize))
 		}
-		index = append(index, uint32(off/blockSize))
 	}
 	return index
+}
+
+// stored reports whether a snapshot of mem stores its block at off: the
+// block differs from img's there, or, past img, is not all zero.
+func stored(mem, img []byte, off int) bool {
+	block := mem[off : off+blockSize]
+	if off < len(img) {
+		return !bytes.Equal(block, img[off:off+blockSize])
+	}
+	return !allZero(block)
 }
 
 var zeroBlock [blockSize]byte

@@ -1,7 +1,6 @@
 package wasmhost
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -65,14 +64,10 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size in
 	var sum [8]byte
 	for i := range n {
 		off := i * blockSize
-		block := mem[off : off+blockSize : off+blockSize]
-		if off < len(base) {
-			if bytes.Equal(block, base[off:off+blockSize]) {
-				continue
-			}
-		} else if allZero(block) {
+		if !stored(mem, base, off) {
 			continue
 		}
+		block := mem[off : off+blockSize : off+blockSize]
 		if len(out)+blockSize+4*(len(index)+1)+4 > cap(out) {
 			// The blocks left are counted (a second read of them, once):
 			// the buffer made holds them exactly.
@@ -103,16 +98,11 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size in
 }
 
 // countChanged returns how many blocks of mem from block from on a
-// snapshot of it stores (changedBlocks).
+// snapshot of it stores.
 func countChanged(mem, img []byte, from int) int {
 	count := 0
 	for off := from * blockSize; off < len(mem); off += blockSize {
-		block := mem[off : off+blockSize]
-		if off < len(img) {
-			if !bytes.Equal(block, img[off:off+blockSize]) {
-				count++
-			}
-		} else if !allZero(block) {
+		if stored(mem, img, off) {
 			count++
 		}
 	}
