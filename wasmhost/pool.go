@@ -297,6 +297,8 @@ type PoolStats struct {
 	// cap as the pool's instances are, and not in Bytes):
 	ResumeSpares        int   // memories of resumed runs kept backed for the next resumes (pool_resume.go)
 	ResumeSpareBytes    int64 // their sizes, summed
+	ResumeSpareReadied  int64 // instances restored into resume spares ahead of a resume, off its path (pool_resume.go)
+	ResumeSpareTaken    int64 // resumes that took one of those
 	SnapshotBuffers     int   // snapshot buffers given back and kept for the next suspensions (snapshot_buffers.go)
 	SnapshotBufferBytes int64 // their capacities, summed
 }
@@ -306,6 +308,7 @@ type PoolStats struct {
 func (rt *Runtime) PoolStats() PoolStats {
 	s := rt.poolStats()
 	s.ResumeSpares, s.ResumeSpareBytes = rt.resumeSpareStats()
+	s.ResumeSpareReadied, s.ResumeSpareTaken = rt.resumeSpares.readied.Load(), rt.resumeSpares.taken.Load()
 	rt.snapBufs.mu.Lock()
 	s.SnapshotBuffers, s.SnapshotBufferBytes = len(rt.snapBufs.free), rt.snapBufs.bytes
 	rt.snapBufs.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Resume spares. Resuming a snapshot of megabytes of heap into a memory
@@ -54,6 +55,12 @@ type resumeSpare struct {
 	used int    // the memory's size when it closed: nothing past it was written
 	cow  bool   // the image is mapped copy-on-write over its start
 	huge bool   // part of it asks for transparent huge pages (populateWindow)
+	// inst is the instance restored into mem ahead of a resume
+	// (readyResumeSpares), or nil: a bare reservation.
+	inst *instance
+	// readying says the goroutine restores an instance into mem: the
+	// spare cannot be taken, and whoever removes it leaves mem to it.
+	readying bool
 }
 
 // resumeSpares are a Runtime's resume spares, oldest first.
@@ -61,6 +68,16 @@ type resumeSpares struct {
 	mu     sync.Mutex
 	list   []resumeSpare
 	closed bool
+	// readier says a goroutine readies the spares (readyResumeSpares).
+	readier bool
+	// bare keeps spares bare, never readied (tests of the list alone).
+	bare bool
+	// readied counts the instances restored into spares ahead of a
+	// resume, taken the resumes that took one.
+	readied, taken atomic.Int64
+	// readyEnd is signalled when a spare's readying ends (cond), for a
+	// take that only a spare being readied covers.
+	readyEnd sync.Cond
 }
 
 // resumeSpareCount is how many resume spares rt keeps.
@@ -85,9 +102,12 @@ func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
 		sp.mu.Unlock()
 		return false
 	}
+	s.inst, s.readying = nil, false
 	var evicted []resumeSpare
 	for len(sp.list) >= count {
-		evicted = append(evicted, sp.list[0])
+		if !sp.list[0].readying { // else the readier releases it
+			evicted = append(evicted, sp.list[0])
+		}
 		rt.unchargePool(int64(sp.list[0].used))
 		sp.list = slices.Delete(sp.list, 0, 1)
 	}
@@ -95,6 +115,8 @@ func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
 	if ok {
 		sp.list = append(sp.list, s)
 	}
+	start := ok && !sp.bare && !sp.readier
+	sp.readier = sp.readier || start
 	sp.mu.Unlock()
 	if len(evicted) > 0 {
 		// Off the closing run's path: unmapping megabytes of backed pages
@@ -103,34 +125,123 @@ func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
 		// charge is gone already; the pages are the kernel's a moment later.
 		go func() {
 			for _, e := range evicted {
-				release(e.mem)
+				rt.dropResumeSpare(e)
 			}
 		}()
+	}
+	if start {
+		go rt.readyResumeSpares()
 	}
 	return ok
 }
 
+// readyResumeSpares restores an instance from the image into each bare
+// resume spare, one at a time, until none is left (or the Runtime
+// closes). It runs as a guest that executes (acquire), so the engine is
+// not closed under it.
+func (rt *Runtime) readyResumeSpares() {
+	sp := &rt.resumeSpares
+	for {
+		sp.mu.Lock()
+		at := slices.IndexFunc(sp.list, func(s resumeSpare) bool { return s.inst == nil && !s.readying })
+		if sp.closed || at < 0 {
+			sp.readier = false
+			sp.mu.Unlock()
+			return
+		}
+		sp.list[at].readying = true
+		s := sp.list[at]
+		sp.mu.Unlock()
+		if !rt.acquire() { // closed: closeResumeSpares left it to us
+			release(s.mem)
+			continue
+		}
+		inst, err := rt.restoreInto(context.Background(), uint64(len(s.mem)), s)
+		sp.mu.Lock()
+		at = slices.IndexFunc(sp.list, func(e resumeSpare) bool { return e.readying && &e.mem[0] == &s.mem[0] })
+		sp.cond().Broadcast()
+		switch {
+		case at >= 0 && err == nil:
+			sp.list[at].inst, sp.list[at].readying = inst, false
+			sp.readied.Add(1)
+			sp.mu.Unlock()
+		case at >= 0: // restoreInto released the memory
+			rt.unchargePool(int64(s.used))
+			sp.list = slices.Delete(sp.list, at, at+1)
+			sp.mu.Unlock()
+		default: // evicted, yielded or closed meanwhile
+			sp.mu.Unlock()
+			if err == nil {
+				s.inst = inst
+				rt.dropResumeSpare(s)
+			}
+		}
+		rt.done()
+	}
+}
+
+// dropResumeSpare releases s, a resume spare no longer in the list: its
+// instance closed (its memory released with it, never kept as the pool's
+// spare: its pages past the image hold what a run left there), or its
+// bare reservation unmapped.
+func (rt *Runtime) dropResumeSpare(s resumeSpare) {
+	if s.inst == nil {
+		release(s.mem)
+		return
+	}
+	s.inst.memory.spares = nil
+	s.inst.close(context.Background())
+}
+
 // takeResumeSpare returns the resume spare of the least backed size that
 // covers need bytes, in a reservation of at least limit bytes, or false
-// when none does.
+// when none does. When only a spare being readied covers it, it waits for
+// the readying to end. Its instance, when it has one, is the caller's;
+// else its reservation is.
 func (rt *Runtime) takeResumeSpare(need int, limit uint64) (resumeSpare, bool) {
 	sp := &rt.resumeSpares
 	sp.mu.Lock()
 	at := -1
-	for i, s := range sp.list {
-		if s.used >= need && uint64(len(s.mem)) >= limit && (at < 0 || s.used < sp.list[at].used) {
-			at = i
+	for {
+		busy := false
+		for i, s := range sp.list {
+			switch {
+			case s.used < need || uint64(len(s.mem)) < limit:
+			case s.readying:
+				busy = true
+			case at < 0 || s.used < sp.list[at].used:
+				at = i
+			}
 		}
-	}
-	if at < 0 {
-		sp.mu.Unlock()
-		return resumeSpare{}, false
+		if at >= 0 {
+			break
+		}
+		if !busy {
+			sp.mu.Unlock()
+			return resumeSpare{}, false
+		}
+		// Only a spare being readied covers it: its instance is a fraction
+		// of a millisecond away, a memory of its own is more (the pages
+		// the blocks go to faulted in, and the same instantiation).
+		sp.cond().Wait()
 	}
 	s := sp.list[at]
 	sp.list = slices.Delete(sp.list, at, at+1)
 	sp.mu.Unlock()
 	rt.unchargePool(int64(s.used))
+	if s.inst != nil {
+		sp.taken.Add(1)
+	}
 	return s, true
+}
+
+// cond returns the condition signalled when a spare's readying ends. The
+// caller holds sp.mu.
+func (sp *resumeSpares) cond() *sync.Cond {
+	if sp.readyEnd.L == nil {
+		sp.readyEnd.L = &sp.mu
+	}
+	return &sp.readyEnd
 }
 
 // yieldResumeSpare releases the oldest resume spare, giving its memory
@@ -145,7 +256,9 @@ func (rt *Runtime) yieldResumeSpare() bool {
 	s := sp.list[0]
 	sp.list = slices.Delete(sp.list, 0, 1)
 	sp.mu.Unlock()
-	release(s.mem)
+	if !s.readying { // else the readier releases it
+		rt.dropResumeSpare(s)
+	}
 	rt.unchargePool(int64(s.used))
 	return true
 }
@@ -156,9 +269,12 @@ func (rt *Runtime) closeResumeSpares() {
 	sp.mu.Lock()
 	list := sp.list
 	sp.list, sp.closed = nil, true
+	sp.cond().Broadcast() // a take waiting on a spare being readied finds none
 	sp.mu.Unlock()
 	for _, s := range list {
-		release(s.mem)
+		if !s.readying { // else the readier releases it
+			rt.dropResumeSpare(s)
+		}
 		rt.unchargePool(int64(s.used))
 	}
 }
@@ -181,7 +297,9 @@ func (rt *Runtime) resumeSpareStats() (int, int64) {
 // yet the image's (resetForSnapshot makes them so).
 func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare) (*instance, error) {
 	img := rt.image
-	memory := &cappedMemory{limit: limit, image: img, spares: rt.pool, preset: &s}
+	// No pool spares: the reservation's pages past the image hold what a
+	// run left there, which only resetForSnapshot clears.
+	memory := &cappedMemory{limit: limit, image: img, preset: &s}
 	w := &world{}
 	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -28,64 +30,94 @@ func heapSnapshot(t *testing.T, rt *Runtime, js string) *snapshotState {
 // grows, after a run that filled every byte of the same memory (and more)
 // with a marker. On every engine: on those whose memory is not the host's
 // reservation there is no resume spare, and the check holds all the same.
+// Both for a bare spare and for one readied ahead of the resume (its
+// instance restored from the image while the spare waited).
 func TestRuntime_Resume_spareIsolation(t *testing.T) {
 	ctx := context.Background()
 	for _, engine := range Engines() {
-		t.Run(engine, func(t *testing.T) {
-			for _, pool := range []int{0, 2} {
-				rt, err := New(ctx, NewConfig().WithEngine(engine).WithPool(pool))
-				require.NoError(t, err)
-				t.Cleanup(func() { rt.Close(ctx) })
-				big := heapSnapshot(t, rt, heldHeaps[0].js)
-				small := heapSnapshot(t, rt, `globalThis.s = "y".repeat(600000); return (await tools.a({})) + s.length;`)
-				objects := heapSnapshot(t, rt, heldHeaps[1].js)
-				marker := bytes.Repeat([]byte{0xA5}, 1<<20)
-				prev := big
-				for i, st := range []*snapshotState{big, small, big, objects, small, objects} {
-					// The run before filled its memory, grown 64 pages more,
-					// with the marker; then its instance closed.
-					r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: prev}
-					inst, err := r.restoreSnapshot()
-					require.NoError(t, err)
-					_, ok := inst.mem.Grow(64)
-					require.True(t, ok)
-					for off := uint32(0); off < inst.mem.Size(); off += uint32(len(marker)) {
-						n := min(uint32(len(marker)), inst.mem.Size()-off)
-						require.True(t, inst.mem.Write(off, marker[:n]))
-					}
-					spared := inst.memory.mapped != nil
-					inst.close(ctx)
-					if n, _ := rt.resumeSpareStats(); spared {
-						require.Positive(t, n, "the resumed memory is kept as a resume spare")
-					} else {
-						require.Zero(t, n, "no reservation of the host's: no resume spare")
-					}
+		for _, ready := range []bool{false, true} {
+			name := engine + "/bare"
+			if ready {
+				name = engine + "/readied"
+			}
+			t.Run(name, func(t *testing.T) { spareIsolation(t, ctx, engine, ready) })
+		}
+	}
+}
 
-					kept, _ := rt.resumeSpareStats()
-					r = &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: st}
-					inst, err = r.restoreSnapshot()
-					require.NoError(t, err)
-					if left, _ := rt.resumeSpareStats(); spared {
-						require.Equal(t, kept-1, left, "step %d: resumed into the resume spare", i)
-					}
-					got, ok := inst.mem.Read(0, inst.mem.Size())
-					require.True(t, ok)
-					want := wholeMemory(rt.image, st)
-					require.Equal(t, len(want), len(got), "step %d", i)
-					require.True(t, bytes.Equal(want, got), "step %d: the memory is not the image and the snapshot's blocks alone", i)
-					require.False(t, bytes.Contains(got, marker[:64]), "step %d: the previous run's marker survived", i)
-					size := inst.mem.Size()
-					_, ok = inst.mem.Grow(128)
-					require.True(t, ok)
-					grown, ok := inst.mem.Read(size, inst.mem.Size()-size)
-					require.True(t, ok)
-					require.True(t, allZeroBytes(grown), "step %d: the memory reads as zeros as it grows", i)
-					inst.close(ctx)
-					prev = st
+func spareIsolation(t *testing.T, ctx context.Context, engine string, ready bool) {
+	for _, pool := range []int{0, 2} {
+		rt, err := New(ctx, NewConfig().WithEngine(engine).WithPool(pool))
+		require.NoError(t, err)
+		t.Cleanup(func() { rt.Close(ctx) })
+		rt.resumeSpares.bare = !ready
+		big := heapSnapshot(t, rt, heldHeaps[0].js)
+		small := heapSnapshot(t, rt, `globalThis.s = "y".repeat(600000); return (await tools.a({})) + s.length;`)
+		objects := heapSnapshot(t, rt, heldHeaps[1].js)
+		marker := bytes.Repeat([]byte{0xA5}, 1<<20)
+		prev := big
+		for i, st := range []*snapshotState{big, small, big, objects, small, objects} {
+			// The run before filled its memory, grown 64 pages more,
+			// with the marker; then its instance closed.
+			r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: prev}
+			inst, err := r.restoreSnapshot()
+			require.NoError(t, err)
+			_, ok := inst.mem.Grow(64)
+			require.True(t, ok)
+			for off := uint32(0); off < inst.mem.Size(); off += uint32(len(marker)) {
+				n := min(uint32(len(marker)), inst.mem.Size()-off)
+				require.True(t, inst.mem.Write(off, marker[:n]))
+			}
+			spared := inst.memory.mapped != nil
+			inst.close(ctx)
+			if n, _ := rt.resumeSpareStats(); spared {
+				require.Positive(t, n, "the resumed memory is kept as a resume spare")
+			} else {
+				require.Zero(t, n, "no reservation of the host's: no resume spare")
+			}
+
+			if spared && ready {
+				waitResumeSparesReady(t, rt)
+			}
+			kept, _ := rt.resumeSpareStats()
+			taken := rt.resumeSpares.taken.Load()
+			r = &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: st}
+			inst, err = r.restoreSnapshot()
+			require.NoError(t, err)
+			if left, _ := rt.resumeSpareStats(); spared {
+				require.Equal(t, kept-1, left, "step %d: resumed into the resume spare", i)
+				if ready {
+					require.Equal(t, taken+1, rt.resumeSpares.taken.Load(), "step %d: into its readied instance", i)
 				}
 			}
-		})
+			got, ok := inst.mem.Read(0, inst.mem.Size())
+			require.True(t, ok)
+			want := wholeMemory(rt.image, st)
+			require.Equal(t, len(want), len(got), "step %d", i)
+			require.True(t, bytes.Equal(want, got), "step %d: the memory is not the image and the snapshot's blocks alone", i)
+			require.False(t, bytes.Contains(got, marker[:64]), "step %d: the previous run's marker survived", i)
+			size := inst.mem.Size()
+			_, ok = inst.mem.Grow(128)
+			require.True(t, ok)
+			grown, ok := inst.mem.Read(size, inst.mem.Size()-size)
+			require.True(t, ok)
+			require.True(t, allZeroBytes(grown), "step %d: the memory reads as zeros as it grows", i)
+			inst.close(ctx)
+			prev = st
+		}
 	}
+}
+
+// waitResumeSparesReady waits until every resume spare of rt has its
+// instance restored (readyResumeSpares).
+func waitResumeSparesReady(t *testing.T, rt *Runtime) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		sp := &rt.resumeSpares
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		return !slices.ContainsFunc(sp.list, func(s resumeSpare) bool { return s.inst == nil })
+	}, 20*time.Second, time.Millisecond, "the resume spares are readied")
 }
 
 func allZeroBytes(b []byte) bool {
@@ -105,6 +137,7 @@ func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	rt, err := New(ctx, NewConfig().WithPool(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close(ctx) })
+	rt.resumeSpares.bare = true // the list alone: readied spares are TestRuntime_Resume_readiedSpares'
 	img := len(rt.image.memory)
 	res := func(used int) resumeSpare {
 		b, ok := reserve(uint64(max(used, img)), 0)

@@ -239,6 +239,8 @@ func (r *run) restoreSnapshot() (*instance, error) {
 	}
 	var err error
 	switch {
+	case fromSpare && backed.inst != nil: // readied ahead (readyResumeSpares)
+		inst = backed.inst
 	case fromSpare:
 		if inst, err = rt.restoreInto(r.ctx, limit, backed); err != nil {
 			return nil, err
