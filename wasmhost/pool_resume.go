@@ -115,7 +115,9 @@ func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
 	if ok {
 		sp.list = append(sp.list, s)
 	}
-	start := ok && !sp.bare && !sp.readier
+	// Readied only where the engine takes the host's reservation as the
+	// memory (not inModule: wasmtime's memory is its own).
+	start := ok && !sp.bare && !sp.readier && !rt.image.inModule
 	sp.readier = sp.readier || start
 	sp.mu.Unlock()
 	if len(evicted) > 0 {
