@@ -25,11 +25,12 @@ known=(
 	"0.16.2-2~bpo13+1 b857c3e1db25f0ea57195c781d6c6ae24b45bb9740af39514e2b0abc9dd15bef"
 )
 # patches names the changes made to the unpacked sources (enable_stack_limit,
-# inline_float_mod, settleable_promises, reused_await_functions, plain_objects),
-# which are kept patched under build/src/VERSION+patches: change it when they
-# change, so that no cache keeps sources patched the old way (the hashes of
-# glue/promise.inc, glue/await.patch and glue/fast.inc are part of it).
-patches=p5-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
+# inline_float_mod, settleable_promises, reused_await_functions,
+# kept_reactions, plain_objects), which are kept patched under
+# build/src/VERSION+patches: change it when they change, so that no cache
+# keeps sources patched the old way (the hashes of glue/promise.inc,
+# glue/await.patch, glue/reactions.patch and glue/fast.inc are part of it).
+patches=p6-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/reactions.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
 glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
@@ -177,6 +178,20 @@ reused_await_functions() {
 	patch -s -p1 -d "$1" <"$here/glue/await.patch" || die "could not apply glue/await.patch to $1"
 }
 
+# kept_reactions applies glue/reactions.patch (after glue/await.patch): the
+# engine keeps a run job entry and up to four promise reaction records for
+# the next ones instead of freeing and allocating them again, and
+# PromiseResolve reads a plain promise's constructor without the general
+# property lookup (see the patch). A source it does not apply to is built
+# as it is, and the build says so.
+kept_reactions() {
+	if ! patch --dry-run -s -p1 -d "$1" <"$here/glue/reactions.patch" >/dev/null 2>&1; then
+		say "qjs-src $2 does not take glue/reactions.patch: promise reactions and jobs are allocated one by one"
+		return 0
+	fi
+	patch -s -p1 -d "$1" <"$here/glue/reactions.patch" || die "could not apply glue/reactions.patch to $1"
+}
+
 # plain_objects appends glue/fast.inc to quickjs.c: the glue's short cuts for
 # plain objects (see that file), built on the engine's objects and shapes.
 plain_objects() {
@@ -233,6 +248,7 @@ fetch_sources() {
 		inline_float_mod "$dir/usr/src/quickjs-ng" "$version"
 		settleable_promises "$dir/usr/src/quickjs-ng" "$version"
 		reused_await_functions "$dir/usr/src/quickjs-ng" "$version"
+		kept_reactions "$dir/usr/src/quickjs-ng" "$version"
 		plain_objects "$dir/usr/src/quickjs-ng" "$version"
 		touch "$dir/.ok"
 		src="$dir/usr/src/quickjs-ng"
