@@ -80,6 +80,10 @@ void JS_KeepShapeOf(JSContext *ctx, JSValueConst obj);
 #define PTCX_KEPT_KEYS 16
 int JS_KeptShapeKeys(const char *const **keys, const uint32_t **lens);
 JSValue JS_NewKeptShapeObject(JSContext *ctx, JSValue *values);
+/* JS_ASCIIBytes: the characters of a string held as ASCII, or NULL. */
+const char *JS_ASCIIBytes(JSValueConst v, size_t *len);
+/* JS_IsOrdinaryOf: an ordinary object whose prototype is proto or null. */
+bool JS_IsOrdinaryOf(JSValueConst v, JSValueConst proto);
 
 /* calls.c */
 
