@@ -39,7 +39,11 @@ func awaitOrderExecutor(t *testing.T) *executor.Executor {
 // settled from a setTimeout (a nested call's result is a host event: it
 // comes once the program's microtasks are drained), not the guest's own.
 // The guest's awaits reuse one pair of resolving functions per async
-// function call (guest/glue/await.patch); the order must be the spec's.
+// function call (guest/glue/await.patch), reuse kept reaction records and
+// job entries and read a plain promise's constructor directly
+// (guest/glue/reactions.patch), and a call's result settles without a
+// then lookup when none can be found (guest/glue/promise.inc); the order
+// must be the spec's.
 func TestSandbox_await_ordersAsNodeDoes(t *testing.T) {
 	e := awaitOrderExecutor(t)
 	tests := []struct {
