@@ -39,7 +39,11 @@ func awaitOrderExecutor(t *testing.T) *executor.Executor {
 // settled from a setTimeout (a nested call's result is a host event: it
 // comes once the program's microtasks are drained), not the guest's own.
 // The guest's awaits reuse one pair of resolving functions per async
-// function call (guest/glue/await.patch); the order must be the spec's.
+// function call (guest/glue/await.patch), reuse kept reaction records and
+// job entries and read a plain promise's constructor directly
+// (guest/glue/reactions.patch), and a call's result settles without a
+// then lookup when none can be found (guest/glue/promise.inc); the order
+// must be the spec's.
 func TestSandbox_await_ordersAsNodeDoes(t *testing.T) {
 	e := awaitOrderExecutor(t)
 	tests := []struct {
@@ -122,6 +126,47 @@ func TestSandbox_await_ordersAsNodeDoes(t *testing.T) {
 			Promise.resolve().then(() => log.push('t1')).then(() => log.push('t2')).then(() => log.push('t3')).then(() => log.push('t4'));
 			await c;
 			const e = await tools.echo({i: 1}); log.push('echo' + e.i);
+			return log;`},
+		// PromiseResolve reads a plain promise's constructor from its
+		// prototype without the general lookup (guest/glue/reactions.patch):
+		// a getter there must still run, and a replaced one must still
+		// make the await wrap the promise.
+		{name: "constructors", want: []string{"sametrue", "get", "get", "sametrue", "samefalse", "a", "c", "t1", "t2", "b", "t3", "t4", "echo1:2"}, program: `
+			const log = [];
+			const P = Promise.prototype, C = Promise;
+			let reads = 0;
+			const p = Promise.resolve(1);
+			log.push('same' + (Promise.resolve(p) === p));
+			Object.defineProperty(P, 'constructor', {configurable: true, get() { reads++; log.push('get'); return C; }});
+			async function a() { await p; log.push('a'); }
+			a();
+			log.push('same' + (Promise.resolve(p) === p));
+			Object.defineProperty(P, 'constructor', {configurable: true, writable: true, value: function Other() {}});
+			async function b() { await p; log.push('b'); }
+			b();
+			log.push('same' + (Promise.resolve(p) === p));
+			Object.defineProperty(P, 'constructor', {configurable: true, writable: true, value: C});
+			async function c() { await p; log.push('c'); }
+			c();
+			Promise.resolve().then(() => log.push('t1')).then(() => log.push('t2')).then(() => log.push('t3')).then(() => log.push('t4'));
+			const e = await tools.echo({i: 1}); log.push('echo' + e.i + ':' + reads);
+			return log;`},
+		// A call's result object settles its promise without reading then
+		// when nothing on its prototype chain has one (guest/glue/promise.inc):
+		// a getter or a method put on Object.prototype must still be seen.
+		{name: "thens", want: []string{`then:{"i":5}`, "v5", "called", "wreplaced", "x7:3"}, program: `
+			const log = [];
+			let s = 0;
+			for (let i = 0; i < 3; i++) s += (await tools.echo({i})).i;
+			Object.defineProperty(Object.prototype, 'then', {configurable: true, get() { log.push('then:' + JSON.stringify(this)); return undefined; }});
+			const v = await tools.echo({i: 5});
+			log.push('v' + v.i);
+			delete Object.prototype.then;
+			Object.prototype.then = function (r) { delete Object.prototype.then; log.push('called'); r('replaced'); };
+			const w = await tools.echo({i: 6});
+			log.push('w' + w);
+			const x = await tools.echo({i: 7});
+			log.push('x' + x.i + ':' + s);
 			return log;`},
 	}
 	for _, tt := range tests {

@@ -92,6 +92,16 @@ var summaryKeys = []string{"path", "file", "name", "query", "pattern", "url", "i
 // a string, else the object's first string value, cut to
 // api.MaxLedgerArgsBytes; empty when it has none in its head.
 func argsSummary(head []byte) string {
+	best, ok := flatSummaryValue(head)
+	if !ok {
+		best = decodedSummaryValue(head)
+	}
+	return text.Shorten(strings.Join(strings.Fields(best), " "), api.MaxLedgerArgsBytes-len(text.Ellipsis))
+}
+
+// decodedSummaryValue is the string argsSummary summarises, read by the
+// JSON decoder: any head, cut anywhere.
+func decodedSummaryValue(head []byte) string {
 	d := json.NewDecoder(bytes.NewReader(head))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return ""
@@ -139,7 +149,7 @@ func argsSummary(head []byte) string {
 	if best == "" {
 		best = first
 	}
-	return text.Shorten(strings.Join(strings.Fields(best), " "), api.MaxLedgerArgsBytes-len(text.Ellipsis))
+	return best
 }
 
 // ledgerTextCalls is the most calls a failure's text names.

@@ -25,11 +25,13 @@ known=(
 	"0.16.2-2~bpo13+1 b857c3e1db25f0ea57195c781d6c6ae24b45bb9740af39514e2b0abc9dd15bef"
 )
 # patches names the changes made to the unpacked sources (enable_stack_limit,
-# inline_float_mod, settleable_promises, reused_await_functions, plain_objects),
-# which are kept patched under build/src/VERSION+patches: change it when they
-# change, so that no cache keeps sources patched the old way (the hashes of
-# glue/promise.inc, glue/await.patch and glue/fast.inc are part of it).
-patches=p5-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
+# inline_float_mod, settleable_promises, reused_await_functions,
+# kept_reactions, added_fields, plain_objects), which are kept patched under
+# build/src/VERSION+patches: change it when they change, so that no cache
+# keeps sources patched the old way (the hashes of glue/promise.inc,
+# glue/await.patch, glue/reactions.patch, glue/fields.patch and glue/fast.inc
+# are part of it).
+patches=p6-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/reactions.patch" "$here/glue/fields.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
 glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
@@ -160,7 +162,8 @@ inline_float_mod() {
 settleable_promises() {
 	local f="$1/quickjs.c" sym
 	for sym in '^static void fulfill_or_reject_promise(JSContext \*ctx, JSValueConst promise,$' \
-		'^static JSValue js_promise_resolve_thenable_job(JSContext \*ctx,$' '^static JSValue js_create_from_ctor('; do
+		'^static JSValue js_promise_resolve_thenable_job(JSContext \*ctx,$' '^static JSShape \*find_hashed_shape_proto(' \
+		'^static JSShape \*js_new_shape(JSContext \*ctx, JSObject \*proto)$' '^static JSValue JS_NewObjectFromShape('; do
 		grep -q "$sym" "$f" || die "qjs-src $2 lacks what glue/promise.inc uses ($sym in $f)"
 	done
 	cat "$here/glue/promise.inc" >>"$f"
@@ -175,6 +178,32 @@ reused_await_functions() {
 		return 0
 	fi
 	patch -s -p1 -d "$1" <"$here/glue/await.patch" || die "could not apply glue/await.patch to $1"
+}
+
+# kept_reactions applies glue/reactions.patch (after glue/await.patch): the
+# engine keeps a run job entry and up to four promise reaction records for
+# the next ones instead of freeing and allocating them again, and
+# PromiseResolve reads a plain promise's constructor without the general
+# property lookup (see the patch). A source it does not apply to is built
+# as it is, and the build says so.
+kept_reactions() {
+	if ! patch --dry-run -s -p1 -d "$1" <"$here/glue/reactions.patch" >/dev/null 2>&1; then
+		say "qjs-src $2 does not take glue/reactions.patch: promise reactions and jobs are allocated one by one"
+		return 0
+	fi
+	patch -s -p1 -d "$1" <"$here/glue/reactions.patch" || die "could not apply glue/reactions.patch to $1"
+}
+
+# added_fields applies glue/fields.patch: the interpreter adds a field new to
+# an ordinary, extensible object (an object literal's) without the general
+# definition path (see the patch). A source it does not apply to is built as
+# it is, and the build says so.
+added_fields() {
+	if ! patch --dry-run -s -p1 -d "$1" <"$here/glue/fields.patch" >/dev/null 2>&1; then
+		say "qjs-src $2 does not take glue/fields.patch: object literals define each field the general way"
+		return 0
+	fi
+	patch -s -p1 -d "$1" <"$here/glue/fields.patch" || die "could not apply glue/fields.patch to $1"
 }
 
 # plain_objects appends glue/fast.inc to quickjs.c: the glue's short cuts for
@@ -233,6 +262,8 @@ fetch_sources() {
 		inline_float_mod "$dir/usr/src/quickjs-ng" "$version"
 		settleable_promises "$dir/usr/src/quickjs-ng" "$version"
 		reused_await_functions "$dir/usr/src/quickjs-ng" "$version"
+		kept_reactions "$dir/usr/src/quickjs-ng" "$version"
+		added_fields "$dir/usr/src/quickjs-ng" "$version"
 		plain_objects "$dir/usr/src/quickjs-ng" "$version"
 		touch "$dir/.ok"
 		src="$dir/usr/src/quickjs-ng"

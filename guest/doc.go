@@ -11,11 +11,16 @@
 // double (inline_float_mod). wasmhost/jsmath_test.go checks % against Go's
 // math.Mod on both engines.
 //
-// An awaited nested call is cheaper by three more changes to the engine
-// (docs/performance.md, "The guest's await"): glue/promise.inc (a call's
-// promise settled without resolving functions), glue/await.patch (an async
-// function's awaits share one pair of resolving functions) and glue/fast.inc
-// (plain arguments and results read and made without the general paths).
+// An awaited nested call is cheaper by more changes to the engine
+// (docs/performance.md, "The guest's await" and "The awaited call, third
+// pass"): glue/promise.inc (a call's promise made of a kept shape and
+// settled without resolving functions), glue/await.patch (an async
+// function's awaits share one pair of resolving functions),
+// glue/reactions.patch (a run job entry and reaction records kept for the
+// next ones; PromiseResolve reads a plain promise's constructor directly),
+// glue/fields.patch (an object literal's new fields added directly) and
+// glue/fast.inc (plain arguments and results read and made without the
+// general paths, a result of the last one's keys made of its shape).
 //
 // The module is built by build.sh (`make guest`) from pinned QuickJS-NG
 // sources into wasm/guest.wasm, which this package embeds (Wasm). It is a

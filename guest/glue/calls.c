@@ -36,6 +36,26 @@ static pending_call *find_call(int32_t id)
     }
 }
 
+/* remove_call empties slot, a settled call's. A slot followed by an
+ * empty one becomes empty itself, and so do the tombstones just before
+ * it: no probe goes past an empty slot, so none needed them. Otherwise it
+ * becomes a tombstone. Without this, a run that awaits one call after
+ * another would leave a tombstone per call and rebuild the table every
+ * few dozen calls. */
+static void remove_call(pending_call *slot)
+{
+    size_t mask = calls_cap - 1, i = (size_t)(slot - calls);
+    if (calls[(i + 1) & mask].id != 0) {
+        slot->id = -1;
+        return;
+    }
+    do {
+        calls[i].id = 0;
+        calls_used--;
+        i = (i - 1) & mask;
+    } while (calls[i].id == -1);
+}
+
 static int grow_calls(JSContext *ctx)
 {
     size_t cap = calls_cap && calls_live * 4 < calls_cap ? calls_cap : (calls_cap ? calls_cap * 2 : 64);
@@ -70,11 +90,13 @@ static bool args_ready, args_busy;
 static JSValue register_call(JSContext *ctx, JSValueConst *data, DynBuf *out, int32_t *code)
 {
     size_t name_len;
-    const char *name = JS_ToCStringLen(ctx, &name_len, data[0]);
+    const char *ascii = JS_ASCIIBytes(data[0], &name_len);
+    const char *name = ascii ? ascii : JS_ToCStringLen(ctx, &name_len, data[0]);
     if (!name)
         return JS_EXCEPTION;
     int32_t id = ptcx_host_call(name, name_len, (const char *)out->buf, out->size);
-    JS_FreeCString(ctx, name);
+    if (!ascii)
+        JS_FreeCString(ctx, name);
     if (id <= 0) {
         *code = id;
         return JS_UNDEFINED;
@@ -226,7 +248,7 @@ int ptcx_settle_call(JSContext *ctx, int32_t id, bool ok, JSValue value, JSValue
         return 0; /* unknown or settled already: ignored */
     }
     pending_call c = *slot;
-    slot->id = -1;
+    remove_call(slot);
     calls_live--;
     int ret = 0;
     if (!ok) {

@@ -295,9 +295,13 @@ static int encode_value(encoder *e, JSValueConst v)
     default:
         return refuse(e, PTCX_REFUSE_NOT_PLAIN, JS_UNDEFINED);
     }
-    if (JS_IsFunction(e->ctx, v))
+    /* An ordinary object of a plain prototype is no function, proxy or
+     * array, and its prototype is read without running code: the checks
+     * below that it passes are skipped (JS_IsOrdinaryOf). */
+    bool ordinary = JS_IsOrdinaryOf(v, object_proto);
+    if (!ordinary && JS_IsFunction(e->ctx, v))
         return refuse(e, PTCX_REFUSE_FUNCTION, JS_UNDEFINED);
-    if (JS_IsProxy(v))
+    if (!ordinary && JS_IsProxy(v))
         return refuse(e, PTCX_REFUSE_PROXY, JS_UNDEFINED);
     for (int i = 0; i < e->depth; i++) {
         if (JS_VALUE_GET_PTR(e->parents[i]) == JS_VALUE_GET_PTR(v))
@@ -305,8 +309,8 @@ static int encode_value(encoder *e, JSValueConst v)
     }
     if (e->depth >= PTCX_JSON_DEPTH)
         return refuse(e, PTCX_REFUSE_DEPTH, JS_UNDEFINED);
-    bool array = JS_IsArray(v);
-    if (!array) {
+    bool array = !ordinary && JS_IsArray(v);
+    if (!array && !ordinary) {
         JSValue proto = JS_GetPrototype(e->ctx, v);
         if (JS_IsException(proto))
             return caught(e, PTCX_REFUSE_UNREADABLE);

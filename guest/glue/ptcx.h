@@ -75,6 +75,15 @@ int JS_PlainOwnProps(JSContext *ctx, JSValueConst obj, const char **keys, size_t
                      JSValueConst *values, int max);
 int JS_DefineFreshValue(JSContext *ctx, JSValueConst obj, JSAtom atom, JSValue val);
 void JS_KeepShapeOf(JSContext *ctx, JSValueConst obj);
+/* The kept shape's keys, and an object of it made at once (fast.inc):
+ * results of the same keys as the last one skip the per-key steps. */
+#define PTCX_KEPT_KEYS 16
+int JS_KeptShapeKeys(const char *const **keys, const uint32_t **lens);
+JSValue JS_NewKeptShapeObject(JSContext *ctx, JSValue *values);
+/* JS_ASCIIBytes: the characters of a string held as ASCII, or NULL. */
+const char *JS_ASCIIBytes(JSValueConst v, size_t *len);
+/* JS_IsOrdinaryOf: an ordinary object whose prototype is proto or null. */
+bool JS_IsOrdinaryOf(JSValueConst v, JSValueConst proto);
 
 /* calls.c */
 

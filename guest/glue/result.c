@@ -77,8 +77,64 @@ static JSValue fast_array(fast_parser *f)
     return give_up;
 }
 
+/* kept_object reads an object, after its opening brace, whose keys are
+ * those of the shape the last result had (JS_KeepShapeOf), in its order,
+ * and makes it of that shape at once. It returns give_up for a value or a
+ * syntax it gives up on, and JS_UNDEFINED, having read nothing, when the
+ * keys are not those (then fast_object reads the object key by key). */
+static JSValue kept_object(fast_parser *f)
+{
+    const char *const *keys;
+    const uint32_t *lens;
+    int n = JS_KeptShapeKeys(&keys, &lens);
+    if (n <= 0)
+        return JS_UNDEFINED;
+    const char *start = f->p;
+    JSValue values[PTCX_KEPT_KEYS];
+    int i = 0;
+    JSValue ret = JS_UNDEFINED;
+    for (;;) {
+        skip_space(f);
+        if (i == n || f->p >= f->end || *f->p != '"')
+            break;
+        f->p++;
+        size_t len;
+        const char *key = fast_string(f, &len);
+        if (!key || len != lens[i] || memcmp(key, keys[i], len) != 0)
+            break;
+        skip_space(f);
+        if (f->p >= f->end || *f->p != ':')
+            break;
+        f->p++;
+        JSValue v = fast_value(f);
+        if (JS_IsUninitialized(v)) {
+            ret = give_up;
+            break;
+        }
+        values[i++] = v;
+        skip_space(f);
+        if (f->p < f->end && *f->p == ',') {
+            f->p++;
+            continue;
+        }
+        if (i == n && f->p < f->end && *f->p == '}') {
+            f->p++;
+            JSValue obj = JS_NewKeptShapeObject(f->ctx, values);
+            return JS_IsException(obj) ? give_up : obj;
+        }
+        break;
+    }
+    for (int j = 0; j < i; j++)
+        JS_FreeValue(f->ctx, values[j]);
+    f->p = start;
+    return ret;
+}
+
 static JSValue fast_object(fast_parser *f)
 {
+    JSValue kept = kept_object(f);
+    if (!JS_IsUndefined(kept))
+        return kept;
     JSValue obj = JS_NewObject(f->ctx);
     if (JS_IsException(obj))
         return give_up;
