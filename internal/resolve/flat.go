@@ -29,14 +29,41 @@ const maxFlatBytes = 4096
 // is, as the quick check's types (a number without a fraction or an
 // exponent is both qNumber and qInteger).
 type flatField struct {
-	from, to int32
-	kind     quickTypes
+	from, to   int32
+	kind       quickTypes
+	vfrom, vto int32 // the value's text (a string's with its quotes)
+	escaped    bool  // a string value with an escape in it
 }
 
 // flatObject is a flat object's fields, in their order in the text.
 type flatObject struct {
 	fields [maxFlatFields]flatField
 	n      int8 // -1: not flat
+}
+
+// FlatStrings reads b as a flat object (scanFlat: at most maxFlatFields
+// fields of primitive values, at most maxFlatBytes, no key twice) whose
+// string values each decode to their own bytes (no escape, valid UTF-8),
+// and calls each, in the fields' order, with the key and the contents of
+// every field whose value is a string. For anything else it calls nothing
+// and reports false: the JSON decoder must read b.
+func FlatStrings(b []byte, each func(key, value []byte)) bool {
+	var o flatObject
+	if !scanFlat(b, &o) {
+		return false
+	}
+	fields := o.fields[:o.n]
+	for _, f := range fields {
+		if f.kind == qString && (f.escaped || !utf8.Valid(b[f.vfrom+1:f.vto-1])) {
+			return false
+		}
+	}
+	for i, f := range fields {
+		if f.kind == qString {
+			each(o.key(b, i), b[f.vfrom+1:f.vto-1])
+		}
+	}
+	return true
 }
 
 // key returns field i's key bytes in b, the text it was scanned from.
@@ -74,11 +101,13 @@ func scanFlat(b []byte, o *flatObject) bool {
 				return false
 			}
 			s.space()
-			kind, ok := s.value()
+			vfrom := s.i
+			kind, escaped, ok := s.value()
 			if !ok {
 				return false
 			}
-			o.fields[n] = flatField{from: int32(from), to: int32(to), kind: kind}
+			o.fields[n] = flatField{from: int32(from), to: int32(to), kind: kind,
+				vfrom: int32(vfrom), vto: int32(s.i), escaped: escaped}
 			n++
 			s.space()
 			if s.byte('}') {
@@ -151,22 +180,25 @@ func (s *flatScanner) key() (from, to int, ok bool) {
 	return 0, 0, false
 }
 
-// value reads a primitive value and returns its type.
-func (s *flatScanner) value() (quickTypes, bool) {
+// value reads a primitive value and returns its type, and for a string
+// whether it has an escape.
+func (s *flatScanner) value() (kind quickTypes, escaped, ok bool) {
 	if s.i >= len(s.b) {
-		return 0, false
+		return 0, false, false
 	}
 	switch s.b[s.i] {
 	case '"':
-		return qString, s.str()
+		escaped, ok = s.str()
+		return qString, escaped, ok
 	case 't':
-		return qBoolean, s.literal("true")
+		return qBoolean, false, s.literal("true")
 	case 'f':
-		return qBoolean, s.literal("false")
+		return qBoolean, false, s.literal("false")
 	case 'n':
-		return qNull, s.literal("null")
+		return qNull, false, s.literal("null")
 	default:
-		return s.number()
+		kind, ok = s.number()
+		return kind, false, ok
 	}
 }
 
@@ -180,42 +212,44 @@ func (s *flatScanner) literal(w string) bool {
 
 // str reads a string value as encoding/json's scanner accepts it: no
 // control characters, only JSON's escapes (bytes past ASCII are not
-// checked, as json.Valid does not check them).
-func (s *flatScanner) str() bool {
+// checked, as json.Valid does not check them). It reports whether the
+// string has an escape.
+func (s *flatScanner) str() (escaped, ok bool) {
 	s.i++ // the opening quote
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
 			s.i++
-			return true
+			return escaped, true
 		case c < 0x20:
-			return false
+			return false, false
 		case c == '\\':
+			escaped = true
 			if s.i+1 >= len(s.b) {
-				return false
+				return false, false
 			}
 			switch s.b[s.i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.i += 2
 			case 'u':
 				if len(s.b)-s.i < 6 {
-					return false
+					return false, false
 				}
 				for _, h := range s.b[s.i+2 : s.i+6] {
 					if !isHex(h) {
-						return false
+						return false, false
 					}
 				}
 				s.i += 6
 			default:
-				return false
+				return false, false
 			}
 		default:
 			s.i++
 		}
 	}
-	return false
+	return false, false
 }
 
 func isHex(c byte) bool {

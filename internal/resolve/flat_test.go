@@ -185,3 +185,30 @@ func FuzzScanFlat(f *testing.F) {
 		}
 	})
 }
+
+// FlatStrings gives a flat object's string fields, key and contents, in
+// order, when every string is its own bytes; for anything else (an escape,
+// bytes that are not UTF-8, what scanFlat refuses) it gives nothing.
+func TestFlatStrings(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string // key=value
+		ok   bool
+	}{
+		{`{}`, nil, true},
+		{`{"n":1,"b":true,"z":null}`, nil, true},
+		{` {"path" : "a.txt", "n":2, "q":"é"} `, []string{"path=a.txt", "q=é"}, true},
+		{`{"a":"","b":"x"}`, []string{"a=", "b=x"}, true},
+		{`{"a":"x","b":"\n"}`, nil, false},
+		{`{"a":"x","b":"\u0041"}`, nil, false},
+		{"{\"a\":\"\xff\"}", nil, false},
+		{`{"a":"x","a":"y"}`, nil, false},
+		{`{"a":{"b":"x"}}`, nil, false},
+		{`{"a":"x"`, nil, false},
+	} {
+		var got []string
+		ok := FlatStrings([]byte(tt.in), func(k, v []byte) { got = append(got, string(k)+"="+string(v)) })
+		require.Equal(t, tt.ok, ok, tt.in)
+		require.Equal(t, tt.want, got, tt.in)
+	}
+}
