@@ -171,39 +171,35 @@ settleable_promises() {
 
 # reused_await_functions applies glue/await.patch: an async function makes the
 # resolving functions of its awaits once, not at every await (see the patch).
-# A source it does not apply to is built as it is, and the build says so.
 reused_await_functions() {
-	if ! patch --dry-run -s -p1 -d "$1" <"$here/glue/await.patch" >/dev/null 2>&1; then
-		say "qjs-src $2 does not take glue/await.patch: every await makes its own resolving functions"
+	optional_patch "$1" "$2" await.patch "every await makes its own resolving functions"
+}
+
+# optional_patch applies glue/$3 to the sources in $1 (qjs-src $2); a source
+# it does not apply to is built as it is, and the build says so, with what
+# that means ($4).
+optional_patch() {
+	if ! patch --dry-run -s -p1 -d "$1" <"$here/glue/$3" >/dev/null 2>&1; then
+		say "qjs-src $2 does not take glue/$3: $4"
 		return 0
 	fi
-	patch -s -p1 -d "$1" <"$here/glue/await.patch" || die "could not apply glue/await.patch to $1"
+	patch -s -p1 -d "$1" <"$here/glue/$3" || die "could not apply glue/$3 to $1"
 }
 
 # kept_reactions applies glue/reactions.patch (after glue/await.patch): the
 # engine keeps a run job entry and up to four promise reaction records for
 # the next ones instead of freeing and allocating them again, and
 # PromiseResolve reads a plain promise's constructor without the general
-# property lookup (see the patch). A source it does not apply to is built
-# as it is, and the build says so.
+# property lookup (see the patch).
 kept_reactions() {
-	if ! patch --dry-run -s -p1 -d "$1" <"$here/glue/reactions.patch" >/dev/null 2>&1; then
-		say "qjs-src $2 does not take glue/reactions.patch: promise reactions and jobs are allocated one by one"
-		return 0
-	fi
-	patch -s -p1 -d "$1" <"$here/glue/reactions.patch" || die "could not apply glue/reactions.patch to $1"
+	optional_patch "$1" "$2" reactions.patch "promise reactions and jobs are allocated one by one"
 }
 
 # added_fields applies glue/fields.patch: the interpreter adds a field new to
 # an ordinary, extensible object (an object literal's) without the general
-# definition path (see the patch). A source it does not apply to is built as
-# it is, and the build says so.
+# definition path (see the patch).
 added_fields() {
-	if ! patch --dry-run -s -p1 -d "$1" <"$here/glue/fields.patch" >/dev/null 2>&1; then
-		say "qjs-src $2 does not take glue/fields.patch: object literals define each field the general way"
-		return 0
-	fi
-	patch -s -p1 -d "$1" <"$here/glue/fields.patch" || die "could not apply glue/fields.patch to $1"
+	optional_patch "$1" "$2" fields.patch "object literals define each field the general way"
 }
 
 # plain_objects appends glue/fast.inc to quickjs.c: the glue's short cuts for
