@@ -17,16 +17,10 @@ import (
 // (returns its arguments) and fail (always fails).
 func awaitOrderExecutor(t *testing.T) *executor.Executor {
 	t.Helper()
-	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
-	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
-		Name: "echo", Description: "Return the arguments.", ConcurrencySafe: true,
-		Body: func(_ context.Context, in api.Input) (api.Output, error) { return api.Output{Value: in.Args}, nil },
-	}))
-	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
+	reg := ptcRegistry(t, echoTool, registry.Tool{
 		Name: "fail", Description: "Fail.", ConcurrencySafe: true,
 		Body: func(context.Context, api.Input) (api.Output, error) { return api.Output{}, errors.New("failed") },
-	}))
+	})
 	return newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)))
 }
 

@@ -43,13 +43,7 @@ func TestSandbox_calls_settleInAnyOrder(t *testing.T) {
 // slot then would hide the second from its lookup and its promise would
 // never settle (guest/glue/calls.c, remove_call).
 func TestSandbox_calls_collidingSlotsSettle(t *testing.T) {
-	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
-	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
-		Name: "echo", Description: "Return the arguments.", ConcurrencySafe: true,
-		Body: func(_ context.Context, in api.Input) (api.Output, error) { return api.Output{Value: in.Args}, nil },
-	}))
-	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{
+	reg := ptcRegistry(t, echoTool, registry.Tool{
 		Name: "slow", Description: "Return the arguments a little later.", ConcurrencySafe: true,
 		Body: func(ctx context.Context, in api.Input) (api.Output, error) {
 			select {
@@ -58,7 +52,7 @@ func TestSandbox_calls_collidingSlotsSettle(t *testing.T) {
 			}
 			return api.Output{Value: in.Args}, nil
 		},
-	}))
+	})
 	e := newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)))
 	r := runProgram(e, `
 		const first = tools.slow({i: 1});                  // call 1

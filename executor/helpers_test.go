@@ -16,6 +16,24 @@ import (
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
+// echoTool returns its arguments.
+var echoTool = registry.Tool{
+	Name: "echo", Description: "Return the arguments.", ConcurrencySafe: true,
+	Body: func(_ context.Context, in api.Input) (api.Output, error) { return api.Output{Value: in.Args}, nil },
+}
+
+// ptcRegistry returns a registry in ptc mode with tools registered (none:
+// run_code alone).
+func ptcRegistry(t testing.TB, tools ...registry.Tool) *registry.Registry {
+	t.Helper()
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
+	for _, tool := range tools {
+		require.NoError(t, reg.Register(registry.Deployment, tool))
+	}
+	return reg
+}
+
 // fakeRuntime is a code runtime whose "program" is Go code that makes nested
 // calls through the dispatcher the way a guest program would.
 type fakeRuntime func(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error)

@@ -25,14 +25,6 @@ func nestedZeros(depth, n int) json.RawMessage {
 // is about 104 MB.
 var deepMiB = nestedZeros(99, (api.DefaultOutputBytes-2*99)/2)
 
-// ptcRegistry is an empty registry in ptc mode: run_code alone.
-func ptcRegistry(t *testing.T) *registry.Registry {
-	t.Helper()
-	reg := registry.New()
-	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
-	return reg
-}
-
 // allocated returns the bytes allocated while f ran.
 func allocated(f func()) uint64 {
 	var before, after runtime.MemStats
