@@ -6,7 +6,10 @@
 // The results are JSON lines of one shape for every implementation (Result),
 // a markdown table whose headline figures are ratios ptcx ÷ peer from the
 // same run, with every target's verdict (Markdown, Verdicts), and an SVG bar
-// chart per metric (SVG).
+// chart per metric (SVG). A latency or per-call workload is measured in
+// rounds (Params.Rounds), every implementation taking its share of the
+// samples in each, in an order rotated every round, so that the ratios
+// compare figures taken in the same stretches of the run.
 //
 // The workloads: trivial_e2e and trivial_e2e_new (a run_code call end to
 // end, of a program seen before and of a new one), per_call_await,

@@ -45,10 +45,18 @@ func (j Job) Program(i int) Program {
 	return j.Programs[i+1]
 }
 
-// Expand returns w's job under p (p's defaults filled in).
+// Expand returns w's job under p (p's defaults filled in), all its
+// samples in one round.
 func (w Workload) Expand(p Params) (Job, error) {
 	p = p.withDefaults()
-	j := Job{Workload: w.Name, Kind: w.Kind, Tools: w.Tools, Samples: p.samples(w.Kind),
+	return w.expand(p, 0, p.samples(w.Kind))
+}
+
+// expand returns w's job of samples samples; when every run is a new
+// program, the programs are numbered from first (a round's programs are
+// not those of the rounds before it).
+func (w Workload) expand(p Params, first, samples int) (Job, error) {
+	j := Job{Workload: w.Name, Kind: w.Kind, Tools: w.Tools, Samples: samples,
 		Calls: p.Calls, Live: p.Live, Parallel: p.Parallel, Batch: p.Batch}
 	if j.Tools == nil {
 		j.Tools = []string{}
@@ -57,7 +65,7 @@ func (w Workload) Expand(p Params) (Job, error) {
 	if w.NewEachRun() {
 		count = j.Samples + 1
 	}
-	for i := range count {
+	for i := first; i < first+count; i++ {
 		prog, err := w.program(p, i, p.Calls)
 		if err != nil {
 			return Job{}, err

@@ -17,10 +17,12 @@ func (r Report) Markdown(workloads []Workload) string {
 			peers = append(peers, i)
 		}
 	}
+	p := r.Params.withDefaults()
 	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for "+
-		"runs_per_second and the rss_* workloads, whose samples are many runs or instances each); the ratios are ptcx ÷ peer "+
+		"runs_per_second and the rss_* workloads, whose samples are many runs or instances each), a latency or per-call "+
+		"workload's taken in %s, every implementation measuring its share in each, in turn; the ratios are ptcx ÷ peer "+
 		"from the same run (below 1: ptcx costs less; for runs/s, above 1: ptcx does more).\n\n",
-		r.Version, r.Machine, r.When.UTC().Format("2006-01-02"), r.Params.samples(Latency), r.Params.samples(Throughput))
+		r.Version, r.Machine, r.When.UTC().Format("2006-01-02"), p.samples(Latency), p.samples(Throughput), plural(p.Rounds, "round"))
 	b.WriteString("| workload | unit |")
 	for _, i := range impls {
 		fmt.Fprintf(&b, " %s |", i)
@@ -80,4 +82,12 @@ func (r Report) Markdown(workloads []Workload) string {
 		b.WriteString("\nNot measured:\n\n" + strings.Join(missing, "\n") + "\n")
 	}
 	return b.String()
+}
+
+// plural is "1 round", "5 rounds".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

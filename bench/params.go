@@ -30,6 +30,15 @@ type Params struct {
 	// Batch is how many runs one runs_per_second sample counts. Default
 	// 200, 1 to 100,000.
 	Batch int
+	// Rounds splits the Runs samples of a Latency or PerCall workload
+	// into rounds: in each, every implementation measures its share of
+	// the samples (after its own warm-up, and for PerCall its own
+	// baseline), in an order rotated by one each round, so that every
+	// implementation is measured in every stretch of the run and the
+	// ratios compare figures taken at the same time. A workload of new
+	// programs gets new ones in every round. Default 5, or Runs when
+	// fewer; 1 to Runs.
+	Rounds int
 }
 
 // The defaults and bounds of Params.
@@ -40,6 +49,7 @@ const (
 	DefaultLive       = 100
 	DefaultParallel   = 2
 	DefaultBatch      = 200
+	DefaultRounds     = 5
 
 	MaxRuns       = 1000
 	MaxCalls      = api.DefaultMaxCalls
@@ -50,7 +60,9 @@ const (
 )
 
 // Param is one field of Params, as data: its name (ptcx bench's flag),
-// default, largest value (the smallest is 1), and what it sizes.
+// default, largest value (the smallest is 1), and what it sizes. A
+// Default of 0 is one that depends on other fields (Rounds: 5, or Runs
+// when fewer); 0 then asks for it.
 type Param struct {
 	Name         string
 	Default, Max int
@@ -65,6 +77,7 @@ var ParamList = []Param{
 	{"live", DefaultLive, MaxLive, "runs parked at once by rss_per_live_instance, instances in rss_per_pooled_instance's pool (`N`)"},
 	{"parallel", DefaultParallel, MaxParallel, "runs at once in runs_per_second (`N`)"},
 	{"batch", DefaultBatch, MaxBatch, "runs counted per runs_per_second sample (`N`)"},
+	{"rounds", 0, MaxRuns, "rounds the latency and per-call workloads' samples are split into, every implementation measured in each in a rotated order (`N`, at most --runs; default 5, or --runs when fewer)"},
 }
 
 // Field is the field of p named name in ParamList; nil for another name.
@@ -82,6 +95,8 @@ func (p *Params) Field(name string) *int {
 		return &p.Parallel
 	case "batch":
 		return &p.Batch
+	case "rounds":
+		return &p.Rounds
 	}
 	return nil
 }
@@ -95,17 +110,23 @@ func (p Params) withDefaults() Params {
 			*v = f.Default
 		}
 	}
+	if p.Rounds == 0 {
+		p.Rounds = min(DefaultRounds, p.Runs)
+	}
 	return p
 }
 
 // Check returns p with its defaults filled in, or a *ParamError for the
-// first field out of its range.
+// first field out of its range; Rounds past Runs is out of its range.
 func (p Params) Check() (Params, error) {
 	p = p.withDefaults()
 	for _, f := range ParamList {
 		if err := f.Check(*p.Field(f.Name)); err != nil {
 			return p, err
 		}
+	}
+	if p.Rounds > p.Runs {
+		return p, &ParamError{Param: "rounds", Value: p.Rounds, Max: p.Runs}
 	}
 	return p, nil
 }
@@ -124,6 +145,29 @@ func (p Params) samples(k Kind) int {
 		return (p.Runs + 9) / 10
 	}
 	return p.Runs
+}
+
+// rounded reports whether a workload of kind k is measured in rounds
+// (Params.Rounds): Latency and PerCall are; the rest take few samples of
+// many runs or instances each, or are measured by ptcx alone.
+func (k Kind) rounded() bool { return k == Latency || k == PerCall }
+
+// rounds is how many rounds a workload of kind k is measured in.
+func (p Params) rounds(k Kind) int {
+	if k.rounded() {
+		return p.Rounds
+	}
+	return 1
+}
+
+// roundSamples is how many of n samples round r of rounds takes: n split
+// as evenly as it goes, the first rounds one more.
+func roundSamples(n, rounds, r int) int {
+	s := n / rounds
+	if r < n%rounds {
+		s++
+	}
+	return s
 }
 
 // ParamError is a parameter out of its range: Param (the field's name in

@@ -20,6 +20,9 @@ func TestParams_Check_bounds(t *testing.T) {
 		}{{1, true}, {f.Max, true}, {-1, false}, {f.Max + 1, false}} {
 			t.Run(fmt.Sprintf("%s=%d", f.Name, tt.v), func(t *testing.T) {
 				var p bench.Params
+				if f.Name == "rounds" {
+					p.Runs = bench.MaxRuns // rounds may be at most runs
+				}
 				*p.Field(f.Name) = tt.v
 				got, err := p.Check()
 				if tt.ok {
@@ -37,7 +40,24 @@ func TestParams_Check_bounds(t *testing.T) {
 	got, err := bench.Params{}.Check()
 	require.NoError(t, err)
 	require.Equal(t, bench.DefaultParams(), got)
-	require.Equal(t, bench.Params{Runs: 20, Calls: 2000, Iterations: 3_000_000, Live: 100, Parallel: 2, Batch: 200}, got)
+	require.Equal(t, bench.Params{Runs: 20, Calls: 2000, Iterations: 3_000_000, Live: 100, Parallel: 2, Batch: 200, Rounds: 5}, got)
+}
+
+// Rounds defaults to 5, or to Runs when fewer; it may be Runs, not more.
+func TestParams_Check_rounds(t *testing.T) {
+	for _, tt := range []struct{ runs, rounds, want int }{
+		{0, 0, 5}, {3, 0, 3}, {1, 0, 1}, {5, 0, 5}, {6, 0, 5}, {7, 7, 7}, {7, 1, 1},
+	} {
+		got, err := bench.Params{Runs: tt.runs, Rounds: tt.rounds}.Check()
+		require.NoError(t, err, "%+v", tt)
+		require.Equal(t, tt.want, got.Rounds, "%+v", tt)
+	}
+	for _, tt := range []struct{ runs, rounds, max int }{{3, 4, 3}, {1, 2, 1}, {0, 21, bench.DefaultRuns}} {
+		_, err := bench.Params{Runs: tt.runs, Rounds: tt.rounds}.Check()
+		var pe *bench.ParamError
+		require.ErrorAs(t, err, &pe, "%+v", tt)
+		require.Equal(t, bench.ParamError{Param: "rounds", Value: tt.rounds, Max: tt.max}, *pe)
+	}
 }
 
 // Every parameter has a field; no other name has one.

@@ -35,11 +35,15 @@ func (r Result) Unsupported() bool {
 }
 
 // Run measures every workload on every implementation, workload by
-// workload, implementations in the order given, and returns one result per
-// pair; onResult, when not nil, is given each as it comes. An
-// implementation that fails a job gets a failed result for it and is still
-// given the next. It stops at ctx's end, returning what it has and ctx's
-// error.
+// workload, and returns one result per pair, implementations in the order
+// given; onResult, when not nil, is given each as it comes. A Latency or
+// PerCall workload is measured in p.Rounds rounds, every implementation
+// taking its share of the samples in each, the order rotated by one each
+// round; a result is then every round's values together (a per-call value
+// against its own round's baseline). An implementation that fails a job
+// gets a failed result for the workload, is not given its later rounds,
+// and is still given the next workload. It stops at ctx's end, returning
+// what it has and ctx's error.
 func Run(ctx context.Context, impls []Impl, workloads []Workload, p Params, onResult func(Result)) ([]Result, error) {
 	p, err := p.Check()
 	if err != nil {
@@ -47,45 +51,87 @@ func Run(ctx context.Context, impls []Impl, workloads []Workload, p Params, onRe
 	}
 	var out []Result
 	for _, w := range workloads {
-		j, err := w.Expand(p)
-		if err != nil {
-			return out, err
-		}
-		for _, impl := range impls {
-			if err := ctx.Err(); err != nil {
-				return out, err
-			}
-			raw, err := impl.Measure(ctx, j)
-			r := summarize(impl.Name(), w, p, raw, err)
+		results, err := runWorkload(ctx, impls, w, p)
+		for _, r := range results {
 			if onResult != nil {
 				onResult(r)
 			}
 			out = append(out, r)
 		}
+		if err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }
 
-// summarize turns raw samples into a result in w's unit.
-func summarize(impl string, w Workload, p Params, raw Raw, err error) Result {
+// runWorkload measures w on every implementation, in its rounds. On ctx's
+// end it returns nothing of w and ctx's error.
+func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Result, error) {
+	rounds, total := p.rounds(w.Kind), p.samples(w.Kind)
+	results := make([]Result, len(impls))
+	values := make([][]float64, len(impls))
+	done := make([]bool, len(impls)) // failed, or missing: not given later rounds
+	first := 0
+	for r := range rounds {
+		n := roundSamples(total, rounds, r)
+		j, err := w.expand(p, first, n)
+		if err != nil {
+			return nil, err
+		}
+		first += len(j.Programs)
+		for k := range impls {
+			i := (k + r) % len(impls)
+			if done[i] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			raw, err := impls[i].Measure(ctx, j)
+			v, res := sampleValues(impls[i].Name(), w, p, raw, err)
+			if v == nil {
+				if rounds > 1 && !res.Missing() {
+					res.Note = fmt.Sprintf("failed: round %d of %d: %s", r+1, rounds, strings.TrimPrefix(res.Note, "failed: "))
+				}
+				results[i], done[i] = res, true
+				continue
+			}
+			results[i].Note = res.Note
+			values[i] = append(values[i], v...)
+		}
+	}
+	for i, impl := range impls {
+		if done[i] {
+			continue
+		}
+		results[i] = summarize(impl.Name(), w, values[i], results[i].Note)
+	}
+	return results, nil
+}
+
+// sampleValues turns one job's raw samples into values in w's unit; when
+// there are none, the result says why (N 0, its Note "missing: …" or
+// "failed: …").
+func sampleValues(impl string, w Workload, p Params, raw Raw, err error) ([]float64, Result) {
 	r := Result{Impl: impl, Metric: w.Name, Unit: w.Unit, Note: raw.Note}
 	switch {
 	case errors.Is(err, ErrMissing):
 		r.Note = err.Error()
-		return r
+		return nil, r
 	case err != nil:
 		r.Note = "failed: " + err.Error()
-		return r
+		return nil, r
 	case len(raw.Samples) == 0:
 		r.Note = "failed: no samples"
-		return r
+		return nil, r
 	}
 	values := make([]float64, len(raw.Samples))
 	base := 0.0
 	if w.Kind == PerCall {
 		if len(raw.Base) == 0 {
 			r.Note = "failed: no baseline samples"
-			return r
+			return nil, r
 		}
 		base = quantile(sorted(raw.Base), 0.5)
 	}
@@ -95,9 +141,14 @@ func summarize(impl string, w Workload, p Params, raw Raw, err error) Result {
 		}
 		values[i] = s / w.Scale
 	}
+	return values, r
+}
+
+// summarize is the result of values (at least one), with note.
+func summarize(impl string, w Workload, values []float64, note string) Result {
 	values = sorted(values)
-	r.N, r.Min, r.Med, r.P90 = len(values), values[0], quantile(values, 0.5), quantile(values, 0.9)
-	return r
+	return Result{Impl: impl, Metric: w.Name, Unit: w.Unit, Note: note,
+		N: len(values), Min: values[0], Med: quantile(values, 0.5), P90: quantile(values, 0.9)}
 }
 
 func sorted(v []float64) []float64 {

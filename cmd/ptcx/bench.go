@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ var benchCommand = command{
 		"Exit status: 0 ok, 1 a result failed, a target missed (--check) or a peer missing\n" +
 		"(--require-peers; a workload it cannot measure does not count), 2 usage.\n\n" +
 		benchWorkloads(),
-	usage: "bench [--runs N] [--calls N] [--iterations N] [--live N] [--parallel N] [--batch N]\n" +
+	usage: "bench [--runs N] [--rounds N] [--calls N] [--iterations N] [--live N] [--parallel N] [--batch N]\n" +
 		"      [--peers LIST] [--workloads LIST] [--node PATH] [--modules DIR] [--out DIR]\n" +
 		"      [--timeout D] [--json] [--check] [--require-peers]",
 	run: runBench,
@@ -78,12 +79,19 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) > 0 {
 		return usageError(fs, s, "unexpected argument %q", pos[0])
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, f := range bench.ParamList {
-		if err := f.Check(*p.Field(f.Name)); err != nil {
-			var pe *bench.ParamError
-			errors.As(err, &pe)
-			return usageError(fs, s, "--%s %d: want 1 to %d", pe.Param, pe.Value, pe.Max)
+		v := *p.Field(f.Name)
+		if v == 0 && f.Default == 0 && !set[f.Name] {
+			continue // not given, and its default depends on the others (--rounds)
 		}
+		if err := f.Check(v); err != nil {
+			return paramUsage(fs, s, err)
+		}
+	}
+	if _, err := p.Check(); err != nil {
+		return paramUsage(fs, s, err)
 	}
 	if *timeout <= 0 {
 		return usageError(fs, s, "--timeout %s: want a positive duration", *timeout)
@@ -143,6 +151,15 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 		fmt.Fprint(s.out, report.Markdown(workloads))
 	}
 	return benchStatus(s, workloads, results, *check, *requirePeers)
+}
+
+// paramUsage is the usage error of a *bench.ParamError.
+func paramUsage(fs *flag.FlagSet, s *stdio, err error) int {
+	var pe *bench.ParamError
+	if !errors.As(err, &pe) {
+		return usageError(fs, s, "%v", err)
+	}
+	return usageError(fs, s, "--%s %d: want 1 to %d", pe.Param, pe.Value, pe.Max)
 }
 
 // summary is one result for the progress lines.

@@ -103,6 +103,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bench with no runs", []string{"bench", "--runs", "0"}, "--runs 0: want 1 to 1000"},
 		{"bench with too many runs", []string{"bench", "--runs", "1001"}, "--runs 1001: want 1 to 1000"},
 		{"bench with too many calls", []string{"bench", "--calls", "10001"}, "--calls 10001: want 1 to 10000"},
+		{"bench with negative rounds", []string{"bench", "--rounds", "-1"}, "--rounds -1: want 1 to 1000"},
+		{"bench with more rounds than runs", []string{"bench", "--runs", "4", "--rounds", "5"}, "--rounds 5: want 1 to 4"},
 		{"bench positional", []string{"bench", "extra"}, `unexpected argument "extra"`},
 		{"unknown engine", []string{"run", "--engine", "v8", "x.ts"}, `invalid value "v8" for flag -engine: wasmhost: unknown engine "v8": the engines are wazero and wasmtime`},
 		{"unknown engine on replay", []string{"replay", "--engine", "v8", "x.jsonl"}, `invalid value "v8" for flag -engine: wasmhost: unknown engine "v8"`},
