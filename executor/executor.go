@@ -140,7 +140,7 @@ type execution struct {
 
 	ran      bool          // the body was started
 	life     body          // the body's lifetime, once started (body.go)
-	bodyFrom time.Time     // when the body started (for a nested call, or with result listeners)
+	bodyFrom int64         // when the body started (monotonic, from 1; 0: not timed): for a nested call, or with result listeners
 	bodyTime time.Duration // from the body's start to the call's settlement
 	seq      int64         // completion order among the nested calls of one run (from 1)
 	out      api.Output

@@ -84,10 +84,10 @@ const (
 // exports and is armed again only when it would fire too late for this
 // one; when it fires early, run.run arms it again.
 func (r *run) begin(compute bool) *RunError {
-	if e := r.takeSlot(); e != nil {
+	now, e := r.takeSlot()
+	if e != nil {
 		return e
 	}
-	now := r.since()
 	d := r.wallAt
 	if compute {
 		left := int64(r.limits.ComputeTime) - r.compute.Load()
@@ -254,25 +254,29 @@ func (r *run) cpuUsed() (int64, bool) {
 }
 
 // takeSlot takes one of the Runtime's guest slots for an export, waiting
-// its tenant's turn for it (not past the wall deadline or the run's end).
-// A run that holds one keeps it, unless it has for a quantum and a guest
-// waits: then it takes its turn again (as polled does inside an export).
-func (r *run) takeSlot() *RunError {
+// its tenant's turn for it (not past the wall deadline or the run's end),
+// and returns the instant it has it (run.since), which begin takes as the
+// export's start. A run that holds one keeps it, unless it has for a
+// quantum and a guest waits: then it takes its turn again (as polled does
+// inside an export).
+func (r *run) takeSlot() (int64, *RunError) {
 	if r.hasSlot {
-		if held := r.since() - r.slotAt; held < tenantQuantum || !r.yieldsTo(held) {
-			return nil
+		now := r.since()
+		if held := now - r.slotAt; held < tenantQuantum || !r.yieldsTo(held) {
+			return now, nil
 		}
 		r.giveSlot()
 	}
 	if err := r.rt.slots.acquire(r.ctx, r.wallDeadline, r.prog.Tenant, 0); err != nil {
 		if errors.Is(err, errGateTimeout) {
-			return r.timeout(true, errDeadline)
+			return 0, r.timeout(true, errDeadline)
 		}
-		return r.cancelled()
+		return 0, r.cancelled()
 	}
+	now := r.since()
 	r.hasSlot = true
-	r.slotAt, r.slotLook = r.since(), 0
-	return nil
+	r.slotAt, r.slotLook = now, 0
+	return now, nil
 }
 
 // yieldsTo reports whether a run that has held its slot for held should
@@ -297,7 +301,7 @@ func (r *run) giveSlot() {
 // advance while it sleeps.
 func (r *run) yieldSlot() {
 	r.giveSlot()
-	if e := r.takeSlot(); e != nil {
+	if _, e := r.takeSlot(); e != nil {
 		r.stop(e)
 	}
 }

@@ -42,7 +42,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		}
 		batch = r.inbox.take(batch)
 		if len(batch) > 0 {
-			if !time.Now().Before(r.wallDeadline) {
+			if r.since() >= r.wallAt { // the wall deadline, on the run's own clock (one read; time.Now reads two)
 				return 0, r.timeout(true, errDeadline), false
 			}
 			for i, c := range batch {
@@ -65,17 +65,20 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			}
 			continue
 		}
-		now := time.Now()
-		if id, ok := r.timers.due(now); ok {
-			var e *RunError
-			if e = r.flush(); e == nil {
-				status, e = r.fire(id)
+		var now time.Time // read only when there are timers: most awaited calls have none
+		if r.timers.len() > 0 {
+			now = time.Now()
+			if id, ok := r.timers.due(now); ok {
+				var e *RunError
+				if e = r.flush(); e == nil {
+					status, e = r.fire(id)
+				}
+				if e != nil {
+					return 0, e, false
+				}
+				ask = r.prog.Suspend != nil
+				continue
 			}
-			if e != nil {
-				return 0, e, false
-			}
-			ask = r.prog.Suspend != nil
-			continue
 		}
 		if r.pending == 0 && r.timers.len() == 0 {
 			return 0, &RunError{Kind: api.KindException, Message: errNeverSettles}, false
