@@ -36,7 +36,7 @@ type Params struct {
 	// baseline), in an order rotated by one each round, so that every
 	// implementation is measured in every stretch of the run and the
 	// ratios compare figures taken at the same time. A workload of new
-	// programs gets new ones in every round. Default 5, or Runs when
+	// programs gets new ones in every round. Default 10, or Runs when
 	// fewer; 1 to Runs.
 	Rounds int
 }
@@ -49,7 +49,7 @@ const (
 	DefaultLive       = 100
 	DefaultParallel   = 2
 	DefaultBatch      = 200
-	DefaultRounds     = 5
+	DefaultRounds     = 10
 
 	MaxRuns       = 1000
 	MaxCalls      = api.DefaultMaxCalls
@@ -61,7 +61,7 @@ const (
 
 // Param is one field of Params, as data: its name (ptcx bench's flag),
 // default, largest value (the smallest is 1), and what it sizes. A
-// Default of 0 is one that depends on other fields (Rounds: 5, or Runs
+// Default of 0 is one that depends on other fields (Rounds: 10, or Runs
 // when fewer); 0 then asks for it.
 type Param struct {
 	Name         string
@@ -77,7 +77,7 @@ var ParamList = []Param{
 	{"live", DefaultLive, MaxLive, "runs parked at once by rss_per_live_instance, instances in rss_per_pooled_instance's pool (`N`)"},
 	{"parallel", DefaultParallel, MaxParallel, "runs at once in runs_per_second (`N`)"},
 	{"batch", DefaultBatch, MaxBatch, "runs counted per runs_per_second sample (`N`)"},
-	{"rounds", 0, MaxRuns, "rounds the latency and per-call workloads' samples are split into, every implementation measured in each in a rotated order (`N`, at most --runs; default 5, or --runs when fewer)"},
+	{"rounds", 0, MaxRuns, "rounds the latency and per-call workloads' samples are split into, every implementation measured in each in a rotated order (`N`, at most --runs; default 10, or --runs when fewer)"},
 }
 
 // Field is the field of p named name in ParamList; nil for another name.

@@ -40,13 +40,13 @@ func TestParams_Check_bounds(t *testing.T) {
 	got, err := bench.Params{}.Check()
 	require.NoError(t, err)
 	require.Equal(t, bench.DefaultParams(), got)
-	require.Equal(t, bench.Params{Runs: 20, Calls: 2000, Iterations: 3_000_000, Live: 100, Parallel: 2, Batch: 200, Rounds: 5}, got)
+	require.Equal(t, bench.Params{Runs: 20, Calls: 2000, Iterations: 3_000_000, Live: 100, Parallel: 2, Batch: 200, Rounds: 10}, got)
 }
 
-// Rounds defaults to 5, or to Runs when fewer; it may be Runs, not more.
+// Rounds defaults to 10, or to Runs when fewer; it may be Runs, not more.
 func TestParams_Check_rounds(t *testing.T) {
 	for _, tt := range []struct{ runs, rounds, want int }{
-		{0, 0, 5}, {3, 0, 3}, {1, 0, 1}, {5, 0, 5}, {6, 0, 5}, {7, 7, 7}, {7, 1, 1},
+		{0, 0, 10}, {3, 0, 3}, {1, 0, 1}, {10, 0, 10}, {11, 0, 10}, {7, 7, 7}, {7, 1, 1},
 	} {
 		got, err := bench.Params{Runs: tt.runs, Rounds: tt.rounds}.Check()
 		require.NoError(t, err, "%+v", tt)
