@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,6 +223,33 @@ func TestInbox(t *testing.T) {
 	b.close()
 	b.doneFunc(3, 0)(CallResult{OK: true})
 	require.Empty(t, b.take(nil), "outcomes after close are dropped")
+}
+
+// Callbacks come from slabs of reporterSlab: across several slabs each
+// keeps its own call's id and size, a callback called again (late, after
+// later calls' callbacks were made and called) is still ignored, and
+// callbacks called at once from many goroutines each queue one outcome.
+func TestInbox_reportersAcrossSlabs(t *testing.T) {
+	b := newInbox()
+	const n = 3*reporterSlab + 5
+	dones := make([]func(CallResult), n)
+	for i := range dones {
+		dones[i] = b.doneFunc(int32(i+1), i*10)
+	}
+	var wg sync.WaitGroup
+	for i, done := range dones {
+		wg.Go(func() { done(CallResult{OK: true, Value: json.RawMessage(strconv.Itoa(i))}) })
+	}
+	wg.Wait()
+	for _, done := range dones {
+		done(CallResult{Message: "late"})
+	}
+	got := b.take(nil)
+	require.Len(t, got, n)
+	slices.SortFunc(got, func(a, b completion) int { return int(a.id - b.id) })
+	for i, c := range got {
+		require.Equal(t, completion{id: int32(i + 1), args: i * 10, res: CallResult{OK: true, Value: json.RawMessage(strconv.Itoa(i))}}, c)
+	}
 }
 
 func TestCappedMemory(t *testing.T) {
