@@ -117,15 +117,18 @@ func (p Params) withDefaults() Params {
 }
 
 // Check returns p with its defaults filled in, or a *ParamError for the
-// first field out of its range; Rounds past Runs is out of its range.
+// first field out of its range; Rounds' range is 1 to Runs.
 func (p Params) Check() (Params, error) {
 	p = p.withDefaults()
 	for _, f := range ParamList {
+		if f.Default == 0 {
+			continue // Rounds, bounded by Runs: below
+		}
 		if err := f.Check(*p.Field(f.Name)); err != nil {
 			return p, err
 		}
 	}
-	if p.Rounds > p.Runs {
+	if p.Rounds < 1 || p.Rounds > p.Runs {
 		return p, &ParamError{Param: "rounds", Value: p.Rounds, Max: p.Runs}
 	}
 	return p, nil

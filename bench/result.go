@@ -40,10 +40,13 @@ func (r Result) Unsupported() bool {
 // PerCall workload is measured in p.Rounds rounds, every implementation
 // taking its share of the samples in each, the order rotated by one each
 // round; a result is then every round's values together (a per-call value
-// against its own round's baseline). An implementation that fails a job
-// gets a failed result for the workload, is not given its later rounds,
-// and is still given the next workload. It stops at ctx's end, returning
-// what it has and ctx's error.
+// against its own round's baseline), with its last round's note. An
+// implementation that fails a job gets a failed result for the workload
+// (missing only when it is missing in the first round), is not given its
+// later rounds, and is still given the next workload. A workload's results
+// come, to onResult and in the slice, once all its rounds are done. It
+// stops at ctx's end, returning the results of the workloads it finished
+// and ctx's error.
 func Run(ctx context.Context, impls []Impl, workloads []Workload, p Params, onResult func(Result)) ([]Result, error) {
 	p, err := p.Check()
 	if err != nil {
@@ -91,7 +94,9 @@ func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Res
 			raw, err := impls[i].Measure(ctx, j)
 			v, res := sampleValues(impls[i].Name(), w, p, raw, err)
 			if v == nil {
-				if rounds > 1 && !res.Missing() {
+				// Missing in its first round, it is missing here; past
+				// it (it ran before), or failing, it failed.
+				if rounds > 1 && (r > 0 || !res.Missing()) {
 					res.Note = fmt.Sprintf("failed: round %d of %d: %s", r+1, rounds, strings.TrimPrefix(res.Note, "failed: "))
 				}
 				results[i], done[i] = res, true
@@ -100,6 +105,9 @@ func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Res
 			results[i].Note = res.Note
 			values[i] = append(values[i], v...)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // it ended during the last measurement, which failed for it
 	}
 	for i, impl := range impls {
 		if done[i] {

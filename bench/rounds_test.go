@@ -184,4 +184,33 @@ func TestRun_rounds_canceled(t *testing.T) {
 	_, err := bench.Run(ctx, []bench.Impl{a}, []bench.Workload{lookup(t, "trivial_e2e")}, bench.Params{Runs: 4, Rounds: 4}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, a.jobs, 1)
+
+	// Ended during the last measurement of a workload: not a result of it.
+	ctx, cancel = context.WithCancel(context.Background())
+	b := &fakeImpl{name: "b", log: &log, measure: func(round int, j bench.Job) (bench.Raw, error) {
+		cancel()
+		return bench.Raw{}, ctx.Err()
+	}}
+	results, err := bench.Run(ctx, []bench.Impl{b}, []bench.Workload{lookup(t, "trivial_e2e")}, bench.Params{Runs: 1}, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, results)
+}
+
+// An implementation missing past its first round ran before: it failed,
+// saying in which round, and is not reported as a peer missing here.
+func TestRun_rounds_missingLater(t *testing.T) {
+	var log []string
+	gone := &fakeImpl{name: "gone", log: &log, measure: func(round int, j bench.Job) (bench.Raw, error) {
+		if round == 2 {
+			return bench.Raw{}, fmt.Errorf("%w: node vanished", bench.ErrMissing)
+		}
+		return constant(1e6)(round, j)
+	}}
+	results, err := bench.Run(context.Background(), []bench.Impl{gone}, []bench.Workload{lookup(t, "trivial_e2e")},
+		bench.Params{Runs: 4, Rounds: 4}, nil)
+	require.NoError(t, err)
+	require.Len(t, gone.jobs, 3)
+	require.True(t, results[0].Failed(), "%+v", results[0])
+	require.False(t, results[0].Missing())
+	require.Equal(t, "failed: round 3 of 4: missing: node vanished", results[0].Note)
 }

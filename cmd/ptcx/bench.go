@@ -61,7 +61,11 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	var p bench.Params
 	for _, f := range bench.ParamList {
-		fs.IntVar(p.Field(f.Name), f.Name, f.Default, f.Usage+fmt.Sprintf(", 1 to %d", f.Max))
+		usage := f.Usage
+		if f.Default != 0 { // a derived one (--rounds) says its bound itself
+			usage += fmt.Sprintf(", 1 to %d", f.Max)
+		}
+		fs.IntVar(p.Field(f.Name), f.Name, f.Default, usage)
 	}
 	peers := fs.String("peers", strings.Join(benchPeers, ","), "the peers to measure beside ptcx (`LIST`, comma-separated; none for ptcx alone)")
 	only := fs.String("workloads", "", "the workloads to run (`LIST`, comma-separated, of those above; empty: all)")
@@ -82,13 +86,15 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, f := range bench.ParamList {
-		v := *p.Field(f.Name)
-		if v == 0 && f.Default == 0 && !set[f.Name] {
-			continue // not given, and its default depends on the others (--rounds)
+		if f.Default == 0 {
+			continue // derived from the others (--rounds): checked below, against them
 		}
-		if err := f.Check(v); err != nil {
+		if err := f.Check(*p.Field(f.Name)); err != nil {
 			return paramUsage(fs, s, err)
 		}
+	}
+	if set["rounds"] && p.Rounds < 1 {
+		return usageError(fs, s, "--rounds %d: want 1 to %d", p.Rounds, min(p.Runs, bench.MaxRuns))
 	}
 	if _, err := p.Check(); err != nil {
 		return paramUsage(fs, s, err)
