@@ -1,8 +1,12 @@
-// driver.mjs runs one benchmark job (bench.Job, as JSON on standard input)
-// on a Node peer and prints one JSON line, bench.Raw: {samples, base, note}
-// in the job kind's raw unit (ns, bytes, runs per second), or {error} when
-// the peer cannot run ({missing} when it is absent here, {unsupported} when
-// it cannot measure the kind: a Worker neither snapshots nor pools). Every answer is checked.
+// driver.mjs runs benchmark jobs (bench.Job, one JSON line each on standard
+// input, one at a time) on a Node peer and prints one JSON line for each,
+// bench.Raw: {samples, base, note} in the job kind's raw unit (ns, bytes,
+// runs per second), or {error} when the peer cannot run it ({missing} when
+// it is absent here, {unsupported} when it cannot measure the kind: a
+// Worker neither snapshots nor pools). Every answer is checked. It ends at
+// the end of its input. The jobs of one process are the rounds of one
+// workload (bench.Run): the process, its compiled module and its JIT stay
+// warm from one round to the next, as ptcx's and goja's do.
 //
 //   node driver.mjs worker              a fresh worker_threads Worker per run
 //   node driver.mjs quickjs-wasi DIR    a fresh quickjs-wasi VM per run, the
@@ -12,6 +16,7 @@
 // wait (true when the live-memory sample releases it).
 import { Worker } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -319,15 +324,21 @@ const cannot = {
   pool_memory: 'node-worker has no pool of ready instances: each run starts a fresh Worker',
 };
 
-async function main() {
-  const job = JSON.parse(readFileSync(0, 'utf8'));
+// quickjs is the quickjs-wasi package and its runner, loaded at the first
+// job that needs it and kept for the process's later jobs.
+let quickjs = null;
+
+async function runJob(job) {
   let run, qjs;
   if (peer === 'worker') {
     run = runWorker;
     if (cannot[job.kind]) throw Object.assign(new Error(cannot[job.kind]), { unsupported: true });
   } else if (peer === 'quickjs-wasi') {
-    qjs = await loadQuickJS(modulesDir);
-    run = await quickjsRunner(qjs);
+    if (!quickjs) {
+      const loaded = await loadQuickJS(modulesDir);
+      quickjs = { qjs: loaded, run: await quickjsRunner(loaded) };
+    }
+    ({ qjs, run } = quickjs);
   } else throw new Error(`unknown peer ${peer}: want worker or quickjs-wasi`);
   switch (job.kind) {
     case 'suspend': case 'resume': return snapshots(job, qjs);
@@ -344,11 +355,26 @@ async function main() {
   }
 }
 
+// failure is the line of a job that failed.
+function failure(e) {
+  if (e.missing) return { missing: e.message };
+  if (e.unsupported) return { unsupported: e.message };
+  return { error: String((e && e.stack) || e) };
+}
+
+async function main() {
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    if (line.trim() === '') continue;
+    let out;
+    try {
+      out = await runJob(JSON.parse(line));
+    } catch (e) {
+      out = failure(e);
+    }
+    print(out);
+  }
+}
+
 main().then(
-  (raw) => { print(raw); process.exit(0); },
-  (e) => {
-    if (e.missing) print({ missing: e.message });
-    else if (e.unsupported) print({ unsupported: e.message });
-    else print({ error: String((e && e.stack) || e) });
-    process.exit(0);
-  });
+  () => process.exit(0),
+  (e) => { print(failure(e)); process.exit(0); });
