@@ -9,10 +9,11 @@ import (
 // Params size a run of the workloads. The zero value of a field means its
 // default (DefaultParams); Check bounds each.
 type Params struct {
-	// Runs is how many samples a Latency, PerCall, Suspend or Resume
-	// workload takes (after one warm-up); LiveMemory, PoolMemory and
-	// Throughput, whose samples are each many runs or instances, take
-	// ceil(Runs/10). Default 20, 1 to 1000.
+	// Runs is how many samples a Latency, Suspend or Resume workload
+	// takes (after one warm-up); PerCall takes five times as many (and as
+	// many baseline runs); LiveMemory, PoolMemory and Throughput, whose
+	// samples are each many runs or instances, take ceil(Runs/10).
+	// Default 20, 1 to 1000.
 	Runs int
 	// Calls is how many awaited calls per_call_await makes per run.
 	// Default 2000, 1 to api.DefaultMaxCalls (the sandbox's calls per run).
@@ -71,7 +72,7 @@ type Param struct {
 
 // ParamList is every field of Params.
 var ParamList = []Param{
-	{"runs", DefaultRuns, MaxRuns, "samples per workload (`N`; the rss_* workloads and runs/s take N/10, rounded up)"},
+	{"runs", DefaultRuns, MaxRuns, "samples per workload (`N`; per_call_await takes 5N, the rss_* workloads and runs/s N/10, rounded up)"},
 	{"calls", DefaultCalls, MaxCalls, "awaited calls per run of per_call_await (`N`)"},
 	{"iterations", DefaultIterations, MaxIterations, "iterations of compute_loop (`N`)"},
 	{"live", DefaultLive, MaxLive, "runs parked at once by rss_per_live_instance, instances in rss_per_pooled_instance's pool (`N`)"},
@@ -144,11 +145,21 @@ func (f Param) Check(v int) error {
 
 // samples is how many samples a workload of kind k takes.
 func (p Params) samples(k Kind) int {
-	if k == LiveMemory || k == PoolMemory || k == Throughput {
+	switch k {
+	case LiveMemory, PoolMemory, Throughput:
 		return (p.Runs + 9) / 10
+	case PerCall:
+		return perCallFactor * p.Runs
 	}
 	return p.Runs
 }
+
+// perCallFactor is how many times Runs a PerCall workload's samples are:
+// a sample is a few milliseconds, and its figure is the difference of two
+// medians, so it takes more of them to be as steady as the others. Six
+// ptcx bench runs of per_call_await each way, one after another, read
+// ptcx ÷ goja 1.00–1.73 with 20 samples and 0.98–1.18 with 100.
+const perCallFactor = 5
 
 // rounded reports whether a workload of kind k is measured in rounds
 // (Params.Rounds): Latency and PerCall are; the rest take few samples of

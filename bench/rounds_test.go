@@ -115,7 +115,9 @@ func TestRun_rounds_perCallAgainstOwnBase(t *testing.T) {
 	results, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{lookup(t, "per_call_await")},
 		bench.Params{Runs: 8, Rounds: 4, Calls: calls}, nil)
 	require.NoError(t, err)
-	require.Equal(t, 8, results[0].N)
+	require.Equal(t, 40, results[0].N, "a per-call workload takes five times Runs")
+	require.Len(t, a.jobs, 4)
+	require.Equal(t, 10, a.jobs[0].Samples)
 	require.Equal(t, 3.0, results[0].Min)
 	require.Equal(t, 3.0, results[0].P90)
 }
