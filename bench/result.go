@@ -23,6 +23,23 @@ type Result struct {
 	Med    float64 `json:"med"`
 	P90    float64 `json:"p90"`
 	Note   string  `json:"note"`
+	// Rounds is the median of each round's values, in round order, for a
+	// workload measured in more than one round (Params.Rounds): every
+	// implementation's round k was measured at the same time, so the
+	// rounds of two implementations pair up (the headline ratio is still
+	// the ratio of the medians, Med).
+	Rounds []float64 `json:"rounds,omitempty"`
+}
+
+// median is the middle of values (the mean of the two middle ones for an
+// even count), which it leaves as they are.
+func median(values []float64) float64 {
+	s := sorted(values)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // Missing and Failed tell a result that measured nothing, and why;
@@ -74,7 +91,8 @@ func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Res
 	rounds, total := p.rounds(w.Kind), p.samples(w.Kind)
 	results := make([]Result, len(impls))
 	values := make([][]float64, len(impls))
-	done := make([]bool, len(impls)) // failed, or missing: not given later rounds
+	perRound := make([][]float64, len(impls)) // each round's median (Result.Rounds)
+	done := make([]bool, len(impls))          // failed, or missing: not given later rounds
 	first := 0
 	for r := range rounds {
 		n := roundSamples(total, rounds, r)
@@ -104,6 +122,9 @@ func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Res
 			}
 			results[i].Note = res.Note
 			values[i] = append(values[i], v...)
+			if rounds > 1 {
+				perRound[i] = append(perRound[i], median(v))
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -114,6 +135,7 @@ func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Res
 			continue
 		}
 		results[i] = summarize(impl.Name(), w, values[i], results[i].Note)
+		results[i].Rounds = perRound[i]
 	}
 	return results, nil
 }

@@ -216,3 +216,25 @@ func TestRun_rounds_missingLater(t *testing.T) {
 	require.False(t, results[0].Missing())
 	require.Equal(t, "failed: round 3 of 4: missing: node vanished", results[0].Note)
 }
+
+// A workload measured in rounds gives each round's median, in round
+// order; one measured in one round gives none.
+func TestRun_rounds_perRoundMedians(t *testing.T) {
+	var log []string
+	a := &fakeImpl{name: "a", log: &log, measure: func(round int, j bench.Job) (bench.Raw, error) {
+		s := make([]float64, j.Samples)
+		for i := range s {
+			s[i] = float64((round+1)*1e6 + i*1e5) // round r: r+1, r+1.1, … ms
+		}
+		return bench.Raw{Samples: s}, nil
+	}}
+	results, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{lookup(t, "trivial_e2e")},
+		bench.Params{Runs: 6, Rounds: 3}, nil)
+	require.NoError(t, err)
+	require.InDeltaSlice(t, []float64{1.05, 2.05, 3.05}, results[0].Rounds, 1e-9)
+
+	results, err = bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{lookup(t, "trivial_e2e")},
+		bench.Params{Runs: 6, Rounds: 1}, nil)
+	require.NoError(t, err)
+	require.Nil(t, results[0].Rounds)
+}
