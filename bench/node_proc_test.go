@@ -41,7 +41,7 @@ var jobNote = regexp.MustCompile(`^job (\d+) of (\d+)$`)
 func TestNode_oneProcessPerWorkload(t *testing.T) {
 	peer, done := bench.NewNode(bench.ImplNodeWorker, bench.NodeConfig{Node: fakeNode(t, counting)})
 	defer done()
-	ws := []bench.Workload{lookup(t, "trivial_e2e"), lookup(t, "trivial_e2e_new")}
+	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "trivial_e2e_new")}
 	results, err := bench.Run(context.Background(), []bench.Impl{peer}, ws, bench.Params{Runs: 3, Rounds: 3}, nil)
 	require.NoError(t, err)
 	require.Len(t, results, 2)
@@ -62,7 +62,7 @@ func TestNode_driverEnds(t *testing.T) {
 ` + counting
 	peer, done := bench.NewNode(bench.ImplNodeWorker, bench.NodeConfig{Node: fakeNode(t, script)})
 	defer done()
-	w := lookup(t, "trivial_e2e")
+	w := workload(t, "trivial_e2e")
 	j, err := w.Expand(bench.Params{Runs: 1})
 	require.NoError(t, err)
 	_, err = peer.Measure(context.Background(), j)
@@ -76,7 +76,7 @@ func TestNode_driverEnds(t *testing.T) {
 // stopped (killed when it does not end with its input); the next job has
 // a new one. A line that is not the driver's fails the job too.
 func TestNode_driverHangsOrBabbles(t *testing.T) {
-	w := lookup(t, "trivial_e2e")
+	w := workload(t, "trivial_e2e")
 	j, err := w.Expand(bench.Params{Runs: 1})
 	require.NoError(t, err)
 

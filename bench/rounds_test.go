@@ -39,13 +39,6 @@ func constant(v float64) func(int, bench.Job) (bench.Raw, error) {
 	}
 }
 
-func lookup(t *testing.T, name string) bench.Workload {
-	t.Helper()
-	w, err := bench.Lookup(name)
-	require.NoError(t, err)
-	return w
-}
-
 // A latency workload's samples are split into rounds as evenly as they
 // go, every implementation measured in each round, the order rotated by
 // one each round; the result holds every round's samples.
@@ -55,7 +48,7 @@ func TestRun_rounds_rotateAndSplit(t *testing.T) {
 	b := &fakeImpl{name: "b", log: &log, measure: constant(2e6)}
 	c := &fakeImpl{name: "c", log: &log, measure: constant(4e6)}
 	p := bench.Params{Runs: 7, Rounds: 3}
-	results, err := bench.Run(context.Background(), []bench.Impl{a, b, c}, []bench.Workload{lookup(t, "trivial_e2e")}, p, nil)
+	results, err := bench.Run(context.Background(), []bench.Impl{a, b, c}, []bench.Workload{workload(t, "trivial_e2e")}, p, nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b", "c", "b", "c", "a", "c", "a", "b"}, log)
 	for _, f := range []*fakeImpl{a, b, c} {
@@ -82,7 +75,7 @@ func TestRun_rounds_rotateAndSplit(t *testing.T) {
 func TestRun_rounds_newProgramsEachRound(t *testing.T) {
 	var log []string
 	a := &fakeImpl{name: "a", log: &log, measure: constant(1)}
-	_, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{lookup(t, "trivial_e2e_new")},
+	_, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{workload(t, "trivial_e2e_new")},
 		bench.Params{Runs: 6, Rounds: 3}, nil)
 	require.NoError(t, err)
 	require.Len(t, a.jobs, 3)
@@ -112,7 +105,7 @@ func TestRun_rounds_perCallAgainstOwnBase(t *testing.T) {
 		}
 		return raw, nil
 	}}
-	results, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{lookup(t, "per_call_await")},
+	results, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{workload(t, "per_call_await")},
 		bench.Params{Runs: 8, Rounds: 4, Calls: calls}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 40, results[0].N, "a per-call workload takes five times Runs")
@@ -138,7 +131,7 @@ func TestRun_rounds_failure(t *testing.T) {
 		return bench.Raw{}, fmt.Errorf("%w: no Node", bench.ErrMissing)
 	}}
 	var streamed []string
-	results, err := bench.Run(context.Background(), []bench.Impl{ok, flaky, missing}, []bench.Workload{lookup(t, "trivial_e2e")},
+	results, err := bench.Run(context.Background(), []bench.Impl{ok, flaky, missing}, []bench.Workload{workload(t, "trivial_e2e")},
 		bench.Params{Runs: 4, Rounds: 4}, func(r bench.Result) { streamed = append(streamed, r.Impl) })
 	require.NoError(t, err)
 	require.Equal(t, []string{"ok", "flaky", "gone", "flaky", "ok"}, log[:5])
@@ -183,7 +176,7 @@ func TestRun_rounds_canceled(t *testing.T) {
 		cancel()
 		return constant(1)(round, j)
 	}}
-	_, err := bench.Run(ctx, []bench.Impl{a}, []bench.Workload{lookup(t, "trivial_e2e")}, bench.Params{Runs: 4, Rounds: 4}, nil)
+	_, err := bench.Run(ctx, []bench.Impl{a}, []bench.Workload{workload(t, "trivial_e2e")}, bench.Params{Runs: 4, Rounds: 4}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, a.jobs, 1)
 
@@ -193,7 +186,7 @@ func TestRun_rounds_canceled(t *testing.T) {
 		cancel()
 		return bench.Raw{}, ctx.Err()
 	}}
-	results, err := bench.Run(ctx, []bench.Impl{b}, []bench.Workload{lookup(t, "trivial_e2e")}, bench.Params{Runs: 1}, nil)
+	results, err := bench.Run(ctx, []bench.Impl{b}, []bench.Workload{workload(t, "trivial_e2e")}, bench.Params{Runs: 1}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, results)
 }
@@ -208,7 +201,7 @@ func TestRun_rounds_missingLater(t *testing.T) {
 		}
 		return constant(1e6)(round, j)
 	}}
-	results, err := bench.Run(context.Background(), []bench.Impl{gone}, []bench.Workload{lookup(t, "trivial_e2e")},
+	results, err := bench.Run(context.Background(), []bench.Impl{gone}, []bench.Workload{workload(t, "trivial_e2e")},
 		bench.Params{Runs: 4, Rounds: 4}, nil)
 	require.NoError(t, err)
 	require.Len(t, gone.jobs, 3)
@@ -228,12 +221,12 @@ func TestRun_rounds_perRoundMedians(t *testing.T) {
 		}
 		return bench.Raw{Samples: s}, nil
 	}}
-	results, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{lookup(t, "trivial_e2e")},
+	results, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{workload(t, "trivial_e2e")},
 		bench.Params{Runs: 6, Rounds: 3}, nil)
 	require.NoError(t, err)
 	require.InDeltaSlice(t, []float64{1.05, 2.05, 3.05}, results[0].Rounds, 1e-9)
 
-	results, err = bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{lookup(t, "trivial_e2e")},
+	results, err = bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{workload(t, "trivial_e2e")},
 		bench.Params{Runs: 6, Rounds: 1}, nil)
 	require.NoError(t, err)
 	require.Nil(t, results[0].Rounds)
