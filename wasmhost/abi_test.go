@@ -225,13 +225,13 @@ func TestInbox(t *testing.T) {
 	require.Empty(t, b.take(nil), "outcomes after close are dropped")
 }
 
-// Callbacks come from slabs of reporterSlab: across several slabs each
+// Callbacks come from slabs (fromSlab): across several slabs each
 // keeps its own call's id and size, a callback called again (late, after
 // later calls' callbacks were made and called) is still ignored, and
 // callbacks called at once from many goroutines each queue one outcome.
 func TestInbox_reportersAcrossSlabs(t *testing.T) {
 	b := newInbox()
-	const n = 3*reporterSlab + 5
+	const n = 3*slabSize + 5
 	dones := make([]func(CallResult), n)
 	for i := range dones {
 		dones[i] = b.doneFunc(int32(i+1), i*10)

@@ -34,18 +34,11 @@ func (l *loan) handover() {
 	}
 }
 
-// loanSlab is how many loans a run allocates at once: a loan is never
-// reused (a late handover of one given back must stay a no-op), so an
-// awaited call's loan costs an allocation only every loanSlab calls.
-const loanSlab = 16
-
-// newLoan returns a new loan of r's goroutine.
+// newLoan returns a new loan of r's goroutine, from a slab (fromSlab): a
+// loan is never reused, since a late handover of one given back must stay
+// a no-op.
 func (r *run) newLoan() *loan {
-	if len(r.loans) == 0 {
-		r.loans = make([]loan, loanSlab)
-	}
-	l := &r.loans[0]
-	r.loans = r.loans[1:]
+	l := fromSlab(&r.loans)
 	l.r = r
 	return l
 }

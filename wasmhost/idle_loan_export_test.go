@@ -1,4 +1,4 @@
 package wasmhost
 
 // LoanSlab is how many loans a run allocates at once (idle.go).
-const LoanSlab = loanSlab
+const LoanSlab = slabSize

@@ -34,20 +34,10 @@ func newInbox() *inbox {
 // bytes. Calls after the first are ignored. It is called on the goroutine
 // that drives the run (a call's dispatch, a held call's release).
 func (b *inbox) doneFunc(id int32, args int) func(CallResult) {
-	if len(b.reporters) == 0 {
-		b.reporters = make([]reporter, reporterSlab)
-	}
-	p := &b.reporters[0]
-	b.reporters = b.reporters[1:]
+	p := fromSlab(&b.reporters) // never reused: a done called late stays a no-op
 	p.b, p.id, p.args = b, id, args
-	return p.report
+	return p.report // one allocation (the method value), not a closure and its flag
 }
-
-// reporterSlab is how many reporters an inbox allocates at once: a
-// reporter is never reused (a done called late must stay a no-op), so a
-// call's callback costs one allocation (the method value) and a sixteenth
-// of a slab, not a closure and its flag.
-const reporterSlab = 16
 
 // reporter is one call's done callback.
 type reporter struct {
