@@ -155,20 +155,18 @@ func (p Params) samples(k Kind) int {
 }
 
 // perCallFactor is how many times Runs a PerCall workload's samples are:
-// a sample is a few milliseconds, and its figure is the difference of two
-// medians, so it takes more of them to be as steady as the others. Six
-// ptcx bench runs of per_call_await each way, one after another, read
-// ptcx ÷ goja 1.00–1.73 with 20 samples and 0.98–1.18 with 100.
+// a sample is a few milliseconds, so five times as many cost little, and
+// its figure is the difference of two medians. Whether it steadies the
+// ratio from run to run is not settled (docs/performance.md): six runs
+// each way read ptcx ÷ goja 1.00–1.73 with 20 samples and 0.98–1.18 with
+// 100, but eight later runs with 100 read 0.96–1.49.
 const perCallFactor = 5
 
-// rounded reports whether a workload of kind k is measured in rounds
-// (Params.Rounds): Latency and PerCall are; the rest take few samples of
-// many runs or instances each, or are measured by ptcx alone.
-func (k Kind) rounded() bool { return k == Latency || k == PerCall }
-
-// rounds is how many rounds a workload of kind k is measured in.
+// rounds is how many rounds a workload of kind k is measured in: Rounds
+// for Latency and PerCall, one for the rest, which take few samples of many
+// runs or instances each, or are measured by ptcx alone.
 func (p Params) rounds(k Kind) int {
-	if k.rounded() {
+	if k == Latency || k == PerCall {
 		return p.Rounds
 	}
 	return 1

@@ -32,7 +32,9 @@ type Result struct {
 }
 
 // median is the middle of values (the mean of the two middle ones for an
-// even count), which it leaves as they are.
+// even count), which it leaves as they are. A round holds few samples (two
+// by default), where Med's nearest rank (quantile) would take the lower
+// one.
 func median(values []float64) float64 {
 	s := sorted(values)
 	n := len(s)
