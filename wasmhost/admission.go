@@ -139,7 +139,7 @@ func defaultCommittedMemory() int64 {
 // admit waits for r's admission: one run, with its memory limit committed.
 func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	bytes := int64(memoryPages(r.limits.MemoryBytes)) * pageSize
-	if rt.admission.tryAcquire(bytes) {
+	if rt.admission.tryAcquire(r.prog.Tenant, bytes) {
 		r.committed = bytes
 		return nil
 	}
@@ -147,7 +147,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	// buffers, then live idle sessions (suspended to bytes), give their
 	// memory up to a run that does not fit beside them.
 	for rt.pool.yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
-		if rt.admission.tryAcquire(bytes) {
+		if rt.admission.tryAcquire(r.prog.Tenant, bytes) {
 			r.committed = bytes
 			return nil
 		}

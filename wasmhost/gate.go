@@ -12,7 +12,11 @@ import (
 // (Program.Tenant): the keys with waiters take turns, round robin, one
 // admission each, and the waiters of one key are admitted in the order they
 // asked. So a key with a thousand waiters delays a key with one by at most
-// one admission per other waiting key, never by the thousand. A head that
+// one admission per other waiting key, never by the thousand. A key that
+// comes to wait takes its turn before the key admitted last: a guest that
+// gives its slot up and asks again (run.yieldSlot) so alternates with
+// another tenant's, which would otherwise find the other key's line still
+// first and get one turn in three. A head that
 // does not fit (too many bytes) makes every later one wait behind it, so
 // nobody starves. A released capacity is handed to the waiters at the head
 // of the line directly. It is safe for concurrent use. The Runtime has two:
@@ -29,6 +33,7 @@ type gate struct {
 	waiters  int                  // in all the lines
 	lines    map[string]*gateLine // the keys with waiters
 	turns    []*gateLine          // the keys with waiters, the one whose turn it is first
+	last     string               // the key admitted last
 }
 
 // gateLine is the waiters of one key, first come first served.
@@ -55,13 +60,15 @@ func (g *gate) fits(bytes int64) bool {
 	return g.count < g.maxCount && (g.maxBytes == 0 || g.bytes+bytes <= g.maxBytes)
 }
 
-// tryAcquire takes a place at once if one is free and nobody waits.
-func (g *gate) tryAcquire(bytes int64) bool {
+// tryAcquire takes a place for a holder of key at once if one is free
+// and nobody waits.
+func (g *gate) tryAcquire(key string, bytes int64) bool {
 	g.mu.Lock()
 	ok := g.waiters == 0 && g.fits(bytes)
 	if ok {
 		g.count++
 		g.bytes += bytes
+		g.last = key
 	}
 	g.mu.Unlock()
 	return ok
@@ -75,6 +82,7 @@ func (g *gate) acquire(ctx context.Context, deadline time.Time, key string, byte
 	if g.waiters == 0 && g.fits(bytes) {
 		g.count++
 		g.bytes += bytes
+		g.last = key
 		g.mu.Unlock()
 		return nil
 	}
@@ -110,14 +118,21 @@ func (g *gate) acquire(ctx context.Context, deadline time.Time, key string, byte
 	return err
 }
 
-// enqueue puts w at the end of key's line; a key that had no waiters takes
-// its turn after the keys that have. Under g.mu.
+// enqueue puts w at the end of key's line. A key that had no waiters
+// takes its turn after the keys that have, but before the key admitted
+// last, which admitHead put at the back when it still had waiters.
+// Under g.mu.
 func (g *gate) enqueue(key string, w *gateWaiter) {
 	l := g.lines[key]
 	if l == nil {
 		l = &gateLine{key: key}
 		g.lines[key] = l
-		g.turns = append(g.turns, l)
+		if n := len(g.turns); n > 0 && g.turns[n-1].key == g.last {
+			g.turns = append(g.turns, g.turns[n-1])
+			g.turns[n-1] = l
+		} else {
+			g.turns = append(g.turns, l)
+		}
 	}
 	l.waiters = append(l.waiters, w)
 	g.waiters++
@@ -181,6 +196,7 @@ func (g *gate) admitHead() {
 		}
 		g.count++
 		g.bytes += w.bytes
+		g.last = l.key
 		w.admitted = true
 		close(w.ready)
 	}

@@ -90,7 +90,7 @@ func TestGate_acquire_bytes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGate(10, 100)
-			require.True(t, g.tryAcquire(tc.held))
+			require.True(t, g.tryAcquire("", tc.held))
 			err := g.acquire(context.Background(), time.Now().Add(50*time.Millisecond), "", tc.want)
 			if tc.waits {
 				require.ErrorIs(t, err, errGateTimeout)
@@ -108,7 +108,7 @@ func TestGate_acquire_fifoWithinKey(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, g.acquire(ctx, time.Time{}, "", 60))
 	require.NoError(t, g.acquire(ctx, time.Time{}, "", 40)) // at the byte budget
-	require.False(t, g.tryAcquire(0), "at the count")
+	require.False(t, g.tryAcquire("", 0), "at the count")
 
 	order := make(chan string, 3)
 	for i, bytes := range []int64{70, 10, 10} {
@@ -131,7 +131,7 @@ func TestGate_acquire_fifoWithinKey(t *testing.T) {
 // numbers of waiters; each key's waiters go in the order they came.
 func TestGate_acquire_roundRobin(t *testing.T) {
 	g := newGate(1, 0)
-	require.True(t, g.tryAcquire(0))
+	require.True(t, g.tryAcquire("", 0))
 	order := make(chan string, 16)
 	for i := range 5 {
 		queue(t, g, "a", 0, fmt.Sprint("a", i), order)
@@ -142,9 +142,10 @@ func TestGate_acquire_roundRobin(t *testing.T) {
 	queue(t, g, "", 0, "shared1", order)
 	require.Equal(t, []string{"a0", "b0", "shared0", "a1", "b1", "shared1", "a2"}, admitted(t, g, order, 7))
 
-	// A key that comes while another has many waiters goes next but one.
+	// A key that comes while another has many waiters goes next: a has
+	// just had its turn (a2).
 	queue(t, g, "c", 0, "c0", order)
-	require.Equal(t, []string{"a3", "c0", "a4"}, admitted(t, g, order, 3))
+	require.Equal(t, []string{"c0", "a3", "a4"}, admitted(t, g, order, 3))
 	require.Empty(t, g.lines, "keys without waiters are forgotten")
 	require.Empty(t, g.turns)
 	g.release(0)
@@ -153,11 +154,34 @@ func TestGate_acquire_roundRobin(t *testing.T) {
 	require.Zero(t, w)
 }
 
+// A holder that gives its place up and asks again at once (a guest
+// yielding its slot, run.yieldSlot) alternates with the one holder of
+// another key, whose line empties at each of its admissions: b gets every
+// other turn, not one in three behind a's three waiters.
+func TestGate_acquire_yieldersAlternate(t *testing.T) {
+	g := newGate(1, 0)
+	require.True(t, g.tryAcquire("a", 0))
+	order := make(chan string, 16)
+	for range 3 {
+		queue(t, g, "a", 0, "a", order)
+	}
+	queue(t, g, "b", 0, "b", order)
+	var got []string
+	holder := "a"
+	for range 8 {
+		next := admitted(t, g, order, 1)[0] // the holder gives its place up ...
+		got = append(got, next)
+		queue(t, g, holder, 0, holder, order) // ... and asks again
+		holder = next
+	}
+	require.Equal(t, []string{"b", "a", "b", "a", "b", "a", "b", "a"}, got)
+}
+
 // A waiter that gives up leaves its key's line, and a key left with no
 // waiters loses its turn; the others keep their order.
 func TestGate_acquire_giveUpKeepsTurns(t *testing.T) {
 	g := newGate(1, 0)
-	require.True(t, g.tryAcquire(0))
+	require.True(t, g.tryAcquire("", 0))
 	order := make(chan string, 8)
 	queue(t, g, "a", 0, "a0", order)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -174,7 +198,7 @@ func TestGate_acquire_giveUpKeepsTurns(t *testing.T) {
 
 func TestGate_acquire_waitEnds(t *testing.T) {
 	g := newGate(1, 0)
-	require.True(t, g.tryAcquire(0))
+	require.True(t, g.tryAcquire("", 0))
 
 	start := time.Now()
 	require.ErrorIs(t, g.acquire(context.Background(), time.Now().Add(20*time.Millisecond), "", 0), errGateTimeout)
@@ -189,7 +213,7 @@ func TestGate_acquire_waitEnds(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Zero(t, w, "a waiter that gave up left the line")
 	g.release(0)
-	require.True(t, g.tryAcquire(0), "nothing was lost")
+	require.True(t, g.tryAcquire("", 0), "nothing was lost")
 }
 
 // Many keys, waiters that give up at any moment (some just as they are
@@ -334,7 +358,7 @@ func TestRun_polled_turns(t *testing.T) {
 			const at = int64(time.Hour)
 			r.slotAt, r.goAt = at, at
 			if tc.waiter != none {
-				require.True(t, g.tryAcquire(0))
+				require.True(t, g.tryAcquire("", 0))
 				go func() { _ = g.acquire(context.Background(), time.Time{}, tc.waiter, 0) }()
 				for !g.waiting() {
 					runtime.Gosched()
@@ -355,7 +379,7 @@ func TestRun_polled_turns(t *testing.T) {
 // waitingBy counts a key's waiters apart from the others'.
 func TestGate_waitingBy(t *testing.T) {
 	g := newGate(1, 0)
-	require.True(t, g.tryAcquire(0))
+	require.True(t, g.tryAcquire("", 0))
 	for _, key := range []string{"a", "a", "b"} {
 		go func() { _ = g.acquire(context.Background(), time.Time{}, key, 0) }()
 	}

@@ -84,11 +84,15 @@ func TestRuntime_Run_inlineToolBodyHoldsNoSlot(t *testing.T) {
 	require.Zero(t, executing.Load(), "no guest held a slot while the tool body ran")
 }
 
-// With one slot, four long computations of tenant a, and then one as long
-// of tenant b: the slot goes round the tenants, so b's gets every other
-// quantum and ends before any of a's, which share the rest. Were the
-// turns first come first served (all in one tenant), the late one would
-// get a fifth of the slot and end after the others.
+// With one slot, four long computations of tenant a, and then one twice as
+// long of tenant b: the slot goes round the tenants, so b's gets every
+// other quantum and ends while a's, which share the rest, are about half
+// done. Were the turns first come first served (all in one tenant), the
+// late one would get a fifth of the slot and be less than half done when
+// the others end. The late one does twice the work so that each verdict
+// has a margin of about two: with equal work, the one-tenant order was
+// decided by the early ones' lead of about one quantum in thirty, and a
+// slow stretch of the VM flipped it (CI, on wasmtime).
 func TestRuntime_Run_tenantsTakeTurns(t *testing.T) {
 	calib := sharedRuntime(t)
 	n, _ := calibrate(t, calib, 300*time.Millisecond)
@@ -103,18 +107,18 @@ func TestRuntime_Run_tenantsTakeTurns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := newRuntime(t, testConfig().WithGuestSlots(1))
 			order := make(chan string, 5)
-			runSpin := func(tenant, name string) {
+			runSpin := func(tenant, name string, n int) {
 				_, err := rt.Run(context.Background(), wasmhost.Program{JS: spin(n), Tenant: tenant}, &tools{})
 				require.NoError(t, err)
 				order <- name
 			}
 			for range 4 {
-				go runSpin(tc.early, "early")
+				go runSpin(tc.early, "early", n)
 			}
 			require.Eventually(t, func() bool { u := rt.Usage(); return u.Executing == 1 && u.WaitingForSlot == 3 },
 				10*time.Second, time.Millisecond)
 			time.Sleep(50 * time.Millisecond) // the early ones have computed for a few quanta
-			go runSpin(tc.late, "late")
+			go runSpin(tc.late, "late", 2*n)
 			first := <-order
 			for range 4 {
 				<-order
