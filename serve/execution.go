@@ -223,10 +223,20 @@ func (x *execution) deliver(results []ToolResult) (int, bool) {
 }
 
 // settle records the program's result.
+// stampSettled records when x settles, before the table files it by that
+// instant (table.settle reads settledAt under the table's lock only, so it
+// is written once, before).
+func (x *execution) stampSettled(at time.Time) {
+	x.mu.Lock()
+	x.settledAt = at
+	x.mu.Unlock()
+}
+
+// settle publishes x's result (stampSettled came first).
 func (x *execution) settle(r api.Result) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.result, x.settledAt, x.pending = r, time.Now(), nil
+	x.result, x.pending = r, nil
 	x.status = StatusCompleted
 	if !r.OK() {
 		x.status = StatusFailed

@@ -85,6 +85,11 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 	s.metrics.running.WithLabelValues(t.name).Dec()
 	s.metrics.executions.WithLabelValues(t.name, outcome).Inc()
 	s.metrics.duration.WithLabelValues(t.name, outcome).Observe(time.Since(x.created).Seconds())
+	// The table next, so that a client that sees x settled finds what
+	// its settling evicted gone (max_retained). x itself is never evicted
+	// here: it is the newest, and its retention starts now.
+	x.stampSettled(time.Now())
+	s.table.settle(x)
 	x.settle(r)
 	if s.cluster != nil {
 		// A parked execution has no follower (it stopped once the parked
@@ -92,7 +97,6 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 		// the done event, which other nodes' streams end on.
 		s.cluster.wake(x)
 	}
-	s.table.settle(x)
 	x.mu.Lock()
 	rp := x.releasePending
 	x.releasePending = nil
