@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -225,8 +226,10 @@ func TestServer_park_holdsNoInstanceNorGoroutine(t *testing.T) {
 		ids[i] = pendingOn(t, c, askTwice)
 	}
 	require.Less(t, runtime.NumGoroutine()-base, n/2, "a parked execution holds no goroutine")
-	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
-	require.Contains(t, body, `ptcx_executions_parked{tenant="a"} 31`)
+	require.Eventually(t, func() bool { // an execution parks just after its pending call is shown
+		_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+		return strings.Contains(body, `ptcx_executions_parked{tenant="a"} 31`)
+	}, 10*time.Second, 10*time.Millisecond, "every pending execution parks")
 	for i, st := range ids[:3] {
 		mid, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "x"))
 		require.NoError(t, err)
