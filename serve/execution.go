@@ -222,7 +222,6 @@ func (x *execution) deliver(results []ToolResult) (int, bool) {
 	return n, due
 }
 
-// settle records the program's result.
 // stampSettled records when x settles, before the table files it by that
 // instant (table.settle reads settledAt under the table's lock only, so it
 // is written once, before).

@@ -86,8 +86,8 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 	s.metrics.executions.WithLabelValues(t.name, outcome).Inc()
 	s.metrics.duration.WithLabelValues(t.name, outcome).Observe(time.Since(x.created).Seconds())
 	// The table next, so that a client that sees x settled finds what
-	// its settling evicted gone (max_retained). x itself is never evicted
-	// here: it is the newest, and its retention starts now.
+	// its settling evicted gone (max_retained). The count never evicts x
+	// here, the newest; its retention starts now.
 	x.stampSettled(time.Now())
 	s.table.settle(x)
 	x.settle(r)

@@ -16,9 +16,8 @@ import (
 // comes to wait takes its turn before the key admitted last: a guest that
 // gives its slot up and asks again (run.yieldSlot) so alternates with
 // another tenant's, which would otherwise find the other key's line still
-// first and get one turn in three. A head that
-// does not fit (too many bytes) makes every later one wait behind it, so
-// nobody starves. A released capacity is handed to the waiters at the head
+// first and get one turn in three. A head that does not fit (too many
+// bytes) makes every later one wait behind it, so nobody starves. A released capacity is handed to the waiters at the head
 // of the line directly. It is safe for concurrent use. The Runtime has two:
 // the guest slots (count only) and admission (runs and committed memory).
 //
