@@ -119,6 +119,10 @@ type engineInstance interface {
 	// most the limit it was made for (a session's next run may have a
 	// higher one than its last).
 	limitMemory(limit uint64)
+	// engineMemory returns the bytes of the instance's linear memory when
+	// the engine allocated it (wasmtime; valid until the memory grows or
+	// the instance closes), nil when the host did (cappedMemory.buf).
+	engineMemory() []byte
 	// close discards the instance and its memory.
 	close(ctx context.Context)
 }

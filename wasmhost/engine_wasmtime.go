@@ -231,8 +231,11 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 			return nil, fmt.Errorf("wasmhost: the restored memory is smaller than the image's %d bytes", len(img.memory))
 		}
 		if img.inModule {
-			// wasmtime mapped the module's data, the image, copy-on-write.
-			memory.cow = true
+			// wasmtime maps the module's data, the image, copy-on-write,
+			// where it can (Config.SetMemoryInitCOWSet); where it did
+			// not, it copied it, and the memory is reset page by page
+			// (pool_recycle.go).
+			memory.cow = mapsImage(st.memory.UnsafeData(store)[:len(img.memory)], img.filled)
 		} else {
 			// The variant module's memory starts at the image's size,
 			// zeroed: the image is copied in.
@@ -352,6 +355,13 @@ func (i *wasmtimeInstance) memory() guestMemory {
 		return nil
 	}
 	return i.mem
+}
+
+func (i *wasmtimeInstance) engineMemory() []byte {
+	if i.state.memory == nil || i.store == nil {
+		return nil
+	}
+	return i.state.memory.UnsafeData(i.store)
 }
 
 func (i *wasmtimeInstance) global(name string) guestGlobal {

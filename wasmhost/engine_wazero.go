@@ -236,6 +236,9 @@ func (i wazeroInstance) global(name string) guestGlobal {
 // the caller lowers itself.
 func (i wazeroInstance) limitMemory(uint64) {}
 
+// engineMemory is nil: wazero's memories are the host's (cappedMemory).
+func (i wazeroInstance) engineMemory() []byte { return nil }
+
 func (i wazeroInstance) close(ctx context.Context) {
 	_ = i.mod.Close(context.WithoutCancel(ctx))
 }

@@ -33,10 +33,14 @@ type image struct {
 	// inModule says the variant module holds memory as its data, which the
 	// engine maps copy-on-write into a restored instance (wasmtime).
 	inModule bool
+	// filled are the OS pages of memory that are not all zeros, when
+	// inModule: a restored instance's memory is checked to map them
+	// (mapsImage) before it is taken for the image's mapping.
+	filled []uint32
 	// reusable says an instance restored from the image can be reset to it
-	// and serve another run (pool.go, recycle): its memory is the host's
-	// (not inModule) and the guest's code cannot change its tables
-	// (meter.WritesTables).
+	// and serve another run (pool.go, recycle): the guest's code cannot
+	// change its tables (meter.WritesTables). Its memory is reset through
+	// the host's bytes of it (instance.linear), the engine's on wasmtime.
 	reusable bool
 	// exports says which of boundExports the variant module has, so that
 	// a restored instance binds each at its first call (bindLazily).
@@ -110,7 +114,10 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		inModule = false
 	}
 	img.inModule = inModule
-	img.reusable = !inModule && !writesTables
+	if inModule {
+		img.filled = filledPages(img.memory)
+	}
+	img.reusable = !writesTables
 	if img.module, err = rt.eng.compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}

@@ -56,21 +56,31 @@ func TestRuntime_newInstance_restored(t *testing.T) {
 	}
 }
 
+// TestRuntime_Run_copiedRestore: instances whose memory is a copy of the
+// image serve runs, and are recycled, reset block by block, never cooled
+// (reverting a copy's pages would zero them): hot, and with the pool
+// keeping none hot, which makes it try to cool every one.
 func TestRuntime_Run_copiedRestore(t *testing.T) {
 	ctx := context.Background()
-	cfg := NewConfig()
-	cfg.copyRestore = true
-	rt, err := New(ctx, cfg)
-	require.NoError(t, err)
-	defer rt.Close(ctx)
-	echo := DispatcherFunc(func(_ string, args json.RawMessage, done func(CallResult)) {
-		done(CallResult{OK: true, Value: args})
-	})
-	for range 3 {
-		out, err := rt.Run(ctx, Program{JS: `globalThis.x = (globalThis.x ?? 0) + 1; return (await tools.echo({n: x})).n`,
-			Tools: []string{"echo"}}, echo)
+	for _, hot := range []int{2, 0} {
+		cfg := NewConfig()
+		cfg.copyRestore = true
+		rt, err := New(ctx, cfg)
 		require.NoError(t, err)
-		require.JSONEq(t, `1`, string(out.Result))
+		defer rt.Close(ctx)
+		SetPoolHot(rt, hot)
+		echo := DispatcherFunc(func(_ string, args json.RawMessage, done func(CallResult)) {
+			done(CallResult{OK: true, Value: args})
+		})
+		for range 3 {
+			out, err := rt.Run(ctx, Program{JS: `globalThis.x = (globalThis.x ?? 0) + 1; return (await tools.echo({n: x})).n`,
+				Tools: []string{"echo"}}, echo)
+			require.NoError(t, err)
+			require.JSONEq(t, `1`, string(out.Result))
+		}
+		s := rt.PoolStats()
+		require.Positive(t, s.Recycled, "hot %d: %+v", hot, s)
+		require.Zero(t, s.Cooled, "hot %d: %+v", hot, s)
 	}
 }
 

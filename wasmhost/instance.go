@@ -231,6 +231,15 @@ func (inst *instance) limitMemory(limit uint64) {
 	inst.setMemoryLimit(min(inst.memory.limit, limit))
 }
 
+// linear returns the bytes of the instance's linear memory: the engine's
+// where it allocated them (wasmtime), else the host's (cappedMemory).
+func (inst *instance) linear() []byte {
+	if b := inst.mod.engineMemory(); b != nil {
+		return b
+	}
+	return inst.memory.buf
+}
+
 // setMemoryLimit sets the cap of the instance's memory to limit bytes, on
 // the host's side and the engine's, within what the instance was made for:
 // a session's instance is made for the Runtime's limit, and each of its

@@ -23,3 +23,9 @@ func mapFile([]byte, int, int) bool { return false }
 // privatePages is not available here: memories are not mappings of the
 // image.
 func privatePages(_ []byte, buf []byte, _ func(off, end int)) ([]byte, bool) { return buf, false }
+
+// filledPages is not needed here: no memory maps the image.
+func filledPages([]byte) []uint32 { return nil }
+
+// mapsImage is always false here: no memory maps the image.
+func mapsImage([]byte, []uint32) bool { return false }

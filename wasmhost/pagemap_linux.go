@@ -5,6 +5,7 @@ package wasmhost
 import (
 	"encoding/binary"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -33,6 +34,24 @@ var pagemap = sync.OnceValue(func() *os.File {
 // (grown as needed, and returned) and reports false, having visited
 // nothing, when it cannot.
 func privatePages(b []byte, buf []byte, visit func(off, end int)) ([]byte, bool) {
+	buf, ok := pageEntries(b, buf)
+	if !ok {
+		return buf, false
+	}
+	ps := os.Getpagesize()
+	for i := range len(b) / ps {
+		e := binary.LittleEndian.Uint64(buf[8*i:])
+		if e&pmSwap != 0 || e&pmPresent != 0 && e&pmFile == 0 {
+			visit(i*ps, (i+1)*ps)
+		}
+	}
+	return buf, true
+}
+
+// pageEntries reads the /proc/self/pagemap entries of b's pages (b
+// page-aligned, whole pages) into buf, grown as needed, and reports false
+// when it cannot.
+func pageEntries(b []byte, buf []byte) ([]byte, bool) {
 	f, ps := pagemap(), os.Getpagesize()
 	if f == nil || len(b) == 0 || len(b)%ps != 0 || uintptr(unsafe.Pointer(&b[0]))%uintptr(ps) != 0 {
 		return buf, false
@@ -50,11 +69,48 @@ func privatePages(b []byte, buf []byte, visit func(off, end int)) ([]byte, bool)
 		}
 		done += n
 	}
-	for i := range pages {
-		e := binary.LittleEndian.Uint64(buf[8*i:])
-		if e&pmSwap != 0 || e&pmPresent != 0 && e&pmFile == 0 {
-			visit(i*ps, (i+1)*ps)
+	return buf, true
+}
+
+// filledPages returns the indices of the pages of img (whole pages) that
+// are not all zeros: those mapsImage looks at.
+func filledPages(img []byte) []uint32 {
+	ps := os.Getpagesize()
+	if len(img)%ps != 0 {
+		return nil
+	}
+	var filled []uint32
+	for i := 0; i < len(img); i += ps {
+		if slices.ContainsFunc(img[i:i+ps], func(c byte) bool { return c != 0 }) {
+			filled = append(filled, uint32(i/ps))
 		}
 	}
-	return buf, true
+	return filled
+}
+
+// mapsImage reports whether b, a memory that starts with the bytes of an
+// image and that nothing has written yet, holds them through a private
+// mapping of a file, as wasmtime's copy-on-write memory initialisation
+// makes it: every one of its filled pages (filledPages of the image, at
+// least one) is absent or a page of a file, never anonymous memory or
+// swapped. Anonymous memory reads as zeros where it is absent, so a filled
+// page is anonymous only when the image was copied into b; then reverting
+// b's pages (cool: madvise) would zero them instead of giving the image
+// back, and a page absent from b would not read as the image's
+// (resetBlocks' copy-on-write path).
+func mapsImage(b []byte, filled []uint32) bool {
+	buf, ok := pageEntries(b, nil)
+	if !ok || len(filled) == 0 {
+		return false
+	}
+	for _, p := range filled {
+		if int(p) >= len(buf)/8 {
+			return false
+		}
+		e := binary.LittleEndian.Uint64(buf[8*p:])
+		if e&pmSwap != 0 || e&pmPresent != 0 && e&pmFile == 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -76,3 +76,28 @@ func TestResetBlocks_copyOnWrite(t *testing.T) {
 		})
 	}
 }
+
+// mapsImage tells a private mapping of the image's file, which reverting
+// gives back the image, from a copy of it, which reverting zeroes.
+func TestMapsImage(t *testing.T) {
+	ps := os.Getpagesize()
+	img, mem := cowImage(t, 8)
+	clear(img[2*ps : 3*ps]) // a page of zeros: not looked at
+	filled := filledPages(img)
+	require.Equal(t, []uint32{0, 1, 3, 4, 5, 6, 7}, filled)
+	require.True(t, mapsImage(mem, filled), "mapped, nothing read")
+	_ = mem[4*ps] // read: the file's page, present
+	require.True(t, mapsImage(mem, filled), "mapped, a page read")
+	require.False(t, mapsImage(mem, nil), "no filled page: nothing shows the mapping")
+
+	copied, ok := reserve(uint64(len(img)), 0)
+	require.True(t, ok)
+	t.Cleanup(func() { release(copied) })
+	copy(copied, img)
+	require.False(t, mapsImage(copied[:len(img)], filled), "a copy, anonymous memory")
+
+	mem[5*ps] ^= 0xff // a private copy now: the memory is no longer the image alone
+	require.False(t, mapsImage(mem, filled), "a filled page written")
+	require.False(t, mapsImage(mem[:len(mem)-1], filled), "not whole pages")
+	require.False(t, mapsImage(mem[:2*ps], filled), "shorter than the image's filled pages")
+}

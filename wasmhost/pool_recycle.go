@@ -6,17 +6,27 @@ import "context"
 // given back to the warm pool, to serve a later run as a new one restored
 // from the image would. A restore costs a trivial run most of its CPU time
 // besides the guest's own (wazero fills the function table entry by entry,
-// binds the exports, allocates their stacks: docs/performance.md), and a
-// reset costs a copy of the blocks the run wrote.
+// binds the exports, allocates their stacks; wasmtime makes a store and an
+// instance, and unmaps its memory when it closes: docs/performance.md),
+// and a reset costs a copy of the blocks the run wrote. The memory is
+// reset through its bytes (instance.linear): the host's on wazero, the
+// engine's on wasmtime, whose copy-on-write mapping of the image is
+// checked when the instance is made (mapsImage) before the reset treats
+// the pages the run did not write as the image's and cooling reverts to
+// them.
 //
 // Reset, the instance is the image's again in everything its code can
 // read: its linear memory byte for byte (resetBlocks), its exported mutable
 // globals (the image's values), its exchange buffer. What else an instance
 // holds cannot carry anything from one run to the next: its tables, which
 // the guest's code cannot write (image.reusable: meter.WritesTables), its
-// WASI state, which no import changes (engine_wazero.go, fd_close), and the
-// meter's poll countdown (meter.go), which only decides how soon the guest
-// next polls the host: no later than a new instance's. A run whose memory
+// WASI state, which no import changes (engine_wazero.go, fd_close; on
+// wasmtime the WASI functions are the host's own and keep none:
+// engine_wasmtime_imports.go), its store (wasmtime), whose data
+// (wasmtimeState) holds the run's context only while an export runs and
+// whose memory limit is set again for every run, and the meter's poll
+// countdown (meter.go), which only decides how soon the guest next polls
+// the host: no later than a new instance's. A run whose memory
 // grew, that was stopped, trapped, abandoned or suspended, or that ran in a
 // session, is not recycled: its instance is closed (its memory may become a
 // spare, pool.go). And, as a second wall should a reset ever miss
@@ -56,12 +66,12 @@ func (r *run) recycle(status int32, e *RunError) bool {
 
 // reset makes the instance, restored from img and done with its run, the
 // image's again, with its memory capped at limit, and reports whether it
-// could: not when the memory is not the image's size (it grew) or is not
-// the host's, nor when a global cannot be set. With cold, the instance is
+// could: not when the memory is not the image's size (it grew) or did not
+// start as the image's, nor when a global cannot be set. With cold, the instance is
 // cooled (cool) where it can be, else its memory is reset block by block.
 func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
-	m := inst.memory
-	if m.image != img || len(m.buf) != len(img.memory) || uint64(inst.mem.Size()) != uint64(len(img.memory)) {
+	m, buf := inst.memory, inst.linear()
+	if m.image != img || len(buf) != len(img.memory) || uint64(inst.mem.Size()) != uint64(len(img.memory)) {
 		return false
 	}
 	if inst.globals == nil {
@@ -80,7 +90,7 @@ func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
 	}
 	inst.cold = false
 	if !cold || !inst.cool() {
-		resetBlocks(m.buf, img.memory, m.cow, &inst.scratch)
+		resetBlocks(buf, img.memory, m.cow, &inst.scratch)
 	}
 	m.refused = false
 	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
@@ -94,8 +104,7 @@ func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
 // whether it could: not when its memory is a copy of the image (then it
 // stays hot).
 func (inst *instance) cool() bool {
-	m := inst.memory
-	if !m.cow || !revert(m.buf) {
+	if !inst.memory.cow || !revert(inst.linear()) {
 		return false
 	}
 	inst.unbind()
