@@ -233,7 +233,8 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 		if img.inModule {
 			// wasmtime maps the module's data, the image, copy-on-write,
 			// where it can (Config.SetMemoryInitCOWSet); where it did
-			// not, it copied it, and the memory is reset page by page
+			// not, it copied it, and a reset compares every block with
+			// the image's and an idle instance is not cooled
 			// (pool_recycle.go).
 			memory.cow = mapsImage(st.memory.UnsafeData(store)[:len(img.memory)], img.filled)
 		} else {

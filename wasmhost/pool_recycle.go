@@ -67,8 +67,9 @@ func (r *run) recycle(status int32, e *RunError) bool {
 // reset makes the instance, restored from img and done with its run, the
 // image's again, with its memory capped at limit, and reports whether it
 // could: not when the memory is not the image's size (it grew) or did not
-// start as the image's, nor when a global cannot be set. With cold, the instance is
-// cooled (cool) where it can be, else its memory is reset block by block.
+// start as the image's, nor when a global cannot be set. With cold, the
+// instance is cooled (cool) where it can be, else its memory is reset
+// block by block.
 func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
 	m, buf := inst.memory, inst.linear()
 	if m.image != img || len(buf) != len(img.memory) || uint64(inst.mem.Size()) != uint64(len(img.memory)) {
