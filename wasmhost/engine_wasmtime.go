@@ -29,8 +29,8 @@ var ErrNoWasmtime = errors.New("wasmhost: this ptcx was built without the wasmti
 // wasmtimeEngine runs the guest on wasmtime (Cranelift) through cgo. One
 // wasmtime engine and one linker, with the host imports defined once and
 // store-independent, serve every Runtime of the process; each instance has
-// a store of its own, whose data (wasmtimeState) is what the imports find
-// their instance by. Memory is capped by the store's limiter; compute time
+// a store of its own, whose context the imports find their instance's state
+// (wasmtimeState) by (wasmtimeStores). Memory is capped by the store's limiter; compute time
 // is the loop meter's, as on wazero (the guest polls the host), so no
 // epoch interruption or fuel is needed.
 type wasmtimeEngine struct {
@@ -177,7 +177,7 @@ func store(m *wasmtime.Module, path string) {
 	}
 }
 
-// wasmtimeState is one instance's store data: what the host imports need.
+// wasmtimeState is what the host imports need of one instance.
 type wasmtimeState struct {
 	ctx    context.Context // the context of the export call in progress
 	world  *world
@@ -202,7 +202,11 @@ type wasmtimeInstance struct {
 func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error) {
 	core, _ := wasmtimeShared()
 	st := &wasmtimeState{ctx: ctx, world: w}
-	store := wasmtime.NewStoreWithData(core.engine, st)
+	store := wasmtime.NewStore(core.engine)
+	if err := register(store, st); err != nil {
+		store.Close()
+		return nil, err
+	}
 	limit := uint64(memoryPages(e.memoryBytes)) * pageSize
 	if memory != nil {
 		limit = min(limit, memory.limit)
@@ -216,6 +220,7 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 		return err
 	})
 	if err != nil {
+		unregister(store)
 		store.Close()
 		return nil, err
 	}
@@ -382,6 +387,7 @@ func (i *wasmtimeInstance) limitMemory(limit uint64) {
 
 func (i *wasmtimeInstance) close(context.Context) {
 	if i.store != nil {
+		unregister(i.store)
 		i.store.Close()
 		i.store = nil
 	}

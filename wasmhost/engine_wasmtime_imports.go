@@ -2,8 +2,17 @@
 
 package wasmhost
 
+/*
+#include <stddef.h>
+#include <stdint.h>
+*/
+import "C"
+
 import (
 	"encoding/binary"
+	"fmt"
+	"sync"
+	"unsafe"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
 )
@@ -64,84 +73,139 @@ func (c *wasmtimeCore) defineImports() error {
 	return nil
 }
 
-// define defines one import, store-independent: the instance is the
-// caller's store data. Parameters and results pass as a stack of raw bits,
-// as wazero's host functions take them.
+// wasmtimeImport is one host import as wasmtime calls it: fn with its
+// parameters and results as a stack of raw bits, as wazero's host
+// functions take them.
+type wasmtimeImport struct {
+	name   string  // module.name, for errors
+	params int     // how many parameters
+	i64    [4]bool // which parameters are i64 (the rest are i32)
+	width  int     // the stack fn takes: max(parameters, results)
+	i32    bool    // fn returns one i32 in stack[0]
+	fn     func(st *wasmtimeState, mem guestMemory, stack []uint64)
+}
+
+// wasmtimeImports are the imports defined, by the index wasmtime passes
+// back (ptcxWasmtimeImport); written once, under wasmtimeShared.
+var wasmtimeImports []wasmtimeImport
+
+// define defines one import, store-independent (the instance is found by
+// the caller's store, wasmtimeStores): wasmtime calls it through
+// ptcx_import (engine_wasmtime_call.go) with its arguments as raw values.
 func (c *wasmtimeCore) define(module, name string, params, results []wasmtime.ValKind,
 	fn func(st *wasmtimeState, mem guestMemory, stack []uint64)) error {
-	types := func(kinds []wasmtime.ValKind) []*wasmtime.ValType {
-		out := make([]*wasmtime.ValType, len(kinds))
-		for n, k := range kinds {
-			out[n] = wasmtime.NewValType(k)
-		}
-		return out
+	imp := wasmtimeImport{name: module + "." + name, params: len(params), width: max(len(params), len(results)), fn: fn}
+	if imp.width > len(imp.i64) || len(results) > 1 || (len(results) == 1 && results[0] != wasmtime.KindI32) {
+		return fmt.Errorf("wasmhost: wasmtime: the import %s has %d parameters and %d results", imp.name, len(params), len(results))
 	}
-	ty := wasmtime.NewFuncType(types(params), types(results))
-	return c.linker.FuncNew(module, name, ty, func(caller *wasmtime.Caller, args []wasmtime.Val) (_ []wasmtime.Val, trap *wasmtime.Trap) {
-		st := caller.Data().(*wasmtimeState)
-		// A panic (errStop) traps the guest, and the call into the guest
-		// that ran this raises it again (wasmtimeCall): wasmtime-go keeps
-		// a panic for its own Func.Call to raise, and exports are called
-		// without it (rawFunc).
-		mem := &st.callerMem
-		*mem = callerMemory{mem: st.memory, caller: caller}
-		defer func() {
-			*mem = callerMemory{} // the caller is not valid after the call
-			if p := recover(); p != nil {
-				st.panicked = p
-				trap = wasmtime.NewTrap("wasmhost: an import stopped the guest")
-			}
-		}()
-		var stack [4]uint64
-		for n, a := range args {
-			if a.Kind() == wasmtime.KindI64 {
-				stack[n] = uint64(a.I64())
-			} else {
-				stack[n] = uint64(uint32(a.I32()))
-			}
-		}
-		fn(st, mem, stack[:])
-		if len(results) == 0 {
-			return nil, nil
-		}
-		return []wasmtime.Val{wasmtime.ValI32(int32(uint32(stack[0])))}, nil
-	})
+	for n, k := range params {
+		imp.i64[n] = k == wasmtime.KindI64
+	}
+	imp.i32 = len(results) == 1
+	if err := defineRaw(c.linker, c.engine, module, name, params, results, len(wasmtimeImports)); err != nil {
+		return err
+	}
+	wasmtimeImports = append(wasmtimeImports, imp)
+	return nil
 }
 
-// callerMemory is the guest's memory during one import call, seen through
-// the caller. Its data is looked up at the first access and kept for the
-// call (a lookup is three cgo calls): only a growth moves it, and one
-// during an import is the import's own (Grow looks it up again).
+// wasmtimeStores maps a live store's context (a *wasmtime_context_t, which
+// an import's caller gives) to its instance's state; the store is kept
+// with it, so that it cannot be collected, and its context's address
+// reused, while it is mapped (register, unregister).
+var wasmtimeStores sync.Map // uintptr → wasmtimeStore
+
+type wasmtimeStore struct {
+	st    *wasmtimeState
+	store *wasmtime.Store
+}
+
+// register maps store's context to st until unregister.
+func register(store *wasmtime.Store, st *wasmtimeState) error {
+	cx := uintptr(unsafe.Pointer(store.Context()))
+	if _, dup := wasmtimeStores.LoadOrStore(cx, wasmtimeStore{st: st, store: store}); dup {
+		return fmt.Errorf("wasmhost: wasmtime: a new store has the context of a live one (%#x)", cx)
+	}
+	return nil
+}
+
+// unregister forgets store, before it is closed.
+func unregister(store *wasmtime.Store) {
+	wasmtimeStores.Delete(uintptr(unsafe.Pointer(store.Context())))
+}
+
+// ptcxWasmtimeImport runs the import of index which for the guest of the
+// store whose context is cx; data and size are the caller's exported
+// memory (nil and 0 for none), memory its wasmtime_memory_t (for growth),
+// args its n raw arguments, where the result goes. It returns a trap for
+// wasmtime to raise, or nil. A panic (errStop) traps the guest, and the
+// call into the guest that ran this raises it again (wasmtimeCall).
+//
+//export ptcxWasmtimeImport
+func ptcxWasmtimeImport(which C.uintptr_t, cx, data unsafe.Pointer, size C.size_t, memory, args unsafe.Pointer, n C.size_t) (trap unsafe.Pointer) {
+	if uint64(which) >= uint64(len(wasmtimeImports)) {
+		return newTrap("wasmhost: wasmtime: an import the host did not define")
+	}
+	imp := &wasmtimeImports[which]
+	v, ok := wasmtimeStores.Load(uintptr(cx))
+	if !ok {
+		return newTrap("wasmhost: wasmtime: " + imp.name + " called from a store the host does not know")
+	}
+	if int(n) < imp.width {
+		return newTrap("wasmhost: wasmtime: " + imp.name + " called with too few values")
+	}
+	st := v.(wasmtimeStore).st
+	mem := &st.callerMem
+	*mem = callerMemory{cx: cx, memory: memory}
+	if data != nil {
+		mem.data = unsafe.Slice((*byte)(data), int(size))
+	}
+	defer func() {
+		*mem = callerMemory{} // the memory is not the import's after the call
+		if p := recover(); p != nil {
+			st.panicked = p
+			trap = newTrap("wasmhost: an import stopped the guest")
+		}
+	}()
+	raw := unsafe.Slice((*[2]uint64)(args), imp.width) // wasmtime_val_raw_t: 16 bytes, an i32 or i64 first
+	var stack [4]uint64
+	for i := range imp.params {
+		if imp.i64[i] {
+			stack[i] = raw[i][0]
+		} else {
+			stack[i] = uint64(uint32(raw[i][0]))
+		}
+	}
+	imp.fn(st, mem, stack[:imp.width])
+	if imp.i32 {
+		raw[0][0] = uint64(uint32(stack[0]))
+	}
+	return nil
+}
+
+// callerMemory is the guest's memory during one import call, as the caller
+// exports it: ptcx_import looked its data up (only a growth moves it, and
+// one during an import is the import's own: Grow looks it up again).
 type callerMemory struct {
-	mem    *wasmtime.Memory // nil for a module without memory
-	caller *wasmtime.Caller
+	cx     unsafe.Pointer // the caller's *wasmtime_context_t
+	memory unsafe.Pointer // its *wasmtime_memory_t, nil for a module without memory
 	data   []byte
-	looked bool // data is the memory's
 }
 
-func (m *callerMemory) bytes() []byte {
-	if !m.looked && m.mem != nil {
-		m.data, m.looked = m.mem.UnsafeData(m.caller), true
-	}
-	return m.data
-}
-
-func (m *callerMemory) Size() uint32 { return uint32(len(m.bytes())) }
+func (m *callerMemory) Size() uint32 { return uint32(len(m.data)) }
 
 func (m *callerMemory) Read(offset, n uint32) ([]byte, bool) {
-	data := m.bytes()
-	if uint64(offset)+uint64(n) > uint64(len(data)) {
+	if uint64(offset)+uint64(n) > uint64(len(m.data)) {
 		return nil, false
 	}
-	return data[offset : offset+n : offset+n], true
+	return m.data[offset : offset+n : offset+n], true
 }
 
 func (m *callerMemory) Write(offset uint32, v []byte) bool {
-	data := m.bytes()
-	if uint64(offset)+uint64(len(v)) > uint64(len(data)) {
+	if uint64(offset)+uint64(len(v)) > uint64(len(m.data)) {
 		return false
 	}
-	copy(data[offset:], v)
+	copy(m.data[offset:], v)
 	return true
 }
 
@@ -154,15 +218,12 @@ func (m *callerMemory) ReadUint32Le(offset uint32) (uint32, bool) {
 }
 
 func (m *callerMemory) Grow(delta uint32) (uint32, bool) {
-	if m.mem == nil {
+	if m.memory == nil {
 		return 0, false
 	}
-	m.data, m.looked = nil, false
-	prev, err := m.mem.Grow(m.caller, uint64(delta))
-	if err != nil {
-		return 0, false
-	}
-	return uint32(prev), true
+	prev, data, ok := growRaw(m.cx, m.memory, delta)
+	m.data = data
+	return prev, ok
 }
 
 // clock_time_get(id, precision, result_ptr) -> errno: the realtime (0) and

@@ -1,0 +1,139 @@
+//go:build wasmtime
+
+package wasmhost
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+
+	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
+	"github.com/stretchr/testify/require"
+)
+
+// importTestModule imports WASI's clock_time_get(i32, i64, i32) -> i32
+// and exports it as now, with a memory of one page exported when
+// withMemory.
+func importTestModule(withMemory bool) []byte {
+	const i32, i64 = 0x7f, 0x7e
+	sec := func(id byte, body ...byte) []byte { return append([]byte{id, byte(len(body))}, body...) }
+	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	m := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+	m = append(m, sec(1, 1, 0x60, 3, i32, i64, i32, 1, i32)...)
+	imp := append([]byte{1}, str(wasiModule)...)
+	imp = append(append(imp, str("clock_time_get")...), 0x00, 0)
+	m = append(m, sec(2, imp...)...)
+	m = append(m, sec(3, 1, 0)...)
+	exports := append(append([]byte{1}, str("now")...), 0x00, 1)
+	if withMemory {
+		m = append(m, sec(5, 1, 0x00, 1)...)
+		exports = append(append([]byte{2}, str("now")...), 0x00, 1)
+		exports = append(append(exports, str("memory")...), 0x02, 0)
+	}
+	m = append(m, sec(7, exports...)...)
+	body := []byte{0x00, 0x20, 0, 0x20, 1, 0x20, 2, 0x10, 0, 0x0b} // local.get 0..2, call 0
+	return append(m, sec(10, append([]byte{1, byte(len(body))}, body...)...)...)
+}
+
+func newImportTestInstance(t *testing.T, withMemory bool) *wasmtimeInstance {
+	t.Helper()
+	ctx := context.Background()
+	e, err := newWasmtimeEngine(ctx, 1<<20, "")
+	require.NoError(t, err)
+	m, err := e.compile(ctx, importTestModule(withMemory))
+	require.NoError(t, err)
+	inst, err := e.instantiate(ctx, m, nil, newWorld(worldSpec{deterministic: true, epoch: 5e9}), false)
+	require.NoError(t, err)
+	i := inst.(*wasmtimeInstance)
+	t.Cleanup(func() { i.close(ctx) })
+	return i
+}
+
+// The imports' trampoline (ptcxWasmtimeImport) reads each raw value at its
+// own slot: the pointer after the i64 is where the clock is written.
+func TestWasmtimeImport_rawArguments(t *testing.T) {
+	i := newImportTestInstance(t, true)
+	ctx := context.Background()
+	now := i.function("now")
+	require.NotNil(t, now)
+	for _, tt := range []struct {
+		name      string
+		id, at    uint64
+		wantErrno uint64
+		atLeast   uint64 // at at (the deterministic clocks move on at every read)
+	}{
+		{"realtime", 0, 64, wasiSuccess, 5e9},
+		{"monotonic", 1, 128, wasiSuccess, 0},
+		{"an unknown clock", 7, 192, wasiInval, 0},
+		{"a pointer past the memory's end", 0, pageSize - 4, wasiFault, 0},
+		{"an i32's high bits are not the guest's", 0xffff_ffff_0000_0000, 256, wasiSuccess, 5e9},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stack := []uint64{tt.id, 1 << 40, tt.at}
+			require.NoError(t, now.CallWithStack(ctx, stack))
+			require.Equal(t, tt.wantErrno, stack[0])
+			if tt.at+8 <= pageSize {
+				b, ok := i.memory().Read(uint32(tt.at), 8)
+				require.True(t, ok)
+				got := binary.LittleEndian.Uint64(b)
+				require.GreaterOrEqual(t, got, tt.atLeast)
+				if tt.wantErrno != wasiSuccess {
+					require.Zero(t, got, "nothing written")
+				}
+			}
+		})
+	}
+}
+
+// Without an exported memory, an import sees none: every pointer faults.
+func TestWasmtimeImport_noMemory(t *testing.T) {
+	i := newImportTestInstance(t, false)
+	stack := []uint64{0, 1, 0}
+	require.NoError(t, i.function("now").CallWithStack(context.Background(), stack))
+	require.Equal(t, uint64(wasiFault), stack[0])
+}
+
+// A store is mapped while its instance lives, and forgotten when it is
+// closed, so that no closed store's context can name a live state.
+func TestWasmtimeStores_mappedWhileLive(t *testing.T) {
+	count := func() (n int) {
+		wasmtimeStores.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	before := count()
+	a := newImportTestInstance(t, true)
+	b := newImportTestInstance(t, true)
+	require.Equal(t, before+2, count())
+	a.close(context.Background())
+	require.Equal(t, before+1, count())
+	b.close(context.Background())
+	b.close(context.Background()) // twice is once
+	require.Equal(t, before, count())
+}
+
+func TestLinkerOf_refusesWhatIsNotALinker(t *testing.T) {
+	core, err := wasmtimeShared()
+	require.NoError(t, err)
+	_, err = linkerOf(&wasmtime.Linker{Engine: core.engine}, core.engine)
+	require.ErrorIs(t, err, errWasmtimeLayout, "a linker without its C pointer")
+	_, err = linkerOf(core.linker, wasmtime.NewEngine())
+	require.ErrorIs(t, err, errWasmtimeLayout, "a linker of another engine")
+	_, err = linkerOf(core.linker, nil)
+	require.ErrorIs(t, err, errWasmtimeLayout, "no engine")
+	ptr, err := linkerOf(core.linker, core.engine)
+	require.NoError(t, err)
+	require.NotNil(t, ptr)
+}
+
+func TestDefineRaw_refusesOtherKinds(t *testing.T) {
+	core, err := wasmtimeShared()
+	require.NoError(t, err)
+	err = defineRaw(core.linker, core.engine, "test", "f", []wasmtime.ValKind{wasmtime.KindF64}, nil, 0)
+	require.ErrorContains(t, err, "a value other than i32 and i64")
+	err = defineRaw(core.linker, core.engine, "test", "f", make([]wasmtime.ValKind, 9), nil, 0)
+	require.ErrorContains(t, err, "an import of 9 parameters")
+	// wasmtime's own refusal comes back as an error: the linker does not
+	// allow a name to be defined twice.
+	err = defineRaw(core.linker, core.engine, wasiModule, "fd_close", []wasmtime.ValKind{wasmtime.KindI32}, []wasmtime.ValKind{wasmtime.KindI32}, 0)
+	require.ErrorContains(t, err, "define wasi_snapshot_preview1.fd_close")
+}
