@@ -416,7 +416,16 @@ func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error 
 	st := f.i.state
 	prev := st.ctx
 	st.ctx = ctx
-	defer func() { st.ctx = prev }()
+	m := f.i.mem
+	if m != nil {
+		m.enter()
+	}
+	defer func() {
+		st.ctx = prev
+		if m != nil {
+			m.leave()
+		}
+	}()
 	err := wasmtimeCall(st, func() error { return f.raw.call(stack) })
 	if err != nil {
 		if c := f.i.capped; c != nil && f.i.mem != nil && uint64(f.i.mem.Size())+pageSize > f.i.limit {
@@ -490,18 +499,40 @@ func trapMessage(c *wasmtime.TrapCode, msg string) string {
 	return strings.TrimPrefix(msg, "wasm trap: ")
 }
 
-// wasmtimeMemory is a linear memory seen through a store: its data is
-// looked up at every access, since the guest's growth may move it. (An
-// import sees callerMemory.)
+// wasmtimeMemory is a linear memory seen through a store. Its data is
+// looked up (five cgo calls) at the first access after a call into the
+// guest, whose growth may move it, and kept until the next: a run's host
+// side reads and writes it several times between two calls. (An import
+// sees callerMemory.)
 type wasmtimeMemory struct {
 	mem   *wasmtime.Memory
 	store wasmtime.Storelike
+	data  []byte // the memory's bytes, when known
+	known bool
+	// inGuest counts the calls into the guest in progress: while one is,
+	// nothing is kept (the guest may grow the memory at any point).
+	inGuest int
 }
 
-func (m *wasmtimeMemory) Size() uint32 { return uint32(m.mem.DataSize(m.store)) }
+func (m *wasmtimeMemory) bytes() []byte {
+	if m.known {
+		return m.data
+	}
+	data := m.mem.UnsafeData(m.store)
+	if m.inGuest == 0 {
+		m.data, m.known = data, true
+	}
+	return data
+}
+
+// enter and leave bracket a call into the guest.
+func (m *wasmtimeMemory) enter() { m.inGuest++; m.data, m.known = nil, false }
+func (m *wasmtimeMemory) leave() { m.inGuest--; m.data, m.known = nil, false }
+
+func (m *wasmtimeMemory) Size() uint32 { return uint32(len(m.bytes())) }
 
 func (m *wasmtimeMemory) Read(offset, n uint32) ([]byte, bool) {
-	data := m.mem.UnsafeData(m.store)
+	data := m.bytes()
 	if uint64(offset)+uint64(n) > uint64(len(data)) {
 		return nil, false
 	}
@@ -509,7 +540,7 @@ func (m *wasmtimeMemory) Read(offset, n uint32) ([]byte, bool) {
 }
 
 func (m *wasmtimeMemory) Write(offset uint32, v []byte) bool {
-	data := m.mem.UnsafeData(m.store)
+	data := m.bytes()
 	if uint64(offset)+uint64(len(v)) > uint64(len(data)) {
 		return false
 	}
@@ -526,6 +557,7 @@ func (m *wasmtimeMemory) ReadUint32Le(offset uint32) (uint32, bool) {
 }
 
 func (m *wasmtimeMemory) Grow(delta uint32) (uint32, bool) {
+	m.data, m.known = nil, false
 	prev, err := m.mem.Grow(m.store, uint64(delta))
 	if err != nil {
 		return 0, false

@@ -137,3 +137,58 @@ func TestDefineRaw_refusesOtherKinds(t *testing.T) {
 	err = defineRaw(core.linker, core.engine, wasiModule, "fd_close", []wasmtime.ValKind{wasmtime.KindI32}, []wasmtime.ValKind{wasmtime.KindI32}, 0)
 	require.ErrorContains(t, err, "define wasi_snapshot_preview1.fd_close")
 }
+
+// growTestModule exports a memory of one page (at most four) and
+// grow(pages) -> the pages it had, or -1.
+func growTestModule() []byte {
+	const i32 = 0x7f
+	sec := func(id byte, body ...byte) []byte { return append([]byte{id, byte(len(body))}, body...) }
+	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	m := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+	m = append(m, sec(1, 1, 0x60, 1, i32, 1, i32)...)
+	m = append(m, sec(3, 1, 0)...)
+	m = append(m, sec(5, 1, 0x01, 1, 4)...)
+	exports := append(append([]byte{2}, str("grow")...), 0x00, 0)
+	exports = append(append(exports, str("memory")...), 0x02, 0)
+	m = append(m, sec(7, exports...)...)
+	body := []byte{0x00, 0x20, 0, 0x40, 0, 0x0b} // local.get 0, memory.grow 0
+	return append(m, sec(10, append([]byte{1, byte(len(body))}, body...)...)...)
+}
+
+// The host's view of the memory is kept between calls into the guest, and
+// dropped at each: after the guest grows the memory, the host sees the
+// new size, and after the host grows it, too.
+func TestWasmtimeMemory_keptBetweenCalls(t *testing.T) {
+	ctx := context.Background()
+	e, err := newWasmtimeEngine(ctx, 1<<20, "")
+	require.NoError(t, err)
+	m, err := e.compile(ctx, growTestModule())
+	require.NoError(t, err)
+	inst, err := e.instantiate(ctx, m, nil, newWorld(worldSpec{deterministic: true}), false)
+	require.NoError(t, err)
+	i := inst.(*wasmtimeInstance)
+	t.Cleanup(func() { i.close(ctx) })
+	mem := i.memory()
+	require.Equal(t, uint32(pageSize), mem.Size())
+	require.False(t, mem.Write(pageSize+8, []byte{1}), "past the end")
+
+	stack := []uint64{1}
+	require.NoError(t, i.function("grow").CallWithStack(ctx, stack))
+	require.Equal(t, uint64(1), stack[0], "the pages it had")
+	require.Equal(t, uint32(2*pageSize), mem.Size(), "the guest's growth seen")
+	require.True(t, mem.Write(pageSize+8, []byte{7}))
+	b, ok := mem.Read(pageSize+8, 1)
+	require.True(t, ok)
+	require.Equal(t, byte(7), b[0])
+
+	prev, ok := mem.Grow(1)
+	require.True(t, ok)
+	require.Equal(t, uint32(2), prev)
+	require.Equal(t, uint32(3*pageSize), mem.Size(), "the host's growth seen")
+	require.True(t, mem.Write(2*pageSize+8, []byte{9}))
+
+	stack = []uint64{5}
+	require.NoError(t, i.function("grow").CallWithStack(ctx, stack))
+	require.Equal(t, uint64(0xffff_ffff), stack[0], "past the maximum: -1")
+	require.Equal(t, uint32(3*pageSize), mem.Size())
+}
