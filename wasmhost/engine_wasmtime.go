@@ -500,7 +500,7 @@ func trapMessage(c *wasmtime.TrapCode, msg string) string {
 }
 
 // wasmtimeMemory is a linear memory seen through a store. Its data is
-// looked up (five cgo calls) at the first access after a call into the
+// looked up (four cgo calls) at the first access after a call into the
 // guest, whose growth may move it, and kept until the next: a run's host
 // side reads and writes it several times between two calls. (An import
 // sees callerMemory.)

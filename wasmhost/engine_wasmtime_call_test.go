@@ -54,13 +54,19 @@ func callTestModule() []byte {
 }
 
 func newCallTestInstance(t *testing.T) *wasmtimeInstance {
+	return newWasmtimeTestInstance(t, callTestModule(), newWorld(worldSpec{deterministic: true}))
+}
+
+// newWasmtimeTestInstance instantiates the module bin on wasmtime, closed
+// at the test's end.
+func newWasmtimeTestInstance(t *testing.T, bin []byte, w *world) *wasmtimeInstance {
 	t.Helper()
 	ctx := context.Background()
 	e, err := newWasmtimeEngine(ctx, 1<<20, "")
 	require.NoError(t, err)
-	m, err := e.compile(ctx, callTestModule())
+	m, err := e.compile(ctx, bin)
 	require.NoError(t, err)
-	inst, err := e.instantiate(ctx, m, nil, newWorld(worldSpec{deterministic: true}), false)
+	inst, err := e.instantiate(ctx, m, nil, w, false)
 	require.NoError(t, err)
 	i := inst.(*wasmtimeInstance)
 	t.Cleanup(func() { i.close(ctx) })

@@ -36,17 +36,7 @@ func importTestModule(withMemory bool) []byte {
 }
 
 func newImportTestInstance(t *testing.T, withMemory bool) *wasmtimeInstance {
-	t.Helper()
-	ctx := context.Background()
-	e, err := newWasmtimeEngine(ctx, 1<<20, "")
-	require.NoError(t, err)
-	m, err := e.compile(ctx, importTestModule(withMemory))
-	require.NoError(t, err)
-	inst, err := e.instantiate(ctx, m, nil, newWorld(worldSpec{deterministic: true, epoch: 5e9}), false)
-	require.NoError(t, err)
-	i := inst.(*wasmtimeInstance)
-	t.Cleanup(func() { i.close(ctx) })
-	return i
+	return newWasmtimeTestInstance(t, importTestModule(withMemory), newWorld(worldSpec{deterministic: true, epoch: 5e9}))
 }
 
 // The imports' trampoline (ptcxWasmtimeImport) reads each raw value at its
@@ -132,10 +122,14 @@ func TestDefineRaw_refusesOtherKinds(t *testing.T) {
 	require.ErrorContains(t, err, "a value other than i32 and i64")
 	err = defineRaw(core.linker, core.engine, "test", "f", make([]wasmtime.ValKind, 9), nil, 0)
 	require.ErrorContains(t, err, "an import of 9 parameters")
-	// wasmtime's own refusal comes back as an error: the linker does not
-	// allow a name to be defined twice.
-	err = defineRaw(core.linker, core.engine, wasiModule, "fd_close", []wasmtime.ValKind{wasmtime.KindI32}, []wasmtime.ValKind{wasmtime.KindI32}, 0)
-	require.ErrorContains(t, err, "define wasi_snapshot_preview1.fd_close")
+	// wasmtime's own refusal comes back as an error: a linker does not
+	// allow a name to be defined twice. (A linker of its own: the shared
+	// one serves every other test.)
+	l := wasmtime.NewLinker(core.engine)
+	i32 := []wasmtime.ValKind{wasmtime.KindI32}
+	require.NoError(t, defineRaw(l, core.engine, "test", "f", i32, i32, 0))
+	err = defineRaw(l, core.engine, "test", "f", i32, i32, 0)
+	require.ErrorContains(t, err, "define test.f")
 }
 
 // growTestModule exports a memory of one page (at most four) and
@@ -160,14 +154,7 @@ func growTestModule() []byte {
 // new size, and after the host grows it, too.
 func TestWasmtimeMemory_keptBetweenCalls(t *testing.T) {
 	ctx := context.Background()
-	e, err := newWasmtimeEngine(ctx, 1<<20, "")
-	require.NoError(t, err)
-	m, err := e.compile(ctx, growTestModule())
-	require.NoError(t, err)
-	inst, err := e.instantiate(ctx, m, nil, newWorld(worldSpec{deterministic: true}), false)
-	require.NoError(t, err)
-	i := inst.(*wasmtimeInstance)
-	t.Cleanup(func() { i.close(ctx) })
+	i := newWasmtimeTestInstance(t, growTestModule(), newWorld(worldSpec{deterministic: true}))
 	mem := i.memory()
 	require.Equal(t, uint32(pageSize), mem.Size())
 	require.False(t, mem.Write(pageSize+8, []byte{1}), "past the end")
