@@ -16,6 +16,7 @@ import (
 // The zero Config is not valid; start from NewConfig.
 type Config struct {
 	engine        string // WithEngine; "": defaultEngine
+	engineFromEnv bool   // engine is EngineEnv's (NewConfig), not WithEngine's: New's error names the variable
 	cacheDir      string
 	deterministic bool
 	seed          int64
@@ -46,7 +47,8 @@ type Config struct {
 //     DefaultBytecodeEntries programs and DefaultBytecodeBytes
 //     (WithBytecodeCache).
 func NewConfig() Config {
-	return Config{engine: defaultEngine(), cacheDir: DefaultCacheDir(), limits: api.DefaultLimits(),
+	engine, fromEnv := defaultEngine()
+	return Config{engine: engine, engineFromEnv: fromEnv, cacheDir: DefaultCacheDir(), limits: api.DefaultLimits(),
 		admission: admissionConfig{wait: DefaultAdmissionWait}, pool: DefaultPoolSize,
 		bytecodeEntries: DefaultBytecodeEntries, bytecodeBytes: DefaultBytecodeBytes}
 }
@@ -56,7 +58,7 @@ func NewConfig() Config {
 // Engines lists what this build has). New fails on an unknown name, and on
 // wasmtime in a build without it.
 func (c Config) WithEngine(name string) Config {
-	c.engine = name
+	c.engine, c.engineFromEnv = name, false
 	return c
 }
 

@@ -37,13 +37,27 @@ func Engines() []string {
 	return []string{EngineWazero}
 }
 
-// defaultEngine is the engine of NewConfig: EngineEnv's, else wazero.
-func defaultEngine() string {
+// defaultEngine is the engine of NewConfig: EngineEnv's (fromEnv), else
+// wazero.
+func defaultEngine() (name string, fromEnv bool) {
 	if name := os.Getenv(EngineEnv); name != "" {
-		return name
+		return name, true
 	}
-	return EngineWazero
+	return EngineWazero, false
 }
+
+// envEngineError is New's error for an engine EngineEnv names that this
+// build cannot run: CheckEngine's, saying where the name came from.
+type envEngineError struct {
+	name string
+	err  error
+}
+
+func (e *envEngineError) Error() string {
+	return fmt.Sprintf("wasmhost: the environment's %s=%s: %s", EngineEnv, e.name, strings.TrimPrefix(e.err.Error(), "wasmhost: "))
+}
+
+func (e *envEngineError) Unwrap() error { return e.err }
 
 // CheckEngine reports whether this build can run the engine name: nil,
 // ErrNoWasmtime for EngineWasmtime in a build without it, or an error

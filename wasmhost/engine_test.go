@@ -3,6 +3,7 @@ package wasmhost_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,13 +44,18 @@ func TestEngines_defaultFirst(t *testing.T) {
 
 func TestNew_unknownEngine(t *testing.T) {
 	_, err := wasmhost.New(context.Background(), testConfig().WithEngine("v8"))
-	require.ErrorContains(t, err, `unknown engine "v8"`)
+	require.EqualError(t, err, `wasmhost: unknown engine "v8": the engines are wazero and wasmtime (this build has `+
+		strings.Join(wasmhost.Engines(), " and ")+`)`, "a name given in code is not blamed on the environment")
 }
 
 func TestNewConfig_engineFromEnv(t *testing.T) {
 	t.Setenv(wasmhost.EngineEnv, "v8")
 	_, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithCompilationCacheDir(cacheDir))
-	require.ErrorContains(t, err, `unknown engine "v8"`, "NewConfig takes its engine from PTCX_ENGINE")
-	// WithEngine overrides it.
+	require.EqualError(t, err, `wasmhost: the environment's PTCX_ENGINE=v8: unknown engine "v8": the engines are wazero and wasmtime (this build has `+
+		strings.Join(wasmhost.Engines(), " and ")+`)`, "NewConfig takes its engine from PTCX_ENGINE, and New's error says so")
+	// WithEngine overrides it, and a bad name given in code is its own.
+	_, err = wasmhost.New(context.Background(), wasmhost.NewConfig().WithCompilationCacheDir(cacheDir).WithEngine("v9"))
+	require.ErrorContains(t, err, `wasmhost: unknown engine "v9"`)
+	require.NotContains(t, err.Error(), wasmhost.EngineEnv)
 	requireHealthy(t, newRuntime(t, wasmhost.NewConfig().WithCompilationCacheDir(cacheDir).WithEngine(wasmhost.EngineWazero)))
 }

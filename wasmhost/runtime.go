@@ -79,6 +79,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt.runners = newRunners(rt.closing.Done(), maxIdleRunners, runnerIdle)
 	eng, err := newEngine(ctx, cfg.engineName(), rt.limits.MemoryBytes, cfg.cacheDir)
 	if err != nil {
+		if cfg.engineFromEnv && CheckEngine(cfg.engine) != nil {
+			return nil, &envEngineError{name: cfg.engine, err: err}
+		}
 		return nil, err
 	}
 	rt.eng = eng

@@ -127,7 +127,7 @@ func TestRuntime_Resume_recycle(t *testing.T) {
 	require.NotNil(t, first)
 	buf := first.buf
 	spares := 0
-	if defaultEngine() == EngineWazero {
+	if name, _ := defaultEngine(); name == EngineWazero {
 		spares = 1 // its memory is a reservation of the host's
 	}
 	require.Equal(t, spares, rt.PoolStats().ResumeSpares, "the suspended run's memory is kept backed for its resume")

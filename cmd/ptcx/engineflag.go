@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/ptcx/ptcx/wasmhost"
@@ -24,5 +26,20 @@ func (e *engineValue) Set(name string) error {
 		return err
 	}
 	*e = engineValue(name)
+	return nil
+}
+
+// checkEngineEnv checks the engine $PTCX_ENGINE names, which a command runs
+// on when neither --engine nor (ptcx serve) its config names one: a name
+// this build cannot run is then a usage error before anything starts, as
+// --engine's is, instead of a failed run_code once a program runs.
+func checkEngineEnv() error {
+	name := os.Getenv(wasmhost.EngineEnv)
+	if name == "" {
+		return nil
+	}
+	if err := wasmhost.CheckEngine(name); err != nil {
+		return fmt.Errorf("$%s=%s: %w", wasmhost.EngineEnv, name, err)
+	}
 	return nil
 }
