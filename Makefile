@@ -44,14 +44,17 @@ test-stores: guest
 
 # test-wasmtime runs the sandbox's suites (wasmhost, executor and the
 # hostile programs, the hammer test among them) again on the wasmtime
-# engine, and bench's ptcx-wasmtime peer: the same tests, switched by
+# engine, bench's ptcx-wasmtime peer, and make demo with a wasmtime build
+# on wasmtime, whose output must be README.md's: the same tests, switched by
 # PTCX_ENGINE, built with the wasmtime tag (cgo; the first build links
 # wasmtime's static library, about a minute). Without -race, to keep make test within its time budget (the
 # -race run of the same suites on wazero above is most of it); about 4
 # minutes on 2 cores.
-test-wasmtime: guest
+test-wasmtime: build
 	PTCX_ENGINE=wasmtime PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -timeout 20m ./wasmhost/ ./executor/ ./hostile/
 	PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -run Wasmtime ./bench/
+	CGO_ENABLED=1 $(GO) build -tags wasmtime -o bin/ptcx-wasmtime ./cmd/ptcx
+	PTCX_DEMO_BIN=bin/ptcx-wasmtime PTCX_ENGINE=wasmtime scripts/check-demo.sh
 
 # check-docs requires docs/architecture.md's package table to match the
 # real imports, and every relative link in the docs to resolve.

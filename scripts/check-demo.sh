@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # check-demo.sh fails when README.md's copy of the `make demo` output differs
 # from what scripts/demo.sh prints now: the README must show what users see.
+# PTCX_DEMO_BIN and PTCX_ENGINE, when set, reach the demo (make
+# test-wasmtime: the same output from the wasmtime build on wasmtime).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -18,4 +20,4 @@ if [ "$want" != "$got" ]; then
 	diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") >&2 || true
 	exit 1
 fi
-echo "check-demo: README.md matches make demo"
+echo "check-demo: README.md matches make demo${PTCX_DEMO_BIN:+ run by $PTCX_DEMO_BIN}${PTCX_ENGINE:+ with PTCX_ENGINE=$PTCX_ENGINE}"

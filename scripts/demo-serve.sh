@@ -6,7 +6,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ptcx=$root/bin/ptcx
+ptcx=${PTCX_DEMO_BIN:-$root/bin/ptcx} # as scripts/demo.sh
 tmp=$(mktemp -d)
 pid=""
 cleanup() {

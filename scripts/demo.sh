@@ -6,12 +6,18 @@
 # then what the model would see.
 set -euo pipefail
 
+# PTCX_DEMO_BIN, when set, is the ptcx binary the demo runs instead of
+# bin/ptcx (make test-wasmtime runs it with bin/ptcx-wasmtime and
+# PTCX_ENGINE=wasmtime: the same output on the other engine).
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-ptcx=$root/bin/ptcx
+ptcx=${PTCX_DEMO_BIN:-$root/bin/ptcx}
+[ -x "$ptcx" ] || { echo "demo: $ptcx is not an executable: build it first (make build)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r examples/workspace/sample "$tmp/sample"
+mkdir "$tmp/bin"
+ln -s "$(cd "$(dirname "$ptcx")" && pwd)/$(basename "$ptcx")" "$tmp/bin/ptcx"
 
 # show prints a command line; run runs it from a directory where "sample" is
 # the workspace copy, so the output never depends on where the demo runs.
@@ -28,7 +34,7 @@ show() {
 run() {
   show ptcx "$@"
   local status=0
-  (cd "$tmp" && PATH="$root/bin:$PATH" ptcx "$@") || status=$?
+  (cd "$tmp" && PATH="$tmp/bin:$root/bin:$PATH" ptcx "$@") || status=$?
   [ "$status" -eq 0 ] || printf '(exit status %d)\n' "$status"
 }
 ln -sf "$root/examples" "$tmp/examples"
