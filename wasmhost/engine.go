@@ -46,8 +46,27 @@ func defaultEngine() (name string, fromEnv bool) {
 	return EngineWazero, false
 }
 
-// envEngineError is New's error for an engine EngineEnv names that this
-// build cannot run: CheckEngine's, saying where the name came from.
+// CheckEngineEnv checks the engine EngineEnv names, which NewConfig's
+// configuration runs on: nil when it is not set or this build can run it,
+// else CheckEngine's error saying where the name came from (New's error for
+// that configuration). A command that takes an engine from its flags checks
+// it up front with this when none was given.
+func CheckEngineEnv() error {
+	if name, fromEnv := defaultEngine(); fromEnv {
+		return checkEnvEngine(name)
+	}
+	return nil
+}
+
+// checkEnvEngine is CheckEngine for a name EngineEnv gave.
+func checkEnvEngine(name string) error {
+	if err := CheckEngine(name); err != nil {
+		return &envEngineError{name: name, err: err}
+	}
+	return nil
+}
+
+// envEngineError is CheckEngine's error for a name EngineEnv gave.
 type envEngineError struct {
 	name string
 	err  error

@@ -49,10 +49,16 @@ func TestNew_unknownEngine(t *testing.T) {
 }
 
 func TestNewConfig_engineFromEnv(t *testing.T) {
+	t.Setenv(wasmhost.EngineEnv, "")
+	require.NoError(t, wasmhost.CheckEngineEnv(), "not set")
+	t.Setenv(wasmhost.EngineEnv, wasmhost.EngineWazero)
+	require.NoError(t, wasmhost.CheckEngineEnv())
 	t.Setenv(wasmhost.EngineEnv, "v8")
+	const want = `wasmhost: the environment's PTCX_ENGINE=v8: unknown engine "v8": the engines are wazero and wasmtime (this build has `
+	require.EqualError(t, wasmhost.CheckEngineEnv(), want+strings.Join(wasmhost.Engines(), " and ")+`)`)
 	_, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithCompilationCacheDir(cacheDir))
-	require.EqualError(t, err, `wasmhost: the environment's PTCX_ENGINE=v8: unknown engine "v8": the engines are wazero and wasmtime (this build has `+
-		strings.Join(wasmhost.Engines(), " and ")+`)`, "NewConfig takes its engine from PTCX_ENGINE, and New's error says so")
+	require.EqualError(t, err, want+strings.Join(wasmhost.Engines(), " and ")+`)`,
+		"NewConfig takes its engine from PTCX_ENGINE, and New's error says so")
 	// WithEngine overrides it, and a bad name given in code is its own.
 	_, err = wasmhost.New(context.Background(), wasmhost.NewConfig().WithCompilationCacheDir(cacheDir).WithEngine("v9"))
 	require.ErrorContains(t, err, `wasmhost: unknown engine "v9"`)

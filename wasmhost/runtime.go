@@ -71,6 +71,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := cfg.checkStartup(); err != nil {
 		return nil, err
 	}
+	if cfg.engineFromEnv {
+		if err := checkEnvEngine(cfg.engine); err != nil {
+			return nil, err // the name is the environment's: say so
+		}
+	}
 	rt := &Runtime{cfg: cfg, limits: cfg.limits.WithDefaults()}
 	if err := rt.setAdmission(cfg.admission); err != nil {
 		return nil, err
@@ -79,9 +84,6 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt.runners = newRunners(rt.closing.Done(), maxIdleRunners, runnerIdle)
 	eng, err := newEngine(ctx, cfg.engineName(), rt.limits.MemoryBytes, cfg.cacheDir)
 	if err != nil {
-		if cfg.engineFromEnv && CheckEngine(cfg.engine) != nil {
-			return nil, &envEngineError{name: cfg.engine, err: err}
-		}
 		return nil, err
 	}
 	rt.eng = eng

@@ -25,7 +25,7 @@ func TestEngineEnv_bad(t *testing.T) {
 	require.NoError(t, os.WriteFile(config, []byte(`{"listen": "127.0.0.1:0", "workspace": "`+dir+`", "tenants": [`+
 		`{"name": "a", "key_sha256": "`+strings.Repeat("0", 64)+`", "mode": "ptc"}]}`), 0o644))
 	t.Setenv(wasmhost.EngineEnv, "v8")
-	const want = `$PTCX_ENGINE=v8: wasmhost: unknown engine "v8": the engines are wazero and wasmtime`
+	const want = `wasmhost: the environment's PTCX_ENGINE=v8: unknown engine "v8": the engines are wazero and wasmtime`
 	for _, args := range [][]string{
 		{"run", prog},
 		{"call", "--workspace", dir, "list", `{}`},

@@ -2,8 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ptcx/ptcx/wasmhost"
@@ -29,17 +27,14 @@ func (e *engineValue) Set(name string) error {
 	return nil
 }
 
-// checkEngineEnv checks the engine $PTCX_ENGINE names, which a command runs
-// on when neither --engine nor (ptcx serve) its config names one: a name
-// this build cannot run is then a usage error before anything starts, as
+// engineEnvError is the error of a command whose engine was not chosen
+// (chosen is "": no --engine, nor, for ptcx serve, an engine in its
+// config) when $PTCX_ENGINE names one this build cannot run
+// (wasmhost.CheckEngineEnv): a usage error before anything starts, as
 // --engine's is, instead of a failed run_code once a program runs.
-func checkEngineEnv() error {
-	name := os.Getenv(wasmhost.EngineEnv)
-	if name == "" {
+func engineEnvError(chosen string) error {
+	if chosen != "" {
 		return nil
 	}
-	if err := wasmhost.CheckEngine(name); err != nil {
-		return fmt.Errorf("$%s=%s: %w", wasmhost.EngineEnv, name, err)
-	}
-	return nil
+	return wasmhost.CheckEngineEnv()
 }

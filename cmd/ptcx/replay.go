@@ -48,10 +48,8 @@ func runReplay(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) != 1 {
 		return usageError(fs, s, "want one TRACE file, got %d arguments", len(pos))
 	}
-	if st.engine == "" {
-		if err := checkEngineEnv(); err != nil {
-			return usageError(fs, s, "%v", err)
-		}
+	if err := engineEnvError(st.engine); err != nil {
+		return usageError(fs, s, "%v", err)
 	}
 	if *gateWait < time.Millisecond {
 		return usageError(fs, s, "--gate-wait %v: want a duration of at least 1ms", *gateWait)

@@ -46,10 +46,8 @@ func runServe(ctx context.Context, c command, s *stdio, args []string) int {
 	if engine != "" {
 		cfg.Engine = engine
 	}
-	if cfg.Engine == "" {
-		if err := checkEngineEnv(); err != nil {
-			return usageError(fs, s, "%v (the config names no engine)", err)
-		}
+	if err := engineEnvError(cfg.Engine); err != nil {
+		return usageError(fs, s, "%v (the config names no engine)", err)
 	}
 	log := slog.New(slog.NewJSONHandler(s.err, nil))
 	// The guests get a slot per core (GOMAXPROCS, which follows the CPU

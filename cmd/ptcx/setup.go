@@ -104,10 +104,8 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if s.allowBash && s.noBuiltin {
 		return nil, usage{errors.New("--allow-bash adds a built-in tool: it cannot go with --no-builtin")}
 	}
-	if s.engine == "" {
-		if err := checkEngineEnv(); err != nil {
-			return nil, usage{err}
-		}
+	if err := engineEnvError(s.engine); err != nil {
+		return nil, usage{err}
 	}
 	ups, err := s.parseUpstreams()
 	if err != nil {
