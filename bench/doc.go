@@ -24,11 +24,12 @@
 // node-worker neither snapshot nor pool) is missing from it with the reason
 // (ErrUnsupported), never dropped.
 //
-// `go test -bench ./bench/...`, `ptcx bench` and `make bench` drive it.
+// `go test -bench ./bench/...`, `ptcx bench` and `make bench` drive it. It
+// imports the library (api, executor, registry, transpile, wasmhost); the
+// library never imports it, and only bench/gojapeer links goja.
+//
 // BenchmarkPerCallAwait_layers (go test only) splits per_call_await into
 // the layers of a nested call, beside goja in the same rounds: ptcx end to
 // end, and the sandbox alone with a dispatcher that answers at once or
-// from Idle. It
-// imports the library (api, executor, registry, transpile, wasmhost); the
-// library never imports it, and only bench/gojapeer links goja.
+// from Idle.
 package bench

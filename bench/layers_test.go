@@ -33,7 +33,9 @@ func BenchmarkPerCallAwait_layers(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer own.Close(ctx)
-	rt, err := wasmhost.New(ctx, wasmhost.NewConfig())
+	// On wazero, as NewPTCX's sandbox, whatever PTCX_ENGINE says: the
+	// layers must be layers of the same call.
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithEngine(wasmhost.EngineWazero))
 	if err != nil {
 		b.Fatal(err)
 	}
