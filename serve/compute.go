@@ -14,16 +14,21 @@ import (
 )
 
 // computeBucket is a tenant's compute-seconds-per-minute quota: a token
-// bucket of rate seconds, refilled at rate/60 per second, charged after
-// each run for the CPU time its guest used (not for time waiting on tools).
-// A run is admitted while the bucket is positive, so one run may overdraw
-// it; the next ones wait until it refills.
+// bucket of rate seconds, refilled at rate/60 per second, charged for the
+// CPU time each run's guest used (not for time waiting on tools) and for
+// the host's work done for the tenant's requests (by its wall time).
+// Admission reserves each run's compute limit until the run ends, and
+// admits a run only while the bucket's level less the reservations of the
+// runs in flight is positive: all the tenant's concurrent runs together
+// overdraw it by at most one run's limit (a tenant whose quota is below
+// its runs' limit then runs one program at a time).
 type computeBucket struct {
-	mu     sync.Mutex
-	rate   float64 // seconds per minute; the capacity
-	tokens float64
-	at     time.Time
-	now    func() time.Time
+	mu       sync.Mutex
+	rate     float64 // seconds per minute; the capacity
+	tokens   float64
+	reserved float64 // seconds reserved by the runs in flight
+	at       time.Time
+	now      func() time.Time
 }
 
 func newComputeBucket(rate float64, now func() time.Time) *computeBucket {
@@ -35,19 +40,33 @@ func (b *computeBucket) refillLocked(now time.Time) {
 	b.at = now
 }
 
-// available reports whether a run may start, and if not, how long until it
-// may.
-func (b *computeBucket) available() (bool, time.Duration) {
+// reserve admits a run whose compute limit is d, reserving it, while the
+// level less the reservations in flight is positive; if not, it reports
+// how long until a retry may pass: until the bucket refills when it is
+// empty, else a second (a run in flight ends, giving back what it did not
+// use).
+func (b *computeBucket) reserve(d time.Duration) (bool, time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refillLocked(b.now())
-	if b.tokens > 0 {
+	if b.tokens-b.reserved > 0 {
+		b.reserved += d.Seconds()
 		return true, 0
 	}
-	wait := time.Duration((-b.tokens + 0.001) / (b.rate / 60) * float64(time.Second))
-	return false, wait
+	if b.tokens <= 0 {
+		return false, time.Duration((-b.tokens + 0.001) / (b.rate / 60) * float64(time.Second))
+	}
+	return false, DefaultRetryAfter
 }
 
+// unreserve gives back a reservation made by reserve.
+func (b *computeBucket) unreserve(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reserved = math.Max(b.reserved-d.Seconds(), 0)
+}
+
+// charge takes d, used, from the bucket.
 func (b *computeBucket) charge(d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

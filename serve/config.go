@@ -34,6 +34,19 @@ const (
 	DefaultMaxExecutions  = 4096
 	DefaultMaxConcurrent  = 16
 	DefaultMaxPending     = 64
+	// DefaultMaxRetainedBytes is a tenant's budget of retained results and
+	// events: 16 results at the default output limit, or thousands of
+	// ordinary ones.
+	DefaultMaxRetainedBytes = 64 << 20
+	// DefaultMaxParkedBytes is a tenant's budget of parked snapshots, on
+	// the spill directory or in the store: 64 parked executions (the
+	// default max_pending) of 16 MiB each, or thousands of small ones
+	// (a small program's snapshot is about 60 KiB compressed).
+	DefaultMaxParkedBytes = 1 << 30
+	// DefaultMaxStreams is a tenant's event streams open at once: one per
+	// execution a client follows, for four times the default
+	// max_concurrent.
+	DefaultMaxStreams = 64
 	DefaultMaxClientTools = 64
 	DefaultRetryAfter     = 1 * time.Second
 	maxTenants            = 1024
@@ -183,10 +196,35 @@ type Quotas struct {
 	PendingTimeoutMS int64 `json:"pending_timeout_ms,omitempty" yaml:"pending_timeout_ms,omitempty"`
 	// ComputeSecondsPerMinute, when positive, is a token bucket of guest
 	// CPU seconds (refilled at this many per minute, holding at most as
-	// many), charged after each run for the CPU it used, not for waits on
-	// tools. While it is empty: 429, reason compute_seconds, with the
+	// many), charged for the CPU each run used, not for waits on tools,
+	// and for the host's work done for the tenant's requests. Each run
+	// reserves its compute limit while it runs; while the bucket less the
+	// reservations is not positive: 429, reason compute_seconds, with the
 	// Retry-After of its refill. Default 0: no compute quota.
 	ComputeSecondsPerMinute float64 `json:"compute_seconds_per_minute,omitempty" yaml:"compute_seconds_per_minute,omitempty"`
+	// MaxMemoryMB is the tenant's share of the sandbox's committed guest
+	// memory, in MiB: its runs in flight commit their memory limit each,
+	// and a run past the share is refused (429, reason memory_share).
+	// Default: the sandbox's cap divided by the number of tenants, never
+	// less than two runs at the tenant's memory limit. At least the
+	// tenant's memory limit.
+	MaxMemoryMB int64 `json:"max_memory_mb,omitempty" yaml:"max_memory_mb,omitempty"`
+	// MaxRetainedBytes is the tenant's budget of retained results and
+	// events (its executions' logs, values, texts, call records and
+	// events, live and settled); past it the oldest settled execution is
+	// evicted first, read or not, and a live execution's events past it
+	// are counted, not kept (default DefaultMaxRetainedBytes).
+	MaxRetainedBytes int64 `json:"max_retained_bytes,omitempty" yaml:"max_retained_bytes,omitempty"`
+	// MaxParkedBytes is the tenant's budget of parked executions'
+	// snapshots (spill directory or store). At it, new executions with
+	// client tools are refused (429, reason parked_bytes), and an
+	// execution that would park past it waits for its client live
+	// instead, within its memory share (default DefaultMaxParkedBytes).
+	MaxParkedBytes int64 `json:"max_parked_bytes,omitempty" yaml:"max_parked_bytes,omitempty"`
+	// MaxStreams caps the tenant's event streams open at once (GET
+	// /v1/executions/{id}/events); past it: 429, reason max_streams
+	// (default DefaultMaxStreams).
+	MaxStreams int `json:"max_streams,omitempty" yaml:"max_streams,omitempty"`
 }
 
 // RunLimits are run_code limits, as in run_code's arguments. Zero means the
@@ -340,6 +378,8 @@ func (t TenantConfig) validate() error {
 		{"limits.output_bytes", int64(t.Limits.OutputBytes)}, {"limits.max_calls", int64(t.Limits.MaxCalls)},
 		{"quotas.max_concurrent", int64(t.Quotas.MaxConcurrent)}, {"quotas.max_pending", int64(t.Quotas.MaxPending)},
 		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS},
+		{"quotas.max_memory_mb", t.Quotas.MaxMemoryMB}, {"quotas.max_retained_bytes", t.Quotas.MaxRetainedBytes},
+		{"quotas.max_parked_bytes", t.Quotas.MaxParkedBytes}, {"quotas.max_streams", int64(t.Quotas.MaxStreams)},
 		{"sessions.max_bytes", t.Sessions.MaxBytes}, {"sessions.wait_ms", t.Sessions.WaitMS},
 		{"sessions.idle_suspend_ms", t.Sessions.IdleSuspendMS}, {"sessions.ttl_ms", t.Sessions.TTLMS},
 		{"sessions.max_sessions", t.Sessions.MaxSessions},
@@ -350,6 +390,12 @@ func (t TenantConfig) validate() error {
 	}
 	if t.Sessions.MaxBytes > store.MaxSnapshotBytes {
 		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot)", t.Sessions.MaxBytes, store.MaxSnapshotBytes)
+	}
+	if m, limit := t.Quotas.MaxMemoryMB<<20, t.Limits.api().WithDefaults().MemoryBytes; m > 0 && m < limit {
+		return fmt.Errorf(".quotas.max_memory_mb: %d is below the tenant's memory limit of %d MiB (limits.memory_mb): a run at the limit could never be admitted", t.Quotas.MaxMemoryMB, limit>>20)
+	}
+	if t.Quotas.MaxMemoryMB > 1<<30 {
+		return fmt.Errorf(".quotas.max_memory_mb: %d MiB is over the maximum of %d (1 PiB)", t.Quotas.MaxMemoryMB, 1<<30)
 	}
 	if c := t.Quotas.ComputeSecondsPerMinute; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
 		return fmt.Errorf(".quotas.compute_seconds_per_minute: %v is not a non-negative number (0 means no compute quota)", c)

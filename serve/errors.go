@@ -33,6 +33,15 @@ const (
 	// keep_state sessions a tenant has in the store (ReasonMaxSessions is
 	// the workspace sessions open at once).
 	ReasonMaxStateSessions = "max_state_sessions"
+	// ReasonMemoryShare is quotas.max_memory_mb: the guest memory the
+	// tenant's runs in flight commit.
+	ReasonMemoryShare = "memory_share"
+	// ReasonParkedBytes is quotas.max_parked_bytes: the bytes of the
+	// tenant's parked executions' snapshots.
+	ReasonParkedBytes = "parked_bytes"
+	// ReasonMaxStreams is quotas.max_streams: the tenant's event streams
+	// open at once.
+	ReasonMaxStreams = "max_streams"
 )
 
 // ErrorBody is the error of the envelope {"error": {...}}, of a failed
@@ -91,11 +100,17 @@ func errorBody(e *api.Error) *ErrorBody {
 }
 
 func writeError(w http.ResponseWriter, e *httpError) {
-	if e.retryAfter > 0 {
-		secs := max((e.retryAfter+time.Second-1)/time.Second, 1) // whole seconds, rounded up
+	setRetryAfter(w, e.retryAfter)
+	writeJSON(w, e.status, ErrorEnvelope{Error: e.body})
+}
+
+// setRetryAfter sets Retry-After to d in whole seconds, rounded up (none
+// for d <= 0).
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	if d > 0 {
+		secs := max((d+time.Second-1)/time.Second, 1)
 		w.Header().Set("Retry-After", strconv.Itoa(int(secs)))
 	}
-	writeJSON(w, e.status, ErrorEnvelope{Error: e.body})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

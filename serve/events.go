@@ -32,6 +32,12 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
 		}
 		after = n
 	}
+	closeStream, herr := s.openStream(t)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	defer closeStream()
 	if x == nil {
 		if _, herr := s.cluster.record(r.Context(), t.name, r.PathValue("id")); herr != nil {
 			writeError(w, herr)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
@@ -22,6 +23,10 @@ type execution struct {
 	sum     [32]byte // the request body's hash, for the idempotency check
 	cancel  context.CancelFunc
 	client  bool // declared client tools (counted against max_pending)
+	work    work // what each of its runs is admitted as (admission.go); zero: the tenant's defaults
+	// live is set once the execution must wait for its client live, never
+	// parked (its tenant's parked bytes are at their quota: waitLive).
+	live atomic.Bool
 
 	mu        sync.Mutex
 	status    string
@@ -32,7 +37,9 @@ type execution struct {
 	calls     []CallRecord
 	callCount int
 	events    []Event
-	dropped   int // events over max_events, counted not kept
+	dropped   int   // events over max_events or the retained bytes, counted not kept
+	bytes     int64 // retained bytes (retained.go): its events', and once filed settled its result's
+	filed     bool  // filed settled in the table: bytes are counted as the tenant's settled ones
 	maxEvents int
 	eventBase int // events numbered before this node took it over (park.go)
 	cancelled bool
@@ -41,6 +48,7 @@ type execution struct {
 	spec           parkSpec                  // what rebuilds its executor elsewhere
 	parked         *executor.Parked          // held on this node; nil once given up
 	snapshot       string                    // the store's name of its bytes; "" without a store
+	parkedSize     int64                     // their size, counted in its tenant's parked bytes
 	answers        map[int32]executor.Answer // results given while parked, by parked call id
 	given          map[int32]ToolResult      // the same, as the client posted them (the record keeps them)
 	expiry         *time.Timer               // answers expired calls
@@ -98,6 +106,13 @@ func (x *execution) emitLocked(typ string, data any) bool {
 	b, err := json.Marshal(data)
 	if err != nil {
 		b = json.RawMessage(`{}`)
+	}
+	if n := eventBytes(b); !x.filed && typ != EventDone { // filed: counted with its result (retained.go)
+		if !x.tenant.chargeEvent(n) { // past the tenant's retained bytes
+			x.dropped++
+			return false
+		}
+		x.bytes += int64(n)
 	}
 	x.events = append(x.events, Event{ID: x.eventBase + len(x.events) + 1, Type: typ, Data: b})
 	return true

@@ -1,9 +1,7 @@
 package serve
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -97,21 +95,7 @@ func (s *Server) wrap(pattern string, rt route) http.HandlerFunc {
 	}
 }
 
-func (s *Server) refuseWhileDraining(w http.ResponseWriter, t *tenant) bool {
-	if !s.draining.Load() {
-		return false
-	}
-	s.metrics.rejections.WithLabelValues(t.name, "draining").Inc()
-	e := errorf(http.StatusServiceUnavailable, CodeDraining, "the server is draining (shutting down) and accepts no new work; retry on another instance")
-	e.retryAfter = DefaultRetryAfter
-	writeError(w, e)
-	return true
-}
-
 func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
-	if s.refuseWhileDraining(w, t) {
-		return
-	}
 	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
 	if herr != nil {
 		writeError(w, herr)
@@ -133,9 +117,6 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		return
 	}
 	if herr != nil {
-		if herr.body.Reason != "" {
-			s.metrics.rejections.WithLabelValues(t.name, herr.body.Reason).Inc()
-		}
 		writeError(w, herr)
 		return
 	}
@@ -306,9 +287,6 @@ func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tena
 }
 
 func (s *Server) postCall(w http.ResponseWriter, r *http.Request, t *tenant) {
-	if s.refuseWhileDraining(w, t) {
-		return
-	}
 	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
 	if herr != nil {
 		writeError(w, herr)
@@ -319,13 +297,12 @@ func (s *Server) postCall(w http.ResponseWriter, r *http.Request, t *tenant) {
 		writeError(w, badRequest("the call", err))
 		return
 	}
-	release, herr := t.admit()
+	k, herr := s.admit(t, t.callWork(req.Name, req.Arguments))
 	if herr != nil {
-		s.metrics.rejections.WithLabelValues(t.name, herr.body.Reason).Inc()
 		writeError(w, herr)
 		return
 	}
-	defer release()
+	defer k.release()
 	res := t.exec.Execute(r.Context(), executor.Call{Scope: req.Scope, Name: req.Name, Args: req.Arguments})
 	out := CallResponse{OK: res.OK()}
 	if res.OK() {
@@ -367,16 +344,6 @@ func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, t *tenant) {
 		out[i] = section{sec.Name, sec.Text}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sections": out})
-}
-
-func (s *Server) mcp(w http.ResponseWriter, r *http.Request, t *tenant) {
-	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
-	if herr != nil {
-		writeError(w, herr)
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	t.mcp.ServeHTTP(w, r)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -20,6 +20,11 @@ type metrics struct {
 	compute      *prometheus.CounterVec   // tenant
 	parked       *prometheus.GaugeVec     // tenant
 	releases     prometheus.Counter       // idle.go
+	// What each tenant holds of what the tenants share (admission.go).
+	memoryCommitted *prometheus.GaugeVec // tenant
+	parkedBytes     *prometheus.GaugeVec // tenant
+	retainedBytes   *prometheus.GaugeVec // tenant
+	streams         *prometheus.GaugeVec // tenant
 }
 
 func newMetrics(held func() int) *metrics {
@@ -57,10 +62,23 @@ func newMetrics(held func() int) *metrics {
 	m.parked = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "ptcx_executions_parked", Help: "Executions parked on this node, waiting on their client with no instance or goroutine.",
 	}, []string{"tenant"})
+	m.memoryCommitted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ptcx_committed_memory_bytes", Help: "Guest memory committed by the tenant's runs in flight, against its share (quotas.max_memory_mb).",
+	}, []string{"tenant"})
+	m.parkedBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ptcx_parked_bytes", Help: "Bytes of the tenant's parked executions' snapshots on this node's spill directory or in the store (quotas.max_parked_bytes).",
+	}, []string{"tenant"})
+	m.retainedBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ptcx_retained_bytes", Help: "Bytes of results and events the tenant's executions hold on this node, live and settled (quotas.max_retained_bytes).",
+	}, []string{"tenant"})
+	m.streams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ptcx_event_streams", Help: "Event streams the tenant has open on this node (quotas.max_streams).",
+	}, []string{"tenant"})
 	held_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ptcx_pending_executions_held", Help: "Executions with client tools counted against their tenant's max_pending (parked or live).",
 	}, func() float64 { return float64(held()) })
 	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, m.parked, m.releases, held_,
+		m.memoryCommitted, m.parkedBytes, m.retainedBytes, m.streams,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: "ptcx"}))
 	return m
 }

@@ -46,6 +46,9 @@ type parkSpec struct {
 // isClientTool reports whether the program's tool of that name is one of
 // the execution's client tools: what ExecuteParkable may park on.
 func (x *execution) isClientTool(name string) bool {
+	if x.live.Load() {
+		return false
+	}
 	for _, ct := range x.spec.ClientTools {
 		if ct.Name == name {
 			return true
@@ -60,13 +63,17 @@ func (x *execution) isClientTool(name string) bool {
 func (s *Server) run(ctx context.Context, x *execution, r api.Result, p *executor.Parked, release func()) {
 	release()
 	if p != nil && ctx.Err() == nil {
-		if err := s.park(x, p); err == nil {
+		err := s.park(x, p)
+		switch {
+		case err == nil:
 			return
-		} else {
-			r = p.Discard(context.WithoutCancel(ctx))
-			r.Err = &api.Error{Code: api.CodeInternal, Message: "the execution could not be parked: " + err.Error()}
-			r.Text = r.Err.Message
+		case errors.Is(err, errNoParkRoom):
+			s.waitLive(ctx, x, p)
+			return
 		}
+		r = p.Discard(context.WithoutCancel(ctx))
+		r.Err = &api.Error{Code: api.CodeInternal, Message: "the execution could not be parked: " + err.Error()}
+		r.Text = r.Err.Message
 	} else if p != nil {
 		r = p.Discard(context.WithoutCancel(ctx)) // cancelled as it parked
 	}
@@ -89,7 +96,7 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 	// its settling evicted gone (max_retained). The count never evicts x
 	// here, the newest; its retention starts now.
 	x.stampSettled(time.Now())
-	s.table.settle(x)
+	s.table.settle(x, r)
 	x.settle(r)
 	if s.cluster != nil {
 		// A parked execution has no follower (it stopped once the parked
@@ -121,10 +128,15 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		ids[i] = p.CallID(c.ID)
 	}
 	expires := time.Now().Add(x.tenant.pendingTimeout)
+	var size int64
 	if s.cluster != nil || s.spill != nil {
 		data, err := encodeParkFile(x, p, expires)
 		if err != nil {
 			return err
+		}
+		size = int64(len(data))
+		if !x.tenant.parkRoom(size) {
+			return errNoParkRoom
 		}
 		name = snapshotNameOf(x.id, data)
 		if s.cluster != nil {
@@ -141,8 +153,9 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 			p = nil
 		}
 	}
+	s.parkedBytes(x.tenant, size)
 	x.mu.Lock()
-	x.parked, x.snapshot, x.resuming = p, name, false
+	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
 	for i, c := range calls {
 		pc := &pendingCall{call: PendingCall{ID: ids[i], Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
@@ -312,10 +325,11 @@ func (s *Server) retryResume(x *execution) {
 // not pass (its bytes are gone, corrupt, not x's, or its program cannot
 // continue here) settles x as failed.
 func (s *Server) resume(x *execution) *httpError {
-	release, herr := x.tenant.admit()
+	k, herr := s.admit(x.tenant, x.resumeWork())
 	if herr != nil {
 		return herr
 	}
+	release := k.endRun
 	x.mu.Lock()
 	if !x.resumeDueLocked() {
 		x.mu.Unlock()
@@ -375,6 +389,49 @@ func (s *Server) resume(x *execution) *httpError {
 		s.run(ctx, x, r, again, release)
 	}()
 	return x.awaitStart(started, mark)
+}
+
+// resumeWork is what x's resumed run is admitted as: the work its first
+// run was (or, taken over from another node, the tenant's defaults: an
+// upper bound), holding its pending reservation already.
+func (x *execution) resumeWork() work {
+	w := x.work
+	if w.memory == 0 && w.compute == 0 {
+		w = x.tenant.runWork(nil)
+	}
+	w.client, w.resume = true, true
+	return w
+}
+
+// errNoParkRoom is park's error when the tenant's parked bytes have no
+// room for the execution's snapshot (quotas.max_parked_bytes).
+var errNoParkRoom = errors.New("serve: the tenant's parked bytes are at their quota")
+
+// waitLive continues an execution whose program would have parked past
+// its tenant's parked bytes quota: its client calls wait live, its run
+// admitted again within the tenant's memory share, and it never parks
+// again. With no room there either, it fails BUSY (retryable).
+func (s *Server) waitLive(ctx context.Context, x *execution, p *executor.Parked) {
+	x.live.Store(true)
+	busy := func(why string) {
+		r := p.Discard(context.WithoutCancel(ctx))
+		r.Err = &api.Error{Code: api.CodeBusy, Message: "the execution could neither park (its tenant's parked snapshots are at quotas.max_parked_bytes) nor wait for its client live: " + why + "; retry it"}
+		r.Text = r.Err.Message
+		s.settleRun(x, r)
+	}
+	k, herr := s.admit(x.tenant, x.resumeWork())
+	if herr != nil {
+		busy(herr.body.Message)
+		return
+	}
+	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", "execution", x.id, "tenant", x.tenant.name)
+	r, again := p.Resume(ctx, nil)
+	if again == p { // BUSY: nothing ran
+		k.endRun()
+		busy(r.Err.Message)
+		return
+	}
+	s.run(ctx, x, r, again, k.endRun)
 }
 
 // stillParked ends the message of a resume that may succeed when retried.
@@ -447,11 +504,13 @@ func (s *Server) dropSnapshot(x *execution, name string) {
 		return
 	}
 	x.mu.Lock()
+	var size int64
 	if x.snapshot == name {
-		x.snapshot = ""
+		x.snapshot, size, x.parkedSize = "", x.parkedSize, 0
 	}
 	x.answers, x.given = nil, nil
 	x.mu.Unlock()
+	s.parkedBytes(x.tenant, -size)
 	if s.spill != nil {
 		if err := s.spill.remove(name); err != nil {
 			s.log.Warn("removing a spilled snapshot failed", "execution", x.id, "snapshot", name, "error", err.Error())
@@ -622,7 +681,10 @@ func (s *Server) releaseParked() (n int) {
 			x.resuming, x.released = true, true // nothing here resumes or writes it any more
 			n++
 		}
+		size := x.parkedSize // its bytes are the node's that takes it over now
+		x.parkedSize = 0
 		x.mu.Unlock()
+		s.parkedBytes(x.tenant, -size)
 		if s.cluster != nil && x.isReleased() {
 			s.cluster.giveUp(x.id)
 		}

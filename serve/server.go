@@ -139,6 +139,15 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// sandboxCap is the sandbox's cap on committed guest memory (wasmhost's
+// WithMaxCommittedMemory), 0 when the runtime does not report it.
+func (s *Server) sandboxCap() int64 {
+	if u, ok := s.runtime.(interface{ Usage() wasmhost.Usage }); ok {
+		return u.Usage().MaxCommittedBytes
+	}
+	return 0
+}
+
 // Handler is the HTTP API.
 func (s *Server) Handler() http.Handler { return s.handler }
 

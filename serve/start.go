@@ -15,7 +15,11 @@ func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*executio
 	return s.startID(newID(), t, req, body)
 }
 
-// startID is start with the execution's id given (a queued one's).
+// startID is start with the execution's id given (a queued one's). What
+// it takes on the way (the tenant's admission, a keep_state session's
+// turn, a workspace session) is given back, in reverse, unless the
+// execution starts; once it does, the run's part goes back as the run ends
+// or parks (run) and the rest as it settles (settleRun).
 func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byte) (*execution, *httpError) {
 	if req.Scope != "" {
 		if _, err := t.exec.Registry().Mode(req.Scope); err != nil {
@@ -30,6 +34,15 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil {
 		return s.same(prev, x)
 	}
+	var undo undo
+	defer undo.run()
+	x.work = t.runWork(req.Limits)
+	x.work.client = x.client
+	k, herr := s.admit(t, x.work)
+	if herr != nil {
+		return nil, herr
+	}
+	undo.push(k.release)
 	var claim *sessionClaim // keep_state: this node's turn in the session (session_state.go)
 	if req.KeepState {
 		c, herr := s.states.claim(context.Background(), t, req.Scope, req.Session)
@@ -37,33 +50,16 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 			return nil, herr
 		}
 		claim = c
-	}
-	release, herr := t.admit()
-	if herr != nil {
-		claim.abandon()
-		return nil, herr
-	}
-	if claim != nil {
-		release = chain(release, claim.abandon)
-	}
-	releasePending := func() {}
-	if x.client {
-		rp, ok := s.pending.reserve(t.name, t.maxPending)
-		if !ok {
-			release()
-			return nil, quotaError(ReasonMaxPending, "tenant %s has %d executions with client tools live, its quota (quotas.max_pending); answer or cancel one first", t.name, t.maxPending)
-		}
-		releasePending = rp
+		undo.push(c.abandon)
 	}
 	ex, ws, releaseSession := t.exec, t.ws, func() {}
 	if req.Session != "" && t.sess != nil {
 		sws, rs, herr := t.sess.acquire(req.Session)
 		if herr != nil {
-			releasePending()
-			release()
 			return nil, herr
 		}
 		ws, releaseSession = sws, rs
+		undo.push(rs)
 	}
 	if x.client || ws != t.ws {
 		tools := make([]registry.Tool, len(req.ClientTools))
@@ -71,26 +67,25 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 		}
 		if ex, err = t.executorWith(ws, tools); err != nil {
-			releaseSession()
-			releasePending()
-			release()
 			return nil, badRequest("field client_tools", err)
 		}
 	}
-	releasePending = chain(releaseSession, releasePending)
 	x.spec = parkSpec{Scope: req.Scope, Session: req.Session, ClientTools: req.ClientTools}
-	x.releasePending = releasePending
 	ctx, cancel := context.WithCancel(context.Background())
 	x.cancel = cancel // before x is in the table, where DELETE can find it
+	undo.push(cancel)
 	prev, ok := s.table.add(x, s.cfg.maxExecutions())
-	if !ok || prev != nil {
-		cancel()
-		releasePending()
-		release()
-		if prev != nil {
-			return s.same(prev, x)
-		}
+	if prev != nil {
+		return s.same(prev, x)
+	}
+	if !ok {
 		return nil, quotaError(ReasonMaxExecutions, "the server holds %d live executions, its maximum (server.max_executions); retry later", s.cfg.maxExecutions())
+	}
+	undo = nil // started: what it holds is given back as it runs, parks and settles
+	x.releasePending = chain(releaseSession, orNothing(k.takePending()))
+	release := k.endRun
+	if claim != nil {
+		release = chain(release, claim.abandon)
 	}
 	scope := req.Scope
 	attrs := []any{"execution", x.id, "tenant", t.name, "client_tools", len(req.ClientTools), "session", req.Session}
@@ -121,6 +116,18 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		s.run(ctx, x, r, p, release)
 	}()
 	return x, nil
+}
+
+// undo is what a request took on its way, given back in reverse by run
+// unless the request succeeded (then it is set to nil first).
+type undo []func()
+
+func (u *undo) push(f func()) { *u = append(*u, f) }
+
+func (u undo) run() {
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]()
+	}
 }
 
 // chain returns a function calling fs in order.

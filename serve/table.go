@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"sync"
 	"time"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // table holds every execution the server knows, live and settled, by id;
@@ -76,23 +78,32 @@ func (t *table) lookup(id string) *execution {
 	return t.byID[id]
 }
 
-// settle moves x to the settled list and evicts what is past the
-// retention or over the count.
-func (t *table) settle(x *execution) {
+// settle moves x, whose result is r, to the settled list, counting its
+// retained bytes as the tenant's settled ones, and evicts what is past
+// the retention, over the count or over the tenant's retained bytes.
+func (t *table) settle(x *execution, r api.Result) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.live--
+	x.mu.Lock()
+	x.filed = true
+	live := x.bytes
+	x.bytes = x.tenant.settleRetained(live, resultBytes(r, x.calls))
+	x.mu.Unlock()
 	name := x.tenant.name
 	t.settled[name] = append(t.settled[name], x)
-	t.evictLocked(name, time.Now())
+	t.evictLocked(x.tenant, time.Now())
 }
 
-// evictLocked forgets tenant name's settled executions past the retention
-// or over the count, and returns how many it forgot.
-func (t *table) evictLocked(name string, now time.Time) int {
+// evictLocked forgets tenant tn's settled executions past the retention,
+// over the count or over its retained bytes (oldest first; the newest is
+// kept), and returns how many it forgot.
+func (t *table) evictLocked(tn *tenant, now time.Time) int {
+	name := tn.name
 	list := t.settled[name]
 	n := 0
-	for n < len(list) && (len(list)-n > t.maxRetained || now.Sub(list[n].settledAt) > t.retention) {
+	for n < len(list) && (len(list)-n > t.maxRetained || now.Sub(list[n].settledAt) > t.retention ||
+		n < len(list)-1 && tn.overRetained()) {
 		t.forgetLocked(list[n])
 		n++
 	}
@@ -104,6 +115,7 @@ func (t *table) evictLocked(name string, now time.Time) int {
 
 func (t *table) forgetLocked(x *execution) {
 	delete(t.byID, x.id)
+	x.tenant.forgetRetained(x.bytes) // settled: no one writes x.bytes any more
 	if t.evicted != nil {
 		t.evicted(x.id)
 	}
@@ -118,8 +130,10 @@ func (t *table) sweep(now time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
-	for name := range t.settled {
-		n += t.evictLocked(name, now)
+	for _, list := range t.settled {
+		if len(list) > 0 {
+			n += t.evictLocked(list[0].tenant, now)
+		}
 	}
 	return n
 }

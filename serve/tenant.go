@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
@@ -29,8 +29,6 @@ type tenant struct {
 	keySum         [32]byte
 	mode           api.Mode
 	limits         api.Limits
-	maxConcurrent  int
-	maxPending     int
 	pendingTimeout time.Duration
 
 	file *toolsfile.File      // the tools file, applied to every registry built
@@ -42,17 +40,26 @@ type tenant struct {
 
 	state   sessionTenant  // keep_state sessions (session_state.go)
 	compute *computeBucket // nil: no compute quota
-	live    atomic.Int64   // executions and calls in flight, against maxConcurrent
+	quota   quota          // what it may hold of what tenants share, and holds (admission.go)
+
+	retainedGauge prometheus.Gauge // ptcx_retained_bytes of this tenant (retained.go)
 }
 
 func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, error) {
 	sum, _ := hex.DecodeString(tc.KeySHA256) // validated by Config.validate
 	t := &tenant{
 		name: tc.Name, mode: tc.Mode, limits: tc.Limits.api(), file: file,
-		maxConcurrent:  int(orDefault(int64(tc.Quotas.MaxConcurrent), DefaultMaxConcurrent)),
-		maxPending:     int(orDefault(int64(tc.Quotas.MaxPending), DefaultMaxPending)),
 		pendingTimeout: ms(tc.Quotas.PendingTimeoutMS, DefaultPendingTimeout),
 	}
+	t.quota = quota{
+		maxConcurrent: int(orDefault(int64(tc.Quotas.MaxConcurrent), DefaultMaxConcurrent)),
+		maxPending:    int(orDefault(int64(tc.Quotas.MaxPending), DefaultMaxPending)),
+		memoryShare:   memoryShareOf(tc, t.limits, s.sandboxCap(), len(s.cfg.Tenants)),
+		maxParked:     orDefault(tc.Quotas.MaxParkedBytes, DefaultMaxParkedBytes),
+		maxStreams:    int(orDefault(int64(tc.Quotas.MaxStreams), DefaultMaxStreams)),
+		maxRetained:   orDefault(tc.Quotas.MaxRetainedBytes, DefaultMaxRetainedBytes),
+	}
+	t.retainedGauge = s.metrics.retainedBytes.WithLabelValues(tc.Name)
 	copy(t.keySum[:], sum)
 	if t.mode == "" && (file == nil || file.Mode == "") {
 		t.mode = api.ModePTC
@@ -146,22 +153,6 @@ func (t *tenant) instructions(reg *registry.Registry) string {
 		parts[i] = sec.Text
 	}
 	return strings.Join(parts, "\n")
-}
-
-// admit takes one of the tenant's concurrent slots.
-func (t *tenant) admit() (func(), *httpError) {
-	if t.compute != nil {
-		if ok, wait := t.compute.available(); !ok {
-			e := quotaError(ReasonCompute, "tenant %s has used its %g compute seconds per minute (quotas.compute_seconds_per_minute); retry in %v", t.name, t.compute.rate, wait.Round(time.Millisecond))
-			e.retryAfter = max(wait, time.Second)
-			return nil, e
-		}
-	}
-	if t.live.Add(1) > int64(t.maxConcurrent) {
-		t.live.Add(-1)
-		return nil, quotaError(ReasonMaxConcurrent, "tenant %s has %d executions and calls in flight, its quota (quotas.max_concurrent); retry after one settles", t.name, t.maxConcurrent)
-	}
-	return func() { t.live.Add(-1) }, nil
 }
 
 func (t *tenant) close() {
