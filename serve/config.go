@@ -46,7 +46,7 @@ const (
 	// DefaultMaxStreams is a tenant's event streams open at once: one per
 	// execution a client follows, for four times the default
 	// max_concurrent.
-	DefaultMaxStreams = 64
+	DefaultMaxStreams     = 64
 	DefaultMaxClientTools = 64
 	DefaultRetryAfter     = 1 * time.Second
 	maxTenants            = 1024
