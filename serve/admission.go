@@ -224,12 +224,15 @@ func (s *Server) parkedBytes(t *tenant, delta int64) {
 	s.metrics.parkedBytes.WithLabelValues(t.name).Set(float64(n))
 }
 
-// parkRoom reports whether t may park n more bytes now.
-func (t *tenant) parkRoom(n int64) bool {
+// parkRoom reports whether t may park now: while its parked bytes are
+// below its quota, so that the quota is passed by one snapshot at most
+// (as the compute quota by one run's limit), and an execution admitted
+// while the tenant was below it parks when its turn comes.
+func (t *tenant) parkRoom() bool {
 	q := &t.quota
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.parked+n <= q.maxParked
+	return q.parked < q.maxParked
 }
 
 // openStream takes one of t's event streams (429 max_streams past its

@@ -216,10 +216,12 @@ type Quotas struct {
 	// are counted, not kept (default DefaultMaxRetainedBytes).
 	MaxRetainedBytes int64 `json:"max_retained_bytes,omitempty" yaml:"max_retained_bytes,omitempty"`
 	// MaxParkedBytes is the tenant's budget of parked executions'
-	// snapshots (spill directory or store). At it, new executions with
-	// client tools are refused (429, reason parked_bytes), and an
-	// execution that would park past it waits for its client live
-	// instead, within its memory share (default DefaultMaxParkedBytes).
+	// snapshots (spill directory or store). An execution parks while the
+	// tenant's parked bytes are below it (so the last may pass it by its
+	// own snapshot); at or past it, new executions with client tools are
+	// refused (429, reason parked_bytes), and an execution that comes to
+	// park waits for its client live instead, within its memory share
+	// (default DefaultMaxParkedBytes).
 	MaxParkedBytes int64 `json:"max_parked_bytes,omitempty" yaml:"max_parked_bytes,omitempty"`
 	// MaxStreams caps the tenant's event streams open at once (GET
 	// /v1/executions/{id}/events); past it: 429, reason max_streams

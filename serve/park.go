@@ -135,7 +135,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 			return err
 		}
 		size = int64(len(data))
-		if !x.tenant.parkRoom(size) {
+		if !x.tenant.parkRoom() {
 			return errNoParkRoom
 		}
 		name = snapshotNameOf(x.id, data)
