@@ -242,3 +242,65 @@ func TestServer_admission_memoryShareDefault(t *testing.T) {
 	require.Equal(t, refusal{status: 429, retryAfter: "1", code: "QUOTA_EXCEEDED", reason: serve.ReasonMemoryShare}, got)
 	require.Equal(t, 200, admissionRoutes[0].try(t, ts, keyB).status, "tenant b's share is its own")
 }
+
+// TestServer_admission_starvation is issue 32's item 2: tenant b, with the
+// default quotas, holds everything they allow — programs that only await a
+// timer, through /mcp and REST, and executions parked on its client —
+// and tenant a's trivial execution is still admitted and completes. The
+// sandbox's cap is 2 GiB here (the default is half the machine's memory)
+// and its admission wait short, so that without per-tenant shares b's
+// runs would fill it and a's would fail BUSY within the test.
+func TestServer_admission_starvation(t *testing.T) {
+	testkit.RequireGuest(t)
+	rt, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithMaxCommittedMemory(2<<30).WithAdmissionWait(2*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
+	ts := newServerOn(t, rt, nil)
+
+	// b's hold: executions parked on its client up to max_pending, then a
+	// flood of 40 MCP calls and 40 REST executions of a program that waits
+	// 8 s, all at once (an MCP call's run goes on to its end when its
+	// client goes away: the MCP handler answers it then).
+	hold(t, ts, keyB, serve.DefaultMaxPending)
+	const wait = `await new Promise(r => setTimeout(r, 8000)); return 1`
+	mcpBody := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"` + wait + `","description":"d"}}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted := map[string]int{}
+	flood := func(route, path, body string) {
+		defer wg.Done()
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+keyB)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return // cancelled at the end: it was admitted and waiting
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 429 {
+			mu.Lock()
+			admitted[route]++
+			mu.Unlock()
+		}
+	}
+	for range 40 {
+		wg.Add(2)
+		go flood("mcp", "/mcp", mcpBody)
+		go flood("rest", "/v1/executions", `{"code":"`+wait+`","wait":false}`)
+	}
+	time.Sleep(500 * time.Millisecond) // the flood is admitted or refused by now
+
+	st, err := ts.client(keyA).Execute(ctx, serve.ExecutionRequest{Code: `return 1`})
+	require.NoError(t, err, "tenant a's trivial execution is admitted")
+	require.Equal(t, serve.StatusCompleted, st.Status, "and completes")
+
+	// What b holds is within its quotas: its runs in flight are within
+	// its share of the cap (two runs of 256 MiB: a third of 2 GiB is
+	// less) and its max_concurrent.
+	metrics := func() string { _, body, _ := raw(t, "GET", ts.url+"/metrics", "", ""); return body }()
+	require.Contains(t, metrics, `ptcx_committed_memory_bytes{tenant="b"} 5.36870912e+08`)
+	cancel()
+	wg.Wait()
+}
