@@ -79,8 +79,9 @@ demo: build
 
 # soak runs the long tests (scripts/soak.sh): mixed good and hostile programs
 # through one executor for 3 minutes (PTCX_SOAK=5m for longer), a
-# 100,000-item batch whose RSS must stay flat, and the isolation property
-# over 10,000 pooled runs.
+# 100,000-item batch whose RSS must stay flat, a tenant's latency beside a
+# hostile tenant of one ptcx serve (a minute a phase), and the isolation
+# property over 10,000 pooled runs.
 soak: guest
 	@scripts/soak.sh
 

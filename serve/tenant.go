@@ -100,7 +100,11 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 	// One handler per tenant and stateless, so no MCP session can be
 	// reached from another tenant's key.
 	t.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.cfg.maxBodyBytes()})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.cfg.maxBodyBytes(),
+			// A client speaking the protocol of 2026-07-28 or later that goes
+			// away cancels its call; one of an earlier protocol does not
+			// (the SDK's handler runs it to its end).
+			PropagateRequestCancellation: true})
 	return t, nil
 }
 
