@@ -304,3 +304,13 @@ func TestServer_admission_starvation(t *testing.T) {
 	cancel()
 	wg.Wait()
 }
+
+// TestServer_oversubscribedWarns: tenants whose quotas together allow more
+// live executions than server.max_executions are warned of at start.
+func TestServer_oversubscribedWarns(t *testing.T) {
+	const warning = "the tenants' quotas allow more live executions than server.max_executions"
+	ts := newServer(t, nil) // 3 × (16 + 64) = 240 of 4096
+	require.NotContains(t, ts.logs.String(), warning)
+	ts = newServer(t, func(c *serve.Config) { c.Server.MaxExecutions = 239 })
+	require.Contains(t, ts.logs.String(), warning)
+}

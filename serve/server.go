@@ -104,6 +104,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 		}
 		s.tenants = append(s.tenants, t)
 	}
+	s.warnOversubscribed()
 	if cfg.Store != nil && cfg.Store.Kind != storeMemory {
 		c, err := newCluster(ctx, s)
 		if err != nil {
@@ -137,6 +138,21 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	s.handler = s.routes()
 	go s.sweep()
 	return s, nil
+}
+
+// warnOversubscribed logs a warning when the tenants' quotas together
+// allow more live executions than server.max_executions: then a tenant
+// within its quotas may be refused (max_executions) while others hold the
+// rest (docs/security.md, "Tenant isolation").
+func (s *Server) warnOversubscribed() {
+	sum := 0
+	for _, t := range s.tenants {
+		sum += t.quota.maxConcurrent + t.quota.maxPending
+	}
+	if sum > s.cfg.maxExecutions() {
+		s.log.Warn("the tenants' quotas allow more live executions than server.max_executions: a tenant within its quotas may be refused while the others hold the rest",
+			"max_concurrent_plus_max_pending", sum, "max_executions", s.cfg.maxExecutions())
+	}
 }
 
 // sandboxCap is the sandbox's cap on committed guest memory (wasmhost's
