@@ -17,7 +17,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -348,8 +347,8 @@ func (t TenantConfig) validate() error {
 			return fmt.Errorf(".%s: %d is negative (0 means the default)", f.name, f.v)
 		}
 	}
-	if t.Sessions.MaxBytes > store.MaxSnapshotBytes {
-		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot)", t.Sessions.MaxBytes, store.MaxSnapshotBytes)
+	if t.Sessions.MaxBytes > MaxSessionStateBytes {
+		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot, less the state's header)", t.Sessions.MaxBytes, MaxSessionStateBytes)
 	}
 	if c := t.Quotas.ComputeSecondsPerMinute; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
 		return fmt.Errorf(".quotas.compute_seconds_per_minute: %v is not a non-negative number (0 means no compute quota)", c)
