@@ -124,8 +124,8 @@ func (w *schemaWalk) walk(v any) error {
 	switch v := v.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(v) {
-			w.path = append(w.path, member(k))
-			if err := w.member(k, v[k]); err != nil {
+			w.path = append(w.path, placeOfKey(k))
+			if err := w.visitMember(k, v[k]); err != nil {
 				return err
 			}
 			w.path = w.path[:len(w.path)-1]
@@ -142,8 +142,8 @@ func (w *schemaWalk) walk(v any) error {
 	return nil
 }
 
-// member visits the value of key k, its place on w.path.
-func (w *schemaWalk) member(k string, v any) error {
+// visitMember visits the value of key k, its place on w.path.
+func (w *schemaWalk) visitMember(k string, v any) error {
 	switch val := v.(type) {
 	case string:
 		if k == "pattern" {
@@ -152,7 +152,7 @@ func (w *schemaWalk) member(k string, v any) error {
 	case map[string]any:
 		if k == "patternProperties" {
 			for _, p := range sortedKeys(val) {
-				if err := w.regexp(p, member(p)); err != nil {
+				if err := w.regexp(p, placeOfKey(p)); err != nil {
 					return err
 				}
 			}
@@ -179,9 +179,9 @@ func (w *schemaWalk) regexp(expr, suffix string) error {
 	return nil
 }
 
-// member is the place of key k below its object: ".k" for a plain name,
+// placeOfKey is the place of key k below its object: ".k" for a plain name,
 // else `["k"]`.
-func member(k string) string {
+func placeOfKey(k string) string {
 	plain := k != ""
 	for i, r := range k {
 		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
