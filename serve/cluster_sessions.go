@@ -2,10 +2,11 @@ package serve
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
@@ -68,14 +69,19 @@ var _ executor.SessionStore = sessionStore{}
 
 func (sessionStore) claim(ctx context.Context, name string) (*sessionClaim, error) {
 	c := claimOf(ctx)
-	if c == nil || c.rec.Name != name {
+	if c == nil || c.name != name {
 		return nil, fmt.Errorf("serve: session %q is not claimed by this call", name)
 	}
 	return c, nil
 }
 
 // Load implements executor.SessionStore: the state the claimed record
-// names.
+// names, once its object's name and its bytes prove it is the claimed
+// session's (session_bytes.go). State that is not (another session's,
+// copied or renamed, corrupt, written before sessions were bound to their
+// state) is refused and logged, and the program starts afresh
+// (executor.ErrSessionLost); it is never restored, and the object is left
+// as it is.
 func (s sessionStore) Load(ctx context.Context, _, name string) ([]byte, error) {
 	c, err := s.claim(ctx, name)
 	if err != nil {
@@ -87,26 +93,58 @@ func (s sessionStore) Load(ctx context.Context, _, name string) ([]byte, error) 
 	if snap == "" {
 		return nil, nil
 	}
+	sum, ours := sessionObjectSum(c.key, snap)
+	if !ours {
+		return nil, c.refuse(snap, errors.New("its name is not one of this session's objects (written before sessions were bound to their state, or the record was altered in the store)"))
+	}
 	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	b, err := c.ps.st.GetSnapshot(sctx, snap)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: session %q: its saved state %s is missing from the store", executor.ErrSessionLost, name, snap)
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	m, state, err := decodeSessionFile(b)
+	if err == nil {
+		err = m.belongsTo(c.t.name, c.scope, c.name, snap)
+	}
+	if err == nil && !strings.HasPrefix(m.SHA256, sum) {
+		err = errors.New("its bytes' checksum is not the one its name carries")
+	}
+	if err != nil {
+		return nil, c.refuse(snap, err)
+	}
+	return state, nil
 }
 
-// Save implements executor.SessionStore: the bytes under a fresh
-// snapshot name, then the record pointing at them (revision-checked: a
-// session another node took over meanwhile is not overwritten), then the
-// old snapshot deleted.
+// refuse logs that the saved state in object was refused for why, and
+// returns the error Load gives the executor: the program starts afresh.
+// The program's notice says why, never whose the bytes are.
+func (c *sessionClaim) refuse(object string, why error) error {
+	c.ps.log.Warn("refused a session's saved state: the session starts afresh, the object is left in the store",
+		"tenant", c.t.name, "scope", c.scope, "session", c.name, "snapshot", object, "error", why.Error())
+	return fmt.Errorf("%w: session %q: its saved state in the store is refused: %v", executor.ErrSessionLost, c.name, why)
+}
+
+// Save implements executor.SessionStore: the bytes, in their envelope,
+// under a fresh object name of the session's, then the record pointing at
+// them (revision-checked: a session another node took over meanwhile is
+// not overwritten), then the old object deleted if it is the session's
+// own.
 func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error {
 	c, err := s.claim(ctx, name)
 	if err != nil {
 		return err
 	}
-	snap := newSnapshotName()
-	if err := c.ps.st.PutSnapshot(ctx, snap, b); err != nil {
+	snap := sessionObjectName(c.key, b)
+	sum := sha256.Sum256(b)
+	data, err := encodeSessionFile(sessionMeta{Tenant: c.t.name, Scope: c.scope, Name: c.name, Object: snap, SHA256: hex.EncodeToString(sum[:])}, b)
+	if err != nil {
+		return err
+	}
+	if err := c.ps.st.PutSnapshot(ctx, snap, data); err != nil {
 		return err
 	}
 	if err := c.point(ctx, snap); err != nil {
@@ -117,7 +155,8 @@ func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error 
 }
 
 // Delete implements executor.SessionStore: the record names no state
-// (the session was reset), and the old snapshot is deleted.
+// (the session was reset), and the old object is deleted if it is the
+// session's own.
 func (s sessionStore) Delete(ctx context.Context, _, name string) error {
 	c, err := s.claim(ctx, name)
 	if err != nil {
@@ -127,7 +166,7 @@ func (s sessionStore) Delete(ctx context.Context, _, name string) error {
 }
 
 // point makes the claimed record name snap as the session's state and
-// deletes the snapshot it named before.
+// deletes the object it named before (deleteOwn).
 func (c *sessionClaim) point(ctx context.Context, snap string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -147,17 +186,23 @@ func (c *sessionClaim) point(ctx context.Context, snap string) error {
 	}
 	rec.Revision = rev
 	c.rec = rec
-	if old != "" {
-		if err := c.ps.st.DeleteSnapshot(ctx, old); err != nil {
-			c.ps.log.Warn("a session's replaced state could not be deleted from the store", "snapshot", old, "error", err.Error())
-		}
-	}
+	c.deleteOwn(ctx, old)
 	return nil
 }
 
-// newSnapshotName names a session's saved state in the snapshot store.
-func newSnapshotName() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return "ss_" + hex.EncodeToString(b[:])
+// deleteOwn deletes object, a state the session's record named, if its
+// name is one of the claimed session's (sessionObjectSum): an object the
+// session did not write is never deleted, only logged.
+func (c *sessionClaim) deleteOwn(ctx context.Context, object string) {
+	if object == "" {
+		return
+	}
+	if _, ours := sessionObjectSum(c.key, object); !ours {
+		c.ps.log.Warn("a session's record named an object that is not one of the session's: it is not deleted (written before sessions were bound to their state, or the record was altered in the store)",
+			"tenant", c.t.name, "scope", c.scope, "session", c.name, "snapshot", object)
+		return
+	}
+	if err := c.ps.st.DeleteSnapshot(ctx, object); err != nil {
+		c.ps.log.Warn("a session's replaced or deleted state could not be deleted from the store", "tenant", c.t.name, "session", c.name, "snapshot", object, "error", err.Error())
+	}
 }

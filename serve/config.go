@@ -17,7 +17,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -390,8 +389,8 @@ func (t TenantConfig) validate() error {
 			return fmt.Errorf(".%s: %d is negative (0 means the default)", f.name, f.v)
 		}
 	}
-	if t.Sessions.MaxBytes > store.MaxSnapshotBytes {
-		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot)", t.Sessions.MaxBytes, store.MaxSnapshotBytes)
+	if t.Sessions.MaxBytes > MaxSessionStateBytes {
+		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot, less the state's header)", t.Sessions.MaxBytes, MaxSessionStateBytes)
 	}
 	if m, limit := t.Quotas.MaxMemoryMB<<20, t.Limits.api().WithDefaults().MemoryBytes; m > 0 && m < limit {
 		return fmt.Errorf(".quotas.max_memory_mb: %d is below the tenant's memory limit of %d MiB (limits.memory_mb): a run at the limit could never be admitted", t.Quotas.MaxMemoryMB, limit>>20)

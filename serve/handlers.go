@@ -265,7 +265,7 @@ func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tena
 		writeError(w, herr)
 		return
 	}
-	req, err := DecodeToolResults(body)
+	req, err := s.decodeToolResults(t, body) // hostwork.go: charged to t
 	if err != nil {
 		writeError(w, badRequest("the tool results", err))
 		return

@@ -53,7 +53,7 @@ func newMetrics(held func() int) *metrics {
 			Name: "ptcx_http_requests_total", Help: "HTTP requests by route pattern and status code.",
 		}, []string{"route", "code"}),
 		compute: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ptcx_compute_seconds_total", Help: "Guest CPU seconds used by programs (waits on tools excluded).",
+			Name: "ptcx_compute_seconds_total", Help: "Guest CPU seconds used by programs (waits on tools excluded), and the host's wall time compiling client tool schemas and decoding tool results for them.",
 		}, []string{"tenant"}),
 	}
 	m.releases = prometheus.NewCounter(prometheus.CounterOpts{

@@ -598,7 +598,7 @@ func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, erro
 	for i, ct := range x.spec.ClientTools {
 		tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 	}
-	ex, err := t.executorWith(ws, tools)
+	ex, err := s.executorWith(t, ws, tools) // hostwork.go: charged to t
 	return ex, nil, err
 }
 

@@ -159,6 +159,9 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 		}
 		seen[t.Name] = true
 	}
+	if err := checkClientTools(req.ClientTools); err != nil { // clienttool_bounds.go
+		return nil, err
+	}
 	if req.Session != "" {
 		if err := checkSession(req.Session); err != nil {
 			return nil, fmt.Errorf("field session: %w", err)
@@ -195,6 +198,9 @@ func DecodeToolResults(data []byte) (*ToolResultsRequest, error) {
 			return nil, fmt.Errorf("field results[%d]: ok is true and error is set", i)
 		case !r.OK && r.Error == nil:
 			return nil, fmt.Errorf("field results[%d].error: required when ok is false", i)
+		}
+		if err := checkToolResult(i, r); err != nil { // clienttool_bounds.go
+			return nil, err
 		}
 	}
 	return &req, nil

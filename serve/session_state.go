@@ -140,6 +140,10 @@ type sessionClaim struct {
 	t    *tenant
 	turn chan struct{}
 	once sync.Once // release or abandon
+	// key, scope and name are the session claimed, as the request named it:
+	// what its saved state must say it is (session_bytes.go), whatever
+	// the record read from the store says.
+	key, scope, name string
 
 	mu  sync.Mutex
 	rec store.SessionRecord
@@ -228,6 +232,9 @@ func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *ten
 		default:
 			var free bool
 			if free, err = ps.free(sctx, rec); err == nil && free {
+				// The record's own names are rewritten as the key says they
+				// are: only its snapshot is taken from it, and checked.
+				rec.Key, rec.Tenant, rec.Scope, rec.Name = key, t.name, scope, name
 				rec.Running, rec.ExpiresAt = ps.node, time.Now().Add(t.state.ttl)
 				rev, err = ps.st.UpdateSession(sctx, rec)
 				if errors.Is(err, store.ErrConflict) {
@@ -258,7 +265,7 @@ func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *ten
 			return nil, e
 		}
 		rec.Revision = rev
-		return &sessionClaim{ps: ps, t: t, rec: rec}, nil
+		return &sessionClaim{ps: ps, t: t, rec: rec, key: key, scope: scope, name: name}, nil
 	}
 }
 
@@ -441,8 +448,8 @@ func (ps *programSessions) hold(ctx context.Context, t *tenant, rec store.Sessio
 
 // remove ends session (scope, name) of t (DELETE /v1/sessions/{name}):
 // it claims the session as a program would (waiting while one runs in
-// it), deletes its record and then its saved state, and drops this
-// node's live copy. Another node holding a live copy drops it at the
+// it), deletes its record and then its saved state (when the object's
+// name is the session's own: deleteOwn), and drops this node's live copy. Another node holding a live copy drops it at the
 // session's next program there (prepare: the record it finds is new). It
 // reports whether the session's record existed.
 func (ps *programSessions) remove(ctx context.Context, t *tenant, scope, name string) (bool, *httpError) {
@@ -465,11 +472,7 @@ func (ps *programSessions) remove(ctx context.Context, t *tenant, scope, name st
 		c.abandon()
 		return false, unavailable(CodeStoreUnavailable, "session %q could not be deleted from the store: %v; it is unchanged, retry later", name, err)
 	}
-	if snap := c.rec.Snapshot; snap != "" {
-		if err := ps.st.DeleteSnapshot(sctx, snap); err != nil {
-			ps.log.Warn("a deleted session's saved state could not be deleted from the store", "tenant", t.name, "snapshot", snap, "error", err.Error())
-		}
-	}
+	c.deleteOwn(sctx, c.rec.Snapshot)
 	ps.drop(ctx, t, key, scope, name)
 	<-c.turn
 	ps.releaseTurn(key)

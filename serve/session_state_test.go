@@ -13,7 +13,6 @@ import (
 
 	"github.com/ptcx/ptcx/serve"
 	"github.com/ptcx/ptcx/serve/client"
-	"github.com/ptcx/ptcx/serve/store"
 )
 
 // keep runs code with keep_state in session name.
@@ -124,10 +123,10 @@ func TestParseConfig_sessions(t *testing.T) {
 	for _, tc := range []struct{ name, sessions, want string }{
 		{"defaults", `{}`, ""},
 		{"all set", `{"max_bytes":1048576,"wait_ms":100,"idle_suspend_ms":1000,"ttl_ms":60000}`, ""},
-		{"max_bytes below the store's maximum", fmt.Sprint(`{"max_bytes":`, store.MaxSnapshotBytes-1, `}`), ""},
-		{"max_bytes at the store's maximum", fmt.Sprint(`{"max_bytes":`, store.MaxSnapshotBytes, `}`), ""},
-		{"max_bytes past the store's maximum", fmt.Sprint(`{"max_bytes":`, store.MaxSnapshotBytes+1, `}`),
-			"field tenants[0].sessions.max_bytes: 536870913 is over the maximum of 536870912"},
+		{"max_bytes below the maximum", fmt.Sprint(`{"max_bytes":`, serve.MaxSessionStateBytes-1, `}`), ""},
+		{"max_bytes at the maximum", fmt.Sprint(`{"max_bytes":`, serve.MaxSessionStateBytes, `}`), ""},
+		{"max_bytes past the maximum", fmt.Sprint(`{"max_bytes":`, serve.MaxSessionStateBytes+1, `}`),
+			"field tenants[0].sessions.max_bytes: 536866817 is over the maximum of 536866816 (what a store keeps of one snapshot, less the state's header)"},
 		{"negative max_bytes", `{"max_bytes":-1}`, "field tenants[0].sessions.max_bytes: -1 is negative"},
 		{"negative wait_ms", `{"wait_ms":-1}`, "field tenants[0].sessions.wait_ms: -1 is negative"},
 		{"negative idle_suspend_ms", `{"idle_suspend_ms":-1}`, "field tenants[0].sessions.idle_suspend_ms: -1 is negative"},

@@ -66,7 +66,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		for i, ct := range req.ClientTools {
 			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 		}
-		if ex, err = t.executorWith(ws, tools); err != nil {
+		if ex, err = s.executorWith(t, ws, tools); err != nil { // hostwork.go: charged to t
 			return nil, badRequest("field client_tools", err)
 		}
 	}

@@ -1,5 +1,7 @@
 package workspace
 
+import "github.com/ptcx/ptcx/internal/regexbound"
+
 // Bounds on the host work one tool call may ask for. They are not options:
 // each is far above what a legitimate call needs and low enough that the
 // work it allows is small for the host (memory, CPU, file descriptors), so
@@ -14,14 +16,14 @@ const (
 	// directories deeper than this below the root. Each component costs
 	// system calls, so the depth bounds the work of resolving one path.
 	maxPathDepth = 256
-	// maxPatternBytes bounds grep's regular expression, in bytes. Compiling
+	// maxPatternBytes bounds grep's regular expression, in bytes, and
+	// maxRegexpSize its compiled size, in instructions with its repetitions
+	// expanded ("x{1000}" is 1000): the bounds of every expression the host
+	// compiles for someone it does not trust (internal/regexbound). Compiling
 	// costs memory in proportion to the pattern (an 8 MB pattern asked for
-	// 1.1 GB); 4 KiB holds any hand-written expression and a long escaped
-	// literal.
-	maxPatternBytes = 4 << 10
-	// maxRegexpSize bounds grep's compiled expression, in instructions,
-	// with its repetitions expanded ("x{1000}" is 1000).
-	maxRegexpSize = 2048
+	// 1.1 GB).
+	maxPatternBytes = regexbound.MaxPatternBytes
+	maxRegexpSize   = regexbound.MaxSize
 	// maxMatchWork bounds the work of matching one line, which cannot be
 	// interrupted: the bytes searched times the expression's size. An
 	// expression of up to 256 instructions searches a line's first 64 KiB

@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/regexbound"
 )
 
 // schemaURL is the name a compiled schema is known by inside its compiler.
@@ -38,14 +42,36 @@ func compileSchema(what string, raw json.RawMessage, wantObject bool) (*jsonsche
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(jsonschema.SchemeURLLoader{}) // no scheme is loadable: no remote $ref
+	var compiled atomic.Bool
+	c.UseRegexpEngine(func(expr string) (jsonschema.Regexp, error) { return compileRegexp(expr, compiled.Load()) })
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, &api.Error{Code: api.CodeUnsupportedSchema, Message: fmt.Sprintf("%s: %v", what, err), Cause: err}
 	}
 	s, err := c.Compile(schemaURL)
+	compiled.Store(true)
 	if err != nil {
 		return nil, &api.Error{Code: api.CodeUnsupportedSchema, Message: fmt.Sprintf("%s cannot be compiled: %s", what, oneLine(err.Error())), Cause: err}
 	}
 	return s, nil
+}
+
+// compileRegexp is a schema's regular expression engine. While the schema
+// compiles (bounded false) it compiles the schema's own expressions
+// ("pattern", "patternProperties", and those of the meta-schemas) as Go's
+// regexp does: a registered tool's schema is trusted (docs/security.md),
+// and ptcx serve bounds its clients' before they get here. Once the schema
+// is compiled, an expression it is asked for is a value being validated
+// ("format": "regex", asserted by drafts before 2019-09; or a value checked
+// against a meta-schema through $ref): a program's argument or a tool's
+// output, never trusted, so it is held to internal/regexbound's bounds
+// (the value then fails validation, saying why).
+func compileRegexp(expr string, bounded bool) (jsonschema.Regexp, error) {
+	if bounded {
+		if _, _, err := regexbound.Parse(expr, syntax.Perl); err != nil {
+			return nil, err
+		}
+	}
+	return regexp.Compile(expr)
 }
 
 // parseJSON decodes raw keeping number precision, as the validator wants:

@@ -1,0 +1,43 @@
+package serve
+
+import (
+	"time"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/workspace"
+)
+
+// Host work done for a tenant's request, beside its program's run, is
+// charged to the tenant's compute (quotas.compute_seconds_per_minute, and
+// ptcx_compute_seconds_total) as the guest's CPU time is: compiling the
+// schemas of its client tools (an execution's start, and its resume from
+// parked bytes) and decoding its tool results. It is charged by its wall
+// time, the only clock Go has per piece of work (no per-goroutine CPU
+// clock): on a busy host that counts the time the work waited for a core.
+
+// chargeHostWork charges d of host work to tenant t.
+func (s *Server) chargeHostWork(t *tenant, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	s.metrics.compute.WithLabelValues(t.name).Add(d.Seconds())
+	if t.compute != nil {
+		t.compute.charge(d)
+	}
+}
+
+// executorWith is t.executorWith, the work of building it (the client
+// tools' schemas compiled) charged to t.
+func (s *Server) executorWith(t *tenant, ws *workspace.Workspace, tools []registry.Tool) (*executor.Executor, error) {
+	began := time.Now()
+	defer func() { s.chargeHostWork(t, time.Since(began)) }()
+	return t.executorWith(ws, tools)
+}
+
+// decodeToolResults is DecodeToolResults, charged to t.
+func (s *Server) decodeToolResults(t *tenant, body []byte) (*ToolResultsRequest, error) {
+	began := time.Now()
+	defer func() { s.chargeHostWork(t, time.Since(began)) }()
+	return DecodeToolResults(body)
+}
