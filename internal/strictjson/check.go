@@ -1,0 +1,524 @@
+package strictjson
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/internal/text"
+)
+
+// MaxDepth is the deepest nesting of arrays and objects Check accepts: as
+// deep as a program may nest its own code (transpile.MaxNesting), far
+// deeper than any request needs, and a bound on the checker's stack.
+const MaxDepth = 1000
+
+// Error is JSON text Check refuses.
+type Error struct {
+	// Offset is the byte offset of the token at fault; Line and Column
+	// (1-based, the column in bytes) say the same for a person.
+	Offset       int
+	Line, Column int
+	// Path is where in the value the token is, in the notation of
+	// JavaScript ("results[0].value.a", `headers["content-type"]`): the
+	// member or item whose text is at fault, or the container whose syntax
+	// is; empty for the top-level value.
+	Path string
+	// Problem says what is wrong.
+	Problem string
+	// Syntax is set when the text is not JSON at all (json.Valid refuses
+	// it too), rather than JSON that Check refuses.
+	Syntax bool
+}
+
+func (e *Error) Error() string {
+	at := ""
+	if e.Path != "" {
+		at = "at " + e.Path + ": "
+	}
+	return fmt.Sprintf("line %d, column %d: %s%s", e.Line, e.Column, at, e.Problem)
+}
+
+// Check returns nil when data is one JSON value (with optional space
+// around it) that has no object with a key twice (keys compared once
+// decoded: "a" and "\u0061" are the same key), no byte that is not UTF-8,
+// no \u escape of a surrogate that is not the first half of a pair
+// followed by its second, no number a float64 cannot hold (1e400; one
+// that underflows to 0 is taken), and no nesting deeper than MaxDepth.
+// Otherwise it returns an *Error for the first problem in the text.
+//
+// It reads data once, in order, allocating nothing for arrays, numbers,
+// strings, or keys without escapes, and a map for an object of more than
+// a few keys (objectScan).
+func Check(data []byte) error {
+	c := checker{b: data}
+	return c.run()
+}
+
+// objectScan is the most keys an object's new key is compared with one by
+// one; an object with more gets a set.
+const objectScan = 16
+
+// A span is a key's bytes: data[start:end], or, for a key with escapes,
+// its decoded bytes, checker.decoded[start:end].
+type span struct {
+	start, end int
+	decoded    bool
+}
+
+// A frame is an array or object being read.
+type frame struct {
+	object bool
+	items  int // items so far (an array) or keys (an object)
+	first  int // an object's first key in checker.keys
+	// decodedFrom is where checker.decoded ended when it opened: its
+	// keys' decoded bytes, and its members', come after.
+	decodedFrom int
+	key         span // an object's current key, valid when hasKey
+	hasKey      bool
+	set         bool // an object's keys are in checker.sets[its depth]
+}
+
+type checker struct {
+	b       []byte
+	i       int
+	frames  []frame
+	keys    []span // the keys of the objects being read, the innermost's last
+	decoded []byte // keys with escapes, decoded
+	sets    []map[string]struct{}
+}
+
+func (c *checker) space() {
+	for c.i < len(c.b) {
+		switch c.b[c.i] {
+		case ' ', '\t', '\n', '\r':
+			c.i++
+		default:
+			return
+		}
+	}
+}
+
+func (c *checker) run() error {
+	c.space()
+	for {
+		// A value starts at c.i.
+		open, err := c.value()
+		if err != nil {
+			return err
+		}
+		if !open {
+			if err := c.next(); err != nil || len(c.frames) == 0 {
+				return err
+			}
+		}
+	}
+}
+
+// next reads past the ends of the containers that end after a value, up
+// to the start of the next item or member's value, or to the end of the
+// text.
+func (c *checker) next() error {
+	for {
+		c.space()
+		if len(c.frames) == 0 {
+			if c.i < len(c.b) {
+				return c.syntax("data after the JSON value")
+			}
+			return nil
+		}
+		f := &c.frames[len(c.frames)-1]
+		if c.i >= len(c.b) {
+			return c.syntax("the JSON ends before its value does")
+		}
+		switch ch := c.b[c.i]; {
+		case ch == ',':
+			c.i++
+			c.space()
+			if f.object {
+				return c.member(f)
+			}
+			f.items++
+			return nil
+		case f.object && ch == '}', !f.object && ch == ']':
+			c.i++
+			c.pop()
+		default:
+			return c.syntax(fmt.Sprintf("want ',' or the end of the %s, got %s", containerName(f.object), c.token()))
+		}
+	}
+}
+
+func containerName(object bool) string {
+	if object {
+		return "object"
+	}
+	return "array"
+}
+
+// value reads the value at c.i when it is a string, number or literal, or
+// an empty array or object; else it opens the container (reading its
+// first key) and reports open: the container's first value is next.
+func (c *checker) value() (open bool, err error) {
+	if c.i >= len(c.b) {
+		return false, c.syntax("the JSON ends before its value does")
+	}
+	switch ch := c.b[c.i]; ch {
+	case '{', '[':
+		if len(c.frames) == MaxDepth {
+			return false, c.fail(c.i, fmt.Sprintf("the value nests deeper than %d levels of arrays and objects", MaxDepth))
+		}
+		c.i++
+		c.frames = append(c.frames, frame{object: ch == '{', first: len(c.keys), decodedFrom: len(c.decoded)})
+		f := &c.frames[len(c.frames)-1]
+		c.space()
+		if c.i < len(c.b) && (f.object && c.b[c.i] == '}' || !f.object && c.b[c.i] == ']') {
+			c.i++
+			c.pop()
+			return false, nil
+		}
+		if f.object {
+			return true, c.member(f)
+		}
+		return true, nil
+	case '"':
+		_, err := c.str(false)
+		return false, err
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return false, c.number()
+	case 't', 'f', 'n':
+		lit := "null"
+		if ch == 't' {
+			lit = "true"
+		} else if ch == 'f' {
+			lit = "false"
+		}
+		if len(c.b)-c.i >= len(lit) && string(c.b[c.i:c.i+len(lit)]) == lit {
+			c.i += len(lit)
+			return false, nil
+		}
+	}
+	return false, c.syntax("want a JSON value, got " + c.token())
+}
+
+// member reads an object's key, checks it is new, and reads the colon:
+// its value is next.
+func (c *checker) member(f *frame) error {
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		return c.syntax("want a key (a string), got " + c.token())
+	}
+	at := c.i
+	f.hasKey = false
+	k, err := c.str(true)
+	if err != nil {
+		return err
+	}
+	f.key, f.hasKey = k, true
+	if c.seen(f, k) {
+		return c.fail(at, fmt.Sprintf("the key %s appears twice in its object (a key may appear only once)", strconv.Quote(text.Shorten(string(c.bytes(k)), 100))))
+	}
+	f.items++
+	c.space()
+	if c.i >= len(c.b) || c.b[c.i] != ':' {
+		return c.syntax("want ':' after the key, got " + c.token())
+	}
+	c.i++
+	c.space()
+	return nil
+}
+
+// seen reports whether f's object has key k already, and adds it.
+func (c *checker) seen(f *frame, k span) bool {
+	kb := c.bytes(k)
+	depth := len(c.frames) - 1
+	if f.set {
+		set := c.sets[depth]
+		if _, ok := set[string(kb)]; ok {
+			return true
+		}
+		set[string(kb)] = struct{}{}
+		return false
+	}
+	for _, o := range c.keys[f.first:] {
+		if bytes.Equal(c.bytes(o), kb) {
+			return true
+		}
+	}
+	c.keys = append(c.keys, k)
+	if len(c.keys)-f.first > objectScan {
+		for len(c.sets) <= depth {
+			c.sets = append(c.sets, nil)
+		}
+		if c.sets[depth] == nil {
+			c.sets[depth] = make(map[string]struct{}, 2*objectScan)
+		}
+		set := c.sets[depth]
+		clear(set)
+		for _, o := range c.keys[f.first:] {
+			set[string(c.bytes(o))] = struct{}{}
+		}
+		f.set = true
+	}
+	return false
+}
+
+func (c *checker) bytes(k span) []byte {
+	if k.decoded {
+		return c.decoded[k.start:k.end]
+	}
+	return c.b[k.start:k.end]
+}
+
+// pop ends the innermost container, forgetting its keys.
+func (c *checker) pop() {
+	f := c.frames[len(c.frames)-1]
+	c.keys, c.decoded = c.keys[:f.first], c.decoded[:f.decodedFrom]
+	c.frames = c.frames[:len(c.frames)-1]
+}
+
+// str checks the string at c.i, which starts with a quote, and reads past
+// it. For a key it returns the span of its bytes, decoded when it has an
+// escape.
+func (c *checker) str(key bool) (span, error) {
+	c.i++
+	from, plain := c.i, c.i // the string's contents; the part not yet decoded
+	escaped := false
+	for c.i < len(c.b) {
+		ch := c.b[c.i]
+		switch {
+		case ch == '"':
+			end := c.i
+			c.i++
+			if !escaped {
+				return span{start: from, end: end}, nil
+			}
+			c.decoded = append(c.decoded, c.b[plain:end]...)
+			return span{start: from, end: len(c.decoded), decoded: true}, nil
+		case ch == '\\':
+			if key {
+				if !escaped {
+					escaped, from = true, len(c.decoded)
+				}
+				c.decoded = append(c.decoded, c.b[plain:c.i]...)
+			}
+			r, err := c.escape()
+			if err != nil {
+				return span{}, err
+			}
+			if key {
+				c.decoded = utf8.AppendRune(c.decoded, r)
+			}
+			plain = c.i
+		case ch < 0x20:
+			return span{}, c.syntax(fmt.Sprintf("a control character (0x%02x) in a string: escape it", ch))
+		case ch < utf8.RuneSelf:
+			c.i++
+		default:
+			r, n := utf8.DecodeRune(c.b[c.i:])
+			if r == utf8.RuneError && n == 1 {
+				return span{}, c.fail(c.i, fmt.Sprintf("the string is not UTF-8 (byte 0x%02x)", ch))
+			}
+			c.i += n
+		}
+	}
+	return span{}, c.syntax("the JSON ends inside a string")
+}
+
+// escape reads the escape at c.i and returns the character it stands for:
+// a surrogate escape must be the first half of a pair followed by its
+// second, which it reads too.
+func (c *checker) escape() (rune, error) {
+	at := c.i
+	if c.i+1 >= len(c.b) {
+		return 0, c.syntax("the JSON ends inside a string")
+	}
+	esc := c.b[c.i+1]
+	c.i += 2
+	switch esc {
+	case '"', '\\', '/':
+		return rune(esc), nil
+	case 'b':
+		return '\b', nil
+	case 'f':
+		return '\f', nil
+	case 'n':
+		return '\n', nil
+	case 'r':
+		return '\r', nil
+	case 't':
+		return '\t', nil
+	case 'u':
+	default:
+		c.i = at
+		return 0, c.syntax(fmt.Sprintf("an invalid escape %q in a string", []byte{'\\', esc}))
+	}
+	r, ok := c.hex4()
+	if !ok {
+		c.i = at
+		return 0, c.syntax("an invalid \\u escape in a string: want four hexadecimal digits")
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, nil
+	}
+	if r < 0xdc00 && c.i+1 < len(c.b) && c.b[c.i] == '\\' && c.b[c.i+1] == 'u' {
+		c.i += 2
+		low, ok := c.hex4()
+		if !ok {
+			c.i -= 2
+			return 0, c.syntax("an invalid \\u escape in a string: want four hexadecimal digits")
+		}
+		if pair := utf16.DecodeRune(r, low); pair != utf8.RuneError {
+			return pair, nil
+		}
+	}
+	return 0, c.fail(at, fmt.Sprintf("the string has a lone surrogate, \\u%04x (JSON text must be Unicode: a surrogate escape is the first half of a pair followed by its second)", r))
+}
+
+// hex4 reads four hexadecimal digits at c.i.
+func (c *checker) hex4() (rune, bool) {
+	if c.i+4 > len(c.b) {
+		return 0, false
+	}
+	var r rune
+	for _, h := range c.b[c.i : c.i+4] {
+		switch {
+		case h >= '0' && h <= '9':
+			r = r<<4 | rune(h-'0')
+		case h >= 'a' && h <= 'f':
+			r = r<<4 | rune(h-'a'+10)
+		case h >= 'A' && h <= 'F':
+			r = r<<4 | rune(h-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	c.i += 4
+	return r, true
+}
+
+// number checks the number at c.i and reads past it.
+func (c *checker) number() error {
+	start := c.i
+	if c.b[c.i] == '-' {
+		c.i++
+	}
+	intStart := c.i
+	switch {
+	case c.i < len(c.b) && c.b[c.i] == '0':
+		c.i++
+	case c.i < len(c.b) && c.b[c.i] >= '1' && c.b[c.i] <= '9':
+		c.digits()
+	default:
+		return c.syntax("a number without digits")
+	}
+	intDigits := c.i - intStart
+	if c.i < len(c.b) && c.b[c.i] == '.' {
+		c.i++
+		if c.digits() == 0 {
+			return c.syntax("a number without digits after its decimal point")
+		}
+	}
+	exponent := false
+	if c.i < len(c.b) && (c.b[c.i] == 'e' || c.b[c.i] == 'E') {
+		c.i++
+		if c.i < len(c.b) && (c.b[c.i] == '+' || c.b[c.i] == '-') {
+			c.i++
+		}
+		if c.digits() == 0 {
+			return c.syntax("a number without digits in its exponent")
+		}
+		exponent = true
+	}
+	// Without an exponent, a number of fewer than 309 integer digits is
+	// below 1e308: it fits.
+	if exponent || intDigits > 308 {
+		if f, _ := strconv.ParseFloat(string(c.b[start:c.i]), 64); math.IsInf(f, 0) {
+			return c.fail(start, fmt.Sprintf("the number %s is out of range: a number is a float64 (at most about 1.8e308 either way)", text.Shorten(string(c.b[start:c.i]), 40)))
+		}
+	}
+	return nil
+}
+
+// digits reads decimal digits at c.i and returns how many.
+func (c *checker) digits() int {
+	from := c.i
+	for c.i < len(c.b) && c.b[c.i] >= '0' && c.b[c.i] <= '9' {
+		c.i++
+	}
+	return c.i - from
+}
+
+// token describes the text at c.i for a syntax error.
+func (c *checker) token() string {
+	if c.i >= len(c.b) {
+		return "the end of the text"
+	}
+	r, _ := utf8.DecodeRune(c.b[c.i:])
+	return strconv.QuoteRune(r)
+}
+
+func (c *checker) syntax(problem string) error {
+	e := c.fail(c.i, problem)
+	e.Syntax = true
+	return e
+}
+
+// fail is the error for a problem at offset.
+func (c *checker) fail(offset int, problem string) *Error {
+	offset = min(offset, len(c.b))
+	line, col := 1, 1
+	for _, ch := range c.b[:offset] {
+		if ch == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return &Error{Offset: offset, Line: line, Column: col, Path: c.path(), Problem: problem}
+}
+
+// maxPath is the most bytes of a path an error shows.
+const maxPath = 200
+
+// path is where the reader is, as Error.Path.
+func (c *checker) path() string {
+	var b strings.Builder
+	for _, f := range c.frames {
+		if b.Len() > 2*maxPath {
+			break
+		}
+		switch {
+		case !f.object:
+			fmt.Fprintf(&b, "[%d]", f.items)
+		case f.hasKey:
+			k := string(c.bytes(f.key))
+			if identifier(k) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(k)
+			} else {
+				fmt.Fprintf(&b, "[%s]", strconv.Quote(text.Shorten(k, 100)))
+			}
+		}
+	}
+	return text.Shorten(b.String(), maxPath)
+}
+
+// identifier reports whether k may follow a dot in a path.
+func identifier(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i, r := range k {
+		letter := r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
