@@ -92,8 +92,9 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 	}
 	// One handler per tenant and stateless, so no MCP session can be
 	// reached from another tenant's key.
-	t.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.cfg.maxBodyBytes()})
+	// GuardHTTP answers a batch's request that reuses an id, which the SDK drops.
+	t.mcp = mcpserver.GuardHTTP(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.cfg.maxBodyBytes()}), s.cfg.maxBodyBytes())
 	return t, nil
 }
 
