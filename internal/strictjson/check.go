@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/ptcx/ptcx/internal/text"
 )
@@ -16,32 +13,6 @@ import (
 // deep as a program may nest its own code (transpile.MaxNesting), far
 // deeper than any request needs, and a bound on the checker's stack.
 const MaxDepth = 1000
-
-// Error is JSON text Check refuses.
-type Error struct {
-	// Offset is the byte offset of the token at fault; Line and Column
-	// (1-based, the column in bytes) say the same for a person.
-	Offset       int
-	Line, Column int
-	// Path is where in the value the token is, in the notation of
-	// JavaScript ("results[0].value.a", `headers["content-type"]`): the
-	// member or item whose text is at fault, or the container whose syntax
-	// is; empty for the top-level value.
-	Path string
-	// Problem says what is wrong.
-	Problem string
-	// Syntax is set when the text is not JSON at all (json.Valid refuses
-	// it too), rather than JSON that Check refuses.
-	Syntax bool
-}
-
-func (e *Error) Error() string {
-	at := ""
-	if e.Path != "" {
-		at = "at " + e.Path + ": "
-	}
-	return fmt.Sprintf("line %d, column %d: %s%s", e.Line, e.Column, at, e.Problem)
-}
 
 // Check returns nil when data is one JSON value (with optional space
 // around it) that has no object with a key twice (keys compared once
@@ -280,126 +251,6 @@ func (c *checker) pop() {
 	c.frames = c.frames[:len(c.frames)-1]
 }
 
-// str checks the string at c.i, which starts with a quote, and reads past
-// it. For a key it returns the span of its bytes, decoded when it has an
-// escape.
-func (c *checker) str(key bool) (span, error) {
-	c.i++
-	from, plain := c.i, c.i // the string's contents; the part not yet decoded
-	escaped := false
-	for c.i < len(c.b) {
-		ch := c.b[c.i]
-		switch {
-		case ch == '"':
-			end := c.i
-			c.i++
-			if !escaped {
-				return span{start: from, end: end}, nil
-			}
-			c.decoded = append(c.decoded, c.b[plain:end]...)
-			return span{start: from, end: len(c.decoded), decoded: true}, nil
-		case ch == '\\':
-			if key {
-				if !escaped {
-					escaped, from = true, len(c.decoded)
-				}
-				c.decoded = append(c.decoded, c.b[plain:c.i]...)
-			}
-			r, err := c.escape()
-			if err != nil {
-				return span{}, err
-			}
-			if key {
-				c.decoded = utf8.AppendRune(c.decoded, r)
-			}
-			plain = c.i
-		case ch < 0x20:
-			return span{}, c.syntax(fmt.Sprintf("a control character (0x%02x) in a string: escape it", ch))
-		case ch < utf8.RuneSelf:
-			c.i++
-		default:
-			r, n := utf8.DecodeRune(c.b[c.i:])
-			if r == utf8.RuneError && n == 1 {
-				return span{}, c.fail(c.i, fmt.Sprintf("the string is not UTF-8 (byte 0x%02x)", ch))
-			}
-			c.i += n
-		}
-	}
-	return span{}, c.syntax("the JSON ends inside a string")
-}
-
-// escape reads the escape at c.i and returns the character it stands for:
-// a surrogate escape must be the first half of a pair followed by its
-// second, which it reads too.
-func (c *checker) escape() (rune, error) {
-	at := c.i
-	if c.i+1 >= len(c.b) {
-		return 0, c.syntax("the JSON ends inside a string")
-	}
-	esc := c.b[c.i+1]
-	c.i += 2
-	switch esc {
-	case '"', '\\', '/':
-		return rune(esc), nil
-	case 'b':
-		return '\b', nil
-	case 'f':
-		return '\f', nil
-	case 'n':
-		return '\n', nil
-	case 'r':
-		return '\r', nil
-	case 't':
-		return '\t', nil
-	case 'u':
-	default:
-		c.i = at
-		return 0, c.syntax(fmt.Sprintf("an invalid escape %q in a string", []byte{'\\', esc}))
-	}
-	r, ok := c.hex4()
-	if !ok {
-		c.i = at
-		return 0, c.syntax("an invalid \\u escape in a string: want four hexadecimal digits")
-	}
-	if !utf16.IsSurrogate(r) {
-		return r, nil
-	}
-	if r < 0xdc00 && c.i+1 < len(c.b) && c.b[c.i] == '\\' && c.b[c.i+1] == 'u' {
-		c.i += 2
-		low, ok := c.hex4()
-		if !ok {
-			c.i -= 2
-			return 0, c.syntax("an invalid \\u escape in a string: want four hexadecimal digits")
-		}
-		if pair := utf16.DecodeRune(r, low); pair != utf8.RuneError {
-			return pair, nil
-		}
-	}
-	return 0, c.fail(at, fmt.Sprintf("the string has a lone surrogate, \\u%04x (JSON text must be Unicode: a surrogate escape is the first half of a pair followed by its second)", r))
-}
-
-// hex4 reads four hexadecimal digits at c.i.
-func (c *checker) hex4() (rune, bool) {
-	if c.i+4 > len(c.b) {
-		return 0, false
-	}
-	var r rune
-	for _, h := range c.b[c.i : c.i+4] {
-		switch {
-		case h >= '0' && h <= '9':
-			r = r<<4 | rune(h-'0')
-		case h >= 'a' && h <= 'f':
-			r = r<<4 | rune(h-'a'+10)
-		case h >= 'A' && h <= 'F':
-			r = r<<4 | rune(h-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	c.i += 4
-	return r, true
-}
-
 // number checks the number at c.i and reads past it.
 func (c *checker) number() error {
 	start := c.i
@@ -450,75 +301,4 @@ func (c *checker) digits() int {
 		c.i++
 	}
 	return c.i - from
-}
-
-// token describes the text at c.i for a syntax error.
-func (c *checker) token() string {
-	if c.i >= len(c.b) {
-		return "the end of the text"
-	}
-	r, _ := utf8.DecodeRune(c.b[c.i:])
-	return strconv.QuoteRune(r)
-}
-
-func (c *checker) syntax(problem string) error {
-	e := c.fail(c.i, problem)
-	e.Syntax = true
-	return e
-}
-
-// fail is the error for a problem at offset.
-func (c *checker) fail(offset int, problem string) *Error {
-	offset = min(offset, len(c.b))
-	line, col := 1, 1
-	for _, ch := range c.b[:offset] {
-		if ch == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return &Error{Offset: offset, Line: line, Column: col, Path: c.path(), Problem: problem}
-}
-
-// maxPath is the most bytes of a path an error shows.
-const maxPath = 200
-
-// path is where the reader is, as Error.Path.
-func (c *checker) path() string {
-	var b strings.Builder
-	for _, f := range c.frames {
-		if b.Len() > 2*maxPath {
-			break
-		}
-		switch {
-		case !f.object:
-			fmt.Fprintf(&b, "[%d]", f.items)
-		case f.hasKey:
-			k := string(c.bytes(f.key))
-			if identifier(k) {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(k)
-			} else {
-				fmt.Fprintf(&b, "[%s]", strconv.Quote(text.Shorten(k, 100)))
-			}
-		}
-	}
-	return text.Shorten(b.String(), maxPath)
-}
-
-// identifier reports whether k may follow a dot in a path.
-func identifier(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i, r := range k {
-		letter := r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
-		if !letter && (i == 0 || r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
 }
