@@ -24,8 +24,9 @@ const MaxDepth = 1000
 //
 // It reads data once, in order. What it holds grows with the nesting and
 // with the keys of the objects open at once (their bytes copied only for a
-// key with an escape), plus a set for an object of more than a few keys
-// (objectScan): a few allocations per body, none per value.
+// key with an escape), and, for an object of more than a few keys
+// (objectScan), a set holding a copy of each: a few allocations per body,
+// and one per key of a large object.
 func Check(data []byte) error {
 	c := checker{b: data}
 	return c.run()
