@@ -30,8 +30,9 @@ type LedgerCall struct {
 	Args string `json:"args"`
 }
 
-// RunStats are the measurements of one run. Compute and memory are known
-// only for a run that settled (a failed run reports 0 for them).
+// RunStats are the measurements of one run. A failed run's are what it
+// used up to its failure (compute and memory are 0 only for a run that
+// failed before its program ran: refused, or not admitted).
 type RunStats struct {
 	ComputeMS float64 `json:"compute_ms"`
 	WallMS    float64 `json:"wall_ms"`

@@ -61,22 +61,23 @@ func (l *ledger) add(tool string, r api.Result, took time.Duration, args json.Ra
 	l.args = append(l.args, l.heads[from:len(l.heads):len(l.heads)])
 }
 
-// report returns the ledger with the run's measurements: those of the
-// sandbox when the run settled (out), else the wall time alone.
-func (l *ledger) report(out *wasmhost.Outcome, wall time.Duration) *api.Ledger {
+// report returns the ledger with the run's measurements, stats: its
+// compute time and its guest's memory, what a failed run used up to its
+// failure too (zero for a run that failed before its program ran), and
+// its wall time, unless wall is not zero: a failed run's is measured by
+// the caller, from the program's start.
+func (l *ledger) report(stats wasmhost.Stats, wall time.Duration) *api.Ledger {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if wall == 0 {
+		wall = stats.Wall
+	}
 	r := &api.Ledger{Calls: append([]api.LedgerCall{}, l.calls...), Omitted: l.omitted,
-		Stats: api.RunStats{WallMS: milliseconds(wall), Calls: l.total}}
+		Stats: api.RunStats{ComputeMS: milliseconds(stats.Compute), WallMS: milliseconds(wall), Calls: l.total, MemoryBytes: stats.Memory}}
 	for i := range r.Calls {
 		if l.args[i] != nil {
 			r.Calls[i].Args = argsSummary(l.args[i])
 		}
-	}
-	if out != nil {
-		r.Stats.ComputeMS = milliseconds(out.Stats.Compute)
-		r.Stats.WallMS = milliseconds(out.Stats.Wall)
-		r.Stats.MemoryBytes = out.Stats.Memory
 	}
 	return r
 }

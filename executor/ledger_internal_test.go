@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // The arguments the ledger copies into its one buffer stay each call's
@@ -22,7 +23,7 @@ func TestLedger_add_copiesStayTheCallsAcrossGrowth(t *testing.T) {
 		copy(args, `{"path":"changed"}`)
 	}
 	l.add("read", api.Result{}, 0, nil)
-	r := l.report(nil, 0)
+	r := l.report(wasmhost.Stats{}, 0)
 	require.Len(t, r.Calls, calls+1)
 	for i := range calls {
 		require.Equal(t, fmt.Sprintf("p%d.txt", i), r.Calls[i].Args, "call %d", i)

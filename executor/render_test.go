@@ -357,6 +357,36 @@ func TestSandbox_ledger_failureNamesTheCallsMade(t *testing.T) {
 	require.NotContains(t, ok.Text, "Calls made", "a success's text is its output")
 }
 
+// A failed run's stats say what it used up to its failure: the compute
+// time it ran and its guest's memory, whatever stopped it.
+func TestSandbox_ledger_failedRunStats(t *testing.T) {
+	w := newWorld(t, api.ModePTC)
+	e := w.executor(t, executor.NewConfig())
+	for _, tt := range []struct {
+		name, code, limits string
+		kind               api.Kind
+		minComputeMS       float64
+		minMemory          int64
+	}{
+		{"its compute limit", `while (true) {}`, `{"timeout_ms": 200}`, api.KindTimeout, 200, 1},
+		{"its memory limit", `const a = []; while (true) a.push("x".repeat(1000) + a.length)`, `{"memory_mb": 8}`, api.KindMemory, 0.001, 4 << 20},
+		{"microtasks past its memory limit", `const spin = () => Promise.resolve().then(() => spin()); spin(); await new Promise(() => {})`,
+			`{"memory_mb": 8}`, api.KindMemory, 0.001, 4 << 20},
+		{"an exception after work", `let s = 0; for (let i = 0; i < 1e6; i++) s += i; throw new Error(String(s))`, `{}`, api.KindException, 0.001, 1},
+		{"its wall limit", `await new Promise((r) => setTimeout(r, 1000))`, `{"wall_ms": 50}`, api.KindTimeout, 0.001, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runWithLimits(e, tt.code, tt.limits)
+			require.NotNil(t, r.Err)
+			require.Equal(t, tt.kind, r.Err.Kind, r.Text)
+			require.NotNil(t, r.Ledger)
+			require.GreaterOrEqual(t, r.Ledger.Stats.ComputeMS, tt.minComputeMS)
+			require.GreaterOrEqual(t, r.Ledger.Stats.MemoryBytes, tt.minMemory)
+			require.GreaterOrEqual(t, r.Ledger.Stats.WallMS, r.Ledger.Stats.ComputeMS)
+		})
+	}
+}
+
 // The ledger lists at most api.MaxLedgerCalls calls and counts the rest;
 // the failure's text names at most 30 of them.
 func TestSandbox_ledger_bounded(t *testing.T) {

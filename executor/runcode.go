@@ -114,12 +114,12 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	if runErr != nil {
 		f := runFailure(runErr, prog)
 		if f.Code == api.CodeCodeRunFailed {
-			f.Ledger = tok.ledger.report(nil, time.Since(start))
+			f.Ledger = tok.ledger.report(out.Stats, time.Since(start))
 			f.Message += failureText(f.Ledger)
 		}
 		return api.Output{}, f
 	}
-	ledger := tok.ledger.report(&out, 0)
+	ledger := tok.ledger.report(out.Stats, 0)
 	text := noOutput
 	if len(out.Logs) > 0 || len(out.Result) > 0 {
 		text = shape.Output(out.Logs, out.Result, limits.ModelBytes).Text

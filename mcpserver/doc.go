@@ -87,7 +87,10 @@
 //
 // mcp.IOTransport ends the session on the first line that is not a JSON-RPC
 // message. StdioTransport wraps it so that such a line is answered with a
-// JSON-RPC error and skipped, and the server keeps serving.
+// JSON-RPC error and skipped, and the server keeps serving. A request that
+// reuses the id of one not answered yet, which the SDK would drop without
+// a reply, is answered with an error naming the id (GuardHTTP does the
+// same for a batch posted over Streamable HTTP).
 //
 // The package imports executor, registry, wasmhost (the log hook),
 // internal/jsonrpcline, internal/text and the MCP SDK.

@@ -31,12 +31,18 @@ const MaxLineBytes = mcp.DefaultMaxLineLength
 // Batches are refused: the protocol dropped them in 2025-06-18, and the SDK
 // ends the session on one after negotiating that version or later.
 //
+// A request whose id is that of a request not answered yet is answered
+// with invalid request -32600, "request id 7 is already in flight", and
+// not handed to the SDK (which would drop it without a reply); the first
+// is answered as usual, and its id may be reused once it is.
+//
 // in and out are closed when the session ends. Pass os.Stdin and os.Stdout
 // to serve a client that started this process.
 func StdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
-	w := &lockedWriter{w: out}
+	flight := &inFlight{}
+	w := &lockedWriter{w: out, flight: flight}
 	return &mcp.IOTransport{
-		Reader: &lineGuard{src: bufio.NewReader(in), closer: in, reply: w},
+		Reader: &lineGuard{src: bufio.NewReader(in), closer: in, reply: untracked{w}, flight: flight},
 		Writer: w,
 		// The guard enforces MaxLineBytes per line and hands the SDK one
 		// message at a time, so the SDK's own frame limit (which ends the
@@ -46,17 +52,32 @@ func StdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 }
 
 // lockedWriter serialises writes to out: the SDK writes each message in one
-// Write, and the guard writes its error replies between them.
+// Write, and the guard writes its error replies between them (untracked).
+// A response the SDK writes ends its request's flight.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu     sync.Mutex
+	w      io.WriteCloser
+	flight *inFlight
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if id, ok := jsonrpcline.ResponseID(bytes.TrimSpace(p)); ok {
+		l.flight.done(id)
+	}
+	return l.write(p)
+}
+
+func (l *lockedWriter) write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// untracked writes the guard's replies, which end no request's flight: a
+// refused duplicate's id stays the first request's.
+type untracked struct{ l *lockedWriter }
+
+func (u untracked) Write(p []byte) (int, error) { return u.l.write(p) }
 
 func (l *lockedWriter) Close() error { return l.w.Close() }
 
@@ -67,7 +88,8 @@ type lineGuard struct {
 	src     *bufio.Reader
 	closer  io.Closer
 	reply   io.Writer
-	pending []byte // an accepted message and its newline, not yet all read
+	flight  *inFlight // the requests handed to the SDK and not answered yet
+	pending []byte    // an accepted message and its newline, not yet all read
 }
 
 func (g *lineGuard) Read(p []byte) (int, error) {
@@ -78,7 +100,7 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if id, code, msg := check(line); code != 0 {
+			if id, code, msg := g.check(line); code != 0 {
 				g.refuse(id, code, msg)
 			} else {
 				g.pending = append(bytes.TrimSpace(line), '\n')
@@ -98,26 +120,21 @@ func (g *lineGuard) Close() error { return g.closer.Close() }
 // refuse writes a JSON-RPC error response. A failed write is left for the
 // SDK to discover on its next write.
 func (g *lineGuard) refuse(id json.RawMessage, code int64, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   jsonrpc.Error   `json:"error"`
-	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
-	if err != nil {
-		return
-	}
-	_, _ = g.reply.Write(append(b, '\n'))
+	_, _ = g.reply.Write(append(errorReply(id, code, msg), '\n'))
 }
 
-// check reports why line is not one JSON-RPC message the SDK can read: a
-// non-zero code, the message, and the line's id when it has a usable one.
-func check(line []byte) (id json.RawMessage, code int64, msg string) {
+// check reports why line is not one JSON-RPC message the SDK can read, or
+// is a request whose id is in flight: a non-zero code, the message, and
+// the line's id when it has a usable one. A request it lets through is in
+// flight from then on.
+func (g *lineGuard) check(line []byte) (id json.RawMessage, code int64, msg string) {
 	line = bytes.TrimSpace(line)
-	switch p, err := jsonrpcline.Classify(line); p {
+	switch m, p, err := jsonrpcline.Parse(line); p {
 	case jsonrpcline.OK:
+		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() && !g.flight.add(req.ID) {
+			id := usableID(line)
+			return id, jsonrpc.CodeInvalidRequest, duplicateMessage(id)
+		}
 		return nil, 0, ""
 	case jsonrpcline.NotJSON:
 		return nil, jsonrpc.CodeParseError, "parse error: the line is not JSON (MCP over stdio is one JSON-RPC message per line)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench.sh is `make bench`: ptcx beside its peers in one run (bench/).
 #   1. installs what the peers need: Debian's nodejs and npm when missing,
-#      then `npm ci` in bench/peers (quickjs-wasi, pinned by its lockfile);
+#      then `npm ci --ignore-scripts` in bench/peers (quickjs-wasi, pinned by
+#      its lockfile);
 #   2. tests the Node peers (go test -tags benchnode ./bench: every
 #      workload's answer on each, missing Node a failure there);
 #   3. builds bin/ptcx-wasmtime (ptcx with the wasmtime engine too: cgo) and
@@ -26,7 +27,10 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	"${sudo[@]}" apt-get update -q
 	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q nodejs npm
 fi
-(cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
+# --ignore-scripts: no dependency runs code at install (quickjs-wasi has no
+# install script; its lockfile entry has no hasInstallScript), and bench.sh may
+# run as root.
+(cd bench/peers && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 
 PTCX_REQUIRE_GUEST=1 $GO test -count=1 -tags benchnode -run 'TestNode' ./bench
 

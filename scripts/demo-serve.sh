@@ -28,7 +28,7 @@ cat >"$tmp/serve.json" <<JSON
 JSON
 mkdir -p "$tmp/work"
 
-stable() { sed -E 's/ex_[0-9a-f]{24}/ex_…/g; s/"expires_at":"[^"]*"/"expires_at":"…"/g; s/"duration_ms":[0-9.e+-]+/"duration_ms":…/g'; }
+stable() { sed -E 's/ex_[0-9a-f]{24}/ex_…/g; s/"expires_at":"[^"]*"/"expires_at":"…"/g; s/"duration_ms":[0-9.e+-]+/"duration_ms":…/g; s/"compute_ms":[0-9.e+-]+/"compute_ms":…/g; s/"memory_bytes":[0-9]+/"memory_bytes":…/g'; }
 post() {
   printf '\n$ curl -s -H "Authorization: Bearer $KEY" "http://$ADDR%s" -d %s\n' "$1" "'$2'" | stable
   curl -sS --max-time 30 -H "Authorization: Bearer $key" "http://$addr$1" -d "$2"

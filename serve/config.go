@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/strictjson"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -405,8 +406,17 @@ func (t TenantConfig) validate() error {
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields and
-// trailing data; errors name the line and column.
+// trailing data, and, at any depth, what strictjson.Check refuses: a key
+// twice in an object, text that is not UTF-8 or escapes a lone surrogate,
+// a number beyond float64's range, nesting deeper than
+// strictjson.MaxDepth. Errors name the line and column, and the place.
+// The check is one pass over data before the decoder's; text that is not
+// JSON at all is left to the decoder to word.
 func decodeStrict(data []byte, v any) error {
+	checked := strictjson.Check(data)
+	if e, ok := checked.(*strictjson.Error); ok && !e.Syntax {
+		return e
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -416,7 +426,7 @@ func decodeStrict(data []byte, v any) error {
 		line, col := position(data, dec.InputOffset())
 		return fmt.Errorf("line %d, column %d: data after the JSON value", line, col)
 	}
-	return nil
+	return checked // nil, unless the decoder took what the check did not
 }
 
 func jsonError(data []byte, err error) error {

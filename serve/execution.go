@@ -294,6 +294,9 @@ func (x *execution) stateLocked() ExecutionState {
 		r := x.result
 		st.Text = r.Text
 		st.Stats = &Stats{DurationMS: float64(x.settledAt.Sub(x.created).Microseconds()) / 1e3, Calls: x.callCount}
+		if l := r.Ledger; l != nil {
+			st.Stats.ComputeMS, st.Stats.MemoryBytes = l.Stats.ComputeMS, l.Stats.MemoryBytes
+		}
 		st.Calls = append([]CallRecord(nil), x.calls...)
 		if r.OK() {
 			var v struct {

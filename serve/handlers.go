@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -57,10 +59,21 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// statusWriter remembers the status for the metrics and the log.
+// statusWriter remembers the status for the metrics and the log, and the
+// execution a route without one in its path created or returned
+// (logExecution).
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status    int
+	execution string
+}
+
+// logExecution names the execution id in w's request log line: the one a
+// POST /v1/executions created, or returned for its idempotency_key.
+func logExecution(w http.ResponseWriter, id string) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.execution = id
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int)        { w.status = code; w.ResponseWriter.WriteHeader(code) }
@@ -90,7 +103,7 @@ func (s *Server) wrap(pattern string, rt route) http.HandlerFunc {
 		s.metrics.requests.WithLabelValues(pattern, strconv.Itoa(sw.status)).Inc()
 		if rt.open == nil {
 			s.log.Info("request", "route", pattern, "status", sw.status, "tenant", tenantName,
-				"execution", r.PathValue("id"), "duration_ms", time.Since(start).Milliseconds())
+				"execution", cmp.Or(sw.execution, r.PathValue("id")), "duration_ms", time.Since(start).Milliseconds())
 		}
 	}
 }
@@ -113,6 +126,9 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 			writeError(w, qerr)
 			return
 		}
+		var queued struct{ ID string }
+		_ = json.Unmarshal(st, &queued) // enqueue's own JSON: an ExecutionState
+		logExecution(w, queued.ID)
 		writeRaw(w, http.StatusOK, st)
 		return
 	}
@@ -120,6 +136,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		writeError(w, herr)
 		return
 	}
+	logExecution(w, x.id)
 	if s.cluster != nil {
 		if err := s.cluster.adopt(r.Context(), x); err != nil {
 			x.cancelRun()

@@ -62,10 +62,15 @@ type ExecutionState struct {
 	Error     *ErrorBody      `json:"error,omitempty"`
 }
 
-// Stats are a settled execution's numbers.
+// Stats are a settled execution's numbers. ComputeMS and MemoryBytes are
+// its program's (api.RunStats): the compute time it ran and its guest's
+// peak memory, up to its failure for one that failed (0 when its program
+// never ran).
 type Stats struct {
-	DurationMS float64 `json:"duration_ms"`
-	Calls      int     `json:"calls"`
+	DurationMS  float64 `json:"duration_ms"`
+	Calls       int     `json:"calls"`
+	ComputeMS   float64 `json:"compute_ms"`
+	MemoryBytes int64   `json:"memory_bytes"`
 }
 
 // CallRecord is one settled nested call of a program.

@@ -99,12 +99,13 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 	}
 	// One handler per tenant and stateless, so no MCP session can be
 	// reached from another tenant's key.
-	t.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+	// GuardHTTP answers a batch's request that reuses an id, which the SDK drops.
+	t.mcp = mcpserver.GuardHTTP(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: s.cfg.maxBodyBytes(),
 			// A client speaking the protocol of 2026-07-28 or later that goes
 			// away cancels its call; one of an earlier protocol does not
 			// (the SDK's handler runs it to its end).
-			PropagateRequestCancellation: true})
+			PropagateRequestCancellation: true}), s.cfg.maxBodyBytes())
 	return t, nil
 }
 

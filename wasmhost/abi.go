@@ -25,6 +25,7 @@ const (
 	exportRestored   = "ptcx_restored"
 	exportCompile    = "ptcx_compile"
 	exportLoad       = "ptcx_load"
+	exportStalled    = "ptcx_stalled"
 )
 
 // hostModule is the import module of the host functions (hostfuncs.go).

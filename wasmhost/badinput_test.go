@@ -69,6 +69,13 @@ var badInputs = []struct {
 		message: "out of memory: the program needs more than its memory limit of 32 MiB"},
 	{name: "typed arrays until out of memory", js: `const a = []; for (;;) a.push(new Uint8Array(4 << 20))`,
 		limits: api.Limits{MemoryBytes: 32 << 20}, kind: api.KindMemory, message: "out of memory"},
+	{name: "microtasks until out of memory", js: `const spin = () => Promise.resolve().then(() => spin()); spin(); await new Promise(() => {})`,
+		limits: api.Limits{MemoryBytes: 32 << 20}, kind: api.KindMemory,
+		message: "out of memory: the program needs more than its memory limit of 32 MiB",
+		check: func(t *testing.T, _ *wasmhost.RunError, out wasmhost.Outcome) {
+			require.Positive(t, out.Stats.Compute)
+			require.Greater(t, out.Stats.Memory, int64(16<<20))
+		}},
 	{name: "deep recursion", js: `function f(n) { return f(n + 1) + 1 } return f(0)`, kind: api.KindException,
 		message: "RangeError: Maximum call stack size exceeded"},
 	{name: "deeply nested JSON", js: `return JSON.parse("[".repeat(100000))`, kind: api.KindException,

@@ -10,6 +10,20 @@ import (
 const errNeverSettles = "the program is awaiting a promise that nothing can resolve: " +
 	"no nested call or timer is pending, so it would never finish"
 
+// stalled ends a program that waits on nothing. The guest's ptcx_stalled
+// reports it out of memory when memory ran out on the way (the engine drops
+// a promise reaction it cannot queue, so a microtask chain that exhausts
+// memory ends waiting on nothing: docs/abi.md); otherwise, or for a guest
+// without the export, it can never settle.
+func (r *run) stalled() (int32, *RunError) {
+	if f := r.inst.mod.function(exportStalled); f != nil {
+		if status, e := r.call(f); e != nil || status != statusPending {
+			return status, e
+		}
+	}
+	return 0, &RunError{Kind: api.KindException, Message: errNeverSettles}
+}
+
 // loop feeds the guest nested-call outcomes and timers until it settles,
 // on the goroutine that drives the run. Outcomes that are ready go first,
 // then timers that are due; when there is nothing to feed it waits for the
@@ -81,7 +95,8 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			}
 		}
 		if r.pending == 0 && r.timers.len() == 0 {
-			return 0, &RunError{Kind: api.KindException, Message: errNeverSettles}, false
+			status, e := r.stalled()
+			return status, e, false
 		}
 		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt {
 			if e := r.releaseHeld(); e != nil {

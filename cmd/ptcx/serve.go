@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -60,15 +61,18 @@ func runServe(ctx context.Context, c command, s *stdio, args []string) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(slots + 1))
 	}
+	// The port first: serve.New joins the cluster (a store's node writes its
+	// lease), which a node that cannot serve must not do.
+	l, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fail(s, fmt.Errorf("listening on %s: %w", cfg.Listen, err))
+	}
 	srv, err := serve.New(ctx, cfg, serve.Options{Logger: log, GuestSlots: slots})
 	if err != nil {
+		l.Close()
 		return fail(s, err)
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
-	l, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fail(s, err)
-	}
 	if err := srv.Serve(ctx, l); err != nil {
 		return fail(s, err)
 	}

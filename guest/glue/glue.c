@@ -285,6 +285,23 @@ static int32_t settle(void)
     return report(PTCX_REPORT_RESULT, JS_PromiseResult(ctx, program));
 }
 
+/* ptcx_stalled is called by the host when the program is pending and the
+ * host holds nothing that could resume it: no nested call, no timer. When
+ * memory ran out during the program, that is the likely cause (QuickJS
+ * drops a promise reaction whose job it cannot allocate, so a chain of
+ * microtasks that exhausts memory ends waiting on nothing): the run is
+ * reported out of memory. Otherwise it returns pending, and the host
+ * reports that the program can never settle. */
+PTCX_EXPORT("ptcx_stalled")
+int32_t ptcx_stalled(void)
+{
+    if (final_status >= 0)
+        return final_status;
+    if (!ctx || !ptcx_memory_exhausted())
+        return PTCX_PENDING;
+    return report(PTCX_REPORT_THROWN, JS_NULL);
+}
+
 static int32_t started(void);
 static int start_session(const char *code, size_t len);
 

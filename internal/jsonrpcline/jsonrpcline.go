@@ -62,16 +62,23 @@ const (
 // Classify checks that line (trimmed, not empty) is one JSON-RPC message.
 // For NotMessage, err says what the decoder refused.
 func Classify(line []byte) (p Problem, err error) {
+	_, p, err = Parse(line)
+	return p, err
+}
+
+// Parse is Classify that also returns the message, when line is one.
+func Parse(line []byte) (jsonrpc.Message, Problem, error) {
 	switch {
 	case !json.Valid(line):
-		return NotJSON, nil
+		return nil, NotJSON, nil
 	case line[0] == '[':
-		return Batch, nil
+		return nil, Batch, nil
 	case line[0] != '{':
-		return NotObject, nil
+		return nil, NotObject, nil
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return NotMessage, err
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, NotMessage, err
 	}
-	return OK, nil
+	return msg, OK, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,5 +62,68 @@ func FuzzScan(f *testing.F) {
 		_, method := obj["method"]
 		_, id := obj["id"]
 		require.Equal(t, Members{Method: method, ID: id}, m, "%q", line)
+	})
+}
+
+func TestResponseID(t *testing.T) {
+	tests := []struct {
+		msg string
+		id  any // the id's value, nil when msg is not a response
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{}}`, int64(7)},
+		{`{"jsonrpc":"2.0","id":7.0,"result":{}}`, int64(7)},
+		{`{"jsonrpc":"2.0","result":{"id":1,"method":"m"},"id":"x"}`, "x"},
+		{`{"jsonrpc":"2.0", "id" : "a,b}" , "error":{"code":-32600,"message":"m"}}`, "a,b}"},
+		{`{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":12}`, int64(12)},
+		{`{"jsonrpc":"2.0","id":7,"method":"ping"}`, nil},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":1}}`, nil},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}`, nil},
+		{`{"jsonrpc":"2.0","id":{"a":1},"result":{}}`, nil},
+		{`{"jsonrpc":"2.0","\u0069d":7,"result":{}}`, nil},
+		{`[{"jsonrpc":"2.0","id":7,"result":{}}]`, nil},
+		{``, nil},
+	}
+	for _, tt := range tests {
+		id, ok := ResponseID([]byte(tt.msg))
+		require.Equal(t, tt.id != nil, ok, tt.msg)
+		if ok {
+			require.Equal(t, tt.id, id.Raw(), tt.msg)
+		}
+	}
+}
+
+// FuzzResponseID checks ResponseID against the SDK's decoder on the
+// messages it decodes: a response's id, and nothing for a request. On
+// anything else it must only return.
+func FuzzResponseID(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","result":{"id":[1,{"id":2}]},"id":3}`,
+		`{"id":`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		id, ok := ResponseID(msg)
+		if len(msg) == 0 || msg[0] != '{' {
+			require.False(t, ok)
+			return
+		}
+		m, err := jsonrpc.DecodeMessage(msg)
+		if err != nil || !json.Valid(msg) {
+			return
+		}
+		if _, escaped := Scan(msg); !escaped {
+			return // a top-level key with an escape: the decoder reads it, ResponseID does not
+		}
+		switch m := m.(type) {
+		case *jsonrpc.Response:
+			require.True(t, ok, "%q", msg)
+			require.Equal(t, m.ID, id, "%q", msg)
+		default:
+			require.False(t, ok, "%q", msg)
+		}
 	})
 }
