@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -44,6 +45,12 @@ type cluster struct {
 	work    string        // the work-queue stream
 	subject string        // the subject prefix
 
+	// fence proves this node's lease to itself (fence.go); lapses counts
+	// its lapses, reconciled those reconcile has settled.
+	fence      *fence
+	lapses     atomic.Uint64
+	reconciled atomic.Uint64
+
 	mu      sync.Mutex
 	owned   map[string]*owned
 	healthy error // the last lease renewal's error
@@ -80,6 +87,7 @@ func newCluster(ctx context.Context, s *Server) (*cluster, error) {
 		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
 		evictions: make(chan string, maxEvictions), evicting: map[string]struct{}{}}
 	c.liveTTL = ceiling(s.cfg.Tenants).WallTime + s.cfg.retention()
+	c.fence = newFence(c.node, c.lease, time.Now, c.lapse)
 	switch sc.Kind {
 	case storeDir:
 		d, err := store.OpenDir(s.cfg.resolve(sc.Path))
@@ -145,9 +153,11 @@ func (c *cluster) join(ctx context.Context) error {
 	if err := c.reap(ctx, store.Lease{Node: c.node}, "restarted"); err != nil {
 		return err
 	}
-	if err := c.st.RenewLease(ctx, c.node, time.Now().Add(c.lease)); err != nil {
+	start := time.Now()
+	if err := c.st.RenewLease(ctx, c.node, start.Add(c.lease)); err != nil {
 		return err
 	}
+	c.fence.renewed(start)
 
 	if c.nc != nil {
 		sub, err := c.nc.Subscribe(c.nodeSubject(c.node), c.onRequest)
@@ -156,8 +166,9 @@ func (c *cluster) join(ctx context.Context) error {
 		}
 		c.sub = sub
 	}
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.leaseLoop()
+	go c.reapLoop()
 	go c.evictLoop()
 	c.s.table.mu.Lock()
 	c.s.table.evicted = c.evicted
@@ -184,11 +195,13 @@ func (c *cluster) adoptOrphans(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
-	return c.adoptParked(ctx, func(owner string) bool { return owner == c.node || ownerGone(leases, owner, now) })
+	return c.adoptParked(ctx, func(owner string) bool { return owner == c.node || c.ownerGone(leases, owner, now) })
 }
 
-// leaseLoop renews the lease three times per lease and reaps the nodes
-// whose lease expired.
+// leaseLoop renews the lease three times per lease, and does nothing
+// else: a renewal is never late for want of the loop's time. Each until
+// is computed from the instant its renewal starts, which the fence
+// measures from.
 func (c *cluster) leaseLoop() {
 	defer c.wg.Done()
 	t := time.NewTicker(c.lease / 3)
@@ -199,16 +212,44 @@ func (c *cluster) leaseLoop() {
 			return
 		case <-t.C:
 		}
+		if renewalsStalled(c.node) {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.lease/3)
-		err := c.st.RenewLease(ctx, c.node, time.Now().Add(c.lease))
+		start := time.Now()
+		err := c.st.RenewLease(ctx, c.node, start.Add(c.lease))
+		cancel()
+		if err == nil {
+			c.fence.renewed(start)
+		}
 		c.mu.Lock()
 		c.healthy = err
 		c.mu.Unlock()
 		if err != nil {
 			c.s.log.Warn("lease renewal failed", "node", c.node, "error", err.Error())
-		} else {
-			c.reapExpired(ctx)
 		}
+	}
+}
+
+// reapLoop, three times per lease, reconciles what a lapse of this
+// node's lease left (cluster_fence.go) and reaps the nodes whose lease
+// expired; a node that cannot prove its own lease judges no other's.
+func (c *cluster) reapLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		if !c.fence.live() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.lease)
+		c.reconcile(ctx)
+		c.reapExpired(ctx)
 		cancel()
 	}
 }
@@ -242,7 +283,7 @@ func (c *cluster) evictLoop() {
 			c.holdEvictions.Lock()
 			c.holdEvictions.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-			if err := c.st.Delete(ctx, id); err != nil {
+			if err := c.deleteRecord(ctx, id); err != nil {
 				c.s.log.Warn("deleting an evicted execution's record failed (it expires at its TTL)", "execution", id, "error", err.Error())
 			}
 			cancel()
@@ -253,7 +294,8 @@ func (c *cluster) evictLoop() {
 	}
 }
 
-// reapExpired reaps every other node whose lease has expired.
+// reapExpired reaps every other node whose lease has expired, by more
+// than the margin (gone).
 func (c *cluster) reapExpired(ctx context.Context) {
 	leases, err := c.st.Leases(ctx)
 	if err != nil {
@@ -262,7 +304,7 @@ func (c *cluster) reapExpired(ctx context.Context) {
 	}
 	now := time.Now()
 	for _, l := range leases {
-		if l.Node == c.node || !l.Expired(now) {
+		if l.Node == c.node || !c.gone(l, now) {
 			continue
 		}
 		if err := c.takeOverLost(ctx, l, "stopped renewing its lease", c.st.List); err != nil {
@@ -293,8 +335,8 @@ func (c *cluster) reapIn(ctx context.Context, recs []store.Record, l store.Lease
 		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed || isParkedRecord(r) {
 			continue
 		}
-		if l.Node == c.node && c.s.table.lookup(r.ID) != nil {
-			continue
+		if x := c.s.table.lookup(r.ID); l.Node == c.node && x != nil && c.current(x) {
+			continue // running here now
 		}
 		if err := c.fail(ctx, r, api.CodeNodeLost, fmt.Sprintf(
 			"node %s, which was running this execution, %s before it settled; it was running (not parked on its client), so its program state was not saved: run it again", l.Node, why)); err != nil && !errors.Is(err, store.ErrConflict) {
@@ -337,6 +379,7 @@ func (c *cluster) ready(ctx context.Context) error {
 // the store.
 func (c *cluster) close() {
 	c.stopOnce.Do(func() {
+		c.fence.stop()
 		if c.sub != nil {
 			_ = c.sub.Drain()
 		}
@@ -364,6 +407,7 @@ func (c *cluster) close() {
 // executions it held are given up (their state is in the store).
 func (c *cluster) crash() {
 	c.stopOnce.Do(func() {
+		c.fence.stop()
 		close(c.stop)
 		if c.sub != nil {
 			_ = c.sub.Unsubscribe()

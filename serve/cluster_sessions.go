@@ -18,7 +18,8 @@ import (
 // whose running node lost its lease; the executor loads and saves the
 // session's state through sessionStore, under that claim.
 
-// leaseAlive reports whether node holds a lease that has not expired.
+// leaseAlive reports whether node holds a lease that has not expired, by
+// more than the margin (gone).
 func (c *cluster) leaseAlive(ctx context.Context, node string) (bool, error) {
 	leases, err := c.st.Leases(ctx)
 	if err != nil {
@@ -26,7 +27,7 @@ func (c *cluster) leaseAlive(ctx context.Context, node string) (bool, error) {
 	}
 	for _, l := range leases {
 		if l.Node == node {
-			return !l.Expired(time.Now()), nil
+			return !c.gone(l, time.Now()), nil
 		}
 	}
 	return false, nil
@@ -101,6 +102,9 @@ func (s sessionStore) Load(ctx context.Context, _, name string) ([]byte, error) 
 // session another node took over meanwhile is not overwritten), then the
 // old snapshot deleted.
 func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error {
+	if err := fenceCheck(ctx); err != nil { // a node that cannot prove its lease saves nothing (fence.go)
+		return err
+	}
 	c, err := s.claim(ctx, name)
 	if err != nil {
 		return err
@@ -119,6 +123,9 @@ func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error 
 // Delete implements executor.SessionStore: the record names no state
 // (the session was reset), and the old snapshot is deleted.
 func (s sessionStore) Delete(ctx context.Context, _, name string) error {
+	if err := fenceCheck(ctx); err != nil {
+		return err
+	}
 	c, err := s.claim(ctx, name)
 	if err != nil {
 		return err

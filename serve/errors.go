@@ -57,6 +57,9 @@ type httpError struct {
 	status     int
 	body       ErrorBody
 	retryAfter time.Duration
+	// raw, when set, is the answer instead of the error envelope: a
+	// request another execution answers (cluster_idempotency.go).
+	raw json.RawMessage
 }
 
 func (e *httpError) Error() string { return e.body.Message }
@@ -91,6 +94,10 @@ func errorBody(e *api.Error) *ErrorBody {
 }
 
 func writeError(w http.ResponseWriter, e *httpError) {
+	if e.raw != nil {
+		writeRaw(w, e.status, e.raw)
+		return
+	}
 	if e.retryAfter > 0 {
 		secs := max((e.retryAfter+time.Second-1)/time.Second, 1) // whole seconds, rounded up
 		w.Header().Set("Retry-After", strconv.Itoa(int(secs)))

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
@@ -22,6 +23,9 @@ type execution struct {
 	sum     [32]byte // the request body's hash, for the idempotency check
 	cancel  context.CancelFunc
 	client  bool // declared client tools (counted against max_pending)
+	// epoch is the cluster lease epoch it runs under on this node (fence.go);
+	// 0 without a store, and once another node took it.
+	epoch atomic.Uint64
 
 	mu        sync.Mutex
 	status    string

@@ -27,9 +27,14 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		return nil, badRequest("the execution request", err)
 	}
 	x := newExecution(id, t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
-	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil {
+	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
 		return s.same(prev, x)
 	}
+	hold, herr := s.enter(x, req.Wait) // cluster_idempotency.go: the lease, and the key across the cluster
+	if herr != nil {
+		return nil, herr
+	}
+	defer hold.release() // unless x started
 	var claim *sessionClaim // keep_state: this node's turn in the session (session_state.go)
 	if req.KeepState {
 		c, herr := s.states.claim(context.Background(), t, req.Scope, req.Session)
@@ -80,7 +85,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	releasePending = chain(releaseSession, releasePending)
 	x.spec = parkSpec{Scope: req.Scope, Session: req.Session, ClientTools: req.ClientTools}
 	x.releasePending = releasePending
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(s.runContext(x))
 	x.cancel = cancel // before x is in the table, where DELETE can find it
 	prev, ok := s.table.add(x, s.cfg.maxExecutions())
 	if !ok || prev != nil {
