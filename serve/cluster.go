@@ -364,10 +364,14 @@ func (c *cluster) fail(ctx context.Context, r store.Record, code api.Code, msg s
 	return nil
 }
 
-// ready is nil when the store is usable and the last renewal worked.
+// ready is nil when the store is usable, the last renewal worked and
+// the node can prove its lease (fence.go).
 func (c *cluster) ready(ctx context.Context) error {
 	if err := c.st.Check(ctx); err != nil {
 		return err
+	}
+	if !c.fence.live() {
+		return fmt.Errorf("%w: %s", errFenced, c.fence.refusal())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

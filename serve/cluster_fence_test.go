@@ -103,6 +103,8 @@ func TestCluster_fencedNode_answersFromTheStore(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, e.Status, "no new work while fenced")
 	require.Equal(t, serve.CodeStoreUnavailable, e.Body.Code)
 	require.Contains(t, e.Body.Message, "cannot prove its cluster lease is current")
+	status, _, _ := raw(t, "GET", nodes[0].url+"/readyz", "", "")
+	require.Equal(t, http.StatusServiceUnavailable, status, "the load balancer sends it nothing")
 
 	resume()
 	within(t, 5*time.Second, "node 1 takes work again once it renews", func() bool {

@@ -110,7 +110,7 @@ func (c *cluster) workLoop(cons jetstream.Consumer) {
 			return
 		default:
 		}
-		if c.s.draining.Load() || c.s.table.liveCount() >= c.s.cfg.maxExecutions() {
+		if c.s.draining.Load() || c.s.table.liveCount() >= c.s.cfg.maxExecutions() || !c.fence.live() {
 			select {
 			case <-c.stop:
 				return
@@ -168,10 +168,14 @@ func (c *cluster) take(m jetstream.Msg) {
 }
 
 // giveBack returns a work item this node could not start (a tenant
-// quota): redelivered workRetry later, failed with BUSY after the last
-// delivery.
+// quota, or its lease lapsed meanwhile): redelivered workRetry later,
+// failed with BUSY after the last delivery (not for a lapse).
 func (c *cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httpError) {
 	md, err := m.Metadata()
+	if herr.status == http.StatusServiceUnavailable && !c.fence.live() { // this node's lease lapsed: another node takes it
+		_ = m.NakWithDelay(workRetry)
+		return
+	}
 	if herr.status != http.StatusTooManyRequests || (err == nil && md.NumDelivered >= workMaxDeliver) {
 		_ = c.fail(ctx, rec, api.CodeBusy, fmt.Sprintf("no node could start the queued execution (%d tries): %s; retry later", workMaxDeliver, herr.body.Message))
 		_ = m.Term()
