@@ -256,5 +256,5 @@ func (c *cluster) stale(ctx context.Context, x *execution) (*execution, *httpErr
 // gone reports whether l's node is lost at now: past its lease's until
 // plus the margin (until then the node may still be acting, fence.go).
 func (c *cluster) gone(l store.Lease, now time.Time) bool {
-	return now.After(l.Until.Add(c.fence.margin))
+	return l.Lost(now, c.fence.margin)
 }

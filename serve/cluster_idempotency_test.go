@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/store"
 )
 
 // The same idempotency key and body on two nodes make one execution; the
@@ -173,4 +174,27 @@ func TestCluster_idempotencyKey_abandonedReservationIsTakenOver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A start refused (here 429: the tenant's concurrent quota) gives its
+// key's reservation back at once: the retry runs, on any node.
+func TestCluster_idempotencyKey_refusedStartGivesTheKeyBack(t *testing.T) {
+	nodes := newNodes(t, 2, func(_ int, c *serve.Config) { c.Tenants[0].Quotas.MaxConcurrent = 1 })
+	c1, c2 := nodes[0].client(keyA), nodes[1].client(keyA)
+	busy, err := c1.Execute(ctx(t), serve.ExecutionRequest{Code: `const end = Date.now() + 1500; while (Date.now() < end) {} return 1`, Wait: boolp(false)})
+	require.NoError(t, err)
+	req := serve.ExecutionRequest{Code: `return 2`, IdempotencyKey: "refused"}
+	_, err = c1.Execute(ctx(t), req)
+	require.Equal(t, http.StatusTooManyRequests, apiErr(t, err).Status)
+	_, err = serve.Reservation(nodes[0].srv, "a", "refused")
+	require.ErrorIs(t, err, store.ErrNotFound, "given back")
+
+	_, err = c1.Get(ctx(t), busy.ID, true)
+	require.NoError(t, err)
+	st, err := c2.Execute(ctx(t), req)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, st.Status)
+	again, err := c1.Execute(ctx(t), req)
+	require.NoError(t, err)
+	require.Equal(t, st.ID, again.ID)
 }

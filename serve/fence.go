@@ -96,9 +96,8 @@ func (f *fence) live() bool {
 // renewed records a successful renewal that started at start (its until
 // was start + lease). A lease found lapsed first (the renewal came too
 // late) ends its epoch; a renewal that itself landed past the limit
-// proves nothing. It reports whether the lease is proven again after a
-// lapse: the node then reconciles what the lapse left (cluster_fence.go).
-func (f *fence) renewed(start time.Time) (regained bool) {
+// proves nothing.
+func (f *fence) renewed(start time.Time) {
 	f.mu.Lock()
 	now := f.now()
 	st := *f.cur.Load()
@@ -106,7 +105,6 @@ func (f *fence) renewed(start time.Time) (regained bool) {
 	if st.valid && now.Sub(st.from) >= f.limit() {
 		ended, st = st.epoch, fenceState{epoch: st.epoch + 1}
 	}
-	wasValid := st.valid
 	if now.Sub(start) < f.limit() && (!st.valid || start.After(st.from)) {
 		st.from, st.valid = start, true
 		f.armLocked(f.limit() - now.Sub(start))
@@ -116,7 +114,6 @@ func (f *fence) renewed(start time.Time) (regained bool) {
 	if ended != 0 {
 		f.lapsed(ended)
 	}
-	return !wasValid && st.valid && st.epoch > 1
 }
 
 // expire is the watchdog: it ends the epoch once its lease is past the

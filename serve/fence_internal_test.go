@@ -89,7 +89,7 @@ func TestFence_renewed_beforeTheLimitKeepsTheEpoch(t *testing.T) {
 	f.renewed(t0)
 	start := t0.Add(333 * time.Millisecond)
 	clock.set(start.Add(400 * time.Millisecond)) // landed at 733 ms, below the limit
-	require.False(t, f.renewed(start), "nothing to reconcile")
+	f.renewed(start)
 	clock.set(t0.Add(1100 * time.Millisecond)) // past the first renewal's limit, below the second's
 	require.True(t, f.holds(1))
 	require.Empty(t, lapsed())
@@ -102,7 +102,7 @@ func TestFence_renewed_lateRenewalEndsTheEpoch(t *testing.T) {
 	// Stopped for 5 s: the first renewal after that starts and lands late.
 	start := t0.Add(5 * time.Second)
 	clock.set(start.Add(10 * time.Millisecond))
-	require.True(t, f.renewed(start), "proven again after a lapse: reconcile")
+	f.renewed(start)
 	require.Equal(t, []uint64{1}, lapsed(), "epoch 1 ended")
 	require.False(t, f.holds(1), "what ran under the ended epoch never acts again")
 	require.True(t, f.holds(2), "new work runs under the next epoch")
@@ -117,7 +117,7 @@ func TestFence_renewed_landedPastTheLimitProvesNothing(t *testing.T) {
 	f.renewed(t0)
 	start := t0.Add(700 * time.Millisecond)
 	clock.set(start.Add(900 * time.Millisecond)) // the write took 900 ms: its until may be past already
-	require.False(t, f.renewed(start))
+	f.renewed(start)
 	require.Equal(t, []uint64{1}, lapsed(), "the lease lapsed before it landed")
 	_, live := f.epoch()
 	require.False(t, live, "a renewal that landed past lease − margin proves nothing")
@@ -139,7 +139,7 @@ func TestFence_expire_endsTheEpochOnce(t *testing.T) {
 
 	start := t0.Add(time.Second)
 	clock.set(start)
-	require.True(t, f.renewed(start), "proven again after a lapse")
+	f.renewed(start)
 	require.Equal(t, []uint64{1}, lapsed(), "a renewal after the watchdog ends nothing more")
 	require.True(t, f.holds(2))
 	require.False(t, f.holds(1))
@@ -244,4 +244,54 @@ func TestFence_guard_refusesCallsOfAnEndedEpoch(t *testing.T) {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// Checks race renewals, lapses and the watchdog: an epoch, once seen
+// ended, never holds again, and the current one holds only while proven.
+func TestFence_holds_hammer(t *testing.T) {
+	clock := &fakeClock{t: t0}
+	f, _ := testFence(clock)
+	f.renewed(t0)
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 8 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cur, _ := f.epoch()
+				for e := uint64(1); e < cur; e++ {
+					if f.holds(e) {
+						t.Errorf("epoch %d holds after epoch %d began", e, cur)
+						return
+					}
+				}
+			}
+		}()
+	}
+	now := t0
+	for i := range 2000 {
+		switch i % 4 {
+		case 0, 1: // renewals in time
+			now = now.Add(300 * time.Millisecond)
+			clock.set(now)
+			f.renewed(now)
+		case 2: // stopped past the limit: the watchdog notices
+			now = now.Add(time.Second)
+			clock.set(now)
+			f.expire()
+		case 3: // a renewal lands after the lapse
+			f.renewed(now)
+		}
+	}
+	close(stop)
+	readers.Wait()
+	e, live := f.epoch()
+	require.True(t, live)
+	require.Equal(t, uint64(501), e, "one epoch ended per lapse")
 }

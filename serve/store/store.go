@@ -68,8 +68,9 @@ type Lease struct {
 	Revision uint64    `json:"-"`
 }
 
-// Expired reports whether the lease has lapsed at now.
-func (l Lease) Expired(now time.Time) bool { return now.After(l.Until) }
+// Lost reports whether the lease has lapsed by more than margin at now:
+// its node may be declared lost (ptcx serve's fence gives it until then).
+func (l Lease) Lost(now time.Time, margin time.Duration) bool { return now.After(l.Until.Add(margin)) }
 
 // Store is the shared state of a ptcx serve cluster. Implementations are
 // safe for concurrent use.
