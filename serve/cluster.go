@@ -361,6 +361,7 @@ func (c *cluster) fail(ctx context.Context, r store.Record, code api.Code, msg s
 		return err
 	}
 	c.endEvents(ctx, r.ID, st)
+	c.keyUntil(ctx, r, r.ExpiresAt)
 	return nil
 }
 

@@ -186,16 +186,28 @@ func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 	o.rev = rev
 	x.epoch.Store(epoch)
 	c.s.log.Info("reclaimed a parked execution after the lease lapsed: nobody took it over", "execution", x.id, "node", c.node)
+	x.mu.Lock()
+	due := x.resumeDueLocked()
+	x.armExpiryLocked(c.s) // its calls expire from their expires_at, as before the lapse
+	x.mu.Unlock()
+	if due { // answered, or expired, meanwhile
+		go c.s.resumeOrRetry(x)
+	}
 	return nil
 }
 
 // releaseProgram releases the program a parked x holds in memory, if
-// it holds it, leaving x parked on its bytes in the store.
+// it holds it, leaving x parked on its bytes in the store; its calls'
+// expiry waits (reclaim arms it again).
 func (x *execution) releaseProgram() {
 	x.mu.Lock()
 	var p *executor.Parked
 	if x.parkedLocked() {
 		p, x.parked = x.parked, nil
+		if x.expiry != nil {
+			x.expiry.Stop()
+			x.expiry = nil
+		}
 	}
 	x.mu.Unlock()
 	if p != nil {

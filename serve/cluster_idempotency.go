@@ -206,25 +206,51 @@ func (h *keyHold) release() {
 // keepKey keeps x's reservation as long as its record, rec, just written:
 // pushed on by a live record that outlives it, cut to a settled one's
 // expiry. o.mu is held.
-func (c *cluster) keepKey(ctx context.Context, x *execution, o *owned, rec store.Record) {
-	settled := rec.Status == StatusCompleted || rec.Status == StatusFailed
+func (c *cluster) keepKey(ctx context.Context, o *owned, rec store.Record) {
 	until := rec.ExpiresAt
-	if !settled {
+	if rec.Status != StatusCompleted && rec.Status != StatusFailed {
 		if !rec.ExpiresAt.After(o.keyUntil) {
 			return
 		}
 		until = rec.ExpiresAt.Add(c.liveTTL)
 	}
+	if c.keyUntil(ctx, rec, until) {
+		o.keyUntil = until
+	}
+}
+
+// keyUntil makes the reservation rec names, if it is still rec's
+// execution's, expire at until; it reports false when the store failed
+// (logged: the next write of the record tries again).
+func (c *cluster) keyUntil(ctx context.Context, rec store.Record, until time.Time) bool {
+	if rec.Reservation == "" {
+		return true
+	}
 	r, err := c.st.GetReservation(ctx, rec.Reservation)
-	if err == nil && r.ID == x.id {
+	if err == nil && r.ID == rec.ID {
 		r.ExpiresAt = until
 		_, err = c.st.UpdateReservation(ctx, r)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
-		c.s.log.Warn("keeping an idempotency key's reservation failed; retried at the record's next write", "execution", x.id, "error", err.Error())
+		c.s.log.Warn("keeping an idempotency key's reservation as long as its execution failed", "execution", rec.ID, "error", err.Error())
+		return false
+	}
+	return true
+}
+
+// forgetKey gives back x's reservation when x will have no record here
+// (adopt failed): a retry need not wait for it to be taken over.
+func (c *cluster) forgetKey(ctx context.Context, x *execution) {
+	if x.key == "" {
 		return
 	}
-	o.keyUntil = until
+	r, err := c.st.GetReservation(ctx, reservationKeyOf(x.tenant.name, x.key))
+	if err == nil && r.ID == x.id {
+		err = c.st.DeleteReservation(ctx, r)
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+		c.s.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while", "execution", x.id, "error", err.Error())
+	}
 }
 
 // deleteRecord deletes a settled execution's record this node evicted

@@ -26,11 +26,17 @@ import (
 	"github.com/ptcx/ptcx/serve/client"
 	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/serve/store/storetest"
+	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // nodeEnv, set to a config file's path, makes TestCluster_pausedNode a
-// `ptcx serve` node in a process of its own (the test binary, re-executed).
-const nodeEnv = "PTCX_TEST_SERVE_NODE"
+// `ptcx serve` node in a process of its own (the test binary, re-executed);
+// cacheEnv names the compilation cache the parent filled, so that the
+// nodes load the guest instead of compiling it each.
+const (
+	nodeEnv  = "PTCX_TEST_SERVE_NODE"
+	cacheEnv = "PTCX_TEST_SERVE_NODE_CACHE"
+)
 
 // nodeProcess is one node of the cluster, in a process of its own.
 type nodeProcess struct {
@@ -49,7 +55,7 @@ func startNodeProcess(t *testing.T, name string, cfg map[string]any) *nodeProces
 	path := filepath.Join(t.TempDir(), name+".json")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCluster_pausedNode$", "-test.count=1")
-	cmd.Env = append(os.Environ(), nodeEnv+"="+path)
+	cmd.Env = append(os.Environ(), nodeEnv+"="+path, cacheEnv+"="+wasmhost.DefaultCacheDir())
 	n := &nodeProcess{name: name, cmd: cmd, logs: &lockedBuffer{}}
 	cmd.Stderr = n.logs
 	stdout, err := cmd.StdoutPipe()
@@ -72,8 +78,8 @@ func startNodeProcess(t *testing.T, name string, cfg map[string]any) *nodeProces
 	select {
 	case a := <-addr:
 		n.url = "http://" + a
-	case <-time.After(30 * time.Second):
-		t.Fatalf("node %s did not start within 30 s:\n%s", name, n.logs.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("node %s did not start within a minute:\n%s", name, n.logs.String())
 	}
 	return n
 }
@@ -85,7 +91,10 @@ func serveNode(t *testing.T, path string) {
 	require.NoError(t, err)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, err := serve.New(ctx, cfg, serve.Options{Logger: slog.New(slog.NewJSONHandler(os.Stderr, nil))})
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithCompilationCacheDir(os.Getenv(cacheEnv)))
+	require.NoError(t, err)
+	defer rt.Close(context.Background())
+	srv, err := serve.New(ctx, cfg, serve.Options{Runtime: rt, Logger: slog.New(slog.NewJSONHandler(os.Stderr, nil))})
 	require.NoError(t, err)
 	defer srv.Close(context.Background())
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -62,6 +62,7 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 	}
 	if !c.current(x) { // the lease lapsed since x was admitted: no record is written for it
 		c.mu.Unlock()
+		c.forgetKey(ctx, x)
 		return fmt.Errorf("%w: %s", errFenced, c.fence.refusal())
 	}
 	o := &owned{mu: make(chanMutex, 1)}
@@ -76,6 +77,9 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 	}
 	if err != nil {
 		c.forget(x.id, o)
+		if !errors.Is(err, store.ErrConflict) { // a queued execution's record another node claimed keeps its key
+			c.forgetKey(ctx, x)
+		}
 		return err
 	}
 	o.rev, o.last = rev, rec.State
@@ -287,9 +291,7 @@ func (c *cluster) persist(x *execution, o *owned) error {
 		}
 	}
 	o.rev, o.last, o.snap, o.ans = rev, rec.State, rec.Snapshot, rec.Answers
-	if x.key != "" {
-		c.keepKey(ctx, x, o, rec)
-	}
+	c.keepKey(ctx, o, rec)
 	return nil
 }
 
