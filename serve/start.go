@@ -30,11 +30,13 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
 		return s.same(prev, x)
 	}
-	hold, herr := s.enter(x, req.Wait) // cluster_idempotency.go: the lease, and the key across the cluster
+	// In a cluster: the lease, and the key across the nodes
+	// (cluster_idempotency.go); the key is given back unless x starts.
+	hold, herr := s.enter(x, req.Wait)
 	if herr != nil {
 		return nil, herr
 	}
-	defer hold.release() // unless x started
+	defer hold.release()
 	var claim *sessionClaim // keep_state: this node's turn in the session (session_state.go)
 	if req.KeepState {
 		c, herr := s.states.claim(context.Background(), t, req.Scope, req.Session)
