@@ -2,17 +2,16 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -43,6 +42,12 @@ type cluster struct {
 	events  string        // the events stream
 	work    string        // the work-queue stream
 	subject string        // the subject prefix
+
+	// fence proves this node's lease to itself (fence.go); lapses counts
+	// its lapses, reconciled those reconcile has settled.
+	fence      *fence
+	lapses     atomic.Uint64
+	reconciled atomic.Uint64
 
 	mu      sync.Mutex
 	owned   map[string]*owned
@@ -80,6 +85,7 @@ func newCluster(ctx context.Context, s *Server) (*cluster, error) {
 		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
 		evictions: make(chan string, maxEvictions), evicting: map[string]struct{}{}}
 	c.liveTTL = ceiling(s.cfg.Tenants).WallTime + s.cfg.retention()
+	c.fence = newFence(c.node, c.lease, time.Now, c.lapse)
 	switch sc.Kind {
 	case storeDir:
 		d, err := store.OpenDir(s.cfg.resolve(sc.Path))
@@ -145,9 +151,11 @@ func (c *cluster) join(ctx context.Context) error {
 	if err := c.reap(ctx, store.Lease{Node: c.node}, "restarted"); err != nil {
 		return err
 	}
-	if err := c.st.RenewLease(ctx, c.node, time.Now().Add(c.lease)); err != nil {
+	start := time.Now()
+	if err := c.st.RenewLease(ctx, c.node, start.Add(c.lease)); err != nil {
 		return err
 	}
+	c.fence.renewed(start)
 
 	if c.nc != nil {
 		sub, err := c.nc.Subscribe(c.nodeSubject(c.node), c.onRequest)
@@ -156,8 +164,9 @@ func (c *cluster) join(ctx context.Context) error {
 		}
 		c.sub = sub
 	}
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.leaseLoop()
+	go c.reapLoop()
 	go c.evictLoop()
 	c.s.table.mu.Lock()
 	c.s.table.evicted = c.evicted
@@ -184,33 +193,7 @@ func (c *cluster) adoptOrphans(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
-	return c.adoptParked(ctx, func(owner string) bool { return owner == c.node || ownerGone(leases, owner, now) })
-}
-
-// leaseLoop renews the lease three times per lease and reaps the nodes
-// whose lease expired.
-func (c *cluster) leaseLoop() {
-	defer c.wg.Done()
-	t := time.NewTicker(c.lease / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.lease/3)
-		err := c.st.RenewLease(ctx, c.node, time.Now().Add(c.lease))
-		c.mu.Lock()
-		c.healthy = err
-		c.mu.Unlock()
-		if err != nil {
-			c.s.log.Warn("lease renewal failed", "node", c.node, "error", err.Error())
-		} else {
-			c.reapExpired(ctx)
-		}
-		cancel()
-	}
+	return c.adoptParked(ctx, func(owner string) bool { return owner == c.node || c.ownerGone(leases, owner, now) })
 }
 
 // evicted queues the deletion of an evicted execution's record.
@@ -242,7 +225,7 @@ func (c *cluster) evictLoop() {
 			c.holdEvictions.Lock()
 			c.holdEvictions.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-			if err := c.st.Delete(ctx, id); err != nil {
+			if err := c.deleteRecord(ctx, id); err != nil {
 				c.s.log.Warn("deleting an evicted execution's record failed (it expires at its TTL)", "execution", id, "error", err.Error())
 			}
 			cancel()
@@ -253,79 +236,14 @@ func (c *cluster) evictLoop() {
 	}
 }
 
-// reapExpired reaps every other node whose lease has expired.
-func (c *cluster) reapExpired(ctx context.Context) {
-	leases, err := c.st.Leases(ctx)
-	if err != nil {
-		c.s.log.Warn("listing leases failed", "error", err.Error())
-		return
-	}
-	now := time.Now()
-	for _, l := range leases {
-		if l.Node == c.node || !l.Expired(now) {
-			continue
-		}
-		if err := c.takeOverLost(ctx, l, "stopped renewing its lease", c.st.List); err != nil {
-			c.s.log.Warn("reaping a lost node failed", "node", l.Node, "error", err.Error())
-			continue
-		}
-		if err := c.st.DropLease(ctx, l); err != nil && !errors.Is(err, store.ErrConflict) {
-			c.s.log.Warn("dropping a lost node's lease failed", "node", l.Node, "error", err.Error())
-		}
-	}
-}
-
-// reap fails every unsettled execution l.Node owns that is not parked
-// (a parked one is taken over: adoptParked), each by a revision-checked
-// update (a record another node reaped or its owner settled first is left
-// as it is).
-func (c *cluster) reap(ctx context.Context, l store.Lease, why string) error {
-	recs, err := c.st.List(ctx)
-	if err != nil {
-		return err
-	}
-	return c.reapIn(ctx, recs, l, why)
-}
-
-// reapIn is reap over records listed already.
-func (c *cluster) reapIn(ctx context.Context, recs []store.Record, l store.Lease, why string) error {
-	for _, r := range recs {
-		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed || isParkedRecord(r) {
-			continue
-		}
-		if l.Node == c.node && c.s.table.lookup(r.ID) != nil {
-			continue
-		}
-		if err := c.fail(ctx, r, api.CodeNodeLost, fmt.Sprintf(
-			"node %s, which was running this execution, %s before it settled; it was running (not parked on its client), so its program state was not saved: run it again", l.Node, why)); err != nil && !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-		c.s.log.Warn("execution failed: its node was lost", "execution", r.ID, "tenant", r.Tenant, "node", l.Node, "status", r.Status)
-	}
-	return nil
-}
-
-// fail settles a record as failed with code, revision-checked, and ends
-// its event stream.
-func (c *cluster) fail(ctx context.Context, r store.Record, code api.Code, msg string) error {
-	st := ExecutionState{ID: r.ID, Status: StatusFailed, Error: &ErrorBody{Code: string(code), Message: msg}}
-	b, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
-	r.Status, r.State, r.Pending = StatusFailed, b, nil
-	r.ExpiresAt = time.Now().Add(c.s.cfg.retention())
-	if _, err := c.st.Update(ctx, r); err != nil {
-		return err
-	}
-	c.endEvents(ctx, r.ID, st)
-	return nil
-}
-
-// ready is nil when the store is usable and the last renewal worked.
+// ready is nil when the store is usable, the last renewal worked and
+// the node can prove its lease (fence.go).
 func (c *cluster) ready(ctx context.Context) error {
 	if err := c.st.Check(ctx); err != nil {
 		return err
+	}
+	if !c.fence.live() {
+		return fmt.Errorf("%w: %s", errFenced, c.fence.refusal())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -337,6 +255,7 @@ func (c *cluster) ready(ctx context.Context) error {
 // the store.
 func (c *cluster) close() {
 	c.stopOnce.Do(func() {
+		c.fence.stop()
 		if c.sub != nil {
 			_ = c.sub.Drain()
 		}
@@ -364,6 +283,7 @@ func (c *cluster) close() {
 // executions it held are given up (their state is in the store).
 func (c *cluster) crash() {
 	c.stopOnce.Do(func() {
+		c.fence.stop()
 		close(c.stop)
 		if c.sub != nil {
 			_ = c.sub.Unsubscribe()

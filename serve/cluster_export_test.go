@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ptcx/ptcx/serve/store"
 )
@@ -169,4 +170,30 @@ func TakeOverFrom(s *Server, id, from string) error {
 func DropPublishes(node string) (undo func()) {
 	dropPublishes.Store(&node)
 	return func() { dropPublishes.Store(nil) }
+}
+
+// StallRenewals keeps s's lease loop from renewing its lease from now, as
+// if its process were stopped or cut off from the store (its other
+// goroutines go on); resume lets it renew again.
+func StallRenewals(s *Server) (resume func()) {
+	stalled.Store(s.cluster.node, struct{}{})
+	return sync.OnceFunc(func() { stalled.Delete(s.cluster.node) })
+}
+
+// ReserveKey writes, in s's store, a reservation of tenant's idempotency
+// key for execution id, made by node at created, with sum the request
+// body's SHA-256 (hex), as a start that never wrote its record leaves it.
+func ReserveKey(s *Server, tenant, key, id, node, sum string, created time.Time) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	_, err := s.cluster.st.Reserve(ctx, store.Reservation{Key: reservationKeyOf(tenant, key), Tenant: tenant, ID: id, Sum: sum,
+		Node: node, Created: created, ExpiresAt: time.Now().Add(time.Hour)})
+	return err
+}
+
+// Reservation is tenant's idempotency key's reservation in s's store.
+func Reservation(s *Server, tenant, key string) (store.Reservation, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.cluster.st.GetReservation(ctx, reservationKeyOf(tenant, key))
 }

@@ -33,18 +33,36 @@ type workItem struct {
 }
 
 // enqueue hands an execution this node has no slot for to the work
-// queue: its record first (so that any node can answer for it), then the
-// message. The answer is its state: running, with no owner yet.
-func (c *cluster) enqueue(ctx context.Context, t *tenant, body []byte) (json.RawMessage, *httpError) {
+// queue: its idempotency key's reservation (cluster_idempotency.go) and
+// its record first (so that any node can answer for it), then the
+// message. The answer is its state: running, with no owner yet; or, for
+// a key another execution holds, that one's.
+func (c *cluster) enqueue(ctx context.Context, t *tenant, req *ExecutionRequest, body []byte) (json.RawMessage, *httpError) {
 	id := newID()
+	rec := store.Record{ID: id, Tenant: t.name, Status: StatusRunning, ExpiresAt: time.Now().Add(c.liveTTL)}
+	var hold *keyHold
+	if req.IdempotencyKey != "" {
+		h, herr := c.reserve(ctx, newExecution(id, t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait)
+		if herr != nil && herr.raw != nil {
+			return herr.raw, nil
+		}
+		if herr != nil {
+			return nil, herr
+		}
+		hold, rec.Reservation = h, h.r.Key
+		defer hold.release() // unless queued: then the queue holds it
+	}
 	st, _ := json.Marshal(ExecutionState{ID: id, Status: StatusRunning})
-	rec := store.Record{ID: id, Tenant: t.name, Status: StatusRunning, State: st, ExpiresAt: time.Now().Add(c.liveTTL)}
+	rec.State = st
 	if _, err := c.st.Create(ctx, rec); err != nil {
 		return nil, storeUnavailable(err)
 	}
 	b, _ := json.Marshal(workItem{ID: id, Tenant: t.name, Body: body})
 	if _, err := c.js.Publish(ctx, c.subject+".work", b, jetstream.WithMsgID(id)); err != nil {
 		return nil, storeUnavailable(err)
+	}
+	if hold != nil {
+		hold.queued = true
 	}
 	c.s.log.Info("execution queued for another node", "execution", id, "tenant", t.name, "node", c.node)
 	return st, nil
@@ -92,7 +110,7 @@ func (c *cluster) workLoop(cons jetstream.Consumer) {
 			return
 		default:
 		}
-		if c.s.draining.Load() || c.s.table.liveCount() >= c.s.cfg.maxExecutions() {
+		if c.s.draining.Load() || c.s.table.liveCount() >= c.s.cfg.maxExecutions() || !c.fence.live() {
 			select {
 			case <-c.stop:
 				return
@@ -150,10 +168,14 @@ func (c *cluster) take(m jetstream.Msg) {
 }
 
 // giveBack returns a work item this node could not start (a tenant
-// quota): redelivered workRetry later, failed with BUSY after the last
-// delivery.
+// quota, or its lease lapsed meanwhile): redelivered workRetry later,
+// failed with BUSY after the last delivery (not for a lapse).
 func (c *cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httpError) {
 	md, err := m.Metadata()
+	if herr.status == http.StatusServiceUnavailable && !c.fence.live() { // this node's lease lapsed: another node takes it
+		_ = m.NakWithDelay(workRetry)
+		return
+	}
 	if herr.status != http.StatusTooManyRequests || (err == nil && md.NumDelivered >= workMaxDeliver) {
 		_ = c.fail(ctx, rec, api.CodeBusy, fmt.Sprintf("no node could start the queued execution (%d tries): %s; retry later", workMaxDeliver, herr.body.Message))
 		_ = m.Term()

@@ -25,6 +25,9 @@ type owned struct {
 	snap string // the snapshot the last write named
 	ans  []byte // the answers it carried
 	lost bool
+	// keyUntil is when the reservation of the execution's idempotency key
+	// expires, as far as this node knows (cluster_idempotency.go).
+	keyUntil time.Time
 
 	// following and after belong to c.mu: whether a follower runs, and
 	// the last event it published.
@@ -57,6 +60,11 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 		c.mu.Unlock()
 		return nil
 	}
+	if !c.current(x) { // the lease lapsed since x was admitted: no record is written for it
+		c.mu.Unlock()
+		c.forgetKey(ctx, x)
+		return fmt.Errorf("%w: %s", errFenced, c.fence.refusal())
+	}
 	o := &owned{mu: make(chanMutex, 1)}
 	c.owned[x.id] = o
 	c.mu.Unlock()
@@ -68,10 +76,16 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 		rev, err = c.claim(ctx, rec)
 	}
 	if err != nil {
-		c.forget(x.id)
+		c.forget(x.id, o)
+		if !errors.Is(err, store.ErrConflict) { // a queued execution's record another node claimed keeps its key
+			c.forgetKey(ctx, x)
+		}
 		return err
 	}
 	o.rev, o.last = rev, rec.State
+	if x.key != "" { // reserved at its start with this expiry (cluster_idempotency.go)
+		o.keyUntil = x.created.Add(2 * c.liveTTL)
+	}
 	c.wake(x)
 	return nil
 }
@@ -122,9 +136,12 @@ func (c *cluster) giveUp(id string) {
 	o.mu.unlock()
 }
 
-func (c *cluster) forget(id string) {
+// forget drops o, id's owned record, unless another replaced it.
+func (c *cluster) forget(id string, o *owned) {
 	c.mu.Lock()
-	delete(c.owned, id)
+	if c.owned[id] == o {
+		delete(c.owned, id)
+	}
 	c.mu.Unlock()
 }
 
@@ -137,6 +154,9 @@ func (c *cluster) recordOf(x *execution) store.Record {
 	}
 	r := store.Record{ID: x.id, Tenant: x.tenant.name, Owner: c.node, Status: st.Status, State: b,
 		ExpiresAt: time.Now().Add(c.liveTTL)}
+	if x.key != "" {
+		r.Reservation = reservationKeyOf(x.tenant.name, x.key)
+	}
 	for _, p := range st.Pending {
 		r.Pending = append(r.Pending, p.ID)
 	}
@@ -166,6 +186,11 @@ func (c *cluster) follow(x *execution, o *owned) {
 	c.mu.Unlock()
 	for {
 		events, done, changed := x.eventsAfter(after)
+		if !c.current(x) {
+			// A copy from an ended epoch: what it does now is its own, never
+			// published (the store's record and stream stand for it).
+			events = nil
+		}
 		for _, e := range events {
 			c.publish(x.id, e)
 			after = e.ID
@@ -174,7 +199,7 @@ func (c *cluster) follow(x *execution, o *owned) {
 			c.s.log.Warn("writing an execution's record failed", "execution", x.id, "error", err.Error())
 		}
 		if done && len(events) == 0 {
-			c.forget(x.id)
+			c.forget(x.id, o)
 			return
 		}
 		if done {
@@ -232,7 +257,9 @@ func (c *cluster) persist(x *execution, o *owned) error {
 		return nil
 	default:
 	}
-	if o.lost || x.isReleased() {
+	if o.lost || x.isReleased() || !c.current(x) {
+		// A copy from an ended epoch writes nothing: its record is left as
+		// last written, for reconcile (or another node) to settle.
 		return nil
 	}
 	rec := c.recordOf(x)
@@ -245,6 +272,7 @@ func (c *cluster) persist(x *execution, o *owned) error {
 	rev, err := c.st.Update(ctx, rec)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		o.lost = true
+		x.epoch.Store(0) // not this node's: the store answers for it
 		c.s.log.Warn("execution taken over by another node: cancelled here", "execution", x.id, "node", c.node)
 		go func() { // not under o.mu: cancelling writes nothing more (o.lost)
 			if !c.s.cancelParked(x) {
@@ -263,6 +291,7 @@ func (c *cluster) persist(x *execution, o *owned) error {
 		}
 	}
 	o.rev, o.last, o.snap, o.ans = rev, rec.State, rec.Snapshot, rec.Answers
+	c.keepKey(ctx, o, rec)
 	return nil
 }
 

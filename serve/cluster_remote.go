@@ -82,6 +82,12 @@ func (c *cluster) answer(data []byte) nodeReply {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.maxWait())
 	defer cancel()
+	if !c.current(x) { // held from an ended epoch (cluster_fence.go)
+		var herr *httpError
+		if x, herr = c.stale(ctx, x); herr != nil {
+			return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
+		}
+	}
 	st, herr := c.s.apply(ctx, x, req)
 	if herr != nil {
 		return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
@@ -152,7 +158,7 @@ func (c *cluster) forwardOnce(ctx context.Context, w http.ResponseWriter, req no
 }
 
 func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req nodeRequest, again bool) {
-	if x := c.s.table.get(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
+	if x := c.s.local(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
 		st, herr := c.s.apply(ctx, x, req)
 		if herr != nil {
 			writeError(w, herr)
@@ -179,9 +185,14 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 		return
 	}
 	if c.nc == nil || r.Owner == c.node {
-		// Owned by this node's earlier life (a restart) or a dir store's
-		// node that is gone: nothing can answer, so it is continued here
-		// if parked, else lost.
+		// Owned by this node's earlier life (a restart), or by this node
+		// under an ended epoch (cluster_fence.go), or by a dir store's node
+		// that is gone: nothing can answer, so it is continued here if
+		// parked, else lost; once this node proves its lease again.
+		if !c.fence.live() {
+			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.fence.refusal()))
+			return
+		}
 		c.lost(ctx, w, r, req, again)
 		return
 	}
@@ -207,7 +218,8 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 }
 
 // ownerSilent answers for an owner that did not respond: 503 until its
-// lease expires, then the execution is failed (NODE_LOST) and returned.
+// lease expires (plus the margin: gone), then the execution is failed
+// (NODE_LOST) and returned.
 func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record, req nodeRequest, again bool) {
 	leases, err := c.st.Leases(ctx)
 	if err != nil {
@@ -215,11 +227,12 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 		return
 	}
 	for _, l := range leases {
-		if l.Node == r.Owner && !l.Expired(time.Now()) {
+		if l.Node == r.Owner && !c.gone(l, time.Now()) {
+			lost := l.Until.Add(c.fence.margin)
 			e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable,
-				"execution %s is owned by node %s, which does not answer; its lease expires at %s: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
-				r.ID, r.Owner, l.Until.UTC().Format(time.RFC3339Nano))
-			e.retryAfter = time.Until(l.Until)
+				"execution %s is owned by node %s, which does not answer; it is lost at %s (its lease's expiry plus the margin) unless it renews: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
+				r.ID, r.Owner, lost.UTC().Format(time.RFC3339Nano))
+			e.retryAfter = time.Until(lost)
 			writeError(w, e)
 			return
 		}

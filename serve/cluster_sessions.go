@@ -19,7 +19,8 @@ import (
 // whose running node lost its lease; the executor loads and saves the
 // session's state through sessionStore, under that claim.
 
-// leaseAlive reports whether node holds a lease that has not expired.
+// leaseAlive reports whether node holds a lease that has not expired, by
+// more than the margin (gone).
 func (c *cluster) leaseAlive(ctx context.Context, node string) (bool, error) {
 	leases, err := c.st.Leases(ctx)
 	if err != nil {
@@ -27,7 +28,7 @@ func (c *cluster) leaseAlive(ctx context.Context, node string) (bool, error) {
 	}
 	for _, l := range leases {
 		if l.Node == node {
-			return !l.Expired(time.Now()), nil
+			return !c.gone(l, time.Now()), nil
 		}
 	}
 	return false, nil
@@ -134,6 +135,9 @@ func (c *sessionClaim) refuse(object string, why error) error {
 // not overwritten), then the old object deleted if it is the session's
 // own.
 func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error {
+	if err := fenceCheck(ctx); err != nil { // a node that cannot prove its lease saves nothing (fence.go)
+		return err
+	}
 	c, err := s.claim(ctx, name)
 	if err != nil {
 		return err
@@ -158,6 +162,9 @@ func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error 
 // (the session was reset), and the old object is deleted if it is the
 // session's own.
 func (s sessionStore) Delete(ctx context.Context, _, name string) error {
+	if err := fenceCheck(ctx); err != nil {
+		return err
+	}
 	c, err := s.claim(ctx, name)
 	if err != nil {
 		return err

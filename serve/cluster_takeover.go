@@ -78,8 +78,21 @@ func (c *cluster) takeOverLost(ctx context.Context, l store.Lease, why string, l
 // not the execution's own (the record is failed then), and otherwise,
 // the record given back, when they could not be read.
 func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, error) {
+	epoch, ok := c.fence.epoch()
+	if !ok {
+		return nil, errFenced
+	}
 	if x := c.s.table.lookup(r.ID); x != nil {
-		return x, nil
+		if c.current(x) {
+			return x, nil
+		}
+		if x.isParked() { // held from an ended epoch (cluster_fence.go)
+			if err := c.refresh(ctx, x); err != nil || c.current(x) {
+				return x, err
+			}
+		}
+		// Else a copy this node dropped, or lost: the record is taken over
+		// as any other node's.
 	}
 	c.mu.Lock()
 	if o := c.owned[r.ID]; o != nil { // being taken over here (the lease loop and a request), or owned
@@ -94,7 +107,7 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 				return nil, o.taken
 			}
 		}
-		if x := c.s.table.lookup(r.ID); x != nil {
+		if x := c.s.table.lookup(r.ID); x != nil && c.current(x) {
 			return x, nil
 		}
 		return nil, fmt.Errorf("%w: execution %s is this node's already", store.ErrConflict, r.ID)
@@ -102,9 +115,9 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 	o := &owned{mu: make(chanMutex, 1), taking: make(chan struct{})}
 	c.owned[r.ID] = o
 	c.mu.Unlock()
-	x, err := c.claimParked(ctx, r, o)
+	x, err := c.claimParked(ctx, r, o, epoch)
 	if err != nil {
-		c.forget(r.ID)
+		c.forget(r.ID, o)
 	}
 	o.taken = err
 	close(o.taking)
@@ -130,8 +143,8 @@ func (c *cluster) awaitTakeOver(id string) bool {
 }
 
 // claimParked is takeOver once this node's takeover of r is the only one,
-// o its owned record to fill.
-func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned) (*execution, error) {
+// o its owned record to fill, epoch the one it runs under here.
+func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epoch uint64) (*execution, error) {
 	t := c.s.tenantNamed(r.Tenant)
 	if t == nil {
 		return nil, fmt.Errorf("execution %s belongs to tenant %q, which this node does not serve", r.ID, r.Tenant)
@@ -173,6 +186,7 @@ func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned) (*e
 	x.snapshot, x.status = r.Snapshot, StatusPending
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
 	x.cancel = func() {}
+	x.epoch.Store(epoch)
 	after := c.carryEvents(ctx, x, m, len(given))
 	p, herr, err := c.s.restoreFrom(x, pf)
 	if err != nil {
@@ -380,11 +394,12 @@ func (c *cluster) publishedEvents(ctx context.Context, id string, limit int) ([]
 	return out, last.ID, nil
 }
 
-// ownerGone reports, from the leases, whether node has no live lease.
-func ownerGone(leases []store.Lease, node string, now time.Time) bool {
+// ownerGone reports, from the leases, whether node has no lease, or one
+// expired by more than the margin (gone).
+func (c *cluster) ownerGone(leases []store.Lease, node string, now time.Time) bool {
 	for _, l := range leases {
 		if l.Node == node {
-			return l.Expired(now)
+			return c.gone(l, now)
 		}
 	}
 	return true

@@ -15,7 +15,7 @@ const sseKeepAlive = 15 * time.Second
 // event after Last-Event-ID (header, or the last_event_id query parameter),
 // then new ones as they happen, ending after the done event.
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
-	x := s.table.get(t.name, r.PathValue("id"))
+	x := s.local(t.name, r.PathValue("id"))
 	if x == nil && s.cluster == nil {
 		writeError(w, notFound(r.PathValue("id")))
 		return
@@ -53,6 +53,9 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
 	keep := time.NewTicker(sseKeepAlive)
 	defer keep.Stop()
 	for {
+		if s.cluster != nil && !s.cluster.current(x) {
+			return // fenced (cluster_fence.go): a reconnection (Last-Event-ID) is served from the store's stream
+		}
 		events, done, changed := x.eventsAfter(after)
 		for _, e := range events {
 			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data); err != nil {

@@ -121,7 +121,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 	}
 	x, herr := s.start(t, req, body)
 	if herr != nil && herr.body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
-		st, qerr := s.cluster.enqueue(r.Context(), t, body)
+		st, qerr := s.cluster.enqueue(r.Context(), t, req, body)
 		if qerr != nil {
 			writeError(w, qerr)
 			return
@@ -176,7 +176,7 @@ func (s *Server) execution(w http.ResponseWriter, r *http.Request, t *tenant) *e
 }
 
 func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
-	if s.cluster != nil && s.table.get(t.name, r.PathValue("id")) == nil {
+	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
 		st, herr := s.cluster.remoteState(r.Context(), t.name, r.PathValue("id"), r.URL.Query().Get("wait") == "true")
 		if herr != nil {
 			writeError(w, herr)
@@ -201,7 +201,7 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant)
 }
 
 func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
-	if s.cluster != nil && s.table.get(t.name, r.PathValue("id")) == nil {
+	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
 		s.cluster.forward(r.Context(), w, nodeRequest{Op: opCancel, Tenant: t.name, ID: r.PathValue("id")})
 		return
 	}
@@ -287,7 +287,7 @@ func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tena
 		writeError(w, badRequest("the tool results", err))
 		return
 	}
-	if s.cluster != nil && s.table.get(t.name, r.PathValue("id")) == nil {
+	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
 		s.cluster.forward(r.Context(), w, nodeRequest{Op: opResults, Tenant: t.name, ID: r.PathValue("id"), Results: req.Results})
 		return
 	}

@@ -140,6 +140,9 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		}
 		name = snapshotNameOf(x.id, data)
 		if s.cluster != nil {
+			if err := s.mayWrite(x); err != nil { // cluster_fence.go
+				return err
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			defer cancel()
 			if err := s.cluster.st.PutSnapshot(ctx, name, data); err != nil {
@@ -325,6 +328,9 @@ func (s *Server) retryResume(x *execution) {
 // not pass (its bytes are gone, corrupt, not x's, or its program cannot
 // continue here) settles x as failed.
 func (s *Server) resume(x *execution) *httpError {
+	if herr := s.mayResume(x); herr != nil { // cluster_fence.go
+		return herr
+	}
 	k, herr := s.admit(x.tenant, x.resumeWork())
 	if herr != nil {
 		return herr
@@ -343,7 +349,7 @@ func (s *Server) resume(x *execution) *httpError {
 		x.expiry.Stop()
 		x.expiry = nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(s.runContext(x))
 	x.cancel = cancel
 	x.notifyLocked()
 	x.mu.Unlock()

@@ -31,9 +31,16 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		return nil, badRequest("the execution request", err)
 	}
 	x := newExecution(id, t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
-	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil {
+	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
 		return s.same(prev, x)
 	}
+	// In a cluster: the lease, and the key across the nodes
+	// (cluster_idempotency.go); the key is given back unless x starts.
+	hold, herr := s.enter(x, req.Wait)
+	if herr != nil {
+		return nil, herr
+	}
+	defer hold.release()
 	var undo undo
 	defer undo.run()
 	x.work = t.runWork(req.Limits)
@@ -71,7 +78,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		}
 	}
 	x.spec = parkSpec{Scope: req.Scope, Session: req.Session, ClientTools: req.ClientTools}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(s.runContext(x))
 	x.cancel = cancel // before x is in the table, where DELETE can find it
 	undo.push(cancel)
 	prev, ok := s.table.add(x, s.cfg.maxExecutions())

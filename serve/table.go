@@ -114,10 +114,12 @@ func (t *table) evictLocked(tn *tenant, now time.Time) int {
 }
 
 func (t *table) forgetLocked(x *execution) {
-	delete(t.byID, x.id)
 	x.tenant.forgetRetained(x.bytes) // settled: no one writes x.bytes any more
-	if t.evicted != nil {
-		t.evicted(x.id)
+	if t.byID[x.id] == x { // else a copy this node dropped, its id another's here since (cluster_fence.go)
+		delete(t.byID, x.id)
+		if t.evicted != nil {
+			t.evicted(x.id)
+		}
 	}
 	if x.key != "" && t.byKey[x.tenant.name+"\x00"+x.key] == x {
 		delete(t.byKey, x.tenant.name+"\x00"+x.key)

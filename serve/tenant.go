@@ -82,7 +82,7 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
 	t.cfg = executor.NewConfig().WithRuntime(rt).WithLimits(t.limits).
 		WithOnStart(s.onStart).WithOnResult(s.onResult).WithTenant(tc.Name)
-	t.cfg = withProgramSessions(t, tc, t.cfg)
+	t.cfg = withProgramSessions(t, tc, s.withFence(t.cfg))
 	reg, err := t.registry(t.ws)
 	if err != nil {
 		t.close()

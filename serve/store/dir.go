@@ -16,7 +16,8 @@ import (
 )
 
 // Dir is a Store in a local directory: one JSON file per record under
-// records/ and per lease under leases/, each written whole to a temporary
+// records/, per lease under leases/, per session under sessions/ and per
+// reservation under keys/, each written whole to a temporary
 // file and renamed into place. It is the embedded default for one node
 // that must keep its records across a restart; one process at a time
 // may use a directory (the revision checks hold within that process).
@@ -37,7 +38,7 @@ func checkName(what, s string) error {
 
 // OpenDir opens (creating) a directory store at root.
 func OpenDir(root string) (*Dir, error) {
-	for _, sub := range []string{"records", "leases", "sessions"} {
+	for _, sub := range []string{"records", "leases", "sessions", "keys"} {
 		if err := os.MkdirAll(filepath.Join(root, sub), 0o700); err != nil {
 			return nil, fmt.Errorf("store dir %s: %w", root, err)
 		}

@@ -18,11 +18,13 @@ type Memory struct {
 	leases  map[string]Lease
 	snaps   map[string][]byte
 	sess    map[string]SessionRecord
+	rsv     map[string]Reservation
 }
 
 // NewMemory returns an empty Memory store.
 func NewMemory() *Memory {
-	return &Memory{records: map[string]Record{}, leases: map[string]Lease{}, snaps: map[string][]byte{}, sess: map[string]SessionRecord{}}
+	return &Memory{records: map[string]Record{}, leases: map[string]Lease{}, snaps: map[string][]byte{}, sess: map[string]SessionRecord{},
+		rsv: map[string]Reservation{}}
 }
 
 func (m *Memory) next() uint64 { m.rev++; return m.rev }

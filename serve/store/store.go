@@ -1,9 +1,10 @@
 // Package store holds what ptcx serve nodes share about executions: one
 // record per execution (its state as the API shows it, its owner node,
 // pending call ids, expiry and, while it is parked, a snapshot reference),
-// the snapshots themselves (a parked execution's bytes) and one lease per
-// node. Every update is checked against the
-// record's revision, so two nodes can never both own an execution.
+// the snapshots themselves (a parked execution's bytes), one lease per
+// node, program-state sessions and idempotency keys' reservations. Every
+// update is checked against the record's revision, so two nodes can never
+// both own an execution.
 //
 // Three implementations: Memory (tests, one process), Dir (a local
 // directory, one node, survives a restart) and NATS (JetStream KV, shared
@@ -52,6 +53,10 @@ type Record struct {
 	Answers json.RawMessage `json:"answers,omitempty"`
 	// State is the execution as GET /v1/executions/{id} shows it.
 	State json.RawMessage `json:"state"`
+	// Reservation is the key of the reservation of the execution's
+	// idempotency key (Reservations), "" for none: whoever deletes the
+	// record deletes it too.
+	Reservation string `json:"reservation,omitempty"`
 	// Revision is the store's revision of this version (not stored).
 	Revision uint64 `json:"-"`
 }
@@ -63,8 +68,9 @@ type Lease struct {
 	Revision uint64    `json:"-"`
 }
 
-// Expired reports whether the lease has lapsed at now.
-func (l Lease) Expired(now time.Time) bool { return now.After(l.Until) }
+// Lost reports whether the lease has lapsed by more than margin at now:
+// its node may be declared lost (ptcx serve's fence gives it until then).
+func (l Lease) Lost(now time.Time, margin time.Duration) bool { return now.After(l.Until.Add(margin)) }
 
 // Store is the shared state of a ptcx serve cluster. Implementations are
 // safe for concurrent use.
@@ -99,6 +105,9 @@ type Store interface {
 	DeleteSnapshot(ctx context.Context, name string) error
 	// Sessions keeps the records of program-state sessions (session.go).
 	Sessions
+	// Reservations keeps the idempotency keys' reservations
+	// (reservation.go).
+	Reservations
 	// Check reports whether the store is usable now (nil) or why not.
 	Check(ctx context.Context) error
 	// Close releases the store's connections.

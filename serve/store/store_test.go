@@ -159,7 +159,8 @@ func TestStore_DropLease_revisionChecked(t *testing.T) {
 					dead = l
 				}
 			}
-			require.True(t, dead.Expired(time.Now()))
+			require.True(t, dead.Lost(time.Now(), 0))
+			require.False(t, dead.Lost(time.Now(), time.Hour), "not within the margin")
 			require.True(t, dead.Until.Equal(until))
 
 			// node-1 renews before the reaper drops it: the drop conflicts.

@@ -1,0 +1,272 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// What a node does about its fence (fence.go). While the lease is proven,
+// nothing: an execution is current (its epoch holds) and the node acts for
+// it as always. When the lease lapses (the watchdog, or a renewal that
+// came too late, notices it) the epoch ends and lapse stops every
+// execution that ran under it: its run is cancelled, and it settles here
+// without a word of it written or published; its record is left as last
+// written. From then on the node answers requests for it from the store's
+// record, or forwards them to its owner, never from its own copy (local).
+// Once a renewal proves the lease again (a new epoch), reconcile settles
+// what the lapse left: the running executions' records still naming this
+// node fail NODE_LOST (as another node would have failed them), and each
+// parked one is either reclaimed, when its record is still the one this
+// node wrote last (nobody took it over), or dropped here, when another
+// node took it over or settled it meanwhile.
+
+// stalled, when it holds a node's name (tests: StallRenewals), keeps
+// that node's lease loop from renewing, as if it were stopped or cut off
+// from the store.
+var stalled sync.Map
+
+func renewalsStalled(node string) bool {
+	_, ok := stalled.Load(node)
+	return ok
+}
+
+// errFenced is the error of an act a node refuses for want of a proven
+// lease.
+var errFenced = errors.New("serve: this node cannot prove its cluster lease is current")
+
+// lapse is the fence's lapsed: the runs of epoch's executions are
+// cancelled (their nested calls are refused by the guard already). A
+// parked one, which runs nothing, is left for reconcile; its program is
+// released from memory (its bytes in the store stand for it: a reclaimed
+// one is restored from them, as one taken over is).
+func (c *cluster) lapse(epoch uint64) {
+	c.lapses.Add(1)
+	stopped := 0
+	for _, x := range c.s.table.liveExecutions() {
+		if e := x.epoch.Load(); e == 0 || e > epoch {
+			continue
+		}
+		if x.isParked() {
+			x.releaseProgram()
+			continue
+		}
+		stopped++
+		x.cancelRun()
+	}
+	c.s.log.Warn("lease lapsed: this node stops the executions it ran under it, and answers for them from the store",
+		"node", c.node, "epoch", epoch, "stopped", stopped, "limit_ms", c.fence.limit().Milliseconds())
+}
+
+// current reports whether this node acts for x now: x runs under the
+// epoch the fence holds.
+func (c *cluster) current(x *execution) bool {
+	e := x.epoch.Load()
+	return e != 0 && c.fence.holds(e)
+}
+
+// local returns tenant's execution id when this node answers for it from
+// its own copy: without a store, whenever it holds it; in a cluster, only
+// while it is current (else nil: the store's record or its owner answers).
+func (s *Server) local(tenant, id string) *execution {
+	x := s.table.get(tenant, id)
+	if x == nil || s.cluster == nil || s.cluster.current(x) {
+		return x
+	}
+	return nil
+}
+
+// runContext is the context an execution's run (or resumed run) starts
+// from: in a cluster it carries the execution's epoch, which the fence
+// guard and the session store check.
+func (s *Server) runContext(x *execution) context.Context {
+	if s.cluster == nil {
+		return context.Background()
+	}
+	return withTicket(context.Background(), s.cluster.fence, x.epoch.Load())
+}
+
+// mayResume refuses, with a 503 to retry, the resume of an execution
+// this node does not act for now.
+func (s *Server) mayResume(x *execution) *httpError {
+	if s.cluster == nil || s.cluster.current(x) {
+		return nil
+	}
+	return unavailable(CodeOwnerUnavailable, "execution %s is not resumed here now: %s; retry (its owner, or the node that took it over, continues it)",
+		x.id, s.cluster.fence.refusal())
+}
+
+// mayWrite is nil while this node may write x's state to the store.
+func (s *Server) mayWrite(x *execution) error {
+	if s.cluster == nil || s.cluster.current(x) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", errFenced, s.cluster.fence.refusal())
+}
+
+// reconcile settles what lapses left, once the lease is proven again.
+// It is done when every lapse so far is reconciled; a store failure
+// leaves it for the next round of the reap loop.
+func (c *cluster) reconcile(ctx context.Context) {
+	seen := c.lapses.Load()
+	if seen == c.reconciled.Load() || !c.fence.live() {
+		return
+	}
+	if err := c.reap(ctx, store.Lease{Node: c.node}, "lost its lease (it could not renew it within lease − margin: paused, or cut off from the store)"); err != nil {
+		c.s.log.Warn("settling this node's executions after its lease lapsed failed; retried", "node", c.node, "error", err.Error())
+		return
+	}
+	clean := true
+	for _, x := range c.s.table.liveExecutions() {
+		if c.current(x) || !x.isParked() || x.isReleased() {
+			continue
+		}
+		if err := c.refresh(ctx, x); err != nil {
+			c.s.log.Warn("reclaiming a parked execution after the lease lapsed failed; retried", "execution", x.id, "error", err.Error())
+			clean = false
+		}
+	}
+	if clean {
+		c.reconciled.Store(seen)
+	}
+}
+
+// refresh reclaims a parked x this node holds from an ended epoch, or
+// drops it here when its record is no longer the one this node wrote.
+func (c *cluster) refresh(ctx context.Context, x *execution) error {
+	r, err := c.st.Get(ctx, x.id)
+	if err == nil {
+		err = c.reclaim(ctx, x, r)
+	}
+	if err == nil || !(errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)) {
+		return err
+	}
+	c.discard(x)
+	return nil
+}
+
+// reclaim makes a parked x of an ended epoch current again: its record r
+// (as read now) must be the one this node wrote last, which is rewritten
+// as it is (revision-checked: a node taking it over at once loses) to
+// prove it. store.ErrConflict when it is not.
+func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) error {
+	epoch, ok := c.fence.epoch()
+	if !ok {
+		return errFenced
+	}
+	c.mu.Lock()
+	o := c.owned[x.id]
+	c.mu.Unlock()
+	if o == nil || r.Owner != c.node || !isParkedRecord(r) {
+		return fmt.Errorf("%w: execution %s is no longer this node's", store.ErrConflict, x.id)
+	}
+	select {
+	case o.mu <- struct{}{}:
+	case <-c.stop:
+		return errFenced
+	}
+	defer o.mu.unlock()
+	if o.lost || r.Revision != o.rev || !x.isParked() {
+		return fmt.Errorf("%w: execution %s changed since this node wrote it", store.ErrConflict, x.id)
+	}
+	rev, err := c.st.Update(ctx, r)
+	if errors.Is(err, store.ErrNotFound) {
+		err = store.ErrConflict
+	}
+	if err != nil {
+		return err
+	}
+	o.rev = rev
+	x.epoch.Store(epoch)
+	c.s.log.Info("reclaimed a parked execution after the lease lapsed: nobody took it over", "execution", x.id, "node", c.node)
+	x.mu.Lock()
+	due := x.resumeDueLocked()
+	x.armExpiryLocked(c.s) // its calls expire from their expires_at, as before the lapse
+	x.mu.Unlock()
+	if due { // answered, or expired, meanwhile
+		go c.s.resumeOrRetry(x)
+	}
+	return nil
+}
+
+// releaseProgram releases the program a parked x holds in memory, if
+// it holds it, leaving x parked on its bytes in the store; its calls'
+// expiry waits (reclaim arms it again).
+func (x *execution) releaseProgram() {
+	x.mu.Lock()
+	var p *executor.Parked
+	if x.parkedLocked() {
+		p, x.parked = x.parked, nil
+		if x.expiry != nil {
+			x.expiry.Stop()
+			x.expiry = nil
+		}
+	}
+	x.mu.Unlock()
+	if p != nil {
+		p.Release()
+	}
+}
+
+// discard drops this node's copy of a parked x another node took over
+// (or settled) while this node's lease had lapsed: its program is
+// released, and it settles here, never written nor published (this node
+// no longer owns its record).
+func (c *cluster) discard(x *execution) {
+	x.mu.Lock()
+	if !x.parkedLocked() {
+		x.mu.Unlock()
+		return
+	}
+	p := x.parked
+	x.parked, x.resuming = nil, true
+	if x.expiry != nil {
+		x.expiry.Stop()
+		x.expiry = nil
+	}
+	x.mu.Unlock()
+	x.epoch.Store(0)
+	if p != nil {
+		p.Release()
+	}
+	c.mu.Lock()
+	o := c.owned[x.id]
+	delete(c.owned, x.id) // no follower runs for a parked x, and none starts for it now
+	c.mu.Unlock()
+	if o != nil {
+		o.mu.lock()
+		o.lost = true
+		o.mu.unlock()
+	}
+	c.s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
+	c.s.log.Warn("dropped this node's copy of a parked execution another node continued while this node's lease had lapsed",
+		"execution", x.id, "tenant", x.tenant.name, "node", c.node)
+	c.s.settleRun(x, api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeNodeLost,
+		Message: "this node's copy of the parked execution was dropped: another node took it over while this node's lease had lapsed"}})
+}
+
+// stale answers a request another node forwarded for an execution this
+// node holds from an ended epoch: a parked one whose record is still its
+// own is reclaimed (and the request applied), any other is a 503 to
+// retry (its record answers once reconciled, or reaped).
+func (c *cluster) stale(ctx context.Context, x *execution) (*execution, *httpError) {
+	if x.isParked() && c.fence.live() {
+		if err := c.refresh(ctx, x); err == nil && c.current(x) {
+			return x, nil
+		}
+	}
+	return nil, unavailable(CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.node, x.id, c.fence.refusal())
+}
+
+// gone reports whether l's node is lost at now: past its lease's until
+// plus the margin (until then the node may still be acting, fence.go).
+func (c *cluster) gone(l store.Lease, now time.Time) bool {
+	return l.Lost(now, c.fence.margin)
+}

@@ -1,0 +1,279 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// Idempotency keys across the cluster. Before an execution with an
+// idempotency_key starts on a node of a cluster, the key is reserved in
+// the store (store.Reservation: the tenant, the execution's id, the
+// request body's hash; its store key is hashed from the tenant and the
+// idempotency key, so it reveals neither): of nodes reserving one key at
+// once exactly one wins (a create). A node that finds the key reserved
+// answers with the execution it names, from its record, as GET does (the
+// same body), or 409 (another body). A reservation names its execution
+// before that execution's record exists; one still without a record past
+// keyStartBound, or whose node is gone, was left by a start that failed
+// or a node that died, and is taken over (revision-checked). The
+// reservation lives as long as the execution is retained: it is made with
+// twice a live record's lifetime, pushed on by the record's writes of an
+// execution that outlives that, cut to the record's expiry when it
+// settles, and deleted with the record when its node evicts it. Without a
+// store (memory) keys are per node, in the table, as they always were.
+
+// reservationKeyOf is the store key of tenant's idempotency key: 16 hex
+// digits of the tenant's SHA-256, a dot, and 32 of the tenant's and key's.
+func reservationKeyOf(tenant, key string) string {
+	t := sha256.Sum256([]byte(tenant))
+	k := sha256.Sum256([]byte(tenant + "\x00" + key))
+	return hex.EncodeToString(t[:8]) + "." + hex.EncodeToString(k[:16])
+}
+
+// keyStartBound is how long a reservation may name an execution whose
+// record does not exist yet: the start path's longest wait (a keep_state
+// session's turn, tenants[].sessions.wait_ms) and its two store writes.
+func keyStartBound(t *tenant) time.Duration { return t.state.wait + 2*storeTimeout }
+
+// keyPoll is how often a request finds again a key whose execution is
+// being started on another node.
+const keyPoll = 100 * time.Millisecond
+
+// keyHold is the reservation of an execution's key this node made as the
+// execution starts.
+type keyHold struct {
+	c *cluster
+	x *execution
+	r store.Reservation
+	// queued: the reservation was made when the execution was queued
+	// (enqueue); it stays whatever this start does.
+	queued bool
+}
+
+// enter admits x to start on a cluster node: the node must prove its
+// lease (x runs under the current epoch, fence.go) and x's idempotency
+// key, if any, is reserved for it. herr answers the request instead: 503
+// while the lease is not proven; the key's first execution, its state as
+// GET shows it (a 200: answered); 409 for another body. The hold, when x
+// has a key, is given back unless x starts (release).
+func (s *Server) enter(x *execution, wait *bool) (*keyHold, *httpError) {
+	c := s.cluster
+	if c == nil {
+		return nil, nil
+	}
+	epoch, ok := c.fence.epoch()
+	if !ok {
+		return nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.refusal())
+	}
+	x.epoch.Store(epoch)
+	if x.key == "" {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.maxWait()+storeTimeout)
+	defer cancel()
+	return c.reserve(ctx, x, wait == nil || *wait)
+}
+
+// reserve reserves x's key for x, or answers with the execution that
+// holds it (as enter).
+func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (*keyHold, *httpError) {
+	t := x.tenant
+	mine := store.Reservation{Key: reservationKeyOf(t.name, x.key), Tenant: t.name, ID: x.id, Sum: hex.EncodeToString(x.sum[:]),
+		Node: c.node, Created: x.created, ExpiresAt: x.created.Add(2 * c.liveTTL)}
+	deadline := time.Now().Add(c.s.cfg.maxWait())
+	for {
+		rev, err := c.st.Reserve(ctx, mine)
+		if err == nil {
+			mine.Revision = rev
+			return &keyHold{c: c, x: x, r: mine}, nil
+		}
+		if !errors.Is(err, store.ErrExists) {
+			return nil, storeUnavailable(err)
+		}
+		cur, err := c.st.GetReservation(ctx, mine.Key)
+		switch {
+		case errors.Is(err, store.ErrNotFound): // given back meanwhile: reserve again
+		case err != nil:
+			return nil, storeUnavailable(err)
+		case cur.ID == x.id: // reserved when it was queued
+			return &keyHold{c: c, x: x, r: cur, queued: true}, nil
+		default:
+			h, herr, again := c.heldBy(ctx, x, mine, cur, wait)
+			if !again {
+				return h, herr
+			}
+		}
+		if time.Now().After(deadline) {
+			e := errorf(http.StatusConflict, CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.key)
+			e.retryAfter = DefaultRetryAfter
+			return nil, e
+		}
+		select {
+		case <-time.After(keyPoll):
+		case <-ctx.Done():
+			return nil, storeUnavailable(ctx.Err())
+		}
+	}
+}
+
+// heldBy answers for x's key, held by cur: the execution it names (or
+// 409), or takes it over when that execution never started; again when
+// its record is still to come.
+func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Reservation, wait bool) (h *keyHold, herr *httpError, again bool) {
+	rec, err := c.st.Get(ctx, cur.ID)
+	switch {
+	case err == nil && rec.Tenant == x.tenant.name:
+		if cur.Sum != mine.Sum {
+			return nil, keyConflict(x, cur.ID), false
+		}
+		st, herr := c.remoteState(ctx, x.tenant.name, cur.ID, wait)
+		if herr != nil {
+			return nil, herr, false
+		}
+		return nil, answered(st), false
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, storeUnavailable(err), false
+	}
+	left, err := c.abandoned(ctx, x.tenant, cur)
+	if err != nil {
+		return nil, storeUnavailable(err), false
+	}
+	if left {
+		mine.Revision = cur.Revision
+		rev, err := c.st.UpdateReservation(ctx, mine)
+		if err == nil {
+			mine.Revision = rev
+			c.s.log.Info("took over an idempotency key's reservation its execution never used", "execution", x.id, "from", cur.ID, "node", cur.Node)
+			return &keyHold{c: c, x: x, r: mine}, nil, false
+		}
+		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+			return nil, storeUnavailable(err), false
+		}
+		return nil, nil, true // another request took it: look again
+	}
+	if cur.Sum != mine.Sum {
+		return nil, keyConflict(x, cur.ID), false
+	}
+	return nil, nil, true
+}
+
+// abandoned reports whether cur, a reservation whose execution has no
+// record, was left by a start that will not write one: it is older than
+// keyStartBound, or its node is gone.
+func (c *cluster) abandoned(ctx context.Context, t *tenant, cur store.Reservation) (bool, error) {
+	if time.Since(cur.Created) > keyStartBound(t) {
+		return true, nil
+	}
+	leases, err := c.st.Leases(ctx)
+	if err != nil {
+		return false, err
+	}
+	return c.ownerGone(leases, cur.Node, time.Now()), nil
+}
+
+func keyConflict(x *execution, first string) *httpError {
+	return errorf(http.StatusConflict, CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, first)
+}
+
+// answered is the answer to a request that another node's execution
+// answers: its state, 200.
+func answered(state json.RawMessage) *httpError {
+	return &httpError{status: http.StatusOK, raw: state}
+}
+
+// release gives the reservation back unless its execution started (it
+// is in the table) or was queued.
+func (h *keyHold) release() {
+	if h == nil || h.queued || h.c.s.table.lookup(h.x.id) == h.x {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := h.c.st.DeleteReservation(ctx, h.r); err != nil && !errors.Is(err, store.ErrConflict) {
+		h.c.s.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while",
+			"execution", h.x.id, "error", err.Error())
+	}
+}
+
+// keepKey keeps x's reservation as long as its record, rec, just written:
+// pushed on by a live record that outlives it, cut to a settled one's
+// expiry. o.mu is held.
+func (c *cluster) keepKey(ctx context.Context, o *owned, rec store.Record) {
+	until := rec.ExpiresAt
+	if rec.Status != StatusCompleted && rec.Status != StatusFailed {
+		if !rec.ExpiresAt.After(o.keyUntil) {
+			return
+		}
+		until = rec.ExpiresAt.Add(c.liveTTL)
+	}
+	if c.keyUntil(ctx, rec, until) {
+		o.keyUntil = until
+	}
+}
+
+// keyUntil makes the reservation rec names, if it is still rec's
+// execution's, expire at until; it reports false when the store failed
+// (logged: the next write of the record tries again).
+func (c *cluster) keyUntil(ctx context.Context, rec store.Record, until time.Time) bool {
+	if rec.Reservation == "" {
+		return true
+	}
+	r, err := c.st.GetReservation(ctx, rec.Reservation)
+	if err == nil && r.ID == rec.ID {
+		r.ExpiresAt = until
+		_, err = c.st.UpdateReservation(ctx, r)
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+		c.s.log.Warn("keeping an idempotency key's reservation as long as its execution failed", "execution", rec.ID, "error", err.Error())
+		return false
+	}
+	return true
+}
+
+// forgetKey gives back x's reservation when x will have no record here
+// (adopt failed): a retry need not wait for it to be taken over.
+func (c *cluster) forgetKey(ctx context.Context, x *execution) {
+	if x.key == "" {
+		return
+	}
+	r, err := c.st.GetReservation(ctx, reservationKeyOf(x.tenant.name, x.key))
+	if err == nil && r.ID == x.id {
+		err = c.st.DeleteReservation(ctx, r)
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+		c.s.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while", "execution", x.id, "error", err.Error())
+	}
+}
+
+// deleteRecord deletes a settled execution's record this node evicted
+// (and its key's reservation), unless the record is another node's now.
+func (c *cluster) deleteRecord(ctx context.Context, id string) error {
+	r, err := c.st.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.Owner != c.node || (r.Status != StatusCompleted && r.Status != StatusFailed) {
+		return nil // taken over, or continued, elsewhere
+	}
+	if r.Reservation != "" {
+		k, err := c.st.GetReservation(ctx, r.Reservation)
+		if err == nil && k.ID == id {
+			err = c.st.DeleteReservation(ctx, k)
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("deleting its idempotency key's reservation: %w", err)
+		}
+	}
+	return c.st.Delete(ctx, id)
+}

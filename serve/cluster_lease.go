@@ -1,0 +1,143 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/store"
+)
+
+// The lease: each node renews its own (leaseLoop), and fails or takes
+// over what the nodes whose lease expired owned (reapLoop). Its own lease
+// is also its fence's proof (fence.go, cluster_fence.go).
+
+// leaseLoop renews the lease three times per lease, and does nothing
+// else: a renewal is never late for want of the loop's time. Each until
+// is computed from the instant its renewal starts, which the fence
+// measures from.
+func (c *cluster) leaseLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		if renewalsStalled(c.node) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.lease/3)
+		start := time.Now()
+		err := c.st.RenewLease(ctx, c.node, start.Add(c.lease))
+		cancel()
+		if err == nil {
+			c.fence.renewed(start)
+		}
+		c.mu.Lock()
+		c.healthy = err
+		c.mu.Unlock()
+		if err != nil {
+			c.s.log.Warn("lease renewal failed", "node", c.node, "error", err.Error())
+		}
+	}
+}
+
+// reapLoop, three times per lease, reconciles what a lapse of this
+// node's lease left (cluster_fence.go) and reaps the nodes whose lease
+// expired; a node that cannot prove its own lease judges no other's.
+func (c *cluster) reapLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		if !c.fence.live() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.lease)
+		c.reconcile(ctx)
+		c.reapExpired(ctx)
+		cancel()
+	}
+}
+
+// reapExpired reaps every other node whose lease has expired, by more
+// than the margin (gone).
+func (c *cluster) reapExpired(ctx context.Context) {
+	leases, err := c.st.Leases(ctx)
+	if err != nil {
+		c.s.log.Warn("listing leases failed", "error", err.Error())
+		return
+	}
+	now := time.Now()
+	for _, l := range leases {
+		if l.Node == c.node || !c.gone(l, now) {
+			continue
+		}
+		if err := c.takeOverLost(ctx, l, "stopped renewing its lease", c.st.List); err != nil {
+			c.s.log.Warn("reaping a lost node failed", "node", l.Node, "error", err.Error())
+			continue
+		}
+		if err := c.st.DropLease(ctx, l); err != nil && !errors.Is(err, store.ErrConflict) {
+			c.s.log.Warn("dropping a lost node's lease failed", "node", l.Node, "error", err.Error())
+		}
+	}
+}
+
+// reap fails every unsettled execution l.Node owns that is not parked
+// (a parked one is taken over: adoptParked), each by a revision-checked
+// update (a record another node reaped or its owner settled first is left
+// as it is).
+func (c *cluster) reap(ctx context.Context, l store.Lease, why string) error {
+	recs, err := c.st.List(ctx)
+	if err != nil {
+		return err
+	}
+	return c.reapIn(ctx, recs, l, why)
+}
+
+// reapIn is reap over records listed already.
+func (c *cluster) reapIn(ctx context.Context, recs []store.Record, l store.Lease, why string) error {
+	for _, r := range recs {
+		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed || isParkedRecord(r) {
+			continue
+		}
+		if x := c.s.table.lookup(r.ID); l.Node == c.node && x != nil && c.current(x) {
+			continue // running here now
+		}
+		if err := c.fail(ctx, r, api.CodeNodeLost, fmt.Sprintf(
+			"node %s, which was running this execution, %s before it settled; it was running (not parked on its client), so its program state was not saved: run it again", l.Node, why)); err != nil && !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		c.s.log.Warn("execution failed: its node was lost", "execution", r.ID, "tenant", r.Tenant, "node", l.Node, "status", r.Status)
+	}
+	return nil
+}
+
+// fail settles a record as failed with code, revision-checked, and ends
+// its event stream.
+func (c *cluster) fail(ctx context.Context, r store.Record, code api.Code, msg string) error {
+	st := ExecutionState{ID: r.ID, Status: StatusFailed, Error: &ErrorBody{Code: string(code), Message: msg}}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	r.Status, r.State, r.Pending = StatusFailed, b, nil
+	r.ExpiresAt = time.Now().Add(c.s.cfg.retention())
+	if _, err := c.st.Update(ctx, r); err != nil {
+		return err
+	}
+	c.endEvents(ctx, r.ID, st)
+	c.keyUntil(ctx, r, r.ExpiresAt)
+	return nil
+}
