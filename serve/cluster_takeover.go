@@ -183,7 +183,7 @@ func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epo
 	x := newExecution(r.ID, t, nil, m.Key, true, c.s.cfg.maxEvents())
 	copy(x.sum[:], m.Sum)
 	x.created, x.spec, x.calls, x.callCount = m.Created, m.Spec, m.Calls, m.CallCount
-	x.snapshot, x.status = r.Snapshot, StatusPending
+	x.snapshot, x.status, x.parkedSize = r.Snapshot, StatusPending, int64(len(data))
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
 	x.cancel = func() {}
 	x.epoch.Store(epoch)
@@ -219,6 +219,7 @@ func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epo
 	}
 	c.s.metrics.running.WithLabelValues(t.name).Inc()
 	c.s.metrics.parked.WithLabelValues(t.name).Inc()
+	c.s.parkedBytes(t, x.parkedSize)
 	c.s.log.Info("took over a parked execution", "execution", x.id, "tenant", t.name, "from", from, "node", c.node)
 	x.mu.Lock()
 	due := x.resumeDueLocked()

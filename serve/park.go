@@ -107,7 +107,10 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 	x.mu.Lock()
 	rp := x.releasePending
 	x.releasePending = nil
+	size := x.parkedSize // bytes a settled execution no longer stands for
+	x.parkedSize = 0
 	x.mu.Unlock()
+	s.parkedBytes(t, -size)
 	if rp != nil {
 		rp()
 	}
