@@ -114,8 +114,10 @@ func (t *table) evictLocked(tn *tenant, now time.Time) int {
 }
 
 func (t *table) forgetLocked(x *execution) {
-	x.tenant.forgetRetained(x.bytes) // settled: no one writes x.bytes any more
-	if t.byID[x.id] == x { // else a copy this node dropped, its id another's here since (cluster_fence.go)
+	// Settled: no one writes x.bytes any more. Not in byID: a copy this
+	// node dropped, its id another's here since (cluster_fence.go).
+	x.tenant.forgetRetained(x.bytes)
+	if t.byID[x.id] == x {
 		delete(t.byID, x.id)
 		if t.evicted != nil {
 			t.evicted(x.id)
