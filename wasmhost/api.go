@@ -61,6 +61,21 @@ type Program struct {
 	// them not yet dispatched. It needs the Runtime's image
 	// (Config.WithImage, the default).
 	Suspend func(Quiescence) bool
+	// SuspendIdle, when above zero (Suspend must be set), has Suspend
+	// asked once more whenever the run has waited that long with nothing
+	// to feed the guest since the guest last ran (on timers, on calls
+	// whose bodies run elsewhere), there, with Quiescence.Idle set; it is
+	// asked again only once the guest has run again. A run suspended there
+	// keeps its calls in flight running in this process, and its snapshot
+	// is charged to committed memory until it resumes or is released
+	// (suspend_idle.go). While it is above zero the run never lends its
+	// goroutine to an IdleDispatcher (IdleDispatcher.Idle): a body run
+	// there could not be suspended under, so the awaited call goes to the
+	// dispatcher's workers like any other, which costs the two goroutine
+	// hand-offs the inline path spares (docs/architecture.md, "Idle
+	// parking"). Zero, the default: Suspend is asked only at the quiescent
+	// points after exports. Negative is refused.
+	SuspendIdle time.Duration
 	// Session, when set, runs the program in that session's state, as the
 	// next program of a REPL: the top-level declarations of the session's
 	// programs before it are in scope, globalThis is as they left it

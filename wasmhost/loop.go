@@ -15,9 +15,11 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 // then timers that are due; when there is nothing to feed it waits for the
 // next one, the wall deadline, or the end of the run's context (a
 // cancellation or Close). When the guest waits on exactly one call and
-// nothing else, an IdleDispatcher may run that call right here (run.idle);
-// passed reports that the run was handed over to another goroutine
-// meanwhile, which then owns it.
+// nothing else, an IdleDispatcher may run that call right here (run.idle),
+// unless Program.SuspendIdle is set: then, once the run has waited that
+// long since the guest last ran, Program.Suspend is asked at that idle
+// point (suspend_idle.go). passed reports that the run was handed over to
+// another goroutine meanwhile, which then owns it.
 func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	r.unpark() // a goroutine taking the run over (run.idle) waits no more
 	if status != statusPending {
@@ -33,10 +35,12 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	// each export that leaves it pending (not on resuming, before any).
 	ask := r.askNext
 	r.askNext = false
+	idle := newIdleWatch(r)
+	defer idle.stop()
 	for status == statusPending {
 		if ask {
 			ask = false
-			if yes, e := r.quiescent(nil); e != nil || yes {
+			if yes, e := r.quiescent(nil, false); e != nil || yes {
 				return statusSuspended, e, false
 			}
 		}
@@ -54,11 +58,12 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 					return 0, e, false
 				}
 				batch[i] = completion{}
+				idle.ran()
 				if status != statusPending {
 					break
 				}
 				if r.prog.Suspend != nil {
-					if yes, e := r.quiescent(batch[i+1:]); e != nil || yes {
+					if yes, e := r.quiescent(batch[i+1:], false); e != nil || yes {
 						return statusSuspended, e, false
 					}
 				}
@@ -76,6 +81,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 				if e != nil {
 					return 0, e, false
 				}
+				idle.ran()
 				ask = r.prog.Suspend != nil
 				continue
 			}
@@ -83,7 +89,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		if r.pending == 0 && r.timers.len() == 0 {
 			return 0, &RunError{Kind: api.KindException, Message: errNeverSettles}, false
 		}
-		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt {
+		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt && r.prog.SuspendIdle == 0 {
 			if e := r.releaseHeld(); e != nil {
 				return 0, e, false
 			}
@@ -110,6 +116,13 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		select {
 		case <-r.inbox.wake:
 		case <-alarm.C:
+		case <-idle.due():
+			r.unpark()
+			alarm.Stop()
+			if yes, e := idle.ask(); e != nil || yes {
+				return statusSuspended, e, false
+			}
+			continue
 		case <-wall.C:
 			return 0, r.timeout(true, errDeadline), false
 		case <-r.ctx.Done():
@@ -117,6 +130,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		}
 		r.unpark()
 		alarm.Stop()
+		idle.pause()
 	}
 	return status, nil, false
 }
