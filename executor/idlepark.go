@@ -57,10 +57,12 @@ func (e *Executor) IdleParkStats() IdleParkStats {
 	return IdleParkStats{Parked: int(e.idle.parked.Load()), Parks: e.idle.parks.Load(), Retries: e.idle.retries.Load()}
 }
 
-// idleResumer is a code runtime that can resume idle parks.
+// idleResumer is a code runtime that can resume idle parks, and says
+// when it closes (a parked run then ends as a live one would).
 type idleResumer interface {
 	resumer
 	recycler
+	Done() <-chan struct{}
 }
 
 // checkParkIdle refuses an idle park the configuration cannot make.
@@ -125,6 +127,8 @@ func (c *codeRun) idlePark(ctx context.Context, p wasmhost.Program, s *scheduler
 		return end(context.DeadlineExceeded)
 	case <-ctx.Done():
 		return end(context.Cause(ctx))
+	case <-rt.Done():
+		return end(wasmhost.ErrClosed)
 	}
 	for backoff := idleRetryFirst; ; backoff = min(2*backoff, idleRetryMax) {
 		out, err := rt.Resume(ctx, sp.Snapshot, s, wasmhost.Resumption{Limits: p.Limits, Deadline: p.Deadline,
@@ -150,6 +154,9 @@ func (c *codeRun) idlePark(ctx context.Context, p wasmhost.Program, s *scheduler
 		case <-ctx.Done():
 			retry.Stop()
 			return end(context.Cause(ctx))
+		case <-rt.Done():
+			retry.Stop()
+			return end(wasmhost.ErrClosed)
 		}
 	}
 }

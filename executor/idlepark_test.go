@@ -501,6 +501,23 @@ func TestExecutor_Execute_parkIdle_busyUntilTheWallDeadline(t *testing.T) {
 	require.Zero(t, w.rt.Usage().SuspendedBytes)
 }
 
+// A run parked when the sandbox closes ends as a live run would.
+func TestExecutor_Execute_parkIdle_closedWhileParked(t *testing.T) {
+	w := newIdleWorld(t, wasmhost.NewConfig())
+	ex := w.executor(t, testGrace, nil, executor.NewConfig())
+	ch := async(func() api.Result {
+		return ex.Execute(context.Background(), codeCall(`console.log("before"); await new Promise(r => setTimeout(r, 20000));`, nil))
+	})
+	waitFor(t, "parked", func() bool { return ex.IdleParkStats().Parked == 1 })
+	require.NoError(t, w.rt.Close(context.Background()))
+	r := result(t, ch)
+	require.NotNil(t, r.Err)
+	require.Equal(t, api.CodeCodeRunFailed, r.Err.Code)
+	require.Equal(t, api.KindAbort, r.Err.Kind)
+	require.Contains(t, r.Err.Message, "the runtime was closed")
+	require.Equal(t, []string{"before"}, r.Err.Logs)
+}
+
 // A session's program is never parked.
 func TestExecutor_Execute_parkIdle_sessionsNeverPark(t *testing.T) {
 	w := newIdleWorld(t, wasmhost.NewConfig())

@@ -186,9 +186,13 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		return &RunError{Kind: api.KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
 	}
 	u := rt.Usage()
-	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed (the cap is %d MiB; this run needs %d MiB), "+
+	suspended := ""
+	if u.SuspendedBytes > 0 {
+		suspended = fmt.Sprintf(" and %d MiB of suspended runs' snapshots", u.SuspendedBytes>>20)
+	}
+	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed%s (the cap is %d MiB; this run needs %d MiB), "+
 		"and %d runs wait; this run waited %v: retry later",
-		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, u.MaxCommittedBytes>>20, (bytes+1<<20-1)>>20, u.Waiting, time.Since(from).Round(time.Millisecond))
+		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, suspended, u.MaxCommittedBytes>>20, (bytes+1<<20-1)>>20, u.Waiting, time.Since(from).Round(time.Millisecond))
 }
 
 // Usage is a snapshot of what a Runtime's runs use, for metrics and tests.

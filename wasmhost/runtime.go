@@ -220,6 +220,11 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	return nil
 }
 
+// Done returns a channel closed once Close is called. A host waiting to
+// resume an idle suspension (Suspended.Idle) ends it then
+// (Suspended.End with ErrClosed), as Close ends the runs in progress.
+func (rt *Runtime) Done() <-chan struct{} { return rt.closing.Done() }
+
 // releaseAll closes the engine, once: instances must not be closed under
 // a guest that still executes.
 func (rt *Runtime) releaseAll() {

@@ -395,3 +395,45 @@ func TestRuntime_Resume_idleHammer(t *testing.T) {
 	require.Zero(t, u.CommittedBytes)
 	require.Zero(t, u.Runs)
 }
+
+// An idle suspension's charge is committed memory: a run that does not fit
+// beside it waits; the run resuming from it is admitted with the charge
+// counted toward its limit, so it fits where a new run would not.
+func TestRuntime_Resume_idleChargeCountsTowardTheResume(t *testing.T) {
+	const limit = 16 << 20
+	rt := newRuntime(t, testConfig().WithPool(0).WithLimits(api.Limits{MemoryBytes: limit}).
+		WithMaxCommittedMemory(limit).WithAdmissionWait(0))
+	ctx := context.Background()
+	// About 6 MiB of heap the snapshot holds (random, so that no block is
+	// the image's or zero).
+	prog := wasmhost.Program{JS: `
+		const a = new Float64Array(768 * 1024);
+		for (let i = 0; i < a.length; i++) a[i] = Math.random();
+		await new Promise(r => setTimeout(r, 50));
+		return a.length;`, Suspend: idleOnly, SuspendIdle: 5 * time.Millisecond}
+	for _, attach := range []bool{true, false} {
+		t.Run(fmt.Sprintf("attach %v", attach), func(t *testing.T) {
+			out, err := rt.Run(ctx, prog, &tools{})
+			require.NoError(t, err)
+			s := out.Suspended
+			require.NotNil(t, s)
+			held := rt.Usage().SuspendedBytes
+			require.Greater(t, held, int64(6<<20))
+
+			_, err = rt.Run(ctx, wasmhost.Program{JS: `return 1`}, &tools{})
+			require.ErrorIs(t, err, wasmhost.ErrBusy, "a run at the limit does not fit beside the held snapshot")
+			require.ErrorContains(t, err, "MiB of suspended runs' snapshots")
+
+			rs := wasmhost.Resumption{Recycle: s, Waited: time.Since(s.At)}
+			if attach {
+				rs.Attach = s
+			}
+			out, err = rt.Resume(ctx, s.Snapshot, &tools{}, rs)
+			require.NoError(t, err, "admitted with the snapshot's charge counted toward its limit")
+			require.JSONEq(t, `786432`, string(out.Result))
+			u := rt.Usage()
+			require.Zero(t, u.SuspendedBytes)
+			require.Zero(t, u.CommittedBytes)
+		})
+	}
+}
