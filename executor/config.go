@@ -172,11 +172,9 @@ const ParkIdleGrace = 100 * time.Millisecond
 // charged to the sandbox's committed memory instead); its nested calls in
 // flight run on as if it were live; it resumes when one of them answers or
 // its next timer is due, its timers and wall time counting the time parked,
-// and the caller sees one result, as if it had never parked. A program that
-// waits on one call then no longer runs that call on the sandbox's
-// goroutine (the inline path: docs/architecture.md, "Idle parking", says
-// what that costs). 0, the default, never parks so; ParkIdleGrace (100 ms)
-// is what ptcx serve uses. A negative grace, or one set with a code runtime
+// and the caller sees one result, as if it had never parked (docs/
+// architecture.md, "Idle parking", says what it costs). 0, the default,
+// never parks so; ParkIdleGrace (100 ms) is what ptcx serve uses. A negative grace, or one set with a code runtime
 // that cannot resume runs (a *wasmhost.Runtime can), fails New.
 func (c Config) WithParkIdle(grace time.Duration) Config {
 	c.parkIdle = grace

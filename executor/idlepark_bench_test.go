@@ -13,11 +13,11 @@ import (
 
 // BenchmarkExecutor_nestedCall_parkIdle is one awaited nested call through
 // the executor on the real sandbox, a program awaiting 1,000 echo calls one
-// at a time, with idle parking off ("off": the call takes the inline path)
-// and on ("on": no inline path, so the call goes through the sequencer and
-// a body goroutine, and the run is asked at every quiescent point; the
-// calls answer long before the grace, so nothing parks). Compare the two
-// per-call figures of one run, alternated: ratios only.
+// at a time, with idle parking off and on (the calls answer long before the
+// grace, so nothing parks: what is left is the run's quiescence, built at
+// each pause to ask whether to suspend, and the hand-over timer armed
+// around each inline call). Compare the two per-call figures of one run,
+// alternated: ratios only.
 func BenchmarkExecutor_nestedCall_parkIdle(b *testing.B) {
 	const calls = 1000
 	reg := ptcRegistry(b, registry.Tool{Name: "echo", ConcurrencySafe: true,

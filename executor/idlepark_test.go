@@ -310,6 +310,26 @@ func TestExecutor_Execute_parkIdle_callsInFlight(t *testing.T) {
 	require.Zero(t, ex.IdleParkStats().Parked)
 }
 
+// A program awaiting one slow call runs it on the inline path (the
+// sandbox's goroutine), and is still parked while the body runs: the run
+// is handed over at its idle point.
+func TestExecutor_Execute_parkIdle_inlineCall(t *testing.T) {
+	w := newIdleWorld(t, wasmhost.NewConfig())
+	ex := w.executor(t, testGrace, nil, executor.NewConfig())
+	var inline sync.Map
+	defer executor.SetInlineHook(func(r executor.Request) { inline.Store(r.Tool, true) })()
+	ch := async(func() api.Result {
+		return ex.Execute(context.Background(), codeCall(`return (await tools.slow({gate: "g", v: 7})).v;`, nil))
+	})
+	waitFor(t, "parked while the body runs", func() bool { return ex.IdleParkStats().Parked == 1 && w.bodies("slow") == 1 })
+	require.Zero(t, w.rt.Usage().CommittedBytes)
+	w.open("g")
+	require.JSONEq(t, `7`, string(runValue(t, result(t, ch)).Result))
+	_, ok := inline.Load("slow")
+	require.True(t, ok, "the call took the inline path")
+	require.Equal(t, 1, w.bodies("slow"))
+}
+
 // Fifty runs awaiting a timer under a committed-memory cap that fits four
 // at their limit all complete with idle parking; without it the fifth is
 // refused BUSY.
@@ -437,7 +457,7 @@ func TestExecutor_Execute_parkIdle_sameAsLive(t *testing.T) {
 			await new Promise(r => setTimeout(r, 150));
 			try { await tools.nap({ms: -1}); } catch (e) { out.push(e.code); }
 			out.push(await tools.excl({}));
-			const c = await Promise.race([tools.nap({ms: 300}), new Promise(r => setTimeout(() => r("timer"), 100))]);
+			const c = await Promise.race([tools.nap({ms: 900}), new Promise(r => setTimeout(() => r("timer"), 100))]);
 			out.push(c);
 			out.push(await tools.nap({ms: 150}));
 			return out;`,

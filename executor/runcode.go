@@ -98,6 +98,7 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	nestedCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
+	s.outlive = c.idleGrace() > 0
 	start := c.start
 	p := wasmhost.Program{Tools: names, Catalog: c.catalog, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
 		Suspend: c.suspendWhen(), SuspendIdle: c.idleGrace()}

@@ -68,12 +68,10 @@ type Program struct {
 	// asked again only once the guest has run again. A run suspended there
 	// keeps its calls in flight running in this process, and its snapshot
 	// is charged to committed memory until it resumes or is released
-	// (suspend_idle.go). While it is above zero the run never lends its
-	// goroutine to an IdleDispatcher (IdleDispatcher.Idle): a body run
-	// there could not be suspended under, so the awaited call goes to the
-	// dispatcher's workers like any other, which costs the two goroutine
-	// hand-offs the inline path spares (docs/architecture.md, "Idle
-	// parking"). Zero, the default: Suspend is asked only at the quiescent
+	// (suspend_idle.go). A run whose goroutine is lent to an
+	// IdleDispatcher (IdleDispatcher.Idle) at that point is handed over to
+	// a new goroutine, which may suspend it while the call goes on on the
+	// lent one. Zero, the default: Suspend is asked only at the quiescent
 	// points after exports. Negative is refused.
 	SuspendIdle time.Duration
 	// Session, when set, runs the program in that session's state, as the
@@ -143,6 +141,14 @@ type IdleDispatcher interface {
 	// goroutine and calls handover, and a new goroutine drives the run
 	// from then on; nothing this goroutine reports afterwards counts.
 	// handover is harmless once Idle has returned, and when called twice.
+	//
+	// With Program.SuspendIdle, the Runtime hands the run over itself at
+	// the idle point while Idle runs, and may suspend it there: the call
+	// goes on on this goroutine and its outcome, reported as always,
+	// answers the run resumed from the suspension (Resumption.Attach). A
+	// dispatcher that lets such a run suspend runs the call under a
+	// context of its own that outlives the run: ctx ends as the run is
+	// suspended.
 	Idle(ctx context.Context, handover func())
 }
 

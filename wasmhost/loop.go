@@ -15,11 +15,12 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 // then timers that are due; when there is nothing to feed it waits for the
 // next one, the wall deadline, or the end of the run's context (a
 // cancellation or Close). When the guest waits on exactly one call and
-// nothing else, an IdleDispatcher may run that call right here (run.idle),
-// unless Program.SuspendIdle is set: then, once the run has waited that
-// long since the guest last ran, Program.Suspend is asked at that idle
-// point (suspend_idle.go). passed reports that the run was handed over to
-// another goroutine meanwhile, which then owns it.
+// nothing else, an IdleDispatcher may run that call right here (run.idle).
+// With Program.SuspendIdle, once the run has waited that long since the
+// guest last ran, Program.Suspend is asked at that idle point (a run lent
+// to the IdleDispatcher is handed over to a new goroutine there first:
+// suspend_idle.go). passed reports that the run was handed over to another
+// goroutine meanwhile, which then owns it.
 func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	r.unpark() // a goroutine taking the run over (run.idle) waits no more
 	if status != statusPending {
@@ -89,7 +90,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		if r.pending == 0 && r.timers.len() == 0 {
 			return 0, &RunError{Kind: api.KindException, Message: errNeverSettles}, false
 		}
-		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt && r.prog.SuspendIdle == 0 {
+		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt {
 			if e := r.releaseHeld(); e != nil {
 				return 0, e, false
 			}

@@ -67,6 +67,12 @@ type run struct {
 	// admitted (its charge; attached, its inbox too): suspend_idle.go.
 	taking   *idleHold
 	attached bool
+	// With Program.SuspendIdle (suspend_idle.go): when the guest last ran
+	// (see since), and the hand-over at the idle point of a goroutine lent
+	// to IdleDispatcher.Idle: the loan it hands over, and its timer.
+	ranAt     int64
+	lent      atomic.Pointer[loan]
+	handTimer *time.Timer
 
 	onLog LogHook // from the caller's context (loghook.go), or nil
 
@@ -329,6 +335,9 @@ func (r *run) finish(status int32, e *RunError) {
 		r.holdInbox(held) // its calls in flight answer the run that resumes (suspend_idle.go)
 	} else {
 		r.inbox.close()
+	}
+	if r.handTimer != nil {
+		r.handTimer.Stop()
 	}
 	if r.idleEnd != nil {
 		r.idleEnd()

@@ -44,25 +44,29 @@ type idleHold struct {
 }
 
 // idleWatch times the run's waits for Program.SuspendIdle, on the run's
-// goroutine. Without SuspendIdle it is zero and does nothing.
+// goroutine. Without SuspendIdle it is zero and does nothing. When the
+// guest last ran is the run's (run.ranAt), so that a goroutine taking the
+// run over (armHandover) finds the idle point where it was.
 type idleWatch struct {
 	r     *run
 	timer *time.Timer
-	ranAt int64 // r.since() when the guest last ran
-	asked bool  // Suspend was asked at an idle point since the guest last ran
+	asked bool // Suspend was asked at an idle point since the guest last ran
 }
 
 func newIdleWatch(r *run) idleWatch {
 	if r.prog.Suspend == nil || r.prog.SuspendIdle <= 0 {
 		return idleWatch{}
 	}
-	return idleWatch{r: r, ranAt: r.since()}
+	if r.ranAt == 0 {
+		r.ranAt = r.since()
+	}
+	return idleWatch{r: r}
 }
 
 // ran says the guest just ran (an export returned).
 func (w *idleWatch) ran() {
 	if w.r != nil {
-		w.ranAt, w.asked = w.r.since(), false
+		w.r.ranAt, w.asked = w.r.since(), false
 	}
 }
 
@@ -73,13 +77,18 @@ func (w *idleWatch) due() <-chan time.Time {
 	if w.r == nil || w.asked {
 		return nil
 	}
-	d := time.Duration(w.ranAt + int64(w.r.prog.SuspendIdle) - w.r.since())
+	d := w.r.untilIdle()
 	if w.timer == nil {
 		w.timer = time.NewTimer(d)
 	} else {
 		w.timer.Reset(d)
 	}
 	return w.timer.C
+}
+
+// untilIdle is how long until the run's idle point.
+func (r *run) untilIdle() time.Duration {
+	return time.Duration(r.ranAt + int64(r.prog.SuspendIdle) - r.since())
 }
 
 // pause stops the timer as a wait ends some other way.
@@ -90,6 +99,39 @@ func (w *idleWatch) pause() {
 }
 
 func (w *idleWatch) stop() { w.pause() }
+
+// armHandover, while the run's goroutine is lent to IdleDispatcher.Idle
+// (loan l), has the run handed over at its idle point: a new goroutine
+// then drives it, and asks Program.Suspend there at once, while the lent
+// one stays in the call, whose outcome answers through the inbox as any
+// other's. It reports whether it armed anything (with SuspendIdle), which
+// the goroutine disarms if Idle returns first.
+func (r *run) armHandover(l *loan) bool {
+	if r.prog.Suspend == nil || r.prog.SuspendIdle <= 0 {
+		return false
+	}
+	r.lent.Store(l)
+	if r.handTimer == nil {
+		r.handTimer = time.AfterFunc(r.untilIdle(), r.handIdle)
+	} else {
+		r.handTimer.Reset(r.untilIdle())
+	}
+	return true
+}
+
+// handIdle is the hand-over timer's.
+func (r *run) handIdle() {
+	if l := r.lent.Load(); l != nil {
+		l.handover()
+	}
+}
+
+// disarmHandover undoes armHandover once Idle returned with the run still
+// this goroutine's.
+func (r *run) disarmHandover() {
+	r.lent.Store(nil)
+	r.handTimer.Stop()
+}
 
 // ask asks Program.Suspend at the idle point, unless there is something to
 // feed the guest after all (an outcome or a timer that came as the idle

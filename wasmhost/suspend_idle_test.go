@@ -437,3 +437,76 @@ func TestRuntime_Resume_idleChargeCountsTowardTheResume(t *testing.T) {
 		})
 	}
 }
+
+// lendingTools is an IdleDispatcher that runs the one awaited call on the
+// lent goroutine, for as long as its "ms" says; other calls run on
+// goroutines of their own. It counts both kinds.
+type lendingTools struct {
+	mu             sync.Mutex
+	held           []func()
+	inline, others atomic.Int64
+}
+
+func (d *lendingTools) Dispatch(_ string, args json.RawMessage, done func(wasmhost.CallResult)) {
+	var a struct{ MS int }
+	_ = json.Unmarshal(args, &a)
+	d.mu.Lock()
+	d.held = append(d.held, func() {
+		time.Sleep(time.Duration(a.MS) * time.Millisecond)
+		done(wasmhost.CallResult{OK: true, Value: args})
+	})
+	d.mu.Unlock()
+}
+
+func (d *lendingTools) take() []func() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := d.held
+	d.held = nil
+	return h
+}
+
+func (d *lendingTools) Flush() {
+	for _, f := range d.take() {
+		d.others.Add(1)
+		go f()
+	}
+}
+
+func (d *lendingTools) Idle(_ context.Context, _ func()) {
+	h := d.take()
+	if len(h) != 1 {
+		for _, f := range h {
+			d.others.Add(1)
+			go f()
+		}
+		return
+	}
+	d.inline.Add(1)
+	h[0]()
+}
+
+// A run lent to IdleDispatcher.Idle for a call that outlasts SuspendIdle
+// is handed over at the idle point and suspended there, while the call
+// goes on on the lent goroutine; its outcome answers the resumed run.
+func TestRuntime_Run_suspendIdle_handsOverALentGoroutine(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	d := &lendingTools{}
+	start := time.Now()
+	out, err := rt.Run(context.Background(), wasmhost.Program{JS: `
+		const quick = await tools.call({ms: 0, n: 1});
+		const slow = await tools.call({ms: 400, n: 2});
+		return [quick.n, slow.n];`, Tools: []string{"call"}, Suspend: idleOnly, SuspendIdle: 20 * time.Millisecond}, d)
+	require.NoError(t, err)
+	s := out.Suspended
+	require.NotNil(t, s, "suspended while the lent goroutine runs the slow call")
+	require.Less(t, time.Since(start), 300*time.Millisecond, "Run returned before the call did")
+	require.Equal(t, []wasmhost.PendingCall{{ID: 2, Name: "call", Args: json.RawMessage(`{"ms":400,"n":2}`), State: wasmhost.CallDispatched}}, s.Calls)
+	require.Zero(t, rt.Usage().CommittedBytes)
+	out, err, n := resumeIdle(rt, out, err, d, wasmhost.Resumption{Suspend: idleOnly, SuspendIdle: 20 * time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.JSONEq(t, `[1, 2]`, string(out.Result))
+	require.Equal(t, int64(2), d.inline.Load(), "both calls ran on a lent goroutine, once each")
+	require.Zero(t, d.others.Load())
+}
