@@ -23,6 +23,10 @@ import (
 // stays with the run, its calls go on through every phase meanwhile
 // (post-execute, notifications, the ledger) exactly as if the program were
 // live, and it serves the resumed run's calls. The caller sees one result.
+// A call on the inline path (inline.go) runs under the run_code body's
+// context here (scheduler.outlive): at the grace the sandbox hands the run
+// over to a new goroutine and parks it, while the call goes on on the
+// sandbox's old one and answers the resumed run.
 //
 // Ending while parked is ending live: at the wall deadline the run fails
 // as a wall-time timeout, and on cancellation as a cancelled run, with the
