@@ -632,7 +632,7 @@ func TestExecutor_Execute_parkIdle_hammer(t *testing.T) {
 			defer cancel()
 			r := ex.Execute(ctx, codeCall(code, nil))
 			switch {
-			case r.Err != nil && cancelled && r.Err.Kind == api.KindAbort:
+			case r.Err != nil && cancelled && (r.Err.Kind == api.KindAbort || r.Err.Code == api.CodeAbortedBeforeDispatch):
 			case r.Err != nil:
 				errs <- fmt.Errorf("run %d: %s", i, r.Err.Message)
 			case !strings.Contains(string(r.Value), fmt.Sprintf(`"result":%d`, i+last)):

@@ -49,9 +49,9 @@ type Resumption struct {
 	// committed already (suspend_idle.go), waiting for the rest at most
 	// the admission wait from this call. A Suspended is attached once:
 	// one released (Release, End, RecycleSnapshot) or taken over already
-	// is refused. When Resume fails before the run starts (ErrBusy,
-	// ErrClosed), nothing was taken: the Suspended holds its calls and its
-	// charge as before. Without Attach, a snapshot's dispatched calls are
+	// is refused. When Resume fails before the run is admitted (ErrBusy,
+	// a refusal, ErrClosed, a cancellation while it waited), nothing was
+	// taken: the Suspended holds its calls and its charge as before. Without Attach, a snapshot's dispatched calls are
 	// dispatched again (and an idle Suspended given as Recycle drops its
 	// calls in flight as the run starts).
 	Attach *Suspended
