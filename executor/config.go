@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/transpile"
@@ -47,6 +48,7 @@ type Config struct {
 	tenant       string
 	sessions     SessionLimits // session.go
 	sessionStore SessionStore  // session_store.go
+	parkIdle     time.Duration // idlepark.go
 }
 
 // NewConfig returns the default configuration.
@@ -153,5 +155,28 @@ func (c Config) WithWorld(w wasmhost.World) Config {
 // by every executor that sets none.
 func (c Config) WithTenant(key string) Config {
 	c.tenant = key
+	return c
+}
+
+// ParkIdleGrace is the grace ptcx serve gives WithParkIdle: a program that
+// waits longer than 100 ms gives its committed memory back, while one whose
+// calls answer sooner (most tool calls) never parks, so it pays no
+// suspension.
+const ParkIdleGrace = 100 * time.Millisecond
+
+// WithParkIdle parks every run_code program of this executor, run through
+// Execute or ExecuteParkable (never a session's), that has waited grace
+// with nothing to run: on timers, on its nested calls' bodies, on clients.
+// The park is transparent (idlepark.go): the program is suspended, its
+// instance and committed memory released (its snapshot, held in memory, is
+// charged to the sandbox's committed memory instead); its nested calls in
+// flight run on as if it were live; it resumes when one of them answers or
+// its next timer is due, its timers and wall time counting the time parked,
+// and the caller sees one result, as if it had never parked (docs/
+// architecture.md, "Idle parking", says what it costs). 0, the default,
+// never parks so; ParkIdleGrace (100 ms) is what ptcx serve uses. A negative grace, or one set with a code runtime
+// that cannot resume runs (a *wasmhost.Runtime can), fails New.
+func (c Config) WithParkIdle(grace time.Duration) Config {
+	c.parkIdle = grace
 	return c
 }

@@ -22,11 +22,13 @@ type Executor struct {
 	cfg      Config
 	limits   api.Limits // deployment limits, defaults filled in
 	sessions *sessions  // run_code sessions (session.go)
+	idle     idleCounts // idle parks (idlepark.go)
 }
 
 // New returns an Executor over reg. It fails on an invalid configuration:
-// negative limits, a memory limit no run could work within, or a program
-// size limit outside [0, DefaultMaxCodeBytes].
+// negative limits, a memory limit no run could work within, a program
+// size limit outside [0, DefaultMaxCodeBytes], or an idle park it cannot
+// make (WithParkIdle).
 func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("executor: nil registry")
@@ -46,6 +48,9 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	}
 	if cfg.newID == nil {
 		cfg.newID = nextCallID
+	}
+	if err := cfg.checkParkIdle(); err != nil {
+		return nil, err
 	}
 	sl, err := cfg.sessions.withDefaults()
 	if err != nil {

@@ -129,4 +129,9 @@ type RunInfo struct {
 	// Stats are the run's measurements (compute, wall, calls, memory),
 	// also for a run that failed.
 	Stats wasmhost.Stats
+	// IdleParks is how many times the run was idle-parked
+	// (Config.WithParkIdle), and IdleParked how long it was parked so, in
+	// all (Stats.Wall counts it).
+	IdleParks  int
+	IdleParked time.Duration
 }

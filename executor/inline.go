@@ -30,6 +30,12 @@ func (s *scheduler) Idle(ctx context.Context, handover func()) {
 	s.queue = s.queue[:0]
 	s.take()
 	s.mu.Unlock()
+	if s.outlive {
+		// The run may be handed over at its idle point and suspended
+		// while the call runs here (wasmhost.Program.SuspendIdle): the
+		// call's context is the run_code body's, as any nested call's.
+		ctx = s.ctx
+	}
 	s.runInline(ctx, n, handover)
 }
 

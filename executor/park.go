@@ -190,7 +190,8 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 		// RestoreParked made), and it resumes once: unless they were handed
 		// out (Bytes), they go to the code runtime as the run starts, for
 		// its next snapshot or another run's.
-		rs := wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline, Suspend: prog.Suspend}
+		rs := wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline, Suspend: prog.Suspend, SuspendIdle: prog.SuspendIdle,
+			Tenant: prog.Tenant}
 		if !p.exposed {
 			rs.Recycle = p.snap
 		}
@@ -284,14 +285,26 @@ func parkingOf(ctx context.Context) *parking {
 var errParked = errors.New("executor: the run was parked")
 
 // suspendWhen is the run's Program.Suspend: nil unless it may park; then
-// true when every call the program waits on without an answer is held
-// (not yet dispatched) and answers later.
+// true at an idle point (an idle park, idlepark.go), and at a quiescent
+// point after an export when its caller may park it (ExecuteParkable) and
+// every call the program waits on without an answer is held (not yet
+// dispatched) and answers later. So a run parked for its caller never has
+// a call in flight, which its bytes could not carry (Marshal).
 func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
-	if c.park == nil {
+	if c.park == nil && c.idleGrace() == 0 {
 		return nil
 	}
-	later := c.park.later
+	var later func(string) bool
+	if c.park != nil {
+		later = c.park.later
+	}
 	return func(q wasmhost.Quiescence) bool {
+		if q.Idle {
+			return true
+		}
+		if later == nil {
+			return false
+		}
 		waiting := 0
 		for _, pc := range q.Calls {
 			if pc.State == wasmhost.CallAnswered {

@@ -80,6 +80,9 @@ type codeRun struct {
 	start   time.Time     // of the program, less the time it was parked
 	elapsed time.Duration // the program's wall time before it was last parked
 	park    *parking      // nil unless the caller may park it
+	// Its idle parks (idlepark.go): how many, and how long in all.
+	idleParks  int
+	idleParked time.Duration
 }
 
 // runProgram runs (or resumes) c's program with run, settles its nested
@@ -95,10 +98,17 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	nestedCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	s := newScheduler(nestedCtx, e, tok)
+	s.outlive = c.idleGrace() > 0
 	start := c.start
-	out, runErr := run(wasmhost.Program{Tools: names, Catalog: c.catalog, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant, Suspend: c.suspendWhen()}, s)
+	p := wasmhost.Program{Tools: names, Catalog: c.catalog, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
+		Suspend: c.suspendWhen(), SuspendIdle: c.idleGrace()}
+	out, runErr := run(p, s)
+	// Idle parks are resumed here: the scheduler stays with the run and
+	// serves the resumed run's calls (idlepark.go).
+	out, runErr = c.resumeIdle(ctx, p, s, out, runErr)
 	if len(e.cfg.onResult) > 0 {
-		x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats})
+		x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats,
+			IdleParks: c.idleParks, IdleParked: c.idleParked})
 	}
 	if runErr != nil {
 		// The program failed: nobody will see what calls still in flight

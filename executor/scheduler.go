@@ -37,6 +37,10 @@ type scheduler struct {
 	e   *Executor
 	tok *token
 	ctx context.Context // the run_code body's context: nested bodies run under it
+	// outlive says the run may be idle-parked (idlepark.go): a call on the
+	// inline path runs under ctx too, not under the run's, which ends as
+	// the run is suspended while the call goes on.
+	outlive bool
 
 	policyCtx    context.Context // cancelled at settlement
 	cancelPolicy context.CancelFunc

@@ -137,35 +137,46 @@ func defaultCommittedMemory() int64 {
 }
 
 // admit waits for r's admission: one run, with its memory limit committed.
+// A run resuming from an idle suspension (r.taking) asks for its limit
+// less the snapshot's charge, which becomes part of its commitment; it
+// waits from the Resume, not from the run's start.
 func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	bytes := int64(memoryPages(r.limits.MemoryBytes)) * pageSize
-	if rt.admission.tryAcquire(r.prog.Tenant, bytes) {
+	need, from := bytes, r.began
+	if h := r.taking; h != nil {
+		need, from = bytes-h.charge, time.Now()
+	}
+	admitted := func() error {
 		r.committed = bytes
+		if r.taking != nil {
+			r.taking.takeOver()
+		}
 		return nil
+	}
+	if rt.admission.tryAcquire(r.prog.Tenant, need) {
+		return admitted()
 	}
 	// Idle pooled instances, then resume spares, then recycled snapshot
 	// buffers, then live idle sessions (suspended to bytes), give their
 	// memory up to a run that does not fit beside them.
 	for rt.pool.yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
-		if rt.admission.tryAcquire(r.prog.Tenant, bytes) {
-			r.committed = bytes
-			return nil
+		if rt.admission.tryAcquire(r.prog.Tenant, need) {
+			return admitted()
 		}
 	}
 	deadline := r.wallDeadline
-	if d := r.began.Add(rt.admitWait); d.Before(deadline) {
+	if d := from.Add(rt.admitWait); d.Before(deadline) {
 		deadline = d
 	}
 	var err error
 	if rt.admitWait > 0 {
 		wctx, cancel := context.WithCancelCause(ctx)
 		stop := context.AfterFunc(rt.closing, func() { cancel(ErrClosed) })
-		err = rt.admission.acquire(wctx, deadline, r.prog.Tenant, bytes)
+		err = rt.admission.acquire(wctx, deadline, r.prog.Tenant, need)
 		stop()
 		cancel(nil)
 		if err == nil {
-			r.committed = bytes
-			return nil
+			return admitted()
 		}
 	}
 	switch {
@@ -175,9 +186,13 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		return &RunError{Kind: api.KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
 	}
 	u := rt.Usage()
-	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed (the cap is %d MiB; this run needs %d MiB), "+
+	suspended := ""
+	if u.SuspendedBytes > 0 {
+		suspended = fmt.Sprintf(" and %d MiB of suspended runs' snapshots", u.SuspendedBytes>>20)
+	}
+	return fmt.Errorf("%w: %d runs are admitted (the cap is %d) with %d MiB of guest memory committed%s (the cap is %d MiB; this run needs %d MiB), "+
 		"and %d runs wait; this run waited %v: retry later",
-		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, u.MaxCommittedBytes>>20, (bytes+1<<20-1)>>20, u.Waiting, time.Since(r.began).Round(time.Millisecond))
+		ErrBusy, u.Runs, u.MaxRuns, u.CommittedBytes>>20, suspended, u.MaxCommittedBytes>>20, (bytes+1<<20-1)>>20, u.Waiting, time.Since(from).Round(time.Millisecond))
 }
 
 // Usage is a snapshot of what a Runtime's runs use, for metrics and tests.
@@ -185,6 +200,7 @@ type Usage struct {
 	Runs              int   // runs admitted and not finished (waiting on tools or executing)
 	Waiting           int   // runs waiting for admission
 	CommittedBytes    int64 // the guest memory of the admitted runs, summed (see WithMaxCommittedMemory); the warm pool's is in PoolStats.Bytes
+	SuspendedBytes    int64 // the snapshots of idle suspensions held in this process (Suspended.Idle), summed: charged against MaxCommittedBytes beside CommittedBytes
 	Executing         int   // guests executing now, each holding a slot
 	WaitingForSlot    int   // guests ready to execute, waiting for a slot
 	MaxRuns           int   // the cap on Runs (WithMaxRuns)
@@ -197,7 +213,8 @@ type Usage struct {
 func (rt *Runtime) Usage() Usage {
 	var u Usage
 	rt.admission.mu.Lock()
-	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.count, rt.admission.bytes-rt.pooledBytes, rt.admission.waiters
+	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.count, rt.admission.bytes-rt.pooledBytes-rt.suspendedBytes, rt.admission.waiters
+	u.SuspendedBytes = rt.suspendedBytes
 	rt.admission.mu.Unlock()
 	u.Executing, _, u.WaitingForSlot = rt.slots.usage()
 	u.MaxRuns, u.MaxCommittedBytes, u.Slots = rt.admission.maxCount, rt.admission.maxBytes, rt.slots.maxCount

@@ -61,6 +61,19 @@ type Program struct {
 	// them not yet dispatched. It needs the Runtime's image
 	// (Config.WithImage, the default).
 	Suspend func(Quiescence) bool
+	// SuspendIdle, when above zero (Suspend must be set), has Suspend
+	// asked once more whenever the run has waited that long with nothing
+	// to feed the guest since the guest last ran (on timers, on calls
+	// whose bodies run elsewhere), there, with Quiescence.Idle set; it is
+	// asked again only once the guest has run again. A run suspended there
+	// keeps its calls in flight running in this process, and its snapshot
+	// is charged to committed memory until it resumes or is released
+	// (suspend_idle.go). A run whose goroutine is lent to an
+	// IdleDispatcher (IdleDispatcher.Idle) at that point is handed over to
+	// a new goroutine, which may suspend it while the call goes on on the
+	// lent one. Zero, the default: Suspend is asked only at the quiescent
+	// points after exports. Negative is refused.
+	SuspendIdle time.Duration
 	// Session, when set, runs the program in that session's state, as the
 	// next program of a REPL: the top-level declarations of the session's
 	// programs before it are in scope, globalThis is as they left it
@@ -128,6 +141,14 @@ type IdleDispatcher interface {
 	// goroutine and calls handover, and a new goroutine drives the run
 	// from then on; nothing this goroutine reports afterwards counts.
 	// handover is harmless once Idle has returned, and when called twice.
+	//
+	// With Program.SuspendIdle, the Runtime hands the run over itself at
+	// the idle point while Idle runs, and may suspend it there: the call
+	// goes on on this goroutine and its outcome, reported as always,
+	// answers the run resumed from the suspension (Resumption.Attach). A
+	// dispatcher that lets such a run suspend runs the call under a
+	// context of its own that outlives the run: ctx ends as the run is
+	// suspended.
 	Idle(ctx context.Context, handover func())
 }
 

@@ -177,20 +177,26 @@ func (r *run) classify(err error) *RunError {
 	return trapError(err, r.inst != nil && r.inst.memory.refused)
 }
 
-func (r *run) timeout(wall bool, cause error) *RunError {
+func (r *run) timeout(wall bool, cause error) *RunError { return timeoutError(r.limits, wall, cause) }
+
+// timeoutError is the error of a run with limits stopped at its wall
+// deadline (wall) or its compute limit.
+func timeoutError(limits api.Limits, wall bool, cause error) *RunError {
 	if wall {
 		return &RunError{Kind: api.KindTimeout, Cause: cause,
-			Message: fmt.Sprintf("the program exceeded its wall time limit of %v", r.limits.WallTime)}
+			Message: fmt.Sprintf("the program exceeded its wall time limit of %v", limits.WallTime)}
 	}
 	return &RunError{Kind: api.KindTimeout, Cause: cause,
 		Message: fmt.Sprintf("the program exceeded its compute time limit of %v (time spent running, not waiting on tools)",
-			r.limits.ComputeTime)}
+			limits.ComputeTime)}
 }
 
-func (r *run) abort(cause error) *RunError {
+// abortError is the error of a run its caller cancelled.
+func abortError(cause error) *RunError {
 	return &RunError{Kind: api.KindAbort, Message: "the run was cancelled", Cause: cause}
 }
 
-func (r *run) closedError() *RunError {
+// closedError is the error of a run stopped by Close.
+func closedError() *RunError {
 	return &RunError{Kind: api.KindAbort, Message: "the runtime was closed", Cause: ErrClosed}
 }

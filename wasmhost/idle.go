@@ -58,11 +58,15 @@ func (r *run) idle() (kept bool, e *RunError) {
 		r.idleCtx, r.idleEnd = context.WithDeadlineCause(r.ctx, r.wallDeadline, errDeadline)
 	}
 	l := r.newLoan()
+	armed := r.armHandover(l) // at the idle point (Program.SuspendIdle)
 	returned := false
 	defer func() {
 		p := recover()
 		switch {
 		case p != nil && l.giveBack():
+			if armed {
+				r.disarmHandover()
+			}
 			kept, e = true, &RunError{Kind: api.KindTrap, Message: "the host failed to run a nested call",
 				Cause: fmt.Errorf("wasmhost: IdleDispatcher.Idle panicked: %v", p)}
 		case p == nil && !returned:
@@ -73,7 +77,13 @@ func (r *run) idle() (kept bool, e *RunError) {
 	}()
 	r.idler.Idle(r.idleCtx, l.handover)
 	returned = true
-	return l.giveBack(), nil
+	if !l.giveBack() {
+		return false, nil // handed over: the run is another goroutine's
+	}
+	if armed {
+		r.disarmHandover()
+	}
+	return true, nil
 }
 
 // flush has an IdleDispatcher start the calls it holds.

@@ -10,12 +10,16 @@ import (
 // run's goroutine takes them. Reporting never blocks: outcomes are queued
 // and the run is woken through a one-slot channel. After close, outcomes
 // are dropped, so a done called after Run returned costs nothing and holds
-// nothing.
+// nothing. An idle suspension keeps its run's inbox open instead, for the
+// run that resumes from it (keep, suspend_idle.go).
 type inbox struct {
 	mu     sync.Mutex
 	closed bool
 	queue  []completion
 	wake   chan struct{}
+	// answered, while an idle suspension keeps the inbox, is closed by
+	// the first outcome queued (and then nil).
+	answered chan struct{}
 
 	reporters []reporter // the rest of the slab doneFunc takes from (the run's goroutine's)
 }
@@ -58,6 +62,10 @@ func (p *reporter) report(res CallResult) {
 		return
 	}
 	b.queue = append(b.queue, completion{id: p.id, args: p.args, res: res})
+	if b.answered != nil {
+		close(b.answered)
+		b.answered = nil
+	}
 	b.mu.Unlock()
 	select {
 	case b.wake <- struct{}{}:

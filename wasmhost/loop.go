@@ -29,9 +29,12 @@ func (r *run) stalled() (int32, *RunError) {
 // then timers that are due; when there is nothing to feed it waits for the
 // next one, the wall deadline, or the end of the run's context (a
 // cancellation or Close). When the guest waits on exactly one call and
-// nothing else, an IdleDispatcher may run that call right here (run.idle);
-// passed reports that the run was handed over to another goroutine
-// meanwhile, which then owns it.
+// nothing else, an IdleDispatcher may run that call right here (run.idle).
+// With Program.SuspendIdle, once the run has waited that long since the
+// guest last ran, Program.Suspend is asked at that idle point (a run lent
+// to the IdleDispatcher is handed over to a new goroutine there first:
+// suspend_idle.go). passed reports that the run was handed over to another
+// goroutine meanwhile, which then owns it.
 func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	r.unpark() // a goroutine taking the run over (run.idle) waits no more
 	if status != statusPending {
@@ -47,10 +50,12 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	// each export that leaves it pending (not on resuming, before any).
 	ask := r.askNext
 	r.askNext = false
+	idle := newIdleWatch(r)
+	defer idle.stop()
 	for status == statusPending {
 		if ask {
 			ask = false
-			if yes, e := r.quiescent(nil); e != nil || yes {
+			if yes, e := r.quiescent(nil, false); e != nil || yes {
 				return statusSuspended, e, false
 			}
 		}
@@ -68,11 +73,12 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 					return 0, e, false
 				}
 				batch[i] = completion{}
+				idle.ran()
 				if status != statusPending {
 					break
 				}
 				if r.prog.Suspend != nil {
-					if yes, e := r.quiescent(batch[i+1:]); e != nil || yes {
+					if yes, e := r.quiescent(batch[i+1:], false); e != nil || yes {
 						return statusSuspended, e, false
 					}
 				}
@@ -90,6 +96,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 				if e != nil {
 					return 0, e, false
 				}
+				idle.ran()
 				ask = r.prog.Suspend != nil
 				continue
 			}
@@ -125,6 +132,13 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		select {
 		case <-r.inbox.wake:
 		case <-alarm.C:
+		case <-idle.due():
+			r.unpark()
+			alarm.Stop()
+			if yes, e := idle.ask(); e != nil || yes {
+				return statusSuspended, e, false
+			}
+			continue
 		case <-wall.C:
 			return 0, r.timeout(true, errDeadline), false
 		case <-r.ctx.Done():
@@ -132,6 +146,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		}
 		r.unpark()
 		alarm.Stop()
+		idle.pause()
 	}
 	return status, nil, false
 }

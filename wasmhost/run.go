@@ -63,6 +63,16 @@ type run struct {
 	askNext       bool      // the program just started: loop asks Program.Suspend first
 	guestErr      *RunError // from the error import
 	stopped       *RunError // why the host stopped the guest (run.stop)
+	// taking is the idle suspension a resumed run takes over once
+	// admitted (its charge; attached, its inbox too): suspend_idle.go.
+	taking   *idleHold
+	attached bool
+	// With Program.SuspendIdle (suspend_idle.go): when the guest last ran
+	// (see since), and the hand-over at the idle point of a goroutine lent
+	// to IdleDispatcher.Idle: the loan it hands over, and its timer.
+	ranAt     int64
+	lent      atomic.Pointer[loan]
+	handTimer *time.Timer
 
 	onLog LogHook // from the caller's context (loghook.go), or nil
 
@@ -119,6 +129,12 @@ func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	}
 	if p.Session != nil && (p.Suspend != nil || p.Session.rt != rt) {
 		return nil, errors.New("wasmhost: a run in a Session cannot be suspended, and the Session must be this Runtime's")
+	}
+	switch {
+	case p.SuspendIdle < 0:
+		return nil, fmt.Errorf("wasmhost: Program.SuspendIdle of %v is negative (0 means never at an idle point)", p.SuspendIdle)
+	case p.SuspendIdle > 0 && p.Suspend == nil:
+		return nil, errors.New("wasmhost: Program.SuspendIdle needs Program.Suspend, which it asks at idle points")
 	}
 	r.idler, _ = d.(IdleDispatcher)
 	r.tools = make(map[string]string, len(p.Tools))
@@ -243,9 +259,9 @@ func (r *run) cancelled() *RunError {
 	}
 	cause := context.Cause(r.ctx)
 	if errors.Is(cause, ErrClosed) {
-		return r.closedError()
+		return closedError()
 	}
-	return r.abort(cause)
+	return abortError(cause)
 }
 
 // abandon ends the run without waiting for the guest.
@@ -314,7 +330,15 @@ func (r *run) finish(status int32, e *RunError) {
 	} else {
 		out, err = r.settled(status)
 	}
-	r.inbox.close()
+	held := idleSuspension(out)
+	if held != nil {
+		r.holdInbox(held) // its calls in flight answer the run that resumes (suspend_idle.go)
+	} else {
+		r.inbox.close()
+	}
+	if r.handTimer != nil {
+		r.handTimer.Stop()
+	}
 	if r.idleEnd != nil {
 		r.idleEnd()
 	}
@@ -329,8 +353,13 @@ func (r *run) finish(status int32, e *RunError) {
 		if r.inst != nil && !r.recycle(status, e) {
 			r.inst.close(r.ctx)
 		}
-		// Its memory is released: so is its admission, before Run returns.
-		r.rt.admission.release(r.committed)
+		// Its memory is released: so is its admission, before Run returns
+		// (an idle suspension's snapshot is charged instead).
+		if held != nil {
+			r.rt.holdSnapshot(r.committed, held.hold.charge)
+		} else {
+			r.rt.admission.release(r.committed)
+		}
 	}
 	r.giveSlot()
 	r.done <- runResult{out, err}

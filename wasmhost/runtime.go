@@ -43,6 +43,9 @@ type Runtime struct {
 	// pooledBytes is what the idle pooled instances are charged to
 	// admission's bytes (not its count); guarded by admission.mu.
 	pooledBytes int64
+	// suspendedBytes is what the snapshots of idle suspensions are charged
+	// to admission's bytes (suspend_idle.go); guarded by admission.mu.
+	suspendedBytes int64
 	// snapBufs are snapshot buffers to recycle (snapshot_buffers.go).
 	snapBufs snapshotBuffers
 	// resumeSpares are memories kept backed for resumes (pool_resume.go).
@@ -217,6 +220,11 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	return nil
 }
 
+// Done returns a channel closed once Close is called. A host waiting to
+// resume an idle suspension (Suspended.Idle) ends it then
+// (Suspended.End with ErrClosed), as Close ends the runs in progress.
+func (rt *Runtime) Done() <-chan struct{} { return rt.closing.Done() }
+
 // releaseAll closes the engine, once: instances must not be closed under
 // a guest that still executes.
 func (rt *Runtime) releaseAll() {
@@ -272,7 +280,8 @@ func (rt *Runtime) done() {
 // one call at a time, and never after Run returned. Outcomes may be reported
 // from any goroutine, at any time, more than once (the first counts). When
 // Run returns, calls still pending are the caller's to finish or abandon:
-// their outcomes are ignored.
+// their outcomes are ignored, but for an idle suspension's (Suspended.Idle),
+// which answer the run that resumes from it (Resumption.Attach).
 func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, error) {
 	if rt.closed.Load() {
 		return Outcome{}, ErrClosed

@@ -101,7 +101,8 @@ func (f *snapshotBuffers) removeLocked(at int) []byte {
 // call it once the caller is done with s.Snapshot, which it must not read
 // again, nor anything sliced from it (it will hold another run's
 // snapshot). s.Snapshot is nil once it returns, so that s itself cannot be
-// read or resumed again. The buffer is kept while the free list has room
+// read or resumed again; an idle suspension is released (Suspended.Release).
+// The buffer is kept while the free list has room
 // (SnapshotBufferCount, SnapshotBufferBytes) and committed memory fits
 // it; else it is left to the collector. A nil s, or one whose snapshot is
 // already nil, is a no-op.
@@ -112,6 +113,7 @@ func (rt *Runtime) RecycleSnapshot(s *Suspended) {
 	if s == nil {
 		return
 	}
+	s.Release() // an idle suspension's hold goes with its bytes
 	b := s.buffer()
 	s.Snapshot, s.buf = nil, nil
 	rt.keepSnapshotBuffer(b)

@@ -26,7 +26,8 @@ const (
 	// CallDispatched calls were given to the Dispatcher and have not
 	// answered. A suspension forgets the Dispatcher: such a call is
 	// dispatched again when the run resumes, unless Resumption.Results
-	// answers it.
+	// answers it, or the resume attaches to the suspension that keeps it
+	// running (Resumption.Attach).
 	CallDispatched
 	// CallAnswered calls have answered and the program has not yet seen
 	// the answer: a snapshot carries the answer.
@@ -64,6 +65,12 @@ type Quiescence struct {
 	Calls []PendingCall
 	// Timers is how many timers are pending.
 	Timers int
+	// Idle is set when the run is asked after waiting
+	// Program.SuspendIdle with nothing to feed the guest; it is not set at
+	// the quiescent points after exports. Every call the program made is
+	// dispatched by then (none is held). A suspension there is an idle
+	// one (Suspended.Idle).
+	Idle bool
 }
 
 // Suspended is a suspended run: Outcome.Suspended.
@@ -79,12 +86,37 @@ type Suspended struct {
 	RawBytes int
 	// Calls are the calls the program waits on that the snapshot does not
 	// answer (held or dispatched): dispatched when the run resumes, unless
-	// Resumption.Results answers them.
+	// Resumption.Results answers them (or, for the dispatched calls of an
+	// idle suspension, Resumption.Attach keeps them).
 	Calls []PendingCall
+	// At is when the run was suspended: a resume in this process that
+	// counts the time since as waited gives Resumption.Waited
+	// time.Since(At).
+	At time.Time
+	// WakeAt is when the earliest of the run's timers is due, in real
+	// time, for a resume that counts the suspended time as waited
+	// (Resumption.Waited of time.Since(At)); zero when no timer is
+	// pending. A host that resumes the run no later than WakeAt runs the
+	// timer on time.
+	WakeAt time.Time
+	// Idle is set for a suspension at an idle point (Quiescence.Idle):
+	// its calls still in flight run on in this process and answer into
+	// it (Answered), and its snapshot is charged to the Runtime's
+	// committed memory until it is resumed (Resumption.Attach or
+	// Resumption.Recycle), ended (End), recycled (RecycleSnapshot) or
+	// released (Release): suspend_idle.go.
+	Idle bool
 
 	// buf is the buffer Snapshot was written into, its whole capacity:
 	// what RecycleSnapshot and Resumption.Recycle give back.
 	buf []byte
+	// hold is what an idle suspension holds in this process; nil for
+	// others.
+	hold *idleHold
+	// What End reports of the run as it was suspended.
+	limits api.Limits
+	stats  Stats
+	logs   []string
 }
 
 // waitingCall is a call the run keeps while Program.Suspend is set: what a
@@ -141,13 +173,20 @@ func (r *run) answered(id int32) {
 }
 
 // quiescent asks Program.Suspend whether to suspend the run here, where
-// the guest just returned pending; rest are outcomes taken from the inbox
-// and not yet given to the guest. When it suspends, the snapshot is in
-// r.suspension; when it does not, nothing changed.
-func (r *run) quiescent(rest []completion) (bool, *RunError) {
+// the guest just returned pending (or, idle, where it has waited
+// Program.SuspendIdle: an outcome that came meanwhile is fed instead of
+// asking); rest are outcomes taken from the inbox and not yet given to the
+// guest. When it suspends, the snapshot is in r.suspension; when it does
+// not, nothing changed.
+func (r *run) quiescent(rest []completion, idle bool) (bool, *RunError) {
 	extra := r.inbox.take(nil)
+	if idle && len(extra) > 0 {
+		r.inbox.unshift(extra)
+		return false, nil
+	}
 	answers := append(append([]completion(nil), rest...), extra...)
 	q := r.quiescence(answers)
+	q.Idle = idle
 	yes, e := r.askSuspend(q)
 	if e != nil {
 		return false, e
@@ -156,7 +195,7 @@ func (r *run) quiescent(rest []completion) (bool, *RunError) {
 		r.inbox.unshift(extra)
 		return false, nil
 	}
-	s, err := r.capture(answers)
+	s, err := r.capture(answers, idle)
 	if err != nil {
 		return false, &RunError{Kind: api.KindAbort, Cause: err,
 			Message: "the run could not be suspended: " + err.Error()}
@@ -211,15 +250,17 @@ func sortCalls(calls []PendingCall) {
 	}
 }
 
-// capture takes the run's state at a quiescent point into a snapshot.
-func (r *run) capture(answers []completion) (*Suspended, error) {
+// capture takes the run's state at a quiescent point into a snapshot;
+// idle says the point is an idle one (Quiescence.Idle).
+func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 	inst := r.inst
+	at := time.Now()
 	st := snapshotState{
 		meta: snapshotMeta{
 			Limits:       r.limits,
 			Tools:        r.prog.Tools,
 			Compute:      r.compute.Load(),
-			Wall:         int64(time.Since(r.began)),
+			Wall:         int64(at.Sub(r.began)),
 			Calls:        r.calls,
 			RefusedCalls: r.refusedCalls,
 			LastID:       r.lastID,
@@ -288,7 +329,16 @@ func (r *run) capture(answers []completion) (*Suspended, error) {
 	}
 	// Clipped: past its length, the buffer may hold the bytes of the
 	// snapshot it held before (snapshot_buffers.go).
-	return &Suspended{Snapshot: b[:len(b):len(b)], RawBytes: raw, Calls: unanswered, buf: b}, nil
+	s := &Suspended{Snapshot: b[:len(b):len(b)], RawBytes: raw, Calls: unanswered, At: at, Idle: idle, buf: b,
+		limits: r.limits, logs: r.output.lines,
+		stats: Stats{Compute: time.Duration(m.Compute), Wall: time.Duration(m.Wall), Calls: r.calls, Memory: int64(size)}}
+	if next, ok := r.timers.next(); ok {
+		s.WakeAt = next
+	}
+	if idle {
+		s.hold = &idleHold{rt: r.rt, charge: int64(cap(b))}
+	}
+	return s, nil
 }
 
 // nanotimePeek reads the monotonic clock as the guest would, without

@@ -26,6 +26,35 @@ type Resumption struct {
 	Deadline time.Time
 	// Suspend is as Program.Suspend: the resumed run may be suspended again.
 	Suspend func(Quiescence) bool
+	// SuspendIdle is as Program.SuspendIdle.
+	SuspendIdle time.Duration
+	// Tenant is as Program.Tenant: the resumed run's fairness key.
+	Tenant string
+	// Waited is time to count as having passed while the run was
+	// suspended: its timers are due that much sooner, and its wall time
+	// (Stats.Wall, the wall limit) counts it, as if it had waited live;
+	// its compute time does not. A host resuming in this process an idle
+	// suspension it held gives time.Since(Suspended.At), so that a program
+	// sleeping 40 s wakes 40 s after it went to sleep, however long it was
+	// suspended. Zero: the time suspended counts toward nothing (as for a
+	// program parked on a client). Negative is refused.
+	Waited time.Duration
+	// Attach, when set, is the Suspended this snapshot came from, an idle
+	// suspension (Suspended.Idle) whose dispatched calls still run in this
+	// process: the answers that came since it was suspended are given to
+	// the program (after those the snapshot carries, in the order they
+	// came), and calls still running answer the resumed run when they
+	// finish; none is dispatched again, and Results may not answer one.
+	// The resumed run is admitted with its snapshot's charge counted as
+	// committed already (suspend_idle.go), waiting for the rest at most
+	// the admission wait from this call. A Suspended is attached once:
+	// one released (Release, End, RecycleSnapshot) or taken over already
+	// is refused. When Resume fails before the run is admitted (ErrBusy,
+	// a refusal, ErrClosed, a cancellation while it waited), nothing was
+	// taken: the Suspended holds its calls and its charge as before. Without Attach, a snapshot's dispatched calls are
+	// dispatched again (and an idle Suspended given as Recycle drops its
+	// calls in flight as the run starts).
+	Attach *Suspended
 	// SnapshotBuffer, when its capacity holds the snapshot, is where the
 	// resumed run writes it if it is suspended again (Suspended.Snapshot
 	// is then SnapshotBuffer[:n]), instead of a new buffer: a buffer that
@@ -57,10 +86,11 @@ type Resumption struct {
 // Resume continues a run that Program.Suspend suspended, in a fresh
 // instance of this Runtime, where the snapshot left it: the calls it waits
 // on and did not answer are dispatched to d (unless rs.Results answers
-// them), its timers are re-armed with what was left of their delays, and
-// its compute time, calls, wall time and output so far count as they did.
-// The time it spent suspended counts toward nothing. Its Outcome is as
-// Run's, its logs those of the whole run.
+// them, or rs.Attach keeps them running), its timers are re-armed with
+// what was left of their delays, and its compute time, calls, wall time
+// and output so far count as they did. The time it spent suspended counts
+// toward nothing, unless rs.Waited says how much of it to count. Its
+// Outcome is as Run's, its logs those of the whole run.
 //
 // The snapshot must come from a Runtime of the same guest (ABI version,
 // module and initialised image); any other, or corrupt bytes, is refused
@@ -85,6 +115,22 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	if rs.Recycle != nil && !sameBuffer(rs.Recycle.Snapshot, snapshot) {
 		return Outcome{}, errors.New("wasmhost: Resumption.Recycle is not the Suspended of the snapshot being resumed")
 	}
+	if rs.Waited < 0 {
+		return Outcome{}, fmt.Errorf("wasmhost: Resumption.Waited of %v is negative", rs.Waited)
+	}
+	var taking *idleHold // the idle suspension this resume takes over
+	switch {
+	case rs.Attach != nil:
+		if err := errAttach(rs.Attach, snapshot); err != nil {
+			return Outcome{}, err
+		}
+		if rs.Recycle != nil && rs.Recycle != rs.Attach {
+			return Outcome{}, errors.New("wasmhost: Resumption.Attach and Resumption.Recycle are two different Suspended values")
+		}
+		taking = rs.Attach.hold
+	case rs.Recycle != nil && rs.Recycle.hold != nil && !rs.Recycle.hold.over.Load():
+		taking = rs.Recycle.hold
+	}
 	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snapshot)
 	if err != nil {
 		return Outcome{}, err
@@ -95,7 +141,8 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 		return Outcome{}, refuse("its memory of %d bytes is over the resumed run's memory limit of %d bytes",
 			int64(st.pages)*pageSize, limits.MemoryBytes)
 	}
-	p := Program{Tools: m.Tools, Limits: limits, Deadline: rs.Deadline, Suspend: rs.Suspend}
+	p := Program{Tools: m.Tools, Limits: limits, Deadline: rs.Deadline, Suspend: rs.Suspend, SuspendIdle: rs.SuspendIdle,
+		Tenant: rs.Tenant}
 	if m.World.Deterministic {
 		p.World = &World{Seed: m.World.Seed, Start: time.Unix(0, m.World.Epoch)}
 	}
@@ -104,16 +151,31 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 		return Outcome{}, err
 	}
 	r.snapshotBuf = rs.SnapshotBuffer
+	r.taking, r.attached = taking, rs.Attach != nil
 	if err := r.adopt(st, rs.Results); err != nil {
 		return Outcome{}, err
 	}
-	r.startAt(time.Duration(m.Wall))
+	r.startAt(time.Duration(m.Wall) + rs.Waited)
 	r.timers.restore(m.Timers, r.began)
 	if err := rt.admit(ctx, r); err != nil {
 		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
 	}
+	if taking != nil {
+		// Admitted: the suspension is the run's now (its charge is part
+		// of r.committed).
+		taking.over.Store(true)
+		switch {
+		case taking.inbox == nil:
+		case r.attached:
+			r.inbox = taking.inbox
+			r.inbox.attach()
+		default:
+			taking.inbox.close() // its calls are dispatched again
+		}
+	}
 	if !rt.acquire() {
 		rt.admission.release(r.committed)
+		r.inbox.close()
 		return Outcome{}, ErrClosed
 	}
 	if s := rs.Recycle; s != nil {
@@ -139,7 +201,8 @@ var errNoImage = errors.New("wasmhost: suspending and resuming runs need the Run
 
 // adopt takes the run's table from a snapshot: its counters, output and
 // calls (answers first, in their order, then results, by id; the calls
-// left are dispatched when the run starts).
+// left are dispatched when the run starts, but for those still in flight
+// in an attached suspension, which answer the run's inbox).
 func (r *run) adopt(st *snapshotState, results map[int32]CallResult) error {
 	m := &st.meta
 	r.resuming = st
@@ -160,12 +223,15 @@ func (r *run) adopt(st *snapshotState, results map[int32]CallResult) error {
 		if r.waiting == nil {
 			r.waiting = make(map[int32]*waitingCall)
 		}
-		r.waiting[c.ID] = &waitingCall{name: c.Name, args: c.Args, size: c.Size}
+		r.waiting[c.ID] = &waitingCall{name: c.Name, args: c.Args, size: c.Size, dispatched: r.attached && c.Dispatched}
 	}
 	ids := make([]int32, 0, len(results))
 	for id := range results {
 		if !waiting[id] {
 			return refuse("Resumption.Results answers call %d, which the run does not wait on unanswered", id)
+		}
+		if r.waiting[id].dispatched {
+			return fmt.Errorf("wasmhost: Resumption.Results answers call %d, which still runs in this process (Resumption.Attach): it answers the run itself", id)
 		}
 		ids = append(ids, id)
 	}
@@ -174,7 +240,7 @@ func (r *run) adopt(st *snapshotState, results map[int32]CallResult) error {
 		answers = append(answers, completion{id: id, args: r.waiting[id].size, res: results[id]})
 	}
 	for _, c := range m.Pending {
-		if _, given := results[c.ID]; !c.Answered && !given {
+		if _, given := results[c.ID]; !c.Answered && !given && !r.waiting[c.ID].dispatched {
 			r.resumeHeld = append(r.resumeHeld, c.ID)
 		}
 	}
@@ -220,9 +286,8 @@ func (r *run) resumeInstance() *RunError {
 	}
 	r.inst = inst
 	r.memory.Store(int64(inst.mem.Size()))
-	for _, c := range r.resumeAnswers {
-		r.inbox.doneFunc(c.id, c.args)(c.res)
-	}
+	// In front of what an attached suspension's calls answered since.
+	r.inbox.unshift(r.resumeAnswers)
 	r.held, r.resumeAnswers, r.resumeHeld, r.resuming = r.resumeHeld, nil, nil, nil
 	return r.releaseHeld()
 }
