@@ -25,6 +25,19 @@ func gauge(t *testing.T, ts *testServer, name, tenant string) float64 {
 	return v
 }
 
+// gaugeOrZero is gauge, 0 for a series not there yet.
+func gaugeOrZero(t *testing.T, ts *testServer, name, tenant string) float64 {
+	t.Helper()
+	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+	m := regexp.MustCompile(`(?m)^` + name + `\{tenant="` + tenant + `"\} (\S+)$`).FindStringSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	return v
+}
+
 // TestServer_retainedBytes_evictsOldest is issue 32's item 5: a tenant's
 // settled executions that each return about 1 MB are kept within its
 // retained bytes budget, the oldest evicted first (read or not); the

@@ -113,3 +113,20 @@ func (m *meteredRuntime) Resume(ctx context.Context, snapshot []byte, d wasmhost
 	}
 	return out, err
 }
+
+// RecycleSnapshot gives a parked run's snapshot buffer back to the inner
+// runtime (executor's parking gives back what it holds).
+func (m *meteredRuntime) RecycleSnapshot(sp *wasmhost.Suspended) {
+	if r, ok := m.inner.(interface{ RecycleSnapshot(*wasmhost.Suspended) }); ok {
+		r.RecycleSnapshot(sp)
+	}
+}
+
+// Done is closed when the inner runtime closes (an idle-parked run then
+// ends as a live one would); never, for one that does not say.
+func (m *meteredRuntime) Done() <-chan struct{} {
+	if d, ok := m.inner.(interface{ Done() <-chan struct{} }); ok {
+		return d.Done()
+	}
+	return nil
+}

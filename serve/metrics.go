@@ -21,10 +21,11 @@ type metrics struct {
 	parked       *prometheus.GaugeVec     // tenant
 	releases     prometheus.Counter       // idle.go
 	// What each tenant holds of what the tenants share (admission.go).
-	memoryCommitted *prometheus.GaugeVec // tenant
-	parkedBytes     *prometheus.GaugeVec // tenant
-	retainedBytes   *prometheus.GaugeVec // tenant
-	streams         *prometheus.GaugeVec // tenant
+	memoryCommitted *prometheus.GaugeVec   // tenant
+	parkedBytes     *prometheus.GaugeVec   // tenant
+	retainedBytes   *prometheus.GaugeVec   // tenant
+	streams         *prometheus.GaugeVec   // tenant
+	idleParks       *prometheus.CounterVec // tenant
 }
 
 func newMetrics(held func() int) *metrics {
@@ -74,11 +75,14 @@ func newMetrics(held func() int) *metrics {
 	m.streams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "ptcx_event_streams", Help: "Event streams the tenant has open on this node (quotas.max_streams).",
 	}, []string{"tenant"})
+	m.idleParks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ptcx_idle_parks_total", Help: "Times the tenant's programs, only waiting past the grace (100 ms), were parked and gave their instance and committed memory back to the sandbox.",
+	}, []string{"tenant"})
 	held_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ptcx_pending_executions_held", Help: "Executions with client tools counted against their tenant's max_pending (parked or live).",
 	}, func() float64 { return float64(held()) })
 	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, m.parked, m.releases, held_,
-		m.memoryCommitted, m.parkedBytes, m.retainedBytes, m.streams,
+		m.memoryCommitted, m.parkedBytes, m.retainedBytes, m.streams, m.idleParks,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: "ptcx"}))
 	return m
 }

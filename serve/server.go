@@ -155,6 +155,16 @@ func (s *Server) warnOversubscribed() {
 	}
 }
 
+// canResume reports whether the sandbox resumes suspended runs (a
+// *wasmhost.Runtime with its image): then programs park, on their client
+// and when they only wait (executor.Config.WithParkIdle).
+func (s *Server) canResume() bool {
+	_, ok := s.runtime.(interface {
+		Resume(context.Context, []byte, wasmhost.Dispatcher, wasmhost.Resumption) (wasmhost.Outcome, error)
+	})
+	return ok
+}
+
 // sandboxCap is the sandbox's cap on committed guest memory (wasmhost's
 // WithMaxCommittedMemory), 0 when the runtime does not report it.
 func (s *Server) sandboxCap() int64 {
@@ -362,8 +372,11 @@ func (s *Server) onStart(st executor.Start) {
 	}
 }
 
-func (s *Server) onResult(n executor.Notification) {
+func (s *Server) onResult(t *tenant, n executor.Notification) {
 	if !n.Nested {
+		if n.Run != nil && n.Run.IdleParks > 0 {
+			s.metrics.idleParks.WithLabelValues(t.name).Add(float64(n.Run.IdleParks))
+		}
 		return
 	}
 	if x := s.table.lookup(n.Parent); x != nil {

@@ -81,7 +81,13 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 	}
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
 	t.cfg = executor.NewConfig().WithRuntime(rt).WithLimits(t.limits).
-		WithOnStart(s.onStart).WithOnResult(s.onResult).WithTenant(tc.Name)
+		WithOnStart(s.onStart).WithOnResult(func(n executor.Notification) { s.onResult(t, n) }).WithTenant(tc.Name)
+	if s.canResume() {
+		// A program that only waits gives its instance and committed
+		// memory back to the sandbox after the grace (docs/security.md,
+		// "Tenant isolation"); its tenant's quotas it keeps.
+		t.cfg = t.cfg.WithParkIdle(executor.ParkIdleGrace)
+	}
 	t.cfg = withProgramSessions(t, tc, s.withFence(t.cfg))
 	reg, err := t.registry(t.ws)
 	if err != nil {
