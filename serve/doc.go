@@ -8,10 +8,12 @@
 // The HTTP contract is docs/api.md, with the OpenAPI document openapi.yaml
 // beside this file (a test checks it against the handlers both ways).
 //
-// Pending executions — programs waiting on a client-side tool — are held
-// live (their guest instance keeps running, blocked in the tool's body),
-// bounded by each tenant's max_pending quota, behind the pendingStore
-// interface, so that suspending them to bytes can replace it later.
+// Every way a tenant starts work is admitted by one function against the
+// tenant's quotas and its shares of what the tenants share (admission.go);
+// executions waiting on their client are parked to bytes (park.go), and
+// programs that only wait give their instance back to the sandbox
+// (executor.Config.WithParkIdle). With a store, nodes share executions
+// (cluster*.go, docs/cluster.md).
 //
 // It imports api, registry, executor, wasmhost, toolsfile, workspace,
 // mcpserver, sdkgen, the MCP Go SDK, Prometheus client_golang and yaml.
