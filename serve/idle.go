@@ -48,13 +48,16 @@ func (r *idleRelease) due(now time.Time) bool {
 }
 
 // release gives free memory back to the OS when due (the sweeper calls it
-// every idleCheckEvery) and reports whether it did.
-func (r *idleRelease) release(now time.Time) bool {
+// every idleCheckEvery) and reports whether it did: first trim, what the
+// sandbox keeps only to be faster (wasmhost.Runtime.Trim: its resume
+// spares and snapshot buffers), then the free heap.
+func (r *idleRelease) release(now time.Time, trim func()) bool {
 	c := r.changed.Load() // an end or eviction after this load makes the next check due again
 	if !r.due(now) {
 		return false
 	}
 	r.released.Store(c)
+	trim()
 	debug.FreeOSMemory()
 	return true
 }

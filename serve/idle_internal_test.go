@@ -21,14 +21,16 @@ func TestIdleRelease_due(t *testing.T) {
 	require.True(t, r.due(t0.Add(IdleReleaseAfter)), "at IdleReleaseAfter")
 	require.True(t, r.due(t0.Add(IdleReleaseAfter+time.Second)), "past IdleReleaseAfter")
 
-	require.True(t, r.release(t0.Add(IdleReleaseAfter)))
-	require.False(t, r.release(t0.Add(time.Hour)), "once per idle period: nothing changed since")
+	require.True(t, r.release(t0.Add(IdleReleaseAfter), noTrim))
+	require.False(t, r.release(t0.Add(time.Hour), noTrim), "once per idle period: nothing changed since")
 
 	t1 := t0.Add(time.Minute)
 	r.evicted(t1)
 	require.False(t, r.due(t1.Add(IdleReleaseAfter-time.Nanosecond)), "an eviction starts the wait again")
-	require.True(t, r.release(t1.Add(IdleReleaseAfter)), "what the eviction freed is given back")
+	require.True(t, r.release(t1.Add(IdleReleaseAfter), noTrim), "what the eviction freed is given back")
 }
+
+func noTrim() {}
 
 // A release never happens while an execution runs, however long ago the
 // last one ended.
@@ -38,10 +40,10 @@ func TestIdleRelease_notWhileRunning(t *testing.T) {
 	r.begin()
 	r.end(t0)
 	r.begin()
-	require.False(t, r.release(t0.Add(time.Hour)))
+	require.False(t, r.release(t0.Add(time.Hour), noTrim))
 	r.end(t0.Add(2 * time.Hour))
-	require.False(t, r.release(t0.Add(2*time.Hour+IdleReleaseAfter/2)))
-	require.True(t, r.release(t0.Add(2*time.Hour+IdleReleaseAfter)))
+	require.False(t, r.release(t0.Add(2*time.Hour+IdleReleaseAfter/2), noTrim))
+	require.True(t, r.release(t0.Add(2*time.Hour+IdleReleaseAfter), noTrim))
 }
 
 // The counters hold under concurrent begin/end (go test -race).
@@ -62,5 +64,7 @@ func TestIdleRelease_concurrent(t *testing.T) {
 		<-done
 	}
 	require.Equal(t, int64(0), r.live.Load())
-	require.True(t, r.release(time.Now().Add(IdleReleaseAfter)))
+	trimmed := 0
+	require.True(t, r.release(time.Now().Add(IdleReleaseAfter), func() { trimmed++ }))
+	require.Equal(t, 1, trimmed, "the sandbox is trimmed with the release")
 }

@@ -391,3 +391,18 @@ func gaps(blocks []uint32, from, to int) [][2]int {
 	}
 	return out
 }
+
+// Trim gives back what the Runtime keeps only to be faster next time:
+// its resume spares (memories kept backed for the next resume) and its
+// recycled snapshot buffers. The warm pool stays (it is the fast start; its
+// recycled instances are cooled as the pool's own bound says). A service
+// calls it once it has gone idle, so that an idle process holds what it
+// held before its load (ptcx serve does, beside returning its free heap to
+// the OS). It is safe to call at any time; a run that needs room takes it
+// the same way.
+func (rt *Runtime) Trim() {
+	for rt.yieldResumeSpare() {
+	}
+	for rt.yieldSnapshotBuffer() {
+	}
+}
