@@ -51,7 +51,7 @@ test-stores: guest
 # -race run of the same suites on wazero above is most of it); about 4
 # minutes on 2 cores.
 test-wasmtime: build
-	PTCX_ENGINE=wasmtime PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -timeout 20m ./wasmhost/ ./executor/ ./hostile/
+	PTCX_ENGINE=wasmtime PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -timeout 20m ./wasmhost/ ./executor/ ./tests/hostile/
 	PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -run Wasmtime ./bench/
 	CGO_ENABLED=1 $(GO) build -tags wasmtime -o bin/ptcx-wasmtime ./cmd/ptcx
 	PTCX_DEMO_BIN=bin/ptcx-wasmtime PTCX_ENGINE=wasmtime scripts/check-demo.sh
