@@ -156,7 +156,7 @@ type TenantConfig struct {
 
 // SessionQuotas bound a tenant's program-state sessions: executions with
 // keep_state, whose programs share the state their session's earlier
-// programs left (docs/api.md, "Sessions"). A zero field means its default.
+// programs left (docs/service.md, "Sessions"). A zero field means its default.
 type SessionQuotas struct {
 	// MaxBytes bounds a session's saved state, compressed (default
 	// executor.DefaultMaxSessionBytes, 16 MiB). A state over it after a

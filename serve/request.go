@@ -27,7 +27,7 @@ type ExecutionRequest struct {
 	Session     string `json:"session,omitempty"`
 	// KeepState, with Session, runs the program in the session's program
 	// state: the globals and top-level declarations its earlier keep_state
-	// programs left, on whichever node (docs/api.md, "Sessions").
+	// programs left, on whichever node (docs/service.md, "Sessions").
 	KeepState   bool         `json:"keep_state,omitempty"`
 	Limits      *RunLimits   `json:"limits,omitempty"`
 	ClientTools []ClientTool `json:"client_tools,omitempty"`
