@@ -36,9 +36,12 @@ import (
 // its node.
 
 // parkSpec is what rebuilds an execution's executor on another node: its
-// scope, session and client tools.
+// scope, workspace state and client tools.
 type parkSpec struct {
-	Scope       string       `json:"scope,omitempty"`
+	Scope string `json:"scope,omitempty"`
+	// Session is the execution's workspace state's name
+	// (ExecutionRequest.workspaceState), under the JSON name that records
+	// already stored carry.
 	Session     string       `json:"session,omitempty"`
 	ClientTools []ClientTool `json:"client_tools"`
 }
