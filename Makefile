@@ -1,4 +1,4 @@
-# ptcx — the two commands a new user runs are `make demo` (about 3.5 minutes
+# ptcx — the two commands a new user runs are `make demo` (about 3.6 minutes
 # from a fresh clone on 2 cores, 3 s once built) and `make test` (about 26
 # minutes on 2 cores).
 # Each installs the system packages it needs (Debian; run as root or with sudo).
