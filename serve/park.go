@@ -588,8 +588,8 @@ func snapshotReadFault() error {
 }
 
 // executorFor builds the executor x's program continues in: the tenant's
-// tools, its session's workspace, and its client tools. A session refused
-// for now (all in use) is herr.
+// tools, the workspace in its workspace state, and its client tools. A
+// workspace state refused for now (all in use) is herr.
 func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, error) {
 	t := x.tenant
 	ws := t.ws
