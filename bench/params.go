@@ -157,7 +157,7 @@ func (p Params) samples(k Kind) int {
 // perCallFactor is how many times Runs a PerCall workload's samples are:
 // a sample is a few milliseconds, so five times as many cost little, and
 // its figure is the difference of two medians. Whether it steadies the
-// ratio from run to run is not settled (docs/performance.md): six runs
+// ratio from run to run is not settled (docs/performance-notebook.md): six runs
 // each way read ptcx ÷ goja 1.00–1.73 with 20 samples and 0.98–1.18 with
 // 100, but eight later runs with 100 read 0.96–1.49.
 const perCallFactor = 5

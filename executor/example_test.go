@@ -13,8 +13,9 @@ import (
 )
 
 // A host registers a tool, picks ptc mode, sends the model the advertised
-// tools, and executes whatever tool call the model emits. This is the README's
-// embedding example; keep them the same.
+// tools, and executes whatever tool call the model emits. This is
+// docs/embedding.md's host by hand ("The packages underneath"); keep them the
+// same.
 func Example() {
 	ctx := context.Background()
 	reg := registry.New()

@@ -37,7 +37,7 @@ glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
 stack_size=262144
 # -O3, not -O2: the interpreter runs a CPU-bound loop about 10% faster on
-# wazero (docs/performance.md, "compute_loop against quickjs-wasi") for a
+# wazero (docs/performance-notebook.md, "compute_loop against quickjs-wasi") for a
 # guest 6% larger.
 cflags=(--target=wasm32-wasi -nostdinc
 	-isystem "$("$CC" -print-resource-dir)/include" -isystem /usr/include/wasm32-wasi
@@ -50,7 +50,7 @@ glue_cflags=(-Wall -Wextra -Werror -Wno-unused-parameter)
 # feature check (the objects were compiled without the flag) is skipped.
 # No -O flag here: with one, clang runs wasm-opt by itself when binaryen is
 # installed, and the guest would depend on what the machine has (wasm-opt
-# did not pay either; docs/performance.md).
+# did not pay either; docs/performance-notebook.md).
 ldflags=(--target=wasm32-wasi -mexec-model=reactor -nostdlib++
 	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--strip-all -Wl,--gc-sections -Wl,--export=__stack_pointer -Wl,--no-check-features -Wl,--wrap=fmod
 	-lwasi-emulated-signal -lwasi-emulated-process-clocks)

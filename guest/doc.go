@@ -12,7 +12,7 @@
 // math.Mod on both engines.
 //
 // An awaited nested call is cheaper by more changes to the engine
-// (docs/performance.md, "The guest's await" and "The awaited call, third
+// (docs/performance-notebook.md, "The guest's await" and "The awaited call, third
 // pass"): glue/promise.inc (a call's promise made of a kept shape and
 // settled without resolving functions), glue/await.patch (an async
 // function's awaits share one pair of resolving functions),

@@ -15,7 +15,8 @@ const Deployment = "deployment"
 var scopeName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:/@-]{0,127}$`)
 
 // scope is one node of the scope tree: the deployment, a preset, an agent, a
-// session, a tenant. All fields are guarded by Registry.mu.
+// conversation, a tenant (docs/terms.md: a conversation, not a session, which
+// is program state). All fields are guarded by Registry.mu.
 type scope struct {
 	id       string
 	parent   *scope

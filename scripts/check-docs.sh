@@ -6,7 +6,9 @@
 #     the module, other modules by module path, the standard library left out;
 #   - no tracked file cites DESIGN.md, which is not in the repository;
 #   - every relative link in the tracked Markdown files names a file or
-#     directory that exists.
+#     directory that exists;
+#   - the front page: README.md's length, its generated performance table,
+#     and links to headings (the block at the end).
 # It needs only the go command (no guest, no network).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -110,7 +112,57 @@ git ls-files '*.md' | grep -v '^guest/quickjs' | while read -r doc; do
 done >"$tmp/x"
 report "these Markdown links name files that do not exist:" "$tmp/x"
 
+# --- the front page and its links (issue 35's front page) --------------------
+#   - README.md is at most 300 lines: longer material goes to docs/ or
+#     examples/ and is linked;
+#   - its performance table, and docs/performance.md's report, are the ones
+#     bench/results/report.md gives (scripts/bench-readme.sh --check);
+#   - every relative Markdown link to a heading (file.md#anchor, or #anchor
+#     in the same file) names a heading that file has, by GitHub's anchors.
+
+readme_max=300
+readme_lines=$(wc -l <README.md)
+if [ "$readme_lines" -gt "$readme_max" ]; then
+	echo "check-docs: README.md has $readme_lines lines, over its cap of $readme_max: move the longer material to docs/ or examples/ and link it" >&2
+	fail=1
+fi
+if ! scripts/bench-readme.sh --check; then
+	fail=1
+fi
+
+# anchors FILE: the anchors of FILE's headings, outside fenced code, as
+# GitHub makes them (lowercase; characters other than letters, digits,
+# spaces, - and _ dropped; spaces to -; a repeated one gets -1, -2, ...).
+anchors() {
+	awk '/^[[:space:]]*```/ {code = !code; next}
+		code {next}
+		/^#+ / {
+			h = tolower($0)
+			sub(/^#+ /, "", h)
+			gsub(/[^a-z0-9 _-]/, "", h)
+			gsub(/ /, "-", h)
+			if (h in seen) { seen[h]++; h = h "-" seen[h] } else seen[h] = 0
+			print h
+		}' "$1"
+}
+git ls-files '*.md' | grep -v '^guest/quickjs' | while read -r doc; do
+	dir=$(dirname "$doc")
+	awk '/^[[:space:]]*```/ {code = !code; next}
+		code {next}
+		/^[[:space:]]*$/ {print para; para = ""; next}
+		{para = para " " $0}
+		END {print para}' "$doc" | sed 's/`[^`]*`//g' |
+		{ grep -o '\]([^) ]*#[^) ]*)' || true; } | sed 's/^](//; s/)$//' | while read -r target; do
+		case "$target" in http://* | https://* | mailto:*) continue ;; esac
+		file=${target%%#*} anchor=${target#*#}
+		if [ -z "$file" ]; then file=$doc; else file=$dir/$file; fi
+		[ -f "$file" ] || continue # a missing file is reported above
+		anchors "$file" | grep -qxF -- "$anchor" || echo "$doc: $target"
+	done
+done >"$tmp/x"
+report "these Markdown links name a heading their file does not have:" "$tmp/x"
+
 if [ "$fail" -ne 0 ]; then
 	exit 1
 fi
-echo "check-docs: docs/architecture.md's package table matches the imports; no dangling references"
+echo "check-docs: docs/architecture.md's package table matches the imports; no dangling references; README.md within $readme_max lines, its performance table generated"

@@ -13,6 +13,7 @@ status=0
 for target in windows/amd64 darwin/amd64 darwin/arm64; do
 	goos=${target%/*} goarch=${target#*/}
 	for step in build vet; do
+		echo "cross-build: GOOS=$goos GOARCH=$goarch go $step ./..."
 		if ! out=$(CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go "$step" ./... 2>&1); then
 			echo "cross-build: GOOS=$goos GOARCH=$goarch go $step ./... failed:" >&2
 			printf '%s\n' "$out" >&2

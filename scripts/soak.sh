@@ -1,6 +1,6 @@
 #!/bin/sh
 # soak.sh runs the long tests:
-#  - the soak test (hostile/soak_test.go) for a few minutes: good and
+#  - the soak test (tests/hostile/soak_test.go) for a few minutes: good and
 #    hostile programs at twice the core count through one executor, then a
 #    report of runs/s, peak RSS, goroutines, file descriptors and threads
 #    before and after. PTCX_SOAK overrides the duration (a Go duration).
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 : "${PTCX_SOAK_RUNS:=10000}"
 : "${PTCX_SOAK_TENANTS:=1m}"
 export PTCX_SOAK PTCX_BATCH_RSS_ITEMS PTCX_SOAK_RUNS PTCX_SOAK_TENANTS
-"${GO:-go}" test -count=1 -v -run '^TestSoak$' -timeout 30m ./hostile/
+"${GO:-go}" test -count=1 -v -run '^TestSoak$' -timeout 30m ./tests/hostile/
 if [ "$PTCX_BATCH_RSS_ITEMS" != 0 ]; then
 	"${GO:-go}" test -count=1 -v -run '^TestBatch_flatRSS$' -timeout 40m ./cmd/ptcx/
 fi

@@ -17,7 +17,7 @@ import (
 // what it took in one ticket, given back through the ticket: the run's
 // part (its concurrent slot, its memory share, its compute reservation)
 // when the run ends or parks, the pending reservation when the execution
-// settles. docs/api.md, "Quotas", lists the bounds; docs/security.md,
+// settles. docs/service.md, "Admission and quotas", lists the bounds; docs/security.md,
 // "Tenant isolation", what each protects.
 
 // work is what a request asks its tenant to admit.

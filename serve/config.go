@@ -91,7 +91,7 @@ type Config struct {
 	// TLS, when set, serves HTTPS with this certificate and key.
 	TLS *TLSConfig `json:"tls,omitempty" yaml:"tls,omitempty"`
 	// Engine is the sandbox's WebAssembly engine: wazero (the default) or
-	// wasmtime (a ptcx built with -tags wasmtime; README, "Engines").
+	// wasmtime (a ptcx built with -tags wasmtime; docs/engines.md).
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// LogPrograms puts program text into the logs (default false: never).
 	LogPrograms bool `json:"log_programs,omitempty" yaml:"log_programs,omitempty"`
@@ -156,7 +156,7 @@ type TenantConfig struct {
 
 // SessionQuotas bound a tenant's program-state sessions: executions with
 // keep_state, whose programs share the state their session's earlier
-// programs left (docs/api.md, "Sessions"). A zero field means its default.
+// programs left (docs/service.md, "Sessions"). A zero field means its default.
 type SessionQuotas struct {
 	// MaxBytes bounds a session's saved state, compressed (default
 	// executor.DefaultMaxSessionBytes, 16 MiB). A state over it after a

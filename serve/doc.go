@@ -5,7 +5,7 @@
 // their API keys, per-tenant quotas, the execution table (running, pending
 // and settled executions), client-side tools, Server-Sent Events, the
 // Prometheus metrics, MCP over Streamable HTTP at /mcp and graceful drain.
-// The HTTP contract is docs/api.md, with the OpenAPI document openapi.yaml
+// The HTTP contract is docs/service.md, with the OpenAPI document openapi.yaml
 // beside this file (a test checks it against the handlers both ways).
 //
 // Every way a tenant starts work is admitted by one function against the

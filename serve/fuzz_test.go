@@ -17,6 +17,7 @@ func FuzzDecoders(f *testing.F) {
 		`{"code":"x","client_tools":[{"name":"ask","description":"d","input_schema":{"type":"object"}}],"limits":{"wall_ms":5},"wait":false}`,
 		`{"results":[{"id":"c1","ok":true,"value":1},{"id":"c2","ok":false,"error":{"message":"no"}}]}`,
 		`{"name":"run_code","arguments":{"code":"return 1"}}`,
+		`{"code":"x","workspace_state":"w","session":"w"}`, `{"code":"x","session":"s","keep_state":true,"workspace_state":"t"}`,
 		`{"code":`, `[]`, `null`, `{"code":"a"} x`, "",
 	} {
 		f.Add([]byte(s))
@@ -24,6 +25,9 @@ func FuzzDecoders(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if req, err := serve.DecodeExecutionRequest(data); err == nil {
 			require.NotEmpty(t, req.Code)
+			if req.Session != "" && req.WorkspaceState != "" {
+				require.Equal(t, req.Session, req.WorkspaceState, "two workspace states accepted")
+			}
 			_, err := json.Marshal(req)
 			require.NoError(t, err)
 		}

@@ -54,7 +54,7 @@ func (s *Server) routes() http.Handler {
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.requests.WithLabelValues("unknown", "404").Inc()
-		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route %s %s (see docs/api.md)", r.Method, r.URL.Path))
+		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route %s %s (see docs/service.md)", r.Method, r.URL.Path))
 	})
 	return mux
 }

@@ -36,9 +36,12 @@ import (
 // its node.
 
 // parkSpec is what rebuilds an execution's executor on another node: its
-// scope, session and client tools.
+// scope, workspace state and client tools.
 type parkSpec struct {
-	Scope       string       `json:"scope,omitempty"`
+	Scope string `json:"scope,omitempty"`
+	// Session is the execution's workspace state's name
+	// (ExecutionRequest.workspaceState), under the JSON name that records
+	// already stored carry.
 	Session     string       `json:"session,omitempty"`
 	ClientTools []ClientTool `json:"client_tools"`
 }
@@ -585,8 +588,8 @@ func snapshotReadFault() error {
 }
 
 // executorFor builds the executor x's program continues in: the tenant's
-// tools, its session's workspace, and its client tools. A session refused
-// for now (all in use) is herr.
+// tools, the workspace in its workspace state, and its client tools. A
+// workspace state refused for now (all in use) is herr.
 func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, error) {
 	t := x.tenant
 	ws := t.ws

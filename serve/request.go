@@ -24,13 +24,24 @@ type ExecutionRequest struct {
 	Code        string `json:"code"`
 	Description string `json:"description,omitempty"`
 	Scope       string `json:"scope,omitempty"`
-	Session     string `json:"session,omitempty"`
+	// Session names a session, which is program state: with KeepState, the
+	// program runs in it, and in the session's own workspace state.
+	//
+	// Deprecated: without KeepState, use WorkspaceState. Session alone
+	// still names the workspace state and keeps no program state, as it did
+	// before WorkspaceState existed (docs/service.md, "Workspace state").
+	Session string `json:"session,omitempty"`
 	// KeepState, with Session, runs the program in the session's program
 	// state: the globals and top-level declarations its earlier keep_state
-	// programs left, on whichever node (docs/api.md, "Sessions").
-	KeepState   bool         `json:"keep_state,omitempty"`
-	Limits      *RunLimits   `json:"limits,omitempty"`
-	ClientTools []ClientTool `json:"client_tools,omitempty"`
+	// programs left, on whichever node (docs/service.md, "Sessions").
+	KeepState bool `json:"keep_state,omitempty"`
+	// WorkspaceState names the built-in workspace tools' read-before-write
+	// state the execution uses: a file read under one name may be
+	// overwritten only under that name. Empty: Session's, else the tenant's
+	// own. Given with Session, it must be the same name.
+	WorkspaceState string       `json:"workspace_state,omitempty"`
+	Limits         *RunLimits   `json:"limits,omitempty"`
+	ClientTools    []ClientTool `json:"client_tools,omitempty"`
 	// IdempotencyKey makes a retried POST return the first one's execution
 	// instead of starting another (a different body under the same key: 409).
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
@@ -172,8 +183,19 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 			return nil, fmt.Errorf("field session: %w", err)
 		}
 	}
+	if req.WorkspaceState != "" {
+		if err := checkSession(req.WorkspaceState); err != nil {
+			return nil, fmt.Errorf("field workspace_state: %w", err)
+		}
+	}
 	if req.KeepState && req.Session == "" {
 		return nil, errors.New("field keep_state: requires field session (the name of the session whose program state the program runs in)")
+	}
+	if req.Session != "" && req.WorkspaceState != "" && req.Session != req.WorkspaceState {
+		if req.KeepState {
+			return nil, fmt.Errorf("field workspace_state: %q is not the session %q: a keep_state execution uses its session's own workspace state; leave workspace_state out or give the session's name", req.WorkspaceState, req.Session)
+		}
+		return nil, fmt.Errorf("field workspace_state: %q and field session %q name two workspace states: session without keep_state is the deprecated name of workspace_state; give workspace_state alone", req.WorkspaceState, req.Session)
 	}
 	if req.Limits != nil {
 		l := req.Limits
@@ -221,6 +243,17 @@ func DecodeCallRequest(data []byte) (*CallRequest, error) {
 		return nil, errors.New("field name: required (the tool to call)")
 	}
 	return &req, nil
+}
+
+// workspaceState is the name of the workspace state the execution uses:
+// WorkspaceState, or Session (the deprecated alias without KeepState, the
+// session's own with it), or "" for the tenant's own. DecodeExecutionRequest
+// has checked that the two agree when both are given.
+func (req *ExecutionRequest) workspaceState() string {
+	if req.WorkspaceState != "" {
+		return req.WorkspaceState
+	}
+	return req.Session
 }
 
 // runCodeArgs are the run_code arguments of an execution.

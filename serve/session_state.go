@@ -17,7 +17,7 @@ import (
 
 // Program-state sessions: an execution with keep_state runs its program
 // in the state its session's earlier programs left (executor.Call.Session),
-// on whichever node it is posted to (docs/api.md, "Sessions";
+// on whichever node it is posted to (docs/service.md, "Sessions";
 // docs/cluster.md, "Sessions"). A session's record (store.SessionRecord)
 // says which node runs a program in it now and names its latest saved
 // state in the snapshot store; a node claims the record before it runs a

@@ -60,8 +60,8 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		undo.push(c.abandon)
 	}
 	ex, ws, releaseSession := t.exec, t.ws, func() {}
-	if req.Session != "" && t.sess != nil {
-		sws, rs, herr := t.sess.acquire(req.Session)
+	if name := req.workspaceState(); name != "" && t.sess != nil {
+		sws, rs, herr := t.sess.acquire(name)
 		if herr != nil {
 			return nil, herr
 		}
@@ -77,7 +77,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 			return nil, badRequest("field client_tools", err)
 		}
 	}
-	x.spec = parkSpec{Scope: req.Scope, Session: req.Session, ClientTools: req.ClientTools}
+	x.spec = parkSpec{Scope: req.Scope, Session: req.workspaceState(), ClientTools: req.ClientTools}
 	ctx, cancel := context.WithCancel(s.runContext(x))
 	x.cancel = cancel // before x is in the table, where DELETE can find it
 	undo.push(cancel)

@@ -32,8 +32,8 @@ type tenant struct {
 	pendingTimeout time.Duration
 
 	file *toolsfile.File      // the tools file, applied to every registry built
-	ws   *workspace.Workspace // nil without a workspace root; the state of executions without a session
-	sess *sessions            // nil without a workspace root
+	ws   *workspace.Workspace // nil without a workspace root; the state of executions that name no workspace state
+	sess *workspaceStates     // named workspace states (workspace_state.go); nil without a workspace root
 	cfg  executor.Config      // hooks and limits shared by the tenant's executors
 	exec *executor.Executor   // for executions without client tools, and /v1/calls
 	mcp  http.Handler
@@ -74,7 +74,7 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 			return nil, fmt.Errorf("tenant %s: workspace: %w", tc.Name, err)
 		}
 		t.ws = ws
-		t.sess = &sessions{root: dir, max: DefaultMaxSessions, open: map[string]*session{}}
+		t.sess = &workspaceStates{root: dir, max: DefaultMaxSessions, open: map[string]*workspaceStateEntry{}}
 	}
 	if r := tc.Quotas.ComputeSecondsPerMinute; r > 0 {
 		t.compute = newComputeBucket(r, time.Now)

@@ -95,7 +95,7 @@ func TestReplay_failures(t *testing.T) {
 		// program fails while calls are in flight, and which of them the
 		// failure's text names depends on the tools' latency (docs/trace.md).
 		{"deep fan-out", `const r = await Promise.all(Array.from({length: 120}, (_, i) => tools.quote({sku: "K" + i}))); return r.reduce((s, q) => s + q.in_stock, 0)`},
-		// Hostile programs (the kinds of hostile/'s corpus a trace can hold).
+		// Hostile programs (the kinds of tests/hostile/'s corpus a trace can hold).
 		{"nested brackets, 100k", "return " + strings.Repeat("[", 100_000)},
 		{"stack overflow", `const f = (n) => f(n + 1) + 1; await tools.search({}); return f(0)`},
 		{"never settles", `await tools.search({}); await new Promise(() => {})`},

@@ -19,7 +19,7 @@ const (
 	// EngineWasmtime is wasmtime (Cranelift), through cgo: in builds with
 	// the wasmtime build tag only (go build -tags wasmtime). Its code runs
 	// JavaScript several times faster; its start-up and nested calls cost
-	// more (README, "Engines").
+	// more (docs/engines.md).
 	EngineWasmtime = "wasmtime"
 )
 

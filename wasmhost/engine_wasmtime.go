@@ -55,7 +55,7 @@ var wasmtimeShared = sync.OnceValues(func() (*wasmtimeCore, error) {
 	cfg.SetMemoryInitCOWSet(true)
 	cfg.SetMaxWasmStack(wasmtimeStack)
 	// Cranelift's defaults, set to say they were chosen (measured in
-	// docs/performance.md, "compute_loop on wasmtime"): code optimised for
+	// docs/performance-notebook.md, "compute_loop on wasmtime"): code optimised for
 	// speed (OptLevelNone and OptLevelSpeedAndSize ran compute_loop within
 	// the noise of it, 10 alternated rounds: the interpreter's time is not
 	// in what the optimiser changes); NaNs not canonicalised (as on

@@ -7,7 +7,7 @@ import "context"
 // from the image would. A restore costs a trivial run most of its CPU time
 // besides the guest's own (wazero fills the function table entry by entry,
 // binds the exports, allocates their stacks; wasmtime makes a store and an
-// instance, and unmaps its memory when it closes: docs/performance.md),
+// instance, and unmaps its memory when it closes: docs/performance-notebook.md),
 // and a reset costs a copy of the blocks the run wrote. The memory is
 // reset through its bytes (instance.linear): the host's on wazero, the
 // engine's on wasmtime, whose copy-on-write mapping of the image is

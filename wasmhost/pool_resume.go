@@ -10,7 +10,7 @@ import (
 
 // Resume spares. Resuming a snapshot of megabytes of heap into a memory
 // restored from the image spends most of its time in the kernel, backing
-// the pages the blocks go to (docs/performance.md, "Third pass"): those
+// the pages the blocks go to (docs/performance-notebook.md, "Third pass"): those
 // past the image are a fresh reservation's, those within it copy-on-write
 // faults. A Runtime (with a pool or without) keeps the reservations of the
 // last few memories that grew past the image and were resumed or suspended
@@ -122,7 +122,7 @@ func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
 	sp.mu.Unlock()
 	if len(evicted) > 0 {
 		// Off the closing run's path: unmapping megabytes of backed pages
-		// takes the kernel about half a millisecond (docs/performance.md,
+		// takes the kernel about half a millisecond (docs/performance-notebook.md,
 		// "Fifth pass"), which a suspension paid before it returned. Its
 		// charge is gone already; the pages are the kernel's a moment later.
 		go func() {

@@ -12,7 +12,7 @@ import (
 // starts with a small stack, and a run grows it, copying it each time it
 // doubles, to the depth of wazero's calls into the guest and the guest's
 // calls into the host: in the profile of a trivial run end to end, about a
-// twentieth of its CPU time went to that (docs/performance.md). So the
+// twentieth of its CPU time went to that (docs/performance-notebook.md). So the
 // goroutine of a run that ended waits a while for the next run instead of
 // exiting, its stack grown: it is a runner.
 //

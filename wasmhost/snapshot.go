@@ -46,7 +46,7 @@ import (
 // ErrSnapshot and a reason; nothing of it runs.
 //
 // The layout is made for one pass over memory each way, a 4 KiB block at a
-// time while it is in the cache (docs/performance.md, "Fifth pass"): a
+// time while it is in the cache (docs/performance-notebook.md, "Fifth pass"): a
 // suspension compares each block of the guest's memory with the image's,
 // and one that differs is copied into the snapshot and hashed at once (the
 // index, whose length is known only then, follows the data); a resume
@@ -365,7 +365,7 @@ func CompressSnapshot(snapshot []byte) ([]byte, error) {
 // not all zero past it: what a snapshot stores. (Reading only the pages
 // the page table says may hold a private copy, as a reset does, was tried:
 // a suspended heap's pages are nearly all written, and reading
-// /proc/self/pagemap cost more than it saved: docs/performance.md.)
+// /proc/self/pagemap cost more than it saved: docs/performance-notebook.md.)
 func changedBlocks(mem, img []byte) []uint32 {
 	var index []uint32
 	for off := 0; off < len(mem); off += blockSize {

@@ -198,7 +198,7 @@ func parseBody4(img *image, memoryBytes int64, body []byte, check func(bodyLayou
 // offset of the memory). A snapshot of format 4 has its blocks written one
 // at a time, each hashed just after it is written, from the cache (copying
 // first and hashing the block then was the fastest order measured, with
-// the snapshot and the memory out of the cache: docs/performance.md), and
+// the snapshot and the memory out of the cache: docs/performance-notebook.md), and
 // its memory check compared once all are: one that fails it is refused
 // (ErrSnapshot) with its blocks written, and the caller discards the
 // memory. Older formats, checked already, have each run of consecutive

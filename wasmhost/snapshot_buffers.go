@@ -6,7 +6,7 @@ import "sync"
 // a buffer of the whole changed heap (megabytes for a program holding
 // megabytes): a new one costs its allocation, the zeroing and page faults
 // of its first write, and the collections it brings, several times the
-// copy itself (docs/performance.md, "Fourth pass"). A Runtime keeps a
+// copy itself (docs/performance-notebook.md, "Fourth pass"). A Runtime keeps a
 // small free list of buffers whose snapshots their owner is done with, and
 // a suspension takes one that holds its snapshot before it allocates.
 //

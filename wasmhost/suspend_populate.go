@@ -15,7 +15,7 @@ import (
 // populateSnapshot backs them first, in one call per run of blocks, and,
 // where a snapshot writes much of a 2 MiB window, the whole window at once
 // as a transparent huge page (about a tenth of the cost of its 512 pages
-// one by one: docs/performance.md).
+// one by one: docs/performance-notebook.md).
 
 // hugePage is the size of a transparent huge page (x86-64 and arm64 with
 // 4 KiB pages).

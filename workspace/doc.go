@@ -38,8 +38,10 @@
 // size and modification time). write and edit refuse to change an existing
 // file that this Workspace has not read, or that changed on disk since it
 // was last read; they may always create a new file. A file the Workspace
-// wrote itself counts as read. One Workspace is one session: a host serving
-// several sessions creates a Workspace for each (they may share a root).
+// wrote itself counts as read. This record is the workspace state, and one
+// Workspace holds one: a host serving several conversations creates a
+// Workspace for each (they may share a root; ptcx serve keeps one per
+// request's workspace_state name).
 //
 // # bash
 //

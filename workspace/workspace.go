@@ -63,8 +63,8 @@ func (o Options) withDefaults() Options {
 }
 
 // Workspace is a directory tree and the tools that work on it. It is safe
-// for concurrent use. Its read-before-write state belongs to one session:
-// create one Workspace per session.
+// for concurrent use. Its read-before-write state (the workspace state)
+// belongs to one conversation: create one Workspace per conversation.
 type Workspace struct {
 	root    string   // absolute and free of symbolic links
 	alias   string   // the root as given, made absolute: also accepted as a prefix

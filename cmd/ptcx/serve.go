@@ -13,7 +13,7 @@ import (
 
 var serveCommand = command{
 	name: "serve",
-	summary: "Serve the multi-tenant execution API over HTTP (see docs/api.md): executions with client-side tools,\n" +
+	summary: "Serve the multi-tenant execution API over HTTP (see docs/service.md): executions with client-side tools,\n" +
 		"direct calls, SSE events, MCP at /mcp, /healthz, /readyz and Prometheus /metrics. The config file\n" +
 		"(JSON or YAML) names the listen address, the tools file, the workspace root and the tenants.\n" +
 		"SIGTERM drains: new work gets 503, live executions get server.drain_timeout_ms, then exit 0.",
@@ -55,7 +55,7 @@ func runServe(ctx context.Context, c command, s *stdio, args []string) int {
 	// quota); the service keeps one P more, so that its own goroutines
 	// (requests, the executor, the tools) run while guests compute on
 	// every core, instead of waiting for a guest to yield its thread
-	// (docs/api.md, "Scheduling"). GOMAXPROCS set in the environment is
+	// (docs/service.md, "Scheduling"). GOMAXPROCS set in the environment is
 	// taken as it is, for both.
 	slots := runtime.GOMAXPROCS(0)
 	if os.Getenv("GOMAXPROCS") == "" {

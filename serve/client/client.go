@@ -1,4 +1,4 @@
-// Package client is a Go client of `ptcx serve` (docs/api.md). A Client is
+// Package client is a Go client of `ptcx serve` (docs/service.md). A Client is
 // safe for concurrent use.
 package client
 

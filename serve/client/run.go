@@ -46,7 +46,7 @@ var ErrNoAnswer = errors.New("ptcx serve client: the execution is pending on cli
 //
 // An error answer that carries Retry-After is retried after that wait (or
 // o.RetryWait): the server gives it only where nothing was done and the
-// same request may be sent again (docs/api.md, "Requests and errors"): on the start a
+// same request may be sent again (docs/service.md, "Requests and errors"): on the start a
 // 429 QUOTA_EXCEEDED, a 503 DRAINING or STORE_UNAVAILABLE, a 409 CONFLICT of
 // a busy session; on the results a 429 max_concurrent or a 503 BUSY or
 // STORE_UNAVAILABLE, after which the execution stays pending with the
