@@ -607,7 +607,7 @@ func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, erro
 	for i, ct := range x.spec.ClientTools {
 		tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 	}
-	ex, err := s.executorWith(t, ws, tools) // hostwork.go: charged to t
+	ex, err := s.executorWith(s.runContext(x), t, ws, tools) // hostwork.go: charged to t
 	return ex, nil, err
 }
 

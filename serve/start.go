@@ -73,7 +73,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		for i, ct := range req.ClientTools {
 			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 		}
-		if ex, err = s.executorWith(t, ws, tools); err != nil { // hostwork.go: charged to t
+		if ex, err = s.executorWith(s.runContext(x), t, ws, tools); err != nil { // hostwork.go: charged to t
 			return nil, badRequest("field client_tools", err)
 		}
 	}
