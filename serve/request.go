@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -176,14 +177,8 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 		return nil, errors.New("field keep_state: requires field session (the name of the session whose program state the program runs in)")
 	}
 	if req.Limits != nil {
-		l := req.Limits
-		for _, f := range []struct {
-			name string
-			v    int64
-		}{{"timeout_ms", l.TimeoutMS}, {"wall_ms", l.WallMS}, {"memory_mb", l.MemoryMB}, {"output_bytes", int64(l.OutputBytes)}, {"max_calls", int64(l.MaxCalls)}} {
-			if f.v < 0 {
-				return nil, fmt.Errorf("field limits.%s: %d is negative", f.name, f.v)
-			}
+		if err := api.RunCodeLimits(*req.Limits).CheckNotNegative(); err != nil {
+			return nil, fmt.Errorf("field limits.%w", err)
 		}
 	}
 	return &req, nil
