@@ -709,7 +709,7 @@ func (x *execution) isReleased() bool {
 
 // stopping is the answer for an execution this node gave up as it stops.
 func stopping(id string) *httpError {
-	e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "execution %s is parked in the store and this node is stopping: retry (the node that takes it over continues it)", id)
+	e := errorf(CodeOwnerUnavailable, "execution %s is parked in the store and this node is stopping: retry (the node that takes it over continues it)", id)
 	e.retryAfter = DefaultRetryAfter
 	return e
 }

@@ -130,15 +130,15 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *htt
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "the request body is over the maximum of %d bytes (server.max_body_bytes)", limit)
+			return nil, errorf(CodeTooLarge, "the request body is over the maximum of %d bytes (server.max_body_bytes)", limit)
 		}
-		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "reading the request body: %v", err)
+		return nil, errorf(CodeBadRequest, "reading the request body: %v", err)
 	}
 	return data, nil
 }
 
 func badRequest(what string, err error) *httpError {
-	return errorf(http.StatusBadRequest, CodeBadRequest, "%s: %v", what, err)
+	return errorf(CodeBadRequest, "%s: %v", what, err)
 }
 
 // DecodeExecutionRequest decodes and checks a POST /v1/executions body.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/workspace"
 )
 
@@ -43,7 +44,7 @@ func (ss *sessions) acquire(name string) (*workspace.Workspace, func(), *httpErr
 		}
 		ws, err := workspace.New(ss.root, workspace.Options{})
 		if err != nil {
-			return nil, nil, errorf(500, "INTERNAL", "opening the session's workspace: %v", err)
+			return nil, nil, errorf(string(api.CodeInternal), "opening the session's workspace: %v", err)
 		}
 		s = &session{ws: ws}
 		ss.open[name] = s

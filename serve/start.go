@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
@@ -150,7 +149,7 @@ func chain(fs ...func()) func() {
 // bodies match, 409 when they do not.
 func (s *Server) same(prev, x *execution) (*execution, *httpError) {
 	if prev.sum != x.sum {
-		return nil, errorf(http.StatusConflict, CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, prev.id)
+		return nil, errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, prev.id)
 	}
 	return prev, nil
 }

@@ -207,7 +207,7 @@ func (s *Server) authenticate(r *http.Request) (*tenant, *httpError) {
 	h := r.Header.Get("Authorization")
 	key, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || key == "" {
-		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "missing API key: send Authorization: Bearer <key>")
+		return nil, errorf(CodeUnauthorized, "missing API key: send Authorization: Bearer <key>")
 	}
 	sum := sha256.Sum256([]byte(key))
 	var found *tenant
@@ -217,7 +217,7 @@ func (s *Server) authenticate(r *http.Request) (*tenant, *httpError) {
 		}
 	}
 	if found == nil {
-		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "the API key is not valid")
+		return nil, errorf(CodeUnauthorized, "the API key is not valid")
 	}
 	return found, nil
 }
