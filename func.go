@@ -29,36 +29,29 @@ import (
 // A type the schema cannot be inferred from (a channel, a func, a map with
 // other keys, a cycle) makes the tool fail at registration, with the reason.
 func Func[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...FuncOption) Tool {
-	t := Tool{Name: name, Description: description}
+	fail := func(err error) Tool { return Tool{Name: name, Description: description, Err: err} }
 	fo := funcOptions{types: map[reflect.Type]*jsonschema.Schema{}}
 	for _, opt := range opts {
 		if opt == nil {
-			t.err = api.Errorf(api.CodeInvalidDefinition, "tool %q: a nil FuncOption", name)
-			return t
+			return fail(api.Errorf(api.CodeInvalidDefinition, "tool %q: a nil FuncOption", name))
 		}
 		opt(&fo)
 	}
 	if fo.err != nil {
-		t.err = api.Errorf(api.CodeUnsupportedSchema, "tool %q: %v", name, fo.err)
-		return t
+		return fail(api.Errorf(api.CodeUnsupportedSchema, "tool %q: %v", name, fo.err))
 	}
 	if fn == nil {
-		t.err = api.Errorf(api.CodeInvalidDefinition, "tool %q has a nil function", name)
-		return t
+		return fail(api.Errorf(api.CodeInvalidDefinition, "tool %q has a nil function", name))
 	}
-	t.ConcurrencySafe, t.Timeout = fo.concurrencySafe, fo.timeout
 	in, err := inputSchema(reflect.TypeFor[In](), fo.types)
 	if err != nil {
-		t.err = api.Errorf(api.CodeUnsupportedSchema, "tool %q: input type %v: %v", name, reflect.TypeFor[In](), err)
-		return t
+		return fail(api.Errorf(api.CodeUnsupportedSchema, "tool %q: input type %v: %v", name, reflect.TypeFor[In](), err))
 	}
 	out, err := outputSchema(reflect.TypeFor[Out](), fo.types)
 	if err != nil {
-		t.err = api.Errorf(api.CodeUnsupportedSchema, "tool %q: output type %v: %v", name, reflect.TypeFor[Out](), err)
-		return t
+		return fail(api.Errorf(api.CodeUnsupportedSchema, "tool %q: output type %v: %v", name, reflect.TypeFor[Out](), err))
 	}
-	t.InputSchema, t.OutputSchema = in, out
-	t.Body = func(ctx context.Context, input Input) (Output, error) {
+	body := func(ctx context.Context, input Input) (Output, error) {
 		raw := input.Args
 		if len(raw) == 0 {
 			raw = json.RawMessage("{}") // as the executor reads no arguments
@@ -74,7 +67,8 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 		}
 		return api.ValueOutput(v)
 	}
-	return t
+	return Tool{Name: name, Description: description, InputSchema: in, OutputSchema: out,
+		ConcurrencySafe: fo.concurrencySafe, Timeout: fo.timeout, Body: body}
 }
 
 // A FuncOption changes a tool Func builds.

@@ -10,7 +10,6 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -36,6 +35,10 @@ type Host struct {
 // starts the sandbox (compiling the guest, or loading it from the on-disk
 // cache) and builds the executor. A failure names the option or the tool at
 // fault; nothing is left running.
+//
+// New is the one place a registry, a sandbox and an executor are put
+// together: the CLI, ptcx serve, trace replay and the benchmark build their
+// hosts with it too, so an option added here reaches them all.
 func New(ctx context.Context, opts ...Option) (*Host, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -44,26 +47,31 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 		}
 		opt(&o)
 	}
-	h := &Host{reg: registry.New()}
+	if o.err != nil {
+		return nil, o.err
+	}
+	h := &Host{reg: o.registry}
+	if h.reg == nil {
+		h.reg = registry.New()
+	}
 	if o.mode != "" {
 		if err := h.reg.DeclareMode(registry.Deployment, o.mode); err != nil {
 			return nil, fmt.Errorf("ptcx: WithMode: %w", err)
 		}
 	}
-	switch {
-	case o.sessions != nil && o.describe:
-		h.reg.SetRunCodeDescriber(executor.WithSessionPrompt(sdkgen.DescribeRunCode))
-	case o.sessions != nil:
-		h.reg.SetRunCodeDescriber(executor.WithSessionPrompt(nil))
-	case o.describe:
-		h.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
+	describer, describe := o.describer, o.describe
+	if o.sessions != nil {
+		describer, describe = executor.WithSessionPrompt(describer), true
+	}
+	if describe {
+		h.reg.SetRunCodeDescriber(describer)
 	}
 	if err := h.register(o.tools); err != nil {
 		return nil, fmt.Errorf("ptcx: WithTools: %w", err)
 	}
-	exCfg, sbCfg := o.exec, o.sandbox
+	exCfg := o.exec
 	if o.limits != nil {
-		exCfg, sbCfg = exCfg.WithLimits(*o.limits), sbCfg.WithLimits(*o.limits)
+		exCfg = exCfg.WithLimits(*o.limits)
 	}
 	if o.seed != nil {
 		exCfg = exCfg.WithWorld(wasmhost.World{Seed: *o.seed})
@@ -74,7 +82,7 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 	}
 	rt := o.runtime
 	if rt == nil {
-		own, err := wasmhost.New(ctx, sbCfg)
+		own, err := wasmhost.New(ctx, o.sandboxConfig())
 		if err != nil {
 			return nil, fmt.Errorf("ptcx: starting the sandbox: %w", err)
 		}
@@ -89,6 +97,19 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 	return h, nil
 }
 
+// sandboxConfig is the configuration of the sandbox New starts: WithSandbox's
+// (default wasmhost.NewConfig()), under WithLimits' ceiling.
+func (o *options) sandboxConfig() wasmhost.Config {
+	cfg := wasmhost.NewConfig()
+	if o.sandbox != nil {
+		cfg = *o.sandbox
+	}
+	if o.limits != nil {
+		cfg = cfg.WithLimits(*o.limits)
+	}
+	return cfg
+}
+
 // Register adds tools to the deployment scope. Every tool is checked
 // (inferred schemas, names, compiled schemas, duplicates among tools) before
 // any is added, so a bad tool adds none; a name already registered on the
@@ -101,20 +122,14 @@ func (h *Host) Register(tools ...Tool) error {
 }
 
 func (h *Host) register(tools []Tool) error {
-	defs := make([]registry.Tool, len(tools))
 	scratch := registry.New()
-	for i, t := range tools {
-		d, err := t.RegistryTool()
-		if err != nil {
+	for _, t := range tools {
+		if err := scratch.Register(registry.Deployment, t); err != nil {
 			return err
 		}
-		if err := scratch.Register(registry.Deployment, d); err != nil {
-			return err
-		}
-		defs[i] = d
 	}
-	for _, d := range defs {
-		if err := h.reg.Register(registry.Deployment, d); err != nil {
+	for _, t := range tools {
+		if err := h.reg.Register(registry.Deployment, t); err != nil {
 			return err
 		}
 	}

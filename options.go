@@ -1,10 +1,13 @@
 package ptcx
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -16,18 +19,48 @@ type Option func(*options)
 
 type options struct {
 	mode     Mode
+	registry *registry.Registry // WithRegistry; nil: a new one
 	tools    []Tool
 	limits   *api.Limits
-	sandbox  wasmhost.Config
+	sandbox  *wasmhost.Config // nil: wasmhost.NewConfig(), made only when New starts the sandbox
 	exec     executor.Config
 	runtime  executor.CodeRuntime // shared, not owned; nil: New starts one
-	describe bool
-	seed     *uint64
-	sessions *executor.SessionLimits // WithSessions (sessions.go)
+	// describer renders run_code's description; New installs it on the
+	// registry when describe is set (WithPlainRunCodeDescription clears it).
+	describer registry.Describer
+	describe  bool
+	seed      *uint64
+	sessions  *executor.SessionLimits // WithSessions (sessions.go)
+	err       error                   // the first option given a value it cannot take
 }
 
 func defaultOptions() options {
-	return options{sandbox: wasmhost.NewConfig(), exec: executor.NewConfig(), describe: true}
+	return options{exec: executor.NewConfig(), describer: sdkgen.DescribeRunCode, describe: true}
+}
+
+// WithRegistry builds the host on reg instead of a new, empty registry: a
+// registry its caller prepared (scopes, a tools file applied with
+// toolsfile, MCP servers bridged with mcpbridge, a trace recorder installed
+// on the executor's configuration, which needs the registry first). New
+// then changes reg as it would its own: WithMode declares the deployment's
+// mode on it, WithTools registers on it, run_code's describer is installed
+// on it (but with WithPlainRunCodeDescription), and Host.Register adds to it.
+// A nil reg fails New.
+func WithRegistry(reg *registry.Registry) Option {
+	return func(o *options) {
+		if reg == nil {
+			o.fail(errors.New("ptcx: WithRegistry got a nil registry"))
+			return
+		}
+		o.registry = reg
+	}
+}
+
+// fail records err unless an earlier option failed.
+func (o *options) fail(err error) {
+	if o.err == nil {
+		o.err = err
+	}
 }
 
 // WithMode declares the deployment's mode: ModeNative (the default: every
@@ -59,7 +92,7 @@ func WithLimits(l Limits) Option {
 // wasmhost.NewConfig(): the on-disk compilation cache, the real clock, the
 // default limits). It is ignored with WithCodeRuntime.
 func WithSandbox(cfg wasmhost.Config) Option {
-	return func(o *options) { o.sandbox = cfg }
+	return func(o *options) { o.sandbox = &cfg }
 }
 
 // WithExecutor configures the executor: hooks (pre- and post-execute
@@ -77,14 +110,26 @@ func WithCodeRuntime(rt executor.CodeRuntime) Option {
 	return func(o *options) { o.runtime = rt }
 }
 
-// WithPlainRunCodeDescription keeps run_code's short default description.
-// By default run_code's description carries the TypeScript declarations of
-// the tools a program can call (sdkgen.DescribeRunCode), so that a model
-// that sees only the advertised tools still sees every binding's types;
-// a host that puts Host.Prompt's sections in its system prompt, which carry
-// the same declarations, can drop them from the description with this.
+// WithPlainRunCodeDescription keeps run_code's short default description
+// (registry.DefaultRunCodeDescription; with WithRegistry, whatever
+// description the registry was given). By default run_code's description
+// carries the TypeScript declarations of the tools a program can call
+// (sdkgen.DescribeRunCode), so that a model that sees only the advertised
+// tools still sees every binding's types; a host that puts Host.Prompt's
+// sections in its system prompt, which carry the same declarations, can drop
+// them from the description with this. It undoes WithRunCodeDescriber.
 func WithPlainRunCodeDescription() Option {
-	return func(o *options) { o.describe = false }
+	return func(o *options) { o.describer, o.describe = nil, false }
+}
+
+// WithRunCodeDescriber renders run_code's description with d instead of
+// sdkgen.DescribeRunCode: a host that sends the SDK elsewhere (ptcx mcp
+// sends it whole in the description, or in the server's instructions)
+// says so here. A nil d gives the short default. It undoes
+// WithPlainRunCodeDescription; with WithSessions the description ends with
+// the session rule either way.
+func WithRunCodeDescriber(d registry.Describer) Option {
+	return func(o *options) { o.describer, o.describe = d, true }
 }
 
 // WithSeed runs every run_code program in a deterministic world of its own,

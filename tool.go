@@ -1,51 +1,12 @@
 package ptcx
 
-import (
-	"encoding/json"
-	"time"
+import "github.com/ptcx/ptcx/registry"
 
-	"github.com/ptcx/ptcx/registry"
-)
-
-// Tool is a tool definition: written by hand with raw JSON Schemas (as
-// registry.Tool, whose fields these are), or built from a Go function by
-// Func. The zero values of the optional fields mean: input {"type":
-// "object"}, no output schema, exclusive scheduling, no timeout, no
-// finalizer.
-type Tool struct {
-	// Name matches ^[A-Za-z_][A-Za-z0-9_.-]{0,63}$ and is not "run_code".
-	Name        string
-	Description string
-	// InputSchema is a JSON Schema with "type": "object".
-	InputSchema json.RawMessage
-	// OutputSchema, when set, is checked against every successful value
-	// (INVALID_TOOL_OUTPUT) and types the tool's result in the SDK.
-	OutputSchema json.RawMessage
-	// ConcurrencySafe tools may overlap with each other inside a program.
-	ConcurrencySafe bool
-	// Timeout, when positive, bounds one run of Body (TOOL_TIMEOUT).
-	Timeout  time.Duration
-	Body     Body
-	Finalize Finalizer
-
-	err error // why Func could not build the tool; reported at registration
-}
-
-// RegistryTool returns t as the registry declares tools, for a host that
-// registers it with the registry package directly (on a scope of its own,
-// say). The error is the one Func met building t.
-func (t Tool) RegistryTool() (registry.Tool, error) {
-	if t.err != nil {
-		return registry.Tool{}, t.err
-	}
-	return registry.Tool{
-		Name:            t.Name,
-		Description:     t.Description,
-		InputSchema:     t.InputSchema,
-		OutputSchema:    t.OutputSchema,
-		ConcurrencySafe: t.ConcurrencySafe,
-		Timeout:         t.Timeout,
-		Body:            t.Body,
-		Finalize:        t.Finalize,
-	}, nil
-}
+// Tool is a tool definition: written by hand with raw JSON Schemas, or built
+// from a Go function by Func. It is registry.Tool, so a tool Func builds is
+// what registry.Registry.Register takes, as the MCP Go SDK's AddTool[In, Out]
+// and Server.AddTool share mcp.Tool. The zero values of the optional fields
+// mean: input {"type": "object"}, no output schema, exclusive scheduling, no
+// timeout, no finalizer. A tool Func could not build carries the reason in
+// Err, which registering it returns.
+type Tool = registry.Tool

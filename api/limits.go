@@ -7,6 +7,12 @@ import (
 
 // Limits bound one run. Every limit is enforced by the host. The zero value of
 // a field means "the default" (see DefaultLimits).
+//
+// This file is the one place the limits are declared, defaulted (WithDefaults),
+// clamped (Within) and checked (Validate); every other statement of them
+// (run_code's schema and arguments, RunCodeLimits, the sandbox's and the
+// executor's bounds, docs/security.md's table, the service's config example)
+// is derived from it or checked against it by a test.
 type Limits struct {
 	// ComputeTime is the CPU time spent running guest code, excluding
 	// waits on tools and timers and what other runs take meanwhile: the CPU
@@ -18,11 +24,12 @@ type Limits struct {
 	// WallTime is the time from start to settlement, waits included.
 	// Default 10 min.
 	WallTime time.Duration
-	// MemoryBytes caps the guest's linear memory. Default 256 MiB.
+	// MemoryBytes caps the guest's linear memory, within [MinMemoryBytes,
+	// MaxMemoryBytes]. Default 256 MiB.
 	MemoryBytes int64
 	// OutputBytes caps logs plus result as the model will see them: the
 	// host's hard cap, which protects its memory; past it the run fails
-	// (output-limit). Default 1 MiB.
+	// (output-limit). Default 4 MiB.
 	OutputBytes int
 	// ModelBytes is the model budget: the most bytes of run_code's text the
 	// model is shown. Past it the run still succeeds and the text is cut
@@ -68,6 +75,23 @@ const (
 // what was cut and a few lines of the output.
 const MinModelBytes = 1024
 
+// MinMemoryBytes is the smallest memory limit a run may have: the engine,
+// the prelude and a small program need about this much.
+const MinMemoryBytes = 4 << 20
+
+// MaxMemoryBytes is the largest memory limit: what a 32-bit guest can
+// address.
+const MaxMemoryBytes = 4 << 30
+
+// MaxCodeBytes bounds a run_code program, in bytes of UTF-8 (and its code,
+// in characters, in run_code's schema): the default and the most a
+// deployment may set (executor.Config.WithMaxCodeBytes), and what transpile
+// accepts. 512 KiB is about 15,000 lines of ordinary code, far beyond any
+// program a model writes for one run_code call, and at this size esbuild's
+// own work stays under a quarter of a second of host CPU (it costs about
+// 0.5 µs per byte).
+const MaxCodeBytes = 512 << 10
+
 // DefaultLimits returns the documented defaults.
 func DefaultLimits() Limits {
 	return Limits{
@@ -84,8 +108,9 @@ func DefaultLimits() Limits {
 	}
 }
 
-// Validate reports a negative field. Zero fields are allowed: they mean the
-// default.
+// Validate reports limits no run can work within: a negative field, a model
+// budget below MinModelBytes, a memory limit outside [MinMemoryBytes,
+// MaxMemoryBytes]. Zero fields are allowed: they mean the default.
 func (l Limits) Validate() error {
 	switch {
 	case l.ComputeTime < 0:
@@ -108,6 +133,10 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("nested call argument limit %d is negative", l.MaxCallArgBytes)
 	case l.MaxInFlightArgBytes < 0:
 		return fmt.Errorf("in-flight nested call argument limit %d is negative", l.MaxInFlightArgBytes)
+	case l.MemoryBytes != 0 && l.MemoryBytes < MinMemoryBytes:
+		return fmt.Errorf("memory limit %d is below the minimum of %d bytes (%d MiB)", l.MemoryBytes, MinMemoryBytes, MinMemoryBytes>>20)
+	case l.MemoryBytes > MaxMemoryBytes:
+		return fmt.Errorf("memory limit %d is above the %d GiB a 32-bit guest can address", l.MemoryBytes, MaxMemoryBytes>>30)
 	}
 	return nil
 }

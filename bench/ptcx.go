@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
@@ -23,7 +24,7 @@ import (
 type PTCX struct {
 	name string          // ImplPTCX or ImplPTCXWasmtime
 	cfg  wasmhost.Config // the sandbox's: suspend, resume and the pool's Runtimes are made from it
-	rt   *wasmhost.Runtime
+	host *ptcx.Host
 	exec *executor.Executor
 	park Parking
 }
@@ -50,27 +51,14 @@ func NewPTCXEngine(ctx context.Context, p Params, engine string) (*PTCX, error) 
 	runs := max(wasmhost.DefaultRunsPerSlot, p.Live+p.Parallel)
 	cfg := wasmhost.NewConfig().WithEngine(engine).
 		WithMaxCommittedMemory(int64(2*runs) * api.DefaultMemoryBytes).WithMaxRuns(runs)
-	rt, err := wasmhost.New(ctx, cfg)
+	b := &PTCX{name: name, cfg: cfg}
+	// As any host is built (the tools' bodies need b, for Parking).
+	b.host, err = ptcx.New(ctx, ptcx.WithSandbox(cfg), ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(b.tools()...),
+		ptcx.WithExecutor(executor.NewConfig().WithMaxParallel(100)))
 	if err != nil {
 		return nil, err
 	}
-	b := &PTCX{name: name, cfg: cfg, rt: rt}
-	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
-		b.Close(ctx)
-		return nil, err
-	}
-	for _, t := range b.tools() {
-		if err := reg.Register(registry.Deployment, t); err != nil {
-			b.Close(ctx)
-			return nil, err
-		}
-	}
-	b.exec, err = executor.New(reg, executor.NewConfig().WithRuntime(rt).WithMaxParallel(100))
-	if err != nil {
-		b.Close(ctx)
-		return nil, err
-	}
+	b.exec = b.host.Executor()
 	// The first runs after start-up may pay for it (the garbage of
 	// compiling the guest, caches filling); they run here, unmeasured, so
 	// that the first workload is not charged for start-up.
@@ -88,7 +76,7 @@ func NewPTCXEngine(ctx context.Context, p Params, engine string) (*PTCX, error) 
 const warmupRuns = 20
 
 // Close stops the sandbox.
-func (b *PTCX) Close(ctx context.Context) { _ = b.rt.Close(ctx) }
+func (b *PTCX) Close(ctx context.Context) { _ = b.host.Close(ctx) }
 
 // Name is ImplPTCX, or ImplPTCXWasmtime on wasmtime.
 func (b *PTCX) Name() string { return b.name }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -15,12 +14,10 @@ import (
 const DefaultMaxParallel = 10
 
 // DefaultMaxCodeBytes is the default limit on the size of a run_code
-// program: 512 KiB, far more than a program a model writes, and small
-// enough that stripping its types takes the host a fraction of a second.
-// It is also the most a deployment may set: transpile refuses larger
-// programs (transpile.MaxSourceBytes), and run_code's schema programs longer
-// than registry.MaxCodeLength characters, the same number.
-const DefaultMaxCodeBytes = transpile.MaxSourceBytes
+// program, and the most a deployment may set: api.MaxCodeBytes, which
+// transpile refuses past (transpile.MaxSourceBytes) and run_code's schema
+// counts in characters (registry.MaxCodeLength).
+const DefaultMaxCodeBytes = api.MaxCodeBytes
 
 // CodeRuntime runs run_code programs. *wasmhost.Runtime implements it; tests
 // use doubles that make nested calls the way a program would.
@@ -79,7 +76,7 @@ func (c Config) WithMaxCodeBytes(n int) Config {
 // WithLimits sets the deployment's run_code limits: the defaults every run
 // gets and the ceiling a caller's lower limits are clamped to. Zero fields
 // mean the documented defaults. The memory limit must be at least
-// wasmhost.MinMemoryBytes (4 MiB) and at most 4 GiB.
+// api.MinMemoryBytes and at most api.MaxMemoryBytes (api.Limits.Validate).
 func (c Config) WithLimits(l api.Limits) Config {
 	c.limits = l
 	return c

@@ -33,7 +33,7 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("executor: nil registry")
 	}
-	if err := wasmhost.CheckLimits(cfg.limits); err != nil { // limits no run could start with fail here, not as INTERNAL at every run
+	if err := cfg.limits.Validate(); err != nil { // limits no run could start with fail here, not as INTERNAL at every run
 		return nil, fmt.Errorf("executor: %w", err)
 	}
 	if cfg.maxCodeBytes < 0 || cfg.maxCodeBytes > DefaultMaxCodeBytes {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/ptcx/ptcx/api"
 )
@@ -15,21 +14,21 @@ import (
 // characters, every limit an integer of at least its minimum.
 type runCodeArgs struct {
 	Code   string
-	Limits struct {
-		TimeoutMS, WallMS, MemoryMB, OutputBytes, ModelBytes, MaxCalls int64
-	}
+	Limits api.RunCodeLimits
 }
 
 func runCodeArgsOf(args map[string]any) runCodeArgs {
 	var a runCodeArgs
 	a.Code, _ = args["code"].(string)
 	l, _ := args["limits"].(map[string]any)
-	a.Limits.TimeoutMS = limitValue(l["timeout_ms"])
-	a.Limits.WallMS = limitValue(l["wall_ms"])
-	a.Limits.MemoryMB = limitValue(l["memory_mb"])
-	a.Limits.OutputBytes = limitValue(l["output_bytes"])
-	a.Limits.ModelBytes = limitValue(l["model_bytes"])
-	a.Limits.MaxCalls = limitValue(l["max_calls"])
+	a.Limits = api.RunCodeLimits{
+		TimeoutMS:   limitValue(l["timeout_ms"]),
+		WallMS:      limitValue(l["wall_ms"]),
+		MemoryMB:    limitValue(l["memory_mb"]),
+		OutputBytes: int(min(limitValue(l["output_bytes"]), math.MaxInt)),
+		ModelBytes:  int(min(limitValue(l["model_bytes"]), math.MaxInt)),
+		MaxCalls:    int(min(limitValue(l["max_calls"]), math.MaxInt)),
+	}
 	return a
 }
 
@@ -57,24 +56,7 @@ func limitValue(v any) int64 {
 
 // limits returns the caller's limits within the deployment's.
 func (a runCodeArgs) limits(ceiling api.Limits) api.Limits {
-	l := a.Limits
-	return api.Limits{
-		ComputeTime: time.Duration(scaled(l.TimeoutMS, int64(time.Millisecond))),
-		WallTime:    time.Duration(scaled(l.WallMS, int64(time.Millisecond))),
-		MemoryBytes: scaled(l.MemoryMB, 1<<20),
-		OutputBytes: int(min(l.OutputBytes, math.MaxInt)),
-		ModelBytes:  int(min(l.ModelBytes, math.MaxInt)),
-		MaxCalls:    int(min(l.MaxCalls, math.MaxInt)),
-	}.Within(ceiling)
-}
-
-// scaled is v*unit, saturating instead of overflowing: a caller asking for
-// an absurdly high limit gets the ceiling, not a negative limit.
-func scaled(v, unit int64) int64 {
-	if v > math.MaxInt64/unit {
-		return math.MaxInt64
-	}
-	return v * unit
+	return a.Limits.Limits().Within(ceiling)
 }
 
 // checkCodeSize refuses a program over the deployment's size limit, in

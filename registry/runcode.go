@@ -12,17 +12,18 @@ import (
 const RunCode = "run_code"
 
 // MaxCodeLength is the most characters run_code's code may have (its
-// schema's maxLength, 512 Ki). The executor also bounds the program's size
-// in bytes, by a deployment limit no higher than this.
-const MaxCodeLength = 512 << 10
+// schema's maxLength): api.MaxCodeBytes. The executor also bounds the
+// program's size in bytes, by a deployment limit no higher than this.
+const MaxCodeLength = api.MaxCodeBytes
 
 // MinMemoryMB is the lowest limits.memory_mb run_code's schema accepts: the
-// least memory the sandbox runs a program with (wasmhost.MinMemoryBytes).
-const MinMemoryMB = 4
+// least memory the sandbox runs a program with (api.MinMemoryBytes).
+const MinMemoryMB = api.MinMemoryBytes >> 20
 
 // RunCodeInputSchema is run_code's argument schema; its numbers are
-// MaxCodeLength and MinMemoryMB. Limits may only lower the deployment's
-// limits: a higher one is lowered to the deployment's.
+// MaxCodeLength, MinMemoryMB and api.MinModelBytes (a test reads them back).
+// Limits may only lower the deployment's limits: a higher one is lowered to
+// the deployment's. Its limits object is api.RunCodeLimits.
 const RunCodeInputSchema = `{
   "type": "object",
   "properties": {

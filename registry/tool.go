@@ -21,9 +21,10 @@ type Body func(ctx context.Context, in api.Input) (api.Output, error)
 // call), before the result is published. It returns the result to publish.
 type Finalizer func(ctx context.Context, r api.Result) api.Result
 
-// Tool is a tool definition as a host declares it. The zero values of the
-// optional fields mean: no output schema, exclusive scheduling, no timeout,
-// no finalizer.
+// Tool is a tool definition as a host declares it: written by hand with raw
+// JSON Schemas, or built from a Go function by ptcx.Func (ptcx.Tool is this
+// type). The zero values of the optional fields mean: no output schema,
+// exclusive scheduling, no timeout, no finalizer.
 type Tool struct {
 	// Name matches ^[A-Za-z_][A-Za-z0-9_.-]{0,63}$ and is not "run_code".
 	Name        string
@@ -41,6 +42,21 @@ type Tool struct {
 	Timeout  time.Duration
 	Body     Body
 	Finalize Finalizer
+	// Err, when set, is why the tool could not be built, and what Register
+	// returns for it: a function that builds tools (ptcx.Func) sets it when
+	// it cannot, so that the failure is met where tools are registered.
+	Err error
+}
+
+// RegistryTool returns t, or its Err.
+//
+// Deprecated: ptcx.Tool is registry.Tool now, so a tool ptcx.Func built
+// needs no conversion: register it as it is (Register returns its Err).
+func (t Tool) RegistryTool() (Tool, error) {
+	if t.Err != nil {
+		return Tool{}, t.Err
+	}
+	return t, nil
 }
 
 var toolName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
@@ -52,6 +68,8 @@ func ValidName(name string) bool { return toolName.MatchString(name) }
 // checked and converted.
 func compile(t Tool) (*resolve.Definition, error) {
 	switch {
+	case t.Err != nil:
+		return nil, t.Err
 	case t.Name == RunCode:
 		return nil, api.Errorf(api.CodeInvalidDefinition, "%q is reserved: run_code is provided by the executor and cannot be registered", RunCode)
 	case !ValidName(t.Name):

@@ -3,12 +3,18 @@
 #   - docs/architecture.md's package table has one row per package of the
 #     module, and each row's imports column lists exactly what the package
 #     imports (non-test imports): the module's own packages by their path in
-#     the module, other modules by module path, the standard library left out;
+#     the module (the root as `ptcx`), other modules by module path, the
+#     standard library left out;
 #   - no tracked file cites DESIGN.md, which is not in the repository;
 #   - every relative link in the tracked Markdown files names a file or
 #     directory that exists;
 #   - the front page: README.md's length, its generated performance table,
 #     and links to headings (the block at the end).
+#   - the facts the docs state again are the code's (the tests named
+#     TestDocs_* and their kin, run here): the limits' defaults in
+#     api/limits.go's comments and docs/security.md's tables, the service's
+#     config example, its table of errors and their HTTP statuses, the
+#     error codes named in docs/architecture.md.
 # It needs only the go command (no guest, no network).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,6 +62,7 @@ awk '
 		while (match(deps, /`[^`]+`/)) {
 			dep = substr(deps, RSTART + 1, RLENGTH - 2)
 			sub(/\/$/, "", dep)
+			if (dep == "ptcx") dep = "."
 			print "I", pkg, dep
 			deps = substr(deps, RSTART + RLENGTH)
 		}
@@ -111,6 +118,14 @@ git ls-files '*.md' | grep -v '^guest/quickjs' | while read -r doc; do
 	done
 done >"$tmp/x"
 report "these Markdown links name files that do not exist:" "$tmp/x"
+
+# --- facts stated in the docs --------------------------------------------------
+
+if ! $GO test -count=1 -run '^(TestDocs_|TestLimits_docCommentsStateTheDefaults$|TestErrors_everyCodeHasAStatus$)' \
+	./api/ ./serve/ >"$tmp/x" 2>&1; then
+	report "the docs state facts the code does not (go test -run TestDocs_ ./api/ ./serve/):" "$tmp/x"
+fi
+
 
 # --- the front page and its links (issue 35's front page) --------------------
 #   - README.md is at most 300 lines: longer material goes to docs/ or

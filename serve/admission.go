@@ -2,7 +2,6 @@ package serve
 
 import (
 	"encoding/json"
-	"net/http"
 	"sync"
 	"time"
 
@@ -177,7 +176,7 @@ func (k *ticket) release() {
 
 // draining is the answer to new work while the server drains.
 func draining() *httpError {
-	e := errorf(http.StatusServiceUnavailable, CodeDraining, "the server is draining (shutting down) and accepts no new work; retry on another instance")
+	e := errorf(CodeDraining, "the server is draining (shutting down) and accepts no new work; retry on another instance")
 	e.retryAfter = DefaultRetryAfter
 	return e
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -306,7 +305,7 @@ func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
 }
 
 func storeUnavailable(err error) *httpError {
-	e := errorf(http.StatusServiceUnavailable, CodeStoreUnavailable, "the cluster's store: %v", err)
+	e := errorf(CodeStoreUnavailable, "the cluster's store: %v", err)
 	e.retryAfter = DefaultRetryAfter
 	return e
 }

@@ -15,7 +15,7 @@ import (
 // new ones as the owner publishes them, ending after the done event.
 func (c *cluster) remoteEvents(w http.ResponseWriter, r *http.Request, id string, after int) {
 	if c.js == nil {
-		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "execution %s is not live on this node, and the dir store keeps no events: its state is at GET /v1/executions/%s", id, id))
+		writeError(w, errorf(CodeNotFound, "execution %s is not live on this node, and the dir store keeps no events: its state is at GET /v1/executions/%s", id, id))
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())

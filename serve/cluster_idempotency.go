@@ -112,7 +112,7 @@ func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (*keyHol
 			}
 		}
 		if time.Now().After(deadline) {
-			e := errorf(http.StatusConflict, CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.key)
+			e := errorf(CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.key)
 			e.retryAfter = DefaultRetryAfter
 			return nil, e
 		}
@@ -180,7 +180,7 @@ func (c *cluster) abandoned(ctx context.Context, t *tenant, cur store.Reservatio
 }
 
 func keyConflict(x *execution, first string) *httpError {
-	return errorf(http.StatusConflict, CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, first)
+	return errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, first)
 }
 
 // answered is the answer to a request that another node's execution

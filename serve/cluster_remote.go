@@ -41,8 +41,8 @@ func (c *cluster) onRequest(m *nats.Msg) {
 	select {
 	case c.answers <- struct{}{}:
 	default:
-		c.reply(m, nodeReply{Status: http.StatusServiceUnavailable, RetryAfterMS: DefaultRetryAfter.Milliseconds(),
-			Body: envelope(errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.node, maxAnswers))})
+		e := unavailable(CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.node, maxAnswers)
+		c.reply(m, nodeReply{Status: e.status, RetryAfterMS: e.retryAfter.Milliseconds(), Body: envelope(e)})
 		return
 	}
 	go func() {
@@ -69,7 +69,7 @@ func decodeNodeRequest(data []byte) (nodeRequest, error) {
 func (c *cluster) answer(data []byte) nodeReply {
 	req, err := decodeNodeRequest(data)
 	if err != nil {
-		e := errorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+		e := errorf(CodeBadRequest, "%v", err)
 		return nodeReply{Status: e.status, Body: envelope(e)}
 	}
 	x := c.s.table.get(req.Tenant, req.ID)
@@ -229,7 +229,7 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 	for _, l := range leases {
 		if l.Node == r.Owner && !c.gone(l, time.Now()) {
 			lost := l.Until.Add(c.fence.margin)
-			e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable,
+			e := errorf(CodeOwnerUnavailable,
 				"execution %s is owned by node %s, which does not answer; it is lost at %s (its lease's expiry plus the margin) unless it renews: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
 				r.ID, r.Owner, lost.UTC().Format(time.RFC3339Nano))
 			e.retryAfter = time.Until(lost)
@@ -282,7 +282,7 @@ func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Recor
 }
 
 func alreadySettled(id, status string) *httpError {
-	return errorf(http.StatusConflict, CodeConflict, "execution %s has settled already (%s): there is nothing to cancel", id, status)
+	return errorf(CodeConflict, "execution %s has settled already (%s): there is nothing to cancel", id, status)
 }
 
 func writeRaw(w http.ResponseWriter, status int, body json.RawMessage) {

@@ -23,7 +23,7 @@ import (
 
 // Defaults of the zero fields of Config and TenantConfig.
 const (
-	DefaultMaxBodyBytes   = 1 << 20 // a 512 KiB program and its client tools fit
+	DefaultMaxBodyBytes   = 1 << 20 // a program of api.MaxCodeBytes and its client tools fit
 	DefaultMaxWait        = 30 * time.Second
 	DefaultPendingTimeout = 5 * time.Minute
 	DefaultDrainTimeout   = 30 * time.Second
@@ -229,25 +229,12 @@ type Quotas struct {
 	MaxStreams int `json:"max_streams,omitempty" yaml:"max_streams,omitempty"`
 }
 
-// RunLimits are run_code limits, as in run_code's arguments. Zero means the
-// default.
-type RunLimits struct {
-	TimeoutMS   int64 `json:"timeout_ms,omitempty" yaml:"timeout_ms,omitempty"`
-	WallMS      int64 `json:"wall_ms,omitempty" yaml:"wall_ms,omitempty"`
-	MemoryMB    int64 `json:"memory_mb,omitempty" yaml:"memory_mb,omitempty"`
-	OutputBytes int   `json:"output_bytes,omitempty" yaml:"output_bytes,omitempty"`
-	MaxCalls    int   `json:"max_calls,omitempty" yaml:"max_calls,omitempty"`
-}
+// RunLimits are run_code limits, as in run_code's arguments: the fields and
+// their JSON names are api.RunCodeLimits' (timeout_ms, wall_ms, memory_mb,
+// output_bytes, model_bytes, max_calls). Zero means the default.
+type RunLimits api.RunCodeLimits
 
-func (l RunLimits) api() api.Limits {
-	return api.Limits{
-		ComputeTime: time.Duration(l.TimeoutMS) * time.Millisecond,
-		WallTime:    time.Duration(l.WallMS) * time.Millisecond,
-		MemoryBytes: l.MemoryMB << 20,
-		OutputBytes: l.OutputBytes,
-		MaxCalls:    l.MaxCalls,
-	}
-}
+func (l RunLimits) api() api.Limits { return api.RunCodeLimits(l).Limits() }
 
 var (
 	tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -372,12 +359,13 @@ func (t TenantConfig) validate() error {
 			return fmt.Errorf(".mode: %w", err)
 		}
 	}
+	if err := api.RunCodeLimits(t.Limits).CheckNotNegative(); err != nil {
+		return fmt.Errorf(".limits.%w (0 means the default)", err)
+	}
 	for _, f := range []struct {
 		name string
 		v    int64
 	}{
-		{"limits.timeout_ms", t.Limits.TimeoutMS}, {"limits.wall_ms", t.Limits.WallMS}, {"limits.memory_mb", t.Limits.MemoryMB},
-		{"limits.output_bytes", int64(t.Limits.OutputBytes)}, {"limits.max_calls", int64(t.Limits.MaxCalls)},
 		{"quotas.max_concurrent", int64(t.Quotas.MaxConcurrent)}, {"quotas.max_pending", int64(t.Quotas.MaxPending)},
 		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS},
 		{"quotas.max_memory_mb", t.Quotas.MaxMemoryMB}, {"quotas.max_retained_bytes", t.Quotas.MaxRetainedBytes},

@@ -11,7 +11,9 @@ import (
 )
 
 // The codes of HTTP-level errors (the error envelope's code when the
-// request itself failed; a failed execution carries api codes instead).
+// request itself failed; a failed execution carries api codes instead),
+// beside CodeStoreUnavailable and CodeOwnerUnavailable (cluster.go). Each
+// has one HTTP status: httpStatus.
 const (
 	CodeBadRequest    = "BAD_REQUEST"
 	CodeUnauthorized  = "UNAUTHORIZED"
@@ -73,26 +75,51 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.body.Message }
 
-func errorf(status int, code, format string, args ...any) *httpError {
+// httpStatus is the HTTP status of each code an error envelope carries:
+// the one statement of the mapping (errorf answers with it, and
+// docs/service.md's table of errors is checked against it). BUSY and INTERNAL
+// are api codes that a request itself can fail with too.
+var httpStatus = map[string]int{
+	CodeBadRequest:           http.StatusBadRequest,
+	CodeUnauthorized:         http.StatusUnauthorized,
+	CodeNotFound:             http.StatusNotFound,
+	CodeConflict:             http.StatusConflict,
+	CodeTooLarge:             http.StatusRequestEntityTooLarge,
+	CodeQuotaExceeded:        http.StatusTooManyRequests,
+	CodeDraining:             http.StatusServiceUnavailable,
+	string(api.CodeBusy):     http.StatusServiceUnavailable,
+	CodeStoreUnavailable:     http.StatusServiceUnavailable,
+	CodeOwnerUnavailable:     http.StatusServiceUnavailable,
+	string(api.CodeInternal): http.StatusInternalServerError,
+}
+
+// errorf is an error with code, answered with the code's status
+// (httpStatus; a code missing there is the server's fault, 500).
+func errorf(code, format string, args ...any) *httpError {
+	status, ok := httpStatus[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
 	return &httpError{status: status, body: ErrorBody{Code: code, Message: fmt.Sprintf(format, args...)}}
 }
 
 func quotaError(reason, format string, args ...any) *httpError {
-	e := errorf(http.StatusTooManyRequests, CodeQuotaExceeded, format, args...)
+	e := errorf(CodeQuotaExceeded, format, args...)
 	e.body.Reason, e.retryAfter = reason, DefaultRetryAfter
 	return e
 }
 
-// unavailable is a 503 with Retry-After (DefaultRetryAfter): a failure
-// on the server's side that may pass, the same request to be retried.
+// unavailable is an error with Retry-After (DefaultRetryAfter): a failure
+// on the server's side that may pass (a 503 code of httpStatus), the same
+// request to be retried.
 func unavailable(code, format string, args ...any) *httpError {
-	e := errorf(http.StatusServiceUnavailable, code, format, args...)
+	e := errorf(code, format, args...)
 	e.retryAfter = DefaultRetryAfter
 	return e
 }
 
 func notFound(id string) *httpError {
-	return errorf(http.StatusNotFound, CodeNotFound, "no execution %q for this tenant (it never existed, belongs to another tenant, or expired after its retention)", id)
+	return errorf(CodeNotFound, "no execution %q for this tenant (it never existed, belongs to another tenant, or expired after its retention)", id)
 }
 
 func errorBody(e *api.Error) *ErrorBody {

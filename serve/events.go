@@ -27,7 +27,7 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, "Last-Event-ID %q: want the non-negative integer id of the last event received", v))
+			writeError(w, errorf(CodeBadRequest, "Last-Event-ID %q: want the non-negative integer id of the last event received", v))
 			return
 		}
 		after = n

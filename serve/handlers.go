@@ -54,7 +54,7 @@ func (s *Server) routes() http.Handler {
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.requests.WithLabelValues("unknown", "404").Inc()
-		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no route %s %s (see docs/service.md)", r.Method, r.URL.Path))
+		writeError(w, errorf(CodeNotFound, "no route %s %s (see docs/service.md)", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -236,7 +236,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, t *tenant
 	case herr != nil:
 		writeError(w, herr)
 	case !existed:
-		writeError(w, errorf(http.StatusNotFound, CodeNotFound, "no session %q with kept state for this tenant in scope %q (it never ran a keep_state program, belongs to another tenant, was deleted, or expired after tenants[].sessions.ttl_ms)", name, scope))
+		writeError(w, errorf(CodeNotFound, "no session %q with kept state for this tenant in scope %q (it never ran a keep_state program, belongs to another tenant, was deleted, or expired after tenants[].sessions.ttl_ms)", name, scope))
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
@@ -342,7 +342,7 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, t *tenant) {
 	case "anthropic":
 		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.AnthropicTools(ws)})
 	default:
-		writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, "format %q: want openai (the default) or anthropic", f))
+		writeError(w, errorf(CodeBadRequest, "format %q: want openai (the default) or anthropic", f))
 	}
 }
 
@@ -369,7 +369,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
-		writeError(w, errorf(http.StatusServiceUnavailable, CodeDraining, "draining: not accepting new work"))
+		writeError(w, errorf(CodeDraining, "draining: not accepting new work"))
 		return
 	}
 	if s.cluster != nil {

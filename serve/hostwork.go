@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
@@ -29,10 +30,10 @@ func (s *Server) chargeHostWork(t *tenant, d time.Duration) {
 
 // executorWith is t.executorWith, the work of building it (the client
 // tools' schemas compiled) charged to t.
-func (s *Server) executorWith(t *tenant, ws *workspace.Workspace, tools []registry.Tool) (*executor.Executor, error) {
+func (s *Server) executorWith(ctx context.Context, t *tenant, ws *workspace.Workspace, tools []registry.Tool) (*executor.Executor, error) {
 	began := time.Now()
 	defer func() { s.chargeHostWork(t, time.Since(began)) }()
-	return t.executorWith(ws, tools)
+	return t.executorWith(ctx, ws, tools)
 }
 
 // decodeToolResults is DecodeToolResults, charged to t.

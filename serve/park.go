@@ -610,7 +610,7 @@ func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, erro
 	for i, ct := range x.spec.ClientTools {
 		tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 	}
-	ex, err := s.executorWith(t, ws, tools) // hostwork.go: charged to t
+	ex, err := s.executorWith(s.runContext(x), t, ws, tools) // hostwork.go: charged to t
 	return ex, nil, err
 }
 
@@ -712,7 +712,7 @@ func (x *execution) isReleased() bool {
 
 // stopping is the answer for an execution this node gave up as it stops.
 func stopping(id string) *httpError {
-	e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "execution %s is parked in the store and this node is stopping: retry (the node that takes it over continues it)", id)
+	e := errorf(CodeOwnerUnavailable, "execution %s is parked in the store and this node is stopping: retry (the node that takes it over continues it)", id)
 	e.retryAfter = DefaultRetryAfter
 	return e
 }

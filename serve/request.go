@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -140,15 +141,15 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *htt
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "the request body is over the maximum of %d bytes (server.max_body_bytes)", limit)
+			return nil, errorf(CodeTooLarge, "the request body is over the maximum of %d bytes (server.max_body_bytes)", limit)
 		}
-		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "reading the request body: %v", err)
+		return nil, errorf(CodeBadRequest, "reading the request body: %v", err)
 	}
 	return data, nil
 }
 
 func badRequest(what string, err error) *httpError {
-	return errorf(http.StatusBadRequest, CodeBadRequest, "%s: %v", what, err)
+	return errorf(CodeBadRequest, "%s: %v", what, err)
 }
 
 // DecodeExecutionRequest decodes and checks a POST /v1/executions body.
@@ -198,14 +199,8 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 		return nil, fmt.Errorf("field workspace_state: %q and field session %q name two workspace states: session without keep_state is the deprecated name of workspace_state; give workspace_state alone", req.WorkspaceState, req.Session)
 	}
 	if req.Limits != nil {
-		l := req.Limits
-		for _, f := range []struct {
-			name string
-			v    int64
-		}{{"timeout_ms", l.TimeoutMS}, {"wall_ms", l.WallMS}, {"memory_mb", l.MemoryMB}, {"output_bytes", int64(l.OutputBytes)}, {"max_calls", int64(l.MaxCalls)}} {
-			if f.v < 0 {
-				return nil, fmt.Errorf("field limits.%s: %d is negative", f.name, f.v)
-			}
+		if err := api.RunCodeLimits(*req.Limits).CheckNotNegative(); err != nil {
+			return nil, fmt.Errorf("field limits.%w", err)
 		}
 	}
 	return &req, nil

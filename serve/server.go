@@ -97,7 +97,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 		s.own, s.runtime = rt, rt
 	}
 	for _, tc := range cfg.Tenants {
-		t, err := s.newTenant(tc, file)
+		t, err := s.newTenant(ctx, tc, file)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)

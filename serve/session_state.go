@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -260,7 +259,7 @@ func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *ten
 			if op == opDelete {
 				nothing = "nothing was deleted"
 			}
-			e := errorf(http.StatusServiceUnavailable, CodeStoreUnavailable, "session %q could not be claimed in the store: %v; %s, retry later", name, err, nothing)
+			e := errorf(CodeStoreUnavailable, "session %q could not be claimed in the store: %v; %s, retry later", name, err, nothing)
 			e.retryAfter = DefaultRetryAfter
 			return nil, e
 		}
@@ -285,7 +284,7 @@ func (ps *programSessions) busy(op sessionOp, name, node string, wait time.Durat
 	if op == opDelete {
 		waiter, nothing = "its DELETE", "nothing was deleted"
 	}
-	e := errorf(http.StatusConflict, CodeConflict,
+	e := errorf(CodeConflict,
 		"session %q is running another program (on node %s), which did not end within the %v %s waits (tenants[].sessions.wait_ms); %s, retry once it ends",
 		name, node, wait, waiter, nothing)
 	e.retryAfter = DefaultRetryAfter
@@ -301,9 +300,9 @@ func (ps *programSessions) waitEnded(op sessionOp, name string) *httpError {
 		nothing = "nothing was deleted"
 	}
 	if ps.draining != nil && ps.draining() {
-		return errorf(http.StatusServiceUnavailable, CodeDraining, "the server is draining (shutting down) while the request waited for session %q; %s, retry on another instance", name, nothing)
+		return errorf(CodeDraining, "the server is draining (shutting down) while the request waited for session %q; %s, retry on another instance", name, nothing)
 	}
-	e := errorf(http.StatusConflict, CodeConflict, "the request ended while it waited for session %q, which runs another program; %s", name, nothing)
+	e := errorf(CodeConflict, "the request ended while it waited for session %q, which runs another program; %s", name, nothing)
 	e.retryAfter = DefaultRetryAfter
 	return e
 }

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
@@ -73,7 +72,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		for i, ct := range req.ClientTools {
 			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 		}
-		if ex, err = s.executorWith(t, ws, tools); err != nil { // hostwork.go: charged to t
+		if ex, err = s.executorWith(s.runContext(x), t, ws, tools); err != nil { // hostwork.go: charged to t
 			return nil, badRequest("field client_tools", err)
 		}
 	}
@@ -150,7 +149,7 @@ func chain(fs ...func()) func() {
 // bodies match, 409 when they do not.
 func (s *Server) same(prev, x *execution) (*execution, *httpError) {
 	if prev.sum != x.sum {
-		return nil, errorf(http.StatusConflict, CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, prev.id)
+		return nil, errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, prev.id)
 	}
 	return prev, nil
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -8,12 +9,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpserver"
@@ -34,7 +37,7 @@ type tenant struct {
 	file *toolsfile.File      // the tools file, applied to every registry built
 	ws   *workspace.Workspace // nil without a workspace root; the state of executions that name no workspace state
 	sess *workspaceStates     // named workspace states (workspace_state.go); nil without a workspace root
-	cfg  executor.Config      // hooks and limits shared by the tenant's executors
+	host []ptcx.Option        // how every executor of the tenant is assembled (ptcx.New), but its registry
 	exec *executor.Executor   // for executions without client tools, and /v1/calls
 	mcp  http.Handler
 
@@ -45,7 +48,7 @@ type tenant struct {
 	retainedGauge prometheus.Gauge // ptcx_retained_bytes of this tenant (retained.go)
 }
 
-func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, error) {
+func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile.File) (*tenant, error) {
 	sum, _ := hex.DecodeString(tc.KeySHA256) // validated by Config.validate
 	t := &tenant{
 		name: tc.Name, mode: tc.Mode, limits: tc.Limits.api(), file: file,
@@ -80,21 +83,25 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 		t.compute = newComputeBucket(r, time.Now)
 	}
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
-	t.cfg = executor.NewConfig().WithRuntime(rt).WithLimits(t.limits).
+	cfg := executor.NewConfig().
 		WithOnStart(s.onStart).WithOnResult(func(n executor.Notification) { s.onResult(t, n) }).WithTenant(tc.Name)
 	if s.canResume() {
 		// A program that only waits gives its instance and committed
 		// memory back to the sandbox after the grace (docs/security.md,
 		// "Tenant isolation"); its tenant's quotas it keeps.
-		t.cfg = t.cfg.WithParkIdle(executor.ParkIdleGrace)
+		cfg = cfg.WithParkIdle(executor.ParkIdleGrace)
 	}
-	t.cfg = withProgramSessions(t, tc, s.withFence(t.cfg))
+	cfg = withProgramSessions(t, tc, s.withFence(cfg))
+	// The sandbox is the Server's, shared by every tenant and metered
+	// per tenant; the tenant's limits are its executors' defaults and
+	// ceiling (the sandbox's ceiling is every tenant's highest).
+	t.host = []ptcx.Option{ptcx.WithCodeRuntime(rt), ptcx.WithExecutor(cfg), ptcx.WithLimits(t.limits)}
 	reg, err := t.registry(t.ws)
 	if err != nil {
 		t.close()
 		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
 	}
-	if t.exec, err = executor.New(reg, t.cfg); err != nil {
+	if t.exec, err = t.executor(ctx, reg); err != nil {
 		t.close()
 		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
 	}
@@ -120,7 +127,6 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 // tools file, in the tenant's mode.
 func (t *tenant) registry(ws *workspace.Workspace) (*registry.Registry, error) {
 	reg := registry.New()
-	reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 	if ws != nil {
 		for _, tool := range ws.Tools() {
 			if err := reg.Register(registry.Deployment, tool); err != nil {
@@ -141,7 +147,7 @@ func (t *tenant) registry(ws *workspace.Workspace) (*registry.Registry, error) {
 // executorWith returns an executor over ws's workspace tools (a
 // session's) whose registry also holds tools (an execution's client tools,
 // in the deployment scope).
-func (t *tenant) executorWith(ws *workspace.Workspace, tools []registry.Tool) (*executor.Executor, error) {
+func (t *tenant) executorWith(ctx context.Context, ws *workspace.Workspace, tools []registry.Tool) (*executor.Executor, error) {
 	reg, err := t.registry(ws)
 	if err != nil {
 		return nil, err
@@ -151,7 +157,17 @@ func (t *tenant) executorWith(ws *workspace.Workspace, tools []registry.Tool) (*
 			return nil, err
 		}
 	}
-	return executor.New(reg, t.cfg)
+	return t.executor(ctx, reg)
+}
+
+// executor assembles one of the tenant's executors over reg with ptcx.New,
+// as every host is: it installs run_code's describer (the SDK) on reg.
+func (t *tenant) executor(ctx context.Context, reg *registry.Registry) (*executor.Executor, error) {
+	h, err := ptcx.New(ctx, append(slices.Clip(t.host), ptcx.WithRegistry(reg))...)
+	if err != nil {
+		return nil, err
+	}
+	return h.Executor(), nil
 }
 
 func (t *tenant) instructions(reg *registry.Registry) string {
@@ -191,7 +207,7 @@ func (s *Server) authenticate(r *http.Request) (*tenant, *httpError) {
 	h := r.Header.Get("Authorization")
 	key, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || key == "" {
-		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "missing API key: send Authorization: Bearer <key>")
+		return nil, errorf(CodeUnauthorized, "missing API key: send Authorization: Bearer <key>")
 	}
 	sum := sha256.Sum256([]byte(key))
 	var found *tenant
@@ -201,7 +217,7 @@ func (s *Server) authenticate(r *http.Request) (*tenant, *httpError) {
 		}
 	}
 	if found == nil {
-		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "the API key is not valid")
+		return nil, errorf(CodeUnauthorized, "the API key is not valid")
 	}
 	return found, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/workspace"
 )
 
@@ -49,7 +50,7 @@ func (ss *workspaceStates) acquire(name string) (*workspace.Workspace, func(), *
 		}
 		ws, err := workspace.New(ss.root, workspace.Options{})
 		if err != nil {
-			return nil, nil, errorf(500, "INTERNAL", "opening the workspace state's workspace: %v", err)
+			return nil, nil, errorf(string(api.CodeInternal), "opening the workspace state's workspace: %v", err)
 		}
 		s = &workspaceStateEntry{ws: ws}
 		ss.open[name] = s

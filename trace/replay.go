@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
@@ -98,16 +99,20 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 	rr := &replayRuntime{rt: cfg.Runtime, rec: &rec, gates: g}
 	var got Record
 	recorder := NewRecorder(reg, func(r Record) { got = r })
-	ecfg := cfg.Executor.WithRuntime(rr).WithLimits(rec.Limits.API())
+	ecfg := cfg.Executor
 	if g != nil {
 		// Every recorded call may be running at once: a call waiting for
 		// its turn must not hold a slot the call before it needs.
 		ecfg = ecfg.WithMaxParallel(max(len(rec.Calls), 1))
 	}
-	ex, err := executor.New(reg, recorder.Install(ecfg))
+	// Assembled as any host is; the registry (maybe the caller's) keeps
+	// its description of run_code, which a replay never shows.
+	h, err := ptcx.New(ctx, ptcx.WithRegistry(reg), ptcx.WithCodeRuntime(rr), ptcx.WithExecutor(recorder.Install(ecfg)),
+		ptcx.WithLimits(rec.Limits.API()), ptcx.WithPlainRunCodeDescription())
 	if err != nil {
 		return Report{}, fmt.Errorf("trace: replaying %s: %w", rec.ID, err)
 	}
+	ex := h.Executor()
 	args, err := runCodeArgs(rec.Program)
 	if err != nil {
 		return Report{}, err

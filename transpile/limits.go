@@ -3,14 +3,13 @@ package transpile
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // MaxSourceBytes bounds the program Strip accepts, checked before anything
-// reads it. 512 KiB is about 15,000 lines of ordinary code, far beyond any
-// program a model writes for one run_code call, and at this size esbuild's
-// own work stays under a quarter of a second of host CPU (it costs about
-// 0.5 µs per byte).
-const MaxSourceBytes = 512 << 10
+// reads it: api.MaxCodeBytes, whose comment says why it is this size.
+const MaxSourceBytes = api.MaxCodeBytes
 
 // MaxNesting bounds how deep a program nests, in the pre-check's levels
 // (one per open bracket, prefix or postfix operator, right-associative

@@ -107,8 +107,8 @@ func (rt *Runtime) setAdmission(a admissionConfig) error {
 	case a.maxMemory < 0:
 		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory: the cap must be positive (0 means the default)", a.maxMemory)
 	case a.maxMemory > 0 && a.maxMemory < MinMemoryBytes:
-		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory is below the minimum of %d bytes (4 MiB): "+
-			"not even a new instance would fit", a.maxMemory, MinMemoryBytes)
+		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory is below the minimum of %d bytes (%d MiB): "+
+			"not even a new instance would fit", a.maxMemory, MinMemoryBytes, MinMemoryBytes>>20)
 	case a.maxMemory > 0 && a.maxMemory < rt.limits.MemoryBytes:
 		return fmt.Errorf("wasmhost: a cap of %d MiB of committed memory is below the Runtime's memory limit of %d MiB: "+
 			"a run at the limit could never be admitted; lower the limit (WithLimits) or raise the cap", a.maxMemory>>20, rt.limits.MemoryBytes>>20)

@@ -1,8 +1,6 @@
 package wasmhost
 
 import (
-	"fmt"
-
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/ptcx/ptcx/api"
@@ -10,34 +8,23 @@ import (
 
 const pageSize = 65536
 
-// MinMemoryBytes is the smallest memory limit a run may have: the engine,
-// the prelude and a small program need about this much.
-const MinMemoryBytes = 4 << 20
+// MinMemoryBytes is api.MinMemoryBytes, the smallest memory limit a run may
+// have.
+const MinMemoryBytes = api.MinMemoryBytes
 
 // memoryPages converts a memory limit to whole wasm pages (rounding down).
 func memoryPages(bytes int64) uint32 {
 	return uint32(bytes / pageSize)
 }
 
-// MaxMemoryBytes is the largest memory limit: what a 32-bit guest can
-// address.
-const MaxMemoryBytes = 4 << 30
+// MaxMemoryBytes is api.MaxMemoryBytes, the largest memory limit.
+const MaxMemoryBytes = api.MaxMemoryBytes
 
-// CheckLimits rejects limits no run can work within: a negative field, or a
-// memory limit outside [MinMemoryBytes, MaxMemoryBytes]. Zero fields mean
-// their defaults and pass.
-func CheckLimits(l api.Limits) error {
-	if err := l.Validate(); err != nil {
-		return err
-	}
-	if l.MemoryBytes != 0 && l.MemoryBytes < MinMemoryBytes {
-		return fmt.Errorf("memory limit %d is below the minimum of %d bytes (4 MiB)", l.MemoryBytes, MinMemoryBytes)
-	}
-	if l.MemoryBytes > MaxMemoryBytes {
-		return fmt.Errorf("memory limit %d is above the 4 GiB a 32-bit guest can address", l.MemoryBytes)
-	}
-	return nil
-}
+// CheckLimits rejects limits no run can work within (api.Limits.Validate,
+// which holds every such check).
+//
+// Deprecated: call l.Validate().
+func CheckLimits(l api.Limits) error { return l.Validate() }
 
 // cappedMemory backs one instance's linear memory and refuses to grow past
 // the run's limit, which may be lower than the Runtime's (the page limit of

@@ -104,8 +104,9 @@ const headerSize = len(snapshotMagic) + 2 + 2 + 32 + 32 + 1
 // the timers). A run whose table is larger cannot be suspended ("the run
 // could not be suspended: ..."), and a snapshot that declares more is
 // refused before anything is inflated. The logs are at most the output
-// limit (4 MiB by default) and the arguments at most
-// api.Limits.MaxInFlightArgBytes (32 MiB); answers count too.
+// limit (api.DefaultOutputBytes by default) and the arguments at most
+// api.Limits.MaxInFlightArgBytes (api.DefaultMaxInFlightArgBytes); answers
+// count too.
 var MaxSnapshotMetaBytes = 64 << 20
 
 // ErrSnapshot is returned by Runtime.Resume (errors.Is) when a snapshot

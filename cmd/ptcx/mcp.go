@@ -63,13 +63,15 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 			fmt.Fprintf(s.err, "ptcx mcp: %s\n", err)
 		}
 	}()
+	describe := mcpDescriber(*sdkIn, *session)
+	st.describe = &describe
 	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
 		return setupFailed(fs, s, err)
 	}
 	defer e.close()
 
-	instructions, err := mcpInstructions(e, *sdkIn, *session)
+	instructions, err := mcpInstructions(e, *sdkIn)
 	if err != nil {
 		return fail(s, err)
 	}
@@ -96,24 +98,14 @@ const (
 
 // mcpInstructions is the server's instructions. The SDK (the tools:sdk
 // section: the rules and the declarations) is sent once: in run_code's
-// description by default (describeWithSDK), so the instructions keep only
-// the tools:ptc-only rule; with --sdk-in instructions, every section is
-// here and run_code's description is the registry's short default. With
-// sessions (--session), run_code's description ends with
-// executor.SessionPrompt either way: state persists between calls.
-func mcpInstructions(e *env, sdkIn string, sessions bool) (string, error) {
+// description by default (mcpDescriber), so the instructions keep only the
+// tools:ptc-only rule; with --sdk-in instructions, every section is here
+// and run_code's description is the registry's short default.
+func mcpInstructions(e *env, sdkIn string) (string, error) {
 	sections, err := e.promptSections()
 	if err != nil {
 		return "", err
 	}
-	var describe registry.Describer
-	if sdkIn != sdkInInstructions {
-		describe = describeWithSDK
-	}
-	if sessions {
-		describe = executor.WithSessionPrompt(describe)
-	}
-	e.reg.SetRunCodeDescriber(describe)
 	var parts []string
 	for _, sec := range sections {
 		if sec.Name == sdkgen.SectionSDK && sdkIn == sdkInDescription {
@@ -122,6 +114,22 @@ func mcpInstructions(e *env, sdkIn string, sessions bool) (string, error) {
 		parts = append(parts, sec.Text)
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+// mcpDescriber renders run_code's description: with the whole SDK
+// (describeWithSDK) unless --sdk-in instructions sends it there, then the
+// registry's short default. With sessions (--session), run_code's
+// description ends with executor.SessionPrompt either way: state persists
+// between calls.
+func mcpDescriber(sdkIn string, sessions bool) registry.Describer {
+	var describe registry.Describer
+	if sdkIn != sdkInInstructions {
+		describe = describeWithSDK
+	}
+	if sessions {
+		describe = executor.WithSessionPrompt(describe)
+	}
+	return describe
 }
 
 // describeWithSDK renders run_code's description as its base followed by

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
@@ -27,9 +28,9 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	asJSON := fs.Bool("json", false, "print the whole result as one JSON object, as ptcx call does")
-	wall := fs.Duration("wall", 0, "the program's wall-time `LIMIT` (run_code's limits.wall_ms), e.g. 30s (default and ceiling: 10m)")
-	compute := fs.Duration("compute", 0, "the program's compute-time `LIMIT` (run_code's limits.timeout_ms), e.g. 5s (default and ceiling: 30s)")
-	memory := fs.Int("memory", 0, "the program's memory limit in `MB` (default and ceiling: 256)")
+	wall := fs.Duration("wall", 0, "the program's wall-time `LIMIT` (run_code's limits.wall_ms), e.g. 30s (default and ceiling: "+shortDuration(api.DefaultWallTime)+")")
+	compute := fs.Duration("compute", 0, "the program's compute-time `LIMIT` (run_code's limits.timeout_ms), e.g. 5s (default and ceiling: "+shortDuration(api.DefaultComputeTime)+")")
+	memory := fs.Int("memory", 0, fmt.Sprintf("the program's memory limit in `MB` (default and ceiling: %d)", api.DefaultMemoryBytes>>20))
 	var ef evalFlags
 	ef.register(fs)
 	pos, code, ok := parse(fs, args)
@@ -111,4 +112,16 @@ func readProgram(s *stdio, path string) (program, name string, err error) {
 		return "", "", err
 	}
 	return string(b), path, nil
+}
+
+// shortDuration writes d as a flag's default is written: "10m", "30s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
 }

@@ -11,11 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	ptcxhost "github.com/ptcx/ptcx" // the front door (the name ptcx is the tests' helper)
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/wasmhost"
 	"github.com/ptcx/ptcx/workspace"
@@ -43,6 +43,9 @@ type setup struct {
 	// observe, when set, adds hooks to the executor's configuration once
 	// the registry is built (--seed, --trace: evalflags.go).
 	observe func(*registry.Registry, executor.Config) executor.Config
+	// describe, when set, renders run_code's description instead of
+	// ptcx.New's default, sdkgen.DescribeRunCode (ptcx mcp: mcpDescriber).
+	describe *registry.Describer
 }
 
 func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
@@ -153,7 +156,6 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if err := s.connectUpstreams(ctx, e, ups); err != nil {
 		return nil, err
 	}
-	e.reg.SetRunCodeDescriber(sdkgen.DescribeRunCode)
 
 	if s.observe != nil {
 		cfg = s.observe(e.reg, cfg)
@@ -161,11 +163,15 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	rt := &lazyRuntime{engine: s.engine}
 	e.rt = rt
 	e.cleanup = append(e.cleanup, rt.close)
-	ex, err := executor.New(e.reg, cfg.WithRuntime(rt))
+	opts := []ptcxhost.Option{ptcxhost.WithRegistry(e.reg), ptcxhost.WithExecutor(cfg), ptcxhost.WithCodeRuntime(rt)}
+	if s.describe != nil {
+		opts = append(opts, ptcxhost.WithRunCodeDescriber(*s.describe))
+	}
+	h, err := ptcxhost.New(ctx, opts...) // the front door, as any host's: it installs run_code's describer
 	if err != nil {
 		return nil, err
 	}
-	e.exec = ex
+	e.exec = h.Executor()
 	ok = true
 	return e, nil
 }
