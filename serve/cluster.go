@@ -168,9 +168,7 @@ func (c *cluster) join(ctx context.Context) error {
 	go c.leaseLoop()
 	go c.reapLoop()
 	go c.evictLoop()
-	c.s.table.mu.Lock()
-	c.s.table.evicted = c.evicted
-	c.s.table.mu.Unlock()
+	c.s.table.OnEvicted(c.evicted)
 	if c.s.cfg.Overflow {
 		if err := c.startWorker(ctx); err != nil {
 			return err

@@ -50,7 +50,7 @@ var errFenced = errors.New("serve: this node cannot prove its cluster lease is c
 func (c *cluster) lapse(epoch uint64) {
 	c.lapses.Add(1)
 	stopped := 0
-	for _, x := range c.s.table.liveExecutions() {
+	for _, x := range c.s.table.Live() {
 		if e := x.epoch.Load(); e == 0 || e > epoch {
 			continue
 		}
@@ -76,7 +76,7 @@ func (c *cluster) current(x *execution) bool {
 // its own copy: without a store, whenever it holds it; in a cluster, only
 // while it is current (else nil: the store's record or its owner answers).
 func (s *Server) local(tenant, id string) *execution {
-	x := s.table.get(tenant, id)
+	x := s.table.Get(tenant, id)
 	if x == nil || s.cluster == nil || s.cluster.current(x) {
 		return x
 	}
@@ -124,7 +124,7 @@ func (c *cluster) reconcile(ctx context.Context) {
 		return
 	}
 	clean := true
-	for _, x := range c.s.table.liveExecutions() {
+	for _, x := range c.s.table.Live() {
 		if c.current(x) || !x.isParked() || x.isReleased() {
 			continue
 		}

@@ -192,7 +192,7 @@ func answered(state json.RawMessage) *httpError {
 // release gives the reservation back unless its execution started (it
 // is in the table) or was queued.
 func (h *keyHold) release() {
-	if h == nil || h.queued || h.c.s.table.lookup(h.x.id) == h.x {
+	if h == nil || h.queued || h.c.s.table.Lookup(h.x.id) == h.x {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)

@@ -112,7 +112,7 @@ func (c *cluster) reapIn(ctx context.Context, recs []store.Record, l store.Lease
 		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed || isParkedRecord(r) {
 			continue
 		}
-		if x := c.s.table.lookup(r.ID); l.Node == c.node && x != nil && c.current(x) {
+		if x := c.s.table.Lookup(r.ID); l.Node == c.node && x != nil && c.current(x) {
 			continue // running here now
 		}
 		if err := c.fail(ctx, r, api.CodeNodeLost, fmt.Sprintf(

@@ -110,7 +110,7 @@ func (c *cluster) workLoop(cons jetstream.Consumer) {
 			return
 		default:
 		}
-		if c.s.draining.Load() || c.s.table.liveCount() >= c.s.cfg.maxExecutions() || !c.fence.live() {
+		if c.s.draining.Load() || c.s.table.LiveCount() >= c.s.cfg.maxExecutions() || !c.fence.live() {
 			select {
 			case <-c.stop:
 				return

@@ -72,9 +72,9 @@ func (c *cluster) answer(data []byte) nodeReply {
 		e := errorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
 		return nodeReply{Status: e.status, Body: envelope(e)}
 	}
-	x := c.s.table.get(req.Tenant, req.ID)
+	x := c.s.table.Get(req.Tenant, req.ID)
 	if x == nil && c.awaitTakeOver(req.ID) { // claimed here, not yet held
-		x = c.s.table.get(req.Tenant, req.ID)
+		x = c.s.table.Get(req.Tenant, req.ID)
 	}
 	if x == nil {
 		e := notFound(req.ID)

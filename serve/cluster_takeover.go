@@ -82,7 +82,7 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 	if !ok {
 		return nil, errFenced
 	}
-	if x := c.s.table.lookup(r.ID); x != nil {
+	if x := c.s.table.Lookup(r.ID); x != nil {
 		if c.current(x) {
 			return x, nil
 		}
@@ -107,7 +107,7 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 				return nil, o.taken
 			}
 		}
-		if x := c.s.table.lookup(r.ID); x != nil && c.current(x) {
+		if x := c.s.table.Lookup(r.ID); x != nil && c.current(x) {
 			return x, nil
 		}
 		return nil, fmt.Errorf("%w: execution %s is this node's already", store.ErrConflict, r.ID)
@@ -199,7 +199,7 @@ func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epo
 		c.s.log.Warn("a taken-over execution's program is restored at its resume", "execution", x.id, "error", herr.body.Message)
 	}
 	x.parked = p
-	x.releasePending = chain(c.s.forcePending(t.name), orNothing(x.releasePending))
+	x.releasePending = chain(t.quota.ForcePending(), orNothing(x.releasePending))
 	x.mu.Lock()
 	for _, p := range m.Pending {
 		pc := &pendingCall{call: p.Call, expires: p.Expires, parkID: p.ParkID}
@@ -213,13 +213,13 @@ func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epo
 	c.mu.Lock() // before x is in the table: a request that finds it resumes it, and its follower writes its record
 	o.rev, o.last, o.snap, o.ans, o.after = rev, r.State, r.Snapshot, r.Answers, after
 	c.mu.Unlock()
-	if prev, _ := c.s.table.add(x, math.MaxInt); prev != nil { // its idempotency key is an execution's here already
+	if prev, _ := c.s.table.Add(x, math.MaxInt); prev != nil { // its idempotency key is an execution's here already
 		x.key = ""
-		_, _ = c.s.table.add(x, math.MaxInt)
+		_, _ = c.s.table.Add(x, math.MaxInt)
 	}
 	c.s.metrics.running.WithLabelValues(t.name).Inc()
 	c.s.metrics.parked.WithLabelValues(t.name).Inc()
-	c.s.parkedBytes(t, x.parkedSize)
+	t.quota.Parked(x.parkedSize)
 	c.s.log.Info("took over a parked execution", "execution", x.id, "tenant", t.name, "from", from, "node", c.node)
 	x.mu.Lock()
 	due := x.resumeDueLocked()

@@ -168,7 +168,7 @@ func (s *Server) persist(x *execution) *httpError {
 
 func (s *Server) execution(w http.ResponseWriter, r *http.Request, t *tenant) *execution {
 	id := r.PathValue("id")
-	x := s.table.get(t.name, id)
+	x := s.table.Get(t.name, id)
 	if x == nil {
 		writeError(w, notFound(id))
 	}
@@ -252,7 +252,7 @@ func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (Exec
 	}
 	switch req.Op {
 	case opCancel:
-		if x.settled() {
+		if x.Settled() {
 			return st, alreadySettled(x.id, x.state().Status)
 		}
 		if !s.cancelParked(x) {
@@ -319,7 +319,7 @@ func (s *Server) postCall(w http.ResponseWriter, r *http.Request, t *tenant) {
 		writeError(w, herr)
 		return
 	}
-	defer k.release()
+	defer k.Release()
 	res := t.exec.Execute(r.Context(), executor.Call{Scope: req.Scope, Name: req.Name, Args: req.Arguments})
 	out := CallResponse{OK: res.OK()}
 	if res.OK() {

@@ -31,7 +31,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		return nil, badRequest("the execution request", err)
 	}
 	x := newExecution(id, t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
-	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
+	if prev := s.table.ByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
 		return s.same(prev, x)
 	}
 	// In a cluster: the lease, and the key across the nodes
@@ -44,12 +44,12 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	var undo undo
 	defer undo.run()
 	x.work = t.runWork(req.Limits)
-	x.work.client = x.client
+	x.work.Client = x.client
 	k, herr := s.admit(t, x.work)
 	if herr != nil {
 		return nil, herr
 	}
-	undo.push(k.release)
+	undo.push(k.Release)
 	var claim *sessionClaim // keep_state: this node's turn in the session (session_state.go)
 	if req.KeepState {
 		c, herr := s.states.claim(context.Background(), t, req.Scope, req.Session)
@@ -81,7 +81,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	ctx, cancel := context.WithCancel(s.runContext(x))
 	x.cancel = cancel // before x is in the table, where DELETE can find it
 	undo.push(cancel)
-	prev, ok := s.table.add(x, s.cfg.maxExecutions())
+	prev, ok := s.table.Add(x, s.cfg.maxExecutions())
 	if prev != nil {
 		return s.same(prev, x)
 	}
@@ -89,8 +89,8 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		return nil, quotaError(ReasonMaxExecutions, "the server holds %d live executions, its maximum (server.max_executions); retry later", s.cfg.maxExecutions())
 	}
 	undo = nil // started: what it holds is given back as it runs, parks and settles
-	x.releasePending = chain(releaseSession, orNothing(k.takePending()))
-	release := k.endRun
+	x.releasePending = chain(releaseSession, orNothing(k.TakePending()))
+	release := k.EndRun
 	if claim != nil {
 		release = chain(release, claim.abandon)
 	}

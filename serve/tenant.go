@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpserver"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
+	"github.com/ptcx/ptcx/serve/internal/compute"
+	"github.com/ptcx/ptcx/serve/internal/quota"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/workspace"
 )
@@ -38,11 +39,10 @@ type tenant struct {
 	exec *executor.Executor   // for executions without client tools, and /v1/calls
 	mcp  http.Handler
 
-	state   sessionTenant  // keep_state sessions (session_state.go)
-	compute *computeBucket // nil: no compute quota
-	quota   quota          // what it may hold of what tenants share, and holds (admission.go)
-
-	retainedGauge prometheus.Gauge // ptcx_retained_bytes of this tenant (retained.go)
+	state    sessionTenant   // keep_state sessions (session_state.go)
+	compute  *compute.Bucket // nil: no compute quota
+	quota    *quota.Quota    // what it may hold of what tenants share, and holds (admission.go)
+	retained *quota.Retained // its results' and events' bytes on this node (retained.go)
 }
 
 func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, error) {
@@ -51,15 +51,7 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 		name: tc.Name, mode: tc.Mode, limits: tc.Limits.api(), file: file,
 		pendingTimeout: ms(tc.Quotas.PendingTimeoutMS, DefaultPendingTimeout),
 	}
-	t.quota = quota{
-		maxConcurrent: int(orDefault(int64(tc.Quotas.MaxConcurrent), DefaultMaxConcurrent)),
-		maxPending:    int(orDefault(int64(tc.Quotas.MaxPending), DefaultMaxPending)),
-		memoryShare:   memoryShareOf(tc, t.limits, s.sandboxCap(), len(s.cfg.Tenants)),
-		maxParked:     orDefault(tc.Quotas.MaxParkedBytes, DefaultMaxParkedBytes),
-		maxStreams:    int(orDefault(int64(tc.Quotas.MaxStreams), DefaultMaxStreams)),
-		maxRetained:   orDefault(tc.Quotas.MaxRetainedBytes, DefaultMaxRetainedBytes),
-	}
-	t.retainedGauge = s.metrics.retainedBytes.WithLabelValues(tc.Name)
+	t.compute, t.quota, t.retained = s.quotasOf(tc, t.limits)
 	copy(t.keySum[:], sum)
 	if t.mode == "" && (file == nil || file.Mode == "") {
 		t.mode = api.ModePTC
@@ -75,9 +67,6 @@ func (s *Server) newTenant(tc TenantConfig, file *toolsfile.File) (*tenant, erro
 		}
 		t.ws = ws
 		t.sess = &sessions{root: dir, max: DefaultMaxSessions, open: map[string]*session{}}
-	}
-	if r := tc.Quotas.ComputeSecondsPerMinute; r > 0 {
-		t.compute = newComputeBucket(r, time.Now)
 	}
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
 	t.cfg = executor.NewConfig().WithRuntime(rt).WithLimits(t.limits).
