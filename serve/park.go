@@ -153,7 +153,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 				return fmt.Errorf("writing its snapshot to the store: %w", err)
 			}
 		} else {
-			if err := s.spill.put(name, data); err != nil {
+			if err := s.spill.Put(name, data); err != nil {
 				return err
 			}
 			p.Release() // its bytes stand for it now: resume restores them
@@ -522,7 +522,7 @@ func (s *Server) dropSnapshot(x *execution, name string) {
 	x.mu.Unlock()
 	x.tenant.quota.Parked(-size)
 	if s.spill != nil {
-		if err := s.spill.remove(name); err != nil {
+		if err := s.spill.Remove(name); err != nil {
 			s.log.Warn("removing a spilled snapshot failed", "execution", x.id, "snapshot", name, "error", err.Error())
 		}
 	}
@@ -571,7 +571,7 @@ func (s *Server) readSnapshot(ctx context.Context, name string) ([]byte, error) 
 		}
 		return data, nil
 	}
-	return s.spill.get(ctx, name)
+	return s.spill.Get(ctx, name)
 }
 
 // readFault, when set (tests: FailSnapshotReads), is asked before every

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/spill"
 	"github.com/ptcx/ptcx/serve/internal/table"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -46,7 +47,7 @@ type Server struct {
 	metrics *metrics
 	handler http.Handler
 	cluster *cluster         // nil without a store shared beyond this process
-	spill   *spill           // where parked executions' bytes go when cluster is nil
+	spill   *spill.Spill     // where parked executions' bytes go when cluster is nil
 	states  *programSessions // keep_state sessions (session_state.go)
 
 	draining atomic.Bool
@@ -119,14 +120,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	if s.cluster == nil {
 		parent := cfg.resolve(cfg.SpillDir)
 		if parent == "" {
-			p, err := defaultSpillParent()
+			p, err := spill.DefaultParent()
 			if err != nil {
 				_ = s.Close(ctx)
 				return nil, fmt.Errorf("serve: %w", err)
 			}
 			parent = p
 		}
-		sp, err := openSpill(parent)
+		sp, err := spill.Open(parent, storeTimeout)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)
@@ -318,8 +319,8 @@ func (s *Server) Close(ctx context.Context) error {
 		s.cluster.close()
 	}
 	if s.spill != nil {
-		if err := s.spill.close(); err != nil {
-			s.log.Warn("removing the spill directory failed", "dir", s.spill.root, "error", err)
+		if err := s.spill.Close(); err != nil {
+			s.log.Warn("removing the spill directory failed", "dir", s.spill.Root(), "error", err)
 		}
 	}
 	for _, t := range s.tenants {
