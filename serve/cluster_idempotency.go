@@ -60,22 +60,23 @@ type keyHold struct {
 
 // enter admits x to start on a cluster node: the node must prove its
 // lease (x runs under the current epoch, fence.go) and x's idempotency
-// key, if any, is reserved for it. herr answers the request instead: 503
-// while the lease is not proven; the key's first execution, its state as
-// GET shows it (a 200: answered); 409 for another body. The hold, when x
+// key, if any, is reserved for it. When another node's execution holds the
+// key with the same body, first is its state as GET shows it: the answer
+// to the request, x not started. herr answers the request instead: 503
+// while the lease is not proven; 409 for another body. The hold, when x
 // has a key, is given back unless x starts (release).
-func (s *Server) enter(x *execution, wait *bool) (*keyHold, *httpError) {
+func (s *Server) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
 	c := s.cluster
 	if c == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	epoch, ok := c.fence.epoch()
 	if !ok {
-		return nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.refusal())
+		return nil, nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.refusal())
 	}
 	x.epoch.Store(epoch)
 	if x.key == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.maxWait()+storeTimeout)
 	defer cancel()
@@ -83,8 +84,8 @@ func (s *Server) enter(x *execution, wait *bool) (*keyHold, *httpError) {
 }
 
 // reserve reserves x's key for x, or answers with the execution that
-// holds it (as enter).
-func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (*keyHold, *httpError) {
+// holds it, first (as enter).
+func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
 	t := x.tenant
 	mine := store.Reservation{Key: reservationKeyOf(t.name, x.key), Tenant: t.name, ID: x.id, Sum: hex.EncodeToString(x.sum[:]),
 		Node: c.node, Created: x.created, ExpiresAt: x.created.Add(2 * c.liveTTL)}
@@ -93,58 +94,58 @@ func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (*keyHol
 		rev, err := c.st.Reserve(ctx, mine)
 		if err == nil {
 			mine.Revision = rev
-			return &keyHold{c: c, x: x, r: mine}, nil
+			return &keyHold{c: c, x: x, r: mine}, nil, nil
 		}
 		if !errors.Is(err, store.ErrExists) {
-			return nil, storeUnavailable(err)
+			return nil, nil, storeUnavailable(err)
 		}
 		cur, err := c.st.GetReservation(ctx, mine.Key)
 		switch {
 		case errors.Is(err, store.ErrNotFound): // given back meanwhile: reserve again
 		case err != nil:
-			return nil, storeUnavailable(err)
+			return nil, nil, storeUnavailable(err)
 		case cur.ID == x.id: // reserved when it was queued
-			return &keyHold{c: c, x: x, r: cur, queued: true}, nil
+			return &keyHold{c: c, x: x, r: cur, queued: true}, nil, nil
 		default:
-			h, herr, again := c.heldBy(ctx, x, mine, cur, wait)
+			h, first, herr, again := c.heldBy(ctx, x, mine, cur, wait)
 			if !again {
-				return h, herr
+				return h, first, herr
 			}
 		}
 		if time.Now().After(deadline) {
 			e := errorf(http.StatusConflict, CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.key)
 			e.retryAfter = DefaultRetryAfter
-			return nil, e
+			return nil, nil, e
 		}
 		select {
 		case <-time.After(keyPoll):
 		case <-ctx.Done():
-			return nil, storeUnavailable(ctx.Err())
+			return nil, nil, storeUnavailable(ctx.Err())
 		}
 	}
 }
 
-// heldBy answers for x's key, held by cur: the execution it names (or
-// 409), or takes it over when that execution never started; again when
-// its record is still to come.
-func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Reservation, wait bool) (h *keyHold, herr *httpError, again bool) {
+// heldBy answers for x's key, held by cur: the execution it names (its
+// state, first, or 409), or takes it over when that execution never
+// started; again when its record is still to come.
+func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Reservation, wait bool) (h *keyHold, first json.RawMessage, herr *httpError, again bool) {
 	rec, err := c.st.Get(ctx, cur.ID)
 	switch {
 	case err == nil && rec.Tenant == x.tenant.name:
 		if cur.Sum != mine.Sum {
-			return nil, keyConflict(x, cur.ID), false
+			return nil, nil, keyConflict(x, cur.ID), false
 		}
 		st, herr := c.remoteState(ctx, x.tenant.name, cur.ID, wait)
 		if herr != nil {
-			return nil, herr, false
+			return nil, nil, herr, false
 		}
-		return nil, answered(st), false
+		return nil, st, nil, false
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return nil, storeUnavailable(err), false
+		return nil, nil, storeUnavailable(err), false
 	}
 	left, err := c.abandoned(ctx, x.tenant, cur)
 	if err != nil {
-		return nil, storeUnavailable(err), false
+		return nil, nil, storeUnavailable(err), false
 	}
 	if left {
 		mine.Revision = cur.Revision
@@ -152,17 +153,17 @@ func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Rese
 		if err == nil {
 			mine.Revision = rev
 			c.s.log.Info("took over an idempotency key's reservation its execution never used", "execution", x.id, "from", cur.ID, "node", cur.Node)
-			return &keyHold{c: c, x: x, r: mine}, nil, false
+			return &keyHold{c: c, x: x, r: mine}, nil, nil, false
 		}
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
-			return nil, storeUnavailable(err), false
+			return nil, nil, storeUnavailable(err), false
 		}
-		return nil, nil, true // another request took it: look again
+		return nil, nil, nil, true // another request took it: look again
 	}
 	if cur.Sum != mine.Sum {
-		return nil, keyConflict(x, cur.ID), false
+		return nil, nil, keyConflict(x, cur.ID), false
 	}
-	return nil, nil, true
+	return nil, nil, nil, true
 }
 
 // abandoned reports whether cur, a reservation whose execution has no
@@ -181,12 +182,6 @@ func (c *cluster) abandoned(ctx context.Context, t *tenant, cur store.Reservatio
 
 func keyConflict(x *execution, first string) *httpError {
 	return errorf(http.StatusConflict, CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, first)
-}
-
-// answered is the answer to a request that another node's execution
-// answers: its state, 200.
-func answered(state json.RawMessage) *httpError {
-	return &httpError{status: http.StatusOK, raw: state}
 }
 
 // release gives the reservation back unless its execution started (it

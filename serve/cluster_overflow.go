@@ -42,9 +42,9 @@ func (c *cluster) enqueue(ctx context.Context, t *tenant, req *ExecutionRequest,
 	rec := store.Record{ID: id, Tenant: t.name, Status: StatusRunning, ExpiresAt: time.Now().Add(c.liveTTL)}
 	var hold *keyHold
 	if req.IdempotencyKey != "" {
-		h, herr := c.reserve(ctx, newExecution(id, t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait)
-		if herr != nil && herr.raw != nil {
-			return herr.raw, nil
+		h, first, herr := c.reserve(ctx, newExecution(id, t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait)
+		if first != nil {
+			return first, nil
 		}
 		if herr != nil {
 			return nil, herr
@@ -155,9 +155,15 @@ func (c *cluster) take(m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	x, herr := c.s.startID(item.ID, t, req, item.Body)
+	res, herr := c.s.startID(item.ID, t, req, item.Body)
 	if herr != nil {
 		c.giveBack(ctx, m, rec, herr)
+		return
+	}
+	x := res.x
+	if x == nil { // its key is another node's execution's now: this one will never start
+		_ = c.fail(ctx, rec, api.CodeBusy, "no node could start the queued execution: its idempotency_key is held by another execution; retry later")
+		_ = m.Term()
 		return
 	}
 	if err := c.adopt(ctx, x); err != nil {

@@ -66,9 +66,6 @@ type httpError struct {
 	status     int
 	body       ErrorBody
 	retryAfter time.Duration
-	// raw, when set, is the answer instead of the error envelope: a
-	// request another execution answers (cluster_idempotency.go).
-	raw json.RawMessage
 }
 
 func (e *httpError) Error() string { return e.body.Message }
@@ -103,10 +100,6 @@ func errorBody(e *api.Error) *ErrorBody {
 }
 
 func writeError(w http.ResponseWriter, e *httpError) {
-	if e.raw != nil {
-		writeRaw(w, e.status, e.raw)
-		return
-	}
 	setRetryAfter(w, e.retryAfter)
 	writeJSON(w, e.status, ErrorEnvelope{Error: e.body})
 }

@@ -119,7 +119,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		writeError(w, badRequest("the execution request", err))
 		return
 	}
-	x, herr := s.start(t, req, body)
+	res, herr := s.start(t, req, body)
 	if herr != nil && herr.body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
 		st, qerr := s.cluster.enqueue(r.Context(), t, req, body)
 		if qerr != nil {
@@ -136,6 +136,11 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		writeError(w, herr)
 		return
 	}
+	if res.first != nil { // the key's earlier execution, on another node
+		writeRaw(w, http.StatusOK, res.first)
+		return
+	}
+	x := res.x
 	logExecution(w, x.id)
 	if s.cluster != nil {
 		if err := s.cluster.adopt(r.Context(), x); err != nil {
