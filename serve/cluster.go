@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ptcx/ptcx/serve/internal/fence"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -43,9 +44,9 @@ type cluster struct {
 	work    string        // the work-queue stream
 	subject string        // the subject prefix
 
-	// fence proves this node's lease to itself (fence.go); lapses counts
+	// fence proves this node's lease to itself (serve/internal/fence); lapses counts
 	// its lapses, reconciled those reconcile has settled.
-	fence      *fence
+	fence      *fence.Fence
 	lapses     atomic.Uint64
 	reconciled atomic.Uint64
 
@@ -85,7 +86,7 @@ func newCluster(ctx context.Context, s *Server) (*cluster, error) {
 		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
 		evictions: make(chan string, maxEvictions), evicting: map[string]struct{}{}}
 	c.liveTTL = ceiling(s.cfg.Tenants).WallTime + s.cfg.retention()
-	c.fence = newFence(c.node, c.lease, time.Now, c.lapse)
+	c.fence = fence.New(c.node, c.lease, time.Now, c.lapse)
 	switch sc.Kind {
 	case storeDir:
 		d, err := store.OpenDir(s.cfg.resolve(sc.Path))
@@ -155,7 +156,7 @@ func (c *cluster) join(ctx context.Context) error {
 	if err := c.st.RenewLease(ctx, c.node, start.Add(c.lease)); err != nil {
 		return err
 	}
-	c.fence.renewed(start)
+	c.fence.Renewed(start)
 
 	if c.nc != nil {
 		sub, err := c.nc.Subscribe(c.nodeSubject(c.node), c.onRequest)
@@ -235,13 +236,13 @@ func (c *cluster) evictLoop() {
 }
 
 // ready is nil when the store is usable, the last renewal worked and
-// the node can prove its lease (fence.go).
+// the node can prove its lease (serve/internal/fence).
 func (c *cluster) ready(ctx context.Context) error {
 	if err := c.st.Check(ctx); err != nil {
 		return err
 	}
-	if !c.fence.live() {
-		return fmt.Errorf("%w: %s", errFenced, c.fence.refusal())
+	if !c.fence.Live() {
+		return fmt.Errorf("%w: %s", errFenced, c.fence.Refusal())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -253,7 +254,7 @@ func (c *cluster) ready(ctx context.Context) error {
 // the store.
 func (c *cluster) close() {
 	c.stopOnce.Do(func() {
-		c.fence.stop()
+		c.fence.Stop()
 		if c.sub != nil {
 			_ = c.sub.Drain()
 		}
@@ -281,7 +282,7 @@ func (c *cluster) close() {
 // executions it held are given up (their state is in the store).
 func (c *cluster) crash() {
 	c.stopOnce.Do(func() {
-		c.fence.stop()
+		c.fence.Stop()
 		close(c.stop)
 		if c.sub != nil {
 			_ = c.sub.Unsubscribe()

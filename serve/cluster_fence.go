@@ -13,7 +13,8 @@ import (
 	"github.com/ptcx/ptcx/serve/store"
 )
 
-// What a node does about its fence (fence.go). While the lease is proven,
+// What a node does about its fence (serve/internal/fence; the node's
+// checks: fencing.go). While the lease is proven,
 // nothing: an execution is current (its epoch holds) and the node acts for
 // it as always. When the lease lapses (the watchdog, or a renewal that
 // came too late, notices it) the epoch ends and lapse stops every
@@ -62,53 +63,14 @@ func (c *cluster) lapse(epoch uint64) {
 		x.cancelRun()
 	}
 	c.s.log.Warn("lease lapsed: this node stops the executions it ran under it, and answers for them from the store",
-		"node", c.node, "epoch", epoch, "stopped", stopped, "limit_ms", c.fence.limit().Milliseconds())
+		"node", c.node, "epoch", epoch, "stopped", stopped, "limit_ms", c.fence.Limit().Milliseconds())
 }
 
 // current reports whether this node acts for x now: x runs under the
 // epoch the fence holds.
 func (c *cluster) current(x *execution) bool {
 	e := x.epoch.Load()
-	return e != 0 && c.fence.holds(e)
-}
-
-// local returns tenant's execution id when this node answers for it from
-// its own copy: without a store, whenever it holds it; in a cluster, only
-// while it is current (else nil: the store's record or its owner answers).
-func (s *Server) local(tenant, id string) *execution {
-	x := s.table.Get(tenant, id)
-	if x == nil || s.cluster == nil || s.cluster.current(x) {
-		return x
-	}
-	return nil
-}
-
-// runContext is the context an execution's run (or resumed run) starts
-// from: in a cluster it carries the execution's epoch, which the fence
-// guard and the session store check.
-func (s *Server) runContext(x *execution) context.Context {
-	if s.cluster == nil {
-		return context.Background()
-	}
-	return withTicket(context.Background(), s.cluster.fence, x.epoch.Load())
-}
-
-// mayResume refuses, with a 503 to retry, the resume of an execution
-// this node does not act for now.
-func (s *Server) mayResume(x *execution) *httpError {
-	if s.cluster == nil || s.cluster.current(x) {
-		return nil
-	}
-	return unavailable(CodeOwnerUnavailable, "execution %s is not resumed here now: %s; retry (its owner, or the node that took it over, continues it)",
-		x.id, s.cluster.fence.refusal())
-}
-
-// mayWrite is nil while this node may write x's state to the store.
-func (s *Server) mayWrite(x *execution) error {
-	if s.cluster == nil || s.cluster.current(x) {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", errFenced, s.cluster.fence.refusal())
+	return e != 0 && c.fence.Holds(e)
 }
 
 // reconcile settles what lapses left, once the lease is proven again.
@@ -116,7 +78,7 @@ func (s *Server) mayWrite(x *execution) error {
 // leaves it for the next round of the reap loop.
 func (c *cluster) reconcile(ctx context.Context) {
 	seen := c.lapses.Load()
-	if seen == c.reconciled.Load() || !c.fence.live() {
+	if seen == c.reconciled.Load() || !c.fence.Live() {
 		return
 	}
 	if err := c.reap(ctx, store.Lease{Node: c.node}, "lost its lease (it could not renew it within lease − margin: paused, or cut off from the store)"); err != nil {
@@ -157,7 +119,7 @@ func (c *cluster) refresh(ctx context.Context, x *execution) error {
 // as it is (revision-checked: a node taking it over at once loses) to
 // prove it. store.ErrConflict when it is not.
 func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) error {
-	epoch, ok := c.fence.epoch()
+	epoch, ok := c.fence.Epoch()
 	if !ok {
 		return errFenced
 	}
@@ -257,16 +219,16 @@ func (c *cluster) discard(x *execution) {
 // own is reclaimed (and the request applied), any other is a 503 to
 // retry (its record answers once reconciled, or reaped).
 func (c *cluster) stale(ctx context.Context, x *execution) (*execution, *httpError) {
-	if x.isParked() && c.fence.live() {
+	if x.isParked() && c.fence.Live() {
 		if err := c.refresh(ctx, x); err == nil && c.current(x) {
 			return x, nil
 		}
 	}
-	return nil, unavailable(CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.node, x.id, c.fence.refusal())
+	return nil, unavailable(CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.node, x.id, c.fence.Refusal())
 }
 
 // gone reports whether l's node is lost at now: past its lease's until
-// plus the margin (until then the node may still be acting, fence.go).
+// plus the margin (until then the node may still be acting, serve/internal/fence).
 func (c *cluster) gone(l store.Lease, now time.Time) bool {
-	return l.Lost(now, c.fence.margin)
+	return l.Lost(now, c.fence.Margin())
 }

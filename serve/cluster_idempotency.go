@@ -59,7 +59,7 @@ type keyHold struct {
 }
 
 // enter admits x to start on a cluster node: the node must prove its
-// lease (x runs under the current epoch, fence.go) and x's idempotency
+// lease (x runs under the current epoch, serve/internal/fence) and x's idempotency
 // key, if any, is reserved for it. When another node's execution holds the
 // key with the same body, first is its state as GET shows it: the answer
 // to the request, x not started. herr answers the request instead: 503
@@ -70,9 +70,9 @@ func (s *Server) enter(x *execution, wait *bool) (hold *keyHold, first json.RawM
 	if c == nil {
 		return nil, nil, nil
 	}
-	epoch, ok := c.fence.epoch()
+	epoch, ok := c.fence.Epoch()
 	if !ok {
-		return nil, nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.refusal())
+		return nil, nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.Refusal())
 	}
 	x.epoch.Store(epoch)
 	if x.key == "" {

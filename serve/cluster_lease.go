@@ -13,7 +13,7 @@ import (
 
 // The lease: each node renews its own (leaseLoop), and fails or takes
 // over what the nodes whose lease expired owned (reapLoop). Its own lease
-// is also its fence's proof (fence.go, cluster_fence.go).
+// is also its fence's proof (serve/internal/fence, cluster_fence.go).
 
 // leaseLoop renews the lease three times per lease, and does nothing
 // else: a renewal is never late for want of the loop's time. Each until
@@ -37,7 +37,7 @@ func (c *cluster) leaseLoop() {
 		err := c.st.RenewLease(ctx, c.node, start.Add(c.lease))
 		cancel()
 		if err == nil {
-			c.fence.renewed(start)
+			c.fence.Renewed(start)
 		}
 		c.mu.Lock()
 		c.healthy = err
@@ -61,7 +61,7 @@ func (c *cluster) reapLoop() {
 			return
 		case <-t.C:
 		}
-		if !c.fence.live() {
+		if !c.fence.Live() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.lease)

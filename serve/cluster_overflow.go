@@ -110,7 +110,7 @@ func (c *cluster) workLoop(cons jetstream.Consumer) {
 			return
 		default:
 		}
-		if c.s.draining.Load() || c.s.table.LiveCount() >= c.s.cfg.maxExecutions() || !c.fence.live() {
+		if c.s.draining.Load() || c.s.table.LiveCount() >= c.s.cfg.maxExecutions() || !c.fence.Live() {
 			select {
 			case <-c.stop:
 				return
@@ -178,7 +178,7 @@ func (c *cluster) take(m jetstream.Msg) {
 // failed with BUSY after the last delivery (not for a lapse).
 func (c *cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httpError) {
 	md, err := m.Metadata()
-	if herr.status == http.StatusServiceUnavailable && !c.fence.live() { // this node's lease lapsed: another node takes it
+	if herr.status == http.StatusServiceUnavailable && !c.fence.Live() { // this node's lease lapsed: another node takes it
 		_ = m.NakWithDelay(workRetry)
 		return
 	}

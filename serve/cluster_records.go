@@ -63,7 +63,7 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 	if !c.current(x) { // the lease lapsed since x was admitted: no record is written for it
 		c.mu.Unlock()
 		c.forgetKey(ctx, x)
-		return fmt.Errorf("%w: %s", errFenced, c.fence.refusal())
+		return fmt.Errorf("%w: %s", errFenced, c.fence.Refusal())
 	}
 	o := &owned{mu: make(chanMutex, 1)}
 	c.owned[x.id] = o

@@ -189,8 +189,8 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 		// under an ended epoch (cluster_fence.go), or by a dir store's node
 		// that is gone: nothing can answer, so it is continued here if
 		// parked, else lost; once this node proves its lease again.
-		if !c.fence.live() {
-			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.fence.refusal()))
+		if !c.fence.Live() {
+			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.fence.Refusal()))
 			return
 		}
 		c.lost(ctx, w, r, req, again)
@@ -228,7 +228,7 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 	}
 	for _, l := range leases {
 		if l.Node == r.Owner && !c.gone(l, time.Now()) {
-			lost := l.Until.Add(c.fence.margin)
+			lost := l.Until.Add(c.fence.Margin())
 			e := errorf(http.StatusServiceUnavailable, CodeOwnerUnavailable,
 				"execution %s is owned by node %s, which does not answer; it is lost at %s (its lease's expiry plus the margin) unless it renews: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
 				r.ID, r.Owner, lost.UTC().Format(time.RFC3339Nano))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/fence"
 	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -135,7 +136,7 @@ func (c *sessionClaim) refuse(object string, why error) error {
 // not overwritten), then the old object deleted if it is the session's
 // own.
 func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error {
-	if err := fenceCheck(ctx); err != nil { // a node that cannot prove its lease saves nothing (fence.go)
+	if err := fence.Check(ctx); err != nil { // a node that cannot prove its lease saves nothing (serve/internal/fence)
 		return err
 	}
 	c, err := s.claim(ctx, name)
@@ -162,7 +163,7 @@ func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error 
 // (the session was reset), and the old object is deleted if it is the
 // session's own.
 func (s sessionStore) Delete(ctx context.Context, _, name string) error {
-	if err := fenceCheck(ctx); err != nil {
+	if err := fence.Check(ctx); err != nil {
 		return err
 	}
 	c, err := s.claim(ctx, name)

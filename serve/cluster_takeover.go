@@ -78,7 +78,7 @@ func (c *cluster) takeOverLost(ctx context.Context, l store.Lease, why string, l
 // not the execution's own (the record is failed then), and otherwise,
 // the record given back, when they could not be read.
 func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, error) {
-	epoch, ok := c.fence.epoch()
+	epoch, ok := c.fence.Epoch()
 	if !ok {
 		return nil, errFenced
 	}

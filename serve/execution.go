@@ -30,7 +30,7 @@ type execution struct {
 	// live is set once the execution must wait for its client live, never
 	// parked (its tenant's parked bytes are at their quota: waitLive).
 	live atomic.Bool
-	// epoch is the cluster lease epoch it runs under on this node (fence.go);
+	// epoch is the cluster lease epoch it runs under on this node (serve/internal/fence);
 	// 0 without a store, and once another node took it.
 	epoch atomic.Uint64
 

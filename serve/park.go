@@ -144,7 +144,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		}
 		name = snapshotNameOf(x.id, data)
 		if s.cluster != nil {
-			if err := s.mayWrite(x); err != nil { // cluster_fence.go
+			if err := s.mayWrite(x); err != nil { // fencing.go
 				return err
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -332,7 +332,7 @@ func (s *Server) retryResume(x *execution) {
 // not pass (its bytes are gone, corrupt, not x's, or its program cannot
 // continue here) settles x as failed.
 func (s *Server) resume(x *execution) *httpError {
-	if herr := s.mayResume(x); herr != nil { // cluster_fence.go
+	if herr := s.mayResume(x); herr != nil { // fencing.go
 		return herr
 	}
 	k, herr := s.admit(x.tenant, x.resumeWork())
