@@ -7,9 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/executor"
-	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -51,8 +48,8 @@ var errFenced = errors.New("serve: this node cannot prove its cluster lease is c
 func (c *cluster) lapse(epoch uint64) {
 	c.lapses.Add(1)
 	stopped := 0
-	for _, x := range c.s.table.Live() {
-		if e := x.epoch.Load(); e == 0 || e > epoch {
+	for _, x := range c.n.live() {
+		if e := x.Epoch(); e == 0 || e > epoch {
 			continue
 		}
 		if x.isParked() {
@@ -62,14 +59,14 @@ func (c *cluster) lapse(epoch uint64) {
 		stopped++
 		x.cancelRun()
 	}
-	c.s.log.Warn("lease lapsed: this node stops the executions it ran under it, and answers for them from the store",
+	c.log.Warn("lease lapsed: this node stops the executions it ran under it, and answers for them from the store",
 		"node", c.node, "epoch", epoch, "stopped", stopped, "limit_ms", c.fence.Limit().Milliseconds())
 }
 
 // current reports whether this node acts for x now: x runs under the
 // epoch the fence holds.
 func (c *cluster) current(x *execution) bool {
-	e := x.epoch.Load()
+	e := x.Epoch()
 	return e != 0 && c.fence.Holds(e)
 }
 
@@ -82,16 +79,16 @@ func (c *cluster) reconcile(ctx context.Context) {
 		return
 	}
 	if err := c.reap(ctx, store.Lease{Node: c.node}, "lost its lease (it could not renew it within lease − margin: paused, or cut off from the store)"); err != nil {
-		c.s.log.Warn("settling this node's executions after its lease lapsed failed; retried", "node", c.node, "error", err.Error())
+		c.log.Warn("settling this node's executions after its lease lapsed failed; retried", "node", c.node, "error", err.Error())
 		return
 	}
 	clean := true
-	for _, x := range c.s.table.Live() {
+	for _, x := range c.n.live() {
 		if c.current(x) || !x.isParked() || x.isReleased() {
 			continue
 		}
 		if err := c.refresh(ctx, x); err != nil {
-			c.s.log.Warn("reclaiming a parked execution after the lease lapsed failed; retried", "execution", x.id, "error", err.Error())
+			c.log.Warn("reclaiming a parked execution after the lease lapsed failed; retried", "execution", x.ID(), "error", err.Error())
 			clean = false
 		}
 	}
@@ -103,7 +100,7 @@ func (c *cluster) reconcile(ctx context.Context) {
 // refresh reclaims a parked x this node holds from an ended epoch, or
 // drops it here when its record is no longer the one this node wrote.
 func (c *cluster) refresh(ctx context.Context, x *execution) error {
-	r, err := c.st.Get(ctx, x.id)
+	r, err := c.st.Get(ctx, x.ID())
 	if err == nil {
 		err = c.reclaim(ctx, x, r)
 	}
@@ -124,10 +121,10 @@ func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 		return errFenced
 	}
 	c.mu.Lock()
-	o := c.owned[x.id]
+	o := c.owned[x.ID()]
 	c.mu.Unlock()
 	if o == nil || r.Owner != c.node || !isParkedRecord(r) {
-		return fmt.Errorf("%w: execution %s is no longer this node's", store.ErrConflict, x.id)
+		return fmt.Errorf("%w: execution %s is no longer this node's", store.ErrConflict, x.ID())
 	}
 	select {
 	case o.mu <- struct{}{}:
@@ -136,7 +133,7 @@ func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 	}
 	defer o.mu.unlock()
 	if o.lost || r.Revision != o.rev || !x.isParked() {
-		return fmt.Errorf("%w: execution %s changed since this node wrote it", store.ErrConflict, x.id)
+		return fmt.Errorf("%w: execution %s changed since this node wrote it", store.ErrConflict, x.ID())
 	}
 	rev, err := c.st.Update(ctx, r)
 	if errors.Is(err, store.ErrNotFound) {
@@ -146,35 +143,10 @@ func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 		return err
 	}
 	o.rev = rev
-	x.epoch.Store(epoch)
-	c.s.log.Info("reclaimed a parked execution after the lease lapsed: nobody took it over", "execution", x.id, "node", c.node)
-	x.mu.Lock()
-	due := x.resumeDueLocked()
-	x.armExpiryLocked(c.s) // its calls expire from their expires_at, as before the lapse
-	x.mu.Unlock()
-	if due { // answered, or expired, meanwhile
-		go c.s.resumeOrRetry(x)
-	}
+	x.SetEpoch(epoch)
+	c.log.Info("reclaimed a parked execution after the lease lapsed: nobody took it over", "execution", x.ID(), "node", c.node)
+	c.n.reclaimed(x)
 	return nil
-}
-
-// releaseProgram releases the program a parked x holds in memory, if
-// it holds it, leaving x parked on its bytes in the store; its calls'
-// expiry waits (reclaim arms it again).
-func (x *execution) releaseProgram() {
-	x.mu.Lock()
-	var p *executor.Parked
-	if x.parkedLocked() {
-		p, x.parked = x.parked, nil
-		if x.expiry != nil {
-			x.expiry.Stop()
-			x.expiry = nil
-		}
-	}
-	x.mu.Unlock()
-	if p != nil {
-		p.Release()
-	}
 }
 
 // discard drops this node's copy of a parked x another node took over
@@ -182,36 +154,19 @@ func (x *execution) releaseProgram() {
 // released, and it settles here, never written nor published (this node
 // no longer owns its record).
 func (c *cluster) discard(x *execution) {
-	x.mu.Lock()
-	if !x.parkedLocked() {
-		x.mu.Unlock()
+	if !c.n.unpark(x) {
 		return
 	}
-	p := x.parked
-	x.parked, x.resuming = nil, true
-	if x.expiry != nil {
-		x.expiry.Stop()
-		x.expiry = nil
-	}
-	x.mu.Unlock()
-	x.epoch.Store(0)
-	if p != nil {
-		p.Release()
-	}
 	c.mu.Lock()
-	o := c.owned[x.id]
-	delete(c.owned, x.id) // no follower runs for a parked x, and none starts for it now
+	o := c.owned[x.ID()]
+	delete(c.owned, x.ID()) // no follower runs for a parked x, and none starts for it now
 	c.mu.Unlock()
 	if o != nil {
 		o.mu.lock()
 		o.lost = true
 		o.mu.unlock()
 	}
-	c.s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
-	c.s.log.Warn("dropped this node's copy of a parked execution another node continued while this node's lease had lapsed",
-		"execution", x.id, "tenant", x.tenant.name, "node", c.node)
-	c.s.settleRun(x, api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeNodeLost,
-		Message: "this node's copy of the parked execution was dropped: another node took it over while this node's lease had lapsed"}})
+	c.n.dropCopy(x)
 }
 
 // stale answers a request another node forwarded for an execution this
@@ -224,7 +179,7 @@ func (c *cluster) stale(ctx context.Context, x *execution) (*execution, *httpErr
 			return x, nil
 		}
 	}
-	return nil, unavailable(CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.node, x.id, c.fence.Refusal())
+	return nil, unavailable(CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.node, x.ID(), c.fence.Refusal())
 }
 
 // gone reports whether l's node is lost at now: past its lease's until

@@ -41,7 +41,7 @@ func reservationKeyOf(tenant, key string) string {
 // keyStartBound is how long a reservation may name an execution whose
 // record does not exist yet: the start path's longest wait (a keep_state
 // session's turn, tenants[].sessions.wait_ms) and its two store writes.
-func keyStartBound(t *tenant) time.Duration { return t.state.wait + 2*storeTimeout }
+func keyStartBound(x *execution) time.Duration { return x.SessionWait() + 2*storeTimeout }
 
 // keyPoll is how often a request finds again a key whose execution is
 // being started on another node.
@@ -65,20 +65,16 @@ type keyHold struct {
 // to the request, x not started. herr answers the request instead: 503
 // while the lease is not proven; 409 for another body. The hold, when x
 // has a key, is given back unless x starts (release).
-func (s *Server) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
-	c := s.cluster
-	if c == nil {
-		return nil, nil, nil
-	}
+func (c *cluster) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
 	epoch, ok := c.fence.Epoch()
 	if !ok {
 		return nil, nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.Refusal())
 	}
-	x.epoch.Store(epoch)
-	if x.key == "" {
+	x.SetEpoch(epoch)
+	if x.Key() == "" {
 		return nil, nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.maxWait()+storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.maxWait+storeTimeout)
 	defer cancel()
 	return c.reserve(ctx, x, wait == nil || *wait)
 }
@@ -86,10 +82,10 @@ func (s *Server) enter(x *execution, wait *bool) (hold *keyHold, first json.RawM
 // reserve reserves x's key for x, or answers with the execution that
 // holds it, first (as enter).
 func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
-	t := x.tenant
-	mine := store.Reservation{Key: reservationKeyOf(t.name, x.key), Tenant: t.name, ID: x.id, Sum: hex.EncodeToString(x.sum[:]),
-		Node: c.node, Created: x.created, ExpiresAt: x.created.Add(2 * c.liveTTL)}
-	deadline := time.Now().Add(c.s.cfg.maxWait())
+	sum := x.Sum()
+	mine := store.Reservation{Key: reservationKeyOf(x.Tenant(), x.Key()), Tenant: x.Tenant(), ID: x.ID(), Sum: hex.EncodeToString(sum[:]),
+		Node: c.node, Created: x.Created(), ExpiresAt: x.Created().Add(2 * c.liveTTL)}
+	deadline := time.Now().Add(c.maxWait)
 	for {
 		rev, err := c.st.Reserve(ctx, mine)
 		if err == nil {
@@ -104,7 +100,7 @@ func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *k
 		case errors.Is(err, store.ErrNotFound): // given back meanwhile: reserve again
 		case err != nil:
 			return nil, nil, storeUnavailable(err)
-		case cur.ID == x.id: // reserved when it was queued
+		case cur.ID == x.ID(): // reserved when it was queued
 			return &keyHold{c: c, x: x, r: cur, queued: true}, nil, nil
 		default:
 			h, first, herr, again := c.heldBy(ctx, x, mine, cur, wait)
@@ -113,7 +109,7 @@ func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *k
 			}
 		}
 		if time.Now().After(deadline) {
-			e := errorf(http.StatusConflict, CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.key)
+			e := errorf(http.StatusConflict, CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.Key())
 			e.retryAfter = DefaultRetryAfter
 			return nil, nil, e
 		}
@@ -131,11 +127,11 @@ func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *k
 func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Reservation, wait bool) (h *keyHold, first json.RawMessage, herr *httpError, again bool) {
 	rec, err := c.st.Get(ctx, cur.ID)
 	switch {
-	case err == nil && rec.Tenant == x.tenant.name:
+	case err == nil && rec.Tenant == x.Tenant():
 		if cur.Sum != mine.Sum {
 			return nil, nil, keyConflict(x, cur.ID), false
 		}
-		st, herr := c.remoteState(ctx, x.tenant.name, cur.ID, wait)
+		st, herr := c.remoteState(ctx, x.Tenant(), cur.ID, wait)
 		if herr != nil {
 			return nil, nil, herr, false
 		}
@@ -143,7 +139,7 @@ func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Rese
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, nil, storeUnavailable(err), false
 	}
-	left, err := c.abandoned(ctx, x.tenant, cur)
+	left, err := c.abandoned(ctx, x, cur)
 	if err != nil {
 		return nil, nil, storeUnavailable(err), false
 	}
@@ -152,7 +148,7 @@ func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Rese
 		rev, err := c.st.UpdateReservation(ctx, mine)
 		if err == nil {
 			mine.Revision = rev
-			c.s.log.Info("took over an idempotency key's reservation its execution never used", "execution", x.id, "from", cur.ID, "node", cur.Node)
+			c.log.Info("took over an idempotency key's reservation its execution never used", "execution", x.ID(), "from", cur.ID, "node", cur.Node)
 			return &keyHold{c: c, x: x, r: mine}, nil, nil, false
 		}
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
@@ -168,9 +164,10 @@ func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Rese
 
 // abandoned reports whether cur, a reservation whose execution has no
 // record, was left by a start that will not write one: it is older than
-// keyStartBound, or its node is gone.
-func (c *cluster) abandoned(ctx context.Context, t *tenant, cur store.Reservation) (bool, error) {
-	if time.Since(cur.Created) > keyStartBound(t) {
+// keyStartBound, or its node is gone. x is the execution whose start
+// found it.
+func (c *cluster) abandoned(ctx context.Context, x *execution, cur store.Reservation) (bool, error) {
+	if time.Since(cur.Created) > keyStartBound(x) {
 		return true, nil
 	}
 	leases, err := c.st.Leases(ctx)
@@ -181,20 +178,20 @@ func (c *cluster) abandoned(ctx context.Context, t *tenant, cur store.Reservatio
 }
 
 func keyConflict(x *execution, first string) *httpError {
-	return errorf(http.StatusConflict, CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, first)
+	return errorf(http.StatusConflict, CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.Key(), first)
 }
 
 // release gives the reservation back unless its execution started (it
 // is in the table) or was queued.
 func (h *keyHold) release() {
-	if h == nil || h.queued || h.c.s.table.Lookup(h.x.id) == h.x {
+	if h == nil || h.queued || h.c.n.lookup(h.x.ID()) == h.x {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if err := h.c.st.DeleteReservation(ctx, h.r); err != nil && !errors.Is(err, store.ErrConflict) {
-		h.c.s.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while",
-			"execution", h.x.id, "error", err.Error())
+		h.c.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while",
+			"execution", h.x.ID(), "error", err.Error())
 	}
 }
 
@@ -227,7 +224,7 @@ func (c *cluster) keyUntil(ctx context.Context, rec store.Record, until time.Tim
 		_, err = c.st.UpdateReservation(ctx, r)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
-		c.s.log.Warn("keeping an idempotency key's reservation as long as its execution failed", "execution", rec.ID, "error", err.Error())
+		c.log.Warn("keeping an idempotency key's reservation as long as its execution failed", "execution", rec.ID, "error", err.Error())
 		return false
 	}
 	return true
@@ -236,15 +233,15 @@ func (c *cluster) keyUntil(ctx context.Context, rec store.Record, until time.Tim
 // forgetKey gives back x's reservation when x will have no record here
 // (adopt failed): a retry need not wait for it to be taken over.
 func (c *cluster) forgetKey(ctx context.Context, x *execution) {
-	if x.key == "" {
+	if x.Key() == "" {
 		return
 	}
-	r, err := c.st.GetReservation(ctx, reservationKeyOf(x.tenant.name, x.key))
-	if err == nil && r.ID == x.id {
+	r, err := c.st.GetReservation(ctx, reservationKeyOf(x.Tenant(), x.Key()))
+	if err == nil && r.ID == x.ID() {
 		err = c.st.DeleteReservation(ctx, r)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
-		c.s.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while", "execution", x.id, "error", err.Error())
+		c.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while", "execution", x.ID(), "error", err.Error())
 	}
 }
 

@@ -272,10 +272,24 @@ func (x *execution) settle(r api.Result) {
 }
 
 // ID, Tenant, Key and Settled are what the table reads of x
-// (serve/internal/table.Entry).
+// (serve/internal/table.Entry); the cluster reads them too, and Created,
+// Sum, Epoch, SetEpoch and SessionWait.
 func (x *execution) ID() string     { return x.id }
 func (x *execution) Tenant() string { return x.tenant.name }
 func (x *execution) Key() string    { return x.key }
+
+// Created is when x was accepted; Sum the SHA-256 of its request body.
+func (x *execution) Created() time.Time { return x.created }
+func (x *execution) Sum() [32]byte      { return x.sum }
+
+// Epoch is the cluster lease epoch x runs under on this node, 0 for none
+// (serve/internal/fence); SetEpoch sets it.
+func (x *execution) Epoch() uint64     { return x.epoch.Load() }
+func (x *execution) SetEpoch(e uint64) { x.epoch.Store(e) }
+
+// SessionWait is the longest x's start may wait for a keep_state
+// session's turn: its tenant's tenants[].sessions.wait_ms.
+func (x *execution) SessionWait() time.Duration { return x.tenant.state.wait }
 
 func (x *execution) Settled() bool {
 	x.mu.Lock()

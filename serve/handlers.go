@@ -121,7 +121,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 	}
 	res, herr := s.start(t, req, body)
 	if herr != nil && herr.body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
-		st, qerr := s.cluster.enqueue(r.Context(), t, req, body)
+		st, qerr := s.cluster.enqueue(r.Context(), newExecution(newID(), t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait, body)
 		if qerr != nil {
 			writeError(w, qerr)
 			return
@@ -260,9 +260,7 @@ func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (Exec
 		if x.Settled() {
 			return st, alreadySettled(x.id, x.state().Status)
 		}
-		if !s.cancelParked(x) {
-			x.cancelRun()
-		}
+		s.cancel(x)
 		st = x.waitSettled(ctx, s.cfg.maxWait())
 	default: // opResults
 		n, due := x.deliver(req.Results)

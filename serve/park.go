@@ -715,6 +715,22 @@ func stopping(id string) *httpError {
 	return e
 }
 
+// parkedState is what x's record says of its parked bytes: their name in
+// the store and the answers given since it parked (JSON, by parked call
+// id; nil for none), while it is parked or resuming on them (a resume that
+// cannot start leaves it parked on them); "", nil otherwise.
+func (x *execution) parkedState() (snapshot string, answers json.RawMessage) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.snapshot == "" || !(x.parkedLocked() || x.resuming && !x.settledLocked()) {
+		return "", nil
+	}
+	if len(x.given) > 0 {
+		answers, _ = json.Marshal(x.given)
+	}
+	return x.snapshot, answers
+}
+
 // snapshotName is the name of x's parked bytes in the store, "" unless
 // parked there.
 func (x *execution) snapshotName() string {

@@ -105,12 +105,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	}
 	s.warnOversubscribed()
 	if cfg.Store != nil && cfg.Store.Kind != storeMemory {
-		c, err := newCluster(ctx, s)
+		c, err := newCluster(ctx, cfg.clusterSettings(), s, s.log)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		s.cluster = c
+		s.table.OnEvicted(c.evicted)
 		if err := c.adoptOrphans(ctx); err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: field store: %w", err)
@@ -291,9 +292,7 @@ wait:
 		s.log.Warn("execution cancelled by drain: not resumable", "execution", x.id, "tenant", x.tenant.name,
 			"status", st.Status, "why", why, "pending_calls", len(st.Pending))
 		rep.Cancelled = append(rep.Cancelled, x.id)
-		if !s.cancelParked(x) {
-			x.cancelRun()
-		}
+		s.cancel(x)
 	}
 	s.running.Wait()
 	rep.Settled = before - len(rep.Cancelled) - len(rep.Parked)
@@ -310,9 +309,7 @@ func (s *Server) Close(ctx context.Context) error {
 		s.releaseParked()
 	}
 	for _, x := range s.table.Live() {
-		if !s.cancelParked(x) {
-			x.cancelRun()
-		}
+		s.cancel(x)
 	}
 	s.running.Wait()
 	if s.cluster != nil {

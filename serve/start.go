@@ -135,6 +135,16 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	return started{x: x}, nil
 }
 
+// enter admits x to start: in a cluster, under the lease and with its
+// idempotency key reserved across the nodes (cluster.enter,
+// cluster_idempotency.go); without one, at once.
+func (s *Server) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
+	if s.cluster == nil {
+		return nil, nil, nil
+	}
+	return s.cluster.enter(x, wait)
+}
+
 // undo is what a request took on its way, given back in reverse by run
 // unless the request succeeded (then it is set to nil first).
 type undo []func()

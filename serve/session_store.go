@@ -20,21 +20,6 @@ import (
 // whose running node lost its lease; the executor loads and saves the
 // session's state through sessionStore, under that claim.
 
-// leaseAlive reports whether node holds a lease that has not expired, by
-// more than the margin (gone).
-func (c *cluster) leaseAlive(ctx context.Context, node string) (bool, error) {
-	leases, err := c.st.Leases(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, l := range leases {
-		if l.Node == node {
-			return !c.gone(l, time.Now()), nil
-		}
-	}
-	return false, nil
-}
-
 // sessionSandbox is a sandbox that keeps program-state sessions:
 // *wasmhost.Runtime.
 type sessionSandbox interface {
