@@ -11,7 +11,7 @@ import (
 
 // clientTool turns a client_tools entry into a tool of the execution's
 // registry: its body records a pending call, waits (bounded by the pending
-// timeout and the run's wall limit, through the pending store) for the
+// timeout and the run's wall limit: pendingCall.await) for the
 // client's result, and returns it to the program.
 func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) registry.Tool {
 	return registry.Tool{
@@ -33,7 +33,7 @@ func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) r
 			x.addPending(pc)
 			s.metrics.pendingCalls.WithLabelValues(x.tenant.name).Inc()
 			defer s.metrics.pendingCalls.WithLabelValues(x.tenant.name).Dec()
-			r, err := s.pending.await(ctx, pc)
+			r, err := pc.await(ctx)
 			x.removePending(pc)
 			if err != nil {
 				if ctx.Err() == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,17 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ptcx/ptcx/serve/internal/fence"
 	"github.com/ptcx/ptcx/serve/store"
-)
-
-// CodeStoreUnavailable is the HTTP-level code of a request that needed
-// the cluster's store when it could not be used (503, and /readyz), and
-// CodeOwnerUnavailable of one that needed the execution's owner node while
-// it does not answer and its lease has not expired yet (503 with the
-// Retry-After of the lease's expiry).
-const (
-	CodeStoreUnavailable = "STORE_UNAVAILABLE"
-	CodeOwnerUnavailable = "OWNER_UNAVAILABLE"
 )
 
 // cluster is a Server's share in a store: it writes the records of the
@@ -31,20 +23,16 @@ const (
 // overflow queue. A Server without a store (memory) has none, and pays
 // nothing for it.
 type cluster struct {
-	s       *Server
-	st      store.Store
-	nc      *nats.Conn          // nil for the dir store
-	js      jetstream.JetStream // nil for the dir store
-	node    string
-	lease   time.Duration
-	liveTTL time.Duration // a live record's lifetime between writes
-	events  string        // the events stream
-	work    string        // the work-queue stream
-	subject string        // the subject prefix
+	clusterSettings
+	n   node // the node it is part of: a *Server
+	log *slog.Logger
+	st  store.Store
+	nc  *nats.Conn          // nil for the dir store
+	js  jetstream.JetStream // nil for the dir store
 
-	// fence proves this node's lease to itself (fence.go); lapses counts
+	// fence proves this node's lease to itself (serve/internal/fence); lapses counts
 	// its lapses, reconciled those reconcile has settled.
-	fence      *fence
+	fence      *fence.Fence
 	lapses     atomic.Uint64
 	reconciled atomic.Uint64
 
@@ -69,6 +57,52 @@ type cluster struct {
 	followers sync.WaitGroup // one per owned execution
 }
 
+// node is what a cluster asks of the node it is part of (a *Server:
+// node.go): its executions, and what it does with them as the cluster
+// takes them over, gives them up or forwards requests for them. The
+// cluster reaches the node through these only (its executions' own
+// methods aside).
+type node interface {
+	// lookup returns any tenant's execution id the node holds, get
+	// tenant's only, and local tenant's when the node answers for it from
+	// its own copy (nil for none).
+	lookup(id string) *execution
+	get(tenant, id string) *execution
+	local(tenant, id string) *execution
+	// live returns the executions the node holds that have not settled.
+	live() []*execution
+	// serves reports whether the node serves tenant.
+	serves(tenant string) bool
+
+	// room reports whether the node may start a queued execution now, and
+	// startQueued starts one (x nil and no error: its idempotency key is
+	// another node's execution's; err: the tenant or the body is not one
+	// it can start).
+	room() bool
+	startQueued(id, tenant string, body []byte) (x *execution, herr *httpError, err error)
+	// apply applies a request another node forwarded (or one for an
+	// execution taken over here) to x, and returns its next state.
+	apply(ctx context.Context, x *execution, req nodeRequest) (ExecutionState, *httpError)
+	// cancel cancels x: the node gives up an execution another node took.
+	cancel(x *execution)
+
+	// readSnapshot reads parked bytes; adoptParked rebuilds the parked
+	// execution they are (an error: not its own, or it cannot continue
+	// here), and holdAdopted holds it, taken over from node from.
+	readSnapshot(ctx context.Context, name string) ([]byte, error)
+	adoptParked(ctx context.Context, id, tenant, snapshot string, data []byte, given map[int32]ToolResult,
+		epoch uint64, feed eventsFeed) (x *execution, after int, err error)
+	holdAdopted(x *execution, from string)
+	// reclaimed continues a parked x reclaimed after a lapse; unpark and
+	// dropCopy drop a parked copy another node continued meanwhile.
+	reclaimed(x *execution)
+	unpark(x *execution) bool
+	dropCopy(x *execution)
+	// releaseParked gives up every parked execution the node holds (a
+	// crash: their state is in the store).
+	releaseParked() int
+}
+
 // maxAnswers bounds the other nodes' requests one node answers at once
 // (each may wait up to server.max_wait_ms); past it they get 503.
 const maxAnswers = 256
@@ -77,31 +111,46 @@ const maxAnswers = 256
 // it a record evicted over server.max_retained stays until its TTL.
 const maxEvictions = 1024
 
-func newCluster(ctx context.Context, s *Server) (*cluster, error) {
-	sc := s.cfg.Store
-	records, snapshots, events, work, subject := sc.names()
-	c := &cluster{s: s, node: s.cfg.node(), lease: s.cfg.lease(), events: events, work: work, subject: subject,
+// clusterSettings is what a cluster reads of the server's config
+// (Config.clusterSettings), read once.
+type clusterSettings struct {
+	kind string            // the store's kind, for the log
+	dir  string            // the dir store's directory; "" for NATS
+	nats *store.NATSConfig // the NATS store; nil for dir
+	// events, work and subject are the events stream, the work-queue
+	// stream and the subject prefix (NATS).
+	events, work, subject string
+	bindOnly              bool   // store.bind_only
+	node                  string // this node's name
+	lease                 time.Duration
+	liveTTL               time.Duration // a live record's lifetime between writes
+	maxWait               time.Duration // server.max_wait_ms
+	retention             time.Duration // server.retention_ms: a settled record's lifetime
+	overflow              bool          // server.overflow: the work queue
+}
+
+// newCluster joins the cluster cs names, as node n: it opens the store,
+// fails what an earlier life of this node left running, takes the lease
+// and starts the loops.
+func newCluster(ctx context.Context, cs clusterSettings, n node, log *slog.Logger) (*cluster, error) {
+	c := &cluster{clusterSettings: cs, n: n, log: log,
 		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
 		evictions: make(chan string, maxEvictions), evicting: map[string]struct{}{}}
-	c.liveTTL = ceiling(s.cfg.Tenants).WallTime + s.cfg.retention()
-	c.fence = newFence(c.node, c.lease, time.Now, c.lapse)
-	switch sc.Kind {
-	case storeDir:
-		d, err := store.OpenDir(s.cfg.resolve(sc.Path))
+	c.fence = fence.New(c.node, c.lease, time.Now, c.lapse)
+	if cs.nats == nil {
+		d, err := store.OpenDir(cs.dir)
 		if err != nil {
 			return nil, fmt.Errorf("field store.path: %w", err)
 		}
 		c.st = d
-	case storeNATS:
-		n, err := store.OpenNATS(ctx, store.NATSConfig{URL: sc.URL, Credentials: s.cfg.resolve(sc.Credentials),
-			User: sc.User, Password: sc.Password, Token: sc.Token, Name: "ptcx-" + c.node,
-			RecordsBucket: records, SnapshotsBucket: snapshots, BindOnly: sc.BindOnly})
+	} else {
+		ns, err := store.OpenNATS(ctx, *cs.nats)
 		if err != nil {
 			return nil, fmt.Errorf("field store: %w", err)
 		}
-		c.st, c.nc, c.js = n, n.Conn(), n.JetStream()
-		if err := c.streams(ctx, sc.BindOnly); err != nil {
-			_ = n.Close()
+		c.st, c.nc, c.js = ns, ns.Conn(), ns.JetStream()
+		if err := c.streams(ctx, cs.bindOnly); err != nil {
+			_ = ns.Close()
 			return nil, fmt.Errorf("field store: %w", err)
 		}
 	}
@@ -120,7 +169,7 @@ func (c *cluster) streams(ctx context.Context, bindOnly bool) error {
 		Subjects: []string{c.subject + ".events.>"}, MaxAge: c.liveTTL, Storage: jetstream.FileStorage,
 		Duplicates: time.Minute,
 	}}
-	if c.s.cfg.Overflow {
+	if c.overflow {
 		want = append(want, jetstream.StreamConfig{
 			Name: c.work, Description: "ptcx serve: executions waiting for a node with a free slot",
 			Subjects: []string{c.subject + ".work"}, Retention: jetstream.WorkQueuePolicy, MaxAge: c.liveTTL,
@@ -154,7 +203,7 @@ func (c *cluster) join(ctx context.Context) error {
 	if err := c.st.RenewLease(ctx, c.node, start.Add(c.lease)); err != nil {
 		return err
 	}
-	c.fence.renewed(start)
+	c.fence.Renewed(start)
 
 	if c.nc != nil {
 		sub, err := c.nc.Subscribe(c.nodeSubject(c.node), c.onRequest)
@@ -167,15 +216,12 @@ func (c *cluster) join(ctx context.Context) error {
 	go c.leaseLoop()
 	go c.reapLoop()
 	go c.evictLoop()
-	c.s.table.mu.Lock()
-	c.s.table.evicted = c.evicted
-	c.s.table.mu.Unlock()
-	if c.s.cfg.Overflow {
+	if c.overflow {
 		if err := c.startWorker(ctx); err != nil {
 			return err
 		}
 	}
-	c.s.log.Info("joined the cluster", "node", c.node, "store", c.s.cfg.Store.Kind, "lease_ms", c.lease.Milliseconds(), "overflow", c.s.cfg.Overflow)
+	c.log.Info("joined the cluster", "node", c.node, "store", c.kind, "lease_ms", c.lease.Milliseconds(), "overflow", c.overflow)
 	return nil
 }
 
@@ -225,7 +271,7 @@ func (c *cluster) evictLoop() {
 			c.holdEvictions.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			if err := c.deleteRecord(ctx, id); err != nil {
-				c.s.log.Warn("deleting an evicted execution's record failed (it expires at its TTL)", "execution", id, "error", err.Error())
+				c.log.Warn("deleting an evicted execution's record failed (it expires at its TTL)", "execution", id, "error", err.Error())
 			}
 			cancel()
 			c.evictMu.Lock()
@@ -236,13 +282,13 @@ func (c *cluster) evictLoop() {
 }
 
 // ready is nil when the store is usable, the last renewal worked and
-// the node can prove its lease (fence.go).
+// the node can prove its lease (serve/internal/fence).
 func (c *cluster) ready(ctx context.Context) error {
 	if err := c.st.Check(ctx); err != nil {
 		return err
 	}
-	if !c.fence.live() {
-		return fmt.Errorf("%w: %s", errFenced, c.fence.refusal())
+	if !c.fence.Live() {
+		return fmt.Errorf("%w: %s", errFenced, c.fence.Refusal())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -254,7 +300,7 @@ func (c *cluster) ready(ctx context.Context) error {
 // the store.
 func (c *cluster) close() {
 	c.stopOnce.Do(func() {
-		c.fence.stop()
+		c.fence.Stop()
 		if c.sub != nil {
 			_ = c.sub.Drain()
 		}
@@ -282,12 +328,12 @@ func (c *cluster) close() {
 // executions it held are given up (their state is in the store).
 func (c *cluster) crash() {
 	c.stopOnce.Do(func() {
-		c.fence.stop()
+		c.fence.Stop()
 		close(c.stop)
 		if c.sub != nil {
 			_ = c.sub.Unsubscribe()
 		}
-		c.s.releaseParked()
+		c.n.releaseParked()
 		_ = c.st.Close()
 	})
 }
@@ -302,20 +348,4 @@ func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
 	case <-done:
 	case <-t.C:
 	}
-}
-
-func storeUnavailable(err error) *httpError {
-	e := errorf(CodeStoreUnavailable, "the cluster's store: %v", err)
-	e.retryAfter = DefaultRetryAfter
-	return e
-}
-
-// tenantNamed returns the tenant of that name, nil for none.
-func (s *Server) tenantNamed(name string) *tenant {
-	for _, t := range s.tenants {
-		if t.name == name {
-			return t
-		}
-	}
-	return nil
 }

@@ -41,7 +41,7 @@ func TakeOver(s *Server, id string) error {
 }
 
 // Holds reports whether s holds execution id in its table.
-func Holds(s *Server, id string) bool { return s.table.lookup(id) != nil }
+func Holds(s *Server, id string) bool { return s.table.Lookup(id) != nil }
 
 // HoldEvictions keeps s's record deletions of evicted executions waiting
 // until the returned function is called (once; more calls do nothing).

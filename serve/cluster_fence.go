@@ -7,13 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/executor"
-	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
-// What a node does about its fence (fence.go). While the lease is proven,
+// What a node does about its fence (serve/internal/fence; the node's
+// checks: fencing.go). While the lease is proven,
 // nothing: an execution is current (its epoch holds) and the node acts for
 // it as always. When the lease lapses (the watchdog, or a renewal that
 // came too late, notices it) the epoch ends and lapse stops every
@@ -50,8 +48,8 @@ var errFenced = errors.New("serve: this node cannot prove its cluster lease is c
 func (c *cluster) lapse(epoch uint64) {
 	c.lapses.Add(1)
 	stopped := 0
-	for _, x := range c.s.table.liveExecutions() {
-		if e := x.epoch.Load(); e == 0 || e > epoch {
+	for _, x := range c.n.live() {
+		if e := x.Epoch(); e == 0 || e > epoch {
 			continue
 		}
 		if x.isParked() {
@@ -61,54 +59,15 @@ func (c *cluster) lapse(epoch uint64) {
 		stopped++
 		x.cancelRun()
 	}
-	c.s.log.Warn("lease lapsed: this node stops the executions it ran under it, and answers for them from the store",
-		"node", c.node, "epoch", epoch, "stopped", stopped, "limit_ms", c.fence.limit().Milliseconds())
+	c.log.Warn("lease lapsed: this node stops the executions it ran under it, and answers for them from the store",
+		"node", c.node, "epoch", epoch, "stopped", stopped, "limit_ms", c.fence.Limit().Milliseconds())
 }
 
 // current reports whether this node acts for x now: x runs under the
 // epoch the fence holds.
 func (c *cluster) current(x *execution) bool {
-	e := x.epoch.Load()
-	return e != 0 && c.fence.holds(e)
-}
-
-// local returns tenant's execution id when this node answers for it from
-// its own copy: without a store, whenever it holds it; in a cluster, only
-// while it is current (else nil: the store's record or its owner answers).
-func (s *Server) local(tenant, id string) *execution {
-	x := s.table.get(tenant, id)
-	if x == nil || s.cluster == nil || s.cluster.current(x) {
-		return x
-	}
-	return nil
-}
-
-// runContext is the context an execution's run (or resumed run) starts
-// from: in a cluster it carries the execution's epoch, which the fence
-// guard and the session store check.
-func (s *Server) runContext(x *execution) context.Context {
-	if s.cluster == nil {
-		return context.Background()
-	}
-	return withTicket(context.Background(), s.cluster.fence, x.epoch.Load())
-}
-
-// mayResume refuses, with a 503 to retry, the resume of an execution
-// this node does not act for now.
-func (s *Server) mayResume(x *execution) *httpError {
-	if s.cluster == nil || s.cluster.current(x) {
-		return nil
-	}
-	return unavailable(CodeOwnerUnavailable, "execution %s is not resumed here now: %s; retry (its owner, or the node that took it over, continues it)",
-		x.id, s.cluster.fence.refusal())
-}
-
-// mayWrite is nil while this node may write x's state to the store.
-func (s *Server) mayWrite(x *execution) error {
-	if s.cluster == nil || s.cluster.current(x) {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", errFenced, s.cluster.fence.refusal())
+	e := x.Epoch()
+	return e != 0 && c.fence.Holds(e)
 }
 
 // reconcile settles what lapses left, once the lease is proven again.
@@ -116,20 +75,20 @@ func (s *Server) mayWrite(x *execution) error {
 // leaves it for the next round of the reap loop.
 func (c *cluster) reconcile(ctx context.Context) {
 	seen := c.lapses.Load()
-	if seen == c.reconciled.Load() || !c.fence.live() {
+	if seen == c.reconciled.Load() || !c.fence.Live() {
 		return
 	}
 	if err := c.reap(ctx, store.Lease{Node: c.node}, "lost its lease (it could not renew it within lease − margin: paused, or cut off from the store)"); err != nil {
-		c.s.log.Warn("settling this node's executions after its lease lapsed failed; retried", "node", c.node, "error", err.Error())
+		c.log.Warn("settling this node's executions after its lease lapsed failed; retried", "node", c.node, "error", err.Error())
 		return
 	}
 	clean := true
-	for _, x := range c.s.table.liveExecutions() {
+	for _, x := range c.n.live() {
 		if c.current(x) || !x.isParked() || x.isReleased() {
 			continue
 		}
 		if err := c.refresh(ctx, x); err != nil {
-			c.s.log.Warn("reclaiming a parked execution after the lease lapsed failed; retried", "execution", x.id, "error", err.Error())
+			c.log.Warn("reclaiming a parked execution after the lease lapsed failed; retried", "execution", x.ID(), "error", err.Error())
 			clean = false
 		}
 	}
@@ -141,7 +100,7 @@ func (c *cluster) reconcile(ctx context.Context) {
 // refresh reclaims a parked x this node holds from an ended epoch, or
 // drops it here when its record is no longer the one this node wrote.
 func (c *cluster) refresh(ctx context.Context, x *execution) error {
-	r, err := c.st.Get(ctx, x.id)
+	r, err := c.st.Get(ctx, x.ID())
 	if err == nil {
 		err = c.reclaim(ctx, x, r)
 	}
@@ -157,15 +116,15 @@ func (c *cluster) refresh(ctx context.Context, x *execution) error {
 // as it is (revision-checked: a node taking it over at once loses) to
 // prove it. store.ErrConflict when it is not.
 func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) error {
-	epoch, ok := c.fence.epoch()
+	epoch, ok := c.fence.Epoch()
 	if !ok {
 		return errFenced
 	}
 	c.mu.Lock()
-	o := c.owned[x.id]
+	o := c.owned[x.ID()]
 	c.mu.Unlock()
 	if o == nil || r.Owner != c.node || !isParkedRecord(r) {
-		return fmt.Errorf("%w: execution %s is no longer this node's", store.ErrConflict, x.id)
+		return fmt.Errorf("%w: execution %s is no longer this node's", store.ErrConflict, x.ID())
 	}
 	select {
 	case o.mu <- struct{}{}:
@@ -174,7 +133,7 @@ func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 	}
 	defer o.mu.unlock()
 	if o.lost || r.Revision != o.rev || !x.isParked() {
-		return fmt.Errorf("%w: execution %s changed since this node wrote it", store.ErrConflict, x.id)
+		return fmt.Errorf("%w: execution %s changed since this node wrote it", store.ErrConflict, x.ID())
 	}
 	rev, err := c.st.Update(ctx, r)
 	if errors.Is(err, store.ErrNotFound) {
@@ -184,35 +143,10 @@ func (c *cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 		return err
 	}
 	o.rev = rev
-	x.epoch.Store(epoch)
-	c.s.log.Info("reclaimed a parked execution after the lease lapsed: nobody took it over", "execution", x.id, "node", c.node)
-	x.mu.Lock()
-	due := x.resumeDueLocked()
-	x.armExpiryLocked(c.s) // its calls expire from their expires_at, as before the lapse
-	x.mu.Unlock()
-	if due { // answered, or expired, meanwhile
-		go c.s.resumeOrRetry(x)
-	}
+	x.SetEpoch(epoch)
+	c.log.Info("reclaimed a parked execution after the lease lapsed: nobody took it over", "execution", x.ID(), "node", c.node)
+	c.n.reclaimed(x)
 	return nil
-}
-
-// releaseProgram releases the program a parked x holds in memory, if
-// it holds it, leaving x parked on its bytes in the store; its calls'
-// expiry waits (reclaim arms it again).
-func (x *execution) releaseProgram() {
-	x.mu.Lock()
-	var p *executor.Parked
-	if x.parkedLocked() {
-		p, x.parked = x.parked, nil
-		if x.expiry != nil {
-			x.expiry.Stop()
-			x.expiry = nil
-		}
-	}
-	x.mu.Unlock()
-	if p != nil {
-		p.Release()
-	}
 }
 
 // discard drops this node's copy of a parked x another node took over
@@ -220,36 +154,19 @@ func (x *execution) releaseProgram() {
 // released, and it settles here, never written nor published (this node
 // no longer owns its record).
 func (c *cluster) discard(x *execution) {
-	x.mu.Lock()
-	if !x.parkedLocked() {
-		x.mu.Unlock()
+	if !c.n.unpark(x) {
 		return
 	}
-	p := x.parked
-	x.parked, x.resuming = nil, true
-	if x.expiry != nil {
-		x.expiry.Stop()
-		x.expiry = nil
-	}
-	x.mu.Unlock()
-	x.epoch.Store(0)
-	if p != nil {
-		p.Release()
-	}
 	c.mu.Lock()
-	o := c.owned[x.id]
-	delete(c.owned, x.id) // no follower runs for a parked x, and none starts for it now
+	o := c.owned[x.ID()]
+	delete(c.owned, x.ID()) // no follower runs for a parked x, and none starts for it now
 	c.mu.Unlock()
 	if o != nil {
 		o.mu.lock()
 		o.lost = true
 		o.mu.unlock()
 	}
-	c.s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
-	c.s.log.Warn("dropped this node's copy of a parked execution another node continued while this node's lease had lapsed",
-		"execution", x.id, "tenant", x.tenant.name, "node", c.node)
-	c.s.settleRun(x, api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeNodeLost,
-		Message: "this node's copy of the parked execution was dropped: another node took it over while this node's lease had lapsed"}})
+	c.n.dropCopy(x)
 }
 
 // stale answers a request another node forwarded for an execution this
@@ -257,16 +174,16 @@ func (c *cluster) discard(x *execution) {
 // own is reclaimed (and the request applied), any other is a 503 to
 // retry (its record answers once reconciled, or reaped).
 func (c *cluster) stale(ctx context.Context, x *execution) (*execution, *httpError) {
-	if x.isParked() && c.fence.live() {
+	if x.isParked() && c.fence.Live() {
 		if err := c.refresh(ctx, x); err == nil && c.current(x) {
 			return x, nil
 		}
 	}
-	return nil, unavailable(CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.node, x.id, c.fence.refusal())
+	return nil, unavailable(CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.node, x.ID(), c.fence.Refusal())
 }
 
 // gone reports whether l's node is lost at now: past its lease's until
-// plus the margin (until then the node may still be acting, fence.go).
+// plus the margin (until then the node may still be acting, serve/internal/fence).
 func (c *cluster) gone(l store.Lease, now time.Time) bool {
-	return l.Lost(now, c.fence.margin)
+	return l.Lost(now, c.fence.Margin())
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/ptcx/ptcx/serve/store"
@@ -41,7 +40,7 @@ func reservationKeyOf(tenant, key string) string {
 // keyStartBound is how long a reservation may name an execution whose
 // record does not exist yet: the start path's longest wait (a keep_state
 // session's turn, tenants[].sessions.wait_ms) and its two store writes.
-func keyStartBound(t *tenant) time.Duration { return t.state.wait + 2*storeTimeout }
+func keyStartBound(x *execution) time.Duration { return x.SessionWait() + 2*storeTimeout }
 
 // keyPoll is how often a request finds again a key whose execution is
 // being started on another node.
@@ -59,117 +58,115 @@ type keyHold struct {
 }
 
 // enter admits x to start on a cluster node: the node must prove its
-// lease (x runs under the current epoch, fence.go) and x's idempotency
-// key, if any, is reserved for it. herr answers the request instead: 503
-// while the lease is not proven; the key's first execution, its state as
-// GET shows it (a 200: answered); 409 for another body. The hold, when x
+// lease (x runs under the current epoch, serve/internal/fence) and x's idempotency
+// key, if any, is reserved for it. When another node's execution holds the
+// key with the same body, first is its state as GET shows it: the answer
+// to the request, x not started. herr answers the request instead: 503
+// while the lease is not proven; 409 for another body. The hold, when x
 // has a key, is given back unless x starts (release).
-func (s *Server) enter(x *execution, wait *bool) (*keyHold, *httpError) {
-	c := s.cluster
-	if c == nil {
-		return nil, nil
-	}
-	epoch, ok := c.fence.epoch()
+func (c *cluster) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
+	epoch, ok := c.fence.Epoch()
 	if !ok {
-		return nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.refusal())
+		return nil, nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.Refusal())
 	}
-	x.epoch.Store(epoch)
-	if x.key == "" {
-		return nil, nil
+	x.SetEpoch(epoch)
+	if x.Key() == "" {
+		return nil, nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.maxWait()+storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.maxWait+storeTimeout)
 	defer cancel()
 	return c.reserve(ctx, x, wait == nil || *wait)
 }
 
 // reserve reserves x's key for x, or answers with the execution that
-// holds it (as enter).
-func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (*keyHold, *httpError) {
-	t := x.tenant
-	mine := store.Reservation{Key: reservationKeyOf(t.name, x.key), Tenant: t.name, ID: x.id, Sum: hex.EncodeToString(x.sum[:]),
-		Node: c.node, Created: x.created, ExpiresAt: x.created.Add(2 * c.liveTTL)}
-	deadline := time.Now().Add(c.s.cfg.maxWait())
+// holds it, first (as enter).
+func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
+	sum := x.Sum()
+	mine := store.Reservation{Key: reservationKeyOf(x.Tenant(), x.Key()), Tenant: x.Tenant(), ID: x.ID(), Sum: hex.EncodeToString(sum[:]),
+		Node: c.node, Created: x.Created(), ExpiresAt: x.Created().Add(2 * c.liveTTL)}
+	deadline := time.Now().Add(c.maxWait)
 	for {
 		rev, err := c.st.Reserve(ctx, mine)
 		if err == nil {
 			mine.Revision = rev
-			return &keyHold{c: c, x: x, r: mine}, nil
+			return &keyHold{c: c, x: x, r: mine}, nil, nil
 		}
 		if !errors.Is(err, store.ErrExists) {
-			return nil, storeUnavailable(err)
+			return nil, nil, storeUnavailable(err)
 		}
 		cur, err := c.st.GetReservation(ctx, mine.Key)
 		switch {
 		case errors.Is(err, store.ErrNotFound): // given back meanwhile: reserve again
 		case err != nil:
-			return nil, storeUnavailable(err)
-		case cur.ID == x.id: // reserved when it was queued
-			return &keyHold{c: c, x: x, r: cur, queued: true}, nil
+			return nil, nil, storeUnavailable(err)
+		case cur.ID == x.ID(): // reserved when it was queued
+			return &keyHold{c: c, x: x, r: cur, queued: true}, nil, nil
 		default:
-			h, herr, again := c.heldBy(ctx, x, mine, cur, wait)
+			h, first, herr, again := c.heldBy(ctx, x, mine, cur, wait)
 			if !again {
-				return h, herr
+				return h, first, herr
 			}
 		}
 		if time.Now().After(deadline) {
-			e := errorf(CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.key)
+			e := errorf(CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.Key())
 			e.retryAfter = DefaultRetryAfter
-			return nil, e
+			return nil, nil, e
 		}
 		select {
 		case <-time.After(keyPoll):
 		case <-ctx.Done():
-			return nil, storeUnavailable(ctx.Err())
+			return nil, nil, storeUnavailable(ctx.Err())
 		}
 	}
 }
 
-// heldBy answers for x's key, held by cur: the execution it names (or
-// 409), or takes it over when that execution never started; again when
-// its record is still to come.
-func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Reservation, wait bool) (h *keyHold, herr *httpError, again bool) {
+// heldBy answers for x's key, held by cur: the execution it names (its
+// state, first, or 409), or takes it over when that execution never
+// started; again when its record is still to come.
+func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Reservation, wait bool) (h *keyHold, first json.RawMessage, herr *httpError, again bool) {
 	rec, err := c.st.Get(ctx, cur.ID)
 	switch {
-	case err == nil && rec.Tenant == x.tenant.name:
+	case err == nil && rec.Tenant == x.Tenant():
 		if cur.Sum != mine.Sum {
-			return nil, keyConflict(x, cur.ID), false
+			return nil, nil, keyConflict(x, cur.ID), false
 		}
-		st, herr := c.remoteState(ctx, x.tenant.name, cur.ID, wait)
+		st, herr := c.remoteState(ctx, x.Tenant(), cur.ID, wait)
 		if herr != nil {
-			return nil, herr, false
+			return nil, nil, herr, false
 		}
-		return nil, answered(st), false
+		return nil, st, nil, false
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return nil, storeUnavailable(err), false
+		return nil, nil, storeUnavailable(err), false
 	}
-	left, err := c.abandoned(ctx, x.tenant, cur)
+	left, err := c.abandoned(ctx, x, cur)
 	if err != nil {
-		return nil, storeUnavailable(err), false
+		return nil, nil, storeUnavailable(err), false
 	}
 	if left {
 		mine.Revision = cur.Revision
 		rev, err := c.st.UpdateReservation(ctx, mine)
 		if err == nil {
 			mine.Revision = rev
-			c.s.log.Info("took over an idempotency key's reservation its execution never used", "execution", x.id, "from", cur.ID, "node", cur.Node)
-			return &keyHold{c: c, x: x, r: mine}, nil, false
+			c.log.Info("took over an idempotency key's reservation its execution never used", "execution", x.ID(), "from", cur.ID, "node", cur.Node)
+			return &keyHold{c: c, x: x, r: mine}, nil, nil, false
 		}
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
-			return nil, storeUnavailable(err), false
+			return nil, nil, storeUnavailable(err), false
 		}
-		return nil, nil, true // another request took it: look again
+		return nil, nil, nil, true // another request took it: look again
 	}
 	if cur.Sum != mine.Sum {
-		return nil, keyConflict(x, cur.ID), false
+		return nil, nil, keyConflict(x, cur.ID), false
 	}
-	return nil, nil, true
+	return nil, nil, nil, true
 }
 
 // abandoned reports whether cur, a reservation whose execution has no
 // record, was left by a start that will not write one: it is older than
-// keyStartBound, or its node is gone.
-func (c *cluster) abandoned(ctx context.Context, t *tenant, cur store.Reservation) (bool, error) {
-	if time.Since(cur.Created) > keyStartBound(t) {
+// keyStartBound, or its node is gone. x is the execution whose start
+// found it.
+func (c *cluster) abandoned(ctx context.Context, x *execution, cur store.Reservation) (bool, error) {
+	if time.Since(cur.Created) > keyStartBound(x) {
 		return true, nil
 	}
 	leases, err := c.st.Leases(ctx)
@@ -180,26 +177,20 @@ func (c *cluster) abandoned(ctx context.Context, t *tenant, cur store.Reservatio
 }
 
 func keyConflict(x *execution, first string) *httpError {
-	return errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, first)
-}
-
-// answered is the answer to a request that another node's execution
-// answers: its state, 200.
-func answered(state json.RawMessage) *httpError {
-	return &httpError{status: http.StatusOK, raw: state}
+	return errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.Key(), first)
 }
 
 // release gives the reservation back unless its execution started (it
 // is in the table) or was queued.
 func (h *keyHold) release() {
-	if h == nil || h.queued || h.c.s.table.lookup(h.x.id) == h.x {
+	if h == nil || h.queued || h.c.n.lookup(h.x.ID()) == h.x {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if err := h.c.st.DeleteReservation(ctx, h.r); err != nil && !errors.Is(err, store.ErrConflict) {
-		h.c.s.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while",
-			"execution", h.x.id, "error", err.Error())
+		h.c.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while",
+			"execution", h.x.ID(), "error", err.Error())
 	}
 }
 
@@ -232,7 +223,7 @@ func (c *cluster) keyUntil(ctx context.Context, rec store.Record, until time.Tim
 		_, err = c.st.UpdateReservation(ctx, r)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
-		c.s.log.Warn("keeping an idempotency key's reservation as long as its execution failed", "execution", rec.ID, "error", err.Error())
+		c.log.Warn("keeping an idempotency key's reservation as long as its execution failed", "execution", rec.ID, "error", err.Error())
 		return false
 	}
 	return true
@@ -241,15 +232,15 @@ func (c *cluster) keyUntil(ctx context.Context, rec store.Record, until time.Tim
 // forgetKey gives back x's reservation when x will have no record here
 // (adopt failed): a retry need not wait for it to be taken over.
 func (c *cluster) forgetKey(ctx context.Context, x *execution) {
-	if x.key == "" {
+	if x.Key() == "" {
 		return
 	}
-	r, err := c.st.GetReservation(ctx, reservationKeyOf(x.tenant.name, x.key))
-	if err == nil && r.ID == x.id {
+	r, err := c.st.GetReservation(ctx, reservationKeyOf(x.Tenant(), x.Key()))
+	if err == nil && r.ID == x.ID() {
 		err = c.st.DeleteReservation(ctx, r)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
-		c.s.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while", "execution", x.id, "error", err.Error())
+		c.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while", "execution", x.ID(), "error", err.Error())
 	}
 }
 

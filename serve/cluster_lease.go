@@ -13,7 +13,7 @@ import (
 
 // The lease: each node renews its own (leaseLoop), and fails or takes
 // over what the nodes whose lease expired owned (reapLoop). Its own lease
-// is also its fence's proof (fence.go, cluster_fence.go).
+// is also its fence's proof (serve/internal/fence, cluster_fence.go).
 
 // leaseLoop renews the lease three times per lease, and does nothing
 // else: a renewal is never late for want of the loop's time. Each until
@@ -37,13 +37,13 @@ func (c *cluster) leaseLoop() {
 		err := c.st.RenewLease(ctx, c.node, start.Add(c.lease))
 		cancel()
 		if err == nil {
-			c.fence.renewed(start)
+			c.fence.Renewed(start)
 		}
 		c.mu.Lock()
 		c.healthy = err
 		c.mu.Unlock()
 		if err != nil {
-			c.s.log.Warn("lease renewal failed", "node", c.node, "error", err.Error())
+			c.log.Warn("lease renewal failed", "node", c.node, "error", err.Error())
 		}
 	}
 }
@@ -61,7 +61,7 @@ func (c *cluster) reapLoop() {
 			return
 		case <-t.C:
 		}
-		if !c.fence.live() {
+		if !c.fence.Live() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.lease)
@@ -76,7 +76,7 @@ func (c *cluster) reapLoop() {
 func (c *cluster) reapExpired(ctx context.Context) {
 	leases, err := c.st.Leases(ctx)
 	if err != nil {
-		c.s.log.Warn("listing leases failed", "error", err.Error())
+		c.log.Warn("listing leases failed", "error", err.Error())
 		return
 	}
 	now := time.Now()
@@ -85,11 +85,11 @@ func (c *cluster) reapExpired(ctx context.Context) {
 			continue
 		}
 		if err := c.takeOverLost(ctx, l, "stopped renewing its lease", c.st.List); err != nil {
-			c.s.log.Warn("reaping a lost node failed", "node", l.Node, "error", err.Error())
+			c.log.Warn("reaping a lost node failed", "node", l.Node, "error", err.Error())
 			continue
 		}
 		if err := c.st.DropLease(ctx, l); err != nil && !errors.Is(err, store.ErrConflict) {
-			c.s.log.Warn("dropping a lost node's lease failed", "node", l.Node, "error", err.Error())
+			c.log.Warn("dropping a lost node's lease failed", "node", l.Node, "error", err.Error())
 		}
 	}
 }
@@ -112,16 +112,31 @@ func (c *cluster) reapIn(ctx context.Context, recs []store.Record, l store.Lease
 		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed || isParkedRecord(r) {
 			continue
 		}
-		if x := c.s.table.lookup(r.ID); l.Node == c.node && x != nil && c.current(x) {
+		if x := c.n.lookup(r.ID); l.Node == c.node && x != nil && c.current(x) {
 			continue // running here now
 		}
 		if err := c.fail(ctx, r, api.CodeNodeLost, fmt.Sprintf(
 			"node %s, which was running this execution, %s before it settled; it was running (not parked on its client), so its program state was not saved: run it again", l.Node, why)); err != nil && !errors.Is(err, store.ErrConflict) {
 			return err
 		}
-		c.s.log.Warn("execution failed: its node was lost", "execution", r.ID, "tenant", r.Tenant, "node", l.Node, "status", r.Status)
+		c.log.Warn("execution failed: its node was lost", "execution", r.ID, "tenant", r.Tenant, "node", l.Node, "status", r.Status)
 	}
 	return nil
+}
+
+// leaseAlive reports whether node holds a lease that has not expired, by
+// more than the margin (gone).
+func (c *cluster) leaseAlive(ctx context.Context, node string) (bool, error) {
+	leases, err := c.st.Leases(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range leases {
+		if l.Node == node {
+			return !c.gone(l, time.Now()), nil
+		}
+	}
+	return false, nil
 }
 
 // fail settles a record as failed with code, revision-checked, and ends
@@ -133,7 +148,7 @@ func (c *cluster) fail(ctx context.Context, r store.Record, code api.Code, msg s
 		return err
 	}
 	r.Status, r.State, r.Pending = StatusFailed, b, nil
-	r.ExpiresAt = time.Now().Add(c.s.cfg.retention())
+	r.ExpiresAt = time.Now().Add(c.retention)
 	if _, err := c.st.Update(ctx, r); err != nil {
 		return err
 	}

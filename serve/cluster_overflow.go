@@ -35,16 +35,17 @@ type workItem struct {
 // enqueue hands an execution this node has no slot for to the work
 // queue: its idempotency key's reservation (cluster_idempotency.go) and
 // its record first (so that any node can answer for it), then the
-// message. The answer is its state: running, with no owner yet; or, for
-// a key another execution holds, that one's.
-func (c *cluster) enqueue(ctx context.Context, t *tenant, req *ExecutionRequest, body []byte) (json.RawMessage, *httpError) {
-	id := newID()
-	rec := store.Record{ID: id, Tenant: t.name, Status: StatusRunning, ExpiresAt: time.Now().Add(c.liveTTL)}
+// message. x is the execution as posted (its id, tenant, idempotency key
+// and body's hash), body its request. The answer is its state: running,
+// with no owner yet; or, for a key another execution holds, that one's.
+func (c *cluster) enqueue(ctx context.Context, x *execution, wait bool, body []byte) (json.RawMessage, *httpError) {
+	id, tenant := x.ID(), x.Tenant()
+	rec := store.Record{ID: id, Tenant: tenant, Status: StatusRunning, ExpiresAt: time.Now().Add(c.liveTTL)}
 	var hold *keyHold
-	if req.IdempotencyKey != "" {
-		h, herr := c.reserve(ctx, newExecution(id, t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait)
-		if herr != nil && herr.raw != nil {
-			return herr.raw, nil
+	if x.Key() != "" {
+		h, first, herr := c.reserve(ctx, x, wait)
+		if first != nil {
+			return first, nil
 		}
 		if herr != nil {
 			return nil, herr
@@ -57,14 +58,14 @@ func (c *cluster) enqueue(ctx context.Context, t *tenant, req *ExecutionRequest,
 	if _, err := c.st.Create(ctx, rec); err != nil {
 		return nil, storeUnavailable(err)
 	}
-	b, _ := json.Marshal(workItem{ID: id, Tenant: t.name, Body: body})
+	b, _ := json.Marshal(workItem{ID: id, Tenant: tenant, Body: body})
 	if _, err := c.js.Publish(ctx, c.subject+".work", b, jetstream.WithMsgID(id)); err != nil {
 		return nil, storeUnavailable(err)
 	}
 	if hold != nil {
 		hold.queued = true
 	}
-	c.s.log.Info("execution queued for another node", "execution", id, "tenant", t.name, "node", c.node)
+	c.log.Info("execution queued for another node", "execution", id, "tenant", tenant, "node", c.node)
 	return st, nil
 }
 
@@ -89,7 +90,7 @@ func (c *cluster) startWorker(ctx context.Context) error {
 	}
 	var cons jetstream.Consumer
 	var err error
-	if c.s.cfg.Store.BindOnly {
+	if c.bindOnly {
 		cons, err = c.js.Consumer(ctx, c.work, workConsumer)
 	} else {
 		cons, err = c.js.CreateOrUpdateConsumer(ctx, c.work, cfg)
@@ -110,7 +111,7 @@ func (c *cluster) workLoop(cons jetstream.Consumer) {
 			return
 		default:
 		}
-		if c.s.draining.Load() || c.s.table.liveCount() >= c.s.cfg.maxExecutions() || !c.fence.live() {
+		if !c.n.room() || !c.fence.Live() {
 			select {
 			case <-c.stop:
 				return
@@ -139,7 +140,7 @@ func (c *cluster) take(m jetstream.Msg) {
 	defer cancel()
 	item, err := decodeWorkItem(m.Data())
 	if err != nil {
-		c.s.log.Warn("a bad work item: dropped", "error", err.Error())
+		c.log.Warn("a bad work item: dropped", "error", err.Error())
 		_ = m.Term()
 		return
 	}
@@ -148,20 +149,23 @@ func (c *cluster) take(m jetstream.Msg) {
 		_ = m.Ack() // cancelled, expired or taken meanwhile
 		return
 	}
-	t := c.s.tenantNamed(item.Tenant)
-	req, derr := DecodeExecutionRequest(item.Body)
-	if t == nil || derr != nil {
-		_ = c.fail(ctx, rec, api.CodeInternal, fmt.Sprintf("the queued execution could not be started: tenant %q or its request is unknown to node %s", item.Tenant, c.node))
+	x, herr, err := c.n.startQueued(item.ID, item.Tenant, item.Body)
+	if err != nil {
+		_ = c.fail(ctx, rec, api.CodeInternal, "the queued execution could not be started: "+err.Error())
 		_ = m.Term()
 		return
 	}
-	x, herr := c.s.startID(item.ID, t, req, item.Body)
 	if herr != nil {
 		c.giveBack(ctx, m, rec, herr)
 		return
 	}
+	if x == nil { // its key is another node's execution's now: this one will never start
+		_ = c.fail(ctx, rec, api.CodeBusy, "no node could start the queued execution: its idempotency_key is held by another execution; retry later")
+		_ = m.Term()
+		return
+	}
 	if err := c.adopt(ctx, x); err != nil {
-		c.s.log.Warn("claiming a queued execution failed: cancelled here", "execution", x.id, "error", err.Error())
+		c.log.Warn("claiming a queued execution failed: cancelled here", "execution", x.ID(), "error", err.Error())
 		x.cancelRun()
 	}
 	_ = m.Ack()
@@ -172,7 +176,7 @@ func (c *cluster) take(m jetstream.Msg) {
 // failed with BUSY after the last delivery (not for a lapse).
 func (c *cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httpError) {
 	md, err := m.Metadata()
-	if herr.status == http.StatusServiceUnavailable && !c.fence.live() { // this node's lease lapsed: another node takes it
+	if herr.status == http.StatusServiceUnavailable && !c.fence.Live() { // this node's lease lapsed: another node takes it
 		_ = m.NakWithDelay(workRetry)
 		return
 	}

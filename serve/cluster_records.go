@@ -56,17 +56,17 @@ const storeTimeout = 5 * time.Second
 // for an execution adopted already (a repeated idempotency key).
 func (c *cluster) adopt(ctx context.Context, x *execution) error {
 	c.mu.Lock()
-	if _, ok := c.owned[x.id]; ok {
+	if _, ok := c.owned[x.ID()]; ok {
 		c.mu.Unlock()
 		return nil
 	}
 	if !c.current(x) { // the lease lapsed since x was admitted: no record is written for it
 		c.mu.Unlock()
 		c.forgetKey(ctx, x)
-		return fmt.Errorf("%w: %s", errFenced, c.fence.refusal())
+		return fmt.Errorf("%w: %s", errFenced, c.fence.Refusal())
 	}
 	o := &owned{mu: make(chanMutex, 1)}
-	c.owned[x.id] = o
+	c.owned[x.ID()] = o
 	c.mu.Unlock()
 	o.mu.lock()
 	defer o.mu.unlock()
@@ -76,15 +76,15 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 		rev, err = c.claim(ctx, rec)
 	}
 	if err != nil {
-		c.forget(x.id, o)
+		c.forget(x.ID(), o)
 		if !errors.Is(err, store.ErrConflict) { // a queued execution's record another node claimed keeps its key
 			c.forgetKey(ctx, x)
 		}
 		return err
 	}
 	o.rev, o.last = rev, rec.State
-	if x.key != "" { // reserved at its start with this expiry (cluster_idempotency.go)
-		o.keyUntil = x.created.Add(2 * c.liveTTL)
+	if x.Key() != "" { // reserved at its start with this expiry (cluster_idempotency.go)
+		o.keyUntil = x.Created().Add(2 * c.liveTTL)
 	}
 	c.wake(x)
 	return nil
@@ -95,7 +95,7 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 func (c *cluster) wake(x *execution) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	o := c.owned[x.id]
+	o := c.owned[x.ID()]
 	if o == nil || o.following {
 		return
 	}
@@ -152,26 +152,17 @@ func (c *cluster) recordOf(x *execution) store.Record {
 	if err != nil {
 		b = []byte(`{}`)
 	}
-	r := store.Record{ID: x.id, Tenant: x.tenant.name, Owner: c.node, Status: st.Status, State: b,
+	r := store.Record{ID: x.ID(), Tenant: x.Tenant(), Owner: c.node, Status: st.Status, State: b,
 		ExpiresAt: time.Now().Add(c.liveTTL)}
-	if x.key != "" {
-		r.Reservation = reservationKeyOf(x.tenant.name, x.key)
+	if x.Key() != "" {
+		r.Reservation = reservationKeyOf(x.Tenant(), x.Key())
 	}
 	for _, p := range st.Pending {
 		r.Pending = append(r.Pending, p.ID)
 	}
-	x.mu.Lock()
-	// A resuming execution's record names its bytes until its program runs
-	// (a resume that cannot start leaves it parked on them).
-	if x.snapshot != "" && (x.parkedLocked() || x.resuming && !x.settledLocked()) {
-		r.Snapshot = x.snapshot
-		if len(x.given) > 0 {
-			r.Answers, _ = json.Marshal(x.given)
-		}
-	}
-	x.mu.Unlock()
+	r.Snapshot, r.Answers = x.parkedState()
 	if st.Status == StatusCompleted || st.Status == StatusFailed {
-		r.ExpiresAt = time.Now().Add(c.s.cfg.retention())
+		r.ExpiresAt = time.Now().Add(c.retention)
 	}
 	return r
 }
@@ -192,14 +183,14 @@ func (c *cluster) follow(x *execution, o *owned) {
 			events = nil
 		}
 		for _, e := range events {
-			c.publish(x.id, e)
+			c.publish(x.ID(), e)
 			after = e.ID
 		}
 		if err := c.persist(x, o); err != nil {
-			c.s.log.Warn("writing an execution's record failed", "execution", x.id, "error", err.Error())
+			c.log.Warn("writing an execution's record failed", "execution", x.ID(), "error", err.Error())
 		}
 		if done && len(events) == 0 {
-			c.forget(x.id, o)
+			c.forget(x.ID(), o)
 			return
 		}
 		if done {
@@ -272,13 +263,9 @@ func (c *cluster) persist(x *execution, o *owned) error {
 	rev, err := c.st.Update(ctx, rec)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		o.lost = true
-		x.epoch.Store(0) // not this node's: the store answers for it
-		c.s.log.Warn("execution taken over by another node: cancelled here", "execution", x.id, "node", c.node)
-		go func() { // not under o.mu: cancelling writes nothing more (o.lost)
-			if !c.s.cancelParked(x) {
-				x.cancelRun()
-			}
-		}()
+		x.SetEpoch(0) // not this node's: the store answers for it
+		c.log.Warn("execution taken over by another node: cancelled here", "execution", x.ID(), "node", c.node)
+		go c.n.cancel(x) // not under o.mu: cancelling writes nothing more (o.lost)
 		return nil
 	}
 	if err != nil {
@@ -287,7 +274,7 @@ func (c *cluster) persist(x *execution, o *owned) error {
 	if o.snap != "" && o.snap != rec.Snapshot {
 		// The record no longer names the old snapshot: it is garbage.
 		if err := c.st.DeleteSnapshot(ctx, o.snap); err != nil {
-			c.s.log.Warn("deleting a superseded snapshot failed", "snapshot", o.snap, "error", err.Error())
+			c.log.Warn("deleting a superseded snapshot failed", "snapshot", o.snap, "error", err.Error())
 		}
 	}
 	o.rev, o.last, o.snap, o.ans = rev, rec.State, rec.Snapshot, rec.Answers
@@ -299,7 +286,7 @@ func (c *cluster) persist(x *execution, o *owned) error {
 // pending execution is in the store before its client hears of it).
 func (c *cluster) persistNow(x *execution) error {
 	c.mu.Lock()
-	o := c.owned[x.id]
+	o := c.owned[x.ID()]
 	c.mu.Unlock()
 	if o == nil {
 		return nil
@@ -329,7 +316,7 @@ func (c *cluster) publish(id string, e Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if _, err := c.js.Publish(ctx, c.eventSubject(id), b, jetstream.WithMsgID(id+"-"+strconv.Itoa(e.ID))); err != nil {
-		c.s.log.Warn("publishing an event failed", "execution", id, "event", e.ID, "error", err.Error())
+		c.log.Warn("publishing an event failed", "execution", id, "event", e.ID, "error", err.Error())
 	}
 }
 

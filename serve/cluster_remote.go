@@ -72,15 +72,15 @@ func (c *cluster) answer(data []byte) nodeReply {
 		e := errorf(CodeBadRequest, "%v", err)
 		return nodeReply{Status: e.status, Body: envelope(e)}
 	}
-	x := c.s.table.get(req.Tenant, req.ID)
+	x := c.n.get(req.Tenant, req.ID)
 	if x == nil && c.awaitTakeOver(req.ID) { // claimed here, not yet held
-		x = c.s.table.get(req.Tenant, req.ID)
+		x = c.n.get(req.Tenant, req.ID)
 	}
 	if x == nil {
 		e := notFound(req.ID)
 		return nodeReply{Status: e.status, Body: envelope(e)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.maxWait())
+	ctx, cancel := context.WithTimeout(context.Background(), c.maxWait)
 	defer cancel()
 	if !c.current(x) { // held from an ended epoch (cluster_fence.go)
 		var herr *httpError
@@ -88,7 +88,7 @@ func (c *cluster) answer(data []byte) nodeReply {
 			return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
 		}
 	}
-	st, herr := c.s.apply(ctx, x, req)
+	st, herr := c.n.apply(ctx, x, req)
 	if herr != nil {
 		return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
 	}
@@ -126,7 +126,7 @@ func (c *cluster) record(ctx context.Context, tenant, id string) (store.Record, 
 // wait, it re-reads the record until it is no longer running, at most
 // server.max_wait_ms.
 func (c *cluster) remoteState(ctx context.Context, tenant, id string, wait bool) (json.RawMessage, *httpError) {
-	deadline := time.Now().Add(c.s.cfg.maxWait())
+	deadline := time.Now().Add(c.maxWait)
 	for {
 		r, herr := c.record(ctx, tenant, id)
 		if herr != nil {
@@ -158,8 +158,8 @@ func (c *cluster) forwardOnce(ctx context.Context, w http.ResponseWriter, req no
 }
 
 func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req nodeRequest, again bool) {
-	if x := c.s.local(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
-		st, herr := c.s.apply(ctx, x, req)
+	if x := c.n.local(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
+		st, herr := c.n.apply(ctx, x, req)
 		if herr != nil {
 			writeError(w, herr)
 			return
@@ -189,15 +189,15 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 		// under an ended epoch (cluster_fence.go), or by a dir store's node
 		// that is gone: nothing can answer, so it is continued here if
 		// parked, else lost; once this node proves its lease again.
-		if !c.fence.live() {
-			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.fence.refusal()))
+		if !c.fence.Live() {
+			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.fence.Refusal()))
 			return
 		}
 		c.lost(ctx, w, r, req, again)
 		return
 	}
 	b, _ := json.Marshal(req)
-	rctx, cancel := context.WithTimeout(ctx, c.s.cfg.maxWait()+5*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, c.maxWait+5*time.Second)
 	defer cancel()
 	m, err := c.nc.RequestWithContext(rctx, c.nodeSubject(r.Owner), b)
 	if err == nil {
@@ -228,7 +228,7 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 	}
 	for _, l := range leases {
 		if l.Node == r.Owner && !c.gone(l, time.Now()) {
-			lost := l.Until.Add(c.fence.margin)
+			lost := l.Until.Add(c.fence.Margin())
 			e := errorf(CodeOwnerUnavailable,
 				"execution %s is owned by node %s, which does not answer; it is lost at %s (its lease's expiry plus the margin) unless it renews: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
 				r.ID, r.Owner, lost.UTC().Format(time.RFC3339Nano))
@@ -261,7 +261,7 @@ func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Recor
 			writeError(w, storeUnavailable(err))
 			return
 		}
-		st, herr := c.s.apply(ctx, x, req)
+		st, herr := c.n.apply(ctx, x, req)
 		if herr != nil {
 			writeError(w, herr)
 			return
@@ -279,14 +279,4 @@ func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Recor
 		return
 	}
 	writeRaw(w, http.StatusOK, now.State)
-}
-
-func alreadySettled(id, status string) *httpError {
-	return errorf(CodeConflict, "execution %s has settled already (%s): there is nothing to cancel", id, status)
-}
-
-func writeRaw(w http.ResponseWriter, status int, body json.RawMessage) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
 }

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -22,7 +20,7 @@ import (
 // wins; the winner then reads the bytes, once, checks that they are the
 // execution's own (parkfile.go belongsTo, holds), and holds the execution
 // here, parked, its program restored, to resume it when its results come
-// (or its calls expire). Bytes that cannot be read now give the claim
+// (or its calls expire): the node's side, park_adopt.go. Bytes that cannot be read now give the claim
 // back (a retry takes it again); bytes that are not the execution's own
 // fail it (INTERNAL): another execution's program is never resumed as it.
 
@@ -51,7 +49,7 @@ func (c *cluster) adoptIn(ctx context.Context, recs []store.Record, gone func(ow
 			continue
 		}
 		if _, err := c.takeOver(ctx, r); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, errTakeOverRefused) {
-			c.s.log.Warn("taking over a parked execution failed", "execution", r.ID, "owner", r.Owner, "error", err.Error())
+			c.log.Warn("taking over a parked execution failed", "execution", r.ID, "owner", r.Owner, "error", err.Error())
 		}
 	}
 }
@@ -78,11 +76,11 @@ func (c *cluster) takeOverLost(ctx context.Context, l store.Lease, why string, l
 // not the execution's own (the record is failed then), and otherwise,
 // the record given back, when they could not be read.
 func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, error) {
-	epoch, ok := c.fence.epoch()
+	epoch, ok := c.fence.Epoch()
 	if !ok {
 		return nil, errFenced
 	}
-	if x := c.s.table.lookup(r.ID); x != nil {
+	if x := c.n.lookup(r.ID); x != nil {
 		if c.current(x) {
 			return x, nil
 		}
@@ -107,7 +105,7 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 				return nil, o.taken
 			}
 		}
-		if x := c.s.table.lookup(r.ID); x != nil && c.current(x) {
+		if x := c.n.lookup(r.ID); x != nil && c.current(x) {
 			return x, nil
 		}
 		return nil, fmt.Errorf("%w: execution %s is this node's already", store.ErrConflict, r.ID)
@@ -145,8 +143,7 @@ func (c *cluster) awaitTakeOver(id string) bool {
 // claimParked is takeOver once this node's takeover of r is the only one,
 // o its owned record to fill, epoch the one it runs under here.
 func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epoch uint64) (*execution, error) {
-	t := c.s.tenantNamed(r.Tenant)
-	if t == nil {
+	if !c.n.serves(r.Tenant) {
 		return nil, fmt.Errorf("execution %s belongs to tenant %q, which this node does not serve", r.ID, r.Tenant)
 	}
 	var given map[int32]ToolResult
@@ -164,91 +161,24 @@ func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epo
 	r.Revision = rev
 
 	// Claimed: the bytes are read once, now.
-	data, err := c.s.readSnapshot(ctx, r.Snapshot)
+	data, err := c.n.readSnapshot(ctx, r.Snapshot)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.unclaim(ctx, r, from)
 		return nil, fmt.Errorf("execution %s: %w", r.ID, err)
 	}
-	var pf *parkFile
+	var x *execution
+	var after int
 	if err == nil {
-		if pf, err = decodeParkFile(data); err == nil {
-			err = pf.belongsTo(r.ID, r.Tenant, r.Snapshot, data)
-		}
+		x, after, err = c.n.adoptParked(ctx, r.ID, r.Tenant, r.Snapshot, data, given, epoch, c.publishedEvents)
 	}
 	if err != nil {
 		return nil, c.refuse(ctx, r, from, err)
 	}
-
-	m := pf.meta
-	x := newExecution(r.ID, t, nil, m.Key, true, c.s.cfg.maxEvents())
-	copy(x.sum[:], m.Sum)
-	x.created, x.spec, x.calls, x.callCount = m.Created, m.Spec, m.Calls, m.CallCount
-	x.snapshot, x.status, x.parkedSize = r.Snapshot, StatusPending, int64(len(data))
-	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
-	x.cancel = func() {}
-	x.epoch.Store(epoch)
-	after := c.carryEvents(ctx, x, m, len(given))
-	p, herr, err := c.s.restoreFrom(x, pf)
-	if err != nil {
-		if x.releasePending != nil {
-			x.releasePending()
-		}
-		return nil, c.refuse(ctx, r, from, err)
-	}
-	if herr != nil { // its session is not to be had now: the resume reads the bytes again
-		c.s.log.Warn("a taken-over execution's program is restored at its resume", "execution", x.id, "error", herr.body.Message)
-	}
-	x.parked = p
-	x.releasePending = chain(c.s.forcePending(t.name), orNothing(x.releasePending))
-	x.mu.Lock()
-	for _, p := range m.Pending {
-		pc := &pendingCall{call: p.Call, expires: p.Expires, parkID: p.ParkID}
-		if res, ok := given[p.ParkID]; ok {
-			x.answerParkedLocked(pc, res)
-			continue
-		}
-		x.pending = append(x.pending, pc)
-	}
-	x.mu.Unlock()
 	c.mu.Lock() // before x is in the table: a request that finds it resumes it, and its follower writes its record
 	o.rev, o.last, o.snap, o.ans, o.after = rev, r.State, r.Snapshot, r.Answers, after
 	c.mu.Unlock()
-	if prev, _ := c.s.table.add(x, math.MaxInt); prev != nil { // its idempotency key is an execution's here already
-		x.key = ""
-		_, _ = c.s.table.add(x, math.MaxInt)
-	}
-	c.s.metrics.running.WithLabelValues(t.name).Inc()
-	c.s.metrics.parked.WithLabelValues(t.name).Inc()
-	c.s.parkedBytes(t, x.parkedSize)
-	c.s.log.Info("took over a parked execution", "execution", x.id, "tenant", t.name, "from", from, "node", c.node)
-	x.mu.Lock()
-	due := x.resumeDueLocked()
-	x.armExpiryLocked(c.s)
-	x.mu.Unlock()
-	if due {
-		// Not on the caller's goroutine: the lease loop takes over too,
-		// and a resume may wait for room in the sandbox.
-		go c.s.resumeOrRetry(x)
-	}
+	c.n.holdAdopted(x, from)
 	return x, nil
-}
-
-// restoreFrom restores x's program from pf, its parked bytes, and checks
-// it is the one pf describes. herr is a session not to be had now: then
-// there is no Parked, and no error.
-func (s *Server) restoreFrom(x *execution, pf *parkFile) (p *executor.Parked, herr *httpError, err error) {
-	ex, herr, err := s.executorFor(x)
-	if herr != nil || err != nil {
-		return nil, herr, err
-	}
-	if p, err = ex.RestoreParked(pf.program); err != nil {
-		return nil, nil, err
-	}
-	if err := pf.holds(p); err != nil {
-		p.Release()
-		return nil, nil, err
-	}
-	return p, nil, nil
 }
 
 // unclaim returns a claimed record to the owner it had, for a retry to
@@ -258,7 +188,7 @@ func (c *cluster) unclaim(ctx context.Context, r store.Record, from string) {
 	defer cancel()
 	r.Owner = from
 	if _, err := c.st.Update(ctx, r); err != nil {
-		c.s.log.Warn("giving a parked execution back after its snapshot could not be read failed", "execution", r.ID, "node", c.node, "error", err.Error())
+		c.log.Warn("giving a parked execution back after its snapshot could not be read failed", "execution", r.ID, "node", c.node, "error", err.Error())
 	}
 }
 
@@ -267,7 +197,7 @@ func (c *cluster) unclaim(ctx context.Context, r store.Record, from string) {
 // errTakeOverRefused; the bytes are left as they are (they may be
 // another execution's).
 func (c *cluster) refuse(ctx context.Context, r store.Record, from string, cause error) error {
-	c.s.log.Error("refused to take over a parked execution: its snapshot is not its own, or cannot continue here; the execution is failed",
+	c.log.Error("refused to take over a parked execution: its snapshot is not its own, or cannot continue here; the execution is failed",
 		"execution", r.ID, "tenant", r.Tenant, "from", from, "snapshot", r.Snapshot, "error", cause.Error())
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
@@ -278,67 +208,10 @@ func (c *cluster) refuse(ctx context.Context, r store.Record, from string, cause
 	return fmt.Errorf("%w: execution %s: %v", errTakeOverRefused, r.ID, cause)
 }
 
-// carryEvents numbers x's events on from those its owner emitted, and
-// returns the last id published: after the park (meta) and the result
-// events of the answers given since (answered), each kept within
-// max_events or counted dropped; with NATS, after the last published (the
-// stream's), whose events x then holds when they are all there, so that
-// this node serves an event stream from its start.
-func (c *cluster) carryEvents(ctx context.Context, x *execution, m parkMeta, answered int) int {
-	kept, dropped := m.Events, m.Dropped
-	for range answered {
-		if kept < x.maxEvents {
-			kept++
-		} else {
-			dropped++
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
-	events, last, err := c.publishedEvents(ctx, x.id, 2*(x.maxEvents+len(m.Pending))+1)
-	if err != nil {
-		c.s.log.Warn("reading a taken-over execution's published events failed; its events go on from its snapshot's count",
-			"execution", x.id, "error", err.Error())
-	}
-	kept = max(kept, last)
-	x.dropped = dropped
-	if lost := unpublishedPending(m, events, last, kept, answered, x.maxEvents); err == nil && lost != nil {
-		// Its owner was lost after writing the record and before
-		// publishing the park's pending events: they are published now.
-		x.events = append(events, lost...)
-		return last
-	}
-	if len(events) == kept && events[kept-1].ID == kept {
-		x.events = events
-	} else {
-		x.eventBase = kept
-	}
-	return kept
-}
-
-// unpublishedPending rebuilds the pending events of the park that the
-// stream lacks, when only they are missing from it: the stream holds
-// events 1..last, all published, and the rest up to kept are the park's
-// last pending events (no result came after the park, and every pending
-// event was kept within maxEvents). nil otherwise.
-func unpublishedPending(m parkMeta, events []Event, last, kept, answered, maxEvents int) []Event {
-	miss := kept - last
-	if miss <= 0 || miss > len(m.Pending) || answered > 0 || kept != m.Events || m.Events >= maxEvents || len(events) != last {
-		return nil
-	}
-	var out []Event
-	for i, p := range m.Pending[len(m.Pending)-miss:] {
-		b, err := json.Marshal(struct {
-			PendingCall
-			ExpiresAt time.Time `json:"expires_at"`
-		}{p.Call, p.Expires})
-		if err != nil {
-			return nil
-		}
-		out = append(out, Event{ID: last + i + 1, Type: EventPending, Data: b})
-	}
-	return out
-}
+// eventsFeed returns the events of execution id its cluster's stream
+// holds, in order and once each, at most limit read, and the last id
+// published (cluster.publishedEvents).
+type eventsFeed func(ctx context.Context, id string, limit int) ([]Event, int, error)
 
 // publishedEvents returns the events of execution id its stream holds, in
 // order and once each (a repeated publish is skipped), at most limit of

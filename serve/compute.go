@@ -3,82 +3,20 @@ package serve
 import (
 	"context"
 	"errors"
-	"math"
-	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/compute"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// computeBucket is a tenant's compute-seconds-per-minute quota: a token
-// bucket of rate seconds, refilled at rate/60 per second, charged for the
-// CPU time each run's guest used (not for time waiting on tools) and for
-// the host's work done for the tenant's requests (by its wall time).
-// Admission reserves each run's compute limit until the run ends, and
-// admits a run only while the bucket's level less the reservations of the
-// runs in flight is positive: all the tenant's concurrent runs together
-// overdraw it by at most one run's limit (a tenant whose quota is below
-// its runs' limit then runs one program at a time).
-type computeBucket struct {
-	mu       sync.Mutex
-	rate     float64 // seconds per minute; the capacity
-	tokens   float64
-	reserved float64 // seconds reserved by the runs in flight
-	at       time.Time
-	now      func() time.Time
-}
-
-func newComputeBucket(rate float64, now func() time.Time) *computeBucket {
-	return &computeBucket{rate: rate, tokens: rate, at: now(), now: now}
-}
-
-func (b *computeBucket) refillLocked(now time.Time) {
-	b.tokens = math.Min(b.rate, b.tokens+now.Sub(b.at).Seconds()*b.rate/60)
-	b.at = now
-}
-
-// reserve admits a run whose compute limit is d, reserving it, while the
-// level less the reservations in flight is positive; if not, it reports
-// how long until a retry may pass: until the bucket refills when it is
-// empty, else a second (a run in flight ends, giving back what it did not
-// use).
-func (b *computeBucket) reserve(d time.Duration) (bool, time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.refillLocked(b.now())
-	if b.tokens-b.reserved > 0 {
-		b.reserved += d.Seconds()
-		return true, 0
-	}
-	if b.tokens <= 0 {
-		return false, time.Duration((-b.tokens + 0.001) / (b.rate / 60) * float64(time.Second))
-	}
-	return false, DefaultRetryAfter
-}
-
-// unreserve gives back a reservation made by reserve.
-func (b *computeBucket) unreserve(d time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.reserved = math.Max(b.reserved-d.Seconds(), 0)
-}
-
-// charge takes d, used, from the bucket.
-func (b *computeBucket) charge(d time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.refillLocked(b.now())
-	b.tokens -= d.Seconds()
-}
-
 // meteredRuntime is a tenant's view of the shared sandbox: it charges each
-// run's compute time to the tenant's bucket (when it has one) and counter.
+// run's compute time to the tenant's bucket (when it has one:
+// serve/internal/compute) and counter.
 type meteredRuntime struct {
 	inner   executor.CodeRuntime
-	bucket  *computeBucket // nil: no compute quota
+	bucket  *compute.Bucket // nil: no compute quota
 	counter prometheus.Counter
 }
 
@@ -87,7 +25,7 @@ func (m *meteredRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost
 	if c := out.Stats.Compute; c > 0 && out.Suspended == nil { // a parked run is charged when it ends (Resume)
 		m.counter.Add(c.Seconds())
 		if m.bucket != nil {
-			m.bucket.charge(c)
+			m.bucket.Charge(c)
 		}
 	}
 	return out, err
@@ -108,7 +46,7 @@ func (m *meteredRuntime) Resume(ctx context.Context, snapshot []byte, d wasmhost
 	if c := out.Stats.Compute; c > 0 && out.Suspended == nil {
 		m.counter.Add(c.Seconds())
 		if m.bucket != nil {
-			m.bucket.charge(c)
+			m.bucket.Charge(c)
 		}
 	}
 	return out, err

@@ -13,8 +13,15 @@
 // executions waiting on their client are parked to bytes (park.go), and
 // programs that only wait give their instance back to the sandbox
 // (executor.Config.WithParkIdle). With a store, nodes share executions
-// (cluster*.go, docs/cluster.md).
+// (cluster*.go, docs/cluster.md); the cluster reaches the node through the
+// node interface (cluster.go; node.go is the node's side).
+//
+// Self-contained pieces are packages of their own under internal/: the
+// execution table (table), a tenant's quotas and admission ticket (quota)
+// and compute bucket (compute), the spill directory (spill), the parked
+// bytes' frame (parkfile) and a cluster node's proof of its lease (fence).
 //
 // It imports api, registry, executor, wasmhost, toolsfile, workspace,
-// mcpserver, sdkgen, the MCP Go SDK, Prometheus client_golang and yaml.
+// mcpserver, sdkgen, serve/store, its internal packages, the MCP Go SDK,
+// NATS, Prometheus client_golang and yaml.
 package serve

@@ -24,6 +24,16 @@ const (
 	CodeDraining      = "DRAINING"
 )
 
+// CodeStoreUnavailable is the HTTP-level code of a request that needed
+// the cluster's store when it could not be used (503, and /readyz), and
+// CodeOwnerUnavailable of one that needed the execution's owner node while
+// it does not answer and its lease has not expired yet (503 with the
+// Retry-After of the lease's expiry).
+const (
+	CodeStoreUnavailable = "STORE_UNAVAILABLE"
+	CodeOwnerUnavailable = "OWNER_UNAVAILABLE"
+)
+
 // The reasons of a 429 (ErrorBody.Reason).
 const (
 	ReasonMaxConcurrent = "max_concurrent"
@@ -68,9 +78,6 @@ type httpError struct {
 	status     int
 	body       ErrorBody
 	retryAfter time.Duration
-	// raw, when set, is the answer instead of the error envelope: a
-	// request another execution answers (cluster_idempotency.go).
-	raw json.RawMessage
 }
 
 func (e *httpError) Error() string { return e.body.Message }
@@ -130,10 +137,6 @@ func errorBody(e *api.Error) *ErrorBody {
 }
 
 func writeError(w http.ResponseWriter, e *httpError) {
-	if e.raw != nil {
-		writeRaw(w, e.status, e.raw)
-		return
-	}
 	setRetryAfter(w, e.retryAfter)
 	writeJSON(w, e.status, ErrorEnvelope{Error: e.body})
 }
@@ -155,4 +158,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// storeUnavailable is a 503 for a request that needed the cluster's store
+// when it could not be used.
+func storeUnavailable(err error) *httpError {
+	e := errorf(CodeStoreUnavailable, "the cluster's store: %v", err)
+	e.retryAfter = DefaultRetryAfter
+	return e
+}
+
+// alreadySettled is the answer to a DELETE of a settled execution.
+func alreadySettled(id, status string) *httpError {
+	return errorf(CodeConflict, "execution %s has settled already (%s): there is nothing to cancel", id, status)
+}
+
+// writeRaw writes body, JSON as is, with status.
+func writeRaw(w http.ResponseWriter, status int, body json.RawMessage) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
 }

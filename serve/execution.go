@@ -2,7 +2,9 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"sync"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/internal/text"
+	"github.com/ptcx/ptcx/serve/internal/quota"
 )
 
 // execution is one POST /v1/executions: its program runs on its own
@@ -22,12 +25,12 @@ type execution struct {
 	key     string   // idempotency key, "" for none
 	sum     [32]byte // the request body's hash, for the idempotency check
 	cancel  context.CancelFunc
-	client  bool // declared client tools (counted against max_pending)
-	work    work // what each of its runs is admitted as (admission.go); zero: the tenant's defaults
+	client  bool       // declared client tools (counted against max_pending)
+	work    quota.Work // what each of its runs is admitted as (admission.go); zero: the tenant's defaults
 	// live is set once the execution must wait for its client live, never
 	// parked (its tenant's parked bytes are at their quota: waitLive).
 	live atomic.Bool
-	// epoch is the cluster lease epoch it runs under on this node (fence.go);
+	// epoch is the cluster lease epoch it runs under on this node (serve/internal/fence);
 	// 0 without a store, and once another node took it.
 	epoch atomic.Uint64
 
@@ -86,6 +89,13 @@ type pendingCall struct {
 	parkID  int32           // its id in the parked program (executor.ParkedCall.ID); 0 for a live call
 }
 
+// newID mints an execution's id: "ex_" and 24 random hex digits.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "ex_" + hex.EncodeToString(b[:])
+}
+
 func newExecution(id string, t *tenant, body []byte, key string, client bool, maxEvents int) *execution {
 	return &execution{
 		id: id, tenant: t, created: time.Now(), key: key, sum: sha256.Sum256(body), client: client,
@@ -111,7 +121,7 @@ func (x *execution) emitLocked(typ string, data any) bool {
 		b = json.RawMessage(`{}`)
 	}
 	if n := eventBytes(b); !x.filed && typ != EventDone { // filed: counted with its result (retained.go)
-		if !x.tenant.chargeEvent(n) { // past the tenant's retained bytes
+		if !x.retained().ChargeEvent(n) { // past the tenant's retained bytes
 			x.dropped++
 			return false
 		}
@@ -240,9 +250,8 @@ func (x *execution) deliver(results []ToolResult) (int, bool) {
 	return n, due
 }
 
-// stampSettled records when x settles, before the table files it by that
-// instant (table.settle reads settledAt under the table's lock only, so it
-// is written once, before).
+// stampSettled records when x settles, before the table files it
+// (Server.file).
 func (x *execution) stampSettled(at time.Time) {
 	x.mu.Lock()
 	x.settledAt = at
@@ -262,7 +271,27 @@ func (x *execution) settle(r api.Result) {
 	x.notifyLocked()
 }
 
-func (x *execution) settled() bool {
+// ID, Tenant, Key and Settled are what the table reads of x
+// (serve/internal/table.Entry); the cluster reads them too, and Created,
+// Sum, Epoch, SetEpoch and SessionWait.
+func (x *execution) ID() string     { return x.id }
+func (x *execution) Tenant() string { return x.tenant.name }
+func (x *execution) Key() string    { return x.key }
+
+// Created is when x was accepted; Sum the SHA-256 of its request body.
+func (x *execution) Created() time.Time { return x.created }
+func (x *execution) Sum() [32]byte      { return x.sum }
+
+// Epoch is the cluster lease epoch x runs under on this node, 0 for none
+// (serve/internal/fence); SetEpoch sets it.
+func (x *execution) Epoch() uint64     { return x.epoch.Load() }
+func (x *execution) SetEpoch(e uint64) { x.epoch.Store(e) }
+
+// SessionWait is the longest x's start may wait for a keep_state
+// session's turn: its tenant's tenants[].sessions.wait_ms.
+func (x *execution) SessionWait() time.Duration { return x.tenant.state.wait }
+
+func (x *execution) Settled() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.settledLocked()

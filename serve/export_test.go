@@ -24,15 +24,6 @@ func SandboxUsage(s *Server) wasmhost.Usage {
 // it holds (as if max_concurrent more runs were in flight), until the
 // returned function gives them back.
 func FillConcurrent(s *Server, tenant string) func() {
-	t := s.tenantNamed(tenant)
-	q := &t.quota
-	q.mu.Lock()
-	n := q.maxConcurrent
-	q.live += n
-	q.mu.Unlock()
-	return func() {
-		q.mu.Lock()
-		q.live -= n
-		q.mu.Unlock()
-	}
+	q := s.tenantNamed(tenant).quota
+	return q.Occupy(q.Limits().MaxConcurrent)
 }

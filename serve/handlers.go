@@ -119,9 +119,9 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		writeError(w, badRequest("the execution request", err))
 		return
 	}
-	x, herr := s.start(t, req, body)
+	res, herr := s.start(t, req, body)
 	if herr != nil && herr.body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
-		st, qerr := s.cluster.enqueue(r.Context(), t, req, body)
+		st, qerr := s.cluster.enqueue(r.Context(), newExecution(newID(), t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait, body)
 		if qerr != nil {
 			writeError(w, qerr)
 			return
@@ -136,6 +136,11 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		writeError(w, herr)
 		return
 	}
+	if res.first != nil { // the key's earlier execution, on another node
+		writeRaw(w, http.StatusOK, res.first)
+		return
+	}
+	x := res.x
 	logExecution(w, x.id)
 	if s.cluster != nil {
 		if err := s.cluster.adopt(r.Context(), x); err != nil {
@@ -168,7 +173,7 @@ func (s *Server) persist(x *execution) *httpError {
 
 func (s *Server) execution(w http.ResponseWriter, r *http.Request, t *tenant) *execution {
 	id := r.PathValue("id")
-	x := s.table.get(t.name, id)
+	x := s.table.Get(t.name, id)
 	if x == nil {
 		writeError(w, notFound(id))
 	}
@@ -252,12 +257,10 @@ func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (Exec
 	}
 	switch req.Op {
 	case opCancel:
-		if x.settled() {
+		if x.Settled() {
 			return st, alreadySettled(x.id, x.state().Status)
 		}
-		if !s.cancelParked(x) {
-			x.cancelRun()
-		}
+		s.cancel(x)
 		st = x.waitSettled(ctx, s.cfg.maxWait())
 	default: // opResults
 		n, due := x.deliver(req.Results)
@@ -319,7 +322,7 @@ func (s *Server) postCall(w http.ResponseWriter, r *http.Request, t *tenant) {
 		writeError(w, herr)
 		return
 	}
-	defer k.release()
+	defer k.Release()
 	res := t.exec.Execute(r.Context(), executor.Call{Scope: req.Scope, Name: req.Name, Args: req.Arguments})
 	out := CallResponse{OK: res.OK()}
 	if res.OK() {

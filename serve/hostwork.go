@@ -24,7 +24,7 @@ func (s *Server) chargeHostWork(t *tenant, d time.Duration) {
 	}
 	s.metrics.compute.WithLabelValues(t.name).Add(d.Seconds())
 	if t.compute != nil {
-		t.compute.charge(d)
+		t.compute.Charge(d)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/internal/quota"
 )
 
 // mcp serves the tenant's MCP over Streamable HTTP (stateless, JSON
@@ -23,10 +24,10 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request, t *tenant) {
 		return
 	}
 	msgs, batch := mcpMessages(body)
-	var held []*ticket
+	var held []*quota.Ticket
 	defer func() {
 		for _, k := range held {
-			k.release()
+			k.Release()
 		}
 	}()
 	for _, m := range msgs {
@@ -58,9 +59,9 @@ type mcpMessage struct {
 
 // mcpWork is the work of a tools/call: a program's unless the message
 // names one tool, not run_code (then a direct call's: no program runs).
-func (t *tenant) mcpWork(m mcpMessage) work {
+func (t *tenant) mcpWork(m mcpMessage) quota.Work {
 	if m.tool != "" && m.tool != registry.RunCode {
-		return work{}
+		return quota.Work{}
 	}
 	return t.callWork(registry.RunCode, m.args)
 }

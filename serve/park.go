@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/internal/quota"
 	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -98,8 +98,9 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 	// The table next, so that a client that sees x settled finds what
 	// its settling evicted gone (max_retained). The count never evicts x
 	// here, the newest; its retention starts now.
-	x.stampSettled(time.Now())
-	s.table.settle(x, r)
+	at := time.Now()
+	x.stampSettled(at)
+	s.file(x, at, r)
 	x.settle(r)
 	if s.cluster != nil {
 		// A parked execution has no follower (it stopped once the parked
@@ -113,7 +114,7 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 	size := x.parkedSize // bytes a settled execution no longer stands for
 	x.parkedSize = 0
 	x.mu.Unlock()
-	s.parkedBytes(t, -size)
+	t.quota.Parked(-size)
 	if rp != nil {
 		rp()
 	}
@@ -141,12 +142,12 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 			return err
 		}
 		size = int64(len(data))
-		if !x.tenant.parkRoom() {
+		if !x.tenant.quota.ParkRoom() {
 			return errNoParkRoom
 		}
 		name = snapshotNameOf(x.id, data)
 		if s.cluster != nil {
-			if err := s.mayWrite(x); err != nil { // cluster_fence.go
+			if err := s.mayWrite(x); err != nil { // fencing.go
 				return err
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -155,14 +156,14 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 				return fmt.Errorf("writing its snapshot to the store: %w", err)
 			}
 		} else {
-			if err := s.spill.put(name, data); err != nil {
+			if err := s.spill.Put(name, data); err != nil {
 				return err
 			}
 			p.Release() // its bytes stand for it now: resume restores them
 			p = nil
 		}
 	}
-	s.parkedBytes(x.tenant, size)
+	x.tenant.quota.Parked(size)
 	x.mu.Lock()
 	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
@@ -334,14 +335,14 @@ func (s *Server) retryResume(x *execution) {
 // not pass (its bytes are gone, corrupt, not x's, or its program cannot
 // continue here) settles x as failed.
 func (s *Server) resume(x *execution) *httpError {
-	if herr := s.mayResume(x); herr != nil { // cluster_fence.go
+	if herr := s.mayResume(x); herr != nil { // fencing.go
 		return herr
 	}
 	k, herr := s.admit(x.tenant, x.resumeWork())
 	if herr != nil {
 		return herr
 	}
-	release := k.endRun
+	release := k.EndRun
 	x.mu.Lock()
 	if !x.resumeDueLocked() {
 		x.mu.Unlock()
@@ -406,12 +407,12 @@ func (s *Server) resume(x *execution) *httpError {
 // resumeWork is what x's resumed run is admitted as: the work its first
 // run was (or, taken over from another node, the tenant's defaults: an
 // upper bound), holding its pending reservation already.
-func (x *execution) resumeWork() work {
+func (x *execution) resumeWork() quota.Work {
 	w := x.work
-	if w.memory == 0 && w.compute == 0 {
+	if w.Memory == 0 && w.Compute == 0 {
 		w = x.tenant.runWork(nil)
 	}
-	w.client, w.resume = true, true
+	w.Client, w.Resume = true, true
 	return w
 }
 
@@ -439,11 +440,11 @@ func (s *Server) waitLive(ctx context.Context, x *execution, p *executor.Parked)
 	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", "execution", x.id, "tenant", x.tenant.name)
 	r, again := p.Resume(ctx, nil)
 	if again == p { // BUSY: nothing ran
-		k.endRun()
+		k.EndRun()
 		busy(r.Err.Message)
 		return
 	}
-	s.run(ctx, x, r, again, k.endRun)
+	s.run(ctx, x, r, again, k.EndRun)
 }
 
 // stillParked ends the message of a resume that may succeed when retried.
@@ -522,9 +523,9 @@ func (s *Server) dropSnapshot(x *execution, name string) {
 	}
 	x.answers, x.given = nil, nil
 	x.mu.Unlock()
-	s.parkedBytes(x.tenant, -size)
+	x.tenant.quota.Parked(-size)
 	if s.spill != nil {
-		if err := s.spill.remove(name); err != nil {
+		if err := s.spill.Remove(name); err != nil {
 			s.log.Warn("removing a spilled snapshot failed", "execution", x.id, "snapshot", name, "error", err.Error())
 		}
 	}
@@ -573,7 +574,7 @@ func (s *Server) readSnapshot(ctx context.Context, name string) ([]byte, error) 
 		}
 		return data, nil
 	}
-	return s.spill.get(ctx, name)
+	return s.spill.Get(ctx, name)
 }
 
 // readFault, when set (tests: FailSnapshotReads), is asked before every
@@ -679,7 +680,7 @@ func (s *Server) cancelParked(x *execution) bool {
 // them: their state stays in the store, for the next life of this node or
 // another to continue. Without a store there is nothing to keep them.
 func (s *Server) releaseParked() (n int) {
-	for _, x := range s.table.liveExecutions() {
+	for _, x := range s.table.Live() {
 		x.mu.Lock()
 		if x.parkedLocked() {
 			if x.expiry != nil {
@@ -696,7 +697,7 @@ func (s *Server) releaseParked() (n int) {
 		size := x.parkedSize // its bytes are the node's that takes it over now
 		x.parkedSize = 0
 		x.mu.Unlock()
-		s.parkedBytes(x.tenant, -size)
+		x.tenant.quota.Parked(-size)
 		if s.cluster != nil && x.isReleased() {
 			s.cluster.giveUp(x.id)
 		}
@@ -717,11 +718,20 @@ func stopping(id string) *httpError {
 	return e
 }
 
-// forcePending reserves a pending slot for an execution this node takes
-// over: it was counted where it was parked, and is not refused here.
-func (s *Server) forcePending(tenant string) func() {
-	release, _ := s.pending.reserve(tenant, math.MaxInt)
-	return release
+// parkedState is what x's record says of its parked bytes: their name in
+// the store and the answers given since it parked (JSON, by parked call
+// id; nil for none), while it is parked or resuming on them (a resume that
+// cannot start leaves it parked on them); "", nil otherwise.
+func (x *execution) parkedState() (snapshot string, answers json.RawMessage) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.snapshot == "" || !(x.parkedLocked() || x.resuming && !x.settledLocked()) {
+		return "", nil
+	}
+	if len(x.given) > 0 {
+		answers, _ = json.Marshal(x.given)
+	}
+	return x.snapshot, answers
 }
 
 // snapshotName is the name of x's parked bytes in the store, "" unless

@@ -2,56 +2,20 @@ package serve
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
 )
 
-// pendingStore counts the executions that may wait on their client
-// (against quotas.max_pending), parked (park.go) or live, and holds the
-// live ones: a client tool's body that was dispatched (beside an in-flight
-// server-side call, where parking cannot be used) waits here, its guest
-// instance blocked in it, until answered or expired.
-type pendingStore interface {
-	// reserve admits one execution that may wait on its client, within
-	// limit for the tenant; release it when the execution settles.
-	reserve(tenant string, limit int) (release func(), ok bool)
-	// await blocks until pc is answered, expires or ctx ends.
-	await(ctx context.Context, pc *pendingCall) (ToolResult, error)
-	// held is how many executions are reserved now, over all tenants.
-	held() int
-}
+// Pending executions. An execution that may wait on its client (it
+// declared client tools) is counted against its tenant's max_pending,
+// parked (park.go) or live (quota.Quota counts it: admission.go), until it
+// settles. A live one's client tool body that was dispatched (beside an
+// in-flight server-side call, where parking cannot be used) waits here,
+// its guest instance blocked in it, until answered or expired.
 
-// liveStore holds pending executions live, counted per tenant.
-type liveStore struct {
-	mu     sync.Mutex
-	counts map[string]int
-	total  int
-}
-
-func newLiveStore() *liveStore { return &liveStore{counts: map[string]int{}} }
-
-func (s *liveStore) reserve(tenant string, limit int) (func(), bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.counts[tenant] >= limit {
-		return nil, false
-	}
-	s.counts[tenant]++
-	s.total++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.counts[tenant]--
-			s.total--
-		})
-	}, true
-}
-
-func (s *liveStore) await(ctx context.Context, pc *pendingCall) (ToolResult, error) {
+// await blocks until pc is answered, expires or ctx ends.
+func (pc *pendingCall) await(ctx context.Context) (ToolResult, error) {
 	timer := time.NewTimer(time.Until(pc.expires))
 	defer timer.Stop()
 	select {
@@ -65,8 +29,12 @@ func (s *liveStore) await(ctx context.Context, pc *pendingCall) (ToolResult, err
 	}
 }
 
-func (s *liveStore) held() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.total
+// pendingHeld is how many executions that may wait on their client the
+// tenants hold now (ptcx_pending_executions_held).
+func (s *Server) pendingHeld() int {
+	n := 0
+	for _, t := range s.tenants {
+		n += t.quota.Pending()
+	}
+	return n
 }

@@ -2,70 +2,47 @@ package serve
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/internal/quota"
 )
 
 // Retained bytes. A tenant's executions hold results and events on this
-// node — a live one its events, a settled one its events, value, text,
-// logs and call records until it is evicted — counted against the
-// tenant's budget (quotas.max_retained_bytes): a live execution's event
-// past it is counted, not kept (as past server.max_events); a settled one
-// makes the table evict the tenant's oldest settled executions, read or
-// not, until the tenant is within it again (the newest is always kept).
-// The count is of the bytes each holds, plus a fixed overhead per event
-// and call record, not of the Go heap exactly.
+// node, counted against the tenant's budget (quotas.max_retained_bytes,
+// serve/internal/quota.Retained): a live execution's event past it is
+// counted, not kept (as past server.max_events); a settled one makes the
+// table evict the tenant's oldest settled executions, read or not, until
+// the tenant is within it again (the newest is always kept). The count is
+// of the bytes each holds, plus a fixed overhead per event and call
+// record, not of the Go heap exactly; what each counts for is below.
 
 // retainedOverhead is what an event or a call record is counted for
 // besides its bytes: its struct, its id and type.
 const retainedOverhead = 64
 
-// chargeEvent counts an event of n bytes of data against the tenant's
-// budget, and reports false, counting nothing, when the tenant's live
-// executions hold the whole budget already. A nil tenant (tests) has no
-// budget.
-func (t *tenant) chargeEvent(n int) bool {
-	if t == nil {
-		return true
+// retained is x's tenant's budget; nil for an execution without a
+// tenant (tests), which has none.
+func (x *execution) retained() *quota.Retained {
+	if x.tenant == nil {
+		return nil
 	}
-	q := &t.quota
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.retainedLive+int64(n) > q.maxRetained {
-		return false
-	}
-	q.retainedLive += int64(n)
-	t.retainedGauge.Set(float64(q.retainedLive + q.retainedSettled))
-	return true
+	return x.tenant.retained
 }
 
-// settleRetained moves x's bytes, its events' (live) and its result's, to
-// the tenant's settled bytes, and returns the bytes x now holds.
-func (t *tenant) settleRetained(live, result int64) int64 {
-	q := &t.quota
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.retainedLive -= live
-	q.retainedSettled += live + result
-	t.retainedGauge.Set(float64(q.retainedLive + q.retainedSettled))
-	return live + result
-}
-
-// overRetained reports whether the tenant holds more than its budget.
-func (t *tenant) overRetained() bool {
-	q := &t.quota
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.retainedLive+q.retainedSettled > q.maxRetained
-}
-
-// forgetRetained takes an evicted execution's bytes off the tenant's.
-func (t *tenant) forgetRetained(n int64) {
-	q := &t.quota
-	q.mu.Lock()
-	q.retainedSettled -= n
-	t.retainedGauge.Set(float64(q.retainedLive + q.retainedSettled))
-	q.mu.Unlock()
+// file files x, settled at at with result r, in the table: its bytes, its
+// events' (live) and its result's, become its tenant's settled ones, and
+// the table evicts what is past the retention, over the count or over the
+// tenant's retained bytes.
+func (s *Server) file(x *execution, at time.Time, r api.Result) {
+	b := x.tenant.retained
+	s.table.Settle(x, at, b, func() int64 {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.filed = true
+		x.bytes = b.Settle(x.bytes, resultBytes(r, x.calls))
+		return x.bytes
+	})
 }
 
 // resultBytes is what a settled execution's result and call records

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/spill"
+	"github.com/ptcx/ptcx/serve/internal/table"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -41,12 +43,11 @@ type Server struct {
 	runtime executor.CodeRuntime
 	own     *wasmhost.Runtime
 	tenants []*tenant
-	table   *table
-	pending pendingStore
+	table   *table.Table[*execution] // every execution, live and settled (serve/internal/table)
 	metrics *metrics
 	handler http.Handler
 	cluster *cluster         // nil without a store shared beyond this process
-	spill   *spill           // where parked executions' bytes go when cluster is nil
+	spill   *spill.Spill     // where parked executions' bytes go when cluster is nil
 	states  *programSessions // keep_state sessions (session_state.go)
 
 	draining atomic.Bool
@@ -64,13 +65,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 		return nil, errors.New("serve: nil Config")
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, runtime: opts.Runtime, stop: make(chan struct{}),
-		table: newTable(cfg.retention(), cfg.maxRetained())}
+		table: table.New[*execution](cfg.retention(), cfg.maxRetained(), time.Now)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	ls := newLiveStore()
-	s.pending = ls
-	s.metrics = newMetrics(ls.held)
+	s.metrics = newMetrics(s.pendingHeld)
 	var file *toolsfile.File
 	if cfg.Tools != "" {
 		f, err := toolsfile.Load(cfg.resolve(cfg.Tools))
@@ -106,12 +105,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	}
 	s.warnOversubscribed()
 	if cfg.Store != nil && cfg.Store.Kind != storeMemory {
-		c, err := newCluster(ctx, s)
+		c, err := newCluster(ctx, cfg.clusterSettings(), s, s.log)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		s.cluster = c
+		s.table.OnEvicted(c.evicted)
 		if err := c.adoptOrphans(ctx); err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: field store: %w", err)
@@ -121,14 +121,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	if s.cluster == nil {
 		parent := cfg.resolve(cfg.SpillDir)
 		if parent == "" {
-			p, err := defaultSpillParent()
+			p, err := spill.DefaultParent()
 			if err != nil {
 				_ = s.Close(ctx)
 				return nil, fmt.Errorf("serve: %w", err)
 			}
 			parent = p
 		}
-		sp, err := openSpill(parent)
+		sp, err := spill.Open(parent, storeTimeout)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)
@@ -147,7 +147,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 func (s *Server) warnOversubscribed() {
 	sum := 0
 	for _, t := range s.tenants {
-		sum += t.quota.maxConcurrent + t.quota.maxPending
+		sum += t.quota.Limits().MaxConcurrent + t.quota.Limits().MaxPending
 	}
 	if sum > s.cfg.maxExecutions() {
 		s.log.Warn("the tenants' quotas allow more live executions than server.max_executions: a tenant within its quotas may be refused while the others hold the rest",
@@ -250,7 +250,7 @@ type DrainReport struct {
 // it) is cancelled. It is idempotent.
 func (s *Server) Drain(ctx context.Context) DrainReport {
 	s.draining.Store(true)
-	before := s.table.liveCount()
+	before := s.table.LiveCount()
 	s.log.Info("draining", "live", before, "timeout_ms", s.cfg.drainTimeout().Milliseconds())
 	deadline := time.NewTimer(s.cfg.drainTimeout())
 	defer deadline.Stop()
@@ -260,7 +260,7 @@ func (s *Server) Drain(ctx context.Context) DrainReport {
 wait:
 	for {
 		running := 0
-		for _, x := range s.table.liveExecutions() {
+		for _, x := range s.table.Live() {
 			if !kept(x) {
 				running++
 			}
@@ -277,7 +277,7 @@ wait:
 		}
 	}
 	var rep DrainReport
-	for _, x := range s.table.liveExecutions() {
+	for _, x := range s.table.Live() {
 		st := x.state()
 		if kept(x) {
 			s.log.Info("execution left parked by drain: resumable after a restart or on another node",
@@ -292,9 +292,7 @@ wait:
 		s.log.Warn("execution cancelled by drain: not resumable", "execution", x.id, "tenant", x.tenant.name,
 			"status", st.Status, "why", why, "pending_calls", len(st.Pending))
 		rep.Cancelled = append(rep.Cancelled, x.id)
-		if !s.cancelParked(x) {
-			x.cancelRun()
-		}
+		s.cancel(x)
 	}
 	s.running.Wait()
 	rep.Settled = before - len(rep.Cancelled) - len(rep.Parked)
@@ -310,18 +308,16 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.cluster != nil {
 		s.releaseParked()
 	}
-	for _, x := range s.table.liveExecutions() {
-		if !s.cancelParked(x) {
-			x.cancelRun()
-		}
+	for _, x := range s.table.Live() {
+		s.cancel(x)
 	}
 	s.running.Wait()
 	if s.cluster != nil {
 		s.cluster.close()
 	}
 	if s.spill != nil {
-		if err := s.spill.close(); err != nil {
-			s.log.Warn("removing the spill directory failed", "dir", s.spill.root, "error", err)
+		if err := s.spill.Close(); err != nil {
+			s.log.Warn("removing the spill directory failed", "dir", s.spill.Root(), "error", err)
 		}
 	}
 	for _, t := range s.tenants {
@@ -345,7 +341,7 @@ func (s *Server) sweep() {
 		case <-s.stop:
 			return
 		case now := <-t.C:
-			if s.table.sweep(now) > 0 {
+			if s.table.Sweep(now) > 0 {
 				s.idle.evicted(now)
 			}
 		case now := <-idle.C:
@@ -375,7 +371,7 @@ func (s *Server) onStart(st executor.Start) {
 	if !st.Nested {
 		return
 	}
-	if x := s.table.lookup(st.Parent); x != nil {
+	if x := s.table.Lookup(st.Parent); x != nil {
 		x.callStarted(st.ID, st.Tool)
 	}
 }
@@ -387,7 +383,7 @@ func (s *Server) onResult(t *tenant, n executor.Notification) {
 		}
 		return
 	}
-	if x := s.table.lookup(n.Parent); x != nil {
+	if x := s.table.Lookup(n.Parent); x != nil {
 		x.callFinished(n.ID, n.Tool, n.Result, n.Duration)
 		outcome := "ok"
 		if n.Result.Err != nil {

@@ -59,7 +59,7 @@ func withProgramSessions(t *tenant, tc TenantConfig, cfg executor.Config) execut
 	// The main executor holds maxHeldSessions between programs, and at
 	// most one more per execution in flight.
 	return cfg.WithSessions(executor.SessionLimits{
-		MaxPerScope: maxHeldSessions + t.quota.maxConcurrent, MaxBytes: int(q.MaxBytes), IdleSuspend: ms(q.IdleSuspendMS, 0), Wait: t.state.wait,
+		MaxPerScope: maxHeldSessions + t.quota.Limits().MaxConcurrent, MaxBytes: int(q.MaxBytes), IdleSuspend: ms(q.IdleSuspendMS, 0), Wait: t.state.wait,
 	}).WithSessionStore(sessionStore{})
 }
 

@@ -2,15 +2,25 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
+// started is what a start answers: the execution this node holds (x,
+// started now or the earlier one of the same idempotency key), or, in a
+// cluster, the state of the key's earlier execution that another node
+// holds (first, as GET shows it), x then nil.
+type started struct {
+	x     *execution
+	first json.RawMessage
+}
+
 // start admits and starts an execution, or returns the earlier one of the
 // same idempotency key.
-func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*execution, *httpError) {
+func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (started, *httpError) {
 	return s.startID(newID(), t, req, body)
 }
 
@@ -19,41 +29,41 @@ func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (*executio
 // turn, a workspace session) is given back, in reverse, unless the
 // execution starts; once it does, the run's part goes back as the run ends
 // or parks (run) and the rest as it settles (settleRun).
-func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byte) (*execution, *httpError) {
+func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byte) (started, *httpError) {
 	if req.Scope != "" {
 		if _, err := t.exec.Registry().Mode(req.Scope); err != nil {
-			return nil, badRequest("field scope", err)
+			return started{}, badRequest("field scope", err)
 		}
 	}
 	args, err := req.runCodeArgs()
 	if err != nil {
-		return nil, badRequest("the execution request", err)
+		return started{}, badRequest("the execution request", err)
 	}
 	x := newExecution(id, t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
-	if prev := s.table.getByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
+	if prev := s.table.ByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
 		return s.same(prev, x)
 	}
 	// In a cluster: the lease, and the key across the nodes
 	// (cluster_idempotency.go); the key is given back unless x starts.
-	hold, herr := s.enter(x, req.Wait)
-	if herr != nil {
-		return nil, herr
+	hold, first, herr := s.enter(x, req.Wait)
+	if first != nil || herr != nil {
+		return started{first: first}, herr
 	}
 	defer hold.release()
 	var undo undo
 	defer undo.run()
 	x.work = t.runWork(req.Limits)
-	x.work.client = x.client
+	x.work.Client = x.client
 	k, herr := s.admit(t, x.work)
 	if herr != nil {
-		return nil, herr
+		return started{}, herr
 	}
-	undo.push(k.release)
+	undo.push(k.Release)
 	var claim *sessionClaim // keep_state: this node's turn in the session (session_state.go)
 	if req.KeepState {
 		c, herr := s.states.claim(context.Background(), t, req.Scope, req.Session)
 		if herr != nil {
-			return nil, herr
+			return started{}, herr
 		}
 		claim = c
 		undo.push(c.abandon)
@@ -62,7 +72,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	if name := req.workspaceState(); name != "" && t.sess != nil {
 		sws, rs, herr := t.sess.acquire(name)
 		if herr != nil {
-			return nil, herr
+			return started{}, herr
 		}
 		ws, releaseSession = sws, rs
 		undo.push(rs)
@@ -73,23 +83,23 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
 		}
 		if ex, err = s.executorWith(s.runContext(x), t, ws, tools); err != nil { // hostwork.go: charged to t
-			return nil, badRequest("field client_tools", err)
+			return started{}, badRequest("field client_tools", err)
 		}
 	}
 	x.spec = parkSpec{Scope: req.Scope, Session: req.workspaceState(), ClientTools: req.ClientTools}
 	ctx, cancel := context.WithCancel(s.runContext(x))
 	x.cancel = cancel // before x is in the table, where DELETE can find it
 	undo.push(cancel)
-	prev, ok := s.table.add(x, s.cfg.maxExecutions())
+	prev, ok := s.table.Add(x, s.cfg.maxExecutions())
 	if prev != nil {
 		return s.same(prev, x)
 	}
 	if !ok {
-		return nil, quotaError(ReasonMaxExecutions, "the server holds %d live executions, its maximum (server.max_executions); retry later", s.cfg.maxExecutions())
+		return started{}, quotaError(ReasonMaxExecutions, "the server holds %d live executions, its maximum (server.max_executions); retry later", s.cfg.maxExecutions())
 	}
 	undo = nil // started: what it holds is given back as it runs, parks and settles
-	x.releasePending = chain(releaseSession, orNothing(k.takePending()))
-	release := k.endRun
+	x.releasePending = chain(releaseSession, orNothing(k.TakePending()))
+	release := k.EndRun
 	if claim != nil {
 		release = chain(release, claim.abandon)
 	}
@@ -121,7 +131,17 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		r, p := ex.ExecuteParkable(ctx, call, x.isClientTool)
 		s.run(ctx, x, r, p, release)
 	}()
-	return x, nil
+	return started{x: x}, nil
+}
+
+// enter admits x to start: in a cluster, under the lease and with its
+// idempotency key reserved across the nodes (cluster.enter,
+// cluster_idempotency.go); without one, at once.
+func (s *Server) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
+	if s.cluster == nil {
+		return nil, nil, nil
+	}
+	return s.cluster.enter(x, wait)
 }
 
 // undo is what a request took on its way, given back in reverse by run
@@ -147,11 +167,11 @@ func chain(fs ...func()) func() {
 
 // same answers a repeated idempotency key: the earlier execution when the
 // bodies match, 409 when they do not.
-func (s *Server) same(prev, x *execution) (*execution, *httpError) {
+func (s *Server) same(prev, x *execution) (started, *httpError) {
 	if prev.sum != x.sum {
-		return nil, errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, prev.id)
+		return started{}, errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.key, prev.id)
 	}
-	return prev, nil
+	return started{x: prev}, nil
 }
 
 func (x *execution) cancelRun() {

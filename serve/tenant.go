@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
@@ -22,6 +21,8 @@ import (
 	"github.com/ptcx/ptcx/mcpserver"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
+	"github.com/ptcx/ptcx/serve/internal/compute"
+	"github.com/ptcx/ptcx/serve/internal/quota"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/workspace"
 )
@@ -41,11 +42,10 @@ type tenant struct {
 	exec *executor.Executor   // for executions without client tools, and /v1/calls
 	mcp  http.Handler
 
-	state   sessionTenant  // keep_state sessions (session_state.go)
-	compute *computeBucket // nil: no compute quota
-	quota   quota          // what it may hold of what tenants share, and holds (admission.go)
-
-	retainedGauge prometheus.Gauge // ptcx_retained_bytes of this tenant (retained.go)
+	state    sessionTenant   // keep_state sessions (session_state.go)
+	compute  *compute.Bucket // nil: no compute quota
+	quota    *quota.Quota    // what it may hold of what tenants share, and holds (admission.go)
+	retained *quota.Retained // its results' and events' bytes on this node (retained.go)
 }
 
 func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile.File) (*tenant, error) {
@@ -54,15 +54,7 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 		name: tc.Name, mode: tc.Mode, limits: tc.Limits.api(), file: file,
 		pendingTimeout: ms(tc.Quotas.PendingTimeoutMS, DefaultPendingTimeout),
 	}
-	t.quota = quota{
-		maxConcurrent: int(orDefault(int64(tc.Quotas.MaxConcurrent), DefaultMaxConcurrent)),
-		maxPending:    int(orDefault(int64(tc.Quotas.MaxPending), DefaultMaxPending)),
-		memoryShare:   memoryShareOf(tc, t.limits, s.sandboxCap(), len(s.cfg.Tenants)),
-		maxParked:     orDefault(tc.Quotas.MaxParkedBytes, DefaultMaxParkedBytes),
-		maxStreams:    int(orDefault(int64(tc.Quotas.MaxStreams), DefaultMaxStreams)),
-		maxRetained:   orDefault(tc.Quotas.MaxRetainedBytes, DefaultMaxRetainedBytes),
-	}
-	t.retainedGauge = s.metrics.retainedBytes.WithLabelValues(tc.Name)
+	t.compute, t.quota, t.retained = s.quotasOf(tc, t.limits)
 	copy(t.keySum[:], sum)
 	if t.mode == "" && (file == nil || file.Mode == "") {
 		t.mode = api.ModePTC
@@ -78,9 +70,6 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 		}
 		t.ws = ws
 		t.sess = &workspaceStates{root: dir, max: DefaultMaxSessions, open: map[string]*workspaceStateEntry{}}
-	}
-	if r := tc.Quotas.ComputeSecondsPerMinute; r > 0 {
-		t.compute = newComputeBucket(r, time.Now)
 	}
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
 	cfg := executor.NewConfig().

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/fence"
 	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -18,21 +19,6 @@ import (
 // record before it runs a program in it, and may take over a session
 // whose running node lost its lease; the executor loads and saves the
 // session's state through sessionStore, under that claim.
-
-// leaseAlive reports whether node holds a lease that has not expired, by
-// more than the margin (gone).
-func (c *cluster) leaseAlive(ctx context.Context, node string) (bool, error) {
-	leases, err := c.st.Leases(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, l := range leases {
-		if l.Node == node {
-			return !c.gone(l, time.Now()), nil
-		}
-	}
-	return false, nil
-}
 
 // sessionSandbox is a sandbox that keeps program-state sessions:
 // *wasmhost.Runtime.
@@ -135,7 +121,7 @@ func (c *sessionClaim) refuse(object string, why error) error {
 // not overwritten), then the old object deleted if it is the session's
 // own.
 func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error {
-	if err := fenceCheck(ctx); err != nil { // a node that cannot prove its lease saves nothing (fence.go)
+	if err := fence.Check(ctx); err != nil { // a node that cannot prove its lease saves nothing (serve/internal/fence)
 		return err
 	}
 	c, err := s.claim(ctx, name)
@@ -162,7 +148,7 @@ func (s sessionStore) Save(ctx context.Context, _, name string, b []byte) error 
 // (the session was reset), and the old object is deleted if it is the
 // session's own.
 func (s sessionStore) Delete(ctx context.Context, _, name string) error {
-	if err := fenceCheck(ctx); err != nil {
+	if err := fence.Check(ctx); err != nil {
 		return err
 	}
 	c, err := s.claim(ctx, name)

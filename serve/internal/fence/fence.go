@@ -1,16 +1,5 @@
-package serve
-
-import (
-	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/ptcx/ptcx/executor"
-)
-
-// Fencing (docs/cluster.md, "Fencing"). A cluster node acts for its
+// Package fence is a ptcx serve cluster node's proof of its lease
+// (docs/cluster.md, "Fencing"). A cluster node acts for its
 // executions — dispatches their nested calls, answers a client from its
 // copy of them, writes their parked bytes, session state and records —
 // only while it can prove its lease is current. The proof is local and
@@ -22,12 +11,21 @@ import (
 // their wall clock is past that lease's until + margin.
 //
 // Each stretch of proven lease is an epoch. An execution runs under the
-// epoch it started in (or was taken over or reclaimed in: cluster_fence.go)
+// epoch it started in (or was taken over or reclaimed in: serve/cluster_fence.go)
 // and its run's context carries it (a ticket); a lapse ends the epoch for
 // good, so what ran in it stays stopped even once a later renewal lets
-// the node take new work.
+// the node take new work. It imports only the standard library.
+package fence
 
-// fenceMargin is the margin on either side of the lease: the owner stops
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Margin is the margin on either side of the lease: the owner stops
 // acting at lease − margin after its last renewal started, the others act
 // at lease + margin. It is lease/5 (200 ms for the 1 s minimum, 2 s for the
 // default 10 s, 60 s for the 5 min maximum). Why a fifth: renewals come
@@ -38,11 +36,11 @@ import (
 // the skew between the nodes' wall clocks (a lease's until is a wall time
 // that the others compare with their own clock): under 2 × margin, the
 // owner has stopped before any other node acts.
-func fenceMargin(lease time.Duration) time.Duration { return lease / 5 }
+func Margin(lease time.Duration) time.Duration { return lease / 5 }
 
-// fence is a node's proof of its lease. holds and live are safe for
-// concurrent use and take no lock.
-type fence struct {
+// Fence is a node's proof of its lease. It is safe for concurrent use;
+// Holds, Epoch and Live take no lock.
+type Fence struct {
 	node          string
 	lease, margin time.Duration
 	now           func() time.Time
@@ -50,7 +48,7 @@ type fence struct {
 	// goroutine that noticed it (the watchdog or a renewal).
 	lapsed func(epoch uint64)
 	// watch arms the watchdog timer, which notices a lapse without waiting
-	// for a renewal (off in unit tests, which call expire).
+	// for a renewal (off in this package's tests, which call expire).
 	watch bool
 
 	mu    sync.Mutex // serialises renewals and lapses
@@ -65,49 +63,57 @@ type fenceState struct {
 	valid bool      // false before the first renewal, and from a lapse to the next renewal
 }
 
-func newFence(node string, lease time.Duration, now func() time.Time, lapsed func(uint64)) *fence {
-	f := &fence{node: node, lease: lease, margin: fenceMargin(lease), now: now, lapsed: lapsed, watch: true}
+// New returns the fence of node's lease of that length, on the clock now
+// (time.Now); lapsed hears of each lapse, with the epoch that ended, on the
+// goroutine that noticed it (the watchdog or a renewal). Its first epoch,
+// 1, is proven once the first renewal lands (Renewed).
+func New(node string, lease time.Duration, now func() time.Time, lapsed func(epoch uint64)) *Fence {
+	f := &Fence{node: node, lease: lease, margin: Margin(lease), now: now, lapsed: lapsed, watch: true}
 	f.cur.Store(&fenceState{epoch: 1})
 	return f
 }
 
-// limit is how long after a renewal's start the node may act on it.
-func (f *fence) limit() time.Duration { return f.lease - f.margin }
+// Limit is how long after a renewal's start the node may act on it:
+// lease − margin.
+func (f *Fence) Limit() time.Duration { return f.lease - f.margin }
 
-// holds reports whether the node may act now for what runs under epoch.
-func (f *fence) holds(epoch uint64) bool {
+// Margin is the margin of the fence's lease (the package's Margin).
+func (f *Fence) Margin() time.Duration { return f.margin }
+
+// Holds reports whether the node may act now for what runs under epoch.
+func (f *Fence) Holds(epoch uint64) bool {
 	st := f.cur.Load()
-	return st.valid && st.epoch == epoch && f.now().Sub(st.from) < f.limit()
+	return st.valid && st.epoch == epoch && f.now().Sub(st.from) < f.Limit()
 }
 
-// epoch is the current epoch, and whether the lease is proven now: what a
+// Epoch is the current epoch, and whether the lease is proven now: what a
 // new execution, or one taken over, runs under.
-func (f *fence) epoch() (uint64, bool) {
+func (f *Fence) Epoch() (uint64, bool) {
 	st := f.cur.Load()
-	return st.epoch, st.valid && f.now().Sub(st.from) < f.limit()
+	return st.epoch, st.valid && f.now().Sub(st.from) < f.Limit()
 }
 
-// live reports whether the lease is proven now.
-func (f *fence) live() bool {
-	_, ok := f.epoch()
+// Live reports whether the lease is proven now.
+func (f *Fence) Live() bool {
+	_, ok := f.Epoch()
 	return ok
 }
 
-// renewed records a successful renewal that started at start (its until
+// Renewed records a successful renewal that started at start (its until
 // was start + lease). A lease found lapsed first (the renewal came too
 // late) ends its epoch; a renewal that itself landed past the limit
 // proves nothing.
-func (f *fence) renewed(start time.Time) {
+func (f *Fence) Renewed(start time.Time) {
 	f.mu.Lock()
 	now := f.now()
 	st := *f.cur.Load()
 	var ended uint64
-	if st.valid && now.Sub(st.from) >= f.limit() {
+	if st.valid && now.Sub(st.from) >= f.Limit() {
 		ended, st = st.epoch, fenceState{epoch: st.epoch + 1}
 	}
-	if now.Sub(start) < f.limit() && (!st.valid || start.After(st.from)) {
+	if now.Sub(start) < f.Limit() && (!st.valid || start.After(st.from)) {
 		st.from, st.valid = start, true
-		f.armLocked(f.limit() - now.Sub(start))
+		f.armLocked(f.Limit() - now.Sub(start))
 	}
 	f.cur.Store(&st)
 	f.mu.Unlock()
@@ -118,10 +124,10 @@ func (f *fence) renewed(start time.Time) {
 
 // expire is the watchdog: it ends the epoch once its lease is past the
 // limit with no renewal since.
-func (f *fence) expire() {
+func (f *Fence) expire() {
 	f.mu.Lock()
 	st := f.cur.Load()
-	if !st.valid || f.now().Sub(st.from) < f.limit() {
+	if !st.valid || f.now().Sub(st.from) < f.Limit() {
 		f.mu.Unlock()
 		return
 	}
@@ -130,7 +136,7 @@ func (f *fence) expire() {
 	f.lapsed(st.epoch)
 }
 
-func (f *fence) armLocked(d time.Duration) {
+func (f *Fence) armLocked(d time.Duration) {
 	if !f.watch {
 		return
 	}
@@ -141,8 +147,8 @@ func (f *fence) armLocked(d time.Duration) {
 	f.timer.Reset(d)
 }
 
-// stop disarms the watchdog (the node leaves the cluster).
-func (f *fence) stop() {
+// Stop disarms the watchdog (the node leaves the cluster).
+func (f *Fence) Stop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.watch = false
@@ -151,67 +157,48 @@ func (f *fence) stop() {
 	}
 }
 
-// refusal says why the node does not act now.
-func (f *fence) refusal() string {
+// Refusal says why the node does not act now.
+func (f *Fence) Refusal() string {
 	st := f.cur.Load()
 	if !st.valid {
 		return fmt.Sprintf("node %s cannot prove its cluster lease is current (it lapsed, and no renewal has landed since)", f.node)
 	}
 	return fmt.Sprintf("node %s cannot prove its cluster lease is current for this execution (its last renewal began %v ago; it acts for at most lease − margin = %v after one, and the execution may have been declared lost since)",
-		f.node, f.now().Sub(st.from).Round(time.Millisecond), f.limit())
+		f.node, f.now().Sub(st.from).Round(time.Millisecond), f.Limit())
 }
 
-// epochTicket is the epoch a run's context carries.
-type epochTicket struct {
-	f     *fence
+// Ticket is the epoch a run's context carries: what it runs under.
+type Ticket struct {
+	f     *Fence
 	epoch uint64
 }
 
 type ticketKey struct{}
 
-func withTicket(ctx context.Context, f *fence, epoch uint64) context.Context {
-	return context.WithValue(ctx, ticketKey{}, &epochTicket{f: f, epoch: epoch})
+// WithTicket returns ctx carrying epoch of f: a run's context, which the
+// guard on its calls and its session saves check.
+func WithTicket(ctx context.Context, f *Fence, epoch uint64) context.Context {
+	return context.WithValue(ctx, ticketKey{}, &Ticket{f: f, epoch: epoch})
 }
 
-func ticketOf(ctx context.Context) *epochTicket {
-	t, _ := ctx.Value(ticketKey{}).(*epochTicket)
+// TicketOf is the ticket ctx carries, nil for none (no cluster).
+func TicketOf(ctx context.Context) *Ticket {
+	t, _ := ctx.Value(ticketKey{}).(*Ticket)
 	return t
 }
 
-// fenceCheck is nil while what runs under ctx may act: it carries no
-// ticket (no cluster), or its epoch holds.
-func fenceCheck(ctx context.Context) error {
-	t := ticketOf(ctx)
-	if t == nil || t.f.holds(t.epoch) {
+// Holds reports whether the node may act now for what runs under t.
+func (t *Ticket) Holds() bool { return t.f.Holds(t.epoch) }
+
+// Refusal says why the node does not act for t now.
+func (t *Ticket) Refusal() string { return t.f.Refusal() }
+
+// Check is nil while what runs under ctx may act: it carries no ticket
+// (no cluster), or its epoch holds.
+func Check(ctx context.Context) error {
+	t := TicketOf(ctx)
+	if t == nil || t.Holds() {
 		return nil
 	}
-	return fmt.Errorf("serve: %s", t.f.refusal())
-}
-
-// withFence gives a cluster node's executors the fence as a guard: the
-// last phase before a call's body is dispatched (executor's phase 6, on
-// every path, the inline one included), so a refused call fails DENIED
-// and its body never runs. Without a store it adds nothing.
-func (s *Server) withFence(cfg executor.Config) executor.Config {
-	if s.cfg.Store == nil || s.cfg.Store.Kind == storeMemory {
-		return cfg
-	}
-	return cfg.WithGuard("", s.fenceGuard)
-}
-
-// fenceGuard refuses every call while the node cannot prove its lease:
-// a call of an execution's run by the epoch its context carries, any
-// other (a direct call, /mcp) by the node's lease alone.
-func (s *Server) fenceGuard(ctx context.Context, _ executor.Request) (string, error) {
-	if t := ticketOf(ctx); t != nil {
-		if t.f.holds(t.epoch) {
-			return "", nil
-		}
-		return t.f.refusal() + ": the call was not dispatched", nil
-	}
-	c := s.cluster
-	if c == nil || c.fence.live() {
-		return "", nil
-	}
-	return c.fence.refusal() + ": the call was not dispatched", nil
+	return fmt.Errorf("serve: %s", t.Refusal())
 }

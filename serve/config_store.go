@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ptcx/ptcx/serve/store"
 )
 
 // The store kinds, the lease bounds and the cluster's default names.
@@ -147,6 +149,25 @@ func orName(v, d string) string {
 		return d
 	}
 	return v
+}
+
+// clusterSettings is what a cluster of this config reads of it (a store
+// of kind dir or nats): its paths resolved, its names defaulted.
+func (c *Config) clusterSettings() clusterSettings {
+	sc := c.Store
+	records, snapshots, events, work, subject := sc.names()
+	cs := clusterSettings{kind: sc.Kind, events: events, work: work, subject: subject, bindOnly: sc.BindOnly,
+		node: c.node(), lease: c.lease(), maxWait: c.maxWait(), retention: c.retention(), overflow: c.Overflow}
+	cs.liveTTL = ceiling(c.Tenants).WallTime + cs.retention
+	switch sc.Kind {
+	case storeDir:
+		cs.dir = c.resolve(sc.Path)
+	case storeNATS:
+		cs.nats = &store.NATSConfig{URL: sc.URL, Credentials: c.resolve(sc.Credentials),
+			User: sc.User, Password: sc.Password, Token: sc.Token, Name: "ptcx-" + cs.node,
+			RecordsBucket: records, SnapshotsBucket: snapshots, BindOnly: sc.BindOnly}
+	}
+	return cs
 }
 
 // validateCluster checks node, lease and overflow.
