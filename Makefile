@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test test-wasmtime test-stores vet demo check-demo check-docs plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-wasmtime test-stores vet demo check-demo check-docs openapi-lint plain-clone cross soak bench clean
 
 all: build
 
@@ -75,9 +75,17 @@ test-wasmtime: build
 	PTCX_DEMO_BIN=bin/ptcx-wasmtime PTCX_ENGINE=wasmtime scripts/check-demo.sh
 
 # check-docs requires docs/architecture.md's package table to match the
-# real imports, and every relative link in the docs to resolve.
+# real imports, and every relative link in the docs to resolve; then it
+# lints the OpenAPI document (openapi-lint).
 check-docs:
 	@scripts/check-docs.sh
+	@$(SUBMAKE) openapi-lint
+
+# openapi-lint lints serve/openapi.yaml under Redocly's recommended rules,
+# with the @redocly/cli pinned in scripts/openapi-lint (installed into
+# .tools/ once by npm ci): any error or warning fails.
+openapi-lint:
+	@scripts/openapi-lint.sh
 
 # plain-clone builds, vets and tests the guest-free packages from a copy of
 # the tracked tree, without the guest and without cgo.
