@@ -62,7 +62,7 @@ test-stores: guest
 	PTCX_TEST_STORE=nats PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
 
 # test-clients runs the clients' tests (scripts/test-clients.sh) against a
-# real ptcx serve, bin/ptcx: clients/python's unittest suite and its
+# real ptcx serve, bin/ptcx: clients/python's mypy --strict, its unittest suite and its
 # example.py (about 10 s).
 test-clients: build
 	@scripts/test-clients.sh

@@ -364,7 +364,8 @@ def parse_events(lines: Iterator[bytes] | Any) -> Iterator[Event]:
     """The events of a Server-Sent Events stream, read line by line: ``id``,
     ``event`` and ``data`` fields, an event dispatched at each blank line,
     comments (``: keep-alive``) skipped."""
-    ev_id, ev_type, data = 0, "", []
+    ev_id, ev_type = 0, ""
+    data: list[str] = []
     for raw in lines:
         line = raw.decode("utf-8").rstrip("\r\n")
         if line == "":

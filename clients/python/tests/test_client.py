@@ -15,7 +15,7 @@ import unittest
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -57,7 +57,12 @@ def alpha(**kw: Any) -> Client:
 class ExecutionTest(unittest.TestCase):
     def test_run_answersClientToolsUntilSettled(self) -> None:
         asked: list[Any] = []
-        tool = Tool(ASK.name, ASK.description, ASK.input_schema, lambda args: asked.append(args) or "Ada")
+
+        def ask(args: Any) -> str:
+            asked.append(args)
+            return "Ada"
+
+        tool = Tool(ASK.name, ASK.description, ASK.input_schema, ask)
         st = alpha().run(DEMO, tools=[tool])
         self.assertEqual(st["status"], "completed", st)
         self.assertEqual(st["text"], "hello, Ada")
@@ -322,8 +327,8 @@ class RetryRulesTest(unittest.TestCase):
         self.assertEqual(len(s.requests), 3)
 
     def test_otherErrors_notRetried(self) -> None:
-        for status, headers in ((400, {}), (404, {}), (409, {}), (500, {})):
-            s = self.stub(lambda m, p, b: (status, headers, {"error": {"code": "X", "message": "x"}}))
+        for status in (400, 404, 409, 500):
+            s = self.stub(lambda m, p, b, status=status: (status, {}, {"error": {"code": "X", "message": "x"}}))
             c = Client(s.url, "k", sleep=lambda _: self.fail("no wait"))
             with self.assertRaises(PtcxError):
                 c.get_execution("ex_1")
@@ -334,13 +339,14 @@ class RetryRulesTest(unittest.TestCase):
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         sock.close()  # nothing listens there: every request is refused
-        for name, call, retried in (
+        cases: list[tuple[str, Callable[[Client], Any], bool]] = [
             ("an execution without a key", lambda c: c.create_execution("return 1"), False),
             ("a direct call", lambda c: c.call_tool("run_code", {"code": "1"}), False),
             ("an execution with a key", lambda c: c.create_execution("return 1", idempotency_key="K"), True),
             ("a read", lambda c: c.get_execution("ex_1"), True),
             ("tool results", lambda c: c.post_tool_results("ex_1", []), True),
-        ):
+        ]
+        for name, call, retried in cases:
             waits: list[float] = []
             c = Client(url, "k", sleep=waits.append, retry=RetryPolicy(max_retries=3))
             with self.assertRaises(PtcxConnectionError, msg=name):
