@@ -69,6 +69,25 @@ class ExecutionTest(unittest.TestCase):
         self.assertEqual(asked, [{"q": "Your name?"}])
         self.assertEqual([c["tool"] for c in st["calls"]], ["ask"])
 
+    def test_run_oneClientFromManyThreads(self) -> None:
+        c = alpha()
+        results: list[str] = []
+        errors: list[BaseException] = []
+
+        def one() -> None:
+            try:
+                results.append(c.run(DEMO, tools=[ASK])["text"])
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=one) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+        self.assertEqual(results, ["hello, Ada"] * 8)
+
     def test_run_manyRoundsAndAFailedTool(self) -> None:
         def ask(args: Any) -> Any:
             if args["q"] == "fail":
@@ -326,6 +345,14 @@ class RetryRulesTest(unittest.TestCase):
         self.assertEqual(waits, [2.0, 2.0])
         self.assertEqual(len(s.requests), 3)
 
+    def test_409WithRetryAfter_retried(self) -> None:
+        answers = [(409, {"Retry-After": "1"}), (200, {})]
+        s = self.stub(lambda m, p, b: (*answers.pop(0), {"id": "ex_1", "status": "completed"}))
+        waits: list[float] = []
+        st = Client(s.url, "k", sleep=waits.append).create_execution("return 1", session="s", keep_state=True)
+        self.assertEqual(st["status"], "completed")
+        self.assertEqual(waits, [1.0])
+
     def test_otherErrors_notRetried(self) -> None:
         for status in (400, 404, 409, 500):
             s = self.stub(lambda m, p, b, status=status: (status, {}, {"error": {"code": "X", "message": "x"}}))
@@ -362,6 +389,58 @@ class RetryRulesTest(unittest.TestCase):
         self.assertEqual(retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT"), 0.0, "a past date: now")
         future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 90))
         self.assertAlmostEqual(retry_after_seconds(future) or 0, 90, delta=3)
+
+
+class StreamResumeTest(unittest.TestCase):
+    def test_streamEvents_cutBeforeDoneResumesFromTheLastEvent(self) -> None:
+        asked: list[str | None] = []
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"  # the body ends where the connection does
+
+            def do_GET(self) -> None:
+                last = self.headers.get("Last-Event-ID")
+                asked.append(last)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                if last is None:  # one event, then the connection is cut
+                    self.wfile.write(b'id: 1\nevent: log\ndata: {"line":"a"}\n\n')
+                else:
+                    self.wfile.write(b'id: 2\nevent: done\ndata: {"status":"completed","dropped_events":0}\n\n')
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        self.addCleanup(httpd.server_close)
+        self.addCleanup(httpd.shutdown)
+        c = Client(f"http://127.0.0.1:{httpd.server_address[1]}", "k", sleep=lambda _: None)
+        self.assertEqual([e["type"] for e in c.stream_events("ex_1")], ["log", "done"])
+        self.assertEqual(asked, [None, "1"])
+
+    def test_streamEvents_neverDoneIsBounded(self) -> None:
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        self.addCleanup(httpd.server_close)
+        self.addCleanup(httpd.shutdown)
+        waits: list[float] = []
+        c = Client(f"http://127.0.0.1:{httpd.server_address[1]}", "k", sleep=waits.append, retry=RetryPolicy(max_retries=3))
+        with self.assertRaises(PtcxConnectionError):
+            list(c.stream_events("ex_1"))
+        self.assertEqual(len(waits), 3)
 
 
 class ExampleTest(unittest.TestCase):
