@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test test-wasmtime test-stores vet demo check-demo check-docs plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-wasmtime test-stores test-clients vet demo check-demo check-docs openapi-lint plain-clone cross soak bench clean
 
 all: build
 
@@ -32,24 +32,25 @@ vet: guest
 
 # test runs every check and every test with the guest required: a test that
 # needs the guest fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
-# Its 10 steps run one after another, each announced by scripts/step.sh
-# (== make test: NAME (N/10), a line a minute while it runs, and its elapsed
+# Its 11 steps run one after another, each announced by scripts/step.sh
+# (== make test: NAME (N/11), a line a minute while it runs, and its elapsed
 # time when it ends); about 26 minutes on 2 cores, most of it the last step.
 STEP := scripts/step.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
 	@start=$$(date +%s); \
-	$(STEP) 1/10 guest $(SUBMAKE) guest && \
-	$(STEP) 2/10 tsc $(SUBMAKE) tsc && \
-	$(STEP) 3/10 vet $(SUBMAKE) vet && \
-	$(STEP) 4/10 check-demo $(SUBMAKE) check-demo && \
-	$(STEP) 5/10 check-docs $(SUBMAKE) check-docs && \
-	$(STEP) 6/10 plain-clone $(SUBMAKE) plain-clone && \
-	$(STEP) 7/10 cross $(SUBMAKE) cross && \
-	$(STEP) 8/10 test-wasmtime $(SUBMAKE) test-wasmtime && \
-	$(STEP) 9/10 test-stores $(SUBMAKE) test-stores && \
-	$(STEP) 10/10 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
-	s=$$(( $$(date +%s) - start )) && echo "== make test: all 10 steps passed in $$((s / 60))m$$((s % 60))s"
+	$(STEP) 1/11 guest $(SUBMAKE) guest && \
+	$(STEP) 2/11 tsc $(SUBMAKE) tsc && \
+	$(STEP) 3/11 vet $(SUBMAKE) vet && \
+	$(STEP) 4/11 check-demo $(SUBMAKE) check-demo && \
+	$(STEP) 5/11 check-docs $(SUBMAKE) check-docs && \
+	$(STEP) 6/11 plain-clone $(SUBMAKE) plain-clone && \
+	$(STEP) 7/11 cross $(SUBMAKE) cross && \
+	$(STEP) 8/11 test-wasmtime $(SUBMAKE) test-wasmtime && \
+	$(STEP) 9/11 test-stores $(SUBMAKE) test-stores && \
+	$(STEP) 10/11 test-clients $(SUBMAKE) test-clients && \
+	$(STEP) 11/11 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
+	s=$$(( $$(date +%s) - start )) && echo "== make test: all 11 steps passed in $$((s / 60))m$$((s % 60))s"
 
 # test-stores runs ptcx serve's tests again with each shared store behind
 # every test server (PTCX_TEST_STORE): a local directory, and NATS
@@ -59,6 +60,12 @@ test:
 test-stores: guest
 	PTCX_TEST_STORE=dir PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
 	PTCX_TEST_STORE=nats PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
+
+# test-clients runs the clients' tests (scripts/test-clients.sh) against a
+# real ptcx serve, bin/ptcx: clients/python's mypy --strict, its unittest suite and its
+# example.py (about 10 s).
+test-clients: build
+	@scripts/test-clients.sh
 
 # test-wasmtime runs the sandbox's suites (wasmhost, executor and the
 # hostile programs, the hammer test among them) again on the wasmtime
@@ -75,9 +82,17 @@ test-wasmtime: build
 	PTCX_DEMO_BIN=bin/ptcx-wasmtime PTCX_ENGINE=wasmtime scripts/check-demo.sh
 
 # check-docs requires docs/architecture.md's package table to match the
-# real imports, and every relative link in the docs to resolve.
+# real imports, and every relative link in the docs to resolve; then it
+# lints the OpenAPI document (openapi-lint).
 check-docs:
 	@scripts/check-docs.sh
+	@$(SUBMAKE) openapi-lint
+
+# openapi-lint lints serve/openapi.yaml under Redocly's recommended rules,
+# with the @redocly/cli pinned in scripts/openapi-lint (installed into
+# .tools/ once by npm ci): any error or warning fails.
+openapi-lint:
+	@scripts/openapi-lint.sh
 
 # plain-clone builds, vets and tests the guest-free packages from a copy of
 # the tracked tree, without the guest and without cgo.
