@@ -542,8 +542,8 @@ export interface components {
         ClientTool: {
             name: string;
             description?: string;
-            input_schema: Record<string, never>;
-            output_schema?: Record<string, never>;
+            input_schema: Record<string, unknown>;
+            output_schema?: Record<string, unknown>;
         };
         ExecutionRequest: {
             code: string;
@@ -613,7 +613,7 @@ export interface components {
         };
         CallRequest: {
             name: string;
-            arguments?: Record<string, never>;
+            arguments?: Record<string, unknown>;
             scope?: string;
         };
         CallResponse: {
@@ -629,7 +629,7 @@ export interface components {
             /** @enum {string} */
             reason?: "max_concurrent" | "max_pending" | "max_executions" | "max_sessions" | "max_state_sessions" | "compute_seconds" | "memory_share" | "parked_bytes" | "max_streams";
             violations?: string[];
-            location?: Record<string, never>;
+            location?: Record<string, unknown>;
             stack?: string;
         };
         ErrorEnvelope: {
