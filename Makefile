@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test test-wasmtime test-stores vet demo check-demo check-docs plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-ts test-wasmtime test-stores vet demo check-demo check-docs plain-clone cross soak bench clean
 
 all: build
 
@@ -32,24 +32,25 @@ vet: guest
 
 # test runs every check and every test with the guest required: a test that
 # needs the guest fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
-# Its 10 steps run one after another, each announced by scripts/step.sh
-# (== make test: NAME (N/10), a line a minute while it runs, and its elapsed
+# Its 11 steps run one after another, each announced by scripts/step.sh
+# (== make test: NAME (N/11), a line a minute while it runs, and its elapsed
 # time when it ends); about 26 minutes on 2 cores, most of it the last step.
 STEP := scripts/step.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
 	@start=$$(date +%s); \
-	$(STEP) 1/10 guest $(SUBMAKE) guest && \
-	$(STEP) 2/10 tsc $(SUBMAKE) tsc && \
-	$(STEP) 3/10 vet $(SUBMAKE) vet && \
-	$(STEP) 4/10 check-demo $(SUBMAKE) check-demo && \
-	$(STEP) 5/10 check-docs $(SUBMAKE) check-docs && \
-	$(STEP) 6/10 plain-clone $(SUBMAKE) plain-clone && \
-	$(STEP) 7/10 cross $(SUBMAKE) cross && \
-	$(STEP) 8/10 test-wasmtime $(SUBMAKE) test-wasmtime && \
-	$(STEP) 9/10 test-stores $(SUBMAKE) test-stores && \
-	$(STEP) 10/10 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
-	s=$$(( $$(date +%s) - start )) && echo "== make test: all 10 steps passed in $$((s / 60))m$$((s % 60))s"
+	$(STEP) 1/11 guest $(SUBMAKE) guest && \
+	$(STEP) 2/11 tsc $(SUBMAKE) tsc && \
+	$(STEP) 3/11 vet $(SUBMAKE) vet && \
+	$(STEP) 4/11 check-demo $(SUBMAKE) check-demo && \
+	$(STEP) 5/11 check-docs $(SUBMAKE) check-docs && \
+	$(STEP) 6/11 plain-clone $(SUBMAKE) plain-clone && \
+	$(STEP) 7/11 cross $(SUBMAKE) cross && \
+	$(STEP) 8/11 test-wasmtime $(SUBMAKE) test-wasmtime && \
+	$(STEP) 9/11 test-stores $(SUBMAKE) test-stores && \
+	$(STEP) 10/11 test-ts $(SUBMAKE) test-ts && \
+	$(STEP) 11/11 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
+	s=$$(( $$(date +%s) - start )) && echo "== make test: all 11 steps passed in $$((s / 60))m$$((s % 60))s"
 
 # test-stores runs ptcx serve's tests again with each shared store behind
 # every test server (PTCX_TEST_STORE): a local directory, and NATS
@@ -73,6 +74,15 @@ test-wasmtime: build
 	PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -run Wasmtime ./bench/
 	CGO_ENABLED=1 $(GO) build -tags wasmtime -o bin/ptcx-wasmtime ./cmd/ptcx
 	PTCX_DEMO_BIN=bin/ptcx-wasmtime PTCX_ENGINE=wasmtime scripts/check-demo.sh
+
+# test-ts builds bin/ptcx, installs the TypeScript client's pinned packages
+# (npm ci --ignore-scripts, skipped when node_modules matches the lock),
+# checks its generated types against serve/openapi.yaml, builds it and runs
+# its tests and its AI SDK adapter's against a real ptcx serve
+# (scripts/test-ts.sh; clients/typescript/README.md); about 40 s on 2 cores
+# once installed.
+test-ts: guest
+	@GO=$(GO) scripts/test-ts.sh
 
 # check-docs requires docs/architecture.md's package table to match the
 # real imports, and every relative link in the docs to resolve.
