@@ -274,3 +274,37 @@ describe("calls, tools and prompt", () => {
     assert.ok(sections.length > 0);
   });
 });
+
+describe("inputs", () => {
+  test("a client needs a base URL and a key", () => {
+    assert.throws(() => new Client({ baseUrl: "", key: "k" }), /baseUrl/);
+    assert.throws(() => new Client({ baseUrl: srv.url, key: "" }), /key/);
+  });
+
+  test("ids are escaped into the path, never reaching another route", async () => {
+    await assert.rejects(c.get("../calls"), (e) => e instanceof PtcxError && e.status === 404);
+    await assert.rejects(c.toolResults("x/../../v1/calls", []), (e) => e instanceof PtcxError && e.status === 404);
+  });
+
+  test("a session name the server refuses is 400", async () => {
+    await assert.rejects(c.session("no spaces allowed").run({ code: "return 1" }), (e) => e instanceof PtcxError && e.status === 400);
+  });
+});
+
+describe("event streams the client leaves", () => {
+  test("breaking out of events closes the stream (the tenant's max_streams is not used up)", async () => {
+    const tight = new Client({ baseUrl: srv.url, key: srv.keys.tight, retry: { maxRetries: 0 } });
+    const st = await tight.execute(demo);
+    assert.equal(st.status, "pending");
+    try {
+      for (let i = 0; i < 6; i++) {
+        for await (const ev of tight.events(st.id)) {
+          assert.equal(ev.type, "pending");
+          break;
+        }
+      }
+    } finally {
+      await tight.cancel(st.id);
+    }
+  });
+});

@@ -15,7 +15,7 @@ export const packageRoot = resolve(here, "..");
 
 const sha256 = (s) => createHash("sha256").update(s).digest("hex");
 
-/** The tenants: `main` with room, `tight` with one pending execution at most. */
+/** The tenants: `main` with room, `tight` with one pending execution and two event streams at most. */
 export const keys = { main: "main-key-0123456789", tight: "tight-key-0123456789" };
 
 /**
@@ -37,7 +37,7 @@ export async function startServe() {
     server: { max_wait_ms: 20000, drain_timeout_ms: 2000 },
     tenants: [
       { name: "main", key_sha256: sha256(keys.main), mode: "ptc", quotas: { max_concurrent: 8, max_pending: 16 } },
-      { name: "tight", key_sha256: sha256(keys.tight), mode: "ptc", quotas: { max_concurrent: 4, max_pending: 1 } },
+      { name: "tight", key_sha256: sha256(keys.tight), mode: "ptc", quotas: { max_concurrent: 4, max_pending: 1, max_streams: 2 } },
     ],
   };
   writeFileSync(join(dir, "serve.json"), JSON.stringify(config));
