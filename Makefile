@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test test-ts test-wasmtime test-stores vet demo check-demo check-docs plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-ts gen-ts test-wasmtime test-stores vet demo check-demo check-docs plain-clone cross soak bench clean
 
 all: build
 
@@ -83,6 +83,11 @@ test-wasmtime: build
 # once installed.
 test-ts: guest
 	@GO=$(GO) scripts/test-ts.sh
+
+# gen-ts regenerates the TypeScript client's wire types
+# (clients/typescript/src/openapi.d.ts) from serve/openapi.yaml.
+gen-ts:
+	@scripts/test-ts.sh gen
 
 # check-docs requires docs/architecture.md's package table to match the
 # real imports, and every relative link in the docs to resolve.
