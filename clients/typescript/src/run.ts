@@ -71,12 +71,19 @@ async function drive(
 ): Promise<ExecutionState> {
   const ro = signal ? { signal, retry } : { retry };
   const answered = new Map<string, ToolResult>();
+  const stalls = new Budget(retry); // pending states with no call not yet answered
   let st = await c.execute(req, ro);
   for (;;) {
     switch (st.status) {
       case "pending": {
         const calls = (st.pending ?? []).filter((p) => p.id !== undefined);
         const fresh = calls.filter((p) => !answered.has(p.id!));
+        if (fresh.length === 0) {
+          const why = new Error(`ptcx client: execution ${st.id} stays pending on calls whose results were posted`);
+          const wait = stalls.next(why, waitFor(undefined, stalls.retries + 1));
+          if (wait === undefined) throw why;
+          await sleep(wait, signal);
+        }
         const results = await Promise.all(fresh.map((p) => answer(p, handlers, signal)));
         for (const r of results) answered.set(r.id, r);
         // Calls answered already are posted again: a no-op for the server,

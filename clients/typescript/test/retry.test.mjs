@@ -194,6 +194,13 @@ describe("the client-tool loop's requests", () => {
     assert.equal(runs, 1);
     assert.deepEqual(seen[2].body.results, [{ id: "c1", ok: true, value: 1 }]);
   });
+
+  test("an execution that stays pending on answered calls is given up within the bounds", async () => {
+    const p = () => state("pending", { pending: [{ id: "c1", name: "ask", arguments: {} }] });
+    const { f, seen } = scripted([p(), p(), p(), p(), p()]);
+    await assert.rejects(client(f, { maxRetries: 2 }).run({ code: "x" }, { tools: { ask: () => 1 } }), /stays pending on calls whose results were posted/);
+    assert.equal(seen.length, 4, "start, the results, and two posts again");
+  });
 });
 
 describe("the event-stream reader", () => {
