@@ -154,7 +154,7 @@ export class Client {
         query: { scope: o.scope },
         idempotent: false,
         signal: o.signal,
-      retry: o.retry,
+        retry: o.retry,
       });
       return true;
     } catch (err) {
@@ -203,13 +203,13 @@ export class Client {
     for (;;) {
       let progressed = false;
       try {
-        const resp = await this.send({
+        // Sent once: this loop's budget counts its refusals and breaks alike.
+        const resp = await this.once({
           method: "GET",
           path: `/v1/executions/${encodeURIComponent(id)}/events`,
           headers: { Accept: "text/event-stream", ...(last > 0 ? { "Last-Event-ID": String(last) } : {}) },
           idempotent: true,
           signal: o.signal,
-      retry: o.retry,
         });
         if (!resp.body) throw new TypeError("ptcx serve: an event stream without a body");
         for await (const raw of readEvents(resp.body)) {
@@ -227,7 +227,10 @@ export class Client {
       } catch (err) {
         if (progressed) budget = new Budget(retry); // the bounds count retries without progress
         const wait = retryable(err, true) ? budget.next(err, waitFor(err, budget.retries + 1)) : undefined;
-        if (wait === undefined) throw err;
+        if (wait === undefined) {
+          if (err instanceof PtcxError) err.retries = budget.retries;
+          throw err;
+        }
         await sleep(wait, o.signal);
       }
     }

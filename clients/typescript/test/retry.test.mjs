@@ -242,6 +242,14 @@ describe("the event-stream reader", () => {
     assert.equal(seen[1].headers["Last-Event-ID"], "1");
   });
 
+  test("a refused stream is retried within the same bounds as its breaks", async () => {
+    const { f, seen } = scripted(Array.from({ length: 10 }, () => refusal(429, "QUOTA_EXCEEDED", "0")));
+    await assert.rejects(async () => {
+      for await (const _ of client(f, { maxRetries: 2 }).events("ex_1"));
+    }, (e) => e.status === 429 && e.retries === 2);
+    assert.equal(seen.length, 3);
+  });
+
   test("a stream that keeps breaking without an event gives up within the bounds", async () => {
     const empty = () => new Response("", { status: 200 });
     const { f, seen } = scripted([empty(), empty(), empty(), empty()]);
