@@ -236,9 +236,10 @@ export class Client {
     }
   }
 
-  private async json<T>(r: Req): Promise<T> {
-    const resp = await withRetry(r.retry ?? this.retry, r.idempotent, r.signal, () => this.once(r));
-    return (await resp.json()) as T;
+  // json sends r and decodes its answer, both within the retries: a body
+  // cut off in transit is a failed attempt like a refused one.
+  private json<T>(r: Req): Promise<T> {
+    return withRetry(r.retry ?? this.retry, r.idempotent, r.signal, async () => (await (await this.once(r)).json()) as T);
   }
 
   private send(r: Req): Promise<Response> {

@@ -85,6 +85,22 @@ describe("which failures are retried", () => {
     assert.equal(b.seen.length, 1);
   });
 
+  test("a body cut off in transit is retried for a GET", async () => {
+    const cut = () =>
+      new Response(
+        new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode('{"id": "ex_1", "sta'));
+            c.error(new TypeError("terminated"));
+          },
+        }),
+        { status: 200 },
+      );
+    const { f, seen } = scripted([cut(), state("completed")]);
+    assert.equal((await client(f).get("ex_1")).status, "completed");
+    assert.equal(seen.length, 2);
+  });
+
   test("posted tool results are retried on a dropped connection (a repeat is a no-op)", async () => {
     const { f, seen } = scripted([netErr(), state("completed")]);
     await client(f).toolResults("ex_1", [{ id: "c1", ok: true, value: 1 }]);
