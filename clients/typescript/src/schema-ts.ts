@@ -28,7 +28,7 @@ export function tsType(schema: unknown, depth = 0): string {
       return "null";
     case "array": {
       const item = s.items === undefined ? "unknown" : tsType(s.items, depth + 1);
-      return /^[\w.]+$/.test(item) ? `${item}[]` : `Array<${item}>`;
+      return /^[\w.]+(\[\])*$/.test(item) ? `${item}[]` : `Array<${item}>`;
     }
     case "object":
       return objectType(s, depth);
