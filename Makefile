@@ -79,8 +79,8 @@ test-wasmtime: build
 # (npm ci --ignore-scripts, skipped when node_modules matches the lock),
 # checks its generated types against serve/openapi.yaml, builds it and runs
 # its tests and its AI SDK adapter's against a real ptcx serve
-# (scripts/test-ts.sh; clients/typescript/README.md); about 40 s on 2 cores
-# once installed.
+# (scripts/test-ts.sh; clients/typescript/README.md); about a minute on 2
+# cores once installed, two from scratch.
 test-ts: guest
 	@GO=$(GO) scripts/test-ts.sh
 
