@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test test-wasmtime test-stores test-clients vet demo check-demo check-docs openapi-lint plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-ts gen-ts test-wasmtime test-stores test-clients vet demo check-demo check-docs openapi-lint plain-clone cross soak bench clean
 
 all: build
 
@@ -61,11 +61,13 @@ test-stores: guest
 	PTCX_TEST_STORE=dir PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
 	PTCX_TEST_STORE=nats PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
 
-# test-clients runs the clients' tests (scripts/test-clients.sh) against a
-# real ptcx serve, bin/ptcx: clients/python's mypy --strict, its unittest suite and its
-# example.py (about 10 s).
+# test-clients runs the clients' tests against a real ptcx serve, bin/ptcx:
+# clients/python's mypy --strict, its unittest suite and its example.py
+# (scripts/test-clients.sh, about 10 s), then the TypeScript client's
+# (test-ts, about a minute once installed).
 test-clients: build
 	@scripts/test-clients.sh
+	@$(SUBMAKE) test-ts
 
 # test-wasmtime runs the sandbox's suites (wasmhost, executor and the
 # hostile programs, the hammer test among them) again on the wasmtime
@@ -80,6 +82,20 @@ test-wasmtime: build
 	PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -run Wasmtime ./bench/
 	CGO_ENABLED=1 $(GO) build -tags wasmtime -o bin/ptcx-wasmtime ./cmd/ptcx
 	PTCX_DEMO_BIN=bin/ptcx-wasmtime PTCX_ENGINE=wasmtime scripts/check-demo.sh
+
+# test-ts builds bin/ptcx, installs the TypeScript client's pinned packages
+# (npm ci --ignore-scripts, skipped when node_modules matches the lock),
+# checks its generated types against serve/openapi.yaml, builds it and runs
+# its tests and its AI SDK adapter's against a real ptcx serve
+# (scripts/test-ts.sh; clients/typescript/README.md); about a minute on 2
+# cores once installed, two from scratch.
+test-ts: guest
+	@GO=$(GO) scripts/test-ts.sh
+
+# gen-ts regenerates the TypeScript client's wire types
+# (clients/typescript/src/openapi.d.ts) from serve/openapi.yaml.
+gen-ts:
+	@scripts/test-ts.sh gen
 
 # check-docs requires docs/architecture.md's package table to match the
 # real imports, and every relative link in the docs to resolve; then it

@@ -158,7 +158,7 @@ class Client:
         state, completed or failed: a failed execution is a state, not an
         error. Requests are retried as ``self.retry`` says; an execution that
         failed NODE_LOST is started again (within the same bounds) only when
-        ``idempotency_key`` is given, under the key ``<key>:retry-<n>``, so
+        ``idempotency_key`` is given, under the key ``<key>#<n>``, so
         that each new start is itself deduplicated."""
         declared = [t.declaration() for t in tools]
         handlers = {t.name: t.handler for t in tools}
@@ -187,7 +187,7 @@ class Client:
             lost = st["status"] == "failed" and st.get("error", {}).get("code") == "NODE_LOST"
             if not lost or idempotency_key is None or not budget.wait(0):
                 return st
-            key = f"{idempotency_key}:retry-{budget.retries}"
+            key = f"{idempotency_key}#{budget.retries}"
 
     # --- sessions, calls, tools -----------------------------------------
 

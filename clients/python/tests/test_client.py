@@ -315,7 +315,7 @@ class RetryRulesTest(unittest.TestCase):
     def test_nodeLost_retriedOnlyWithAnIdempotencyKey(self) -> None:
         def handler(method: str, path: str, body: Any) -> Any:
             key = (body or {}).get("idempotency_key", "")
-            if key.endswith(":retry-1"):
+            if key.endswith("#1"):
                 return 200, {}, {"id": "ex_2", "status": "completed", "value": 1, "text": "1"}
             return 200, {}, {"id": "ex_1", "status": "failed", "error": {"code": "NODE_LOST", "message": "lost"}}
 
@@ -326,14 +326,14 @@ class RetryRulesTest(unittest.TestCase):
         self.assertEqual(len(s.requests), 1)
         st = c.run("return 1", idempotency_key="K")
         self.assertEqual(st["status"], "completed")
-        self.assertEqual([r[2].get("idempotency_key") for r in s.requests[1:]], ["K", "K:retry-1"])
+        self.assertEqual([r[2].get("idempotency_key") for r in s.requests[1:]], ["K", "K#1"])
 
     def test_nodeLost_boundedInCount(self) -> None:
         s = self.stub(lambda m, p, b: (200, {}, {"id": "ex_1", "status": "failed", "error": {"code": "NODE_LOST", "message": "lost"}}))
         c = Client(s.url, "k", sleep=lambda _: None, retry=RetryPolicy(max_retries=2))
         st = c.run("return 1", idempotency_key="K")
         self.assertEqual(st["error"]["code"], "NODE_LOST")
-        self.assertEqual([r[2]["idempotency_key"] for r in s.requests], ["K", "K:retry-1", "K:retry-2"])
+        self.assertEqual([r[2]["idempotency_key"] for r in s.requests], ["K", "K#1", "K#2"])
 
     def test_503_retriedWithRetryAfterThenRaised(self) -> None:
         s = self.stub(lambda m, p, b: (503, {"Retry-After": "2"}, {"error": {"code": "DRAINING", "message": "draining"}}))
