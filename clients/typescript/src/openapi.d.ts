@@ -14,31 +14,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Start an execution. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["ExecutionRequest"];
-                };
-            };
-            responses: {
-                /** @description The execution's state. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ExecutionState"];
-                    };
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        post: operations["createExecution"];
         delete?: never;
         options?: never;
         head?: never;
@@ -55,57 +31,11 @@ export interface paths {
             cookie?: never;
         };
         /** Read an execution's state (wait=true waits while it runs). */
-        get: {
-            parameters: {
-                query?: {
-                    wait?: boolean;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The execution's state. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ExecutionState"];
-                    };
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        get: operations["getExecution"];
         put?: never;
         post?: never;
         /** Cancel an execution. */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The settled (failed) state. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ExecutionState"];
-                    };
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        delete: operations["cancelExecution"];
         options?: never;
         head?: never;
         patch?: never;
@@ -126,33 +56,7 @@ export interface paths {
          * Answer pending client-side calls (idempotent).
          * @description A parked execution resumes once every call it waits on is answered (or expired), within the tenant's admission (429 max_concurrent, compute_seconds or memory_share while it has no room: the results are kept; post again to retry). On a node that does not own it, the request is forwarded to the owner; while an owner that does not answer still holds its lease, 503 OWNER_UNAVAILABLE with Retry-After; then this node takes a parked execution over and resumes it.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["ToolResultsRequest"];
-                };
-            };
-            responses: {
-                /** @description The new state. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ExecutionState"];
-                    };
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        post: operations["postToolResults"];
         delete?: never;
         options?: never;
         head?: never;
@@ -176,33 +80,7 @@ export interface paths {
          * Stream the execution's events (Server-Sent Events), resumable.
          * @description A tenant has at most quotas.max_streams streams open at once on a node (429 max_streams past it).
          */
-        get: {
-            parameters: {
-                query?: {
-                    last_event_id?: number;
-                };
-                header?: {
-                    "Last-Event-ID"?: number;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description text/event-stream of Event, ending after the done event. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": components["schemas"]["Event"];
-                    };
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        get: operations["streamEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -227,30 +105,7 @@ export interface paths {
          * End a keep_state session, deleting its saved program state.
          * @description Claims the session as a keep_state execution does (waiting up to tenants[].sessions.wait_ms while a program runs in it, on any node; then 409 CONFLICT), deletes its record and saved state from the store, and drops the node's live copy. Any node may answer. 503 STORE_UNAVAILABLE (Retry-After) when the store cannot be read or written. The next keep_state program of the name starts afresh.
          */
-        delete: {
-            parameters: {
-                query?: {
-                    /** @description The session's scope (the execution's scope); empty: the deployment's. */
-                    scope?: string;
-                };
-                header?: never;
-                path: {
-                    name: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The session existed and is deleted. */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        delete: operations["deleteSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -266,31 +121,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** A model-direct tool call (the collapse applies). */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["CallRequest"];
-                };
-            };
-            responses: {
-                /** @description The call's envelope, as `ptcx call` prints it. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CallResponse"];
-                    };
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        post: operations["callTool"];
         delete?: never;
         options?: never;
         head?: never;
@@ -305,28 +136,7 @@ export interface paths {
             cookie?: never;
         };
         /** The advertised tools. */
-        get: {
-            parameters: {
-                query?: {
-                    scope?: string;
-                    format?: "openai" | "anthropic";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description {"tools": [...]} in the chosen wire format. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        get: operations["listTools"];
         put?: never;
         post?: never;
         delete?: never;
@@ -343,27 +153,7 @@ export interface paths {
             cookie?: never;
         };
         /** The tool sections of the system prompt. */
-        get: {
-            parameters: {
-                query?: {
-                    scope?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description {"sections": [{"name", "text"}]} */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        get: operations["getPrompt"];
         put?: never;
         post?: never;
         delete?: never;
@@ -385,39 +175,7 @@ export interface paths {
          * MCP over Streamable HTTP (stateless, JSON responses), per tenant.
          * @description Every tools/call in the body is admitted as POST /v1/calls is; one refused refuses the POST with the refusal's status (429, or 503 while draining) and Retry-After, and each request in the body is answered with a JSON-RPC error (code -32000) whose data is the ErrorBody (code, reason, message).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A JSON-RPC response. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description A tools/call over a quota: JSON-RPC errors naming the reason (Retry-After). */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description A tools/call while the server drains: JSON-RPC errors (Retry-After). */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                default: components["responses"]["Error"];
-            };
-        };
+        post: operations["mcp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -432,24 +190,7 @@ export interface paths {
             cookie?: never;
         };
         /** 200 while the process serves. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description {"status":"ok"} */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["healthz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -466,25 +207,7 @@ export interface paths {
             cookie?: never;
         };
         /** 200 when accepting work, 503 while draining. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description {"status":"ready"} */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                503: components["responses"]["Error"];
-            };
-        };
+        get: operations["readyz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -501,24 +224,7 @@ export interface paths {
             cookie?: never;
         };
         /** Prometheus metrics (text format), every name prefixed ptcx_. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Prometheus text exposition. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["metrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -644,6 +350,69 @@ export interface components {
         };
     };
     responses: {
+        /** @description 400 BAD_REQUEST: the request is malformed (its message names the field). */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description 401 UNAUTHORIZED: no key, or a key no tenant has. */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description 404 NOT_FOUND: nothing of that name for this tenant (another tenant's included, or expired). */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description 409 CONFLICT (with Retry-After where the same request may succeed later). */
+        Conflict: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description 413 TOO_LARGE: the body is over server.max_body_bytes. */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description 429 QUOTA_EXCEEDED: over a quota, named by the error's reason; nothing was done: send it again after Retry-After. */
+        QuotaExceeded: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description 431: the request's headers are over the server's 64 KiB (net/http's answer, plain text). */
+        HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description 400 bad request, 401 no or wrong key, 404 unknown execution (another tenant's included), 409 conflict (a keep_state session busy past its wait, an idempotency_key another request is still starting: Retry-After), 413 body too large, 429 over a quota (Retry-After), 503 draining, busy, the store unavailable or, in a cluster, a node that cannot prove its lease or an execution's owner node unavailable (Retry-After), 500 internal. */
         Error: {
             headers: {
@@ -656,8 +425,355 @@ export interface components {
     };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Seconds to wait before sending the same request again. */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    createExecution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ExecutionRequest"];
+            };
+        };
+        responses: {
+            /** @description The execution's state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["QuotaExceeded"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getExecution: {
+        parameters: {
+            query?: {
+                wait?: boolean;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The execution's state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    cancelExecution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settled (failed) state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            default: components["responses"]["Error"];
+        };
+    };
+    postToolResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ToolResultsRequest"];
+            };
+        };
+        responses: {
+            /** @description The new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["QuotaExceeded"];
+            default: components["responses"]["Error"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                last_event_id?: number;
+            };
+            header?: {
+                "Last-Event-ID"?: number;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream of Event, ending after the done event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["QuotaExceeded"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: {
+                /** @description The session's scope (the execution's scope); empty: the deployment's. */
+                scope?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session existed and is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            default: components["responses"]["Error"];
+        };
+    };
+    callTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CallRequest"];
+            };
+        };
+        responses: {
+            /** @description The call's envelope, as `ptcx call` prints it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["QuotaExceeded"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listTools: {
+        parameters: {
+            query?: {
+                scope?: string;
+                format?: "openai" | "anthropic";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {"tools": [...]} in the chosen wire format. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getPrompt: {
+        parameters: {
+            query?: {
+                scope?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {"sections": [{"name", "text"}]} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["Error"];
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON-RPC response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
+            /** @description A tools/call over a quota: JSON-RPC errors naming the reason (Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A tools/call while the server drains: JSON-RPC errors (Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    healthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {"status":"ok"} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {"status":"ready"} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["Error"];
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text exposition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+}
