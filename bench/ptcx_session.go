@@ -12,11 +12,11 @@ import (
 )
 
 // ptcx's sessions: run_code calls naming one session of the scope
-// sessionScope through the executor (ptcx.WithSessions), each feed a call,
+// sessionScope (the deployment) through the executor (ptcx.WithSessions), each feed a call,
 // the session closed by Host.CloseSession.
 
-// sessionScope is the scope of the bench's sessions.
-const sessionScope = "bench"
+// sessionScope is the scope of the bench's sessions: the deployment's.
+const sessionScope = ""
 
 // ptcxSession is one session of b's.
 type ptcxSession struct {

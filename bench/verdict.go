@@ -54,6 +54,9 @@ func (t Target) Describe(w Workload) string {
 	case t.Against != "":
 		return fmt.Sprintf("%s÷ %s %s %s", head, t.Against, cmp, trim(t.Limit))
 	}
+	if t.Field != "" { // its name says its unit
+		return fmt.Sprintf("%s%s %s", head, cmp, trim(t.Limit))
+	}
 	return fmt.Sprintf("%s%s %s %s", head, cmp, trim(t.Limit), w.Unit)
 }
 
