@@ -23,7 +23,8 @@ import (
 // proportional resident memory with all of them parked and the bytes
 // their snapshots take on disk, then answers them one at a time, timing
 // each answer until its execution settled (a resume, the program's end,
-// the answer checked): those times are the samples (ns); Raw.Extra has
+// the answer checked): those times are the samples (ns). Memory and disk
+// are read once the park grace has passed for the last of them. Raw.Extra has
 // rss_mib, parked_mib, park_all_s and resume_p99_ms.
 func (b *PTCX) parked(ctx context.Context, j Job) (Raw, error) {
 	if j.Parked < 1 {
@@ -86,11 +87,17 @@ func (b *PTCX) parked(ctx context.Context, j Job) (Raw, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Raw{}, err
 	}
+	// The last parked are held in memory for the park grace before their
+	// bytes are written (server.park_grace_ms): wait until the files on
+	// disk stop changing (within a bound).
+	if err := settleDisk(ctx, disk); err != nil {
+		return Raw{}, err
+	}
 	after, err := residentBytes()
 	if err != nil {
 		return Raw{}, err
 	}
-	onDisk, err := dirBytes(disk)
+	onDisk, files, err := dirBytes(disk)
 	if err != nil {
 		return Raw{}, err
 	}
@@ -123,18 +130,43 @@ func (b *PTCX) parked(ctx context.Context, j Job) (Raw, error) {
 		"park_all_s":    parkAll.Seconds(),
 		"resume_p99_ms": quantile(sortedResumes, 0.99) / 1e6,
 	}
-	raw.Note = fmt.Sprintf("%d parked (%s): resident memory grew %.1f MiB (Pss) with all parked, %.1f MiB of snapshots on disk, "+
+	raw.Note = fmt.Sprintf("%d parked (%s): resident memory grew %.1f MiB (Pss) with all parked, %.1f MiB in %d files on disk, "+
 		"parked in %.2f s (8 clients at once), resumed one at a time: p50 %.3f ms, p99 %.3f ms",
-		j.Parked, j.Store, raw.Extra["rss_mib"], raw.Extra["parked_mib"], raw.Extra["park_all_s"],
+		j.Parked, j.Store, raw.Extra["rss_mib"], raw.Extra["parked_mib"], files, raw.Extra["park_all_s"],
 		quantile(sortedResumes, 0.5)/1e6, raw.Extra["resume_p99_ms"])
 	return raw, nil
 }
 
-// dirBytes is the size of the regular files under dir (0 when it does not
-// exist).
-func dirBytes(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+// settleDisk waits, at most 30 s, until the files under dir have stopped
+// changing for 5 polls 20 ms apart, the first poll past twice the default
+// park grace.
+func settleDisk(ctx context.Context, dir string) error {
+	time.Sleep(2 * serve.DefaultParkGrace)
+	deadline := time.Now().Add(30 * time.Second)
+	lastN, lastFiles, same := int64(-1), -1, 0
+	for same < 5 && time.Now().Before(deadline) {
+		n, files, err := dirBytes(dir)
+		if err != nil {
+			return err
+		}
+		if n == lastN && files == lastFiles {
+			same++
+		} else {
+			lastN, lastFiles, same = n, files, 0
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// dirBytes is the size and count of the regular files under dir (0 when
+// it does not exist).
+func dirBytes(dir string) (n int64, files int, err error) {
+	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -143,12 +175,16 @@ func dirBytes(dir string) (int64, error) {
 		}
 		if d.Type().IsRegular() {
 			info, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // renamed or removed as it was read: a file being written
+			}
 			if err != nil {
 				return err
 			}
 			n += info.Size()
+			files++
 		}
 		return nil
 	})
-	return n, err
+	return n, files, err
 }

@@ -144,7 +144,9 @@ type ServerLimits struct {
 	// resumes the execution from memory, paying no write and no read of
 	// its bytes. With a store shared beyond the process (dir:, nats://)
 	// the bytes are written at once, since another node may take the
-	// execution over from them. Negative: no grace, written at once.
+	// execution over from them. Within the grace its bytes are in memory
+	// and count against no quota; quotas.max_parked_bytes counts them once
+	// written. Negative: no grace, written at once.
 	ParkGraceMS int64 `json:"park_grace_ms,omitempty" yaml:"park_grace_ms,omitempty"`
 }
 
