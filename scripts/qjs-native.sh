@@ -12,7 +12,8 @@
 # It downloads nothing: it takes the .deb guest/build.sh cached under
 # guest/build/deb (running guest/build.sh first when there is none, which
 # fetches it with its pinned checksum) and checks that checksum again.
-# Environment: NATIVE_CC (default: clang, else gcc).
+# Environment: NATIVE_CC (default: clang, else gcc); QJS_DEB, a qjs-src .deb to
+# take instead of guest/build's (checked against the same pinned checksums).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -30,7 +31,7 @@ find_deb() {
 	for entry in "${known[@]}"; do
 		version=${entry%% *}
 		sum=${entry##* }
-		deb="guest/build/deb/qjs-src_${version}_all.deb"
+		deb=${QJS_DEB:-guest/build/deb/qjs-src_${version}_all.deb}
 		if [ -f "$deb" ] && [ "$(sha256sum "$deb" | cut -d' ' -f1)" = "$sum" ]; then
 			echo "$deb $version"
 			return 0
@@ -39,6 +40,7 @@ find_deb() {
 	return 1
 }
 if ! found=$(find_deb); then
+	[ -z "${QJS_DEB:-}" ] || { echo "qjs-native: QJS_DEB=$QJS_DEB is not a pinned qjs-src (checksum)" >&2; exit 1; }
 	guest/build.sh >&2
 	found=$(find_deb) || { echo "qjs-native: guest/build.sh cached no verified qjs-src under guest/build/deb" >&2; exit 1; }
 fi
