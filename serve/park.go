@@ -222,6 +222,7 @@ func (s *Server) spillParked(x *execution, p *executor.Parked, expires time.Time
 			size := int64(len(data))
 			x.parked, x.snapshot, x.parkedSize = nil, name, size
 			x.tenant.quota.Parked(size)
+			s.metrics.spills.WithLabelValues(x.tenant.name).Inc()
 			s.log.Info("execution spilled", "execution", x.id, "tenant", x.tenant.name, "snapshot", name, "bytes", size)
 			return
 		}

@@ -43,8 +43,8 @@ func TestServer_parkGrace_quickAnswerWritesNothing(t *testing.T) {
 	require.JSONEq(t, `"ada:36"`, string(done.Value))
 	require.Empty(t, parkFiles(t, spill))
 	require.NotContains(t, ts.logs.String(), "execution spilled")
-	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
-	require.Contains(t, body, `ptcx_executions_parked{tenant="a"} 0`)
+	require.Zero(t, gaugeOrZero(t, ts, "ptcx_spills_total", "a"), "no park was spilled")
+	require.Equal(t, 0.0, gauge(t, ts, "ptcx_executions_parked", "a"))
 }
 
 // A client slower than the grace finds the execution's bytes in the spill
@@ -68,6 +68,7 @@ func TestServer_parkGrace_slowAnswerIsSpilled(t *testing.T) {
 	require.JSONEq(t, `"ada:36"`, string(done.Value))
 	require.Empty(t, parkFiles(t, spill))
 	require.Equal(t, 2, strings.Count(ts.logs.String(), `"msg":"execution spilled"`))
+	require.Equal(t, 2.0, gauge(t, ts, "ptcx_spills_total", "a"), "both parks were spilled")
 }
 
 // An execution cancelled within its grace is never written afterwards.
@@ -80,6 +81,7 @@ func TestServer_parkGrace_cancelledWithinItWritesNothing(t *testing.T) {
 	require.Equal(t, serve.StatusFailed, got.Status)
 	time.Sleep(150 * time.Millisecond) // past the grace's timer
 	require.Empty(t, parkFiles(t, spill))
+	require.Zero(t, gaugeOrZero(t, ts, "ptcx_spills_total", "a"))
 	require.NotContains(t, ts.logs.String(), "execution spilled")
 }
 
