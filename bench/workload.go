@@ -43,7 +43,7 @@ const (
 	Session Kind = "session"
 	// AfterSession runs the Feeds in a session and closes it, untimed, then
 	// times one run of Program (raw samples in ns): what a run pays for the
-	// sessions beside it (session.go).
+	// sessions beside it (after_session.go).
 	AfterSession Kind = "after_session"
 	// ServeLatency times one execution of Program over loopback HTTP,
 	// keep-alive, against an in-process ptcx serve (raw samples in ns;
