@@ -27,6 +27,10 @@ import (
 // are read once the park grace has passed for the last of them. Raw.Extra has
 // rss_mib, parked_mib, park_all_s and resume_p99_ms.
 func (b *PTCX) parked(ctx context.Context, j Job) (Raw, error) {
+	if b.name != ImplPTCX {
+		return Raw{}, fmt.Errorf("%w: the parked workloads run on ptcx (wazero) alone: what they measure is the service's, "+
+			"and %d executions per store is long enough once", ErrUnsupported, j.Parked)
+	}
 	if j.Parked < 1 {
 		return Raw{}, fmt.Errorf("bench: a parked job of %d executions", j.Parked)
 	}
