@@ -26,6 +26,9 @@ func BenchmarkWorkloads(b *testing.B) {
 	defer own.Close(ctx)
 	impls := []bench.Impl{own, gojapeer.New()}
 	for _, w := range bench.Workloads {
+		if w.Kind == bench.Parked {
+			continue // thousands of executions per sample: ptcx bench (make bench) measures them
+		}
 		b.Run(w.Name, func(b *testing.B) {
 			var ptcx, goja []float64
 			for b.Loop() {

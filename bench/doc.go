@@ -17,16 +17,26 @@
 // rss_per_pooled_instance (idle instances of a warm pool), runs_per_second,
 // compute_loop, and suspend and resume (a run holding 2 MiB of heap, waiting
 // on a call, captured to bytes and brought back in a fresh instance, as
-// wasmhost's BenchmarkSnapshot_2MiB measures them). Their targets come from
-// issues #12 and #13; a target is on ptcx's median, or on the ratio to a
-// peer, from above or (Target.Floor, and for rates) from below. An
+// wasmhost's BenchmarkSnapshot_2MiB measures them); and issue #36's:
+// session_feeds (pydantic/monty's ten REPL feeds in one live session, goja
+// keeping its state in one runtime beside it: session.go), after_session,
+// serve_e2e, serve_rps, serve_client_tool (an in-process ptcx serve driven
+// over loopback HTTP: serve.go and a file per workload), parked_10k and
+// parked_10k_dir (parked.go), and compute_loop beside QuickJS-NG built
+// natively, switch dispatch and computed goto (QJSNative, make bench only).
+// Their targets come from issues #12, #13 and #36; a target is on ptcx's
+// median, or on the ratio to a peer, from above or (Target.Floor, and for
+// rates) from below; or on ptcx's median against its own on another
+// workload (Target.Of, a ratio or with Plus a difference), on a figure
+// beside the samples (Target.Field, Result.Extra), or on a peer's median
+// (Target.Subject). An
 // implementation that cannot measure a kind of workload (goja and
 // node-worker neither snapshot nor pool) is missing from it with the reason
 // (ErrUnsupported), never dropped.
 //
 // `go test -bench ./bench/...`, `ptcx bench` and `make bench` drive it. It
-// imports the library (api, executor, registry, transpile, wasmhost); the
-// library never imports it, and only bench/gojapeer links goja.
+// imports the library (api, executor, registry, serve, transpile, wasmhost);
+// the library never imports it, and only bench/gojapeer links goja.
 //
 // BenchmarkPerCallAwait_layers (go test only) splits per_call_await into
 // the layers of a nested call, beside goja in the same rounds: ptcx end to

@@ -22,7 +22,7 @@ func TestDecodeDriver(t *testing.T) {
 		{"error", `{"error":"wrong answer"}`, Raw{}, "wrong answer"},
 		{"nothing", "", Raw{}, "the driver printed nothing"},
 		{"no samples", `{"samples":[]}`, Raw{}, "the driver measured no samples"},
-		{"unknown field", `{"samples":[1],"extra":1}`, Raw{}, `unknown field "extra"`},
+		{"unknown field", `{"samples":[1],"bogus":1}`, Raw{}, `unknown field "bogus"`},
 		{"not JSON", `samples: 1`, Raw{}, "the driver's line"},
 	}
 	for _, tt := range tests {

@@ -22,7 +22,26 @@ type Job struct {
 	Live     int       `json:"live"`
 	Parallel int       `json:"parallel"`
 	Batch    int       `json:"batch"`
+	// Feeds are a Session or AfterSession job's programs, in order: TS
+	// "Code; return (Result)" for ptcx, JS the Code stripped, for a peer
+	// to run as a script (then it evaluates Result), Answer the Result's
+	// JSON.
+	Feeds []SessionFeed `json:"feeds,omitempty"`
+	// Store is a Parked job's (Workload.Store); Parked its count.
+	Store  string `json:"store,omitempty"`
+	Parked int    `json:"parked,omitempty"`
 }
+
+// SessionFeed is one feed of a job (Job.Feeds).
+type SessionFeed struct {
+	TS     string `json:"ts"`
+	JS     string `json:"js"`
+	Result string `json:"result"`
+	Answer string `json:"answer"`
+}
+
+// Program is the feed as a program of its own, for CheckAnswer.
+func (f SessionFeed) Program() Program { return Program{TS: f.TS, JS: f.JS, Answer: f.Answer} }
 
 // Program is one program of a job: TS as ptcx receives it, JS with its
 // types stripped (for the peers, which take no TypeScript; stripping it
@@ -57,7 +76,21 @@ func (w Workload) Expand(p Params) (Job, error) {
 // not those of the rounds before it).
 func (w Workload) expand(p Params, first, samples int) (Job, error) {
 	j := Job{Workload: w.Name, Kind: w.Kind, Tools: w.Tools, Samples: samples,
-		Calls: p.Calls, Live: p.Live, Parallel: p.Parallel, Batch: p.Batch}
+		Calls: p.Calls, Live: p.Live, Parallel: p.Parallel, Batch: p.Batch, Store: w.Store}
+	switch w.Kind {
+	case ServeThroughput:
+		j.Parallel = p.ServeParallel
+	case Parked:
+		j.Parked = p.Parked
+	}
+	for _, f := range w.Feeds {
+		stripped, err := transpile.Strip(f.Code)
+		if err != nil {
+			return Job{}, fmt.Errorf("bench: workload %s: a feed: %w", w.Name, err)
+		}
+		j.Feeds = append(j.Feeds, SessionFeed{TS: f.Code + "\nreturn (" + f.Result + ")", JS: stripped.JS,
+			Result: f.Result, Answer: f.Answer})
+	}
 	if j.Tools == nil {
 		j.Tools = []string{}
 	}
@@ -98,6 +131,8 @@ type Raw struct {
 	Samples []float64 `json:"samples"`
 	Base    []float64 `json:"base,omitempty"`
 	Note    string    `json:"note,omitempty"`
+	// Extra are figures beside the samples (Result.Extra).
+	Extra map[string]float64 `json:"extra,omitempty"`
 }
 
 // CheckAnswer compares the JSON a program returned with its answer

@@ -37,9 +37,12 @@ func MeasureFunc(ctx context.Context, j Job, run RunFunc, park *Parking) (Raw, e
 		return liveMemory(ctx, j, run, park)
 	case Throughput:
 		return throughput(ctx, j, run)
-	case Suspend, Resume, PoolMemory:
+	case Suspend, Resume, PoolMemory, Session, AfterSession:
 		return Raw{}, fmt.Errorf("bench: a %s job is not measured by running programs: the implementation measures it itself, "+
 			"or is missing for it", j.Kind)
+	case ServeLatency, ServeThroughput, ServeClientTool, Parked:
+		return Raw{}, fmt.Errorf("%w: a %s workload measures ptcx serve over HTTP, which this implementation has no counterpart of",
+			ErrUnsupported, j.Kind)
 	}
 	return Raw{}, fmt.Errorf("bench: unknown kind %q", j.Kind)
 }

@@ -125,6 +125,15 @@ func (n *Node) Name() string { return n.name }
 // A job that fails to answer in time, or whose process ends, takes the
 // process down with it: the next job starts a new one.
 func (n *Node) Measure(ctx context.Context, j Job) (Raw, error) {
+	switch j.Kind {
+	case Session, AfterSession:
+		// #36 names goja keeping its state as the sessions' baseline; a
+		// Node peer would need a driver of its own for them.
+		return Raw{}, fmt.Errorf("%w: %s has no driver for REPL sessions (goja is their baseline)", ErrUnsupported, n.name)
+	case ServeLatency, ServeThroughput, ServeClientTool, Parked:
+		return Raw{}, fmt.Errorf("%w: a %s workload measures ptcx serve over HTTP, which %s has no counterpart of",
+			ErrUnsupported, j.Kind, n.name)
+	}
 	in, err := json.Marshal(j)
 	if err != nil {
 		return Raw{}, err

@@ -40,6 +40,13 @@ type Params struct {
 	// programs gets new ones in every round. Default 10, or Runs when
 	// fewer; 1 to Runs.
 	Rounds int
+	// ServeParallel is how many executions serve_rps (and its in-process
+	// peer) keeps going at once. Default 8, 1 to 64.
+	ServeParallel int
+	// Parked is how many executions the parked workloads park at once in
+	// one serve. Default 10,000 (#36), 1 to 100,000; a smoke test takes a
+	// few.
+	Parked int
 }
 
 // The defaults and bounds of Params.
@@ -51,6 +58,8 @@ const (
 	DefaultParallel   = 2
 	DefaultBatch      = 200
 	DefaultRounds     = 10
+	DefaultServePar   = 8
+	DefaultParked     = 10_000
 
 	MaxRuns       = 1000
 	MaxCalls      = api.DefaultMaxCalls
@@ -58,6 +67,7 @@ const (
 	MaxLive       = 1000
 	MaxParallel   = 64
 	MaxBatch      = 100_000
+	MaxParked     = 100_000
 )
 
 // Param is one field of Params, as data: its name (ptcx bench's flag),
@@ -78,6 +88,8 @@ var ParamList = []Param{
 	{"live", DefaultLive, MaxLive, "runs parked at once by rss_per_live_instance, instances in rss_per_pooled_instance's pool (`N`)"},
 	{"parallel", DefaultParallel, MaxParallel, "runs at once in runs_per_second (`N`)"},
 	{"batch", DefaultBatch, MaxBatch, "runs counted per runs_per_second sample (`N`)"},
+	{"serve-parallel", DefaultServePar, MaxParallel, "executions at once in serve_rps and its in-process peer (`N`)"},
+	{"parked", DefaultParked, MaxParked, "executions parked at once by parked_10k and parked_10k_dir (`N`)"},
 	{"rounds", 0, MaxRuns, "rounds the latency and per-call workloads' samples are split into, every implementation measured in each in a rotated order (`N`, at most --runs; default 10, or --runs when fewer)"},
 }
 
@@ -98,6 +110,10 @@ func (p *Params) Field(name string) *int {
 		return &p.Batch
 	case "rounds":
 		return &p.Rounds
+	case "serve-parallel":
+		return &p.ServeParallel
+	case "parked":
+		return &p.Parked
 	}
 	return nil
 }
@@ -146,8 +162,10 @@ func (f Param) Check(v int) error {
 // samples is how many samples a workload of kind k takes.
 func (p Params) samples(k Kind) int {
 	switch k {
-	case LiveMemory, PoolMemory, Throughput:
+	case LiveMemory, PoolMemory, Throughput, ServeThroughput:
 		return (p.Runs + 9) / 10
+	case Parked:
+		return 1 // its samples are its resumes, Params.Parked of them
 	case PerCall:
 		return perCallFactor * p.Runs
 	}
@@ -166,7 +184,7 @@ const perCallFactor = 5
 // for Latency and PerCall, one for the rest, which take few samples of many
 // runs or instances each, or are measured by ptcx alone.
 func (p Params) rounds(k Kind) int {
-	if k == Latency || k == PerCall {
+	if k == Latency || k == PerCall || k == Session || k == AfterSession || k == ServeLatency || k == ServeClientTool {
 		return p.Rounds
 	}
 	return 1

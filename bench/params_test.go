@@ -40,7 +40,8 @@ func TestParams_Check_bounds(t *testing.T) {
 	got, err := bench.Params{}.Check()
 	require.NoError(t, err)
 	require.Equal(t, bench.DefaultParams(), got)
-	require.Equal(t, bench.Params{Runs: 20, Calls: 2000, Iterations: 3_000_000, Live: 100, Parallel: 2, Batch: 200, Rounds: 10}, got)
+	require.Equal(t, bench.Params{Runs: 20, Calls: 2000, Iterations: 3_000_000, Live: 100, Parallel: 2, Batch: 200, Rounds: 10,
+		ServeParallel: 8, Parked: 10_000}, got)
 }
 
 // Rounds defaults to 10, or to Runs when fewer; it may be Runs, not more.

@@ -27,6 +27,8 @@ type PTCX struct {
 	host *ptcx.Host
 	exec *executor.Executor
 	park Parking
+
+	serve *inServe // the serve of the serve workloads, started by the first (serve.go)
 }
 
 // NewPTCX starts the sandbox, on wazero, and the executor. The sandbox
@@ -54,7 +56,7 @@ func NewPTCXEngine(ctx context.Context, p Params, engine string) (*PTCX, error) 
 	b := &PTCX{name: name, cfg: cfg}
 	// As any host is built (the tools' bodies need b, for Parking).
 	b.host, err = ptcx.New(ctx, ptcx.WithSandbox(cfg), ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(b.tools()...),
-		ptcx.WithExecutor(executor.NewConfig().WithMaxParallel(100)))
+		ptcx.WithExecutor(executor.NewConfig().WithMaxParallel(100)), ptcx.WithSessions(ptcx.SessionLimits{}))
 	if err != nil {
 		return nil, err
 	}
@@ -75,8 +77,12 @@ func NewPTCXEngine(ctx context.Context, p Params, engine string) (*PTCX, error) 
 // warmupRuns is how many runs NewPTCX makes before any is measured.
 const warmupRuns = 20
 
-// Close stops the sandbox.
-func (b *PTCX) Close(ctx context.Context) { _ = b.host.Close(ctx) }
+// Close stops the serve the serve workloads started, if any, and the
+// sandbox.
+func (b *PTCX) Close(ctx context.Context) {
+	b.stopServe(ctx)
+	_ = b.host.Close(ctx)
+}
 
 // Name is ImplPTCX, or ImplPTCXWasmtime on wasmtime.
 func (b *PTCX) Name() string { return b.name }
@@ -116,6 +122,16 @@ func (b *PTCX) Measure(ctx context.Context, j Job) (Raw, error) {
 		return b.snapshots(ctx, j)
 	case PoolMemory:
 		return b.pooledMemory(ctx, j)
+	case Session, AfterSession:
+		return MeasureSessions(ctx, j, b.openSession, b.run)
+	case ServeLatency:
+		return b.serveE2E(ctx, j)
+	case ServeThroughput:
+		return b.serveRPS(ctx, j)
+	case ServeClientTool:
+		return b.serveClientTool(ctx, j)
+	case Parked:
+		return b.parked(ctx, j)
 	}
 	return MeasureFunc(ctx, j, b.run, &b.park)
 }

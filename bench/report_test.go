@@ -119,6 +119,8 @@ func TestVerdicts(t *testing.T) {
 		"runs_per_second ÷ quickjs-wasi ≥ 1: not measured",
 		"compute_loop ÷ quickjs-wasi ≤ 1: not measured",
 		"compute_loop ÷ ptcx-wasmtime ≥ 3: 3 ✓",
+		"compute_loop ptcx-wasmtime ÷ qjs-native-switch ≤ 1.1: not measured",
+		"compute_loop ÷ qjs-native-switch ≤ 1.6: not measured",
 		"suspend ≤ 1 ms: 1 ✓",
 		"resume ≤ 1 ms: 1.5 ✗ MISSED",
 		"rss_per_pooled_instance ≤ 0.3 MiB: 0.25 ✓",
@@ -156,15 +158,62 @@ func TestWorkloads_targets(t *testing.T) {
 		"trivial_e2e_new":         {{Limit: 0.8}, {Against: bench.ImplQuickJSWasi, Limit: 1}},
 		"rss_per_pooled_instance": {{Limit: 0.3}},
 		"runs_per_second":         {{Limit: 5000}, {Against: bench.ImplQuickJSWasi, Limit: 1}},
-		"compute_loop":            {{Against: bench.ImplQuickJSWasi, Limit: 1}, {Against: bench.ImplPTCXWasmtime, Limit: 3, Floor: true}},
-		"suspend":                 {{Limit: 1}},
-		"resume":                  {{Limit: 1}},
+		"compute_loop": {{Against: bench.ImplQuickJSWasi, Limit: 1}, {Against: bench.ImplPTCXWasmtime, Limit: 3, Floor: true},
+			{Subject: bench.ImplPTCXWasmtime, Against: bench.ImplQJSNativeSwitch, Limit: 1.1}, {Against: bench.ImplQJSNativeSwitch, Limit: 1.6}},
+		"session_feeds":     {{Limit: 0.4}, {Against: bench.ImplGoja, Limit: 3}},
+		"after_session":     {{Of: "trivial_e2e", Limit: 1.2}},
+		"serve_e2e":         {{Of: "trivial_e2e", Plus: true, Limit: 0.15}},
+		"serve_rps":         {{Against: bench.ImplPTCXInProcess, Limit: 0.8}},
+		"serve_client_tool": {{Of: "serve_e2e", Limit: 2}},
+		"parked_10k":        {{Field: "rss_mib", Limit: 1024}, {Field: "resume_p99_ms", Limit: 5}},
+		"parked_10k_dir":    {{Field: "rss_mib", Limit: 1024}, {Field: "resume_p99_ms", Limit: 5}},
+		"suspend":           {{Limit: 1}},
+		"resume":            {{Limit: 1}},
 	}
 	for name, targets := range want {
 		require.Equal(t, targets, workload(t, name).Targets, name)
 	}
 	require.Equal(t, "ms", workload(t, "suspend").Unit)
 	require.Equal(t, "MiB", workload(t, "rss_per_pooled_instance").Unit)
+}
+
+// A target against another workload of ptcx's (Of: a ratio, or with Plus a
+// difference), on a figure of Extra (Field), or on a peer's median
+// (Subject) reads the right figures, and is not measured when one is
+// missing.
+func TestVerdicts_ofFieldSubject(t *testing.T) {
+	ms := func(impl, metric string, med float64) bench.Result {
+		return bench.Result{Impl: impl, Metric: metric, Unit: "ms", N: 5, Min: med, Med: med, P90: med}
+	}
+	results := []bench.Result{
+		ms(bench.ImplPTCX, "trivial_e2e", 0.1),
+		ms(bench.ImplPTCX, "serve_e2e", 0.2),
+		ms(bench.ImplPTCX, "after_session", 0.13),
+		ms(bench.ImplPTCX, "serve_client_tool", 0.5),
+		ms(bench.ImplPTCX, "compute_loop", 300),
+		ms(bench.ImplPTCXWasmtime, "compute_loop", 210),
+		ms(bench.ImplQJSNativeSwitch, "compute_loop", 200),
+	}
+	parked := ms(bench.ImplPTCX, "parked_10k", 1)
+	parked.Extra = map[string]float64{"rss_mib": 2000, "resume_p99_ms": 4}
+	results = append(results, parked)
+	got := map[string]string{}
+	ws := []bench.Workload{workload(t, "after_session"), workload(t, "serve_e2e"), workload(t, "serve_client_tool"),
+		workload(t, "compute_loop"), workload(t, "parked_10k"), workload(t, "parked_10k_dir")}
+	for _, v := range bench.Verdicts(ws, results) {
+		got[v.Workload.Name] += v.String() + "; "
+	}
+	require.Equal(t, "÷ ptcx's trivial_e2e ≤ 1.2: 1.3 ✗ MISSED; ", got["after_session"])
+	require.Equal(t, "− ptcx's trivial_e2e ≤ 0.15 ms: 0.1 ✓; ", got["serve_e2e"])
+	require.Equal(t, "÷ ptcx's serve_e2e ≤ 2: 2.5 ✗ MISSED; ", got["serve_client_tool"])
+	require.Equal(t, "÷ quickjs-wasi ≤ 1: not measured; ÷ ptcx-wasmtime ≥ 3: 1.43 ✗ MISSED; "+
+		"ptcx-wasmtime ÷ qjs-native-switch ≤ 1.1: 1.05 ✓; ÷ qjs-native-switch ≤ 1.6: 1.5 ✓; ", got["compute_loop"])
+	require.Equal(t, "rss_mib ≤ 1024: 2000 ✗ MISSED; resume_p99_ms ≤ 5: 4 ✓; ", got["parked_10k"])
+	require.Equal(t, "rss_mib ≤ 1024: not measured; resume_p99_ms ≤ 5: not measured; ", got["parked_10k_dir"])
+	// Without trivial_e2e in the run, the targets on it are not measured.
+	for _, v := range bench.Verdicts(ws[:2], results[1:]) {
+		require.False(t, v.Measured, v.String())
+	}
 }
 
 // The table has a column per implementation and a ratio per peer, names

@@ -29,6 +29,10 @@ type Result struct {
 	// rounds of two implementations pair up (the headline ratio is still
 	// the ratio of the medians, Med).
 	Rounds []float64 `json:"rounds,omitempty"`
+	// Extra are figures a workload gives beside its samples, by name, in
+	// the units their names say (Parked: rss_mib, parked_mib, park_all_s,
+	// resume_p99_ms); a Target's Field bounds one.
+	Extra map[string]float64 `json:"extra,omitempty"`
 }
 
 // median is the middle of values (the mean of the two middle ones for an
@@ -123,6 +127,7 @@ func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Res
 				continue
 			}
 			results[i].Note = res.Note
+			results[i].Extra = raw.Extra
 			values[i] = append(values[i], v...)
 			if rounds > 1 {
 				perRound[i] = append(perRound[i], median(v))
@@ -136,8 +141,10 @@ func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Res
 		if done[i] {
 			continue
 		}
+		extra := results[i].Extra
 		results[i] = summarize(impl.Name(), w, values[i], results[i].Note)
 		results[i].Rounds = perRound[i]
+		results[i].Extra = extra
 	}
 	return results, nil
 }

@@ -160,7 +160,8 @@ func TestRun_rounds_onlyLatencyAndPerCall(t *testing.T) {
 			_, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{w}, bench.Params{Runs: 20, Rounds: 4}, nil)
 			require.NoError(t, err)
 			rounds := 1
-			if w.Kind == bench.Latency || w.Kind == bench.PerCall {
+			switch w.Kind {
+			case bench.Latency, bench.PerCall, bench.Session, bench.AfterSession, bench.ServeLatency, bench.ServeClientTool:
 				rounds = 4
 			}
 			require.Len(t, a.jobs, rounds, strings.Join(log, ","))

@@ -39,26 +39,56 @@ func (t Target) Describe(w Workload) string {
 	if t.floor(w) {
 		cmp = "≥"
 	}
-	if t.Against != "" {
-		return fmt.Sprintf("÷ %s %s %s", t.Against, cmp, trim(t.Limit))
+	head := ""
+	if t.Subject != "" {
+		head = t.Subject + " "
 	}
-	return fmt.Sprintf("%s %s %s", cmp, trim(t.Limit), w.Unit)
+	if t.Field != "" {
+		head += t.Field + " "
+	}
+	switch {
+	case t.Of != "" && t.Plus:
+		return fmt.Sprintf("%s− ptcx's %s %s %s %s", head, t.Of, cmp, trim(t.Limit), w.Unit)
+	case t.Of != "":
+		return fmt.Sprintf("%s÷ ptcx's %s %s %s", head, t.Of, cmp, trim(t.Limit))
+	case t.Against != "":
+		return fmt.Sprintf("%s÷ %s %s %s", head, t.Against, cmp, trim(t.Limit))
+	}
+	if t.Field != "" { // its name says its unit
+		return fmt.Sprintf("%s%s %s", head, cmp, trim(t.Limit))
+	}
+	return fmt.Sprintf("%s%s %s %s", head, cmp, trim(t.Limit), w.Unit)
 }
 
 // Verdicts checks every workload's targets against results.
 func Verdicts(workloads []Workload, results []Result) []Verdict {
 	var out []Verdict
 	for _, w := range workloads {
-		own, okOwn := find(results, ImplPTCX, w.Name)
 		for _, t := range w.Targets {
 			v := Verdict{Workload: w, Target: t}
+			subject := ImplPTCX
+			if t.Subject != "" {
+				subject = t.Subject
+			}
+			own, okOwn := find(results, subject, w.Name)
+			mine := own.Med
+			if t.Field != "" {
+				mine, okOwn = own.Extra[t.Field]
+			}
 			switch {
 			case !okOwn:
+			case t.Of != "":
+				if other, ok := find(results, ImplPTCX, t.Of); ok && other.Med > 0 {
+					v.Value, v.Measured = mine/other.Med, true
+					if t.Plus {
+						v.Value = mine - other.Med
+					}
+				}
 			case t.Against == "":
-				v.Value, v.Measured = own.Med, true
+				v.Value, v.Measured = mine, true
 			default:
 				if peer, ok := find(results, t.Against, w.Name); ok && peer.Med > 0 {
-					v.Value, v.Measured = own.Med/peer.Med, true
+					v.Value, v.Measured = mine/peer.Med, true
 				}
 			}
 			if v.Measured {

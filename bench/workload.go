@@ -36,6 +36,35 @@ const (
 	// the growth of the process's proportional resident memory (Pss) per
 	// idle instance (raw samples in bytes).
 	PoolMemory Kind = "pool_memory"
+	// Session runs the workload's Feeds, one after the other, in one live
+	// session (ptcx.WithSessions; a peer keeps its state in one runtime):
+	// a sample is the time of all of them (raw samples in ns). The session
+	// is closed after each sample, untimed (session.go).
+	Session Kind = "session"
+	// AfterSession runs the Feeds in a session and closes it, untimed, then
+	// times one run of Program (raw samples in ns): what a run pays for the
+	// sessions beside it (after_session.go).
+	AfterSession Kind = "after_session"
+	// ServeLatency times one execution of Program over loopback HTTP,
+	// keep-alive, against an in-process ptcx serve (raw samples in ns;
+	// serve_e2e.go).
+	ServeLatency Kind = "serve_latency"
+	// ServeThroughput counts executions of Program per second over
+	// loopback HTTP, Params.ServeParallel at a time (raw samples in runs
+	// per second; serve_rps.go). The peer ImplPTCXInProcess measures the
+	// same runs through the executor at the same concurrency.
+	ServeThroughput Kind = "serve_throughput"
+	// ServeClientTool times one execution of Program, which calls the
+	// client tool "ask" once, the bench answering it as the client does:
+	// the POST, the pending state, the tool result, the settled state
+	// (raw samples in ns; serve_client_tool.go).
+	ServeClientTool Kind = "serve_client_tool"
+	// Parked parks Params.Parked executions of one tenant on the client
+	// tool "ask" in one serve, then answers them all: raw samples are each
+	// resume's time (ns), and Raw.Extra the resident memory, bytes parked,
+	// time to park them all and the resume p99 (parked.go). Store is the
+	// workload's Store.
+	Parked Kind = "parked"
 )
 
 // Workload is one measurement, declared as data. Program is a run_code
@@ -57,12 +86,34 @@ type Workload struct {
 	// cost, lower is better.
 	HigherIsBetter bool
 	Targets        []Target
+	// Feeds are the programs of a Session or AfterSession workload, in
+	// order, each building on the ones before it in one session.
+	Feeds []Feed
+	// Store is where a Parked workload's serve keeps parked executions:
+	// "spill" (its spill directory) or "dir" (a dir: store).
+	Store string
+}
+
+// Feed is one program of a session: Code (TypeScript, declarations that
+// later feeds use), then Result, an expression whose JSON must be Answer.
+// ptcx runs "Code; return (Result)" in the session; a peer runs Code as a
+// script of one runtime and evaluates Result there.
+type Feed struct {
+	Code, Result, Answer string
 }
 
 // Target is a bound the project sets on ptcx's median: Limit in the
 // workload's unit when Against is empty, else Limit on the ratio ptcx ÷
 // Against's median from the same run. For a cost, ptcx must be at most
 // Limit; for a rate, or when Floor is set, at least Limit.
+//
+// Of, instead of Against, bounds ptcx's median against ptcx's own median
+// on another workload of the same run (Of names it): the ratio ptcx ÷ Of's
+// at most Limit, or, when Plus is set, the difference ptcx − Of's at most
+// Limit, in the unit (serve_e2e: at most trivial_e2e + 0.15 ms).
+//
+// Field, when set, bounds the figure of that name in the result's Extra
+// (Parked: "rss_mib", "resume_p99_ms") instead of its median.
 type Target struct {
 	Against string
 	Limit   float64
@@ -70,6 +121,12 @@ type Target struct {
 	// less than ptcx on wazero (ptcx-wasmtime on compute_loop: the ratio
 	// ptcx ÷ ptcx-wasmtime at least 3).
 	Floor bool
+	Of    string
+	Plus  bool
+	Field string
+	// Subject, when set, names the implementation whose median is bounded
+	// instead of ptcx's (compute_loop: ptcx-wasmtime ÷ qjs-native-switch).
+	Subject string
 }
 
 // floor reports whether t bounds w's value from below.
@@ -86,6 +143,20 @@ const (
 // ImplPTCXWasmtime is ptcx on the wasmtime engine (a build with the
 // wasmtime tag), measured as a peer of ptcx on wazero.
 const ImplPTCXWasmtime = "ptcx-wasmtime"
+
+// ImplPTCXInProcess is ptcx's executor measured, as a peer, on what a
+// serve workload does over HTTP, in-process (serve_rps: the same trivial
+// runs at the same concurrency through executor.Execute); it measures no
+// other kind.
+const ImplPTCXInProcess = "ptcx-in-process"
+
+// The native QuickJS-NG builds of the same qjs-src the guest is built from
+// (scripts/qjs-native.sh, make bench only): switch dispatch, the only one
+// WebAssembly can express, and computed goto. They measure compute_loop.
+const (
+	ImplQJSNativeSwitch = "qjs-native-switch"
+	ImplQJSNativeGoto   = "qjs-native-goto"
+)
 
 // Workloads are the measurements, in report order, with their targets;
 // the comment beside each target names the issue that sets it.
@@ -166,6 +237,10 @@ var Workloads = []Workload{
 		Targets: []Target{
 			{Against: ImplQuickJSWasi, Limit: 1},               // #13: ahead of quickjs-wasi
 			{Against: ImplPTCXWasmtime, Limit: 3, Floor: true}, // #13: wasmtime ≥ 3x faster than wazero
+			// #36: the honest reference is QuickJS-NG built natively with
+			// switch dispatch, the only one WebAssembly can express.
+			{Subject: ImplPTCXWasmtime, Against: ImplQJSNativeSwitch, Limit: 1.1},
+			{Against: ImplQJSNativeSwitch, Limit: 1.6},
 		},
 	},
 	{
@@ -184,7 +259,93 @@ var Workloads = []Workload{
 			{Limit: 1}, // #12: resume ≤ 1 ms for a program holding 2 MiB of heap
 		},
 	},
+	{
+		Name: "session_feeds", What: "the ten REPL feeds of pydantic/monty's agent workload in one live session", Kind: Session,
+		Unit: "ms", Scale: 1e6, Feeds: montyFeeds,
+		Answer: func(Params, int) string { return montyReport },
+		Targets: []Target{
+			{Limit: 0.4},                  // #36: Monty's published 0.4 ms for the ten feeds (an anchor, M3 Max)
+			{Against: ImplGoja, Limit: 3}, // #36: ≤ 3x goja keeping its state in one runtime
+		},
+	},
+	{
+		Name: "after_session", What: "`return 1 + 1` right after a session of the ten feeds closed", Kind: AfterSession,
+		Unit: "ms", Scale: 1e6, Program: `return 1 + 1`, Feeds: montyFeeds,
+		Answer: func(Params, int) string { return "2" },
+		Targets: []Target{
+			{Of: "trivial_e2e", Limit: 1.2}, // #36: ≤ trivial_e2e × 1.2: sessions do not disturb the pool
+		},
+	},
+	{
+		Name: "serve_e2e", What: "one trivial execution over loopback HTTP (keep-alive) against an in-process ptcx serve", Kind: ServeLatency,
+		Unit: "ms", Scale: 1e6, Program: `return 1 + 1`,
+		Answer: func(Params, int) string { return "2" },
+		Targets: []Target{
+			{Of: "trivial_e2e", Plus: true, Limit: 0.15}, // #36: HTTP, JSON and auth ≤ 0.15 ms over the in-process run
+		},
+	},
+	{
+		Name: "serve_rps", What: "trivial executions per second over loopback HTTP, {{serve_parallel}} at a time", Kind: ServeThroughput,
+		Unit: "runs/s", Scale: 1, Program: `return 1 + 1`, HigherIsBetter: true,
+		Answer: func(Params, int) string { return "2" },
+		Targets: []Target{
+			{Against: ImplPTCXInProcess, Limit: 0.8}, // #36: ≥ 0.8x the in-process runs/s at the same concurrency
+		},
+	},
+	{
+		Name: "serve_client_tool", What: "an execution pending on one client tool, answered by the bench as its client", Kind: ServeClientTool,
+		Unit: "ms", Scale: 1e6, Program: `const a = await tools.ask({q: "n?"}); return a.n + 1`,
+		Answer: func(Params, int) string { return "42" },
+		Targets: []Target{
+			{Of: "serve_e2e", Limit: 2}, // #36: the client's round trip ≤ 2x serve_e2e
+		},
+	},
+	{
+		Name: "parked_10k", What: "{{parked}} executions of one tenant parked on a client tool in one serve, on its spill dir: resume time", Kind: Parked,
+		Unit: "ms", Scale: 1e6, Program: parkedProgram, Store: "spill",
+		Answer:  func(Params, int) string { return "42" },
+		Targets: parkedTargets,
+	},
+	{
+		Name: "parked_10k_dir", What: "the same on a dir: store", Kind: Parked,
+		Unit: "ms", Scale: 1e6, Program: parkedProgram, Store: "dir",
+		Answer:  func(Params, int) string { return "42" },
+		Targets: parkedTargets,
+	},
 }
+
+// parkedProgram is what the parked workloads park: one client call.
+const parkedProgram = `const a = await tools.ask({q: "n?"}); return a.n + 1`
+
+// parkedTargets are #36's for 10,000 parked executions.
+var parkedTargets = []Target{
+	{Field: "rss_mib", Limit: 1024},    // #36: resident memory ≤ 1 GiB for 10,000 parked
+	{Field: "resume_p99_ms", Limit: 5}, // #36: resume p99 ≤ 5 ms
+}
+
+// montyFeeds are pydantic/monty's indicative agent run
+// (scripts/startup_performance.py, AGENT_BLOCKS: ten REPL feeds, each
+// building on the last), written in TypeScript: a list of orders, a
+// function, a map, a sum, a max, JSON, a discount, a rounded net, a
+// template string, a print.
+var montyFeeds = []Feed{
+	{Code: `type Order = {sku: string, qty: number, price: number}
+const orders: Order[] = [{sku: "A1", qty: 2, price: 3.5}, {sku: "B2", qty: 1, price: 12.0}, {sku: "C3", qty: 5, price: 1.0}]`,
+		Result: "orders.length", Answer: "3"},
+	{Code: `function lineTotal(o: Order): number { return o.qty * o.price }`, Result: "lineTotal(orders[0])", Answer: "7"},
+	{Code: `const totals: number[] = orders.map(lineTotal)`, Result: "totals", Answer: "[7,12,5]"},
+	{Code: `const grand = totals.reduce((a: number, b: number) => a + b, 0)`, Result: "grand", Answer: "24"},
+	{Code: `const biggest: string = orders.reduce((m: Order, o: Order) => lineTotal(o) > lineTotal(m) ? o : m).sku`,
+		Result: "biggest", Answer: `"B2"`},
+	{Code: `const summary = JSON.stringify({grand, biggest})`, Result: "summary", Answer: `"{\"grand\":24,\"biggest\":\"B2\"}"`},
+	{Code: `const discount = grand > 10 ? 0.1 : 0`, Result: "discount", Answer: "0.1"},
+	{Code: `const net = Math.round(grand * (1 - discount) * 100) / 100`, Result: "net", Answer: "21.6"},
+	{Code: "const report = `${orders.length} orders, total ${net}, biggest ${biggest}`", Result: "report", Answer: montyReport},
+	{Code: `console.log(report)`, Result: "report", Answer: montyReport},
+}
+
+// montyReport is the ten feeds' output, as Monty's script expects it.
+const montyReport = `"3 orders, total 21.6, biggest B2"`
 
 // heldItems is how many objects heldHeap builds: 2 MiB of heap. Measured
 // by QuickJS-NG's own count (JS_ComputeMemoryUsage's malloc_size, through
@@ -243,7 +404,8 @@ func (w Workload) source(p Params, i, calls int) string {
 // Describe is What with the parameters filled in.
 func (w Workload) Describe(p Params) string {
 	return strings.NewReplacer("{{live}}", strconv.Itoa(p.Live), "{{parallel}}", strconv.Itoa(p.Parallel),
-		"{{iterations}}", strconv.Itoa(p.Iterations)).Replace(w.What)
+		"{{iterations}}", strconv.Itoa(p.Iterations), "{{serve_parallel}}", strconv.Itoa(p.ServeParallel),
+		"{{parked}}", strconv.Itoa(p.Parked)).Replace(w.What)
 }
 
 // NewEachRun reports whether every run of w is a program not seen before.

@@ -13,6 +13,10 @@
 #      bench/out/report.md (the table, naming the machine) and one SVG chart
 #      per workload;
 #   4. runs serve's noisy-neighbour benchmark into bench/out/neighbour.txt.
+# Before 3, scripts/qjs-native.sh builds the native QuickJS-NG reference of
+# compute_loop (bin/qjs-native-switch, bin/qjs-native-goto: the guest's
+# qjs-src with the host compiler, switch dispatch and computed goto), which
+# ptcx bench measures with --qjs-native bin (issue #36).
 # PTCX_BENCH_ARGS adds flags to ptcx bench (e.g. "--runs 5" for a quick run).
 # scripts/bench-readme.sh then puts bench/out/report.md in README.md.
 set -euo pipefail
@@ -34,11 +38,13 @@ fi
 
 PTCX_REQUIRE_GUEST=1 $GO test -count=1 -tags benchnode -run 'TestNode' ./bench
 
+scripts/qjs-native.sh
+
 version=$(git describe --always --dirty 2>/dev/null || echo devel)
 CGO_ENABLED=1 $GO build -tags wasmtime -ldflags "-X main.version=$version" -o bin/ptcx-wasmtime ./cmd/ptcx
 mkdir -p bench/out
 # shellcheck disable=SC2086 # PTCX_BENCH_ARGS is a list of flags
-bin/ptcx-wasmtime bench --require-peers --out bench/out ${PTCX_BENCH_ARGS:-}
+bin/ptcx-wasmtime bench --require-peers --qjs-native bin --out bench/out ${PTCX_BENCH_ARGS:-}
 # Issue #15's noisy neighbour through the whole service (serve/neighbour_bench_test.go).
 PTCX_REQUIRE_GUEST=1 $GO test -count=1 -run '^$' -bench 'BenchmarkServer_noisyNeighbour' -benchtime=7x ./serve/ | tee bench/out/neighbour.txt
 echo "bench: the report is in bench/out (report.md, results.jsonl, one SVG per workload); scripts/bench-readme.sh puts it in README.md" >&2

@@ -142,6 +142,7 @@ func TestServer_admission_routeByBound(t *testing.T) {
 			ts := newServer(t, func(c *serve.Config) {
 				c.Tenants[0].Quotas = b.quotas
 				c.Server.DrainTimeoutMS = 30000
+				c.Server.ParkGraceMS = -1 // parked bytes count once written: at once here
 			})
 			b.hold(t, ts)
 			for _, rt := range admissionRoutes {

@@ -119,7 +119,10 @@ func TestServer_retainedBytes_liveEvents(t *testing.T) {
 // instance held, not parked), and completes when answered; new executions
 // with client tools are refused meanwhile (TestServer_admission_routeByBound).
 func TestServer_parkedBytes_waitsLive(t *testing.T) {
-	ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Quotas.MaxParkedBytes = 1 })
+	ts := newServer(t, func(c *serve.Config) {
+		c.Tenants[0].Quotas.MaxParkedBytes = 1
+		c.Server.ParkGraceMS = -1 // its bytes written at once, as this test reads them
+	})
 	a := ts.client(keyA)
 	slow, err := a.Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 1000)); return await tools.ask({q: "slow"})`,
 		ClientTools: []serve.ClientTool{askTool}, Wait: boolp(false)})

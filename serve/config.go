@@ -34,6 +34,11 @@ const (
 	DefaultMaxExecutions  = 4096
 	DefaultMaxConcurrent  = 16
 	DefaultMaxPending     = 64
+	// DefaultParkGrace is server.park_grace_ms's default: a client that
+	// answers its tool call within 30 ms (a program's client tool answered
+	// by code, not by a person) resumes the execution from memory, its
+	// bytes never written to the spill directory.
+	DefaultParkGrace = 30 * time.Millisecond
 	// DefaultMaxRetainedBytes is a tenant's budget of retained results and
 	// events: 16 results at the default output limit, or thousands of
 	// ordinary ones.
@@ -133,6 +138,16 @@ type ServerLimits struct {
 	ReadTimeoutMS int64 `json:"read_timeout_ms,omitempty" yaml:"read_timeout_ms,omitempty"`
 	// MaxExecutions caps live executions over all tenants (default 4096).
 	MaxExecutions int `json:"max_executions,omitempty" yaml:"max_executions,omitempty"`
+	// ParkGraceMS is how long an execution parked on its client tools
+	// stays in memory before its bytes are written to the spill directory
+	// (default DefaultParkGrace, 30 ms): a client that answers within it
+	// resumes the execution from memory, paying no write and no read of
+	// its bytes. With a store shared beyond the process (dir:, nats://)
+	// the bytes are written at once, since another node may take the
+	// execution over from them. Within the grace its bytes are in memory
+	// and count against no quota; quotas.max_parked_bytes counts them once
+	// written. Negative: no grace, written at once.
+	ParkGraceMS int64 `json:"park_grace_ms,omitempty" yaml:"park_grace_ms,omitempty"`
 }
 
 // TenantConfig is one tenant.
@@ -451,6 +466,12 @@ func (c *Config) drainTimeout() time.Duration {
 	return ms(c.Server.DrainTimeoutMS, DefaultDrainTimeout)
 }
 func (c *Config) retention() time.Duration { return ms(c.Server.RetentionMS, DefaultRetention) }
+func (c *Config) parkGrace() time.Duration {
+	if c.Server.ParkGraceMS < 0 {
+		return 0
+	}
+	return ms(c.Server.ParkGraceMS, DefaultParkGrace)
+}
 func (c *Config) maxRetained() int {
 	return int(orDefault(int64(c.Server.MaxRetained), DefaultMaxRetained))
 }

@@ -59,7 +59,7 @@ func TestDocs_configExampleStatesTheDefaults(t *testing.T) {
 	require.Equal(t, ServerLimits{
 		MaxBodyBytes: DefaultMaxBodyBytes, MaxWaitMS: msOf(DefaultMaxWait), DrainTimeoutMS: msOf(DefaultDrainTimeout),
 		RetentionMS: msOf(DefaultRetention), MaxRetained: DefaultMaxRetained, MaxEvents: DefaultMaxEvents,
-		ReadTimeoutMS: msOf(DefaultReadTimeout), MaxExecutions: DefaultMaxExecutions,
+		ReadTimeoutMS: msOf(DefaultReadTimeout), MaxExecutions: DefaultMaxExecutions, ParkGraceMS: msOf(DefaultParkGrace),
 	}, c.Server, "%s: the example's server block is the defaults", serviceDoc)
 	require.Equal(t, Quotas{
 		MaxConcurrent: DefaultMaxConcurrent, MaxPending: DefaultMaxPending, PendingTimeoutMS: msOf(DefaultPendingTimeout),

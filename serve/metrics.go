@@ -26,6 +26,7 @@ type metrics struct {
 	retainedBytes   *prometheus.GaugeVec   // tenant
 	streams         *prometheus.GaugeVec   // tenant
 	idleParks       *prometheus.CounterVec // tenant
+	spills          *prometheus.CounterVec // tenant
 }
 
 func newMetrics(held func() int) *metrics {
@@ -78,11 +79,14 @@ func newMetrics(held func() int) *metrics {
 	m.idleParks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ptcx_idle_parks_total", Help: "Times the tenant's programs, only waiting past the grace (100 ms), were parked and gave their instance and committed memory back to the sandbox.",
 	}, []string{"tenant"})
+	m.spills = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ptcx_spills_total", Help: "Times the tenant's executions parked on their client tools outlived server.park_grace_ms and their bytes were written to the spill directory.",
+	}, []string{"tenant"})
 	held_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ptcx_pending_executions_held", Help: "Executions with client tools counted against their tenant's max_pending (parked or live).",
 	}, func() float64 { return float64(held()) })
 	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, m.parked, m.releases, held_,
-		m.memoryCommitted, m.parkedBytes, m.retainedBytes, m.streams, m.idleParks,
+		m.memoryCommitted, m.parkedBytes, m.retainedBytes, m.streams, m.idleParks, m.spills,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: "ptcx"}))
 	return m
 }

@@ -136,7 +136,11 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	}
 	expires := time.Now().Add(x.tenant.pendingTimeout)
 	var size int64
-	if s.cluster != nil || s.spill != nil {
+	grace := s.spillGrace()
+	if grace > 0 && !x.tenant.quota.ParkRoom() {
+		return errNoParkRoom
+	}
+	if (s.cluster != nil || s.spill != nil) && grace == 0 {
 		data, err := encodeParkFile(x, p, expires)
 		if err != nil {
 			return err
@@ -177,11 +181,54 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.notifyLocked()
 	x.mu.Unlock()
 	s.metrics.parked.WithLabelValues(x.tenant.name).Inc()
+	if grace > 0 {
+		time.AfterFunc(grace, func() { s.spillParked(x, p, expires) })
+	}
 	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
 		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.body.Message)
 	}
 	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(calls), "snapshot", name)
 	return nil
+}
+
+// spillGrace is how long an execution parked on its client stays in
+// memory before its bytes are written to the spill directory
+// (server.park_grace_ms): 0 when they are written at once (with a store
+// shared beyond the process, whose record must name bytes another node
+// can read) or kept in memory (no spill directory).
+func (s *Server) spillGrace() time.Duration {
+	if s.cluster != nil || s.spill == nil {
+		return 0
+	}
+	return s.cfg.parkGrace()
+}
+
+// spillParked writes the bytes of x, parked in memory on p since the
+// grace began (spillGrace), to the spill directory and releases p, unless
+// x resumed (or settled) meanwhile. It holds x.mu throughout, so that a
+// resume waits for the bytes it will read. A failure to write leaves x
+// parked in memory, as without a spill directory, and is logged.
+func (s *Server) spillParked(x *execution, p *executor.Parked, expires time.Time) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.parked != p || !x.parkedLocked() {
+		return // resumed within the grace: nothing to write
+	}
+	data, err := encodeParkFileLocked(x, p, expires)
+	if err == nil {
+		name := snapshotNameOf(x.id, data)
+		if err = s.spill.Put(name, data); err == nil {
+			p.Release() // its bytes stand for it now: resume restores them
+			size := int64(len(data))
+			x.parked, x.snapshot, x.parkedSize = nil, name, size
+			x.tenant.quota.Parked(size)
+			s.metrics.spills.WithLabelValues(x.tenant.name).Inc()
+			s.log.Info("execution spilled", "execution", x.id, "tenant", x.tenant.name, "snapshot", name, "bytes", size)
+			return
+		}
+	}
+	s.log.Warn("writing a parked execution's bytes to the spill directory failed; it stays parked in memory",
+		"execution", x.id, "error", err.Error())
 }
 
 // snapshotNameOf names parked bytes in the store: "<execution id>.<12

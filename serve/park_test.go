@@ -367,7 +367,9 @@ func TestServer_park_resumeBusyKeepsItParked(t *testing.T) {
 	rt, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithMaxRuns(1).WithAdmissionWait(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close(context.Background())) })
-	ts := newServerOn(t, rt, nil)
+	ts := newServerOn(t, rt, func(c *serve.Config) {
+		c.Server.ParkGraceMS = -1 // its bytes written at once, as this test reads them
+	})
 	c := ts.client(keyA)
 	st := pendingOn(t, c, askTwice)
 	blocker, err := ts.client(keyB).Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 30000))`, Wait: boolp(false)})

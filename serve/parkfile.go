@@ -48,19 +48,40 @@ func encodeParkFile(x *execution, p *executor.Parked, expires time.Time) ([]byte
 		return nil, err
 	}
 	x.mu.Lock()
-	// The events as they will be once park emitted one pending event per
-	// call: kept within max_events, counted past it.
+	m := parkMetaLocked(x, len(p.Calls()))
+	x.mu.Unlock()
+	return encodeParkMeta(m, p, prog, expires)
+}
+
+// encodeParkFileLocked is encodeParkFile for an execution parked in
+// memory a while (park.go, spillParked), whose pending events are emitted
+// already; x.mu is held.
+func encodeParkFileLocked(x *execution, p *executor.Parked, expires time.Time) ([]byte, error) {
+	prog, err := p.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return encodeParkMeta(parkMetaLocked(x, 0), p, prog, expires)
+}
+
+// parkMetaLocked is x's record in its parked bytes, with the events as
+// they will be once unemitted more pending events are: kept within
+// max_events, counted past it; x.mu is held.
+func parkMetaLocked(x *execution, unemitted int) parkMeta {
 	kept, dropped := x.eventBase+len(x.events), x.dropped
-	for range p.Calls() {
+	for range unemitted {
 		if kept < x.maxEvents {
 			kept++
 		} else {
 			dropped++
 		}
 	}
-	m := parkMeta{ID: x.id, Tenant: x.tenant.name, Spec: x.spec, Created: x.created, Key: x.key, Sum: x.sum[:],
+	return parkMeta{ID: x.id, Tenant: x.tenant.name, Spec: x.spec, Created: x.created, Key: x.key, Sum: x.sum[:],
 		Calls: x.calls, CallCount: x.callCount, Events: kept, Dropped: dropped}
-	x.mu.Unlock()
+}
+
+// encodeParkMeta is the parked bytes of m and p's program prog.
+func encodeParkMeta(m parkMeta, p *executor.Parked, prog []byte, expires time.Time) ([]byte, error) {
 	for _, c := range p.Calls() {
 		m.Pending = append(m.Pending, parkPending{Call: PendingCall{ID: p.CallID(c.ID), Name: c.Tool, Arguments: c.Args}, Expires: expires, ParkID: c.ID})
 	}

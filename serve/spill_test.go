@@ -26,7 +26,10 @@ func parkFiles(t *testing.T, spillDir string) []string {
 // a cancel does too, and closing the server removes the directory.
 func TestServer_spill_parkedExecutionsWaitOnDisk(t *testing.T) {
 	spill := t.TempDir()
-	ts := newServer(t, func(c *serve.Config) { c.Store = nil; c.SpillDir = spill })
+	ts := newServer(t, func(c *serve.Config) {
+		c.Store, c.SpillDir = nil, spill
+		c.Server.ParkGraceMS = -1 // its bytes written at once, as this test reads them
+	})
 	c := ts.client(keyA)
 
 	st := pendingOn(t, c, askTwice)
@@ -61,7 +64,10 @@ func TestServer_spill_parkedExecutionsWaitOnDisk(t *testing.T) {
 func TestServer_spill_defaultAndBadDir(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
-	ts := newServer(t, func(c *serve.Config) { c.Store = nil })
+	ts := newServer(t, func(c *serve.Config) {
+		c.Store = nil
+		c.Server.ParkGraceMS = -1 // its bytes written at once, as this test reads them
+	})
 	st := pendingOn(t, ts.client(keyA), askTwice)
 	require.Len(t, parkFiles(t, filepath.Join(cache, "ptcx", "spill")), 1)
 	_, err := ts.client(keyA).Cancel(ctx(t), st.ID)
@@ -81,7 +87,10 @@ func TestServer_spill_defaultAndBadDir(t *testing.T) {
 // resumes it, and the file goes only once the program ran.
 func TestServer_spill_readFailureKeepsItParked(t *testing.T) {
 	spill := t.TempDir()
-	ts := newServer(t, func(c *serve.Config) { c.Store = nil; c.SpillDir = spill })
+	ts := newServer(t, func(c *serve.Config) {
+		c.Store, c.SpillDir = nil, spill
+		c.Server.ParkGraceMS = -1 // its bytes written at once, as this test reads them
+	})
 	c := ts.client(keyA)
 	st := pendingOn(t, c, askTwice)
 
@@ -135,7 +144,10 @@ func TestServer_spill_foreignOrCorruptFileFailsTheExecution(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spill := t.TempDir()
-			ts := newServer(t, func(c *serve.Config) { c.Store = nil; c.SpillDir = spill })
+			ts := newServer(t, func(c *serve.Config) {
+				c.Store, c.SpillDir = nil, spill
+				c.Server.ParkGraceMS = -1 // its bytes written at once, as this test reads them
+			})
 			c := ts.client(keyA)
 			st := pendingOn(t, c, askTwice)
 			own := parkFiles(t, spill)[0]

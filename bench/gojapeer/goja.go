@@ -35,6 +35,8 @@ func (g *Peer) Measure(ctx context.Context, j bench.Job) (bench.Raw, error) {
 	case bench.PoolMemory:
 		return bench.Raw{}, fmt.Errorf("%w: goja has no pool of ready instances: each run makes its own goja.Runtime",
 			bench.ErrUnsupported)
+	case bench.Session, bench.AfterSession:
+		return bench.MeasureSessions(ctx, j, openSession, g.run)
 	}
 	return bench.MeasureFunc(ctx, j, g.run, &g.park)
 }
@@ -107,4 +109,49 @@ func (g *Peer) run(ctx context.Context, p bench.Program) error {
 		return fmt.Errorf("goja: the result is not JSON: %w", err)
 	}
 	return bench.CheckAnswer(p, []byte(out.String()))
+}
+
+// session is goja keeping a session's state in one runtime: each feed's
+// code runs as a script of it (its top-level declarations stay in the
+// runtime's global scope for the next), then its result expression is
+// evaluated and turned to JSON. console.log collects the lines printed.
+type session struct {
+	vm    *js.Runtime
+	lines []string
+}
+
+func openSession(context.Context) (bench.FeedSession, error) {
+	s := &session{vm: js.New()}
+	console := s.vm.NewObject()
+	err := errors.Join(
+		console.Set("log", func(call js.FunctionCall) js.Value {
+			s.lines = append(s.lines, call.Argument(0).String())
+			return js.Undefined()
+		}),
+		s.vm.Set("console", console),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("goja: setting up console: %w", err)
+	}
+	return s, nil
+}
+
+// Feed runs f's code, then checks its result's JSON.
+func (s *session) Feed(ctx context.Context, f bench.SessionFeed) error {
+	stop := context.AfterFunc(ctx, func() { s.vm.Interrupt(ctx.Err()) })
+	defer stop()
+	if _, err := s.vm.RunString(f.JS); err != nil {
+		return fmt.Errorf("goja: a feed: %w", err)
+	}
+	v, err := s.vm.RunString("JSON.stringify(" + f.Result + ")")
+	if err != nil {
+		return fmt.Errorf("goja: a feed's result: %w", err)
+	}
+	return bench.CheckAnswer(f.Program(), []byte(v.String()))
+}
+
+// Close drops the runtime.
+func (s *session) Close(context.Context) error {
+	s.vm = nil
+	return nil
 }

@@ -27,7 +27,8 @@ var benchCommand = command{
 		"(--require-peers; a workload it cannot measure does not count), 2 usage.\n\n" +
 		benchWorkloads(),
 	usage: "bench [--runs N] [--rounds N] [--calls N] [--iterations N] [--live N] [--parallel N] [--batch N]\n" +
-		"      [--peers LIST] [--workloads LIST] [--node PATH] [--modules DIR] [--out DIR]\n" +
+		"      [--serve-parallel N] [--parked N]\n" +
+		"      [--peers LIST] [--workloads LIST] [--node PATH] [--modules DIR] [--qjs-native DIR] [--out DIR]\n" +
 		"      [--timeout D] [--json] [--check] [--require-peers]",
 	run: runBench,
 }
@@ -50,7 +51,7 @@ func benchWorkloads() string {
 // benchPeers are the peers ptcx bench knows, in report order: ptcx on
 // wasmtime first when this build has it.
 var benchPeers = func() []string {
-	peers := []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi}
+	peers := []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi, bench.ImplPTCXInProcess}
 	if wasmhost.CheckEngine(wasmhost.EngineWasmtime) == nil {
 		peers = append([]string{bench.ImplPTCXWasmtime}, peers...)
 	}
@@ -71,6 +72,7 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	only := fs.String("workloads", "", "the workloads to run (`LIST`, comma-separated, of those above; empty: all)")
 	node := fs.String("node", "node", "the Node executable (`PATH`)")
 	modules := fs.String("modules", "bench/peers", "the directory whose node_modules holds quickjs-wasi (`DIR`; npm ci there)")
+	native := fs.String("qjs-native", "", "measure compute_loop on the native QuickJS-NG builds in `DIR` too (qjs-native-switch, qjs-native-goto: scripts/qjs-native.sh, which make bench runs)")
 	out := fs.String("out", "", "write results.jsonl, report.md and the SVG charts to `DIR`")
 	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole run (`D`)")
 	asJSON := fs.Bool("json", false, "print the JSON lines instead of the table")
@@ -110,6 +112,9 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return usageError(fs, s, "--peers: %v", err)
 	}
+	if *native != "" {
+		names = append(names, bench.ImplQJSNativeSwitch, bench.ImplQJSNativeGoto)
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -120,8 +125,15 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	defer own.Close(context.WithoutCancel(ctx))
 	impls := []bench.Impl{own}
 	for _, name := range names {
-		if name == bench.ImplGoja {
+		switch name {
+		case bench.ImplGoja:
 			impls = append(impls, gojapeer.New())
+			continue
+		case bench.ImplPTCXInProcess:
+			impls = append(impls, own.InProcess())
+			continue
+		case bench.ImplQJSNativeSwitch, bench.ImplQJSNativeGoto:
+			impls = append(impls, bench.NewQJSNative(name, *native))
 			continue
 		}
 		if name == bench.ImplPTCXWasmtime {

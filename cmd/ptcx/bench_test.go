@@ -16,7 +16,8 @@ import (
 )
 
 // tinyBench sizes a run for tests: one sample of each, a short loop.
-var tinyBench = []string{"bench", "--runs", "1", "--calls", "10", "--iterations", "1000", "--live", "4", "--batch", "2", "--parallel", "1"}
+var tinyBench = []string{"bench", "--runs", "1", "--calls", "10", "--iterations", "1000", "--live", "4", "--batch", "2", "--parallel", "1",
+	"--serve-parallel", "2", "--parked", "2"}
 
 // ptcx bench runs every workload on ptcx and goja and prints one JSON line
 // per pair, every answer right; what it measures is the machine's business.
@@ -38,6 +39,8 @@ func TestBench_json(t *testing.T) {
 		want := 1
 		if w, err := bench.Lookup(r.Metric); err == nil && w.Kind == bench.PerCall {
 			want = 5 // five times --runs
+		} else if err == nil && w.Kind == bench.Parked {
+			want = 2 // one per resume: --parked
 		}
 		require.Equal(t, want, r.N, "%s on %s: %s", r.Metric, r.Impl, r.Note)
 		// A per-call figure is a difference of two times, and goja's live
@@ -100,7 +103,7 @@ func TestBench_flagBounds(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ args, contains string }{
-		{"--peers v8", `--peers: no peer "v8": want goja, node-worker, quickjs-wasi, or none`},
+		{"--peers v8", `--peers: no peer "v8": want goja, node-worker, quickjs-wasi, ptcx-in-process, or none`},
 		{"--workloads nope", `--workloads: no workload "nope": want one of trivial_e2e`},
 		{"--timeout 0s", "--timeout 0s: want a positive duration"},
 	} {
