@@ -268,7 +268,7 @@ func TestCappedMemory(t *testing.T) {
 }
 
 func TestEngineMemoryLimit(t *testing.T) {
-	for _, n := range []int64{MinMemoryBytes, 16 << 20, api.DefaultMemoryBytes, 4 << 30} {
+	for _, n := range []int64{api.MinMemoryBytes, 16 << 20, api.DefaultMemoryBytes, 4 << 30} {
 		l := engineMemoryLimit(n)
 		require.Positive(t, l)
 		require.Less(t, l, n-1<<20, "no headroom under %d", n)

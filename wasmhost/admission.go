@@ -10,34 +10,9 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// ErrBusy is returned by Run (errors.Is) when the run was not admitted in
-// time: the Runtime had its maximum of runs, or of committed guest memory,
-// for the whole admission wait. The program did not run; the same call may
-// succeed later. The executor reports it as BUSY, a retryable code.
-var ErrBusy = errors.New("wasmhost: the sandbox is busy")
-
-// Defaults of the admission caps.
-const (
-	// DefaultAdmissionWait is how long a run waits for admission: longer
-	// than a typical run, so that a burst queues rather than fails.
-	DefaultAdmissionWait = 30 * time.Second
-	// DefaultRunsPerSlot times the guest slots is the default cap on
-	// concurrent runs. A run mostly waits on its tools, holding no slot,
-	// and an idle run costs about 2 MB of host memory, a few goroutines and
-	// no file descriptor: 256 runs per core keep the cores busy even when
-	// runs wait 99% of the time, and bound idle instances to about 512 MB
-	// per core. What the runs grow to is bounded by the committed memory
-	// cap; this one bounds the count.
-	DefaultRunsPerSlot = 256
-	// DefaultCommittedMemoryPercent of the machine's memory (MemTotal of
-	// /proc/meminfo, or the cgroup's memory.max when lower) is the default
-	// cap on committed guest memory: the rest is for the host, the tools
-	// and everything else on the machine.
-	DefaultCommittedMemoryPercent = 50
-	// fallbackCommittedMemory is the cap where the machine's memory cannot
-	// be read (other OSes): 16 runs at the default memory limit.
-	fallbackCommittedMemory = 4 << 30
-)
+// fallbackCommittedMemory is the cap where the machine's memory cannot be
+// read (other OSes): 16 runs at the default memory limit.
+const fallbackCommittedMemory = 4 << 30
 
 // admissionConfig is the part of Config about how many guests run and how
 // many runs are admitted. Zero fields mean the defaults.
@@ -75,7 +50,7 @@ func (c Config) WithMaxRuns(n int) Config {
 // what its neighbours use. A run whose limit does not fit waits (see
 // WithAdmissionWait). Runs that ask for less memory (limits.memory_mb)
 // commit less, and more of them fit. The cap must be at least
-// MinMemoryBytes. Zero means the default, DefaultCommittedMemoryPercent of
+// api.MinMemoryBytes. Zero means the default, DefaultCommittedMemoryPercent of
 // the machine's memory (4 GiB where it cannot be read), and never less than
 // the Runtime's memory limit, so one run at the limit always fits.
 //
@@ -106,9 +81,9 @@ func (rt *Runtime) setAdmission(a admissionConfig) error {
 		return fmt.Errorf("wasmhost: a cap of %d runs: the cap must be positive (0 means the default)", a.maxRuns)
 	case a.maxMemory < 0:
 		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory: the cap must be positive (0 means the default)", a.maxMemory)
-	case a.maxMemory > 0 && a.maxMemory < MinMemoryBytes:
+	case a.maxMemory > 0 && a.maxMemory < api.MinMemoryBytes:
 		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory is below the minimum of %d bytes (%d MiB): "+
-			"not even a new instance would fit", a.maxMemory, MinMemoryBytes, MinMemoryBytes>>20)
+			"not even a new instance would fit", a.maxMemory, api.MinMemoryBytes, api.MinMemoryBytes>>20)
 	case a.maxMemory > 0 && a.maxMemory < rt.limits.MemoryBytes:
 		return fmt.Errorf("wasmhost: a cap of %d MiB of committed memory is below the Runtime's memory limit of %d MiB: "+
 			"a run at the limit could never be admitted; lower the limit (WithLimits) or raise the cap", a.maxMemory>>20, rt.limits.MemoryBytes>>20)

@@ -97,9 +97,12 @@ type World struct {
 	Start time.Time
 }
 
-// DefaultEpoch is where a deterministic clock starts unless told otherwise:
-// 2022-01-01T00:00:00Z.
-var DefaultEpoch = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
+// DefaultEpoch returns where a deterministic clock starts unless told
+// otherwise: 2022-01-01T00:00:00Z.
+func DefaultEpoch() time.Time { return time.Unix(defaultEpoch, 0).UTC() }
+
+// defaultEpoch is DefaultEpoch in seconds since 1970.
+const defaultEpoch = 1640995200
 
 // Dispatcher receives the nested calls a program makes. The executor
 // implements it; wasmhost never imports the executor.

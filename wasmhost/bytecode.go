@@ -7,15 +7,6 @@ import (
 	"sync/atomic"
 )
 
-// Defaults of the bytecode cache (Config.WithBytecodeCache).
-const (
-	// DefaultBytecodeEntries programs are kept at most.
-	DefaultBytecodeEntries = 1024
-	// DefaultBytecodeBytes of bytecode are kept at most (a small program's
-	// bytecode is a few KiB).
-	DefaultBytecodeBytes = 32 << 20
-)
-
 // bytecodeCache keeps programs' bytecode by the SHA-256 of their
 // JavaScript, least recently used first out, within a count and a byte
 // bound. Its bytecode is host data: the engine compiled it in an instance

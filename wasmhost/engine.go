@@ -23,11 +23,6 @@ const (
 	EngineWasmtime = "wasmtime"
 )
 
-// EngineEnv names the environment variable that sets the engine of
-// NewConfig's configuration when it is not empty (the conformance tests run
-// once per engine with it; WithEngine overrides it).
-const EngineEnv = "PTCX_ENGINE"
-
 // Engines returns the names of the engines this build can run, the
 // default first.
 func Engines() []string {

@@ -22,10 +22,6 @@ import (
 // wasmtimeBuilt says whether this build has the wasmtime engine.
 const wasmtimeBuilt = true
 
-// ErrNoWasmtime is returned by New for EngineWasmtime in a build without
-// it; this build has it.
-var ErrNoWasmtime = errors.New("wasmhost: this ptcx was built without the wasmtime engine: build with -tags wasmtime (cgo and a C compiler are needed)")
-
 // wasmtimeEngine runs the guest on wasmtime (Cranelift) through cgo. One
 // wasmtime engine and one linker, with the host imports defined once and
 // store-independent, serve every Runtime of the process; each instance has

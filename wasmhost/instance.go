@@ -297,13 +297,13 @@ type worldSpec struct {
 // Config's (WithDeterministic), else the real one.
 func (rt *Runtime) worldFor(r *run) worldSpec {
 	if w := r.prog.World; w != nil {
-		spec := worldSpec{deterministic: true, seed: w.Seed, epoch: DefaultEpoch.UnixNano()}
+		spec := worldSpec{deterministic: true, seed: w.Seed, epoch: defaultEpoch * 1e9}
 		if !w.Start.IsZero() {
 			spec.epoch = w.Start.UnixNano()
 		}
 		return spec
 	}
-	return worldSpec{deterministic: rt.cfg.deterministic, seed: uint64(rt.cfg.seed), epoch: DefaultEpoch.UnixNano()}
+	return worldSpec{deterministic: rt.cfg.deterministic, seed: uint64(rt.cfg.seed), epoch: defaultEpoch * 1e9}
 }
 
 // world is one instance's clock and random source. The guest reads them
@@ -331,7 +331,7 @@ func newWorld(spec worldSpec) *world {
 // sees the same sequence whatever ran before it.
 func (w *world) set(spec worldSpec) {
 	if spec.deterministic && spec.epoch == 0 {
-		spec.epoch = DefaultEpoch.UnixNano()
+		spec.epoch = defaultEpoch * 1e9
 	}
 	w.spec, w.wall, w.mono, w.rng, w.shift = spec, 0, 0, nil, 0
 	if spec.deterministic {

@@ -1,30 +1,13 @@
 package wasmhost
 
-import (
-	"github.com/tetratelabs/wazero/experimental"
-
-	"github.com/ptcx/ptcx/api"
-)
+import "github.com/tetratelabs/wazero/experimental"
 
 const pageSize = 65536
-
-// MinMemoryBytes is api.MinMemoryBytes, the smallest memory limit a run may
-// have.
-const MinMemoryBytes = api.MinMemoryBytes
 
 // memoryPages converts a memory limit to whole wasm pages (rounding down).
 func memoryPages(bytes int64) uint32 {
 	return uint32(bytes / pageSize)
 }
-
-// MaxMemoryBytes is api.MaxMemoryBytes, the largest memory limit.
-const MaxMemoryBytes = api.MaxMemoryBytes
-
-// CheckLimits rejects limits no run can work within (api.Limits.Validate,
-// which holds every such check).
-//
-// Deprecated: call l.Validate().
-func CheckLimits(l api.Limits) error { return l.Validate() }
 
 // cappedMemory backs one instance's linear memory and refuses to grow past
 // the run's limit, which may be lower than the Runtime's (the page limit of

@@ -8,17 +8,6 @@ import (
 	"time"
 )
 
-// Bounds of the warm pool (Config.WithPool).
-const (
-	// DefaultPoolSize is the default number of restored instances kept
-	// ready: enough for a burst on a few cores, at about 250 KiB of
-	// private memory each.
-	DefaultPoolSize = 4
-	// MaxPoolSize bounds WithPool: idle instances are charged to the
-	// committed memory cap, and more than this would only hold memory.
-	MaxPoolSize = 1024
-)
-
 // pool keeps restored instances ready for runs. A run takes one (take); a
 // goroutine of the pool, started by a take and ending once the pool is
 // full (an idle Runtime has none), restores instances off the request path

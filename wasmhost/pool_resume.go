@@ -30,7 +30,7 @@ import (
 // none), at most resumeSpareCount of them
 // (the newest: one kept past it gives its oldest up, unmapped on a
 // goroutine of its own), none larger than
-// MaxResumeSpareBytes. Each is charged to admission's committed memory
+// maxResumeSpareBytes. Each is charged to admission's committed memory
 // for its backed size (its memory's size when it closed), as the pool's
 // instances are charged (chargePool); a spare that does not fit is
 // released, and a run that does not fit beside them takes their room
@@ -40,13 +40,13 @@ import (
 
 // Bounds of a Runtime's resume spares.
 const (
-	// ResumeSpareCount is the most resume spares a Runtime keeps (with
+	// resumeSpareCount is the most resume spares a Runtime keeps (with
 	// fewer guest slots, twice its slots: as many as resume at once and
 	// as many again finishing, as the pool keeps hot).
-	ResumeSpareCount = 4
-	// MaxResumeSpareBytes is the largest memory kept as a resume spare:
+	resumeSpareCount = 4
+	// maxResumeSpareBytes is the largest memory kept as a resume spare:
 	// its size when it closed, all of which may be backed.
-	MaxResumeSpareBytes = 64 << 20
+	maxResumeSpareBytes = 64 << 20
 )
 
 // resumeSpare is the reservation of a memory that served a resume.
@@ -82,17 +82,17 @@ type resumeSpares struct {
 
 // resumeSpareCount is how many resume spares rt keeps.
 func (rt *Runtime) resumeSpareCount() int {
-	return min(ResumeSpareCount, 2*rt.slots.maxCount)
+	return min(resumeSpareCount, 2*rt.slots.maxCount)
 }
 
 // keepResumeSpare takes the reservation of a memory that served a resume
 // as a resume spare, and reports whether it did: not when it did not grow
 // past the image (the pool's spares take it, pool.keep), is larger than
-// MaxResumeSpareBytes, or does not fit under the committed memory cap, nor
+// maxResumeSpareBytes, or does not fit under the committed memory cap, nor
 // once the Runtime closed. With resumeSpareCount kept already, the oldest
 // is released for it.
 func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
-	if rt.image == nil || s.used <= len(rt.image.memory) || s.used > MaxResumeSpareBytes || s.used > len(s.mem) {
+	if rt.image == nil || s.used <= len(rt.image.memory) || s.used > maxResumeSpareBytes || s.used > len(s.mem) {
 		return false
 	}
 	sp := &rt.resumeSpares

@@ -130,7 +130,7 @@ func allZeroBytes(b []byte) bool {
 }
 
 // A resumed memory is kept as a resume spare when it grew past the image
-// and is at most MaxResumeSpareBytes; the Runtime keeps resumeSpareCount
+// and is at most maxResumeSpareBytes; the Runtime keeps resumeSpareCount
 // of them, the newest, each charged to admission for its size.
 func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	ctx := context.Background()
@@ -154,11 +154,11 @@ func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	before := rt.pooledBytes
 	require.False(t, keep(res(img)), "no larger than the image: the pool's to keep")
 	require.True(t, keep(res(img+pageSize)), "past the image")
-	require.True(t, keep(res(MaxResumeSpareBytes)), "at the bound")
-	require.False(t, keep(res(MaxResumeSpareBytes+pageSize)), "past the bound")
-	require.Equal(t, before+int64(img+pageSize+MaxResumeSpareBytes), rt.pooledBytes, "charged for their sizes")
+	require.True(t, keep(res(maxResumeSpareBytes)), "at the bound")
+	require.False(t, keep(res(maxResumeSpareBytes+pageSize)), "past the bound")
+	require.Equal(t, before+int64(img+pageSize+maxResumeSpareBytes), rt.pooledBytes, "charged for their sizes")
 	count := rt.resumeSpareCount()
-	require.Equal(t, min(ResumeSpareCount, 2*rt.slots.maxCount), count)
+	require.Equal(t, min(resumeSpareCount, 2*rt.slots.maxCount), count)
 	for range count {
 		require.True(t, keep(res(img+2*pageSize)))
 	}

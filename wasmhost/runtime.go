@@ -13,9 +13,6 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// ErrClosed is returned by Run on a closed Runtime.
-var ErrClosed = errors.New("wasmhost: the Runtime is closed")
-
 // errInitFailed means ptcx_init returned an error status.
 var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
 
@@ -68,7 +65,7 @@ type Runtime struct {
 // embeds, else the file named by the PTCX_GUEST environment variable; with
 // none, New fails with ErrNoGuest. Close the Runtime when done with it.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
-	if err := CheckLimits(cfg.limits); err != nil {
+	if err := cfg.limits.Validate(); err != nil {
 		return nil, fmt.Errorf("wasmhost: invalid limits: %w", err)
 	}
 	if err := cfg.checkStartup(); err != nil {
@@ -286,7 +283,7 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 	if rt.closed.Load() {
 		return Outcome{}, ErrClosed
 	}
-	if err := CheckLimits(p.Limits); err != nil {
+	if err := p.Limits.Validate(); err != nil {
 		return Outcome{}, fmt.Errorf("wasmhost: invalid program limits: %w", err)
 	}
 	if d == nil {

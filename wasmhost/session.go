@@ -29,16 +29,6 @@ var errSessionNoImage = errors.New("wasmhost: sessions need the Runtime's initia
 // its next program (ptcx_next, docs/abi.md).
 const exportNext = "ptcx_next"
 
-// ErrSessionBusy is returned by Session.Suspend, and is the cause of a run's
-// KindAbort failure, when the session is running another program: a session
-// runs one program at a time. The executor queues a session's calls, so
-// that its runs never meet this.
-var ErrSessionBusy = errors.New("wasmhost: the session is running another program")
-
-// ErrSessionClosed is the cause of a run's KindAbort failure on a closed
-// Session.
-var ErrSessionClosed = errors.New("wasmhost: the session is closed")
-
 // SessionState says where a Session's program state is.
 type SessionState int
 

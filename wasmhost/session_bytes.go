@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -43,10 +42,6 @@ const sessionMagic = "PTCXSESS"
 const sessionFormat = 1
 
 const sessionHeaderSize = len(sessionMagic) + 2 + 2 + 32 + 32 + 8
-
-// ErrSessionBytes means a session's bytes cannot be restored by this
-// Runtime; the message says why.
-var ErrSessionBytes = errors.New("wasmhost: the session's bytes cannot be restored")
 
 func refuseSession(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrSessionBytes, fmt.Sprintf(format, args...))

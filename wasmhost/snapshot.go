@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -107,12 +106,11 @@ const headerSize = len(snapshotMagic) + 2 + 2 + 32 + 32 + 1
 // limit (api.DefaultOutputBytes by default) and the arguments at most
 // api.Limits.MaxInFlightArgBytes (api.DefaultMaxInFlightArgBytes); answers
 // count too.
-var MaxSnapshotMetaBytes = 64 << 20
+const MaxSnapshotMetaBytes = 64 << 20
 
-// ErrSnapshot is returned by Runtime.Resume (errors.Is) when a snapshot
-// cannot be resumed by this Runtime: another format, ABI version, guest
-// or image, or corrupt bytes. The message says which.
-var ErrSnapshot = errors.New("wasmhost: the snapshot cannot be resumed")
+// maxSnapshotMeta is the bound the code checks: MaxSnapshotMetaBytes,
+// which the package's tests lower.
+var maxSnapshotMeta = MaxSnapshotMetaBytes
 
 // snapshotState is a snapshot once decoded: the run's table and its memory.
 type snapshotState struct {
@@ -448,7 +446,7 @@ func refuse(format string, args ...any) error {
 // may inflate to.
 func maxInflated(memoryBytes int64) int64 {
 	blocks := memoryBytes / blockSize
-	return 4 + int64(MaxSnapshotMetaBytes) + 8 + blocks*(4+blockSize)
+	return 4 + int64(maxSnapshotMeta) + 8 + blocks*(4+blockSize)
 }
 
 // decodeSnapshot reads a snapshot for img, whose memory may be at most
@@ -526,7 +524,7 @@ func parseBody(img *image, memoryBytes int64, body []byte) (*snapshotState, erro
 		return binary.LittleEndian.Uint32(body[at:]), true
 	}
 	metaLen, ok := u32(0)
-	if !ok || int64(metaLen) > int64(MaxSnapshotMetaBytes) || int64(metaLen)+12 > int64(len(body)) {
+	if !ok || int64(metaLen) > int64(maxSnapshotMeta) || int64(metaLen)+12 > int64(len(body)) {
 		return nil, refuse("its table's length is out of range")
 	}
 	st := &snapshotState{}

@@ -34,9 +34,9 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size in
 	if err != nil {
 		return nil, 0, fmt.Errorf("wasmhost: encode the run's table: %w", err)
 	}
-	if len(meta) > MaxSnapshotMetaBytes {
+	if len(meta) > maxSnapshotMeta {
 		return nil, 0, fmt.Errorf("the run's table (calls, answers, logs, timers) is %d bytes, over the %d a snapshot holds "+
-			"(wasmhost.MaxSnapshotMetaBytes)", len(meta), MaxSnapshotMetaBytes)
+			"(wasmhost.MaxSnapshotMetaBytes)", len(meta), maxSnapshotMeta)
 	}
 	mem, base := st.memory, img.memory
 	if len(mem)%pageSize != 0 || len(mem) < len(base) {
@@ -123,7 +123,7 @@ func layout4(body []byte) (bodyLayout, error) {
 		return bodyLayout{}, refuse("its body of %d bytes is too short for its table's length, its pages and its block count", len(body))
 	}
 	metaLen := binary.LittleEndian.Uint32(body)
-	if int64(metaLen) > int64(MaxSnapshotMetaBytes) || int64(metaLen)+12 > int64(len(body)) {
+	if int64(metaLen) > int64(maxSnapshotMeta) || int64(metaLen)+12 > int64(len(body)) {
 		return bodyLayout{}, refuse("its table's length is out of range")
 	}
 	l := bodyLayout{dataAt: 4 + int(metaLen) + 4}

@@ -26,12 +26,12 @@ import "sync"
 
 // Bounds of a Runtime's free list of snapshot buffers.
 const (
-	// SnapshotBufferCount is how many buffers the free list keeps.
-	SnapshotBufferCount = 8
-	// SnapshotBufferBytes bounds the bytes the free list keeps, the
+	// snapshotBufferCount is how many buffers the free list keeps.
+	snapshotBufferCount = 8
+	// snapshotBufferBytes bounds the bytes the free list keeps, the
 	// buffers' capacities summed: a buffer given back past it is left to
 	// the collector.
-	SnapshotBufferBytes = 64 << 20
+	snapshotBufferBytes = 64 << 20
 )
 
 // snapshotBuffers is a Runtime's free list of snapshot buffers.
@@ -103,7 +103,7 @@ func (f *snapshotBuffers) removeLocked(at int) []byte {
 // snapshot). s.Snapshot is nil once it returns, so that s itself cannot be
 // read or resumed again; an idle suspension is released (Suspended.Release).
 // The buffer is kept while the free list has room
-// (SnapshotBufferCount, SnapshotBufferBytes) and committed memory fits
+// (snapshotBufferCount, snapshotBufferBytes) and committed memory fits
 // it; else it is left to the collector. A nil s, or one whose snapshot is
 // already nil, is a no-op.
 //
@@ -142,7 +142,7 @@ func (rt *Runtime) keepSnapshotBuffer(b []byte) {
 	f := &rt.snapBufs
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed || len(f.free) >= SnapshotBufferCount || f.bytes+size > SnapshotBufferBytes || !rt.chargePool(size) {
+	if f.closed || len(f.free) >= snapshotBufferCount || f.bytes+size > snapshotBufferBytes || !rt.chargePool(size) {
 		return
 	}
 	f.free = append(f.free, b[:0])

@@ -39,37 +39,37 @@ func suspendHeap(t *testing.T, rt *Runtime, tag string, n int) *Suspended {
 	return out.Suspended
 }
 
-// The free list keeps up to SnapshotBufferCount buffers: at the count the
+// The free list keeps up to snapshotBufferCount buffers: at the count the
 // last is kept, past it refused; each charged to admission as the pool is.
 func TestRuntime_keepSnapshotBuffer_count(t *testing.T) {
 	rt := bufferRuntime(t, NewConfig().WithPool(0))
 	before := rt.pooledBytes
-	for i := range SnapshotBufferCount {
+	for i := range snapshotBufferCount {
 		rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
 		require.Len(t, rt.snapBufs.free, i+1, "below and at the count: kept")
 	}
 	rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
-	require.Len(t, rt.snapBufs.free, SnapshotBufferCount, "past the count: left to the collector")
-	require.Equal(t, before+int64(SnapshotBufferCount*blockSize), rt.pooledBytes, "charged to admission")
-	for range SnapshotBufferCount {
+	require.Len(t, rt.snapBufs.free, snapshotBufferCount, "past the count: left to the collector")
+	require.Equal(t, before+int64(snapshotBufferCount*blockSize), rt.pooledBytes, "charged to admission")
+	for range snapshotBufferCount {
 		require.True(t, rt.yieldSnapshotBuffer())
 	}
 	require.False(t, rt.yieldSnapshotBuffer())
 	require.Equal(t, before, rt.pooledBytes, "yielded: uncharged")
 }
 
-// The free list keeps up to SnapshotBufferBytes of capacity: a buffer that
+// The free list keeps up to snapshotBufferBytes of capacity: a buffer that
 // brings it to the bound is kept, one past it is not.
 func TestRuntime_keepSnapshotBuffer_bytes(t *testing.T) {
 	rt := bufferRuntime(t, NewConfig().WithPool(0))
-	rt.keepSnapshotBuffer(make([]byte, 0, SnapshotBufferBytes/2))
-	rt.keepSnapshotBuffer(make([]byte, 0, SnapshotBufferBytes/2-blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshotBufferBytes/2))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshotBufferBytes/2-blockSize))
 	require.Len(t, rt.snapBufs.free, 2, "below the bound")
 	rt.keepSnapshotBuffer(make([]byte, 0, 2*blockSize))
 	require.Len(t, rt.snapBufs.free, 2, "past the bound")
 	rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
 	require.Len(t, rt.snapBufs.free, 3, "at the bound")
-	require.Equal(t, int64(SnapshotBufferBytes), rt.snapBufs.bytes)
+	require.Equal(t, int64(snapshotBufferBytes), rt.snapBufs.bytes)
 	rt.keepSnapshotBuffer(make([]byte, 0, blockSize-1))
 	require.Len(t, rt.snapBufs.free, 3, "a buffer under a block is not worth keeping")
 }
@@ -228,5 +228,5 @@ func TestRuntime_RecycleSnapshot_hammer(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.LessOrEqual(t, len(rt.snapBufs.free), SnapshotBufferCount)
+	require.LessOrEqual(t, len(rt.snapBufs.free), snapshotBufferCount)
 }

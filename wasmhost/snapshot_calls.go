@@ -58,7 +58,7 @@ func SnapshotCalls(snapshot []byte) (tools []string, calls []PendingCall, err er
 		return nil, nil, refuse("its table's length cannot be read: %v", err)
 	}
 	metaLen := binary.LittleEndian.Uint32(n[:])
-	if int64(metaLen) > int64(MaxSnapshotMetaBytes) || uint64(metaLen)+12 > h.raw {
+	if int64(metaLen) > int64(maxSnapshotMeta) || uint64(metaLen)+12 > h.raw {
 		return nil, nil, refuse("its table's length is out of range")
 	}
 	// The buffer grows with what the body really holds, never with what

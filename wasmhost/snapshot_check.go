@@ -13,7 +13,7 @@ import (
 // limits and the guest is fed only what it could have asked for.
 func (m *snapshotMeta) check(img *image, memSize int64) error {
 	l := m.Limits
-	if err := CheckLimits(l); err != nil {
+	if err := l.Validate(); err != nil {
 		return refuse("its limits are invalid: %v", err)
 	}
 	if l != l.WithDefaults() {

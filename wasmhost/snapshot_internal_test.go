@@ -162,7 +162,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 	st.memory = wholeMemory(img, st)
 	meta, err := json.Marshal(&st.meta)
 	require.NoError(t, err)
-	defer func(n int) { MaxSnapshotMetaBytes = n }(MaxSnapshotMetaBytes)
+	defer func(n int) { maxSnapshotMeta = n }(MaxSnapshotMetaBytes)
 
 	for _, tc := range []struct {
 		name  string
@@ -174,7 +174,7 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 		{"below", len(meta) - 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			MaxSnapshotMetaBytes = tc.bound
+			maxSnapshotMeta = tc.bound
 			b, _, err := encodeSnapshot(img, st, nil, nil, nil)
 			if !tc.ok {
 				require.ErrorContains(t, err, "over the")
@@ -190,10 +190,10 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 	}
 
 	// A snapshot made under a larger bound is refused under a smaller one.
-	MaxSnapshotMetaBytes = len(meta)
+	maxSnapshotMeta = len(meta)
 	b, _, err := encodeSnapshot(img, st, nil, nil, nil)
 	require.NoError(t, err)
-	MaxSnapshotMetaBytes = len(meta) - 1
+	maxSnapshotMeta = len(meta) - 1
 	_, err = decodeSnapshot(img, rt.limits.MemoryBytes, b)
 	require.ErrorIs(t, err, ErrSnapshot)
 	require.ErrorContains(t, err, "table's length is out of range")
@@ -201,8 +201,8 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 
 func TestRun_suspendPastTheMetaBound(t *testing.T) {
 	rt, _, _ := fixture(t)
-	defer func(n int) { MaxSnapshotMetaBytes = n }(MaxSnapshotMetaBytes)
-	MaxSnapshotMetaBytes = 100
+	defer func(n int) { maxSnapshotMeta = n }(MaxSnapshotMetaBytes)
+	maxSnapshotMeta = 100
 	_, err := rt.Run(context.Background(), Program{JS: `console.log("x".repeat(200)); return await tools.a({})`,
 		Tools: []string{"a"}, Suspend: func(Quiescence) bool { return true }},
 		DispatcherFunc(func(_ string, _ json.RawMessage, done func(CallResult)) { done(CallResult{OK: true}) }))
@@ -217,7 +217,7 @@ func TestDecodeSnapshot_inflateBound(t *testing.T) {
 	rt, stored, _ := fixture(t)
 	snap, err := CompressSnapshot(stored)
 	require.NoError(t, err)
-	const memory = MinMemoryBytes * 4
+	const memory = api.MinMemoryBytes * 4
 	bound := maxInflated(memory)
 	at := bodyStart(snap) - 24 // raw
 	for _, tc := range []struct {

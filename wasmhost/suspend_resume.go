@@ -109,7 +109,7 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	if rt.image == nil {
 		return Outcome{}, errNoImage
 	}
-	if err := CheckLimits(rs.Limits); err != nil {
+	if err := rs.Limits.Validate(); err != nil {
 		return Outcome{}, fmt.Errorf("wasmhost: invalid resumption limits: %w", err)
 	}
 	if rs.Recycle != nil && !sameBuffer(rs.Recycle.Snapshot, snapshot) {
