@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // fallbackCommittedMemory is the cap where the machine's memory cannot be
@@ -105,7 +106,7 @@ func (rt *Runtime) setAdmission(a admissionConfig) error {
 
 // defaultCommittedMemory is the default cap on committed guest memory.
 func defaultCommittedMemory() int64 {
-	if total, ok := physicalMemory(); ok {
+	if total, ok := vmem.PhysicalMemory(); ok {
 		return total / 100 * DefaultCommittedMemoryPercent
 	}
 	return fallbackCommittedMemory

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // wasmtimeBuilt says whether this build has the wasmtime engine.
@@ -237,7 +238,7 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 			// not, it copied it, and a reset compares every block with
 			// the image's and an idle instance is not cooled
 			// (pool_recycle.go).
-			memory.cow = mapsImage(st.memory.UnsafeData(store)[:len(img.memory)], img.filled)
+			memory.cow = vmem.MapsImage(st.memory.UnsafeData(store)[:len(img.memory)], img.filled)
 		} else {
 			// The variant module's memory starts at the image's size,
 			// zeroed: the image is copied in.

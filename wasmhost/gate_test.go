@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/cpuclock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -282,7 +283,7 @@ func BenchmarkGate_acquire_contended(b *testing.B) {
 // The watchdog reads the CPU time of the guest's thread from another one:
 // a thread that sleeps uses none, one that spins uses about its wall time.
 func TestRun_cpuUsed(t *testing.T) {
-	if !threadClocks {
+	if !cpuclock.Supported {
 		r := &run{}
 		_, ok := r.cpuUsed()
 		require.False(t, ok, "no thread clock: the watchdog judges in wall time")
@@ -300,7 +301,7 @@ func TestRun_cpuUsed(t *testing.T) {
 			r.startCPU(0)
 			close(started)
 			if spin {
-				for start := threadCPU(); threadCPU()-start < int64(burn); {
+				for start := cpuclock.Now(); cpuclock.Now()-start < int64(burn); {
 				}
 			} else {
 				time.Sleep(300 * time.Millisecond)

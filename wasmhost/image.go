@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // image is the guest's state once initialised: its linear memory and its
@@ -35,7 +36,7 @@ type image struct {
 	inModule bool
 	// filled are the OS pages of memory that are not all zeros, when
 	// inModule: a restored instance's memory is checked to map them
-	// (mapsImage) before it is taken for the image's mapping.
+	// (vmem.MapsImage) before it is taken for the image's mapping.
 	filled []uint32
 	// reusable says an instance restored from the image can be reset to it
 	// and serve another run (pool.go, recycle): the guest's code cannot
@@ -115,7 +116,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	}
 	img.inModule = inModule
 	if inModule {
-		img.filled = filledPages(img.memory)
+		img.filled = vmem.FilledPages(img.memory)
 	}
 	img.reusable = !writesTables
 	if img.module, err = rt.eng.compile(ctx, variant); err != nil {
@@ -125,7 +126,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		img.exports[i] = img.module.exports(name)
 	}
 	if !copyOnly && !inModule {
-		img.fd = sealedFile(img.memory)
+		img.fd = vmem.SealedFile(img.memory)
 	}
 	return img, nil
 }
@@ -133,13 +134,13 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 // mapInto maps the image copy-on-write over the start of the reservation
 // dst, and reports whether it did (else the caller copies it).
 func (img *image) mapInto(dst []byte) bool {
-	return img.fd >= 0 && mapFile(dst, img.fd, len(img.memory))
+	return img.fd >= 0 && vmem.MapFile(dst, img.fd, len(img.memory))
 }
 
 // close releases the image's file.
 func (img *image) close() {
 	if img.fd >= 0 {
-		closeFile(img.fd)
+		vmem.CloseFile(img.fd)
 		img.fd = -1
 	}
 }

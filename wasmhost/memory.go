@@ -1,6 +1,9 @@
 package wasmhost
 
-import "github.com/tetratelabs/wazero/experimental"
+import (
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
+	"github.com/tetratelabs/wazero/experimental"
+)
 
 const pageSize = 65536
 
@@ -68,7 +71,7 @@ func (m *cappedMemory) allocator() experimental.MemoryAllocator {
 				return m
 			}
 		}
-		if b, ok := reserve(m.limit, populate); ok {
+		if b, ok := vmem.Reserve(m.limit, populate); ok {
 			m.mapped = b
 			m.buf = b[:0]
 			if img != nil {
@@ -118,7 +121,7 @@ func (m *cappedMemory) Free() {
 		case m.resumed != nil && m.image != nil &&
 			m.resumed.keepResumeSpare(resumeSpare{mem: m.mapped, used: len(m.buf), cow: m.cow, huge: m.huge}):
 		case m.image == nil || m.huge || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}):
-			release(m.mapped)
+			vmem.Release(m.mapped)
 		}
 		m.mapped = nil
 	}

@@ -1,8 +1,8 @@
 package wasmhost
 
 import (
-	"bytes"
 	"context"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,7 +123,7 @@ func (p *pool) yield() bool {
 	p.mu.Unlock()
 	switch {
 	case s.mem != nil:
-		release(s.mem)
+		vmem.Release(s.mem)
 	case inst != nil:
 		inst.memory.spares = nil
 		inst.close(context.Background())
@@ -257,7 +257,7 @@ func (p *pool) close() {
 	p.mu.Unlock()
 	close(p.stop)
 	for _, s := range spares {
-		release(s.mem)
+		vmem.Release(s.mem)
 		p.rt.unchargePool(p.charge)
 	}
 	for _, inst := range idle {
@@ -349,14 +349,14 @@ func (p *pool) keep(s spare) bool {
 	}
 	n := len(p.rt.image.memory)
 	if s.used > n {
-		discard(s.mem[n:s.used])
+		vmem.Discard(s.mem[n:s.used])
 		s.used = n
 	}
 	p.mu.Lock()
 	cool := len(p.spares) >= p.hot
 	p.mu.Unlock()
 	if cool && s.cow {
-		revert(s.mem[:n]) // best effort: where it fails, the spare stays backed
+		vmem.Revert(s.mem[:n]) // best effort: where it fails, the spare stays backed
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -388,34 +388,9 @@ func (p *pool) spare(limit uint64) (spare, bool) {
 	return s, true
 }
 
-// reset makes the spare's memory the image's again (resetBlocks); past the
+// reset makes the spare's memory the image's again (vmem.ResetBlocks); past the
 // image it reads as zeros already (keep).
 func (s *spare) reset(img *image) {
 	var scratch []byte
-	resetBlocks(s.mem, img.memory, s.cow, &scratch)
-}
-
-// resetBlocks makes mem, a memory restored from the image whose bytes are
-// img, byte for byte img again: the blocks that differ from it are copied
-// from it (the others are its pages, shared or already equal). When cow
-// says the image is mapped copy-on-write over mem, only the pages holding
-// a private copy are compared (privatePages: the others are the image's
-// file), scratch holding the page table entries read; else all are.
-func resetBlocks(mem, img []byte, cow bool, scratch *[]byte) {
-	mem = mem[:len(img)]
-	reset := func(off, end int) {
-		for ; off < end; off += blockSize {
-			e := min(off+blockSize, end)
-			if !bytes.Equal(mem[off:e], img[off:e]) {
-				copy(mem[off:e], img[off:e])
-			}
-		}
-	}
-	if cow {
-		var ok bool
-		if *scratch, ok = privatePages(mem, *scratch, reset); ok {
-			return
-		}
-	}
-	reset(0, len(img))
+	vmem.ResetBlocks(s.mem, img.memory, s.cow, &scratch)
 }

@@ -5,6 +5,7 @@ package wasmhost
 import (
 	"testing"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +15,7 @@ import (
 func coolImage(t *testing.T, hot int) (*image, *pool) {
 	t.Helper()
 	img, p := spareImage(t, 4, 0)
-	img.fd = sealedFile(img.memory)
+	img.fd = vmem.SealedFile(img.memory)
 	require.GreaterOrEqual(t, img.fd, 0, "a memfd")
 	t.Cleanup(img.close)
 	p.hot, p.closed = hot, true // closed: no filler; recycle is tested through recycleInto
@@ -26,10 +27,10 @@ func coolImage(t *testing.T, hot int) (*image, *pool) {
 // export bound.
 func cowInstance(t *testing.T, img *image, tenant string) *instance {
 	t.Helper()
-	mem, ok := reserve(8*pageSize, 0)
+	mem, ok := vmem.Reserve(8*pageSize, 0)
 	require.True(t, ok)
-	t.Cleanup(func() { release(mem) })
-	require.True(t, mapFile(mem, img.fd, len(img.memory)))
+	t.Cleanup(func() { vmem.Release(mem) })
+	require.True(t, vmem.MapFile(mem, img.fd, len(img.memory)))
 	for _, off := range []int{0, 5000, len(img.memory) - 1} {
 		mem[off] ^= 0xff
 	}
@@ -44,7 +45,7 @@ func cowInstance(t *testing.T, img *image, tenant string) *instance {
 func backedPages(t *testing.T, b []byte) int {
 	t.Helper()
 	n := 0
-	_, ok := privatePages(b, nil, func(int, int) { n++ })
+	_, ok := vmem.PrivatePages(b, nil, func(int, int) { n++ })
 	require.True(t, ok, "the page table is readable")
 	return n
 }

@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"context"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -155,7 +156,7 @@ func (rt *Runtime) readyResumeSpares() {
 		s := sp.list[at]
 		sp.mu.Unlock()
 		if !rt.acquire() { // closed: closeResumeSpares left it to us
-			release(s.mem)
+			vmem.Release(s.mem)
 			continue
 		}
 		inst, err := rt.restoreInto(context.Background(), uint64(len(s.mem)), s)
@@ -188,7 +189,7 @@ func (rt *Runtime) readyResumeSpares() {
 // bare reservation unmapped.
 func (rt *Runtime) dropResumeSpare(s resumeSpare) {
 	if s.inst == nil {
-		release(s.mem)
+		vmem.Release(s.mem)
 		return
 	}
 	s.inst.memory.spares = nil
@@ -306,7 +307,7 @@ func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare)
 	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
 	if err != nil {
 		if memory.preset != nil { // not taken by the engine
-			release(s.mem)
+			vmem.Release(s.mem)
 		}
 		return nil, fmt.Errorf("restore the guest: %w", err)
 	}
@@ -317,7 +318,7 @@ func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare)
 	if memory.mapped == nil || &memory.mapped[0] != &s.mem[0] {
 		// The engine did not take the reservation (its memory is its own).
 		inst.close(ctx)
-		release(s.mem)
+		vmem.Release(s.mem)
 		return nil, fmt.Errorf("wasmhost: the engine did not take the resume spare's memory")
 	}
 	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
@@ -330,11 +331,11 @@ func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare)
 // size is the image's (img) or zero, every byte from size to used zero
 // (given back to the kernel). cow says the image is mapped copy-on-write
 // over mem's start: then only the pages that may hold a private copy are
-// compared (privatePages), within the image and past it; else the image's
+// compared (vmem.PrivatePages), within the image and past it; else the image's
 // blocks are all compared, and past it only those pages.
 func resetForSnapshot(mem []byte, used int, img []byte, blocks []uint32, size int, cow bool, scratch *[]byte) {
 	if used > size {
-		discard(mem[size:used])
+		vmem.Discard(mem[size:used])
 	}
 	end := min(used, size)
 	reset := func(off, stop int) {
@@ -368,7 +369,7 @@ func resetForSnapshot(mem []byte, used int, img []byte, blocks []uint32, size in
 	for _, gap := range gaps(blocks, from/blockSize, end/blockSize) {
 		lo, hi := gap[0]*blockSize, gap[1]*blockSize
 		var ok bool
-		if *scratch, ok = privatePages(mem[lo:hi], *scratch, func(off, stop int) { reset(lo+off, lo+stop) }); !ok {
+		if *scratch, ok = vmem.PrivatePages(mem[lo:hi], *scratch, func(off, stop int) { reset(lo+off, lo+stop) }); !ok {
 			reset(lo, hi)
 		}
 	}

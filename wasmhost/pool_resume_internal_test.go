@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
 
@@ -140,14 +141,14 @@ func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	rt.resumeSpares.bare = true // the list alone: readied spares are TestRuntime_Resume_readiedSpares'
 	img := len(rt.image.memory)
 	res := func(used int) resumeSpare {
-		b, ok := reserve(uint64(max(used, img)), 0)
+		b, ok := vmem.Reserve(uint64(max(used, img)), 0)
 		require.True(t, ok, "a reservation (Linux)")
 		return resumeSpare{mem: b, used: used}
 	}
 	keep := func(s resumeSpare) bool {
 		ok := rt.keepResumeSpare(s)
 		if !ok {
-			release(s.mem)
+			vmem.Release(s.mem)
 		}
 		return ok
 	}
@@ -171,7 +172,7 @@ func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	require.False(t, ok, "none covers it")
 	s, ok := rt.takeResumeSpare(img+2*pageSize, 0)
 	require.True(t, ok, "one covers it")
-	release(s.mem)
+	vmem.Release(s.mem)
 	for rt.yieldResumeSpare() {
 	}
 	require.Equal(t, before, rt.pooledBytes, "yielded: uncharged")

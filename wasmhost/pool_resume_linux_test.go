@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,7 +31,7 @@ func TestRuntime_keepResumeSpare_evictedIsReleased(t *testing.T) {
 	used := len(rt.image.memory) + pageSize
 	var kept [][]byte
 	for range rt.resumeSpareCount() + 1 {
-		b, ok := reserve(uint64(used), 0)
+		b, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
 		require.True(t, rt.keepResumeSpare(resumeSpare{mem: b, used: used}))
 		kept = append(kept, b)
@@ -53,7 +54,7 @@ func TestRuntime_readiedResumeSpare_isReleased(t *testing.T) {
 	used := len(rt.image.memory) + pageSize
 	var kept [][]byte
 	keep := func() {
-		b, ok := reserve(uint64(used), 0)
+		b, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
 		require.True(t, rt.keepResumeSpare(resumeSpare{mem: b, used: used}))
 		kept = append(kept, b)
@@ -90,7 +91,7 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 	rt.resumeSpares.bare = true // no readier: the test plays it
 	used := len(rt.image.memory) + pageSize
 	readying := func(used int) []byte {
-		b, ok := reserve(uint64(used), 0)
+		b, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
 		require.True(t, rt.keepResumeSpare(resumeSpare{mem: b, used: used}))
 		sp := &rt.resumeSpares
@@ -124,7 +125,7 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the take did not end with the readying")
 	}
-	release(w)
+	vmem.Release(w)
 
 	a := readying(used)
 	_, ok := rt.takeResumeSpare(used+pageSize, 0)
@@ -132,19 +133,19 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 	require.True(t, rt.yieldResumeSpare())
 	require.True(t, mapped(a), "yielded while readied: left to the readier")
 	require.Equal(t, before, rt.pooledBytes, "yielded: uncharged")
-	release(a)
+	vmem.Release(a)
 
 	b := readying(used)
 	var bare [][]byte
 	for range rt.resumeSpareCount() { // evicts b
-		m, ok := reserve(uint64(used), 0)
+		m, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
 		require.True(t, rt.keepResumeSpare(resumeSpare{mem: m, used: used}))
 		bare = append(bare, m)
 	}
 	time.Sleep(50 * time.Millisecond) // the eviction's goroutine, had it released b
 	require.True(t, mapped(b), "evicted while readied: left to the readier")
-	release(b)
+	vmem.Release(b)
 
 	c := readying(used + pageSize) // the one spare a take of its size fits
 	none := make(chan bool, 1)
@@ -161,7 +162,7 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 		t.Fatal("a take waiting on a readied spare did not end when the list closed")
 	}
 	require.True(t, mapped(c), "closed while readied: left to the readier")
-	release(c)
+	vmem.Release(c)
 	for _, m := range bare[1:] { // bare[0] was evicted by c, released on a goroutine
 		require.False(t, mapped(m), "the bare spares are released on close")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,9 +28,9 @@ func spareImage(t *testing.T, size int, maxBytes int64) (*image, *pool) {
 // wrote over (in the image's part and past it, to used bytes).
 func usedSpare(t *testing.T, img *image, used int) spare {
 	t.Helper()
-	mem, ok := reserve(8*pageSize, 0)
+	mem, ok := vmem.Reserve(8*pageSize, 0)
 	require.True(t, ok)
-	t.Cleanup(func() { release(mem) })
+	t.Cleanup(func() { vmem.Release(mem) })
 	copy(mem, img.memory)
 	for _, off := range []int{0, 5000, len(img.memory) - 1} {
 		mem[off] ^= 0xff

@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"unsafe"
 )
 
@@ -89,7 +90,7 @@ func populateWindow(m *cappedMemory, img []byte, ws int, blocks []uint32) (bool,
 		// The first touch backs the whole window; should no huge page be
 		// free, only the blocks' span is backed, 4 KiB at a time.
 		m.huge = true
-		populate(res[int(blocks[0])*blockSize : int(blocks[len(blocks)-1]+1)*blockSize])
+		vmem.Populate(res[int(blocks[0])*blockSize : int(blocks[len(blocks)-1]+1)*blockSize])
 	}
 	if ws < len(img) {
 		copy(w, img[ws:min(we, len(img))])
@@ -107,7 +108,7 @@ func populateRuns(res []byte, blocks []uint32) {
 			j++
 		}
 		if start, end := int(blocks[i])*blockSize, int(blocks[j-1]+1)*blockSize; end <= len(res) {
-			populate(res[start:end])
+			vmem.Populate(res[start:end])
 		}
 		i = j
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +15,7 @@ import (
 func alignedReservation(t *testing.T, n int) []byte {
 	t.Helper()
 	mem := aligned(t, n)
-	t.Cleanup(func() { release(mem) })
+	t.Cleanup(func() { vmem.Release(mem) })
 	return mem
 }
 
@@ -22,14 +23,14 @@ func alignedReservation(t *testing.T, n int) []byte {
 // start: the caller releases it.
 func aligned(t *testing.T, n int) []byte {
 	t.Helper()
-	mem, ok := reserve(uint64(n+hugePage), 0)
+	mem, ok := vmem.Reserve(uint64(n+hugePage), 0)
 	require.True(t, ok)
 	off := (hugePage - int(uintptr(unsafe.Pointer(&mem[0]))%hugePage)) % hugePage
 	if off > 0 {
-		release(mem[:off])
+		vmem.Release(mem[:off])
 	}
 	if end := off + n; end < len(mem) {
-		release(mem[end:])
+		vmem.Release(mem[end:])
 	}
 	return mem[off : off+n]
 }
@@ -86,7 +87,7 @@ func TestPopulateSnapshot_hugeWindows(t *testing.T) {
 			m.Free() // releases the reservation, unless it is kept
 			require.Equal(t, !tt.huge, len(p.spares) == 1, "kept as a spare only without huge pages")
 			if !tt.huge {
-				release(mem)
+				vmem.Release(mem)
 			}
 		})
 	}
@@ -100,9 +101,9 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 	for i := range img {
 		img[i] = byte(i*13 + 5)
 	}
-	fd := sealedFile(img)
+	fd := vmem.SealedFile(img)
 	require.GreaterOrEqual(t, fd, 0)
-	t.Cleanup(func() { closeFile(fd) })
+	t.Cleanup(func() { vmem.CloseFile(fd) })
 	tests := []struct {
 		name   string
 		blocks int
@@ -115,7 +116,7 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mem := alignedReservation(t, 2*hugePage)
-			require.True(t, mapFile(mem, fd, len(img)))
+			require.True(t, vmem.MapFile(mem, fd, len(img)))
 			m := &cappedMemory{mapped: mem, buf: mem[:len(img)+pageSize], cow: true} // grown past the image
 			require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 10, tt.blocks)))
 			require.Equal(t, img, mem[:len(img)], "the image's bytes, mapped or copied")
@@ -126,7 +127,7 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 	}
 	t.Run("a memory the image's size", func(t *testing.T) {
 		mem := alignedReservation(t, 2*hugePage)
-		require.True(t, mapFile(mem, fd, len(img)))
+		require.True(t, vmem.MapFile(mem, fd, len(img)))
 		m := &cappedMemory{mapped: mem, buf: mem[:len(img)], cow: true}
 		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 0, len(img)/blockSize)))
 		require.False(t, m.huge, "its instance may be recycled: no huge page")

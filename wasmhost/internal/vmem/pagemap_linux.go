@@ -1,6 +1,6 @@
 //go:build linux
 
-package wasmhost
+package vmem
 
 import (
 	"encoding/binary"
@@ -27,13 +27,13 @@ var pagemap = sync.OnceValue(func() *os.File {
 	return f
 })
 
-// privatePages calls visit with the offsets in b of every page of b (b
+// PrivatePages calls visit with the offsets in b of every page of b (b
 // page-aligned, whole pages) that may hold a private copy: b being a
 // private mapping of a file, the others are the file's pages, never
 // written through b. It reads b's entries of /proc/self/pagemap into buf
 // (grown as needed, and returned) and reports false, having visited
 // nothing, when it cannot.
-func privatePages(b []byte, buf []byte, visit func(off, end int)) ([]byte, bool) {
+func PrivatePages(b []byte, buf []byte, visit func(off, end int)) ([]byte, bool) {
 	buf, ok := pageEntries(b, buf)
 	if !ok {
 		return buf, false
@@ -72,9 +72,9 @@ func pageEntries(b []byte, buf []byte) ([]byte, bool) {
 	return buf, true
 }
 
-// filledPages returns the indices of the pages of img (whole pages) that
-// are not all zeros: those mapsImage looks at.
-func filledPages(img []byte) []uint32 {
+// FilledPages returns the indices of the pages of img (whole pages) that
+// are not all zeros: those MapsImage looks at.
+func FilledPages(img []byte) []uint32 {
 	ps := os.Getpagesize()
 	if len(img)%ps != 0 {
 		return nil
@@ -88,17 +88,17 @@ func filledPages(img []byte) []uint32 {
 	return filled
 }
 
-// mapsImage reports whether b, a memory that starts with the bytes of an
+// MapsImage reports whether b, a memory that starts with the bytes of an
 // image and that nothing has written yet, holds them through a private
 // mapping of a file, as wasmtime's copy-on-write memory initialisation
-// makes it: every one of its filled pages (filledPages of the image, at
+// makes it: every one of its filled pages (FilledPages of the image, at
 // least one) is absent or a page of a file, never anonymous memory or
 // swapped. Anonymous memory reads as zeros where it is absent, so a filled
 // page is anonymous only when the image was copied into b; then reverting
 // b's pages (cool: madvise) would zero them instead of giving the image
 // back, and a page absent from b would not read as the image's
 // (resetBlocks' copy-on-write path).
-func mapsImage(b []byte, filled []uint32) bool {
+func MapsImage(b []byte, filled []uint32) bool {
 	buf, ok := pageEntries(b, nil)
 	if !ok || len(filled) == 0 {
 		return false

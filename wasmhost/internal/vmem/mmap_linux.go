@@ -1,6 +1,6 @@
 //go:build linux
 
-package wasmhost
+package vmem
 
 import (
 	"syscall"
@@ -13,7 +13,7 @@ import (
 // growing it copies nothing. The first populate bytes are backed at once,
 // in one call: faulting them in one page at a time costs several times
 // more, and every instance touches its initial memory.
-func reserve(n, populate uint64) ([]byte, bool) {
+func Reserve(n, populate uint64) ([]byte, bool) {
 	b, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE,
 		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
 	if err != nil {
@@ -33,30 +33,30 @@ const madvPopulateWrite = 23
 
 // discard gives the pages of b, part of a reservation, back to the kernel:
 // they read as zeros again.
-func discard(b []byte) {
+func Discard(b []byte) {
 	if syscall.Madvise(b, syscall.MADV_DONTNEED) != nil {
 		clear(b)
 	}
 }
 
-// revert gives the pages of b, a private mapping of a file (mapFile), back
+// revert gives the pages of b, a private mapping of a file (MapFile), back
 // to the kernel, private copies and all: b reads as the file's bytes again,
 // and holds no memory until touched. It reports whether it did (else b is
 // unchanged).
-func revert(b []byte) bool { return len(b) > 0 && syscall.Madvise(b, syscall.MADV_DONTNEED) == nil }
+func Revert(b []byte) bool { return len(b) > 0 && syscall.Madvise(b, syscall.MADV_DONTNEED) == nil }
 
 // populate backs the pages of b, part of a reservation, in one call, as
 // reserve does: cheaper than a fault at each first write. Best effort.
-func populate(b []byte) { _ = syscall.Madvise(b, madvPopulateWrite) }
+func Populate(b []byte) { _ = syscall.Madvise(b, madvPopulateWrite) }
 
 // release unmaps what reserve mapped.
-func release(b []byte) { _ = syscall.Munmap(b) }
+func Release(b []byte) { _ = syscall.Munmap(b) }
 
-// mapFile maps the first n bytes of the file fd private and writable over
+// MapFile maps the first n bytes of the file fd private and writable over
 // the start of dst, a reservation made by reserve: the pages are the file's
 // until written, then private copies (copy-on-write). It reports whether
 // the mapping was made; dst is unchanged when it was not.
-func mapFile(dst []byte, fd int, n int) bool {
+func MapFile(dst []byte, fd int, n int) bool {
 	if n <= 0 || n > len(dst) || n%syscall.Getpagesize() != 0 {
 		return false
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package wasmhost
+package vmem
 
 import (
 	"os"
@@ -18,13 +18,13 @@ func cowImage(t *testing.T, pages int) (img, mem []byte) {
 	for i := range img {
 		img[i] = byte(i*7 + 1)
 	}
-	fd := sealedFile(img)
+	fd := SealedFile(img)
 	require.GreaterOrEqual(t, fd, 0, "memfd")
-	t.Cleanup(func() { closeFile(fd) })
-	mem, ok := reserve(uint64(2*len(img)), 0)
+	t.Cleanup(func() { CloseFile(fd) })
+	mem, ok := Reserve(uint64(2*len(img)), 0)
 	require.True(t, ok)
-	t.Cleanup(func() { release(mem) })
-	require.True(t, mapFile(mem, fd, len(img)))
+	t.Cleanup(func() { Release(mem) })
+	require.True(t, MapFile(mem, fd, len(img)))
 	return img, mem[:len(img)]
 }
 
@@ -37,7 +37,7 @@ func TestPrivatePages_onlyWrittenPages(t *testing.T) {
 		mem[p*ps+10] ^= 0xff
 	}
 	var got []int
-	_, ok := privatePages(mem, nil, func(off, end int) {
+	_, ok := PrivatePages(mem, nil, func(off, end int) {
 		require.Equal(t, ps, end-off)
 		got = append(got, off/ps)
 	})
@@ -67,37 +67,37 @@ func TestResetBlocks_copyOnWrite(t *testing.T) {
 				mem[(p+1)*ps-1] ^= 0xff
 			}
 			var scratch []byte
-			resetBlocks(mem, img, tt.cow, &scratch)
+			ResetBlocks(mem, img, tt.cow, &scratch)
 			require.Equal(t, img, mem)
 			// Reset twice: the pages now private hold the image's bytes.
 			mem[ps+1] ^= 0xff
-			resetBlocks(mem, img, tt.cow, &scratch)
+			ResetBlocks(mem, img, tt.cow, &scratch)
 			require.Equal(t, img, mem)
 		})
 	}
 }
 
-// mapsImage tells a private mapping of the image's file, which reverting
+// MapsImage tells a private mapping of the image's file, which reverting
 // gives back the image, from a copy of it, which reverting zeroes.
 func TestMapsImage(t *testing.T) {
 	ps := os.Getpagesize()
 	img, mem := cowImage(t, 8)
 	clear(img[2*ps : 3*ps]) // a page of zeros: not looked at
-	filled := filledPages(img)
+	filled := FilledPages(img)
 	require.Equal(t, []uint32{0, 1, 3, 4, 5, 6, 7}, filled)
-	require.True(t, mapsImage(mem, filled), "mapped, nothing read")
+	require.True(t, MapsImage(mem, filled), "mapped, nothing read")
 	_ = mem[4*ps] // read: the file's page, present
-	require.True(t, mapsImage(mem, filled), "mapped, a page read")
-	require.False(t, mapsImage(mem, nil), "no filled page: nothing shows the mapping")
+	require.True(t, MapsImage(mem, filled), "mapped, a page read")
+	require.False(t, MapsImage(mem, nil), "no filled page: nothing shows the mapping")
 
-	copied, ok := reserve(uint64(len(img)), 0)
+	copied, ok := Reserve(uint64(len(img)), 0)
 	require.True(t, ok)
-	t.Cleanup(func() { release(copied) })
+	t.Cleanup(func() { Release(copied) })
 	copy(copied, img)
-	require.False(t, mapsImage(copied[:len(img)], filled), "a copy, anonymous memory")
+	require.False(t, MapsImage(copied[:len(img)], filled), "a copy, anonymous memory")
 
 	mem[5*ps] ^= 0xff // a private copy now: the memory is no longer the image alone
-	require.False(t, mapsImage(mem, filled), "a filled page written")
-	require.False(t, mapsImage(mem[:len(mem)-1], filled), "not whole pages")
-	require.False(t, mapsImage(mem[:2*ps], filled), "shorter than the image's filled pages")
+	require.False(t, MapsImage(mem, filled), "a filled page written")
+	require.False(t, MapsImage(mem[:len(mem)-1], filled), "not whole pages")
+	require.False(t, MapsImage(mem[:2*ps], filled), "shorter than the image's filled pages")
 }

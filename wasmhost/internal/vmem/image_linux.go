@@ -1,13 +1,13 @@
 //go:build linux
 
-package wasmhost
+package vmem
 
 import "golang.org/x/sys/unix"
 
-// sealedFile returns a memfd holding data, sealed so that nothing can
+// SealedFile returns a memfd holding data, sealed so that nothing can
 // change it (no write, no resize, no further seal), or -1 when memfds are
 // not available (the image is then copied into every instance).
-func sealedFile(data []byte) int {
+func SealedFile(data []byte) int {
 	fd, err := unix.MemfdCreate("ptcx-image", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return -1
@@ -28,4 +28,4 @@ func sealedFile(data []byte) int {
 	return fd
 }
 
-func closeFile(fd int) { _ = unix.Close(fd) }
+func CloseFile(fd int) { _ = unix.Close(fd) }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package wasmhost
+package vmem
 
 import (
 	"bufio"
@@ -10,10 +10,10 @@ import (
 	"strings"
 )
 
-// physicalMemory returns the memory this process may use: MemTotal of
+// PhysicalMemory returns the memory this process may use: MemTotal of
 // /proc/meminfo, lowered to the cgroup v2 limit (memory.max) when the
 // process runs in a container that sets one; false when neither can be read.
-func physicalMemory() (int64, bool) {
+func PhysicalMemory() (int64, bool) {
 	total, ok := memTotal()
 	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
 		if limit, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && limit > 0 && (!ok || limit < total) {
