@@ -183,7 +183,7 @@ type runResult struct {
 }
 
 // run executes the program on a goroutine of its own, a runner
-// (runners.go), and waits for it.
+// (internal/runners), and waits for it.
 //
 // The guest stops at its deadlines, on cancellation and on Close: it polls
 // the host every few thousand loop iterations of its code (the poll import,
@@ -214,7 +214,7 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	late := time.NewTimer(time.Until(r.wallDeadline) + grace)
 	defer late.Stop()
 
-	r.rt.runners.start(r)
+	r.rt.runners.Start(r)
 	stopping := r.ctx.Done()
 	var giveUp <-chan time.Time
 	for {
@@ -287,7 +287,7 @@ func (r *run) abandon(e *RunError) (Outcome, error) {
 
 // execute runs the program on a goroutine of its own until it settles,
 // unless it hands the run over to another goroutine on the way (run.idle).
-func (r *run) execute() {
+func (r *run) Execute() {
 	if e := r.flush(); e != nil {
 		r.finish(0, e)
 		return

@@ -11,6 +11,7 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/runners"
 )
 
 // errInitFailed means ptcx_init returned an error status.
@@ -47,8 +48,8 @@ type Runtime struct {
 	snapBufs snapshotBuffers
 	// resumeSpares are memories kept backed for resumes (pool_resume.go).
 	resumeSpares resumeSpares
-	// runners are the goroutines runs execute on (runners.go).
-	runners *runners
+	// runners are the goroutines runs execute on (internal/runners).
+	runners *runners.Runners
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -81,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
-	rt.runners = newRunners(rt.closing.Done(), maxIdleRunners, runnerIdle)
+	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, runners.IdleFor)
 	eng, err := newEngine(ctx, cfg.engineName(), rt.limits.MemoryBytes, cfg.cacheDir)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,4 @@
-package wasmhost
-
-import (
-	"sync"
-	"time"
-)
-
-// Runners: the goroutines runs execute on.
+// Package runners keeps the goroutines runs execute on.
 //
 // A run executes on a goroutine of its own (run.run), so that Run can
 // return at a deadline a guest did not come back from. A new goroutine
@@ -16,26 +9,32 @@ import (
 // goroutine of a run that ended waits a while for the next run instead of
 // exiting, its stack grown: it is a runner.
 //
-// At most maxIdleRunners wait at once, each at most runnerIdle, and all
+// At most MaxIdle wait at once, each at most IdleFor, and all
 // of them leave when the Runtime closes: an idle Runtime keeps no
 // goroutine for long. A run that finds no runner waiting starts one.
+package runners
 
-// maxIdleRunners bounds the runners waiting for a run at once: as many as
+import (
+	"sync"
+	"time"
+)
+
+// MaxIdle bounds the runners waiting for a run at once: as many as
 // run at once on the 2-core machines we measure on, and as many again
 // finishing.
-const maxIdleRunners = 4
+const MaxIdle = 4
 
-// runnerIdle is how long a runner waits for a run before it exits: runs
+// IdleFor is how long a runner waits for a run before it exits: runs
 // a few a second apart reuse one, and a Runtime left idle holds none
 // after it.
-const runnerIdle = 500 * time.Millisecond
+const IdleFor = 500 * time.Millisecond
 
-// job is what a runner executes: a run (run.execute).
-type job interface{ execute() }
+// Job is what a runner executes: a run (a run's Execute).
+type Job interface{ Execute() }
 
-// runners hands jobs to the goroutines waiting for one.
-type runners struct {
-	work    chan job // unbuffered: a send succeeds only into a waiting runner
+// Runners hands jobs to the goroutines waiting for one.
+type Runners struct {
+	work    chan Job // unbuffered: a send succeeds only into a waiting runner
 	closing <-chan struct{}
 	max     int
 	idleFor time.Duration
@@ -44,14 +43,14 @@ type runners struct {
 	idle int // runners waiting on work, or about to
 }
 
-// newRunners returns runners that leave once closing is closed, at most
+// New returns runners that leave once closing is closed, at most
 // max waiting at once, each for at most idleFor.
-func newRunners(closing <-chan struct{}, max int, idleFor time.Duration) *runners {
-	return &runners{work: make(chan job), closing: closing, max: max, idleFor: idleFor}
+func New(closing <-chan struct{}, max int, idleFor time.Duration) *Runners {
+	return &Runners{work: make(chan Job), closing: closing, max: max, idleFor: idleFor}
 }
 
-// start executes j on a runner: one that waits, else a new one.
-func (rs *runners) start(j job) {
+// Start executes j on a runner: one that waits, else a new one.
+func (rs *Runners) Start(j Job) {
 	select {
 	case rs.work <- j:
 	default:
@@ -61,7 +60,7 @@ func (rs *runners) start(j job) {
 
 // serve executes j, then the jobs handed to it, until it has waited
 // idleFor for one, or the Runtime closes, or enough runners wait.
-func (rs *runners) serve(j job) {
+func (rs *Runners) serve(j Job) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -69,7 +68,7 @@ func (rs *runners) serve(j job) {
 		}
 	}()
 	for {
-		j.execute()
+		j.Execute()
 		j = nil // nothing of the run stays reachable from a waiting runner
 		if !rs.wait() {
 			return
@@ -95,7 +94,7 @@ func (rs *runners) serve(j job) {
 
 // wait counts a runner that is about to wait, and reports whether it may:
 // not when max of them wait already.
-func (rs *runners) wait() bool {
+func (rs *Runners) wait() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.idle >= rs.max {
@@ -106,14 +105,14 @@ func (rs *runners) wait() bool {
 }
 
 // done counts a runner that stopped waiting.
-func (rs *runners) done() {
+func (rs *Runners) done() {
 	rs.mu.Lock()
 	rs.idle--
 	rs.mu.Unlock()
 }
 
-// waiting reports how many runners wait.
-func (rs *runners) waiting() int {
+// Waiting reports how many runners wait.
+func (rs *Runners) Waiting() int {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.idle
