@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"context"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"os"
 	"strings"
 )
@@ -124,7 +125,7 @@ type engine interface {
 	// globals' values, and whether the module itself holds the image's
 	// memory (then the engine initialises a restored memory with it, copy
 	// on write; else the host maps or copies it, cappedMemory).
-	imageModule(layout *moduleLayout, memory []byte, globals []uint64) (bin []byte, holdsMemory bool, err error)
+	imageModule(layout *wasmbin.Layout, memory []byte, globals []uint64) (bin []byte, holdsMemory bool, err error)
 	// close releases the engine, its modules and instances.
 	close(ctx context.Context) error
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -260,82 +261,21 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 func (e *wasmtimeEngine) close(context.Context) error { return nil }
 
 // imageModule returns the variant module with the image as its data, in
-// segments of the image's non-zero runs of imageBlock bytes: wasmtime
+// segments of the image's non-zero runs of 4 KiB (wasmbin.WithData): wasmtime
 // turns a module's data into a memory image once, and maps it
 // copy-on-write into every instance (Config.SetMemoryInitCOWSet), so a
 // restored instance shares the image's pages until it writes them, as
 // wazero's do through cappedMemory's mapping.
-func (e *wasmtimeEngine) imageModule(layout *moduleLayout, memory []byte, globals []uint64) ([]byte, bool, error) {
-	bin, err := layout.variant(uint32(len(memory)/pageSize), globals)
+func (e *wasmtimeEngine) imageModule(layout *wasmbin.Layout, memory []byte, globals []uint64) ([]byte, bool, error) {
+	bin, err := layout.Variant(uint32(len(memory)/pageSize), globals)
 	if err != nil {
 		return nil, false, err
 	}
-	out, err := withImageData(bin, memory)
+	out, err := wasmbin.WithData(bin, memory)
 	if err != nil {
 		return nil, false, err
 	}
 	return out, true, nil
-}
-
-// imageBlock is the granularity of the image's data segments: a host page.
-const imageBlock = 4096
-
-// withImageData returns the module bin with active data segments added
-// that write memory's non-zero blocks at their offsets, after its own
-// segments (which variant emptied).
-func withImageData(bin, memory []byte) ([]byte, error) {
-	if len(memory)%imageBlock != 0 {
-		return nil, fmt.Errorf("%w: an image of %d bytes is not whole pages", errBadModule, len(memory))
-	}
-	layout, err := parseModule(bin)
-	if err != nil {
-		return nil, err
-	}
-	var segs []byte
-	var count uint32
-	zero := make([]byte, imageBlock)
-	nonZero := func(at int) bool { return !bytes.Equal(memory[at:at+imageBlock], zero) }
-	for at := 0; at < len(memory); {
-		if !nonZero(at) {
-			at += imageBlock
-			continue
-		}
-		end := at + imageBlock
-		for end < len(memory) && nonZero(end) {
-			end += imageBlock
-		}
-		segs = append(segs, 0, 0x41) // active, memory 0, at i32.const
-		segs = appendS64(segs, int64(int32(uint32(at))))
-		segs = append(segs, 0x0b)
-		segs = appendU32(segs, uint32(end-at))
-		segs = append(segs, memory[at:end]...)
-		count++
-		at = end
-	}
-	out := make([]byte, 0, len(bin)+len(segs)+16)
-	out = append(out, bin[:8]...)
-	found := false
-	for _, sec := range layout.sections {
-		content := bin[sec.start:sec.end]
-		if sec.id == secData {
-			found = true
-			s := &wasmReader{b: content}
-			n := s.u32()
-			if s.err != nil {
-				return nil, s.err
-			}
-			c := appendU32(nil, n+count)
-			c = append(c, content[s.pos:]...)
-			content = append(c, segs...)
-		}
-		out = append(out, sec.id)
-		out = appendU32(out, uint32(len(content)))
-		out = append(out, content...)
-	}
-	if !found {
-		return nil, fmt.Errorf("%w: the module has no data section to hold the image", errBadModule)
-	}
-	return out, nil
 }
 
 func (i *wasmtimeInstance) function(name string) guestFunc {

@@ -116,33 +116,3 @@ func TestWasiClockTimeGet_theWorldsClocks(t *testing.T) {
 	wasiClockTimeGet(st, mem, stack)
 	require.Equal(t, uint64(wasiFault), stack[0], "a result past the memory's end")
 }
-
-func TestWithImageData_holdsTheNonZeroBlocks(t *testing.T) {
-	memory := make([]byte, pageSize)
-	memory[5] = 1              // block 0
-	memory[2*imageBlock+7] = 2 // block 2
-	memory[3*imageBlock] = 3   // block 3, joined with block 2
-	bin := []byte{0, 'a', 's', 'm', 1, 0, 0, 0,
-		0x05, 0x03, 0x01, 0x00, 0x01, // memory: min 1 page
-		0x0b, 0x01, 0x00, // data: no segments
-	}
-	out, err := withImageData(bin, memory)
-	require.NoError(t, err)
-	layout, err := parseModule(out)
-	require.NoError(t, err)
-	var data []byte
-	for _, s := range layout.sections {
-		if s.id == secData {
-			data = out[s.start:s.end]
-		}
-	}
-	want := []byte{2} // two segments: [0, 4096) and [8192, 16384)
-	want = append(append(want, 0, 0x41, 0, 0x0b, 0x80, 0x20), memory[:imageBlock]...)
-	want = append(append(want, 0, 0x41, 0x80, 0xc0, 0, 0x0b, 0x80, 0x40), memory[2*imageBlock:4*imageBlock]...)
-	require.Equal(t, want, data)
-
-	_, err = withImageData(bin, memory[:100])
-	require.ErrorIs(t, err, errBadModule, "an image of part of a page")
-	_, err = withImageData(bin[:13], memory)
-	require.ErrorIs(t, err, errBadModule, "a module without a data section")
-}

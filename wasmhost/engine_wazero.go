@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"runtime/debug"
 
 	"github.com/tetratelabs/wazero"
@@ -134,8 +135,8 @@ func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *
 
 // imageModule: wazero has no way to initialise a memory copy-on-write, so
 // the variant has no data and cappedMemory maps or copies the image.
-func (e *wazeroEngine) imageModule(layout *moduleLayout, memory []byte, globals []uint64) ([]byte, bool, error) {
-	bin, err := layout.variant(uint32(len(memory)/pageSize), globals)
+func (e *wazeroEngine) imageModule(layout *wasmbin.Layout, memory []byte, globals []uint64) ([]byte, bool, error) {
+	bin, err := layout.Variant(uint32(len(memory)/pageSize), globals)
 	return bin, false, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
@@ -52,18 +53,18 @@ type image struct {
 // and compiles the variant module to restore it into. copyOnly makes
 // restores copy the image even where it could be mapped (tests).
 func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*image, error) {
-	layout, err := parseModule(bin)
+	layout, err := wasmbin.Parse(bin)
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range layout.mutable {
+	for _, g := range layout.Mutable {
 		// The last global is the meter's poll countdown (meter.go), added
 		// to every guest: it restarts at its interval, so a restored
 		// instance polls the host at most one interval later than the
 		// image's would have.
-		if g.export == "" && g.index != layout.globals-1 {
+		if g.Export == "" && g.Index != layout.Globals-1 {
 			return nil, fmt.Errorf("%w: its mutable global %d is not exported, so its value cannot be captured "+
-				"(guest/build.sh exports __stack_pointer; rebuild the guest with make guest)", errBadModule, g.index)
+				"(guest/build.sh exports __stack_pointer; rebuild the guest with make guest)", wasmbin.ErrBadModule, g.Index)
 		}
 	}
 	setup := &run{rt: rt, inbox: newInbox()}
@@ -74,15 +75,15 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		return nil, fmt.Errorf("wasmhost: initialise the guest for its image: %w", err)
 	}
 	defer inst.close(ctx)
-	globals := make([]uint64, len(layout.mutable))
-	for i, g := range layout.mutable {
-		if g.export == "" {
+	globals := make([]uint64, len(layout.Mutable))
+	for i, g := range layout.Mutable {
+		if g.Export == "" {
 			globals[i] = pollInterval
 			continue
 		}
-		eg := inst.mod.global(g.export)
+		eg := inst.mod.global(g.Export)
 		if eg == nil {
-			return nil, fmt.Errorf("%w: the export %q of global %d is missing", errBadModule, g.export, g.index)
+			return nil, fmt.Errorf("%w: the export %q of global %d is missing", wasmbin.ErrBadModule, g.Export, g.Index)
 		}
 		globals[i] = eg.Get()
 	}
@@ -94,9 +95,9 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap,
 		moduleHash: sha256.Sum256(bin), engine: rt.eng.name()}
 	img.memoryHash = sha256.Sum256(img.memory)
-	for i, g := range layout.mutable {
-		if g.export != "" {
-			img.globals = append(img.globals, g.export)
+	for i, g := range layout.Mutable {
+		if g.Export != "" {
+			img.globals = append(img.globals, g.Export)
 			img.globalValues = append(img.globalValues, globals[i])
 		}
 	}
@@ -109,7 +110,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		return nil, err
 	}
 	if copyOnly && inModule {
-		if variant, err = layout.variant(size/pageSize, globals); err != nil {
+		if variant, err = layout.Variant(size/pageSize, globals); err != nil {
 			return nil, err
 		}
 		inModule = false

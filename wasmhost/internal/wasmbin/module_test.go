@@ -1,11 +1,9 @@
-package wasmhost
+package wasmbin
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/ptcx/ptcx/guest"
 )
 
 // tinyModule is a module with one memory (min 1, max 4), an exported
@@ -28,25 +26,25 @@ func tinyModule() []byte {
 }
 
 func TestParseModule_tiny(t *testing.T) {
-	m, err := parseModule(tinyModule())
+	m, err := Parse(tinyModule())
 	require.NoError(t, err)
-	require.Equal(t, []mutableGlobal{{index: 0, valType: valI32, export: "sp"}}, m.mutable)
-	require.Equal(t, uint32(2), m.globals)
+	require.Equal(t, []Global{{Index: 0, valType: valI32, Export: "sp"}}, m.Mutable)
+	require.Equal(t, uint32(2), m.Globals)
 	require.Equal(t, uint32(1), m.memMin)
 	require.True(t, m.hasMemMax)
 	require.Equal(t, uint32(4), m.memMax)
 }
 
 func TestModuleLayout_variant_rewritesMemoryGlobalsAndData(t *testing.T) {
-	m, err := parseModule(tinyModule())
+	m, err := Parse(tinyModule())
 	require.NoError(t, err)
-	bin, err := m.variant(3, []uint64{0xfffffff0})
+	bin, err := m.Variant(3, []uint64{0xfffffff0})
 	require.NoError(t, err)
-	v, err := parseModule(bin)
+	v, err := Parse(bin)
 	require.NoError(t, err)
 	require.Equal(t, uint32(3), v.memMin)
 	require.Equal(t, uint32(4), v.memMax)
-	require.Equal(t, m.mutable, v.mutable)
+	require.Equal(t, m.Mutable, v.Mutable)
 	var data, globals []byte
 	for _, s := range v.sections {
 		switch s.id {
@@ -64,14 +62,14 @@ func TestModuleLayout_variant_rewritesMemoryGlobalsAndData(t *testing.T) {
 }
 
 func TestModuleLayout_variant_refusals(t *testing.T) {
-	m, err := parseModule(tinyModule())
+	m, err := Parse(tinyModule())
 	require.NoError(t, err)
-	_, err = m.variant(4, []uint64{1}) // at the maximum
+	_, err = m.Variant(4, []uint64{1}) // at the maximum
 	require.NoError(t, err)
-	_, err = m.variant(5, []uint64{1})
-	require.ErrorIs(t, err, errBadModule)
+	_, err = m.Variant(5, []uint64{1})
+	require.ErrorIs(t, err, ErrBadModule)
 	require.ErrorContains(t, err, "past the memory's maximum of 4")
-	_, err = m.variant(1, nil)
+	_, err = m.Variant(1, nil)
 	require.ErrorContains(t, err, "0 global values for 1 mutable globals")
 }
 
@@ -96,24 +94,11 @@ func TestParseModule_malformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseModule(tt.bin)
-			require.ErrorIs(t, err, errBadModule)
+			_, err := Parse(tt.bin)
+			require.ErrorIs(t, err, ErrBadModule)
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
-}
-
-func TestParseModule_guest(t *testing.T) {
-	require.NotNil(t, guest.Wasm(), "no guest built: run make guest")
-	bin, err := meterGuest(guest.Wasm())
-	require.NoError(t, err)
-	m, err := parseModule(bin)
-	require.NoError(t, err)
-	// __stack_pointer, and the meter's countdown, last and unexported.
-	require.Len(t, m.mutable, 2)
-	require.Equal(t, "__stack_pointer", m.mutable[0].export)
-	require.Equal(t, "", m.mutable[1].export)
-	require.Equal(t, m.globals-1, m.mutable[1].index)
 }
 
 // FuzzParseModule feeds the module reader arbitrary bytes: it returns an
@@ -123,20 +108,20 @@ func FuzzParseModule(f *testing.F) {
 	f.Add(tinyModule())
 	f.Add([]byte{0, 'a', 's', 'm', 1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, bin []byte) {
-		m, err := parseModule(bin)
+		m, err := Parse(bin)
 		if err != nil {
-			require.ErrorIs(t, err, errBadModule)
+			require.ErrorIs(t, err, ErrBadModule)
 			return
 		}
 		pages := m.memMin
-		globals := make([]uint64, len(m.mutable))
-		v, err := m.variant(pages, globals)
+		globals := make([]uint64, len(m.Mutable))
+		v, err := m.Variant(pages, globals)
 		if err != nil {
 			return
 		}
-		back, err := parseModule(v)
+		back, err := Parse(v)
 		require.NoError(t, err)
 		require.Equal(t, pages, back.memMin)
-		require.Equal(t, len(m.mutable), len(back.mutable))
+		require.Equal(t, len(m.Mutable), len(back.Mutable))
 	})
 }

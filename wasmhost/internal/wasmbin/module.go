@@ -1,4 +1,12 @@
-package wasmhost
+// Package wasmbin reads and rewrites the parts of a wasm binary that
+// wasmhost's initialised image replaces. The image restores instances into a
+// variant of the guest module: the same code, with its active data segments emptied (the
+// image already holds what they wrote), its memory's minimum raised to the
+// image's size, and its mutable globals starting at the values the image
+// captured. wazero has no snapshot API; this is the part of the module it
+// reads at instantiation that the image must replace. This file reads and
+// rewrites just those parts of a wasm binary.
+package wasmbin
 
 import (
 	"bytes"
@@ -6,16 +14,8 @@ import (
 	"fmt"
 )
 
-// The initialised image (image.go) restores instances into a variant of the
-// guest module: the same code, with its active data segments emptied (the
-// image already holds what they wrote), its memory's minimum raised to the
-// image's size, and its mutable globals starting at the values the image
-// captured. wazero has no snapshot API; this is the part of the module it
-// reads at instantiation that the image must replace. This file reads and
-// rewrites just those parts of a wasm binary.
-
-// errBadModule wraps every reason a module cannot be turned into a variant.
-var errBadModule = errors.New("wasmhost: the guest module cannot be restored from an image")
+// ErrBadModule wraps every reason a module cannot be turned into a variant.
+var ErrBadModule = errors.New("wasmhost: the guest module cannot be restored from an image")
 
 // Section ids of the wasm binary format.
 const (
@@ -32,15 +32,15 @@ const (
 	valI64 = 0x7e
 )
 
-// moduleLayout is what variant needs of a module: where its sections are,
+// Layout is what variant needs of a module: where its sections are,
 // and its mutable globals.
-type moduleLayout struct {
+type Layout struct {
 	bin      []byte
 	sections []section
-	// mutable lists the module's own mutable globals, in index order.
-	mutable []mutableGlobal
-	// globals counts the global index space, imports included.
-	globals uint32
+	// Mutable lists the module's own mutable globals, in index order.
+	Mutable []Global
+	// Globals counts the global index space, imports included.
+	Globals uint32
 	// memMax is the memory's maximum in pages, when it declares one.
 	memMax    uint32
 	hasMemMax bool
@@ -52,11 +52,11 @@ type section struct {
 	start, end int // the content, without the id and size
 }
 
-// mutableGlobal is one of the module's own mutable globals.
-type mutableGlobal struct {
-	index   uint32 // in the global index space (imports first)
+// Global is one of the module's own mutable globals.
+type Global struct {
+	Index   uint32 // in the global index space (imports first)
 	valType byte
-	export  string // the name it is exported under, "" when it is not
+	Export  string // the name it is exported under, "" when it is not
 }
 
 // wasmReader reads a wasm binary; every read checks bounds, so malformed
@@ -69,7 +69,7 @@ type wasmReader struct {
 
 func (r *wasmReader) fail(format string, args ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: at byte %d: %s", errBadModule, r.pos, fmt.Sprintf(format, args...))
+		r.err = fmt.Errorf("%w: at byte %d: %s", ErrBadModule, r.pos, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -181,13 +181,13 @@ func (r *wasmReader) limits() (lo, hi uint32, hasMax bool) {
 	}
 }
 
-// parseModule reads the layout of the wasm binary bin, which it does not
+// Parse reads the layout of the wasm binary bin, which it does not
 // copy: bin must not change afterwards.
-func parseModule(bin []byte) (*moduleLayout, error) {
+func Parse(bin []byte) (*Layout, error) {
 	if len(bin) < 8 || !bytes.Equal(bin[:8], []byte{0, 'a', 's', 'm', 1, 0, 0, 0}) {
-		return nil, fmt.Errorf("%w: not a wasm binary of version 1", errBadModule)
+		return nil, fmt.Errorf("%w: not a wasm binary of version 1", ErrBadModule)
 	}
-	m := &moduleLayout{bin: bin}
+	m := &Layout{bin: bin}
 	r := &wasmReader{b: bin, pos: 8}
 	var importedGlobals uint32
 	memories := 0
@@ -243,12 +243,12 @@ func parseModule(bin []byte) (*moduleLayout, error) {
 					if vt != valI32 && vt != valI64 {
 						s.fail("a mutable global of type 0x%02x cannot be captured", vt)
 					}
-					m.mutable = append(m.mutable, mutableGlobal{index: importedGlobals + i, valType: vt})
+					m.Mutable = append(m.Mutable, Global{Index: importedGlobals + i, valType: vt})
 				} else if mut != 0 {
 					s.fail("global mutability 0x%02x", mut)
 				}
 			}
-			m.globals = importedGlobals + n
+			m.Globals = importedGlobals + n
 		case secExport:
 			for n := s.u32(); n > 0 && s.err == nil; n-- {
 				name := s.name()
@@ -286,26 +286,26 @@ func parseModule(bin []byte) (*moduleLayout, error) {
 		return nil, r.err
 	}
 	if memories != 1 {
-		return nil, fmt.Errorf("%w: the module defines no memory", errBadModule)
+		return nil, fmt.Errorf("%w: the module defines no memory", ErrBadModule)
 	}
-	if m.globals == 0 {
-		m.globals = importedGlobals
+	if m.Globals == 0 {
+		m.Globals = importedGlobals
 	}
-	for i := range m.mutable {
-		m.mutable[i].export = exports[m.mutable[i].index]
+	for i := range m.Mutable {
+		m.Mutable[i].Export = exports[m.Mutable[i].Index]
 	}
 	return m, nil
 }
 
 // variant returns the module with its active data segments emptied (their
 // count and offsets kept), its memory minimum set to pages, and each of its
-// mutable globals starting at globals[i] (in the order of m.mutable).
-func (m *moduleLayout) variant(pages uint32, globals []uint64) ([]byte, error) {
-	if len(globals) != len(m.mutable) {
-		return nil, fmt.Errorf("%w: %d global values for %d mutable globals", errBadModule, len(globals), len(m.mutable))
+// mutable globals starting at globals[i] (in the order of m.Mutable).
+func (m *Layout) Variant(pages uint32, globals []uint64) ([]byte, error) {
+	if len(globals) != len(m.Mutable) {
+		return nil, fmt.Errorf("%w: %d global values for %d mutable globals", ErrBadModule, len(globals), len(m.Mutable))
 	}
 	if m.hasMemMax && pages > m.memMax {
-		return nil, fmt.Errorf("%w: an image of %d pages is past the memory's maximum of %d", errBadModule, pages, m.memMax)
+		return nil, fmt.Errorf("%w: an image of %d pages is past the memory's maximum of %d", ErrBadModule, pages, m.memMax)
 	}
 	out := make([]byte, 0, len(m.bin))
 	out = append(out, m.bin[:8]...)
@@ -334,9 +334,9 @@ func (m *moduleLayout) variant(pages uint32, globals []uint64) ([]byte, error) {
 }
 
 // rewriteGlobals returns the global section with each mutable global's
-// initialiser replaced by a constant of its captured value. parseModule
+// initialiser replaced by a constant of its captured value. Parse
 // checked the section.
-func (m *moduleLayout) rewriteGlobals(content []byte, globals []uint64) []byte {
+func (m *Layout) rewriteGlobals(content []byte, globals []uint64) []byte {
 	s := &wasmReader{b: content}
 	n := s.u32()
 	c := appendU32(nil, n)
