@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
@@ -99,10 +100,7 @@ type World struct {
 
 // DefaultEpoch returns where a deterministic clock starts unless told
 // otherwise: 2022-01-01T00:00:00Z.
-func DefaultEpoch() time.Time { return time.Unix(defaultEpoch, 0).UTC() }
-
-// defaultEpoch is DefaultEpoch in seconds since 1970.
-const defaultEpoch = 1640995200
+func DefaultEpoch() time.Time { return time.Unix(0, world.DefaultEpoch).UTC() }
 
 // Dispatcher receives the nested calls a program makes. The executor
 // implements it; wasmhost never imports the executor.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"os"
 	"strings"
 )
@@ -119,7 +120,7 @@ type engine interface {
 	// capped at the engine's limit), and runs _initialize when initialize
 	// is set. The instance's memory starts with memory.image's bytes when
 	// there is one.
-	instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error)
+	instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world.World, initialize bool) (engineInstance, error)
 	// imageModule returns the module an image restores into (image.go),
 	// for the module of layout, an image of memory and the mutable
 	// globals' values, and whether the module itself holds the image's

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -178,7 +179,7 @@ func store(m *wasmtime.Module, path string) {
 // wasmtimeState is what the host imports need of one instance.
 type wasmtimeState struct {
 	ctx    context.Context // the context of the export call in progress
-	world  *world
+	world  *world.World
 	memory *wasmtime.Memory
 	// callerMem is the memory the import being called sees.
 	callerMem callerMemory
@@ -197,7 +198,7 @@ type wasmtimeInstance struct {
 	limit  uint64
 }
 
-func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error) {
+func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world.World, initialize bool) (engineInstance, error) {
 	core, _ := wasmtimeShared()
 	st := &wasmtimeState{ctx: ctx, world: w}
 	store := wasmtime.NewStore(core.engine)

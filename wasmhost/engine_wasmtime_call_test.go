@@ -5,6 +5,7 @@ package wasmhost
 import (
 	"context"
 	"errors"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,12 +55,12 @@ func callTestModule() []byte {
 }
 
 func newCallTestInstance(t *testing.T) *wasmtimeInstance {
-	return newWasmtimeTestInstance(t, callTestModule(), newWorld(worldSpec{deterministic: true}))
+	return newWasmtimeTestInstance(t, callTestModule(), world.New(world.Spec{Deterministic: true}))
 }
 
 // newWasmtimeTestInstance instantiates the module bin on wasmtime, closed
 // at the test's end.
-func newWasmtimeTestInstance(t *testing.T, bin []byte, w *world) *wasmtimeInstance {
+func newWasmtimeTestInstance(t *testing.T, bin []byte, w *world.World) *wasmtimeInstance {
 	t.Helper()
 	ctx := context.Background()
 	e, err := newWasmtimeEngine(ctx, 1<<20, "")

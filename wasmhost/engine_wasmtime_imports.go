@@ -11,6 +11,7 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"sync"
 	"unsafe"
 
@@ -232,10 +233,10 @@ func wasiClockTimeGet(st *wasmtimeState, mem guestMemory, stack []uint64) {
 	var t int64
 	switch uint32(stack[0]) {
 	case 0:
-		sec, nsec := st.world.walltime()
+		sec, nsec := st.world.Walltime()
 		t = sec*1e9 + int64(nsec)
 	case 1:
-		t = st.world.nanotime()
+		t = st.world.Nanotime()
 	default:
 		stack[0] = wasiInval
 		return

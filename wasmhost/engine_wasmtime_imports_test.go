@@ -4,6 +4,7 @@ package wasmhost
 
 import (
 	"encoding/binary"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,7 +57,7 @@ func FuzzWasmtimeWASI(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, a, b, c, d uint64, memory []byte) {
 		mem := make(sliceMemory, pageSize)
 		copy(mem, memory)
-		st := &wasmtimeState{world: newWorld(worldSpec{deterministic: true})}
+		st := &wasmtimeState{world: world.New(world.Spec{Deterministic: true})}
 		stack := []uint64{a, b, c, d}
 		wasiFuncs[int(which)%len(wasiFuncs)](st, mem, stack)
 		require.Contains(t, []uint64{wasiSuccess, wasiBadf, wasiFault, wasiInval, wasiSpipe}, stack[0])
@@ -92,7 +93,7 @@ func TestWasiFdWrite_countsTheBytes(t *testing.T) {
 }
 
 func TestWasiClockTimeGet_theWorldsClocks(t *testing.T) {
-	st := &wasmtimeState{world: newWorld(worldSpec{deterministic: true, epoch: 5e9})}
+	st := &wasmtimeState{world: world.New(world.Spec{Deterministic: true, Epoch: 5e9})}
 	mem := make(sliceMemory, pageSize)
 	for _, tt := range []struct {
 		name      string

@@ -5,6 +5,7 @@ package wasmhost
 import (
 	"context"
 	"encoding/binary"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"testing"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
@@ -36,7 +37,7 @@ func importTestModule(withMemory bool) []byte {
 }
 
 func newImportTestInstance(t *testing.T, withMemory bool) *wasmtimeInstance {
-	return newWasmtimeTestInstance(t, importTestModule(withMemory), newWorld(worldSpec{deterministic: true, epoch: 5e9}))
+	return newWasmtimeTestInstance(t, importTestModule(withMemory), world.New(world.Spec{Deterministic: true, Epoch: 5e9}))
 }
 
 // The imports' trampoline (ptcxWasmtimeImport) reads each raw value at its
@@ -154,7 +155,7 @@ func growTestModule() []byte {
 // new size, and after the host grows it, too.
 func TestWasmtimeMemory_keptBetweenCalls(t *testing.T) {
 	ctx := context.Background()
-	i := newWasmtimeTestInstance(t, growTestModule(), newWorld(worldSpec{deterministic: true}))
+	i := newWasmtimeTestInstance(t, growTestModule(), world.New(world.Spec{Deterministic: true}))
 	mem := i.memory()
 	require.Equal(t, uint32(pageSize), mem.Size())
 	require.False(t, mem.Write(pageSize+8, []byte{1}), "past the end")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"runtime/debug"
 
 	"github.com/tetratelabs/wazero"
@@ -118,7 +119,7 @@ func (e *wazeroEngine) compile(ctx context.Context, bin []byte) (engineModule, e
 	return wazeroModule{m}, nil
 }
 
-func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error) {
+func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world.World, initialize bool) (engineInstance, error) {
 	cfg := moduleConfig(w)
 	if initialize {
 		cfg = cfg.WithStartFunctions(exportInitialize)
@@ -153,10 +154,10 @@ func (e *wazeroEngine) close(ctx context.Context) error {
 // clock and random source are w's (set per run, before the run reseeds the
 // instance). No start function runs: a fresh instance adds _initialize, a
 // restored one is past it.
-func moduleConfig(w *world) wazero.ModuleConfig {
+func moduleConfig(w *world.World) wazero.ModuleConfig {
 	return wazero.NewModuleConfig().WithName("").WithStartFunctions().
-		WithWalltime(w.walltime, sys.ClockResolution(1000)).
-		WithNanotime(w.nanotime, sys.ClockResolution(1)).
+		WithWalltime(w.Walltime, sys.ClockResolution(1000)).
+		WithNanotime(w.Nanotime, sys.ClockResolution(1)).
 		WithRandSource(w)
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
@@ -70,7 +71,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	setup := &run{rt: rt, inbox: newInbox()}
 	rctx := context.WithValue(ctx, runKey{}, setup)
 	setup.ctx = rctx
-	inst, err := rt.freshInstance(rctx, rt.limits.MemoryBytes, worldSpec{deterministic: true})
+	inst, err := rt.freshInstance(rctx, rt.limits.MemoryBytes, world.Spec{Deterministic: true})
 	if err != nil {
 		return nil, fmt.Errorf("wasmhost: initialise the guest for its image: %w", err)
 	}
@@ -152,7 +153,7 @@ func (img *image) close() {
 func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error) {
 	img := rt.image
 	memory := &cappedMemory{limit: limit, image: img, spares: rt.pool}
-	w := &world{}
+	w := &world.World{}
 	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
 	if err != nil {
 		return nil, fmt.Errorf("restore the guest: %w", err)

@@ -2,13 +2,10 @@ package wasmhost
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"math"
-	"math/rand/v2"
-	"time"
 
 	wapi "github.com/tetratelabs/wazero/api"
 )
@@ -21,7 +18,7 @@ type instance struct {
 	mod    engineInstance
 	mem    guestMemory
 	memory *cappedMemory
-	world  *world // its clock and random source, set per run
+	world  *world.World // its clock and random source, set per run
 	buffer guestFunc
 	start  guestFunc
 	resume guestFunc
@@ -62,7 +59,7 @@ type instance struct {
 // fresh one.
 //
 // ctx carries the run, for the host functions the initialisation may call.
-func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worldSpec, tenant string) (*instance, error) {
+func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec world.Spec, tenant string) (*instance, error) {
 	if rt.image == nil {
 		return rt.freshInstance(ctx, memoryBytes, spec)
 	}
@@ -77,7 +74,7 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 	// A pooled instance was made for the Runtime's limit: the run's may be
 	// lower. Its memory is the image's, below any run's limit.
 	inst.limitMemory(limit)
-	inst.world.set(spec)
+	inst.world.Set(spec)
 	st := &inst.stack
 	if err := inst.restored.CallWithStack(ctx, st[:]); err != nil {
 		inst.close(ctx)
@@ -92,9 +89,9 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 
 // freshInstance instantiates the guest module and initialises it: the
 // engine, its context and the prelude (from its bytecode).
-func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec worldSpec) (*instance, error) {
+func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec world.Spec) (*instance, error) {
 	memory := &cappedMemory{limit: uint64(memoryPages(memoryBytes)) * pageSize}
-	w := newWorld(spec)
+	w := world.New(spec)
 	mod, err := rt.eng.instantiate(ctx, rt.module, memory, w, true)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate the guest: %w", err)
@@ -134,7 +131,7 @@ var errStaleGuest = errors.New("wasmhost: the guest lacks a ptcx export (is gues
 var boundExports = [...]string{exportBuffer, exportStart, exportResume, exportTimer, exportRestored, exportCompile, exportLoad}
 
 // bindInstance binds the exports of a new module instance.
-func bindInstance(mod engineInstance, memory *cappedMemory, w *world) (*instance, error) {
+func bindInstance(mod engineInstance, memory *cappedMemory, w *world.World) (*instance, error) {
 	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
 	var f [len(boundExports)]guestFunc
 	for i, name := range boundExports {
@@ -151,7 +148,7 @@ func bindInstance(mod engineInstance, memory *cappedMemory, w *world) (*instance
 // bindLazily is bindInstance for an instance of the image's module, whose
 // exports are known (has): each is bound at its first call (export), so
 // that an idle pooled instance holds none of them.
-func bindLazily(mod engineInstance, memory *cappedMemory, w *world, has *[len(boundExports)]bool) (*instance, error) {
+func bindLazily(mod engineInstance, memory *cappedMemory, w *world.World, has *[len(boundExports)]bool) (*instance, error) {
 	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
 	var f [len(boundExports)]guestFunc
 	fields := inst.fields()
@@ -286,87 +283,15 @@ func (inst *instance) close(ctx context.Context) {
 	inst.mod.close(ctx)
 }
 
-// worldSpec says which clock and random source a run sees.
-type worldSpec struct {
-	deterministic bool
-	seed          uint64
-	epoch         int64 // where a deterministic wall clock starts, in ns since 1970 (0: DefaultEpoch)
-}
-
 // worldFor returns the world of r: its own (Program.World), else the
 // Config's (WithDeterministic), else the real one.
-func (rt *Runtime) worldFor(r *run) worldSpec {
+func (rt *Runtime) worldFor(r *run) world.Spec {
 	if w := r.prog.World; w != nil {
-		spec := worldSpec{deterministic: true, seed: w.Seed, epoch: defaultEpoch * 1e9}
+		spec := world.Spec{Deterministic: true, Seed: w.Seed, Epoch: world.DefaultEpoch}
 		if !w.Start.IsZero() {
-			spec.epoch = w.Start.UnixNano()
+			spec.Epoch = w.Start.UnixNano()
 		}
 		return spec
 	}
-	return worldSpec{deterministic: rt.cfg.deterministic, seed: uint64(rt.cfg.seed), epoch: defaultEpoch * 1e9}
-}
-
-// world is one instance's clock and random source. The guest reads them
-// through WASI; set switches them, so that an instance made before its run
-// (a pooled one) sees the run's. It is used by the instance's goroutine
-// only.
-type world struct {
-	spec       worldSpec
-	wall, mono int64 // deterministic clocks: readings so far, in ns
-	rng        *rand.ChaCha8
-	// shift is added to the real monotonic clock: a resumed run's
-	// (suspend_resume.go), so that performance.now goes on from where it
-	// was in the process that suspended it.
-	shift int64
-}
-
-func newWorld(spec worldSpec) *world {
-	w := &world{}
-	w.set(spec)
-	return w
-}
-
-// set makes w spec's world, starting afresh: a deterministic world's clocks
-// start at their origin and its random source at its seed, so every run
-// sees the same sequence whatever ran before it.
-func (w *world) set(spec worldSpec) {
-	if spec.deterministic && spec.epoch == 0 {
-		spec.epoch = defaultEpoch * 1e9
-	}
-	w.spec, w.wall, w.mono, w.rng, w.shift = spec, 0, 0, nil, 0
-	if spec.deterministic {
-		var seed [32]byte
-		binary.LittleEndian.PutUint64(seed[:], spec.seed)
-		w.rng = rand.NewChaCha8(seed)
-	}
-}
-
-// monoBase is the origin of the real monotonic clock.
-var monoBase = time.Now()
-
-func (w *world) walltime() (int64, int32) {
-	if !w.spec.deterministic {
-		t := time.Now()
-		return t.Unix(), int32(t.Nanosecond())
-	}
-	t := w.spec.epoch + w.wall // advancing 1 ms per reading
-	w.wall += 1e6
-	return t / 1e9, int32(t % 1e9)
-}
-
-func (w *world) nanotime() int64 {
-	if !w.spec.deterministic {
-		return int64(time.Since(monoBase)) + w.shift
-	}
-	t := w.mono
-	w.mono += 1e6
-	return t
-}
-
-// Read implements io.Reader: the guest's random source.
-func (w *world) Read(p []byte) (int, error) {
-	if w.rng == nil {
-		return crand.Read(p)
-	}
-	return w.rng.Read(p)
+	return world.Spec{Deterministic: rt.cfg.deterministic, Seed: uint64(rt.cfg.seed), Epoch: world.DefaultEpoch}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -303,7 +304,7 @@ func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare)
 	// No pool spares: the reservation's pages past the image hold what a
 	// run left there, which only resetForSnapshot clears.
 	memory := &cappedMemory{limit: limit, image: img, preset: &s}
-	w := &world{}
+	w := &world.World{}
 	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
 	if err != nil {
 		if memory.preset != nil { // not taken by the engine

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,7 +130,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	if !rt.module.exports(exportABIVersion) {
 		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", exportABIVersion)
 	}
-	mod, err := rt.eng.instantiate(ctx, rt.module, nil, newWorld(worldSpec{deterministic: true}), true)
+	mod, err := rt.eng.instantiate(ctx, rt.module, nil, world.New(world.Spec{Deterministic: true}), true)
 	if err != nil {
 		return fmt.Errorf("wasmhost: instantiate the guest: %w", err)
 	}

@@ -313,7 +313,7 @@ func (r *run) sessionInstance() *RunError {
 			size, r.limits.MemoryBytes), api.KindMemory)
 	}
 	inst.setMemoryLimit(limit)
-	inst.world.set(r.rt.worldFor(r))
+	inst.world.Set(r.rt.worldFor(r))
 	next := inst.mod.function(exportNext)
 	if next == nil {
 		inst.close(r.ctx)

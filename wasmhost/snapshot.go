@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"hash/crc32"
 	"io"
 	"sync"
@@ -141,7 +142,7 @@ type snapshotMeta struct {
 	Logs         []string     `json:"logs"`
 	Pending      []snapCall   `json:"pending"`
 	Timers       snapTimers   `json:"timers"`
-	World        snapWorld    `json:"world"`
+	World        world.State  `json:"world"`
 	Globals      []snapGlobal `json:"globals"`
 	BufPtr       uint32       `json:"bufPtr"`
 	BufCap       uint32       `json:"bufCap"`
@@ -170,17 +171,6 @@ type snapTimers struct {
 type snapTimer struct {
 	ID int32 `json:"id"`
 	At int64 `json:"at"` // its deadline, ns from the run's start
-}
-
-type snapWorld struct {
-	Deterministic bool   `json:"deterministic"`
-	Seed          uint64 `json:"seed"`
-	Epoch         int64  `json:"epoch"`
-	Wall          int64  `json:"wall"`
-	Mono          int64  `json:"mono"`
-	RNG           []byte `json:"rng,omitempty"`
-	Nano          int64  `json:"nano"`  // the guest's monotonic clock at the suspension
-	Clock         int64  `json:"clock"` // the host's wall clock then, ns since 1970
 }
 
 type snapGlobal struct {

@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"container/heap"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -67,7 +68,7 @@ func (m *snapshotMeta) check(img *image, memSize int64) error {
 	if err := m.Timers.check(); err != nil {
 		return err
 	}
-	if err := m.World.check(); err != nil {
+	if err := checkWorld(&m.World); err != nil {
 		return err
 	}
 	if len(m.Globals) != len(img.globals) {
@@ -114,7 +115,8 @@ func (t *snapTimers) check() error {
 	return nil
 }
 
-func (w *snapWorld) check() error {
+// checkWorld checks a snapshot's world.
+func checkWorld(w *world.State) error {
 	if w.Deterministic {
 		if w.Wall < 0 || w.Mono < 0 || len(w.RNG) == 0 {
 			return refuse("its deterministic world is out of range")

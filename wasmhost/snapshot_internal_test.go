@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"hash/crc32"
 	"math/rand/v2"
 	"sync"
@@ -308,7 +309,7 @@ func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
 		Pending: []snapCall{{ID: 1, Name: "a", Args: []byte(`{}`), Size: 2, Answered: true, OK: true, Value: []byte(`1`)},
 			{ID: 2, Name: "b", Args: []byte(`{"x":1}`), Size: 7}},
 		Timers:  snapTimers{Last: 1, Entries: []snapTimer{{ID: 1, At: 100}}},
-		World:   snapWorld{Deterministic: true, Seed: 1, RNG: rngState},
+		World:   world.State{Deterministic: true, Seed: 1, RNG: rngState},
 		Globals: []snapGlobal{{Name: "__stack_pointer", Value: 65536}},
 	}}
 	b, _, err := encodeSnapshot(img, st, nil, nil, nil)

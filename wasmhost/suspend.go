@@ -294,16 +294,11 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 		return nil, fmt.Errorf("wasmhost: %d calls pending, %d known: a call was dispatched outside the run's table", r.pending, len(m.Pending))
 	}
 	m.Timers = r.timers.snapshot(r.began)
-	w := inst.world
-	m.World = snapWorld{Deterministic: w.spec.deterministic, Seed: w.spec.seed, Epoch: w.spec.epoch,
-		Wall: w.wall, Mono: w.mono, Nano: w.nanotimePeek(), Clock: time.Now().UnixNano()}
-	if w.rng != nil {
-		b, err := w.rng.MarshalBinary()
-		if err != nil {
-			return nil, fmt.Errorf("wasmhost: the run's random source: %w", err)
-		}
-		m.World.RNG = b
+	ws, err := inst.world.Save()
+	if err != nil {
+		return nil, err
 	}
+	m.World = ws
 	for _, name := range r.rt.image.globals {
 		g := inst.mod.global(name)
 		if g == nil {
@@ -339,15 +334,6 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 		s.hold = &idleHold{rt: r.rt, charge: int64(cap(b))}
 	}
 	return s, nil
-}
-
-// nanotimePeek reads the monotonic clock as the guest would, without
-// advancing a deterministic one.
-func (w *world) nanotimePeek() int64 {
-	if w.spec.deterministic {
-		return w.mono
-	}
-	return int64(time.Since(monoBase)) + w.shift
 }
 
 // unshift puts outcomes taken from the inbox back in front of it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -350,19 +349,8 @@ func (r *run) restoreSnapshot() (*instance, error) {
 		}
 	}
 	inst.bufPtr, inst.bufCap = m.BufPtr, m.BufCap
-	w := inst.world
-	if m.World.Deterministic {
-		w.set(worldSpec{deterministic: true, seed: m.World.Seed, epoch: m.World.Epoch})
-		w.wall, w.mono = m.World.Wall, m.World.Mono
-		rng := &rand.ChaCha8{}
-		if err := rng.UnmarshalBinary(m.World.RNG); err != nil {
-			return fail(err)
-		}
-		w.rng = rng
-	} else {
-		w.set(worldSpec{})
-		away := max(time.Now().UnixNano()-m.World.Clock, 0)
-		w.shift = m.World.Nano + away - int64(time.Since(monoBase))
+	if err := inst.world.Restore(m.World); err != nil {
+		return fail(err)
 	}
 	return inst, nil
 }
