@@ -3,7 +3,6 @@
 package wasmhost
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"

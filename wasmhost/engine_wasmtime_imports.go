@@ -11,7 +11,6 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"sync"
 	"unsafe"
 
