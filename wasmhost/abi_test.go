@@ -15,6 +15,7 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 func FuzzGuestRange(f *testing.F) {
@@ -22,7 +23,7 @@ func FuzzGuestRange(f *testing.F) {
 	f.Add(uint32(65536), uint64(65530), uint64(10), uint32(100))
 	f.Add(uint32(0), uint64(1)<<40, uint64(1)<<33, uint32(0xffffffff))
 	f.Fuzz(func(t *testing.T, size uint32, ptr, length uint64, limit uint32) {
-		p, n, err := guestRange(size, ptr, length, limit)
+		p, n, err := abi.GuestRange(size, ptr, length, limit)
 		if err != nil {
 			return
 		}
@@ -131,11 +132,11 @@ func TestHostCall_limits(t *testing.T) {
 	}
 	require.Equal(t, int32(1), call())
 	require.Equal(t, int32(2), call())
-	require.Equal(t, int32(refusedPending), call())
+	require.Equal(t, int32(abi.RefusedPending), call())
 	r.pending = 0
 	require.Equal(t, int32(3), call())
 	r.pending = 0
-	require.Equal(t, int32(refusedTotal), call())
+	require.Equal(t, int32(abi.RefusedTotal), call())
 	require.Equal(t, 3, dispatched)
 }
 
@@ -193,12 +194,12 @@ func TestTimerQueue(t *testing.T) {
 	_, ok = q.next()
 	require.False(t, ok)
 
-	for range maxTimers {
+	for range abi.MaxTimers {
 		_, ok := q.add(now, 1)
 		require.True(t, ok)
 	}
 	_, ok = q.add(now, 1)
-	require.False(t, ok, "more than maxTimers")
+	require.False(t, ok, "more than abi.MaxTimers")
 }
 
 func TestTimerQueue_compactsCleared(t *testing.T) {
@@ -253,23 +254,23 @@ func TestInbox_reportersAcrossSlabs(t *testing.T) {
 }
 
 func TestCappedMemory(t *testing.T) {
-	m := &cappedMemory{limit: 10 * pageSize}
-	lm := m.allocator().Allocate(pageSize, 100*pageSize)
-	buf := lm.Reallocate(pageSize)
-	require.Len(t, buf, pageSize)
+	m := &cappedMemory{limit: 10 * abi.PageSize}
+	lm := m.allocator().Allocate(abi.PageSize, 100*abi.PageSize)
+	buf := lm.Reallocate(abi.PageSize)
+	require.Len(t, buf, abi.PageSize)
 	buf[0] = 7
-	grown := lm.Reallocate(4 * pageSize)
-	require.Len(t, grown, 4*pageSize)
+	grown := lm.Reallocate(4 * abi.PageSize)
+	require.Len(t, grown, 4*abi.PageSize)
 	require.Equal(t, byte(7), grown[0], "growing keeps the contents")
 	require.False(t, m.refused)
-	require.Nil(t, lm.Reallocate(11*pageSize))
+	require.Nil(t, lm.Reallocate(11*abi.PageSize))
 	require.True(t, m.refused)
 	lm.Free()
 }
 
 func TestEngineMemoryLimit(t *testing.T) {
 	for _, n := range []int64{api.MinMemoryBytes, 16 << 20, api.DefaultMemoryBytes, 4 << 30} {
-		l := engineMemoryLimit(n)
+		l := abi.EngineMemoryLimit(n)
 		require.Positive(t, l)
 		require.Less(t, l, n-1<<20, "no headroom under %d", n)
 	}

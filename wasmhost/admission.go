@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
@@ -117,7 +118,7 @@ func defaultCommittedMemory() int64 {
 // less the snapshot's charge, which becomes part of its commitment; it
 // waits from the Resume, not from the run's start.
 func (rt *Runtime) admit(ctx context.Context, r *run) error {
-	bytes := int64(memoryPages(r.limits.MemoryBytes)) * pageSize
+	bytes := int64(abi.MemoryPages(r.limits.MemoryBytes)) * abi.PageSize
 	need, from := bytes, r.began
 	if h := r.taking; h != nil {
 		need, from = bytes-h.charge, time.Now()

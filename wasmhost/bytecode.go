@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"container/list"
 	"crypto/sha256"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"sync"
 	"sync/atomic"
 )
@@ -108,7 +109,7 @@ func (r *run) stage() (bool, *RunError) {
 		return false, nil
 	}
 	key := sha256.Sum256([]byte(r.prog.JS))
-	limit := uint64(engineMemoryLimit(r.limits.MemoryBytes))
+	limit := uint64(abi.EngineMemoryLimit(r.limits.MemoryBytes))
 	st := &r.inst.stack
 	if code, ok := c.get(key); ok {
 		ptr, e := r.write(code)
@@ -117,7 +118,7 @@ func (r *run) stage() (bool, *RunError) {
 		}
 		st[0], st[1], st[2] = uint64(ptr), uint64(len(code)), limit
 		status, e := r.call(r.inst.load)
-		return e == nil && status == statusDone, e
+		return e == nil && status == abi.StatusDone, e
 	}
 	ptr, e := r.write([]byte(r.prog.JS))
 	if e != nil {

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
@@ -205,7 +206,7 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 		store.Close()
 		return nil, err
 	}
-	limit := uint64(memoryPages(e.memoryBytes)) * pageSize
+	limit := uint64(abi.MemoryPages(e.memoryBytes)) * abi.PageSize
 	if memory != nil {
 		limit = min(limit, memory.limit)
 		memory.limit = limit
@@ -248,11 +249,11 @@ func (e *wasmtimeEngine) instantiate(ctx context.Context, m engineModule, memory
 	}
 	// A module without _initialize has nothing to initialise (wazero
 	// skips a start function that is not exported too).
-	if f := i.function(exportInitialize); initialize && f != nil {
+	if f := i.function(abi.ExportInitialize); initialize && f != nil {
 		var stack [1]uint64
 		if err := f.CallWithStack(ctx, stack[:]); err != nil {
 			i.close(ctx)
-			return nil, fmt.Errorf("wasmhost: %s: %w", exportInitialize, err)
+			return nil, fmt.Errorf("wasmhost: %s: %w", abi.ExportInitialize, err)
 		}
 	}
 	return i, nil
@@ -267,7 +268,7 @@ func (e *wasmtimeEngine) close(context.Context) error { return nil }
 // restored instance shares the image's pages until it writes them, as
 // wazero's do through cappedMemory's mapping.
 func (e *wasmtimeEngine) imageModule(layout *wasmbin.Layout, memory []byte, globals []uint64) ([]byte, bool, error) {
-	bin, err := layout.Variant(uint32(len(memory)/pageSize), globals)
+	bin, err := layout.Variant(uint32(len(memory)/abi.PageSize), globals)
 	if err != nil {
 		return nil, false, err
 	}
@@ -365,7 +366,7 @@ func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error 
 	}()
 	err := wasmtimeCall(st, func() error { return f.raw.call(stack) })
 	if err != nil {
-		if c := f.i.capped; c != nil && f.i.mem != nil && uint64(f.i.mem.Size())+pageSize > f.i.limit {
+		if c := f.i.capped; c != nil && f.i.mem != nil && uint64(f.i.mem.Size())+abi.PageSize > f.i.limit {
 			// The guest trapped with its memory at its limit: a growth
 			// was refused (wasmtime does not say; its limiter refuses
 			// growth past the limit, which memory.grow reports as -1).

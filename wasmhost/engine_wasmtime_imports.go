@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // The imports of the guest on wasmtime: the ptcx module (hostImports, the
@@ -46,7 +47,7 @@ func (c *wasmtimeCore) defineImports() error {
 			results[n] = i32
 		}
 		fn, width := h.fn, max(h.params, h.results)
-		err := c.define(hostModule, h.name, params, results, func(st *wasmtimeState, mem guestMemory, stack []uint64) {
+		err := c.define(abi.HostModule, h.name, params, results, func(st *wasmtimeState, mem guestMemory, stack []uint64) {
 			fn(st.ctx, mem, stack[:width])
 		})
 		if err != nil {

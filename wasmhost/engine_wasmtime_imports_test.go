@@ -7,6 +7,7 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"testing"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,7 +56,7 @@ func FuzzWasmtimeWASI(f *testing.F) {
 	f.Add(uint8(5), uint64(0xfffffff0), uint64(0x20), uint64(0), uint64(0), []byte{})
 	f.Add(uint8(2), uint64(3), uint64(0), uint64(0), uint64(0), []byte{})
 	f.Fuzz(func(t *testing.T, which uint8, a, b, c, d uint64, memory []byte) {
-		mem := make(sliceMemory, pageSize)
+		mem := make(sliceMemory, abi.PageSize)
 		copy(mem, memory)
 		st := &wasmtimeState{world: world.New(world.Spec{Deterministic: true})}
 		stack := []uint64{a, b, c, d}
@@ -79,7 +80,7 @@ func TestWasiFdWrite_countsTheBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := make(sliceMemory, pageSize)
+			mem := make(sliceMemory, abi.PageSize)
 			for i, v := range tt.iovs {
 				binary.LittleEndian.PutUint32(mem[16+4*i:], v)
 			}
@@ -94,7 +95,7 @@ func TestWasiFdWrite_countsTheBytes(t *testing.T) {
 
 func TestWasiClockTimeGet_theWorldsClocks(t *testing.T) {
 	st := &wasmtimeState{world: world.New(world.Spec{Deterministic: true, Epoch: 5e9})}
-	mem := make(sliceMemory, pageSize)
+	mem := make(sliceMemory, abi.PageSize)
 	for _, tt := range []struct {
 		name      string
 		id        uint64
@@ -113,7 +114,7 @@ func TestWasiClockTimeGet_theWorldsClocks(t *testing.T) {
 			require.Equal(t, tt.want, binary.LittleEndian.Uint64(mem[64:]))
 		})
 	}
-	stack := []uint64{0, 1, pageSize - 4, 0}
+	stack := []uint64{0, 1, abi.PageSize - 4, 0}
 	wasiClockTimeGet(st, mem, stack)
 	require.Equal(t, uint64(wasiFault), stack[0], "a result past the memory's end")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,14 +57,14 @@ func TestWasmtimeImport_rawArguments(t *testing.T) {
 		{"realtime", 0, 64, wasiSuccess, 5e9},
 		{"monotonic", 1, 128, wasiSuccess, 0},
 		{"an unknown clock", 7, 192, wasiInval, 0},
-		{"a pointer past the memory's end", 0, pageSize - 4, wasiFault, 0},
+		{"a pointer past the memory's end", 0, abi.PageSize - 4, wasiFault, 0},
 		{"an i32's high bits are not the guest's", 0xffff_ffff_0000_0000, 256, wasiSuccess, 5e9},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stack := []uint64{tt.id, 1 << 40, tt.at}
 			require.NoError(t, now.CallWithStack(ctx, stack))
 			require.Equal(t, tt.wantErrno, stack[0])
-			if tt.at+8 <= pageSize {
+			if tt.at+8 <= abi.PageSize {
 				b, ok := i.memory().Read(uint32(tt.at), 8)
 				require.True(t, ok)
 				got := binary.LittleEndian.Uint64(b)
@@ -157,26 +158,26 @@ func TestWasmtimeMemory_keptBetweenCalls(t *testing.T) {
 	ctx := context.Background()
 	i := newWasmtimeTestInstance(t, growTestModule(), world.New(world.Spec{Deterministic: true}))
 	mem := i.memory()
-	require.Equal(t, uint32(pageSize), mem.Size())
-	require.False(t, mem.Write(pageSize+8, []byte{1}), "past the end")
+	require.Equal(t, uint32(abi.PageSize), mem.Size())
+	require.False(t, mem.Write(abi.PageSize+8, []byte{1}), "past the end")
 
 	stack := []uint64{1}
 	require.NoError(t, i.function("grow").CallWithStack(ctx, stack))
 	require.Equal(t, uint64(1), stack[0], "the pages it had")
-	require.Equal(t, uint32(2*pageSize), mem.Size(), "the guest's growth seen")
-	require.True(t, mem.Write(pageSize+8, []byte{7}))
-	b, ok := mem.Read(pageSize+8, 1)
+	require.Equal(t, uint32(2*abi.PageSize), mem.Size(), "the guest's growth seen")
+	require.True(t, mem.Write(abi.PageSize+8, []byte{7}))
+	b, ok := mem.Read(abi.PageSize+8, 1)
 	require.True(t, ok)
 	require.Equal(t, byte(7), b[0])
 
 	prev, ok := mem.Grow(1)
 	require.True(t, ok)
 	require.Equal(t, uint32(2), prev)
-	require.Equal(t, uint32(3*pageSize), mem.Size(), "the host's growth seen")
-	require.True(t, mem.Write(2*pageSize+8, []byte{9}))
+	require.Equal(t, uint32(3*abi.PageSize), mem.Size(), "the host's growth seen")
+	require.True(t, mem.Write(2*abi.PageSize+8, []byte{9}))
 
 	stack = []uint64{5}
 	require.NoError(t, i.function("grow").CallWithStack(ctx, stack))
 	require.Equal(t, uint64(0xffff_ffff), stack[0], "past the maximum: -1")
-	require.Equal(t, uint32(3*pageSize), mem.Size())
+	require.Equal(t, uint32(3*abi.PageSize), mem.Size())
 }

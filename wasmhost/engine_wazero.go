@@ -8,6 +8,7 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"runtime/debug"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
@@ -27,7 +28,7 @@ type wazeroEngine struct {
 func newWazeroEngine(ctx context.Context, memoryBytes int64, cacheDir string) (engine, error) {
 	e := &wazeroEngine{}
 	rc := wazero.NewRuntimeConfigCompiler().
-		WithMemoryLimitPages(memoryPages(memoryBytes))
+		WithMemoryLimitPages(abi.MemoryPages(memoryBytes))
 	if cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
 		if err != nil {
@@ -72,7 +73,7 @@ func instantiateWASI(ctx context.Context, wr wazero.Runtime) error {
 // instantiateHostModule defines the "ptcx" module in wr.
 func instantiateHostModule(ctx context.Context, wr wazero.Runtime) error {
 	i32 := wapi.ValueTypeI32
-	b := wr.NewHostModuleBuilder(hostModule)
+	b := wr.NewHostModuleBuilder(abi.HostModule)
 	for _, h := range hostImports {
 		params, results := make([]wapi.ValueType, h.params), make([]wapi.ValueType, h.results)
 		for i := range params {
@@ -122,7 +123,7 @@ func (e *wazeroEngine) compile(ctx context.Context, bin []byte) (engineModule, e
 func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world.World, initialize bool) (engineInstance, error) {
 	cfg := moduleConfig(w)
 	if initialize {
-		cfg = cfg.WithStartFunctions(exportInitialize)
+		cfg = cfg.WithStartFunctions(abi.ExportInitialize)
 	}
 	if memory != nil {
 		ctx = experimental.WithMemoryAllocator(ctx, memory.allocator())
@@ -137,7 +138,7 @@ func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *
 // imageModule: wazero has no way to initialise a memory copy-on-write, so
 // the variant has no data and cappedMemory maps or copies the image.
 func (e *wazeroEngine) imageModule(layout *wasmbin.Layout, memory []byte, globals []uint64) ([]byte, bool, error) {
-	bin, err := layout.Variant(uint32(len(memory)/pageSize), globals)
+	bin, err := layout.Variant(uint32(len(memory)/abi.PageSize), globals)
 	return bin, false, err
 }
 
@@ -181,7 +182,7 @@ func (i wazeroInstance) function(name string) guestFunc {
 // ptcx_resume and ptcx_timer, called at every outcome, stay bound.
 func releasable(name string) bool {
 	switch name {
-	case exportRestored, exportCompile, exportLoad, exportStart, exportBuffer:
+	case abi.ExportRestored, abi.ExportCompile, abi.ExportLoad, abi.ExportStart, abi.ExportBuffer:
 		return true
 	}
 	return false
@@ -211,7 +212,7 @@ type wazeroReleasable struct {
 func (o *wazeroReleasable) CallWithStack(ctx context.Context, stack []uint64) error {
 	if o.f == nil {
 		if o.f = o.mod.ExportedFunction(o.name); o.f == nil {
-			return fmt.Errorf("%w: %s", errStaleGuest, o.name)
+			return fmt.Errorf("%w: %s", abi.ErrStaleGuest, o.name)
 		}
 	}
 	return o.f.CallWithStack(ctx, stack)

@@ -10,6 +10,7 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // Calls into the guest's exports, on the guest's goroutine.
@@ -58,15 +59,15 @@ func (r *run) startProgram() (int32, *RunError) {
 	var cfg bytes.Buffer
 	enc := json.NewEncoder(&cfg)
 	enc.SetEscapeHTML(false)
-	err := enc.Encode(guestConfig{
+	err := enc.Encode(abi.GuestConfig{
 		Code:            code,
 		Tools:           r.prog.Tools,
 		Catalog:         r.prog.Catalog,
-		MemoryLimit:     engineMemoryLimit(r.limits.MemoryBytes),
+		MemoryLimit:     abi.EngineMemoryLimit(r.limits.MemoryBytes),
 		MemoryBytes:     r.limits.MemoryBytes,
 		MaxPendingCalls: r.limits.MaxPendingCalls,
 		MaxCalls:        r.limits.MaxCalls,
-		MaxTimers:       maxTimers,
+		MaxTimers:       abi.MaxTimers,
 		Session:         r.prog.Session != nil,
 	})
 	if err != nil {

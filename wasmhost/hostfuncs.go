@@ -11,6 +11,7 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // The host functions of the "ptcx" import module, one per import of
@@ -44,7 +45,7 @@ func enter(ctx context.Context) *run {
 // view returns the guest bytes at [ptr, ptr+length), without copying, or
 // stops the run when the range is invalid.
 func (r *run) view(mem guestMemory, what string, ptr, length uint64, limit uint32) []byte {
-	p, n, err := guestRange(mem.Size(), ptr, length, limit)
+	p, n, err := abi.GuestRange(mem.Size(), ptr, length, limit)
 	if err != nil {
 		r.stop(trapf("%s: %v", what, err))
 	}
@@ -65,17 +66,17 @@ func (r *run) view(mem guestMemory, what string, ptr, length uint64, limit uint3
 func hostCall(ctx context.Context, mem guestMemory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	nameBytes := r.view(mem, "ptcx.call name", stack[0], stack[1], maxNameBytes)
+	nameBytes := r.view(mem, "ptcx.call name", stack[0], stack[1], abi.MaxNameBytes)
 	name, ok := r.tools[string(nameBytes)]
 	if !ok {
 		r.stop(trapf("ptcx.call: %q is not a bound tool", nameBytes))
 	}
 	switch {
 	case r.pending >= r.limits.MaxPendingCalls:
-		stack[0] = wapi.EncodeI32(refusedPending)
+		stack[0] = wapi.EncodeI32(abi.RefusedPending)
 		return
 	case r.calls+r.refusedCalls >= r.limits.MaxCalls:
-		stack[0] = wapi.EncodeI32(refusedTotal)
+		stack[0] = wapi.EncodeI32(abi.RefusedTotal)
 		return
 	}
 	r.pending++
@@ -161,7 +162,7 @@ func hostTimerSet(ctx context.Context, _ guestMemory, stack []uint64) {
 	}
 	id, ok := r.timers.add(now, delay)
 	if !ok {
-		stack[0] = wapi.EncodeI32(refusedTimers)
+		stack[0] = wapi.EncodeI32(abi.RefusedTimers)
 		return
 	}
 	stack[0] = wapi.EncodeI32(id)
@@ -200,7 +201,7 @@ func hostError(ctx context.Context, mem guestMemory, stack []uint64) {
 	if r.guestErr != nil {
 		r.stop(trapf("ptcx.error: called twice"))
 	}
-	e, err := decodeGuestError(r.view(mem, "ptcx.error", stack[0], stack[1], maxErrorBytes))
+	e, err := decodeGuestError(r.view(mem, "ptcx.error", stack[0], stack[1], abi.MaxErrorBytes))
 	if err != nil {
 		r.stop(trapf("ptcx.error: %v", err))
 	}

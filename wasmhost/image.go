@@ -7,6 +7,7 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
@@ -90,7 +91,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	}
 	size := inst.mem.Size()
 	data, ok := inst.mem.Read(0, size)
-	if !ok || size%pageSize != 0 {
+	if !ok || size%abi.PageSize != 0 {
 		return nil, fmt.Errorf("wasmhost: the initialised guest's memory of %d bytes cannot be read", size)
 	}
 	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap,
@@ -102,7 +103,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 			img.globalValues = append(img.globalValues, globals[i])
 		}
 	}
-	writesTables, err := meter.WritesTables(bin, meter.Options{Module: hostModule, Name: "poll"})
+	writesTables, err := meter.WritesTables(bin, meter.Options{Module: abi.HostModule, Name: "poll"})
 	if err != nil {
 		return nil, fmt.Errorf("wasmhost: read the guest's code for its image: %w", err)
 	}
@@ -111,7 +112,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		return nil, err
 	}
 	if copyOnly && inModule {
-		if variant, err = layout.Variant(size/pageSize, globals); err != nil {
+		if variant, err = layout.Variant(size/abi.PageSize, globals); err != nil {
 			return nil, err
 		}
 		inModule = false

@@ -7,6 +7,7 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"math"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	wapi "github.com/tetratelabs/wazero/api"
 )
 
@@ -63,7 +64,7 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 	if rt.image == nil {
 		return rt.freshInstance(ctx, memoryBytes, spec)
 	}
-	limit := uint64(memoryPages(memoryBytes)) * pageSize
+	limit := uint64(abi.MemoryPages(memoryBytes)) * abi.PageSize
 	inst := rt.pool.take(tenant)
 	if inst == nil {
 		var err error
@@ -78,11 +79,11 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 	st := &inst.stack
 	if err := inst.restored.CallWithStack(ctx, st[:]); err != nil {
 		inst.close(ctx)
-		return nil, fmt.Errorf("wasmhost: %s: %w", exportRestored, err)
+		return nil, fmt.Errorf("wasmhost: %s: %w", abi.ExportRestored, err)
 	}
-	if status := wapi.DecodeI32(st[0]); status != statusDone {
+	if status := wapi.DecodeI32(st[0]); status != abi.StatusDone {
 		inst.close(ctx)
-		return nil, fmt.Errorf("wasmhost: %s failed (status %d): %w", exportRestored, status, errInitFailed)
+		return nil, fmt.Errorf("wasmhost: %s failed (status %d): %w", abi.ExportRestored, status, errInitFailed)
 	}
 	return inst, nil
 }
@@ -90,7 +91,7 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 // freshInstance instantiates the guest module and initialises it: the
 // engine, its context and the prelude (from its bytecode).
 func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec world.Spec) (*instance, error) {
-	memory := &cappedMemory{limit: uint64(memoryPages(memoryBytes)) * pageSize}
+	memory := &cappedMemory{limit: uint64(abi.MemoryPages(memoryBytes)) * abi.PageSize}
 	w := world.New(spec)
 	mod, err := rt.eng.instantiate(ctx, rt.module, memory, w, true)
 	if err != nil {
@@ -100,10 +101,10 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 	if err != nil {
 		return nil, err
 	}
-	init := mod.function(exportInit)
+	init := mod.function(abi.ExportInit)
 	if init == nil {
 		inst.close(ctx)
-		return nil, errStaleGuest
+		return nil, abi.ErrStaleGuest
 	}
 	ptr, err := inst.write(ctx, rt.prelude)
 	if err != nil {
@@ -116,19 +117,16 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 		inst.close(ctx)
 		return nil, err
 	}
-	if status := wapi.DecodeI32(inst.stack[0]); status != statusDone {
+	if status := wapi.DecodeI32(inst.stack[0]); status != abi.StatusDone {
 		inst.close(ctx)
 		return nil, errInitFailed
 	}
 	return inst, nil
 }
 
-// errStaleGuest means the guest lacks an export this host needs.
-var errStaleGuest = errors.New("wasmhost: the guest lacks a ptcx export (is guest.wasm stale? run make guest)")
-
 // boundExports are the exports an instance calls through its fields, in
 // their order (instance.bind).
-var boundExports = [...]string{exportBuffer, exportStart, exportResume, exportTimer, exportRestored, exportCompile, exportLoad}
+var boundExports = [...]string{abi.ExportBuffer, abi.ExportStart, abi.ExportResume, abi.ExportTimer, abi.ExportRestored, abi.ExportCompile, abi.ExportLoad}
 
 // bindInstance binds the exports of a new module instance.
 func bindInstance(mod engineInstance, memory *cappedMemory, w *world.World) (*instance, error) {
@@ -140,7 +138,7 @@ func bindInstance(mod engineInstance, memory *cappedMemory, w *world.World) (*in
 	inst.bind(f)
 	if !inst.complete() {
 		mod.close(context.Background())
-		return nil, errStaleGuest
+		return nil, abi.ErrStaleGuest
 	}
 	return inst, nil
 }
@@ -161,7 +159,7 @@ func bindLazily(mod engineInstance, memory *cappedMemory, w *world.World, has *[
 	inst.bind(f)
 	if !inst.complete() {
 		mod.close(context.Background())
-		return nil, errStaleGuest
+		return nil, abi.ErrStaleGuest
 	}
 	return inst, nil
 }
@@ -212,7 +210,7 @@ type export struct {
 func (e *export) CallWithStack(ctx context.Context, stack []uint64) error {
 	if e.f == nil {
 		if e.f = e.mod.function(e.name); e.f == nil {
-			return fmt.Errorf("%w: %s", errStaleGuest, e.name)
+			return fmt.Errorf("%w: %s", abi.ErrStaleGuest, e.name)
 		}
 		if e.field != nil {
 			*e.field = e.f
@@ -270,7 +268,7 @@ func (inst *instance) write(ctx context.Context, b []byte) (uint32, error) {
 		}
 	}
 	if !inst.mem.Write(inst.bufPtr, b) || !inst.mem.Write(inst.bufPtr+uint32(len(b)), nul[:]) {
-		return 0, fmt.Errorf("wasmhost: %s returned %d, outside memory", exportBuffer, inst.bufPtr)
+		return 0, fmt.Errorf("wasmhost: %s returned %d, outside memory", abi.ExportBuffer, inst.bufPtr)
 	}
 	return inst.bufPtr, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,16 +24,16 @@ func TestRestore_bindsExportsLazily(t *testing.T) {
 	if rt.image == nil {
 		t.Fatal("no image: the guest cannot be restored")
 	}
-	inst, err := rt.restore(ctx, uint64(memoryPages(rt.limits.MemoryBytes))*pageSize)
+	inst, err := rt.restore(ctx, uint64(abi.MemoryPages(rt.limits.MemoryBytes))*abi.PageSize)
 	require.NoError(t, err)
 	defer inst.close(ctx)
 	for i := range inst.lazy {
 		require.Nil(t, inst.lazy[i].f, "%s is not bound before its first call", boundExports[i])
 	}
 	require.NoError(t, inst.restored.CallWithStack(ctx, inst.stack[:]))
-	require.Equal(t, int32(statusDone), int32(inst.stack[0]))
+	require.Equal(t, int32(abi.StatusDone), int32(inst.stack[0]))
 	for i := range inst.lazy {
-		require.Equal(t, boundExports[i] == exportRestored, inst.lazy[i].f != nil, "only %s is bound", exportRestored)
+		require.Equal(t, boundExports[i] == abi.ExportRestored, inst.lazy[i].f != nil, "only %s is bound", abi.ExportRestored)
 	}
 	require.NotSame(t, &inst.lazy[4], inst.restored, "bound, the field holds the engine's function")
 	inst.unbind()
@@ -44,7 +45,7 @@ func TestRestore_bindsExportsLazily(t *testing.T) {
 func TestExport_CallWithStack_missing(t *testing.T) {
 	e := export{mod: noExports{}, name: "ptcx_gone"}
 	err := e.CallWithStack(context.Background(), nil)
-	require.True(t, errors.Is(err, errStaleGuest), "%v", err)
+	require.True(t, errors.Is(err, abi.ErrStaleGuest), "%v", err)
 	require.ErrorContains(t, err, "ptcx_gone")
 }
 
@@ -69,7 +70,7 @@ func BenchmarkExport_CallWithStack(b *testing.B) {
 	})
 	b.Run("lazy", func(b *testing.B) {
 		var field guestFunc
-		e := &export{mod: oneExport{}, name: exportResume, field: &field}
+		e := &export{mod: oneExport{}, name: abi.ExportResume, field: &field}
 		field = e
 		for b.Loop() {
 			_ = field.CallWithStack(ctx, stack[:])

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // errNeverSettles is the message of a program that waits on nothing.
@@ -16,8 +17,8 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 // memory ends waiting on nothing: docs/abi.md); otherwise, or for a guest
 // without the export, it can never settle.
 func (r *run) stalled() (int32, *RunError) {
-	if f := r.inst.mod.function(exportStalled); f != nil {
-		if status, e := r.call(f); e != nil || status != statusPending {
+	if f := r.inst.mod.function(abi.ExportStalled); f != nil {
+		if status, e := r.call(f); e != nil || status != abi.StatusPending {
 			return status, e
 		}
 	}
@@ -37,7 +38,7 @@ func (r *run) stalled() (int32, *RunError) {
 // goroutine meanwhile, which then owns it.
 func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	r.unpark() // a goroutine taking the run over (run.idle) waits no more
-	if status != statusPending {
+	if status != abi.StatusPending {
 		return status, nil, false // settled in its first export: no timer to make
 	}
 	wall := time.NewTimer(time.Until(r.wallDeadline))
@@ -52,7 +53,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	r.askNext = false
 	idle := newIdleWatch(r)
 	defer idle.stop()
-	for status == statusPending {
+	for status == abi.StatusPending {
 		if ask {
 			ask = false
 			if yes, e := r.quiescent(nil, false); e != nil || yes {
@@ -74,7 +75,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 				}
 				batch[i] = completion{}
 				idle.ran()
-				if status != statusPending {
+				if status != abi.StatusPending {
 					break
 				}
 				if r.prog.Suspend != nil {

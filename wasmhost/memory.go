@@ -5,13 +5,6 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-const pageSize = 65536
-
-// memoryPages converts a memory limit to whole wasm pages (rounding down).
-func memoryPages(bytes int64) uint32 {
-	return uint32(bytes / pageSize)
-}
-
 // cappedMemory backs one instance's linear memory and refuses to grow past
 // the run's limit, which may be lower than the Runtime's (the page limit of
 // the compiled module). memory.grow then fails in the guest, whose allocator

@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"context"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"sync"
 	"sync/atomic"
@@ -212,7 +213,7 @@ func (p *pool) refillOne() int {
 	// a run that finds no room has idle instances to take back, never one
 	// in the making): while it is restored, the one instance the filler
 	// makes at a time is not charged.
-	inst, err := p.rt.restore(context.Background(), uint64(memoryPages(p.rt.limits.MemoryBytes))*pageSize)
+	inst, err := p.rt.restore(context.Background(), uint64(abi.MemoryPages(p.rt.limits.MemoryBytes))*abi.PageSize)
 	p.rt.done()
 	if err != nil {
 		// Runs restore their own meanwhile, and report the error if it

@@ -5,6 +5,7 @@ package wasmhost
 import (
 	"testing"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +28,7 @@ func coolImage(t *testing.T, hot int) (*image, *pool) {
 // export bound.
 func cowInstance(t *testing.T, img *image, tenant string) *instance {
 	t.Helper()
-	mem, ok := vmem.Reserve(8*pageSize, 0)
+	mem, ok := vmem.Reserve(8*abi.PageSize, 0)
 	require.True(t, ok)
 	t.Cleanup(func() { vmem.Release(mem) })
 	require.True(t, vmem.MapFile(mem, img.fd, len(img.memory)))
@@ -36,7 +37,7 @@ func cowInstance(t *testing.T, img *image, tenant string) *instance {
 	}
 	inst := &instance{mod: &fakeMod{}, memory: &cappedMemory{buf: mem[:len(img.memory)], mapped: mem, image: img, cow: true},
 		recycled: true, tenant: tenant}
-	inst.lazy[1] = export{name: exportStart, field: &inst.start, f: nopFunc{}}
+	inst.lazy[1] = export{name: abi.ExportStart, field: &inst.start, f: nopFunc{}}
 	inst.start = nopFunc{}
 	return inst
 }
@@ -91,7 +92,7 @@ func TestPool_recycle_hotBound(t *testing.T) {
 // A run takes its tenant's hot instance first, then its cooled one, then a
 // new one.
 func TestPool_take_hotFirst(t *testing.T) {
-	img := &image{memory: make([]byte, pageSize)}
+	img := &image{memory: make([]byte, abi.PageSize)}
 	rt := &Runtime{image: img, admission: newGate(100, 0)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{}), closed: true} // closed: no filler
 	fresh, cold, hot, other := &instance{}, &instance{recycled: true, tenant: "a", cold: true},
@@ -120,7 +121,7 @@ func TestPool_keep_coolsPastHot(t *testing.T) {
 	require.Equal(t, 3, backedPages(t, spares[0].mem[:len(img.memory)]), "at the bound: backed")
 	require.Zero(t, backedPages(t, spares[1].mem[:len(img.memory)]), "past it: reverted")
 	require.Equal(t, img.memory, spares[1].mem[:len(img.memory)])
-	s, ok := p.spare(8 * pageSize)
+	s, ok := p.spare(8 * abi.PageSize)
 	require.True(t, ok)
 	require.Equal(t, img.memory, s.mem[:len(img.memory)], "taken, it is the image")
 	p.mu.Lock()

@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"context"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
@@ -53,14 +54,14 @@ import (
 func (r *run) recycle(status int32, e *RunError) bool {
 	inst, p := r.inst, r.rt.pool
 	// Settled by itself: a result, or an error the program threw.
-	settled := status == statusDone && r.guestErr == nil || status == statusError && r.guestErr != nil
+	settled := status == abi.StatusDone && r.guestErr == nil || status == abi.StatusError && r.guestErr != nil
 	if p == nil || e != nil || !settled || r.stopped != nil || r.suspension != nil || !r.rt.image.reusable || !p.wants() {
 		return false
 	}
 	r.mu.Lock()
 	abandoned := r.abandoned
 	r.mu.Unlock()
-	if abandoned || !inst.reset(r.rt.image, uint64(memoryPages(r.rt.limits.MemoryBytes))*pageSize, !p.hotRoom()) {
+	if abandoned || !inst.reset(r.rt.image, uint64(abi.MemoryPages(r.rt.limits.MemoryBytes))*abi.PageSize, !p.hotRoom()) {
 		return false
 	}
 	inst.recycled, inst.tenant = true, r.prog.Tenant

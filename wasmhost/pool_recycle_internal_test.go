@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,7 +29,7 @@ func recycledInstance(tenant string) (*instance, *fakeMod) {
 // own; past it, the oldest recycled one gives way; a closed pool takes
 // none. The filler counts only the new ones.
 func TestPool_recycle_bounds(t *testing.T) {
-	img := &image{memory: make([]byte, pageSize)}
+	img := &image{memory: make([]byte, abi.PageSize)}
 	rt := &Runtime{image: img, admission: newGate(100, 0)}
 	p := &pool{rt: rt, size: 2, charge: int64(len(img.memory)), stop: make(chan struct{})}
 	var mods []*fakeMod
@@ -58,8 +59,8 @@ func TestPool_recycle_bounds(t *testing.T) {
 // A recycled instance is charged to the committed memory cap: it is not
 // taken when the cap has no room for it.
 func TestPool_recycle_chargedToTheCap(t *testing.T) {
-	img := &image{memory: make([]byte, pageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 2*pageSize)}
+	img := &image{memory: make([]byte, abi.PageSize)}
+	rt := &Runtime{image: img, admission: newGate(100, 2*abi.PageSize)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{})}
 	for _, ok := range []bool{true, true, false} { // below, at, past the cap
 		inst, _ := recycledInstance("a")
@@ -87,7 +88,7 @@ func TestRuntime_recycle_notReusable(t *testing.T) {
 // A recycled instance serves only runs of the tenant whose run it served;
 // a new one serves any.
 func TestPool_take_byTenant(t *testing.T) {
-	img := &image{memory: make([]byte, pageSize)}
+	img := &image{memory: make([]byte, abi.PageSize)}
 	rt := &Runtime{image: img, admission: newGate(100, 0)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{}), closed: true} // closed: no filler
 	fresh, ofA, ofNone, fresh2 := &instance{}, &instance{recycled: true, tenant: "a"}, &instance{recycled: true}, &instance{}

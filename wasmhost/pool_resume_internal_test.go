@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
@@ -154,30 +155,30 @@ func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	}
 	before := rt.pooledBytes
 	require.False(t, keep(res(img)), "no larger than the image: the pool's to keep")
-	require.True(t, keep(res(img+pageSize)), "past the image")
+	require.True(t, keep(res(img+abi.PageSize)), "past the image")
 	require.True(t, keep(res(maxResumeSpareBytes)), "at the bound")
-	require.False(t, keep(res(maxResumeSpareBytes+pageSize)), "past the bound")
-	require.Equal(t, before+int64(img+pageSize+maxResumeSpareBytes), rt.pooledBytes, "charged for their sizes")
+	require.False(t, keep(res(maxResumeSpareBytes+abi.PageSize)), "past the bound")
+	require.Equal(t, before+int64(img+abi.PageSize+maxResumeSpareBytes), rt.pooledBytes, "charged for their sizes")
 	count := rt.resumeSpareCount()
 	require.Equal(t, min(resumeSpareCount, 2*rt.slots.maxCount), count)
 	for range count {
-		require.True(t, keep(res(img+2*pageSize)))
+		require.True(t, keep(res(img+2*abi.PageSize)))
 	}
 	n, bytes := rt.resumeSpareStats()
 	require.Equal(t, count, n, "at the count: the oldest gave way")
-	require.Equal(t, int64(count*(img+2*pageSize)), bytes)
+	require.Equal(t, int64(count*(img+2*abi.PageSize)), bytes)
 	require.Equal(t, before+bytes, rt.pooledBytes)
 
-	_, ok := rt.takeResumeSpare(img+3*pageSize, 0)
+	_, ok := rt.takeResumeSpare(img+3*abi.PageSize, 0)
 	require.False(t, ok, "none covers it")
-	s, ok := rt.takeResumeSpare(img+2*pageSize, 0)
+	s, ok := rt.takeResumeSpare(img+2*abi.PageSize, 0)
 	require.True(t, ok, "one covers it")
 	vmem.Release(s.mem)
 	for rt.yieldResumeSpare() {
 	}
 	require.Equal(t, before, rt.pooledBytes, "yielded: uncharged")
 	rt.closeResumeSpares()
-	require.False(t, keep(res(img+pageSize)), "closed")
+	require.False(t, keep(res(img+abi.PageSize)), "closed")
 }
 
 func TestGaps_theRunsTheBlocksLeave(t *testing.T) {

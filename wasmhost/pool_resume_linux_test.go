@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,7 @@ import (
 // fails with ENOMEM on an address that is not).
 func mapped(b []byte) bool {
 	var vec [1]byte
-	_, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(pageSize), uintptr(unsafe.Pointer(&vec[0])))
+	_, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(abi.PageSize), uintptr(unsafe.Pointer(&vec[0])))
 	return errno != syscall.ENOMEM
 }
 
@@ -28,7 +29,7 @@ func TestRuntime_keepResumeSpare_evictedIsReleased(t *testing.T) {
 	rt, err := New(ctx, NewConfig().WithPool(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close(ctx) })
-	used := len(rt.image.memory) + pageSize
+	used := len(rt.image.memory) + abi.PageSize
 	var kept [][]byte
 	for range rt.resumeSpareCount() + 1 {
 		b, ok := vmem.Reserve(uint64(used), 0)
@@ -51,7 +52,7 @@ func TestRuntime_readiedResumeSpare_isReleased(t *testing.T) {
 	rt, err := New(ctx, NewConfig().WithEngine(EngineWazero).WithPool(2)) // the engine whose memory is the host's reservation
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close(ctx) })
-	used := len(rt.image.memory) + pageSize
+	used := len(rt.image.memory) + abi.PageSize
 	var kept [][]byte
 	keep := func() {
 		b, ok := vmem.Reserve(uint64(used), 0)
@@ -89,7 +90,7 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close(ctx) })
 	rt.resumeSpares.bare = true // no readier: the test plays it
-	used := len(rt.image.memory) + pageSize
+	used := len(rt.image.memory) + abi.PageSize
 	readying := func(used int) []byte {
 		b, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
@@ -128,7 +129,7 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 	vmem.Release(w)
 
 	a := readying(used)
-	_, ok := rt.takeResumeSpare(used+pageSize, 0)
+	_, ok := rt.takeResumeSpare(used+abi.PageSize, 0)
 	require.False(t, ok, "none covers it: no wait")
 	require.True(t, rt.yieldResumeSpare())
 	require.True(t, mapped(a), "yielded while readied: left to the readier")
@@ -147,10 +148,10 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 	require.True(t, mapped(b), "evicted while readied: left to the readier")
 	vmem.Release(b)
 
-	c := readying(used + pageSize) // the one spare a take of its size fits
+	c := readying(used + abi.PageSize) // the one spare a take of its size fits
 	none := make(chan bool, 1)
 	go func() {
-		_, ok := rt.takeResumeSpare(used+pageSize, 0)
+		_, ok := rt.takeResumeSpare(used+abi.PageSize, 0)
 		none <- ok
 	}()
 	time.Sleep(20 * time.Millisecond) // the take waits on c

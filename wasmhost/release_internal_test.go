@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
 	wapi "github.com/tetratelabs/wazero/api"
 )
@@ -96,7 +97,7 @@ func TestRun_parking_releasesAfterALongWait(t *testing.T) {
 func TestParking_release_onlyWhileWaiting(t *testing.T) {
 	mod := &heldFunction{}
 	inst := &instance{}
-	inst.start = &wazeroReleasable{name: exportStart, f: mod}
+	inst.start = &wazeroReleasable{name: abi.ExportStart, f: mod}
 	r := &run{inst: inst}
 	p := &r.parking
 	// The test calls release itself: the timer park arms must not fire

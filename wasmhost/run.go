@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // grace is how long Run waits, after a deadline or a cancellation, for the
@@ -293,7 +294,7 @@ func (r *run) Execute() {
 		return
 	}
 	if r.resuming != nil {
-		r.drive(statusPending, r.resumeInstance())
+		r.drive(abi.StatusPending, r.resumeInstance())
 		return
 	}
 	if e := r.instantiate(); e != nil {
@@ -373,12 +374,12 @@ func (r *run) settled(status int32) (Outcome, error) {
 			break // a guest's own status, never the host's
 		}
 		return Outcome{Suspended: r.suspension}, nil
-	case statusDone:
+	case abi.StatusDone:
 		if r.guestErr != nil {
 			break
 		}
 		return Outcome{Logs: r.output.lines, Result: r.result}, nil
-	case statusError:
+	case abi.StatusError:
 		if r.guestErr == nil {
 			break
 		}

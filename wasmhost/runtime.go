@@ -12,6 +12,7 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/runners"
 )
 
@@ -114,7 +115,7 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	}
 	// A guest without ptcx_restored (an older or a hand-made one) is
 	// instantiated afresh for every run.
-	if restorable := module.exports(exportRestored); !rt.cfg.noImage && restorable {
+	if restorable := module.exports(abi.ExportRestored); !rt.cfg.noImage && restorable {
 		if rt.image, err = rt.makeImage(ctx, bin, rt.cfg.copyRestore); err != nil {
 			return err
 		}
@@ -127,8 +128,8 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 // then has it compile the prelude to bytecode, which every instance then
 // loads instead of compiling it again (about 25 times faster).
 func (rt *Runtime) prepare(ctx context.Context) error {
-	if !rt.module.exports(exportABIVersion) {
-		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", exportABIVersion)
+	if !rt.module.exports(abi.ExportABIVersion) {
+		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", abi.ExportABIVersion)
 	}
 	mod, err := rt.eng.instantiate(ctx, rt.module, nil, world.New(world.Spec{Deterministic: true}), true)
 	if err != nil {
@@ -136,11 +137,11 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	}
 	defer mod.close(ctx)
 	var stack [4]uint64
-	if err := mod.function(exportABIVersion).CallWithStack(ctx, stack[:]); err != nil {
-		return fmt.Errorf("wasmhost: %s: %w", exportABIVersion, err)
+	if err := mod.function(abi.ExportABIVersion).CallWithStack(ctx, stack[:]); err != nil {
+		return fmt.Errorf("wasmhost: %s: %w", abi.ExportABIVersion, err)
 	}
-	if v := wapi.DecodeI32(stack[0]); v != abiVersion {
-		return fmt.Errorf("wasmhost: the guest speaks ABI version %d, this host version %d: rebuild the guest (make guest)", v, abiVersion)
+	if v := wapi.DecodeI32(stack[0]); v != abi.ABIVersion {
+		return fmt.Errorf("wasmhost: the guest speaks ABI version %d, this host version %d: rebuild the guest (make guest)", v, abi.ABIVersion)
 	}
 	setup := &run{rt: rt, inbox: newInbox()}
 	rctx := context.WithValue(ctx, runKey{}, setup)
@@ -157,25 +158,25 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 		}
 		return stack[0], nil
 	}
-	if status, err := call(exportInit, 0, 0); err != nil {
+	if status, err := call(abi.ExportInit, 0, 0); err != nil {
 		return err
-	} else if status != statusDone {
+	} else if status != abi.StatusDone {
 		if setup.guestErr != nil {
-			return fmt.Errorf("wasmhost: %s failed: %w: %s", exportInit, errInitFailed, setup.guestErr.Message)
+			return fmt.Errorf("wasmhost: %s failed: %w: %s", abi.ExportInit, errInitFailed, setup.guestErr.Message)
 		}
-		return fmt.Errorf("wasmhost: %s failed: %w", exportInit, errInitFailed)
+		return fmt.Errorf("wasmhost: %s failed: %w", abi.ExportInit, errInitFailed)
 	}
-	lenPtr, err := call(exportBuffer, 4)
+	lenPtr, err := call(abi.ExportBuffer, 4)
 	if err != nil {
 		return err
 	}
-	ptr, err := call(exportBytecode, lenPtr)
+	ptr, err := call(abi.ExportBytecode, lenPtr)
 	if err != nil {
 		return err
 	}
 	mem := mod.memory()
 	if mem == nil {
-		return errStaleGuest
+		return abi.ErrStaleGuest
 	}
 	n, ok := mem.ReadUint32Le(uint32(lenPtr))
 	if !ok || ptr == 0 {
@@ -183,7 +184,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	}
 	bytecode, ok := mem.Read(uint32(ptr), n)
 	if !ok {
-		return fmt.Errorf("wasmhost: %s returned [%d, %d), outside memory", exportBytecode, ptr, uint64(ptr)+uint64(n))
+		return fmt.Errorf("wasmhost: %s returned [%d, %d), outside memory", abi.ExportBytecode, ptr, uint64(ptr)+uint64(n))
 	}
 	rt.prelude = append([]byte(nil), bytecode...)
 	return nil

@@ -9,6 +9,7 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // Sessions: consecutive runs that share one program state, as a REPL does
@@ -289,7 +290,7 @@ func (r *run) sessionInstance() *RunError {
 		return e
 	}
 	defer r.end()
-	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
+	limit := uint64(abi.MemoryPages(r.limits.MemoryBytes)) * abi.PageSize
 	switch {
 	case inst == nil && saved == nil:
 		// Reserved for the Runtime's limit, so that a later run of the
@@ -317,16 +318,16 @@ func (r *run) sessionInstance() *RunError {
 	next := inst.mod.function(exportNext)
 	if next == nil {
 		inst.close(r.ctx)
-		return r.sessionLost(errStaleGuest, api.KindTrap)
+		return r.sessionLost(abi.ErrStaleGuest, api.KindTrap)
 	}
 	st := &inst.stack
 	if err := next.CallWithStack(r.ctx, st[:]); err != nil {
 		inst.close(r.ctx)
 		return r.sessionLost(fmt.Errorf("wasmhost: %s failed: %w", exportNext, err), api.KindTrap)
 	}
-	if status := wapi.DecodeI32(st[0]); status != statusDone {
+	if status := wapi.DecodeI32(st[0]); status != abi.StatusDone {
 		inst.close(r.ctx)
-		return r.sessionLost(fmt.Errorf("wasmhost: %s returned status %d, not done (%d)", exportNext, status, statusDone), api.KindTrap)
+		return r.sessionLost(fmt.Errorf("wasmhost: %s returned status %d, not done (%d)", exportNext, status, abi.StatusDone), api.KindTrap)
 	}
 	r.inst = inst
 	r.memory.Store(int64(inst.mem.Size()))

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // A session suspended to bytes, format version 1. A session between runs
@@ -19,7 +20,7 @@ import (
 //	header (not compressed)
 //	  magic      "PTCXSESS"
 //	  format     u16   sessionFormat
-//	  abi        u16   the guest ABI version (abiVersion)
+//	  abi        u16   the guest ABI version (abi.ABIVersion)
 //	  module     [32]  SHA-256 of the guest module
 //	  image      [32]  SHA-256 of the initialised image's memory
 //	  raw        u64   the body's size once inflated
@@ -77,7 +78,7 @@ func (rt *Runtime) captureSession(inst *instance) ([]byte, error) {
 	}
 	size := inst.mem.Size()
 	mem, ok := inst.mem.Read(0, size)
-	if !ok || int(size)%pageSize != 0 || int(size) < len(img.memory) {
+	if !ok || int(size)%abi.PageSize != 0 || int(size) < len(img.memory) {
 		return nil, fmt.Errorf("wasmhost: the session's memory of %d bytes cannot be read", size)
 	}
 	globals := make([]uint64, len(img.globals))
@@ -102,7 +103,7 @@ func encodeSession(img *image, mem []byte, globals []uint64, bufPtr, bufCap uint
 	body = binary.LittleEndian.AppendUint32(body, bufPtr)
 	body = binary.LittleEndian.AppendUint32(body, bufCap)
 	index := changedBlocks(mem, img.memory)
-	body = binary.LittleEndian.AppendUint32(body, uint32(len(mem)/pageSize))
+	body = binary.LittleEndian.AppendUint32(body, uint32(len(mem)/abi.PageSize))
 	body = binary.LittleEndian.AppendUint32(body, uint32(len(index)))
 	for _, i := range index {
 		body = binary.LittleEndian.AppendUint32(body, i)
@@ -113,7 +114,7 @@ func encodeSession(img *image, mem []byte, globals []uint64, bufPtr, bufCap uint
 	out := make([]byte, 0, sessionHeaderSize+len(body)/4)
 	out = append(out, sessionMagic...)
 	out = binary.LittleEndian.AppendUint16(out, sessionFormat)
-	out = binary.LittleEndian.AppendUint16(out, abiVersion)
+	out = binary.LittleEndian.AppendUint16(out, abi.ABIVersion)
 	out = append(out, img.moduleHash[:]...)
 	out = append(out, img.memoryHash[:]...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(len(body)))
@@ -130,8 +131,8 @@ func decodeSession(img *image, memoryBytes int64, b []byte) (*sessionState, erro
 	if f := binary.LittleEndian.Uint16(b[p:]); f != sessionFormat {
 		return nil, refuseSession("they have format version %d, this host reads version %d", f, sessionFormat)
 	}
-	if v := binary.LittleEndian.Uint16(b[p+2:]); v != abiVersion {
-		return nil, refuseSession("they were made with guest ABI version %d, this host speaks version %d", v, abiVersion)
+	if v := binary.LittleEndian.Uint16(b[p+2:]); v != abi.ABIVersion {
+		return nil, refuseSession("they were made with guest ABI version %d, this host speaks version %d", v, abi.ABIVersion)
 	}
 	p += 4
 	if !bytes.Equal(b[p:p+32], img.moduleHash[:]) || !bytes.Equal(b[p+32:p+64], img.memoryHash[:]) {
@@ -188,7 +189,7 @@ func parseSessionBody(img *image, memoryBytes int64, body []byte) (*sessionState
 	st.bufCap, _ = u32()
 	st.pages, _ = u32()
 	count, _ := u32()
-	size := int64(st.pages) * pageSize
+	size := int64(st.pages) * abi.PageSize
 	switch {
 	case size < int64(len(img.memory)):
 		return nil, refuseSession("their memory of %d bytes is smaller than the image's %d", size, len(img.memory))
@@ -227,7 +228,7 @@ func (rt *Runtime) resumeSession(ctx context.Context, saved []byte) (*instance, 
 	}
 	inst := rt.pool.take("") // a new instance, or one recycled from a run of no tenant
 	if inst == nil {
-		if inst, err = rt.restore(ctx, uint64(memoryPages(rt.limits.MemoryBytes))*pageSize); err != nil {
+		if inst, err = rt.restore(ctx, uint64(abi.MemoryPages(rt.limits.MemoryBytes))*abi.PageSize); err != nil {
 			return nil, err
 		}
 	}
@@ -235,7 +236,7 @@ func (rt *Runtime) resumeSession(ctx context.Context, saved []byte) (*instance, 
 		inst.close(ctx)
 		return nil, err
 	}
-	if have := inst.mem.Size() / pageSize; st.pages > have {
+	if have := inst.mem.Size() / abi.PageSize; st.pages > have {
 		if _, ok := inst.mem.Grow(st.pages - have); !ok {
 			return fail(fmt.Errorf("wasmhost: grow the memory to the session's %d pages", st.pages))
 		}

@@ -5,21 +5,22 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
 )
 
 // syntheticSession returns an image and a session's bytes (and their
 // inflated body) made from it, without a guest.
 func syntheticSession(t testing.TB) (*image, []byte, []byte) {
-	img := &image{memory: make([]byte, 2*pageSize), globals: []string{"__stack_pointer"}}
+	img := &image{memory: make([]byte, 2*abi.PageSize), globals: []string{"__stack_pointer"}}
 	for i := range img.memory {
 		img.memory[i] = byte(i * 7)
 	}
 	img.moduleHash = sha256.Sum256([]byte("a guest"))
 	img.memoryHash = sha256.Sum256(img.memory)
-	mem := make([]byte, 3*pageSize)
+	mem := make([]byte, 3*abi.PageSize)
 	copy(mem, img.memory)
-	mem[10], mem[pageSize+5000], mem[2*pageSize+100] = 1, 2, 3
+	mem[10], mem[abi.PageSize+5000], mem[2*abi.PageSize+100] = 1, 2, 3
 	b := encodeSession(img, mem, []uint64{65536}, 1024, 64)
 	dec, err := zstd.NewReader(nil)
 	require.NoError(t, err)
@@ -62,7 +63,7 @@ func TestDecodeSession_refuses(t *testing.T) {
 		{"format", img, 1 << 20, mutate(len(sessionMagic), 9), "format version 9"},
 		{"abi", img, 1 << 20, mutate(len(sessionMagic)+2, 9), "guest ABI version 9"},
 		{"another guest", &other, 1 << 20, b, "another guest"},
-		{"over the memory limit", img, 2 * pageSize, b, "over"},
+		{"over the memory limit", img, 2 * abi.PageSize, b, "over"},
 		{"cut", img, 1 << 20, b[:len(b)-3], "inflate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,11 +77,11 @@ func TestDecodeSession_refuses(t *testing.T) {
 func requireSessionConsistent(t *testing.T, img *image, memoryBytes int64, st *sessionState) {
 	require.Len(t, st.globals, len(img.globals))
 	require.Len(t, st.data, len(st.blocks)*blockSize)
-	require.LessOrEqual(t, int64(st.pages)*pageSize, memoryBytes)
-	require.GreaterOrEqual(t, int(st.pages)*pageSize, len(img.memory))
-	require.LessOrEqual(t, int64(st.bufPtr)+int64(st.bufCap), int64(st.pages)*pageSize)
+	require.LessOrEqual(t, int64(st.pages)*abi.PageSize, memoryBytes)
+	require.GreaterOrEqual(t, int(st.pages)*abi.PageSize, len(img.memory))
+	require.LessOrEqual(t, int64(st.bufPtr)+int64(st.bufCap), int64(st.pages)*abi.PageSize)
 	for i, b := range st.blocks {
-		require.Less(t, int64(b), int64(st.pages)*pageSize/blockSize)
+		require.Less(t, int64(b), int64(st.pages)*abi.PageSize/blockSize)
 		if i > 0 {
 			require.Less(t, st.blocks[i-1], b)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // The snapshot of a suspended run, format version 4:
@@ -21,7 +22,7 @@ import (
 //	header (not compressed)
 //	  magic      "PTCXSNAP"
 //	  format     u16   snapshotFormat
-//	  abi        u16   the guest ABI version (abiVersion)
+//	  abi        u16   the guest ABI version (abi.ABIVersion)
 //	  module     [32]  SHA-256 of the guest module
 //	  image      [32]  SHA-256 of the initialised image's memory
 //	  engine     u8 length, then the engine's name and version ("wazero v1.12.0")
@@ -198,7 +199,7 @@ var encoder = sync.OnceValue(func() *zstd.Encoder {
 func appendHeader(out []byte, format uint16, module, memory []byte, engine string, codec byte, raw uint64) []byte {
 	out = append(out, snapshotMagic...)
 	out = binary.LittleEndian.AppendUint16(out, format)
-	out = binary.LittleEndian.AppendUint16(out, abiVersion)
+	out = binary.LittleEndian.AppendUint16(out, abi.ABIVersion)
 	out = append(out, module...)
 	out = append(out, memory...)
 	out = append(out, byte(len(engine)))
@@ -446,8 +447,8 @@ func decodeSnapshot(img *image, memoryBytes int64, b []byte) (*snapshotState, er
 	if err != nil {
 		return nil, err
 	}
-	if h.abi != abiVersion {
-		return nil, refuse("it was made with guest ABI version %d, this host speaks version %d", h.abi, abiVersion)
+	if h.abi != abi.ABIVersion {
+		return nil, refuse("it was made with guest ABI version %d, this host speaks version %d", h.abi, abi.ABIVersion)
 	}
 	if !bytes.Equal(h.module, img.moduleHash[:]) {
 		return nil, refuse("it was made by guest module %x, this Runtime runs %x: resume it with the guest that suspended it",
@@ -525,7 +526,7 @@ func parseBody(img *image, memoryBytes int64, body []byte) (*snapshotState, erro
 	pages, _ := u32(p)
 	count, _ := u32(p + 4)
 	p += 8
-	size := int64(pages) * pageSize
+	size := int64(pages) * abi.PageSize
 	switch {
 	case size < int64(len(img.memory)):
 		return nil, refuse("its memory of %d bytes is smaller than the image's %d", size, len(img.memory))

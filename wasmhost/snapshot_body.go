@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/zeebo/xxh3"
 )
 
@@ -39,7 +40,7 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size in
 			"(wasmhost.MaxSnapshotMetaBytes)", len(meta), maxSnapshotMeta)
 	}
 	mem, base := st.memory, img.memory
-	if len(mem)%pageSize != 0 || len(mem) < len(base) {
+	if len(mem)%abi.PageSize != 0 || len(mem) < len(base) {
 		return nil, 0, fmt.Errorf("wasmhost: the guest's memory of %d bytes is not whole pages past the image's %d", len(mem), len(base))
 	}
 	n := len(mem) / blockSize
@@ -57,7 +58,7 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size in
 	out = appendHeader(out, snapshotFormat, img.moduleHash[:], img.memoryHash[:], img.engine, codecStored, 0)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(meta)))
 	out = append(out, meta...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(n/(pageSize/blockSize)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(n/(abi.PageSize/blockSize)))
 	dataAt := len(out)
 	index := make([]uint32, 0, min(n, max(cap(out)-dataAt, 0)/blockSize+1))
 	var sums xxh3.Hasher
@@ -167,7 +168,7 @@ func parseBody4(img *image, memoryBytes int64, body []byte, check func(bodyLayou
 	if err := check(l); err != nil {
 		return nil, err
 	}
-	size := int64(l.pages) * pageSize
+	size := int64(l.pages) * abi.PageSize
 	switch {
 	case size < int64(len(img.memory)):
 		return nil, refuse("its memory of %d bytes is smaller than the image's %d", size, len(img.memory))

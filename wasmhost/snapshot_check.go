@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"container/heap"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"math/rand/v2"
 	"slices"
@@ -36,7 +37,7 @@ func (m *snapshotMeta) check(img *image, memSize int64) error {
 	}
 	tools := make(map[string]bool, len(m.Tools))
 	for _, name := range m.Tools {
-		if !utf8.ValidString(name) || len(name) > maxNameBytes {
+		if !utf8.ValidString(name) || len(name) > abi.MaxNameBytes {
 			return refuse("a tool name is not valid UTF-8 or is too long")
 		}
 		tools[name] = true
@@ -99,8 +100,8 @@ func (m *snapshotMeta) checkOutput() error {
 }
 
 func (t *snapTimers) check() error {
-	if len(t.Entries) > maxTimers {
-		return refuse("it has %d timers, over the limit of %d", len(t.Entries), maxTimers)
+	if len(t.Entries) > abi.MaxTimers {
+		return refuse("it has %d timers, over the limit of %d", len(t.Entries), abi.MaxTimers)
 	}
 	if t.Fired < 0 || t.Last < 0 {
 		return refuse("its timers are out of range")

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // snapshotFixture is one Runtime and one real snapshot of a run that
@@ -70,12 +71,12 @@ func TestDecodeSnapshot_realSnapshot(t *testing.T) {
 	require.Len(t, st.meta.Timers.Entries, 1)
 	require.True(t, st.meta.World.Deterministic)
 	require.NotEmpty(t, st.blocks)
-	require.Less(t, len(st.blocks)*blockSize, int(st.pages)*pageSize, "only the blocks that differ from the image")
+	require.Less(t, len(st.blocks)*blockSize, int(st.pages)*abi.PageSize, "only the blocks that differ from the image")
 }
 
 // wholeMemory rebuilds a decoded snapshot's memory, for encodeSnapshot.
 func wholeMemory(img *image, st *snapshotState) []byte {
-	mem := make([]byte, int(st.pages)*pageSize)
+	mem := make([]byte, int(st.pages)*abi.PageSize)
 	copy(mem, img.memory)
 	for i, b := range st.blocks {
 		copy(mem[int(b)*blockSize:], st.data[i*blockSize:(i+1)*blockSize])
@@ -291,15 +292,15 @@ func TestParseBody_refusesInconsistentTables(t *testing.T) {
 // in each, two calls (one answered), a timer, logs and a deterministic
 // world. Fuzzing then needs no Runtime (and none of its set-up time).
 func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
-	img := &image{memory: make([]byte, 2*pageSize), globals: []string{"__stack_pointer"}}
+	img := &image{memory: make([]byte, 2*abi.PageSize), globals: []string{"__stack_pointer"}}
 	for i := range img.memory {
 		img.memory[i] = byte(i * 7)
 	}
 	img.moduleHash = sha256.Sum256([]byte("a guest"))
 	img.memoryHash = sha256.Sum256(img.memory)
-	mem := make([]byte, 3*pageSize)
+	mem := make([]byte, 3*abi.PageSize)
 	copy(mem, img.memory)
-	mem[10], mem[pageSize+5000], mem[2*pageSize+100] = 1, 2, 3
+	mem[10], mem[abi.PageSize+5000], mem[2*abi.PageSize+100] = 1, 2, 3
 	var rng rand.ChaCha8
 	rngState, err := rng.MarshalBinary()
 	require.NoError(t, err)
@@ -322,7 +323,7 @@ func TestDecodeSnapshot_synthetic(t *testing.T) {
 	st, err := decodeSnapshot(img, 1<<20, b)
 	require.NoError(t, err)
 	require.Equal(t, []uint32{0, 17, 32}, st.blocks)
-	_, err = decodeSnapshot(img, 2*pageSize, b)
+	_, err = decodeSnapshot(img, 2*abi.PageSize, b)
 	require.ErrorContains(t, err, "over the memory limit of 131072 bytes")
 }
 
@@ -497,7 +498,7 @@ func FuzzWriteSnapshotBlocks(f *testing.F) {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
 		}
-		mem := make([]byte, int(st.pages)*pageSize)
+		mem := make([]byte, int(st.pages)*abi.PageSize)
 		err = writeBlocks(st, func(off uint32, b []byte) bool {
 			if int(off)+len(b) > len(mem) {
 				return false
@@ -517,8 +518,8 @@ func FuzzWriteSnapshotBlocks(f *testing.F) {
 
 func requireConsistent(t *testing.T, img *image, memoryBytes int64, st *snapshotState) {
 	require.Len(t, st.data, len(st.blocks)*blockSize)
-	require.LessOrEqual(t, int64(st.pages)*pageSize, memoryBytes)
-	require.GreaterOrEqual(t, int(st.pages)*pageSize, len(img.memory))
+	require.LessOrEqual(t, int64(st.pages)*abi.PageSize, memoryBytes)
+	require.GreaterOrEqual(t, int(st.pages)*abi.PageSize, len(img.memory))
 	for i := 1; i < len(st.blocks); i++ {
 		require.Less(t, st.blocks[i-1], st.blocks[i])
 	}

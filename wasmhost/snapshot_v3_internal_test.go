@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,7 +24,7 @@ func encodeSnapshotV3(t testing.TB, img *image, st *snapshotState) []byte {
 	bodyAt := len(out)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(meta)))
 	out = append(out, meta...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(mem)/pageSize))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(mem)/abi.PageSize))
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(index)))
 	for _, i := range index {
 		out = binary.LittleEndian.AppendUint32(out, i)

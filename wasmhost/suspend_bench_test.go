@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,7 +57,7 @@ func benchmarkSnapshot(b *testing.B, js string) {
 	rt, st, s := suspendedHeap(b, js)
 	ctx := context.Background()
 	mem := wholeMemory(rt.image, st)
-	limit := uint64(memoryPages(rt.limits.MemoryBytes)) * pageSize
+	limit := uint64(abi.MemoryPages(rt.limits.MemoryBytes)) * abi.PageSize
 	b.Run("restore-baseline", func(b *testing.B) {
 		reportCPU(b, func() {
 			for b.Loop() {

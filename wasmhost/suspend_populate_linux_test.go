@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/stretchr/testify/require"
 )
@@ -77,7 +78,7 @@ func TestPopulateSnapshot_hugeWindows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mem := aligned(t, 4*hugePage)
-			m := &cappedMemory{mapped: mem, image: &image{memory: make([]byte, pageSize)}}
+			m := &cappedMemory{mapped: mem, image: &image{memory: make([]byte, abi.PageSize)}}
 			blocks := windowBlocks(1, 7, tt.blocks) // past the image, not at the window's start
 			require.NoError(t, populateSnapshot(m, m.image.memory, blocks))
 			require.Equal(t, tt.huge, m.huge)
@@ -97,7 +98,7 @@ func TestPopulateSnapshot_hugeWindows(t *testing.T) {
 // is mapped anew with the image's bytes in it; one with fewer stays the
 // image's mapping, the blocks' pages copied.
 func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
-	img := make([]byte, 9*pageSize) // 144 blocks: more than hugeWindowBlocks
+	img := make([]byte, 9*abi.PageSize) // 144 blocks: more than hugeWindowBlocks
 	for i := range img {
 		img[i] = byte(i*13 + 5)
 	}
@@ -117,7 +118,7 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mem := alignedReservation(t, 2*hugePage)
 			require.True(t, vmem.MapFile(mem, fd, len(img)))
-			m := &cappedMemory{mapped: mem, buf: mem[:len(img)+pageSize], cow: true} // grown past the image
+			m := &cappedMemory{mapped: mem, buf: mem[:len(img)+abi.PageSize], cow: true} // grown past the image
 			require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 10, tt.blocks)))
 			require.Equal(t, img, mem[:len(img)], "the image's bytes, mapped or copied")
 			require.Equal(t, make([]byte, len(mem)-len(img)), mem[len(img):])
@@ -137,7 +138,7 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 	t.Run("a memory that copied the image", func(t *testing.T) {
 		mem := alignedReservation(t, 2*hugePage)
 		copy(mem, img)
-		m := &cappedMemory{mapped: mem, buf: mem[:len(img)+pageSize]}
+		m := &cappedMemory{mapped: mem, buf: mem[:len(img)+abi.PageSize]}
 		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 10, 2*hugeWindowBlocks)))
 		require.False(t, m.huge, "its pages are backed already: nothing to gain")
 		require.Equal(t, img, mem[:len(img)])

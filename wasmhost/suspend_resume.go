@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // Resumption says how a suspended run goes on.
@@ -136,9 +137,9 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	}
 	m := &st.meta
 	limits := rs.Limits.Within(m.Limits.Within(rt.limits))
-	if int64(st.pages)*pageSize > limits.MemoryBytes {
+	if int64(st.pages)*abi.PageSize > limits.MemoryBytes {
 		return Outcome{}, refuse("its memory of %d bytes is over the resumed run's memory limit of %d bytes",
-			int64(st.pages)*pageSize, limits.MemoryBytes)
+			int64(st.pages)*abi.PageSize, limits.MemoryBytes)
 	}
 	p := Program{Tools: m.Tools, Limits: limits, Deadline: rs.Deadline, Suspend: rs.Suspend, SuspendIdle: rs.SuspendIdle,
 		Tenant: rs.Tenant}
@@ -293,8 +294,8 @@ func (r *run) resumeInstance() *RunError {
 
 func (r *run) restoreSnapshot() (*instance, error) {
 	rt, st := r.rt, r.resuming
-	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
-	size := int(st.pages) * pageSize
+	limit := uint64(abi.MemoryPages(r.limits.MemoryBytes)) * abi.PageSize
+	size := int(st.pages) * abi.PageSize
 	var inst *instance
 	backed, fromSpare := resumeSpare{}, false
 	if size > len(rt.image.memory) {
@@ -324,7 +325,7 @@ func (r *run) restoreSnapshot() (*instance, error) {
 		inst.close(r.ctx)
 		return nil, err
 	}
-	if have := inst.mem.Size() / pageSize; st.pages > have {
+	if have := inst.mem.Size() / abi.PageSize; st.pages > have {
 		if _, ok := inst.mem.Grow(st.pages - have); !ok {
 			return fail(fmt.Errorf("wasmhost: grow the memory to the snapshot's %d pages", st.pages))
 		}

@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"container/heap"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"time"
 )
 
@@ -21,9 +22,9 @@ type timerEntry struct {
 }
 
 // add schedules a timer delay milliseconds after now and returns its id,
-// or false when maxTimers are already pending.
+// or false when abi.MaxTimers are already pending.
 func (q *timerQueue) add(now time.Time, delay int32) (int32, bool) {
-	if len(q.live) >= maxTimers {
+	if len(q.live) >= abi.MaxTimers {
 		return 0, false
 	}
 	if q.live == nil {
