@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 func FuzzGuestRange(f *testing.F) {
@@ -73,7 +74,7 @@ func FuzzHostFunctions(f *testing.F) {
 	mod, err := wr.Instantiate(ctx, memoryModule)
 	require.NoError(f, err)
 	mem := mod.Memory()
-	funcs := []func(context.Context, guestMemory, []uint64){hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
+	funcs := []func(context.Context, engine.Memory, []uint64){hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
 
 	f.Add(uint8(0), uint32(0), uint32(4), uint32(8), uint32(2), []byte("echo\x00\x00\x00\x00{}"))
 	f.Add(uint8(1), uint32(3), uint32(0), uint32(5), uint32(0), []byte("hello"))
@@ -255,7 +256,7 @@ func TestInbox_reportersAcrossSlabs(t *testing.T) {
 
 func TestCappedMemory(t *testing.T) {
 	m := &cappedMemory{limit: 10 * abi.PageSize}
-	lm := m.allocator().Allocate(abi.PageSize, 100*abi.PageSize)
+	lm := m.Allocator().Allocate(abi.PageSize, 100*abi.PageSize)
 	buf := lm.Reallocate(abi.PageSize)
 	require.Len(t, buf, abi.PageSize)
 	buf[0] = 7

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
-
 	"github.com/ptcx/ptcx/wasmhost"
 )
 

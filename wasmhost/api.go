@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // Program is one run_code program, ready for the guest.

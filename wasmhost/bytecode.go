@@ -3,9 +3,10 @@ package wasmhost
 import (
 	"container/list"
 	"crypto/sha256"
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // bytecodeCache keeps programs' bytecode by the SHA-256 of their

@@ -2,10 +2,11 @@ package wasmhost
 
 import (
 	"errors"
-	"github.com/ptcx/ptcx/wasmhost/internal/cpuclock"
 	"runtime"
 	"runtime/metrics"
 	"time"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/cpuclock"
 )
 
 // Compute time is the CPU time the guest used: what the thread running an

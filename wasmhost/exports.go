@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // Calls into the guest's exports, on the guest's goroutine.
@@ -110,7 +111,7 @@ func (r *run) write(b []byte) (uint32, *RunError) {
 // call runs one export with the parameters in r.inst.stack and returns its
 // i32 result. An export that ends past a limit (a native loop that did not
 // poll) is a timeout even when it succeeded.
-func (r *run) call(f guestFunc) (int32, *RunError) {
+func (r *run) call(f engine.Func) (int32, *RunError) {
 	// A run that ended while the guest waited does not run it again.
 	if e := r.cancelled(); e != nil {
 		return 0, e

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/cpuclock"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/cpuclock"
 )
 
 // queue starts a waiter of key for bytes on g and returns where it reports

@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // image is the guest's state once initialised: its linear memory and its
@@ -20,8 +21,8 @@ import (
 // globals and no data, whose memory starts with the image's bytes
 // (cappedMemory), then reseeded (ptcx_restored).
 type image struct {
-	memory []byte       // the linear memory, whole pages
-	module engineModule // the variant module
+	memory []byte        // the linear memory, whole pages
+	module engine.Module // the variant module
 	// fd is a sealed memfd holding memory (Linux), mapped copy-on-write
 	// into every restored memory, or -1: memory is then copied.
 	fd int
@@ -83,7 +84,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 			globals[i] = pollInterval
 			continue
 		}
-		eg := inst.mod.global(g.Export)
+		eg := inst.mod.Global(g.Export)
 		if eg == nil {
 			return nil, fmt.Errorf("%w: the export %q of global %d is missing", wasmbin.ErrBadModule, g.Export, g.Index)
 		}
@@ -95,7 +96,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		return nil, fmt.Errorf("wasmhost: the initialised guest's memory of %d bytes cannot be read", size)
 	}
 	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap,
-		moduleHash: sha256.Sum256(bin), engine: rt.eng.name()}
+		moduleHash: sha256.Sum256(bin), engine: rt.eng.Name()}
 	img.memoryHash = sha256.Sum256(img.memory)
 	for i, g := range layout.Mutable {
 		if g.Export != "" {
@@ -107,7 +108,7 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	if err != nil {
 		return nil, fmt.Errorf("wasmhost: read the guest's code for its image: %w", err)
 	}
-	variant, inModule, err := rt.eng.imageModule(layout, img.memory, globals)
+	variant, inModule, err := rt.eng.ImageModule(layout, img.memory, globals)
 	if err != nil {
 		return nil, err
 	}
@@ -122,11 +123,11 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		img.filled = vmem.FilledPages(img.memory)
 	}
 	img.reusable = !writesTables
-	if img.module, err = rt.eng.compile(ctx, variant); err != nil {
+	if img.module, err = rt.eng.Compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}
 	for i, name := range boundExports {
-		img.exports[i] = img.module.exports(name)
+		img.exports[i] = img.module.Exports(name)
 	}
 	if !copyOnly && !inModule {
 		img.fd = vmem.SealedFile(img.memory)
@@ -155,7 +156,7 @@ func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error)
 	img := rt.image
 	memory := &cappedMemory{limit: limit, image: img, spares: rt.pool}
 	w := &world.World{}
-	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
+	mod, err := rt.eng.Instantiate(ctx, img.module, memory, w, false)
 	if err != nil {
 		return nil, fmt.Errorf("restore the guest: %w", err)
 	}

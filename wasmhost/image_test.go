@@ -3,11 +3,12 @@ package wasmhost
 import (
 	"context"
 	"encoding/json"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // TestRuntime_newInstance_restored checks both ways a memory starts with

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"math"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // instance is one live guest: a module instance whose engine and prelude
@@ -16,27 +18,27 @@ import (
 // time and serves one run, after which it is discarded or, reset to the
 // image and as good as new, given back to the warm pool (pool_recycle.go).
 type instance struct {
-	mod    engineInstance
-	mem    guestMemory
+	mod    engine.Instance
+	mem    engine.Memory
 	memory *cappedMemory
 	world  *world.World // its clock and random source, set per run
-	buffer guestFunc
-	start  guestFunc
-	resume guestFunc
-	timer  guestFunc
+	buffer engine.Func
+	start  engine.Func
+	resume engine.Func
+	timer  engine.Func
 	// Optional exports (nil when the guest has none): reseeding a restored
 	// instance (a guest without it is not restored from an image), and
 	// staging a program's bytecode (bytecode.go).
-	restored guestFunc
-	compile  guestFunc
-	load     guestFunc
+	restored engine.Func
+	compile  engine.Func
+	load     engine.Func
 	stack    [4]uint64 // parameters and results of export calls
 	// lazy holds the exports of an instance restored from the image, bound
 	// at their first call (bindLazily); unused otherwise.
 	lazy [len(boundExports)]export
 	// globals are the image's exported mutable globals (image.globals),
 	// bound by the first reset (pool_recycle.go).
-	globals []guestGlobal
+	globals []engine.Global
 	scratch []byte // for reset's page table entries
 	// recycled says the instance served a run of tenant before it was
 	// reset: it serves only that tenant's runs (pool.take).
@@ -93,7 +95,7 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec world.Spec) (*instance, error) {
 	memory := &cappedMemory{limit: uint64(abi.MemoryPages(memoryBytes)) * abi.PageSize}
 	w := world.New(spec)
-	mod, err := rt.eng.instantiate(ctx, rt.module, memory, w, true)
+	mod, err := rt.eng.Instantiate(ctx, rt.module, memory, w, true)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate the guest: %w", err)
 	}
@@ -101,7 +103,7 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 	if err != nil {
 		return nil, err
 	}
-	init := mod.function(abi.ExportInit)
+	init := mod.Function(abi.ExportInit)
 	if init == nil {
 		inst.close(ctx)
 		return nil, abi.ErrStaleGuest
@@ -129,15 +131,15 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 var boundExports = [...]string{abi.ExportBuffer, abi.ExportStart, abi.ExportResume, abi.ExportTimer, abi.ExportRestored, abi.ExportCompile, abi.ExportLoad}
 
 // bindInstance binds the exports of a new module instance.
-func bindInstance(mod engineInstance, memory *cappedMemory, w *world.World) (*instance, error) {
-	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
-	var f [len(boundExports)]guestFunc
+func bindInstance(mod engine.Instance, memory *cappedMemory, w *world.World) (*instance, error) {
+	inst := &instance{mod: mod, mem: mod.Memory(), memory: memory, world: w}
+	var f [len(boundExports)]engine.Func
 	for i, name := range boundExports {
-		f[i] = mod.function(name)
+		f[i] = mod.Function(name)
 	}
 	inst.bind(f)
 	if !inst.complete() {
-		mod.close(context.Background())
+		mod.Close(context.Background())
 		return nil, abi.ErrStaleGuest
 	}
 	return inst, nil
@@ -146,9 +148,9 @@ func bindInstance(mod engineInstance, memory *cappedMemory, w *world.World) (*in
 // bindLazily is bindInstance for an instance of the image's module, whose
 // exports are known (has): each is bound at its first call (export), so
 // that an idle pooled instance holds none of them.
-func bindLazily(mod engineInstance, memory *cappedMemory, w *world.World, has *[len(boundExports)]bool) (*instance, error) {
-	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
-	var f [len(boundExports)]guestFunc
+func bindLazily(mod engine.Instance, memory *cappedMemory, w *world.World, has *[len(boundExports)]bool) (*instance, error) {
+	inst := &instance{mod: mod, mem: mod.Memory(), memory: memory, world: w}
+	var f [len(boundExports)]engine.Func
 	fields := inst.fields()
 	for i, name := range boundExports {
 		if has[i] {
@@ -158,19 +160,19 @@ func bindLazily(mod engineInstance, memory *cappedMemory, w *world.World, has *[
 	}
 	inst.bind(f)
 	if !inst.complete() {
-		mod.close(context.Background())
+		mod.Close(context.Background())
 		return nil, abi.ErrStaleGuest
 	}
 	return inst, nil
 }
 
 // fields returns the instance's export fields, in boundExports' order.
-func (inst *instance) fields() [len(boundExports)]*guestFunc {
-	return [...]*guestFunc{&inst.buffer, &inst.start, &inst.resume, &inst.timer, &inst.restored, &inst.compile, &inst.load}
+func (inst *instance) fields() [len(boundExports)]*engine.Func {
+	return [...]*engine.Func{&inst.buffer, &inst.start, &inst.resume, &inst.timer, &inst.restored, &inst.compile, &inst.load}
 }
 
 // bind sets the instance's export fields from f, in boundExports' order.
-func (inst *instance) bind(f [len(boundExports)]guestFunc) {
+func (inst *instance) bind(f [len(boundExports)]engine.Func) {
 	for i, field := range inst.fields() {
 		*field = f[i]
 	}
@@ -200,16 +202,16 @@ func (inst *instance) unbind() {
 // that held it (field), so that later calls go to the engine directly; it
 // is back there once unbound. It is used by the instance's goroutine only.
 type export struct {
-	mod   engineInstance
+	mod   engine.Instance
 	name  string
-	field *guestFunc // the instance's field that holds the export
-	f     guestFunc
+	field *engine.Func // the instance's field that holds the export
+	f     engine.Func
 }
 
-// CallWithStack implements guestFunc: it binds the export, then calls it.
+// CallWithStack implements engine.Func: it binds the export, then calls it.
 func (e *export) CallWithStack(ctx context.Context, stack []uint64) error {
 	if e.f == nil {
-		if e.f = e.mod.function(e.name); e.f == nil {
+		if e.f = e.mod.Function(e.name); e.f == nil {
 			return fmt.Errorf("%w: %s", abi.ErrStaleGuest, e.name)
 		}
 		if e.field != nil {
@@ -229,7 +231,7 @@ func (inst *instance) limitMemory(limit uint64) {
 // linear returns the bytes of the instance's linear memory: the engine's
 // where it allocated them (wasmtime), else the host's (cappedMemory).
 func (inst *instance) linear() []byte {
-	if b := inst.mod.engineMemory(); b != nil {
+	if b := inst.mod.EngineMemory(); b != nil {
 		return b
 	}
 	return inst.memory.buf
@@ -241,7 +243,7 @@ func (inst *instance) linear() []byte {
 // runs has its own.
 func (inst *instance) setMemoryLimit(limit uint64) {
 	inst.memory.limit = limit
-	inst.mod.limitMemory(limit)
+	inst.mod.LimitMemory(limit)
 }
 
 // errBufferFull means the guest could not grow its exchange buffer.
@@ -278,7 +280,7 @@ var nul = [1]byte{0}
 
 // close discards the instance and its memory.
 func (inst *instance) close(ctx context.Context) {
-	inst.mod.close(ctx)
+	inst.mod.Close(ctx)
 }
 
 // worldFor returns the world of r: its own (Program.World), else the

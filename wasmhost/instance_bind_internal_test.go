@@ -5,14 +5,16 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // noExports is an engine instance without exports.
-type noExports struct{ engineInstance }
+type noExports struct{ engine.Instance }
 
-func (noExports) function(string) guestFunc { return nil }
+func (noExports) function(string) engine.Func { return nil }
 
 // A restored instance binds each export at its first call: idle, it holds
 // none (no call engine, no stack); a run binds those it calls.
@@ -63,13 +65,13 @@ func BenchmarkExport_CallWithStack(b *testing.B) {
 	var stack [4]uint64
 	ctx := context.Background()
 	b.Run("bound", func(b *testing.B) {
-		field := guestFunc(nopFunc{})
+		field := engine.Func(nopFunc{})
 		for b.Loop() {
 			_ = field.CallWithStack(ctx, stack[:])
 		}
 	})
 	b.Run("lazy", func(b *testing.B) {
-		var field guestFunc
+		var field engine.Func
 		e := &export{mod: oneExport{}, name: abi.ExportResume, field: &field}
 		field = e
 		for b.Loop() {
@@ -79,6 +81,6 @@ func BenchmarkExport_CallWithStack(b *testing.B) {
 }
 
 // oneExport is an engine instance whose every export is nopFunc.
-type oneExport struct{ engineInstance }
+type oneExport struct{ engine.Instance }
 
-func (oneExport) function(string) guestFunc { return nopFunc{} }
+func (oneExport) function(string) engine.Func { return nopFunc{} }

@@ -17,7 +17,7 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 // memory ends waiting on nothing: docs/abi.md); otherwise, or for a guest
 // without the export, it can never settle.
 func (r *run) stalled() (int32, *RunError) {
-	if f := r.inst.mod.function(abi.ExportStalled); f != nil {
+	if f := r.inst.mod.Function(abi.ExportStalled); f != nil {
 		if status, e := r.call(f); e != nil || status != abi.StatusPending {
 			return status, e
 		}

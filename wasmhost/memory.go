@@ -1,8 +1,10 @@
 package wasmhost
 
 import (
-	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // cappedMemory backs one instance's linear memory and refuses to grow past
@@ -42,8 +44,8 @@ type cappedMemory struct {
 	resumed *Runtime
 }
 
-// allocator returns a MemoryAllocator that hands out m.
-func (m *cappedMemory) allocator() experimental.MemoryAllocator {
+// Allocator implements engine.HostMemory: it hands out m.
+func (m *cappedMemory) Allocator() experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capacity, maxBytes uint64) experimental.LinearMemory {
 		m.limit = min(m.limit, maxBytes)
 		img := m.image
@@ -120,3 +122,23 @@ func (m *cappedMemory) Free() {
 	}
 	m.buf = nil
 }
+
+// Limit implements engine.HostMemory.
+func (m *cappedMemory) Limit() uint64 { return m.limit }
+
+// SetLimit implements engine.HostMemory.
+func (m *cappedMemory) SetLimit(limit uint64) { m.limit = limit }
+
+// Image implements engine.HostMemory.
+func (m *cappedMemory) Image() *engine.Image {
+	if m.image == nil {
+		return nil
+	}
+	return &engine.Image{Memory: m.image.memory, InModule: m.image.inModule, Filled: m.image.filled}
+}
+
+// SetCOW implements engine.HostMemory.
+func (m *cappedMemory) SetCOW(cow bool) { m.cow = cow }
+
+// Refuse implements engine.HostMemory.
+func (m *cappedMemory) Refuse() { m.refused = true }

@@ -2,11 +2,12 @@ package wasmhost
 
 import (
 	"context"
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
-	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // pool keeps restored instances ready for runs. A run takes one (take); a

@@ -5,9 +5,10 @@ package wasmhost
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
-	"github.com/stretchr/testify/require"
 )
 
 // coolImage is spareImage's image held in a sealed memfd, as a Runtime's

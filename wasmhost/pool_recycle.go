@@ -2,7 +2,9 @@ package wasmhost
 
 import (
 	"context"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
@@ -80,9 +82,9 @@ func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
 		return false
 	}
 	if inst.globals == nil {
-		globals := make([]guestGlobal, len(img.globals))
+		globals := make([]engine.Global, len(img.globals))
 		for i, name := range img.globals {
-			if globals[i] = inst.mod.global(name); globals[i] == nil {
+			if globals[i] = inst.mod.Global(name); globals[i] == nil {
 				return false
 			}
 		}

@@ -4,13 +4,15 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // fakeMod is an engine instance that only records its closing.
 type fakeMod struct {
-	engineInstance
+	engine.Instance
 	closed bool
 }
 

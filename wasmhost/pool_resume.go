@@ -3,11 +3,12 @@ package wasmhost
 import (
 	"context"
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // Resume spares. Resuming a snapshot of megabytes of heap into a memory
@@ -305,7 +306,7 @@ func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare)
 	// run left there, which only resetForSnapshot clears.
 	memory := &cappedMemory{limit: limit, image: img, preset: &s}
 	w := &world.World{}
-	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
+	mod, err := rt.eng.Instantiate(ctx, img.module, memory, w, false)
 	if err != nil {
 		if memory.preset != nil { // not taken by the engine
 			vmem.Release(s.mem)

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
-	"github.com/stretchr/testify/require"
 )
 
 // heapSnapshot runs js, which waits on one call, suspended there, and

@@ -9,9 +9,10 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
-	"github.com/stretchr/testify/require"
 )
 
 // mapped reports whether the page at the start of b is mapped (mincore

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
-	"github.com/stretchr/testify/require"
 )
 
 // spareImage is an image of two wasm pages of known bytes, and a pool of

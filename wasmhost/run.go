@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // grace is how long Run waits, after a deadline or a cancellation, for the
@@ -392,7 +393,7 @@ func (r *run) settled(status int32) (Outcome, error) {
 }
 
 // releaseAfter is how long a run waits, from its first wait, before what
-// the engine holds for its releasable exports is dropped (releaser:
+// the engine holds for its releasable exports is dropped (engine.Releaser:
 // wazero's call engines, 60 KiB and more of native stacks for a run parked
 // on a call). Bound again at their next call (a session's next program, a
 // recycled instance's next run), they cost that run about a tenth of a
@@ -450,9 +451,9 @@ func (p *parking) release() {
 	case p.waiting:
 		p.released = true
 		inst := p.inst
-		for _, f := range [...]guestFunc{inst.restored, inst.compile, inst.load, inst.start, inst.buffer} {
-			if rel, ok := f.(releaser); ok {
-				rel.release()
+		for _, f := range [...]engine.Func{inst.restored, inst.compile, inst.load, inst.start, inst.buffer} {
+			if rel, ok := f.(engine.Releaser); ok {
+				rel.Release()
 			}
 		}
 	default:

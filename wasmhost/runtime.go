@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +12,9 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/runners"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // errInitFailed means ptcx_init returned an error status.
@@ -27,8 +28,8 @@ var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
 type Runtime struct {
 	cfg     Config
 	limits  api.Limits // cfg.limits with defaults: the ceiling of every run
-	eng     engine
-	module  engineModule
+	eng     engine.Engine
+	module  engine.Module
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
 	image   *image // the initialised guest, nil when off (Config.WithImage)
 	pool    *pool  // restored instances ready for runs, nil when off (Config.WithPool)
@@ -102,7 +103,7 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	module, err := rt.eng.compile(ctx, bin)
+	module, err := rt.eng.Compile(ctx, bin)
 	if err != nil {
 		return fmt.Errorf("wasmhost: compile the guest: %w", err)
 	}
@@ -115,7 +116,7 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	}
 	// A guest without ptcx_restored (an older or a hand-made one) is
 	// instantiated afresh for every run.
-	if restorable := module.exports(abi.ExportRestored); !rt.cfg.noImage && restorable {
+	if restorable := module.Exports(abi.ExportRestored); !rt.cfg.noImage && restorable {
 		if rt.image, err = rt.makeImage(ctx, bin, rt.cfg.copyRestore); err != nil {
 			return err
 		}
@@ -128,16 +129,16 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 // then has it compile the prelude to bytecode, which every instance then
 // loads instead of compiling it again (about 25 times faster).
 func (rt *Runtime) prepare(ctx context.Context) error {
-	if !rt.module.exports(abi.ExportABIVersion) {
+	if !rt.module.Exports(abi.ExportABIVersion) {
 		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", abi.ExportABIVersion)
 	}
-	mod, err := rt.eng.instantiate(ctx, rt.module, nil, world.New(world.Spec{Deterministic: true}), true)
+	mod, err := rt.eng.Instantiate(ctx, rt.module, nil, world.New(world.Spec{Deterministic: true}), true)
 	if err != nil {
 		return fmt.Errorf("wasmhost: instantiate the guest: %w", err)
 	}
-	defer mod.close(ctx)
+	defer mod.Close(ctx)
 	var stack [4]uint64
-	if err := mod.function(abi.ExportABIVersion).CallWithStack(ctx, stack[:]); err != nil {
+	if err := mod.Function(abi.ExportABIVersion).CallWithStack(ctx, stack[:]); err != nil {
 		return fmt.Errorf("wasmhost: %s: %w", abi.ExportABIVersion, err)
 	}
 	if v := wapi.DecodeI32(stack[0]); v != abi.ABIVersion {
@@ -147,7 +148,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	rctx := context.WithValue(ctx, runKey{}, setup)
 	setup.ctx = rctx
 	call := func(name string, params ...uint64) (uint64, error) {
-		f := mod.function(name)
+		f := mod.Function(name)
 		if f == nil {
 			return 0, fmt.Errorf("wasmhost: the guest has no %s export", name)
 		}
@@ -174,7 +175,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mem := mod.memory()
+	mem := mod.Memory()
 	if mem == nil {
 		return abi.ErrStaleGuest
 	}
@@ -231,7 +232,7 @@ func (rt *Runtime) releaseAll() {
 	rt.release.Do(func() {
 		var err error
 		if rt.eng != nil {
-			err = rt.eng.close(rt.closeCtx)
+			err = rt.eng.Close(rt.closeCtx)
 		}
 		if rt.image != nil {
 			rt.image.close()

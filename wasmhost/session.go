@@ -315,7 +315,7 @@ func (r *run) sessionInstance() *RunError {
 	}
 	inst.setMemoryLimit(limit)
 	inst.world.Set(r.rt.worldFor(r))
-	next := inst.mod.function(exportNext)
+	next := inst.mod.Function(exportNext)
 	if next == nil {
 		inst.close(r.ctx)
 		return r.sessionLost(abi.ErrStaleGuest, api.KindTrap)

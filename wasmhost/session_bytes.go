@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
@@ -83,7 +84,7 @@ func (rt *Runtime) captureSession(inst *instance) ([]byte, error) {
 	}
 	globals := make([]uint64, len(img.globals))
 	for i, name := range img.globals {
-		g := inst.mod.global(name)
+		g := inst.mod.Global(name)
 		if g == nil {
 			return nil, fmt.Errorf("wasmhost: the guest's global %q is missing", name)
 		}
@@ -247,7 +248,7 @@ func (rt *Runtime) resumeSession(ctx context.Context, saved []byte) (*instance, 
 		}
 	}
 	for i, name := range rt.image.globals {
-		mg := inst.mod.global(name)
+		mg := inst.mod.Global(name)
 		if mg == nil || !mg.Set(st.globals[i]) {
 			return fail(fmt.Errorf("wasmhost: the guest's global %q is missing or not mutable", name))
 		}

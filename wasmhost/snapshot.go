@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"hash/crc32"
 	"io"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // The snapshot of a suspended run, format version 4:

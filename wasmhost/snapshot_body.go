@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/zeebo/xxh3"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // The body of a snapshot of format 4 (snapshot.go): written in one pass

@@ -2,12 +2,13 @@ package wasmhost
 
 import (
 	"container/heap"
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"math/rand/v2"
 	"slices"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // check refuses a table no suspended run could have had: every count,

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"hash/crc32"
 	"math/rand/v2"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // snapshotFixture is one Runtime and one real snapshot of a run that

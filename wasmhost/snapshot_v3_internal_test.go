@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // encodeSnapshotV3 is the encoder of format 3 (snapshotFormatHash) as it

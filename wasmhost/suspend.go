@@ -300,7 +300,7 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 	}
 	m.World = ws
 	for _, name := range r.rt.image.globals {
-		g := inst.mod.global(name)
+		g := inst.mod.Global(name)
 		if g == nil {
 			return nil, fmt.Errorf("wasmhost: the guest's global %q is missing", name)
 		}

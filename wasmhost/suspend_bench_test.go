@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // heldHeaps are programs holding 2 MiB of heap and waiting on one call:

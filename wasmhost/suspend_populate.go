@@ -2,8 +2,9 @@ package wasmhost
 
 import (
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"unsafe"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // Backing a resumed memory's pages. A snapshot's blocks are written over a

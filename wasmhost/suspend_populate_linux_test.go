@@ -6,9 +6,10 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
-	"github.com/stretchr/testify/require"
 )
 
 // alignedReservation returns a reservation of n bytes (whole 2 MiB

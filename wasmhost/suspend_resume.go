@@ -344,7 +344,7 @@ func (r *run) restoreSnapshot() (*instance, error) {
 	}
 	m := &st.meta
 	for _, g := range m.Globals {
-		mg := inst.mod.global(g.Name)
+		mg := inst.mod.Global(g.Name)
 		if mg == nil || !mg.Set(g.Value) {
 			return fail(fmt.Errorf("wasmhost: the guest's global %q is missing or not mutable", g.Name))
 		}

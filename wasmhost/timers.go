@@ -2,8 +2,9 @@ package wasmhost
 
 import (
 	"container/heap"
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"time"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // timerQueue holds a run's pending setTimeout timers, earliest first (ties

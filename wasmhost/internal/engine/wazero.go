@@ -1,19 +1,20 @@
-package wasmhost
+package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"runtime/debug"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // wazeroEngine is the default engine: wazero's compiler, with its
@@ -25,7 +26,7 @@ type wazeroEngine struct {
 	cache wazero.CompilationCache
 }
 
-func newWazeroEngine(ctx context.Context, memoryBytes int64, cacheDir string) (engine, error) {
+func newWazero(ctx context.Context, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error) {
 	e := &wazeroEngine{}
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(abi.MemoryPages(memoryBytes))
@@ -39,11 +40,11 @@ func newWazeroEngine(ctx context.Context, memoryBytes int64, cacheDir string) (e
 	}
 	e.wr = wazero.NewRuntimeWithConfig(ctx, rc)
 	if err := instantiateWASI(ctx, e.wr); err != nil {
-		_ = e.close(ctx)
+		_ = e.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
 	}
-	if err := instantiateHostModule(ctx, e.wr); err != nil {
-		_ = e.close(ctx)
+	if err := instantiateHostModule(ctx, e.wr, host); err != nil {
+		_ = e.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: host module: %w", err)
 	}
 	return e, nil
@@ -71,21 +72,21 @@ func instantiateWASI(ctx context.Context, wr wazero.Runtime) error {
 }
 
 // instantiateHostModule defines the "ptcx" module in wr.
-func instantiateHostModule(ctx context.Context, wr wazero.Runtime) error {
+func instantiateHostModule(ctx context.Context, wr wazero.Runtime, host []HostFunc) error {
 	i32 := wapi.ValueTypeI32
 	b := wr.NewHostModuleBuilder(abi.HostModule)
-	for _, h := range hostImports {
-		params, results := make([]wapi.ValueType, h.params), make([]wapi.ValueType, h.results)
+	for _, h := range host {
+		params, results := make([]wapi.ValueType, h.Params), make([]wapi.ValueType, h.Results)
 		for i := range params {
 			params[i] = i32
 		}
 		for i := range results {
 			results[i] = i32
 		}
-		fn := h.fn
+		fn := h.Fn
 		b.NewFunctionBuilder().WithGoModuleFunction(wapi.GoModuleFunc(func(ctx context.Context, mod wapi.Module, stack []uint64) {
 			fn(ctx, mod.Memory(), stack)
-		}), params, results).Export(h.name)
+		}), params, results).Export(h.Name)
 	}
 	_, err := b.Instantiate(ctx)
 	return err
@@ -103,16 +104,16 @@ var wazeroName = func() string {
 	return "wazero (version not in the build info)"
 }()
 
-func (e *wazeroEngine) name() string { return wazeroName }
+func (e *wazeroEngine) Name() string { return wazeroName }
 
 type wazeroModule struct{ m wazero.CompiledModule }
 
-func (m wazeroModule) exports(name string) bool {
+func (m wazeroModule) Exports(name string) bool {
 	_, ok := m.m.ExportedFunctions()[name]
 	return ok
 }
 
-func (e *wazeroEngine) compile(ctx context.Context, bin []byte) (engineModule, error) {
+func (e *wazeroEngine) Compile(ctx context.Context, bin []byte) (Module, error) {
 	m, err := e.wr.CompileModule(ctx, bin)
 	if err != nil {
 		return nil, err
@@ -120,13 +121,13 @@ func (e *wazeroEngine) compile(ctx context.Context, bin []byte) (engineModule, e
 	return wazeroModule{m}, nil
 }
 
-func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world.World, initialize bool) (engineInstance, error) {
+func (e *wazeroEngine) Instantiate(ctx context.Context, m Module, memory HostMemory, w *world.World, initialize bool) (Instance, error) {
 	cfg := moduleConfig(w)
 	if initialize {
 		cfg = cfg.WithStartFunctions(abi.ExportInitialize)
 	}
 	if memory != nil {
-		ctx = experimental.WithMemoryAllocator(ctx, memory.allocator())
+		ctx = experimental.WithMemoryAllocator(ctx, memory.Allocator())
 	}
 	mod, err := e.wr.InstantiateModule(ctx, m.(wazeroModule).m, cfg)
 	if err != nil {
@@ -137,12 +138,12 @@ func (e *wazeroEngine) instantiate(ctx context.Context, m engineModule, memory *
 
 // imageModule: wazero has no way to initialise a memory copy-on-write, so
 // the variant has no data and cappedMemory maps or copies the image.
-func (e *wazeroEngine) imageModule(layout *wasmbin.Layout, memory []byte, globals []uint64) ([]byte, bool, error) {
+func (e *wazeroEngine) ImageModule(layout *wasmbin.Layout, memory []byte, globals []uint64) ([]byte, bool, error) {
 	bin, err := layout.Variant(uint32(len(memory)/abi.PageSize), globals)
 	return bin, false, err
 }
 
-func (e *wazeroEngine) close(ctx context.Context) error {
+func (e *wazeroEngine) Close(ctx context.Context) error {
 	err := e.wr.Close(ctx)
 	if e.cache != nil {
 		err = errors.Join(err, e.cache.Close(ctx))
@@ -164,7 +165,7 @@ func moduleConfig(w *world.World) wazero.ModuleConfig {
 
 type wazeroInstance struct{ mod wapi.Module }
 
-func (i wazeroInstance) function(name string) guestFunc {
+func (i wazeroInstance) Function(name string) Func {
 	f := i.mod.ExportedFunction(name)
 	switch {
 	case f == nil:
@@ -188,9 +189,9 @@ func releasable(name string) bool {
 	return false
 }
 
-// A releaser is an export that can drop what the engine holds for it
+// A Releaser is an export that can drop what the engine holds for it
 // until its next call.
-type releaser interface{ release() }
+type Releaser interface{ Release() }
 
 // wazeroReleasable is a releasable export. wazero gives every bound
 // function a call engine of its own with a native stack (10 KiB, doubled
@@ -208,7 +209,7 @@ type wazeroReleasable struct {
 	f    wapi.Function // nil once released, until the next call
 }
 
-// CallWithStack implements guestFunc.
+// CallWithStack implements Func.
 func (o *wazeroReleasable) CallWithStack(ctx context.Context, stack []uint64) error {
 	if o.f == nil {
 		if o.f = o.mod.ExportedFunction(o.name); o.f == nil {
@@ -218,17 +219,26 @@ func (o *wazeroReleasable) CallWithStack(ctx context.Context, stack []uint64) er
 	return o.f.CallWithStack(ctx, stack)
 }
 
-// release implements releaser.
-func (o *wazeroReleasable) release() { o.f = nil }
+// Released reports whether f is a releasable export (Releaser), and
+// whether what the engine holds for it is dropped now (for tests).
+func Released(f Func) (releasable, released bool) {
+	if o, ok := f.(*wazeroReleasable); ok {
+		return true, o.f == nil
+	}
+	return false, false
+}
 
-func (i wazeroInstance) memory() guestMemory {
+// Release implements Releaser.
+func (o *wazeroReleasable) Release() { o.f = nil }
+
+func (i wazeroInstance) Memory() Memory {
 	if m := i.mod.Memory(); m != nil {
 		return m
 	}
 	return nil
 }
 
-func (i wazeroInstance) global(name string) guestGlobal {
+func (i wazeroInstance) Global(name string) Global {
 	if g := i.mod.ExportedGlobal(name); g != nil {
 		return wazeroGlobal{g}
 	}
@@ -237,12 +247,12 @@ func (i wazeroInstance) global(name string) guestGlobal {
 
 // limitMemory: cappedMemory's limit is what its Reallocate checks, which
 // the caller lowers itself.
-func (i wazeroInstance) limitMemory(uint64) {}
+func (i wazeroInstance) LimitMemory(uint64) {}
 
 // engineMemory is nil: wazero's memories are the host's (cappedMemory).
-func (i wazeroInstance) engineMemory() []byte { return nil }
+func (i wazeroInstance) EngineMemory() []byte { return nil }
 
-func (i wazeroInstance) close(ctx context.Context) {
+func (i wazeroInstance) Close(ctx context.Context) {
 	_ = i.mod.Close(context.WithoutCancel(ctx))
 }
 

@@ -1,14 +1,15 @@
 //go:build wasmtime
 
-package wasmhost
+package wasmtime
 
 import (
 	"context"
 	"errors"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // callTestModule is a module of five exported functions, for rawFunc:
@@ -63,14 +64,14 @@ func newCallTestInstance(t *testing.T) *wasmtimeInstance {
 func newWasmtimeTestInstance(t *testing.T, bin []byte, w *world.World) *wasmtimeInstance {
 	t.Helper()
 	ctx := context.Background()
-	e, err := newWasmtimeEngine(ctx, 1<<20, "")
+	e, err := New(ctx, 1<<20, "", nil)
 	require.NoError(t, err)
-	m, err := e.compile(ctx, bin)
+	m, err := e.Compile(ctx, bin)
 	require.NoError(t, err)
-	inst, err := e.instantiate(ctx, m, nil, w, false)
+	inst, err := e.Instantiate(ctx, m, nil, w, false)
 	require.NoError(t, err)
 	i := inst.(*wasmtimeInstance)
-	t.Cleanup(func() { i.close(ctx) })
+	t.Cleanup(func() { i.Close(ctx) })
 	return i
 }
 
@@ -89,7 +90,7 @@ func TestWasmtimeFunc_CallWithStack_results(t *testing.T) {
 		{"four parameters, as many as a call takes", "four", []uint64{1, 2, 3, 4}, 4},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := i.function(tt.fn)
+			f := i.Function(tt.fn)
 			require.NotNil(t, f)
 			require.NoError(t, f.CallWithStack(ctx, tt.stack))
 			require.Equal(t, tt.want, tt.stack[0])
@@ -99,24 +100,24 @@ func TestWasmtimeFunc_CallWithStack_results(t *testing.T) {
 
 func TestWasmtimeFunc_CallWithStack_fiveParameters(t *testing.T) {
 	i := newCallTestInstance(t)
-	err := i.function("five").CallWithStack(context.Background(), make([]uint64, 5))
+	err := i.Function("five").CallWithStack(context.Background(), make([]uint64, 5))
 	require.ErrorContains(t, err, "an export of 5 parameters and 0 results, past the 4 this host calls")
 }
 
 func TestWasmtimeFunc_CallWithStack_trap(t *testing.T) {
 	i := newCallTestInstance(t)
-	err := i.function("trap").CallWithStack(context.Background(), make([]uint64, 1))
+	err := i.Function("trap").CallWithStack(context.Background(), make([]uint64, 1))
 	var trap *wasmtimeTrap
 	require.True(t, errors.As(err, &trap), "got %v", err)
 	require.EqualError(t, err, "wasm error: unreachable")
 	stack := []uint64{1, 2}
-	require.NoError(t, i.function("add").CallWithStack(context.Background(), stack), "the instance is usable after a trap")
+	require.NoError(t, i.Function("add").CallWithStack(context.Background(), stack), "the instance is usable after a trap")
 	require.Equal(t, uint64(3), stack[0])
 }
 
 func TestWasmtimeFunc_CallWithStack_closed(t *testing.T) {
 	i := newCallTestInstance(t)
-	f := i.function("add")
-	i.close(context.Background())
+	f := i.Function("add")
+	i.Close(context.Background())
 	require.ErrorIs(t, f.CallWithStack(context.Background(), make([]uint64, 2)), errWasmtimeClosed)
 }

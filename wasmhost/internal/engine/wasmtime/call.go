@@ -1,6 +1,6 @@
 //go:build wasmtime
 
-package wasmhost
+package wasmtime
 
 /*
 #include <stdbool.h>

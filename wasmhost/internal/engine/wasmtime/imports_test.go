@@ -1,17 +1,19 @@
 //go:build wasmtime
 
-package wasmhost
+package wasmtime
 
 import (
 	"encoding/binary"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"testing"
 
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
-// sliceMemory is a guestMemory over a byte slice, for the WASI functions.
+// sliceMemory is a engine.Memory over a byte slice, for the WASI functions.
 type sliceMemory []byte
 
 func (m sliceMemory) Size() uint32 { return uint32(len(m)) }
@@ -41,7 +43,7 @@ func (m sliceMemory) ReadUint32Le(offset uint32) (uint32, bool) {
 
 func (m sliceMemory) Grow(uint32) (uint32, bool) { return 0, false }
 
-var wasiFuncs = []func(*wasmtimeState, guestMemory, []uint64){
+var wasiFuncs = []func(*wasmtimeState, engine.Memory, []uint64){
 	wasiClockTimeGet, wasiFdClose, wasiFdFdstatGet, wasiFdSeek, wasiFdWrite, wasiRandomGet,
 }
 

@@ -1,16 +1,17 @@
 //go:build wasmtime
 
-package wasmhost
+package wasmtime
 
 import (
 	"context"
 	"encoding/binary"
-	"github.com/ptcx/ptcx/wasmhost/internal/world"
 	"testing"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
-	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // importTestModule imports WASI's clock_time_get(i32, i64, i32) -> i32
@@ -46,7 +47,7 @@ func newImportTestInstance(t *testing.T, withMemory bool) *wasmtimeInstance {
 func TestWasmtimeImport_rawArguments(t *testing.T) {
 	i := newImportTestInstance(t, true)
 	ctx := context.Background()
-	now := i.function("now")
+	now := i.Function("now")
 	require.NotNil(t, now)
 	for _, tt := range []struct {
 		name      string
@@ -65,7 +66,7 @@ func TestWasmtimeImport_rawArguments(t *testing.T) {
 			require.NoError(t, now.CallWithStack(ctx, stack))
 			require.Equal(t, tt.wantErrno, stack[0])
 			if tt.at+8 <= abi.PageSize {
-				b, ok := i.memory().Read(uint32(tt.at), 8)
+				b, ok := i.Memory().Read(uint32(tt.at), 8)
 				require.True(t, ok)
 				got := binary.LittleEndian.Uint64(b)
 				require.GreaterOrEqual(t, got, tt.atLeast)
@@ -81,7 +82,7 @@ func TestWasmtimeImport_rawArguments(t *testing.T) {
 func TestWasmtimeImport_noMemory(t *testing.T) {
 	i := newImportTestInstance(t, false)
 	stack := []uint64{0, 1, 0}
-	require.NoError(t, i.function("now").CallWithStack(context.Background(), stack))
+	require.NoError(t, i.Function("now").CallWithStack(context.Background(), stack))
 	require.Equal(t, uint64(wasiFault), stack[0])
 }
 
@@ -96,10 +97,10 @@ func TestWasmtimeStores_mappedWhileLive(t *testing.T) {
 	a := newImportTestInstance(t, true)
 	b := newImportTestInstance(t, true)
 	require.Equal(t, before+2, count())
-	a.close(context.Background())
+	a.Close(context.Background())
 	require.Equal(t, before+1, count())
-	b.close(context.Background())
-	b.close(context.Background()) // twice is once
+	b.Close(context.Background())
+	b.Close(context.Background()) // twice is once
 	require.Equal(t, before, count())
 }
 
@@ -157,12 +158,12 @@ func growTestModule() []byte {
 func TestWasmtimeMemory_keptBetweenCalls(t *testing.T) {
 	ctx := context.Background()
 	i := newWasmtimeTestInstance(t, growTestModule(), world.New(world.Spec{Deterministic: true}))
-	mem := i.memory()
+	mem := i.Memory()
 	require.Equal(t, uint32(abi.PageSize), mem.Size())
 	require.False(t, mem.Write(abi.PageSize+8, []byte{1}), "past the end")
 
 	stack := []uint64{1}
-	require.NoError(t, i.function("grow").CallWithStack(ctx, stack))
+	require.NoError(t, i.Function("grow").CallWithStack(ctx, stack))
 	require.Equal(t, uint64(1), stack[0], "the pages it had")
 	require.Equal(t, uint32(2*abi.PageSize), mem.Size(), "the guest's growth seen")
 	require.True(t, mem.Write(abi.PageSize+8, []byte{7}))
@@ -177,7 +178,7 @@ func TestWasmtimeMemory_keptBetweenCalls(t *testing.T) {
 	require.True(t, mem.Write(2*abi.PageSize+8, []byte{9}))
 
 	stack = []uint64{5}
-	require.NoError(t, i.function("grow").CallWithStack(ctx, stack))
+	require.NoError(t, i.Function("grow").CallWithStack(ctx, stack))
 	require.Equal(t, uint64(0xffff_ffff), stack[0], "past the maximum: -1")
 	require.Equal(t, uint32(3*abi.PageSize), mem.Size())
 }

@@ -1,6 +1,6 @@
 //go:build wasmtime
 
-package wasmhost
+package wasmtime
 
 /*
 #include <stddef.h>
@@ -15,7 +15,9 @@ import (
 	"unsafe"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // The imports of the guest on wasmtime: the ptcx module (hostImports, the
@@ -36,18 +38,18 @@ const (
 
 const wasiModule = "wasi_snapshot_preview1"
 
-func (c *wasmtimeCore) defineImports() error {
+func (c *wasmtimeCore) defineImports(host []engine.HostFunc) error {
 	i32, i64 := wasmtime.KindI32, wasmtime.KindI64
-	for _, h := range hostImports {
-		params, results := make([]wasmtime.ValKind, h.params), make([]wasmtime.ValKind, h.results)
+	for _, h := range host {
+		params, results := make([]wasmtime.ValKind, h.Params), make([]wasmtime.ValKind, h.Results)
 		for n := range params {
 			params[n] = i32
 		}
 		for n := range results {
 			results[n] = i32
 		}
-		fn, width := h.fn, max(h.params, h.results)
-		err := c.define(abi.HostModule, h.name, params, results, func(st *wasmtimeState, mem guestMemory, stack []uint64) {
+		fn, width := h.Fn, max(h.Params, h.Results)
+		err := c.define(abi.HostModule, h.Name, params, results, func(st *wasmtimeState, mem engine.Memory, stack []uint64) {
 			fn(st.ctx, mem, stack[:width])
 		})
 		if err != nil {
@@ -57,7 +59,7 @@ func (c *wasmtimeCore) defineImports() error {
 	wasi := []struct {
 		name            string
 		params, results []wasmtime.ValKind
-		fn              func(st *wasmtimeState, mem guestMemory, stack []uint64)
+		fn              func(st *wasmtimeState, mem engine.Memory, stack []uint64)
 	}{
 		{"clock_time_get", []wasmtime.ValKind{i32, i64, i32}, []wasmtime.ValKind{i32}, wasiClockTimeGet},
 		{"fd_close", []wasmtime.ValKind{i32}, []wasmtime.ValKind{i32}, wasiFdClose},
@@ -83,7 +85,7 @@ type wasmtimeImport struct {
 	i64    [4]bool // which parameters are i64 (the rest are i32)
 	width  int     // the stack fn takes: max(parameters, results)
 	i32    bool    // fn returns one i32 in stack[0]
-	fn     func(st *wasmtimeState, mem guestMemory, stack []uint64)
+	fn     func(st *wasmtimeState, mem engine.Memory, stack []uint64)
 }
 
 // wasmtimeImports are the imports defined, by the index wasmtime passes
@@ -94,7 +96,7 @@ var wasmtimeImports []wasmtimeImport
 // the caller's store, wasmtimeStores): wasmtime calls it through
 // ptcx_import (engine_wasmtime_call.go) with its arguments as raw values.
 func (c *wasmtimeCore) define(module, name string, params, results []wasmtime.ValKind,
-	fn func(st *wasmtimeState, mem guestMemory, stack []uint64)) error {
+	fn func(st *wasmtimeState, mem engine.Memory, stack []uint64)) error {
 	imp := wasmtimeImport{name: module + "." + name, params: len(params), width: max(len(params), len(results)), fn: fn}
 	if imp.width > len(imp.i64) || len(results) > 1 || (len(results) == 1 && results[0] != wasmtime.KindI32) {
 		return fmt.Errorf("wasmhost: wasmtime: the import %s has %d parameters and %d results", imp.name, len(params), len(results))
@@ -229,7 +231,7 @@ func (m *callerMemory) Grow(delta uint32) (uint32, bool) {
 
 // clock_time_get(id, precision, result_ptr) -> errno: the realtime (0) and
 // monotonic (1) clocks, in ns; the CPU-time clocks are not offered.
-func wasiClockTimeGet(st *wasmtimeState, mem guestMemory, stack []uint64) {
+func wasiClockTimeGet(st *wasmtimeState, mem engine.Memory, stack []uint64) {
 	var t int64
 	switch uint32(stack[0]) {
 	case 0:
@@ -247,13 +249,13 @@ func wasiClockTimeGet(st *wasmtimeState, mem guestMemory, stack []uint64) {
 }
 
 // fd_close(fd) -> errno
-func wasiFdClose(_ *wasmtimeState, _ guestMemory, stack []uint64) {
+func wasiFdClose(_ *wasmtimeState, _ engine.Memory, stack []uint64) {
 	stack[0] = stdioErrno(uint32(stack[0]))
 }
 
 // fd_fdstat_get(fd, result_ptr) -> errno: the standard streams are
 // character devices.
-func wasiFdFdstatGet(_ *wasmtimeState, mem guestMemory, stack []uint64) {
+func wasiFdFdstatGet(_ *wasmtimeState, mem engine.Memory, stack []uint64) {
 	if e := stdioErrno(uint32(stack[0])); e != wasiSuccess {
 		stack[0] = e
 		return
@@ -264,7 +266,7 @@ func wasiFdFdstatGet(_ *wasmtimeState, mem guestMemory, stack []uint64) {
 }
 
 // fd_seek(fd, offset, whence, result_ptr) -> errno: a stream cannot seek.
-func wasiFdSeek(_ *wasmtimeState, _ guestMemory, stack []uint64) {
+func wasiFdSeek(_ *wasmtimeState, _ engine.Memory, stack []uint64) {
 	if e := stdioErrno(uint32(stack[0])); e != wasiSuccess {
 		stack[0] = e
 		return
@@ -274,7 +276,7 @@ func wasiFdSeek(_ *wasmtimeState, _ guestMemory, stack []uint64) {
 
 // fd_write(fd, iovs, iovs_len, result_ptr) -> errno: standard output and
 // error discard what is written; nothing else is open.
-func wasiFdWrite(_ *wasmtimeState, mem guestMemory, stack []uint64) {
+func wasiFdWrite(_ *wasmtimeState, mem engine.Memory, stack []uint64) {
 	fd := uint32(stack[0])
 	if fd != 1 && fd != 2 {
 		stack[0] = wasiBadf
@@ -300,7 +302,7 @@ func wasiFdWrite(_ *wasmtimeState, mem guestMemory, stack []uint64) {
 }
 
 // random_get(buf, len) -> errno: the world's random source.
-func wasiRandomGet(st *wasmtimeState, mem guestMemory, stack []uint64) {
+func wasiRandomGet(st *wasmtimeState, mem engine.Memory, stack []uint64) {
 	b, ok := mem.Read(uint32(stack[0]), uint32(stack[1]))
 	if !ok {
 		stack[0] = wasiFault
