@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // The package's sentinel errors, in one block; check them with errors.Is.
@@ -50,7 +51,7 @@ var (
 	// ErrSnapshot is returned by Runtime.Resume (errors.Is) when a snapshot
 	// cannot be resumed by this Runtime: another format, ABI version, guest
 	// or image, or corrupt bytes. The message says which.
-	ErrSnapshot = errors.New("wasmhost: the snapshot cannot be resumed")
+	ErrSnapshot = snapshot.ErrRefused
 )
 
 // trapError describes an export that failed for a reason the host did not

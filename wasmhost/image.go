@@ -8,6 +8,7 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
@@ -166,4 +167,10 @@ func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error)
 	}
 	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
 	return inst, nil
+}
+
+// base is what a snapshot is made and checked against: the guest and the
+// image.
+func (img *image) base() *snapshot.Base {
+	return &snapshot.Base{ModuleHash: img.moduleHash, MemoryHash: img.memoryHash, Engine: img.engine, Memory: img.memory, Globals: img.globals}
 }

@@ -14,7 +14,7 @@ import (
 // noExports is an engine instance without exports.
 type noExports struct{ engine.Instance }
 
-func (noExports) function(string) engine.Func { return nil }
+func (noExports) Function(string) engine.Func { return nil }
 
 // A restored instance binds each export at its first call: idle, it holds
 // none (no call engine, no stack); a run binds those it calls.
@@ -83,4 +83,4 @@ func BenchmarkExport_CallWithStack(b *testing.B) {
 // oneExport is an engine instance whose every export is nopFunc.
 type oneExport struct{ engine.Instance }
 
-func (oneExport) function(string) engine.Func { return nopFunc{} }
+func (oneExport) Function(string) engine.Func { return nopFunc{} }

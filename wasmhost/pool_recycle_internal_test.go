@@ -16,9 +16,9 @@ type fakeMod struct {
 	closed bool
 }
 
-func (f *fakeMod) close(context.Context) { f.closed = true }
+func (f *fakeMod) Close(context.Context) { f.closed = true }
 
-func (f *fakeMod) engineMemory() []byte { return nil } // the host's: cappedMemory.buf
+func (f *fakeMod) EngineMemory() []byte { return nil } // the host's: cappedMemory.buf
 
 // recycledInstance is an instance recycled from a run of tenant, whose
 // closing is recorded.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
@@ -341,16 +342,16 @@ func resetForSnapshot(mem []byte, used int, img []byte, blocks []uint32, size in
 	}
 	end := min(used, size)
 	reset := func(off, stop int) {
-		for ; off < stop; off += blockSize {
-			if _, in := slices.BinarySearch(blocks, uint32(off/blockSize)); in {
+		for ; off < stop; off += snapshot.BlockSize {
+			if _, in := slices.BinarySearch(blocks, uint32(off/snapshot.BlockSize)); in {
 				continue // written next
 			}
-			b := mem[off : off+blockSize]
+			b := mem[off : off+snapshot.BlockSize]
 			if off < len(img) {
-				if want := img[off : off+blockSize]; string(b) != string(want) {
+				if want := img[off : off+snapshot.BlockSize]; string(b) != string(want) {
 					copy(b, want)
 				}
-			} else if !allZero(b) {
+			} else if !snapshot.AllZero(b) {
 				clear(b)
 			}
 		}
@@ -368,8 +369,8 @@ func resetForSnapshot(mem []byte, used int, img []byte, blocks []uint32, size in
 	// most of its memory, and reading the table costs about 0.25-0.35 µs a
 	// page once it is out of the cache (bench's snapshot: 1,024 pages read
 	// in 0.26-0.37 ms, of which its 916 blocks leave 108 to check).
-	for _, gap := range gaps(blocks, from/blockSize, end/blockSize) {
-		lo, hi := gap[0]*blockSize, gap[1]*blockSize
+	for _, gap := range gaps(blocks, from/snapshot.BlockSize, end/snapshot.BlockSize) {
+		lo, hi := gap[0]*snapshot.BlockSize, gap[1]*snapshot.BlockSize
 		var ok bool
 		if *scratch, ok = vmem.PrivatePages(mem[lo:hi], *scratch, func(off, stop int) { reset(lo+off, lo+stop) }); !ok {
 			reset(lo, hi)

@@ -11,18 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // heapSnapshot runs js, which waits on one call, suspended there, and
 // returns its snapshot decoded.
-func heapSnapshot(t *testing.T, rt *Runtime, js string) *snapshotState {
+func heapSnapshot(t *testing.T, rt *Runtime, js string) *snapshot.State {
 	t.Helper()
 	out, err := rt.Run(context.Background(), Program{JS: js, Tools: []string{"a"}, Suspend: func(Quiescence) bool { return true }},
 		DispatcherFunc(func(_ string, _ json.RawMessage, done func(CallResult)) { done(CallResult{OK: true}) }))
 	require.NoError(t, err)
 	require.NotNil(t, out.Suspended)
-	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, out.Suspended.Snapshot)
+	st, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, out.Suspended.Snapshot)
 	require.NoError(t, err)
 	return st
 }
@@ -59,7 +60,7 @@ func spareIsolation(t *testing.T, ctx context.Context, engine string, ready bool
 		objects := heapSnapshot(t, rt, heldHeaps[1].js)
 		marker := bytes.Repeat([]byte{0xA5}, 1<<20)
 		prev := big
-		for i, st := range []*snapshotState{big, small, big, objects, small, objects} {
+		for i, st := range []*snapshot.State{big, small, big, objects, small, objects} {
 			// The run before filled its memory, grown 64 pages more,
 			// with the marker; then its instance closed.
 			r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: prev}

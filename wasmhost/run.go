@@ -13,6 +13,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // grace is how long Run waits, after a deadline or a cancellation, for the
@@ -58,7 +59,7 @@ type run struct {
 	waiting       map[int32]*waitingCall
 	held          []int32
 	suspension    *Suspended
-	resuming      *snapshotState
+	resuming      *snapshot.State
 	resumeAnswers []completion
 	resumeHeld    []int32
 	snapshotBuf   []byte    // where a suspension may write its snapshot (Resumption.SnapshotBuffer)

@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // A session suspended to bytes, format version 1. A session between runs
@@ -103,14 +104,14 @@ func encodeSession(img *image, mem []byte, globals []uint64, bufPtr, bufCap uint
 	}
 	body = binary.LittleEndian.AppendUint32(body, bufPtr)
 	body = binary.LittleEndian.AppendUint32(body, bufCap)
-	index := changedBlocks(mem, img.memory)
+	index := snapshot.ChangedBlocks(mem, img.memory)
 	body = binary.LittleEndian.AppendUint32(body, uint32(len(mem)/abi.PageSize))
 	body = binary.LittleEndian.AppendUint32(body, uint32(len(index)))
 	for _, i := range index {
 		body = binary.LittleEndian.AppendUint32(body, i)
 	}
 	for _, i := range index {
-		body = append(body, mem[int(i)*blockSize:int(i+1)*blockSize]...)
+		body = append(body, mem[int(i)*snapshot.BlockSize:int(i+1)*snapshot.BlockSize]...)
 	}
 	out := make([]byte, 0, sessionHeaderSize+len(body)/4)
 	out = append(out, sessionMagic...)
@@ -143,7 +144,7 @@ func decodeSession(img *image, memoryBytes int64, b []byte) (*sessionState, erro
 	raw := binary.LittleEndian.Uint64(b[p:])
 	p += 8
 	globals := int64(len(img.globals))
-	bound := 4 + 8*globals + 16 + (memoryBytes/blockSize)*(4+blockSize)
+	bound := 4 + 8*globals + 16 + (memoryBytes/snapshot.BlockSize)*(4+snapshot.BlockSize)
 	if raw > uint64(bound) {
 		return nil, refuseSession("they declare %d bytes inflated, over the %d a session within %d bytes of memory may hold", raw, bound, memoryBytes)
 	}
@@ -198,15 +199,15 @@ func parseSessionBody(img *image, memoryBytes int64, body []byte) (*sessionState
 		return nil, refuseSession("their memory of %d bytes is over the memory limit of %d bytes", size, memoryBytes)
 	case int64(st.bufPtr)+int64(st.bufCap) > size:
 		return nil, refuseSession("their exchange buffer [%d, +%d) is outside their memory", st.bufPtr, st.bufCap)
-	case int64(count) > size/blockSize:
+	case int64(count) > size/snapshot.BlockSize:
 		return nil, refuseSession("they have %d memory blocks, more than %d bytes of memory hold", count, size)
-	case int64(len(body)) != int64(at)+int64(count)*(4+blockSize):
-		return nil, refuseSession("their memory blocks take %d bytes, not the %d their index says", len(body)-at, int64(count)*(4+blockSize))
+	case int64(len(body)) != int64(at)+int64(count)*(4+snapshot.BlockSize):
+		return nil, refuseSession("their memory blocks take %d bytes, not the %d their index says", len(body)-at, int64(count)*(4+snapshot.BlockSize))
 	}
 	st.blocks = make([]uint32, count)
 	for i := range st.blocks {
 		v, _ := u32()
-		if int64(v) >= size/blockSize || (i > 0 && v <= st.blocks[i-1]) {
+		if int64(v) >= size/snapshot.BlockSize || (i > 0 && v <= st.blocks[i-1]) {
 			return nil, refuseSession("their memory block %d is out of order or outside memory", i)
 		}
 		st.blocks[i] = v
@@ -243,7 +244,7 @@ func (rt *Runtime) resumeSession(ctx context.Context, saved []byte) (*instance, 
 		}
 	}
 	for i, b := range st.blocks {
-		if !inst.mem.Write(b*blockSize, st.data[i*blockSize:(i+1)*blockSize]) {
+		if !inst.mem.Write(b*snapshot.BlockSize, st.data[i*snapshot.BlockSize:(i+1)*snapshot.BlockSize]) {
 			return fail(fmt.Errorf("wasmhost: write the session's block %d", b))
 		}
 	}

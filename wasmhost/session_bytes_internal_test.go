@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // syntheticSession returns an image and a session's bytes (and their
@@ -40,7 +41,7 @@ func TestDecodeSession_roundTrip(t *testing.T) {
 	require.Equal(t, uint32(64), st.bufCap)
 	require.Equal(t, uint32(3), st.pages)
 	require.Equal(t, []uint32{0, 17, 32}, st.blocks) // the three blocks changed
-	require.Len(t, st.data, 3*blockSize)
+	require.Len(t, st.data, 3*snapshot.BlockSize)
 }
 
 func TestDecodeSession_refuses(t *testing.T) {
@@ -77,12 +78,12 @@ func TestDecodeSession_refuses(t *testing.T) {
 
 func requireSessionConsistent(t *testing.T, img *image, memoryBytes int64, st *sessionState) {
 	require.Len(t, st.globals, len(img.globals))
-	require.Len(t, st.data, len(st.blocks)*blockSize)
+	require.Len(t, st.data, len(st.blocks)*snapshot.BlockSize)
 	require.LessOrEqual(t, int64(st.pages)*abi.PageSize, memoryBytes)
 	require.GreaterOrEqual(t, int(st.pages)*abi.PageSize, len(img.memory))
 	require.LessOrEqual(t, int64(st.bufPtr)+int64(st.bufCap), int64(st.pages)*abi.PageSize)
 	for i, b := range st.blocks {
-		require.Less(t, int64(b), int64(st.pages)*abi.PageSize/blockSize)
+		require.Less(t, int64(b), int64(st.pages)*abi.PageSize/snapshot.BlockSize)
 		if i > 0 {
 			require.Less(t, st.blocks[i-1], b)
 		}

@@ -1,6 +1,10 @@
 package wasmhost
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+)
 
 // Recycling snapshot buffers. A first suspension writes its snapshot into
 // a buffer of the whole changed heap (megabytes for a program holding
@@ -40,18 +44,6 @@ type snapshotBuffers struct {
 	free   [][]byte // each of length 0, its capacity charged to admission
 	bytes  int64
 	closed bool
-}
-
-// snapshotSlack is what a new snapshot buffer is given past the snapshot
-// it is made for, in bytes per byte: a later snapshot of the same program
-// differs by its table's counters and clocks, a few bytes, and fits.
-const snapshotSlack = 32
-
-// newSnapshotBuffer returns a buffer of length 0 for a snapshot of size
-// bytes, with a little room past it (snapshotSlack), rounded to blocks.
-func newSnapshotBuffer(size int) []byte {
-	n := size + size/snapshotSlack + blockSize
-	return make([]byte, 0, n-n%blockSize)
 }
 
 // takeSnapshotBuffer returns the smallest buffer of the free list that
@@ -136,7 +128,7 @@ func sameBuffer(a, b []byte) bool {
 // keepSnapshotBuffer puts b in the free list, if it has room for it.
 func (rt *Runtime) keepSnapshotBuffer(b []byte) {
 	size := int64(cap(b))
-	if size < blockSize {
+	if size < snapshot.BlockSize {
 		return
 	}
 	f := &rt.snapBufs

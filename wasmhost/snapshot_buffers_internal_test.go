@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // bufferRuntime returns a Runtime for the free list's tests, closed when
@@ -45,12 +46,12 @@ func TestRuntime_keepSnapshotBuffer_count(t *testing.T) {
 	rt := bufferRuntime(t, NewConfig().WithPool(0))
 	before := rt.pooledBytes
 	for i := range snapshotBufferCount {
-		rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
+		rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize))
 		require.Len(t, rt.snapBufs.free, i+1, "below and at the count: kept")
 	}
-	rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize))
 	require.Len(t, rt.snapBufs.free, snapshotBufferCount, "past the count: left to the collector")
-	require.Equal(t, before+int64(snapshotBufferCount*blockSize), rt.pooledBytes, "charged to admission")
+	require.Equal(t, before+int64(snapshotBufferCount*snapshot.BlockSize), rt.pooledBytes, "charged to admission")
 	for range snapshotBufferCount {
 		require.True(t, rt.yieldSnapshotBuffer())
 	}
@@ -63,14 +64,14 @@ func TestRuntime_keepSnapshotBuffer_count(t *testing.T) {
 func TestRuntime_keepSnapshotBuffer_bytes(t *testing.T) {
 	rt := bufferRuntime(t, NewConfig().WithPool(0))
 	rt.keepSnapshotBuffer(make([]byte, 0, snapshotBufferBytes/2))
-	rt.keepSnapshotBuffer(make([]byte, 0, snapshotBufferBytes/2-blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshotBufferBytes/2-snapshot.BlockSize))
 	require.Len(t, rt.snapBufs.free, 2, "below the bound")
-	rt.keepSnapshotBuffer(make([]byte, 0, 2*blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, 2*snapshot.BlockSize))
 	require.Len(t, rt.snapBufs.free, 2, "past the bound")
-	rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize))
 	require.Len(t, rt.snapBufs.free, 3, "at the bound")
 	require.Equal(t, int64(snapshotBufferBytes), rt.snapBufs.bytes)
-	rt.keepSnapshotBuffer(make([]byte, 0, blockSize-1))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize-1))
 	require.Len(t, rt.snapBufs.free, 3, "a buffer under a block is not worth keeping")
 }
 
@@ -108,7 +109,7 @@ func TestRuntime_RecycleSnapshot_firstSuspensionTakesIt(t *testing.T) {
 	require.JSONEq(t, fmt.Sprintf(`"b:%d"`, 64<<10), string(out.Result))
 
 	// Too small for the next one: a new buffer, the small one stays.
-	rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize))
 	again := suspendHeap(t, rt, "c", 1<<20)
 	require.Len(t, rt.snapBufs.free, 1)
 	require.Greater(t, cap(again.buf), len(again.Snapshot), "a new buffer has room for a slightly larger snapshot")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // Suspending a run. Between exports the guest is quiescent (docs/abi.md):
@@ -255,8 +256,8 @@ func sortCalls(calls []PendingCall) {
 func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 	inst := r.inst
 	at := time.Now()
-	st := snapshotState{
-		meta: snapshotMeta{
+	st := snapshot.State{
+		Meta: snapshot.Meta{
 			Limits:       r.limits,
 			Tools:        r.prog.Tools,
 			Compute:      r.compute.Load(),
@@ -270,11 +271,11 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 			BufCap:       inst.bufCap,
 		},
 	}
-	m := &st.meta
+	m := &st.Meta
 	answeredIDs := make(map[int32]bool, len(answers))
 	for _, c := range answers {
 		answeredIDs[c.id] = true
-		sc := snapCall{ID: c.id, Size: c.args, Answered: true, OK: c.res.OK, Value: c.res.Value,
+		sc := snapshot.Call{ID: c.id, Size: c.args, Answered: true, OK: c.res.OK, Value: c.res.Value,
 			Message: c.res.Message, Code: c.res.Code}
 		if w := r.waiting[c.id]; w != nil {
 			sc.Name, sc.Args = w.name, w.args
@@ -287,7 +288,7 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 			continue
 		}
 		unanswered = append(unanswered, pc)
-		m.Pending = append(m.Pending, snapCall{ID: pc.ID, Name: pc.Name, Args: pc.Args, Size: len(pc.Args),
+		m.Pending = append(m.Pending, snapshot.Call{ID: pc.ID, Name: pc.Name, Args: pc.Args, Size: len(pc.Args),
 			Dispatched: pc.State == CallDispatched})
 	}
 	if len(m.Pending) != r.pending {
@@ -304,15 +305,15 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 		if g == nil {
 			return nil, fmt.Errorf("wasmhost: the guest's global %q is missing", name)
 		}
-		m.Globals = append(m.Globals, snapGlobal{Name: name, Value: g.Get()})
+		m.Globals = append(m.Globals, snapshot.Global{Name: name, Value: g.Get()})
 	}
 	size := inst.mem.Size()
 	mem, ok := inst.mem.Read(0, size)
 	if !ok {
 		return nil, fmt.Errorf("wasmhost: the guest's memory of %d bytes cannot be read", size)
 	}
-	st.memory = mem
-	b, raw, err := encodeSnapshot(r.rt.image, &st, r.snapshotBuf, r.rt.takeSnapshotBuffer, r.rt.keepSnapshotBuffer)
+	st.Memory = mem
+	b, raw, err := snapshot.Encode(r.rt.image.base(), &st, r.snapshotBuf, r.rt.takeSnapshotBuffer, r.rt.keepSnapshotBuffer)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
@@ -42,7 +43,7 @@ func aligned(t *testing.T, n int) []byte {
 func windowBlocks(w, first, n int) []uint32 {
 	var blocks []uint32
 	for i := range n {
-		blocks = append(blocks, uint32(w*hugePage/blockSize+first+i))
+		blocks = append(blocks, uint32(w*hugePage/snapshot.BlockSize+first+i))
 	}
 	return blocks
 }
@@ -131,7 +132,7 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 		mem := alignedReservation(t, 2*hugePage)
 		require.True(t, vmem.MapFile(mem, fd, len(img)))
 		m := &cappedMemory{mapped: mem, buf: mem[:len(img)], cow: true}
-		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 0, len(img)/blockSize)))
+		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 0, len(img)/snapshot.BlockSize)))
 		require.False(t, m.huge, "its instance may be recycled: no huge page")
 		require.True(t, m.cow)
 		require.Equal(t, img, mem[:len(img)])

@@ -2,9 +2,11 @@ package wasmhost
 
 import (
 	"container/heap"
+	"slices"
 	"time"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // timerQueue holds a run's pending setTimeout timers, earliest first (ties
@@ -116,4 +118,32 @@ func (h *timerHeap) Pop() any {
 	e := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return e
+}
+
+// snapshot lists the pending timers, their deadlines relative to began.
+func (q *timerQueue) snapshot(began time.Time) snapshot.Timers {
+	t := snapshot.Timers{Last: q.last}
+	if !q.fired.IsZero() {
+		t.Fired = max(int64(q.fired.Sub(began)), 1)
+	}
+	for _, e := range q.order {
+		if _, ok := q.live[e.id]; ok {
+			t.Entries = append(t.Entries, snapshot.Timer{ID: e.id, At: max(int64(e.at.Sub(began)), 0)})
+		}
+	}
+	slices.SortFunc(t.Entries, func(a, b snapshot.Timer) int { return int(a.ID - b.ID) })
+	return t
+}
+
+// restoreTimers re-arms a snapshot's timers, relative to began.
+func (q *timerQueue) restore(t snapshot.Timers, began time.Time) {
+	q.last = t.Last
+	if t.Fired > 0 {
+		q.fired = began.Add(time.Duration(t.Fired))
+	}
+	q.live = make(map[int32]struct{}, len(t.Entries))
+	for _, e := range t.Entries {
+		q.live[e.ID] = struct{}{}
+		heap.Push(&q.order, timerEntry{at: began.Add(time.Duration(e.At)), id: e.ID})
+	}
 }

@@ -1,4 +1,4 @@
-package wasmhost
+package snapshot
 
 import (
 	"encoding/binary"
@@ -14,7 +14,7 @@ import (
 // over the guest's memory, a block at a time, and written back into an
 // instance's memory in one pass over the snapshot's data.
 
-// encodeSnapshot writes st (its memory whole) as a snapshot of a run
+// Encode writes st (its memory whole) as a snapshot of a run
 // restored from img, and returns it with its inflated size. Each block of
 // the memory is compared with the image's (or, past it, with zero) and, if
 // it differs, copied into the snapshot and hashed while it is in the
@@ -28,26 +28,26 @@ import (
 // already written costs the copy alone, where a new one of megabytes costs
 // as much again in zeroing, page faults and collections. Should the
 // buffer run out, the blocks left are counted, a buffer of the exact size
-// made (newSnapshotBuffer), what was written moved into it, and a buffer
+// made (NewBuffer), what was written moved into it, and a buffer
 // taken from the free list given back (give). The snapshot returned keeps
 // its buffer's capacity: the caller clips it before it hands it out.
-func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size int) []byte, give func([]byte)) ([]byte, int, error) {
-	meta, err := json.Marshal(&st.meta)
+func Encode(img *Base, st *State, dst []byte, take func(size int) []byte, give func([]byte)) ([]byte, int, error) {
+	meta, err := json.Marshal(&st.Meta)
 	if err != nil {
 		return nil, 0, fmt.Errorf("wasmhost: encode the run's table: %w", err)
 	}
-	if len(meta) > maxSnapshotMeta {
+	if len(meta) > maxMeta {
 		return nil, 0, fmt.Errorf("the run's table (calls, answers, logs, timers) is %d bytes, over the %d a snapshot holds "+
-			"(wasmhost.MaxSnapshotMetaBytes)", len(meta), maxSnapshotMeta)
+			"(wasmhost.MaxMetaBytes)", len(meta), maxMeta)
 	}
-	mem, base := st.memory, img.memory
+	mem, base := st.Memory, img.Memory
 	if len(mem)%abi.PageSize != 0 || len(mem) < len(base) {
 		return nil, 0, fmt.Errorf("wasmhost: the guest's memory of %d bytes is not whole pages past the image's %d", len(mem), len(base))
 	}
-	n := len(mem) / blockSize
-	bodyAt := headerSize + len(img.engine) + headerTail
+	n := len(mem) / BlockSize
+	bodyAt := HeaderSize + len(img.Engine) + HeaderTail
 	fixed := bodyAt + 4 + len(meta) + 4 + 4
-	most := fixed + n*(blockSize+4)
+	most := fixed + n*(BlockSize+4)
 	out, taken := dst[:0], false
 	if cap(out) < most && take != nil {
 		if b := take(most); cap(b) > cap(out) {
@@ -56,25 +56,25 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size in
 			give(b)
 		}
 	}
-	out = appendHeader(out, snapshotFormat, img.moduleHash[:], img.memoryHash[:], img.engine, codecStored, 0)
+	out = AppendHeader(out, Format, img.ModuleHash[:], img.MemoryHash[:], img.Engine, CodecStored, 0)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(meta)))
 	out = append(out, meta...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(n/(abi.PageSize/blockSize)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(n/(abi.PageSize/BlockSize)))
 	dataAt := len(out)
-	index := make([]uint32, 0, min(n, max(cap(out)-dataAt, 0)/blockSize+1))
+	index := make([]uint32, 0, min(n, max(cap(out)-dataAt, 0)/BlockSize+1))
 	var sums xxh3.Hasher
 	var sum [8]byte
 	for i := range n {
-		off := i * blockSize
-		if !stored(mem, base, off) {
+		off := i * BlockSize
+		if !Stored(mem, base, off) {
 			continue
 		}
-		block := mem[off : off+blockSize : off+blockSize]
-		if len(out)+blockSize+4*(len(index)+1)+4 > cap(out) {
+		block := mem[off : off+BlockSize : off+BlockSize]
+		if len(out)+BlockSize+4*(len(index)+1)+4 > cap(out) {
 			// The blocks left are counted (a second read of them, once):
 			// the buffer made holds them exactly.
 			rest := 1 + countChanged(mem, base, i+1)
-			grown := newSnapshotBuffer(len(out) + rest*(blockSize+4) + 4*len(index) + 4)
+			grown := NewBuffer(len(out) + rest*(BlockSize+4) + 4*len(index) + 4)
 			grown = append(grown, out...)
 			if taken && give != nil {
 				give(out[:0])
@@ -87,7 +87,7 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size in
 		_, _ = sums.Write(sum[:])
 		index = append(index, uint32(i))
 	}
-	l := bodyLayout{dataAt: dataAt - bodyAt, indexAt: len(out) - bodyAt}
+	l := BodyLayout{DataAt: dataAt - bodyAt, IndexAt: len(out) - bodyAt}
 	for _, i := range index {
 		out = binary.LittleEndian.AppendUint32(out, i)
 	}
@@ -103,66 +103,66 @@ func encodeSnapshot(img *image, st *snapshotState, dst []byte, take func(size in
 // snapshot of it stores.
 func countChanged(mem, img []byte, from int) int {
 	count := 0
-	for off := from * blockSize; off < len(mem); off += blockSize {
-		if stored(mem, img, off) {
+	for off := from * BlockSize; off < len(mem); off += BlockSize {
+		if Stored(mem, img, off) {
 			count++
 		}
 	}
 	return count
 }
 
-// bodyLayout is where the parts of a format-4 body are, in bytes from its
+// BodyLayout is where the parts of a format-4 body are, in bytes from its
 // start: the data from dataAt, the index from indexAt.
-type bodyLayout struct {
-	dataAt, indexAt int
+type BodyLayout struct {
+	DataAt, IndexAt int
 	pages, count    uint32
 }
 
-// layout4 reads the lengths of a format-4 body and checks that they agree
+// Layout4 reads the lengths of a format-4 body and checks that they agree
 // with its size.
-func layout4(body []byte) (bodyLayout, error) {
+func Layout4(body []byte) (BodyLayout, error) {
 	if len(body) < 12 {
-		return bodyLayout{}, refuse("its body of %d bytes is too short for its table's length, its pages and its block count", len(body))
+		return BodyLayout{}, Refuse("its body of %d bytes is too short for its table's length, its pages and its block count", len(body))
 	}
 	metaLen := binary.LittleEndian.Uint32(body)
-	if int64(metaLen) > int64(maxSnapshotMeta) || int64(metaLen)+12 > int64(len(body)) {
-		return bodyLayout{}, refuse("its table's length is out of range")
+	if int64(metaLen) > int64(maxMeta) || int64(metaLen)+12 > int64(len(body)) {
+		return BodyLayout{}, Refuse("its table's length is out of range")
 	}
-	l := bodyLayout{dataAt: 4 + int(metaLen) + 4}
-	l.pages = binary.LittleEndian.Uint32(body[l.dataAt-4:])
+	l := BodyLayout{DataAt: 4 + int(metaLen) + 4}
+	l.pages = binary.LittleEndian.Uint32(body[l.DataAt-4:])
 	l.count = binary.LittleEndian.Uint32(body[len(body)-4:])
-	if have := int64(len(body) - l.dataAt - 4); int64(l.count)*(blockSize+4) != have {
-		return bodyLayout{}, refuse("it declares %d memory blocks, which take %d bytes with their index, not the %d its body has for them",
-			l.count, int64(l.count)*(blockSize+4), have)
+	if have := int64(len(body) - l.DataAt - 4); int64(l.count)*(BlockSize+4) != have {
+		return BodyLayout{}, Refuse("it declares %d memory blocks, which take %d bytes with their index, not the %d its body has for them",
+			l.count, int64(l.count)*(BlockSize+4), have)
 	}
-	l.indexAt = l.dataAt + int(l.count)*blockSize
+	l.IndexAt = l.DataAt + int(l.count)*BlockSize
 	return l, nil
 }
 
 // tableSum is the table check of a format-4 snapshot: head is its header
 // up to its checks, body its body inflated.
-func tableSum(head, body []byte, l bodyLayout) uint64 {
+func tableSum(head, body []byte, l BodyLayout) uint64 {
 	var h xxh3.Hasher
 	_, _ = h.Write(head)
-	_, _ = h.Write(body[:l.dataAt])
-	_, _ = h.Write(body[l.indexAt:])
+	_, _ = h.Write(body[:l.DataAt])
+	_, _ = h.Write(body[l.IndexAt:])
 	return h.Sum64()
 }
 
 // checkTable refuses a format-4 snapshot whose table check is not want.
-func checkTable(head, body []byte, l bodyLayout, want uint64) error {
+func checkTable(head, body []byte, l BodyLayout, want uint64) error {
 	if got := tableSum(head, body, l); got != want {
-		return refuse("its header, table or index is corrupt: their checksum is %016x, its header says %016x", got, want)
+		return Refuse("its header, table or index is corrupt: their checksum is %016x, its header says %016x", got, want)
 	}
 	return nil
 }
 
-// parseBody4 reads the inflated body of a snapshot of format 4. check is
+// ParseBody4 reads the inflated body of a snapshot of format 4. check is
 // given its layout once its lengths are read, and before anything in it
-// is used (decodeSnapshot's compares the table check); the blocks' data
-// is checked as it is written (writeBlocks).
-func parseBody4(img *image, memoryBytes int64, body []byte, check func(bodyLayout) error) (*snapshotState, error) {
-	l, err := layout4(body)
+// is used (Decode's compares the table check); the blocks' data
+// is checked as it is written (WriteBlocks).
+func ParseBody4(img *Base, memoryBytes int64, body []byte, check func(BodyLayout) error) (*State, error) {
+	l, err := Layout4(body)
 	if err != nil {
 		return nil, err
 	}
@@ -171,50 +171,50 @@ func parseBody4(img *image, memoryBytes int64, body []byte, check func(bodyLayou
 	}
 	size := int64(l.pages) * abi.PageSize
 	switch {
-	case size < int64(len(img.memory)):
-		return nil, refuse("its memory of %d bytes is smaller than the image's %d", size, len(img.memory))
+	case size < int64(len(img.Memory)):
+		return nil, Refuse("its memory of %d bytes is smaller than the image's %d", size, len(img.Memory))
 	case size > memoryBytes:
-		return nil, refuse("its memory of %d bytes is over the memory limit of %d bytes", size, memoryBytes)
-	case int64(l.count) > size/blockSize:
-		return nil, refuse("it has %d memory blocks, more than its %d bytes of memory hold", l.count, size)
+		return nil, Refuse("its memory of %d bytes is over the memory limit of %d bytes", size, memoryBytes)
+	case int64(l.count) > size/BlockSize:
+		return nil, Refuse("it has %d memory blocks, more than its %d bytes of memory hold", l.count, size)
 	}
-	st := &snapshotState{pages: l.pages, blocks: make([]uint32, l.count)}
-	for i := range st.blocks {
-		v := binary.LittleEndian.Uint32(body[l.indexAt+4*i:])
-		if v >= uint32(size/blockSize) || (i > 0 && v <= st.blocks[i-1]) {
-			return nil, refuse("its memory block %d is out of order or outside memory", i)
+	st := &State{Pages: l.pages, Blocks: make([]uint32, l.count)}
+	for i := range st.Blocks {
+		v := binary.LittleEndian.Uint32(body[l.IndexAt+4*i:])
+		if v >= uint32(size/BlockSize) || (i > 0 && v <= st.Blocks[i-1]) {
+			return nil, Refuse("its memory block %d is out of order or outside memory", i)
 		}
-		st.blocks[i] = v
+		st.Blocks[i] = v
 	}
-	if err := json.Unmarshal(body[4:l.dataAt-4], &st.meta); err != nil {
-		return nil, refuse("its table is not valid: %v", err)
+	if err := json.Unmarshal(body[4:l.DataAt-4], &st.Meta); err != nil {
+		return nil, Refuse("its table is not valid: %v", err)
 	}
-	st.data = body[l.dataAt:l.indexAt]
-	if err := st.meta.check(img, size); err != nil {
+	st.Data = body[l.DataAt:l.IndexAt]
+	if err := st.Meta.Check(img, size); err != nil {
 		return nil, err
 	}
 	return st, nil
 }
 
-// writeBlocks writes a decoded snapshot's blocks with write (at a byte
+// WriteBlocks writes a decoded snapshot's blocks with write (at a byte
 // offset of the memory). A snapshot of format 4 has its blocks written one
 // at a time, each hashed just after it is written, from the cache (copying
 // first and hashing the block then was the fastest order measured, with
 // the snapshot and the memory out of the cache: docs/performance-notebook.md), and
 // its memory check compared once all are: one that fails it is refused
-// (ErrSnapshot) with its blocks written, and the caller discards the
+// (ErrRefused) with its blocks written, and the caller discards the
 // memory. Older formats, checked already, have each run of consecutive
 // blocks written at once.
-func writeBlocks(st *snapshotState, write func(off uint32, b []byte) bool) error {
-	blocks, data := st.blocks, st.data
-	if !st.checkSums {
+func WriteBlocks(st *State, write func(off uint32, b []byte) bool) error {
+	blocks, data := st.Blocks, st.Data
+	if !st.CheckSums {
 		for i := 0; i < len(blocks); {
 			// A run of consecutive blocks is consecutive in the snapshot too.
 			j := i + 1
 			for j < len(blocks) && blocks[j] == blocks[j-1]+1 {
 				j++
 			}
-			if !write(blocks[i]*blockSize, data[i*blockSize:j*blockSize]) {
+			if !write(blocks[i]*BlockSize, data[i*BlockSize:j*BlockSize]) {
 				return fmt.Errorf("wasmhost: write the snapshot's blocks %d to %d", blocks[i], blocks[j-1])
 			}
 			i = j
@@ -224,15 +224,27 @@ func writeBlocks(st *snapshotState, write func(off uint32, b []byte) bool) error
 	var sums xxh3.Hasher
 	var sum [8]byte
 	for i, b := range blocks {
-		block := data[i*blockSize : (i+1)*blockSize]
-		if !write(b*blockSize, block) {
+		block := data[i*BlockSize : (i+1)*BlockSize]
+		if !write(b*BlockSize, block) {
 			return fmt.Errorf("wasmhost: write the snapshot's block %d", b)
 		}
 		binary.LittleEndian.PutUint64(sum[:], xxh3.Hash(block))
 		_, _ = sums.Write(sum[:])
 	}
 	if got := sums.Sum64(); got != st.sums {
-		return refuse("its memory is corrupt: its blocks' checksum is %016x, its header says %016x", got, st.sums)
+		return Refuse("its memory is corrupt: its blocks' checksum is %016x, its header says %016x", got, st.sums)
 	}
 	return nil
+}
+
+// Slack is what a new snapshot buffer is given past the snapshot
+// it is made for, in bytes per byte: a later snapshot of the same program
+// differs by its table's counters and clocks, a few bytes, and fits.
+const Slack = 32
+
+// NewBuffer returns a buffer of length 0 for a snapshot of size
+// bytes, with a little room past it (Slack), rounded to blocks.
+func NewBuffer(size int) []byte {
+	n := size + size/Slack + BlockSize
+	return make([]byte, 0, n-n%BlockSize)
 }
