@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
@@ -99,8 +100,8 @@ func (rt *Runtime) setAdmission(a admissionConfig) error {
 	if a.maxMemory == 0 {
 		a.maxMemory = max(defaultCommittedMemory(), rt.limits.MemoryBytes)
 	}
-	rt.slots = newGate(a.slots, 0)
-	rt.admission = newGate(a.maxRuns, a.maxMemory)
+	rt.slots = admit.New(a.slots, 0)
+	rt.admission = admit.New(a.maxRuns, a.maxMemory)
 	rt.admitWait = a.wait
 	return nil
 }
@@ -130,14 +131,14 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		}
 		return nil
 	}
-	if rt.admission.tryAcquire(r.prog.Tenant, need) {
+	if rt.admission.TryAcquire(r.prog.Tenant, need) {
 		return admitted()
 	}
 	// Idle pooled instances, then resume spares, then recycled snapshot
 	// buffers, then live idle sessions (suspended to bytes), give their
 	// memory up to a run that does not fit beside them.
 	for rt.pool.yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
-		if rt.admission.tryAcquire(r.prog.Tenant, need) {
+		if rt.admission.TryAcquire(r.prog.Tenant, need) {
 			return admitted()
 		}
 	}
@@ -149,7 +150,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	if rt.admitWait > 0 {
 		wctx, cancel := context.WithCancelCause(ctx)
 		stop := context.AfterFunc(rt.closing, func() { cancel(ErrClosed) })
-		err = rt.admission.acquire(wctx, deadline, r.prog.Tenant, need)
+		err = rt.admission.Acquire(wctx, deadline, r.prog.Tenant, need)
 		stop()
 		cancel(nil)
 		if err == nil {
@@ -159,7 +160,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	switch {
 	case errors.Is(err, ErrClosed):
 		return ErrClosed
-	case err != nil && !errors.Is(err, errGateTimeout):
+	case err != nil && !errors.Is(err, admit.ErrTimeout):
 		return &RunError{Kind: api.KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
 	}
 	u := rt.Usage()
@@ -189,12 +190,12 @@ type Usage struct {
 // time, concurrently with Run.
 func (rt *Runtime) Usage() Usage {
 	var u Usage
-	rt.admission.mu.Lock()
-	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.count, rt.admission.bytes-rt.pooledBytes-rt.suspendedBytes, rt.admission.waiters
-	u.SuspendedBytes = rt.suspendedBytes
-	rt.admission.mu.Unlock()
-	u.Executing, _, u.WaitingForSlot = rt.slots.usage()
-	u.MaxRuns, u.MaxCommittedBytes, u.Slots = rt.admission.maxCount, rt.admission.maxBytes, rt.slots.maxCount
+	rt.admission.Read(func(count int, bytes int64, waiting int) {
+		u.Runs, u.CommittedBytes, u.Waiting = count, bytes-rt.pooledBytes-rt.suspendedBytes, waiting
+		u.SuspendedBytes = rt.suspendedBytes
+	})
+	u.Executing, _, u.WaitingForSlot = rt.slots.Usage()
+	u.MaxRuns, u.MaxCommittedBytes, u.Slots = rt.admission.MaxCount(), rt.admission.MaxBytes(), rt.slots.MaxCount()
 	return u
 }
 
@@ -202,24 +203,11 @@ func (rt *Runtime) Usage() Usage {
 // memory (not to its count of runs), if they fit and no run waits: the
 // pool never takes memory a run is waiting for.
 func (rt *Runtime) chargePool(bytes int64) bool {
-	g := rt.admission
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.waiters > 0 || (g.maxBytes > 0 && g.bytes+bytes > g.maxBytes) {
-		return false
-	}
-	g.bytes += bytes
-	rt.pooledBytes += bytes
-	return true
+	return rt.admission.Charge(bytes, &rt.pooledBytes)
 }
 
 // unchargePool gives back what chargePool charged: the instance was taken
 // by a run (which committed its own memory) or discarded.
 func (rt *Runtime) unchargePool(bytes int64) {
-	g := rt.admission
-	g.mu.Lock()
-	g.bytes -= bytes
-	rt.pooledBytes -= bytes
-	g.admitHead()
-	g.mu.Unlock()
+	rt.admission.Uncharge(bytes, &rt.pooledBytes)
 }

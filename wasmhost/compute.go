@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"time"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
 	"github.com/ptcx/ptcx/wasmhost/internal/cpuclock"
 )
 
@@ -269,8 +270,8 @@ func (r *run) takeSlot() (int64, *RunError) {
 		}
 		r.giveSlot()
 	}
-	if err := r.rt.slots.acquire(r.ctx, r.wallDeadline, r.prog.Tenant, 0); err != nil {
-		if errors.Is(err, errGateTimeout) {
+	if err := r.rt.slots.Acquire(r.ctx, r.wallDeadline, r.prog.Tenant, 0); err != nil {
+		if errors.Is(err, admit.ErrTimeout) {
 			return 0, r.timeout(true, errDeadline)
 		}
 		return 0, r.cancelled()
@@ -285,7 +286,7 @@ func (r *run) takeSlot() (int64, *RunError) {
 // give it to a waiting guest: one of another tenant after tenantQuantum,
 // any after slotQuantum.
 func (r *run) yieldsTo(held int64) bool {
-	same, other := r.rt.slots.waitingBy(r.prog.Tenant)
+	same, other := r.rt.slots.WaitingBy(r.prog.Tenant)
 	return other > 0 || (same > 0 && held >= slotQuantum)
 }
 
@@ -293,7 +294,7 @@ func (r *run) yieldsTo(held int64) bool {
 func (r *run) giveSlot() {
 	if r.hasSlot {
 		r.hasSlot = false
-		r.rt.slots.release(0)
+		r.rt.slots.Release(0)
 	}
 }
 

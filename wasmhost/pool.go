@@ -44,7 +44,7 @@ func newPool(rt *Runtime, size int) *pool {
 	if size == 0 {
 		return nil
 	}
-	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), hot: min(size, 2*rt.slots.maxCount),
+	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), hot: min(size, 2*rt.slots.MaxCount()),
 		stop: make(chan struct{})}
 }
 

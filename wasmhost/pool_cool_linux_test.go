@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
@@ -94,7 +95,7 @@ func TestPool_recycle_hotBound(t *testing.T) {
 // new one.
 func TestPool_take_hotFirst(t *testing.T) {
 	img := &image{memory: make([]byte, abi.PageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 0)}
+	rt := &Runtime{image: img, admission: admit.New(100, 0)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{}), closed: true} // closed: no filler
 	fresh, cold, hot, other := &instance{}, &instance{recycled: true, tenant: "a", cold: true},
 		&instance{recycled: true, tenant: "a"}, &instance{recycled: true, tenant: "b"}

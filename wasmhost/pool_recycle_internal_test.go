@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
@@ -32,7 +33,7 @@ func recycledInstance(tenant string) (*instance, *fakeMod) {
 // none. The filler counts only the new ones.
 func TestPool_recycle_bounds(t *testing.T) {
 	img := &image{memory: make([]byte, abi.PageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 0)}
+	rt := &Runtime{image: img, admission: admit.New(100, 0)}
 	p := &pool{rt: rt, size: 2, charge: int64(len(img.memory)), stop: make(chan struct{})}
 	var mods []*fakeMod
 	for i := range recycleFactor * p.size {
@@ -62,7 +63,7 @@ func TestPool_recycle_bounds(t *testing.T) {
 // taken when the cap has no room for it.
 func TestPool_recycle_chargedToTheCap(t *testing.T) {
 	img := &image{memory: make([]byte, abi.PageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 2*abi.PageSize)}
+	rt := &Runtime{image: img, admission: admit.New(100, 2*abi.PageSize)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{})}
 	for _, ok := range []bool{true, true, false} { // below, at, past the cap
 		inst, _ := recycledInstance("a")
@@ -91,7 +92,7 @@ func TestRuntime_recycle_notReusable(t *testing.T) {
 // a new one serves any.
 func TestPool_take_byTenant(t *testing.T) {
 	img := &image{memory: make([]byte, abi.PageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 0)}
+	rt := &Runtime{image: img, admission: admit.New(100, 0)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{}), closed: true} // closed: no filler
 	fresh, ofA, ofNone, fresh2 := &instance{}, &instance{recycled: true, tenant: "a"}, &instance{recycled: true}, &instance{}
 	p.idle = []*instance{fresh, ofA, ofNone, fresh2}

@@ -86,7 +86,7 @@ type resumeSpares struct {
 
 // resumeSpareCount is how many resume spares rt keeps.
 func (rt *Runtime) resumeSpareCount() int {
-	return min(resumeSpareCount, 2*rt.slots.maxCount)
+	return min(resumeSpareCount, 2*rt.slots.MaxCount())
 }
 
 // keepResumeSpare takes the reservation of a memory that served a resume

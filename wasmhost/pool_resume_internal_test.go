@@ -162,7 +162,7 @@ func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	require.False(t, keep(res(maxResumeSpareBytes+abi.PageSize)), "past the bound")
 	require.Equal(t, before+int64(img+abi.PageSize+maxResumeSpareBytes), rt.pooledBytes, "charged for their sizes")
 	count := rt.resumeSpareCount()
-	require.Equal(t, min(resumeSpareCount, 2*rt.slots.maxCount), count)
+	require.Equal(t, min(resumeSpareCount, 2*rt.slots.MaxCount()), count)
 	for range count {
 		require.True(t, keep(res(img+2*abi.PageSize)))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
@@ -22,7 +23,7 @@ func spareImage(t *testing.T, size int, maxBytes int64) (*image, *pool) {
 	for i := range img.memory {
 		img.memory[i] = byte(i*7 + 1)
 	}
-	rt := &Runtime{image: img, admission: newGate(100, maxBytes)}
+	rt := &Runtime{image: img, admission: admit.New(100, maxBytes)}
 	return img, &pool{rt: rt, size: size, charge: int64(len(img.memory)), stop: make(chan struct{})}
 }
 
@@ -96,16 +97,16 @@ func TestPool_keep_chargedToTheCap(t *testing.T) {
 	require.True(t, p.keep(usedSpare(t, img, 2*abi.PageSize)))
 	require.True(t, p.keep(usedSpare(t, img, 2*abi.PageSize)), "at the cap")
 	require.False(t, p.keep(usedSpare(t, img, 2*abi.PageSize)), "past the cap")
-	_, bytes, _ := p.rt.admission.usage()
+	_, bytes, _ := p.rt.admission.Usage()
 	require.EqualValues(t, 2*2*abi.PageSize, bytes)
 	require.Equal(t, 2*2*abi.PageSize, int(p.rt.pooledBytes))
 
 	_, ok := p.spare(8 * abi.PageSize)
 	require.True(t, ok)
-	_, bytes, _ = p.rt.admission.usage()
+	_, bytes, _ = p.rt.admission.Usage()
 	require.EqualValues(t, 2*abi.PageSize, bytes, "a spare taken is uncharged")
 	require.True(t, p.yield(), "a spare is yielded")
-	_, bytes, _ = p.rt.admission.usage()
+	_, bytes, _ = p.rt.admission.Usage()
 	require.Zero(t, bytes)
 	require.False(t, p.yield(), "nothing left to yield")
 }

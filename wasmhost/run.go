@@ -361,7 +361,7 @@ func (r *run) finish(status int32, e *RunError) {
 		if held != nil {
 			r.rt.holdSnapshot(r.committed, held.hold.charge)
 		} else {
-			r.rt.admission.release(r.committed)
+			r.rt.admission.Release(r.committed)
 		}
 	}
 	r.giveSlot()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/runners"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
@@ -38,14 +39,14 @@ type Runtime struct {
 	// bytecode caches programs' bytecode, nil when off (Config.WithBytecodeCache).
 	bytecode *bytecodeCache
 
-	slots     *gate // guests executing at once (compute.go)
-	admission *gate // runs admitted at once, and their memory (admission.go)
+	slots     *admit.Gate // guests executing at once (compute.go)
+	admission *admit.Gate // runs admitted at once, and their memory (admission.go)
 	admitWait time.Duration
 	// pooledBytes is what the idle pooled instances are charged to
-	// admission's bytes (not its count); guarded by admission.mu.
+	// admission's bytes (not its count); guarded by admission's lock (admit.Gate.Charge).
 	pooledBytes int64
 	// suspendedBytes is what the snapshots of idle suspensions are charged
-	// to admission's bytes (suspend_idle.go); guarded by admission.mu.
+	// to admission's bytes (suspend_idle.go); guarded by admission's lock (admit.Gate.Charge).
 	suspendedBytes int64
 	// snapBufs are snapshot buffers to recycle (snapshot_buffers.go).
 	snapBufs snapshotBuffers
@@ -302,7 +303,7 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
 	}
 	if !rt.acquire() {
-		rt.admission.release(r.committed)
+		rt.admission.Release(r.committed)
 		return Outcome{}, ErrClosed
 	}
 	return r.run(ctx)

@@ -356,7 +356,7 @@ func (r *run) endSession(err error) {
 	if !keep && inst != nil {
 		inst.close(r.ctx)
 	}
-	r.rt.admission.release(r.committed)
+	r.rt.admission.Release(r.committed)
 	if !held {
 		return
 	}

@@ -175,7 +175,7 @@ func (rt *Runtime) Resume(ctx context.Context, snap []byte, d Dispatcher, rs Res
 		}
 	}
 	if !rt.acquire() {
-		rt.admission.release(r.committed)
+		rt.admission.Release(r.committed)
 		r.inbox.close()
 		return Outcome{}, ErrClosed
 	}

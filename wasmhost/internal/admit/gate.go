@@ -1,4 +1,7 @@
-package wasmhost
+// Package admit is admission to scarce places: a Gate admits holders
+// within a count and a byte budget, fairly across keys (wasmhost's guest
+// slots, and its admission of runs and their committed memory).
+package admit
 
 import (
 	"context"
@@ -7,7 +10,7 @@ import (
 	"time"
 )
 
-// gate admits holders while they fit within a count and, optionally, a sum
+// Gate admits holders while they fit within a count and, optionally, a sum
 // of weights (bytes). Holders that must wait wait by fairness key
 // (Program.Tenant): the keys with waiters take turns, round robin, one
 // admission each, and the waiters of one key are admitted in the order they
@@ -23,45 +26,45 @@ import (
 //
 // The fast path, a place free and nobody waiting, touches no map: fairness
 // costs only the runs that wait.
-type gate struct {
+type Gate struct {
 	mu       sync.Mutex
 	maxCount int
 	maxBytes int64 // 0: no byte budget
 	count    int
 	bytes    int64
 	waiters  int                  // in all the lines
-	lines    map[string]*gateLine // the keys with waiters
-	turns    []*gateLine          // the keys with waiters, the one whose turn it is first
+	lines    map[string]*line // the keys with waiters
+	turns    []*line          // the keys with waiters, the one whose turn it is first
 	last     string               // the key admitted last
 }
 
-// gateLine is the waiters of one key, first come first served.
-type gateLine struct {
+// line is the waiters of one key, first come first served.
+type line struct {
 	key     string
-	waiters []*gateWaiter
+	waiters []*waiter
 }
 
-type gateWaiter struct {
+type waiter struct {
 	bytes    int64
 	ready    chan struct{} // closed once admitted
-	admitted bool          // guarded by gate.mu
+	admitted bool          // guarded by Gate.mu
 }
 
-// errGateTimeout means a gate's wait reached its deadline.
-var errGateTimeout = errors.New("wasmhost: waited too long")
+// ErrTimeout means a gate's wait reached its deadline.
+var ErrTimeout = errors.New("wasmhost: waited too long")
 
-func newGate(maxCount int, maxBytes int64) *gate {
-	return &gate{maxCount: maxCount, maxBytes: maxBytes, lines: map[string]*gateLine{}}
+func New(maxCount int, maxBytes int64) *Gate {
+	return &Gate{maxCount: maxCount, maxBytes: maxBytes, lines: map[string]*line{}}
 }
 
 // fits reports whether one more holder of bytes fits now.
-func (g *gate) fits(bytes int64) bool {
+func (g *Gate) fits(bytes int64) bool {
 	return g.count < g.maxCount && (g.maxBytes == 0 || g.bytes+bytes <= g.maxBytes)
 }
 
-// tryAcquire takes a place for a holder of key at once if one is free
+// TryAcquire takes a place for a holder of key at once if one is free
 // and nobody waits.
-func (g *gate) tryAcquire(key string, bytes int64) bool {
+func (g *Gate) TryAcquire(key string, bytes int64) bool {
 	g.mu.Lock()
 	ok := g.waiters == 0 && g.fits(bytes)
 	if ok {
@@ -73,10 +76,10 @@ func (g *gate) tryAcquire(key string, bytes int64) bool {
 	return ok
 }
 
-// acquire takes a place for a holder of key, waiting its turn until one is
-// free, ctx ends (context.Cause) or deadline passes (errGateTimeout); a zero
+// Acquire takes a place for a holder of key, waiting its turn until one is
+// free, ctx ends (context.Cause) or deadline passes (ErrTimeout); a zero
 // deadline means no deadline.
-func (g *gate) acquire(ctx context.Context, deadline time.Time, key string, bytes int64) error {
+func (g *Gate) Acquire(ctx context.Context, deadline time.Time, key string, bytes int64) error {
 	g.mu.Lock()
 	if g.waiters == 0 && g.fits(bytes) {
 		g.count++
@@ -85,7 +88,7 @@ func (g *gate) acquire(ctx context.Context, deadline time.Time, key string, byte
 		g.mu.Unlock()
 		return nil
 	}
-	w := &gateWaiter{bytes: bytes, ready: make(chan struct{})}
+	w := &waiter{bytes: bytes, ready: make(chan struct{})}
 	g.enqueue(key, w)
 	g.mu.Unlock()
 
@@ -102,13 +105,13 @@ func (g *gate) acquire(ctx context.Context, deadline time.Time, key string, byte
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	case <-expired:
-		err = errGateTimeout
+		err = ErrTimeout
 	}
 	g.mu.Lock()
 	if w.admitted {
 		// Admitted meanwhile: pass the place on.
 		g.mu.Unlock()
-		g.release(bytes)
+		g.Release(bytes)
 		return err
 	}
 	g.remove(key, w)
@@ -121,10 +124,10 @@ func (g *gate) acquire(ctx context.Context, deadline time.Time, key string, byte
 // takes its turn after the keys that have, but before the key admitted
 // last, which admitHead put at the back when it still had waiters.
 // Under g.mu.
-func (g *gate) enqueue(key string, w *gateWaiter) {
+func (g *Gate) enqueue(key string, w *waiter) {
 	l := g.lines[key]
 	if l == nil {
-		l = &gateLine{key: key}
+		l = &line{key: key}
 		g.lines[key] = l
 		if n := len(g.turns); n > 0 && g.turns[n-1].key == g.last {
 			g.turns = append(g.turns, g.turns[n-1])
@@ -138,7 +141,7 @@ func (g *gate) enqueue(key string, w *gateWaiter) {
 }
 
 // remove takes w, which gave up, out of key's line. Under g.mu.
-func (g *gate) remove(key string, w *gateWaiter) {
+func (g *Gate) remove(key string, w *waiter) {
 	l := g.lines[key]
 	for i, q := range l.waiters {
 		if q == w {
@@ -153,7 +156,7 @@ func (g *gate) remove(key string, w *gateWaiter) {
 }
 
 // drop forgets the line l, which has no waiters left. Under g.mu.
-func (g *gate) drop(l *gateLine) {
+func (g *Gate) drop(l *line) {
 	delete(g.lines, l.key)
 	for i, t := range g.turns {
 		if t == l {
@@ -163,8 +166,8 @@ func (g *gate) drop(l *gateLine) {
 	}
 }
 
-// release gives back a place taken by acquire or tryAcquire.
-func (g *gate) release(bytes int64) {
+// Release gives back a place taken by acquire or tryAcquire.
+func (g *Gate) Release(bytes int64) {
 	g.mu.Lock()
 	g.count--
 	g.bytes -= bytes
@@ -176,7 +179,7 @@ func (g *gate) release(bytes int64) {
 // fits: that key's first waiter, after which the key's turn passes to the
 // next key (it goes to the back of the turns while it has waiters).
 // Under g.mu.
-func (g *gate) admitHead() {
+func (g *Gate) admitHead() {
 	for len(g.turns) > 0 {
 		l := g.turns[0]
 		w := l.waiters[0]
@@ -201,8 +204,8 @@ func (g *gate) admitHead() {
 	}
 }
 
-// waitingBy returns how many wait with key and with the other keys.
-func (g *gate) waitingBy(key string) (same, other int) {
+// WaitingBy returns how many wait with key and with the other keys.
+func (g *Gate) WaitingBy(key string) (same, other int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if l := g.lines[key]; l != nil {
@@ -211,17 +214,76 @@ func (g *gate) waitingBy(key string) (same, other int) {
 	return same, g.waiters - same
 }
 
-// waiting reports whether anyone waits.
-func (g *gate) waiting() bool {
+// Waiting reports whether anyone waits.
+func (g *Gate) Waiting() bool {
 	g.mu.Lock()
 	n := g.waiters
 	g.mu.Unlock()
 	return n > 0
 }
 
-// usage returns the places taken, their bytes and the waiters.
-func (g *gate) usage() (count int, bytes int64, waiting int) {
+// Usage returns the places taken, their bytes and the waiters.
+func (g *Gate) Usage() (count int, bytes int64, waiting int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.count, g.bytes, g.waiters
+}
+
+// MaxCount is the most holders at once.
+func (g *Gate) MaxCount() int { return g.maxCount }
+
+// MaxBytes is the most bytes held at once, 0 for no byte budget.
+func (g *Gate) MaxBytes() int64 { return g.maxBytes }
+
+// Read calls f with the places taken, their bytes and the waiters, under
+// the gate's lock: what f reads of an account the gate guards (Charge) is
+// consistent with them.
+func (g *Gate) Read(f func(count int, bytes int64, waiting int)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f(g.count, g.bytes, g.waiters)
+}
+
+// Charge takes bytes that no holder holds (an idle instance, a kept
+// buffer), adding them to *account, if they fit and nobody waits: such
+// bytes never take memory a holder waits for. account is guarded by the
+// gate's lock.
+func (g *Gate) Charge(bytes int64, account *int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.waiters > 0 || (g.maxBytes > 0 && g.bytes+bytes > g.maxBytes) {
+		return false
+	}
+	g.bytes += bytes
+	*account += bytes
+	return true
+}
+
+// Uncharge gives back bytes that Charge (or Convert) took.
+func (g *Gate) Uncharge(bytes int64, account *int64) {
+	g.mu.Lock()
+	g.bytes -= bytes
+	*account -= bytes
+	g.admitHead()
+	g.mu.Unlock()
+}
+
+// Convert turns a holder's place into a charge, in one step: the place and
+// its held bytes are given back and charge bytes taken, added to *account.
+// The charge may take the bytes past the budget; holders then wait.
+func (g *Gate) Convert(held, charge int64, account *int64) {
+	g.mu.Lock()
+	g.count--
+	g.bytes += charge - held
+	*account += charge
+	g.admitHead()
+	g.mu.Unlock()
+}
+
+// Hand takes charge bytes out of *account without giving them back: a
+// holder admitted with them holds them now.
+func (g *Gate) Hand(charge int64, account *int64) {
+	g.mu.Lock()
+	*account -= charge
+	g.mu.Unlock()
 }
