@@ -32,10 +32,10 @@ type Gate struct {
 	maxBytes int64 // 0: no byte budget
 	count    int
 	bytes    int64
-	waiters  int                  // in all the lines
+	waiters  int              // in all the lines
 	lines    map[string]*line // the keys with waiters
 	turns    []*line          // the keys with waiters, the one whose turn it is first
-	last     string               // the key admitted last
+	last     string           // the key admitted last
 }
 
 // line is the waiters of one key, first come first served.

@@ -296,4 +296,3 @@ func TestGate_waitingBy(t *testing.T) {
 	require.Eventually(t, func() bool { s, o := g.WaitingBy("a"); return s+o == 0 }, 10*time.Second, time.Millisecond)
 	g.Release(0)
 }
-
