@@ -13,6 +13,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/admit"
+	"github.com/ptcx/ptcx/wasmhost/internal/bytecode"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/runners"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
@@ -37,7 +38,7 @@ type Runtime struct {
 	// sessions are the live idle sessions, which yield to runs (session_live.go).
 	sessions liveSessions
 	// bytecode caches programs' bytecode, nil when off (Config.WithBytecodeCache).
-	bytecode *bytecodeCache
+	bytecode *bytecode.Cache
 
 	slots     *admit.Gate // guests executing at once (compute.go)
 	admission *admit.Gate // runs admitted at once, and their memory (admission.go)
@@ -113,7 +114,7 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 		return err
 	}
 	if rt.cfg.bytecodeEntries > 0 {
-		rt.bytecode = newBytecodeCache(rt.cfg.bytecodeEntries, rt.cfg.bytecodeBytes)
+		rt.bytecode = bytecode.New(rt.cfg.bytecodeEntries, rt.cfg.bytecodeBytes)
 	}
 	// A guest without ptcx_restored (an older or a hand-made one) is
 	// instantiated afresh for every run.
