@@ -44,7 +44,7 @@ var (
 	ErrSessionBusy = errors.New("wasmhost: the session is running another program")
 	// ErrSessionBytes means a session's bytes cannot be restored by this
 	// Runtime; the message says why.
-	ErrSessionBytes = errors.New("wasmhost: the session's bytes cannot be restored")
+	ErrSessionBytes = snapshot.ErrSession
 	// ErrSessionClosed is the cause of a run's KindAbort failure on a closed
 	// Session.
 	ErrSessionClosed = errors.New("wasmhost: the session is closed")

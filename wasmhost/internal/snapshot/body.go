@@ -38,7 +38,7 @@ func Encode(img *Base, st *State, dst []byte, take func(size int) []byte, give f
 	}
 	if len(meta) > maxMeta {
 		return nil, 0, fmt.Errorf("the run's table (calls, answers, logs, timers) is %d bytes, over the %d a snapshot holds "+
-			"(wasmhost.MaxMetaBytes)", len(meta), maxMeta)
+			"(wasmhost.MaxSnapshotMetaBytes)", len(meta), maxMeta)
 	}
 	mem, base := st.Memory, img.Memory
 	if len(mem)%abi.PageSize != 0 || len(mem) < len(base) {
