@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
@@ -169,48 +168,6 @@ func TestShownSize(t *testing.T) {
 	require.Equal(t, 3, shownSize([]byte(`"abc"`)))
 	require.Equal(t, 1, shownSize([]byte(`"\n"`)), "an escape counts as what it shows")
 	require.Equal(t, 7, shownSize([]byte(`{"a":1}`)))
-}
-
-var timeZero = time.Unix(1_700_000_000, 0)
-
-func TestTimerQueue(t *testing.T) {
-	var q timerQueue
-	now := timeZero
-	a, _ := q.add(now, 30)
-	b, _ := q.add(now, 10)
-	c, _ := q.add(now, 10)
-	q.clear(b)
-	q.clear(999)
-	require.Equal(t, 2, q.len())
-	next, ok := q.next()
-	require.True(t, ok)
-	require.Equal(t, now.Add(10e6), next)
-	_, ok = q.due(now)
-	require.False(t, ok)
-	id, ok := q.due(now.Add(50e6))
-	require.True(t, ok)
-	require.Equal(t, c, id)
-	id, _ = q.due(now.Add(50e6))
-	require.Equal(t, a, id)
-	_, ok = q.next()
-	require.False(t, ok)
-
-	for range abi.MaxTimers {
-		_, ok := q.add(now, 1)
-		require.True(t, ok)
-	}
-	_, ok = q.add(now, 1)
-	require.False(t, ok, "more than abi.MaxTimers")
-}
-
-func TestTimerQueue_compactsCleared(t *testing.T) {
-	var q timerQueue
-	for range 100_000 {
-		id, _ := q.add(timeZero, 1000)
-		q.clear(id)
-	}
-	require.Zero(t, q.len())
-	require.Less(t, len(q.order), 200)
 }
 
 func TestInbox(t *testing.T) {

@@ -159,9 +159,9 @@ func hostTimerSet(ctx context.Context, _ engine.Memory, stack []uint64) {
 	}
 	now := time.Now()
 	if r.prog.World != nil || (r.rt != nil && r.rt.cfg.deterministic) {
-		now = r.timers.virtualNow(r.began)
+		now = r.timers.VirtualNow(r.began)
 	}
-	id, ok := r.timers.add(now, delay)
+	id, ok := r.timers.Add(now, delay)
 	if !ok {
 		stack[0] = wapi.EncodeI32(abi.RefusedTimers)
 		return
@@ -173,7 +173,7 @@ func hostTimerSet(ctx context.Context, _ engine.Memory, stack []uint64) {
 func hostTimerClear(ctx context.Context, _ engine.Memory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	r.timers.clear(wapi.DecodeI32(stack[0]))
+	r.timers.Clear(wapi.DecodeI32(stack[0]))
 }
 
 // result(json_ptr, json_len)

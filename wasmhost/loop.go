@@ -87,9 +87,9 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			continue
 		}
 		var now time.Time // read only when there are timers: most awaited calls have none
-		if r.timers.len() > 0 {
+		if r.timers.Len() > 0 {
 			now = time.Now()
-			if id, ok := r.timers.due(now); ok {
+			if id, ok := r.timers.Due(now); ok {
 				var e *RunError
 				if e = r.flush(); e == nil {
 					status, e = r.fire(id)
@@ -102,11 +102,11 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 				continue
 			}
 		}
-		if r.pending == 0 && r.timers.len() == 0 {
+		if r.pending == 0 && r.timers.Len() == 0 {
 			status, e := r.stalled()
 			return status, e, false
 		}
-		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt {
+		if r.idler != nil && r.pending == 1 && r.timers.Len() == 0 && r.calls != r.idledAt {
 			if e := r.releaseHeld(); e != nil {
 				return 0, e, false
 			}
@@ -125,7 +125,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		if e := r.flush(); e != nil {
 			return 0, e, false
 		}
-		if at, ok := r.timers.next(); ok {
+		if at, ok := r.timers.Next(); ok {
 			alarm.Reset(at.Sub(now))
 		}
 		r.park()

@@ -14,6 +14,7 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/timers"
 )
 
 // grace is how long Run waits, after a deadline or a cancellation, for the
@@ -41,7 +42,7 @@ type run struct {
 	done    chan runResult // the outcome, from the goroutine that finishes the run
 	inst    *instance
 	inbox   *inbox // safe for concurrent use
-	timers  timerQueue
+	timers  timers.Queue
 	output  output
 	polls   int // polls in the current export
 	pending int // calls dispatched and not yet resumed in the guest

@@ -219,7 +219,7 @@ func (r *run) askSuspend(q Quiescence) (yes bool, e *RunError) {
 // quiescence lists what the program waits on: the run's waiting calls, and
 // the answers not yet given to the guest.
 func (r *run) quiescence(answers []completion) Quiescence {
-	q := Quiescence{Timers: r.timers.len()}
+	q := Quiescence{Timers: r.timers.Len()}
 	seen := make(map[int32]bool, len(answers))
 	for _, c := range answers {
 		seen[c.id] = true
@@ -294,7 +294,7 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 	if len(m.Pending) != r.pending {
 		return nil, fmt.Errorf("wasmhost: %d calls pending, %d known: a call was dispatched outside the run's table", r.pending, len(m.Pending))
 	}
-	m.Timers = r.timers.snapshot(r.began)
+	m.Timers = r.timers.Snapshot(r.began)
 	ws, err := inst.world.Save()
 	if err != nil {
 		return nil, err
@@ -328,7 +328,7 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 	s := &Suspended{Snapshot: b[:len(b):len(b)], RawBytes: raw, Calls: unanswered, At: at, Idle: idle, buf: b,
 		limits: r.limits, logs: r.output.lines,
 		stats: Stats{Compute: time.Duration(m.Compute), Wall: time.Duration(m.Wall), Calls: r.calls, Memory: int64(size)}}
-	if next, ok := r.timers.next(); ok {
+	if next, ok := r.timers.Next(); ok {
 		s.WakeAt = next
 	}
 	if idle {

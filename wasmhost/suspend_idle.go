@@ -138,7 +138,7 @@ func (r *run) disarmHandover() {
 // timer fired).
 func (w *idleWatch) ask() (bool, *RunError) {
 	w.asked = true
-	if at, ok := w.r.timers.next(); ok && !at.After(time.Now()) {
+	if at, ok := w.r.timers.Next(); ok && !at.After(time.Now()) {
 		return false, nil
 	}
 	return w.r.quiescent(nil, true)

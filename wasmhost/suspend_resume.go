@@ -157,7 +157,7 @@ func (rt *Runtime) Resume(ctx context.Context, snap []byte, d Dispatcher, rs Res
 		return Outcome{}, err
 	}
 	r.startAt(time.Duration(m.Wall) + rs.Waited)
-	r.timers.restore(m.Timers, r.began)
+	r.timers.Restore(m.Timers, r.began)
 	if err := rt.admit(ctx, r); err != nil {
 		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
 	}

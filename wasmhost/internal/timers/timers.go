@@ -1,4 +1,7 @@
-package wasmhost
+// Package timers is a run's queue of setTimeout timers: earliest first, ties
+// in the order they were set, at most abi.MaxTimers, kept across a
+// suspension (Snapshot, Restore).
+package timers
 
 import (
 	"container/heap"
@@ -9,24 +12,24 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
-// timerQueue holds a run's pending setTimeout timers, earliest first (ties
+// Queue holds a run's pending setTimeout timers, earliest first (ties
 // in the order they were set). Cleared timers are dropped lazily. It is
 // used by the run's goroutine only.
-type timerQueue struct {
+type Queue struct {
 	fired time.Time // the deadline of the last timer fired
 	last  int32
 	live  map[int32]struct{}
-	order timerHeap
+	order queueHeap
 }
 
-type timerEntry struct {
+type entry struct {
 	at time.Time
 	id int32
 }
 
-// add schedules a timer delay milliseconds after now and returns its id,
+// Add schedules a timer delay milliseconds after now and returns its id,
 // or false when abi.MaxTimers are already pending.
-func (q *timerQueue) add(now time.Time, delay int32) (int32, bool) {
+func (q *Queue) Add(now time.Time, delay int32) (int32, bool) {
 	if len(q.live) >= abi.MaxTimers {
 		return 0, false
 	}
@@ -35,21 +38,21 @@ func (q *timerQueue) add(now time.Time, delay int32) (int32, bool) {
 	}
 	q.last++
 	q.live[q.last] = struct{}{}
-	heap.Push(&q.order, timerEntry{at: now.Add(time.Duration(delay) * time.Millisecond), id: q.last})
+	heap.Push(&q.order, entry{at: now.Add(time.Duration(delay) * time.Millisecond), id: q.last})
 	if len(q.order) > 2*len(q.live)+64 {
 		q.compact()
 	}
 	return q.last, true
 }
 
-// clear cancels timer id; unknown ids are ignored.
-func (q *timerQueue) clear(id int32) { delete(q.live, id) }
+// Clear cancels timer id; unknown ids are ignored.
+func (q *Queue) Clear(id int32) { delete(q.live, id) }
 
-// len returns the number of pending timers.
-func (q *timerQueue) len() int { return len(q.live) }
+// Len returns the number of pending timers.
+func (q *Queue) Len() int { return len(q.live) }
 
-// next returns the earliest pending deadline, if any.
-func (q *timerQueue) next() (time.Time, bool) {
+// Next returns the earliest pending deadline, if any.
+func (q *Queue) Next() (time.Time, bool) {
 	q.dropCleared()
 	if len(q.order) == 0 {
 		return time.Time{}, false
@@ -57,32 +60,32 @@ func (q *timerQueue) next() (time.Time, bool) {
 	return q.order[0].at, true
 }
 
-// due removes and returns the earliest timer whose deadline is not after now.
-func (q *timerQueue) due(now time.Time) (int32, bool) {
+// Due removes and returns the earliest timer whose deadline is not after now.
+func (q *Queue) Due(now time.Time) (int32, bool) {
 	q.dropCleared()
 	if len(q.order) == 0 || q.order[0].at.After(now) {
 		return 0, false
 	}
-	e := heap.Pop(&q.order).(timerEntry)
+	e := heap.Pop(&q.order).(entry)
 	delete(q.live, e.id)
 	q.fired = e.at
 	return e.id, true
 }
 
-// virtualNow is the time a deterministic run's timers count from: the
+// VirtualNow is the time a deterministic run's timers count from: the
 // deadline of the last timer fired, else the run's start. It advances only
 // as timers fire, so the order in which timers fire depends on their delays
 // and the order they were set in, never on how long the guest computed or
 // waited meanwhile; a timer still waits until its deadline in real time,
 // and fires at once when real time is past it.
-func (q *timerQueue) virtualNow(start time.Time) time.Time {
+func (q *Queue) VirtualNow(start time.Time) time.Time {
 	if q.fired.IsZero() {
 		return start
 	}
 	return q.fired
 }
 
-func (q *timerQueue) dropCleared() {
+func (q *Queue) dropCleared() {
 	for len(q.order) > 0 {
 		if _, ok := q.live[q.order[0].id]; ok {
 			return
@@ -91,7 +94,7 @@ func (q *timerQueue) dropCleared() {
 	}
 }
 
-func (q *timerQueue) compact() {
+func (q *Queue) compact() {
 	kept := q.order[:0]
 	for _, e := range q.order {
 		if _, ok := q.live[e.id]; ok {
@@ -102,26 +105,26 @@ func (q *timerQueue) compact() {
 	heap.Init(&q.order)
 }
 
-type timerHeap []timerEntry
+type queueHeap []entry
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
+func (h queueHeap) Len() int { return len(h) }
+func (h queueHeap) Less(i, j int) bool {
 	if h[i].at.Equal(h[j].at) {
 		return h[i].id < h[j].id
 	}
 	return h[i].at.Before(h[j].at)
 }
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timerEntry)) }
-func (h *timerHeap) Pop() any {
+func (h queueHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *queueHeap) Push(x any)   { *h = append(*h, x.(entry)) }
+func (h *queueHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return e
 }
 
-// snapshot lists the pending timers, their deadlines relative to began.
-func (q *timerQueue) snapshot(began time.Time) snapshot.Timers {
+// Snapshot lists the pending timers, their deadlines relative to began.
+func (q *Queue) Snapshot(began time.Time) snapshot.Timers {
 	t := snapshot.Timers{Last: q.last}
 	if !q.fired.IsZero() {
 		t.Fired = max(int64(q.fired.Sub(began)), 1)
@@ -136,7 +139,7 @@ func (q *timerQueue) snapshot(began time.Time) snapshot.Timers {
 }
 
 // restoreTimers re-arms a snapshot's timers, relative to began.
-func (q *timerQueue) restore(t snapshot.Timers, began time.Time) {
+func (q *Queue) Restore(t snapshot.Timers, began time.Time) {
 	q.last = t.Last
 	if t.Fired > 0 {
 		q.fired = began.Add(time.Duration(t.Fired))
@@ -144,6 +147,6 @@ func (q *timerQueue) restore(t snapshot.Timers, began time.Time) {
 	q.live = make(map[int32]struct{}, len(t.Entries))
 	for _, e := range t.Entries {
 		q.live[e.ID] = struct{}{}
-		heap.Push(&q.order, timerEntry{at: began.Add(time.Duration(e.At)), id: e.ID})
+		heap.Push(&q.order, entry{at: began.Add(time.Duration(e.At)), id: e.ID})
 	}
 }
