@@ -2,7 +2,7 @@ package wasmhost
 
 import "github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 
-// MaxSnapshotMetaBytes bounds the part of a snapshot that is not memory:
+// MaxSnapshotMetaBytes (64 MiB) bounds the part of a snapshot that is not memory:
 // the JSON of the run's table (the calls' arguments and answers, the logs,
 // the timers). A run whose table is larger cannot be suspended ("the run
 // could not be suspended: ..."), and a snapshot that declares more is
