@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"bytes"
 	"context"
+
 	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
