@@ -11,7 +11,6 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/wasmhost"
 )
 
 // runWithLimits runs code under the caller's limits, given as JSON text so
@@ -93,7 +92,7 @@ func TestRunCode_limits_everyFieldAtItsBounds(t *testing.T) {
 // The schema's minimum for memory_mb (registry.MinMemoryMB, tested to be
 // the schema's number in registry) is the sandbox's own minimum.
 func TestRunCode_limits_memoryMinimumIsTheSandboxes(t *testing.T) {
-	require.EqualValues(t, wasmhost.MinMemoryBytes, registry.MinMemoryMB<<20)
+	require.EqualValues(t, api.MinMemoryBytes, registry.MinMemoryMB<<20)
 }
 
 // A deployment limit no run could start with is refused by New, not left to
@@ -106,9 +105,9 @@ func TestNew_limitsNoRunCanUse(t *testing.T) {
 	}{
 		{0, true},
 		{1 << 20, false},
-		{wasmhost.MinMemoryBytes - 1, false},
-		{wasmhost.MinMemoryBytes, true},
-		{wasmhost.MinMemoryBytes + 1, true},
+		{api.MinMemoryBytes - 1, false},
+		{api.MinMemoryBytes, true},
+		{api.MinMemoryBytes + 1, true},
 		{4 << 30, true},
 		{4<<30 + 1, false},
 		{-1, false},

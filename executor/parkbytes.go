@@ -148,7 +148,7 @@ func (p *Parked) Marshal() ([]byte, error) {
 	if w := x.req.World; w != nil {
 		start := w.Start
 		if start.IsZero() {
-			start = wasmhost.DefaultEpoch
+			start = wasmhost.DefaultEpoch()
 		}
 		h.World = &parkedWorld{Seed: w.Seed, Start: start.UnixNano()}
 	}

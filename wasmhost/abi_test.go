@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 func FuzzGuestRange(f *testing.F) {
@@ -22,7 +23,7 @@ func FuzzGuestRange(f *testing.F) {
 	f.Add(uint32(65536), uint64(65530), uint64(10), uint32(100))
 	f.Add(uint32(0), uint64(1)<<40, uint64(1)<<33, uint32(0xffffffff))
 	f.Fuzz(func(t *testing.T, size uint32, ptr, length uint64, limit uint32) {
-		p, n, err := guestRange(size, ptr, length, limit)
+		p, n, err := abi.GuestRange(size, ptr, length, limit)
 		if err != nil {
 			return
 		}
@@ -72,7 +73,7 @@ func FuzzHostFunctions(f *testing.F) {
 	mod, err := wr.Instantiate(ctx, memoryModule)
 	require.NoError(f, err)
 	mem := mod.Memory()
-	funcs := []func(context.Context, guestMemory, []uint64){hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
+	funcs := []func(context.Context, engine.Memory, []uint64){hostCall, hostLog, hostTimerSet, hostTimerClear, hostResult, hostError, hostPoll}
 
 	f.Add(uint8(0), uint32(0), uint32(4), uint32(8), uint32(2), []byte("echo\x00\x00\x00\x00{}"))
 	f.Add(uint8(1), uint32(3), uint32(0), uint32(5), uint32(0), []byte("hello"))
@@ -131,11 +132,11 @@ func TestHostCall_limits(t *testing.T) {
 	}
 	require.Equal(t, int32(1), call())
 	require.Equal(t, int32(2), call())
-	require.Equal(t, int32(refusedPending), call())
+	require.Equal(t, int32(abi.RefusedPending), call())
 	r.pending = 0
 	require.Equal(t, int32(3), call())
 	r.pending = 0
-	require.Equal(t, int32(refusedTotal), call())
+	require.Equal(t, int32(abi.RefusedTotal), call())
 	require.Equal(t, 3, dispatched)
 }
 
@@ -167,48 +168,6 @@ func TestShownSize(t *testing.T) {
 	require.Equal(t, 3, shownSize([]byte(`"abc"`)))
 	require.Equal(t, 1, shownSize([]byte(`"\n"`)), "an escape counts as what it shows")
 	require.Equal(t, 7, shownSize([]byte(`{"a":1}`)))
-}
-
-var timeZero = time.Unix(1_700_000_000, 0)
-
-func TestTimerQueue(t *testing.T) {
-	var q timerQueue
-	now := timeZero
-	a, _ := q.add(now, 30)
-	b, _ := q.add(now, 10)
-	c, _ := q.add(now, 10)
-	q.clear(b)
-	q.clear(999)
-	require.Equal(t, 2, q.len())
-	next, ok := q.next()
-	require.True(t, ok)
-	require.Equal(t, now.Add(10e6), next)
-	_, ok = q.due(now)
-	require.False(t, ok)
-	id, ok := q.due(now.Add(50e6))
-	require.True(t, ok)
-	require.Equal(t, c, id)
-	id, _ = q.due(now.Add(50e6))
-	require.Equal(t, a, id)
-	_, ok = q.next()
-	require.False(t, ok)
-
-	for range maxTimers {
-		_, ok := q.add(now, 1)
-		require.True(t, ok)
-	}
-	_, ok = q.add(now, 1)
-	require.False(t, ok, "more than maxTimers")
-}
-
-func TestTimerQueue_compactsCleared(t *testing.T) {
-	var q timerQueue
-	for range 100_000 {
-		id, _ := q.add(timeZero, 1000)
-		q.clear(id)
-	}
-	require.Zero(t, q.len())
-	require.Less(t, len(q.order), 200)
 }
 
 func TestInbox(t *testing.T) {
@@ -253,23 +212,23 @@ func TestInbox_reportersAcrossSlabs(t *testing.T) {
 }
 
 func TestCappedMemory(t *testing.T) {
-	m := &cappedMemory{limit: 10 * pageSize}
-	lm := m.allocator().Allocate(pageSize, 100*pageSize)
-	buf := lm.Reallocate(pageSize)
-	require.Len(t, buf, pageSize)
+	m := &cappedMemory{limit: 10 * abi.PageSize}
+	lm := m.Allocator().Allocate(abi.PageSize, 100*abi.PageSize)
+	buf := lm.Reallocate(abi.PageSize)
+	require.Len(t, buf, abi.PageSize)
 	buf[0] = 7
-	grown := lm.Reallocate(4 * pageSize)
-	require.Len(t, grown, 4*pageSize)
+	grown := lm.Reallocate(4 * abi.PageSize)
+	require.Len(t, grown, 4*abi.PageSize)
 	require.Equal(t, byte(7), grown[0], "growing keeps the contents")
 	require.False(t, m.refused)
-	require.Nil(t, lm.Reallocate(11*pageSize))
+	require.Nil(t, lm.Reallocate(11*abi.PageSize))
 	require.True(t, m.refused)
 	lm.Free()
 }
 
 func TestEngineMemoryLimit(t *testing.T) {
-	for _, n := range []int64{MinMemoryBytes, 16 << 20, api.DefaultMemoryBytes, 4 << 30} {
-		l := engineMemoryLimit(n)
+	for _, n := range []int64{api.MinMemoryBytes, 16 << 20, api.DefaultMemoryBytes, 4 << 30} {
+		l := abi.EngineMemoryLimit(n)
 		require.Positive(t, l)
 		require.Less(t, l, n-1<<20, "no headroom under %d", n)
 	}

@@ -8,36 +8,14 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
-// ErrBusy is returned by Run (errors.Is) when the run was not admitted in
-// time: the Runtime had its maximum of runs, or of committed guest memory,
-// for the whole admission wait. The program did not run; the same call may
-// succeed later. The executor reports it as BUSY, a retryable code.
-var ErrBusy = errors.New("wasmhost: the sandbox is busy")
-
-// Defaults of the admission caps.
-const (
-	// DefaultAdmissionWait is how long a run waits for admission: longer
-	// than a typical run, so that a burst queues rather than fails.
-	DefaultAdmissionWait = 30 * time.Second
-	// DefaultRunsPerSlot times the guest slots is the default cap on
-	// concurrent runs. A run mostly waits on its tools, holding no slot,
-	// and an idle run costs about 2 MB of host memory, a few goroutines and
-	// no file descriptor: 256 runs per core keep the cores busy even when
-	// runs wait 99% of the time, and bound idle instances to about 512 MB
-	// per core. What the runs grow to is bounded by the committed memory
-	// cap; this one bounds the count.
-	DefaultRunsPerSlot = 256
-	// DefaultCommittedMemoryPercent of the machine's memory (MemTotal of
-	// /proc/meminfo, or the cgroup's memory.max when lower) is the default
-	// cap on committed guest memory: the rest is for the host, the tools
-	// and everything else on the machine.
-	DefaultCommittedMemoryPercent = 50
-	// fallbackCommittedMemory is the cap where the machine's memory cannot
-	// be read (other OSes): 16 runs at the default memory limit.
-	fallbackCommittedMemory = 4 << 30
-)
+// fallbackCommittedMemory is the cap where the machine's memory cannot be
+// read (other OSes): 16 runs at the default memory limit.
+const fallbackCommittedMemory = 4 << 30
 
 // admissionConfig is the part of Config about how many guests run and how
 // many runs are admitted. Zero fields mean the defaults.
@@ -75,7 +53,7 @@ func (c Config) WithMaxRuns(n int) Config {
 // what its neighbours use. A run whose limit does not fit waits (see
 // WithAdmissionWait). Runs that ask for less memory (limits.memory_mb)
 // commit less, and more of them fit. The cap must be at least
-// MinMemoryBytes. Zero means the default, DefaultCommittedMemoryPercent of
+// api.MinMemoryBytes. Zero means the default, DefaultCommittedMemoryPercent of
 // the machine's memory (4 GiB where it cannot be read), and never less than
 // the Runtime's memory limit, so one run at the limit always fits.
 //
@@ -106,9 +84,9 @@ func (rt *Runtime) setAdmission(a admissionConfig) error {
 		return fmt.Errorf("wasmhost: a cap of %d runs: the cap must be positive (0 means the default)", a.maxRuns)
 	case a.maxMemory < 0:
 		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory: the cap must be positive (0 means the default)", a.maxMemory)
-	case a.maxMemory > 0 && a.maxMemory < MinMemoryBytes:
+	case a.maxMemory > 0 && a.maxMemory < api.MinMemoryBytes:
 		return fmt.Errorf("wasmhost: a cap of %d bytes of committed memory is below the minimum of %d bytes (%d MiB): "+
-			"not even a new instance would fit", a.maxMemory, MinMemoryBytes, MinMemoryBytes>>20)
+			"not even a new instance would fit", a.maxMemory, api.MinMemoryBytes, api.MinMemoryBytes>>20)
 	case a.maxMemory > 0 && a.maxMemory < rt.limits.MemoryBytes:
 		return fmt.Errorf("wasmhost: a cap of %d MiB of committed memory is below the Runtime's memory limit of %d MiB: "+
 			"a run at the limit could never be admitted; lower the limit (WithLimits) or raise the cap", a.maxMemory>>20, rt.limits.MemoryBytes>>20)
@@ -122,15 +100,15 @@ func (rt *Runtime) setAdmission(a admissionConfig) error {
 	if a.maxMemory == 0 {
 		a.maxMemory = max(defaultCommittedMemory(), rt.limits.MemoryBytes)
 	}
-	rt.slots = newGate(a.slots, 0)
-	rt.admission = newGate(a.maxRuns, a.maxMemory)
+	rt.slots = admit.New(a.slots, 0)
+	rt.admission = admit.New(a.maxRuns, a.maxMemory)
 	rt.admitWait = a.wait
 	return nil
 }
 
 // defaultCommittedMemory is the default cap on committed guest memory.
 func defaultCommittedMemory() int64 {
-	if total, ok := physicalMemory(); ok {
+	if total, ok := vmem.PhysicalMemory(); ok {
 		return total / 100 * DefaultCommittedMemoryPercent
 	}
 	return fallbackCommittedMemory
@@ -141,7 +119,7 @@ func defaultCommittedMemory() int64 {
 // less the snapshot's charge, which becomes part of its commitment; it
 // waits from the Resume, not from the run's start.
 func (rt *Runtime) admit(ctx context.Context, r *run) error {
-	bytes := int64(memoryPages(r.limits.MemoryBytes)) * pageSize
+	bytes := int64(abi.MemoryPages(r.limits.MemoryBytes)) * abi.PageSize
 	need, from := bytes, r.began
 	if h := r.taking; h != nil {
 		need, from = bytes-h.charge, time.Now()
@@ -153,14 +131,14 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 		}
 		return nil
 	}
-	if rt.admission.tryAcquire(r.prog.Tenant, need) {
+	if rt.admission.TryAcquire(r.prog.Tenant, need) {
 		return admitted()
 	}
 	// Idle pooled instances, then resume spares, then recycled snapshot
 	// buffers, then live idle sessions (suspended to bytes), give their
 	// memory up to a run that does not fit beside them.
 	for rt.pool.yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
-		if rt.admission.tryAcquire(r.prog.Tenant, need) {
+		if rt.admission.TryAcquire(r.prog.Tenant, need) {
 			return admitted()
 		}
 	}
@@ -172,7 +150,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	if rt.admitWait > 0 {
 		wctx, cancel := context.WithCancelCause(ctx)
 		stop := context.AfterFunc(rt.closing, func() { cancel(ErrClosed) })
-		err = rt.admission.acquire(wctx, deadline, r.prog.Tenant, need)
+		err = rt.admission.Acquire(wctx, deadline, r.prog.Tenant, need)
 		stop()
 		cancel(nil)
 		if err == nil {
@@ -182,7 +160,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	switch {
 	case errors.Is(err, ErrClosed):
 		return ErrClosed
-	case err != nil && !errors.Is(err, errGateTimeout):
+	case err != nil && !errors.Is(err, admit.ErrTimeout):
 		return &RunError{Kind: api.KindAbort, Message: "the run was cancelled while it waited for the sandbox", Cause: err}
 	}
 	u := rt.Usage()
@@ -212,12 +190,12 @@ type Usage struct {
 // time, concurrently with Run.
 func (rt *Runtime) Usage() Usage {
 	var u Usage
-	rt.admission.mu.Lock()
-	u.Runs, u.CommittedBytes, u.Waiting = rt.admission.count, rt.admission.bytes-rt.pooledBytes-rt.suspendedBytes, rt.admission.waiters
-	u.SuspendedBytes = rt.suspendedBytes
-	rt.admission.mu.Unlock()
-	u.Executing, _, u.WaitingForSlot = rt.slots.usage()
-	u.MaxRuns, u.MaxCommittedBytes, u.Slots = rt.admission.maxCount, rt.admission.maxBytes, rt.slots.maxCount
+	rt.admission.Read(func(count int, bytes int64, waiting int) {
+		u.Runs, u.CommittedBytes, u.Waiting = count, bytes-rt.pooledBytes-rt.suspendedBytes, waiting
+		u.SuspendedBytes = rt.suspendedBytes
+	})
+	u.Executing, _, u.WaitingForSlot = rt.slots.Usage()
+	u.MaxRuns, u.MaxCommittedBytes, u.Slots = rt.admission.MaxCount(), rt.admission.MaxBytes(), rt.slots.MaxCount()
 	return u
 }
 
@@ -225,24 +203,11 @@ func (rt *Runtime) Usage() Usage {
 // memory (not to its count of runs), if they fit and no run waits: the
 // pool never takes memory a run is waiting for.
 func (rt *Runtime) chargePool(bytes int64) bool {
-	g := rt.admission
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.waiters > 0 || (g.maxBytes > 0 && g.bytes+bytes > g.maxBytes) {
-		return false
-	}
-	g.bytes += bytes
-	rt.pooledBytes += bytes
-	return true
+	return rt.admission.Charge(bytes, &rt.pooledBytes)
 }
 
 // unchargePool gives back what chargePool charged: the instance was taken
 // by a run (which committed its own memory) or discarded.
 func (rt *Runtime) unchargePool(bytes int64) {
-	g := rt.admission
-	g.mu.Lock()
-	g.bytes -= bytes
-	rt.pooledBytes -= bytes
-	g.admitHead()
-	g.mu.Unlock()
+	rt.admission.Uncharge(bytes, &rt.pooledBytes)
 }

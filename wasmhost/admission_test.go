@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
-
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -195,7 +194,7 @@ func TestNew_invalidAdmission(t *testing.T) {
 		{"negative slots", testConfig().WithGuestSlots(-1), "-1 guest slots"},
 		{"negative runs", testConfig().WithMaxRuns(-1), "a cap of -1 runs"},
 		{"negative memory", testConfig().WithMaxCommittedMemory(-1), "a cap of -1 bytes"},
-		{"memory below the minimum", testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes - 1),
+		{"memory below the minimum", testConfig().WithMaxCommittedMemory(api.MinMemoryBytes - 1),
 			"below the minimum of 4194304 bytes"},
 	}
 	for _, tt := range tests {
@@ -206,13 +205,13 @@ func TestNew_invalidAdmission(t *testing.T) {
 	}
 	// At the bound: the minimum is a valid cap, which admits a run at the
 	// minimum memory limit, and no run with a higher one.
-	rt := newRuntime(t, testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes).WithAdmissionWait(0).
-		WithLimits(api.Limits{MemoryBytes: wasmhost.MinMemoryBytes}))
-	require.Equal(t, int64(wasmhost.MinMemoryBytes), rt.Usage().MaxCommittedBytes)
-	out, re, _ := runJS(t, rt, `return new Uint8Array(1 << 20).length`, api.Limits{MemoryBytes: wasmhost.MinMemoryBytes})
+	rt := newRuntime(t, testConfig().WithMaxCommittedMemory(api.MinMemoryBytes).WithAdmissionWait(0).
+		WithLimits(api.Limits{MemoryBytes: api.MinMemoryBytes}))
+	require.Equal(t, int64(api.MinMemoryBytes), rt.Usage().MaxCommittedBytes)
+	out, re, _ := runJS(t, rt, `return new Uint8Array(1 << 20).length`, api.Limits{MemoryBytes: api.MinMemoryBytes})
 	require.Nil(t, re)
 	require.JSONEq(t, `1048576`, string(out.Result))
-	_, err := wasmhost.New(context.Background(), testConfig().WithMaxCommittedMemory(wasmhost.MinMemoryBytes))
+	_, err := wasmhost.New(context.Background(), testConfig().WithMaxCommittedMemory(api.MinMemoryBytes))
 	require.ErrorContains(t, err, "a cap of 4 MiB of committed memory is below the Runtime's memory limit of 256 MiB")
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // Program is one run_code program, ready for the guest.
@@ -97,9 +98,9 @@ type World struct {
 	Start time.Time
 }
 
-// DefaultEpoch is where a deterministic clock starts unless told otherwise:
-// 2022-01-01T00:00:00Z.
-var DefaultEpoch = time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)
+// DefaultEpoch returns where a deterministic clock starts unless told
+// otherwise: 2022-01-01T00:00:00Z.
+func DefaultEpoch() time.Time { return time.Unix(0, world.DefaultEpoch).UTC() }
 
 // Dispatcher receives the nested calls a program makes. The executor
 // implements it; wasmhost never imports the executor.

@@ -5,12 +5,15 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"time"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
+	"github.com/ptcx/ptcx/wasmhost/internal/cpuclock"
 )
 
 // Compute time is the CPU time the guest used: what the thread running an
 // export spent on it, not what its neighbours took meanwhile.
 //
-// Reading a thread's CPU clock is a system call (threadCPU), and a nested
+// Reading a thread's CPU clock is a system call (cpuclock.Now), and a nested
 // call's export lasts a few microseconds, so the clock is read only where
 // it pays. Wall time inside an export is an upper bound of the CPU time it
 // used, so a short export is charged its wall time. From the first poll of
@@ -30,7 +33,7 @@ import (
 //     descheduled has used little and is given the rest; one stuck in native
 //     code that does not poll burns its CPU time and is abandoned. An
 //     export that never reached cpuClockAfter at a poll is judged in wall
-//     time, as are exports where the OS has no thread clock (threadClocks).
+//     time, as are exports where the OS has no thread clock (cpuclock.Supported).
 //
 // The wall-time limit stays wall time.
 
@@ -147,7 +150,7 @@ func (r *run) armWatchdog(at int64) {
 // waiting one or its thread to ready goroutines (run.takeTurn).
 func (r *run) polled(now int64) turn {
 	start := r.inExport.Load()
-	if threadClocks && r.metered && !r.cpuOn && now-start >= cpuClockAfter {
+	if cpuclock.Supported && r.metered && !r.cpuOn && now-start >= cpuClockAfter {
 		r.startCPU(now - start)
 	}
 	if d := r.deadline.Load(); d != 0 && now >= d {
@@ -205,7 +208,7 @@ func (r *run) overdue(now, d int64) {
 	if !r.cpuOn {
 		r.stop(r.timeout(false, errDeadline))
 	}
-	left := int64(r.limits.ComputeTime) - (r.compute.Load() + threadCPU() - r.cpuBase)
+	left := int64(r.limits.ComputeTime) - (r.compute.Load() + cpuclock.Now() - r.cpuBase)
 	if left <= 0 {
 		r.stop(r.timeout(false, errDeadline))
 	}
@@ -216,8 +219,8 @@ func (r *run) overdue(now, d int64) {
 // the thread's CPU time, after wall time elapsed in the export.
 func (r *run) startCPU(elapsed int64) {
 	runtime.LockOSThread()
-	tid := threadID()
-	base := threadCPU() - elapsed
+	tid := cpuclock.ThreadID()
+	base := cpuclock.Now() - elapsed
 	r.cpuMu.Lock()
 	r.cpuTid, r.cpuBase = tid, base
 	r.cpuMu.Unlock()
@@ -227,7 +230,7 @@ func (r *run) startCPU(elapsed int64) {
 // stopCPU returns the export's charge (the wall time before startCPU plus
 // the CPU time since) and unlocks the thread.
 func (r *run) stopCPU() int64 {
-	used := threadCPU() - r.cpuBase
+	used := cpuclock.Now() - r.cpuBase
 	r.cpuMu.Lock()
 	r.cpuTid = 0
 	r.cpuMu.Unlock()
@@ -246,7 +249,7 @@ func (r *run) cpuUsed() (int64, bool) {
 	if r.cpuTid == 0 {
 		return 0, false
 	}
-	cpu, ok := threadCPUOf(r.cpuTid)
+	cpu, ok := cpuclock.Of(r.cpuTid)
 	if !ok {
 		return 0, false
 	}
@@ -267,8 +270,8 @@ func (r *run) takeSlot() (int64, *RunError) {
 		}
 		r.giveSlot()
 	}
-	if err := r.rt.slots.acquire(r.ctx, r.wallDeadline, r.prog.Tenant, 0); err != nil {
-		if errors.Is(err, errGateTimeout) {
+	if err := r.rt.slots.Acquire(r.ctx, r.wallDeadline, r.prog.Tenant, 0); err != nil {
+		if errors.Is(err, admit.ErrTimeout) {
 			return 0, r.timeout(true, errDeadline)
 		}
 		return 0, r.cancelled()
@@ -283,7 +286,7 @@ func (r *run) takeSlot() (int64, *RunError) {
 // give it to a waiting guest: one of another tenant after tenantQuantum,
 // any after slotQuantum.
 func (r *run) yieldsTo(held int64) bool {
-	same, other := r.rt.slots.waitingBy(r.prog.Tenant)
+	same, other := r.rt.slots.WaitingBy(r.prog.Tenant)
 	return other > 0 || (same > 0 && held >= slotQuantum)
 }
 
@@ -291,7 +294,7 @@ func (r *run) yieldsTo(held int64) bool {
 func (r *run) giveSlot() {
 	if r.hasSlot {
 		r.hasSlot = false
-		r.rt.slots.release(0)
+		r.rt.slots.Release(0)
 	}
 }
 

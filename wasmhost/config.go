@@ -1,10 +1,10 @@
 package wasmhost
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/guest"
@@ -175,17 +175,57 @@ func (c Config) WithLimits(l api.Limits) Config {
 	return c
 }
 
-// GuestEnv is the environment variable that names the guest module's file
-// (a guest.wasm built by `make guest`) for a build of ptcx that embeds none.
-const GuestEnv = "PTCX_GUEST"
+// The defaults and bounds of a Config.
+const (
+	// Admission (WithMaxRuns, WithMaxCommittedMemory, WithAdmissionWait).
 
-// ErrNoGuest is returned by New when it finds no guest module: the build
-// embeds none (guest/wasm/guest.wasm did not exist when it was compiled, as
-// in a plain clone or a module download), the Config gives none and
-// PTCX_GUEST is not set.
-var ErrNoGuest = errors.New("wasmhost: no guest module: this build of ptcx embeds none; " +
-	"build it with `make guest` in the ptcx checkout (then rebuild), or give one with " +
-	"Config.WithGuest or the " + GuestEnv + " environment variable (the path of a guest.wasm)")
+	// DefaultAdmissionWait is how long a run waits for admission: longer
+	// than a typical run, so that a burst queues rather than fails.
+	DefaultAdmissionWait = 30 * time.Second
+	// DefaultRunsPerSlot times the guest slots is the default cap on
+	// concurrent runs. A run mostly waits on its tools, holding no slot,
+	// and an idle run costs about 2 MB of host memory, a few goroutines and
+	// no file descriptor: 256 runs per core keep the cores busy even when
+	// runs wait 99% of the time, and bound idle instances to about 512 MB
+	// per core. What the runs grow to is bounded by the committed memory
+	// cap; this one bounds the count.
+	DefaultRunsPerSlot = 256
+	// DefaultCommittedMemoryPercent of the machine's memory (MemTotal of
+	// /proc/meminfo, or the cgroup's memory.max when lower) is the default
+	// cap on committed guest memory: the rest is for the host, the tools
+	// and everything else on the machine.
+	DefaultCommittedMemoryPercent = 50
+
+	// The warm pool (WithPool).
+
+	// DefaultPoolSize is the default number of restored instances kept
+	// ready: enough for a burst on a few cores, at about 250 KiB of
+	// private memory each.
+	DefaultPoolSize = 4
+	// MaxPoolSize bounds WithPool: idle instances are charged to the
+	// committed memory cap, and more than this would only hold memory.
+	MaxPoolSize = 1024
+
+	// The bytecode cache (WithBytecodeCache).
+
+	// DefaultBytecodeEntries programs are kept at most.
+	DefaultBytecodeEntries = 1024
+	// DefaultBytecodeBytes of bytecode are kept at most (a small program's
+	// bytecode is a few KiB).
+	DefaultBytecodeBytes = 32 << 20
+)
+
+// The environment variables a configuration reads.
+const (
+	// EngineEnv names the environment variable that sets the engine of
+	// NewConfig's configuration when it is not empty (the conformance tests
+	// run once per engine with it; WithEngine overrides it).
+	EngineEnv = "PTCX_ENGINE"
+	// GuestEnv is the environment variable that names the guest module's
+	// file (a guest.wasm built by `make guest`) for a build of ptcx that
+	// embeds none.
+	GuestEnv = "PTCX_GUEST"
+)
 
 // WithGuest makes the Runtime run wasm, a guest module built by `make
 // guest` (guest/wasm/guest.wasm), instead of the one this build embeds.

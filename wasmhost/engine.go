@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // The WebAssembly engines a Runtime can run the guest on (Config.WithEngine).
@@ -23,18 +25,10 @@ const (
 	EngineWasmtime = "wasmtime"
 )
 
-// EngineEnv names the environment variable that sets the engine of
-// NewConfig's configuration when it is not empty (the conformance tests run
-// once per engine with it; WithEngine overrides it).
-const EngineEnv = "PTCX_ENGINE"
-
 // Engines returns the names of the engines this build can run, the
 // default first.
 func Engines() []string {
-	if wasmtimeBuilt {
-		return []string{EngineWazero, EngineWasmtime}
-	}
-	return []string{EngineWazero}
+	return engine.Names()
 }
 
 // defaultEngine is the engine of NewConfig: EngineEnv's (fromEnv), else
@@ -86,7 +80,7 @@ func CheckEngine(name string) error {
 	case EngineWazero:
 		return nil
 	case EngineWasmtime:
-		if !wasmtimeBuilt {
+		if _, ok := engine.Lookup(name); !ok {
 			return ErrNoWasmtime
 		}
 		return nil
@@ -97,108 +91,21 @@ func CheckEngine(name string) error {
 
 // newEngine returns the engine named name, whose memories are capped at
 // memoryBytes.
-func newEngine(ctx context.Context, name string, memoryBytes int64, cacheDir string) (engine, error) {
+func newEngine(ctx context.Context, name string, memoryBytes int64, cacheDir string) (engine.Engine, error) {
 	if err := CheckEngine(name); err != nil {
 		return nil, err
 	}
-	if name == EngineWasmtime {
-		return newWasmtimeEngine(ctx, memoryBytes, cacheDir)
-	}
-	return newWazeroEngine(ctx, memoryBytes, cacheDir)
-}
-
-// engine is a WebAssembly engine with the host imports defined (WASI's
-// and the ptcx module, hostfuncs.go). It is the seam between the host and
-// the engine: everything else in the package speaks to instances through
-// the interfaces below. An engine is safe for concurrent use; its instances
-// are used by one goroutine at a time.
-type engine interface {
-	// name is the engine's name and version, as a snapshot's header
-	// records it ("wazero v1.12.0").
-	name() string
-	// compile compiles a guest module.
-	compile(ctx context.Context, bin []byte) (engineModule, error)
-	// instantiate creates an instance of m whose clock and random source
-	// are w's and whose linear memory is memory (nil: the engine's own,
-	// capped at the engine's limit), and runs _initialize when initialize
-	// is set. The instance's memory starts with memory.image's bytes when
-	// there is one.
-	instantiate(ctx context.Context, m engineModule, memory *cappedMemory, w *world, initialize bool) (engineInstance, error)
-	// imageModule returns the module an image restores into (image.go),
-	// for the module of layout, an image of memory and the mutable
-	// globals' values, and whether the module itself holds the image's
-	// memory (then the engine initialises a restored memory with it, copy
-	// on write; else the host maps or copies it, cappedMemory).
-	imageModule(layout *moduleLayout, memory []byte, globals []uint64) (bin []byte, holdsMemory bool, err error)
-	// close releases the engine, its modules and instances.
-	close(ctx context.Context) error
-}
-
-// engineModule is a compiled module.
-type engineModule interface {
-	// exports reports whether the module exports a function named name.
-	exports(name string) bool
-}
-
-// engineInstance is one module instance.
-type engineInstance interface {
-	// function returns the exported function name, or nil.
-	function(name string) guestFunc
-	// memory returns the exported memory, or nil.
-	memory() guestMemory
-	// global returns the exported global name, or nil.
-	global(name string) guestGlobal
-	// limitMemory sets the cap of the instance's memory to limit bytes, at
-	// most the limit it was made for (a session's next run may have a
-	// higher one than its last).
-	limitMemory(limit uint64)
-	// engineMemory returns the bytes of the instance's linear memory when
-	// the engine allocated it (wasmtime; valid until the memory grows or
-	// the instance closes), nil when the host did (cappedMemory.buf).
-	engineMemory() []byte
-	// close discards the instance and its memory.
-	close(ctx context.Context)
-}
-
-// guestFunc is an exported function. CallWithStack takes the parameters in
-// stack and leaves the results there, as wazero's api.Function does (which
-// is one, unwrapped: the hot path of the wazero engine has no extra call).
-type guestFunc interface {
-	CallWithStack(ctx context.Context, stack []uint64) error
-}
-
-// guestMemory is an instance's linear memory; wazero's api.Memory is one.
-// Every method checks its range and reports false outside the memory.
-type guestMemory interface {
-	Size() uint32
-	Read(offset, byteCount uint32) ([]byte, bool)
-	Write(offset uint32, v []byte) bool
-	ReadUint32Le(offset uint32) (uint32, bool)
-	Grow(deltaPages uint32) (previousPages uint32, ok bool)
-}
-
-// guestGlobal is an exported global, read and written as its raw bits.
-type guestGlobal interface {
-	Get() uint64
-	// Set reports false when the global is not mutable.
-	Set(v uint64) bool
-}
-
-// hostImport is one function of the ptcx import module: its parameters
-// and results are all i32.
-type hostImport struct {
-	name            string
-	params, results int
-	fn              func(ctx context.Context, mem guestMemory, stack []uint64)
+	f, _ := engine.Lookup(name)
+	return f(ctx, memoryBytes, cacheDir, hostImports)
 }
 
 // hostImports are the functions of the ptcx import module (docs/abi.md).
-var hostImports = []hostImport{
-	{"call", 4, 1, hostCall},
-	{"log", 3, 0, hostLog},
-	{"timer_set", 1, 1, hostTimerSet},
-	{"timer_clear", 1, 0, hostTimerClear},
-	{"result", 2, 0, hostResult},
-	{"error", 2, 0, hostError},
-	{"poll", 0, 1, hostPoll},
+var hostImports = []engine.HostFunc{
+	{Name: "call", Params: 4, Results: 1, Fn: hostCall},
+	{Name: "log", Params: 3, Results: 0, Fn: hostLog},
+	{Name: "timer_set", Params: 1, Results: 1, Fn: hostTimerSet},
+	{Name: "timer_clear", Params: 1, Results: 0, Fn: hostTimerClear},
+	{Name: "result", Params: 2, Results: 0, Fn: hostResult},
+	{Name: "error", Params: 2, Results: 0, Fn: hostError},
+	{Name: "poll", Params: 0, Results: 1, Fn: hostPoll},
 }

@@ -1,10 +1,14 @@
 package wasmhost
 
+import (
+	"github.com/ptcx/ptcx/wasmhost/internal/cpuclock"
+)
+
 // ThreadCPU and ThreadClocks let the tests burn a given amount of CPU time
 // on the guest's thread, however loaded the machine is.
-var ThreadCPU = threadCPU
+var ThreadCPU = cpuclock.Now
 
-const ThreadClocks = threadClocks
+const ThreadClocks = cpuclock.Supported
 
 // Recycles reports whether rt resets settled runs' instances for the next
 // run (wazero's; on wasmtime the module holds the image's memory, so never).

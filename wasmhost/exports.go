@@ -10,6 +10,8 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // Calls into the guest's exports, on the guest's goroutine.
@@ -58,15 +60,15 @@ func (r *run) startProgram() (int32, *RunError) {
 	var cfg bytes.Buffer
 	enc := json.NewEncoder(&cfg)
 	enc.SetEscapeHTML(false)
-	err := enc.Encode(guestConfig{
+	err := enc.Encode(abi.GuestConfig{
 		Code:            code,
 		Tools:           r.prog.Tools,
 		Catalog:         r.prog.Catalog,
-		MemoryLimit:     engineMemoryLimit(r.limits.MemoryBytes),
+		MemoryLimit:     abi.EngineMemoryLimit(r.limits.MemoryBytes),
 		MemoryBytes:     r.limits.MemoryBytes,
 		MaxPendingCalls: r.limits.MaxPendingCalls,
 		MaxCalls:        r.limits.MaxCalls,
-		MaxTimers:       maxTimers,
+		MaxTimers:       abi.MaxTimers,
 		Session:         r.prog.Session != nil,
 	})
 	if err != nil {
@@ -109,7 +111,7 @@ func (r *run) write(b []byte) (uint32, *RunError) {
 // call runs one export with the parameters in r.inst.stack and returns its
 // i32 result. An export that ends past a limit (a native loop that did not
 // poll) is a timeout even when it succeeded.
-func (r *run) call(f guestFunc) (int32, *RunError) {
+func (r *run) call(f engine.Func) (int32, *RunError) {
 	// A run that ended while the guest waited does not run it again.
 	if e := r.cancelled(); e != nil {
 		return 0, e

@@ -11,6 +11,8 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // The host functions of the "ptcx" import module, one per import of
@@ -43,8 +45,8 @@ func enter(ctx context.Context) *run {
 
 // view returns the guest bytes at [ptr, ptr+length), without copying, or
 // stops the run when the range is invalid.
-func (r *run) view(mem guestMemory, what string, ptr, length uint64, limit uint32) []byte {
-	p, n, err := guestRange(mem.Size(), ptr, length, limit)
+func (r *run) view(mem engine.Memory, what string, ptr, length uint64, limit uint32) []byte {
+	p, n, err := abi.GuestRange(mem.Size(), ptr, length, limit)
 	if err != nil {
 		r.stop(trapf("%s: %v", what, err))
 	}
@@ -62,20 +64,20 @@ func (r *run) view(mem guestMemory, what string, ptr, length uint64, limit uint3
 // nor dispatched: the call gets an id and its promise rejects with a
 // ToolCallError naming the limit, as a refused call's does, which the
 // program can catch.
-func hostCall(ctx context.Context, mem guestMemory, stack []uint64) {
+func hostCall(ctx context.Context, mem engine.Memory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	nameBytes := r.view(mem, "ptcx.call name", stack[0], stack[1], maxNameBytes)
+	nameBytes := r.view(mem, "ptcx.call name", stack[0], stack[1], abi.MaxNameBytes)
 	name, ok := r.tools[string(nameBytes)]
 	if !ok {
 		r.stop(trapf("ptcx.call: %q is not a bound tool", nameBytes))
 	}
 	switch {
 	case r.pending >= r.limits.MaxPendingCalls:
-		stack[0] = wapi.EncodeI32(refusedPending)
+		stack[0] = wapi.EncodeI32(abi.RefusedPending)
 		return
 	case r.calls+r.refusedCalls >= r.limits.MaxCalls:
-		stack[0] = wapi.EncodeI32(refusedTotal)
+		stack[0] = wapi.EncodeI32(abi.RefusedTotal)
 		return
 	}
 	r.pending++
@@ -129,7 +131,7 @@ func (r *run) dispatch(name string, args json.RawMessage, done func(CallResult))
 }
 
 // log(level, text_ptr, text_len)
-func hostLog(ctx context.Context, mem guestMemory, stack []uint64) {
+func hostLog(ctx context.Context, mem engine.Memory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	level := wapi.DecodeU32(stack[0])
@@ -148,7 +150,7 @@ func hostLog(ctx context.Context, mem guestMemory, stack []uint64) {
 }
 
 // timer_set(delay_ms) -> id | refusal
-func hostTimerSet(ctx context.Context, _ guestMemory, stack []uint64) {
+func hostTimerSet(ctx context.Context, _ engine.Memory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	delay := wapi.DecodeI32(stack[0])
@@ -157,25 +159,25 @@ func hostTimerSet(ctx context.Context, _ guestMemory, stack []uint64) {
 	}
 	now := time.Now()
 	if r.prog.World != nil || (r.rt != nil && r.rt.cfg.deterministic) {
-		now = r.timers.virtualNow(r.began)
+		now = r.timers.VirtualNow(r.began)
 	}
-	id, ok := r.timers.add(now, delay)
+	id, ok := r.timers.Add(now, delay)
 	if !ok {
-		stack[0] = wapi.EncodeI32(refusedTimers)
+		stack[0] = wapi.EncodeI32(abi.RefusedTimers)
 		return
 	}
 	stack[0] = wapi.EncodeI32(id)
 }
 
 // timer_clear(id)
-func hostTimerClear(ctx context.Context, _ guestMemory, stack []uint64) {
+func hostTimerClear(ctx context.Context, _ engine.Memory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
-	r.timers.clear(wapi.DecodeI32(stack[0]))
+	r.timers.Clear(wapi.DecodeI32(stack[0]))
 }
 
 // result(json_ptr, json_len)
-func hostResult(ctx context.Context, mem guestMemory, stack []uint64) {
+func hostResult(ctx context.Context, mem engine.Memory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	if r.result != nil {
@@ -194,13 +196,13 @@ func hostResult(ctx context.Context, mem guestMemory, stack []uint64) {
 }
 
 // error(json_ptr, json_len)
-func hostError(ctx context.Context, mem guestMemory, stack []uint64) {
+func hostError(ctx context.Context, mem engine.Memory, stack []uint64) {
 	r := enter(ctx)
 	defer r.mu.Unlock()
 	if r.guestErr != nil {
 		r.stop(trapf("ptcx.error: called twice"))
 	}
-	e, err := decodeGuestError(r.view(mem, "ptcx.error", stack[0], stack[1], maxErrorBytes))
+	e, err := decodeGuestError(r.view(mem, "ptcx.error", stack[0], stack[1], abi.MaxErrorBytes))
 	if err != nil {
 		r.stop(trapf("ptcx.error: %v", err))
 	}
@@ -223,7 +225,7 @@ func trapf(format string, args ...any) *RunError {
 // its end; a guest that has computed for a slot quantum while another
 // waits for a slot gives it its slot and waits for one again; and one that
 // computes lets goroutines ready to run run every millisecond (goQuantum).
-func hostPoll(ctx context.Context, _ guestMemory, stack []uint64) {
+func hostPoll(ctx context.Context, _ engine.Memory, stack []uint64) {
 	stack[0] = 0
 	if ctx.Value(runKey{}) == nil {
 		// Outside a run: the guest's start-up code (WASI's _initialize),

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // A loan is the run's goroutine, lent to IdleDispatcher.Idle to carry the
@@ -30,7 +31,7 @@ const (
 // handover is the function Idle is given.
 func (l *loan) handover() {
 	if l.state.CompareAndSwap(loaned, handedOver) {
-		go l.r.drive(statusPending, nil)
+		go l.r.drive(abi.StatusPending, nil)
 	}
 }
 

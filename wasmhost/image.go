@@ -5,7 +5,13 @@ import (
 	"crypto/sha256"
 	"fmt"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // image is the guest's state once initialised: its linear memory and its
@@ -16,8 +22,8 @@ import (
 // globals and no data, whose memory starts with the image's bytes
 // (cappedMemory), then reseeded (ptcx_restored).
 type image struct {
-	memory []byte       // the linear memory, whole pages
-	module engineModule // the variant module
+	memory []byte        // the linear memory, whole pages
+	module engine.Module // the variant module
 	// fd is a sealed memfd holding memory (Linux), mapped copy-on-write
 	// into every restored memory, or -1: memory is then copied.
 	fd int
@@ -35,7 +41,7 @@ type image struct {
 	inModule bool
 	// filled are the OS pages of memory that are not all zeros, when
 	// inModule: a restored instance's memory is checked to map them
-	// (mapsImage) before it is taken for the image's mapping.
+	// (vmem.MapsImage) before it is taken for the image's mapping.
 	filled []uint32
 	// reusable says an instance restored from the image can be reset to it
 	// and serve another run (pool.go, recycle): the guest's code cannot
@@ -51,81 +57,81 @@ type image struct {
 // and compiles the variant module to restore it into. copyOnly makes
 // restores copy the image even where it could be mapped (tests).
 func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*image, error) {
-	layout, err := parseModule(bin)
+	layout, err := wasmbin.Parse(bin)
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range layout.mutable {
+	for _, g := range layout.Mutable {
 		// The last global is the meter's poll countdown (meter.go), added
 		// to every guest: it restarts at its interval, so a restored
 		// instance polls the host at most one interval later than the
 		// image's would have.
-		if g.export == "" && g.index != layout.globals-1 {
+		if g.Export == "" && g.Index != layout.Globals-1 {
 			return nil, fmt.Errorf("%w: its mutable global %d is not exported, so its value cannot be captured "+
-				"(guest/build.sh exports __stack_pointer; rebuild the guest with make guest)", errBadModule, g.index)
+				"(guest/build.sh exports __stack_pointer; rebuild the guest with make guest)", wasmbin.ErrBadModule, g.Index)
 		}
 	}
 	setup := &run{rt: rt, inbox: newInbox()}
 	rctx := context.WithValue(ctx, runKey{}, setup)
 	setup.ctx = rctx
-	inst, err := rt.freshInstance(rctx, rt.limits.MemoryBytes, worldSpec{deterministic: true})
+	inst, err := rt.freshInstance(rctx, rt.limits.MemoryBytes, world.Spec{Deterministic: true})
 	if err != nil {
 		return nil, fmt.Errorf("wasmhost: initialise the guest for its image: %w", err)
 	}
 	defer inst.close(ctx)
-	globals := make([]uint64, len(layout.mutable))
-	for i, g := range layout.mutable {
-		if g.export == "" {
+	globals := make([]uint64, len(layout.Mutable))
+	for i, g := range layout.Mutable {
+		if g.Export == "" {
 			globals[i] = pollInterval
 			continue
 		}
-		eg := inst.mod.global(g.export)
+		eg := inst.mod.Global(g.Export)
 		if eg == nil {
-			return nil, fmt.Errorf("%w: the export %q of global %d is missing", errBadModule, g.export, g.index)
+			return nil, fmt.Errorf("%w: the export %q of global %d is missing", wasmbin.ErrBadModule, g.Export, g.Index)
 		}
 		globals[i] = eg.Get()
 	}
 	size := inst.mem.Size()
 	data, ok := inst.mem.Read(0, size)
-	if !ok || size%pageSize != 0 {
+	if !ok || size%abi.PageSize != 0 {
 		return nil, fmt.Errorf("wasmhost: the initialised guest's memory of %d bytes cannot be read", size)
 	}
 	img := &image{memory: append([]byte(nil), data...), fd: -1, bufPtr: inst.bufPtr, bufCap: inst.bufCap,
-		moduleHash: sha256.Sum256(bin), engine: rt.eng.name()}
+		moduleHash: sha256.Sum256(bin), engine: rt.eng.Name()}
 	img.memoryHash = sha256.Sum256(img.memory)
-	for i, g := range layout.mutable {
-		if g.export != "" {
-			img.globals = append(img.globals, g.export)
+	for i, g := range layout.Mutable {
+		if g.Export != "" {
+			img.globals = append(img.globals, g.Export)
 			img.globalValues = append(img.globalValues, globals[i])
 		}
 	}
-	writesTables, err := meter.WritesTables(bin, meter.Options{Module: hostModule, Name: "poll"})
+	writesTables, err := meter.WritesTables(bin, meter.Options{Module: abi.HostModule, Name: "poll"})
 	if err != nil {
 		return nil, fmt.Errorf("wasmhost: read the guest's code for its image: %w", err)
 	}
-	variant, inModule, err := rt.eng.imageModule(layout, img.memory, globals)
+	variant, inModule, err := rt.eng.ImageModule(layout, img.memory, globals)
 	if err != nil {
 		return nil, err
 	}
 	if copyOnly && inModule {
-		if variant, err = layout.variant(size/pageSize, globals); err != nil {
+		if variant, err = layout.Variant(size/abi.PageSize, globals); err != nil {
 			return nil, err
 		}
 		inModule = false
 	}
 	img.inModule = inModule
 	if inModule {
-		img.filled = filledPages(img.memory)
+		img.filled = vmem.FilledPages(img.memory)
 	}
 	img.reusable = !writesTables
-	if img.module, err = rt.eng.compile(ctx, variant); err != nil {
+	if img.module, err = rt.eng.Compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}
 	for i, name := range boundExports {
-		img.exports[i] = img.module.exports(name)
+		img.exports[i] = img.module.Exports(name)
 	}
 	if !copyOnly && !inModule {
-		img.fd = sealedFile(img.memory)
+		img.fd = vmem.SealedFile(img.memory)
 	}
 	return img, nil
 }
@@ -133,13 +139,13 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 // mapInto maps the image copy-on-write over the start of the reservation
 // dst, and reports whether it did (else the caller copies it).
 func (img *image) mapInto(dst []byte) bool {
-	return img.fd >= 0 && mapFile(dst, img.fd, len(img.memory))
+	return img.fd >= 0 && vmem.MapFile(dst, img.fd, len(img.memory))
 }
 
 // close releases the image's file.
 func (img *image) close() {
 	if img.fd >= 0 {
-		closeFile(img.fd)
+		vmem.CloseFile(img.fd)
 		img.fd = -1
 	}
 }
@@ -150,8 +156,8 @@ func (img *image) close() {
 func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error) {
 	img := rt.image
 	memory := &cappedMemory{limit: limit, image: img, spares: rt.pool}
-	w := &world{}
-	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
+	w := &world.World{}
+	mod, err := rt.eng.Instantiate(ctx, img.module, memory, w, false)
 	if err != nil {
 		return nil, fmt.Errorf("restore the guest: %w", err)
 	}
@@ -161,4 +167,10 @@ func (rt *Runtime) restore(ctx context.Context, limit uint64) (*instance, error)
 	}
 	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
 	return inst, nil
+}
+
+// base is what a snapshot is made and checked against: the guest and the
+// image.
+func (img *image) base() *snapshot.Base {
+	return &snapshot.Base{ModuleHash: img.moduleHash, MemoryHash: img.memoryHash, Engine: img.engine, Memory: img.memory, Globals: img.globals}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // TestRuntime_newInstance_restored checks both ways a memory starts with
@@ -34,10 +36,10 @@ func TestRuntime_newInstance_restored(t *testing.T) {
 			// the restore module's data (engine_wasmtime.go).
 			require.Equal(t, tt.wantCoW, rt.image.fd >= 0 || rt.image.inModule)
 
-			a, err := rt.newInstance(ctx, rt.limits.MemoryBytes, worldSpec{}, "")
+			a, err := rt.newInstance(ctx, rt.limits.MemoryBytes, world.Spec{}, "")
 			require.NoError(t, err)
 			defer a.close(ctx)
-			b, err := rt.newInstance(ctx, rt.limits.MemoryBytes, worldSpec{}, "")
+			b, err := rt.newInstance(ctx, rt.limits.MemoryBytes, world.Spec{}, "")
 			require.NoError(t, err)
 			defer b.close(ctx)
 			require.Equal(t, tt.wantCoW, a.memory.cow)
@@ -87,25 +89,25 @@ func TestRuntime_Run_copiedRestore(t *testing.T) {
 // TestWorld_set_deterministic checks a world restarts its clocks and random
 // source when set again, and that the real one differs.
 func TestWorld_set_deterministic(t *testing.T) {
-	w := newWorld(worldSpec{deterministic: true, seed: 7})
-	s1, ns1 := w.walltime()
-	m1 := w.nanotime()
+	w := world.New(world.Spec{Deterministic: true, Seed: 7})
+	s1, ns1 := w.Walltime()
+	m1 := w.Nanotime()
 	r1 := make([]byte, 16)
 	_, _ = w.Read(r1)
-	s2, _ := w.walltime()
-	w.set(worldSpec{deterministic: true, seed: 7})
-	s3, ns3 := w.walltime()
-	m3 := w.nanotime()
+	s2, _ := w.Walltime()
+	w.Set(world.Spec{Deterministic: true, Seed: 7})
+	s3, ns3 := w.Walltime()
+	m3 := w.Nanotime()
 	r3 := make([]byte, 16)
 	_, _ = w.Read(r3)
 	require.Equal(t, int64(1640995200), s1)
 	require.Equal(t, []any{s1, ns1, m1, r1}, []any{s3, ns3, m3, r3})
 	require.Equal(t, s1, s2) // 1 ms later
-	w.set(worldSpec{deterministic: true, seed: 8})
+	w.Set(world.Spec{Deterministic: true, Seed: 8})
 	r4 := make([]byte, 16)
 	_, _ = w.Read(r4)
 	require.NotEqual(t, r1, r4)
-	w.set(worldSpec{})
-	s5, _ := w.walltime()
+	w.Set(world.Spec{})
+	s5, _ := w.Walltime()
 	require.Greater(t, s5, s1)
 }

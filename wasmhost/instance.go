@@ -2,15 +2,15 @@ package wasmhost
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"time"
 
 	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // instance is one live guest: a module instance whose engine and prelude
@@ -18,27 +18,27 @@ import (
 // time and serves one run, after which it is discarded or, reset to the
 // image and as good as new, given back to the warm pool (pool_recycle.go).
 type instance struct {
-	mod    engineInstance
-	mem    guestMemory
+	mod    engine.Instance
+	mem    engine.Memory
 	memory *cappedMemory
-	world  *world // its clock and random source, set per run
-	buffer guestFunc
-	start  guestFunc
-	resume guestFunc
-	timer  guestFunc
+	world  *world.World // its clock and random source, set per run
+	buffer engine.Func
+	start  engine.Func
+	resume engine.Func
+	timer  engine.Func
 	// Optional exports (nil when the guest has none): reseeding a restored
 	// instance (a guest without it is not restored from an image), and
 	// staging a program's bytecode (bytecode.go).
-	restored guestFunc
-	compile  guestFunc
-	load     guestFunc
+	restored engine.Func
+	compile  engine.Func
+	load     engine.Func
 	stack    [4]uint64 // parameters and results of export calls
 	// lazy holds the exports of an instance restored from the image, bound
 	// at their first call (bindLazily); unused otherwise.
 	lazy [len(boundExports)]export
 	// globals are the image's exported mutable globals (image.globals),
 	// bound by the first reset (pool_recycle.go).
-	globals []guestGlobal
+	globals []engine.Global
 	scratch []byte // for reset's page table entries
 	// recycled says the instance served a run of tenant before it was
 	// reset: it serves only that tenant's runs (pool.take).
@@ -62,11 +62,11 @@ type instance struct {
 // fresh one.
 //
 // ctx carries the run, for the host functions the initialisation may call.
-func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worldSpec, tenant string) (*instance, error) {
+func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec world.Spec, tenant string) (*instance, error) {
 	if rt.image == nil {
 		return rt.freshInstance(ctx, memoryBytes, spec)
 	}
-	limit := uint64(memoryPages(memoryBytes)) * pageSize
+	limit := uint64(abi.MemoryPages(memoryBytes)) * abi.PageSize
 	inst := rt.pool.take(tenant)
 	if inst == nil {
 		var err error
@@ -77,25 +77,25 @@ func (rt *Runtime) newInstance(ctx context.Context, memoryBytes int64, spec worl
 	// A pooled instance was made for the Runtime's limit: the run's may be
 	// lower. Its memory is the image's, below any run's limit.
 	inst.limitMemory(limit)
-	inst.world.set(spec)
+	inst.world.Set(spec)
 	st := &inst.stack
 	if err := inst.restored.CallWithStack(ctx, st[:]); err != nil {
 		inst.close(ctx)
-		return nil, fmt.Errorf("wasmhost: %s: %w", exportRestored, err)
+		return nil, fmt.Errorf("wasmhost: %s: %w", abi.ExportRestored, err)
 	}
-	if status := wapi.DecodeI32(st[0]); status != statusDone {
+	if status := wapi.DecodeI32(st[0]); status != abi.StatusDone {
 		inst.close(ctx)
-		return nil, fmt.Errorf("wasmhost: %s failed (status %d): %w", exportRestored, status, errInitFailed)
+		return nil, fmt.Errorf("wasmhost: %s failed (status %d): %w", abi.ExportRestored, status, errInitFailed)
 	}
 	return inst, nil
 }
 
 // freshInstance instantiates the guest module and initialises it: the
 // engine, its context and the prelude (from its bytecode).
-func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec worldSpec) (*instance, error) {
-	memory := &cappedMemory{limit: uint64(memoryPages(memoryBytes)) * pageSize}
-	w := newWorld(spec)
-	mod, err := rt.eng.instantiate(ctx, rt.module, memory, w, true)
+func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec world.Spec) (*instance, error) {
+	memory := &cappedMemory{limit: uint64(abi.MemoryPages(memoryBytes)) * abi.PageSize}
+	w := world.New(spec)
+	mod, err := rt.eng.Instantiate(ctx, rt.module, memory, w, true)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate the guest: %w", err)
 	}
@@ -103,10 +103,10 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 	if err != nil {
 		return nil, err
 	}
-	init := mod.function(exportInit)
+	init := mod.Function(abi.ExportInit)
 	if init == nil {
 		inst.close(ctx)
-		return nil, errStaleGuest
+		return nil, abi.ErrStaleGuest
 	}
 	ptr, err := inst.write(ctx, rt.prelude)
 	if err != nil {
@@ -119,31 +119,28 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 		inst.close(ctx)
 		return nil, err
 	}
-	if status := wapi.DecodeI32(inst.stack[0]); status != statusDone {
+	if status := wapi.DecodeI32(inst.stack[0]); status != abi.StatusDone {
 		inst.close(ctx)
 		return nil, errInitFailed
 	}
 	return inst, nil
 }
 
-// errStaleGuest means the guest lacks an export this host needs.
-var errStaleGuest = errors.New("wasmhost: the guest lacks a ptcx export (is guest.wasm stale? run make guest)")
-
 // boundExports are the exports an instance calls through its fields, in
 // their order (instance.bind).
-var boundExports = [...]string{exportBuffer, exportStart, exportResume, exportTimer, exportRestored, exportCompile, exportLoad}
+var boundExports = [...]string{abi.ExportBuffer, abi.ExportStart, abi.ExportResume, abi.ExportTimer, abi.ExportRestored, abi.ExportCompile, abi.ExportLoad}
 
 // bindInstance binds the exports of a new module instance.
-func bindInstance(mod engineInstance, memory *cappedMemory, w *world) (*instance, error) {
-	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
-	var f [len(boundExports)]guestFunc
+func bindInstance(mod engine.Instance, memory *cappedMemory, w *world.World) (*instance, error) {
+	inst := &instance{mod: mod, mem: mod.Memory(), memory: memory, world: w}
+	var f [len(boundExports)]engine.Func
 	for i, name := range boundExports {
-		f[i] = mod.function(name)
+		f[i] = mod.Function(name)
 	}
 	inst.bind(f)
 	if !inst.complete() {
-		mod.close(context.Background())
-		return nil, errStaleGuest
+		mod.Close(context.Background())
+		return nil, abi.ErrStaleGuest
 	}
 	return inst, nil
 }
@@ -151,9 +148,9 @@ func bindInstance(mod engineInstance, memory *cappedMemory, w *world) (*instance
 // bindLazily is bindInstance for an instance of the image's module, whose
 // exports are known (has): each is bound at its first call (export), so
 // that an idle pooled instance holds none of them.
-func bindLazily(mod engineInstance, memory *cappedMemory, w *world, has *[len(boundExports)]bool) (*instance, error) {
-	inst := &instance{mod: mod, mem: mod.memory(), memory: memory, world: w}
-	var f [len(boundExports)]guestFunc
+func bindLazily(mod engine.Instance, memory *cappedMemory, w *world.World, has *[len(boundExports)]bool) (*instance, error) {
+	inst := &instance{mod: mod, mem: mod.Memory(), memory: memory, world: w}
+	var f [len(boundExports)]engine.Func
 	fields := inst.fields()
 	for i, name := range boundExports {
 		if has[i] {
@@ -163,19 +160,19 @@ func bindLazily(mod engineInstance, memory *cappedMemory, w *world, has *[len(bo
 	}
 	inst.bind(f)
 	if !inst.complete() {
-		mod.close(context.Background())
-		return nil, errStaleGuest
+		mod.Close(context.Background())
+		return nil, abi.ErrStaleGuest
 	}
 	return inst, nil
 }
 
 // fields returns the instance's export fields, in boundExports' order.
-func (inst *instance) fields() [len(boundExports)]*guestFunc {
-	return [...]*guestFunc{&inst.buffer, &inst.start, &inst.resume, &inst.timer, &inst.restored, &inst.compile, &inst.load}
+func (inst *instance) fields() [len(boundExports)]*engine.Func {
+	return [...]*engine.Func{&inst.buffer, &inst.start, &inst.resume, &inst.timer, &inst.restored, &inst.compile, &inst.load}
 }
 
 // bind sets the instance's export fields from f, in boundExports' order.
-func (inst *instance) bind(f [len(boundExports)]guestFunc) {
+func (inst *instance) bind(f [len(boundExports)]engine.Func) {
 	for i, field := range inst.fields() {
 		*field = f[i]
 	}
@@ -205,17 +202,17 @@ func (inst *instance) unbind() {
 // that held it (field), so that later calls go to the engine directly; it
 // is back there once unbound. It is used by the instance's goroutine only.
 type export struct {
-	mod   engineInstance
+	mod   engine.Instance
 	name  string
-	field *guestFunc // the instance's field that holds the export
-	f     guestFunc
+	field *engine.Func // the instance's field that holds the export
+	f     engine.Func
 }
 
-// CallWithStack implements guestFunc: it binds the export, then calls it.
+// CallWithStack implements engine.Func: it binds the export, then calls it.
 func (e *export) CallWithStack(ctx context.Context, stack []uint64) error {
 	if e.f == nil {
-		if e.f = e.mod.function(e.name); e.f == nil {
-			return fmt.Errorf("%w: %s", errStaleGuest, e.name)
+		if e.f = e.mod.Function(e.name); e.f == nil {
+			return fmt.Errorf("%w: %s", abi.ErrStaleGuest, e.name)
 		}
 		if e.field != nil {
 			*e.field = e.f
@@ -234,7 +231,7 @@ func (inst *instance) limitMemory(limit uint64) {
 // linear returns the bytes of the instance's linear memory: the engine's
 // where it allocated them (wasmtime), else the host's (cappedMemory).
 func (inst *instance) linear() []byte {
-	if b := inst.mod.engineMemory(); b != nil {
+	if b := inst.mod.EngineMemory(); b != nil {
 		return b
 	}
 	return inst.memory.buf
@@ -246,7 +243,7 @@ func (inst *instance) linear() []byte {
 // runs has its own.
 func (inst *instance) setMemoryLimit(limit uint64) {
 	inst.memory.limit = limit
-	inst.mod.limitMemory(limit)
+	inst.mod.LimitMemory(limit)
 }
 
 // errBufferFull means the guest could not grow its exchange buffer.
@@ -273,7 +270,7 @@ func (inst *instance) write(ctx context.Context, b []byte) (uint32, error) {
 		}
 	}
 	if !inst.mem.Write(inst.bufPtr, b) || !inst.mem.Write(inst.bufPtr+uint32(len(b)), nul[:]) {
-		return 0, fmt.Errorf("wasmhost: %s returned %d, outside memory", exportBuffer, inst.bufPtr)
+		return 0, fmt.Errorf("wasmhost: %s returned %d, outside memory", abi.ExportBuffer, inst.bufPtr)
 	}
 	return inst.bufPtr, nil
 }
@@ -283,90 +280,18 @@ var nul = [1]byte{0}
 
 // close discards the instance and its memory.
 func (inst *instance) close(ctx context.Context) {
-	inst.mod.close(ctx)
-}
-
-// worldSpec says which clock and random source a run sees.
-type worldSpec struct {
-	deterministic bool
-	seed          uint64
-	epoch         int64 // where a deterministic wall clock starts, in ns since 1970 (0: DefaultEpoch)
+	inst.mod.Close(ctx)
 }
 
 // worldFor returns the world of r: its own (Program.World), else the
 // Config's (WithDeterministic), else the real one.
-func (rt *Runtime) worldFor(r *run) worldSpec {
+func (rt *Runtime) worldFor(r *run) world.Spec {
 	if w := r.prog.World; w != nil {
-		spec := worldSpec{deterministic: true, seed: w.Seed, epoch: DefaultEpoch.UnixNano()}
+		spec := world.Spec{Deterministic: true, Seed: w.Seed, Epoch: world.DefaultEpoch}
 		if !w.Start.IsZero() {
-			spec.epoch = w.Start.UnixNano()
+			spec.Epoch = w.Start.UnixNano()
 		}
 		return spec
 	}
-	return worldSpec{deterministic: rt.cfg.deterministic, seed: uint64(rt.cfg.seed), epoch: DefaultEpoch.UnixNano()}
-}
-
-// world is one instance's clock and random source. The guest reads them
-// through WASI; set switches them, so that an instance made before its run
-// (a pooled one) sees the run's. It is used by the instance's goroutine
-// only.
-type world struct {
-	spec       worldSpec
-	wall, mono int64 // deterministic clocks: readings so far, in ns
-	rng        *rand.ChaCha8
-	// shift is added to the real monotonic clock: a resumed run's
-	// (suspend_resume.go), so that performance.now goes on from where it
-	// was in the process that suspended it.
-	shift int64
-}
-
-func newWorld(spec worldSpec) *world {
-	w := &world{}
-	w.set(spec)
-	return w
-}
-
-// set makes w spec's world, starting afresh: a deterministic world's clocks
-// start at their origin and its random source at its seed, so every run
-// sees the same sequence whatever ran before it.
-func (w *world) set(spec worldSpec) {
-	if spec.deterministic && spec.epoch == 0 {
-		spec.epoch = DefaultEpoch.UnixNano()
-	}
-	w.spec, w.wall, w.mono, w.rng, w.shift = spec, 0, 0, nil, 0
-	if spec.deterministic {
-		var seed [32]byte
-		binary.LittleEndian.PutUint64(seed[:], spec.seed)
-		w.rng = rand.NewChaCha8(seed)
-	}
-}
-
-// monoBase is the origin of the real monotonic clock.
-var monoBase = time.Now()
-
-func (w *world) walltime() (int64, int32) {
-	if !w.spec.deterministic {
-		t := time.Now()
-		return t.Unix(), int32(t.Nanosecond())
-	}
-	t := w.spec.epoch + w.wall // advancing 1 ms per reading
-	w.wall += 1e6
-	return t / 1e9, int32(t % 1e9)
-}
-
-func (w *world) nanotime() int64 {
-	if !w.spec.deterministic {
-		return int64(time.Since(monoBase)) + w.shift
-	}
-	t := w.mono
-	w.mono += 1e6
-	return t
-}
-
-// Read implements io.Reader: the guest's random source.
-func (w *world) Read(p []byte) (int, error) {
-	if w.rng == nil {
-		return crand.Read(p)
-	}
-	return w.rng.Read(p)
+	return world.Spec{Deterministic: rt.cfg.deterministic, Seed: uint64(rt.cfg.seed), Epoch: world.DefaultEpoch}
 }

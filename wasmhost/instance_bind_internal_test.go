@@ -6,12 +6,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // noExports is an engine instance without exports.
-type noExports struct{ engineInstance }
+type noExports struct{ engine.Instance }
 
-func (noExports) function(string) guestFunc { return nil }
+func (noExports) Function(string) engine.Func { return nil }
 
 // A restored instance binds each export at its first call: idle, it holds
 // none (no call engine, no stack); a run binds those it calls.
@@ -23,16 +26,16 @@ func TestRestore_bindsExportsLazily(t *testing.T) {
 	if rt.image == nil {
 		t.Fatal("no image: the guest cannot be restored")
 	}
-	inst, err := rt.restore(ctx, uint64(memoryPages(rt.limits.MemoryBytes))*pageSize)
+	inst, err := rt.restore(ctx, uint64(abi.MemoryPages(rt.limits.MemoryBytes))*abi.PageSize)
 	require.NoError(t, err)
 	defer inst.close(ctx)
 	for i := range inst.lazy {
 		require.Nil(t, inst.lazy[i].f, "%s is not bound before its first call", boundExports[i])
 	}
 	require.NoError(t, inst.restored.CallWithStack(ctx, inst.stack[:]))
-	require.Equal(t, int32(statusDone), int32(inst.stack[0]))
+	require.Equal(t, int32(abi.StatusDone), int32(inst.stack[0]))
 	for i := range inst.lazy {
-		require.Equal(t, boundExports[i] == exportRestored, inst.lazy[i].f != nil, "only %s is bound", exportRestored)
+		require.Equal(t, boundExports[i] == abi.ExportRestored, inst.lazy[i].f != nil, "only %s is bound", abi.ExportRestored)
 	}
 	require.NotSame(t, &inst.lazy[4], inst.restored, "bound, the field holds the engine's function")
 	inst.unbind()
@@ -44,7 +47,7 @@ func TestRestore_bindsExportsLazily(t *testing.T) {
 func TestExport_CallWithStack_missing(t *testing.T) {
 	e := export{mod: noExports{}, name: "ptcx_gone"}
 	err := e.CallWithStack(context.Background(), nil)
-	require.True(t, errors.Is(err, errStaleGuest), "%v", err)
+	require.True(t, errors.Is(err, abi.ErrStaleGuest), "%v", err)
 	require.ErrorContains(t, err, "ptcx_gone")
 }
 
@@ -62,14 +65,14 @@ func BenchmarkExport_CallWithStack(b *testing.B) {
 	var stack [4]uint64
 	ctx := context.Background()
 	b.Run("bound", func(b *testing.B) {
-		field := guestFunc(nopFunc{})
+		field := engine.Func(nopFunc{})
 		for b.Loop() {
 			_ = field.CallWithStack(ctx, stack[:])
 		}
 	})
 	b.Run("lazy", func(b *testing.B) {
-		var field guestFunc
-		e := &export{mod: oneExport{}, name: exportResume, field: &field}
+		var field engine.Func
+		e := &export{mod: oneExport{}, name: abi.ExportResume, field: &field}
 		field = e
 		for b.Loop() {
 			_ = field.CallWithStack(ctx, stack[:])
@@ -78,6 +81,6 @@ func BenchmarkExport_CallWithStack(b *testing.B) {
 }
 
 // oneExport is an engine instance whose every export is nopFunc.
-type oneExport struct{ engineInstance }
+type oneExport struct{ engine.Instance }
 
-func (oneExport) function(string) guestFunc { return nopFunc{} }
+func (oneExport) Function(string) engine.Func { return nopFunc{} }

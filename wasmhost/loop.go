@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // errNeverSettles is the message of a program that waits on nothing.
@@ -16,8 +17,8 @@ const errNeverSettles = "the program is awaiting a promise that nothing can reso
 // memory ends waiting on nothing: docs/abi.md); otherwise, or for a guest
 // without the export, it can never settle.
 func (r *run) stalled() (int32, *RunError) {
-	if f := r.inst.mod.function(exportStalled); f != nil {
-		if status, e := r.call(f); e != nil || status != statusPending {
+	if f := r.inst.mod.Function(abi.ExportStalled); f != nil {
+		if status, e := r.call(f); e != nil || status != abi.StatusPending {
 			return status, e
 		}
 	}
@@ -37,7 +38,7 @@ func (r *run) stalled() (int32, *RunError) {
 // goroutine meanwhile, which then owns it.
 func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	r.unpark() // a goroutine taking the run over (run.idle) waits no more
-	if status != statusPending {
+	if status != abi.StatusPending {
 		return status, nil, false // settled in its first export: no timer to make
 	}
 	wall := time.NewTimer(time.Until(r.wallDeadline))
@@ -52,7 +53,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 	r.askNext = false
 	idle := newIdleWatch(r)
 	defer idle.stop()
-	for status == statusPending {
+	for status == abi.StatusPending {
 		if ask {
 			ask = false
 			if yes, e := r.quiescent(nil, false); e != nil || yes {
@@ -74,7 +75,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 				}
 				batch[i] = completion{}
 				idle.ran()
-				if status != statusPending {
+				if status != abi.StatusPending {
 					break
 				}
 				if r.prog.Suspend != nil {
@@ -86,9 +87,9 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 			continue
 		}
 		var now time.Time // read only when there are timers: most awaited calls have none
-		if r.timers.len() > 0 {
+		if r.timers.Len() > 0 {
 			now = time.Now()
-			if id, ok := r.timers.due(now); ok {
+			if id, ok := r.timers.Due(now); ok {
 				var e *RunError
 				if e = r.flush(); e == nil {
 					status, e = r.fire(id)
@@ -101,11 +102,11 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 				continue
 			}
 		}
-		if r.pending == 0 && r.timers.len() == 0 {
+		if r.pending == 0 && r.timers.Len() == 0 {
 			status, e := r.stalled()
 			return status, e, false
 		}
-		if r.idler != nil && r.pending == 1 && r.timers.len() == 0 && r.calls != r.idledAt {
+		if r.idler != nil && r.pending == 1 && r.timers.Len() == 0 && r.calls != r.idledAt {
 			if e := r.releaseHeld(); e != nil {
 				return 0, e, false
 			}
@@ -124,7 +125,7 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 		if e := r.flush(); e != nil {
 			return 0, e, false
 		}
-		if at, ok := r.timers.next(); ok {
+		if at, ok := r.timers.Next(); ok {
 			alarm.Reset(at.Sub(now))
 		}
 		r.park()

@@ -3,28 +3,9 @@ package wasmhost
 import (
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
-
-const pageSize = 65536
-
-// MinMemoryBytes is api.MinMemoryBytes, the smallest memory limit a run may
-// have.
-const MinMemoryBytes = api.MinMemoryBytes
-
-// memoryPages converts a memory limit to whole wasm pages (rounding down).
-func memoryPages(bytes int64) uint32 {
-	return uint32(bytes / pageSize)
-}
-
-// MaxMemoryBytes is api.MaxMemoryBytes, the largest memory limit.
-const MaxMemoryBytes = api.MaxMemoryBytes
-
-// CheckLimits rejects limits no run can work within (api.Limits.Validate,
-// which holds every such check).
-//
-// Deprecated: call l.Validate().
-func CheckLimits(l api.Limits) error { return l.Validate() }
 
 // cappedMemory backs one instance's linear memory and refuses to grow past
 // the run's limit, which may be lower than the Runtime's (the page limit of
@@ -63,8 +44,8 @@ type cappedMemory struct {
 	resumed *Runtime
 }
 
-// allocator returns a MemoryAllocator that hands out m.
-func (m *cappedMemory) allocator() experimental.MemoryAllocator {
+// Allocator implements engine.HostMemory: it hands out m.
+func (m *cappedMemory) Allocator() experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capacity, maxBytes uint64) experimental.LinearMemory {
 		m.limit = min(m.limit, maxBytes)
 		img := m.image
@@ -85,7 +66,7 @@ func (m *cappedMemory) allocator() experimental.MemoryAllocator {
 				return m
 			}
 		}
-		if b, ok := reserve(m.limit, populate); ok {
+		if b, ok := vmem.Reserve(m.limit, populate); ok {
 			m.mapped = b
 			m.buf = b[:0]
 			if img != nil {
@@ -135,9 +116,29 @@ func (m *cappedMemory) Free() {
 		case m.resumed != nil && m.image != nil &&
 			m.resumed.keepResumeSpare(resumeSpare{mem: m.mapped, used: len(m.buf), cow: m.cow, huge: m.huge}):
 		case m.image == nil || m.huge || !m.spares.keep(spare{mem: m.mapped, used: len(m.buf), cow: m.cow}):
-			release(m.mapped)
+			vmem.Release(m.mapped)
 		}
 		m.mapped = nil
 	}
 	m.buf = nil
 }
+
+// Limit implements engine.HostMemory.
+func (m *cappedMemory) Limit() uint64 { return m.limit }
+
+// SetLimit implements engine.HostMemory.
+func (m *cappedMemory) SetLimit(limit uint64) { m.limit = limit }
+
+// Image implements engine.HostMemory.
+func (m *cappedMemory) Image() *engine.Image {
+	if m.image == nil {
+		return nil
+	}
+	return &engine.Image{Memory: m.image.memory, InModule: m.image.inModule, Filled: m.image.filled}
+}
+
+// SetCOW implements engine.HostMemory.
+func (m *cappedMemory) SetCOW(cow bool) { m.cow = cow }
+
+// Refuse implements engine.HostMemory.
+func (m *cappedMemory) Refuse() { m.refused = true }

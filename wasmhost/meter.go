@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/ptcx/ptcx/guest"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
 )
 
@@ -27,7 +28,7 @@ const bulkBytes = 4096
 // by calling into Go at every loop iteration, which made JavaScript 3 to 9
 // times slower; see RATIONALE.md.)
 func meterGuest(bin []byte) ([]byte, error) {
-	out, err := meter.Instrument(bin, meter.Options{Module: hostModule, Name: "poll", Interval: pollInterval, BulkBytes: bulkBytes})
+	out, err := meter.Instrument(bin, meter.Options{Module: abi.HostModule, Name: "poll", Interval: pollInterval, BulkBytes: bulkBytes})
 	if err != nil {
 		return nil, fmt.Errorf("wasmhost: the guest cannot be metered: %w", err)
 	}

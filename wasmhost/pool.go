@@ -1,22 +1,13 @@
 package wasmhost
 
 import (
-	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
 	"time"
-)
 
-// Bounds of the warm pool (Config.WithPool).
-const (
-	// DefaultPoolSize is the default number of restored instances kept
-	// ready: enough for a burst on a few cores, at about 250 KiB of
-	// private memory each.
-	DefaultPoolSize = 4
-	// MaxPoolSize bounds WithPool: idle instances are charged to the
-	// committed memory cap, and more than this would only hold memory.
-	MaxPoolSize = 1024
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // pool keeps restored instances ready for runs. A run takes one (take); a
@@ -53,7 +44,7 @@ func newPool(rt *Runtime, size int) *pool {
 	if size == 0 {
 		return nil
 	}
-	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), hot: min(size, 2*rt.slots.maxCount),
+	return &pool{rt: rt, size: size, charge: int64(len(rt.image.memory)), hot: min(size, 2*rt.slots.MaxCount()),
 		stop: make(chan struct{})}
 }
 
@@ -134,7 +125,7 @@ func (p *pool) yield() bool {
 	p.mu.Unlock()
 	switch {
 	case s.mem != nil:
-		release(s.mem)
+		vmem.Release(s.mem)
 	case inst != nil:
 		inst.memory.spares = nil
 		inst.close(context.Background())
@@ -223,7 +214,7 @@ func (p *pool) refillOne() int {
 	// a run that finds no room has idle instances to take back, never one
 	// in the making): while it is restored, the one instance the filler
 	// makes at a time is not charged.
-	inst, err := p.rt.restore(context.Background(), uint64(memoryPages(p.rt.limits.MemoryBytes))*pageSize)
+	inst, err := p.rt.restore(context.Background(), uint64(abi.MemoryPages(p.rt.limits.MemoryBytes))*abi.PageSize)
 	p.rt.done()
 	if err != nil {
 		// Runs restore their own meanwhile, and report the error if it
@@ -268,7 +259,7 @@ func (p *pool) close() {
 	p.mu.Unlock()
 	close(p.stop)
 	for _, s := range spares {
-		release(s.mem)
+		vmem.Release(s.mem)
 		p.rt.unchargePool(p.charge)
 	}
 	for _, inst := range idle {
@@ -360,14 +351,14 @@ func (p *pool) keep(s spare) bool {
 	}
 	n := len(p.rt.image.memory)
 	if s.used > n {
-		discard(s.mem[n:s.used])
+		vmem.Discard(s.mem[n:s.used])
 		s.used = n
 	}
 	p.mu.Lock()
 	cool := len(p.spares) >= p.hot
 	p.mu.Unlock()
 	if cool && s.cow {
-		revert(s.mem[:n]) // best effort: where it fails, the spare stays backed
+		vmem.Revert(s.mem[:n]) // best effort: where it fails, the spare stays backed
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -399,34 +390,9 @@ func (p *pool) spare(limit uint64) (spare, bool) {
 	return s, true
 }
 
-// reset makes the spare's memory the image's again (resetBlocks); past the
+// reset makes the spare's memory the image's again (vmem.ResetBlocks); past the
 // image it reads as zeros already (keep).
 func (s *spare) reset(img *image) {
 	var scratch []byte
-	resetBlocks(s.mem, img.memory, s.cow, &scratch)
-}
-
-// resetBlocks makes mem, a memory restored from the image whose bytes are
-// img, byte for byte img again: the blocks that differ from it are copied
-// from it (the others are its pages, shared or already equal). When cow
-// says the image is mapped copy-on-write over mem, only the pages holding
-// a private copy are compared (privatePages: the others are the image's
-// file), scratch holding the page table entries read; else all are.
-func resetBlocks(mem, img []byte, cow bool, scratch *[]byte) {
-	mem = mem[:len(img)]
-	reset := func(off, end int) {
-		for ; off < end; off += blockSize {
-			e := min(off+blockSize, end)
-			if !bytes.Equal(mem[off:e], img[off:e]) {
-				copy(mem[off:e], img[off:e])
-			}
-		}
-	}
-	if cow {
-		var ok bool
-		if *scratch, ok = privatePages(mem, *scratch, reset); ok {
-			return
-		}
-	}
-	reset(0, len(img))
+	vmem.ResetBlocks(s.mem, img.memory, s.cow, &scratch)
 }

@@ -6,6 +6,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // coolImage is spareImage's image held in a sealed memfd, as a Runtime's
@@ -14,7 +18,7 @@ import (
 func coolImage(t *testing.T, hot int) (*image, *pool) {
 	t.Helper()
 	img, p := spareImage(t, 4, 0)
-	img.fd = sealedFile(img.memory)
+	img.fd = vmem.SealedFile(img.memory)
 	require.GreaterOrEqual(t, img.fd, 0, "a memfd")
 	t.Cleanup(img.close)
 	p.hot, p.closed = hot, true // closed: no filler; recycle is tested through recycleInto
@@ -26,16 +30,16 @@ func coolImage(t *testing.T, hot int) (*image, *pool) {
 // export bound.
 func cowInstance(t *testing.T, img *image, tenant string) *instance {
 	t.Helper()
-	mem, ok := reserve(8*pageSize, 0)
+	mem, ok := vmem.Reserve(8*abi.PageSize, 0)
 	require.True(t, ok)
-	t.Cleanup(func() { release(mem) })
-	require.True(t, mapFile(mem, img.fd, len(img.memory)))
+	t.Cleanup(func() { vmem.Release(mem) })
+	require.True(t, vmem.MapFile(mem, img.fd, len(img.memory)))
 	for _, off := range []int{0, 5000, len(img.memory) - 1} {
 		mem[off] ^= 0xff
 	}
 	inst := &instance{mod: &fakeMod{}, memory: &cappedMemory{buf: mem[:len(img.memory)], mapped: mem, image: img, cow: true},
 		recycled: true, tenant: tenant}
-	inst.lazy[1] = export{name: exportStart, field: &inst.start, f: nopFunc{}}
+	inst.lazy[1] = export{name: abi.ExportStart, field: &inst.start, f: nopFunc{}}
 	inst.start = nopFunc{}
 	return inst
 }
@@ -44,7 +48,7 @@ func cowInstance(t *testing.T, img *image, tenant string) *instance {
 func backedPages(t *testing.T, b []byte) int {
 	t.Helper()
 	n := 0
-	_, ok := privatePages(b, nil, func(int, int) { n++ })
+	_, ok := vmem.PrivatePages(b, nil, func(int, int) { n++ })
 	require.True(t, ok, "the page table is readable")
 	return n
 }
@@ -90,8 +94,8 @@ func TestPool_recycle_hotBound(t *testing.T) {
 // A run takes its tenant's hot instance first, then its cooled one, then a
 // new one.
 func TestPool_take_hotFirst(t *testing.T) {
-	img := &image{memory: make([]byte, pageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 0)}
+	img := &image{memory: make([]byte, abi.PageSize)}
+	rt := &Runtime{image: img, admission: admit.New(100, 0)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{}), closed: true} // closed: no filler
 	fresh, cold, hot, other := &instance{}, &instance{recycled: true, tenant: "a", cold: true},
 		&instance{recycled: true, tenant: "a"}, &instance{recycled: true, tenant: "b"}
@@ -119,7 +123,7 @@ func TestPool_keep_coolsPastHot(t *testing.T) {
 	require.Equal(t, 3, backedPages(t, spares[0].mem[:len(img.memory)]), "at the bound: backed")
 	require.Zero(t, backedPages(t, spares[1].mem[:len(img.memory)]), "past it: reverted")
 	require.Equal(t, img.memory, spares[1].mem[:len(img.memory)])
-	s, ok := p.spare(8 * pageSize)
+	s, ok := p.spare(8 * abi.PageSize)
 	require.True(t, ok)
 	require.Equal(t, img.memory, s.mem[:len(img.memory)], "taken, it is the image")
 	p.mu.Lock()

@@ -1,6 +1,12 @@
 package wasmhost
 
-import "context"
+import (
+	"context"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
+)
 
 // Recycling: the instance of a run that settled is reset to the image and
 // given back to the warm pool, to serve a later run as a new one restored
@@ -11,12 +17,12 @@ import "context"
 // and a reset costs a copy of the blocks the run wrote. The memory is
 // reset through its bytes (instance.linear): the host's on wazero, the
 // engine's on wasmtime, whose copy-on-write mapping of the image is
-// checked when the instance is made (mapsImage) before the reset treats
+// checked when the instance is made (vmem.MapsImage) before the reset treats
 // the pages the run did not write as the image's and cooling reverts to
 // them.
 //
 // Reset, the instance is the image's again in everything its code can
-// read: its linear memory byte for byte (resetBlocks), its exported mutable
+// read: its linear memory byte for byte (vmem.ResetBlocks), its exported mutable
 // globals (the image's values), its exchange buffer. What else an instance
 // holds cannot carry anything from one run to the next: its tables, which
 // the guest's code cannot write (image.reusable: meter.WritesTables), its
@@ -50,14 +56,14 @@ import "context"
 func (r *run) recycle(status int32, e *RunError) bool {
 	inst, p := r.inst, r.rt.pool
 	// Settled by itself: a result, or an error the program threw.
-	settled := status == statusDone && r.guestErr == nil || status == statusError && r.guestErr != nil
+	settled := status == abi.StatusDone && r.guestErr == nil || status == abi.StatusError && r.guestErr != nil
 	if p == nil || e != nil || !settled || r.stopped != nil || r.suspension != nil || !r.rt.image.reusable || !p.wants() {
 		return false
 	}
 	r.mu.Lock()
 	abandoned := r.abandoned
 	r.mu.Unlock()
-	if abandoned || !inst.reset(r.rt.image, uint64(memoryPages(r.rt.limits.MemoryBytes))*pageSize, !p.hotRoom()) {
+	if abandoned || !inst.reset(r.rt.image, uint64(abi.MemoryPages(r.rt.limits.MemoryBytes))*abi.PageSize, !p.hotRoom()) {
 		return false
 	}
 	inst.recycled, inst.tenant = true, r.prog.Tenant
@@ -76,9 +82,9 @@ func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
 		return false
 	}
 	if inst.globals == nil {
-		globals := make([]guestGlobal, len(img.globals))
+		globals := make([]engine.Global, len(img.globals))
 		for i, name := range img.globals {
-			if globals[i] = inst.mod.global(name); globals[i] == nil {
+			if globals[i] = inst.mod.Global(name); globals[i] == nil {
 				return false
 			}
 		}
@@ -91,7 +97,7 @@ func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
 	}
 	inst.cold = false
 	if !cold || !inst.cool() {
-		resetBlocks(buf, img.memory, m.cow, &inst.scratch)
+		vmem.ResetBlocks(buf, img.memory, m.cow, &inst.scratch)
 	}
 	m.refused = false
 	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
@@ -105,7 +111,7 @@ func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
 // whether it could: not when its memory is a copy of the image (then it
 // stays hot).
 func (inst *instance) cool() bool {
-	if !inst.memory.cow || !revert(inst.linear()) {
+	if !inst.memory.cow || !vmem.Revert(inst.linear()) {
 		return false
 	}
 	inst.unbind()

@@ -5,17 +5,21 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // fakeMod is an engine instance that only records its closing.
 type fakeMod struct {
-	engineInstance
+	engine.Instance
 	closed bool
 }
 
-func (f *fakeMod) close(context.Context) { f.closed = true }
+func (f *fakeMod) Close(context.Context) { f.closed = true }
 
-func (f *fakeMod) engineMemory() []byte { return nil } // the host's: cappedMemory.buf
+func (f *fakeMod) EngineMemory() []byte { return nil } // the host's: cappedMemory.buf
 
 // recycledInstance is an instance recycled from a run of tenant, whose
 // closing is recorded.
@@ -28,8 +32,8 @@ func recycledInstance(tenant string) (*instance, *fakeMod) {
 // own; past it, the oldest recycled one gives way; a closed pool takes
 // none. The filler counts only the new ones.
 func TestPool_recycle_bounds(t *testing.T) {
-	img := &image{memory: make([]byte, pageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 0)}
+	img := &image{memory: make([]byte, abi.PageSize)}
+	rt := &Runtime{image: img, admission: admit.New(100, 0)}
 	p := &pool{rt: rt, size: 2, charge: int64(len(img.memory)), stop: make(chan struct{})}
 	var mods []*fakeMod
 	for i := range recycleFactor * p.size {
@@ -58,8 +62,8 @@ func TestPool_recycle_bounds(t *testing.T) {
 // A recycled instance is charged to the committed memory cap: it is not
 // taken when the cap has no room for it.
 func TestPool_recycle_chargedToTheCap(t *testing.T) {
-	img := &image{memory: make([]byte, pageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 2*pageSize)}
+	img := &image{memory: make([]byte, abi.PageSize)}
+	rt := &Runtime{image: img, admission: admit.New(100, 2*abi.PageSize)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{})}
 	for _, ok := range []bool{true, true, false} { // below, at, past the cap
 		inst, _ := recycledInstance("a")
@@ -87,8 +91,8 @@ func TestRuntime_recycle_notReusable(t *testing.T) {
 // A recycled instance serves only runs of the tenant whose run it served;
 // a new one serves any.
 func TestPool_take_byTenant(t *testing.T) {
-	img := &image{memory: make([]byte, pageSize)}
-	rt := &Runtime{image: img, admission: newGate(100, 0)}
+	img := &image{memory: make([]byte, abi.PageSize)}
+	rt := &Runtime{image: img, admission: admit.New(100, 0)}
 	p := &pool{rt: rt, size: 4, charge: int64(len(img.memory)), stop: make(chan struct{}), closed: true} // closed: no filler
 	fresh, ofA, ofNone, fresh2 := &instance{}, &instance{recycled: true, tenant: "a"}, &instance{recycled: true}, &instance{}
 	p.idle = []*instance{fresh, ofA, ofNone, fresh2}

@@ -6,6 +6,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // Resume spares. Resuming a snapshot of megabytes of heap into a memory
@@ -30,7 +34,7 @@ import (
 // none), at most resumeSpareCount of them
 // (the newest: one kept past it gives its oldest up, unmapped on a
 // goroutine of its own), none larger than
-// MaxResumeSpareBytes. Each is charged to admission's committed memory
+// maxResumeSpareBytes. Each is charged to admission's committed memory
 // for its backed size (its memory's size when it closed), as the pool's
 // instances are charged (chargePool); a spare that does not fit is
 // released, and a run that does not fit beside them takes their room
@@ -40,13 +44,13 @@ import (
 
 // Bounds of a Runtime's resume spares.
 const (
-	// ResumeSpareCount is the most resume spares a Runtime keeps (with
+	// resumeSpareCount is the most resume spares a Runtime keeps (with
 	// fewer guest slots, twice its slots: as many as resume at once and
 	// as many again finishing, as the pool keeps hot).
-	ResumeSpareCount = 4
-	// MaxResumeSpareBytes is the largest memory kept as a resume spare:
+	resumeSpareCount = 4
+	// maxResumeSpareBytes is the largest memory kept as a resume spare:
 	// its size when it closed, all of which may be backed.
-	MaxResumeSpareBytes = 64 << 20
+	maxResumeSpareBytes = 64 << 20
 )
 
 // resumeSpare is the reservation of a memory that served a resume.
@@ -82,17 +86,17 @@ type resumeSpares struct {
 
 // resumeSpareCount is how many resume spares rt keeps.
 func (rt *Runtime) resumeSpareCount() int {
-	return min(ResumeSpareCount, 2*rt.slots.maxCount)
+	return min(resumeSpareCount, 2*rt.slots.MaxCount())
 }
 
 // keepResumeSpare takes the reservation of a memory that served a resume
 // as a resume spare, and reports whether it did: not when it did not grow
 // past the image (the pool's spares take it, pool.keep), is larger than
-// MaxResumeSpareBytes, or does not fit under the committed memory cap, nor
+// maxResumeSpareBytes, or does not fit under the committed memory cap, nor
 // once the Runtime closed. With resumeSpareCount kept already, the oldest
 // is released for it.
 func (rt *Runtime) keepResumeSpare(s resumeSpare) bool {
-	if rt.image == nil || s.used <= len(rt.image.memory) || s.used > MaxResumeSpareBytes || s.used > len(s.mem) {
+	if rt.image == nil || s.used <= len(rt.image.memory) || s.used > maxResumeSpareBytes || s.used > len(s.mem) {
 		return false
 	}
 	sp := &rt.resumeSpares
@@ -155,7 +159,7 @@ func (rt *Runtime) readyResumeSpares() {
 		s := sp.list[at]
 		sp.mu.Unlock()
 		if !rt.acquire() { // closed: closeResumeSpares left it to us
-			release(s.mem)
+			vmem.Release(s.mem)
 			continue
 		}
 		inst, err := rt.restoreInto(context.Background(), uint64(len(s.mem)), s)
@@ -188,7 +192,7 @@ func (rt *Runtime) readyResumeSpares() {
 // bare reservation unmapped.
 func (rt *Runtime) dropResumeSpare(s resumeSpare) {
 	if s.inst == nil {
-		release(s.mem)
+		vmem.Release(s.mem)
 		return
 	}
 	s.inst.memory.spares = nil
@@ -302,11 +306,11 @@ func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare)
 	// No pool spares: the reservation's pages past the image hold what a
 	// run left there, which only resetForSnapshot clears.
 	memory := &cappedMemory{limit: limit, image: img, preset: &s}
-	w := &world{}
-	mod, err := rt.eng.instantiate(ctx, img.module, memory, w, false)
+	w := &world.World{}
+	mod, err := rt.eng.Instantiate(ctx, img.module, memory, w, false)
 	if err != nil {
 		if memory.preset != nil { // not taken by the engine
-			release(s.mem)
+			vmem.Release(s.mem)
 		}
 		return nil, fmt.Errorf("restore the guest: %w", err)
 	}
@@ -317,7 +321,7 @@ func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare)
 	if memory.mapped == nil || &memory.mapped[0] != &s.mem[0] {
 		// The engine did not take the reservation (its memory is its own).
 		inst.close(ctx)
-		release(s.mem)
+		vmem.Release(s.mem)
 		return nil, fmt.Errorf("wasmhost: the engine did not take the resume spare's memory")
 	}
 	inst.bufPtr, inst.bufCap = img.bufPtr, img.bufCap
@@ -330,24 +334,24 @@ func (rt *Runtime) restoreInto(ctx context.Context, limit uint64, s resumeSpare)
 // size is the image's (img) or zero, every byte from size to used zero
 // (given back to the kernel). cow says the image is mapped copy-on-write
 // over mem's start: then only the pages that may hold a private copy are
-// compared (privatePages), within the image and past it; else the image's
+// compared (vmem.PrivatePages), within the image and past it; else the image's
 // blocks are all compared, and past it only those pages.
 func resetForSnapshot(mem []byte, used int, img []byte, blocks []uint32, size int, cow bool, scratch *[]byte) {
 	if used > size {
-		discard(mem[size:used])
+		vmem.Discard(mem[size:used])
 	}
 	end := min(used, size)
 	reset := func(off, stop int) {
-		for ; off < stop; off += blockSize {
-			if _, in := slices.BinarySearch(blocks, uint32(off/blockSize)); in {
+		for ; off < stop; off += snapshot.BlockSize {
+			if _, in := slices.BinarySearch(blocks, uint32(off/snapshot.BlockSize)); in {
 				continue // written next
 			}
-			b := mem[off : off+blockSize]
+			b := mem[off : off+snapshot.BlockSize]
 			if off < len(img) {
-				if want := img[off : off+blockSize]; string(b) != string(want) {
+				if want := img[off : off+snapshot.BlockSize]; string(b) != string(want) {
 					copy(b, want)
 				}
-			} else if !allZero(b) {
+			} else if !snapshot.AllZero(b) {
 				clear(b)
 			}
 		}
@@ -365,10 +369,10 @@ func resetForSnapshot(mem []byte, used int, img []byte, blocks []uint32, size in
 	// most of its memory, and reading the table costs about 0.25-0.35 µs a
 	// page once it is out of the cache (bench's snapshot: 1,024 pages read
 	// in 0.26-0.37 ms, of which its 916 blocks leave 108 to check).
-	for _, gap := range gaps(blocks, from/blockSize, end/blockSize) {
-		lo, hi := gap[0]*blockSize, gap[1]*blockSize
+	for _, gap := range gaps(blocks, from/snapshot.BlockSize, end/snapshot.BlockSize) {
+		lo, hi := gap[0]*snapshot.BlockSize, gap[1]*snapshot.BlockSize
 		var ok bool
-		if *scratch, ok = privatePages(mem[lo:hi], *scratch, func(off, stop int) { reset(lo+off, lo+stop) }); !ok {
+		if *scratch, ok = vmem.PrivatePages(mem[lo:hi], *scratch, func(off, stop int) { reset(lo+off, lo+stop) }); !ok {
 			reset(lo, hi)
 		}
 	}

@@ -9,17 +9,21 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // heapSnapshot runs js, which waits on one call, suspended there, and
 // returns its snapshot decoded.
-func heapSnapshot(t *testing.T, rt *Runtime, js string) *snapshotState {
+func heapSnapshot(t *testing.T, rt *Runtime, js string) *snapshot.State {
 	t.Helper()
 	out, err := rt.Run(context.Background(), Program{JS: js, Tools: []string{"a"}, Suspend: func(Quiescence) bool { return true }},
 		DispatcherFunc(func(_ string, _ json.RawMessage, done func(CallResult)) { done(CallResult{OK: true}) }))
 	require.NoError(t, err)
 	require.NotNil(t, out.Suspended)
-	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, out.Suspended.Snapshot)
+	st, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, out.Suspended.Snapshot)
 	require.NoError(t, err)
 	return st
 }
@@ -56,7 +60,7 @@ func spareIsolation(t *testing.T, ctx context.Context, engine string, ready bool
 		objects := heapSnapshot(t, rt, heldHeaps[1].js)
 		marker := bytes.Repeat([]byte{0xA5}, 1<<20)
 		prev := big
-		for i, st := range []*snapshotState{big, small, big, objects, small, objects} {
+		for i, st := range []*snapshot.State{big, small, big, objects, small, objects} {
 			// The run before filled its memory, grown 64 pages more,
 			// with the marker; then its instance closed.
 			r := &run{rt: rt, limits: rt.limits, ctx: ctx, resuming: prev}
@@ -130,7 +134,7 @@ func allZeroBytes(b []byte) bool {
 }
 
 // A resumed memory is kept as a resume spare when it grew past the image
-// and is at most MaxResumeSpareBytes; the Runtime keeps resumeSpareCount
+// and is at most maxResumeSpareBytes; the Runtime keeps resumeSpareCount
 // of them, the newest, each charged to admission for its size.
 func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	ctx := context.Background()
@@ -140,43 +144,43 @@ func TestRuntime_keepResumeSpare_bounds(t *testing.T) {
 	rt.resumeSpares.bare = true // the list alone: readied spares are TestRuntime_Resume_readiedSpares'
 	img := len(rt.image.memory)
 	res := func(used int) resumeSpare {
-		b, ok := reserve(uint64(max(used, img)), 0)
+		b, ok := vmem.Reserve(uint64(max(used, img)), 0)
 		require.True(t, ok, "a reservation (Linux)")
 		return resumeSpare{mem: b, used: used}
 	}
 	keep := func(s resumeSpare) bool {
 		ok := rt.keepResumeSpare(s)
 		if !ok {
-			release(s.mem)
+			vmem.Release(s.mem)
 		}
 		return ok
 	}
 	before := rt.pooledBytes
 	require.False(t, keep(res(img)), "no larger than the image: the pool's to keep")
-	require.True(t, keep(res(img+pageSize)), "past the image")
-	require.True(t, keep(res(MaxResumeSpareBytes)), "at the bound")
-	require.False(t, keep(res(MaxResumeSpareBytes+pageSize)), "past the bound")
-	require.Equal(t, before+int64(img+pageSize+MaxResumeSpareBytes), rt.pooledBytes, "charged for their sizes")
+	require.True(t, keep(res(img+abi.PageSize)), "past the image")
+	require.True(t, keep(res(maxResumeSpareBytes)), "at the bound")
+	require.False(t, keep(res(maxResumeSpareBytes+abi.PageSize)), "past the bound")
+	require.Equal(t, before+int64(img+abi.PageSize+maxResumeSpareBytes), rt.pooledBytes, "charged for their sizes")
 	count := rt.resumeSpareCount()
-	require.Equal(t, min(ResumeSpareCount, 2*rt.slots.maxCount), count)
+	require.Equal(t, min(resumeSpareCount, 2*rt.slots.MaxCount()), count)
 	for range count {
-		require.True(t, keep(res(img+2*pageSize)))
+		require.True(t, keep(res(img+2*abi.PageSize)))
 	}
 	n, bytes := rt.resumeSpareStats()
 	require.Equal(t, count, n, "at the count: the oldest gave way")
-	require.Equal(t, int64(count*(img+2*pageSize)), bytes)
+	require.Equal(t, int64(count*(img+2*abi.PageSize)), bytes)
 	require.Equal(t, before+bytes, rt.pooledBytes)
 
-	_, ok := rt.takeResumeSpare(img+3*pageSize, 0)
+	_, ok := rt.takeResumeSpare(img+3*abi.PageSize, 0)
 	require.False(t, ok, "none covers it")
-	s, ok := rt.takeResumeSpare(img+2*pageSize, 0)
+	s, ok := rt.takeResumeSpare(img+2*abi.PageSize, 0)
 	require.True(t, ok, "one covers it")
-	release(s.mem)
+	vmem.Release(s.mem)
 	for rt.yieldResumeSpare() {
 	}
 	require.Equal(t, before, rt.pooledBytes, "yielded: uncharged")
 	rt.closeResumeSpares()
-	require.False(t, keep(res(img+pageSize)), "closed")
+	require.False(t, keep(res(img+abi.PageSize)), "closed")
 }
 
 func TestGaps_theRunsTheBlocksLeave(t *testing.T) {

@@ -10,13 +10,16 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // mapped reports whether the page at the start of b is mapped (mincore
 // fails with ENOMEM on an address that is not).
 func mapped(b []byte) bool {
 	var vec [1]byte
-	_, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(pageSize), uintptr(unsafe.Pointer(&vec[0])))
+	_, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(abi.PageSize), uintptr(unsafe.Pointer(&vec[0])))
 	return errno != syscall.ENOMEM
 }
 
@@ -27,10 +30,10 @@ func TestRuntime_keepResumeSpare_evictedIsReleased(t *testing.T) {
 	rt, err := New(ctx, NewConfig().WithPool(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close(ctx) })
-	used := len(rt.image.memory) + pageSize
+	used := len(rt.image.memory) + abi.PageSize
 	var kept [][]byte
 	for range rt.resumeSpareCount() + 1 {
-		b, ok := reserve(uint64(used), 0)
+		b, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
 		require.True(t, rt.keepResumeSpare(resumeSpare{mem: b, used: used}))
 		kept = append(kept, b)
@@ -50,10 +53,10 @@ func TestRuntime_readiedResumeSpare_isReleased(t *testing.T) {
 	rt, err := New(ctx, NewConfig().WithEngine(EngineWazero).WithPool(2)) // the engine whose memory is the host's reservation
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close(ctx) })
-	used := len(rt.image.memory) + pageSize
+	used := len(rt.image.memory) + abi.PageSize
 	var kept [][]byte
 	keep := func() {
-		b, ok := reserve(uint64(used), 0)
+		b, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
 		require.True(t, rt.keepResumeSpare(resumeSpare{mem: b, used: used}))
 		kept = append(kept, b)
@@ -88,9 +91,9 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close(ctx) })
 	rt.resumeSpares.bare = true // no readier: the test plays it
-	used := len(rt.image.memory) + pageSize
+	used := len(rt.image.memory) + abi.PageSize
 	readying := func(used int) []byte {
-		b, ok := reserve(uint64(used), 0)
+		b, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
 		require.True(t, rt.keepResumeSpare(resumeSpare{mem: b, used: used}))
 		sp := &rt.resumeSpares
@@ -124,32 +127,32 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the take did not end with the readying")
 	}
-	release(w)
+	vmem.Release(w)
 
 	a := readying(used)
-	_, ok := rt.takeResumeSpare(used+pageSize, 0)
+	_, ok := rt.takeResumeSpare(used+abi.PageSize, 0)
 	require.False(t, ok, "none covers it: no wait")
 	require.True(t, rt.yieldResumeSpare())
 	require.True(t, mapped(a), "yielded while readied: left to the readier")
 	require.Equal(t, before, rt.pooledBytes, "yielded: uncharged")
-	release(a)
+	vmem.Release(a)
 
 	b := readying(used)
 	var bare [][]byte
 	for range rt.resumeSpareCount() { // evicts b
-		m, ok := reserve(uint64(used), 0)
+		m, ok := vmem.Reserve(uint64(used), 0)
 		require.True(t, ok)
 		require.True(t, rt.keepResumeSpare(resumeSpare{mem: m, used: used}))
 		bare = append(bare, m)
 	}
 	time.Sleep(50 * time.Millisecond) // the eviction's goroutine, had it released b
 	require.True(t, mapped(b), "evicted while readied: left to the readier")
-	release(b)
+	vmem.Release(b)
 
-	c := readying(used + pageSize) // the one spare a take of its size fits
+	c := readying(used + abi.PageSize) // the one spare a take of its size fits
 	none := make(chan bool, 1)
 	go func() {
-		_, ok := rt.takeResumeSpare(used+pageSize, 0)
+		_, ok := rt.takeResumeSpare(used+abi.PageSize, 0)
 		none <- ok
 	}()
 	time.Sleep(20 * time.Millisecond) // the take waits on c
@@ -161,7 +164,7 @@ func TestRuntime_readyingResumeSpare_isTheReadiers(t *testing.T) {
 		t.Fatal("a take waiting on a readied spare did not end when the list closed")
 	}
 	require.True(t, mapped(c), "closed while readied: left to the readier")
-	release(c)
+	vmem.Release(c)
 	for _, m := range bare[1:] { // bare[0] was evicted by c, released on a goroutine
 		require.False(t, mapped(m), "the bare spares are released on close")
 	}

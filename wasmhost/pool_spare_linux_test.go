@@ -9,17 +9,21 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // spareImage is an image of two wasm pages of known bytes, and a pool of
 // size spares for it, under a committed memory cap of maxBytes (0: none).
 func spareImage(t *testing.T, size int, maxBytes int64) (*image, *pool) {
 	t.Helper()
-	img := &image{memory: make([]byte, 2*pageSize)}
+	img := &image{memory: make([]byte, 2*abi.PageSize)}
 	for i := range img.memory {
 		img.memory[i] = byte(i*7 + 1)
 	}
-	rt := &Runtime{image: img, admission: newGate(100, maxBytes)}
+	rt := &Runtime{image: img, admission: admit.New(100, maxBytes)}
 	return img, &pool{rt: rt, size: size, charge: int64(len(img.memory)), stop: make(chan struct{})}
 }
 
@@ -27,9 +31,9 @@ func spareImage(t *testing.T, size int, maxBytes int64) (*image, *pool) {
 // wrote over (in the image's part and past it, to used bytes).
 func usedSpare(t *testing.T, img *image, used int) spare {
 	t.Helper()
-	mem, ok := reserve(8*pageSize, 0)
+	mem, ok := vmem.Reserve(8*abi.PageSize, 0)
 	require.True(t, ok)
-	t.Cleanup(func() { release(mem) })
+	t.Cleanup(func() { vmem.Release(mem) })
 	copy(mem, img.memory)
 	for _, off := range []int{0, 5000, len(img.memory) - 1} {
 		mem[off] ^= 0xff
@@ -45,15 +49,15 @@ func TestPool_spare_resetToImage(t *testing.T) {
 		name string
 		used int
 	}{
-		{"within the image", 2 * pageSize},
-		{"grown past the image", 5 * pageSize},
-		{"grown to the whole reservation", 8 * pageSize},
+		{"within the image", 2 * abi.PageSize},
+		{"grown past the image", 5 * abi.PageSize},
+		{"grown to the whole reservation", 8 * abi.PageSize},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			img, p := spareImage(t, 1, 0)
 			require.True(t, p.keep(usedSpare(t, img, tt.used)))
-			s, ok := p.spare(8 * pageSize)
+			s, ok := p.spare(8 * abi.PageSize)
 			require.True(t, ok)
 			require.Equal(t, img.memory, s.mem[:len(img.memory)])
 			require.Equal(t, make([]byte, len(s.mem)-len(img.memory)), s.mem[len(img.memory):])
@@ -64,45 +68,45 @@ func TestPool_spare_resetToImage(t *testing.T) {
 
 func TestPool_keep_bounds(t *testing.T) {
 	img, p := spareImage(t, 2, 0)
-	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
-	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)), "at the pool's size")
-	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "past the pool's size")
+	require.True(t, p.keep(usedSpare(t, img, 2*abi.PageSize)))
+	require.True(t, p.keep(usedSpare(t, img, 2*abi.PageSize)), "at the pool's size")
+	require.False(t, p.keep(usedSpare(t, img, 2*abi.PageSize)), "past the pool's size")
 	p.close()
-	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "closed")
-	_, ok := p.spare(pageSize)
+	require.False(t, p.keep(usedSpare(t, img, 2*abi.PageSize)), "closed")
+	_, ok := p.spare(abi.PageSize)
 	require.False(t, ok, "a closed pool has no spares")
 	var none *pool
 	require.False(t, none.keep(spare{}))
-	_, ok = none.spare(pageSize)
+	_, ok = none.spare(abi.PageSize)
 	require.False(t, ok)
 }
 
 func TestPool_spare_tooSmall(t *testing.T) {
 	img, p := spareImage(t, 1, 0)
-	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
-	_, ok := p.spare(9 * pageSize)
+	require.True(t, p.keep(usedSpare(t, img, 2*abi.PageSize)))
+	_, ok := p.spare(9 * abi.PageSize)
 	require.False(t, ok, "a spare smaller than the limit is not used")
-	s, ok := p.spare(8 * pageSize)
+	s, ok := p.spare(8 * abi.PageSize)
 	require.True(t, ok, "one of the limit is")
-	require.Len(t, s.mem, 8*pageSize)
+	require.Len(t, s.mem, 8*abi.PageSize)
 }
 
 func TestPool_keep_chargedToTheCap(t *testing.T) {
 	// A cap of two spares' charge: the third does not fit.
-	img, p := spareImage(t, 3, 2*2*pageSize)
-	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)))
-	require.True(t, p.keep(usedSpare(t, img, 2*pageSize)), "at the cap")
-	require.False(t, p.keep(usedSpare(t, img, 2*pageSize)), "past the cap")
-	_, bytes, _ := p.rt.admission.usage()
-	require.EqualValues(t, 2*2*pageSize, bytes)
-	require.Equal(t, 2*2*pageSize, int(p.rt.pooledBytes))
+	img, p := spareImage(t, 3, 2*2*abi.PageSize)
+	require.True(t, p.keep(usedSpare(t, img, 2*abi.PageSize)))
+	require.True(t, p.keep(usedSpare(t, img, 2*abi.PageSize)), "at the cap")
+	require.False(t, p.keep(usedSpare(t, img, 2*abi.PageSize)), "past the cap")
+	_, bytes, _ := p.rt.admission.Usage()
+	require.EqualValues(t, 2*2*abi.PageSize, bytes)
+	require.Equal(t, 2*2*abi.PageSize, int(p.rt.pooledBytes))
 
-	_, ok := p.spare(8 * pageSize)
+	_, ok := p.spare(8 * abi.PageSize)
 	require.True(t, ok)
-	_, bytes, _ = p.rt.admission.usage()
-	require.EqualValues(t, 2*pageSize, bytes, "a spare taken is uncharged")
+	_, bytes, _ = p.rt.admission.Usage()
+	require.EqualValues(t, 2*abi.PageSize, bytes, "a spare taken is uncharged")
 	require.True(t, p.yield(), "a spare is yielded")
-	_, bytes, _ = p.rt.admission.usage()
+	_, bytes, _ = p.rt.admission.Usage()
 	require.Zero(t, bytes)
 	require.False(t, p.yield(), "nothing left to yield")
 }
@@ -115,18 +119,18 @@ func TestPool_keep_grownSpareChargedAsIdle(t *testing.T) {
 		name string
 		used int
 	}{
-		{"the image's size", 2 * pageSize},
-		{"grown past the image", 5 * pageSize},
-		{"grown to the whole reservation", 8 * pageSize},
+		{"the image's size", 2 * abi.PageSize},
+		{"grown past the image", 5 * abi.PageSize},
+		{"grown to the whole reservation", 8 * abi.PageSize},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			img, p := spareImage(t, 2, 2*pageSize)
+			img, p := spareImage(t, 2, 2*abi.PageSize)
 			s := usedSpare(t, img, tt.used)
 			require.True(t, p.keep(s), "at the cap")
 			require.Zero(t, residentPages(t, s.mem[len(img.memory):]), "what it grew to is not backed")
 			require.Equal(t, make([]byte, len(s.mem)-len(img.memory)), s.mem[len(img.memory):], "and reads as zeros")
-			require.Equal(t, 2*pageSize, int(p.rt.pooledBytes), "charged the image's size")
+			require.Equal(t, 2*abi.PageSize, int(p.rt.pooledBytes), "charged the image's size")
 			require.False(t, p.keep(usedSpare(t, img, tt.used)), "past the cap")
 		})
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	wapi "github.com/tetratelabs/wazero/api"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
 // laterDispatcher answers every call after delay, from another goroutine,
@@ -77,13 +79,13 @@ func TestRun_parking_releasesAfterALongWait(t *testing.T) {
 				require.NoError(t, err, "run %d", run)
 				require.JSONEq(t, "2", string(out.Result))
 				inst := recycledIdle(t, rt)
-				start, ok := inst.start.(*wazeroReleasable)
+				ok, released := engine.Released(inst.start)
 				require.True(t, ok, "ptcx_start is releasable, bound (%T)", inst.start)
-				require.Equal(t, tt.released, start.f == nil, "ptcx_start's call engine dropped")
-				if load, ok := inst.load.(*wazeroReleasable); ok {
-					require.Equal(t, tt.released, load.f == nil, "ptcx_load's call engine dropped")
+				require.Equal(t, tt.released, released, "ptcx_start's call engine dropped")
+				if ok, released := engine.Released(inst.load); ok {
+					require.Equal(t, tt.released, released, "ptcx_load's call engine dropped")
 				}
-				_, resume := inst.resume.(*wazeroReleasable)
+				resume, _ := engine.Released(inst.resume)
 				require.False(t, resume, "ptcx_resume is never released")
 			}
 		})
@@ -96,7 +98,7 @@ func TestRun_parking_releasesAfterALongWait(t *testing.T) {
 func TestParking_release_onlyWhileWaiting(t *testing.T) {
 	mod := &heldFunction{}
 	inst := &instance{}
-	inst.start = &wazeroReleasable{name: exportStart, f: mod}
+	inst.start = &testReleasable{f: mod}
 	r := &run{inst: inst}
 	p := &r.parking
 	// The test calls release itself: the timer park arms must not fire
@@ -106,25 +108,25 @@ func TestParking_release_onlyWhileWaiting(t *testing.T) {
 	p.timer.Stop()
 
 	p.release() // never parked: nothing to release
-	require.NotNil(t, inst.start.(*wazeroReleasable).f)
+	require.NotNil(t, inst.start.(*testReleasable).f)
 
 	r.park()
 	r.unpark()
 	p.release() // fired while the run computed
-	require.NotNil(t, inst.start.(*wazeroReleasable).f, "not released: the run did not wait")
+	require.NotNil(t, inst.start.(*testReleasable).f, "not released: the run did not wait")
 	require.True(t, p.fired)
 
 	r.park() // arms the timer again
 	require.False(t, p.fired)
 	p.release()
-	require.Nil(t, inst.start.(*wazeroReleasable).f, "released while waiting")
+	require.Nil(t, inst.start.(*testReleasable).f, "released while waiting")
 	r.unpark()
 
-	inst.start.(*wazeroReleasable).f = mod
+	inst.start.(*testReleasable).f = mod
 	r.park()
 	p.end()
 	p.release()
-	require.NotNil(t, inst.start.(*wazeroReleasable).f, "the run ended: nothing is released")
+	require.NotNil(t, inst.start.(*testReleasable).f, "the run ended: nothing is released")
 }
 
 // heldFunction is a wazero function that is only held, never called.
@@ -143,3 +145,12 @@ func recycledIdle(t *testing.T, rt *Runtime) *instance {
 	require.FailNow(t, "no hot recycled instance in the pool")
 	return nil
 }
+
+// testReleasable is a releasable export over f, as the wazero engine's are.
+type testReleasable struct{ f engine.Func }
+
+func (o *testReleasable) CallWithStack(ctx context.Context, stack []uint64) error {
+	return o.f.CallWithStack(ctx, stack)
+}
+
+func (o *testReleasable) Release() { o.f = nil }

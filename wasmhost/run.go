@@ -11,6 +11,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/timers"
 )
 
 // grace is how long Run waits, after a deadline or a cancellation, for the
@@ -38,7 +42,7 @@ type run struct {
 	done    chan runResult // the outcome, from the goroutine that finishes the run
 	inst    *instance
 	inbox   *inbox // safe for concurrent use
-	timers  timerQueue
+	timers  timers.Queue
 	output  output
 	polls   int // polls in the current export
 	pending int // calls dispatched and not yet resumed in the guest
@@ -56,7 +60,7 @@ type run struct {
 	waiting       map[int32]*waitingCall
 	held          []int32
 	suspension    *Suspended
-	resuming      *snapshotState
+	resuming      *snapshot.State
 	resumeAnswers []completion
 	resumeHeld    []int32
 	snapshotBuf   []byte    // where a suspension may write its snapshot (Resumption.SnapshotBuffer)
@@ -183,7 +187,7 @@ type runResult struct {
 }
 
 // run executes the program on a goroutine of its own, a runner
-// (runners.go), and waits for it.
+// (internal/runners), and waits for it.
 //
 // The guest stops at its deadlines, on cancellation and on Close: it polls
 // the host every few thousand loop iterations of its code (the poll import,
@@ -214,7 +218,7 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	late := time.NewTimer(time.Until(r.wallDeadline) + grace)
 	defer late.Stop()
 
-	r.rt.runners.start(r)
+	r.rt.runners.Start(r)
 	stopping := r.ctx.Done()
 	var giveUp <-chan time.Time
 	for {
@@ -287,13 +291,13 @@ func (r *run) abandon(e *RunError) (Outcome, error) {
 
 // execute runs the program on a goroutine of its own until it settles,
 // unless it hands the run over to another goroutine on the way (run.idle).
-func (r *run) execute() {
+func (r *run) Execute() {
 	if e := r.flush(); e != nil {
 		r.finish(0, e)
 		return
 	}
 	if r.resuming != nil {
-		r.drive(statusPending, r.resumeInstance())
+		r.drive(abi.StatusPending, r.resumeInstance())
 		return
 	}
 	if e := r.instantiate(); e != nil {
@@ -358,7 +362,7 @@ func (r *run) finish(status int32, e *RunError) {
 		if held != nil {
 			r.rt.holdSnapshot(r.committed, held.hold.charge)
 		} else {
-			r.rt.admission.release(r.committed)
+			r.rt.admission.Release(r.committed)
 		}
 	}
 	r.giveSlot()
@@ -373,12 +377,12 @@ func (r *run) settled(status int32) (Outcome, error) {
 			break // a guest's own status, never the host's
 		}
 		return Outcome{Suspended: r.suspension}, nil
-	case statusDone:
+	case abi.StatusDone:
 		if r.guestErr != nil {
 			break
 		}
 		return Outcome{Logs: r.output.lines, Result: r.result}, nil
-	case statusError:
+	case abi.StatusError:
 		if r.guestErr == nil {
 			break
 		}
@@ -391,7 +395,7 @@ func (r *run) settled(status int32) (Outcome, error) {
 }
 
 // releaseAfter is how long a run waits, from its first wait, before what
-// the engine holds for its releasable exports is dropped (releaser:
+// the engine holds for its releasable exports is dropped (engine.Releaser:
 // wazero's call engines, 60 KiB and more of native stacks for a run parked
 // on a call). Bound again at their next call (a session's next program, a
 // recycled instance's next run), they cost that run about a tenth of a
@@ -449,9 +453,9 @@ func (p *parking) release() {
 	case p.waiting:
 		p.released = true
 		inst := p.inst
-		for _, f := range [...]guestFunc{inst.restored, inst.compile, inst.load, inst.start, inst.buffer} {
-			if rel, ok := f.(releaser); ok {
-				rel.release()
+		for _, f := range [...]engine.Func{inst.restored, inst.compile, inst.load, inst.start, inst.buffer} {
+			if rel, ok := f.(engine.Releaser); ok {
+				rel.Release()
 			}
 		}
 	default:

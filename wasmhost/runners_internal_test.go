@@ -5,12 +5,12 @@ import (
 	"context"
 	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/runners"
 )
 
 // goid is the current goroutine's id, from its stack's first line.
@@ -33,117 +33,10 @@ func waitGoroutines(t *testing.T, n int, within time.Duration) {
 	}
 }
 
-// fnJob is a job that runs a function.
-type fnJob func()
-
-func (f fnJob) execute() { f() }
-
 // waitFor polls cond every millisecond for at most 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	require.Eventually(t, cond, 5*time.Second, time.Millisecond, what)
-}
-
-// A job started while a runner waits runs on that runner's goroutine, not
-// on a new one. (A runner counts itself as waiting just before it
-// receives, so a job started in between starts a new runner: the test
-// starts jobs until one lands on a goroutine that ran a job before, which
-// never happens when runners do not wait.)
-func TestRunners_start_reusesAWaitingRunner(t *testing.T) {
-	closing := make(chan struct{})
-	defer close(closing)
-	rs := newRunners(closing, 2, time.Hour)
-	ids := make(chan int, 1)
-	job := fnJob(func() { ids <- goid() })
-	seen := map[int]bool{}
-	for attempt := 0; attempt < 100; attempt++ {
-		rs.start(job)
-		id := <-ids
-		require.NotEqual(t, goid(), id, "on a goroutine of its own, not the caller's")
-		if seen[id] {
-			return
-		}
-		seen[id] = true
-		waitFor(t, "a runner waits for the next job", func() bool { return rs.waiting() >= 1 })
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("100 jobs ran on %d goroutines, none on one that ran a job before", len(seen))
-}
-
-// At most max runners wait; the others exit when their job ends.
-func TestRunners_serve_atMostMaxWait(t *testing.T) {
-	for _, max := range []int{0, 1, 3} {
-		t.Run(strconv.Itoa(max), func(t *testing.T) {
-			runtime.GC()
-			before := runtime.NumGoroutine()
-			closing := make(chan struct{})
-			rs := newRunners(closing, max, time.Hour)
-			release := make(chan struct{})
-			var started sync.WaitGroup
-			const jobs = 5
-			started.Add(jobs)
-			for range jobs {
-				rs.start(fnJob(func() { started.Done(); <-release }))
-			}
-			started.Wait()
-			require.Zero(t, rs.waiting(), "all busy")
-			close(release)
-			waitFor(t, "max runners wait", func() bool { return rs.waiting() == max })
-			waitGoroutines(t, before+max, 5*time.Second)
-			time.Sleep(20 * time.Millisecond)
-			require.Equal(t, max, rs.waiting(), "no more than max wait, however many jobs ended")
-			close(closing)
-			waitFor(t, "none waits once closing", func() bool { return rs.waiting() == 0 })
-			waitGoroutines(t, before, 5*time.Second)
-		})
-	}
-}
-
-// A runner that waited idleFor for a job exits.
-func TestRunners_serve_exitsWhenIdle(t *testing.T) {
-	runtime.GC()
-	before := runtime.NumGoroutine()
-	closing := make(chan struct{})
-	defer close(closing)
-	rs := newRunners(closing, 4, 20*time.Millisecond)
-	done := make(chan struct{})
-	rs.start(fnJob(func() { close(done) }))
-	<-done
-	waitFor(t, "the idle runner exits", func() bool { return rs.waiting() == 0 })
-	waitGoroutines(t, before, 5*time.Second)
-	// And a job started afterwards still runs, on a new runner.
-	again := make(chan struct{})
-	rs.start(fnJob(func() { close(again) }))
-	select {
-	case <-again:
-	case <-time.After(5 * time.Second):
-		t.Fatal("a job started after the runners exited did not run")
-	}
-}
-
-// Every job started, from many goroutines at once, runs exactly once.
-func TestRunners_start_hammer(t *testing.T) {
-	runtime.GC()
-	before := runtime.NumGoroutine()
-	closing := make(chan struct{})
-	rs := newRunners(closing, 4, time.Hour)
-	const callers, each = 8, 300
-	var ran atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(callers * each)
-	for range callers {
-		go func() {
-			for range each {
-				rs.start(fnJob(func() { ran.Add(1); wg.Done() }))
-			}
-		}()
-	}
-	wg.Wait()
-	require.Equal(t, int64(callers*each), ran.Load())
-	waitFor(t, "at most max wait", func() bool { return rs.waiting() <= 4 })
-	close(closing)
-	waitFor(t, "none waits once closing", func() bool { return rs.waiting() == 0 })
-	waitGoroutines(t, before, 5*time.Second)
 }
 
 // Runs one after another execute on one runner, and the runners leave when
@@ -153,7 +46,7 @@ func TestRuntime_Run_reusesItsRunner(t *testing.T) {
 	before := runtime.NumGoroutine()
 	rt, err := New(context.Background(), NewConfig().WithPool(0))
 	require.NoError(t, err)
-	rt.runners.idleFor = time.Hour
+	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, time.Hour)
 	p := Program{JS: `return 1`}
 	run := func() {
 		out, err := rt.Run(context.Background(), p, okTools)
@@ -161,17 +54,17 @@ func TestRuntime_Run_reusesItsRunner(t *testing.T) {
 		require.Equal(t, "1", string(out.Result))
 	}
 	run()
-	waitFor(t, "the run's runner waits", func() bool { return rt.runners.waiting() == 1 })
+	waitFor(t, "the run's runner waits", func() bool { return rt.runners.Waiting() == 1 })
 	n := runtime.NumGoroutine()
 	for range 20 {
 		run()
-		waitFor(t, "the run's runner waits", func() bool { return rt.runners.waiting() == 1 })
+		waitFor(t, "the run's runner waits", func() bool { return rt.runners.Waiting() == 1 })
 	}
 	// A run started just before its runner receives starts another one,
 	// so the runners may be up to max; never more.
-	require.LessOrEqual(t, runtime.NumGoroutine(), n+rt.runners.max, "20 runs later, no more goroutines than waiting runners")
-	require.LessOrEqual(t, rt.runners.waiting(), rt.runners.max)
+	require.LessOrEqual(t, runtime.NumGoroutine(), n+runners.MaxIdle, "20 runs later, no more goroutines than waiting runners")
+	require.LessOrEqual(t, rt.runners.Waiting(), runners.MaxIdle)
 	require.NoError(t, rt.Close(context.Background()))
-	waitFor(t, "no runner waits once closed", func() bool { return rt.runners.waiting() == 0 })
+	waitFor(t, "no runner waits once closed", func() bool { return rt.runners.Waiting() == 0 })
 	waitGoroutines(t, before, 5*time.Second)
 }

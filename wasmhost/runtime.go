@@ -11,10 +11,13 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/admit"
+	"github.com/ptcx/ptcx/wasmhost/internal/bytecode"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/runners"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
-
-// ErrClosed is returned by Run on a closed Runtime.
-var ErrClosed = errors.New("wasmhost: the Runtime is closed")
 
 // errInitFailed means ptcx_init returned an error status.
 var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
@@ -27,31 +30,31 @@ var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
 type Runtime struct {
 	cfg     Config
 	limits  api.Limits // cfg.limits with defaults: the ceiling of every run
-	eng     engine
-	module  engineModule
+	eng     engine.Engine
+	module  engine.Module
 	prelude []byte // the prelude's bytecode, compiled by the guest in New
 	image   *image // the initialised guest, nil when off (Config.WithImage)
 	pool    *pool  // restored instances ready for runs, nil when off (Config.WithPool)
 	// sessions are the live idle sessions, which yield to runs (session_live.go).
 	sessions liveSessions
 	// bytecode caches programs' bytecode, nil when off (Config.WithBytecodeCache).
-	bytecode *bytecodeCache
+	bytecode *bytecode.Cache
 
-	slots     *gate // guests executing at once (compute.go)
-	admission *gate // runs admitted at once, and their memory (admission.go)
+	slots     *admit.Gate // guests executing at once (compute.go)
+	admission *admit.Gate // runs admitted at once, and their memory (admission.go)
 	admitWait time.Duration
 	// pooledBytes is what the idle pooled instances are charged to
-	// admission's bytes (not its count); guarded by admission.mu.
+	// admission's bytes (not its count); guarded by admission's lock (admit.Gate.Charge).
 	pooledBytes int64
 	// suspendedBytes is what the snapshots of idle suspensions are charged
-	// to admission's bytes (suspend_idle.go); guarded by admission.mu.
+	// to admission's bytes (suspend_idle.go); guarded by admission's lock (admit.Gate.Charge).
 	suspendedBytes int64
 	// snapBufs are snapshot buffers to recycle (snapshot_buffers.go).
 	snapBufs snapshotBuffers
 	// resumeSpares are memories kept backed for resumes (pool_resume.go).
 	resumeSpares resumeSpares
-	// runners are the goroutines runs execute on (runners.go).
-	runners *runners
+	// runners are the goroutines runs execute on (internal/runners).
+	runners *runners.Runners
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -68,7 +71,7 @@ type Runtime struct {
 // embeds, else the file named by the PTCX_GUEST environment variable; with
 // none, New fails with ErrNoGuest. Close the Runtime when done with it.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
-	if err := CheckLimits(cfg.limits); err != nil {
+	if err := cfg.limits.Validate(); err != nil {
 		return nil, fmt.Errorf("wasmhost: invalid limits: %w", err)
 	}
 	if err := cfg.checkStartup(); err != nil {
@@ -84,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
-	rt.runners = newRunners(rt.closing.Done(), maxIdleRunners, runnerIdle)
+	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, runners.IdleFor)
 	eng, err := newEngine(ctx, cfg.engineName(), rt.limits.MemoryBytes, cfg.cacheDir)
 	if err != nil {
 		return nil, err
@@ -102,7 +105,7 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	module, err := rt.eng.compile(ctx, bin)
+	module, err := rt.eng.Compile(ctx, bin)
 	if err != nil {
 		return fmt.Errorf("wasmhost: compile the guest: %w", err)
 	}
@@ -111,11 +114,11 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 		return err
 	}
 	if rt.cfg.bytecodeEntries > 0 {
-		rt.bytecode = newBytecodeCache(rt.cfg.bytecodeEntries, rt.cfg.bytecodeBytes)
+		rt.bytecode = bytecode.New(rt.cfg.bytecodeEntries, rt.cfg.bytecodeBytes)
 	}
 	// A guest without ptcx_restored (an older or a hand-made one) is
 	// instantiated afresh for every run.
-	if restorable := module.exports(exportRestored); !rt.cfg.noImage && restorable {
+	if restorable := module.Exports(abi.ExportRestored); !rt.cfg.noImage && restorable {
 		if rt.image, err = rt.makeImage(ctx, bin, rt.cfg.copyRestore); err != nil {
 			return err
 		}
@@ -128,26 +131,26 @@ func (rt *Runtime) setUp(ctx context.Context) error {
 // then has it compile the prelude to bytecode, which every instance then
 // loads instead of compiling it again (about 25 times faster).
 func (rt *Runtime) prepare(ctx context.Context) error {
-	if !rt.module.exports(exportABIVersion) {
-		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", exportABIVersion)
+	if !rt.module.Exports(abi.ExportABIVersion) {
+		return fmt.Errorf("wasmhost: the guest has no %s export: it is not a ptcx guest", abi.ExportABIVersion)
 	}
-	mod, err := rt.eng.instantiate(ctx, rt.module, nil, newWorld(worldSpec{deterministic: true}), true)
+	mod, err := rt.eng.Instantiate(ctx, rt.module, nil, world.New(world.Spec{Deterministic: true}), true)
 	if err != nil {
 		return fmt.Errorf("wasmhost: instantiate the guest: %w", err)
 	}
-	defer mod.close(ctx)
+	defer mod.Close(ctx)
 	var stack [4]uint64
-	if err := mod.function(exportABIVersion).CallWithStack(ctx, stack[:]); err != nil {
-		return fmt.Errorf("wasmhost: %s: %w", exportABIVersion, err)
+	if err := mod.Function(abi.ExportABIVersion).CallWithStack(ctx, stack[:]); err != nil {
+		return fmt.Errorf("wasmhost: %s: %w", abi.ExportABIVersion, err)
 	}
-	if v := wapi.DecodeI32(stack[0]); v != abiVersion {
-		return fmt.Errorf("wasmhost: the guest speaks ABI version %d, this host version %d: rebuild the guest (make guest)", v, abiVersion)
+	if v := wapi.DecodeI32(stack[0]); v != abi.ABIVersion {
+		return fmt.Errorf("wasmhost: the guest speaks ABI version %d, this host version %d: rebuild the guest (make guest)", v, abi.ABIVersion)
 	}
 	setup := &run{rt: rt, inbox: newInbox()}
 	rctx := context.WithValue(ctx, runKey{}, setup)
 	setup.ctx = rctx
 	call := func(name string, params ...uint64) (uint64, error) {
-		f := mod.function(name)
+		f := mod.Function(name)
 		if f == nil {
 			return 0, fmt.Errorf("wasmhost: the guest has no %s export", name)
 		}
@@ -158,25 +161,25 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 		}
 		return stack[0], nil
 	}
-	if status, err := call(exportInit, 0, 0); err != nil {
+	if status, err := call(abi.ExportInit, 0, 0); err != nil {
 		return err
-	} else if status != statusDone {
+	} else if status != abi.StatusDone {
 		if setup.guestErr != nil {
-			return fmt.Errorf("wasmhost: %s failed: %w: %s", exportInit, errInitFailed, setup.guestErr.Message)
+			return fmt.Errorf("wasmhost: %s failed: %w: %s", abi.ExportInit, errInitFailed, setup.guestErr.Message)
 		}
-		return fmt.Errorf("wasmhost: %s failed: %w", exportInit, errInitFailed)
+		return fmt.Errorf("wasmhost: %s failed: %w", abi.ExportInit, errInitFailed)
 	}
-	lenPtr, err := call(exportBuffer, 4)
+	lenPtr, err := call(abi.ExportBuffer, 4)
 	if err != nil {
 		return err
 	}
-	ptr, err := call(exportBytecode, lenPtr)
+	ptr, err := call(abi.ExportBytecode, lenPtr)
 	if err != nil {
 		return err
 	}
-	mem := mod.memory()
+	mem := mod.Memory()
 	if mem == nil {
-		return errStaleGuest
+		return abi.ErrStaleGuest
 	}
 	n, ok := mem.ReadUint32Le(uint32(lenPtr))
 	if !ok || ptr == 0 {
@@ -184,7 +187,7 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 	}
 	bytecode, ok := mem.Read(uint32(ptr), n)
 	if !ok {
-		return fmt.Errorf("wasmhost: %s returned [%d, %d), outside memory", exportBytecode, ptr, uint64(ptr)+uint64(n))
+		return fmt.Errorf("wasmhost: %s returned [%d, %d), outside memory", abi.ExportBytecode, ptr, uint64(ptr)+uint64(n))
 	}
 	rt.prelude = append([]byte(nil), bytecode...)
 	return nil
@@ -231,7 +234,7 @@ func (rt *Runtime) releaseAll() {
 	rt.release.Do(func() {
 		var err error
 		if rt.eng != nil {
-			err = rt.eng.close(rt.closeCtx)
+			err = rt.eng.Close(rt.closeCtx)
 		}
 		if rt.image != nil {
 			rt.image.close()
@@ -286,7 +289,7 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 	if rt.closed.Load() {
 		return Outcome{}, ErrClosed
 	}
-	if err := CheckLimits(p.Limits); err != nil {
+	if err := p.Limits.Validate(); err != nil {
 		return Outcome{}, fmt.Errorf("wasmhost: invalid program limits: %w", err)
 	}
 	if d == nil {
@@ -301,7 +304,7 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
 	}
 	if !rt.acquire() {
-		rt.admission.release(r.committed)
+		rt.admission.Release(r.committed)
 		return Outcome{}, ErrClosed
 	}
 	return r.run(ctx)

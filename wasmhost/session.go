@@ -9,6 +9,7 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
 // Sessions: consecutive runs that share one program state, as a REPL does
@@ -28,16 +29,6 @@ var errSessionNoImage = errors.New("wasmhost: sessions need the Runtime's initia
 // exportNext is the guest's export that readies a session's instance for
 // its next program (ptcx_next, docs/abi.md).
 const exportNext = "ptcx_next"
-
-// ErrSessionBusy is returned by Session.Suspend, and is the cause of a run's
-// KindAbort failure, when the session is running another program: a session
-// runs one program at a time. The executor queues a session's calls, so
-// that its runs never meet this.
-var ErrSessionBusy = errors.New("wasmhost: the session is running another program")
-
-// ErrSessionClosed is the cause of a run's KindAbort failure on a closed
-// Session.
-var ErrSessionClosed = errors.New("wasmhost: the session is closed")
 
 // SessionState says where a Session's program state is.
 type SessionState int
@@ -299,7 +290,7 @@ func (r *run) sessionInstance() *RunError {
 		return e
 	}
 	defer r.end()
-	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
+	limit := uint64(abi.MemoryPages(r.limits.MemoryBytes)) * abi.PageSize
 	switch {
 	case inst == nil && saved == nil:
 		// Reserved for the Runtime's limit, so that a later run of the
@@ -323,20 +314,20 @@ func (r *run) sessionInstance() *RunError {
 			size, r.limits.MemoryBytes), api.KindMemory)
 	}
 	inst.setMemoryLimit(limit)
-	inst.world.set(r.rt.worldFor(r))
-	next := inst.mod.function(exportNext)
+	inst.world.Set(r.rt.worldFor(r))
+	next := inst.mod.Function(exportNext)
 	if next == nil {
 		inst.close(r.ctx)
-		return r.sessionLost(errStaleGuest, api.KindTrap)
+		return r.sessionLost(abi.ErrStaleGuest, api.KindTrap)
 	}
 	st := &inst.stack
 	if err := next.CallWithStack(r.ctx, st[:]); err != nil {
 		inst.close(r.ctx)
 		return r.sessionLost(fmt.Errorf("wasmhost: %s failed: %w", exportNext, err), api.KindTrap)
 	}
-	if status := wapi.DecodeI32(st[0]); status != statusDone {
+	if status := wapi.DecodeI32(st[0]); status != abi.StatusDone {
 		inst.close(r.ctx)
-		return r.sessionLost(fmt.Errorf("wasmhost: %s returned status %d, not done (%d)", exportNext, status, statusDone), api.KindTrap)
+		return r.sessionLost(fmt.Errorf("wasmhost: %s returned status %d, not done (%d)", exportNext, status, abi.StatusDone), api.KindTrap)
 	}
 	r.inst = inst
 	r.memory.Store(int64(inst.mem.Size()))
@@ -365,7 +356,7 @@ func (r *run) endSession(err error) {
 	if !keep && inst != nil {
 		inst.close(r.ctx)
 	}
-	r.rt.admission.release(r.committed)
+	r.rt.admission.Release(r.committed)
 	if !held {
 		return
 	}

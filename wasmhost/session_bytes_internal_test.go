@@ -6,39 +6,42 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // syntheticSession returns an image and a session's bytes (and their
 // inflated body) made from it, without a guest.
 func syntheticSession(t testing.TB) (*image, []byte, []byte) {
-	img := &image{memory: make([]byte, 2*pageSize), globals: []string{"__stack_pointer"}}
+	img := &image{memory: make([]byte, 2*abi.PageSize), globals: []string{"__stack_pointer"}}
 	for i := range img.memory {
 		img.memory[i] = byte(i * 7)
 	}
 	img.moduleHash = sha256.Sum256([]byte("a guest"))
 	img.memoryHash = sha256.Sum256(img.memory)
-	mem := make([]byte, 3*pageSize)
+	mem := make([]byte, 3*abi.PageSize)
 	copy(mem, img.memory)
-	mem[10], mem[pageSize+5000], mem[2*pageSize+100] = 1, 2, 3
-	b := encodeSession(img, mem, []uint64{65536}, 1024, 64)
+	mem[10], mem[abi.PageSize+5000], mem[2*abi.PageSize+100] = 1, 2, 3
+	b := snapshot.EncodeSession(img.base(), mem, []uint64{65536}, 1024, 64)
 	dec, err := zstd.NewReader(nil)
 	require.NoError(t, err)
 	defer dec.Close()
-	body, err := dec.DecodeAll(b[sessionHeaderSize:], nil)
+	body, err := dec.DecodeAll(b[snapshot.SessionHeaderSize:], nil)
 	require.NoError(t, err)
 	return img, b, body
 }
 
 func TestDecodeSession_roundTrip(t *testing.T) {
 	img, b, _ := syntheticSession(t)
-	st, err := decodeSession(img, 1<<20, b)
+	st, err := snapshot.DecodeSession(img.base(), 1<<20, b)
 	require.NoError(t, err)
-	require.Equal(t, []uint64{65536}, st.globals)
-	require.Equal(t, uint32(1024), st.bufPtr)
-	require.Equal(t, uint32(64), st.bufCap)
-	require.Equal(t, uint32(3), st.pages)
-	require.Equal(t, []uint32{0, 17, 32}, st.blocks) // the three blocks changed
-	require.Len(t, st.data, 3*blockSize)
+	require.Equal(t, []uint64{65536}, st.Globals)
+	require.Equal(t, uint32(1024), st.BufPtr)
+	require.Equal(t, uint32(64), st.BufCap)
+	require.Equal(t, uint32(3), st.Pages)
+	require.Equal(t, []uint32{0, 17, 32}, st.Blocks) // the three blocks changed
+	require.Len(t, st.Data, 3*snapshot.BlockSize)
 }
 
 func TestDecodeSession_refuses(t *testing.T) {
@@ -59,30 +62,30 @@ func TestDecodeSession_refuses(t *testing.T) {
 	}{
 		{"not a session", img, 1 << 20, []byte("PTCXSNAP and more bytes than a header holds, and then some more"), "not a ptcx session"},
 		{"short", img, 1 << 20, b[:10], "not a ptcx session"},
-		{"format", img, 1 << 20, mutate(len(sessionMagic), 9), "format version 9"},
-		{"abi", img, 1 << 20, mutate(len(sessionMagic)+2, 9), "guest ABI version 9"},
+		{"format", img, 1 << 20, mutate(len(snapshot.SessionMagic), 9), "format version 9"},
+		{"abi", img, 1 << 20, mutate(len(snapshot.SessionMagic)+2, 9), "guest ABI version 9"},
 		{"another guest", &other, 1 << 20, b, "another guest"},
-		{"over the memory limit", img, 2 * pageSize, b, "over"},
+		{"over the memory limit", img, 2 * abi.PageSize, b, "over"},
 		{"cut", img, 1 << 20, b[:len(b)-3], "inflate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeSession(tc.img, tc.memory, tc.b)
+			_, err := snapshot.DecodeSession(tc.img.base(), tc.memory, tc.b)
 			require.ErrorIs(t, err, ErrSessionBytes)
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
 }
 
-func requireSessionConsistent(t *testing.T, img *image, memoryBytes int64, st *sessionState) {
-	require.Len(t, st.globals, len(img.globals))
-	require.Len(t, st.data, len(st.blocks)*blockSize)
-	require.LessOrEqual(t, int64(st.pages)*pageSize, memoryBytes)
-	require.GreaterOrEqual(t, int(st.pages)*pageSize, len(img.memory))
-	require.LessOrEqual(t, int64(st.bufPtr)+int64(st.bufCap), int64(st.pages)*pageSize)
-	for i, b := range st.blocks {
-		require.Less(t, int64(b), int64(st.pages)*pageSize/blockSize)
+func requireSessionConsistent(t *testing.T, img *image, memoryBytes int64, st *snapshot.Session) {
+	require.Len(t, st.Globals, len(img.globals))
+	require.Len(t, st.Data, len(st.Blocks)*snapshot.BlockSize)
+	require.LessOrEqual(t, int64(st.Pages)*abi.PageSize, memoryBytes)
+	require.GreaterOrEqual(t, int(st.Pages)*abi.PageSize, len(img.memory))
+	require.LessOrEqual(t, int64(st.BufPtr)+int64(st.BufCap), int64(st.Pages)*abi.PageSize)
+	for i, b := range st.Blocks {
+		require.Less(t, int64(b), int64(st.Pages)*abi.PageSize/snapshot.BlockSize)
 		if i > 0 {
-			require.Less(t, st.blocks[i-1], b)
+			require.Less(t, st.Blocks[i-1], b)
 		}
 	}
 }
@@ -92,10 +95,10 @@ func requireSessionConsistent(t *testing.T, img *image, memoryBytes int64, st *s
 func FuzzDecodeSession(f *testing.F) {
 	img, b, _ := syntheticSession(f)
 	f.Add(b)
-	f.Add(b[:sessionHeaderSize])
-	f.Add([]byte(sessionMagic))
+	f.Add(b[:snapshot.SessionHeaderSize])
+	f.Add([]byte(snapshot.SessionMagic))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := decodeSession(img, 1<<20, b)
+		st, err := snapshot.DecodeSession(img.base(), 1<<20, b)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSessionBytes)
 			return
@@ -110,7 +113,7 @@ func FuzzParseSessionBody(f *testing.F) {
 	f.Add(body)
 	f.Add(body[:30])
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := parseSessionBody(img, 1<<20, b)
+		st, err := snapshot.ParseSessionBody(img.base(), 1<<20, b)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSessionBytes)
 			return

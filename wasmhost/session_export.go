@@ -3,6 +3,8 @@ package wasmhost
 import (
 	"bytes"
 	"context"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // Sessions out of and into a Runtime: a session's state as self-contained
@@ -53,7 +55,7 @@ func (rt *Runtime) ImportSession(_ context.Context, b []byte) (*Session, error) 
 	if rt.image == nil {
 		return nil, errSessionNoImage
 	}
-	if _, err := decodeSession(rt.image, rt.limits.MemoryBytes, b); err != nil {
+	if _, err := snapshot.DecodeSession(rt.image.base(), rt.limits.MemoryBytes, b); err != nil {
 		return nil, err
 	}
 	return &Session{rt: rt, saved: bytes.Clone(b)}, nil

@@ -1,6 +1,10 @@
 package wasmhost
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+)
 
 // Recycling snapshot buffers. A first suspension writes its snapshot into
 // a buffer of the whole changed heap (megabytes for a program holding
@@ -26,12 +30,12 @@ import "sync"
 
 // Bounds of a Runtime's free list of snapshot buffers.
 const (
-	// SnapshotBufferCount is how many buffers the free list keeps.
-	SnapshotBufferCount = 8
-	// SnapshotBufferBytes bounds the bytes the free list keeps, the
+	// snapshotBufferCount is how many buffers the free list keeps.
+	snapshotBufferCount = 8
+	// snapshotBufferBytes bounds the bytes the free list keeps, the
 	// buffers' capacities summed: a buffer given back past it is left to
 	// the collector.
-	SnapshotBufferBytes = 64 << 20
+	snapshotBufferBytes = 64 << 20
 )
 
 // snapshotBuffers is a Runtime's free list of snapshot buffers.
@@ -40,18 +44,6 @@ type snapshotBuffers struct {
 	free   [][]byte // each of length 0, its capacity charged to admission
 	bytes  int64
 	closed bool
-}
-
-// snapshotSlack is what a new snapshot buffer is given past the snapshot
-// it is made for, in bytes per byte: a later snapshot of the same program
-// differs by its table's counters and clocks, a few bytes, and fits.
-const snapshotSlack = 32
-
-// newSnapshotBuffer returns a buffer of length 0 for a snapshot of size
-// bytes, with a little room past it (snapshotSlack), rounded to blocks.
-func newSnapshotBuffer(size int) []byte {
-	n := size + size/snapshotSlack + blockSize
-	return make([]byte, 0, n-n%blockSize)
 }
 
 // takeSnapshotBuffer returns the smallest buffer of the free list that
@@ -103,7 +95,7 @@ func (f *snapshotBuffers) removeLocked(at int) []byte {
 // snapshot). s.Snapshot is nil once it returns, so that s itself cannot be
 // read or resumed again; an idle suspension is released (Suspended.Release).
 // The buffer is kept while the free list has room
-// (SnapshotBufferCount, SnapshotBufferBytes) and committed memory fits
+// (snapshotBufferCount, snapshotBufferBytes) and committed memory fits
 // it; else it is left to the collector. A nil s, or one whose snapshot is
 // already nil, is a no-op.
 //
@@ -136,13 +128,13 @@ func sameBuffer(a, b []byte) bool {
 // keepSnapshotBuffer puts b in the free list, if it has room for it.
 func (rt *Runtime) keepSnapshotBuffer(b []byte) {
 	size := int64(cap(b))
-	if size < blockSize {
+	if size < snapshot.BlockSize {
 		return
 	}
 	f := &rt.snapBufs
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed || len(f.free) >= SnapshotBufferCount || f.bytes+size > SnapshotBufferBytes || !rt.chargePool(size) {
+	if f.closed || len(f.free) >= snapshotBufferCount || f.bytes+size > snapshotBufferBytes || !rt.chargePool(size) {
 		return
 	}
 	f.free = append(f.free, b[:0])

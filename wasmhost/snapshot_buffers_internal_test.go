@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // bufferRuntime returns a Runtime for the free list's tests, closed when
@@ -39,38 +40,38 @@ func suspendHeap(t *testing.T, rt *Runtime, tag string, n int) *Suspended {
 	return out.Suspended
 }
 
-// The free list keeps up to SnapshotBufferCount buffers: at the count the
+// The free list keeps up to snapshotBufferCount buffers: at the count the
 // last is kept, past it refused; each charged to admission as the pool is.
 func TestRuntime_keepSnapshotBuffer_count(t *testing.T) {
 	rt := bufferRuntime(t, NewConfig().WithPool(0))
 	before := rt.pooledBytes
-	for i := range SnapshotBufferCount {
-		rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
+	for i := range snapshotBufferCount {
+		rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize))
 		require.Len(t, rt.snapBufs.free, i+1, "below and at the count: kept")
 	}
-	rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
-	require.Len(t, rt.snapBufs.free, SnapshotBufferCount, "past the count: left to the collector")
-	require.Equal(t, before+int64(SnapshotBufferCount*blockSize), rt.pooledBytes, "charged to admission")
-	for range SnapshotBufferCount {
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize))
+	require.Len(t, rt.snapBufs.free, snapshotBufferCount, "past the count: left to the collector")
+	require.Equal(t, before+int64(snapshotBufferCount*snapshot.BlockSize), rt.pooledBytes, "charged to admission")
+	for range snapshotBufferCount {
 		require.True(t, rt.yieldSnapshotBuffer())
 	}
 	require.False(t, rt.yieldSnapshotBuffer())
 	require.Equal(t, before, rt.pooledBytes, "yielded: uncharged")
 }
 
-// The free list keeps up to SnapshotBufferBytes of capacity: a buffer that
+// The free list keeps up to snapshotBufferBytes of capacity: a buffer that
 // brings it to the bound is kept, one past it is not.
 func TestRuntime_keepSnapshotBuffer_bytes(t *testing.T) {
 	rt := bufferRuntime(t, NewConfig().WithPool(0))
-	rt.keepSnapshotBuffer(make([]byte, 0, SnapshotBufferBytes/2))
-	rt.keepSnapshotBuffer(make([]byte, 0, SnapshotBufferBytes/2-blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshotBufferBytes/2))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshotBufferBytes/2-snapshot.BlockSize))
 	require.Len(t, rt.snapBufs.free, 2, "below the bound")
-	rt.keepSnapshotBuffer(make([]byte, 0, 2*blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, 2*snapshot.BlockSize))
 	require.Len(t, rt.snapBufs.free, 2, "past the bound")
-	rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize))
 	require.Len(t, rt.snapBufs.free, 3, "at the bound")
-	require.Equal(t, int64(SnapshotBufferBytes), rt.snapBufs.bytes)
-	rt.keepSnapshotBuffer(make([]byte, 0, blockSize-1))
+	require.Equal(t, int64(snapshotBufferBytes), rt.snapBufs.bytes)
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize-1))
 	require.Len(t, rt.snapBufs.free, 3, "a buffer under a block is not worth keeping")
 }
 
@@ -108,7 +109,7 @@ func TestRuntime_RecycleSnapshot_firstSuspensionTakesIt(t *testing.T) {
 	require.JSONEq(t, fmt.Sprintf(`"b:%d"`, 64<<10), string(out.Result))
 
 	// Too small for the next one: a new buffer, the small one stays.
-	rt.keepSnapshotBuffer(make([]byte, 0, blockSize))
+	rt.keepSnapshotBuffer(make([]byte, 0, snapshot.BlockSize))
 	again := suspendHeap(t, rt, "c", 1<<20)
 	require.Len(t, rt.snapBufs.free, 1)
 	require.Greater(t, cap(again.buf), len(again.Snapshot), "a new buffer has room for a slightly larger snapshot")
@@ -228,5 +229,5 @@ func TestRuntime_RecycleSnapshot_hammer(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.LessOrEqual(t, len(rt.snapBufs.free), SnapshotBufferCount)
+	require.LessOrEqual(t, len(rt.snapBufs.free), snapshotBufferCount)
 }

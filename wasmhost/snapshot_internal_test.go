@@ -16,6 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // snapshotFixture is one Runtime and one real snapshot of a run that
@@ -58,26 +61,28 @@ func fixture(t testing.TB) (*Runtime, []byte, []byte) {
 }
 
 // bodyStart returns where the body of snapshot b (format 4) starts.
-func bodyStart(b []byte) int { return headerSize + int(b[headerSize-1]) + headerTail }
+func bodyStart(b []byte) int {
+	return snapshot.HeaderSize + int(b[snapshot.HeaderSize-1]) + snapshot.HeaderTail
+}
 
 func TestDecodeSnapshot_realSnapshot(t *testing.T) {
 	rt, snap, _ := fixture(t)
-	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snap)
+	st, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, snap)
 	require.NoError(t, err)
-	require.Equal(t, []string{"before"}, st.meta.Logs)
-	require.Len(t, st.meta.Pending, 2)
-	require.Len(t, st.meta.Timers.Entries, 1)
-	require.True(t, st.meta.World.Deterministic)
-	require.NotEmpty(t, st.blocks)
-	require.Less(t, len(st.blocks)*blockSize, int(st.pages)*pageSize, "only the blocks that differ from the image")
+	require.Equal(t, []string{"before"}, st.Meta.Logs)
+	require.Len(t, st.Meta.Pending, 2)
+	require.Len(t, st.Meta.Timers.Entries, 1)
+	require.True(t, st.Meta.World.Deterministic)
+	require.NotEmpty(t, st.Blocks)
+	require.Less(t, len(st.Blocks)*snapshot.BlockSize, int(st.Pages)*abi.PageSize, "only the blocks that differ from the image")
 }
 
 // wholeMemory rebuilds a decoded snapshot's memory, for encodeSnapshot.
-func wholeMemory(img *image, st *snapshotState) []byte {
-	mem := make([]byte, int(st.pages)*pageSize)
+func wholeMemory(img *image, st *snapshot.State) []byte {
+	mem := make([]byte, int(st.Pages)*abi.PageSize)
 	copy(mem, img.memory)
-	for i, b := range st.blocks {
-		copy(mem[int(b)*blockSize:], st.data[i*blockSize:(i+1)*blockSize])
+	for i, b := range st.Blocks {
+		copy(mem[int(b)*snapshot.BlockSize:], st.Data[i*snapshot.BlockSize:(i+1)*snapshot.BlockSize])
 	}
 	return mem
 }
@@ -88,10 +93,10 @@ func wholeMemory(img *image, st *snapshotState) []byte {
 func TestEncodeSnapshot_buffer(t *testing.T) {
 	rt, snap, _ := fixture(t)
 	img := rt.image
-	st, err := decodeSnapshot(img, rt.limits.MemoryBytes, snap)
+	st, err := snapshot.Decode(img.base(), rt.limits.MemoryBytes, snap)
 	require.NoError(t, err)
-	st.memory = wholeMemory(img, st)
-	want, _, err := encodeSnapshot(img, st, nil, nil, nil)
+	st.Memory = wholeMemory(img, st)
+	want, _, err := snapshot.Encode(img.base(), st, nil, nil, nil)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
@@ -104,7 +109,7 @@ func TestEncodeSnapshot_buffer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			buf := bytes.Repeat([]byte{0xa5}, tc.cap)
-			b, _, err := encodeSnapshot(img, st, buf[:7], nil, nil)
+			b, _, err := snapshot.Encode(img.base(), st, buf[:7], nil, nil)
 			require.NoError(t, err)
 			require.Equal(t, want, b)
 			require.Equal(t, tc.wrote, &b[0] == &buf[0], "written into the buffer")
@@ -117,12 +122,12 @@ func TestEncodeSnapshot_buffer(t *testing.T) {
 func TestEncodeSnapshot_takeAndGive(t *testing.T) {
 	rt, snap, _ := fixture(t)
 	img := rt.image
-	st, err := decodeSnapshot(img, rt.limits.MemoryBytes, snap)
+	st, err := snapshot.Decode(img.base(), rt.limits.MemoryBytes, snap)
 	require.NoError(t, err)
-	st.memory = wholeMemory(img, st)
-	want, _, err := encodeSnapshot(img, st, nil, nil, nil)
+	st.Memory = wholeMemory(img, st)
+	want, _, err := snapshot.Encode(img.base(), st, nil, nil, nil)
 	require.NoError(t, err)
-	most := len(want) + (len(st.memory)/blockSize-len(st.blocks))*(blockSize+4)
+	most := len(want) + (len(st.Memory)/snapshot.BlockSize-len(st.Blocks))*(snapshot.BlockSize+4)
 	for _, tc := range []struct {
 		name  string
 		cap   int
@@ -136,7 +141,7 @@ func TestEncodeSnapshot_takeAndGive(t *testing.T) {
 			buf := make([]byte, 0, tc.cap)
 			var asked int
 			var given [][]byte
-			b, _, err := encodeSnapshot(img, st, nil, func(size int) []byte { asked = size; return buf },
+			b, _, err := snapshot.Encode(img.base(), st, nil, func(size int) []byte { asked = size; return buf },
 				func(b []byte) { given = append(given, b) })
 			require.NoError(t, err)
 			require.Equal(t, want, b)
@@ -149,7 +154,7 @@ func TestEncodeSnapshot_takeAndGive(t *testing.T) {
 			require.Len(t, given, 1, "the buffer taken is given back")
 			require.Same(t, &buf[:1][0], &given[0][:1][0])
 			require.GreaterOrEqual(t, cap(b), len(want))
-			require.LessOrEqual(t, cap(b), len(want)+len(want)/snapshotSlack+blockSize, "the buffer made is the snapshot's size")
+			require.LessOrEqual(t, cap(b), len(want)+len(want)/snapshot.Slack+snapshot.BlockSize, "the buffer made is the snapshot's size")
 		})
 	}
 }
@@ -157,12 +162,12 @@ func TestEncodeSnapshot_takeAndGive(t *testing.T) {
 func TestEncodeSnapshot_metaBound(t *testing.T) {
 	rt, snap, _ := fixture(t)
 	img := rt.image
-	st, err := decodeSnapshot(img, rt.limits.MemoryBytes, snap)
+	st, err := snapshot.Decode(img.base(), rt.limits.MemoryBytes, snap)
 	require.NoError(t, err)
-	st.memory = wholeMemory(img, st)
-	meta, err := json.Marshal(&st.meta)
+	st.Memory = wholeMemory(img, st)
+	meta, err := json.Marshal(&st.Meta)
 	require.NoError(t, err)
-	defer func(n int) { MaxSnapshotMetaBytes = n }(MaxSnapshotMetaBytes)
+	defer snapshot.SetMaxMeta(MaxSnapshotMetaBytes)
 
 	for _, tc := range []struct {
 		name  string
@@ -174,35 +179,35 @@ func TestEncodeSnapshot_metaBound(t *testing.T) {
 		{"below", len(meta) - 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			MaxSnapshotMetaBytes = tc.bound
-			b, _, err := encodeSnapshot(img, st, nil, nil, nil)
+			snapshot.SetMaxMeta(tc.bound)
+			b, _, err := snapshot.Encode(img.base(), st, nil, nil, nil)
 			if !tc.ok {
 				require.ErrorContains(t, err, "over the")
 				require.ErrorContains(t, err, "wasmhost.MaxSnapshotMetaBytes")
 				return
 			}
 			require.NoError(t, err)
-			again, err := decodeSnapshot(img, rt.limits.MemoryBytes, b)
+			again, err := snapshot.Decode(img.base(), rt.limits.MemoryBytes, b)
 			require.NoError(t, err)
-			require.Equal(t, st.meta, again.meta)
-			require.Equal(t, st.blocks, again.blocks)
+			require.Equal(t, st.Meta, again.Meta)
+			require.Equal(t, st.Blocks, again.Blocks)
 		})
 	}
 
 	// A snapshot made under a larger bound is refused under a smaller one.
-	MaxSnapshotMetaBytes = len(meta)
-	b, _, err := encodeSnapshot(img, st, nil, nil, nil)
+	snapshot.SetMaxMeta(len(meta))
+	b, _, err := snapshot.Encode(img.base(), st, nil, nil, nil)
 	require.NoError(t, err)
-	MaxSnapshotMetaBytes = len(meta) - 1
-	_, err = decodeSnapshot(img, rt.limits.MemoryBytes, b)
+	snapshot.SetMaxMeta(len(meta) - 1)
+	_, err = snapshot.Decode(img.base(), rt.limits.MemoryBytes, b)
 	require.ErrorIs(t, err, ErrSnapshot)
 	require.ErrorContains(t, err, "table's length is out of range")
 }
 
 func TestRun_suspendPastTheMetaBound(t *testing.T) {
 	rt, _, _ := fixture(t)
-	defer func(n int) { MaxSnapshotMetaBytes = n }(MaxSnapshotMetaBytes)
-	MaxSnapshotMetaBytes = 100
+	defer snapshot.SetMaxMeta(MaxSnapshotMetaBytes)
+	snapshot.SetMaxMeta(100)
 	_, err := rt.Run(context.Background(), Program{JS: `console.log("x".repeat(200)); return await tools.a({})`,
 		Tools: []string{"a"}, Suspend: func(Quiescence) bool { return true }},
 		DispatcherFunc(func(_ string, _ json.RawMessage, done func(CallResult)) { done(CallResult{OK: true}) }))
@@ -217,8 +222,8 @@ func TestDecodeSnapshot_inflateBound(t *testing.T) {
 	rt, stored, _ := fixture(t)
 	snap, err := CompressSnapshot(stored)
 	require.NoError(t, err)
-	const memory = MinMemoryBytes * 4
-	bound := maxInflated(memory)
+	const memory = api.MinMemoryBytes * 4
+	bound := snapshot.MaxInflated(memory)
 	at := bodyStart(snap) - 24 // raw
 	for _, tc := range []struct {
 		name string
@@ -232,7 +237,7 @@ func TestDecodeSnapshot_inflateBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := append([]byte(nil), snap...)
 			binary.LittleEndian.PutUint64(b[at:], tc.raw)
-			_, err := decodeSnapshot(rt.image, memory, b)
+			_, err := snapshot.Decode(rt.image.base(), memory, b)
 			require.ErrorIs(t, err, ErrSnapshot)
 			require.ErrorContains(t, err, tc.msg)
 		})
@@ -241,47 +246,47 @@ func TestDecodeSnapshot_inflateBound(t *testing.T) {
 
 // noCheck passes a body's table unchecked: for the tests and fuzz targets
 // of what is checked past it.
-func noCheck(bodyLayout) error { return nil }
+func noCheck(snapshot.BodyLayout) error { return nil }
 
 func TestParseBody_refusesInconsistentTables(t *testing.T) {
 	rt, _, body := fixture(t)
 	metaLen := binary.LittleEndian.Uint32(body)
-	var meta snapshotMeta
+	var meta snapshot.Meta
 	require.NoError(t, json.Unmarshal(body[4:4+metaLen], &meta))
 	cases := []struct {
 		name string
-		edit func(m *snapshotMeta)
+		edit func(m *snapshot.Meta)
 		msg  string
 	}{
-		{"negative compute", func(m *snapshotMeta) { m.Compute = -1 }, "negative"},
-		{"last id off", func(m *snapshotMeta) { m.LastID++ }, "does not match"},
-		{"repeated call", func(m *snapshotMeta) { m.Pending[1].ID = m.Pending[0].ID }, "out of range or repeated"},
-		{"unbound tool", func(m *snapshotMeta) { m.Pending[0].Name = "other" }, "not bound"},
-		{"args size", func(m *snapshotMeta) { m.Pending[0].Size = 99 }, "arguments are out of range"},
-		{"answer unanswered", func(m *snapshotMeta) { m.Pending[0].OK = true }, "has an answer"},
-		{"logs count", func(m *snapshotMeta) { m.OutputUsed++ }, "logs take"},
-		{"timer id", func(m *snapshotMeta) { m.Timers.Entries[0].ID = 99 }, "timer 99"},
-		{"random source", func(m *snapshotMeta) { m.World.RNG = []byte("x") }, "random source"},
-		{"globals", func(m *snapshotMeta) { m.Globals[0].Name = "other" }, "global 0"},
-		{"limits", func(m *snapshotMeta) { m.Limits.MemoryBytes = 1 }, "limits are invalid"},
-		{"nothing to wait on", func(m *snapshotMeta) { m.Pending, m.Timers.Entries = nil, nil }, "could never go on"},
-		{"buffer", func(m *snapshotMeta) { m.BufPtr = 1 << 31 }, "exchange buffer"},
+		{"negative compute", func(m *snapshot.Meta) { m.Compute = -1 }, "negative"},
+		{"last id off", func(m *snapshot.Meta) { m.LastID++ }, "does not match"},
+		{"repeated call", func(m *snapshot.Meta) { m.Pending[1].ID = m.Pending[0].ID }, "out of range or repeated"},
+		{"unbound tool", func(m *snapshot.Meta) { m.Pending[0].Name = "other" }, "not bound"},
+		{"args size", func(m *snapshot.Meta) { m.Pending[0].Size = 99 }, "arguments are out of range"},
+		{"answer unanswered", func(m *snapshot.Meta) { m.Pending[0].OK = true }, "has an answer"},
+		{"logs count", func(m *snapshot.Meta) { m.OutputUsed++ }, "logs take"},
+		{"timer id", func(m *snapshot.Meta) { m.Timers.Entries[0].ID = 99 }, "timer 99"},
+		{"random source", func(m *snapshot.Meta) { m.World.RNG = []byte("x") }, "random source"},
+		{"globals", func(m *snapshot.Meta) { m.Globals[0].Name = "other" }, "global 0"},
+		{"limits", func(m *snapshot.Meta) { m.Limits.MemoryBytes = 1 }, "limits are invalid"},
+		{"nothing to wait on", func(m *snapshot.Meta) { m.Pending, m.Timers.Entries = nil, nil }, "could never go on"},
+		{"buffer", func(m *snapshot.Meta) { m.BufPtr = 1 << 31 }, "exchange buffer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var m snapshotMeta
+			var m snapshot.Meta
 			require.NoError(t, json.Unmarshal(body[4:4+metaLen], &m))
 			tc.edit(&m)
 			mj, err := json.Marshal(&m)
 			require.NoError(t, err)
 			b := binary.LittleEndian.AppendUint32(nil, uint32(len(mj)))
 			b = append(append(b, mj...), body[4+metaLen:]...)
-			_, err = parseBody4(rt.image, rt.limits.MemoryBytes, b, noCheck)
+			_, err = snapshot.ParseBody4(rt.image.base(), rt.limits.MemoryBytes, b, noCheck)
 			require.ErrorIs(t, err, ErrSnapshot)
 			require.ErrorContains(t, err, tc.msg)
 		})
 	}
-	_, err := parseBody4(rt.image, rt.limits.MemoryBytes, body, noCheck)
+	_, err := snapshot.ParseBody4(rt.image.base(), rt.limits.MemoryBytes, body, noCheck)
 	require.NoError(t, err, "the unedited body parses")
 }
 
@@ -290,38 +295,38 @@ func TestParseBody_refusesInconsistentTables(t *testing.T) {
 // in each, two calls (one answered), a timer, logs and a deterministic
 // world. Fuzzing then needs no Runtime (and none of its set-up time).
 func syntheticSnapshot(t testing.TB) (*image, []byte, []byte) {
-	img := &image{memory: make([]byte, 2*pageSize), globals: []string{"__stack_pointer"}}
+	img := &image{memory: make([]byte, 2*abi.PageSize), globals: []string{"__stack_pointer"}}
 	for i := range img.memory {
 		img.memory[i] = byte(i * 7)
 	}
 	img.moduleHash = sha256.Sum256([]byte("a guest"))
 	img.memoryHash = sha256.Sum256(img.memory)
-	mem := make([]byte, 3*pageSize)
+	mem := make([]byte, 3*abi.PageSize)
 	copy(mem, img.memory)
-	mem[10], mem[pageSize+5000], mem[2*pageSize+100] = 1, 2, 3
+	mem[10], mem[abi.PageSize+5000], mem[2*abi.PageSize+100] = 1, 2, 3
 	var rng rand.ChaCha8
 	rngState, err := rng.MarshalBinary()
 	require.NoError(t, err)
-	st := &snapshotState{memory: mem, meta: snapshotMeta{
+	st := &snapshot.State{Memory: mem, Meta: snapshot.Meta{
 		Limits: api.DefaultLimits(), Tools: []string{"a", "b"}, Compute: 5, Wall: 7, Calls: 2, LastID: 2,
 		OutputUsed: 4, Logs: []string{"ab", "c"},
-		Pending: []snapCall{{ID: 1, Name: "a", Args: []byte(`{}`), Size: 2, Answered: true, OK: true, Value: []byte(`1`)},
+		Pending: []snapshot.Call{{ID: 1, Name: "a", Args: []byte(`{}`), Size: 2, Answered: true, OK: true, Value: []byte(`1`)},
 			{ID: 2, Name: "b", Args: []byte(`{"x":1}`), Size: 7}},
-		Timers:  snapTimers{Last: 1, Entries: []snapTimer{{ID: 1, At: 100}}},
-		World:   snapWorld{Deterministic: true, Seed: 1, RNG: rngState},
-		Globals: []snapGlobal{{Name: "__stack_pointer", Value: 65536}},
+		Timers:  snapshot.Timers{Last: 1, Entries: []snapshot.Timer{{ID: 1, At: 100}}},
+		World:   world.State{Deterministic: true, Seed: 1, RNG: rngState},
+		Globals: []snapshot.Global{{Name: "__stack_pointer", Value: 65536}},
 	}}
-	b, _, err := encodeSnapshot(img, st, nil, nil, nil)
+	b, _, err := snapshot.Encode(img.base(), st, nil, nil, nil)
 	require.NoError(t, err)
 	return img, b, b[bodyStart(b):]
 }
 
 func TestDecodeSnapshot_synthetic(t *testing.T) {
 	img, b, _ := syntheticSnapshot(t)
-	st, err := decodeSnapshot(img, 1<<20, b)
+	st, err := snapshot.Decode(img.base(), 1<<20, b)
 	require.NoError(t, err)
-	require.Equal(t, []uint32{0, 17, 32}, st.blocks)
-	_, err = decodeSnapshot(img, 2*pageSize, b)
+	require.Equal(t, []uint32{0, 17, 32}, st.Blocks)
+	_, err = snapshot.Decode(img.base(), 2*abi.PageSize, b)
 	require.ErrorContains(t, err, "over the memory limit of 131072 bytes")
 }
 
@@ -334,7 +339,7 @@ func TestDecodeSnapshot_mutations(t *testing.T) {
 	rt, stored, _ := fixture(t)
 	compressed, err := CompressSnapshot(stored)
 	require.NoError(t, err)
-	want, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, stored)
+	want, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, stored)
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(1, 2))
 	refused := 0
@@ -350,19 +355,19 @@ func TestDecodeSnapshot_mutations(t *testing.T) {
 		if r.IntN(4) == 0 {
 			b = b[:r.IntN(len(b))]
 		}
-		st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, b)
+		st, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, b)
 		if err == nil {
 			requireConsistent(t, rt.image, rt.limits.MemoryBytes, st)
-			err = writeBlocks(st, func(uint32, []byte) bool { return true })
+			err = snapshot.WriteBlocks(st, func(uint32, []byte) bool { return true })
 		}
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			refused++
 			continue
 		}
-		require.Equal(t, want.meta, st.meta)
-		require.Equal(t, want.blocks, st.blocks)
-		require.Equal(t, want.data, st.data)
+		require.Equal(t, want.Meta, st.Meta)
+		require.Equal(t, want.Blocks, st.Blocks)
+		require.Equal(t, want.Data, st.Data)
 	}
 	require.Positive(t, refused)
 }
@@ -376,9 +381,9 @@ func TestDecodeSnapshot_mutations(t *testing.T) {
 
 // withoutData is format-4 body b without its blocks' data.
 func withoutData(t testing.TB, b []byte) []byte {
-	l, err := layout4(b)
+	l, err := snapshot.Layout4(b)
 	require.NoError(t, err)
-	return append(append([]byte(nil), b[:l.dataAt]...), b[l.indexAt:]...)
+	return append(append([]byte(nil), b[:l.DataAt]...), b[l.IndexAt:]...)
 }
 
 // withData is body b with n%4 blocks of data put after its pages, where a
@@ -393,7 +398,7 @@ func withData(b []byte, n uint8) []byte {
 	}
 	out := append([]byte(nil), b[:at]...)
 	for i := range int(n % 4) {
-		out = append(out, bytes.Repeat([]byte{byte(i + 1)}, blockSize)...)
+		out = append(out, bytes.Repeat([]byte{byte(i + 1)}, snapshot.BlockSize)...)
 	}
 	return append(out, b[at:]...)
 }
@@ -401,7 +406,7 @@ func withData(b []byte, n uint8) []byte {
 // withSnapshotData is snapshot b with withData applied to its body, when
 // it has a header of format 4's layout.
 func withSnapshotData(b []byte, n uint8) []byte {
-	if len(b) < headerSize {
+	if len(b) < snapshot.HeaderSize {
 		return withData(b, n)
 	}
 	at := bodyStart(b)
@@ -418,17 +423,17 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	img, snap, body := syntheticSnapshot(f)
 	compressed, err := CompressSnapshot(snap)
 	require.NoError(f, err)
-	st, err := decodeSnapshot(img, 1<<20, snap)
+	st, err := snapshot.Decode(img.base(), 1<<20, snap)
 	require.NoError(f, err)
-	st.memory = wholeMemory(img, st)
+	st.Memory = wholeMemory(img, st)
 	v3 := encodeSnapshotV3(f, img, st)
 	f.Add(append(snap[:bodyStart(snap):bodyStart(snap)], withoutData(f, body)...), uint8(3))
 	f.Add(compressed, uint8(0))
 	f.Add(snap[:bodyStart(snap)], uint8(0))
 	f.Add(v3, uint8(0))
-	f.Add([]byte(snapshotMagic), uint8(0))
+	f.Add([]byte(snapshot.Magic), uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
-		st, err := decodeSnapshot(img, 1<<20, withSnapshotData(b, blocks))
+		st, err := snapshot.Decode(img.base(), 1<<20, withSnapshotData(b, blocks))
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
@@ -445,7 +450,7 @@ func FuzzParseSnapshotBody(f *testing.F) {
 	f.Add(withoutData(f, body), uint8(3))
 	f.Add(body[:200], uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
-		st, err := parseBody4(img, 1<<20, withData(b, blocks), noCheck)
+		st, err := snapshot.ParseBody4(img.base(), 1<<20, withData(b, blocks), noCheck)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
@@ -458,19 +463,19 @@ func FuzzParseSnapshotBody(f *testing.F) {
 // (the index before the data, which is at its end).
 func FuzzParseSnapshotBodyV3(f *testing.F) {
 	img, snap, _ := syntheticSnapshot(f)
-	st, err := decodeSnapshot(img, 1<<20, snap)
+	st, err := snapshot.Decode(img.base(), 1<<20, snap)
 	require.NoError(f, err)
-	st.memory = wholeMemory(img, st)
+	st.Memory = wholeMemory(img, st)
 	v3 := encodeSnapshotV3(f, img, st)
 	body := v3[bodyStartV3(v3):]
-	f.Add(body[:len(body)-3*blockSize], uint8(3))
+	f.Add(body[:len(body)-3*snapshot.BlockSize], uint8(3))
 	f.Add(body[:200], uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
 		out := append([]byte(nil), b...)
 		for i := range int(blocks % 4) {
-			out = append(out, bytes.Repeat([]byte{byte(i + 1)}, blockSize)...)
+			out = append(out, bytes.Repeat([]byte{byte(i + 1)}, snapshot.BlockSize)...)
 		}
-		st, err := parseBody(img, 1<<20, out)
+		st, err := snapshot.ParseBody(img.base(), 1<<20, out)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
@@ -491,13 +496,13 @@ func FuzzWriteSnapshotBlocks(f *testing.F) {
 	f.Add(compressed, uint8(0))
 	f.Add(append(snap[:bodyStart(snap):bodyStart(snap)], withoutData(f, body)...), uint8(3))
 	f.Fuzz(func(t *testing.T, b []byte, blocks uint8) {
-		st, err := decodeSnapshot(img, 1<<20, withSnapshotData(b, blocks))
+		st, err := snapshot.Decode(img.base(), 1<<20, withSnapshotData(b, blocks))
 		if err != nil {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
 		}
-		mem := make([]byte, int(st.pages)*pageSize)
-		err = writeBlocks(st, func(off uint32, b []byte) bool {
+		mem := make([]byte, int(st.Pages)*abi.PageSize)
+		err = snapshot.WriteBlocks(st, func(off uint32, b []byte) bool {
 			if int(off)+len(b) > len(mem) {
 				return false
 			}
@@ -508,47 +513,47 @@ func FuzzWriteSnapshotBlocks(f *testing.F) {
 			require.ErrorIs(t, err, ErrSnapshot)
 			return
 		}
-		for i, blk := range st.blocks {
-			require.Equal(t, st.data[i*blockSize:(i+1)*blockSize], mem[int(blk)*blockSize:int(blk+1)*blockSize])
+		for i, blk := range st.Blocks {
+			require.Equal(t, st.Data[i*snapshot.BlockSize:(i+1)*snapshot.BlockSize], mem[int(blk)*snapshot.BlockSize:int(blk+1)*snapshot.BlockSize])
 		}
 	})
 }
 
-func requireConsistent(t *testing.T, img *image, memoryBytes int64, st *snapshotState) {
-	require.Len(t, st.data, len(st.blocks)*blockSize)
-	require.LessOrEqual(t, int64(st.pages)*pageSize, memoryBytes)
-	require.GreaterOrEqual(t, int(st.pages)*pageSize, len(img.memory))
-	for i := 1; i < len(st.blocks); i++ {
-		require.Less(t, st.blocks[i-1], st.blocks[i])
+func requireConsistent(t *testing.T, img *image, memoryBytes int64, st *snapshot.State) {
+	require.Len(t, st.Data, len(st.Blocks)*snapshot.BlockSize)
+	require.LessOrEqual(t, int64(st.Pages)*abi.PageSize, memoryBytes)
+	require.GreaterOrEqual(t, int(st.Pages)*abi.PageSize, len(img.memory))
+	for i := 1; i < len(st.Blocks); i++ {
+		require.Less(t, st.Blocks[i-1], st.Blocks[i])
 	}
-	require.LessOrEqual(t, len(st.meta.Pending), st.meta.Limits.MaxPendingCalls)
+	require.LessOrEqual(t, len(st.Meta.Pending), st.Meta.Limits.MaxPendingCalls)
 }
 
 // formatOne is snapshot b (format 3, compressed) laid out in format 1: no
 // codec byte and no checksum.
 func formatOne(t *testing.T, b []byte) []byte {
 	t.Helper()
-	h, err := readHeader(b)
+	h, err := snapshot.ReadHeader(b)
 	require.NoError(t, err)
-	require.Equal(t, byte(codecZstd), h.codec)
+	require.Equal(t, byte(snapshot.CodecZstd), h.Codec)
 	out := append([]byte(nil), b[:bodyStartV3(b)-17]...)
-	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatZstd)
-	out = binary.LittleEndian.AppendUint64(out, h.raw)
-	return append(out, b[h.bodyAt:]...)
+	binary.LittleEndian.PutUint16(out[len(snapshot.Magic):], snapshot.FormatZstd)
+	out = binary.LittleEndian.AppendUint64(out, h.Raw)
+	return append(out, b[h.BodyAt:]...)
 }
 
 // formatTwo is snapshot b (format 3) laid out in format 2: its check the
 // CRC-32C of its body, a u32.
 func formatTwo(t *testing.T, b []byte) []byte {
 	t.Helper()
-	h, err := readHeader(b)
+	h, err := snapshot.ReadHeader(b)
 	require.NoError(t, err)
 	out := append([]byte(nil), b[:bodyStartV3(b)-17]...)
-	binary.LittleEndian.PutUint16(out[len(snapshotMagic):], snapshotFormatCRC)
-	out = append(out, h.codec)
-	out = binary.LittleEndian.AppendUint64(out, h.raw)
-	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(b[h.bodyAt:], castagnoli))
-	return append(out, b[h.bodyAt:]...)
+	binary.LittleEndian.PutUint16(out[len(snapshot.Magic):], snapshot.FormatCRC)
+	out = append(out, h.Codec)
+	out = binary.LittleEndian.AppendUint64(out, h.Raw)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(b[h.BodyAt:], snapshot.Castagnoli))
+	return append(out, b[h.BodyAt:]...)
 }
 
 func TestDecodeSnapshot_codecs(t *testing.T) {
@@ -558,7 +563,7 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 	_, v3 := snapshotV3(t)
 	v3z, err := CompressSnapshot(v3)
 	require.NoError(t, err)
-	want, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, stored)
+	want, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, stored)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
@@ -573,24 +578,24 @@ func TestDecodeSnapshot_codecs(t *testing.T) {
 		{"format 2, compressed", formatTwo(t, v3z)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, tc.b)
+			st, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, tc.b)
 			require.NoError(t, err)
-			require.Equal(t, want.meta, st.meta)
-			require.Equal(t, want.blocks, st.blocks)
-			require.Equal(t, want.data, st.data)
+			require.Equal(t, want.Meta, st.Meta)
+			require.Equal(t, want.Blocks, st.Blocks)
+			require.Equal(t, want.Data, st.Data)
 		})
 	}
 	require.Less(t, len(compressed), len(stored))
-	h, err := readHeader(v3z)
+	h, err := snapshot.ReadHeader(v3z)
 	require.NoError(t, err)
-	require.Equal(t, uint16(snapshotFormatHash), h.format, "a snapshot of format 3 compresses to format 3")
+	require.Equal(t, uint16(snapshot.FormatHash), h.Format, "a snapshot of format 3 compresses to format 3")
 }
 
 func TestDecodeSnapshot_formatTwoCorrupt(t *testing.T) {
 	rt, v3 := snapshotV3(t)
 	two := formatTwo(t, v3)
 	two[len(two)-20] ^= 0x40
-	_, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, two)
+	_, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, two)
 	require.ErrorIs(t, err, ErrSnapshot)
 	require.ErrorContains(t, err, "its body is corrupt: its checksum is")
 }
@@ -613,7 +618,7 @@ func TestCompressSnapshot(t *testing.T) {
 	}{
 		{"not a snapshot", []byte("not a snapshot, not at all, not one bit of it, no, not even close to one"), "not a ptcx snapshot"},
 		{"corrupt", corrupt, "its header, table or index is corrupt"},
-		{"shorter than declared", stored[:len(stored)-blockSize], "not the"},
+		{"shorter than declared", stored[:len(stored)-snapshot.BlockSize], "not the"},
 		{"format 3, corrupt", v3[:len(v3)-1], "its body is corrupt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -633,16 +638,16 @@ func TestDecodeSnapshot_zstdWindowBound(t *testing.T) {
 		size int
 		ok   bool
 	}{
-		{"below", zstdWindow - 1, true},
-		{"at", zstdWindow, true},
-		{"past", zstdWindow + 1, false},
+		{"below", snapshot.ZstdWindow - 1, true},
+		{"at", snapshot.ZstdWindow, true},
+		{"past", snapshot.ZstdWindow + 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enc, err := zstd.NewWriter(nil, zstd.WithSingleSegment(true))
 			require.NoError(t, err)
-			out := appendHeader(nil, snapshotFormat, img.moduleHash[:], img.memoryHash[:], "test", codecZstd, uint64(tc.size))
+			out := snapshot.AppendHeader(nil, snapshot.Format, img.moduleHash[:], img.memoryHash[:], "test", snapshot.CodecZstd, uint64(tc.size))
 			out = enc.EncodeAll(make([]byte, tc.size), out)
-			_, err = decodeSnapshot(img, 4<<20, out)
+			_, err = snapshot.Decode(img.base(), 4<<20, out)
 			require.ErrorIs(t, err, ErrSnapshot)
 			if tc.ok {
 				require.NotContains(t, err.Error(), "zstd window")

@@ -7,61 +7,66 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
-// encodeSnapshotV3 is the encoder of format 3 (snapshotFormatHash) as it
+// encodeSnapshotV3 is the encoder of format 3 (snapshot.FormatHash) as it
 // was before format 4, kept to make the snapshots of that format a host
 // may still hold: the index before the data, one XXH3-64 of the body.
-func encodeSnapshotV3(t testing.TB, img *image, st *snapshotState) []byte {
+func encodeSnapshotV3(t testing.TB, img *image, st *snapshot.State) []byte {
 	t.Helper()
-	meta, err := json.Marshal(&st.meta)
+	meta, err := json.Marshal(&st.Meta)
 	require.NoError(t, err)
-	mem := st.memory
-	index := changedBlocks(mem, img.memory)
-	raw := 4 + len(meta) + 8 + 4*len(index) + blockSize*len(index)
-	out := appendHeader(nil, snapshotFormatHash, img.moduleHash[:], img.memoryHash[:], img.engine, codecStored, uint64(raw))
+	mem := st.Memory
+	index := snapshot.ChangedBlocks(mem, img.memory)
+	raw := 4 + len(meta) + 8 + 4*len(index) + snapshot.BlockSize*len(index)
+	out := snapshot.AppendHeader(nil, snapshot.FormatHash, img.moduleHash[:], img.memoryHash[:], img.engine, snapshot.CodecStored, uint64(raw))
 	bodyAt := len(out)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(meta)))
 	out = append(out, meta...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(mem)/pageSize))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(mem)/abi.PageSize))
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(index)))
 	for _, i := range index {
 		out = binary.LittleEndian.AppendUint32(out, i)
 	}
 	for _, i := range index {
-		out = append(out, mem[int(i)*blockSize:int(i+1)*blockSize]...)
+		out = append(out, mem[int(i)*snapshot.BlockSize:int(i+1)*snapshot.BlockSize]...)
 	}
-	sealHash(out, bodyAt)
+	snapshot.SealHash(out, bodyAt)
 	return out
 }
 
 // bodyStartV3 returns where the body of snapshot b (format 3) starts.
-func bodyStartV3(b []byte) int { return headerSize + int(b[headerSize-1]) + 1 + 8 + 8 }
+func bodyStartV3(b []byte) int {
+	return snapshot.HeaderSize + int(b[snapshot.HeaderSize-1]) + 1 + 8 + 8
+}
 
 // snapshotV3 is the fixture's snapshot written in format 3.
 func snapshotV3(t testing.TB) (*Runtime, []byte) {
 	rt, snap, _ := fixture(t)
-	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snap)
+	st, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, snap)
 	require.NoError(t, err)
-	st.memory = wholeMemory(rt.image, st)
+	st.Memory = wholeMemory(rt.image, st)
 	return rt, encodeSnapshotV3(t, rt.image, st)
 }
 
 func TestEncodeSnapshotV3_isFormatThree(t *testing.T) {
 	rt, v3 := snapshotV3(t)
-	h, err := readHeader(v3)
+	h, err := snapshot.ReadHeader(v3)
 	require.NoError(t, err)
-	require.Equal(t, uint16(snapshotFormatHash), h.format)
-	require.Equal(t, bodyStartV3(v3), h.bodyAt)
+	require.Equal(t, uint16(snapshot.FormatHash), h.Format)
+	require.Equal(t, bodyStartV3(v3), h.BodyAt)
 	_, snap, _ := fixture(t)
-	want, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snap)
+	want, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, snap)
 	require.NoError(t, err)
-	got, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, v3)
+	got, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, v3)
 	require.NoError(t, err)
-	require.Equal(t, want.meta, got.meta)
-	require.Equal(t, want.blocks, got.blocks)
-	require.Equal(t, want.data, got.data)
-	require.False(t, got.checkSums, "format 3's check is made before the body is used")
+	require.Equal(t, want.Meta, got.Meta)
+	require.Equal(t, want.Blocks, got.Blocks)
+	require.Equal(t, want.Data, got.Data)
+	require.False(t, got.CheckSums, "format 3's check is made before the body is used")
 }
 
 // A snapshot of format 3, stored or compressed, still resumes, to the

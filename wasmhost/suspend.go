@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // Suspending a run. Between exports the guest is quiescent (docs/abi.md):
@@ -218,7 +219,7 @@ func (r *run) askSuspend(q Quiescence) (yes bool, e *RunError) {
 // quiescence lists what the program waits on: the run's waiting calls, and
 // the answers not yet given to the guest.
 func (r *run) quiescence(answers []completion) Quiescence {
-	q := Quiescence{Timers: r.timers.len()}
+	q := Quiescence{Timers: r.timers.Len()}
 	seen := make(map[int32]bool, len(answers))
 	for _, c := range answers {
 		seen[c.id] = true
@@ -255,8 +256,8 @@ func sortCalls(calls []PendingCall) {
 func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 	inst := r.inst
 	at := time.Now()
-	st := snapshotState{
-		meta: snapshotMeta{
+	st := snapshot.State{
+		Meta: snapshot.Meta{
 			Limits:       r.limits,
 			Tools:        r.prog.Tools,
 			Compute:      r.compute.Load(),
@@ -270,11 +271,11 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 			BufCap:       inst.bufCap,
 		},
 	}
-	m := &st.meta
+	m := &st.Meta
 	answeredIDs := make(map[int32]bool, len(answers))
 	for _, c := range answers {
 		answeredIDs[c.id] = true
-		sc := snapCall{ID: c.id, Size: c.args, Answered: true, OK: c.res.OK, Value: c.res.Value,
+		sc := snapshot.Call{ID: c.id, Size: c.args, Answered: true, OK: c.res.OK, Value: c.res.Value,
 			Message: c.res.Message, Code: c.res.Code}
 		if w := r.waiting[c.id]; w != nil {
 			sc.Name, sc.Args = w.name, w.args
@@ -287,37 +288,32 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 			continue
 		}
 		unanswered = append(unanswered, pc)
-		m.Pending = append(m.Pending, snapCall{ID: pc.ID, Name: pc.Name, Args: pc.Args, Size: len(pc.Args),
+		m.Pending = append(m.Pending, snapshot.Call{ID: pc.ID, Name: pc.Name, Args: pc.Args, Size: len(pc.Args),
 			Dispatched: pc.State == CallDispatched})
 	}
 	if len(m.Pending) != r.pending {
 		return nil, fmt.Errorf("wasmhost: %d calls pending, %d known: a call was dispatched outside the run's table", r.pending, len(m.Pending))
 	}
-	m.Timers = r.timers.snapshot(r.began)
-	w := inst.world
-	m.World = snapWorld{Deterministic: w.spec.deterministic, Seed: w.spec.seed, Epoch: w.spec.epoch,
-		Wall: w.wall, Mono: w.mono, Nano: w.nanotimePeek(), Clock: time.Now().UnixNano()}
-	if w.rng != nil {
-		b, err := w.rng.MarshalBinary()
-		if err != nil {
-			return nil, fmt.Errorf("wasmhost: the run's random source: %w", err)
-		}
-		m.World.RNG = b
+	m.Timers = r.timers.Snapshot(r.began)
+	ws, err := inst.world.Save()
+	if err != nil {
+		return nil, err
 	}
+	m.World = ws
 	for _, name := range r.rt.image.globals {
-		g := inst.mod.global(name)
+		g := inst.mod.Global(name)
 		if g == nil {
 			return nil, fmt.Errorf("wasmhost: the guest's global %q is missing", name)
 		}
-		m.Globals = append(m.Globals, snapGlobal{Name: name, Value: g.Get()})
+		m.Globals = append(m.Globals, snapshot.Global{Name: name, Value: g.Get()})
 	}
 	size := inst.mem.Size()
 	mem, ok := inst.mem.Read(0, size)
 	if !ok {
 		return nil, fmt.Errorf("wasmhost: the guest's memory of %d bytes cannot be read", size)
 	}
-	st.memory = mem
-	b, raw, err := encodeSnapshot(r.rt.image, &st, r.snapshotBuf, r.rt.takeSnapshotBuffer, r.rt.keepSnapshotBuffer)
+	st.Memory = mem
+	b, raw, err := snapshot.Encode(r.rt.image.base(), &st, r.snapshotBuf, r.rt.takeSnapshotBuffer, r.rt.keepSnapshotBuffer)
 	if err != nil {
 		return nil, err
 	}
@@ -332,22 +328,13 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 	s := &Suspended{Snapshot: b[:len(b):len(b)], RawBytes: raw, Calls: unanswered, At: at, Idle: idle, buf: b,
 		limits: r.limits, logs: r.output.lines,
 		stats: Stats{Compute: time.Duration(m.Compute), Wall: time.Duration(m.Wall), Calls: r.calls, Memory: int64(size)}}
-	if next, ok := r.timers.next(); ok {
+	if next, ok := r.timers.Next(); ok {
 		s.WakeAt = next
 	}
 	if idle {
 		s.hold = &idleHold{rt: r.rt, charge: int64(cap(b))}
 	}
 	return s, nil
-}
-
-// nanotimePeek reads the monotonic clock as the guest would, without
-// advancing a deterministic one.
-func (w *world) nanotimePeek() int64 {
-	if w.spec.deterministic {
-		return w.mono
-	}
-	return int64(time.Since(monoBase)) + w.shift
 }
 
 // unshift puts outcomes taken from the inbox back in front of it.

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // heldHeaps are programs holding 2 MiB of heap and waiting on one call:
@@ -20,7 +23,7 @@ var heldHeaps = []struct{ name, js string }{
 
 // suspendedHeap returns a Runtime (no pool: every restore is on the
 // measured path) and the decoded snapshot of heldHeap.
-func suspendedHeap(b *testing.B, js string) (*Runtime, *snapshotState, *Suspended) {
+func suspendedHeap(b *testing.B, js string) (*Runtime, *snapshot.State, *Suspended) {
 	ctx := context.Background()
 	rt, err := New(ctx, NewConfig().WithPool(0))
 	require.NoError(b, err)
@@ -29,7 +32,7 @@ func suspendedHeap(b *testing.B, js string) (*Runtime, *snapshotState, *Suspende
 		DispatcherFunc(func(_ string, _ json.RawMessage, done func(CallResult)) { done(CallResult{OK: true}) }))
 	require.NoError(b, err)
 	require.NotNil(b, out.Suspended)
-	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, out.Suspended.Snapshot)
+	st, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, out.Suspended.Snapshot)
 	require.NoError(b, err)
 	return rt, st, out.Suspended
 }
@@ -56,7 +59,7 @@ func benchmarkSnapshot(b *testing.B, js string) {
 	rt, st, s := suspendedHeap(b, js)
 	ctx := context.Background()
 	mem := wholeMemory(rt.image, st)
-	limit := uint64(memoryPages(rt.limits.MemoryBytes)) * pageSize
+	limit := uint64(abi.MemoryPages(rt.limits.MemoryBytes)) * abi.PageSize
 	b.Run("restore-baseline", func(b *testing.B) {
 		reportCPU(b, func() {
 			for b.Loop() {
@@ -86,11 +89,11 @@ func benchmarkSnapshot(b *testing.B, js string) {
 	require.True(b, ok)
 	require.Equal(b, mem, live)
 	enc := *st
-	enc.memory = live
+	enc.Memory = live
 	b.Run("suspend", func(b *testing.B) {
 		reportCPU(b, func() {
 			for b.Loop() {
-				if _, _, err := encodeSnapshot(rt.image, &enc, nil, nil, nil); err != nil {
+				if _, _, err := snapshot.Encode(rt.image.base(), &enc, nil, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -105,7 +108,7 @@ func benchmarkSnapshot(b *testing.B, js string) {
 		// (RecycleSnapshot, Resumption.Recycle).
 		reportCPU(b, func() {
 			for b.Loop() {
-				buf, _, err := encodeSnapshot(rt.image, &enc, nil, rt.takeSnapshotBuffer, rt.keepSnapshotBuffer)
+				buf, _, err := snapshot.Encode(rt.image.base(), &enc, nil, rt.takeSnapshotBuffer, rt.keepSnapshotBuffer)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -119,7 +122,7 @@ func benchmarkSnapshot(b *testing.B, js string) {
 		reportCPU(b, func() {
 			for b.Loop() {
 				var err error
-				if buf, _, err = encodeSnapshot(rt.image, &enc, buf, nil, nil); err != nil {
+				if buf, _, err = snapshot.Encode(rt.image.base(), &enc, buf, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -148,11 +151,11 @@ func benchmarkSnapshot(b *testing.B, js string) {
 // benchmarkResume decodes snapshot and restores an instance from it; with
 // cold, into a memory no resume spare backs (each is released as its
 // instance closes).
-func benchmarkResume(b *testing.B, rt *Runtime, snapshot []byte, cold bool) {
+func benchmarkResume(b *testing.B, rt *Runtime, snap []byte, cold bool) {
 	ctx := context.Background()
 	reportCPU(b, func() {
 		for b.Loop() {
-			dst, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snapshot)
+			dst, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, snap)
 			if err != nil {
 				b.Fatal(err)
 			}

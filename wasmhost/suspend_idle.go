@@ -138,7 +138,7 @@ func (r *run) disarmHandover() {
 // timer fired).
 func (w *idleWatch) ask() (bool, *RunError) {
 	w.asked = true
-	if at, ok := w.r.timers.next(); ok && !at.After(time.Now()) {
+	if at, ok := w.r.timers.Next(); ok && !at.After(time.Now()) {
 		return false, nil
 	}
 	return w.r.quiescent(nil, true)
@@ -194,32 +194,18 @@ func (b *inbox) attach() {
 // (takeSnapshotBuffer), which may take the sum past the cap for as long as
 // it is held: runs then wait for admission, as they would for the memory.
 func (rt *Runtime) holdSnapshot(committed, charge int64) {
-	g := rt.admission
-	g.mu.Lock()
-	g.count--
-	g.bytes += charge - committed
-	rt.suspendedBytes += charge
-	g.admitHead()
-	g.mu.Unlock()
+	rt.admission.Convert(committed, charge, &rt.suspendedBytes)
 }
 
 // unholdSnapshot gives an idle suspension's charge back.
 func (rt *Runtime) unholdSnapshot(charge int64) {
-	g := rt.admission
-	g.mu.Lock()
-	g.bytes -= charge
-	rt.suspendedBytes -= charge
-	g.admitHead()
-	g.mu.Unlock()
+	rt.admission.Uncharge(charge, &rt.suspendedBytes)
 }
 
 // takeOver gives h's charge to a run being admitted, which committed the
 // rest of its memory (admit): the bytes stay committed, now the run's.
 func (h *idleHold) takeOver() {
-	g := h.rt.admission
-	g.mu.Lock()
-	h.rt.suspendedBytes -= h.charge
-	g.mu.Unlock()
+	h.rt.admission.Hand(h.charge, &h.rt.suspendedBytes)
 	h.charge = 0
 }
 

@@ -3,6 +3,9 @@ package wasmhost
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // Backing a resumed memory's pages. A snapshot's blocks are written over a
@@ -43,10 +46,10 @@ func populateSnapshot(m *cappedMemory, img []byte, blocks []uint32) error {
 	base := int(uintptr(unsafe.Pointer(&res[0])) % hugePage) // the reservation's offset in its first window
 	for i := 0; i < len(blocks); {
 		// The blocks of one window: [i, j).
-		ws := (base+int(blocks[i])*blockSize)&^(hugePage-1) - base
+		ws := (base+int(blocks[i])*snapshot.BlockSize)&^(hugePage-1) - base
 		we := ws + hugePage
 		j := i + 1
-		for j < len(blocks) && int(blocks[j])*blockSize < we {
+		for j < len(blocks) && int(blocks[j])*snapshot.BlockSize < we {
 			j++
 		}
 		if huge, err := populateWindow(m, img, ws, blocks[i:j]); err != nil {
@@ -89,7 +92,7 @@ func populateWindow(m *cappedMemory, img []byte, ws int, blocks []uint32) (bool,
 		// The first touch backs the whole window; should no huge page be
 		// free, only the blocks' span is backed, 4 KiB at a time.
 		m.huge = true
-		populate(res[int(blocks[0])*blockSize : int(blocks[len(blocks)-1]+1)*blockSize])
+		vmem.Populate(res[int(blocks[0])*snapshot.BlockSize : int(blocks[len(blocks)-1]+1)*snapshot.BlockSize])
 	}
 	if ws < len(img) {
 		copy(w, img[ws:min(we, len(img))])
@@ -106,8 +109,8 @@ func populateRuns(res []byte, blocks []uint32) {
 		for j < len(blocks) && blocks[j] == blocks[j-1]+1 {
 			j++
 		}
-		if start, end := int(blocks[i])*blockSize, int(blocks[j-1]+1)*blockSize; end <= len(res) {
-			populate(res[start:end])
+		if start, end := int(blocks[i])*snapshot.BlockSize, int(blocks[j-1]+1)*snapshot.BlockSize; end <= len(res) {
+			vmem.Populate(res[start:end])
 		}
 		i = j
 	}

@@ -7,6 +7,10 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
 )
 
 // alignedReservation returns a reservation of n bytes (whole 2 MiB
@@ -14,7 +18,7 @@ import (
 func alignedReservation(t *testing.T, n int) []byte {
 	t.Helper()
 	mem := aligned(t, n)
-	t.Cleanup(func() { release(mem) })
+	t.Cleanup(func() { vmem.Release(mem) })
 	return mem
 }
 
@@ -22,14 +26,14 @@ func alignedReservation(t *testing.T, n int) []byte {
 // start: the caller releases it.
 func aligned(t *testing.T, n int) []byte {
 	t.Helper()
-	mem, ok := reserve(uint64(n+hugePage), 0)
+	mem, ok := vmem.Reserve(uint64(n+hugePage), 0)
 	require.True(t, ok)
 	off := (hugePage - int(uintptr(unsafe.Pointer(&mem[0]))%hugePage)) % hugePage
 	if off > 0 {
-		release(mem[:off])
+		vmem.Release(mem[:off])
 	}
 	if end := off + n; end < len(mem) {
-		release(mem[end:])
+		vmem.Release(mem[end:])
 	}
 	return mem[off : off+n]
 }
@@ -39,7 +43,7 @@ func aligned(t *testing.T, n int) []byte {
 func windowBlocks(w, first, n int) []uint32 {
 	var blocks []uint32
 	for i := range n {
-		blocks = append(blocks, uint32(w*hugePage/blockSize+first+i))
+		blocks = append(blocks, uint32(w*hugePage/snapshot.BlockSize+first+i))
 	}
 	return blocks
 }
@@ -76,7 +80,7 @@ func TestPopulateSnapshot_hugeWindows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mem := aligned(t, 4*hugePage)
-			m := &cappedMemory{mapped: mem, image: &image{memory: make([]byte, pageSize)}}
+			m := &cappedMemory{mapped: mem, image: &image{memory: make([]byte, abi.PageSize)}}
 			blocks := windowBlocks(1, 7, tt.blocks) // past the image, not at the window's start
 			require.NoError(t, populateSnapshot(m, m.image.memory, blocks))
 			require.Equal(t, tt.huge, m.huge)
@@ -86,7 +90,7 @@ func TestPopulateSnapshot_hugeWindows(t *testing.T) {
 			m.Free() // releases the reservation, unless it is kept
 			require.Equal(t, !tt.huge, len(p.spares) == 1, "kept as a spare only without huge pages")
 			if !tt.huge {
-				release(mem)
+				vmem.Release(mem)
 			}
 		})
 	}
@@ -96,13 +100,13 @@ func TestPopulateSnapshot_hugeWindows(t *testing.T) {
 // is mapped anew with the image's bytes in it; one with fewer stays the
 // image's mapping, the blocks' pages copied.
 func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
-	img := make([]byte, 9*pageSize) // 144 blocks: more than hugeWindowBlocks
+	img := make([]byte, 9*abi.PageSize) // 144 blocks: more than hugeWindowBlocks
 	for i := range img {
 		img[i] = byte(i*13 + 5)
 	}
-	fd := sealedFile(img)
+	fd := vmem.SealedFile(img)
 	require.GreaterOrEqual(t, fd, 0)
-	t.Cleanup(func() { closeFile(fd) })
+	t.Cleanup(func() { vmem.CloseFile(fd) })
 	tests := []struct {
 		name   string
 		blocks int
@@ -115,8 +119,8 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mem := alignedReservation(t, 2*hugePage)
-			require.True(t, mapFile(mem, fd, len(img)))
-			m := &cappedMemory{mapped: mem, buf: mem[:len(img)+pageSize], cow: true} // grown past the image
+			require.True(t, vmem.MapFile(mem, fd, len(img)))
+			m := &cappedMemory{mapped: mem, buf: mem[:len(img)+abi.PageSize], cow: true} // grown past the image
 			require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 10, tt.blocks)))
 			require.Equal(t, img, mem[:len(img)], "the image's bytes, mapped or copied")
 			require.Equal(t, make([]byte, len(mem)-len(img)), mem[len(img):])
@@ -126,9 +130,9 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 	}
 	t.Run("a memory the image's size", func(t *testing.T) {
 		mem := alignedReservation(t, 2*hugePage)
-		require.True(t, mapFile(mem, fd, len(img)))
+		require.True(t, vmem.MapFile(mem, fd, len(img)))
 		m := &cappedMemory{mapped: mem, buf: mem[:len(img)], cow: true}
-		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 0, len(img)/blockSize)))
+		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 0, len(img)/snapshot.BlockSize)))
 		require.False(t, m.huge, "its instance may be recycled: no huge page")
 		require.True(t, m.cow)
 		require.Equal(t, img, mem[:len(img)])
@@ -136,7 +140,7 @@ func TestPopulateSnapshot_windowOverTheImage(t *testing.T) {
 	t.Run("a memory that copied the image", func(t *testing.T) {
 		mem := alignedReservation(t, 2*hugePage)
 		copy(mem, img)
-		m := &cappedMemory{mapped: mem, buf: mem[:len(img)+pageSize]}
+		m := &cappedMemory{mapped: mem, buf: mem[:len(img)+abi.PageSize]}
 		require.NoError(t, populateSnapshot(m, img, windowBlocks(0, 10, 2*hugeWindowBlocks)))
 		require.False(t, m.huge, "its pages are backed already: nothing to gain")
 		require.Equal(t, img, mem[:len(img)])

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // Resumption says how a suspended run goes on.
@@ -99,7 +100,7 @@ type Resumption struct {
 // written into the instance's memory, which is then discarded (so that,
 // with Resumption.Recycle, its buffer was given already). It may be
 // resumed more than once: each Resume is a run of its own.
-func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs Resumption) (Outcome, error) {
+func (rt *Runtime) Resume(ctx context.Context, snap []byte, d Dispatcher, rs Resumption) (Outcome, error) {
 	if rt.closed.Load() {
 		return Outcome{}, ErrClosed
 	}
@@ -109,10 +110,10 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	if rt.image == nil {
 		return Outcome{}, errNoImage
 	}
-	if err := CheckLimits(rs.Limits); err != nil {
+	if err := rs.Limits.Validate(); err != nil {
 		return Outcome{}, fmt.Errorf("wasmhost: invalid resumption limits: %w", err)
 	}
-	if rs.Recycle != nil && !sameBuffer(rs.Recycle.Snapshot, snapshot) {
+	if rs.Recycle != nil && !sameBuffer(rs.Recycle.Snapshot, snap) {
 		return Outcome{}, errors.New("wasmhost: Resumption.Recycle is not the Suspended of the snapshot being resumed")
 	}
 	if rs.Waited < 0 {
@@ -121,7 +122,7 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	var taking *idleHold // the idle suspension this resume takes over
 	switch {
 	case rs.Attach != nil:
-		if err := errAttach(rs.Attach, snapshot); err != nil {
+		if err := errAttach(rs.Attach, snap); err != nil {
 			return Outcome{}, err
 		}
 		if rs.Recycle != nil && rs.Recycle != rs.Attach {
@@ -131,15 +132,15 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 	case rs.Recycle != nil && rs.Recycle.hold != nil && !rs.Recycle.hold.over.Load():
 		taking = rs.Recycle.hold
 	}
-	st, err := decodeSnapshot(rt.image, rt.limits.MemoryBytes, snapshot)
+	st, err := snapshot.Decode(rt.image.base(), rt.limits.MemoryBytes, snap)
 	if err != nil {
 		return Outcome{}, err
 	}
-	m := &st.meta
+	m := &st.Meta
 	limits := rs.Limits.Within(m.Limits.Within(rt.limits))
-	if int64(st.pages)*pageSize > limits.MemoryBytes {
-		return Outcome{}, refuse("its memory of %d bytes is over the resumed run's memory limit of %d bytes",
-			int64(st.pages)*pageSize, limits.MemoryBytes)
+	if int64(st.Pages)*abi.PageSize > limits.MemoryBytes {
+		return Outcome{}, snapshot.Refuse("its memory of %d bytes is over the resumed run's memory limit of %d bytes",
+			int64(st.Pages)*abi.PageSize, limits.MemoryBytes)
 	}
 	p := Program{Tools: m.Tools, Limits: limits, Deadline: rs.Deadline, Suspend: rs.Suspend, SuspendIdle: rs.SuspendIdle,
 		Tenant: rs.Tenant}
@@ -156,7 +157,7 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 		return Outcome{}, err
 	}
 	r.startAt(time.Duration(m.Wall) + rs.Waited)
-	r.timers.restore(m.Timers, r.began)
+	r.timers.Restore(m.Timers, r.began)
 	if err := rt.admit(ctx, r); err != nil {
 		return Outcome{Stats: Stats{Wall: time.Since(r.began)}}, err
 	}
@@ -174,14 +175,14 @@ func (rt *Runtime) Resume(ctx context.Context, snapshot []byte, d Dispatcher, rs
 		}
 	}
 	if !rt.acquire() {
-		rt.admission.release(r.committed)
+		rt.admission.Release(r.committed)
 		r.inbox.close()
 		return Outcome{}, ErrClosed
 	}
 	if s := rs.Recycle; s != nil {
 		// The run starts: the snapshot is the Runtime's now, given back
 		// once the instance is restored (resumeInstance).
-		st.recycle = s.buffer()
+		st.Recycle = s.buffer()
 		s.Snapshot, s.buf = nil, nil
 	}
 	out, err := r.run(ctx)
@@ -203,8 +204,8 @@ var errNoImage = errors.New("wasmhost: suspending and resuming runs need the Run
 // calls (answers first, in their order, then results, by id; the calls
 // left are dispatched when the run starts, but for those still in flight
 // in an attached suspension, which answer the run's inbox).
-func (r *run) adopt(st *snapshotState, results map[int32]CallResult) error {
-	m := &st.meta
+func (r *run) adopt(st *snapshot.State, results map[int32]CallResult) error {
+	m := &st.Meta
 	r.resuming = st
 	r.compute.Store(m.Compute)
 	r.calls, r.refusedCalls, r.lastID = m.Calls, m.RefusedCalls, m.LastID
@@ -228,7 +229,7 @@ func (r *run) adopt(st *snapshotState, results map[int32]CallResult) error {
 	ids := make([]int32, 0, len(results))
 	for id := range results {
 		if !waiting[id] {
-			return refuse("Resumption.Results answers call %d, which the run does not wait on unanswered", id)
+			return snapshot.Refuse("Resumption.Results answers call %d, which the run does not wait on unanswered", id)
 		}
 		if r.waiting[id].dispatched {
 			return fmt.Errorf("wasmhost: Resumption.Results answers call %d, which still runs in this process (Resumption.Attach): it answers the run itself", id)
@@ -268,7 +269,7 @@ func (r *run) startAt(elapsed time.Duration) {
 // program's own performance and Math.random are in its memory. Then the
 // answers go to the inbox and the calls left are dispatched.
 func (r *run) resumeInstance() *RunError {
-	if b := r.resuming.recycle; b != nil {
+	if b := r.resuming.Recycle; b != nil {
 		// Once read (or not to be), the snapshot's buffer goes to the
 		// free list (Resumption.Recycle).
 		defer r.rt.keepSnapshotBuffer(b)
@@ -294,8 +295,8 @@ func (r *run) resumeInstance() *RunError {
 
 func (r *run) restoreSnapshot() (*instance, error) {
 	rt, st := r.rt, r.resuming
-	limit := uint64(memoryPages(r.limits.MemoryBytes)) * pageSize
-	size := int(st.pages) * pageSize
+	limit := uint64(abi.MemoryPages(r.limits.MemoryBytes)) * abi.PageSize
+	size := int(st.Pages) * abi.PageSize
 	var inst *instance
 	backed, fromSpare := resumeSpare{}, false
 	if size > len(rt.image.memory) {
@@ -325,44 +326,33 @@ func (r *run) restoreSnapshot() (*instance, error) {
 		inst.close(r.ctx)
 		return nil, err
 	}
-	if have := inst.mem.Size() / pageSize; st.pages > have {
-		if _, ok := inst.mem.Grow(st.pages - have); !ok {
-			return fail(fmt.Errorf("wasmhost: grow the memory to the snapshot's %d pages", st.pages))
+	if have := inst.mem.Size() / abi.PageSize; st.Pages > have {
+		if _, ok := inst.mem.Grow(st.Pages - have); !ok {
+			return fail(fmt.Errorf("wasmhost: grow the memory to the snapshot's %d pages", st.Pages))
 		}
 	}
 	if m := inst.memory; fromSpare {
-		resetForSnapshot(m.mapped, backed.used, rt.image.memory, st.blocks, size, m.cow, &inst.scratch)
-	} else if err := populateSnapshot(m, rt.image.memory, st.blocks); err != nil {
+		resetForSnapshot(m.mapped, backed.used, rt.image.memory, st.Blocks, size, m.cow, &inst.scratch)
+	} else if err := populateSnapshot(m, rt.image.memory, st.Blocks); err != nil {
 		return fail(err)
 	}
-	if err := writeBlocks(st, inst.mem.Write); err != nil {
+	if err := snapshot.WriteBlocks(st, inst.mem.Write); err != nil {
 		// Partly written, or refused by its check once written: the
 		// memory is released when the instance closes, never kept as a
 		// spare of either kind.
 		inst.memory.discardOnClose()
 		return fail(err)
 	}
-	m := &st.meta
+	m := &st.Meta
 	for _, g := range m.Globals {
-		mg := inst.mod.global(g.Name)
+		mg := inst.mod.Global(g.Name)
 		if mg == nil || !mg.Set(g.Value) {
 			return fail(fmt.Errorf("wasmhost: the guest's global %q is missing or not mutable", g.Name))
 		}
 	}
 	inst.bufPtr, inst.bufCap = m.BufPtr, m.BufCap
-	w := inst.world
-	if m.World.Deterministic {
-		w.set(worldSpec{deterministic: true, seed: m.World.Seed, epoch: m.World.Epoch})
-		w.wall, w.mono = m.World.Wall, m.World.Mono
-		rng := &rand.ChaCha8{}
-		if err := rng.UnmarshalBinary(m.World.RNG); err != nil {
-			return fail(err)
-		}
-		w.rng = rng
-	} else {
-		w.set(worldSpec{})
-		away := max(time.Now().UnixNano()-m.World.Clock, 0)
-		w.shift = m.World.Nano + away - int64(time.Since(monoBase))
+	if err := inst.world.Restore(m.World); err != nil {
+		return fail(err)
 	}
 	return inst, nil
 }

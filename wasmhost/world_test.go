@@ -32,7 +32,7 @@ func TestRuntime_Run_worldPerProgram(t *testing.T) {
 		same  bool
 	}{
 		{"same seed", &wasmhost.World{Seed: 7}, true},
-		{"same seed, default start spelled out", &wasmhost.World{Seed: 7, Start: wasmhost.DefaultEpoch}, true},
+		{"same seed, default start spelled out", &wasmhost.World{Seed: 7, Start: wasmhost.DefaultEpoch()}, true},
 		{"another seed", &wasmhost.World{Seed: 8}, false},
 		{"another start", &wasmhost.World{Seed: 7, Start: time.Date(2030, 5, 1, 0, 0, 0, 0, time.UTC)}, false},
 		{"no world (the real one)", nil, false},
