@@ -62,16 +62,16 @@ func TestLabel_JSON_roundTrips(t *testing.T) {
 
 func TestParseLabel_refusesBadInput(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"integrity":"trusted"}`:                        "",
-		`{}`:                                             "",
-		`{"confidentiality":"secret"}`:                   "",
-		`{"integrity":"Trusted"}`:                        `integrity "Trusted" is not one of trusted, untrusted`,
-		`{"confidentiality":"top"}`:                      `confidentiality "top" is not one of public, private, secret`,
-		`{"integrity":"trusted","colour":"red"}`:         `not "colour"`,
-		`null`:                                           "not null",
-		`"trusted"`:                                      "a label is an object",
-		`{"integrity":1}`:                                "a label is an object",
-		`{"integrity":"trusted"} {}`:                     "more follows",
+		`{"integrity":"trusted"}`:                "",
+		`{}`:                                     "",
+		`{"confidentiality":"secret"}`:           "",
+		`{"integrity":"Trusted"}`:                `integrity "Trusted" is not one of trusted, untrusted`,
+		`{"confidentiality":"top"}`:              `confidentiality "top" is not one of public, private, secret`,
+		`{"integrity":"trusted","colour":"red"}`: `not "colour"`,
+		`null`:                                   "not null",
+		`"trusted"`:                              "a label is an object",
+		`{"integrity":1}`:                        "a label is an object",
+		`{"integrity":"trusted"} {}`:             "more follows",
 		`{"integrity":"untrusted","integrity":"trusted"}`: "", // encoding/json keeps the last; callers that need strictness check keys first
 	} {
 		_, err := api.ParseLabel([]byte(in))

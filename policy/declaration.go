@@ -235,6 +235,9 @@ func DecodeMembers(members map[string]json.RawMessage) (Declaration, error) {
 			err = strictValue(v, &d.MaxCost)
 		}
 		if err != nil {
+			if k == "accepts" { // its errors name their member already
+				return Declaration{}, err
+			}
 			return Declaration{}, fmt.Errorf("%s: %w", k, err)
 		}
 	}

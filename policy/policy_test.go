@@ -44,20 +44,20 @@ func TestDecodeMembers_theIssuesExample(t *testing.T) {
 
 func TestDecodeMembers_refusesBadMembers(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"labels": {"integrity": "shady"}}`:                          `labels: integrity "shady" is not one of trusted, untrusted`,
-		`{"labels": {"integrity": "trusted", "owner": "x"}}`:          `labels: a label has only the members integrity and confidentiality, not "owner"`,
-		`{"labels": null}`:                                            "labels: a label is an object",
-		`{"accepts": {"confidentiality": "top"}}`:                     `accepts: confidentiality "top" is not one of`,
-		`{"accepts": {"args": {"to": {"integrity": "maybe"}}}}`:       `accepts.args.to: integrity "maybe"`,
-		`{"accepts": {"args": ["to"]}}`:                               "accepts.args is an object",
-		`{"accepts": {"on_violation": "warn"}}`:                       `accepts.on_violation "warn" is not "deny" or "ask"`,
-		`{"accepts": {"on_violation": 1}}`:                            `accepts.on_violation is "deny" or "ask"`,
-		`{"accepts": {"integrity": "trusted", "when": "always"}}`:     `accepts has no member "when"`,
-		`{"accepts": "trusted"}`:                                      "accepts is an object",
-		`{"handle": "yes"}`:                                           "handle:",
-		`{"calls_per_run": 1.5}`:                                      "calls_per_run:",
-		`{"constraints": "args.a > 1"}`:                               "constraints:",
-		`{"cost": null}`:                                              "cost: null is not a value here",
+		`{"labels": {"integrity": "shady"}}`:                      `labels: integrity "shady" is not one of trusted, untrusted`,
+		`{"labels": {"integrity": "trusted", "owner": "x"}}`:      `labels: a label has only the members integrity and confidentiality, not "owner"`,
+		`{"labels": null}`:                                        "labels: a label is an object",
+		`{"accepts": {"confidentiality": "top"}}`:                 `accepts: confidentiality "top" is not one of`,
+		`{"accepts": {"args": {"to": {"integrity": "maybe"}}}}`:   `accepts.args.to: integrity "maybe"`,
+		`{"accepts": {"args": ["to"]}}`:                           "accepts.args is an object",
+		`{"accepts": {"on_violation": "warn"}}`:                   `accepts.on_violation "warn" is not "deny" or "ask"`,
+		`{"accepts": {"on_violation": 1}}`:                        `accepts.on_violation is "deny" or "ask"`,
+		`{"accepts": {"integrity": "trusted", "when": "always"}}`: `accepts has no member "when"`,
+		`{"accepts": "trusted"}`:                                  "accepts is an object",
+		`{"handle": "yes"}`:                                       "handle:",
+		`{"calls_per_run": 1.5}`:                                  "calls_per_run:",
+		`{"constraints": "args.a > 1"}`:                           "constraints:",
+		`{"cost": null}`:                                          "cost: null is not a value here",
 	} {
 		_, err := decode(t, in)
 		require.ErrorContains(t, err, want, in)
