@@ -361,3 +361,75 @@ func TestFlow_session_keepsItsLabelAcrossPrograms(t *testing.T) {
 	r = e.Execute(context.Background(), executor.Call{Name: registry.RunCode, Args: runCode(`return await tools.send_email({to: "boss@corp.test"})`), Session: "clean"})
 	require.True(t, r.OK(), r.Text)
 }
+
+// TestFlow_parked_keepsItsLabel: a program that read untrusted data and
+// parked keeps its context label through Marshal, RestoreParked in another
+// executor and Resume; the answer's own label raises it too.
+func TestFlow_parked_keepsItsLabel(t *testing.T) {
+	later := registry.Tool{Name: "ask_human", Body: (&sink{}).body}
+	newWorld := func() (*flowWorld, *executor.Executor) {
+		w := newFlowWorld(t, later)
+		return w, w.executor(t, executor.NewConfig())
+	}
+	isLater := func(tool string) bool { return tool == "ask_human" }
+	for _, tt := range []struct {
+		name, code string
+		answer     api.Output
+	}{
+		{"read before parking", `await tools.read_inbox({}); await tools.ask_human({}); return await tools.send_email({to: "x@evil.test"})`,
+			api.Output{Value: json.RawMessage(`"ok"`)}},
+		{"an answer that raises", `await tools.ask_human({}); return await tools.send_email({to: "x@evil.test"})`,
+			api.Output{Value: json.RawMessage(`"ok"`), Labels: untrusted}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, a := newWorld()
+			res, parked := a.ExecuteParkable(context.Background(), executor.Call{Name: "run_code", Args: runCode(tt.code)}, isLater)
+			require.NotNil(t, parked, res.Text)
+			data, err := parked.Marshal()
+			require.NoError(t, err)
+			require.True(t, parked.Release())
+			w, b := newWorld()
+			restored, err := b.RestoreParked(data)
+			require.NoError(t, err)
+			calls := restored.Calls()
+			require.Len(t, calls, 1)
+			r, again := restored.Resume(context.Background(), map[int32]executor.Answer{calls[0].ID: {Output: tt.answer}})
+			require.Nil(t, again)
+			require.False(t, r.OK(), r.Text)
+			require.Contains(t, r.Text, `send_email may not receive untrusted data in argument "to"`)
+			require.Empty(t, w.email.got())
+			require.Equal(t, untrusted, r.Labels)
+		})
+	}
+}
+
+// TestFlow_hammer_labelsUnderParallelCalls: many programs at once, each
+// reading untrusted data in parallel calls and then sending: every send is
+// refused, every clean program's goes through (run with -race).
+func TestFlow_hammer_labelsUnderParallelCalls(t *testing.T) {
+	w := newFlowWorld(t)
+	e := w.executor(t, executor.NewConfig())
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				r := runProgram(e, `await Promise.all([tools.plain({}), tools.read_inbox({}), tools.plain({})]); return await tools.send_email({to: "x@evil.test"})`)
+				if r.OK() || r.Labels != untrusted {
+					t.Errorf("a tainted program sent: %s", r.Text)
+				}
+				return
+			}
+			r := runProgram(e, `await Promise.all([tools.plain({}), tools.plain({})]); return await tools.send_email({to: "boss@corp.test"})`)
+			if !r.OK() {
+				t.Errorf("a clean program was refused: %s", r.Text)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, a := range w.email.got() {
+		require.Contains(t, a, "boss@corp.test")
+	}
+	require.Len(t, w.email.got(), 8)
+}
