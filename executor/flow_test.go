@@ -109,7 +109,9 @@ func TestFlow_untrustedResult_taintsTheRecipientOfLaterCalls(t *testing.T) {
 		const mail = await tools.read_inbox({});
 		return await tools.send_email({to: "attacker@evil.test", body: "hi"})`, 1))
 	require.True(t, r.OK(), r.Text)
-	var got struct{ Result struct{ Code, Message string } }
+	var got struct {
+		Result struct{ Code, Message string }
+	}
 	require.NoError(t, json.Unmarshal(r.Value, &got))
 	require.Equal(t, "DENIED", got.Result.Code)
 	require.Contains(t, got.Result.Message, `send_email may not receive untrusted data in argument "to"`)
@@ -328,7 +330,7 @@ func TestFlow_bodyLabels_raiseNeverLower(t *testing.T) {
 func TestFlow_finalizerCannotLowerALabel(t *testing.T) {
 	reg := registry.New()
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "inbox", Policy: policy.Declaration{Labels: &untrusted},
-		Body: func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("x") },
+		Body:     func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("x") },
 		Finalize: func(_ context.Context, r api.Result) api.Result { r.Labels = api.Label{}; return r }}))
 	e := newExecutor(t, reg, executor.NewConfig())
 	r := e.Execute(context.Background(), executor.Call{Name: "inbox"})
