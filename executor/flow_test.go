@@ -289,6 +289,10 @@ func TestFlow_cost_inTheLedger_andMaxCost(t *testing.T) {
 	require.EqualValues(t, 8, r.Ledger.Stats.Cost)
 	require.EqualValues(t, 3, r.Ledger.Calls[0].Cost)
 	require.EqualValues(t, 5, r.Ledger.Calls[1].Cost)
+	// At the bound: 5 + 5 = 10 is within max_cost 10.
+	r = runProgram(e, `await tools.buy({}); await tools.buy({}); return "twice"`)
+	require.True(t, r.OK(), r.Text)
+	require.EqualValues(t, 10, r.Ledger.Stats.Cost)
 	// 3 + 3 + 5 = 11 > 10: the buy is refused, and not charged.
 	r = runProgram(e, strings.Replace(catchFirst, "%s", `await tools.search({}); await tools.search({}); await tools.buy({}); return "bought"`, 1))
 	require.True(t, r.OK(), r.Text)
