@@ -33,7 +33,6 @@ type Compiled struct {
 	call        api.Label // Top when the tool accepts any call
 	args        map[string]api.Label
 	ask         bool
-	handle      bool
 	constraints []constraint
 	callsPerRun int
 	cost        int64
@@ -62,7 +61,12 @@ func Compile(d Declaration) (*Compiled, error) {
 	if d.IsZero() {
 		return nil, nil
 	}
-	c := &Compiled{call: api.Top, handle: d.Handle, callsPerRun: d.CallsPerRun, cost: d.Cost, maxCost: d.MaxCost}
+	if d.Handle {
+		// Refused rather than ignored: a host that declares handles
+		// relies on their keeping data out of the program.
+		return nil, fmt.Errorf("handle: handles are not available yet (issue 33's next step); declare the tool's labels instead")
+	}
+	c := &Compiled{call: api.Top, callsPerRun: d.CallsPerRun, cost: d.Cost, maxCost: d.MaxCost}
 	if d.Labels != nil {
 		if !d.Labels.Valid() {
 			return nil, fmt.Errorf("labels: %v is not a label", *d.Labels)
@@ -151,9 +155,6 @@ func shorten(s string) string {
 
 // Labels returns the labels the tool's results carry at least.
 func (c *Compiled) Labels() api.Label { return c.labels }
-
-// Handle reports whether the tool's results are handles.
-func (c *Compiled) Handle() bool { return c.handle }
 
 // Ask reports whether a call past what the tool accepts is put to the
 // approver rather than denied.

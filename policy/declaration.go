@@ -31,8 +31,9 @@ type Declaration struct {
 	// Accepts is the most a call of the tool may carry; nil accepts
 	// anything.
 	Accepts *Accepts `json:"accepts,omitempty"`
-	// Handle makes the tool's results reach a program as handles (a later
-	// step of issue 33: declared and checked now, not yet enforced).
+	// Handle makes the tool's results reach a program as handles. Not
+	// available yet (issue 33's next step): Compile refuses it rather
+	// than ignore it.
 	Handle bool `json:"handle,omitempty"`
 	// Constraints are CEL expressions over args (the call's arguments,
 	// decoded), each of which must be true for the call to proceed;

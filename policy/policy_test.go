@@ -36,6 +36,9 @@ func TestDecodeMembers_theIssuesExample(t *testing.T) {
 	require.EqualValues(t, 3, d.Cost)
 	require.EqualValues(t, 9, d.MaxCost)
 
+	_, err = policy.Compile(d)
+	require.ErrorContains(t, err, "handle: handles are not available yet", "refused, not ignored")
+	d.Handle = false
 	c, err := policy.Compile(d)
 	require.NoError(t, err)
 	require.Equal(t, api.Label{Confidentiality: api.Private}, c.Labels())
