@@ -68,7 +68,7 @@ func Func[In, Out any](name, description string, fn func(context.Context, In) (O
 		return api.ValueOutput(v)
 	}
 	return Tool{Name: name, Description: description, InputSchema: in, OutputSchema: out,
-		ConcurrencySafe: fo.concurrencySafe, Timeout: fo.timeout, Body: body}
+		ConcurrencySafe: fo.concurrencySafe, Timeout: fo.timeout, Body: body, Policy: fo.policy}
 }
 
 // A FuncOption changes a tool Func builds.
@@ -78,7 +78,47 @@ type funcOptions struct {
 	concurrencySafe bool
 	timeout         time.Duration
 	types           map[reflect.Type]*jsonschema.Schema
+	policy          Policy
 	err             error
+}
+
+// WithPolicy declares what the tool's results carry and what it accepts
+// (Tool.Policy; docs/security.md, "Data flow"): checked, its constraints
+// compiled, at registration. It replaces what earlier policy options set;
+// Labels, AcceptsAtMost, Constraints, CallsPerRun and Cost change one member
+// each.
+func WithPolicy(p Policy) FuncOption {
+	return func(o *funcOptions) { o.policy = p }
+}
+
+// Labels sets the labels every result of the tool carries at least (a
+// tool reading email: {Integrity: api.Untrusted, Confidentiality:
+// api.Private}).
+func Labels(l Label) FuncOption {
+	return func(o *funcOptions) { o.policy.Labels = &l }
+}
+
+// AcceptsAtMost sets what a call of the tool may carry (policy.Accepts):
+// past it the call is denied, or asked about.
+func AcceptsAtMost(a Accepts) FuncOption {
+	return func(o *funcOptions) { o.policy.Accepts = &a }
+}
+
+// Constraints adds CEL expressions over args that every call must satisfy
+// ("args.amount <= 1000").
+func Constraints(exprs ...string) FuncOption {
+	return func(o *funcOptions) { o.policy.Constraints = append(o.policy.Constraints, exprs...) }
+}
+
+// CallsPerRun bounds the calls of the tool one run_code execution makes.
+func CallsPerRun(n int) FuncOption {
+	return func(o *funcOptions) { o.policy.CallsPerRun = n }
+}
+
+// Cost sets what one call costs and the most an execution may have spent
+// for a call of the tool to proceed (0: no bound).
+func Cost(cost, maxCost int64) FuncOption {
+	return func(o *funcOptions) { o.policy.Cost, o.policy.MaxCost = cost, maxCost }
 }
 
 // ConcurrencySafe lets the tool's calls overlap with other concurrency-safe

@@ -336,3 +336,31 @@ func TestFunc_Body_noArguments(t *testing.T) {
 	require.JSONEq(t, `0`, string(out.Value))
 	require.Equal(t, &point{}, got)
 }
+
+// The policy options set the tool's Policy, checked at registration.
+func TestFunc_policyOptions(t *testing.T) {
+	untrusted := ptcx.Label{Integrity: api.Untrusted}
+	tool := ptcx.Func("send", "d", echo[point], ptcx.Labels(untrusted),
+		ptcx.AcceptsAtMost(ptcx.Accepts{Args: map[string]ptcx.Label{"x": {Confidentiality: api.Secret}}}),
+		ptcx.Constraints("args.x < 10"), ptcx.Constraints("args.y < 10"), ptcx.CallsPerRun(2), ptcx.Cost(3, 9))
+	require.Equal(t, &untrusted, tool.Policy.Labels)
+	require.Equal(t, []string{"args.x < 10", "args.y < 10"}, tool.Policy.Constraints)
+	require.Equal(t, 2, tool.Policy.CallsPerRun)
+	require.EqualValues(t, 3, tool.Policy.Cost)
+	require.EqualValues(t, 9, tool.Policy.MaxCost)
+	h := newHost(t, ptcx.WithTools(tool))
+	r := h.Execute(context.Background(), ptcx.Call{Name: "send", Args: json.RawMessage(`{"x": 11, "y": 1}`)})
+	require.ErrorIs(t, r.AsError(), api.ErrDenied)
+	require.Equal(t, "constraints", r.Err.Policy.Rule)
+	r = h.Execute(context.Background(), ptcx.Call{Name: "send", Args: json.RawMessage(`{"x": 1, "y": 1}`)})
+	require.True(t, r.OK(), r.Text)
+	require.Equal(t, untrusted, r.Labels)
+
+	bad := ptcx.Func("bad", "d", echo[point], ptcx.Constraints("args.x <"))
+	_, err := ptcx.New(context.Background(), ptcx.WithTools(bad))
+	require.ErrorIs(t, err, api.ErrInvalidDefinition)
+	require.ErrorContains(t, err, `tool "bad": constraints[0] "args.x <": does not compile`)
+
+	replaced := ptcx.Func("p", "d", echo[point], ptcx.CallsPerRun(2), ptcx.WithPolicy(ptcx.Policy{Cost: 1}))
+	require.Zero(t, replaced.Policy.CallsPerRun, "WithPolicy replaces what earlier options set")
+}

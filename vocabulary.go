@@ -2,6 +2,7 @@ package ptcx
 
 import (
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 )
@@ -40,6 +41,14 @@ type (
 	OpenAITool = registry.OpenAITool
 	// AnthropicTool is one entry of an Anthropic Messages "tools" array.
 	AnthropicTool = registry.AnthropicTool
+	// Label is where data came from: its integrity and confidentiality
+	// (docs/security.md, "Data flow").
+	Label = api.Label
+	// Policy is what a tool declares about data flow and its capabilities
+	// (Tool.Policy, WithPolicy).
+	Policy = policy.Declaration
+	// Accepts is the most a call of a tool may carry (Policy.Accepts).
+	Accepts = policy.Accepts
 )
 
 // The modes (see api.Mode).

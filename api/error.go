@@ -32,6 +32,10 @@ type Error struct {
 	// Ledger is what a failed run_code program did before it failed: the
 	// nested calls it made and its measurements (CODE_RUN_FAILED only).
 	Ledger *Ledger
+	// Policy is the flow a DENIED call was refused for, when a data flow
+	// rule of the tool refused it (labels, constraints, calls_per_run,
+	// max_cost: docs/security.md, "Data flow"); nil otherwise.
+	Policy *PolicyViolation
 	// Cause is the underlying error, if any.
 	Cause error
 }

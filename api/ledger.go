@@ -28,6 +28,12 @@ type LedgerCall struct {
 	// Args is a short summary of the arguments (their first string value,
 	// preferring a path, name or query), at most MaxLedgerArgsBytes.
 	Args string `json:"args"`
+	// Labels is the label of the call's result, when it is not the lowest
+	// ({trusted, public}).
+	Labels *Label `json:"labels,omitempty"`
+	// Cost is what the call cost, as its tool declared (cost), when it
+	// declared one and the call was allowed.
+	Cost int64 `json:"cost,omitempty"`
 }
 
 // RunStats are the measurements of one run. A failed run's are what it
@@ -39,4 +45,6 @@ type RunStats struct {
 	Calls     int     `json:"calls"`
 	// MemoryBytes is the guest's peak linear memory (it never shrinks).
 	MemoryBytes int64 `json:"memory_bytes"`
+	// Cost is the sum of the calls' costs (LedgerCall.Cost).
+	Cost int64 `json:"cost,omitempty"`
 }

@@ -21,6 +21,10 @@ type Output struct {
 	// Text is what the model is shown. Empty means "render Value": a JSON
 	// string is shown raw, anything else as indented JSON.
 	Text string
+	// Labels may raise the label of this one result above the tool's
+	// declared labels (an email the tool knows came from outside); it is
+	// joined with them, so it can never lower it.
+	Labels Label
 	// Ledger is run_code's alone: what the program did (see Ledger); the
 	// executor ignores it on any other tool's output.
 	Ledger *Ledger

@@ -19,6 +19,13 @@ type Result struct {
 	// Ledger is set on the result of a run_code call that ran a program,
 	// failed or not: the nested calls it made and its measurements.
 	Ledger *Ledger
+	// Labels is where the result's data came from (docs/security.md,
+	// "Data flow"): a tool's result carries the tool's declared labels
+	// joined with the label of the call that produced it; a run_code
+	// result, its program's context label (everything delivered into the
+	// program). An error carries the label its value would have. The zero
+	// Label, {trusted, public}, when nothing declared any.
+	Labels Label
 }
 
 // OK reports whether the call succeeded.

@@ -150,6 +150,12 @@ type execution struct {
 	seq      int64         // completion order among the nested calls of one run (from 1)
 	out      api.Output
 	err      *api.Error
+
+	// Data flow (flow.go).
+	ctxLabel api.Label            // a nested call's: its program's context label when it made the call
+	runLabel api.Label            // run_code's: its program's context label at the end
+	flowAsk  *api.PolicyViolation // the flow put to the approver, when the tool says ask
+	cost     int64                // what the call cost (its tool's cost), once allowed
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {

@@ -43,3 +43,8 @@ func SetInlineHook(f func(Request)) func() {
 
 // ArgsSummary is the ledger's summary of a call's arguments.
 func ArgsSummary(args []byte) string { return argsSummary(args) }
+
+// UnframeSessionLabel exposes the session store frame's reader to its fuzz
+// target; FrameSessionLabel its writer.
+func UnframeSessionLabel(b []byte) ([]byte, api.Label, error) { return unframeSessionLabel(b) }
+func FrameSessionLabel(l api.Label, b []byte) []byte          { return frameSessionLabel(l, b) }

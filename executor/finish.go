@@ -61,6 +61,8 @@ func (x *execution) finish(ctx context.Context) api.Result {
 			r.Text = r.Err.Message
 		}
 	}
+	// After the finalizer, which may not lower it (flow.go).
+	r.Labels = r.Labels.Join(x.resultLabel(x.err == nil))
 	if x.def != nil && x.def.Transport() { // run_code's alone: another body cannot claim one
 		r.Ledger = x.out.Ledger
 		if x.err != nil {
@@ -68,7 +70,7 @@ func (x *execution) finish(ctx context.Context) api.Result {
 		}
 	}
 	if x.req.Nested {
-		x.parent.ledger.add(x.req.Tool, r, x.bodyTime, x.req.Args)
+		x.parent.ledger.add(x.req.Tool, r, x.bodyTime, x.req.Args, x.cost)
 	}
 
 	if len(x.e.cfg.onResult) > 0 {

@@ -24,6 +24,7 @@ type ledger struct {
 	heads   []byte   // where args are copied: one allocation for many calls
 	total   int
 	omitted int
+	cost    int64 // the calls' costs, summed
 }
 
 // summaryHead is the most bytes of a call's arguments the ledger keeps to
@@ -33,14 +34,19 @@ type ledger struct {
 const summaryHead = 512
 
 // add records one finished nested call.
-func (l *ledger) add(tool string, r api.Result, took time.Duration, args json.RawMessage) {
-	c := api.LedgerCall{Tool: tool, DurationMS: milliseconds(took)}
+func (l *ledger) add(tool string, r api.Result, took time.Duration, args json.RawMessage, cost int64) {
+	c := api.LedgerCall{Tool: tool, DurationMS: milliseconds(took), Cost: cost}
 	if r.Err != nil {
 		c.Code = r.Err.Code
+	}
+	if !r.Labels.IsZero() {
+		lb := r.Labels
+		c.Labels = &lb
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total++
+	l.cost += cost
 	if len(l.calls) >= api.MaxLedgerCalls {
 		l.omitted++
 		return
@@ -73,7 +79,7 @@ func (l *ledger) report(stats wasmhost.Stats, wall time.Duration) *api.Ledger {
 		wall = stats.Wall
 	}
 	r := &api.Ledger{Calls: append([]api.LedgerCall{}, l.calls...), Omitted: l.omitted,
-		Stats: api.RunStats{ComputeMS: milliseconds(stats.Compute), WallMS: milliseconds(wall), Calls: l.total, MemoryBytes: stats.Memory}}
+		Stats: api.RunStats{ComputeMS: milliseconds(stats.Compute), WallMS: milliseconds(wall), Calls: l.total, MemoryBytes: stats.Memory, Cost: l.cost}}
 	for i := range r.Calls {
 		if l.args[i] != nil {
 			r.Calls[i].Args = argsSummary(l.args[i])

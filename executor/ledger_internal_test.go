@@ -19,10 +19,10 @@ func TestLedger_add_copiesStayTheCallsAcrossGrowth(t *testing.T) {
 	const calls = api.MaxLedgerCalls - 1 // and one more without arguments
 	for i := range calls {
 		args := json.RawMessage(fmt.Sprintf(`{"path":"p%d.txt"}`, i))
-		l.add("read", api.Result{}, 0, args)
+		l.add("read", api.Result{}, 0, args, 0)
 		copy(args, `{"path":"changed"}`)
 	}
-	l.add("read", api.Result{}, 0, nil)
+	l.add("read", api.Result{}, 0, nil, 0)
 	r := l.report(wasmhost.Stats{}, 0)
 	require.Len(t, r.Calls, calls+1)
 	for i := range calls {

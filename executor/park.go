@@ -257,8 +257,9 @@ func (t *token) successor() *token {
 	n := t.exec.mintToken(t.callID, t.scope)
 	n.seq.Store(t.seq.Load())
 	t.ledger.mu.Lock()
-	n.ledger.calls, n.ledger.args, n.ledger.total, n.ledger.omitted = t.ledger.calls, t.ledger.args, t.ledger.total, t.ledger.omitted
+	n.ledger.calls, n.ledger.args, n.ledger.total, n.ledger.omitted, n.ledger.cost = t.ledger.calls, t.ledger.args, t.ledger.total, t.ledger.omitted, t.ledger.cost
 	t.ledger.mu.Unlock()
+	n.flow.inherit(&t.flow)
 	return n
 }
 

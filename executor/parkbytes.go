@@ -83,6 +83,23 @@ type parkedHeader struct {
 	RawBytes int          `json:"raw_bytes"`
 	Calls    []parkedCall `json:"calls"`
 	Ledger   parkedLedger `json:"ledger"`
+	// Flow is the execution's data-flow state (flow.go): absent when its
+	// label is the lowest and nothing was counted.
+	Flow *parkedFlow `json:"flow,omitempty"`
+}
+
+// parkedFlow is a parked execution's context label, its sources, its
+// calls per tool and its cost.
+type parkedFlow struct {
+	Label   api.Label      `json:"label"`
+	Sources []parkedSource `json:"sources,omitempty"`
+	Counts  map[string]int `json:"counts,omitempty"`
+	Cost    int64          `json:"cost,omitempty"`
+}
+
+type parkedSource struct {
+	Tool  string    `json:"tool"`
+	Label api.Label `json:"label"`
 }
 
 type parkedWorld struct {
@@ -114,6 +131,7 @@ type parkedLedger struct {
 	Args    [][]byte         `json:"args"` // per call: the head summarised at report, or null
 	Total   int              `json:"total"`
 	Omitted int              `json:"omitted"`
+	Cost    int64            `json:"cost,omitempty"`
 }
 
 func limitsOf(l api.Limits) parkedLimits {
@@ -162,8 +180,9 @@ func (p *Parked) Marshal() ([]byte, error) {
 	}
 	l := &c.tok.ledger
 	l.mu.Lock()
-	h.Ledger = parkedLedger{Calls: slices.Clone(l.calls), Args: slices.Clone(l.args), Total: l.total, Omitted: l.omitted}
+	h.Ledger = parkedLedger{Calls: slices.Clone(l.calls), Args: slices.Clone(l.args), Total: l.total, Omitted: l.omitted, Cost: l.cost}
 	l.mu.Unlock()
+	h.Flow = c.tok.flow.parked()
 	hb, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("executor: marshalling parked execution %s: %w", x.req.ID, err)
@@ -294,8 +313,11 @@ func (h *parkedHeader) check() error {
 		return errors.New("no call is waited on: a parked program always waits on one")
 	case len(h.Ledger.Args) != len(h.Ledger.Calls):
 		return fmt.Errorf("the ledger has %d calls and %d argument heads", len(h.Ledger.Calls), len(h.Ledger.Args))
-	case h.Ledger.Total < len(h.Ledger.Calls) || h.Ledger.Omitted < 0 || len(h.Ledger.Calls) > api.MaxLedgerCalls:
+	case h.Ledger.Total < len(h.Ledger.Calls) || h.Ledger.Omitted < 0 || len(h.Ledger.Calls) > api.MaxLedgerCalls || h.Ledger.Cost < 0:
 		return errors.New("the ledger's counts do not add up")
+	}
+	if err := h.Flow.check(); err != nil {
+		return err
 	}
 	if err := h.Limits.api().Validate(); err != nil {
 		return fmt.Errorf("its limits: %w", err)
@@ -429,7 +451,8 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 	tok := e.mintToken(h.ID, h.Scope)
 	tok.seq.Store(h.Seq)
 	tok.ledger.calls, tok.ledger.args = h.Ledger.Calls, h.Ledger.Args
-	tok.ledger.total, tok.ledger.omitted = h.Ledger.Total, h.Ledger.Omitted
+	tok.ledger.total, tok.ledger.omitted, tok.ledger.cost = h.Ledger.Total, h.Ledger.Omitted, h.Ledger.Cost
+	tok.flow.restore(h.Flow)
 	c := &codeRun{x: x, prog: prog, names: h.Tools, limits: h.Limits.api().Within(e.limits), tok: tok,
 		start: time.Now(), elapsed: time.Duration(h.ElapsedN)}
 	later := make(map[string]bool, len(h.Later))

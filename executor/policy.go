@@ -7,15 +7,25 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// policy runs phases 4 to 6: pre-execute listeners (preexecute.go),
-// approval (approval.go), guards (guards.go). The first denial stops the call
-// with DENIED and its reason.
+// policy runs phases 4 to 6: the tool's data-flow rules (flow.go), pre-execute
+// listeners (preexecute.go), approval (approval.go), guards (guards.go). The
+// first denial stops the call with DENIED and its reason.
 func (x *execution) policy(ctx context.Context) bool {
+	flowAsk, ok := x.checkFlow()
+	if !ok {
+		return false
+	}
 	ask, ok := x.preExecute(ctx)
 	if !ok {
 		return false
 	}
+	if flowAsk != "" {
+		ask = append([]string{flowAsk}, ask...)
+	}
 	if len(ask) > 0 && !x.approve(ctx, strings.Join(ask, "; ")) {
+		if x.err != nil && x.flowAsk != nil {
+			x.err.Policy = x.flowAsk
+		}
 		return false
 	}
 	return x.guard(ctx)

@@ -116,6 +116,7 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 		cancel()
 	}
 	s.settle()
+	x.runLabel = tok.flow.context() // every result delivered into the program (flow.go)
 	if runErr == nil && out.Suspended != nil {
 		return c.parked(out)
 	}

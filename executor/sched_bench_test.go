@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -28,6 +29,32 @@ func BenchmarkScheduler_nestedCall(b *testing.B) {
 		}}); err != nil {
 		b.Fatal(err)
 	}
+	benchmarkNestedCall(b, reg)
+}
+
+// BenchmarkScheduler_nestedCall_policy is BenchmarkScheduler_nestedCall
+// with a policy on the tool (labels, an argument's accepts, a constraint,
+// calls per run, a cost): what the data-flow rules add per nested call
+// (docs/security.md, "Data flow").
+func BenchmarkScheduler_nestedCall_policy(b *testing.B) {
+	reg := registry.New()
+	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
+		b.Fatal(err)
+	}
+	private := api.Label{Confidentiality: api.Private}
+	if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
+		Policy: policy.Declaration{Labels: &private, Accepts: &policy.Accepts{Args: map[string]api.Label{"i": {Confidentiality: api.Secret}}},
+			Constraints: []string{"args.i < 10"}, CallsPerRun: 1 << 30, Cost: 1},
+		Body: func(_ context.Context, in api.Input) (api.Output, error) {
+			return api.Output{Value: in.Args}, nil
+		}}); err != nil {
+		b.Fatal(err)
+	}
+	benchmarkNestedCall(b, reg)
+}
+
+func benchmarkNestedCall(b *testing.B, reg *registry.Registry) {
 	args := json.RawMessage(`{"i":1}`)
 	for _, inline := range []bool{true, false} {
 		name := map[bool]string{true: "inline", false: "handoff"}[inline]

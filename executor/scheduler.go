@@ -144,6 +144,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 		n = &nested{s: s, reply: reply}
 	}
 	s.e.initExecution(&n.x, call, s.tok)
+	n.x.ctxLabel = s.tok.flow.context() // what the program had read when it made the call (flow.go)
 	s.queue = append(s.queue, n)
 	if !s.deferred {
 		s.handOff()
@@ -325,7 +326,9 @@ func (s *scheduler) commit(n *nested) {
 	// in that order).
 	s.answerMu.Lock()
 	n.x.seq = s.completed.Add(1)
-	answer, reply := callResult(n.x.finish(s.ctx)), n.reply
+	r := n.x.finish(s.ctx)
+	s.tok.flow.deliver(r.Tool, r.Labels) // the program has read it from now on (flow.go)
+	answer, reply := callResult(r), n.reply
 	s.mu.Lock()
 	// Only an exclusive call waits for this (drain); s.cond must not be
 	// signalled here: it would wake the sequencer to take calls the

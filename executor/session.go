@@ -136,6 +136,10 @@ type session struct {
 	ws          *wasmhost.Session
 	turn        chan struct{}
 	saving      sync.Mutex // orders a save to the store against a close (session_store.go)
+	// flow is the session's context label and its sources: each program
+	// starts with it, and it takes each program's back (only up: flow.go).
+	// Under the session's turn.
+	flow flow
 
 	// Under sessions.mu.
 	live     bool // held live in memory, or about to be (counts toward MaxLivePerScope)
@@ -233,7 +237,8 @@ func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name str
 	if s != nil || err != nil {
 		return s, err
 	}
-	ws, notice, err := t.open(ctx, rt, scope, name)
+	var label api.Label
+	ws, notice, err := t.open(ctx, rt, scope, name, &label)
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +257,7 @@ func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name str
 		t.scopes[scope] = byName
 	}
 	s = &session{scope: scope, name: name, ws: ws, turn: make(chan struct{}, 1), lastUsed: time.Now(), notice: notice}
+	s.flow.label.Store(pack(label))
 	byName[name] = s
 	return s, nil
 }

@@ -27,6 +27,7 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 	defer e.sessions.release(s)
 	notice := e.sessions.takeNotice(s)
 	c.park = nil
+	c.tok.flow.inherit(&s.flow) // what earlier programs read, this one has read (flow.go)
 	reset := false
 	out, err := e.runProgram(ctx, c, func(p wasmhost.Program, sch *scheduler) (wasmhost.Outcome, error) {
 		p.JS = c.prog.JS
@@ -36,6 +37,7 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 		reset = errors.As(err, &re) && re.SessionReset
 		return o, err
 	})
+	s.flow.raise(&c.tok.flow)
 	if reset {
 		notice = join(notice, "the session's state was reset: the host stopped this program, so every global and "+
 			"declaration of the session's programs so far is gone; the next program starts afresh")

@@ -72,7 +72,11 @@ type sessionImporter interface {
 // store's, when there is a store and it has one, else a new session. A
 // saved state that cannot be restored (corrupt, another guest, over
 // MaxBytes) is not: the session starts afresh, and notice says why.
-func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name string) (*wasmhost.Session, string, error) {
+//
+// The store's bytes carry the session's context label (flow.go) in a
+// frame before the state when it is not the lowest (sessionLabelFrame);
+// open sets *label from it.
+func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name string, label *api.Label) (*wasmhost.Session, string, error) {
 	fresh := func(notice string) (*wasmhost.Session, string, error) {
 		ws, err := rt.NewSession(ctx)
 		if err != nil {
@@ -98,6 +102,10 @@ func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name stri
 	case len(b) > t.limits.MaxBytes:
 		return fresh(fmt.Sprintf("the session's saved state was not restored, so this program starts afresh: it takes %d bytes, "+
 			"over the limit of %d bytes a session may keep", len(b), t.limits.MaxBytes))
+	}
+	b, *label, err = unframeSessionLabel(b)
+	if err != nil {
+		return fresh(fmt.Sprintf("the session's saved state could not be restored, so this program starts afresh: %v", err))
 	}
 	im, ok := rt.(sessionImporter)
 	if !ok {
@@ -146,7 +154,7 @@ func (t *sessions) save(ctx context.Context, s *session) string {
 	if b == nil {
 		err = t.store.Delete(ctx, s.scope, s.name)
 	} else {
-		err = t.store.Save(ctx, s.scope, s.name, b)
+		err = t.store.Save(ctx, s.scope, s.name, frameSessionLabel(s.flow.context(), b))
 	}
 	if err != nil {
 		return join(notice, t.saveFailed(s, err))

@@ -13,6 +13,7 @@ type token struct {
 	live   atomic.Bool
 	seq    atomic.Int64 // nested call numbers, from 1
 	ledger ledger       // the nested calls of the run, as they finish
+	flow   flow         // the run's context label, counts and cost (flow.go)
 }
 
 func (e *Executor) mintToken(callID, scope string) *token {

@@ -21,6 +21,12 @@ const MetaError = "ptcx/error"
 // and the run's stats.
 const MetaLedger = "ptcx/ledger"
 
+// MetaLabels is the _meta key under which a result whose label is not
+// the lowest carries it (api.Label: {"integrity", "confidentiality"}), so
+// that an agent loop can decide what its model may see (docs/security.md,
+// "Data flow").
+const MetaLabels = "ptcx/labels"
+
 // ErrorMeta is the value under MetaError.
 type ErrorMeta struct {
 	Code       api.Code `json:"code"`
@@ -30,6 +36,8 @@ type ErrorMeta struct {
 	// api.Error).
 	Location *api.Location `json:"location,omitempty"`
 	Stack    string        `json:"stack,omitempty"`
+	// Policy is the flow a data-flow rule refused the call for.
+	Policy *api.PolicyViolation `json:"policy,omitempty"`
 }
 
 // call sends one tools/call, whatever its name, through the executor as a
@@ -75,7 +83,7 @@ func toolResult(res api.Result) *mcp.CallToolResult {
 	} else {
 		e := res.Err
 		out = &mcp.CallToolResult{
-			Meta:    mcp.Meta{MetaError: ErrorMeta{Code: e.Code, Kind: e.Kind, Violations: e.Violations, Location: e.Location, Stack: e.Stack}},
+			Meta:    mcp.Meta{MetaError: ErrorMeta{Code: e.Code, Kind: e.Kind, Violations: e.Violations, Location: e.Location, Stack: e.Stack, Policy: e.Policy}},
 			Content: []mcp.Content{&mcp.TextContent{Text: e.Prefix() + ": " + res.Text}},
 			IsError: true,
 		}
@@ -85,6 +93,12 @@ func toolResult(res api.Result) *mcp.CallToolResult {
 			out.Meta = mcp.Meta{}
 		}
 		out.Meta[MetaLedger] = res.Ledger
+	}
+	if !res.Labels.IsZero() {
+		if out.Meta == nil {
+			out.Meta = mcp.Meta{}
+		}
+		out.Meta[MetaLabels] = res.Labels
 	}
 	return out
 }

@@ -32,7 +32,8 @@
 // with isError set and the text "CODE: text" ("CODE (kind): text" for
 // CODE_RUN_FAILED), so the model reads both the stable code and the message;
 // _meta["ptcx/error"] carries the same facts as data: {"code", "kind",
-// "violations"}. JSON-RPC errors are kept for protocol problems: a tools/list
+// "violations", and "policy" for a flow a data-flow rule refused}; a result
+// whose label is not the lowest carries it in _meta["ptcx/labels"]. JSON-RPC errors are kept for protocol problems: a tools/list
 // cursor the server never issued, an unknown scope.
 //
 // # Progress

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -72,6 +73,9 @@ func TestRegistry_Register_badDefinitions(t *testing.T) {
 		{"dangling local ref", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
 		{"unknown draft", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"$schema":"https://example.com/my-draft","type":"object"}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
 		{"bad regex", registry.Tool{Name: "x", Body: body, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"(("}}}`)}, api.CodeUnsupportedSchema, "cannot be compiled"},
+		{"a bad label", registry.Tool{Name: "x", Body: body, Policy: policy.Declaration{Labels: &api.Label{Integrity: 9}}}, api.CodeInvalidDefinition, `tool "x": labels:`},
+		{"CEL that does not compile", registry.Tool{Name: "x", Body: body, Policy: policy.Declaration{Constraints: []string{"args.a >"}}}, api.CodeInvalidDefinition, `tool "x": constraints[0] "args.a >": does not compile`},
+		{"bad on_violation", registry.Tool{Name: "x", Body: body, Policy: policy.Declaration{Accepts: &policy.Accepts{OnViolation: "log"}}}, api.CodeInvalidDefinition, `tool "x": accepts.on_violation "log"`},
 		{"output schema not JSON", registry.Tool{Name: "x", Body: body, OutputSchema: json.RawMessage(`nope`)}, api.CodeUnsupportedSchema, "output schema is not valid JSON"},
 	}
 	for _, tt := range tests {

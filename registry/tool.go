@@ -3,11 +3,13 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
+	"github.com/ptcx/ptcx/policy"
 )
 
 // Body runs a tool. ctx is the caller's context (with the tool's timeout, if
@@ -42,6 +44,13 @@ type Tool struct {
 	Timeout  time.Duration
 	Body     Body
 	Finalize Finalizer
+	// Policy is what the tool declares about the data that flows through
+	// it and what a program may ask of it: its results' labels, what it
+	// accepts, constraints, calls per run, cost (docs/security.md, "Data
+	// flow"). The zero value declares nothing. It is checked and its
+	// constraints compiled at registration (INVALID_DEFINITION naming the
+	// tool and the member).
+	Policy policy.Declaration
 	// Err, when set, is why the tool could not be built, and what Register
 	// returns for it: a function that builds tools (ptcx.Func) sets it when
 	// it cannot, so that the failure is met where tools are registered.
@@ -79,11 +88,15 @@ func compile(t Tool) (*resolve.Definition, error) {
 	case t.Timeout < 0:
 		return nil, api.Errorf(api.CodeInvalidDefinition, "tool %q has a negative timeout %v", t.Name, t.Timeout)
 	}
+	p, err := policy.Compile(t.Policy)
+	if err != nil {
+		return nil, &api.Error{Code: api.CodeInvalidDefinition, Message: fmt.Sprintf("tool %q: %v", t.Name, err), Cause: err}
+	}
 	in := t.InputSchema
 	if len(in) == 0 {
 		in = json.RawMessage(`{"type":"object"}`)
 	}
-	return resolve.New(api.Schema{
+	d, err := resolve.New(api.Schema{
 		Name:            t.Name,
 		Description:     t.Description,
 		InputSchema:     clone(in),
@@ -91,6 +104,10 @@ func compile(t Tool) (*resolve.Definition, error) {
 		ConcurrencySafe: t.ConcurrencySafe,
 		Timeout:         t.Timeout,
 	}, t.Body, t.Finalize)
+	if err != nil || p == nil {
+		return d, err
+	}
+	return d.WithPolicy(p), nil
 }
 
 func clone(b json.RawMessage) json.RawMessage {

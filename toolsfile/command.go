@@ -39,9 +39,10 @@ const (
 // so nothing it started is left behind. Its environment is the tools'
 // allowlist plus what the tool's "env" names.
 type command struct {
-	argv []string
-	dir  string
-	env  EnvSpec
+	argv     []string
+	dir      string
+	env      EnvSpec
+	envelope bool // "reply": "envelope": stdout is {"value": …, "labels": …}
 }
 
 func (c command) run(ctx context.Context, in api.Input) (api.Output, error) {
@@ -91,7 +92,40 @@ func (c command) run(ctx context.Context, in api.Input) (api.Output, error) {
 		return api.Output{}, api.Errorf(api.CodeInvalidToolOutput,
 			"%s printed output that is not JSON (a command tool must print one JSON value on stdout): %s", c.argv[0], excerpt(string(out)))
 	}
+	if c.envelope {
+		return c.unwrap(out)
+	}
 	return api.Output{Value: append(json.RawMessage(nil), out...)}, nil
+}
+
+// unwrap reads a command's envelope: {"value": …, "labels": …}, where
+// labels (optional) raise the label of this result above the tool's
+// declared ones (docs/security.md, "Data flow"); they cannot lower it.
+func (c command) unwrap(out []byte) (api.Output, error) {
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(out, &env); err != nil || env == nil {
+		return api.Output{}, api.Errorf(api.CodeInvalidToolOutput,
+			"%s replies in an envelope, but printed something that is not a JSON object {\"value\": …, \"labels\": …}: %s", c.argv[0], excerpt(string(out)))
+	}
+	var o api.Output
+	for k, v := range env {
+		switch k {
+		case "value":
+			o.Value = append(json.RawMessage(nil), v...)
+		case "labels":
+			l, err := api.ParseLabel(v)
+			if err != nil {
+				return api.Output{}, api.Errorf(api.CodeInvalidToolOutput, "%s printed an envelope whose labels are not a label: %v", c.argv[0], err)
+			}
+			o.Labels = l
+		default:
+			return api.Output{}, api.Errorf(api.CodeInvalidToolOutput, "%s printed an envelope with a member %q: it has only value and labels", c.argv[0], k)
+		}
+	}
+	if o.Value == nil {
+		o.Value = json.RawMessage("null")
+	}
+	return o, nil
 }
 
 // environ is the command's whole environment: the allowlist, then what

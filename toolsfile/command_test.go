@@ -156,3 +156,35 @@ func alive(pid int) bool {
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return len(fields) < 2 || fields[0] != "Z" || fields[1] == strconv.Itoa(os.Getpid())
 }
+
+// TestCommand_envelope: a command declared "reply": "envelope" prints its
+// value with labels, which raise the result's label above the tool's
+// declared one and never lower it; a malformed envelope is
+// INVALID_TOOL_OUTPUT.
+func TestCommand_envelope(t *testing.T) {
+	for _, tt := range []struct {
+		name, out string
+		want      api.Label
+		code      api.Code
+	}{
+		{"raises", `{"value": {"n": 1}, "labels": {"integrity": "untrusted"}}`, api.Label{Integrity: api.Untrusted, Confidentiality: api.Private}, ""},
+		{"cannot lower", `{"value": 1, "labels": {"integrity": "trusted", "confidentiality": "public"}}`, api.Label{Confidentiality: api.Private}, ""},
+		{"no labels", `{"value": 1}`, api.Label{Confidentiality: api.Private}, ""},
+		{"no value", `{}`, api.Label{Confidentiality: api.Private}, ""},
+		{"not an object", `[1]`, api.Label{}, api.CodeInvalidToolOutput},
+		{"a bad label", `{"value": 1, "labels": {"integrity": "meh"}}`, api.Label{}, api.CodeInvalidToolOutput},
+		{"another member", `{"value": 1, "extra": 2}`, api.Label{}, api.CodeInvalidToolOutput},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := loadSpec(t, map[string]any{"command": []string{"/bin/sh", "-c", "echo '" + tt.out + "'"}, "reply": "envelope",
+				"labels": map[string]string{"confidentiality": "private"}})
+			r := e.Execute(context.Background(), executor.Call{Name: "t"})
+			if tt.code != "" {
+				require.Equal(t, tt.code, api.CodeOf(r.AsError()), r.Text)
+				return
+			}
+			require.True(t, r.OK(), r.Text)
+			require.Equal(t, tt.want, r.Labels)
+		})
+	}
+}

@@ -18,7 +18,10 @@
 //	      "pass": ["HOME", "WEATHER_KEY"], //   to the allowlist: these of ptcx's own, when set,
 //	      "set": {"UNITS": "metric"}       //   and these values
 //	    },
-//	    "scope": "coder"                   // optional: register on this scope, default the deployment
+//	    "scope": "coder",                  // optional: register on this scope, default the deployment
+//	    "reply": "envelope",               // optional: stdout is {"value": …, "labels": …} ("value", the default: the value)
+//	    "labels": {...}, "accepts": {...}, // optional: data flow and capabilities (policy.Declaration,
+//	    "constraints": [...], ...          //   docs/security.md, "Data flow")
 //	  }],
 //	  "scopes": [{                         // optional, parents before children
 //	    "name": "coder", "parent": "deployment",
@@ -43,11 +46,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/proc"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -77,6 +82,74 @@ type ToolSpec struct {
 	Command         []string        `json:"command"`
 	Env             EnvSpec         `json:"env,omitzero"`
 	Scope           string          `json:"scope,omitempty"`
+	// Reply is "value" (the default: stdout is the value) or "envelope"
+	// (stdout is {"value": …, "labels": …}: labels raise this result's).
+	Reply string `json:"reply,omitempty"`
+	// Policy holds the members labels, accepts, handle, constraints,
+	// calls_per_run, cost and max_cost (policy.Declaration).
+	Policy policy.Declaration `json:"-"`
+}
+
+// toolMembers are the members of a tool besides its policy's.
+var toolMembers = []string{"name", "description", "input_schema", "output_schema", "concurrency_safe", "timeout_ms", "command", "env", "scope", "reply"}
+
+// MarshalJSON writes the tool as a tools file has it, its policy's members
+// beside the others.
+func (t ToolSpec) MarshalJSON() ([]byte, error) {
+	type spec ToolSpec // without this method
+	plain, err := json.Marshal(spec(t))
+	if err != nil {
+		return nil, err
+	}
+	if t.Policy.IsZero() {
+		return plain, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(plain, &m); err != nil {
+		return nil, err
+	}
+	pm, err := json.Marshal(t.Policy)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(pm, &m); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads one tool strictly: an unknown member, or a policy
+// member that is not well formed, is an error naming the member.
+func (t *ToolSpec) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return errors.New("a tool is a JSON object")
+	}
+	plain := map[string]json.RawMessage{}
+	for k, v := range m {
+		switch {
+		case slices.Contains(toolMembers, k):
+			plain[k] = v
+		case slices.Contains(policy.Members, k):
+		default:
+			return fmt.Errorf("unknown member %q", k)
+		}
+	}
+	p, err := policy.DecodeMembers(m)
+	if err != nil {
+		return err
+	}
+	type spec ToolSpec // without this method
+	var s spec
+	raw, _ := json.Marshal(plain)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	*t = ToolSpec(s)
+	t.Policy = p
+	return nil
 }
 
 // EnvSpec is what a command tool's environment adds to the allowlist.
@@ -136,12 +209,32 @@ func Parse(data []byte) (*File, error) {
 		return nil, errors.New("empty file: want a JSON object with a \"tools\" list")
 	}
 	var f File
+	var tools []json.RawMessage
 	if data[0] == '[' {
-		if err := decodeStrict(data, &f.Tools); err != nil {
+		if err := decodeStrict(data, &tools); err != nil {
 			return nil, err
 		}
-	} else if err := decodeStrict(data, &f); err != nil {
-		return nil, err
+	} else {
+		var top struct {
+			Mode   api.Mode          `json:"mode,omitempty"`
+			Tools  []json.RawMessage `json:"tools"`
+			Scopes []ScopeSpec       `json:"scopes,omitempty"`
+		}
+		if err := decodeStrict(data, &top); err != nil {
+			return nil, err
+		}
+		f.Mode, f.Scopes, tools = top.Mode, top.Scopes, top.Tools
+	}
+	for i, raw := range tools {
+		var t ToolSpec
+		if err := t.UnmarshalJSON(raw); err != nil {
+			var named struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(raw, &named)
+			return nil, fmt.Errorf("tool %d (%q): %w", i+1, named.Name, err)
+		}
+		f.Tools = append(f.Tools, t)
 	}
 	if f.Mode != "" {
 		if _, err := api.ParseMode(string(f.Mode)); err != nil {
@@ -195,6 +288,11 @@ func (t ToolSpec) check() error {
 		return fmt.Errorf("timeout_ms %d is negative", t.TimeoutMS)
 	case t.TimeoutMS > MaxTimeout.Milliseconds():
 		return fmt.Errorf("timeout_ms %d is over the maximum of %d (one day)", t.TimeoutMS, MaxTimeout.Milliseconds())
+	case t.Reply != "" && t.Reply != "value" && t.Reply != "envelope":
+		return fmt.Errorf("reply %q is not \"value\" or \"envelope\"", t.Reply)
+	}
+	if _, err := policy.Compile(t.Policy); err != nil { // at load, as registration will
+		return err
 	}
 	return t.Env.check()
 }
@@ -275,6 +373,7 @@ func (t ToolSpec) tool(dir string) registry.Tool {
 		OutputSchema:    t.OutputSchema,
 		ConcurrencySafe: t.ConcurrencySafe,
 		Timeout:         timeout,
-		Body:            command{argv: argv, dir: dir, env: t.Env}.run,
+		Body:            command{argv: argv, dir: dir, env: t.Env, envelope: t.Reply == "envelope"}.run,
+		Policy:          t.Policy,
 	}
 }

@@ -44,7 +44,15 @@ func TestLoad_badFiles(t *testing.T) {
 		{"empty", ``, "empty file"},
 		{"not JSON", `{"tools": [}`, "not valid JSON at line 1, column 12"},
 		{"unknown field", `{"tools": [], "tool": []}`, `unknown field "tool"`},
-		{"unknown tool field", `{"tools": [{"name":"a","command":["x"],"cmd":"x"}]}`, `unknown field "cmd"`},
+		{"unknown tool field", `{"tools": [{"name":"a","command":["x"],"cmd":"x"}]}`, `tool 1 ("a"): unknown member "cmd"`},
+		{"bad label", `{"tools": [{"name":"a","command":["x"],"labels":{"integrity":"shady"}}]}`, `tool 1 ("a"): labels: integrity "shady" is not one of trusted, untrusted`},
+		{"unknown label member", `{"tools": [{"name":"a","command":["x"],"labels":{"trust":"low"}}]}`, `tool 1 ("a"): labels: a label has only the members integrity and confidentiality, not "trust"`},
+		{"bad accepts", `{"tools": [{"name":"a","command":["x"],"accepts":{"args":{"to":{"integrity":"x"}}}}]}`, `tool 1 ("a"): accepts.args.to: integrity "x"`},
+		{"bad on_violation", `{"tools": [{"name":"a","command":["x"],"accepts":{"on_violation":"log"}}]}`, `tool 1 ("a"): accepts.on_violation "log"`},
+		{"CEL that does not compile", `{"tools": [{"name":"a","command":["x"],"constraints":["args.amount <"]}]}`, `tool 1 ("a"): constraints[0] "args.amount <": does not compile`},
+		{"CEL not a condition", `{"tools": [{"name":"a","command":["x"],"constraints":["args.amount"]}, {"name":"b","command":["x"],"constraints":["1 + 2"]}]}`, `tool 2 ("b"): constraints[0] "1 + 2": is of type int, not bool`},
+		{"negative calls_per_run", `{"tools": [{"name":"a","command":["x"],"calls_per_run":-1}]}`, `tool 1 ("a"): calls_per_run: -1 is negative`},
+		{"bad reply", `{"tools": [{"name":"a","command":["x"],"reply":"json"}]}`, `tool 1 ("a"): reply "json" is not "value" or "envelope"`},
 		{"missing name", `{"tools": [{"command":["x"]}]}`, `tool 1 (""): missing "name"`},
 		{"missing command", `{"tools": [{"name":"a"}]}`, `tool 1 ("a"): missing "command"`},
 		{"command not argv", `{"tools": [{"name":"a","command":"ls -l"}]}`, "cannot unmarshal string"},
@@ -219,4 +227,19 @@ func TestCommand_startFailure(t *testing.T) {
 	require.Equal(t, api.CodeToolFailed, r.Err.Code)
 	require.Contains(t, r.Err.Message, "cannot start")
 	require.Contains(t, r.Err.Message, "no such file")
+}
+
+// TestToolSpec_JSON_roundTripsItsPolicy: a tool's policy members are
+// written beside its others and read back the same.
+func TestToolSpec_JSON_roundTripsItsPolicy(t *testing.T) {
+	in := `{"name":"send","command":["x"],"labels":{"integrity":"trusted","confidentiality":"private"},` +
+		`"accepts":{"args":{"to":{"integrity":"trusted"}},"on_violation":"ask"},"constraints":["args.n < 3"],"calls_per_run":2,"cost":1,"max_cost":4}`
+	f, err := toolsfile.Parse([]byte("[" + in + "]"))
+	require.NoError(t, err)
+	out, err := json.Marshal(f.Tools[0])
+	require.NoError(t, err)
+	g, err := toolsfile.Parse([]byte("[" + string(out) + "]"))
+	require.NoError(t, err)
+	require.Equal(t, f.Tools[0], g.Tools[0])
+	require.Equal(t, 2, g.Tools[0].Policy.CallsPerRun)
 }

@@ -24,6 +24,9 @@ type callOutput struct {
 	Value json.RawMessage `json:"value,omitempty"`
 	Text  string          `json:"text,omitempty"`
 	Error *callError      `json:"error,omitempty"`
+	// Labels is where the result's data came from (docs/security.md,
+	// "Data flow").
+	Labels api.Label `json:"labels"`
 	// Ledger is what a run_code program did: its nested calls and stats.
 	Ledger *api.Ledger `json:"ledger,omitempty"`
 }
@@ -36,6 +39,8 @@ type callError struct {
 	Location   *api.Location `json:"location,omitempty"`
 	Stack      string        `json:"stack,omitempty"`
 	Logs       []string      `json:"logs,omitempty"`
+	// Policy is the flow a data-flow rule refused the call for.
+	Policy *api.PolicyViolation `json:"policy,omitempty"`
 }
 
 func runCall(ctx context.Context, c command, s *stdio, args []string) int {
@@ -71,12 +76,12 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 
 // printResult prints a result as `ptcx call` does and returns its status.
 func printResult(s *stdio, r api.Result) int {
-	out := callOutput{OK: r.OK(), Ledger: r.Ledger}
+	out := callOutput{OK: r.OK(), Ledger: r.Ledger, Labels: r.Labels}
 	if r.OK() {
 		out.Value, out.Text = r.Value, r.Text
 	} else {
 		out.Error = &callError{Code: r.Err.Code, Kind: r.Err.Kind, Message: r.Err.Message, Violations: r.Err.Violations,
-			Location: r.Err.Location, Stack: r.Err.Stack, Logs: r.Err.Logs}
+			Location: r.Err.Location, Stack: r.Err.Stack, Logs: r.Err.Logs, Policy: r.Err.Policy}
 	}
 	if err := writeJSON(s, out, false); err != nil {
 		return fail(s, err)

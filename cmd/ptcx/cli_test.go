@@ -415,3 +415,25 @@ func TestLazyRuntime_firstCallCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, "1", string(out.Result))
 }
+
+// TestCall_labelsAndPolicy: ptcx call prints a result's labels, and a
+// denial's policy member.
+func TestCall_labelsAndPolicy(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tools.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"mode": "native", "tools": [
+		{"name": "inbox", "command": ["/bin/sh", "-c", "echo '\"mail\"'"], "labels": {"integrity": "untrusted"}},
+		{"name": "pay", "command": ["/bin/sh", "-c", "echo 1"], "constraints": ["args.amount <= 1000"]}]}`), 0o644))
+	out, errOut, status := ptcx(t, "", "call", "--tools", file, "--no-builtin", "inbox")
+	require.Equal(t, exitOK, status, errOut)
+	c := decodeCall(t, out)
+	require.Equal(t, api.Label{Integrity: api.Untrusted}, c.Labels)
+	require.Contains(t, out, `"labels":{"integrity":"untrusted","confidentiality":"public"}`)
+
+	out, errOut, status = ptcx(t, "", "call", "--tools", file, "--no-builtin", "pay", `{"amount": 1001}`)
+	require.Equal(t, exitTool, status, errOut)
+	c = decodeCall(t, out)
+	require.Equal(t, "DENIED", string(c.Error.Code))
+	require.Equal(t, "constraints", c.Error.Policy.Rule)
+	require.Equal(t, "args.amount <= 1000", c.Error.Policy.Constraint)
+}

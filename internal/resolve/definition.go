@@ -8,6 +8,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/policy"
 )
 
 // Definition is a compiled tool: what the executor runs. It is immutable.
@@ -17,6 +18,7 @@ type Definition struct {
 	quick    *quickSchema // vouches for simple arguments without in; nil when the schema is not simple
 	body     func(context.Context, api.Input) (api.Output, error)
 	finalize func(context.Context, api.Result) api.Result
+	policy   *policy.Compiled // nil: the tool declares nothing about data flow
 }
 
 // New compiles a tool's schemas into a Definition: the one place they are
@@ -40,6 +42,18 @@ func New(s api.Schema, body func(context.Context, api.Input) (api.Output, error)
 	}
 	return d, nil
 }
+
+// WithPolicy returns a copy of d with p, the tool's compiled declaration
+// (registration's: registry compiles it once).
+func (d *Definition) WithPolicy(p *policy.Compiled) *Definition {
+	c := *d
+	c.policy = p
+	return &c
+}
+
+// Policy returns what the tool declared about data flow and its
+// capabilities, compiled; nil when it declared nothing.
+func (d *Definition) Policy() *policy.Compiled { return d.policy }
 
 // Name returns the tool's name.
 func (d *Definition) Name() string { return d.schema.Name }
