@@ -15,7 +15,7 @@ func (x *execution) policy(ctx context.Context) bool {
 	if !ok {
 		return false
 	}
-	if len(ask) > 0 && !x.approve(ctx, strings.Join(ask, "; ")) {
+	if len(ask) > 0 && !x.planned && !x.approve(ctx, strings.Join(ask, "; ")) { // the approved plan covers the call (plan.go)
 		return false
 	}
 	return x.guard(ctx)

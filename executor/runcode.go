@@ -57,8 +57,13 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 		return api.Output{}, internal("run_code: the tool catalog", err)
 	}
 
+	bound, perr := x.bindPlan(a.Code, names) // plan.go
+	if perr != nil {
+		return api.Output{}, perr
+	}
 	c := &codeRun{x: x, prog: prog, names: names, catalog: catalog, limits: limits, tok: e.mintToken(x.req.ID, x.req.Scope), start: time.Now(),
 		park: parkingOf(ctx)}
+	c.tok.plan = bound
 	if x.session != "" {
 		return e.runInSession(ctx, c) // session_run.go
 	}

@@ -1,6 +1,10 @@
 package executor
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/ptcx/ptcx/plan"
+)
 
 // token is the parent token of one run_code execution. It is minted by the
 // executor, lives only in host memory (the guest never sees it; nothing
@@ -13,6 +17,7 @@ type token struct {
 	live   atomic.Bool
 	seq    atomic.Int64 // nested call numbers, from 1
 	ledger ledger       // the nested calls of the run, as they finish
+	plan   *plan.Bound  // the approved plan the run is bound to, or nil (plan.go)
 }
 
 func (e *Executor) mintToken(callID, scope string) *token {

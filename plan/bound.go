@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sort"
 	"sync"
 )
 
@@ -193,4 +194,55 @@ func fitsSite(s Call, got map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// boundJSON is a Bound's state, as a parked run keeps it (executor's
+// parked bytes): what it allows, and the calls it admitted.
+type boundJSON struct {
+	Hash     string                      `json:"hash"`
+	Dynamic  bool                        `json:"dynamic"`
+	Tools    []string                    `json:"tools"`
+	Sites    map[string][]Call           `json:"sites"`
+	Assigned map[string][]int            `json:"assigned"`
+	Made     map[string][]map[string]any `json:"made"`
+}
+
+// MarshalJSON returns b's state, admitted calls included.
+func (b *Bound) MarshalJSON() ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	j := boundJSON{Hash: b.hash, Dynamic: b.dynamic, Tools: []string{}, Sites: b.sites, Assigned: b.assigned, Made: b.made}
+	for t := range b.tools {
+		j.Tools = append(j.Tools, t)
+	}
+	sort.Strings(j.Tools)
+	return json.Marshal(j)
+}
+
+// RestoreBound returns the Bound whose state MarshalJSON returned. The
+// bytes are the host's own (a parked run's); they are checked for shape
+// only.
+func RestoreBound(data []byte) (*Bound, error) {
+	var j boundJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("plan: a bound plan's state: %w", err)
+	}
+	b := &Bound{hash: j.Hash, dynamic: j.Dynamic, tools: map[string]bool{}, sites: map[string][]Call{},
+		assigned: map[string][]int{}, made: map[string][]map[string]any{}}
+	for _, t := range j.Tools {
+		b.tools[t] = true
+	}
+	for t, s := range j.Sites {
+		a := j.Assigned[t]
+		if len(a) != len(s) {
+			return nil, fmt.Errorf("plan: a bound plan's state: %d sites of %s but %d assignments", len(s), t, len(a))
+		}
+		for _, c := range a {
+			if c < -1 || c >= len(j.Made[t]) {
+				return nil, fmt.Errorf("plan: a bound plan's state: an assignment of %s out of range", t)
+			}
+		}
+		b.sites[t], b.assigned[t], b.made[t] = s, a, j.Made[t]
+	}
+	return b, nil
 }

@@ -1,0 +1,138 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/plan"
+)
+
+func planCall(code string, p *plan.Plan) executor.Call {
+	c := runCodeCall(code)
+	c.Plan = p
+	return c
+}
+
+func readPlan(t *testing.T, ex *executor.Executor, code string) *plan.Plan {
+	t.Helper()
+	p, err := ex.Plan("", code)
+	require.NoError(t, err)
+	return p
+}
+
+// caught runs a program that records the code of each call's failure.
+const twoTools = `const out: string[] = [];
+try { out.push("add " + await tools.add({})) } catch (e: any) { out.push("add " + e.code) }
+try { out.push("approve " + await tools.approve({what: "x"})) } catch (e: any) { out.push("approve " + e.code + ": " + e.message) }
+return out`
+
+func planResult(t *testing.T, r api.Result) []string {
+	t.Helper()
+	require.True(t, r.OK(), "%+v", r.Err)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(r.Value, &v))
+	var out []string
+	require.NoError(t, json.Unmarshal(v.Result, &out))
+	return out
+}
+
+func TestExecutor_Execute_planDeselectedToolIsDenied(t *testing.T) {
+	w := newParkWorld(t)
+	p := readPlan(t, w.ex, twoTools)
+	require.False(t, p.Dynamic)
+	require.Equal(t, []string{"add", "approve"}, p.Tools)
+	p.Tools = []string{"add"} // the approver deselects approve
+	out := planResult(t, w.ex.Execute(context.Background(), planCall(twoTools, p)))
+	require.Equal(t, "add 42", out[0])
+	require.Contains(t, out[1], "approve DENIED: approve is outside the approved plan "+p.Hash[:12])
+	require.Equal(t, map[string]int{"add": 1}, w.ran, "nothing reaches a deselected tool")
+}
+
+func TestExecutor_Execute_planWholeRunsAsRead(t *testing.T) {
+	w := newParkWorld(t)
+	p := readPlan(t, w.ex, twoTools)
+	out := planResult(t, w.ex.Execute(context.Background(), planCall(twoTools, p)))
+	require.Equal(t, []string{"add 42", "approve the body ran"}, out)
+}
+
+func TestExecutor_Execute_planOfAnotherProgramIsRefused(t *testing.T) {
+	w := newParkWorld(t)
+	p := readPlan(t, w.ex, `return await tools.add({})`)
+	r := w.ex.Execute(context.Background(), planCall(twoTools, p))
+	require.Equal(t, api.CodeDenied, r.Err.Code)
+	require.Contains(t, r.Err.Message, "the plan "+p.Hash[:12])
+	require.Contains(t, r.Err.Message, plan.Hash(twoTools)[:12])
+	require.Contains(t, r.Err.Message, "nothing ran")
+	require.Empty(t, w.ran)
+}
+
+func TestExecutor_Execute_planRemovedSiteIsDenied(t *testing.T) {
+	w := newParkWorld(t)
+	code := "const a = await tools.add({})\nlet b; try { b = await tools.add({}) } catch (e: any) { b = e.code }\nreturn [String(a), String(b)]"
+	p := readPlan(t, w.ex, code)
+	require.Len(t, p.Calls, 2)
+	p.Calls = p.Calls[:1] // the approver removes the second call
+	require.Equal(t, []string{"42", "DENIED"}, planResult(t, w.ex.Execute(context.Background(), planCall(code, p))))
+	require.Equal(t, map[string]int{"add": 1}, w.ran)
+}
+
+func TestExecutor_Execute_planDynamicAllowsOnlyApprovedTools(t *testing.T) {
+	w := newParkWorld(t)
+	code := "const t: any = tools\nconst out = [String(await t.add({}))]\ntry { await t.approve({what: 'x'}) } catch (e: any) { out.push(e.code) }\nreturn out"
+	p := readPlan(t, w.ex, code)
+	require.True(t, p.Dynamic)
+	p.Tools = []string{"add"}
+	require.Equal(t, []string{"42", "DENIED"}, planResult(t, w.ex.Execute(context.Background(), planCall(code, p))))
+	require.Equal(t, map[string]int{"add": 1}, w.ran)
+}
+
+func TestExecutor_Execute_planInASessionIsRefused(t *testing.T) {
+	w := newParkWorld(t)
+	code := `return await tools.add({})`
+	c := planCall(code, readPlan(t, w.ex, code))
+	c.Session = "s"
+	r := w.ex.Execute(context.Background(), c)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
+	require.Contains(t, r.Err.Message, "cannot run in a session")
+	require.Empty(t, w.ran)
+}
+
+func TestExecutor_Plan_refusals(t *testing.T) {
+	w := newParkWorld(t)
+	_, err := w.ex.Plan("", "return (")
+	require.Equal(t, api.CodeCodeRunFailed, api.CodeOf(err))
+	_, err = w.ex.Plan("nope", "return 1")
+	require.Equal(t, api.CodeUnknownTool, api.CodeOf(err))
+	_, err = w.ex.Plan("", string(make([]byte, executor.DefaultMaxCodeBytes+1)))
+	require.Equal(t, api.CodeInvalidArgs, api.CodeOf(err))
+}
+
+// A plan-bound run parked to bytes and restored keeps its plan, with the
+// calls it admitted before it parked.
+func TestExecutor_RestoreParked_keepsThePlan(t *testing.T) {
+	w := newParkWorld(t)
+	ctx := context.Background()
+	code := "const a = await tools.add({})\nconst ok = await tools.approve({what: 'deploy'})\nlet b; try { b = await tools.add({}) } catch (e: any) { b = e.code }\nreturn [String(a), ok, String(b)]"
+	p := readPlan(t, w.ex, code)
+	require.Len(t, p.Calls, 3)
+	p.Calls = p.Calls[:2] // the last add is removed
+	res, parked := w.ex.ExecuteParkable(ctx, planCall(code, p), isApprove)
+	require.NotNil(t, parked, "not parked: %+v", res)
+	data, err := parked.Marshal()
+	require.NoError(t, err)
+	require.True(t, parked.Release())
+	other := newParkWorld(t) // another executor, as another node would be
+	again, err := other.ex.RestoreParked(data)
+	require.NoError(t, err)
+	answer := executor.Answer{Output: api.Output{Value: json.RawMessage(`"yes"`)}}
+	res, last := again.Resume(ctx, map[int32]executor.Answer{2: answer})
+	require.Nil(t, last)
+	require.Equal(t, []string{"42", "yes", "DENIED"}, planResult(t, res))
+	require.Equal(t, map[string]int{"add": 1}, w.ran)
+	require.Empty(t, other.ran, "the removed call was denied after the restore")
+}
