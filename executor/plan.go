@@ -9,11 +9,12 @@ import (
 )
 
 // Plan reads code, a run_code program, as scope's run_code would run it
-// (the tools bound to it, the deployment's program size limit) and returns
-// its plan (package plan). A program that could not run is refused as
+// (the tools bound to it, and extra, the names of tools a run will add,
+// such as ptcx serve's client tools; the deployment's program size limit)
+// and returns its plan (package plan). A program that could not run is refused as
 // run_code refuses it: INVALID_ARGS over a size limit, CODE_RUN_FAILED
 // (syntax) when it does not parse; an unknown scope is UNKNOWN_TOOL.
-func (e *Executor) Plan(scope, code string) (*plan.Plan, error) {
+func (e *Executor) Plan(scope, code string, extra ...string) (*plan.Plan, error) {
 	if scope == "" {
 		scope = deploymentScope
 	}
@@ -24,7 +25,7 @@ func (e *Executor) Plan(scope, code string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan.Read(code, names)
+	p, err := plan.Read(code, append(names, extra...))
 	if err != nil {
 		return nil, syntaxFailure(err, code)
 	}

@@ -95,6 +95,14 @@ func (c *Client) Execute(ctx context.Context, req serve.ExecutionRequest) (*serv
 	return &st, c.do(ctx, http.MethodPost, "/v1/executions", req, &st)
 }
 
+// Plan reads a program without running it and returns its plan (POST
+// /v1/plans); an execution with the plan, once approved, runs only that
+// program and only the calls it allows (ExecutionRequest.Plan).
+func (c *Client) Plan(ctx context.Context, req serve.PlanRequest) (*serve.Plan, error) {
+	var p serve.Plan
+	return &p, c.do(ctx, http.MethodPost, "/v1/plans", req, &p)
+}
+
 // ToolResults answers pending calls (POST /v1/executions/{id}/tool_results).
 func (c *Client) ToolResults(ctx context.Context, id string, results ...serve.ToolResult) (*serve.ExecutionState, error) {
 	var st serve.ExecutionState
