@@ -101,6 +101,7 @@ var readCases = []readCase{
 	{name: "tagged template", code: "try { await (tools.lookup as any)`x` } catch {}", dynamic: true},
 	{name: "conditional callee", code: "const c = Math.random() > 2\nawait (c ? tools.send_email : tools.lookup)({q: 'x'})", dynamic: true},
 	{name: "comma callee", code: "await (0, tools.lookup)({q: 'x'})", dynamic: true},
+	{name: "a getter on Object.prototype receives the global object", code: "Object.defineProperty(Object.prototype, 'zz', {get: ({}).valueOf, configurable: true})\n// @ts-ignore\nconst g: any = zz\ndelete (Object.prototype as any).zz\nawait g.tools.lookup({q: 1})", dynamic: true},
 	{name: "with", code: "with (Math) { max(1) }", dynamic: true},
 }
 

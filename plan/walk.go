@@ -43,6 +43,9 @@ var sensitive = map[string]string{
 var sensitiveMembers = map[string]string{
 	"constructor":               "a constructor of a function makes code the reader cannot see",
 	"__proto__":                 "a prototype leads to a function's constructor",
+	"prototype":                 "an accessor on a prototype can receive the global object, which reaches tools by any name",
+	"defineProperty":            "an accessor on a prototype can receive the global object, which reaches tools by any name",
+	"defineProperties":          "an accessor on a prototype can receive the global object, which reaches tools by any name",
 	"getPrototypeOf":            "a prototype leads to a function's constructor",
 	"setPrototypeOf":            "a prototype can change how a call resolves",
 	"getOwnPropertyNames":       "property names can be read by a computed name",
