@@ -137,27 +137,27 @@ func TestExecutor_RestoreParked_keepsThePlan(t *testing.T) {
 	require.Empty(t, other.ran, "the removed call was denied after the restore")
 }
 
-// A program that reaches a tool by a route the reader cannot see (a
-// function's constructor by a key built at run time) is held to the
-// approved plan all the same: the executor admits calls, not the reader.
-func TestExecutor_Execute_planHoldsAgainstWhatTheReaderCannotSee(t *testing.T) {
+// A program that reaches tools by a route the reader cannot see (a
+// function's constructor by a key built at run time, whose code runs in
+// the global scope) finds no tools when bound to a plan: they are only
+// its wrapper's parameter (wasmhost.Program.LexicalTools).
+func TestExecutor_Execute_planCodeFromTextFindsNoTools(t *testing.T) {
 	w := newParkWorld(t)
 	code := `const k = ["constr", "uctor"].join("");
 const F = (async () => {})[k];
 const out = [String(await tools.add({}))];
 for (const src of ["return tools.approve({what: 'x'})", "return tools.add({sneaky: 1})", "return tools.add({})"]) {
-  try { out.push(String(await F(src)())) } catch (e: any) { out.push(e.code) }
+  try { out.push(String(await F(src)())) } catch (e: any) { out.push(e.code ?? e.name) }
 }
 return out`
 	p := readPlan(t, w.ex, code)
 	require.False(t, p.Dynamic, "the reader does not see this route: %v", p.Reasons)
 	require.Equal(t, []string{"add"}, p.Tools)
 	out := planResult(t, w.ex.Execute(context.Background(), planCall(code, p)))
-	require.Equal(t, []string{"42", "DENIED", "DENIED", "DENIED"}, out,
-		"approve is not in the plan; add's one site takes no member it does not name, and was used already")
+	require.Equal(t, []string{"42", "ReferenceError", "ReferenceError", "ReferenceError"}, out)
 	require.Equal(t, map[string]int{"add": 1}, w.ran)
 
-	// Unbound, the same program makes all four calls: the plan is what holds it.
+	// Unbound, the same program makes all four calls.
 	w.ran = map[string]int{}
 	out = planResult(t, w.ex.Execute(context.Background(), runCodeCall(code)))
 	require.Equal(t, []string{"42", "the body ran", "42", "42"}, out)

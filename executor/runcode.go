@@ -105,7 +105,7 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	s := newScheduler(nestedCtx, e, tok)
 	s.outlive = c.idleGrace() > 0
 	start := c.start
-	p := wasmhost.Program{Tools: names, Catalog: c.catalog, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
+	p := wasmhost.Program{Tools: names, Catalog: c.catalog, LexicalTools: tok.plan != nil, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
 		Suspend: c.suspendWhen(), SuspendIdle: c.idleGrace()}
 	out, runErr := run(p, s)
 	// Idle parks are resumed here: the scheduler stays with the run and

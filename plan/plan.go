@@ -134,7 +134,7 @@ func Read(code string, tools []string) (*Plan, error) {
 
 // wrapHead is the guest's wrapper of a program (glue.c), on the same line
 // as the program's first line.
-const wrapHead = "(async function(){"
+const wrapHead = "(async function(tools){"
 
 func firstLine(s string) string {
 	for i := 0; i < len(s); i++ {

@@ -69,6 +69,24 @@ var readCases = []readCase{
 		sites: []string{`send_email 1 once {} to`, `lookup 1 once {"q":"x"} `}},
 	{name: "an object named tools of its own", code: "const o = { tools: 1 }\nreturn o.tools"},
 
+	// Code made from text runs in the global scope, and the global object of
+	// a plan-bound run holds no tools (wasmhost.Program.LexicalTools): these
+	// make no call, and the property test checks that they do not.
+	{name: "constructor of a function", code: "const F = (() => {}).constructor\nawait F('return tools.send_email({to: \"x\"})')()"},
+	{name: "constructor by bracket", code: "const F = (async () => {})['constructor']\nawait F('return tools.send_email({to: \"x\"})')()"},
+	{name: "constructor by string", code: "const k = 'constructor'\nconst F = Object[k]\nawait F('return tools.lookup({q: 1})')()"},
+	{name: "Function", code: "await Function('return tools')().lookup({q: 1})"},
+	{name: "globalThis", code: "await globalThis.tools.lookup({q: 1})"},
+	{name: "globalThis by bracket", code: "await globalThis['to' + 'ols'].lookup({q: 1})"},
+	{name: "this", code: "function g(this: any) { return this }\nawait g().tools.lookup({q: 1})"},
+	{name: "prototype", code: "const p = Object.getPrototypeOf(async function () {})\nawait p.constructor('return tools.lookup({q: 1})')()"},
+	{name: "__proto__", code: "const f: any = () => 1\nawait f.__proto__.constructor('return tools.lookup({q: 1})')()"},
+	{name: "a getter on Object.prototype receives the global object", code: "Object.defineProperty(Object.prototype, 'zz', {get: ({}).valueOf, configurable: true})\n// @ts-ignore\nconst g: any = zz\ndelete (Object.prototype as any).zz\nawait g.tools.lookup({q: 1})"},
+	{name: "with", code: "with (Math) { max(1) }"},
+	{name: "constructor by a key built at run time", code: "const k = ['constr', 'uctor'].join('')\nconst F = (async () => {})[k]\ntry { await F('return tools.send_email({to: \"m\"})')() } catch {}\nawait tools.lookup({q: 'x'})",
+		sites: []string{`lookup 4 once {"q":"x"} `}},
+	{name: "Object.prototype by a key built at run time", code: "const O: any = Object\nconst p = O[['proto', 'type'].join('')]\nO[['define', 'Property'].join('')](p, 'zz', {get: ({}).valueOf, configurable: true})\n// @ts-ignore\nconst g: any = zz\ntry { await g.tools.send_email({to: 'm'}) } catch {}"},
+
 	{name: "alias", code: "const t = tools\nawait t.send_email({to: 'x'})", dynamic: true},
 	{name: "destructuring", code: "const {send_email} = tools\nawait send_email({to: 'x'})", dynamic: true},
 	{name: "computed name", code: "const n = 'send_' + 'email'\nawait tools[n]({to: 'x'})", dynamic: true},
@@ -82,18 +100,9 @@ var readCases = []readCase{
 	{name: "Function.prototype.apply", code: "await tools.lookup.apply(undefined, [{q: 'x'}])", dynamic: true},
 	{name: "bind", code: "const f = tools.lookup.bind(null)\nawait f({q: 'x'})", dynamic: true},
 	{name: "$call.call", code: "await tools.$call.call(null, 'lookup', {q: 'x'})", dynamic: true},
-	{name: "constructor of a function", code: "const F = (() => {}).constructor\nawait F('return tools.send_email({to: \"x\"})')()", dynamic: true},
-	{name: "constructor by bracket", code: "const F = (async () => {})['constructor']\nawait F('return tools.send_email({to: \"x\"})')()", dynamic: true},
-	{name: "constructor by string", code: "const k = 'constructor'\nconst F = Object[k]\nawait F('return tools.lookup({q: 1})')()", dynamic: true},
-	{name: "Function", code: "await Function('return tools')().lookup({q: 1})", dynamic: true},
 	{name: "eval", code: "await eval('tools').lookup({q: 1})", dynamic: true},
 	{name: "indirect eval", code: "await (0, eval)('tools.lookup({q: 1})')", dynamic: true},
-	{name: "globalThis", code: "await globalThis.tools.lookup({q: 1})", dynamic: true},
-	{name: "globalThis by bracket", code: "await globalThis['to' + 'ols'].lookup({q: 1})", dynamic: true},
-	{name: "this", code: "function g(this: any) { return this }\nawait g().tools.lookup({q: 1})", dynamic: true},
 	{name: "Reflect", code: "await Reflect.get(Reflect.get(Object.getPrototypeOf(tools) ? {} : {}, 'x') ?? {}, 'y')", dynamic: true},
-	{name: "prototype", code: "const p = Object.getPrototypeOf(async function () {})\nawait p.constructor('return tools.lookup({q: 1})')()", dynamic: true},
-	{name: "__proto__", code: "const f: any = () => 1\nawait f.__proto__.constructor('return tools.lookup({q: 1})')()", dynamic: true},
 	{name: "arguments.callee", code: "let n = (globalThis as any).n = ((globalThis as any).n ?? 0) + 1\nawait tools.lookup({q: 'x'})\nif (n < 2) await arguments.callee()", dynamic: true},
 	{name: "program arguments in an arrow", code: "const again = () => arguments.callee\nawait tools.lookup({q: 'x'})", dynamic: true},
 	{name: "reassigning tools", code: "try { (tools as any) = 1 } catch {}\nawait tools.lookup({q: 'x'})", dynamic: true},
@@ -101,8 +110,6 @@ var readCases = []readCase{
 	{name: "tagged template", code: "try { await (tools.lookup as any)`x` } catch {}", dynamic: true},
 	{name: "conditional callee", code: "const c = Math.random() > 2\nawait (c ? tools.send_email : tools.lookup)({q: 'x'})", dynamic: true},
 	{name: "comma callee", code: "await (0, tools.lookup)({q: 'x'})", dynamic: true},
-	{name: "a getter on Object.prototype receives the global object", code: "Object.defineProperty(Object.prototype, 'zz', {get: ({}).valueOf, configurable: true})\n// @ts-ignore\nconst g: any = zz\ndelete (Object.prototype as any).zz\nawait g.tools.lookup({q: 1})", dynamic: true},
-	{name: "with", code: "with (Math) { max(1) }", dynamic: true},
 }
 
 func TestRead_table(t *testing.T) {

@@ -18,7 +18,6 @@ type walker struct {
 
 	repeat int // enclosing loops and functions: a site here can run more than once
 	fn     int // enclosing non-arrow functions (arguments is theirs)
-	class  int // enclosing class bodies (strict code: this is never the global object)
 	nest   int // the walk's depth, bounded by maxNest
 }
 
@@ -27,36 +26,12 @@ type walker struct {
 // in the AST.
 const maxNest = 4096
 
-// sensitive are the global names through which a program can reach the
-// global object (tools is a property of it) or make code from text, whose
-// calls no reader can list. A reference to one makes the plan dynamic.
-var sensitive = map[string]string{
-	"eval":       "eval runs code the reader cannot see",
-	"Function":   "the Function constructor makes code the reader cannot see",
-	"globalThis": "globalThis reaches tools by any name",
-	"Reflect":    "Reflect reads and calls properties by computed names",
-}
-
-// sensitiveMembers are property names that lead to a function's
-// constructor (code from text) or to prototypes, read as .name, ["name"]
-// or as any string literal.
-var sensitiveMembers = map[string]string{
-	"constructor":               "a constructor of a function makes code the reader cannot see",
-	"__proto__":                 "a prototype leads to a function's constructor",
-	"prototype":                 "an accessor on a prototype can receive the global object, which reaches tools by any name",
-	"defineProperty":            "an accessor on a prototype can receive the global object, which reaches tools by any name",
-	"defineProperties":          "an accessor on a prototype can receive the global object, which reaches tools by any name",
-	"getPrototypeOf":            "a prototype leads to a function's constructor",
-	"setPrototypeOf":            "a prototype can change how a call resolves",
-	"getOwnPropertyNames":       "property names can be read by a computed name",
-	"getOwnPropertyDescriptor":  "a property descriptor leads to a function's constructor",
-	"getOwnPropertyDescriptors": "a property descriptor leads to a function's constructor",
-	"ownKeys":                   "property names can be read by a computed name",
-	"__lookupGetter__":          "an accessor lookup reads properties by computed names",
-	"__lookupSetter__":          "an accessor lookup reads properties by computed names",
-	"__defineGetter__":          "an accessor definition can change how a call resolves",
-	"__defineSetter__":          "an accessor definition can change how a call resolves",
-}
+// The tools of a run bound to a plan are only the parameter of the guest's
+// wrapper (wasmhost.Program.LexicalTools): the global object has none, so
+// code made from text (the Function constructor, an indirect eval), which
+// runs in the global scope, cannot reach them. What can is the program's
+// own text: the name tools, a direct eval (which runs in the program's
+// scope), and the wrapper's arguments. Those are what the walk follows.
 
 func (w *walker) dynamic(at file.Idx, why string) {
 	w.plan.Dynamic = true
@@ -190,8 +165,7 @@ func (w *walker) stmt(s ast.Statement) {
 		if s.Finally != nil {
 			w.stmt(s.Finally)
 		}
-	case *ast.WithStatement:
-		w.dynamic(s.Idx0(), "with makes every name a property of an object the reader cannot see")
+	case *ast.WithStatement: // with may make tools another object's: a listed call is then over-counted, never missed
 		w.expr(s.Object)
 		w.stmt(s.Body)
 	default:
@@ -239,7 +213,6 @@ func (w *walker) target(t ast.Expression) {
 		if t.Name == "tools" {
 			w.dynamic(t.Idx, "the program declares or assigns a name tools of its own")
 		}
-		w.name(t)
 	case *ast.ObjectPattern:
 		for _, p := range t.Properties {
 			switch p := p.(type) {
@@ -291,7 +264,6 @@ func (w *walker) expr(e ast.Expression) {
 		w.expr(e.Callee)
 		w.exprs(e.ArgumentList)
 	case *ast.DotExpression:
-		w.member(e.Identifier.Idx, string(e.Identifier.Name))
 		w.expr(e.Left)
 	case *ast.BracketExpression:
 		w.expr(e.Left)
@@ -336,17 +308,9 @@ func (w *walker) expr(e ast.Expression) {
 		w.classLit(e)
 	case *ast.TemplateLiteral:
 		w.expr(e.Tag)
-		for _, el := range e.Elements {
-			w.member(el.Idx, string(el.Parsed))
-		}
 		w.exprs(e.Expressions)
-	case *ast.StringLiteral:
-		w.member(e.Idx, string(e.Value))
-	case *ast.NumberLiteral, *ast.BooleanLiteral, *ast.NullLiteral, *ast.RegExpLiteral, *ast.SuperExpression, *ast.MetaProperty:
-	case *ast.ThisExpression:
-		if w.class == 0 {
-			w.dynamic(e.Idx, "this outside a class can be the global object, which reaches tools by any name")
-		}
+	case *ast.StringLiteral, *ast.NumberLiteral, *ast.BooleanLiteral, *ast.NullLiteral, *ast.RegExpLiteral,
+		*ast.SuperExpression, *ast.MetaProperty, *ast.ThisExpression:
 	case *ast.ObjectPattern, *ast.ArrayPattern:
 		w.target(e)
 	default:
@@ -366,34 +330,16 @@ func (w *walker) ref(id *ast.Identifier) {
 	case n == "tools":
 		w.dynamic(id.Idx, "tools is used other than to call a tool by a name written in the program (tools.name(...))")
 	case n == "arguments" && w.fn == 1: // the wrapper's, not a function's of the program
-		w.dynamic(id.Idx, "the program's own arguments can run the program again")
-	default:
-		w.name(id)
+		w.dynamic(id.Idx, "the program's own arguments hold its tools, and can run the program again")
+	case n == "eval":
+		w.dynamic(id.Idx, "a direct eval runs code the reader cannot see in the program's own scope, where tools is")
 	}
 }
 
-// name checks a name that is read or written for the sensitive globals.
-func (w *walker) name(id *ast.Identifier) {
-	if why, ok := sensitive[string(id.Name)]; ok {
-		w.dynamic(id.Idx, why)
-	}
-}
-
-// member checks a property name, or any string the program holds, for the
-// sensitive ones.
-func (w *walker) member(at file.Idx, name string) {
-	if why, ok := sensitiveMembers[name]; ok {
-		w.dynamic(at, why)
-	}
-}
-
+// key walks a property key that is computed.
 func (w *walker) key(k ast.Expression, computed bool) {
 	if computed {
 		w.expr(k)
-		return
-	}
-	if name, ok := keyName(k); ok {
-		w.member(k.Idx0(), name)
 	}
 }
 
@@ -453,14 +399,11 @@ func (w *walker) classLit(c *ast.ClassLiteral) {
 		return
 	}
 	w.expr(c.SuperClass)
-	w.class++
 	w.repeat++ // field initialisers and methods run per instance or per call
 	for _, el := range c.Body {
 		switch el := el.(type) {
 		case *ast.MethodDefinition:
-			if name, ok := keyName(el.Key); !ok || el.Computed || name != "constructor" || el.Static || el.Kind != ast.PropertyKindMethod {
-				w.key(el.Key, el.Computed)
-			}
+			w.key(el.Key, el.Computed)
 			w.function(el.Body)
 		case *ast.FieldDefinition:
 			w.key(el.Key, el.Computed)
@@ -474,18 +417,4 @@ func (w *walker) classLit(c *ast.ClassLiteral) {
 		}
 	}
 	w.repeat--
-	w.class--
-}
-
-// keyName is the name of a property key that is not computed.
-func keyName(k ast.Expression) (string, bool) {
-	switch k := k.(type) {
-	case *ast.StringLiteral:
-		return string(k.Value), true
-	case *ast.Identifier:
-		return string(k.Name), true
-	case *ast.NumberLiteral:
-		return k.Literal, true
-	}
-	return "", false
 }

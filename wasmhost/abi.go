@@ -117,7 +117,8 @@ type guestConfig struct {
 	MaxPendingCalls int      `json:"maxPendingCalls"`
 	MaxCalls        int      `json:"maxCalls"`
 	MaxTimers       int      `json:"maxTimers"`
-	Session         bool     `json:"session,omitempty"` // Program.Session: compiled in the session's last scope
+	Session         bool     `json:"session,omitempty"`      // Program.Session: compiled in the session's last scope
+	LexicalTools    bool     `json:"lexicalTools,omitempty"` // Program.LexicalTools
 }
 
 // engineMemoryLimit is the QuickJS memory limit for a linear memory capped
