@@ -26,13 +26,6 @@ type walker struct {
 // in the AST.
 const maxNest = 4096
 
-// The tools of a run bound to a plan are only the parameter of the guest's
-// wrapper (wasmhost.Program.LexicalTools): the global object has none, so
-// code made from text (the Function constructor, an indirect eval), which
-// runs in the global scope, cannot reach them. What can is the program's
-// own text: the name tools, a direct eval (which runs in the program's
-// scope), and the wrapper's arguments. Those are what the walk follows.
-
 func (w *walker) dynamic(at file.Idx, why string) {
 	w.plan.Dynamic = true
 	if len(w.plan.Reasons) < maxReasons {
@@ -325,6 +318,13 @@ func (w *walker) exprs(list []ast.Expression) {
 }
 
 // ref is a name read as a value.
+//
+// The tools of a run bound to a plan are only the parameter of the guest's
+// wrapper (wasmhost.Program.LexicalTools): the global object has none, so
+// code made from text (the Function constructor, an indirect eval), which
+// runs in the global scope, cannot reach them. What can is the program's
+// own text: the name tools, a direct eval (which runs in the program's
+// scope), and the wrapper's arguments. Those are the names ref watches.
 func (w *walker) ref(id *ast.Identifier) {
 	switch n := string(id.Name); {
 	case n == "tools":
