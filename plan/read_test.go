@@ -67,6 +67,9 @@ var readCases = []readCase{
 		sites: []string{`lookup 2 repeats {} q`}},
 	{name: "nested call in the arguments", code: "await tools.send_email({to: (await tools.lookup({q: 'x'})) as any})",
 		sites: []string{`send_email 1 once {} to`, `lookup 1 once {"q":"x"} `}},
+	{name: "an escaped name", code: "await \\u0074ools.send_email({to: 'x'})\nawait tools['\\u0073end_email']({to: 'y'})",
+		sites: []string{`send_email 1 once {"to":"x"} `, `send_email 2 once {"to":"y"} `}},
+	{name: "a call inside with", code: "with ({}) { await tools.lookup({q: 1}) }", sites: []string{`lookup 1 once {"q":1} `}},
 	{name: "an object named tools of its own", code: "const o = { tools: 1 }\nreturn o.tools"},
 
 	// Code made from text runs in the global scope, and the global object of
