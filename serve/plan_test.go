@@ -83,3 +83,31 @@ func TestServer_plans_refusals(t *testing.T) {
 	require.True(t, p.Dynamic)
 	require.Contains(t, p.Tools, "write")
 }
+
+// A plan-bound execution parked on a client tool keeps its plan across a
+// restart with a dir store: the removed tool is still DENIED after it.
+func TestServer_plans_restartKeepsThePlan(t *testing.T) {
+	dir := t.TempDir()
+	withDir := func(node string) func(*serve.Config) {
+		return func(c *serve.Config) {
+			c.Store = &serve.StoreConfig{Kind: "dir", Path: dir}
+			c.Node, c.Lease = node, "1s"
+		}
+	}
+	before := newServer(t, withDir("first"))
+	c := before.client(keyA)
+	p, err := c.Plan(ctx(t), serve.PlanRequest{Code: planProgram, ClientTools: []serve.ClientTool{askTool}})
+	require.NoError(t, err)
+	p.Tools = []string{"ask"}
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: planProgram, ClientTools: []serve.ClientTool{askTool}, Plan: p})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
+	serve.Crash(before.srv)
+
+	after := newServer(t, withDir("second"))
+	c = after.client(keyA)
+	done, err := c.ToolResults(ctx(t), st.ID, serve.ToolResult{ID: st.Pending[0].ID, OK: true, Value: json.RawMessage(`"ok"`)})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"DENIED"`, string(done.Value))
+}
