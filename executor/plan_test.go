@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/plan"
+	"github.com/ptcx/ptcx/registry"
 )
 
 func planCall(code string, p *plan.Plan) executor.Call {
@@ -161,4 +163,40 @@ return out`
 	w.ran = map[string]int{}
 	out = planResult(t, w.ex.Execute(context.Background(), runCodeCall(code)))
 	require.Equal(t, []string{"42", "the body ran", "42", "42"}, out)
+}
+
+// A call the approved plan covers needs no approval (the plan was it); a
+// deny still denies it.
+func TestExecutor_Execute_planCoveredCallSkipsApprovalNotDenial(t *testing.T) {
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
+	for _, name := range []string{"pay", "wipe"} {
+		require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: name, Description: "x",
+			Body: func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput(name + " ran") }}))
+	}
+	var asked atomic.Int64
+	ex := newExecutor(t, reg, executor.NewConfig().WithRuntime(realRuntime(t)).
+		WithPreExecute(func(_ context.Context, req executor.Request) (executor.Decision, error) {
+			switch req.Tool {
+			case "pay":
+				return executor.Decision{Verdict: executor.Ask, Reason: "money"}, nil
+			case "wipe":
+				return executor.Decision{Verdict: executor.Deny, Reason: "never"}, nil
+			}
+			return executor.Decision{}, nil
+		}).
+		WithApprover(executor.ApproverFunc(func(context.Context, executor.Request, string) (executor.Approval, string, error) {
+			asked.Add(1)
+			return executor.Reject, "nobody is here", nil
+		})))
+	code := `const out: string[] = [];
+for (const f of [() => tools.pay({}), () => tools.wipe({})]) { try { out.push(await f()) } catch (e: any) { out.push(e.code) } }
+return out`
+	require.Equal(t, []string{"DENIED", "DENIED"}, planResult(t, ex.Execute(context.Background(), runCodeCall(code))))
+	require.Equal(t, int64(1), asked.Load(), "unbound, pay is asked about")
+	p, err := ex.Plan("", code)
+	require.NoError(t, err)
+	require.Equal(t, []string{"pay", "wipe"}, p.Tools)
+	require.Equal(t, []string{"pay ran", "DENIED"}, planResult(t, ex.Execute(context.Background(), planCall(code, p))))
+	require.Equal(t, int64(1), asked.Load(), "bound, pay is not asked about again")
 }
