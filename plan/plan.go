@@ -105,7 +105,7 @@ func Read(code string, tools []string) (*Plan, error) {
 	}
 	// Wrapped as the guest wraps it (glue.c), so that positions are the
 	// guest's, which prog.Locate maps back to the text as sent.
-	src := wrapHead + prog.JS + "\n})"
+	src := wrapHead + prog.JS + "\n}})"
 	ast, perr := parser.ParseFile(nil, "", src, 0, parser.WithDisableSourceMaps)
 	if perr != nil {
 		p.Dynamic = true
@@ -134,7 +134,7 @@ func Read(code string, tools []string) (*Plan, error) {
 
 // wrapHead is the guest's wrapper of a program (glue.c), on the same line
 // as the program's first line.
-const wrapHead = "(async function(tools){"
+const wrapHead = "(function(tools){return async function(){"
 
 func firstLine(s string) string {
 	for i := 0; i < len(s); i++ {

@@ -47,19 +47,43 @@ func (w *walker) line(at file.Idx) int {
 	return 0
 }
 
-// program walks the guest's wrapper function: its body runs once.
+// program walks the body of the program's function inside the guest's
+// wrapper (wrapHead): it runs once.
 func (w *walker) program(p *ast.Program) {
-	if len(p.Body) == 1 {
-		if es, ok := p.Body[0].(*ast.ExpressionStatement); ok {
-			if f, ok := es.Expression.(*ast.FunctionLiteral); ok && f.Body != nil {
-				w.fn++ // the wrapper's own arguments
-				w.stmts(f.Body.List)
-				w.fn--
-				return
-			}
-		}
+	if body := programBody(p); body != nil {
+		w.fn++ // the program function's own arguments
+		w.stmts(body.List)
+		w.fn--
+		return
 	}
+	w.repeat++ // not the shape the wrapper makes: read it all as repeating
 	w.stmts(p.Body)
+	w.repeat--
+}
+
+// programBody is the body of the program's function: the function the
+// wrapper's outer function returns.
+func programBody(p *ast.Program) *ast.BlockStatement {
+	if len(p.Body) != 1 {
+		return nil
+	}
+	es, ok := p.Body[0].(*ast.ExpressionStatement)
+	if !ok {
+		return nil
+	}
+	outer, ok := es.Expression.(*ast.FunctionLiteral)
+	if !ok || outer.Body == nil || len(outer.Body.List) != 1 {
+		return nil
+	}
+	ret, ok := outer.Body.List[0].(*ast.ReturnStatement)
+	if !ok {
+		return nil
+	}
+	inner, ok := ret.Argument.(*ast.FunctionLiteral)
+	if !ok || inner.Body == nil {
+		return nil
+	}
+	return inner.Body
 }
 
 func (w *walker) stmts(list []ast.Statement) {
@@ -319,18 +343,20 @@ func (w *walker) exprs(list []ast.Expression) {
 
 // ref is a name read as a value.
 //
-// The tools of a run bound to a plan are only the parameter of the guest's
-// wrapper (wasmhost.Program.LexicalTools): the global object has none, so
-// code made from text (the Function constructor, an indirect eval), which
-// runs in the global scope, cannot reach them. What can is the program's
-// own text: the name tools, a direct eval (which runs in the program's
-// scope), and the wrapper's arguments. Those are the names ref watches.
+// The tools of a run bound to a plan are only in the scope around the
+// program's (the guest's wrapper; wasmhost.Program.LexicalTools): the
+// global object has none, so code made from text (the Function
+// constructor, an indirect eval), which runs in the global scope, cannot
+// reach them. What can is the program's own text: the name tools and a
+// direct eval (which runs in the program's scope); and the program's
+// arguments.callee can run it, and its "once" sites, again. Those are the
+// names ref watches.
 func (w *walker) ref(id *ast.Identifier) {
 	switch n := string(id.Name); {
 	case n == "tools":
 		w.dynamic(id.Idx, "tools is used other than to call a tool by a name written in the program (tools.name(...))")
 	case n == "arguments" && w.fn == 1: // the wrapper's, not a function's of the program
-		w.dynamic(id.Idx, "the program's own arguments hold its tools, and can run the program again")
+		w.dynamic(id.Idx, "the program's own arguments can run the program again (arguments.callee)")
 	case n == "eval":
 		w.dynamic(id.Idx, "a direct eval runs code the reader cannot see in the program's own scope, where tools is")
 	}

@@ -19,12 +19,15 @@
 
 /* The program body is compiled inside this wrapper, on the same line as the
  * body's first line, so line numbers need no adjustment (the prelude
- * adjusts columns on line 1). Its parameter is the program's tools (the
- * prelude's hook "tools"): a plan-bound program has no global tools, so
- * that code made from text, which runs in the global scope, cannot reach
- * them (docs/abi.md, "The program"). */
-static const char wrapper_head[] = "(async function(tools){";
-static const char wrapper_tail[] = "\n})";
+ * adjusts columns on line 1). The outer function's parameter is the
+ * program's tools (the prelude's hook "tools"), in a scope around the
+ * program's own, which may declare a tools of its own: a plan-bound
+ * program has no global tools, so that code made from text, which runs in
+ * the global scope, cannot reach them (docs/abi.md, "The program"). The
+ * outer function returns before the program starts: it is never on the
+ * program's stack. */
+static const char wrapper_head[] = "(function(tools){return async function(){";
+static const char wrapper_tail[] = "\n}})";
 
 static JSRuntime *rt;
 static JSContext *ctx;
@@ -390,9 +393,13 @@ int32_t ptcx_start(const char *cfg, size_t len)
         JS_FreeValue(ctx, fn);
         return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
     }
-    program = JS_Call(ctx, fn, JS_UNDEFINED, 1, (JSValueConst *)&tools);
+    JSValue body = JS_Call(ctx, fn, JS_UNDEFINED, 1, (JSValueConst *)&tools);
     JS_FreeValue(ctx, tools);
     JS_FreeValue(ctx, fn);
+    if (JS_IsException(body))
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    program = JS_Call(ctx, body, JS_UNDEFINED, 0, NULL);
+    JS_FreeValue(ctx, body);
     if (JS_IsException(program)) {
         /* The body escaped its wrapper and is not a function. */
         program = JS_UNDEFINED;
