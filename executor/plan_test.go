@@ -200,3 +200,15 @@ return out`
 	require.Equal(t, []string{"pay ran", "DENIED"}, planResult(t, ex.Execute(context.Background(), planCall(code, p))))
 	require.Equal(t, int64(1), asked.Load(), "bound, pay is not asked about again")
 }
+
+// The program's tools are in a scope around its own, so a program may
+// still declare a tools of its own, bound to a plan or not (a plan of it is
+// dynamic).
+func TestExecutor_Execute_programMayDeclareTools(t *testing.T) {
+	w := newParkWorld(t)
+	code := "const tools = [1, 2]\nreturn [String(tools.length)]"
+	require.Equal(t, []string{"2"}, planResult(t, w.ex.Execute(context.Background(), runCodeCall(code))))
+	p := readPlan(t, w.ex, code)
+	require.True(t, p.Dynamic)
+	require.Equal(t, []string{"2"}, planResult(t, w.ex.Execute(context.Background(), planCall(code, p))))
+}
