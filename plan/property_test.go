@@ -44,7 +44,7 @@ func (r *recorder) Dispatch(name string, args json.RawMessage, done func(wasmhos
 }
 
 // run runs code in the real sandbox as a plan-bound run runs it (stripped,
-// with its tools only as its wrapper's parameter) and returns the calls
+// with its tools only in the scope around its own) and returns the calls
 // it made.
 func run(t *testing.T, code string) []made {
 	t.Helper()
