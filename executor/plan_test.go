@@ -142,7 +142,7 @@ func TestExecutor_RestoreParked_keepsThePlan(t *testing.T) {
 // A program that reaches tools by a route the reader cannot see (a
 // function's constructor by a key built at run time, whose code runs in
 // the global scope) finds no tools when bound to a plan: they are only
-// the scope around its own (wasmhost.Program.LexicalTools).
+// in the scope around its own (wasmhost.Program.LexicalTools).
 func TestExecutor_Execute_planCodeFromTextFindsNoTools(t *testing.T) {
 	w := newParkWorld(t)
 	code := `const k = ["constr", "uctor"].join("");
