@@ -10,7 +10,7 @@ import (
 // abiVersion is the guest ABI this host speaks: PTCX_ABI_VERSION in
 // guest/glue/ptcx.h. docs/abi.md documents it; New refuses a guest that
 // reports another version.
-const abiVersion = 1
+const abiVersion = 2
 
 // Names of the guest's exports.
 const (
