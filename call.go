@@ -25,6 +25,12 @@ type Call struct {
 	// (WithSessions): the programs of one session in one scope share
 	// their top-level declarations and globals. Empty: a fresh state.
 	Session string
+	// Plan, for a run_code call, binds its program to an approved plan
+	// (Host.Plan, then a person's edits: tools or calls removed): another
+	// program is refused with DENIED before it runs, a call the plan does
+	// not allow is DENIED and reaches nothing, a call it allows needs no
+	// approval. A plan cannot bind a run in a session. Nil: unbound.
+	Plan *Plan
 
 	// invalid is why a decoded wire item cannot run (no id, no name, ...);
 	// Execute returns it as the result. Only the decoders set it.

@@ -68,3 +68,36 @@ func Example() {
 	// {"role":"tool","tool_call_id":"call_1","content":"Paris: 21 °C"}
 	// {"role":"tool","tool_call_id":"call_2","content":"UNKNOWN_TOOL: unknown tool \"add\": only run_code is callable directly — call add from inside a run_code program instead, e.g. run_code {\"code\": \"return await tools.add({a: 0, b: 0});\", \"description\": \"...\"}"}
 }
+
+// A person approves what a program can do before it runs: read its plan,
+// remove what they refuse, and run the program bound to what is left.
+func ExampleHost_Plan() {
+	ctx := context.Background()
+	h, err := ptcx.New(ctx, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(
+		ptcx.Func("add", "Add two numbers.", add, ptcx.ConcurrencySafe()),
+		ptcx.Func("weather", "The weather in a city.", weather, ptcx.ConcurrencySafe()),
+	))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close(ctx)
+
+	code := `const n = await tools.add({a: 1, b: 2});
+try { return (await tools.weather({name: "Paris"})).celsius + n } catch (e) { return e.code }`
+	plan, err := h.Plan("", code)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range plan.Calls {
+		args, _ := json.Marshal(c.Args)
+		fmt.Printf("line %d: %s %s\n", c.Line, c.Tool, args)
+	}
+	plan.Tools = []string{"add"} // the person refuses weather
+	args, _ := json.Marshal(map[string]string{"description": "add, then the weather", "code": code})
+	r := h.Execute(ctx, ptcx.Call{Name: "run_code", Args: args, Plan: plan})
+	fmt.Println(r.Text)
+	// Output:
+	// line 1: add {"a":1,"b":2}
+	// line 2: weather {"name":"Paris"}
+	// DENIED
+}

@@ -157,7 +157,7 @@ func (h *Host) Execute(ctx context.Context, c Call) Result {
 			"call %s names session %q, but this host was built without ptcx.WithSessions: add the option, or leave Session empty", c.ID, c.Session)}
 		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
 	}
-	call := executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args, Session: c.Session}
+	call := executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args, Session: c.Session, Plan: c.Plan}
 	if c.Seed != nil {
 		call.World = &wasmhost.World{Seed: *c.Seed}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
+	"github.com/ptcx/ptcx/plan"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -84,6 +85,11 @@ type Call struct {
 	// always. Sessions are keyed by (Scope, Session): never shared across
 	// scopes. Other tools ignore it.
 	Session string
+	// Plan, for a run_code call, binds its program to an approved plan
+	// (package plan, plan.go): the program must be the one the plan was
+	// read from, and its nested calls are only those the plan allows;
+	// nil runs it unbound. Other tools ignore it.
+	Plan *plan.Plan
 }
 
 // Execute runs one model-direct call through every phase and returns its
@@ -140,6 +146,8 @@ type execution struct {
 	in      resolve.Args        // the arguments, read once (phase 1)
 	args    map[string]any      // run_code's, decoded
 	session string              // Call.Session of a model-direct call
+	plan    *plan.Plan          // Call.Plan of a model-direct call
+	planned bool                // a nested call the run's approved plan covers (plan.go)
 
 	run atomic.Pointer[RunInfo] // run_code's sandbox run, once it ran
 
@@ -174,7 +182,7 @@ func (e *Executor) initExecution(x *execution, call Call, parent *token) {
 	}
 	x.req = Request{ID: call.ID, Scope: call.Scope, Tool: call.Name, Args: call.Args, World: call.World}
 	if parent == nil {
-		x.session = call.Session
+		x.session, x.plan = call.Session, call.Plan
 	}
 	if x.req.World == nil && parent == nil && call.Name == registry.RunCode {
 		x.req.World = e.cfg.world
@@ -200,5 +208,6 @@ func (x *execution) prepare(ctx context.Context) bool {
 	return x.create(ctx) &&
 		x.checkCancelled(ctx) &&
 		x.validate() &&
+		x.withinPlan() &&
 		x.policy(ctx)
 }

@@ -256,6 +256,7 @@ func (p *Parked) ExecutionID() string { return p.run.x.req.ID }
 func (t *token) successor() *token {
 	n := t.exec.mintToken(t.callID, t.scope)
 	n.seq.Store(t.seq.Load())
+	n.plan = t.plan
 	t.ledger.mu.Lock()
 	n.ledger.calls, n.ledger.args, n.ledger.total, n.ledger.omitted, n.ledger.cost = t.ledger.calls, t.ledger.args, t.ledger.total, t.ledger.omitted, t.ledger.cost
 	t.ledger.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
+	"github.com/ptcx/ptcx/plan"
 	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -83,6 +84,9 @@ type parkedHeader struct {
 	RawBytes int          `json:"raw_bytes"`
 	Calls    []parkedCall `json:"calls"`
 	Ledger   parkedLedger `json:"ledger"`
+	// Plan is the state of the approved plan the run is bound to
+	// (plan.Bound, with the calls it admitted), or absent.
+	Plan json.RawMessage `json:"plan,omitempty"`
 	// Flow is the execution's data-flow state (flow.go): absent when its
 	// label is the lowest and nothing was counted.
 	Flow *parkedFlow `json:"flow,omitempty"`
@@ -177,6 +181,11 @@ func (p *Parked) Marshal() ([]byte, error) {
 	}
 	for _, pc := range p.snap.Calls {
 		h.Calls = append(h.Calls, parkedCall{ID: pc.ID, Name: pc.Name, Args: pc.Args, Dispatched: pc.State == wasmhost.CallDispatched})
+	}
+	if c.tok.plan != nil {
+		if h.Plan, err = json.Marshal(c.tok.plan); err != nil {
+			return nil, fmt.Errorf("executor: marshalling parked execution %s: its plan: %w", x.req.ID, err)
+		}
 	}
 	l := &c.tok.ledger
 	l.mu.Lock()
@@ -445,6 +454,12 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 	if err != nil {
 		return nil, incompatible("its program no longer transpiles: %v", err)
 	}
+	var bound *plan.Bound
+	if len(h.Plan) > 0 {
+		if bound, err = plan.RestoreBound(h.Plan); err != nil {
+			return nil, incompatible("its plan: %v", err)
+		}
+	}
 	if !takenParked.hold(h.ID + "\x00" + h.Nonce) {
 		return nil, fmt.Errorf("%w: execution %s (parked state %s)", ErrParkedTaken, h.ID, h.Nonce)
 	}
@@ -453,6 +468,7 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 	tok.ledger.calls, tok.ledger.args = h.Ledger.Calls, h.Ledger.Args
 	tok.ledger.total, tok.ledger.omitted, tok.ledger.cost = h.Ledger.Total, h.Ledger.Omitted, h.Ledger.Cost
 	tok.flow.restore(h.Flow)
+	tok.plan = bound
 	c := &codeRun{x: x, prog: prog, names: h.Tools, limits: h.Limits.api().Within(e.limits), tok: tok,
 		start: time.Now(), elapsed: time.Duration(h.ElapsedN)}
 	later := make(map[string]bool, len(h.Later))

@@ -22,7 +22,7 @@ func (x *execution) policy(ctx context.Context) bool {
 	if flowAsk != "" {
 		ask = append([]string{flowAsk}, ask...)
 	}
-	if len(ask) > 0 && !x.approve(ctx, strings.Join(ask, "; ")) {
+	if len(ask) > 0 && !x.planned && !x.approve(ctx, strings.Join(ask, "; ")) { // the approved plan covers the call (plan.go)
 		if x.err != nil && x.flowAsk != nil {
 			x.err.Policy = x.flowAsk
 		}

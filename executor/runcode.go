@@ -57,8 +57,13 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 		return api.Output{}, internal("run_code: the tool catalog", err)
 	}
 
+	bound, perr := x.bindPlan(a.Code, names) // plan.go
+	if perr != nil {
+		return api.Output{}, perr
+	}
 	c := &codeRun{x: x, prog: prog, names: names, catalog: catalog, limits: limits, tok: e.mintToken(x.req.ID, x.req.Scope), start: time.Now(),
 		park: parkingOf(ctx)}
+	c.tok.plan = bound
 	if x.session != "" {
 		return e.runInSession(ctx, c) // session_run.go
 	}
@@ -100,7 +105,7 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	s := newScheduler(nestedCtx, e, tok)
 	s.outlive = c.idleGrace() > 0
 	start := c.start
-	p := wasmhost.Program{Tools: names, Catalog: c.catalog, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
+	p := wasmhost.Program{Tools: names, Catalog: c.catalog, LexicalTools: tok.plan != nil, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
 		Suspend: c.suspendWhen(), SuspendIdle: c.idleGrace()}
 	out, runErr := run(p, s)
 	// Idle parks are resumed here: the scheduler stays with the run and

@@ -1,6 +1,10 @@
 package executor
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/ptcx/ptcx/plan"
+)
 
 // token is the parent token of one run_code execution. It is minted by the
 // executor, lives only in host memory (the guest never sees it; nothing
@@ -14,6 +18,7 @@ type token struct {
 	seq    atomic.Int64 // nested call numbers, from 1
 	ledger ledger       // the nested calls of the run, as they finish
 	flow   flow         // the run's context label, counts and cost (flow.go)
+	plan   *plan.Bound  // the approved plan the run is bound to, or nil (plan.go)
 }
 
 func (e *Executor) mintToken(callID, scope string) *token {

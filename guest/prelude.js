@@ -4,8 +4,9 @@
 // It is a single function expression. The glue calls it with the natives
 // object (call, log, timerSet, timerClear, result, error, encode; see
 // glue/natives.c) and keeps the hooks it returns (start, toolError, fire,
-// report, reset). Programs see only what it installs on the global object: tools,
-// ToolCallError, console, setTimeout and clearTimeout. See docs/abi.md.
+// report, reset, tools). Programs see only what it installs on the global object:
+// tools (unless lexicalTools), ToolCallError, console, setTimeout and clearTimeout,
+// and their tools in the scope around their own (the wrapper's). See docs/abi.md.
 //
 // Everything the prelude needs later is captured here, before any program
 // code runs, and nothing it uses afterwards goes through a prototype a
@@ -94,12 +95,15 @@
   // Refusal codes of natives.call and natives.timerSet: docs/abi.md.
   const REFUSED_PENDING = -1, REFUSED_TOTAL = -2, REFUSED_TIMERS = -3;
   // Columns on line 1 of the program are offset by the wrapper in glue.c.
-  const WRAPPER_HEAD = "(async function(){".length;
+  const WRAPPER_HEAD = "(function(tools){return async function(){".length;
   // A session's programs (glue.c, session_head) are compiled by a direct
   // eval, whose frames are named <input>, behind a longer wrapper; their
   // frames are shown as <program> all the same. session is set per start.
   const SESSION_HEAD = "(function(){let __ptcx_k;return [()=>__ptcx_k,async function(){__ptcx_k=(__ptcx_s)=>eval(__ptcx_s);".length;
   let session = false;
+  // The tools of the program just started, which the glue takes once (the
+  // hook tools) to pass to the program's wrapper.
+  let started = undefined;
   const MAX_JSON_DEPTH = 100; // PTCX_JSON_DEPTH in encode.c
   const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
@@ -935,8 +939,12 @@
       };
       session = config.session === true;
       const bound = makeTools(isArray(config.tools) ? config.tools : [], typeof config.catalog === "string" ? config.catalog : "");
+      started = bound;
       if (!session) {
-        global("tools", bound);
+        // A plan-bound program (lexicalTools) has its tools only in the
+        // scope around its own (glue.c's wrapper): code made from text
+        // cannot name them.
+        if (config.lexicalTools !== true) global("tools", bound);
       } else {
         // Each program of a session gets its own tools, so the global
         // stays configurable; a program can only break this for itself.
@@ -948,6 +956,12 @@
         }
       }
       return toStr(config.code);
+    },
+    // tools hands over the tools of the program just started, once.
+    tools() {
+      const t = started;
+      started = undefined;
+      return t;
     },
     // reset forgets the timers of the last program of a session (ptcx_next).
     reset() {

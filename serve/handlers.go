@@ -37,6 +37,7 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/v1/executions/{id}/events", tenantHandler: s.getEvents, long: true},
 		{method: "DELETE", path: "/v1/sessions/{name}", tenantHandler: s.deleteSession},
 		{method: "POST", path: "/v1/calls", tenantHandler: s.postCall, long: true},
+		{method: "POST", path: "/v1/plans", tenantHandler: s.postPlan},
 		{method: "GET", path: "/v1/tools", tenantHandler: s.getTools},
 		{method: "GET", path: "/v1/prompt", tenantHandler: s.getPrompt},
 		{method: "POST", path: "/mcp", tenantHandler: s.mcp, long: true},

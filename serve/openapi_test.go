@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ptcx/ptcx/plan"
 	"github.com/ptcx/ptcx/serve"
 )
 
@@ -93,6 +94,7 @@ func TestOpenAPI_schemasMatchTypes(t *testing.T) {
 		"ExecutionState": serve.ExecutionState{}, "ToolResultError": serve.ToolResultError{}, "ToolResult": serve.ToolResult{},
 		"ToolResultsRequest": serve.ToolResultsRequest{}, "CallRequest": serve.CallRequest{}, "CallResponse": serve.CallResponse{},
 		"ErrorBody": serve.ErrorBody{}, "ErrorEnvelope": serve.ErrorEnvelope{}, "Event": serve.Event{},
+		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{},
 	}
 	var names []string
 	for name := range doc.Components.Schemas {

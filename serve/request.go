@@ -37,22 +37,7 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 	if req.Code == "" {
 		return nil, errors.New("field code: required (the TypeScript program)")
 	}
-	if len(req.ClientTools) > DefaultMaxClientTools {
-		return nil, fmt.Errorf("field client_tools: %d tools is over the maximum of %d", len(req.ClientTools), DefaultMaxClientTools)
-	}
-	seen := map[string]bool{}
-	for i, t := range req.ClientTools {
-		switch {
-		case !registry.ValidName(t.Name) || t.Name == registry.RunCode:
-			return nil, fmt.Errorf("field client_tools[%d].name: %q is not a valid tool name", i, t.Name)
-		case seen[t.Name]:
-			return nil, fmt.Errorf("field client_tools[%d].name: %q appears twice", i, t.Name)
-		case len(t.InputSchema) == 0:
-			return nil, fmt.Errorf("field client_tools[%d].input_schema: required (a JSON Schema object)", i)
-		}
-		seen[t.Name] = true
-	}
-	if err := checkClientTools(req.ClientTools); err != nil { // clienttool_bounds.go
+	if err := checkClientToolList(req.ClientTools); err != nil {
 		return nil, err
 	}
 	if req.Session != "" {
@@ -79,7 +64,31 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 			return nil, fmt.Errorf("field limits.%w", err)
 		}
 	}
+	if err := checkPlan(&req); err != nil { // plan.go
+		return nil, err
+	}
 	return &req, nil
+}
+
+// checkClientToolList checks an execution's client tools: their count,
+// names and schemas.
+func checkClientToolList(tools []ClientTool) error {
+	if len(tools) > DefaultMaxClientTools {
+		return fmt.Errorf("field client_tools: %d tools is over the maximum of %d", len(tools), DefaultMaxClientTools)
+	}
+	seen := map[string]bool{}
+	for i, t := range tools {
+		switch {
+		case !registry.ValidName(t.Name) || t.Name == registry.RunCode:
+			return fmt.Errorf("field client_tools[%d].name: %q is not a valid tool name", i, t.Name)
+		case seen[t.Name]:
+			return fmt.Errorf("field client_tools[%d].name: %q appears twice", i, t.Name)
+		case len(t.InputSchema) == 0:
+			return fmt.Errorf("field client_tools[%d].input_schema: required (a JSON Schema object)", i)
+		}
+		seen[t.Name] = true
+	}
+	return checkClientTools(tools) // clienttool_bounds.go
 }
 
 // DecodeToolResults decodes and checks a tool_results body.

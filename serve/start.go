@@ -115,7 +115,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		defer s.end()
 		defer cancel()
 		ctx := wasmhost.WithLogHook(ctx, x.logLine)
-		call := executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args}
+		call := executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args, Plan: req.Plan}
 		if claim != nil { // a session's program is never parked (executor.Call.Session)
 			call.Session = req.Session
 			claim.prepare(ctx, ex)

@@ -27,6 +27,15 @@ type Program struct {
 	// builds it, executor/catalog.go). The guest parses it only when the
 	// program first asks; empty means the program has neither function.
 	Catalog string
+	// LexicalTools gives the program its tools only in the scope its
+	// wrapper puts around the program's, not as a global: code the
+	// program makes from text (an indirect eval, the Function
+	// constructor), which runs in the global scope,
+	// cannot reach them, so every route to a tool is the name tools in the
+	// program's own text. The executor sets it for a run bound to a plan
+	// (package plan). Ignored in a session, whose programs share a global
+	// tools.
+	LexicalTools bool
 	// Limits for this run. A zero field means the Runtime's limit; a field
 	// larger than the Runtime's limit is clamped to it (a caller may lower a
 	// limit, never raise it).

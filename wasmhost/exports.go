@@ -70,6 +70,7 @@ func (r *run) startProgram() (int32, *RunError) {
 		MaxCalls:        r.limits.MaxCalls,
 		MaxTimers:       abi.MaxTimers,
 		Session:         r.prog.Session != nil,
+		LexicalTools:    r.prog.LexicalTools,
 	})
 	if err != nil {
 		return 0, &RunError{Kind: api.KindTrap, Message: "the program could not be passed to the guest", Cause: err}

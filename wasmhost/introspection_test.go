@@ -524,8 +524,9 @@ func TestIntrospection_programsCannotForceATrap(t *testing.T) {
 		{"deep arguments at the stack limit",
 			`let deep = []; for (let i = 0; i < 97; i++) deep = [deep];
 function f() { try { return f() } catch (e) { return tools.echo({deep}) } } await f(); return 2`, "", "2"},
-		{"the wrapper escaped", `}); tools.echo({}); (function(){`, "", ""},
-		{"the wrapper escaped to a non-function", `}); (1 + function(){`, api.KindException, "not a function"},
+		{"the wrapper escaped", `}}); tools.echo({}); (function(){return function(){`, "", ""},
+		{"the wrapper escaped to a non-function", `}}); (1 + function(){return function(){`, api.KindException, "not a function"},
+		{"the wrapper's outer function returns a non-function", `}}); (function(){return 1; function g(){`, api.KindException, "not a function"},
 		{"ToolCallError with a hostile name", `throw new ToolCallError("m", {toString() { throw new Error("name") }})`,
 			api.KindException, "Error: name"},
 		{"prepareStackTrace that throws", `Error.prepareStackTrace = () => { throw 1 }; throw new Error("e")`,

@@ -37,6 +37,7 @@ func commands() []command {
 	return []command{
 		callCommand,
 		runCommand,
+		planCommand,
 		toolsCommand,
 		wireCommand,
 		sdkCommand,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/plan"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -18,8 +19,9 @@ var runCommand = command{
 	name: "run",
 	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
 		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
+		"With --plan, only the program the plan was read from runs, and only the calls it allows (ptcx plan).\n" +
 		"The mode defaults to ptc. Exit status: 0 ok, 1 the run failed, 2 usage.",
-	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] [--seed N] [--trace FILE] FILE.ts|-",
+	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] [--seed N] [--trace FILE] [--plan PLAN.json] FILE.ts|-",
 	run:   runRun,
 }
 
@@ -31,6 +33,7 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	wall := fs.Duration("wall", 0, "the program's wall-time `LIMIT` (run_code's limits.wall_ms), e.g. 30s (default and ceiling: "+shortDuration(api.DefaultWallTime)+")")
 	compute := fs.Duration("compute", 0, "the program's compute-time `LIMIT` (run_code's limits.timeout_ms), e.g. 5s (default and ceiling: "+shortDuration(api.DefaultComputeTime)+")")
 	memory := fs.Int("memory", 0, fmt.Sprintf("the program's memory limit in `MB` (default and ceiling: %d)", api.DefaultMemoryBytes>>20))
+	planFile := fs.String("plan", "", "run the program bound to the approved plan in `PLAN.json` (ptcx plan --json, with tools or calls removed)")
 	var ef evalFlags
 	ef.register(fs)
 	pos, code, ok := parse(fs, args)
@@ -54,6 +57,12 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	program, name, err := readProgram(s, pos[0])
 	if err != nil {
 		return fail(s, err)
+	}
+	var approved *plan.Plan
+	if *planFile != "" {
+		if approved, err = readPlan(*planFile); err != nil {
+			return fail(s, err)
+		}
 	}
 	closeTrace, err := ef.open(ctx, s, "run", &st, false)
 	if err != nil {
@@ -87,7 +96,7 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
-	r := e.exec.Execute(ctx, executor.Call{Scope: e.scope, Name: registry.RunCode, Args: raw})
+	r := e.exec.Execute(ctx, executor.Call{Scope: e.scope, Name: registry.RunCode, Args: raw, Plan: approved})
 	if err := closeTrace(); err != nil {
 		return fail(s, err)
 	}

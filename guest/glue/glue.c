@@ -19,13 +19,19 @@
 
 /* The program body is compiled inside this wrapper, on the same line as the
  * body's first line, so line numbers need no adjustment (the prelude
- * adjusts columns on line 1). */
-static const char wrapper_head[] = "(async function(){";
-static const char wrapper_tail[] = "\n})";
+ * adjusts columns on line 1). The outer function's parameter is the
+ * program's tools (the prelude's hook "tools"), in a scope around the
+ * program's own, which may declare a tools of its own: a plan-bound
+ * program has no global tools, so that code made from text, which runs in
+ * the global scope, cannot reach them (docs/abi.md, "The program"). The
+ * outer function returns before the program starts: it is never on the
+ * program's stack. */
+static const char wrapper_head[] = "(function(tools){return async function(){";
+static const char wrapper_tail[] = "\n}})";
 
 static JSRuntime *rt;
 static JSContext *ctx;
-static JSValue hook_start, hook_tool_error, hook_fire, hook_report, hook_reset;
+static JSValue hook_start, hook_tool_error, hook_fire, hook_report, hook_reset, hook_tools;
 static JSValue program = JS_UNDEFINED; /* the promise of the program's body */
 static int32_t final_status = -1;      /* set once the program settled */
 static size_t memory_limit;            /* the engine's limit, from the config */
@@ -230,9 +236,11 @@ int32_t ptcx_init(const uint8_t *bytecode, size_t len)
     hook_fire = get_hook(hooks, "fire");
     hook_report = get_hook(hooks, "report");
     hook_reset = get_hook(hooks, "reset");
+    hook_tools = get_hook(hooks, "tools");
     JS_FreeValue(ctx, hooks);
     if (JS_IsException(hook_start) || JS_IsException(hook_tool_error) ||
-        JS_IsException(hook_fire) || JS_IsException(hook_report) || JS_IsException(hook_reset))
+        JS_IsException(hook_fire) || JS_IsException(hook_report) || JS_IsException(hook_reset) ||
+        JS_IsException(hook_tools))
         return fail_static(init_failed_json);
     return PTCX_DONE;
 }
@@ -380,8 +388,18 @@ int32_t ptcx_start(const char *cfg, size_t len)
     if (JS_IsException(fn))
         return report(PTCX_REPORT_SYNTAX, JS_GetException(ctx));
 
-    program = JS_Call(ctx, fn, JS_UNDEFINED, 0, NULL);
+    JSValue tools = JS_Call(ctx, hook_tools, JS_UNDEFINED, 0, NULL);
+    if (JS_IsException(tools)) {
+        JS_FreeValue(ctx, fn);
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    }
+    JSValue body = JS_Call(ctx, fn, JS_UNDEFINED, 1, (JSValueConst *)&tools);
+    JS_FreeValue(ctx, tools);
     JS_FreeValue(ctx, fn);
+    if (JS_IsException(body))
+        return report(PTCX_REPORT_THROWN, JS_GetException(ctx));
+    program = JS_Call(ctx, body, JS_UNDEFINED, 0, NULL);
+    JS_FreeValue(ctx, body);
     if (JS_IsException(program)) {
         /* The body escaped its wrapper and is not a function. */
         program = JS_UNDEFINED;

@@ -13,7 +13,7 @@
 #include "cutils.h"
 #include "quickjs.h"
 
-#define PTCX_ABI_VERSION 1
+#define PTCX_ABI_VERSION 2
 
 /* Statuses returned by ptcx_init, ptcx_start, ptcx_resume and ptcx_timer. */
 enum {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/serve/protocol"
 )
 
@@ -93,6 +94,14 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 func (c *Client) Execute(ctx context.Context, req protocol.ExecutionRequest) (*protocol.ExecutionState, error) {
 	var st protocol.ExecutionState
 	return &st, c.do(ctx, http.MethodPost, "/v1/executions", req, &st)
+}
+
+// Plan reads a program without running it and returns its plan (POST
+// /v1/plans); an execution with the plan, once approved, runs only that
+// program and only the calls it allows (ExecutionRequest.Plan).
+func (c *Client) Plan(ctx context.Context, req protocol.PlanRequest) (*api.Plan, error) {
+	var p api.Plan
+	return &p, c.do(ctx, http.MethodPost, "/v1/plans", req, &p)
 }
 
 // ToolResults answers pending calls (POST /v1/executions/{id}/tool_results).

@@ -44,6 +44,11 @@ type ExecutionRequest struct {
 	// Wait, default true, answers once the execution settles or turns
 	// pending (at most server.max_wait_ms); false answers at once.
 	Wait *bool `json:"wait,omitempty"`
+	// Plan binds the execution to an approved plan (POST /v1/plans, with
+	// tools or calls removed): another program is refused with DENIED
+	// before it runs, and a nested call the plan does not allow is DENIED
+	// (executor.Call.Plan). Not with keep_state.
+	Plan *api.Plan `json:"plan,omitempty"`
 }
 
 // RunLimits are run_code limits, as in run_code's arguments: api's

@@ -12,7 +12,7 @@ import (
 // ABIVersion is the guest ABI this host speaks: PTCX_ABI_VERSION in
 // guest/glue/ptcx.h. docs/abi.md documents it; New refuses a guest that
 // reports another version.
-const ABIVersion = 1
+const ABIVersion = 2
 
 // Names of the guest's exports.
 const (
@@ -81,7 +81,8 @@ type GuestConfig struct {
 	MaxPendingCalls int      `json:"maxPendingCalls"`
 	MaxCalls        int      `json:"maxCalls"`
 	MaxTimers       int      `json:"maxTimers"`
-	Session         bool     `json:"session,omitempty"` // Program.Session: compiled in the session's last scope
+	Session         bool     `json:"session,omitempty"`      // Program.Session: compiled in the session's last scope
+	LexicalTools    bool     `json:"lexicalTools,omitempty"` // Program.LexicalTools
 }
 
 // EngineMemoryLimit is the QuickJS memory limit for a linear memory capped

@@ -1,0 +1,78 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/protocol"
+)
+
+// Plan is the answer of POST /v1/plans and an execution's approved plan
+// (api.Plan, which package plan reads).
+type Plan = api.Plan
+
+// PlanRequest is the body of POST /v1/plans (protocol.PlanRequest).
+type PlanRequest = protocol.PlanRequest
+
+// DecodePlanRequest decodes and checks a POST /v1/plans body.
+func DecodePlanRequest(data []byte) (*PlanRequest, error) {
+	var req PlanRequest
+	if err := decodeStrict(data, &req); err != nil {
+		return nil, err
+	}
+	if req.Code == "" {
+		return nil, errors.New("field code: required (the TypeScript program)")
+	}
+	// The client tools are checked as an execution's are: only their
+	// names are used, but a plan read for tools no execution could
+	// declare would be approved for nothing.
+	if err := checkClientToolList(req.ClientTools); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+// postPlan reads a program and answers its plan (package plan).
+func (s *Server) postPlan(w http.ResponseWriter, r *http.Request, t *tenant) {
+	body, herr := readBody(w, r, s.cfg.maxBodyBytes())
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	req, err := DecodePlanRequest(body)
+	if err != nil {
+		writeError(w, badRequest("the plan request", err))
+		return
+	}
+	names := make([]string, len(req.ClientTools))
+	for i, ct := range req.ClientTools {
+		names[i] = ct.Name
+	}
+	p, err := t.exec.Plan(req.Scope, req.Code, names...)
+	if err != nil {
+		writeError(w, errorf(CodeBadRequest, "the program cannot run (%s): %s", api.CodeOf(err), err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+var planHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// checkPlan checks an execution request's plan: a plan document, not for
+// a keep_state execution.
+func checkPlan(req *ExecutionRequest) error {
+	if req.Plan == nil {
+		return nil
+	}
+	if !planHash.MatchString(req.Plan.Hash) {
+		return fmt.Errorf("field plan.hash: %q is not a SHA-256 in hex, as POST /v1/plans gives it", req.Plan.Hash)
+	}
+	if req.KeepState {
+		return errors.New("field plan: a plan cannot bind a keep_state execution: the session's earlier programs may have left aliases of tools " +
+			"that no reading of this program can see; run it without keep_state, or without the plan")
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/serve"
+)
+
+const planProgram = `const a = await tools.ask({q: "send?"});
+let wrote = "no";
+try { await tools.write({path: "out.txt", content: String(a)}); wrote = "yes" } catch (e: any) { wrote = e.code }
+return wrote`
+
+func TestServer_plans(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	p, err := c.Plan(ctx(t), serve.PlanRequest{Code: planProgram, ClientTools: []serve.ClientTool{askTool}})
+	require.NoError(t, err)
+	require.False(t, p.Dynamic)
+	require.Equal(t, []string{"ask", "write"}, p.Tools)
+	require.Len(t, p.Calls, 2)
+	require.Equal(t, 3, p.Calls[1].Line)
+
+	// Without the client tool, ask is not bound: no call of it.
+	p2, err := c.Plan(ctx(t), serve.PlanRequest{Code: planProgram})
+	require.NoError(t, err)
+	require.Equal(t, []string{"write"}, p2.Tools)
+
+	// Approved without write: the execution parks on ask, and write is
+	// DENIED after the answer; nothing was written.
+	p.Tools = []string{"ask"}
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: planProgram, ClientTools: []serve.ClientTool{askTool}, Plan: p})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
+	st, err = c.ToolResults(ctx(t), st.ID, serve.ToolResult{ID: st.Pending[0].ID, OK: true, Value: json.RawMessage(`"ok"`)})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, st.Status, "%+v", st.Error)
+	require.JSONEq(t, `"DENIED"`, string(st.Value))
+
+	// The plan of one program is refused for another, before it runs.
+	st, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: `return 1`, Plan: p})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusFailed, st.Status)
+	require.Equal(t, "DENIED", st.Error.Code)
+	require.Contains(t, st.Error.Message, "the plan "+p.Hash[:12])
+
+	// keep_state with a plan, a malformed hash: 400.
+	_, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: planProgram, Session: "s", KeepState: true, Plan: p})
+	require.Equal(t, http.StatusBadRequest, apiErr(t, err).Status)
+	require.Contains(t, apiErr(t, err).Body.Message, "keep_state")
+	bad := *p
+	bad.Hash = "x"
+	_, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: planProgram, Plan: &bad})
+	require.Equal(t, http.StatusBadRequest, apiErr(t, err).Status)
+}
+
+func TestServer_plans_refusals(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) { c.Server.MaxBodyBytes = 4096 })
+	url := ts.url + "/v1/plans"
+	status, _, _ := raw(t, "POST", url, "", `{"code": "return 1"}`)
+	require.Equal(t, http.StatusUnauthorized, status)
+	status, _, _ = raw(t, "POST", url, "wrong-key-0000000000000", `{"code": "return 1"}`)
+	require.Equal(t, http.StatusUnauthorized, status)
+	for _, body := range []string{``, `{}`, `{"code": "return 1", "extra": 1}`, `{"code": "return ("}`, `{"code": "return 1", "scope": "nope"}`,
+		`{"code": "return 1", "client_tools": [{"name": "run_code", "description": "x", "input_schema": {"type": "object"}}]}`,
+		`{"code": "return 1", "code": "return 2"}`} {
+		status, out, _ := raw(t, "POST", url, keyA, body)
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", body, out)
+	}
+	status, out, _ := raw(t, "POST", url, keyA, `{"code": "`+strings.Repeat("x", 5000)+`"}`)
+	require.Equal(t, http.StatusRequestEntityTooLarge, status, out)
+
+	// Each tenant's plan names its own visible tools.
+	status, out, _ = raw(t, "POST", url, keyA, `{"code": "const t = tools; return 1"}`)
+	require.Equal(t, http.StatusOK, status, out)
+	var p serve.Plan
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	require.True(t, p.Dynamic)
+	require.Contains(t, p.Tools, "write")
+}
+
+// A plan-bound execution parked on a client tool keeps its plan across a
+// restart with a dir store: the removed tool is still DENIED after it.
+func TestServer_plans_restartKeepsThePlan(t *testing.T) {
+	dir := t.TempDir()
+	withDir := func(node string) func(*serve.Config) {
+		return func(c *serve.Config) {
+			c.Store = &serve.StoreConfig{Kind: "dir", Path: dir}
+			c.Node, c.Lease = node, "1s"
+		}
+	}
+	before := newServer(t, withDir("first"))
+	c := before.client(keyA)
+	p, err := c.Plan(ctx(t), serve.PlanRequest{Code: planProgram, ClientTools: []serve.ClientTool{askTool}})
+	require.NoError(t, err)
+	p.Tools = []string{"ask"}
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: planProgram, ClientTools: []serve.ClientTool{askTool}, Plan: p})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
+	serve.Crash(before.srv)
+
+	after := newServer(t, withDir("second"))
+	c = after.client(keyA)
+	done, err := c.ToolResults(ctx(t), st.ID, serve.ToolResult{ID: st.Pending[0].ID, OK: true, Value: json.RawMessage(`"ok"`)})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"DENIED"`, string(done.Value))
+}
