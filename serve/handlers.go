@@ -350,10 +350,12 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, t *tenant) {
 	switch f := r.URL.Query().Get("format"); f {
 	case "", "openai":
 		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.OpenAITools(ws)})
+	case "responses":
+		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.ResponsesTools(ws)})
 	case "anthropic":
 		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.AnthropicTools(ws)})
 	default:
-		writeError(w, errorf(CodeBadRequest, "format %q: want openai (the default) or anthropic", f))
+		writeError(w, errorf(CodeBadRequest, "format %q: want openai (the default), responses or anthropic", f))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -87,7 +88,8 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"call", "--bogus", "a"}, "flag provided but not defined: -bogus"},
 		{"bad mode", []string{"call", "--mode", "turbo", "a"}, `unknown mode "turbo"`},
 		{"unknown scope", []string{"call", "--scope", "ghost", "a"}, `--scope: INVALID_DEFINITION: unknown scope "ghost"`},
-		{"bad format", []string{"wire", "--format", "xml"}, `unknown --format "xml"`},
+		{"bad format", []string{"wire", "--format", "xml"}, `unknown --format "xml": want openai, responses or anthropic`},
+		{"format case", []string{"wire", "--format", "Responses"}, `unknown --format "Responses"`},
 		{"wire positional", []string{"wire", "extra"}, `unexpected argument "extra"`},
 		{"help for unknown", []string{"help", "nope"}, `unknown command "nope"`},
 		{"bash without builtins", []string{"tools", "--no-builtin", "--allow-bash"}, "cannot go with --no-builtin"},
@@ -200,6 +202,19 @@ func TestWire(t *testing.T) {
 	require.Contains(t, out, "Promise<")
 	require.NotContains(t, out, `\u003c`)
 	require.NotContains(t, out, `\u003e`)
+
+	// Responses: flat function tools, what the library's Host.ResponsesTools gives.
+	out, _, status = ptcx(t, "", "wire", "--tools", toolsFile, "--mode", "both", "--format", "responses")
+	require.Equal(t, exitOK, status)
+	var rs []registry.ResponsesTool
+	require.NoError(t, json.Unmarshal([]byte(out), &rs))
+	require.Len(t, rs, 10)
+	for _, tool := range rs {
+		require.Equal(t, "function", tool.Type)
+		require.NotEmpty(t, tool.Parameters)
+	}
+	require.Equal(t, "run_code", rs[7].Name)
+	require.Contains(t, rs[7].Description, "Promise<")
 
 	out, _, status = ptcx(t, "", "wire", "--tools", toolsFile, "--mode", "both", "--format", "anthropic")
 	require.Equal(t, exitOK, status)
