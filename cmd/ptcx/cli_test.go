@@ -430,3 +430,36 @@ func TestLazyRuntime_firstCallCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, "1", string(out.Result))
 }
+
+// Each command's --help states the default mode the command applies: the
+// tools file's, else its setup's defaultMode (ptc for run, batch and mcp:
+// the collapse), else the registry's (native) — and the command applies it.
+func TestHelp_modeDefaultIsTheCodes(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		want api.Mode
+	}{
+		{"run", api.ModePTC}, {"batch", api.ModePTC}, {"mcp", api.ModePTC},
+		{"call", api.ModeNative}, {"wire", api.ModeNative}, {"tools", api.ModeNative}, {"prompt", api.ModeNative},
+	} {
+		t.Run(c.cmd, func(t *testing.T) {
+			out, errOut, status := ptcx(t, "", c.cmd, "--help")
+			require.Equal(t, exitOK, status)
+			help := out + errOut
+			require.Contains(t, help, "(default: the tools file's, else "+string(c.want)+")")
+			other := api.ModeNative
+			if c.want == api.ModeNative {
+				other = api.ModePTC
+			}
+			require.NotContains(t, help, "else "+string(other)+")")
+		})
+	}
+	// What the help says is what runs: run_code is advertised with no
+	// --mode and no tools file for mcp's default, not for wire's.
+	var st setup
+	require.Contains(t, modeUsage(st.defaultMode), "else "+string(api.ModeNative))
+	out, _, status := ptcx(t, "", "wire", "--no-builtin", "--format", "anthropic")
+	require.Equal(t, exitOK, status)
+	require.NotContains(t, out, "run_code")
+	require.Contains(t, modeUsage(api.ModePTC), "else ptc)")
+}
