@@ -23,7 +23,8 @@ import (
 )
 
 var batchCommand = command{
-	name: "batch",
+	name:  "batch",
+	brief: "run a JSON-lines file of programs, a result line each (pass^k too)",
 	summary: "Run every item of a JSON-lines file ({\"id\", \"code\", optional \"description\", \"scope\", \"seed\", \"limits\",\n" +
 		"\"replay\": a trace record to answer the calls from}) as run_code calls through one process and a pool of\n" +
 		"--parallel workers, writing one JSON line per run ({id, rep, seed, ok, text, value, error, stats, calls}) in\n" +

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -462,4 +463,35 @@ func TestHelp_modeDefaultIsTheCodes(t *testing.T) {
 	require.Equal(t, exitOK, status)
 	require.NotContains(t, out, "run_code")
 	require.Contains(t, modeUsage(api.ModePTC), "else ptc)")
+}
+
+// `ptcx help` gives each command one line (its brief), in name order;
+// `ptcx help CMD` its whole summary.
+func TestHelp_oneLinePerCommand(t *testing.T) {
+	out, _, status := ptcx(t, "", "help")
+	require.Equal(t, exitOK, status)
+	_, list, ok := strings.Cut(out, "commands:\n")
+	require.True(t, ok, out)
+	list, _, ok = strings.Cut(list, "\n\n")
+	require.True(t, ok, out)
+	lines := strings.Split(list, "\n")
+	require.Len(t, lines, len(commands()), "one line per command:\n%s", list)
+	require.LessOrEqual(t, strings.Count(out, "\n"), len(commands())+10, "ptcx help stays short")
+	var names []string
+	for _, c := range commands() {
+		require.NotEmpty(t, c.brief, c.name)
+		require.LessOrEqual(t, len(c.brief), 72, c.name)
+		require.NotContains(t, c.brief, "\n", c.name)
+		require.False(t, strings.HasSuffix(c.brief, "."), c.name)
+		names = append(names, c.name)
+	}
+	slices.Sort(names)
+	for i, line := range lines {
+		require.Equal(t, names[i], strings.Fields(line)[0])
+		c, _ := lookup(names[i])
+		require.True(t, strings.HasSuffix(line, " "+c.brief), line)
+	}
+	out, _, status = ptcx(t, "", "help", "serve")
+	require.Equal(t, exitOK, status)
+	require.Contains(t, out, serveCommand.summary)
 }

@@ -15,7 +15,8 @@ import (
 )
 
 var replayCommand = command{
-	name: "replay",
+	name:  "replay",
+	brief: "re-run a trace's programs, nested calls answered from the trace",
 	summary: "Re-run the programs of a trace (ptcx run/batch/mcp --trace) with every nested call answered from\n" +
 		"the trace: the same seed, the same completion order. Reports, per record, a reproduced outcome or the\n" +
 		"first divergence (call index, expected vs got) and what of the outcome differs. With --tools, calls\n" +

@@ -15,7 +15,8 @@ import (
 )
 
 var runCommand = command{
-	name: "run",
+	name:  "run",
+	brief: "run a TypeScript program as one run_code call",
 	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
 		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
 		"The mode defaults to ptc. Exit status: 0 ok, 1 the run failed, 2 usage.",

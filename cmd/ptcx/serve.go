@@ -15,7 +15,8 @@ import (
 )
 
 var serveCommand = command{
-	name: "serve",
+	name:  "serve",
+	brief: "serve the multi-tenant execution API over HTTP",
 	summary: "Serve the multi-tenant execution API over HTTP (see docs/service.md): executions with client-side tools,\n" +
 		"direct calls, SSE events, MCP at /mcp, /healthz, /readyz and Prometheus /metrics. The config file\n" +
 		"(JSON or YAML) names the listen address, the tools file, the workspace root and the tenants.\n" +

@@ -9,6 +9,7 @@ import (
 
 var wireCommand = command{
 	name:    "wire",
+	brief:   "print the advertised tools in a model API's tools format",
 	summary: "Print the tools the scope advertises to a model, as a JSON array in the model API's format.",
 	usage:   "wire [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--format openai|responses|anthropic]",
 	run:     runWire,
