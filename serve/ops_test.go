@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -17,6 +18,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/ptcx/ptcx/internal/testkit"
+	"github.com/ptcx/ptcx/mcpserver"
 	"github.com/ptcx/ptcx/serve"
 )
 
@@ -271,4 +273,19 @@ func TestServer_traceparent_serverSpans(t *testing.T) {
 	require.Equal(t, 404, status)
 	s = endedSpan(t, rec, "traced-404")
 	require.Equal(t, "unknown", s.Name())
+}
+
+// /mcp reports the binary's version (Options.Version, which `ptcx serve`
+// sets as `ptcx version` prints it); without one, mcpserver's default.
+func TestServer_mcp_reportsTheVersion(t *testing.T) {
+	for _, c := range []struct{ given, want string }{{"v1.2.3-4-gabcdef0", "v1.2.3-4-gabcdef0"}, {"", mcpserver.DefaultVersion}} {
+		ts := newServerWith(t, serve.Options{Runtime: testkit.Sandbox(t), Version: c.given}, nil)
+		cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		cs, err := cl.Connect(ctx(t), &mcp.StreamableClientTransport{Endpoint: ts.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{keyA}}}, nil)
+		require.NoError(t, err)
+		info := cs.InitializeResult().ServerInfo
+		require.Equal(t, "ptcx serve", info.Name)
+		require.Equal(t, c.want, info.Version)
+		require.NoError(t, cs.Close())
+	}
 }

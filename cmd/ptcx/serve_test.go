@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/internal/testkit"
@@ -161,8 +162,9 @@ func TestServe_logFlagsOverrideTheConfig(t *testing.T) {
 }
 
 // ptcx serve exports a server span per request over OTLP when the OTEL_*
-// variables name an endpoint (as ptcx run does), flushed as it exits.
-func TestServe_otelSpans(t *testing.T) {
+// variables name an endpoint (as ptcx run does), flushed as it exits; its
+// /mcp reports the version `ptcx version` prints.
+func TestServe_otelSpansAndMCPVersion(t *testing.T) {
 	testkit.RequireGuest(t)
 	received, _ := otlpReceiver(t)
 	sum := sha256.Sum256([]byte("k"))
@@ -192,6 +194,19 @@ func TestServe_otelSpans(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
+
+	cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer k")
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, nil)
+	require.NoError(t, err)
+	require.Equal(t, currentVersion(), cs.InitializeResult().ServerInfo.Version)
+	require.NoError(t, cs.Close())
+	version, _, _ := ptcx(t, "", "version")
+	require.Contains(t, version, "ptcx "+currentVersion()+" ")
 	stop()
 	select {
 	case status := <-done:
@@ -203,3 +218,7 @@ func TestServe_otelSpans(t *testing.T) {
 	require.Contains(t, logs.String(), `"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"`)
 	require.NotContains(t, logs.String(), "exporting spans failed")
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
