@@ -12,7 +12,7 @@ import (
 
 // RequestIDHeader names a request: the client's, when it sends one that
 // fits (validRequestID), else one the server mints. Every response carries
-// it back, and every log line written while serving the request names it
+// it back, and the log lines the request's handling writes name it
 // (request_id), beside the trace's ids when the request is traced.
 const RequestIDHeader = "X-Request-ID"
 
