@@ -89,6 +89,13 @@ func TestPodman_servesAnExecution(t *testing.T) {
 	if err != nil || !strings.Contains(out, RefName) {
 		t.Fatalf("podman load -i %s: %v\n%s", a, err, out)
 	}
+	// The image goes once the container has (cleanups run last first), so
+	// that reruns leave no image behind.
+	t.Cleanup(func() {
+		if out, err := podman(t, time.Minute, "rmi", RefName); err != nil {
+			t.Errorf("podman rmi %s: %v\n%s", RefName, err, out)
+		}
+	})
 
 	key := "image-test-key"
 	sum := sha256.Sum256([]byte(key))
