@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test test-wasmtime test-stores test-image image vet demo check-demo check-docs plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-ts gen-ts test-wasmtime test-stores test-clients test-image image vet demo check-demo check-docs openapi-lint plain-clone cross soak bench clean
 
 all: build
 
@@ -49,25 +49,26 @@ test-image: image
 
 # test runs every check and every test with the guest required: a test that
 # needs the guest fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
-# Its 11 steps run one after another, each announced by scripts/step.sh
-# (== make test: NAME (N/11), a line a minute while it runs, and its elapsed
+# Its 12 steps run one after another, each announced by scripts/step.sh
+# (== make test: NAME (N/12), a line a minute while it runs, and its elapsed
 # time when it ends); about 26 minutes on 2 cores, most of it the last step.
 STEP := scripts/step.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
 	@start=$$(date +%s); \
-	$(STEP) 1/11 guest $(SUBMAKE) guest && \
-	$(STEP) 2/11 tsc $(SUBMAKE) tsc && \
-	$(STEP) 3/11 vet $(SUBMAKE) vet && \
-	$(STEP) 4/11 check-demo $(SUBMAKE) check-demo && \
-	$(STEP) 5/11 check-docs $(SUBMAKE) check-docs && \
-	$(STEP) 6/11 plain-clone $(SUBMAKE) plain-clone && \
-	$(STEP) 7/11 cross $(SUBMAKE) cross && \
-	$(STEP) 8/11 test-wasmtime $(SUBMAKE) test-wasmtime && \
-	$(STEP) 9/11 test-stores $(SUBMAKE) test-stores && \
-	$(STEP) 10/11 test-image $(SUBMAKE) test-image && \
-	$(STEP) 11/11 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
-	s=$$(( $$(date +%s) - start )) && echo "== make test: all 11 steps passed in $$((s / 60))m$$((s % 60))s"
+	$(STEP) 1/12 guest $(SUBMAKE) guest && \
+	$(STEP) 2/12 tsc $(SUBMAKE) tsc && \
+	$(STEP) 3/12 vet $(SUBMAKE) vet && \
+	$(STEP) 4/12 check-demo $(SUBMAKE) check-demo && \
+	$(STEP) 5/12 check-docs $(SUBMAKE) check-docs && \
+	$(STEP) 6/12 plain-clone $(SUBMAKE) plain-clone && \
+	$(STEP) 7/12 cross $(SUBMAKE) cross && \
+	$(STEP) 8/12 test-wasmtime $(SUBMAKE) test-wasmtime && \
+	$(STEP) 9/12 test-stores $(SUBMAKE) test-stores && \
+	$(STEP) 10/12 test-clients $(SUBMAKE) test-clients && \
+	$(STEP) 11/12 test-image $(SUBMAKE) test-image && \
+	$(STEP) 12/12 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
+	s=$$(( $$(date +%s) - start )) && echo "== make test: all 12 steps passed in $$((s / 60))m$$((s % 60))s"
 
 # test-stores runs ptcx serve's tests again with each shared store behind
 # every test server (PTCX_TEST_STORE): a local directory, and NATS
@@ -77,6 +78,14 @@ test:
 test-stores: guest
 	PTCX_TEST_STORE=dir PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
 	PTCX_TEST_STORE=nats PTCX_REQUIRE_GUEST=1 $(GO) test -count=1 ./serve/
+
+# test-clients runs the clients' tests against a real ptcx serve, bin/ptcx:
+# clients/python's mypy --strict, its unittest suite and its example.py
+# (scripts/test-clients.sh, about 10 s), then the TypeScript client's
+# (test-ts, about a minute once installed).
+test-clients: build
+	@scripts/test-clients.sh
+	@$(SUBMAKE) test-ts
 
 # test-wasmtime runs the sandbox's suites (wasmhost, executor and the
 # hostile programs, the hammer test among them) again on the wasmtime
@@ -92,10 +101,32 @@ test-wasmtime: build
 	CGO_ENABLED=1 $(GO) build -tags wasmtime -o bin/ptcx-wasmtime ./cmd/ptcx
 	PTCX_DEMO_BIN=bin/ptcx-wasmtime PTCX_ENGINE=wasmtime scripts/check-demo.sh
 
+# test-ts builds bin/ptcx, installs the TypeScript client's pinned packages
+# (npm ci --ignore-scripts, skipped when node_modules matches the lock),
+# checks its generated types against serve/openapi.yaml, builds it and runs
+# its tests and its AI SDK adapter's against a real ptcx serve
+# (scripts/test-ts.sh; clients/typescript/README.md); about a minute on 2
+# cores once installed, two from scratch.
+test-ts: guest
+	@GO=$(GO) scripts/test-ts.sh
+
+# gen-ts regenerates the TypeScript client's wire types
+# (clients/typescript/src/openapi.d.ts) from serve/openapi.yaml.
+gen-ts:
+	@scripts/test-ts.sh gen
+
 # check-docs requires docs/architecture.md's package table to match the
-# real imports, and every relative link in the docs to resolve.
+# real imports, and every relative link in the docs to resolve; then it
+# lints the OpenAPI document (openapi-lint).
 check-docs:
 	@scripts/check-docs.sh
+	@$(SUBMAKE) openapi-lint
+
+# openapi-lint lints serve/openapi.yaml under Redocly's recommended rules,
+# with the @redocly/cli pinned in scripts/openapi-lint (installed into
+# .tools/ once by npm ci): any error or warning fails.
+openapi-lint:
+	@scripts/openapi-lint.sh
 
 # plain-clone builds, vets and tests the guest-free packages from a copy of
 # the tracked tree, without the guest and without cgo.

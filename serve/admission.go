@@ -77,7 +77,7 @@ func draining() *httpError {
 func (t *tenant) runWork(req *RunLimits) quota.Work {
 	var asked api.Limits
 	if req != nil {
-		asked = req.api()
+		asked = req.Limits()
 	}
 	// A negative field is refused where it is read (the request's decoder,
 	// run_code's arguments); here it asks for nothing.

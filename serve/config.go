@@ -235,13 +235,6 @@ type Quotas struct {
 	MaxStreams int `json:"max_streams,omitempty" yaml:"max_streams,omitempty"`
 }
 
-// RunLimits are run_code limits, as in run_code's arguments: the fields and
-// their JSON names are api.RunCodeLimits' (timeout_ms, wall_ms, memory_mb,
-// output_bytes, model_bytes, max_calls). Zero means the default.
-type RunLimits api.RunCodeLimits
-
-func (l RunLimits) api() api.Limits { return api.RunCodeLimits(l).Limits() }
-
 var (
 	tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	nodeName   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
@@ -393,7 +386,7 @@ func (t TenantConfig) validate() error {
 	if t.Sessions.MaxBytes > MaxSessionStateBytes {
 		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot, less the state's header)", t.Sessions.MaxBytes, MaxSessionStateBytes)
 	}
-	if m, limit := t.Quotas.MaxMemoryMB<<20, t.Limits.api().WithDefaults().MemoryBytes; m > 0 && m < limit {
+	if m, limit := t.Quotas.MaxMemoryMB<<20, t.Limits.Limits().WithDefaults().MemoryBytes; m > 0 && m < limit {
 		return fmt.Errorf(".quotas.max_memory_mb: %d is below the tenant's memory limit of %d MiB (limits.memory_mb): a run at the limit could never be admitted", t.Quotas.MaxMemoryMB, limit>>20)
 	}
 	if t.Quotas.MaxMemoryMB > 1<<30 {

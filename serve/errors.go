@@ -56,23 +56,6 @@ const (
 	ReasonMaxStreams = "max_streams"
 )
 
-// ErrorBody is the error of the envelope {"error": {...}}, of a failed
-// execution and of a failed call.
-type ErrorBody struct {
-	Code       string        `json:"code"`
-	Kind       api.Kind      `json:"kind,omitempty"`
-	Message    string        `json:"message"`
-	Reason     string        `json:"reason,omitempty"`
-	Violations []string      `json:"violations,omitempty"`
-	Location   *api.Location `json:"location,omitempty"`
-	Stack      string        `json:"stack,omitempty"`
-}
-
-// ErrorEnvelope is the body of every non-2xx answer.
-type ErrorEnvelope struct {
-	Error ErrorBody `json:"error"`
-}
-
 // httpError is a request that failed before or instead of its work.
 type httpError struct {
 	status     int

@@ -63,24 +63,6 @@ type execution struct {
 	releasePending func()                    // the pending quota's reservation, released at settlement
 }
 
-// Event is one Server-Sent Event of an execution.
-type Event struct {
-	ID   int             `json:"id"`
-	Type string          `json:"type"`
-	Data json.RawMessage `json:"data"`
-}
-
-// Event types.
-const (
-	EventCallStarted  = "call_started"
-	EventCallFinished = "call_finished"
-	EventPending      = "pending"
-	EventResult       = "result_received"
-	EventExpired      = "expired"
-	EventLog          = "log"
-	EventDone         = "done"
-)
-
 // pendingCall is a client-side call waiting for its result.
 type pendingCall struct {
 	call    PendingCall

@@ -399,7 +399,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 func ceiling(ts []TenantConfig) api.Limits {
 	c := api.DefaultLimits()
 	for _, t := range ts {
-		l := t.Limits.api()
+		l := t.Limits.Limits()
 		c.ComputeTime, c.WallTime = max(c.ComputeTime, l.ComputeTime), max(c.WallTime, l.WallTime)
 		c.MemoryBytes, c.OutputBytes, c.MaxCalls = max(c.MemoryBytes, l.MemoryBytes), max(c.OutputBytes, l.OutputBytes), max(c.MaxCalls, l.MaxCalls)
 	}

@@ -43,6 +43,47 @@ func TestOpenAPI_routesMatchHandlers(t *testing.T) {
 	require.Equal(t, served, documented, "openapi.yaml's paths and the handlers' routes differ")
 }
 
+// TestOpenAPI_operationIDs pins each route's operationId, the method name
+// the clients generated from the document use (clients/), and requires a
+// 4XX answer of every operation (scripts/openapi-lint.sh lints the rest).
+func TestOpenAPI_operationIDs(t *testing.T) {
+	var doc openAPIDoc
+	require.NoError(t, yaml.Unmarshal(serve.OpenAPI, &doc))
+	want := map[string]string{
+		"POST /v1/executions":                   "createExecution",
+		"GET /v1/executions/{id}":               "getExecution",
+		"DELETE /v1/executions/{id}":            "cancelExecution",
+		"POST /v1/executions/{id}/tool_results": "postToolResults",
+		"GET /v1/executions/{id}/events":        "streamEvents",
+		"DELETE /v1/sessions/{name}":            "deleteSession",
+		"POST /v1/calls":                        "callTool",
+		"GET /v1/tools":                         "listTools",
+		"GET /v1/prompt":                        "getPrompt",
+		"POST /mcp":                             "mcp",
+		"GET /healthz":                          "healthz",
+		"GET /readyz":                           "readyz",
+		"GET /metrics":                          "metrics",
+	}
+	got := map[string]string{}
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			if method == "parameters" {
+				continue
+			}
+			route := strings.ToUpper(method) + " " + path
+			op, _ := op.(map[string]any)
+			got[route], _ = op["operationId"].(string)
+			responses, _ := op["responses"].(map[string]any)
+			has4xx := false
+			for code := range responses {
+				has4xx = has4xx || (len(code) == 3 && code[0] == '4')
+			}
+			require.True(t, has4xx, "%s has no 4XX response", route)
+		}
+	}
+	require.Equal(t, want, got)
+}
+
 func TestOpenAPI_schemasMatchTypes(t *testing.T) {
 	var doc openAPIDoc
 	require.NoError(t, yaml.Unmarshal(serve.OpenAPI, &doc))

@@ -36,7 +36,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 			return started{}, badRequest("field scope", err)
 		}
 	}
-	args, err := req.runCodeArgs()
+	args, err := runCodeArgs(req)
 	if err != nil {
 		return started{}, badRequest("the execution request", err)
 	}
@@ -70,7 +70,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 		undo.push(c.abandon)
 	}
 	ex, ws, releaseSession := t.exec, t.ws, func() {}
-	if name := req.workspaceState(); name != "" && t.sess != nil {
+	if name := workspaceState(req); name != "" && t.sess != nil {
 		sws, rs, herr := t.sess.acquire(name)
 		if herr != nil {
 			return started{}, herr
@@ -87,7 +87,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 			return started{}, badRequest("field client_tools", err)
 		}
 	}
-	x.spec = parkSpec{Scope: req.Scope, Session: req.workspaceState(), ClientTools: req.ClientTools}
+	x.spec = parkSpec{Scope: req.Scope, Session: workspaceState(req), ClientTools: req.ClientTools}
 	ctx, cancel := context.WithCancel(s.runContext(x))
 	x.cancel = cancel // before x is in the table, where DELETE can find it
 	undo.push(cancel)

@@ -51,7 +51,7 @@ type tenant struct {
 func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile.File) (*tenant, error) {
 	sum, _ := hex.DecodeString(tc.KeySHA256) // validated by Config.validate
 	t := &tenant{
-		name: tc.Name, mode: tc.Mode, limits: tc.Limits.api(), file: file,
+		name: tc.Name, mode: tc.Mode, limits: tc.Limits.Limits(), file: file,
 		pendingTimeout: ms(tc.Quotas.PendingTimeoutMS, DefaultPendingTimeout),
 	}
 	t.compute, t.quota, t.retained = s.quotasOf(tc, t.limits)

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/protocol"
 )
 
 // maxResponseBytes bounds a response body the client reads.
@@ -39,7 +39,7 @@ func New(base, key string, hc *http.Client) *Client {
 // Error is a non-2xx answer.
 type Error struct {
 	Status     int
-	Body       serve.ErrorBody
+	Body       protocol.ErrorBody
 	RetryAfter string
 }
 
@@ -75,7 +75,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &Error{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
-		var env serve.ErrorEnvelope
+		var env protocol.ErrorEnvelope
 		if json.Unmarshal(data, &env) == nil {
 			e.Body = env.Error
 		} else {
@@ -90,21 +90,21 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 }
 
 // Execute starts an execution (POST /v1/executions).
-func (c *Client) Execute(ctx context.Context, req serve.ExecutionRequest) (*serve.ExecutionState, error) {
-	var st serve.ExecutionState
+func (c *Client) Execute(ctx context.Context, req protocol.ExecutionRequest) (*protocol.ExecutionState, error) {
+	var st protocol.ExecutionState
 	return &st, c.do(ctx, http.MethodPost, "/v1/executions", req, &st)
 }
 
 // ToolResults answers pending calls (POST /v1/executions/{id}/tool_results).
-func (c *Client) ToolResults(ctx context.Context, id string, results ...serve.ToolResult) (*serve.ExecutionState, error) {
-	var st serve.ExecutionState
-	return &st, c.do(ctx, http.MethodPost, "/v1/executions/"+id+"/tool_results", serve.ToolResultsRequest{Results: results}, &st)
+func (c *Client) ToolResults(ctx context.Context, id string, results ...protocol.ToolResult) (*protocol.ExecutionState, error) {
+	var st protocol.ExecutionState
+	return &st, c.do(ctx, http.MethodPost, "/v1/executions/"+id+"/tool_results", protocol.ToolResultsRequest{Results: results}, &st)
 }
 
 // Get returns an execution's state; wait asks the server to wait until it
 // is no longer running (at most server.max_wait_ms).
-func (c *Client) Get(ctx context.Context, id string, wait bool) (*serve.ExecutionState, error) {
-	var st serve.ExecutionState
+func (c *Client) Get(ctx context.Context, id string, wait bool) (*protocol.ExecutionState, error) {
+	var st protocol.ExecutionState
 	q := ""
 	if wait {
 		q = "?wait=true"
@@ -113,8 +113,8 @@ func (c *Client) Get(ctx context.Context, id string, wait bool) (*serve.Executio
 }
 
 // Cancel cancels an execution (DELETE /v1/executions/{id}).
-func (c *Client) Cancel(ctx context.Context, id string) (*serve.ExecutionState, error) {
-	var st serve.ExecutionState
+func (c *Client) Cancel(ctx context.Context, id string) (*protocol.ExecutionState, error) {
+	var st protocol.ExecutionState
 	return &st, c.do(ctx, http.MethodDelete, "/v1/executions/"+id, nil, &st)
 }
 
@@ -130,14 +130,14 @@ func (c *Client) DeleteSession(ctx context.Context, scope, name string) error {
 }
 
 // Call makes a model-direct call (POST /v1/calls).
-func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (*serve.CallResponse, error) {
-	var out serve.CallResponse
-	return &out, c.do(ctx, http.MethodPost, "/v1/calls", serve.CallRequest{Name: name, Arguments: args}, &out)
+func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (*protocol.CallResponse, error) {
+	var out protocol.CallResponse
+	return &out, c.do(ctx, http.MethodPost, "/v1/calls", protocol.CallRequest{Name: name, Arguments: args}, &out)
 }
 
 // Events reads an execution's event stream after event lastID until the
 // stream ends (after the done event) or ctx ends.
-func (c *Client) Events(ctx context.Context, id string, lastID int) ([]serve.Event, error) {
+func (c *Client) Events(ctx context.Context, id string, lastID int) ([]protocol.Event, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/executions/"+id+"/events", nil)
 	if err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func (c *Client) Events(ctx context.Context, id string, lastID int) ([]serve.Eve
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		var env serve.ErrorEnvelope
+		var env protocol.ErrorEnvelope
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 		_ = json.Unmarshal(data, &env)
 		return nil, &Error{Status: resp.StatusCode, Body: env.Error}
@@ -160,10 +160,10 @@ func (c *Client) Events(ctx context.Context, id string, lastID int) ([]serve.Eve
 	return readEvents(resp.Body)
 }
 
-func readEvents(r io.Reader) ([]serve.Event, error) {
+func readEvents(r io.Reader) ([]protocol.Event, error) {
 	var (
-		out []serve.Event
-		cur serve.Event
+		out []protocol.Event
+		cur protocol.Event
 	)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxResponseBytes)
@@ -174,7 +174,7 @@ func readEvents(r io.Reader) ([]serve.Event, error) {
 			if cur.Type != "" {
 				out = append(out, cur)
 			}
-			cur = serve.Event{}
+			cur = protocol.Event{}
 		case strings.HasPrefix(line, "id: "):
 			n, err := strconv.Atoi(strings.TrimPrefix(line, "id: "))
 			if err != nil {

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/protocol"
 )
 
 // Answer returns the results of an execution's pending client-side calls,
 // one for each call it is given (matched by ID). An error stops Run, which
 // returns it and leaves the execution pending.
-type Answer func(ctx context.Context, pending []serve.PendingCall) ([]serve.ToolResult, error)
+type Answer func(ctx context.Context, pending []protocol.PendingCall) ([]protocol.ToolResult, error)
 
 // RunOptions are Run's.
 type RunOptions struct {
@@ -58,8 +58,8 @@ var ErrNoAnswer = errors.New("ptcx serve client: the execution is pending on cli
 // admission wait; nothing ran) is settled, and Run returns it: starting it
 // again is the caller's choice, since the request may carry an
 // idempotency_key, which would return the same failed execution.
-func (c *Client) Run(ctx context.Context, req serve.ExecutionRequest, o RunOptions) (*serve.ExecutionState, error) {
-	var st *serve.ExecutionState
+func (c *Client) Run(ctx context.Context, req protocol.ExecutionRequest, o RunOptions) (*protocol.ExecutionState, error) {
+	var st *protocol.ExecutionState
 	err := c.retry(ctx, o, func() (err error) {
 		st, err = c.Execute(ctx, req)
 		return err
@@ -69,7 +69,7 @@ func (c *Client) Run(ctx context.Context, req serve.ExecutionRequest, o RunOptio
 	}
 	for {
 		switch st.Status {
-		case serve.StatusPending:
+		case protocol.StatusPending:
 			if o.Answer == nil {
 				return st, ErrNoAnswer
 			}
@@ -85,7 +85,7 @@ func (c *Client) Run(ctx context.Context, req serve.ExecutionRequest, o RunOptio
 			if err != nil {
 				return last, err
 			}
-		case serve.StatusRunning:
+		case protocol.StatusRunning:
 			id, last := st.ID, st
 			var err error
 			if st, err = c.Get(ctx, id, true); err != nil {

@@ -1,0 +1,102 @@
+package protocol
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/ptcx/ptcx/api"
+)
+
+// Statuses of an execution (ExecutionState.Status).
+const (
+	StatusRunning   = "running"
+	StatusPending   = "pending"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// ExecutionRequest is the body of POST /v1/executions.
+type ExecutionRequest struct {
+	Code        string `json:"code"`
+	Description string `json:"description,omitempty"`
+	Scope       string `json:"scope,omitempty"`
+	// Session names a session, which is program state: with KeepState, the
+	// program runs in it, and in the session's own workspace state.
+	//
+	// Deprecated: without KeepState, use WorkspaceState. Session alone
+	// still names the workspace state and keeps no program state, as it did
+	// before WorkspaceState existed (docs/service.md, "Workspace state").
+	Session string `json:"session,omitempty"`
+	// KeepState, with Session, runs the program in the session's program
+	// state: the globals and top-level declarations its earlier keep_state
+	// programs left, on whichever node (docs/service.md, "Sessions").
+	KeepState bool `json:"keep_state,omitempty"`
+	// WorkspaceState names the built-in workspace tools' read-before-write
+	// state the execution uses: a file read under one name may be
+	// overwritten only under that name. Empty: Session's, else the tenant's
+	// own. Given with Session, it must be the same name.
+	WorkspaceState string       `json:"workspace_state,omitempty"`
+	Limits         *RunLimits   `json:"limits,omitempty"`
+	ClientTools    []ClientTool `json:"client_tools,omitempty"`
+	// IdempotencyKey makes a retried POST return the first one's execution
+	// instead of starting another (a different body under the same key: 409).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Wait, default true, answers once the execution settles or turns
+	// pending (at most server.max_wait_ms); false answers at once.
+	Wait *bool `json:"wait,omitempty"`
+}
+
+// RunLimits are run_code limits, as in run_code's arguments: api's
+// RunCodeLimits (timeout_ms, wall_ms, memory_mb, output_bytes,
+// model_bytes, max_calls). Zero means the default.
+type RunLimits = api.RunCodeLimits
+
+// ClientTool is a tool the client executes: the program calls it like any
+// other, and the execution turns pending until the client posts its result.
+type ClientTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+}
+
+// ExecutionState is the answer of every /v1/executions endpoint.
+type ExecutionState struct {
+	ID        string          `json:"id"`
+	Status    string          `json:"status"`
+	Text      string          `json:"text,omitempty"`
+	Value     json.RawMessage `json:"value,omitempty"`
+	Logs      []string        `json:"logs,omitempty"`
+	Stats     *Stats          `json:"stats,omitempty"`
+	Calls     []CallRecord    `json:"calls,omitempty"`
+	Pending   []PendingCall   `json:"pending,omitempty"`
+	ExpiresAt *time.Time      `json:"expires_at,omitempty"`
+	Error     *ErrorBody      `json:"error,omitempty"`
+}
+
+// Stats are a settled execution's numbers. ComputeMS and MemoryBytes are
+// its program's (api.RunStats): the compute time it ran and its guest's
+// peak memory, up to its failure for one that failed (0 when its program
+// never ran).
+type Stats struct {
+	DurationMS  float64 `json:"duration_ms"`
+	Calls       int     `json:"calls"`
+	ComputeMS   float64 `json:"compute_ms"`
+	MemoryBytes int64   `json:"memory_bytes"`
+}
+
+// CallRecord is one settled nested call of a program.
+type CallRecord struct {
+	ID         string  `json:"id"`
+	Tool       string  `json:"tool"`
+	OK         bool    `json:"ok"`
+	Code       string  `json:"code,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// PendingCall is a client-side call waiting for its result.
+type PendingCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
