@@ -52,6 +52,9 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	if level == "" {
 		level = DefaultLogLevel
 	}
+	if format == "" {
+		format = DefaultLogFormat
+	}
 	opts := &slog.HandlerOptions{Level: logLevels[level]}
 	if format == "text" {
 		return slog.New(slog.NewTextHandler(w, opts)), nil
