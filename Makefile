@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: all build guest tsc deps test test-ts gen-ts test-wasmtime test-stores test-clients vet demo check-demo check-docs openapi-lint plain-clone cross soak bench clean
+.PHONY: all build guest tsc deps test test-ts gen-ts test-wasmtime test-stores test-clients test-image image vet demo check-demo check-docs openapi-lint plain-clone cross soak bench clean
 
 all: build
 
@@ -30,27 +30,45 @@ build: guest
 vet: guest
 	$(GO) vet ./...
 
+# image writes bin/ptcx-image.tar, ptcx's container image as an OCI archive:
+# a static ptcx (CGO_ENABLED=0, the guest embedded) from scratch, run as user
+# 65532, no shell; written by scripts/image (a module of its own, with
+# go-containerregistry), no base image pulled. Load and run it with
+# `podman load -i bin/ptcx-image.tar` (README, docs/service.md).
+image: guest
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/ptcx-static ./cmd/ptcx
+	cd scripts/image && $(GO) run . -binary ../../bin/ptcx-static -out ../../bin/ptcx-image.tar -version $(VERSION)
+
+# test-image installs podman (and runc) from Debian when missing, builds the
+# image, checks the archive's structure and runs it in podman: /healthz and
+# an execution on a loopback port, the config mounted (scripts/image's
+# tests; about a minute).
+test-image: image
+	@scripts/install-deps.sh podman runc
+	cd scripts/image && PTCX_IMAGE=$(CURDIR)/bin/ptcx-image.tar $(GO) test -tags podman -count=1 ./...
+
 # test runs every check and every test with the guest required: a test that
 # needs the guest fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
-# Its 11 steps run one after another, each announced by scripts/step.sh
-# (== make test: NAME (N/11), a line a minute while it runs, and its elapsed
+# Its 12 steps run one after another, each announced by scripts/step.sh
+# (== make test: NAME (N/12), a line a minute while it runs, and its elapsed
 # time when it ends); about 26 minutes on 2 cores, most of it the last step.
 STEP := scripts/step.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
 	@start=$$(date +%s); \
-	$(STEP) 1/11 guest $(SUBMAKE) guest && \
-	$(STEP) 2/11 tsc $(SUBMAKE) tsc && \
-	$(STEP) 3/11 vet $(SUBMAKE) vet && \
-	$(STEP) 4/11 check-demo $(SUBMAKE) check-demo && \
-	$(STEP) 5/11 check-docs $(SUBMAKE) check-docs && \
-	$(STEP) 6/11 plain-clone $(SUBMAKE) plain-clone && \
-	$(STEP) 7/11 cross $(SUBMAKE) cross && \
-	$(STEP) 8/11 test-wasmtime $(SUBMAKE) test-wasmtime && \
-	$(STEP) 9/11 test-stores $(SUBMAKE) test-stores && \
-	$(STEP) 10/11 test-clients $(SUBMAKE) test-clients && \
-	$(STEP) 11/11 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
-	s=$$(( $$(date +%s) - start )) && echo "== make test: all 11 steps passed in $$((s / 60))m$$((s % 60))s"
+	$(STEP) 1/12 guest $(SUBMAKE) guest && \
+	$(STEP) 2/12 tsc $(SUBMAKE) tsc && \
+	$(STEP) 3/12 vet $(SUBMAKE) vet && \
+	$(STEP) 4/12 check-demo $(SUBMAKE) check-demo && \
+	$(STEP) 5/12 check-docs $(SUBMAKE) check-docs && \
+	$(STEP) 6/12 plain-clone $(SUBMAKE) plain-clone && \
+	$(STEP) 7/12 cross $(SUBMAKE) cross && \
+	$(STEP) 8/12 test-wasmtime $(SUBMAKE) test-wasmtime && \
+	$(STEP) 9/12 test-stores $(SUBMAKE) test-stores && \
+	$(STEP) 10/12 test-clients $(SUBMAKE) test-clients && \
+	$(STEP) 11/12 test-image $(SUBMAKE) test-image && \
+	$(STEP) 12/12 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
+	s=$$(( $$(date +%s) - start )) && echo "== make test: all 12 steps passed in $$((s / 60))m$$((s % 60))s"
 
 # test-stores runs ptcx serve's tests again with each shared store behind
 # every test server (PTCX_TEST_STORE): a local directory, and NATS

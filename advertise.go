@@ -1,7 +1,6 @@
 package ptcx
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/ptcx/ptcx/api"
@@ -9,18 +8,6 @@ import (
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 )
-
-// ResponsesTool is one entry of an OpenAI Responses API "tools" array: a
-// function tool, flat (no "function" wrapper). Strict is always false:
-// strict mode needs every property required and every object closed, which
-// ptcx's schemas (run_code's own, with its optional limits) do not promise.
-type ResponsesTool struct {
-	Type        string          `json:"type"`
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-	Strict      bool            `json:"strict"`
-}
 
 // Advertised returns the tools scope advertises to the model ("" is the
 // deployment), sorted by name: every visible tool in native mode, only
@@ -46,11 +33,7 @@ func (h *Host) ResponsesTools(scope string) ([]ResponsesTool, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ResponsesTool, len(ws))
-	for i, s := range ws {
-		out[i] = ResponsesTool{Type: "function", Name: s.Name, Description: s.Description, Parameters: s.InputSchema}
-	}
-	return out, nil
+	return registry.ResponsesTools(ws), nil
 }
 
 // AnthropicTools returns the advertised tools of scope as an Anthropic

@@ -39,6 +39,8 @@ type (
 	Section = sdkgen.Section
 	// OpenAITool is one entry of an OpenAI Chat Completions "tools" array.
 	OpenAITool = registry.OpenAITool
+	// ResponsesTool is one entry of an OpenAI Responses "tools" array.
+	ResponsesTool = registry.ResponsesTool
 	// AnthropicTool is one entry of an Anthropic Messages "tools" array.
 	AnthropicTool = registry.AnthropicTool
 	// Label is where data came from: its integrity and confidentiality

@@ -3,11 +3,13 @@
 # (guest/build.sh): clang, lld, the WASI libc and the wasm32 compiler runtime;
 # curl, which the demo's ptcx serve section uses as the client; and gcc, the C
 # compiler cgo links the wasmtime engine with (make test-wasmtime, make bench).
-# It does nothing when they are all installed; otherwise it runs
+# Given package names, it installs those instead (make test-image: podman
+# and runc). It does nothing when they are all installed; otherwise it runs
 # `apt-get update` and `apt-get install -y` (as root, or through sudo).
 set -euo pipefail
 
 packages=(clang lld wasi-libc libclang-rt-dev-wasm32 curl gcc)
+[ $# -gt 0 ] && packages=("$@")
 
 missing=()
 for p in "${packages[@]}"; do

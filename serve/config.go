@@ -100,6 +100,12 @@ type Config struct {
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// LogPrograms puts program text into the logs (default false: never).
 	LogPrograms bool `json:"log_programs,omitempty" yaml:"log_programs,omitempty"`
+	// LogLevel is the lowest level logged: debug, info (the default), warn
+	// or error. `ptcx serve --log-level` overrides it.
+	LogLevel string `json:"log_level,omitempty" yaml:"log_level,omitempty"`
+	// LogFormat is json (the default: a JSON object a line) or text
+	// (slog's key=value lines). `ptcx serve --log-format` overrides it.
+	LogFormat string `json:"log_format,omitempty" yaml:"log_format,omitempty"`
 	// Server holds the service-wide bounds.
 	Server ServerLimits `json:"server,omitempty" yaml:"server,omitempty"`
 	// Tenants are the API keys and what each may do. At least one.
@@ -297,6 +303,12 @@ func (c *Config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("field listen: %q is not host:port: %w", c.Listen, err)
+	}
+	if err := CheckLogLevel(c.LogLevel); err != nil {
+		return fmt.Errorf("field log_level: %w", err)
+	}
+	if err := CheckLogFormat(c.LogFormat); err != nil {
+		return fmt.Errorf("field log_format: %w", err)
 	}
 	if c.Engine != "" {
 		if err := wasmhost.CheckEngine(c.Engine); err != nil {

@@ -13,7 +13,7 @@ import (
 
 func TestParseConfig_valid(t *testing.T) {
 	tests := []struct{ name, text string }{
-		{"json", `{"listen":"127.0.0.1:8080","tenants":[{"name":"a","key_sha256":"` + sum("k") + `","mode":"ptc","quotas":{"max_concurrent":2,"max_pending":3}}]}`},
+		{"json", `{"listen":"127.0.0.1:8080","log_level":"debug","log_format":"text","tenants":[{"name":"a","key_sha256":"` + sum("k") + `","mode":"ptc","quotas":{"max_concurrent":2,"max_pending":3}}]}`},
 		{"yaml", "listen: 127.0.0.1:8080\ntenants:\n  - name: a\n    key_sha256: " + sum("k") + "\n    mode: ptc\n    quotas: {max_concurrent: 2, max_pending: 3}\n"},
 	}
 	for _, tt := range tests {
@@ -44,6 +44,10 @@ func TestParseConfig_invalid(t *testing.T) {
 		{"duplicate key", `{"listen":"127.0.0.1:1","tenants":[{"name":"a","key_sha256":"` + key + `"},{"name":"b","key_sha256":"` + key + `"}]}`, "field tenants[1].key_sha256"},
 		{"store kind", `{"listen":"127.0.0.1:1","store":{"kind":"s3"},"tenants":[]}`, "field store.kind"},
 		{"negative server bound", `{"listen":"127.0.0.1:1","server":{"max_wait_ms":-5},"tenants":[]}`, "field server.max_wait_ms"},
+		{"log level", `{"listen":"127.0.0.1:1","log_level":"verbose","tenants":[]}`, `field log_level: "verbose" is not a log level: want one of debug, info, warn, error`},
+		{"log level case", `{"listen":"127.0.0.1:1","log_level":"INFO","tenants":[]}`, "field log_level"},
+		{"log format", `{"listen":"127.0.0.1:1","log_format":"logfmt","tenants":[]}`, `field log_format: "logfmt" is not a log format: want one of json, text`},
+		{"yaml log format", "listen: 127.0.0.1:1\nlog_format: xml\ntenants: []\n", "field log_format"},
 		{"json unknown field", "{\n  \"listen\": \"127.0.0.1:1\",\n  \"tenant\": []\n}", `unknown field "tenant"`},
 		{"json syntax line", "{\n  \"listen\": \"127.0.0.1:1\",\n  \"tenants\": [,]\n}", "line 3"},
 		{"json type line", "{\n  \"listen\": 5\n}", "line 2"},
@@ -68,4 +72,35 @@ func TestLoadConfig_namesTheFile(t *testing.T) {
 
 	_, err = serve.LoadConfig(filepath.Join(t.TempDir(), "missing.json"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// NewLogger writes JSON or text lines at the level asked and above; a bad
+// level or format is an error naming it.
+func TestNewLogger(t *testing.T) {
+	var b strings.Builder
+	log, err := serve.NewLogger(&b, "warn", "text")
+	require.NoError(t, err)
+	log.Info("hidden")
+	log.Warn("shown", "k", "v")
+	require.Equal(t, 1, strings.Count(b.String(), "\n"), b.String())
+	require.Contains(t, b.String(), "level=WARN msg=shown k=v")
+
+	b.Reset()
+	log, err = serve.NewLogger(&b, "", "")
+	require.NoError(t, err)
+	log.Debug("hidden")
+	log.Info("shown")
+	require.Contains(t, b.String(), `"level":"INFO","msg":"shown"`)
+	require.NotContains(t, b.String(), "hidden")
+
+	b.Reset()
+	log, err = serve.NewLogger(&b, "debug", "json")
+	require.NoError(t, err)
+	log.Debug("shown")
+	require.Contains(t, b.String(), `"level":"DEBUG"`)
+
+	_, err = serve.NewLogger(&b, "trace", "json")
+	require.ErrorContains(t, err, `"trace" is not a log level`)
+	_, err = serve.NewLogger(&b, "info", "yaml")
+	require.ErrorContains(t, err, `"yaml" is not a log format`)
 }

@@ -61,6 +61,9 @@ type httpError struct {
 	status     int
 	body       ErrorBody
 	retryAfter time.Duration
+	// invalidToken marks a 401 for a key sent and refused
+	// (bearerChallenge).
+	invalidToken bool
 }
 
 func (e *httpError) Error() string { return e.body.Message }
@@ -119,8 +122,21 @@ func errorBody(e *api.Error) *ErrorBody {
 	return &ErrorBody{Code: string(e.Code), Kind: e.Kind, Message: e.Message, Violations: e.Violations, Location: e.Location, Stack: e.Stack}
 }
 
+// bearerChallenge is the WWW-Authenticate of every 401 (RFC 6750, 3):
+// the scheme the API takes, its realm, and invalid_token when a key was
+// sent and refused.
+func bearerChallenge(e *httpError) string {
+	if e.invalidToken {
+		return `Bearer realm="ptcx", error="invalid_token"`
+	}
+	return `Bearer realm="ptcx"`
+}
+
 func writeError(w http.ResponseWriter, e *httpError) {
 	setRetryAfter(w, e.retryAfter)
+	if e.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", bearerChallenge(e))
+	}
 	writeJSON(w, e.status, ErrorEnvelope{Error: e.body})
 }
 

@@ -60,17 +60,21 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// statusWriter remembers the status for the metrics and the log, and the
-// execution a route without one in its path created or returned
-// (logExecution).
+// statusWriter remembers the status for the metrics, the log and the
+// request's span, the route and tenant that served it, and the execution a
+// route without one in its path created or returned (logExecution).
+// withRequest puts one around every request.
 type statusWriter struct {
 	http.ResponseWriter
 	status    int
+	route     string
+	tenant    string
 	execution string
 }
 
-// logExecution names the execution id in w's request log line: the one a
-// POST /v1/executions created, or returned for its idempotency_key.
+// logExecution names the execution id in w's request log line and span:
+// the one a POST /v1/executions created, or returned for its
+// idempotency_key.
 func logExecution(w http.ResponseWriter, id string) {
 	if sw, ok := w.(*statusWriter); ok {
 		sw.execution = id
@@ -88,23 +92,27 @@ func (w *statusWriter) Flush() {
 func (s *Server) wrap(pattern string, rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		sw, ok := w.(*statusWriter)
+		if !ok {
+			sw = &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		}
+		sw.route = pattern
 		if !rt.long {
 			_ = http.NewResponseController(w).SetWriteDeadline(start.Add(s.cfg.maxWait() + 10*time.Second))
 		}
-		tenantName := ""
 		if rt.open != nil {
 			rt.open(sw, r)
 		} else if t, herr := s.authenticate(r); herr != nil {
 			writeError(sw, herr)
 		} else {
-			tenantName = t.name
+			sw.tenant = t.name
 			rt.tenantHandler(sw, r, t)
 		}
+		sw.execution = cmp.Or(sw.execution, r.PathValue("id"))
 		s.metrics.requests.WithLabelValues(pattern, strconv.Itoa(sw.status)).Inc()
 		if rt.open == nil {
-			s.log.Info("request", "route", pattern, "status", sw.status, "tenant", tenantName,
-				"execution", cmp.Or(sw.execution, r.PathValue("id")), "duration_ms", time.Since(start).Milliseconds())
+			s.log.InfoContext(r.Context(), "request", "route", pattern, "status", sw.status, "tenant", sw.tenant,
+				"execution", sw.execution, "duration_ms", time.Since(start).Milliseconds())
 		}
 	}
 }
@@ -120,7 +128,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		writeError(w, badRequest("the execution request", err))
 		return
 	}
-	res, herr := s.start(t, req, body)
+	res, herr := s.start(r.Context(), t, req, body)
 	if herr != nil && herr.body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
 		st, qerr := s.cluster.enqueue(r.Context(), newExecution(newID(), t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait, body)
 		if qerr != nil {
@@ -343,10 +351,12 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, t *tenant) {
 	switch f := r.URL.Query().Get("format"); f {
 	case "", "openai":
 		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.OpenAITools(ws)})
+	case "responses":
+		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.ResponsesTools(ws)})
 	case "anthropic":
 		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.AnthropicTools(ws)})
 	default:
-		writeError(w, errorf(CodeBadRequest, "format %q: want openai (the default) or anthropic", f))
+		writeError(w, errorf(CodeBadRequest, "format %q: want openai (the default), responses or anthropic", f))
 	}
 }
 

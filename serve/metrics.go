@@ -87,6 +87,8 @@ func newMetrics(held func() int) *metrics {
 	}, func() float64 { return float64(held()) })
 	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, m.parked, m.releases, held_,
 		m.memoryCommitted, m.parkedBytes, m.retainedBytes, m.streams, m.idleParks, m.spills,
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: "ptcx"}))
+		// The standard process_* and go_* series, under the names stock
+		// dashboards look for (no namespace).
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return m
 }

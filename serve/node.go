@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ptcx/ptcx/api"
@@ -55,7 +56,7 @@ func (s *Server) startQueued(id, tenant string, body []byte) (*execution, *httpE
 	if t == nil || err != nil {
 		return nil, nil, fmt.Errorf("tenant %q or its request is unknown to node %s", tenant, s.cfg.node())
 	}
-	res, herr := s.startID(id, t, req, body)
+	res, herr := s.startID(context.Background(), id, t, req, body) // no request of this node's to log under
 	return res.x, herr, nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	oteltrace "go.opentelemetry.io/otel/trace"
+
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/serve/internal/spill"
 	"github.com/ptcx/ptcx/serve/internal/table"
@@ -25,9 +27,19 @@ type Options struct {
 	// Runtime runs the programs of every tenant; nil starts one, closed by
 	// Close.
 	Runtime executor.CodeRuntime
-	// Logger receives the structured logs (JSON in `ptcx serve`). Keys and,
-	// unless Config.LogPrograms, program text never appear in them.
+	// Logger receives the structured logs (JSON in `ptcx serve`, unless
+	// --log-format text). Keys and, unless Config.LogPrograms, program
+	// text never appear in them. A line written while serving a request
+	// names its request_id (X-Request-ID), and its trace_id and span_id
+	// when the request is traced.
 	Logger *slog.Logger
+	// TracerProvider, when set, gets a server span per request, a child of
+	// the request's W3C traceparent (tracing.go); `ptcx serve` sets it from
+	// the OTEL_* environment (trace/otel.ProviderFromEnv). Nil: no spans.
+	TracerProvider oteltrace.TracerProvider
+	// Version is the binary's, which MCP's initialisation reports
+	// (default mcpserver.DefaultVersion).
+	Version string
 	// GuestSlots is how many guests of the Runtime it starts may execute
 	// at once (wasmhost.Config.WithGuestSlots); 0 is wasmhost's default,
 	// GOMAXPROCS. `ptcx serve` sets it to the cores and GOMAXPROCS one
@@ -40,6 +52,8 @@ type Options struct {
 type Server struct {
 	cfg     *Config
 	log     *slog.Logger
+	tracer  oteltrace.Tracer // nil: no spans
+	version string           // MCP's server version
 	runtime executor.CodeRuntime
 	own     *wasmhost.Runtime
 	tenants []*tenant
@@ -69,6 +83,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.log = slog.New(requestLogHandler{s.log.Handler()})
+	if opts.TracerProvider != nil {
+		s.tracer = opts.TracerProvider.Tracer(instrumentationName)
+	}
+	s.version = opts.Version
 	s.metrics = newMetrics(s.pendingHeld)
 	var file *toolsfile.File
 	if cfg.Tools != "" {
@@ -135,7 +154,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 		}
 		s.spill = sp
 	}
-	s.handler = s.routes()
+	s.handler = s.withRequest(s.routes())
 	go s.sweep()
 	return s, nil
 }

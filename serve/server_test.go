@@ -249,9 +249,27 @@ func TestServer_tools_and_prompt(t *testing.T) {
 	require.Len(t, tools.Tools, 1)
 	require.Equal(t, "run_code", tools.Tools[0].Name, "in ptc mode only run_code is advertised")
 
-	status, body, _ = raw(t, "GET", ts.url+"/v1/tools?format=xml", keyA, "")
-	require.Equal(t, 400, status)
-	require.Contains(t, body, "format")
+	// The OpenAI Responses API's flat function tools: the same tools as the
+	// library's Host.ResponsesTools.
+	status, body, _ = raw(t, "GET", ts.url+"/v1/tools?format=responses&scope=", keyN, "")
+	require.Equal(t, 200, status, body)
+	var flat struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &flat))
+	require.NotEmpty(t, flat.Tools)
+	for _, tool := range flat.Tools {
+		require.Equal(t, "function", tool["type"])
+		require.NotEmpty(t, tool["name"])
+		require.Contains(t, tool, "parameters")
+		require.Equal(t, false, tool["strict"])
+		require.NotContains(t, tool, "function", "flat: no function wrapper")
+	}
+	for _, bad := range []string{"xml", "Responses", "responses%20", "openai,responses"} {
+		status, body, _ = raw(t, "GET", ts.url+"/v1/tools?format="+bad, keyA, "")
+		require.Equal(t, 400, status, bad)
+		require.Contains(t, body, "want openai (the default), responses or anthropic")
+	}
 
 	status, body, _ = raw(t, "GET", ts.url+"/v1/prompt", keyA, "")
 	require.Equal(t, 200, status)
@@ -273,7 +291,9 @@ func TestServer_health_and_metrics(t *testing.T) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		require.True(t, strings.HasPrefix(line, "ptcx_"), "metric %q is not prefixed ptcx_", line)
+		// The service's own, and the standard collectors' (ops_test.go).
+		ok := strings.HasPrefix(line, "ptcx_") || strings.HasPrefix(line, "process_") || strings.HasPrefix(line, "go_")
+		require.True(t, ok, "metric %q is neither the service's (ptcx_) nor process_* or go_*", line)
 	}
 }
 

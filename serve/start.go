@@ -20,16 +20,17 @@ type started struct {
 
 // start admits and starts an execution, or returns the earlier one of the
 // same idempotency key.
-func (s *Server) start(t *tenant, req *ExecutionRequest, body []byte) (started, *httpError) {
-	return s.startID(newID(), t, req, body)
+func (s *Server) start(ctx context.Context, t *tenant, req *ExecutionRequest, body []byte) (started, *httpError) {
+	return s.startID(ctx, newID(), t, req, body)
 }
 
-// startID is start with the execution's id given (a queued one's). What
+// startID is start with the execution's id given (a queued one's); ctx is
+// the request's, for its log line (request_id). What
 // it takes on the way (the tenant's admission, a keep_state session's
 // turn, a workspace session) is given back, in reverse, unless the
 // execution starts; once it does, the run's part goes back as the run ends
 // or parks (run) and the rest as it settles (settleRun).
-func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byte) (started, *httpError) {
+func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *ExecutionRequest, body []byte) (started, *httpError) {
 	if req.Scope != "" {
 		if _, err := t.exec.Registry().Mode(req.Scope); err != nil {
 			return started{}, badRequest("field scope", err)
@@ -108,7 +109,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	if s.cfg.LogPrograms {
 		attrs = append(attrs, "code", req.Code)
 	}
-	s.log.Info("execution accepted", attrs...)
+	s.log.InfoContext(reqCtx, "execution accepted", attrs...)
 	s.metrics.running.WithLabelValues(t.name).Inc()
 	s.begin()
 	go func() {

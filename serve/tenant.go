@@ -94,7 +94,7 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 		t.close()
 		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
 	}
-	srv, err := mcpserver.New(t.exec, registry.Deployment, mcpserver.Options{Name: "ptcx serve", Instructions: t.instructions(reg)})
+	srv, err := mcpserver.New(t.exec, registry.Deployment, mcpserver.Options{Name: "ptcx serve", Version: s.version, Instructions: t.instructions(reg)})
 	if err != nil {
 		t.close()
 		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
@@ -206,7 +206,9 @@ func (s *Server) authenticate(r *http.Request) (*tenant, *httpError) {
 		}
 	}
 	if found == nil {
-		return nil, errorf(CodeUnauthorized, "the API key is not valid")
+		e := errorf(CodeUnauthorized, "the API key is not valid")
+		e.invalidToken = true
+		return nil, e
 	}
 	return found, nil
 }

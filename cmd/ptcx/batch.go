@@ -23,9 +23,11 @@ import (
 )
 
 var batchCommand = command{
-	name: "batch",
+	name:  "batch",
+	brief: "run a JSON-lines file of programs, a result line each (pass^k too)",
 	summary: "Run every item of a JSON-lines file ({\"id\", \"code\", optional \"description\", \"scope\", \"seed\", \"limits\",\n" +
-		"\"replay\": a trace record to answer the calls from}) as run_code calls through one process and a pool of\n" +
+		"\"replay\": a trace record to answer the calls from, \"metadata\" and \"target\": copied to its output lines})\n" +
+		"as run_code calls through one process and a pool of\n" +
 		"--parallel workers, writing one JSON line per run ({id, rep, seed, ok, text, value, error, stats, calls}) in\n" +
 		"input or completion order. --resume skips the runs already in --out; --repeat K runs each item K times with\n" +
 		"seeds derived from its seed and reports pass^k agreement. A progress bar (or periodic lines) and a summary go\n" +
@@ -51,6 +53,10 @@ type batchItem struct {
 	Seed        *uint64         `json:"seed"`
 	Limits      json.RawMessage `json:"limits"`
 	Replay      *trace.Record   `json:"replay"`
+	// Metadata and Target are the harness's (inspect-ai samples carry
+	// them): not read, copied to each of the item's output lines as given.
+	Metadata json.RawMessage `json:"metadata"`
+	Target   json.RawMessage `json:"target"`
 }
 
 // batchJob is one run of an item.
@@ -74,6 +80,8 @@ type batchLine struct {
 	Calls       []batchCall       `json:"calls"`
 	Divergence  *trace.Divergence `json:"divergence,omitempty"`
 	Differences []string          `json:"differences,omitempty"`
+	Metadata    json.RawMessage   `json:"metadata,omitempty"` // the item's, as given
+	Target      json.RawMessage   `json:"target,omitempty"`   // the item's, as given
 }
 
 // batchStats are a run's measurements; the times are left out with
@@ -451,7 +459,7 @@ func (it *batchItem) parse(line []byte, seen map[string]int, n int) string {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(it); err != nil {
-		return "not an item (a JSON object with id, code and optional description, scope, seed, limits, replay): " + err.Error()
+		return "not an item (a JSON object with id, code and optional description, scope, seed, limits, replay, metadata, target): " + err.Error()
 	}
 	switch {
 	case it.ID == "":
@@ -503,7 +511,7 @@ func splitmix64(x uint64) uint64 {
 // runJob runs one job and shapes its line.
 func (b *batch) runJob(ctx context.Context, j batchJob) batchResult {
 	began := time.Now()
-	l := batchLine{ID: j.item.ID, Seed: j.seed, Calls: []batchCall{}}
+	l := batchLine{ID: j.item.ID, Seed: j.seed, Calls: []batchCall{}, Metadata: j.item.Metadata, Target: j.item.Target}
 	callID := j.item.ID
 	if b.o.repeat > 1 {
 		l.Rep = &j.rep

@@ -189,6 +189,8 @@ func TestBatch_malformedLines(t *testing.T) {
 		{"unknown field", `{"id":"x","code":"return 1","cod":1}`, `unknown field "cod"`},
 		{"duplicate id", good, `line 2: item "ok" again (first on line 1)`},
 		{"bad replay", item("x", "return 1", `"replay":{"version":3}`), `item "x": replay: trace version 3`},
+		{"unknown beside metadata", item("x", "return 1", `"metadata":{"a":1}`, `"input":"q"`), `unknown field "input"`},
+		{"bad metadata JSON", `{"id":"x","code":"return 1","metadata":{"a":}}`, "line 2: not an item"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -339,4 +341,41 @@ func TestBatch_interrupted(t *testing.T) {
 	_, errs, status := ptcx(t, "", "batch", "--parallel", "2", "--resume", "--out", out, items)
 	require.Equal(t, 0, status, errs)
 	require.Len(t, readLines(t, out), n)
+}
+
+// An item's metadata and target (inspect-ai samples carry them) reach each
+// of its output lines as given: any JSON value, numbers and characters
+// untouched; without them a line has neither member.
+func TestBatch_metadataAndTargetPassThrough(t *testing.T) {
+	meta := `{"sample":{"epoch":2,"tags":["a","<b>","é"]},"big":123456789012345678901234567890,"ratio":1.50,"nothing":null}`
+	items := writeItems(t, []string{
+		item("m", `return 1`, `"metadata":`+meta, `"target":["42","forty-two"]`),
+		item("t", `return 2`, `"target":"2"`),
+		item("n", `return 3`, `"metadata":null`),
+		item("plain", `return 4`),
+	})
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	_, stderr, status := ptcx(t, "", "batch", "--no-builtin", "--repeat", "2", "--out", out, items)
+	require.Equal(t, 0, status, stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	require.Len(t, lines, 8)
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, `"id":"m"`):
+			require.Contains(t, l, `"metadata":`+meta+`,"target":["42","forty-two"]`)
+		case strings.Contains(l, `"id":"t"`):
+			require.Contains(t, l, `"target":"2"`)
+			require.NotContains(t, l, `"metadata"`)
+		case strings.Contains(l, `"id":"n"`):
+			require.Contains(t, l, `"metadata":null`)
+		default:
+			require.NotContains(t, l, `"metadata"`)
+			require.NotContains(t, l, `"target"`)
+		}
+	}
+	got := readLines(t, out)
+	require.True(t, got[0].OK)
+	require.Contains(t, stderr, "pass^2: 4 items complete, 4 agree", "metadata is not part of the outcome")
 }

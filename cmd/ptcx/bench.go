@@ -15,7 +15,8 @@ import (
 )
 
 var benchCommand = command{
-	name: "bench",
+	name:  "bench",
+	brief: "measure ptcx beside goja, Node Workers and quickjs-wasi",
 	summary: "Measure ptcx beside its peers in one run (bench/): goja in-process, a fresh Node\n" +
 		"worker_threads Worker per run and quickjs-wasi on Node, the same programs on each,\n" +
 		"every answer checked. Prints a Markdown table whose headline figures are ratios\n" +

@@ -13,6 +13,7 @@ import (
 
 var callCommand = command{
 	name:    "call",
+	brief:   "execute one model-direct tool call, print its result as JSON",
 	summary: "Execute one model-direct tool call and print its result as one JSON object.\nARGS_JSON defaults to {}; - reads it from stdin. Exit status: 0 ok, 1 the call failed, 2 usage.",
 	usage:   "call [--tools FILE] [--mode native|ptc|both] [--scope NAME] NAME [ARGS_JSON|-]",
 	run:     runCall,

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -87,7 +89,8 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"call", "--bogus", "a"}, "flag provided but not defined: -bogus"},
 		{"bad mode", []string{"call", "--mode", "turbo", "a"}, `unknown mode "turbo"`},
 		{"unknown scope", []string{"call", "--scope", "ghost", "a"}, `--scope: INVALID_DEFINITION: unknown scope "ghost"`},
-		{"bad format", []string{"wire", "--format", "xml"}, `unknown --format "xml"`},
+		{"bad format", []string{"wire", "--format", "xml"}, `unknown --format "xml": want openai, responses or anthropic`},
+		{"format case", []string{"wire", "--format", "Responses"}, `unknown --format "Responses"`},
 		{"wire positional", []string{"wire", "extra"}, `unexpected argument "extra"`},
 		{"help for unknown", []string{"help", "nope"}, `unknown command "nope"`},
 		{"bash without builtins", []string{"tools", "--no-builtin", "--allow-bash"}, "cannot go with --no-builtin"},
@@ -200,6 +203,19 @@ func TestWire(t *testing.T) {
 	require.Contains(t, out, "Promise<")
 	require.NotContains(t, out, `\u003c`)
 	require.NotContains(t, out, `\u003e`)
+
+	// Responses: flat function tools, what the library's Host.ResponsesTools gives.
+	out, _, status = ptcx(t, "", "wire", "--tools", toolsFile, "--mode", "both", "--format", "responses")
+	require.Equal(t, exitOK, status)
+	var rs []registry.ResponsesTool
+	require.NoError(t, json.Unmarshal([]byte(out), &rs))
+	require.Len(t, rs, 10)
+	for _, tool := range rs {
+		require.Equal(t, "function", tool.Type)
+		require.NotEmpty(t, tool.Parameters)
+	}
+	require.Equal(t, "run_code", rs[7].Name)
+	require.Contains(t, rs[7].Description, "Promise<")
 
 	out, _, status = ptcx(t, "", "wire", "--tools", toolsFile, "--mode", "both", "--format", "anthropic")
 	require.Equal(t, exitOK, status)
@@ -436,4 +452,68 @@ func TestCall_labelsAndPolicy(t *testing.T) {
 	require.Equal(t, "DENIED", string(c.Error.Code))
 	require.Equal(t, "constraints", c.Error.Policy.Rule)
 	require.Equal(t, "args.amount <= 1000", c.Error.Policy.Constraint)
+}
+
+// Each command's --help states the default mode the command applies: the
+// tools file's, else its setup's defaultMode (ptc for run, batch and mcp:
+// the collapse), else the registry's (native) — and the command applies it.
+func TestHelp_modeDefaultIsTheCodes(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		want api.Mode
+	}{
+		{"run", api.ModePTC}, {"batch", api.ModePTC}, {"mcp", api.ModePTC},
+		{"call", api.ModeNative}, {"wire", api.ModeNative}, {"tools", api.ModeNative}, {"prompt", api.ModeNative},
+	} {
+		t.Run(c.cmd, func(t *testing.T) {
+			out, errOut, status := ptcx(t, "", c.cmd, "--help")
+			require.Equal(t, exitOK, status)
+			help := out + errOut
+			require.Contains(t, help, "(default: the tools file's, else "+string(c.want)+")")
+			other := api.ModeNative
+			if c.want == api.ModeNative {
+				other = api.ModePTC
+			}
+			require.NotContains(t, help, "else "+string(other)+")")
+		})
+	}
+	// What the help says is what runs: run_code is advertised with no
+	// --mode and no tools file for mcp's default, not for wire's.
+	var st setup
+	require.Contains(t, modeUsage(st.defaultMode), "else "+string(api.ModeNative))
+	out, _, status := ptcx(t, "", "wire", "--no-builtin", "--format", "anthropic")
+	require.Equal(t, exitOK, status)
+	require.NotContains(t, out, "run_code")
+	require.Contains(t, modeUsage(api.ModePTC), "else ptc)")
+}
+
+// `ptcx help` gives each command one line (its brief), in name order;
+// `ptcx help CMD` its whole summary.
+func TestHelp_oneLinePerCommand(t *testing.T) {
+	out, _, status := ptcx(t, "", "help")
+	require.Equal(t, exitOK, status)
+	_, list, ok := strings.Cut(out, "commands:\n")
+	require.True(t, ok, out)
+	list, _, ok = strings.Cut(list, "\n\n")
+	require.True(t, ok, out)
+	lines := strings.Split(list, "\n")
+	require.Len(t, lines, len(commands()), "one line per command:\n%s", list)
+	require.LessOrEqual(t, strings.Count(out, "\n"), len(commands())+10, "ptcx help stays short")
+	var names []string
+	for _, c := range commands() {
+		require.NotEmpty(t, c.brief, c.name)
+		require.LessOrEqual(t, len(c.brief), 72, c.name)
+		require.NotContains(t, c.brief, "\n", c.name)
+		require.False(t, strings.HasSuffix(c.brief, "."), c.name)
+		names = append(names, c.name)
+	}
+	slices.Sort(names)
+	for i, line := range lines {
+		require.Equal(t, names[i], strings.Fields(line)[0])
+		c, _ := lookup(names[i])
+		require.True(t, strings.HasSuffix(line, " "+c.brief), line)
+	}
+	out, _, status = ptcx(t, "", "help", "serve")
+	require.Equal(t, exitOK, status)
+	require.Contains(t, out, serveCommand.summary)
 }

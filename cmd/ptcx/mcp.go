@@ -16,7 +16,8 @@ import (
 )
 
 var mcpCommand = command{
-	name: "mcp",
+	name:  "mcp",
+	brief: "serve MCP over stdio (ptc: run_code alone, the SDK in its description)",
 	summary: "Serve the Model Context Protocol over stdio. A client sees exactly the tools the mode advertises\n" +
 		"(in ptc mode only run_code, whose description carries the typed SDK), and every tools/call goes\n" +
 		"through the executor, so the collapse holds. --upstream bridges another MCP server's tools into\n" +

@@ -15,7 +15,8 @@ import (
 )
 
 var replayCommand = command{
-	name: "replay",
+	name:  "replay",
+	brief: "re-run a trace's programs, nested calls answered from the trace",
 	summary: "Re-run the programs of a trace (ptcx run/batch/mcp --trace) with every nested call answered from\n" +
 		"the trace: the same seed, the same completion order. Reports, per record, a reproduced outcome or the\n" +
 		"first divergence (call index, expected vs got) and what of the outcome differs. With --tools, calls\n" +
@@ -32,7 +33,15 @@ type replayLine struct {
 	Divergence  *trace.Divergence `json:"divergence,omitempty"`
 	Differences []string          `json:"differences,omitempty"`
 	Text        string            `json:"text"`
+	// Unseeded says the record was made without --seed (unseededNote).
+	Unseeded bool `json:"unseeded,omitempty"`
 }
+
+// unseededNote follows a failed replay of a record made without a seed:
+// its world (Math.random, the clock) was the real one, which no replay
+// reproduces.
+const unseededNote = "note: this record was made without --seed, so its program saw real randomness and time " +
+	"(Math.random, Date): a program that uses them differs on replay; record it again with --seed N to replay it exactly"
 
 func runReplay(ctx context.Context, c command, s *stdio, args []string) int {
 	st := setup{}
@@ -111,7 +120,8 @@ func runReplay(ctx context.Context, c command, s *stdio, args []string) int {
 
 func printReplay(s *stdio, rec trace.Record, rep trace.Report, asJSON bool) {
 	if asJSON {
-		b, _ := json.Marshal(replayLine{ID: rec.ID, OK: rep.OK(), Divergence: rep.Divergence, Differences: rep.Differences, Text: rep.Result.Text})
+		b, _ := json.Marshal(replayLine{ID: rec.ID, OK: rep.OK(), Divergence: rep.Divergence, Differences: rep.Differences, Text: rep.Result.Text,
+			Unseeded: rec.Seed == nil})
 		fmt.Fprintln(s.out, string(b))
 		return
 	}
@@ -122,6 +132,10 @@ func printReplay(s *stdio, rec trace.Record, rep trace.Report, asJSON bool) {
 		fmt.Fprintf(s.out, "%s: the outcome differs:\n  %s\n", rec.ID, strings.Join(rep.Differences, "\n  "))
 	default:
 		fmt.Fprintf(s.out, "%s: reproduced (%d calls, %s)\n", rec.ID, len(rep.Record.Calls), outcomeWord(rep.Record.Outcome))
+		return
+	}
+	if rec.Seed == nil {
+		fmt.Fprintf(s.out, "  %s\n", unseededNote)
 	}
 }
 

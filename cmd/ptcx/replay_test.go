@@ -111,3 +111,40 @@ func TestReplay_gateWaitFlag(t *testing.T) {
 	require.Equal(t, 1, status, stderr)
 	require.Contains(t, stderr, "has no records", "1ms is accepted: the empty trace is what fails")
 }
+
+// A record made without --seed replays against a new world: when its
+// outcome then differs, replay says that the record has no seed, and how
+// to make one that replays; a seeded record's failure says nothing of it.
+func TestReplay_unseededRecordSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.ts")
+	require.NoError(t, os.WriteFile(prog, []byte(`await tools.lookup({key: "k"}); return Math.random()`), 0o644))
+	unseeded := filepath.Join(dir, "unseeded.jsonl")
+	_, stderr, status := ptcx(t, "", "run", "--tools", toolsFile, "--trace", unseeded, prog)
+	require.Equal(t, 0, status, stderr)
+
+	stdout, _, status := ptcx(t, "", "replay", unseeded)
+	require.Equal(t, exitTool, status, stdout)
+	require.Contains(t, stdout, "the outcome differs")
+	require.Contains(t, stdout, "made without --seed")
+	require.Contains(t, stdout, "--seed N")
+	stdout, _, status = ptcx(t, "", "replay", "--json", unseeded)
+	require.Equal(t, exitTool, status)
+	require.Contains(t, stdout, `"unseeded":true`)
+
+	// Seeded: reproduced, no note; made to differ, still no note.
+	seeded := filepath.Join(dir, "seeded.jsonl")
+	_, stderr, status = ptcx(t, "", "run", "--tools", toolsFile, "--seed", "3", "--trace", seeded, prog)
+	require.Equal(t, 0, status, stderr)
+	stdout, _, status = ptcx(t, "", "replay", seeded)
+	require.Equal(t, exitOK, status, stdout)
+	require.NotContains(t, stdout, "without --seed")
+	b, err := os.ReadFile(seeded)
+	require.NoError(t, err)
+	edited := strings.Replace(string(b), `return Math.random()`, `return Math.random() + 1`, 1)
+	require.NotEqual(t, string(b), edited)
+	require.NoError(t, os.WriteFile(seeded, []byte(edited), 0o644))
+	stdout, _, status = ptcx(t, "", "replay", "--json", seeded)
+	require.Equal(t, exitTool, status, stdout)
+	require.NotContains(t, stdout, "unseeded")
+}

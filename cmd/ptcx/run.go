@@ -22,8 +22,11 @@ const (
 
 // command is one subcommand.
 type command struct {
-	name    string
-	summary string
+	name string
+	// brief is the command's line in `ptcx help`: lower case, no full
+	// stop, at most 72 bytes (TestHelp_oneLinePerCommand).
+	brief   string
+	summary string // `ptcx help CMD` and --help
 	usage   string // the synopsis after "ptcx "
 	run     func(ctx context.Context, c command, s *stdio, args []string) int
 }
@@ -103,10 +106,10 @@ func topUsage(w io.Writer) {
 	cs := commands()
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
 	for _, c := range cs {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.brief)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'ptcx <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "Run 'ptcx help <command>' for what a command does, 'ptcx <command> --help' for its flags too.")
 }
 
 // newFlags returns a flag set whose errors and help go to stderr with the

@@ -16,7 +16,8 @@ import (
 )
 
 var runCommand = command{
-	name: "run",
+	name:  "run",
+	brief: "run a TypeScript program as one run_code call",
 	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
 		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
 		"With --plan, only the program the plan was read from runs, and only the calls it allows (ptcx plan).\n" +

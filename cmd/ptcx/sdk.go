@@ -9,6 +9,7 @@ import (
 
 var sdkCommand = command{
 	name:    "sdk",
+	brief:   "print the TypeScript declarations a program in the scope can call",
 	summary: "Print the TypeScript declarations of the tools a run_code program in the scope can call.",
 	usage:   "sdk [--tools FILE] [--scope NAME] [--upstream [NAME=]CMD]...",
 	run:     runSDK,
@@ -16,6 +17,7 @@ var sdkCommand = command{
 
 var promptCommand = command{
 	name:    "prompt",
+	brief:   "print the system prompt's tool sections for the scope's mode",
 	summary: "Print the tool sections of the system prompt for the scope's mode, in order\n(tools:ptc-only, then tools:sdk; empty ones are left out).",
 	usage:   "prompt [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json]",
 	run:     runPrompt,

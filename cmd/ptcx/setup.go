@@ -51,7 +51,7 @@ type setup struct {
 func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
 	fs.StringVar(&s.tools, "tools", "", "a tools `FILE` (JSON) declaring command tools, modes and scopes")
 	if withMode {
-		fs.StringVar(&s.mode, "mode", "", "the deployment's `MODE`: native, ptc or both (default: the tools file's, else native)")
+		fs.StringVar(&s.mode, "mode", "", modeUsage(s.defaultMode))
 	}
 	fs.StringVar(&s.scope, "scope", registry.Deployment, "the caller's `SCOPE`")
 	fs.StringVar(&s.workspace, "workspace", ".", "the `DIR` the built-in file tools are confined to")
@@ -61,6 +61,16 @@ func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
 	fs.DurationVar(&s.upstreamTimeout, "upstream-timeout", 0, "bound one call to an --upstream server, and its start, by `D` (default 60s)")
 	engineFlag(fs, &s.engine)
 	s.log = fs.Output()
+}
+
+// modeUsage is --mode's help: its default is the tools file's mode, else
+// the command's (def, ptc for run, batch and mcp), else the registry's own
+// (native), stated from the values the code applies (build).
+func modeUsage(def api.Mode) string {
+	if def == "" {
+		def, _ = registry.New().Mode(registry.Deployment)
+	}
+	return fmt.Sprintf("the deployment's `MODE`: native, ptc or both (default: the tools file's, else %s)", def)
 }
 
 // env is what a command runs against.

@@ -11,6 +11,7 @@ import (
 
 var toolsCommand = command{
 	name:    "tools",
+	brief:   "list the tools visible in a scope, with its mode",
 	summary: "List the tools visible in a scope, with the scope's mode and each tool's scheduling class.",
 	usage:   "tools [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--json]",
 	run:     runTools,

@@ -14,6 +14,7 @@ var version = ""
 
 var versionCommand = command{
 	name:    "version",
+	brief:   "print the version and how tool processes are contained",
 	summary: "Print ptcx's version, and how tool processes are contained on this machine.",
 	usage:   "version",
 	run:     runVersion,

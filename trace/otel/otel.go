@@ -108,13 +108,27 @@ func setError(span oteltrace.Span, e *trace.Error) {
 var endpointVars = []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"}
 
 // FromEnv returns an exporter sending spans over OTLP (http/protobuf) as
-// the standard environment variables say (OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _HEADERS, _TIMEOUT, _INSECURE …;
-// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES for the resource), and the
-// function that flushes and stops it. When no endpoint is set, or
-// OTEL_SDK_DISABLED is true, export is off: a nil exporter and no error.
-// A protocol other than http/protobuf is an error.
+// the standard environment variables say (see ProviderFromEnv), and the
+// function that flushes and stops it. When export is off: a nil exporter
+// and no error.
 func FromEnv(ctx context.Context) (*Exporter, func(context.Context) error, error) {
+	tp, shutdown, err := ProviderFromEnv(ctx)
+	if tp == nil || err != nil {
+		return nil, nil, err
+	}
+	return New(tp), shutdown, nil
+}
+
+// ProviderFromEnv returns a tracer provider exporting over OTLP
+// (http/protobuf) as the standard environment variables say
+// (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+// _HEADERS, _TIMEOUT, _INSECURE …; OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES for the resource; OTEL_TRACES_SAMPLER, default
+// parentbased_always_on), and the function that flushes and stops it: the
+// one configuration of `ptcx run`, `ptcx batch` and `ptcx serve`. When no
+// endpoint is set, or OTEL_SDK_DISABLED is true, export is off: a nil
+// provider and no error. A protocol other than http/protobuf is an error.
+func ProviderFromEnv(ctx context.Context) (*sdktrace.TracerProvider, func(context.Context) error, error) {
 	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
 		return nil, nil, nil
 	}
@@ -142,5 +156,5 @@ func FromEnv(ctx context.Context) (*Exporter, func(context.Context) error, error
 		return nil, nil, fmt.Errorf("OpenTelemetry resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return New(tp), tp.Shutdown, nil
+	return tp, tp.Shutdown, nil
 }

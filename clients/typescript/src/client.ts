@@ -34,7 +34,7 @@ export interface RequestOptions {
 
 export interface ToolsOptions extends RequestOptions {
   scope?: string;
-  format?: "openai" | "anthropic";
+  format?: "openai" | "responses" | "anthropic";
 }
 
 export interface EventsOptions extends RequestOptions {

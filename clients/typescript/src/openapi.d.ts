@@ -223,7 +223,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics (text format), every name prefixed ptcx_. */
+        /** Prometheus metrics (text format), the service's ptcx_* series and the standard process_* and go_* ones. */
         get: operations["metrics"];
         put?: never;
         post?: never;
@@ -640,7 +640,7 @@ export interface operations {
         parameters: {
             query?: {
                 scope?: string;
-                format?: "openai" | "anthropic";
+                format?: "openai" | "responses" | "anthropic";
             };
             header?: never;
             path?: never;
