@@ -5,7 +5,7 @@
 #    report of runs/s, peak RSS, goroutines, file descriptors and threads
 #    before and after. PTCX_SOAK overrides the duration (a Go duration).
 #  - a 100,000-item ptcx batch whose RSS is sampled while it runs and must
-#    stay flat (cmd/ptcx/batch_rss_linux_test.go), with its runs/s beside
+#    stay flat (cmd/ptcx/internal/cli/batch_rss_linux_test.go), with its runs/s beside
 #    the executor's raw runs/s measured in the same test.
 #    PTCX_BATCH_RSS_ITEMS overrides the count; 0 skips it.
 #  - two tenants of one ptcx serve (serve/soak_tenants_test.go): tenant a's
@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 export PTCX_SOAK PTCX_BATCH_RSS_ITEMS PTCX_SOAK_RUNS PTCX_SOAK_TENANTS
 "${GO:-go}" test -count=1 -v -run '^TestSoak$' -timeout 30m ./tests/hostile/
 if [ "$PTCX_BATCH_RSS_ITEMS" != 0 ]; then
-	"${GO:-go}" test -count=1 -v -run '^TestBatch_flatRSS$' -timeout 40m ./cmd/ptcx/
+	"${GO:-go}" test -count=1 -v -run '^TestBatch_flatRSS$' -timeout 40m ./cmd/ptcx/internal/cli/
 fi
 if [ "$PTCX_SOAK_TENANTS" != 0 ]; then
 	PTCX_REQUIRE_GUEST=1 "${GO:-go}" test -count=1 -v -run '^TestSoak_twoTenants$' -timeout 30m ./serve/

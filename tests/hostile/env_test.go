@@ -24,7 +24,7 @@ import (
 )
 
 // env is what a case runs against, wired as the CLI wires it
-// (cmd/ptcx/setup.go): the built-in workspace tools with bash, command tools
+// (cmd/ptcx/internal/cli/setup.go): the built-in workspace tools with bash, command tools
 // from a tools file, and a few tools of the harness's own, in mode both, so
 // that a case can call any tool directly as well as from a program.
 type env struct {

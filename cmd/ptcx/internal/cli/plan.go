@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/plan"
+)
+
+var planCommand = command{
+	name: "plan",
+	summary: "Read a TypeScript program without running it and print what it can do: every call site of a tool,\n" +
+		"its literal arguments, whether it can run more than once, and whether the program reaches tools in a way\n" +
+		"no reader can follow (dynamic: it may then call any tool). --json prints the plan document, which\n" +
+		"ptcx run --plan takes once a person has approved it (removing tools or calls). FILE - reads stdin.\n" +
+		"Exit status: 0 ok, 1 the program cannot run (syntax, size), 2 usage.",
+	usage: "plan [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] FILE.ts|-",
+	run:   runPlan,
+}
+
+func runPlan(ctx context.Context, c command, s *stdio, args []string) int {
+	st := setup{defaultMode: api.ModePTC}
+	fs := newFlags(c, s)
+	st.flags(fs, true)
+	asJSON := fs.Bool("json", false, "print the plan as JSON (the document ptcx run --plan takes)")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(fs, s, "want one program FILE (or - for stdin), got %d arguments", len(pos))
+	}
+	program, name, err := readProgram(s, pos[0])
+	if err != nil {
+		return fail(s, err)
+	}
+	e, err := st.build(ctx, executor.NewConfig())
+	if err != nil {
+		return setupFailed(fs, s, err)
+	}
+	defer e.close()
+	p, err := e.exec.Plan(e.scope, program)
+	if err != nil {
+		fmt.Fprintf(s.out, "%s: %v\n", name, err)
+		return exitTool
+	}
+	if *asJSON {
+		if err := writeJSON(s, p, true); err != nil {
+			return fail(s, err)
+		}
+		return exitOK
+	}
+	fmt.Fprint(s.out, describePlan(name, p))
+	return exitOK
+}
+
+// describePlan is a plan for a person to read.
+func describePlan(name string, p *plan.Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (sha256 %s)\n", name, p.Hash)
+	if p.Dynamic {
+		fmt.Fprintf(&b, "dynamic: the program reaches tools in ways the reader cannot follow, so it may call any of: %s\n", orNone(p.Tools))
+		for _, r := range p.Reasons {
+			fmt.Fprintf(&b, "  line %d: %s\n", r.Line, r.Why)
+		}
+	} else {
+		fmt.Fprintf(&b, "tools: %s\n", orNone(p.Tools))
+	}
+	if len(p.Calls) == 0 {
+		if !p.Dynamic {
+			b.WriteString("no tool calls\n")
+		}
+		return b.String()
+	}
+	b.WriteString("calls:\n")
+	for _, c := range p.Calls {
+		var parts []string
+		for _, k := range sortedKeys(c.Args) {
+			parts = append(parts, k+": "+string(c.Args[k]))
+		}
+		for _, k := range c.Computed {
+			if k == plan.Opaque {
+				parts = append(parts, "…")
+				continue
+			}
+			parts = append(parts, k+": (computed)")
+		}
+		times := "once"
+		if c.Repeats {
+			times = "repeats"
+		}
+		fmt.Fprintf(&b, "  line %d  %s({%s})  %s\n", c.Line, c.Tool, strings.Join(parts, ", "), times)
+	}
+	return b.String()
+}
+
+func orNone(ss []string) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	return strings.Join(ss, ", ")
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readPlan reads an approved plan document (ptcx plan --json, edited).
+func readPlan(path string) (*plan.Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p plan.Plan
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("--plan %s: not a plan document: %w", path, err)
+	}
+	if p.Hash == "" {
+		return nil, fmt.Errorf("--plan %s: the plan has no hash", path)
+	}
+	return &p, nil
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const planProgram = `const a = await tools.lookup({key: "x"});
+let saved = "no";
+try { await tools.save({key: "k", text: JSON.stringify(a)}); saved = "yes" } catch (e: any) { saved = e.code }
+return saved`
+
+func TestPlan(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.ts")
+	require.NoError(t, os.WriteFile(prog, []byte(planProgram), 0o644))
+
+	out, errOut, status := ptcx(t, "", "plan", "--tools", toolsFile, "--no-builtin", prog)
+	require.Equal(t, exitOK, status, errOut)
+	require.Contains(t, out, "tools: lookup, save\ncalls:\n")
+	require.Contains(t, out, `  line 1  lookup({key: "x"})  once`)
+	require.Contains(t, out, `  line 3  save({key: "k", text: (computed)})  once`)
+
+	out, _, status = ptcx(t, "", "plan", "--json", "--tools", toolsFile, "--no-builtin", prog)
+	require.Equal(t, exitOK, status)
+	var p map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	require.Equal(t, []any{"lookup", "save"}, p["tools"])
+
+	// Approved whole, it runs; with save removed, save is DENIED.
+	approved := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(approved, []byte(out), 0o644))
+	out, errOut, status = ptcx(t, "", "run", "--tools", toolsFile, "--no-builtin", "--plan", approved, prog)
+	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, "yes\n", out)
+	p["tools"] = []any{"lookup"}
+	b, _ := json.Marshal(p)
+	require.NoError(t, os.WriteFile(approved, b, 0o644))
+	out, _, status = ptcx(t, "", "run", "--tools", toolsFile, "--no-builtin", "--plan", approved, prog)
+	require.Equal(t, exitOK, status)
+	require.Equal(t, "DENIED\n", out)
+
+	// Another program is refused before it runs.
+	out, _, status = ptcx(t, "return 1", "run", "--no-builtin", "--tools", toolsFile, "--plan", approved, "-")
+	require.Equal(t, exitTool, status)
+	require.Contains(t, out, "DENIED: run_code: the plan ")
+
+	// Dynamic, with why.
+	out, _, status = ptcx(t, "const t = tools\nreturn t", "plan", "--no-builtin", "--tools", toolsFile, "-")
+	require.Equal(t, exitOK, status)
+	require.Contains(t, out, "dynamic: the program reaches tools in ways the reader cannot follow, so it may call any of: fail, lookup, save\n  line 1: tools is used")
+
+	// A program that cannot run, a bad plan document, usage.
+	out, _, status = ptcx(t, "return (", "plan", "--no-builtin", "-")
+	require.Equal(t, exitTool, status)
+	require.Contains(t, out, "CODE_RUN_FAILED")
+	require.NoError(t, os.WriteFile(approved, []byte(`{"hash": "x", "extra": 1}`), 0o644))
+	_, errOut, status = ptcx(t, "return 1", "run", "--no-builtin", "--plan", approved, "-")
+	require.NotEqual(t, exitOK, status)
+	require.Contains(t, errOut, "not a plan document")
+	_, _, status = ptcx(t, "", "plan", "--no-builtin")
+	require.Equal(t, exitUsage, status)
+}

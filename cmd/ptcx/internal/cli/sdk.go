@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ptcx/ptcx/sdkgen"
+)
+
+var sdkCommand = command{
+	name:    "sdk",
+	brief:   "print the TypeScript declarations a program in the scope can call",
+	summary: "Print the TypeScript declarations of the tools a run_code program in the scope can call.",
+	usage:   "sdk [--tools FILE] [--scope NAME] [--upstream [NAME=]CMD]...",
+	run:     runSDK,
+}
+
+var promptCommand = command{
+	name:    "prompt",
+	brief:   "print the system prompt's tool sections for the scope's mode",
+	summary: "Print the tool sections of the system prompt for the scope's mode, in order\n(tools:ptc-only, then tools:sdk; empty ones are left out).",
+	usage:   "prompt [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json]",
+	run:     runPrompt,
+}
+
+func runSDK(ctx context.Context, c command, s *stdio, args []string) int {
+	var st setup
+	fs := newFlags(c, s)
+	st.flags(fs, false)
+	e, status, ok := st.buildNoArgs(ctx, fs, s, args)
+	if !ok {
+		return status
+	}
+	defer e.close()
+	bindable, err := e.reg.Bindable(e.scope)
+	if err != nil {
+		return fail(s, err)
+	}
+	decl, err := sdkgen.Declarations(bindable)
+	if err != nil {
+		return fail(s, err)
+	}
+	fmt.Fprint(s.out, decl)
+	return exitOK
+}
+
+func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
+	var st setup
+	fs := newFlags(c, s)
+	st.flags(fs, true)
+	asJSON := fs.Bool("json", false, "print the sections as a JSON array of {name, text}")
+	e, status, ok := st.buildNoArgs(ctx, fs, s, args)
+	if !ok {
+		return status
+	}
+	defer e.close()
+	sections, err := e.promptSections()
+	if err != nil {
+		return fail(s, err)
+	}
+	if len(sections) == 0 {
+		mode, _ := e.reg.Mode(e.scope)
+		fmt.Fprintf(s.err, "ptcx prompt: no tool sections: scope %q is in %s mode, where the model calls every tool directly "+
+			"from its schema (ptcx wire prints them) and there is no run_code; use --mode ptc or --mode both for the SDK sections\n", e.scope, mode)
+	}
+	if *asJSON {
+		type section struct {
+			Name string `json:"name"`
+			Text string `json:"text"`
+		}
+		out := make([]section, 0, len(sections))
+		for _, sec := range sections {
+			out = append(out, section(sec))
+		}
+		if err := writeJSON(s, out, true); err != nil {
+			return fail(s, err)
+		}
+		return exitOK
+	}
+	for i, sec := range sections {
+		if i > 0 {
+			fmt.Fprintln(s.out)
+		}
+		fmt.Fprintf(s.out, "<!-- %s -->\n%s", sec.Name, sec.Text)
+	}
+	return exitOK
+}
+
+// promptSections renders the scope's tool sections of the system prompt.
+func (e *env) promptSections() ([]sdkgen.Section, error) {
+	mode, err := e.reg.Mode(e.scope)
+	if err != nil {
+		return nil, err
+	}
+	bindable, err := e.reg.Bindable(e.scope)
+	if err != nil {
+		return nil, err
+	}
+	return sdkgen.Sections(mode, bindable)
+}
