@@ -3,7 +3,6 @@ module github.com/ptcx/ptcx
 go 1.26.0
 
 require (
-	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
 	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c
 	github.com/evanw/esbuild v0.28.2
 	github.com/google/jsonschema-go v0.4.3

@@ -41,7 +41,7 @@ PTCX_REQUIRE_GUEST=1 $GO test -count=1 -tags benchnode -run 'TestNode' ./bench
 scripts/qjs-native.sh
 
 version=$(git describe --always --dirty 2>/dev/null || echo devel)
-CGO_ENABLED=1 $GO build -tags wasmtime -ldflags "-X main.version=$version" -o bin/ptcx-wasmtime ./cmd/ptcx
+GO=$GO "$root/scripts/wasmtime.sh" build -ldflags "-X main.version=$version" -o bin/ptcx-wasmtime ./cmd/ptcx
 mkdir -p bench/out
 # shellcheck disable=SC2086 # PTCX_BENCH_ARGS is a list of flags
 bin/ptcx-wasmtime bench --require-peers --qjs-native bin --out bench/out ${PTCX_BENCH_ARGS:-}
