@@ -79,6 +79,7 @@ test-clients: build
 # -race run of the same suites on wazero above is most of it); about 4
 # minutes on 2 cores.
 test-wasmtime: build
+	GO=$(GO) scripts/wasmtime.sh vet ./wasmhost/internal/engine/wasmtime/
 	PTCX_ENGINE=wasmtime PTCX_REQUIRE_GUEST=1 GO=$(GO) scripts/wasmtime.sh test -count=1 -timeout 20m ./wasmhost/ ./wasmhost/internal/engine/wasmtime/ ./executor/ ./tests/hostile/
 	PTCX_REQUIRE_GUEST=1 GO=$(GO) scripts/wasmtime.sh test -count=1 -run Wasmtime ./bench/
 	GO=$(GO) scripts/wasmtime.sh build -o bin/ptcx-wasmtime ./cmd/ptcx
