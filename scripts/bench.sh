@@ -5,7 +5,8 @@
 #      its lockfile);
 #   2. tests the Node peers (go test -tags benchnode ./bench: every
 #      workload's answer on each, missing Node a failure there);
-#   3. builds bin/ptcx-wasmtime (ptcx with the wasmtime engine too: cgo) and
+#   3. builds bin/ptcx-wasmtime (ptcx with the wasmtime engine too, by
+#      scripts/wasmtime.sh: cgo) and
 #      runs `bin/ptcx-wasmtime bench --require-peers --out bench/out` (a
 #      missing peer fails the run; ptcx on wasmtime is one of them; a
 #      workload a peer cannot measure, such as goja's suspend, does not),
