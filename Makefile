@@ -91,14 +91,16 @@ test-clients: build
 # hostile programs, the hammer test among them) again on the wasmtime
 # engine, bench's ptcx-wasmtime peer, and make demo with a wasmtime build
 # on wasmtime, whose output must be README.md's: the same tests, switched by
-# PTCX_ENGINE, built with the wasmtime tag (cgo; the first build links
-# wasmtime's static library, about a minute). Without -race, to keep make test within its time budget (the
+# PTCX_ENGINE, built by scripts/wasmtime.sh, which links the adapter (a
+# module of its own) and runs the adapter's own tests too (cgo; the first
+# build links wasmtime's static library, about a minute). Without -race, to keep make test within its time budget (the
 # -race run of the same suites on wazero above is most of it); about 4
 # minutes on 2 cores.
 test-wasmtime: build
-	PTCX_ENGINE=wasmtime PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -timeout 20m ./wasmhost/ ./executor/ ./tests/hostile/
-	PTCX_REQUIRE_GUEST=1 CGO_ENABLED=1 $(GO) test -tags wasmtime -count=1 -run Wasmtime ./bench/
-	CGO_ENABLED=1 $(GO) build -tags wasmtime -o bin/ptcx-wasmtime ./cmd/ptcx
+	GO=$(GO) scripts/wasmtime.sh vet ./wasmhost/internal/engine/wasmtime/
+	PTCX_ENGINE=wasmtime PTCX_REQUIRE_GUEST=1 GO=$(GO) scripts/wasmtime.sh test -count=1 -timeout 20m ./wasmhost/ ./wasmhost/internal/engine/wasmtime/ ./executor/ ./tests/hostile/
+	PTCX_REQUIRE_GUEST=1 GO=$(GO) scripts/wasmtime.sh test -count=1 -run Wasmtime ./bench/
+	GO=$(GO) scripts/wasmtime.sh build -o bin/ptcx-wasmtime ./cmd/ptcx
 	PTCX_DEMO_BIN=bin/ptcx-wasmtime PTCX_ENGINE=wasmtime scripts/check-demo.sh
 
 # test-ts builds bin/ptcx, installs the TypeScript client's pinned packages

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	cel.dev/cel-go v0.33.3
-	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
 	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c
 	github.com/evanw/esbuild v0.28.2
 	github.com/google/jsonschema-go v0.4.3

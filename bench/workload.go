@@ -140,8 +140,8 @@ const (
 	ImplQuickJSWasi = "quickjs-wasi"
 )
 
-// ImplPTCXWasmtime is ptcx on the wasmtime engine (a build with the
-// wasmtime tag), measured as a peer of ptcx on wazero.
+// ImplPTCXWasmtime is ptcx on the wasmtime engine (a build by
+// scripts/wasmtime.sh), measured as a peer of ptcx on wazero.
 const ImplPTCXWasmtime = "ptcx-wasmtime"
 
 // ImplPTCXInProcess is ptcx's executor measured, as a peer, on what a

@@ -5,7 +5,8 @@
 #      its lockfile);
 #   2. tests the Node peers (go test -tags benchnode ./bench: every
 #      workload's answer on each, missing Node a failure there);
-#   3. builds bin/ptcx-wasmtime (ptcx with the wasmtime engine too: cgo) and
+#   3. builds bin/ptcx-wasmtime (ptcx with the wasmtime engine too, by
+#      scripts/wasmtime.sh: cgo) and
 #      runs `bin/ptcx-wasmtime bench --require-peers --out bench/out` (a
 #      missing peer fails the run; ptcx on wasmtime is one of them; a
 #      workload a peer cannot measure, such as goja's suspend, does not),
@@ -41,7 +42,7 @@ PTCX_REQUIRE_GUEST=1 $GO test -count=1 -tags benchnode -run 'TestNode' ./bench
 scripts/qjs-native.sh
 
 version=$(git describe --always --dirty 2>/dev/null || echo devel)
-CGO_ENABLED=1 $GO build -tags wasmtime -ldflags "-X main.version=$version" -o bin/ptcx-wasmtime ./cmd/ptcx
+GO=$GO "$root/scripts/wasmtime.sh" build -ldflags "-X main.version=$version" -o bin/ptcx-wasmtime ./cmd/ptcx
 mkdir -p bench/out
 # shellcheck disable=SC2086 # PTCX_BENCH_ARGS is a list of flags
 bin/ptcx-wasmtime bench --require-peers --qjs-native bin --out bench/out ${PTCX_BENCH_ARGS:-}

@@ -8,6 +8,8 @@
 #   go test of every package whose tests do not link the guest
 #   go test ./internal/testkit/ (the skip-or-fail rule) and ./guest/: skipped,
 #     saying why; and failing with PTCX_REQUIRE_GUEST=1
+#   scripts/embedder-check.sh on the copy: a module embedding ptcx needs no
+#     wasmtime-go (the wasmtime adapter is a module of its own)
 #
 # It exits non-zero on the first failure. Go modules come from the usual
 # module cache or proxy.
@@ -65,4 +67,7 @@ if out=$(PTCX_REQUIRE_GUEST=1 go test -count=1 ./guest/ 2>&1); then
 	die "go test ./guest/ passed with PTCX_REQUIRE_GUEST=1 and no guest:"$'\n'"$out"
 fi
 grep -q 'the guest is required here' <<<"$out" || die "the failure does not say the guest is required:"$'\n'"$out"
+
+say "scripts/embedder-check.sh: a module embedding ptcx needs no wasmtime-go"
+"$root/scripts/embedder-check.sh" "$tmp"
 say "ok"

@@ -96,7 +96,7 @@ type Config struct {
 	// TLS, when set, serves HTTPS with this certificate and key.
 	TLS *TLSConfig `json:"tls,omitempty" yaml:"tls,omitempty"`
 	// Engine is the sandbox's WebAssembly engine: wazero (the default) or
-	// wasmtime (a ptcx built with -tags wasmtime; docs/engines.md).
+	// wasmtime (a ptcx built by scripts/wasmtime.sh; docs/engines.md).
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// LogPrograms puts program text into the logs (default false: never).
 	LogPrograms bool `json:"log_programs,omitempty" yaml:"log_programs,omitempty"`

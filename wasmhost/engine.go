@@ -18,8 +18,9 @@ const (
 	// EngineWazero is wazero's compiler: pure Go, no cgo, in every build
 	// (the default).
 	EngineWazero = "wazero"
-	// EngineWasmtime is wasmtime (Cranelift), through cgo: in builds with
-	// the wasmtime build tag only (go build -tags wasmtime). Its code runs
+	// EngineWasmtime is wasmtime (Cranelift), through cgo: in builds that
+	// link its adapter, a module of its own, only (scripts/wasmtime.sh
+	// build; docs/engines.md). Its code runs
 	// JavaScript several times faster; its start-up and nested calls cost
 	// more (docs/engines.md).
 	EngineWasmtime = "wasmtime"

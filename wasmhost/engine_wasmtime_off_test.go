@@ -15,7 +15,7 @@ func TestNew_wasmtimeNotBuilt(t *testing.T) {
 	require.ErrorIs(t, wasmhost.CheckEngine(wasmhost.EngineWasmtime), wasmhost.ErrNoWasmtime)
 	_, err := wasmhost.New(context.Background(), testConfig().WithEngine(wasmhost.EngineWasmtime))
 	require.ErrorIs(t, err, wasmhost.ErrNoWasmtime)
-	require.ErrorContains(t, err, "this ptcx was built without the wasmtime engine: build with -tags wasmtime")
+	require.ErrorContains(t, err, "this ptcx was built without the wasmtime engine: build with `scripts/wasmtime.sh build` in the ptcx checkout")
 	require.Equal(t, []string{wasmhost.EngineWazero}, wasmhost.Engines())
 }
 
@@ -26,5 +26,5 @@ func TestNew_wasmtimeNotBuiltFromEnv(t *testing.T) {
 	_, err := wasmhost.New(context.Background(), wasmhost.NewConfig().WithCompilationCacheDir(cacheDir))
 	require.ErrorIs(t, err, wasmhost.ErrNoWasmtime)
 	require.EqualError(t, err, "wasmhost: the environment's PTCX_ENGINE=wasmtime: this ptcx was built without the wasmtime engine: "+
-		"build with -tags wasmtime (cgo and a C compiler are needed)")
+		"build with `scripts/wasmtime.sh build` in the ptcx checkout (cgo and a C compiler are needed)")
 }

@@ -36,7 +36,7 @@ var (
 		"Config.WithGuest or the " + GuestEnv + " environment variable (the path of a guest.wasm)")
 	// ErrNoWasmtime is returned by New for EngineWasmtime in a build without
 	// it (Engines lists the engines a build has).
-	ErrNoWasmtime = errors.New("wasmhost: this ptcx was built without the wasmtime engine: build with -tags wasmtime (cgo and a C compiler are needed)")
+	ErrNoWasmtime = errors.New("wasmhost: this ptcx was built without the wasmtime engine: build with `scripts/wasmtime.sh build` in the ptcx checkout (cgo and a C compiler are needed)")
 	// ErrSessionBusy is returned by Session.Suspend, and is the cause of a run's
 	// KindAbort failure, when the session is running another program: a session
 	// runs one program at a time. The executor queues a session's calls, so

@@ -4,7 +4,7 @@
 // HostFunctionBuilder.WithGoModuleFunction takes them), and the engines a
 // build has (Register, Lookup). The wazero adapter is in this package and
 // always registered; the wasmtime adapter (package wasmtime under this one,
-// in builds with the wasmtime tag) registers itself. An engine knows nothing
+// a module of its own, in builds by scripts/wasmtime.sh) registers itself. An engine knows nothing
 // of what the host functions do.
 package engine
 

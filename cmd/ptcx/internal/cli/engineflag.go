@@ -11,7 +11,7 @@ import (
 // when parsed: an engine this build does not have is a usage error.
 func engineFlag(fs *flag.FlagSet, engine *string) {
 	fs.Var((*engineValue)(engine), "engine", "the sandbox's WebAssembly `ENGINE`: "+strings.Join(wasmhost.Engines(), " or ")+
-		" (default wazero, or $"+wasmhost.EngineEnv+"; wasmtime needs a build with -tags wasmtime)")
+		" (default wazero, or $"+wasmhost.EngineEnv+"; wasmtime needs a build by scripts/wasmtime.sh)")
 }
 
 // engineValue is --engine's value: "" until set.

@@ -1,5 +1,3 @@
-//go:build wasmtime
-
 package wasmtime
 
 import (
