@@ -58,6 +58,7 @@ func TestOpenAPI_operationIDs(t *testing.T) {
 		"GET /v1/executions/{id}/events":        "streamEvents",
 		"DELETE /v1/sessions/{name}":            "deleteSession",
 		"POST /v1/calls":                        "callTool",
+		"POST /v1/plans":                        "createPlan",
 		"GET /v1/tools":                         "listTools",
 		"GET /v1/prompt":                        "getPrompt",
 		"POST /mcp":                             "mcp",

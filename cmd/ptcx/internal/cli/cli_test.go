@@ -273,7 +273,7 @@ func TestVersion(t *testing.T) {
 // The contract holds for the built binary too: exit statuses, stdout/stderr.
 func TestBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "ptcx")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "../..") // cmd/ptcx, the entry point
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))

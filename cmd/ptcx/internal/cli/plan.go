@@ -14,7 +14,8 @@ import (
 )
 
 var planCommand = command{
-	name: "plan",
+	name:  "plan",
+	brief: "read a program without running it: the tool calls it can make",
 	summary: "Read a TypeScript program without running it and print what it can do: every call site of a tool,\n" +
 		"its literal arguments, whether it can run more than once, and whether the program reaches tools in a way\n" +
 		"no reader can follow (dynamic: it may then call any tool). --json prints the plan document, which\n" +

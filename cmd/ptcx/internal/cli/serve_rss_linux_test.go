@@ -55,7 +55,7 @@ func TestServe_residentMemoryAfterLoad(t *testing.T) {
 		n, conc, timeout = 1000, 1000, 600*time.Second
 	}
 	bin := filepath.Join(t.TempDir(), "ptcx")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "../..") // cmd/ptcx, the entry point
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
