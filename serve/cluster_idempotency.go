@@ -109,7 +109,7 @@ func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *k
 		}
 		if time.Now().After(deadline) {
 			e := errorf(CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.Key())
-			e.retryAfter = DefaultRetryAfter
+			e.RetryAfter = DefaultRetryAfter
 			return nil, nil, e
 		}
 		select {

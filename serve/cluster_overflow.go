@@ -176,12 +176,12 @@ func (c *cluster) take(m jetstream.Msg) {
 // failed with BUSY after the last delivery (not for a lapse).
 func (c *cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httpError) {
 	md, err := m.Metadata()
-	if herr.status == http.StatusServiceUnavailable && !c.fence.Live() { // this node's lease lapsed: another node takes it
+	if herr.Status == http.StatusServiceUnavailable && !c.fence.Live() { // this node's lease lapsed: another node takes it
 		_ = m.NakWithDelay(workRetry)
 		return
 	}
-	if herr.status != http.StatusTooManyRequests || (err == nil && md.NumDelivered >= workMaxDeliver) {
-		_ = c.fail(ctx, rec, api.CodeBusy, fmt.Sprintf("no node could start the queued execution (%d tries): %s; retry later", workMaxDeliver, herr.body.Message))
+	if herr.Status != http.StatusTooManyRequests || (err == nil && md.NumDelivered >= workMaxDeliver) {
+		_ = c.fail(ctx, rec, api.CodeBusy, fmt.Sprintf("no node could start the queued execution (%d tries): %s; retry later", workMaxDeliver, herr.Body.Message))
 		_ = m.Term()
 		return
 	}

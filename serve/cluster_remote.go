@@ -42,7 +42,7 @@ func (c *cluster) onRequest(m *nats.Msg) {
 	case c.answers <- struct{}{}:
 	default:
 		e := unavailable(CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.node, maxAnswers)
-		c.reply(m, nodeReply{Status: e.status, RetryAfterMS: e.retryAfter.Milliseconds(), Body: envelope(e)})
+		c.reply(m, nodeReply{Status: e.Status, RetryAfterMS: e.RetryAfter.Milliseconds(), Body: envelope(e)})
 		return
 	}
 	go func() {
@@ -70,7 +70,7 @@ func (c *cluster) answer(data []byte) nodeReply {
 	req, err := decodeNodeRequest(data)
 	if err != nil {
 		e := errorf(CodeBadRequest, "%v", err)
-		return nodeReply{Status: e.status, Body: envelope(e)}
+		return nodeReply{Status: e.Status, Body: envelope(e)}
 	}
 	x := c.n.get(req.Tenant, req.ID)
 	if x == nil && c.awaitTakeOver(req.ID) { // claimed here, not yet held
@@ -78,19 +78,19 @@ func (c *cluster) answer(data []byte) nodeReply {
 	}
 	if x == nil {
 		e := notFound(req.ID)
-		return nodeReply{Status: e.status, Body: envelope(e)}
+		return nodeReply{Status: e.Status, Body: envelope(e)}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.maxWait)
 	defer cancel()
 	if !c.current(x) { // held from an ended epoch (cluster_fence.go)
 		var herr *httpError
 		if x, herr = c.stale(ctx, x); herr != nil {
-			return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
+			return nodeReply{Status: herr.Status, Body: envelope(herr), RetryAfterMS: herr.RetryAfter.Milliseconds()}
 		}
 	}
 	st, herr := c.n.apply(ctx, x, req)
 	if herr != nil {
-		return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
+		return nodeReply{Status: herr.Status, Body: envelope(herr), RetryAfterMS: herr.RetryAfter.Milliseconds()}
 	}
 	b, _ := json.Marshal(st)
 	return nodeReply{Status: http.StatusOK, Body: b}
@@ -102,7 +102,7 @@ func (c *cluster) reply(m *nats.Msg, r nodeReply) {
 }
 
 func envelope(e *httpError) json.RawMessage {
-	b, _ := json.Marshal(ErrorEnvelope{Error: e.body})
+	b, _ := json.Marshal(ErrorEnvelope{Error: e.Body})
 	return b
 }
 
@@ -232,7 +232,7 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 			e := errorf(CodeOwnerUnavailable,
 				"execution %s is owned by node %s, which does not answer; it is lost at %s (its lease's expiry plus the margin) unless it renews: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
 				r.ID, r.Owner, lost.UTC().Format(time.RFC3339Nano))
-			e.retryAfter = time.Until(lost)
+			e.RetryAfter = time.Until(lost)
 			writeError(w, e)
 			return
 		}

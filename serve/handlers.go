@@ -120,7 +120,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		return
 	}
 	res, herr := s.start(t, req, body)
-	if herr != nil && herr.body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
+	if herr != nil && herr.Body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
 		st, qerr := s.cluster.enqueue(r.Context(), newExecution(newID(), t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait, body)
 		if qerr != nil {
 			writeError(w, qerr)

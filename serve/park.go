@@ -185,7 +185,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		time.AfterFunc(grace, func() { s.spillParked(x, p, expires) })
 	}
 	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
-		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.body.Message)
+		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.Body.Message)
 	}
 	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(calls), "snapshot", name)
 	return nil
@@ -349,7 +349,7 @@ func (s *Server) resumeOrRetry(x *execution) {
 	if herr == nil {
 		return
 	}
-	s.log.Warn("resuming a parked execution was refused for now; retried", "execution", x.id, "error", herr.body.Message,
+	s.log.Warn("resuming a parked execution was refused for now; retried", "execution", x.id, "error", herr.Body.Message,
 		"retry_ms", DefaultRetryAfter.Milliseconds())
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -481,7 +481,7 @@ func (s *Server) waitLive(ctx context.Context, x *execution, p *executor.Parked)
 	}
 	k, herr := s.admit(x.tenant, x.resumeWork())
 	if herr != nil {
-		busy(herr.body.Message)
+		busy(herr.Body.Message)
 		return
 	}
 	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", "execution", x.id, "tenant", x.tenant.name)
@@ -604,7 +604,7 @@ func (s *Server) restore(ctx context.Context, x *execution, name string) (p *exe
 	}
 	p, herr, err := s.restoreFrom(x, pf)
 	if herr != nil {
-		herr.body.Message = fmt.Sprintf("execution %s could not resume: %s; %s", x.id, herr.body.Message, stillParked)
+		herr.Body.Message = fmt.Sprintf("execution %s could not resume: %s; %s", x.id, herr.Body.Message, stillParked)
 	}
 	return p, herr, err
 }
@@ -644,10 +644,10 @@ func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, erro
 	if x.spec.Session != "" && t.sess != nil {
 		sws, rs, herr := t.sess.acquire(x.spec.Session)
 		if herr != nil {
-			if herr.status == http.StatusTooManyRequests {
+			if herr.Status == http.StatusTooManyRequests {
 				return nil, herr, nil
 			}
-			return nil, nil, fmt.Errorf("its session %q: %s", x.spec.Session, herr.body.Message)
+			return nil, nil, fmt.Errorf("its session %q: %s", x.spec.Session, herr.Body.Message)
 		}
 		ws = sws
 		x.mu.Lock()
@@ -761,7 +761,7 @@ func (x *execution) isReleased() bool {
 // stopping is the answer for an execution this node gave up as it stops.
 func stopping(id string) *httpError {
 	e := errorf(CodeOwnerUnavailable, "execution %s is parked in the store and this node is stopping: retry (the node that takes it over continues it)", id)
-	e.retryAfter = DefaultRetryAfter
+	e.RetryAfter = DefaultRetryAfter
 	return e
 }
 

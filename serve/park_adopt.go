@@ -46,7 +46,7 @@ func (s *Server) adoptParked(ctx context.Context, id, tenant, snapshot string, d
 		return nil, 0, err
 	}
 	if herr != nil { // its session is not to be had now: the resume reads the bytes again
-		s.log.Warn("a taken-over execution's program is restored at its resume", "execution", x.id, "error", herr.body.Message)
+		s.log.Warn("a taken-over execution's program is restored at its resume", "execution", x.id, "error", herr.Body.Message)
 	}
 	x.parked = p
 	x.releasePending = chain(x.tenant.quota.ForcePending(), orNothing(x.releasePending))

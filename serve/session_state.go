@@ -260,7 +260,7 @@ func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *ten
 				nothing = "nothing was deleted"
 			}
 			e := errorf(CodeStoreUnavailable, "session %q could not be claimed in the store: %v; %s, retry later", name, err, nothing)
-			e.retryAfter = DefaultRetryAfter
+			e.RetryAfter = DefaultRetryAfter
 			return nil, e
 		}
 		rec.Revision = rev
@@ -287,7 +287,7 @@ func (ps *programSessions) busy(op sessionOp, name, node string, wait time.Durat
 	e := errorf(CodeConflict,
 		"session %q is running another program (on node %s), which did not end within the %v %s waits (tenants[].sessions.wait_ms); %s, retry once it ends",
 		name, node, wait, waiter, nothing)
-	e.retryAfter = DefaultRetryAfter
+	e.RetryAfter = DefaultRetryAfter
 	return e
 }
 
@@ -303,7 +303,7 @@ func (ps *programSessions) waitEnded(op sessionOp, name string) *httpError {
 		return errorf(CodeDraining, "the server is draining (shutting down) while the request waited for session %q; %s, retry on another instance", name, nothing)
 	}
 	e := errorf(CodeConflict, "the request ended while it waited for session %q, which runs another program; %s", name, nothing)
-	e.retryAfter = DefaultRetryAfter
+	e.RetryAfter = DefaultRetryAfter
 	return e
 }
 
