@@ -10,17 +10,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// remoteEvents streams, as Server-Sent Events, the events of an execution
+// RemoteEvents streams, as Server-Sent Events, the events of an execution
 // another node owns, from its JetStream subject: those after after, then
 // new ones as the owner publishes them, ending after the done event.
-func (c *cluster) remoteEvents(w http.ResponseWriter, r *http.Request, id string, after int) {
+func (c *Cluster) RemoteEvents(w http.ResponseWriter, r *http.Request, id string, after int) {
 	if c.js == nil {
 		writeError(w, errorf(CodeNotFound, "execution %s is not live on this node, and the dir store keeps no events: its state is at GET /v1/executions/%s", id, id))
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	cons, err := c.js.OrderedConsumer(ctx, c.events, jetstream.OrderedConsumerConfig{
+	cons, err := c.js.OrderedConsumer(ctx, c.Events, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{c.eventSubject(id)}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {

@@ -15,13 +15,13 @@ import (
 
 // The operations one node asks of an execution's owner.
 const (
-	opCancel  = "cancel"
-	opResults = "results"
+	OpCancel  = "cancel"
+	OpResults = "results"
 )
 
-// nodeRequest is what a node sends to an execution's owner on
+// NodeRequest is what a node sends to an execution's owner on
 // SUBJECT.node.OWNER: a DELETE or a tool_results it received.
-type nodeRequest struct {
+type NodeRequest struct {
 	Op      string       `json:"op"`
 	Tenant  string       `json:"tenant"`
 	ID      string       `json:"id"`
@@ -37,11 +37,11 @@ type nodeReply struct {
 
 // onRequest answers another node's request for one of this node's
 // executions, each on its own goroutine (at most maxAnswers at once).
-func (c *cluster) onRequest(m *nats.Msg) {
+func (c *Cluster) onRequest(m *nats.Msg) {
 	select {
 	case c.answers <- struct{}{}:
 	default:
-		e := unavailable(CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.node, maxAnswers)
+		e := unavailable(CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.Node, maxAnswers)
 		c.reply(m, nodeReply{Status: e.Status, RetryAfterMS: e.RetryAfter.Milliseconds(), Body: envelope(e)})
 		return
 	}
@@ -52,12 +52,12 @@ func (c *cluster) onRequest(m *nats.Msg) {
 }
 
 // decodeNodeRequest decodes and checks a forwarded request.
-func decodeNodeRequest(data []byte) (nodeRequest, error) {
-	var req nodeRequest
+func decodeNodeRequest(data []byte) (NodeRequest, error) {
+	var req NodeRequest
 	if err := json.Unmarshal(data, &req); err != nil {
 		return req, fmt.Errorf("a forwarded request that is not JSON: %w", err)
 	}
-	if req.Op != opCancel && req.Op != opResults {
+	if req.Op != OpCancel && req.Op != OpResults {
 		return req, fmt.Errorf("a forwarded request with op %q: want cancel or results", req.Op)
 	}
 	if req.ID == "" || req.Tenant == "" {
@@ -66,7 +66,7 @@ func decodeNodeRequest(data []byte) (nodeRequest, error) {
 	return req, nil
 }
 
-func (c *cluster) answer(data []byte) nodeReply {
+func (c *Cluster) answer(data []byte) nodeReply {
 	req, err := decodeNodeRequest(data)
 	if err != nil {
 		e := errorf(CodeBadRequest, "%v", err)
@@ -80,9 +80,9 @@ func (c *cluster) answer(data []byte) nodeReply {
 		e := notFound(req.ID)
 		return nodeReply{Status: e.Status, Body: envelope(e)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.maxWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.MaxWait)
 	defer cancel()
-	if !c.current(x) { // held from an ended epoch (cluster_fence.go)
+	if !c.Current(x) { // held from an ended epoch (cluster_fence.go)
 		var herr *httpError
 		if x, herr = c.stale(ctx, x); herr != nil {
 			return nodeReply{Status: herr.Status, Body: envelope(herr), RetryAfterMS: herr.RetryAfter.Milliseconds()}
@@ -96,7 +96,7 @@ func (c *cluster) answer(data []byte) nodeReply {
 	return nodeReply{Status: http.StatusOK, Body: b}
 }
 
-func (c *cluster) reply(m *nats.Msg, r nodeReply) {
+func (c *Cluster) reply(m *nats.Msg, r nodeReply) {
 	b, _ := json.Marshal(r)
 	_ = m.Respond(b)
 }
@@ -106,13 +106,13 @@ func envelope(e *httpError) json.RawMessage {
 	return b
 }
 
-// record returns tenant's execution id from the store: 404 for an
+// Record returns tenant's execution id from the store: 404 for an
 // unknown one or another tenant's, 503 when the store fails.
-func (c *cluster) record(ctx context.Context, tenant, id string) (store.Record, *httpError) {
+func (c *Cluster) Record(ctx context.Context, tenant, id string) (store.Record, *httpError) {
 	if c.isEvicting(id) { // forgotten here; its record is being deleted
 		return store.Record{}, notFound(id)
 	}
-	r, err := c.st.Get(ctx, id)
+	r, err := c.Store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Tenant != tenant) {
 		return store.Record{}, notFound(id)
 	}
@@ -122,13 +122,13 @@ func (c *cluster) record(ctx context.Context, tenant, id string) (store.Record, 
 	return r, nil
 }
 
-// remoteState answers GET for an execution another node owns; with
+// RemoteState answers GET for an execution another node owns; with
 // wait, it re-reads the record until it is no longer running, at most
 // server.max_wait_ms.
-func (c *cluster) remoteState(ctx context.Context, tenant, id string, wait bool) (json.RawMessage, *httpError) {
-	deadline := time.Now().Add(c.maxWait)
+func (c *Cluster) RemoteState(ctx context.Context, tenant, id string, wait bool) (json.RawMessage, *httpError) {
+	deadline := time.Now().Add(c.MaxWait)
 	for {
-		r, herr := c.record(ctx, tenant, id)
+		r, herr := c.Record(ctx, tenant, id)
 		if herr != nil {
 			return nil, herr
 		}
@@ -143,21 +143,21 @@ func (c *cluster) remoteState(ctx context.Context, tenant, id string, wait bool)
 	}
 }
 
-// forward sends a DELETE or tool_results for an execution another node
+// Forward sends a DELETE or tool_results for an execution another node
 // owns to that node and relays its answer. An owner that does not answer
 // is waited for until its lease expires (503 with Retry-After); then its
 // executions are reaped and the record's state is the answer.
-func (c *cluster) forward(ctx context.Context, w http.ResponseWriter, req nodeRequest) {
+func (c *Cluster) Forward(ctx context.Context, w http.ResponseWriter, req NodeRequest) {
 	c.forwardWith(ctx, w, req, true)
 }
 
 // forwardOnce is forward after a lost race to take an execution over: its
 // new owner answers, or its state does; it is not taken over again.
-func (c *cluster) forwardOnce(ctx context.Context, w http.ResponseWriter, req nodeRequest) {
+func (c *Cluster) forwardOnce(ctx context.Context, w http.ResponseWriter, req NodeRequest) {
 	c.forwardWith(ctx, w, req, false)
 }
 
-func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req nodeRequest, again bool) {
+func (c *Cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req NodeRequest, again bool) {
 	if x := c.n.local(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
 		st, herr := c.n.apply(ctx, x, req)
 		if herr != nil {
@@ -167,13 +167,13 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 		writeJSON(w, http.StatusOK, st)
 		return
 	}
-	r, herr := c.record(ctx, req.Tenant, req.ID)
+	r, herr := c.Record(ctx, req.Tenant, req.ID)
 	if herr != nil {
 		writeError(w, herr)
 		return
 	}
 	if r.Status == StatusCompleted || r.Status == StatusFailed {
-		if req.Op == opCancel {
+		if req.Op == OpCancel {
 			writeError(w, alreadySettled(r.ID, r.Status))
 			return
 		}
@@ -184,20 +184,20 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 		c.forwardQueued(ctx, w, req, r)
 		return
 	}
-	if c.nc == nil || r.Owner == c.node {
+	if c.nc == nil || r.Owner == c.Node {
 		// Owned by this node's earlier life (a restart), or by this node
 		// under an ended epoch (cluster_fence.go), or by a dir store's node
 		// that is gone: nothing can answer, so it is continued here if
 		// parked, else lost; once this node proves its lease again.
-		if !c.fence.Live() {
-			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.fence.Refusal()))
+		if !c.Fence.Live() {
+			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.Fence.Refusal()))
 			return
 		}
 		c.lost(ctx, w, r, req, again)
 		return
 	}
 	b, _ := json.Marshal(req)
-	rctx, cancel := context.WithTimeout(ctx, c.maxWait+5*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, c.MaxWait+5*time.Second)
 	defer cancel()
 	m, err := c.nc.RequestWithContext(rctx, c.nodeSubject(r.Owner), b)
 	if err == nil {
@@ -220,15 +220,15 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 // ownerSilent answers for an owner that did not respond: 503 until its
 // lease expires (plus the margin: gone), then the execution is failed
 // (NODE_LOST) and returned.
-func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record, req nodeRequest, again bool) {
-	leases, err := c.st.Leases(ctx)
+func (c *Cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record, req NodeRequest, again bool) {
+	leases, err := c.Store.Leases(ctx)
 	if err != nil {
 		writeError(w, storeUnavailable(err))
 		return
 	}
 	for _, l := range leases {
 		if l.Node == r.Owner && !c.gone(l, time.Now()) {
-			lost := l.Until.Add(c.fence.Margin())
+			lost := l.Until.Add(c.Fence.Margin())
 			e := errorf(CodeOwnerUnavailable,
 				"execution %s is owned by node %s, which does not answer; it is lost at %s (its lease's expiry plus the margin) unless it renews: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
 				r.ID, r.Owner, lost.UTC().Format(time.RFC3339Nano))
@@ -243,14 +243,14 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 // lost answers for an execution of a node that is gone: a parked one is
 // taken over and req applied to it here; any other is failed (NODE_LOST)
 // and its state answered.
-func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record, req nodeRequest, again bool) {
+func (c *Cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record, req NodeRequest, again bool) {
 	if isParkedRecord(r) && !again { // a takeover raced it, and it is not held yet: its state would drop req
 		e := unavailable(CodeOwnerUnavailable, "execution %s is being taken over by another node: retry", r.ID)
 		writeError(w, e)
 		return
 	}
 	if isParkedRecord(r) {
-		x, err := c.takeOver(ctx, r)
+		x, err := c.TakeOver(ctx, r)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, errTakeOverRefused) {
 			// Another node took it over (or settled it) first, or it was
 			// failed here, its bytes not its own: ask again.
@@ -273,7 +273,7 @@ func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Recor
 		writeError(w, storeUnavailable(err))
 		return
 	}
-	now, herr := c.record(ctx, r.Tenant, r.ID)
+	now, herr := c.Record(ctx, r.Tenant, r.ID)
 	if herr != nil {
 		writeError(w, herr)
 		return

@@ -51,7 +51,7 @@ func TestMargin_leavesTwoRenewalsBeforeTheLimitOfEachLease(t *testing.T) {
 }
 
 func TestCluster_gone_onlyPastLeasePlusMargin(t *testing.T) {
-	c := &cluster{fence: fence.New("n1", time.Second, time.Now, func(uint64) {})}
+	c := &Cluster{Fence: fence.New("n1", time.Second, time.Now, func(uint64) {})}
 	l := store.Lease{Node: "n2", Until: t0}
 	tests := []struct {
 		name string

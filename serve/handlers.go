@@ -121,7 +121,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 	}
 	res, herr := s.start(t, req, body)
 	if herr != nil && herr.Body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
-		st, qerr := s.cluster.enqueue(r.Context(), newExecution(newID(), t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait, body)
+		st, qerr := s.cluster.Enqueue(r.Context(), newExecution(newID(), t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait, body)
 		if qerr != nil {
 			writeError(w, qerr)
 			return
@@ -143,7 +143,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 	x := res.x
 	logExecution(w, x.id)
 	if s.cluster != nil {
-		if err := s.cluster.adopt(r.Context(), x); err != nil {
+		if err := s.cluster.Adopt(r.Context(), x); err != nil {
 			x.cancelRun()
 			writeError(w, storeUnavailable(err))
 			return
@@ -165,7 +165,7 @@ func (s *Server) persist(x *execution) *httpError {
 	if s.cluster == nil {
 		return nil
 	}
-	if err := s.cluster.persistNow(x); err != nil {
+	if err := s.cluster.PersistNow(x); err != nil {
 		return storeUnavailable(err)
 	}
 	return nil
@@ -182,7 +182,7 @@ func (s *Server) execution(w http.ResponseWriter, r *http.Request, t *tenant) *e
 
 func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
 	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
-		st, herr := s.cluster.remoteState(r.Context(), t.name, r.PathValue("id"), r.URL.Query().Get("wait") == "true")
+		st, herr := s.cluster.RemoteState(r.Context(), t.name, r.PathValue("id"), r.URL.Query().Get("wait") == "true")
 		if herr != nil {
 			writeError(w, herr)
 			return
@@ -207,14 +207,14 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant)
 
 func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
 	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
-		s.cluster.forward(r.Context(), w, nodeRequest{Op: opCancel, Tenant: t.name, ID: r.PathValue("id")})
+		s.cluster.Forward(r.Context(), w, NodeRequest{Op: OpCancel, Tenant: t.name, ID: r.PathValue("id")})
 		return
 	}
 	x := s.execution(w, r, t)
 	if x == nil {
 		return
 	}
-	st, herr := s.apply(r.Context(), x, nodeRequest{Op: opCancel})
+	st, herr := s.apply(r.Context(), x, NodeRequest{Op: OpCancel})
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -250,13 +250,13 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, t *tenant
 // apply cancels x (opCancel) or gives it results (opResults), on the node
 // that holds it, waits for its next state, and writes its record (with a
 // store) before that state is answered.
-func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (ExecutionState, *httpError) {
+func (s *Server) apply(ctx context.Context, x *execution, req NodeRequest) (ExecutionState, *httpError) {
 	var st ExecutionState
 	if x.isReleased() {
 		return st, stopping(x.id)
 	}
 	switch req.Op {
-	case opCancel:
+	case OpCancel:
 		if x.Settled() {
 			return st, alreadySettled(x.id, x.state().Status)
 		}
@@ -269,7 +269,7 @@ func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (Exec
 				return st, herr
 			}
 		} else if n > 0 && s.cluster != nil {
-			s.cluster.wake(x) // a parked execution's follower publishes the new events
+			s.cluster.Wake(x) // a parked execution's follower publishes the new events
 		}
 		st = x.wait(ctx, s.cfg.maxWait())
 	}
@@ -291,14 +291,14 @@ func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tena
 		return
 	}
 	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
-		s.cluster.forward(r.Context(), w, nodeRequest{Op: opResults, Tenant: t.name, ID: r.PathValue("id"), Results: req.Results})
+		s.cluster.Forward(r.Context(), w, NodeRequest{Op: OpResults, Tenant: t.name, ID: r.PathValue("id"), Results: req.Results})
 		return
 	}
 	x := s.execution(w, r, t)
 	if x == nil {
 		return
 	}
-	st, herr := s.apply(r.Context(), x, nodeRequest{Op: opResults, Results: req.Results})
+	st, herr := s.apply(r.Context(), x, NodeRequest{Op: OpResults, Results: req.Results})
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -376,7 +376,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cluster != nil {
-		if err := s.cluster.ready(r.Context()); err != nil {
+		if err := s.cluster.Ready(r.Context()); err != nil {
 			writeError(w, storeUnavailable(err))
 			return
 		}

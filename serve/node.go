@@ -13,7 +13,7 @@ import (
 // does for its own handlers (apply, local, readSnapshot, releaseParked,
 // resumeOrRetry). The cluster reaches the node through these only.
 
-var _ node = (*Server)(nil)
+var _ Node = (*Server)(nil)
 
 // lookup returns any tenant's execution id this node holds (nil for none):
 // for the executor's hooks and the cluster, which know only the id.

@@ -106,7 +106,7 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 		// A parked execution has no follower (it stopped once the parked
 		// record was written): one writes the settled record and publishes
 		// the done event, which other nodes' streams end on.
-		s.cluster.wake(x)
+		s.cluster.Wake(x)
 	}
 	x.mu.Lock()
 	rp := x.releasePending
@@ -154,9 +154,9 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 			if err := s.mayWrite(x); err != nil { // fencing.go
 				return err
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 			defer cancel()
-			if err := s.cluster.st.PutSnapshot(ctx, name, data); err != nil {
+			if err := s.cluster.Store.PutSnapshot(ctx, name, data); err != nil {
 				return fmt.Errorf("writing its snapshot to the store: %w", err)
 			}
 		} else {
@@ -334,7 +334,7 @@ func (s *Server) expire(x *execution) {
 	x.notifyLocked()
 	x.mu.Unlock()
 	if !due && s.cluster != nil {
-		s.cluster.wake(x) // its follower publishes the expired events and writes the record
+		s.cluster.Wake(x) // its follower publishes the expired events and writes the record
 	}
 	if due {
 		s.resumeOrRetry(x)
@@ -429,7 +429,7 @@ func (s *Server) resume(x *execution) *httpError {
 		}
 	}
 	if s.cluster != nil {
-		s.cluster.wake(x)
+		s.cluster.Wake(x)
 	}
 	mark := x.emitted()
 	started := make(chan *httpError, 1)
@@ -546,7 +546,7 @@ func (s *Server) unresume(x *execution, p *executor.Parked) {
 		return
 	}
 	if s.cluster != nil {
-		s.cluster.wake(x) // its record names its bytes again
+		s.cluster.Wake(x) // its record names its bytes again
 	}
 }
 
@@ -586,7 +586,7 @@ func (s *Server) restore(ctx context.Context, x *execution, name string) (p *exe
 	if name == "" {
 		return nil, nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
 	}
-	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	rctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	data, err := s.readSnapshot(rctx, name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -615,7 +615,7 @@ func (s *Server) readSnapshot(ctx context.Context, name string) ([]byte, error) 
 		return nil, err
 	}
 	if s.cluster != nil {
-		data, err := s.cluster.st.GetSnapshot(ctx, name)
+		data, err := s.cluster.Store.GetSnapshot(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("reading its snapshot %s from the store: %w", name, err)
 		}
@@ -746,7 +746,7 @@ func (s *Server) releaseParked() (n int) {
 		x.mu.Unlock()
 		x.tenant.quota.Parked(-size)
 		if s.cluster != nil && x.isReleased() {
-			s.cluster.giveUp(x.id)
+			s.cluster.GiveUp(x.id)
 		}
 	}
 	return n

@@ -21,7 +21,7 @@ import (
 // an error means the bytes are not the execution's own, or it cannot
 // continue here.
 func (s *Server) adoptParked(ctx context.Context, id, tenant, snapshot string, data []byte, given map[int32]ToolResult,
-	epoch uint64, feed eventsFeed) (x *execution, after int, err error) {
+	epoch uint64, feed EventsFeed) (x *execution, after int, err error) {
 	pf, err := decodeParkFile(data)
 	if err == nil {
 		err = pf.belongsTo(id, tenant, snapshot, data)
@@ -111,7 +111,7 @@ func (s *Server) restoreFrom(x *execution, pf *parkFile) (p *executor.Parked, he
 // max_events or counted dropped; with a stream (feed), after the last
 // published, whose events x then holds when they are all there, so that
 // this node serves an event stream from its start.
-func (s *Server) carryEvents(ctx context.Context, x *execution, m parkMeta, answered int, feed eventsFeed) int {
+func (s *Server) carryEvents(ctx context.Context, x *execution, m parkMeta, answered int, feed EventsFeed) int {
 	kept, dropped := m.Events, m.Dropped
 	for range answered {
 		if kept < x.maxEvents {
@@ -120,7 +120,7 @@ func (s *Server) carryEvents(ctx context.Context, x *execution, m parkMeta, answ
 			dropped++
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	events, last, err := feed(ctx, x.id, 2*(x.maxEvents+len(m.Pending))+1)
 	if err != nil {

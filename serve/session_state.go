@@ -99,7 +99,7 @@ func newProgramSessions(s *Server) *programSessions {
 	ps := &programSessions{node: s.cfg.node(), log: s.log, draining: s.draining.Load,
 		turns: map[string]*sessionTurn{}, held: map[string]heldSession{}}
 	if s.cluster != nil {
-		ps.st, ps.node, ps.alive = s.cluster.st, s.cluster.node, s.cluster.leaseAlive
+		ps.st, ps.node, ps.alive = s.cluster.Store, s.cluster.Node, s.cluster.LeaseAlive
 	} else {
 		ps.st = store.NewMemory()
 		ps.alive = func(context.Context, string) (bool, error) { return false, nil }
@@ -202,7 +202,7 @@ func (ps *programSessions) claimAs(ctx context.Context, op sessionOp, t *tenant,
 // held.
 func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *tenant, key, scope, name string, deadline time.Time) (*sessionClaim, *httpError) {
 	for {
-		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 		rec, err := ps.st.GetSession(sctx, key)
 		var rev uint64
 		switch {
@@ -389,7 +389,7 @@ func (c *sessionClaim) end(ctx context.Context, ex *executor.Executor) {
 	c.mu.Unlock()
 	if !lost {
 		rec.Running = ""
-		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 		if _, err := c.ps.st.UpdateSession(sctx, rec); err != nil && !errors.Is(err, store.ErrConflict) {
 			c.ps.log.Warn("a session's record could not be released: another node takes it over once this node's lease lapses",
 				"tenant", c.t.name, "session", rec.Name, "error", err.Error())
@@ -465,7 +465,7 @@ func (ps *programSessions) remove(ctx context.Context, t *tenant, scope, name st
 		}
 		return false, nil
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 	defer cancel()
 	if err := ps.st.DeleteSession(sctx, key); err != nil {
 		c.abandon()

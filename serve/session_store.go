@@ -84,7 +84,7 @@ func (s sessionStore) Load(ctx context.Context, _, name string) ([]byte, error) 
 	if !ours {
 		return nil, c.refuse(snap, errors.New("its name is not one of this session's objects (written before sessions were bound to their state, or the record was altered in the store)"))
 	}
-	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	b, err := c.ps.st.GetSnapshot(sctx, snap)
 	if errors.Is(err, store.ErrNotFound) {

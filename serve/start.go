@@ -49,7 +49,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 	if first != nil || herr != nil {
 		return started{first: first}, herr
 	}
-	defer hold.release()
+	defer hold.Release()
 	var undo undo
 	defer undo.run()
 	x.work = t.runWork(req.Limits)
@@ -137,11 +137,11 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 // enter admits x to start: in a cluster, under the lease and with its
 // idempotency key reserved across the nodes (cluster.enter,
 // cluster_idempotency.go); without one, at once.
-func (s *Server) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
+func (s *Server) enter(x *execution, wait *bool) (hold *KeyHold, first json.RawMessage, herr *httpError) {
 	if s.cluster == nil {
 		return nil, nil, nil
 	}
-	return s.cluster.enter(x, wait)
+	return s.cluster.Enter(x, wait)
 }
 
 // undo is what a request took on its way, given back in reverse by run
