@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -30,7 +31,7 @@ func NodeName(s *Server) string {
 // TakeOver has s claim the parked execution id, as a node does whose
 // peer is gone; it returns nil when s holds it afterwards.
 func TakeOver(s *Server, id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	r, err := s.cluster.Store.Get(ctx, id)
 	if err != nil {
@@ -52,7 +53,7 @@ func HoldEvictions(s *Server) (release func()) {
 
 // InStore reports whether the store holds execution id's record.
 func InStore(s *Server, id string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	_, err := s.cluster.Store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -89,7 +90,7 @@ func CountSnapshotReads() (reads func() int, undo func()) {
 // EditRecord rewrites execution id's record in s's store, as edit changes
 // it (revision-checked).
 func EditRecord(s *Server, id string, edit func(r *store.Record)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	r, err := s.cluster.Store.Get(ctx, id)
 	if err != nil {
@@ -102,21 +103,21 @@ func EditRecord(s *Server, id string, edit func(r *store.Record)) error {
 
 // Record is execution id's record in s's store.
 func Record(s *Server, id string) (store.Record, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	return s.cluster.Store.Get(ctx, id)
 }
 
 // SnapshotBytes reads the parked bytes of that name from s's store.
 func SnapshotBytes(s *Server, name string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	return s.cluster.Store.GetSnapshot(ctx, name)
 }
 
 // PutSnapshotBytes writes parked bytes under that name to s's store.
 func PutSnapshotBytes(s *Server, name string, data []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	return s.cluster.Store.PutSnapshot(ctx, name, data)
 }
@@ -129,7 +130,7 @@ func PublishedEvents(s *Server, id string) ([]Event, int, error) {
 
 // PublishedEventsUpTo is PublishedEvents reading at most limit messages.
 func PublishedEventsUpTo(s *Server, id string, limit int) ([]Event, int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	return s.cluster.PublishedEvents(ctx, id, limit)
 }
@@ -138,7 +139,7 @@ func PublishedEventsUpTo(s *Server, id string, limit int) ([]Event, int, error) 
 // the node's lease expired), and reports how many times it listed the
 // store's records.
 func ReapLost(s *Server, node string) (lists int, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	list := func(ctx context.Context) ([]store.Record, error) {
 		lists++
@@ -152,7 +153,7 @@ func ReapLost(s *Server, node string) (lists int, err error) {
 // when it was lost: a record another node claimed meanwhile is left to it
 // (store.ErrConflict), as the lease loop and the request path leave it.
 func TakeOverFrom(s *Server, id, from string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	r, err := s.cluster.Store.Get(ctx, id)
 	if err != nil {
@@ -168,32 +169,32 @@ func TakeOverFrom(s *Server, id, from string) error {
 // DropPublishes keeps node's events from its cluster's stream from now,
 // as if it were lost before publishing them; undo publishes again.
 func DropPublishes(node string) (undo func()) {
-	DroppedPublishes.Store(&node)
-	return func() { DroppedPublishes.Store(nil) }
+	cluster.DroppedPublishes.Store(&node)
+	return func() { cluster.DroppedPublishes.Store(nil) }
 }
 
 // StallRenewals keeps s's lease loop from renewing its lease from now, as
 // if its process were stopped or cut off from the store (its other
 // goroutines go on); resume lets it renew again.
 func StallRenewals(s *Server) (resume func()) {
-	Stalled.Store(s.cluster.Node, struct{}{})
-	return sync.OnceFunc(func() { Stalled.Delete(s.cluster.Node) })
+	cluster.Stalled.Store(s.cluster.Node, struct{}{})
+	return sync.OnceFunc(func() { cluster.Stalled.Delete(s.cluster.Node) })
 }
 
 // ReserveKey writes, in s's store, a reservation of tenant's idempotency
 // key for execution id, made by node at created, with sum the request
 // body's SHA-256 (hex), as a start that never wrote its record leaves it.
 func ReserveKey(s *Server, tenant, key, id, node, sum string, created time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	_, err := s.cluster.Store.Reserve(ctx, store.Reservation{Key: ReservationKeyOf(tenant, key), Tenant: tenant, ID: id, Sum: sum,
+	_, err := s.cluster.Store.Reserve(ctx, store.Reservation{Key: cluster.ReservationKeyOf(tenant, key), Tenant: tenant, ID: id, Sum: sum,
 		Node: node, Created: created, ExpiresAt: time.Now().Add(time.Hour)})
 	return err
 }
 
 // Reservation is tenant's idempotency key's reservation in s's store.
 func Reservation(s *Server, tenant, key string) (store.Reservation, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	return s.cluster.Store.GetReservation(ctx, ReservationKeyOf(tenant, key))
+	return s.cluster.Store.GetReservation(ctx, cluster.ReservationKeyOf(tenant, key))
 }

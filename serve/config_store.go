@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -153,11 +154,12 @@ func orName(v, d string) string {
 
 // clusterSettings is what a cluster of this config reads of it (a store
 // of kind dir or nats): its paths resolved, its names defaulted.
-func (c *Config) clusterSettings() Settings {
+func (c *Config) clusterSettings() cluster.Settings {
 	sc := c.Store
 	records, snapshots, events, work, subject := sc.names()
-	cs := Settings{Kind: sc.Kind, Events: events, Work: work, Subject: subject, BindOnly: sc.BindOnly,
-		Node: c.node(), Lease: c.lease(), MaxWait: c.maxWait(), Retention: c.retention(), Overflow: c.Overflow}
+	cs := cluster.Settings{Kind: sc.Kind, Events: events, Work: work, Subject: subject, BindOnly: sc.BindOnly,
+		Node: c.node(), Lease: c.lease(), MaxWait: c.maxWait(), Retention: c.retention(), Overflow: c.Overflow,
+		KeepAlive: sseKeepAlive}
 	cs.LiveTTL = ceiling(c.Tenants).WallTime + cs.Retention
 	switch sc.Kind {
 	case storeDir:

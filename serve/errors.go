@@ -11,7 +11,7 @@ import (
 
 // The codes of HTTP-level errors (the error envelope's code when the
 // request itself failed; a failed execution carries api codes instead),
-// beside CodeStoreUnavailable and CodeOwnerUnavailable (cluster.go). Each
+// beside CodeStoreUnavailable and CodeOwnerUnavailable (below). Each
 // has one HTTP status: httpStatus.
 const (
 	CodeBadRequest    = httperr.CodeBadRequest

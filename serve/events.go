@@ -54,7 +54,7 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
 	defer keep.Stop()
 	for {
 		if s.cluster != nil && !s.cluster.Current(x) {
-			return // fenced (cluster_fence.go): a reconnection (Last-Event-ID) is served from the store's stream
+			return // fenced (internal/cluster/fence.go): a reconnection (Last-Event-ID) is served from the store's stream
 		}
 		events, done, changed := x.eventsAfter(after)
 		for _, e := range events {

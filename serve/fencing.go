@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/fence"
 )
 
 // Fencing, on the node's side (docs/cluster.md, "Fencing";
-// serve/internal/fence, the proof; cluster_fence.go, what the cluster does
+// serve/internal/fence, the proof; internal/cluster/fence.go, what the cluster does
 // about a lapse): in a cluster, the node acts for an execution — answers
 // from its copy, resumes it, writes its parked bytes, dispatches its calls
 // — only while the epoch it runs under holds. Without a store every check
@@ -51,7 +52,7 @@ func (s *Server) mayWrite(x *execution) error {
 	if s.cluster == nil || s.cluster.Current(x) {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", ErrFenced, s.cluster.Fence.Refusal())
+	return fmt.Errorf("%w: %s", cluster.ErrFenced, s.cluster.Fence.Refusal())
 }
 
 // withFence gives a cluster node's executors the fence as a guard: the

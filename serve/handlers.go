@@ -13,6 +13,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 )
 
 // route is one endpoint. The OpenAPI document lists exactly these.
@@ -207,14 +208,14 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant)
 
 func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
 	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
-		s.cluster.Forward(r.Context(), w, NodeRequest{Op: OpCancel, Tenant: t.name, ID: r.PathValue("id")})
+		s.cluster.Forward(r.Context(), w, cluster.NodeRequest{Op: cluster.OpCancel, Tenant: t.name, ID: r.PathValue("id")})
 		return
 	}
 	x := s.execution(w, r, t)
 	if x == nil {
 		return
 	}
-	st, herr := s.apply(r.Context(), x, NodeRequest{Op: OpCancel})
+	st, herr := s.apply(r.Context(), x, cluster.NodeRequest{Op: cluster.OpCancel})
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -250,13 +251,13 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, t *tenant
 // apply cancels x (opCancel) or gives it results (opResults), on the node
 // that holds it, waits for its next state, and writes its record (with a
 // store) before that state is answered.
-func (s *Server) apply(ctx context.Context, x *execution, req NodeRequest) (ExecutionState, *httpError) {
+func (s *Server) apply(ctx context.Context, x *execution, req cluster.NodeRequest) (ExecutionState, *httpError) {
 	var st ExecutionState
 	if x.isReleased() {
 		return st, stopping(x.id)
 	}
 	switch req.Op {
-	case OpCancel:
+	case cluster.OpCancel:
 		if x.Settled() {
 			return st, alreadySettled(x.id, x.state().Status)
 		}
@@ -291,14 +292,14 @@ func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tena
 		return
 	}
 	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
-		s.cluster.Forward(r.Context(), w, NodeRequest{Op: OpResults, Tenant: t.name, ID: r.PathValue("id"), Results: req.Results})
+		s.cluster.Forward(r.Context(), w, cluster.NodeRequest{Op: cluster.OpResults, Tenant: t.name, ID: r.PathValue("id"), Results: req.Results})
 		return
 	}
 	x := s.execution(w, r, t)
 	if x == nil {
 		return
 	}
-	st, herr := s.apply(r.Context(), x, NodeRequest{Op: OpResults, Results: req.Results})
+	st, herr := s.apply(r.Context(), x, cluster.NodeRequest{Op: cluster.OpResults, Results: req.Results})
 	if herr != nil {
 		writeError(w, herr)
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/quota"
 	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -27,7 +28,7 @@ import (
 // execution holds its pending quota, not a concurrent slot. When every
 // parked call is answered (or has expired: TOOL_TIMEOUT), it resumes:
 // from the Parked this node holds, else from the store's bytes (after a
-// restart, or on another node that took it over: cluster_takeover.go).
+// restart, or on another node that took it over: internal/cluster/takeover.go).
 //
 // Where parking cannot be used the client tool's body waits live
 // (pending.go): a client tool called while another, server-side, call of
@@ -154,7 +155,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 			if err := s.mayWrite(x); err != nil { // fencing.go
 				return err
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 			defer cancel()
 			if err := s.cluster.Store.PutSnapshot(ctx, name, data); err != nil {
 				return fmt.Errorf("writing its snapshot to the store: %w", err)
@@ -558,7 +559,7 @@ func (x *execution) wasCancelled() bool {
 
 // dropSnapshot forgets x's parked bytes name once its program ran past
 // them (or it settled without them): a spilled file is removed; a store's
-// is deleted once x's record no longer names it (cluster_records.go).
+// is deleted once x's record no longer names it (internal/cluster/records.go).
 func (s *Server) dropSnapshot(x *execution, name string) {
 	if name == "" {
 		return
@@ -586,7 +587,7 @@ func (s *Server) restore(ctx context.Context, x *execution, name string) (p *exe
 	if name == "" {
 		return nil, nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
 	}
-	rctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+	rctx, cancel := context.WithTimeout(ctx, cluster.StoreTimeout)
 	defer cancel()
 	data, err := s.readSnapshot(rctx, name)
 	if errors.Is(err, store.ErrNotFound) {

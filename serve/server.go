@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/spill"
 	"github.com/ptcx/ptcx/serve/internal/table"
 	"github.com/ptcx/ptcx/toolsfile"
@@ -46,7 +47,7 @@ type Server struct {
 	table   *table.Table[*execution] // every execution, live and settled (serve/internal/table)
 	metrics *metrics
 	handler http.Handler
-	cluster *Cluster         // nil without a store shared beyond this process
+	cluster *cluster.Cluster // nil without a store shared beyond this process
 	spill   *spill.Spill     // where parked executions' bytes go when cluster is nil
 	states  *programSessions // keep_state sessions (session_state.go)
 
@@ -105,7 +106,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	}
 	s.warnOversubscribed()
 	if cfg.Store != nil && cfg.Store.Kind != storeMemory {
-		c, err := NewCluster(ctx, cfg.clusterSettings(), s, s.log)
+		c, err := cluster.New(ctx, cfg.clusterSettings(), clusterNode{s}, s.log)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)
@@ -128,7 +129,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 			}
 			parent = p
 		}
-		sp, err := spill.Open(parent, StoreTimeout)
+		sp, err := spill.Open(parent, cluster.StoreTimeout)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)

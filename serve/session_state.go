@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -202,7 +203,7 @@ func (ps *programSessions) claimAs(ctx context.Context, op sessionOp, t *tenant,
 // held.
 func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *tenant, key, scope, name string, deadline time.Time) (*sessionClaim, *httpError) {
 	for {
-		sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+		sctx, cancel := context.WithTimeout(ctx, cluster.StoreTimeout)
 		rec, err := ps.st.GetSession(sctx, key)
 		var rev uint64
 		switch {
@@ -389,7 +390,7 @@ func (c *sessionClaim) end(ctx context.Context, ex *executor.Executor) {
 	c.mu.Unlock()
 	if !lost {
 		rec.Running = ""
-		sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+		sctx, cancel := context.WithTimeout(ctx, cluster.StoreTimeout)
 		if _, err := c.ps.st.UpdateSession(sctx, rec); err != nil && !errors.Is(err, store.ErrConflict) {
 			c.ps.log.Warn("a session's record could not be released: another node takes it over once this node's lease lapses",
 				"tenant", c.t.name, "session", rec.Name, "error", err.Error())
@@ -465,7 +466,7 @@ func (ps *programSessions) remove(ctx context.Context, t *tenant, scope, name st
 		}
 		return false, nil
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cluster.StoreTimeout)
 	defer cancel()
 	if err := ps.st.DeleteSession(sctx, key); err != nil {
 		c.abandon()

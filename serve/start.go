@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 		return s.same(prev, x)
 	}
 	// In a cluster: the lease, and the key across the nodes
-	// (cluster_idempotency.go); the key is given back unless x starts.
+	// (internal/cluster/idempotency.go); the key is given back unless x starts.
 	hold, first, herr := s.enter(x, req.Wait)
 	if first != nil || herr != nil {
 		return started{first: first}, herr
@@ -136,8 +137,8 @@ func (s *Server) startID(id string, t *tenant, req *ExecutionRequest, body []byt
 
 // enter admits x to start: in a cluster, under the lease and with its
 // idempotency key reserved across the nodes (cluster.enter,
-// cluster_idempotency.go); without one, at once.
-func (s *Server) enter(x *execution, wait *bool) (hold *KeyHold, first json.RawMessage, herr *httpError) {
+// internal/cluster/idempotency.go); without one, at once.
+func (s *Server) enter(x *execution, wait *bool) (hold *cluster.KeyHold, first json.RawMessage, herr *httpError) {
 	if s.cluster == nil {
 		return nil, nil, nil
 	}

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -33,14 +35,14 @@ type workItem struct {
 }
 
 // Enqueue hands an execution this node has no slot for to the work
-// queue: its idempotency key's reservation (cluster_idempotency.go) and
+// queue: its idempotency key's reservation (idempotency.go) and
 // its record first (so that any node can answer for it), then the
 // message. x is the execution as posted (its id, tenant, idempotency key
 // and body's hash), body its request. The answer is its state: running,
 // with no owner yet; or, for a key another execution holds, that one's.
-func (c *Cluster) Enqueue(ctx context.Context, x *execution, wait bool, body []byte) (json.RawMessage, *httpError) {
+func (c *Cluster) Enqueue(ctx context.Context, x Execution, wait bool, body []byte) (json.RawMessage, *httperr.Error) {
 	id, tenant := x.ID(), x.Tenant()
-	rec := store.Record{ID: id, Tenant: tenant, Status: StatusRunning, ExpiresAt: time.Now().Add(c.LiveTTL)}
+	rec := store.Record{ID: id, Tenant: tenant, Status: protocol.StatusRunning, ExpiresAt: time.Now().Add(c.LiveTTL)}
 	var hold *KeyHold
 	if x.Key() != "" {
 		h, first, herr := c.reserve(ctx, x, wait)
@@ -53,14 +55,14 @@ func (c *Cluster) Enqueue(ctx context.Context, x *execution, wait bool, body []b
 		hold, rec.Reservation = h, h.r.Key
 		defer hold.Release() // unless queued: then the queue holds it
 	}
-	st, _ := json.Marshal(ExecutionState{ID: id, Status: StatusRunning})
+	st, _ := json.Marshal(protocol.ExecutionState{ID: id, Status: protocol.StatusRunning})
 	rec.State = st
 	if _, err := c.Store.Create(ctx, rec); err != nil {
-		return nil, storeUnavailable(err)
+		return nil, httperr.StoreUnavailable(err)
 	}
 	b, _ := json.Marshal(workItem{ID: id, Tenant: tenant, Body: body})
 	if _, err := c.js.Publish(ctx, c.Subject+".work", b, jetstream.WithMsgID(id)); err != nil {
-		return nil, storeUnavailable(err)
+		return nil, httperr.StoreUnavailable(err)
 	}
 	if hold != nil {
 		hold.queued = true
@@ -111,7 +113,7 @@ func (c *Cluster) workLoop(cons jetstream.Consumer) {
 			return
 		default:
 		}
-		if !c.n.room() || !c.Fence.Live() {
+		if !c.n.Room() || !c.Fence.Live() {
 			select {
 			case <-c.stop:
 				return
@@ -145,11 +147,11 @@ func (c *Cluster) take(m jetstream.Msg) {
 		return
 	}
 	rec, err := c.Store.Get(ctx, item.ID)
-	if err != nil || rec.Owner != "" || rec.Status != StatusRunning {
+	if err != nil || rec.Owner != "" || rec.Status != protocol.StatusRunning {
 		_ = m.Ack() // cancelled, expired or taken meanwhile
 		return
 	}
-	x, herr, err := c.n.startQueued(item.ID, item.Tenant, item.Body)
+	x, herr, err := c.n.StartQueued(item.ID, item.Tenant, item.Body)
 	if err != nil {
 		_ = c.fail(ctx, rec, api.CodeInternal, "the queued execution could not be started: "+err.Error())
 		_ = m.Term()
@@ -166,7 +168,7 @@ func (c *Cluster) take(m jetstream.Msg) {
 	}
 	if err := c.Adopt(ctx, x); err != nil {
 		c.log.Warn("claiming a queued execution failed: cancelled here", "execution", x.ID(), "error", err.Error())
-		x.cancelRun()
+		x.CancelRun()
 	}
 	_ = m.Ack()
 }
@@ -174,7 +176,7 @@ func (c *Cluster) take(m jetstream.Msg) {
 // giveBack returns a work item this node could not start (a tenant
 // quota, or its lease lapsed meanwhile): redelivered workRetry later,
 // failed with BUSY after the last delivery (not for a lapse).
-func (c *Cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httpError) {
+func (c *Cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httperr.Error) {
 	md, err := m.Metadata()
 	if herr.Status == http.StatusServiceUnavailable && !c.Fence.Live() { // this node's lease lapsed: another node takes it
 		_ = m.NakWithDelay(workRetry)
@@ -193,7 +195,7 @@ func (c *Cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Recor
 // has no pending calls to answer.
 func (c *Cluster) forwardQueued(ctx context.Context, w http.ResponseWriter, req NodeRequest, r store.Record) {
 	if req.Op != OpCancel {
-		writeRaw(w, http.StatusOK, r.State)
+		httperr.WriteRaw(w, http.StatusOK, r.State)
 		return
 	}
 	err := c.fail(ctx, r, api.CodeAborted, "cancelled (DELETE) while queued for a node with a free slot")
@@ -202,13 +204,13 @@ func (c *Cluster) forwardQueued(ctx context.Context, w http.ResponseWriter, req 
 		return
 	}
 	if err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
 	now, herr := c.Record(ctx, r.Tenant, r.ID)
 	if herr != nil {
-		writeError(w, herr)
+		httperr.Write(w, herr)
 		return
 	}
-	writeRaw(w, http.StatusOK, now.State)
+	httperr.WriteRaw(w, http.StatusOK, now.State)
 }

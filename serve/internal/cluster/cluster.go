@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ptcx/ptcx/serve/internal/fence"
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -63,44 +65,44 @@ type Cluster struct {
 // cluster reaches the node through these only (its executions' own
 // methods aside).
 type Node interface {
-	// lookup returns any tenant's execution id the node holds, get
-	// tenant's only, and local tenant's when the node answers for it from
+	// Lookup returns any tenant's execution id the node holds, Get
+	// tenant's only, and Local tenant's when the node answers for it from
 	// its own copy (nil for none).
-	lookup(id string) *execution
-	get(tenant, id string) *execution
-	local(tenant, id string) *execution
-	// live returns the executions the node holds that have not settled.
-	live() []*execution
-	// serves reports whether the node serves tenant.
-	serves(tenant string) bool
+	Lookup(id string) Execution
+	Get(tenant, id string) Execution
+	Local(tenant, id string) Execution
+	// Live returns the executions the node holds that have not settled.
+	Live() []Execution
+	// Serves reports whether the node serves tenant.
+	Serves(tenant string) bool
 
-	// room reports whether the node may start a queued execution now, and
-	// startQueued starts one (x nil and no error: its idempotency key is
+	// Room reports whether the node may start a queued execution now, and
+	// StartQueued starts one (x nil and no error: its idempotency key is
 	// another node's execution's; err: the tenant or the body is not one
 	// it can start).
-	room() bool
-	startQueued(id, tenant string, body []byte) (x *execution, herr *httpError, err error)
-	// apply applies a request another node forwarded (or one for an
+	Room() bool
+	StartQueued(id, tenant string, body []byte) (x Execution, herr *httperr.Error, err error)
+	// Apply applies a request another node forwarded (or one for an
 	// execution taken over here) to x, and returns its next state.
-	apply(ctx context.Context, x *execution, req NodeRequest) (ExecutionState, *httpError)
-	// cancel cancels x: the node gives up an execution another node took.
-	cancel(x *execution)
+	Apply(ctx context.Context, x Execution, req NodeRequest) (protocol.ExecutionState, *httperr.Error)
+	// Cancel cancels x: the node gives up an execution another node took.
+	Cancel(x Execution)
 
-	// readSnapshot reads parked bytes; adoptParked rebuilds the parked
+	// ReadSnapshot reads parked bytes; AdoptParked rebuilds the parked
 	// execution they are (an error: not its own, or it cannot continue
-	// here), and holdAdopted holds it, taken over from node from.
-	readSnapshot(ctx context.Context, name string) ([]byte, error)
-	adoptParked(ctx context.Context, id, tenant, snapshot string, data []byte, given map[int32]ToolResult,
-		epoch uint64, feed EventsFeed) (x *execution, after int, err error)
-	holdAdopted(x *execution, from string)
-	// reclaimed continues a parked x reclaimed after a lapse; unpark and
-	// dropCopy drop a parked copy another node continued meanwhile.
-	reclaimed(x *execution)
-	unpark(x *execution) bool
-	dropCopy(x *execution)
-	// releaseParked gives up every parked execution the node holds (a
+	// here), and HoldAdopted holds it, taken over from node from.
+	ReadSnapshot(ctx context.Context, name string) ([]byte, error)
+	AdoptParked(ctx context.Context, id, tenant, snapshot string, data []byte, given map[int32]protocol.ToolResult,
+		epoch uint64, feed EventsFeed) (x Execution, after int, err error)
+	HoldAdopted(x Execution, from string)
+	// Reclaimed continues a parked x reclaimed after a lapse; Unpark and
+	// DropCopy drop a parked copy another node continued meanwhile.
+	Reclaimed(x Execution)
+	Unpark(x Execution) bool
+	DropCopy(x Execution)
+	// ReleaseParked gives up every parked execution the node holds (a
 	// crash: their state is in the store).
-	releaseParked() int
+	ReleaseParked() int
 }
 
 // maxAnswers bounds the other nodes' requests one node answers at once
@@ -127,12 +129,13 @@ type Settings struct {
 	MaxWait               time.Duration // server.max_wait_ms
 	Retention             time.Duration // server.retention_ms: a settled record's lifetime
 	Overflow              bool          // server.overflow: the work queue
+	KeepAlive             time.Duration // an event stream's keep-alive comment interval (serve's)
 }
 
-// NewCluster joins the cluster cs names, as node n: it opens the store,
+// New joins the cluster cs names, as node n: it opens the store,
 // fails what an earlier life of this node left running, takes the lease
 // and starts the loops.
-func NewCluster(ctx context.Context, cs Settings, n Node, log *slog.Logger) (*Cluster, error) {
+func New(ctx context.Context, cs Settings, n Node, log *slog.Logger) (*Cluster, error) {
 	c := &Cluster{Settings: cs, n: n, log: log,
 		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
 		evictions: make(chan string, maxEvictions), evicting: map[string]struct{}{}}
@@ -333,7 +336,7 @@ func (c *Cluster) Crash() {
 		if c.sub != nil {
 			_ = c.sub.Unsubscribe()
 		}
-		c.n.releaseParked()
+		c.n.ReleaseParked()
 		_ = c.Store.Close()
 	})
 }

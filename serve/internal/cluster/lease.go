@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
 // The lease: each node renews its own (leaseLoop), and fails or takes
 // over what the nodes whose lease expired owned (reapLoop). Its own lease
-// is also its fence's proof (serve/internal/fence, cluster_fence.go).
+// is also its fence's proof (serve/internal/fence, fence.go).
 
 // leaseLoop renews the lease three times per lease, and does nothing
 // else: a renewal is never late for want of the loop's time. Each until
@@ -49,7 +50,7 @@ func (c *Cluster) leaseLoop() {
 }
 
 // reapLoop, three times per lease, reconciles what a lapse of this
-// node's lease left (cluster_fence.go) and reaps the nodes whose lease
+// node's lease left (fence.go) and reaps the nodes whose lease
 // expired; a node that cannot prove its own lease judges no other's.
 func (c *Cluster) reapLoop() {
 	defer c.wg.Done()
@@ -109,10 +110,10 @@ func (c *Cluster) reap(ctx context.Context, l store.Lease, why string) error {
 // reapIn is reap over records listed already.
 func (c *Cluster) reapIn(ctx context.Context, recs []store.Record, l store.Lease, why string) error {
 	for _, r := range recs {
-		if r.Owner != l.Node || r.Status == StatusCompleted || r.Status == StatusFailed || isParkedRecord(r) {
+		if r.Owner != l.Node || r.Status == protocol.StatusCompleted || r.Status == protocol.StatusFailed || isParkedRecord(r) {
 			continue
 		}
-		if x := c.n.lookup(r.ID); l.Node == c.Node && x != nil && c.Current(x) {
+		if x := c.n.Lookup(r.ID); l.Node == c.Node && x != nil && c.Current(x) {
 			continue // running here now
 		}
 		if err := c.fail(ctx, r, api.CodeNodeLost, fmt.Sprintf(
@@ -142,12 +143,12 @@ func (c *Cluster) LeaseAlive(ctx context.Context, node string) (bool, error) {
 // fail settles a record as failed with code, revision-checked, and ends
 // its event stream.
 func (c *Cluster) fail(ctx context.Context, r store.Record, code api.Code, msg string) error {
-	st := ExecutionState{ID: r.ID, Status: StatusFailed, Error: &ErrorBody{Code: string(code), Message: msg}}
+	st := protocol.ExecutionState{ID: r.ID, Status: protocol.StatusFailed, Error: &protocol.ErrorBody{Code: string(code), Message: msg}}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	r.Status, r.State, r.Pending = StatusFailed, b, nil
+	r.Status, r.State, r.Pending = protocol.StatusFailed, b, nil
 	r.ExpiresAt = time.Now().Add(c.Retention)
 	if _, err := c.Store.Update(ctx, r); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -40,7 +42,7 @@ func ReservationKeyOf(tenant, key string) string {
 // keyStartBound is how long a reservation may name an execution whose
 // record does not exist yet: the start path's longest wait (a keep_state
 // session's turn, tenants[].sessions.wait_ms) and its two store writes.
-func keyStartBound(x *execution) time.Duration { return x.SessionWait() + 2*StoreTimeout }
+func keyStartBound(x Execution) time.Duration { return x.SessionWait() + 2*StoreTimeout }
 
 // keyPoll is how often a request finds again a key whose execution is
 // being started on another node.
@@ -50,7 +52,7 @@ const keyPoll = 100 * time.Millisecond
 // execution starts.
 type KeyHold struct {
 	c *Cluster
-	x *execution
+	x Execution
 	r store.Reservation
 	// queued: the reservation was made when the execution was queued
 	// (enqueue); it stays whatever this start does.
@@ -64,10 +66,10 @@ type KeyHold struct {
 // to the request, x not started. herr answers the request instead: 503
 // while the lease is not proven; 409 for another body. The hold, when x
 // has a key, is given back unless x starts (release).
-func (c *Cluster) Enter(x *execution, wait *bool) (hold *KeyHold, first json.RawMessage, herr *httpError) {
+func (c *Cluster) Enter(x Execution, wait *bool) (hold *KeyHold, first json.RawMessage, herr *httperr.Error) {
 	epoch, ok := c.Fence.Epoch()
 	if !ok {
-		return nil, nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.Fence.Refusal())
+		return nil, nil, httperr.Unavailable(httperr.CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.Fence.Refusal())
 	}
 	x.SetEpoch(epoch)
 	if x.Key() == "" {
@@ -80,7 +82,7 @@ func (c *Cluster) Enter(x *execution, wait *bool) (hold *KeyHold, first json.Raw
 
 // reserve reserves x's key for x, or answers with the execution that
 // holds it, first (as enter).
-func (c *Cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *KeyHold, first json.RawMessage, herr *httpError) {
+func (c *Cluster) reserve(ctx context.Context, x Execution, wait bool) (hold *KeyHold, first json.RawMessage, herr *httperr.Error) {
 	sum := x.Sum()
 	mine := store.Reservation{Key: ReservationKeyOf(x.Tenant(), x.Key()), Tenant: x.Tenant(), ID: x.ID(), Sum: hex.EncodeToString(sum[:]),
 		Node: c.Node, Created: x.Created(), ExpiresAt: x.Created().Add(2 * c.LiveTTL)}
@@ -92,13 +94,13 @@ func (c *Cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *K
 			return &KeyHold{c: c, x: x, r: mine}, nil, nil
 		}
 		if !errors.Is(err, store.ErrExists) {
-			return nil, nil, storeUnavailable(err)
+			return nil, nil, httperr.StoreUnavailable(err)
 		}
 		cur, err := c.Store.GetReservation(ctx, mine.Key)
 		switch {
 		case errors.Is(err, store.ErrNotFound): // given back meanwhile: reserve again
 		case err != nil:
-			return nil, nil, storeUnavailable(err)
+			return nil, nil, httperr.StoreUnavailable(err)
 		case cur.ID == x.ID(): // reserved when it was queued
 			return &KeyHold{c: c, x: x, r: cur, queued: true}, nil, nil
 		default:
@@ -108,14 +110,14 @@ func (c *Cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *K
 			}
 		}
 		if time.Now().After(deadline) {
-			e := errorf(CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.Key())
-			e.RetryAfter = DefaultRetryAfter
+			e := httperr.Errorf(httperr.CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.Key())
+			e.RetryAfter = httperr.DefaultRetryAfter
 			return nil, nil, e
 		}
 		select {
 		case <-time.After(keyPoll):
 		case <-ctx.Done():
-			return nil, nil, storeUnavailable(ctx.Err())
+			return nil, nil, httperr.StoreUnavailable(ctx.Err())
 		}
 	}
 }
@@ -123,7 +125,7 @@ func (c *Cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *K
 // heldBy answers for x's key, held by cur: the execution it names (its
 // state, first, or 409), or takes it over when that execution never
 // started; again when its record is still to come.
-func (c *Cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Reservation, wait bool) (h *KeyHold, first json.RawMessage, herr *httpError, again bool) {
+func (c *Cluster) heldBy(ctx context.Context, x Execution, mine, cur store.Reservation, wait bool) (h *KeyHold, first json.RawMessage, herr *httperr.Error, again bool) {
 	rec, err := c.Store.Get(ctx, cur.ID)
 	switch {
 	case err == nil && rec.Tenant == x.Tenant():
@@ -136,11 +138,11 @@ func (c *Cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Rese
 		}
 		return nil, st, nil, false
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return nil, nil, storeUnavailable(err), false
+		return nil, nil, httperr.StoreUnavailable(err), false
 	}
 	left, err := c.abandoned(ctx, x, cur)
 	if err != nil {
-		return nil, nil, storeUnavailable(err), false
+		return nil, nil, httperr.StoreUnavailable(err), false
 	}
 	if left {
 		mine.Revision = cur.Revision
@@ -151,7 +153,7 @@ func (c *Cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Rese
 			return &KeyHold{c: c, x: x, r: mine}, nil, nil, false
 		}
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
-			return nil, nil, storeUnavailable(err), false
+			return nil, nil, httperr.StoreUnavailable(err), false
 		}
 		return nil, nil, nil, true // another request took it: look again
 	}
@@ -165,7 +167,7 @@ func (c *Cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Rese
 // record, was left by a start that will not write one: it is older than
 // keyStartBound, or its node is gone. x is the execution whose start
 // found it.
-func (c *Cluster) abandoned(ctx context.Context, x *execution, cur store.Reservation) (bool, error) {
+func (c *Cluster) abandoned(ctx context.Context, x Execution, cur store.Reservation) (bool, error) {
 	if time.Since(cur.Created) > keyStartBound(x) {
 		return true, nil
 	}
@@ -176,14 +178,14 @@ func (c *Cluster) abandoned(ctx context.Context, x *execution, cur store.Reserva
 	return c.ownerGone(leases, cur.Node, time.Now()), nil
 }
 
-func keyConflict(x *execution, first string) *httpError {
-	return errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.Key(), first)
+func keyConflict(x Execution, first string) *httperr.Error {
+	return httperr.Errorf(httperr.CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.Key(), first)
 }
 
 // Release gives the reservation back unless its execution started (it
 // is in the table) or was queued.
 func (h *KeyHold) Release() {
-	if h == nil || h.queued || h.c.n.lookup(h.x.ID()) == h.x {
+	if h == nil || h.queued || h.c.n.Lookup(h.x.ID()) == h.x {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
@@ -199,7 +201,7 @@ func (h *KeyHold) Release() {
 // expiry. o.mu is held.
 func (c *Cluster) keepKey(ctx context.Context, o *owned, rec store.Record) {
 	until := rec.ExpiresAt
-	if rec.Status != StatusCompleted && rec.Status != StatusFailed {
+	if rec.Status != protocol.StatusCompleted && rec.Status != protocol.StatusFailed {
 		if !rec.ExpiresAt.After(o.keyUntil) {
 			return
 		}
@@ -231,7 +233,7 @@ func (c *Cluster) keyUntil(ctx context.Context, rec store.Record, until time.Tim
 
 // forgetKey gives back x's reservation when x will have no record here
 // (adopt failed): a retry need not wait for it to be taken over.
-func (c *Cluster) forgetKey(ctx context.Context, x *execution) {
+func (c *Cluster) forgetKey(ctx context.Context, x Execution) {
 	if x.Key() == "" {
 		return
 	}
@@ -254,7 +256,7 @@ func (c *Cluster) deleteRecord(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if r.Owner != c.Node || (r.Status != StatusCompleted && r.Status != StatusFailed) {
+	if r.Owner != c.Node || (r.Status != protocol.StatusCompleted && r.Status != protocol.StatusFailed) {
 		return nil // taken over, or continued, elsewhere
 	}
 	if r.Reservation != "" {

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -22,10 +24,10 @@ const (
 // NodeRequest is what a node sends to an execution's owner on
 // SUBJECT.node.OWNER: a DELETE or a tool_results it received.
 type NodeRequest struct {
-	Op      string       `json:"op"`
-	Tenant  string       `json:"tenant"`
-	ID      string       `json:"id"`
-	Results []ToolResult `json:"results,omitempty"`
+	Op      string                `json:"op"`
+	Tenant  string                `json:"tenant"`
+	ID      string                `json:"id"`
+	Results []protocol.ToolResult `json:"results,omitempty"`
 }
 
 // nodeReply is the owner's answer: the HTTP status and body to pass on.
@@ -41,7 +43,7 @@ func (c *Cluster) onRequest(m *nats.Msg) {
 	select {
 	case c.answers <- struct{}{}:
 	default:
-		e := unavailable(CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.Node, maxAnswers)
+		e := httperr.Unavailable(httperr.CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.Node, maxAnswers)
 		c.reply(m, nodeReply{Status: e.Status, RetryAfterMS: e.RetryAfter.Milliseconds(), Body: envelope(e)})
 		return
 	}
@@ -69,26 +71,26 @@ func decodeNodeRequest(data []byte) (NodeRequest, error) {
 func (c *Cluster) answer(data []byte) nodeReply {
 	req, err := decodeNodeRequest(data)
 	if err != nil {
-		e := errorf(CodeBadRequest, "%v", err)
+		e := httperr.Errorf(httperr.CodeBadRequest, "%v", err)
 		return nodeReply{Status: e.Status, Body: envelope(e)}
 	}
-	x := c.n.get(req.Tenant, req.ID)
+	x := c.n.Get(req.Tenant, req.ID)
 	if x == nil && c.awaitTakeOver(req.ID) { // claimed here, not yet held
-		x = c.n.get(req.Tenant, req.ID)
+		x = c.n.Get(req.Tenant, req.ID)
 	}
 	if x == nil {
-		e := notFound(req.ID)
+		e := httperr.NotFound(req.ID)
 		return nodeReply{Status: e.Status, Body: envelope(e)}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.MaxWait)
 	defer cancel()
-	if !c.Current(x) { // held from an ended epoch (cluster_fence.go)
-		var herr *httpError
+	if !c.Current(x) { // held from an ended epoch (fence.go)
+		var herr *httperr.Error
 		if x, herr = c.stale(ctx, x); herr != nil {
 			return nodeReply{Status: herr.Status, Body: envelope(herr), RetryAfterMS: herr.RetryAfter.Milliseconds()}
 		}
 	}
-	st, herr := c.n.apply(ctx, x, req)
+	st, herr := c.n.Apply(ctx, x, req)
 	if herr != nil {
 		return nodeReply{Status: herr.Status, Body: envelope(herr), RetryAfterMS: herr.RetryAfter.Milliseconds()}
 	}
@@ -101,23 +103,23 @@ func (c *Cluster) reply(m *nats.Msg, r nodeReply) {
 	_ = m.Respond(b)
 }
 
-func envelope(e *httpError) json.RawMessage {
-	b, _ := json.Marshal(ErrorEnvelope{Error: e.Body})
+func envelope(e *httperr.Error) json.RawMessage {
+	b, _ := json.Marshal(protocol.ErrorEnvelope{Error: e.Body})
 	return b
 }
 
 // Record returns tenant's execution id from the store: 404 for an
 // unknown one or another tenant's, 503 when the store fails.
-func (c *Cluster) Record(ctx context.Context, tenant, id string) (store.Record, *httpError) {
+func (c *Cluster) Record(ctx context.Context, tenant, id string) (store.Record, *httperr.Error) {
 	if c.isEvicting(id) { // forgotten here; its record is being deleted
-		return store.Record{}, notFound(id)
+		return store.Record{}, httperr.NotFound(id)
 	}
 	r, err := c.Store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Tenant != tenant) {
-		return store.Record{}, notFound(id)
+		return store.Record{}, httperr.NotFound(id)
 	}
 	if err != nil {
-		return store.Record{}, storeUnavailable(err)
+		return store.Record{}, httperr.StoreUnavailable(err)
 	}
 	return r, nil
 }
@@ -125,14 +127,14 @@ func (c *Cluster) Record(ctx context.Context, tenant, id string) (store.Record, 
 // RemoteState answers GET for an execution another node owns; with
 // wait, it re-reads the record until it is no longer running, at most
 // server.max_wait_ms.
-func (c *Cluster) RemoteState(ctx context.Context, tenant, id string, wait bool) (json.RawMessage, *httpError) {
+func (c *Cluster) RemoteState(ctx context.Context, tenant, id string, wait bool) (json.RawMessage, *httperr.Error) {
 	deadline := time.Now().Add(c.MaxWait)
 	for {
 		r, herr := c.Record(ctx, tenant, id)
 		if herr != nil {
 			return nil, herr
 		}
-		if !wait || r.Status != StatusRunning || time.Now().After(deadline) {
+		if !wait || r.Status != protocol.StatusRunning || time.Now().After(deadline) {
 			return r.State, nil
 		}
 		select {
@@ -158,26 +160,26 @@ func (c *Cluster) forwardOnce(ctx context.Context, w http.ResponseWriter, req No
 }
 
 func (c *Cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req NodeRequest, again bool) {
-	if x := c.n.local(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
-		st, herr := c.n.apply(ctx, x, req)
+	if x := c.n.Local(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
+		st, herr := c.n.Apply(ctx, x, req)
 		if herr != nil {
-			writeError(w, herr)
+			httperr.Write(w, herr)
 			return
 		}
-		writeJSON(w, http.StatusOK, st)
+		httperr.WriteJSON(w, http.StatusOK, st)
 		return
 	}
 	r, herr := c.Record(ctx, req.Tenant, req.ID)
 	if herr != nil {
-		writeError(w, herr)
+		httperr.Write(w, herr)
 		return
 	}
-	if r.Status == StatusCompleted || r.Status == StatusFailed {
+	if r.Status == protocol.StatusCompleted || r.Status == protocol.StatusFailed {
 		if req.Op == OpCancel {
-			writeError(w, alreadySettled(r.ID, r.Status))
+			httperr.Write(w, httperr.AlreadySettled(r.ID, r.Status))
 			return
 		}
-		writeRaw(w, http.StatusOK, r.State)
+		httperr.WriteRaw(w, http.StatusOK, r.State)
 		return
 	}
 	if r.Owner == "" {
@@ -186,11 +188,11 @@ func (c *Cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req No
 	}
 	if c.nc == nil || r.Owner == c.Node {
 		// Owned by this node's earlier life (a restart), or by this node
-		// under an ended epoch (cluster_fence.go), or by a dir store's node
+		// under an ended epoch (fence.go), or by a dir store's node
 		// that is gone: nothing can answer, so it is continued here if
 		// parked, else lost; once this node proves its lease again.
 		if !c.Fence.Live() {
-			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.Fence.Refusal()))
+			httperr.Write(w, httperr.Unavailable(httperr.CodeOwnerUnavailable, "%s; retry", c.Fence.Refusal()))
 			return
 		}
 		c.lost(ctx, w, r, req, again)
@@ -206,12 +208,12 @@ func (c *Cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req No
 			if rep.RetryAfterMS > 0 {
 				w.Header().Set("Retry-After", fmt.Sprint(max((rep.RetryAfterMS+999)/1000, 1)))
 			}
-			writeRaw(w, rep.Status, rep.Body)
+			httperr.WriteRaw(w, rep.Status, rep.Body)
 			return
 		}
 	}
 	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) && err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
 	c.ownerSilent(ctx, w, r, req, again)
@@ -223,17 +225,17 @@ func (c *Cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req No
 func (c *Cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record, req NodeRequest, again bool) {
 	leases, err := c.Store.Leases(ctx)
 	if err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
 	for _, l := range leases {
 		if l.Node == r.Owner && !c.gone(l, time.Now()) {
 			lost := l.Until.Add(c.Fence.Margin())
-			e := errorf(CodeOwnerUnavailable,
+			e := httperr.Errorf(httperr.CodeOwnerUnavailable,
 				"execution %s is owned by node %s, which does not answer; it is lost at %s (its lease's expiry plus the margin) unless it renews: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
 				r.ID, r.Owner, lost.UTC().Format(time.RFC3339Nano))
 			e.RetryAfter = time.Until(lost)
-			writeError(w, e)
+			httperr.Write(w, e)
 			return
 		}
 	}
@@ -245,8 +247,8 @@ func (c *Cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 // and its state answered.
 func (c *Cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record, req NodeRequest, again bool) {
 	if isParkedRecord(r) && !again { // a takeover raced it, and it is not held yet: its state would drop req
-		e := unavailable(CodeOwnerUnavailable, "execution %s is being taken over by another node: retry", r.ID)
-		writeError(w, e)
+		e := httperr.Unavailable(httperr.CodeOwnerUnavailable, "execution %s is being taken over by another node: retry", r.ID)
+		httperr.Write(w, e)
 		return
 	}
 	if isParkedRecord(r) {
@@ -258,25 +260,25 @@ func (c *Cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Recor
 			return
 		}
 		if err != nil {
-			writeError(w, storeUnavailable(err))
+			httperr.Write(w, httperr.StoreUnavailable(err))
 			return
 		}
-		st, herr := c.n.apply(ctx, x, req)
+		st, herr := c.n.Apply(ctx, x, req)
 		if herr != nil {
-			writeError(w, herr)
+			httperr.Write(w, herr)
 			return
 		}
-		writeJSON(w, http.StatusOK, st)
+		httperr.WriteJSON(w, http.StatusOK, st)
 		return
 	}
 	if err := c.reap(ctx, store.Lease{Node: r.Owner}, "is gone"); err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
 	now, herr := c.Record(ctx, r.Tenant, r.ID)
 	if herr != nil {
-		writeError(w, herr)
+		httperr.Write(w, herr)
 		return
 	}
-	writeRaw(w, http.StatusOK, now.State)
+	httperr.WriteRaw(w, http.StatusOK, now.State)
 }

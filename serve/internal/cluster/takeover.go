@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -25,7 +26,9 @@ import (
 // fail it (INTERNAL): another execution's program is never resumed as it.
 
 // isParkedRecord reports whether r is a parked execution's.
-func isParkedRecord(r store.Record) bool { return r.Status == StatusPending && r.Snapshot != "" }
+func isParkedRecord(r store.Record) bool {
+	return r.Status == protocol.StatusPending && r.Snapshot != ""
+}
 
 // errTakeOverRefused is takeOver's error for an execution it failed
 // instead of taking it over: its bytes are not its own.
@@ -75,16 +78,16 @@ func (c *Cluster) TakeOverLost(ctx context.Context, l store.Lease, why string, l
 // wrote it), with errTakeOverRefused when the bytes the record names are
 // not the execution's own (the record is failed then), and otherwise,
 // the record given back, when they could not be read.
-func (c *Cluster) TakeOver(ctx context.Context, r store.Record) (*execution, error) {
+func (c *Cluster) TakeOver(ctx context.Context, r store.Record) (Execution, error) {
 	epoch, ok := c.Fence.Epoch()
 	if !ok {
 		return nil, ErrFenced
 	}
-	if x := c.n.lookup(r.ID); x != nil {
+	if x := c.n.Lookup(r.ID); x != nil {
 		if c.Current(x) {
 			return x, nil
 		}
-		if x.isParked() { // held from an ended epoch (cluster_fence.go)
+		if x.IsParked() { // held from an ended epoch (fence.go)
 			if err := c.refresh(ctx, x); err != nil || c.Current(x) {
 				return x, err
 			}
@@ -105,7 +108,7 @@ func (c *Cluster) TakeOver(ctx context.Context, r store.Record) (*execution, err
 				return nil, o.taken
 			}
 		}
-		if x := c.n.lookup(r.ID); x != nil && c.Current(x) {
+		if x := c.n.Lookup(r.ID); x != nil && c.Current(x) {
 			return x, nil
 		}
 		return nil, fmt.Errorf("%w: execution %s is this node's already", store.ErrConflict, r.ID)
@@ -142,11 +145,11 @@ func (c *Cluster) awaitTakeOver(id string) bool {
 
 // claimParked is takeOver once this node's takeover of r is the only one,
 // o its owned record to fill, epoch the one it runs under here.
-func (c *Cluster) claimParked(ctx context.Context, r store.Record, o *owned, epoch uint64) (*execution, error) {
-	if !c.n.serves(r.Tenant) {
+func (c *Cluster) claimParked(ctx context.Context, r store.Record, o *owned, epoch uint64) (Execution, error) {
+	if !c.n.Serves(r.Tenant) {
 		return nil, fmt.Errorf("execution %s belongs to tenant %q, which this node does not serve", r.ID, r.Tenant)
 	}
-	var given map[int32]ToolResult
+	var given map[int32]protocol.ToolResult
 	if len(r.Answers) > 0 {
 		if err := json.Unmarshal(r.Answers, &given); err != nil {
 			return nil, fmt.Errorf("execution %s: its record's answers are not valid: %w", r.ID, err)
@@ -161,15 +164,15 @@ func (c *Cluster) claimParked(ctx context.Context, r store.Record, o *owned, epo
 	r.Revision = rev
 
 	// Claimed: the bytes are read once, now.
-	data, err := c.n.readSnapshot(ctx, r.Snapshot)
+	data, err := c.n.ReadSnapshot(ctx, r.Snapshot)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.unclaim(ctx, r, from)
 		return nil, fmt.Errorf("execution %s: %w", r.ID, err)
 	}
-	var x *execution
+	var x Execution
 	var after int
 	if err == nil {
-		x, after, err = c.n.adoptParked(ctx, r.ID, r.Tenant, r.Snapshot, data, given, epoch, c.PublishedEvents)
+		x, after, err = c.n.AdoptParked(ctx, r.ID, r.Tenant, r.Snapshot, data, given, epoch, c.PublishedEvents)
 	}
 	if err != nil {
 		return nil, c.refuse(ctx, r, from, err)
@@ -177,7 +180,7 @@ func (c *Cluster) claimParked(ctx context.Context, r store.Record, o *owned, epo
 	c.mu.Lock() // before x is in the table: a request that finds it resumes it, and its follower writes its record
 	o.rev, o.last, o.snap, o.ans, o.after = rev, r.State, r.Snapshot, r.Answers, after
 	c.mu.Unlock()
-	c.n.holdAdopted(x, from)
+	c.n.HoldAdopted(x, from)
 	return x, nil
 }
 
@@ -211,12 +214,12 @@ func (c *Cluster) refuse(ctx context.Context, r store.Record, from string, cause
 // EventsFeed returns the events of execution id its cluster's stream
 // holds, in order and once each, at most limit read, and the last id
 // published (cluster.publishedEvents).
-type EventsFeed func(ctx context.Context, id string, limit int) ([]Event, int, error)
+type EventsFeed func(ctx context.Context, id string, limit int) ([]protocol.Event, int, error)
 
 // PublishedEvents returns the events of execution id its stream holds, in
 // order and once each (a repeated publish is skipped), at most limit of
 // them read, and the last id published (0: none; nothing without NATS).
-func (c *Cluster) PublishedEvents(ctx context.Context, id string, limit int) ([]Event, int, error) {
+func (c *Cluster) PublishedEvents(ctx context.Context, id string, limit int) ([]protocol.Event, int, error) {
 	if c.js == nil {
 		return nil, 0, nil
 	}
@@ -231,7 +234,7 @@ func (c *Cluster) PublishedEvents(ctx context.Context, id string, limit int) ([]
 	if err != nil {
 		return nil, 0, err
 	}
-	var last Event
+	var last protocol.Event
 	if err := json.Unmarshal(lastMsg.Data, &last); err != nil {
 		return nil, 0, fmt.Errorf("its last event is not valid: %w", err)
 	}
@@ -246,13 +249,13 @@ func (c *Cluster) PublishedEvents(ctx context.Context, id string, limit int) ([]
 		return nil, last.ID, err
 	}
 	defer it.Stop()
-	var out []Event
+	var out []protocol.Event
 	for range limit {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			return nil, last.ID, err
 		}
-		var e Event
+		var e protocol.Event
 		if json.Unmarshal(msg.Data(), &e) == nil && (len(out) == 0 || e.ID > out[len(out)-1].ID) {
 			out = append(out, e)
 		}

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptcx/ptcx/serve/internal/httperr"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -48,16 +49,16 @@ var ErrFenced = errors.New("serve: this node cannot prove its cluster lease is c
 func (c *Cluster) lapse(epoch uint64) {
 	c.lapses.Add(1)
 	stopped := 0
-	for _, x := range c.n.live() {
+	for _, x := range c.n.Live() {
 		if e := x.Epoch(); e == 0 || e > epoch {
 			continue
 		}
-		if x.isParked() {
-			x.releaseProgram()
+		if x.IsParked() {
+			x.ReleaseProgram()
 			continue
 		}
 		stopped++
-		x.cancelRun()
+		x.CancelRun()
 	}
 	c.log.Warn("lease lapsed: this node stops the executions it ran under it, and answers for them from the store",
 		"node", c.Node, "epoch", epoch, "stopped", stopped, "limit_ms", c.Fence.Limit().Milliseconds())
@@ -65,7 +66,7 @@ func (c *Cluster) lapse(epoch uint64) {
 
 // Current reports whether this node acts for x now: x runs under the
 // epoch the fence holds.
-func (c *Cluster) Current(x *execution) bool {
+func (c *Cluster) Current(x Execution) bool {
 	e := x.Epoch()
 	return e != 0 && c.Fence.Holds(e)
 }
@@ -83,8 +84,8 @@ func (c *Cluster) reconcile(ctx context.Context) {
 		return
 	}
 	clean := true
-	for _, x := range c.n.live() {
-		if c.Current(x) || !x.isParked() || x.isReleased() {
+	for _, x := range c.n.Live() {
+		if c.Current(x) || !x.IsParked() || x.IsReleased() {
 			continue
 		}
 		if err := c.refresh(ctx, x); err != nil {
@@ -99,7 +100,7 @@ func (c *Cluster) reconcile(ctx context.Context) {
 
 // refresh reclaims a parked x this node holds from an ended epoch, or
 // drops it here when its record is no longer the one this node wrote.
-func (c *Cluster) refresh(ctx context.Context, x *execution) error {
+func (c *Cluster) refresh(ctx context.Context, x Execution) error {
 	r, err := c.Store.Get(ctx, x.ID())
 	if err == nil {
 		err = c.reclaim(ctx, x, r)
@@ -115,7 +116,7 @@ func (c *Cluster) refresh(ctx context.Context, x *execution) error {
 // (as read now) must be the one this node wrote last, which is rewritten
 // as it is (revision-checked: a node taking it over at once loses) to
 // prove it. store.ErrConflict when it is not.
-func (c *Cluster) reclaim(ctx context.Context, x *execution, r store.Record) error {
+func (c *Cluster) reclaim(ctx context.Context, x Execution, r store.Record) error {
 	epoch, ok := c.Fence.Epoch()
 	if !ok {
 		return ErrFenced
@@ -132,7 +133,7 @@ func (c *Cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 		return ErrFenced
 	}
 	defer o.mu.unlock()
-	if o.lost || r.Revision != o.rev || !x.isParked() {
+	if o.lost || r.Revision != o.rev || !x.IsParked() {
 		return fmt.Errorf("%w: execution %s changed since this node wrote it", store.ErrConflict, x.ID())
 	}
 	rev, err := c.Store.Update(ctx, r)
@@ -145,7 +146,7 @@ func (c *Cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 	o.rev = rev
 	x.SetEpoch(epoch)
 	c.log.Info("reclaimed a parked execution after the lease lapsed: nobody took it over", "execution", x.ID(), "node", c.Node)
-	c.n.reclaimed(x)
+	c.n.Reclaimed(x)
 	return nil
 }
 
@@ -153,8 +154,8 @@ func (c *Cluster) reclaim(ctx context.Context, x *execution, r store.Record) err
 // (or settled) while this node's lease had lapsed: its program is
 // released, and it settles here, never written nor published (this node
 // no longer owns its record).
-func (c *Cluster) discard(x *execution) {
-	if !c.n.unpark(x) {
+func (c *Cluster) discard(x Execution) {
+	if !c.n.Unpark(x) {
 		return
 	}
 	c.mu.Lock()
@@ -166,20 +167,20 @@ func (c *Cluster) discard(x *execution) {
 		o.lost = true
 		o.mu.unlock()
 	}
-	c.n.dropCopy(x)
+	c.n.DropCopy(x)
 }
 
 // stale answers a request another node forwarded for an execution this
 // node holds from an ended epoch: a parked one whose record is still its
 // own is reclaimed (and the request applied), any other is a 503 to
 // retry (its record answers once reconciled, or reaped).
-func (c *Cluster) stale(ctx context.Context, x *execution) (*execution, *httpError) {
-	if x.isParked() && c.Fence.Live() {
+func (c *Cluster) stale(ctx context.Context, x Execution) (Execution, *httperr.Error) {
+	if x.IsParked() && c.Fence.Live() {
 		if err := c.refresh(ctx, x); err == nil && c.Current(x) {
 			return x, nil
 		}
 	}
-	return nil, unavailable(CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.Node, x.ID(), c.Fence.Refusal())
+	return nil, httperr.Unavailable(httperr.CodeOwnerUnavailable, "node %s cannot act on execution %s now: %s; retry", c.Node, x.ID(), c.Fence.Refusal())
 }
 
 // gone reports whether l's node is lost at now: past its lease's until

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -26,7 +27,7 @@ type owned struct {
 	ans  []byte // the answers it carried
 	lost bool
 	// keyUntil is when the reservation of the execution's idempotency key
-	// expires, as far as this node knows (cluster_idempotency.go).
+	// expires, as far as this node knows (idempotency.go).
 	keyUntil time.Time
 
 	// following and after belong to c.mu: whether a follower runs, and
@@ -35,7 +36,7 @@ type owned struct {
 	after     int
 
 	// taking is closed once this node's takeover of the execution ended
-	// (cluster_takeover.go), taken its error then: a second takeover of it
+	// (takeover.go), taken its error then: a second takeover of it
 	// here waits for the first instead of claiming it again.
 	taking chan struct{}
 	taken  error
@@ -54,7 +55,7 @@ const StoreTimeout = 5 * time.Second
 // left (Owner ""), and starts following x: its events are published and
 // its record rewritten at every change until it settles. It is a no-op
 // for an execution adopted already (a repeated idempotency key).
-func (c *Cluster) Adopt(ctx context.Context, x *execution) error {
+func (c *Cluster) Adopt(ctx context.Context, x Execution) error {
 	c.mu.Lock()
 	if _, ok := c.owned[x.ID()]; ok {
 		c.mu.Unlock()
@@ -83,7 +84,7 @@ func (c *Cluster) Adopt(ctx context.Context, x *execution) error {
 		return err
 	}
 	o.rev, o.last = rev, rec.State
-	if x.Key() != "" { // reserved at its start with this expiry (cluster_idempotency.go)
+	if x.Key() != "" { // reserved at its start with this expiry (idempotency.go)
 		o.keyUntil = x.Created().Add(2 * c.LiveTTL)
 	}
 	c.Wake(x)
@@ -92,7 +93,7 @@ func (c *Cluster) Adopt(ctx context.Context, x *execution) error {
 
 // Wake starts x's follower unless one runs: at adoption, and when a
 // parked execution resumes (a parked one has none).
-func (c *Cluster) Wake(x *execution) {
+func (c *Cluster) Wake(x Execution) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	o := c.owned[x.ID()]
@@ -146,8 +147,8 @@ func (c *Cluster) forget(id string, o *owned) {
 }
 
 // recordOf is x's record as this node owns it now.
-func (c *Cluster) recordOf(x *execution) store.Record {
-	st := x.state()
+func (c *Cluster) recordOf(x Execution) store.Record {
+	st := x.State()
 	b, err := json.Marshal(st)
 	if err != nil {
 		b = []byte(`{}`)
@@ -160,8 +161,8 @@ func (c *Cluster) recordOf(x *execution) store.Record {
 	for _, p := range st.Pending {
 		r.Pending = append(r.Pending, p.ID)
 	}
-	r.Snapshot, r.Answers = x.parkedState()
-	if st.Status == StatusCompleted || st.Status == StatusFailed {
+	r.Snapshot, r.Answers = x.ParkedState()
+	if st.Status == protocol.StatusCompleted || st.Status == protocol.StatusFailed {
 		r.ExpiresAt = time.Now().Add(c.Retention)
 	}
 	return r
@@ -170,13 +171,13 @@ func (c *Cluster) recordOf(x *execution) store.Record {
 // follow publishes x's events and rewrites its record at each change,
 // ending after the settled state is written, or once x is parked with its
 // record written (wake starts it again when x resumes).
-func (c *Cluster) follow(x *execution, o *owned) {
+func (c *Cluster) follow(x Execution, o *owned) {
 	defer c.followers.Done()
 	c.mu.Lock()
 	after := o.after
 	c.mu.Unlock()
 	for {
-		events, done, changed := x.eventsAfter(after)
+		events, done, changed := x.EventsAfter(after)
 		if !c.Current(x) {
 			// A copy from an ended epoch: what it does now is its own, never
 			// published (the store's record and stream stand for it).
@@ -196,7 +197,7 @@ func (c *Cluster) follow(x *execution, o *owned) {
 		if done {
 			continue
 		}
-		if x.isParked() && c.parkedWritten(x, o, after) {
+		if x.IsParked() && c.parkedWritten(x, o, after) {
 			return
 		}
 		select {
@@ -209,20 +210,20 @@ func (c *Cluster) follow(x *execution, o *owned) {
 
 // parkedWritten reports whether x's parked record is written; then the
 // follower stops (under c.mu, so that wake sees it stopped).
-func (c *Cluster) parkedWritten(x *execution, o *owned, after int) bool {
+func (c *Cluster) parkedWritten(x Execution, o *owned, after int) bool {
 	select {
 	case o.mu <- struct{}{}:
 	case <-c.stop:
 		return false
 	}
-	written := o.snap != "" && o.snap == x.snapshotName()
+	written := o.snap != "" && o.snap == x.SnapshotName()
 	o.mu.unlock()
 	if !written {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if newer, _, _ := x.eventsAfter(after); len(newer) > 0 || !x.isParked() { // go on following
+	if newer, _, _ := x.EventsAfter(after); len(newer) > 0 || !x.IsParked() { // go on following
 		return false
 	}
 	o.following, o.after = false, after
@@ -232,7 +233,7 @@ func (c *Cluster) parkedWritten(x *execution, o *owned, after int) bool {
 // persist writes x's record if its state changed since the last write.
 // Another node having overwritten it (it reaped this node, which it
 // believed lost) makes this node give the execution up: it is cancelled.
-func (c *Cluster) persist(x *execution, o *owned) error {
+func (c *Cluster) persist(x Execution, o *owned) error {
 	select {
 	case o.mu <- struct{}{}:
 	case <-c.stop:
@@ -248,7 +249,7 @@ func (c *Cluster) persist(x *execution, o *owned) error {
 		return nil
 	default:
 	}
-	if o.lost || x.isReleased() || !c.Current(x) {
+	if o.lost || x.IsReleased() || !c.Current(x) {
 		// A copy from an ended epoch writes nothing: its record is left as
 		// last written, for reconcile (or another node) to settle.
 		return nil
@@ -265,7 +266,7 @@ func (c *Cluster) persist(x *execution, o *owned) error {
 		o.lost = true
 		x.SetEpoch(0) // not this node's: the store answers for it
 		c.log.Warn("execution taken over by another node: cancelled here", "execution", x.ID(), "node", c.Node)
-		go c.n.cancel(x) // not under o.mu: cancelling writes nothing more (o.lost)
+		go c.n.Cancel(x) // not under o.mu: cancelling writes nothing more (o.lost)
 		return nil
 	}
 	if err != nil {
@@ -284,7 +285,7 @@ func (c *Cluster) persist(x *execution, o *owned) error {
 
 // PersistNow writes x's record before a handler answers (so that a
 // pending execution is in the store before its client hears of it).
-func (c *Cluster) PersistNow(x *execution) error {
+func (c *Cluster) PersistNow(x Execution) error {
 	c.mu.Lock()
 	o := c.owned[x.ID()]
 	c.mu.Unlock()
@@ -305,7 +306,7 @@ func publishDropped(node string) bool {
 
 // publish puts one event on the execution's subject (NATS only); the
 // message id makes a repeated publish harmless.
-func (c *Cluster) publish(id string, e Event) {
+func (c *Cluster) publish(id string, e protocol.Event) {
 	if c.js == nil || publishDropped(c.Node) {
 		return
 	}
@@ -322,19 +323,19 @@ func (c *Cluster) publish(id string, e Event) {
 
 // endEvents publishes the done event of an execution another node
 // settled (a lost one), numbered after the last one published.
-func (c *Cluster) endEvents(ctx context.Context, id string, st ExecutionState) {
+func (c *Cluster) endEvents(ctx context.Context, id string, st protocol.ExecutionState) {
 	if c.js == nil {
 		return
 	}
 	next := 1
 	if s, err := c.js.Stream(ctx, c.Events); err == nil {
 		if m, err := s.GetLastMsgForSubject(ctx, c.eventSubject(id)); err == nil {
-			var last Event
+			var last protocol.Event
 			if json.Unmarshal(m.Data, &last) == nil {
 				next = last.ID + 1
 			}
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"status": st.Status, "code": st.Error.Code})
-	c.publish(id, Event{ID: next, Type: EventDone, Data: data})
+	c.publish(id, protocol.Event{ID: next, Type: protocol.EventDone, Data: data})
 }
