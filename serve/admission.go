@@ -35,7 +35,7 @@ func (s *Server) admit(t *tenant, w quota.Work) (*quota.Ticket, *httpError) {
 	k, r := t.quota.Admit(w)
 	if r != nil {
 		herr := t.refusal(r, w)
-		s.metrics.rejections.WithLabelValues(t.name, herr.body.Reason).Inc()
+		s.metrics.rejections.WithLabelValues(t.name, herr.Body.Reason).Inc()
 		return nil, herr
 	}
 	return k, nil
@@ -51,7 +51,7 @@ func (t *tenant) refusal(r *quota.Refusal, w quota.Work) *httpError {
 		return quotaError(ReasonMaxPending, "tenant %s has %d executions with client tools live, its quota (quotas.max_pending); answer or cancel one first", t.name, l.MaxPending)
 	case quota.Compute:
 		e := quotaError(ReasonCompute, "tenant %s has used its %g compute seconds per minute (quotas.compute_seconds_per_minute), the runs in flight included; retry in %v", t.name, t.compute.Rate(), r.Wait.Round(time.Millisecond))
-		e.retryAfter = max(r.Wait, time.Second)
+		e.RetryAfter = max(r.Wait, time.Second)
 		return e
 	case quota.MemoryShare:
 		return quotaError(ReasonMemoryShare, "tenant %s has %d MiB of guest memory committed by its runs in flight; this run's %d MiB would pass its share of %d MiB (quotas.max_memory_mb); retry after one settles, or ask for less (limits.memory_mb)",
@@ -67,7 +67,7 @@ func (t *tenant) refusal(r *quota.Refusal, w quota.Work) *httpError {
 // draining is the answer to new work while the server drains.
 func draining() *httpError {
 	e := errorf(CodeDraining, "the server is draining (shutting down) and accepts no new work; retry on another instance")
-	e.retryAfter = DefaultRetryAfter
+	e.RetryAfter = DefaultRetryAfter
 	return e
 }
 

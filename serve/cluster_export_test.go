@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // killed: no more lease renewals, record writes or answers to other nodes.
 func Crash(s *Server) {
 	if s.cluster != nil {
-		s.cluster.crash()
+		s.cluster.Crash()
 	}
 }
 
@@ -24,19 +25,19 @@ func NodeName(s *Server) string {
 	if s.cluster == nil {
 		return ""
 	}
-	return s.cluster.node
+	return s.cluster.Node
 }
 
 // TakeOver has s claim the parked execution id, as a node does whose
 // peer is gone; it returns nil when s holds it afterwards.
 func TakeOver(s *Server, id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	r, err := s.cluster.st.Get(ctx, id)
+	r, err := s.cluster.Store.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	_, err = s.cluster.takeOver(ctx, r)
+	_, err = s.cluster.TakeOver(ctx, r)
 	return err
 }
 
@@ -46,15 +47,15 @@ func Holds(s *Server, id string) bool { return s.table.Lookup(id) != nil }
 // HoldEvictions keeps s's record deletions of evicted executions waiting
 // until the returned function is called (once; more calls do nothing).
 func HoldEvictions(s *Server) (release func()) {
-	s.cluster.holdEvictions.Lock()
-	return sync.OnceFunc(s.cluster.holdEvictions.Unlock)
+	s.cluster.HoldEvictions.Lock()
+	return sync.OnceFunc(s.cluster.HoldEvictions.Unlock)
 }
 
 // InStore reports whether the store holds execution id's record.
 func InStore(s *Server, id string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	_, err := s.cluster.st.Get(ctx, id)
+	_, err := s.cluster.Store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -89,36 +90,36 @@ func CountSnapshotReads() (reads func() int, undo func()) {
 // EditRecord rewrites execution id's record in s's store, as edit changes
 // it (revision-checked).
 func EditRecord(s *Server, id string, edit func(r *store.Record)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	r, err := s.cluster.st.Get(ctx, id)
+	r, err := s.cluster.Store.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	edit(&r)
-	_, err = s.cluster.st.Update(ctx, r)
+	_, err = s.cluster.Store.Update(ctx, r)
 	return err
 }
 
 // Record is execution id's record in s's store.
 func Record(s *Server, id string) (store.Record, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	return s.cluster.st.Get(ctx, id)
+	return s.cluster.Store.Get(ctx, id)
 }
 
 // SnapshotBytes reads the parked bytes of that name from s's store.
 func SnapshotBytes(s *Server, name string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	return s.cluster.st.GetSnapshot(ctx, name)
+	return s.cluster.Store.GetSnapshot(ctx, name)
 }
 
 // PutSnapshotBytes writes parked bytes under that name to s's store.
 func PutSnapshotBytes(s *Server, name string, data []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	return s.cluster.st.PutSnapshot(ctx, name, data)
+	return s.cluster.Store.PutSnapshot(ctx, name, data)
 }
 
 // PublishedEvents are execution id's events in s's cluster's stream, and
@@ -129,22 +130,22 @@ func PublishedEvents(s *Server, id string) ([]Event, int, error) {
 
 // PublishedEventsUpTo is PublishedEvents reading at most limit messages.
 func PublishedEventsUpTo(s *Server, id string, limit int) ([]Event, int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	return s.cluster.publishedEvents(ctx, id, limit)
+	return s.cluster.PublishedEvents(ctx, id, limit)
 }
 
 // ReapLost has s settle what node, gone, left (as its lease loop does once
 // the node's lease expired), and reports how many times it listed the
 // store's records.
 func ReapLost(s *Server, node string) (lists int, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
 	list := func(ctx context.Context) ([]store.Record, error) {
 		lists++
-		return s.cluster.st.List(ctx)
+		return s.cluster.Store.List(ctx)
 	}
-	err = s.cluster.takeOverLost(ctx, store.Lease{Node: node}, "was lost (a test)", list)
+	err = s.cluster.TakeOverLost(ctx, store.Lease{Node: node}, "was lost (a test)", list)
 	return lists, err
 }
 
@@ -152,48 +153,48 @@ func ReapLost(s *Server, node string) (lists int, err error) {
 // when it was lost: a record another node claimed meanwhile is left to it
 // (store.ErrConflict), as the lease loop and the request path leave it.
 func TakeOverFrom(s *Server, id, from string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	r, err := s.cluster.st.Get(ctx, id)
+	r, err := s.cluster.Store.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	if r.Owner != from {
 		return fmt.Errorf("%w: execution %s is node %s's now", store.ErrConflict, id, r.Owner)
 	}
-	_, err = s.cluster.takeOver(ctx, r)
+	_, err = s.cluster.TakeOver(ctx, r)
 	return err
 }
 
 // DropPublishes keeps node's events from its cluster's stream from now,
 // as if it were lost before publishing them; undo publishes again.
 func DropPublishes(node string) (undo func()) {
-	dropPublishes.Store(&node)
-	return func() { dropPublishes.Store(nil) }
+	cluster.DroppedPublishes.Store(&node)
+	return func() { cluster.DroppedPublishes.Store(nil) }
 }
 
 // StallRenewals keeps s's lease loop from renewing its lease from now, as
 // if its process were stopped or cut off from the store (its other
 // goroutines go on); resume lets it renew again.
 func StallRenewals(s *Server) (resume func()) {
-	stalled.Store(s.cluster.node, struct{}{})
-	return sync.OnceFunc(func() { stalled.Delete(s.cluster.node) })
+	cluster.Stalled.Store(s.cluster.Node, struct{}{})
+	return sync.OnceFunc(func() { cluster.Stalled.Delete(s.cluster.Node) })
 }
 
 // ReserveKey writes, in s's store, a reservation of tenant's idempotency
 // key for execution id, made by node at created, with sum the request
 // body's SHA-256 (hex), as a start that never wrote its record leaves it.
 func ReserveKey(s *Server, tenant, key, id, node, sum string, created time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	_, err := s.cluster.st.Reserve(ctx, store.Reservation{Key: reservationKeyOf(tenant, key), Tenant: tenant, ID: id, Sum: sum,
+	_, err := s.cluster.Store.Reserve(ctx, store.Reservation{Key: cluster.ReservationKeyOf(tenant, key), Tenant: tenant, ID: id, Sum: sum,
 		Node: node, Created: created, ExpiresAt: time.Now().Add(time.Hour)})
 	return err
 }
 
 // Reservation is tenant's idempotency key's reservation in s's store.
 func Reservation(s *Server, tenant, key string) (store.Reservation, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 	defer cancel()
-	return s.cluster.st.GetReservation(ctx, reservationKeyOf(tenant, key))
+	return s.cluster.Store.GetReservation(ctx, cluster.ReservationKeyOf(tenant, key))
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/strictjson"
+	"github.com/ptcx/ptcx/serve/internal/httperr"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -53,7 +54,7 @@ const (
 	// max_concurrent.
 	DefaultMaxStreams     = 64
 	DefaultMaxClientTools = 64
-	DefaultRetryAfter     = 1 * time.Second
+	DefaultRetryAfter     = httperr.DefaultRetryAfter
 	maxTenants            = 1024
 	maxConfigBytes        = 4 << 20
 	defaultDescription    = "a program submitted to ptcx serve"

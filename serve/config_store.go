@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -153,18 +154,19 @@ func orName(v, d string) string {
 
 // clusterSettings is what a cluster of this config reads of it (a store
 // of kind dir or nats): its paths resolved, its names defaulted.
-func (c *Config) clusterSettings() clusterSettings {
+func (c *Config) clusterSettings() cluster.Settings {
 	sc := c.Store
 	records, snapshots, events, work, subject := sc.names()
-	cs := clusterSettings{kind: sc.Kind, events: events, work: work, subject: subject, bindOnly: sc.BindOnly,
-		node: c.node(), lease: c.lease(), maxWait: c.maxWait(), retention: c.retention(), overflow: c.Overflow}
-	cs.liveTTL = ceiling(c.Tenants).WallTime + cs.retention
+	cs := cluster.Settings{Kind: sc.Kind, Events: events, Work: work, Subject: subject, BindOnly: sc.BindOnly,
+		Node: c.node(), Lease: c.lease(), MaxWait: c.maxWait(), Retention: c.retention(), Overflow: c.Overflow,
+		KeepAlive: sseKeepAlive}
+	cs.LiveTTL = ceiling(c.Tenants).WallTime + cs.Retention
 	switch sc.Kind {
 	case storeDir:
-		cs.dir = c.resolve(sc.Path)
+		cs.Dir = c.resolve(sc.Path)
 	case storeNATS:
-		cs.nats = &store.NATSConfig{URL: sc.URL, Credentials: c.resolve(sc.Credentials),
-			User: sc.User, Password: sc.Password, Token: sc.Token, Name: "ptcx-" + cs.node,
+		cs.NATS = &store.NATSConfig{URL: sc.URL, Credentials: c.resolve(sc.Credentials),
+			User: sc.User, Password: sc.Password, Token: sc.Token, Name: "ptcx-" + cs.Node,
 			RecordsBucket: records, SnapshotsBucket: snapshots, BindOnly: sc.BindOnly}
 	}
 	return cs

@@ -13,15 +13,16 @@
 // executions waiting on their client are parked to bytes (park.go), and
 // programs that only wait give their instance back to the sandbox
 // (executor.Config.WithParkIdle). With a store, nodes share executions
-// (cluster*.go, docs/cluster.md); the cluster reaches the node through the
-// node interface (cluster.go; node.go is the node's side).
+// (serve/internal/cluster, docs/cluster.md); the cluster reaches the node
+// through its Node and Execution interfaces (node.go is the node's side).
 //
 // Self-contained pieces are packages of their own under internal/: the
 // execution table (table), a tenant's quotas and admission ticket (quota)
 // and compute bucket (compute), the spill directory (spill), the parked
-// bytes' frame (parkfile) and a cluster node's proof of its lease (fence).
+// bytes' frame (parkfile), a cluster node's proof of its lease (fence),
+// the HTTP-level errors (httperr) and the cluster's part (cluster).
 //
 // It imports api, registry, executor, wasmhost, toolsfile, workspace,
 // mcpserver, sdkgen, serve/store, its internal packages, the MCP Go SDK,
-// NATS, Prometheus client_golang and yaml.
+// Prometheus client_golang and yaml (NATS through its cluster and store).
 package serve

@@ -88,12 +88,15 @@ func TestDocs_errorTableIsTheStatusTable(t *testing.T) {
 	require.Equal(t, httpStatus, documented, "%s: its table of errors and httpStatus (errors.go) differ", serviceDoc)
 }
 
-// Every HTTP-level code the package declares (a constant Code…) has its
+// Every HTTP-level code the package and serve/internal/httperr declare (a constant Code…) has its
 // status in httpStatus, so errorf never answers one with the 500 it gives
 // a code missing there.
 func TestErrors_everyCodeHasAStatus(t *testing.T) {
 	names, err := filepath.Glob("*.go")
 	require.NoError(t, err)
+	leaf, err := filepath.Glob("internal/httperr/*.go") // the codes' one statement
+	require.NoError(t, err)
+	names = append(names, leaf...)
 	var codes []string
 	fset := token.NewFileSet()
 	for _, name := range names {
@@ -124,5 +127,5 @@ func TestErrors_everyCodeHasAStatus(t *testing.T) {
 		_, ok := httpStatus[c]
 		require.True(t, ok, "code %s has no status in httpStatus", c)
 	}
-	require.Equal(t, 500, errorf("NOT_A_CODE", "x").status)
+	require.Equal(t, 500, errorf("NOT_A_CODE", "x").Status)
 }

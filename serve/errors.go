@@ -2,26 +2,25 @@ package serve
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/internal/httperr"
 )
 
 // The codes of HTTP-level errors (the error envelope's code when the
 // request itself failed; a failed execution carries api codes instead),
-// beside CodeStoreUnavailable and CodeOwnerUnavailable (cluster.go). Each
+// beside CodeStoreUnavailable and CodeOwnerUnavailable (below). Each
 // has one HTTP status: httpStatus.
 const (
-	CodeBadRequest    = "BAD_REQUEST"
-	CodeUnauthorized  = "UNAUTHORIZED"
-	CodeNotFound      = "NOT_FOUND"
-	CodeConflict      = "CONFLICT"
-	CodeTooLarge      = "TOO_LARGE"
-	CodeQuotaExceeded = "QUOTA_EXCEEDED"
-	CodeDraining      = "DRAINING"
+	CodeBadRequest    = httperr.CodeBadRequest
+	CodeUnauthorized  = httperr.CodeUnauthorized
+	CodeNotFound      = httperr.CodeNotFound
+	CodeConflict      = httperr.CodeConflict
+	CodeTooLarge      = httperr.CodeTooLarge
+	CodeQuotaExceeded = httperr.CodeQuotaExceeded
+	CodeDraining      = httperr.CodeDraining
 )
 
 // CodeStoreUnavailable is the HTTP-level code of a request that needed
@@ -30,8 +29,8 @@ const (
 // it does not answer and its lease has not expired yet (503 with the
 // Retry-After of the lease's expiry).
 const (
-	CodeStoreUnavailable = "STORE_UNAVAILABLE"
-	CodeOwnerUnavailable = "OWNER_UNAVAILABLE"
+	CodeStoreUnavailable = httperr.CodeStoreUnavailable
+	CodeOwnerUnavailable = httperr.CodeOwnerUnavailable
 )
 
 // The reasons of a 429 (ErrorBody.Reason).
@@ -56,49 +55,24 @@ const (
 	ReasonMaxStreams = "max_streams"
 )
 
-// httpError is a request that failed before or instead of its work.
-type httpError struct {
-	status     int
-	body       ErrorBody
-	retryAfter time.Duration
-	// invalidToken marks a 401 for a key sent and refused
-	// (bearerChallenge).
-	invalidToken bool
-}
-
-func (e *httpError) Error() string { return e.body.Message }
+// httpError is a request that failed before or instead of its work
+// (serve/internal/httperr, which the cluster answers with too).
+type httpError = httperr.Error
 
 // httpStatus is the HTTP status of each code an error envelope carries:
-// the one statement of the mapping (errorf answers with it, and
-// docs/service.md's table of errors is checked against it). BUSY and INTERNAL
-// are api codes that a request itself can fail with too.
-var httpStatus = map[string]int{
-	CodeBadRequest:           http.StatusBadRequest,
-	CodeUnauthorized:         http.StatusUnauthorized,
-	CodeNotFound:             http.StatusNotFound,
-	CodeConflict:             http.StatusConflict,
-	CodeTooLarge:             http.StatusRequestEntityTooLarge,
-	CodeQuotaExceeded:        http.StatusTooManyRequests,
-	CodeDraining:             http.StatusServiceUnavailable,
-	string(api.CodeBusy):     http.StatusServiceUnavailable,
-	CodeStoreUnavailable:     http.StatusServiceUnavailable,
-	CodeOwnerUnavailable:     http.StatusServiceUnavailable,
-	string(api.CodeInternal): http.StatusInternalServerError,
-}
+// the one statement of the mapping is httperr.Status (errorf answers with
+// it, and docs/service.md's table of errors is checked against it).
+var httpStatus = httperr.Status
 
 // errorf is an error with code, answered with the code's status
 // (httpStatus; a code missing there is the server's fault, 500).
 func errorf(code, format string, args ...any) *httpError {
-	status, ok := httpStatus[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	return &httpError{status: status, body: ErrorBody{Code: code, Message: fmt.Sprintf(format, args...)}}
+	return httperr.Errorf(code, format, args...)
 }
 
 func quotaError(reason, format string, args ...any) *httpError {
 	e := errorf(CodeQuotaExceeded, format, args...)
-	e.body.Reason, e.retryAfter = reason, DefaultRetryAfter
+	e.Body.Reason, e.RetryAfter = reason, DefaultRetryAfter
 	return e
 }
 
@@ -106,14 +80,10 @@ func quotaError(reason, format string, args ...any) *httpError {
 // on the server's side that may pass (a 503 code of httpStatus), the same
 // request to be retried.
 func unavailable(code, format string, args ...any) *httpError {
-	e := errorf(code, format, args...)
-	e.retryAfter = DefaultRetryAfter
-	return e
+	return httperr.Unavailable(code, format, args...)
 }
 
-func notFound(id string) *httpError {
-	return errorf(CodeNotFound, "no execution %q for this tenant (it never existed, belongs to another tenant, or expired after its retention)", id)
-}
+func notFound(id string) *httpError { return httperr.NotFound(id) }
 
 func errorBody(e *api.Error) *ErrorBody {
 	if e == nil {
@@ -122,59 +92,22 @@ func errorBody(e *api.Error) *ErrorBody {
 	return &ErrorBody{Code: string(e.Code), Kind: e.Kind, Message: e.Message, Violations: e.Violations, Location: e.Location, Stack: e.Stack}
 }
 
-// bearerChallenge is the WWW-Authenticate of every 401 (RFC 6750, 3):
-// the scheme the API takes, its realm, and invalid_token when a key was
-// sent and refused.
-func bearerChallenge(e *httpError) string {
-	if e.invalidToken {
-		return `Bearer realm="ptcx", error="invalid_token"`
-	}
-	return `Bearer realm="ptcx"`
-}
-
-func writeError(w http.ResponseWriter, e *httpError) {
-	setRetryAfter(w, e.retryAfter)
-	if e.status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", bearerChallenge(e))
-	}
-	writeJSON(w, e.status, ErrorEnvelope{Error: e.body})
-}
+func writeError(w http.ResponseWriter, e *httpError) { httperr.Write(w, e) }
 
 // setRetryAfter sets Retry-After to d in whole seconds, rounded up (none
 // for d <= 0).
-func setRetryAfter(w http.ResponseWriter, d time.Duration) {
-	if d > 0 {
-		secs := max((d+time.Second-1)/time.Second, 1)
-		w.Header().Set("Retry-After", strconv.Itoa(int(secs)))
-	}
-}
+func setRetryAfter(w http.ResponseWriter, d time.Duration) { httperr.SetRetryAfter(w, d) }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, status = []byte(`{"error":{"code":"INTERNAL","message":"the answer could not be encoded"}}`), http.StatusInternalServerError
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httperr.WriteJSON(w, status, v) }
 
 // storeUnavailable is a 503 for a request that needed the cluster's store
 // when it could not be used.
-func storeUnavailable(err error) *httpError {
-	e := errorf(CodeStoreUnavailable, "the cluster's store: %v", err)
-	e.retryAfter = DefaultRetryAfter
-	return e
-}
+func storeUnavailable(err error) *httpError { return httperr.StoreUnavailable(err) }
 
 // alreadySettled is the answer to a DELETE of a settled execution.
-func alreadySettled(id, status string) *httpError {
-	return errorf(CodeConflict, "execution %s has settled already (%s): there is nothing to cancel", id, status)
-}
+func alreadySettled(id, status string) *httpError { return httperr.AlreadySettled(id, status) }
 
 // writeRaw writes body, JSON as is, with status.
 func writeRaw(w http.ResponseWriter, status int, body json.RawMessage) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	httperr.WriteRaw(w, status, body)
 }

@@ -39,11 +39,11 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
 	}
 	defer closeStream()
 	if x == nil {
-		if _, herr := s.cluster.record(r.Context(), t.name, r.PathValue("id")); herr != nil {
+		if _, herr := s.cluster.Record(r.Context(), t.name, r.PathValue("id")); herr != nil {
 			writeError(w, herr)
 			return
 		}
-		s.cluster.remoteEvents(w, r, r.PathValue("id"), after)
+		s.cluster.RemoteEvents(w, r, r.PathValue("id"), after)
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -53,8 +53,8 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, t *tenant) {
 	keep := time.NewTicker(sseKeepAlive)
 	defer keep.Stop()
 	for {
-		if s.cluster != nil && !s.cluster.current(x) {
-			return // fenced (cluster_fence.go): a reconnection (Last-Event-ID) is served from the store's stream
+		if s.cluster != nil && !s.cluster.Current(x) {
+			return // fenced (internal/cluster/fence.go): a reconnection (Last-Event-ID) is served from the store's stream
 		}
 		events, done, changed := x.eventsAfter(after)
 		for _, e := range events {

@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/fence"
 )
 
 // Fencing, on the node's side (docs/cluster.md, "Fencing";
-// serve/internal/fence, the proof; cluster_fence.go, what the cluster does
+// serve/internal/fence, the proof; internal/cluster/fence.go, what the cluster does
 // about a lapse): in a cluster, the node acts for an execution — answers
 // from its copy, resumes it, writes its parked bytes, dispatches its calls
 // — only while the epoch it runs under holds. Without a store every check
@@ -20,7 +21,7 @@ import (
 // while it is current (else nil: the store's record or its owner answers).
 func (s *Server) local(tenant, id string) *execution {
 	x := s.table.Get(tenant, id)
-	if x == nil || s.cluster == nil || s.cluster.current(x) {
+	if x == nil || s.cluster == nil || s.cluster.Current(x) {
 		return x
 	}
 	return nil
@@ -33,25 +34,25 @@ func (s *Server) runContext(x *execution) context.Context {
 	if s.cluster == nil {
 		return context.Background()
 	}
-	return fence.WithTicket(context.Background(), s.cluster.fence, x.epoch.Load())
+	return fence.WithTicket(context.Background(), s.cluster.Fence, x.epoch.Load())
 }
 
 // mayResume refuses, with a 503 to retry, the resume of an execution
 // this node does not act for now.
 func (s *Server) mayResume(x *execution) *httpError {
-	if s.cluster == nil || s.cluster.current(x) {
+	if s.cluster == nil || s.cluster.Current(x) {
 		return nil
 	}
 	return unavailable(CodeOwnerUnavailable, "execution %s is not resumed here now: %s; retry (its owner, or the node that took it over, continues it)",
-		x.id, s.cluster.fence.Refusal())
+		x.id, s.cluster.Fence.Refusal())
 }
 
 // mayWrite is nil while this node may write x's state to the store.
 func (s *Server) mayWrite(x *execution) error {
-	if s.cluster == nil || s.cluster.current(x) {
+	if s.cluster == nil || s.cluster.Current(x) {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", errFenced, s.cluster.fence.Refusal())
+	return fmt.Errorf("%w: %s", cluster.ErrFenced, s.cluster.Fence.Refusal())
 }
 
 // withFence gives a cluster node's executors the fence as a guard: the
@@ -76,8 +77,8 @@ func (s *Server) fenceGuard(ctx context.Context, _ executor.Request) (string, er
 		return t.Refusal() + ": the call was not dispatched", nil
 	}
 	c := s.cluster
-	if c == nil || c.fence.Live() {
+	if c == nil || c.Fence.Live() {
 		return "", nil
 	}
-	return c.fence.Refusal() + ": the call was not dispatched", nil
+	return c.Fence.Refusal() + ": the call was not dispatched", nil
 }

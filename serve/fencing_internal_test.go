@@ -15,7 +15,6 @@ import (
 	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/serve/internal/fence"
-	"github.com/ptcx/ptcx/serve/store"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -46,26 +45,6 @@ func TestMargin_leavesTwoRenewalsBeforeTheLimitOfEachLease(t *testing.T) {
 			m := fence.Margin(lease)
 			require.Equal(t, lease/5, m)
 			require.Greater(t, lease-m, 2*lease/3, "the renewals at lease/3 and 2·lease/3 both start before the owner stops")
-		})
-	}
-}
-
-func TestCluster_gone_onlyPastLeasePlusMargin(t *testing.T) {
-	c := &cluster{fence: fence.New("n1", time.Second, time.Now, func(uint64) {})}
-	l := store.Lease{Node: "n2", Until: t0}
-	tests := []struct {
-		name string
-		at   time.Duration
-		gone bool
-	}{
-		{"at its until", 0, false},
-		{"below until + margin", 200*time.Millisecond - time.Nanosecond, false},
-		{"at until + margin", 200 * time.Millisecond, false},
-		{"past until + margin", 200*time.Millisecond + time.Nanosecond, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.gone, c.gone(l, t0.Add(tt.at)))
 		})
 	}
 }

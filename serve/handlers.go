@@ -13,6 +13,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 )
 
 // route is one endpoint. The OpenAPI document lists exactly these.
@@ -129,8 +130,8 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 		return
 	}
 	res, herr := s.start(r.Context(), t, req, body)
-	if herr != nil && herr.body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
-		st, qerr := s.cluster.enqueue(r.Context(), newExecution(newID(), t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait, body)
+	if herr != nil && herr.Body.Reason == ReasonMaxExecutions && s.cfg.Overflow && s.cluster != nil {
+		st, qerr := s.cluster.Enqueue(r.Context(), newExecution(newID(), t, body, req.IdempotencyKey, false, 0), req.Wait == nil || *req.Wait, body)
 		if qerr != nil {
 			writeError(w, qerr)
 			return
@@ -152,7 +153,7 @@ func (s *Server) postExecution(w http.ResponseWriter, r *http.Request, t *tenant
 	x := res.x
 	logExecution(w, x.id)
 	if s.cluster != nil {
-		if err := s.cluster.adopt(r.Context(), x); err != nil {
+		if err := s.cluster.Adopt(r.Context(), x); err != nil {
 			x.cancelRun()
 			writeError(w, storeUnavailable(err))
 			return
@@ -174,7 +175,7 @@ func (s *Server) persist(x *execution) *httpError {
 	if s.cluster == nil {
 		return nil
 	}
-	if err := s.cluster.persistNow(x); err != nil {
+	if err := s.cluster.PersistNow(x); err != nil {
 		return storeUnavailable(err)
 	}
 	return nil
@@ -191,7 +192,7 @@ func (s *Server) execution(w http.ResponseWriter, r *http.Request, t *tenant) *e
 
 func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
 	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
-		st, herr := s.cluster.remoteState(r.Context(), t.name, r.PathValue("id"), r.URL.Query().Get("wait") == "true")
+		st, herr := s.cluster.RemoteState(r.Context(), t.name, r.PathValue("id"), r.URL.Query().Get("wait") == "true")
 		if herr != nil {
 			writeError(w, herr)
 			return
@@ -216,14 +217,14 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request, t *tenant)
 
 func (s *Server) deleteExecution(w http.ResponseWriter, r *http.Request, t *tenant) {
 	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
-		s.cluster.forward(r.Context(), w, nodeRequest{Op: opCancel, Tenant: t.name, ID: r.PathValue("id")})
+		s.cluster.Forward(r.Context(), w, cluster.NodeRequest{Op: cluster.OpCancel, Tenant: t.name, ID: r.PathValue("id")})
 		return
 	}
 	x := s.execution(w, r, t)
 	if x == nil {
 		return
 	}
-	st, herr := s.apply(r.Context(), x, nodeRequest{Op: opCancel})
+	st, herr := s.apply(r.Context(), x, cluster.NodeRequest{Op: cluster.OpCancel})
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -259,13 +260,13 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, t *tenant
 // apply cancels x (opCancel) or gives it results (opResults), on the node
 // that holds it, waits for its next state, and writes its record (with a
 // store) before that state is answered.
-func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (ExecutionState, *httpError) {
+func (s *Server) apply(ctx context.Context, x *execution, req cluster.NodeRequest) (ExecutionState, *httpError) {
 	var st ExecutionState
 	if x.isReleased() {
 		return st, stopping(x.id)
 	}
 	switch req.Op {
-	case opCancel:
+	case cluster.OpCancel:
 		if x.Settled() {
 			return st, alreadySettled(x.id, x.state().Status)
 		}
@@ -278,7 +279,7 @@ func (s *Server) apply(ctx context.Context, x *execution, req nodeRequest) (Exec
 				return st, herr
 			}
 		} else if n > 0 && s.cluster != nil {
-			s.cluster.wake(x) // a parked execution's follower publishes the new events
+			s.cluster.Wake(x) // a parked execution's follower publishes the new events
 		}
 		st = x.wait(ctx, s.cfg.maxWait())
 	}
@@ -300,14 +301,14 @@ func (s *Server) postToolResults(w http.ResponseWriter, r *http.Request, t *tena
 		return
 	}
 	if s.cluster != nil && s.local(t.name, r.PathValue("id")) == nil {
-		s.cluster.forward(r.Context(), w, nodeRequest{Op: opResults, Tenant: t.name, ID: r.PathValue("id"), Results: req.Results})
+		s.cluster.Forward(r.Context(), w, cluster.NodeRequest{Op: cluster.OpResults, Tenant: t.name, ID: r.PathValue("id"), Results: req.Results})
 		return
 	}
 	x := s.execution(w, r, t)
 	if x == nil {
 		return
 	}
-	st, herr := s.apply(r.Context(), x, nodeRequest{Op: opResults, Results: req.Results})
+	st, herr := s.apply(r.Context(), x, cluster.NodeRequest{Op: cluster.OpResults, Results: req.Results})
 	if herr != nil {
 		writeError(w, herr)
 		return
@@ -387,7 +388,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cluster != nil {
-		if err := s.cluster.ready(r.Context()); err != nil {
+		if err := s.cluster.Ready(r.Context()); err != nil {
 			writeError(w, storeUnavailable(err))
 			return
 		}

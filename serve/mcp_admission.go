@@ -187,15 +187,15 @@ func writeMCPRefusal(w http.ResponseWriter, herr *httpError, msgs []mcpMessage, 
 		if m.id == nil {
 			continue
 		}
-		out = append(out, response{JSONRPC: "2.0", ID: m.id, Error: rpcError{Code: mcpRefusalCode, Message: herr.body.Message, Data: herr.body}})
+		out = append(out, response{JSONRPC: "2.0", ID: m.id, Error: rpcError{Code: mcpRefusalCode, Message: herr.Body.Message, Data: herr.Body}})
 	}
-	setRetryAfter(w, herr.retryAfter)
+	setRetryAfter(w, herr.RetryAfter)
 	var body any = out
 	switch {
 	case len(out) == 0: // notifications only: the error is the POST's
-		body = response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: rpcError{Code: mcpRefusalCode, Message: herr.body.Message, Data: herr.body}}
+		body = response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: rpcError{Code: mcpRefusalCode, Message: herr.Body.Message, Data: herr.Body}}
 	case !batch:
 		body = out[0]
 	}
-	writeJSON(w, herr.status, body)
+	writeJSON(w, herr.Status, body)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/quota"
 	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -27,7 +28,7 @@ import (
 // execution holds its pending quota, not a concurrent slot. When every
 // parked call is answered (or has expired: TOOL_TIMEOUT), it resumes:
 // from the Parked this node holds, else from the store's bytes (after a
-// restart, or on another node that took it over: cluster_takeover.go).
+// restart, or on another node that took it over: internal/cluster/takeover.go).
 //
 // Where parking cannot be used the client tool's body waits live
 // (pending.go): a client tool called while another, server-side, call of
@@ -106,7 +107,7 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 		// A parked execution has no follower (it stopped once the parked
 		// record was written): one writes the settled record and publishes
 		// the done event, which other nodes' streams end on.
-		s.cluster.wake(x)
+		s.cluster.Wake(x)
 	}
 	x.mu.Lock()
 	rp := x.releasePending
@@ -154,9 +155,9 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 			if err := s.mayWrite(x); err != nil { // fencing.go
 				return err
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), cluster.StoreTimeout)
 			defer cancel()
-			if err := s.cluster.st.PutSnapshot(ctx, name, data); err != nil {
+			if err := s.cluster.Store.PutSnapshot(ctx, name, data); err != nil {
 				return fmt.Errorf("writing its snapshot to the store: %w", err)
 			}
 		} else {
@@ -185,7 +186,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		time.AfterFunc(grace, func() { s.spillParked(x, p, expires) })
 	}
 	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
-		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.body.Message)
+		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.Body.Message)
 	}
 	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(calls), "snapshot", name)
 	return nil
@@ -334,7 +335,7 @@ func (s *Server) expire(x *execution) {
 	x.notifyLocked()
 	x.mu.Unlock()
 	if !due && s.cluster != nil {
-		s.cluster.wake(x) // its follower publishes the expired events and writes the record
+		s.cluster.Wake(x) // its follower publishes the expired events and writes the record
 	}
 	if due {
 		s.resumeOrRetry(x)
@@ -349,7 +350,7 @@ func (s *Server) resumeOrRetry(x *execution) {
 	if herr == nil {
 		return
 	}
-	s.log.Warn("resuming a parked execution was refused for now; retried", "execution", x.id, "error", herr.body.Message,
+	s.log.Warn("resuming a parked execution was refused for now; retried", "execution", x.id, "error", herr.Body.Message,
 		"retry_ms", DefaultRetryAfter.Milliseconds())
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -429,7 +430,7 @@ func (s *Server) resume(x *execution) *httpError {
 		}
 	}
 	if s.cluster != nil {
-		s.cluster.wake(x)
+		s.cluster.Wake(x)
 	}
 	mark := x.emitted()
 	started := make(chan *httpError, 1)
@@ -481,7 +482,7 @@ func (s *Server) waitLive(ctx context.Context, x *execution, p *executor.Parked)
 	}
 	k, herr := s.admit(x.tenant, x.resumeWork())
 	if herr != nil {
-		busy(herr.body.Message)
+		busy(herr.Body.Message)
 		return
 	}
 	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", "execution", x.id, "tenant", x.tenant.name)
@@ -546,7 +547,7 @@ func (s *Server) unresume(x *execution, p *executor.Parked) {
 		return
 	}
 	if s.cluster != nil {
-		s.cluster.wake(x) // its record names its bytes again
+		s.cluster.Wake(x) // its record names its bytes again
 	}
 }
 
@@ -558,7 +559,7 @@ func (x *execution) wasCancelled() bool {
 
 // dropSnapshot forgets x's parked bytes name once its program ran past
 // them (or it settled without them): a spilled file is removed; a store's
-// is deleted once x's record no longer names it (cluster_records.go).
+// is deleted once x's record no longer names it (internal/cluster/records.go).
 func (s *Server) dropSnapshot(x *execution, name string) {
 	if name == "" {
 		return
@@ -586,7 +587,7 @@ func (s *Server) restore(ctx context.Context, x *execution, name string) (p *exe
 	if name == "" {
 		return nil, nil, fmt.Errorf("execution %s holds no parked state on this node and has no snapshot in a store", x.id)
 	}
-	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	rctx, cancel := context.WithTimeout(ctx, cluster.StoreTimeout)
 	defer cancel()
 	data, err := s.readSnapshot(rctx, name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -604,7 +605,7 @@ func (s *Server) restore(ctx context.Context, x *execution, name string) (p *exe
 	}
 	p, herr, err := s.restoreFrom(x, pf)
 	if herr != nil {
-		herr.body.Message = fmt.Sprintf("execution %s could not resume: %s; %s", x.id, herr.body.Message, stillParked)
+		herr.Body.Message = fmt.Sprintf("execution %s could not resume: %s; %s", x.id, herr.Body.Message, stillParked)
 	}
 	return p, herr, err
 }
@@ -615,7 +616,7 @@ func (s *Server) readSnapshot(ctx context.Context, name string) ([]byte, error) 
 		return nil, err
 	}
 	if s.cluster != nil {
-		data, err := s.cluster.st.GetSnapshot(ctx, name)
+		data, err := s.cluster.Store.GetSnapshot(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("reading its snapshot %s from the store: %w", name, err)
 		}
@@ -644,10 +645,10 @@ func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, erro
 	if x.spec.Session != "" && t.sess != nil {
 		sws, rs, herr := t.sess.acquire(x.spec.Session)
 		if herr != nil {
-			if herr.status == http.StatusTooManyRequests {
+			if herr.Status == http.StatusTooManyRequests {
 				return nil, herr, nil
 			}
-			return nil, nil, fmt.Errorf("its session %q: %s", x.spec.Session, herr.body.Message)
+			return nil, nil, fmt.Errorf("its session %q: %s", x.spec.Session, herr.Body.Message)
 		}
 		ws = sws
 		x.mu.Lock()
@@ -746,7 +747,7 @@ func (s *Server) releaseParked() (n int) {
 		x.mu.Unlock()
 		x.tenant.quota.Parked(-size)
 		if s.cluster != nil && x.isReleased() {
-			s.cluster.giveUp(x.id)
+			s.cluster.GiveUp(x.id)
 		}
 	}
 	return n
@@ -761,7 +762,7 @@ func (x *execution) isReleased() bool {
 // stopping is the answer for an execution this node gave up as it stops.
 func stopping(id string) *httpError {
 	e := errorf(CodeOwnerUnavailable, "execution %s is parked in the store and this node is stopping: retry (the node that takes it over continues it)", id)
-	e.retryAfter = DefaultRetryAfter
+	e.RetryAfter = DefaultRetryAfter
 	return e
 }
 

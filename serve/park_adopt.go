@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 )
 
 // Parked executions this node holds from another's bytes: the node's side
-// of a takeover (cluster_takeover.go claims the record and reads the
+// of a takeover (internal/cluster/takeover.go claims the record and reads the
 // bytes; this file rebuilds the execution from them and holds it).
 
 // adoptParked rebuilds the parked execution r names from its bytes, data,
@@ -21,7 +22,7 @@ import (
 // an error means the bytes are not the execution's own, or it cannot
 // continue here.
 func (s *Server) adoptParked(ctx context.Context, id, tenant, snapshot string, data []byte, given map[int32]ToolResult,
-	epoch uint64, feed eventsFeed) (x *execution, after int, err error) {
+	epoch uint64, feed cluster.EventsFeed) (x *execution, after int, err error) {
 	pf, err := decodeParkFile(data)
 	if err == nil {
 		err = pf.belongsTo(id, tenant, snapshot, data)
@@ -46,7 +47,7 @@ func (s *Server) adoptParked(ctx context.Context, id, tenant, snapshot string, d
 		return nil, 0, err
 	}
 	if herr != nil { // its session is not to be had now: the resume reads the bytes again
-		s.log.Warn("a taken-over execution's program is restored at its resume", "execution", x.id, "error", herr.body.Message)
+		s.log.Warn("a taken-over execution's program is restored at its resume", "execution", x.id, "error", herr.Body.Message)
 	}
 	x.parked = p
 	x.releasePending = chain(x.tenant.quota.ForcePending(), orNothing(x.releasePending))
@@ -111,7 +112,7 @@ func (s *Server) restoreFrom(x *execution, pf *parkFile) (p *executor.Parked, he
 // max_events or counted dropped; with a stream (feed), after the last
 // published, whose events x then holds when they are all there, so that
 // this node serves an event stream from its start.
-func (s *Server) carryEvents(ctx context.Context, x *execution, m parkMeta, answered int, feed eventsFeed) int {
+func (s *Server) carryEvents(ctx context.Context, x *execution, m parkMeta, answered int, feed cluster.EventsFeed) int {
 	kept, dropped := m.Events, m.Dropped
 	for range answered {
 		if kept < x.maxEvents {
@@ -120,7 +121,7 @@ func (s *Server) carryEvents(ctx context.Context, x *execution, m parkMeta, answ
 			dropped++
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cluster.StoreTimeout)
 	defer cancel()
 	events, last, err := feed(ctx, x.id, 2*(x.maxEvents+len(m.Pending))+1)
 	if err != nil {

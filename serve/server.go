@@ -15,6 +15,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/spill"
 	"github.com/ptcx/ptcx/serve/internal/table"
 	"github.com/ptcx/ptcx/toolsfile"
@@ -60,7 +61,7 @@ type Server struct {
 	table   *table.Table[*execution] // every execution, live and settled (serve/internal/table)
 	metrics *metrics
 	handler http.Handler
-	cluster *cluster         // nil without a store shared beyond this process
+	cluster *cluster.Cluster // nil without a store shared beyond this process
 	spill   *spill.Spill     // where parked executions' bytes go when cluster is nil
 	states  *programSessions // keep_state sessions (session_state.go)
 
@@ -124,14 +125,14 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	}
 	s.warnOversubscribed()
 	if cfg.Store != nil && cfg.Store.Kind != storeMemory {
-		c, err := newCluster(ctx, cfg.clusterSettings(), s, s.log)
+		c, err := cluster.New(ctx, cfg.clusterSettings(), clusterNode{s}, s.log)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		s.cluster = c
-		s.table.OnEvicted(c.evicted)
-		if err := c.adoptOrphans(ctx); err != nil {
+		s.table.OnEvicted(c.Evicted)
+		if err := c.AdoptOrphans(ctx); err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: field store: %w", err)
 		}
@@ -147,7 +148,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 			}
 			parent = p
 		}
-		sp, err := spill.Open(parent, storeTimeout)
+		sp, err := spill.Open(parent, cluster.StoreTimeout)
 		if err != nil {
 			_ = s.Close(ctx)
 			return nil, fmt.Errorf("serve: %w", err)
@@ -332,7 +333,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.running.Wait()
 	if s.cluster != nil {
-		s.cluster.close()
+		s.cluster.Close()
 	}
 	if s.spill != nil {
 		if err := s.spill.Close(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -99,7 +100,7 @@ func newProgramSessions(s *Server) *programSessions {
 	ps := &programSessions{node: s.cfg.node(), log: s.log, draining: s.draining.Load,
 		turns: map[string]*sessionTurn{}, held: map[string]heldSession{}}
 	if s.cluster != nil {
-		ps.st, ps.node, ps.alive = s.cluster.st, s.cluster.node, s.cluster.leaseAlive
+		ps.st, ps.node, ps.alive = s.cluster.Store, s.cluster.Node, s.cluster.LeaseAlive
 	} else {
 		ps.st = store.NewMemory()
 		ps.alive = func(context.Context, string) (bool, error) { return false, nil }
@@ -202,7 +203,7 @@ func (ps *programSessions) claimAs(ctx context.Context, op sessionOp, t *tenant,
 // held.
 func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *tenant, key, scope, name string, deadline time.Time) (*sessionClaim, *httpError) {
 	for {
-		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		sctx, cancel := context.WithTimeout(ctx, cluster.StoreTimeout)
 		rec, err := ps.st.GetSession(sctx, key)
 		var rev uint64
 		switch {
@@ -260,7 +261,7 @@ func (ps *programSessions) claimRecord(ctx context.Context, op sessionOp, t *ten
 				nothing = "nothing was deleted"
 			}
 			e := errorf(CodeStoreUnavailable, "session %q could not be claimed in the store: %v; %s, retry later", name, err, nothing)
-			e.retryAfter = DefaultRetryAfter
+			e.RetryAfter = DefaultRetryAfter
 			return nil, e
 		}
 		rec.Revision = rev
@@ -287,7 +288,7 @@ func (ps *programSessions) busy(op sessionOp, name, node string, wait time.Durat
 	e := errorf(CodeConflict,
 		"session %q is running another program (on node %s), which did not end within the %v %s waits (tenants[].sessions.wait_ms); %s, retry once it ends",
 		name, node, wait, waiter, nothing)
-	e.retryAfter = DefaultRetryAfter
+	e.RetryAfter = DefaultRetryAfter
 	return e
 }
 
@@ -303,7 +304,7 @@ func (ps *programSessions) waitEnded(op sessionOp, name string) *httpError {
 		return errorf(CodeDraining, "the server is draining (shutting down) while the request waited for session %q; %s, retry on another instance", name, nothing)
 	}
 	e := errorf(CodeConflict, "the request ended while it waited for session %q, which runs another program; %s", name, nothing)
-	e.retryAfter = DefaultRetryAfter
+	e.RetryAfter = DefaultRetryAfter
 	return e
 }
 
@@ -389,7 +390,7 @@ func (c *sessionClaim) end(ctx context.Context, ex *executor.Executor) {
 	c.mu.Unlock()
 	if !lost {
 		rec.Running = ""
-		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		sctx, cancel := context.WithTimeout(ctx, cluster.StoreTimeout)
 		if _, err := c.ps.st.UpdateSession(sctx, rec); err != nil && !errors.Is(err, store.ErrConflict) {
 			c.ps.log.Warn("a session's record could not be released: another node takes it over once this node's lease lapses",
 				"tenant", c.t.name, "session", rec.Name, "error", err.Error())
@@ -465,7 +466,7 @@ func (ps *programSessions) remove(ctx context.Context, t *tenant, scope, name st
 		}
 		return false, nil
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cluster.StoreTimeout)
 	defer cancel()
 	if err := ps.st.DeleteSession(sctx, key); err != nil {
 		c.abandon()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/fence"
 	"github.com/ptcx/ptcx/serve/store"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -84,7 +85,7 @@ func (s sessionStore) Load(ctx context.Context, _, name string) ([]byte, error) 
 	if !ours {
 		return nil, c.refuse(snap, errors.New("its name is not one of this session's objects (written before sessions were bound to their state, or the record was altered in the store)"))
 	}
-	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	sctx, cancel := context.WithTimeout(ctx, cluster.StoreTimeout)
 	defer cancel()
 	b, err := c.ps.st.GetSnapshot(sctx, snap)
 	if errors.Is(err, store.ErrNotFound) {

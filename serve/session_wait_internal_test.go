@@ -32,16 +32,16 @@ func TestProgramSessions_claimAs_requestEndsWhileWaiting(t *testing.T) {
 			require.Nil(t, c)
 			require.NotNil(t, herr)
 			if draining {
-				require.Equal(t, http.StatusServiceUnavailable, herr.status)
-				require.Equal(t, CodeDraining, herr.body.Code)
-				require.Contains(t, herr.body.Message, "draining")
+				require.Equal(t, http.StatusServiceUnavailable, herr.Status)
+				require.Equal(t, CodeDraining, herr.Body.Code)
+				require.Contains(t, herr.Body.Message, "draining")
 			} else {
-				require.Equal(t, http.StatusConflict, herr.status)
-				require.Equal(t, CodeConflict, herr.body.Code)
-				require.Contains(t, herr.body.Message, `the request ended while it waited for session "s"`)
+				require.Equal(t, http.StatusConflict, herr.Status)
+				require.Equal(t, CodeConflict, herr.Body.Code)
+				require.Contains(t, herr.Body.Message, `the request ended while it waited for session "s"`)
 			}
 			want := map[sessionOp]string{opRun: "nothing ran", opDelete: "nothing was deleted"}[op]
-			require.Contains(t, herr.body.Message, want)
+			require.Contains(t, herr.Body.Message, want)
 
 			<-busy
 			ps.releaseTurn(key)

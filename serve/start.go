@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -45,12 +46,12 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 		return s.same(prev, x)
 	}
 	// In a cluster: the lease, and the key across the nodes
-	// (cluster_idempotency.go); the key is given back unless x starts.
+	// (internal/cluster/idempotency.go); the key is given back unless x starts.
 	hold, first, herr := s.enter(x, req.Wait)
 	if first != nil || herr != nil {
 		return started{first: first}, herr
 	}
-	defer hold.release()
+	defer hold.Release()
 	var undo undo
 	defer undo.run()
 	x.work = t.runWork(req.Limits)
@@ -137,12 +138,12 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 
 // enter admits x to start: in a cluster, under the lease and with its
 // idempotency key reserved across the nodes (cluster.enter,
-// cluster_idempotency.go); without one, at once.
-func (s *Server) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
+// internal/cluster/idempotency.go); without one, at once.
+func (s *Server) enter(x *execution, wait *bool) (hold *cluster.KeyHold, first json.RawMessage, herr *httpError) {
 	if s.cluster == nil {
 		return nil, nil, nil
 	}
-	return s.cluster.enter(x, wait)
+	return s.cluster.Enter(x, wait)
 }
 
 // undo is what a request took on its way, given back in reverse by run

@@ -207,7 +207,7 @@ func (s *Server) authenticate(r *http.Request) (*tenant, *httpError) {
 	}
 	if found == nil {
 		e := errorf(CodeUnauthorized, "the API key is not valid")
-		e.invalidToken = true
+		e.InvalidToken = true
 		return nil, e
 	}
 	return found, nil

@@ -15,8 +15,8 @@ func TestWorkspaceStates_acquire_bound(t *testing.T) {
 	require.Nil(t, herr, "at the bound")
 	_, _, herr = ss.acquire("s3")
 	require.NotNil(t, herr, "past the bound with every workspace state in use")
-	require.Equal(t, 429, herr.status)
-	require.Equal(t, ReasonMaxSessions, herr.body.Reason)
+	require.Equal(t, 429, herr.Status)
+	require.Equal(t, ReasonMaxSessions, herr.Body.Reason)
 
 	ws1, r1b, herr := ss.acquire("s1")
 	require.Nil(t, herr, "an open workspace state is reused")

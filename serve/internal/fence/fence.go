@@ -11,7 +11,7 @@
 // their wall clock is past that lease's until + margin.
 //
 // Each stretch of proven lease is an epoch. An execution runs under the
-// epoch it started in (or was taken over or reclaimed in: serve/cluster_fence.go)
+// epoch it started in (or was taken over or reclaimed in: serve/internal/cluster/fence.go)
 // and its run's context carries it (a ticket); a lapse ends the epoch for
 // good, so what ran in it stays stopped even once a later renewal lets
 // the node take new work. It imports only the standard library.

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -32,16 +34,16 @@ type workItem struct {
 	Body   json.RawMessage `json:"body"`
 }
 
-// enqueue hands an execution this node has no slot for to the work
-// queue: its idempotency key's reservation (cluster_idempotency.go) and
+// Enqueue hands an execution this node has no slot for to the work
+// queue: its idempotency key's reservation (idempotency.go) and
 // its record first (so that any node can answer for it), then the
 // message. x is the execution as posted (its id, tenant, idempotency key
 // and body's hash), body its request. The answer is its state: running,
 // with no owner yet; or, for a key another execution holds, that one's.
-func (c *cluster) enqueue(ctx context.Context, x *execution, wait bool, body []byte) (json.RawMessage, *httpError) {
+func (c *Cluster) Enqueue(ctx context.Context, x Execution, wait bool, body []byte) (json.RawMessage, *httperr.Error) {
 	id, tenant := x.ID(), x.Tenant()
-	rec := store.Record{ID: id, Tenant: tenant, Status: StatusRunning, ExpiresAt: time.Now().Add(c.liveTTL)}
-	var hold *keyHold
+	rec := store.Record{ID: id, Tenant: tenant, Status: protocol.StatusRunning, ExpiresAt: time.Now().Add(c.LiveTTL)}
+	var hold *KeyHold
 	if x.Key() != "" {
 		h, first, herr := c.reserve(ctx, x, wait)
 		if first != nil {
@@ -51,21 +53,21 @@ func (c *cluster) enqueue(ctx context.Context, x *execution, wait bool, body []b
 			return nil, herr
 		}
 		hold, rec.Reservation = h, h.r.Key
-		defer hold.release() // unless queued: then the queue holds it
+		defer hold.Release() // unless queued: then the queue holds it
 	}
-	st, _ := json.Marshal(ExecutionState{ID: id, Status: StatusRunning})
+	st, _ := json.Marshal(protocol.ExecutionState{ID: id, Status: protocol.StatusRunning})
 	rec.State = st
-	if _, err := c.st.Create(ctx, rec); err != nil {
-		return nil, storeUnavailable(err)
+	if _, err := c.Store.Create(ctx, rec); err != nil {
+		return nil, httperr.StoreUnavailable(err)
 	}
 	b, _ := json.Marshal(workItem{ID: id, Tenant: tenant, Body: body})
-	if _, err := c.js.Publish(ctx, c.subject+".work", b, jetstream.WithMsgID(id)); err != nil {
-		return nil, storeUnavailable(err)
+	if _, err := c.js.Publish(ctx, c.Subject+".work", b, jetstream.WithMsgID(id)); err != nil {
+		return nil, httperr.StoreUnavailable(err)
 	}
 	if hold != nil {
 		hold.queued = true
 	}
-	c.log.Info("execution queued for another node", "execution", id, "tenant", tenant, "node", c.node)
+	c.log.Info("execution queued for another node", "execution", id, "tenant", tenant, "node", c.Node)
 	return st, nil
 }
 
@@ -83,27 +85,27 @@ func decodeWorkItem(data []byte) (workItem, error) {
 
 // startWorker starts the loop that takes queued executions while this
 // node has a free slot.
-func (c *cluster) startWorker(ctx context.Context) error {
+func (c *Cluster) startWorker(ctx context.Context) error {
 	cfg := jetstream.ConsumerConfig{
 		Durable: workConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: workAckWait,
-		MaxDeliver: workMaxDeliver, FilterSubject: c.subject + ".work",
+		MaxDeliver: workMaxDeliver, FilterSubject: c.Subject + ".work",
 	}
 	var cons jetstream.Consumer
 	var err error
-	if c.bindOnly {
-		cons, err = c.js.Consumer(ctx, c.work, workConsumer)
+	if c.BindOnly {
+		cons, err = c.js.Consumer(ctx, c.Work, workConsumer)
 	} else {
-		cons, err = c.js.CreateOrUpdateConsumer(ctx, c.work, cfg)
+		cons, err = c.js.CreateOrUpdateConsumer(ctx, c.Work, cfg)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: the work queue's consumer %q on stream %q: %w", store.ErrUnavailable, workConsumer, c.work, err)
+		return fmt.Errorf("%w: the work queue's consumer %q on stream %q: %w", store.ErrUnavailable, workConsumer, c.Work, err)
 	}
 	c.wg.Add(1)
 	go c.workLoop(cons)
 	return nil
 }
 
-func (c *cluster) workLoop(cons jetstream.Consumer) {
+func (c *Cluster) workLoop(cons jetstream.Consumer) {
 	defer c.wg.Done()
 	for {
 		select {
@@ -111,7 +113,7 @@ func (c *cluster) workLoop(cons jetstream.Consumer) {
 			return
 		default:
 		}
-		if !c.n.room() || !c.fence.Live() {
+		if !c.n.Room() || !c.Fence.Live() {
 			select {
 			case <-c.stop:
 				return
@@ -135,8 +137,8 @@ func (c *cluster) workLoop(cons jetstream.Consumer) {
 }
 
 // take starts one queued execution here, or gives it back.
-func (c *cluster) take(m jetstream.Msg) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+func (c *Cluster) take(m jetstream.Msg) {
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
 	item, err := decodeWorkItem(m.Data())
 	if err != nil {
@@ -144,12 +146,12 @@ func (c *cluster) take(m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	rec, err := c.st.Get(ctx, item.ID)
-	if err != nil || rec.Owner != "" || rec.Status != StatusRunning {
+	rec, err := c.Store.Get(ctx, item.ID)
+	if err != nil || rec.Owner != "" || rec.Status != protocol.StatusRunning {
 		_ = m.Ack() // cancelled, expired or taken meanwhile
 		return
 	}
-	x, herr, err := c.n.startQueued(item.ID, item.Tenant, item.Body)
+	x, herr, err := c.n.StartQueued(item.ID, item.Tenant, item.Body)
 	if err != nil {
 		_ = c.fail(ctx, rec, api.CodeInternal, "the queued execution could not be started: "+err.Error())
 		_ = m.Term()
@@ -164,9 +166,9 @@ func (c *cluster) take(m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	if err := c.adopt(ctx, x); err != nil {
+	if err := c.Adopt(ctx, x); err != nil {
 		c.log.Warn("claiming a queued execution failed: cancelled here", "execution", x.ID(), "error", err.Error())
-		x.cancelRun()
+		x.CancelRun()
 	}
 	_ = m.Ack()
 }
@@ -174,14 +176,14 @@ func (c *cluster) take(m jetstream.Msg) {
 // giveBack returns a work item this node could not start (a tenant
 // quota, or its lease lapsed meanwhile): redelivered workRetry later,
 // failed with BUSY after the last delivery (not for a lapse).
-func (c *cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httpError) {
+func (c *Cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Record, herr *httperr.Error) {
 	md, err := m.Metadata()
-	if herr.status == http.StatusServiceUnavailable && !c.fence.Live() { // this node's lease lapsed: another node takes it
+	if herr.Status == http.StatusServiceUnavailable && !c.Fence.Live() { // this node's lease lapsed: another node takes it
 		_ = m.NakWithDelay(workRetry)
 		return
 	}
-	if herr.status != http.StatusTooManyRequests || (err == nil && md.NumDelivered >= workMaxDeliver) {
-		_ = c.fail(ctx, rec, api.CodeBusy, fmt.Sprintf("no node could start the queued execution (%d tries): %s; retry later", workMaxDeliver, herr.body.Message))
+	if herr.Status != http.StatusTooManyRequests || (err == nil && md.NumDelivered >= workMaxDeliver) {
+		_ = c.fail(ctx, rec, api.CodeBusy, fmt.Sprintf("no node could start the queued execution (%d tries): %s; retry later", workMaxDeliver, herr.Body.Message))
 		_ = m.Term()
 		return
 	}
@@ -191,24 +193,24 @@ func (c *cluster) giveBack(ctx context.Context, m jetstream.Msg, rec store.Recor
 // forwardQueued answers a DELETE or tool_results for an execution still
 // in the queue: a cancel fails its record (the taker then drops it); it
 // has no pending calls to answer.
-func (c *cluster) forwardQueued(ctx context.Context, w http.ResponseWriter, req nodeRequest, r store.Record) {
-	if req.Op != opCancel {
-		writeRaw(w, http.StatusOK, r.State)
+func (c *Cluster) forwardQueued(ctx context.Context, w http.ResponseWriter, req NodeRequest, r store.Record) {
+	if req.Op != OpCancel {
+		httperr.WriteRaw(w, http.StatusOK, r.State)
 		return
 	}
 	err := c.fail(ctx, r, api.CodeAborted, "cancelled (DELETE) while queued for a node with a free slot")
 	if errors.Is(err, store.ErrConflict) {
-		c.forward(ctx, w, req) // taken meanwhile: ask its new owner
+		c.Forward(ctx, w, req) // taken meanwhile: ask its new owner
 		return
 	}
 	if err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
-	now, herr := c.record(ctx, r.Tenant, r.ID)
+	now, herr := c.Record(ctx, r.Tenant, r.ID)
 	if herr != nil {
-		writeError(w, herr)
+		httperr.Write(w, herr)
 		return
 	}
-	writeRaw(w, http.StatusOK, now.State)
+	httperr.WriteRaw(w, http.StatusOK, now.State)
 }

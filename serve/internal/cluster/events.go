@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -8,28 +8,30 @@ import (
 	"net/http"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 )
 
-// remoteEvents streams, as Server-Sent Events, the events of an execution
+// RemoteEvents streams, as Server-Sent Events, the events of an execution
 // another node owns, from its JetStream subject: those after after, then
 // new ones as the owner publishes them, ending after the done event.
-func (c *cluster) remoteEvents(w http.ResponseWriter, r *http.Request, id string, after int) {
+func (c *Cluster) RemoteEvents(w http.ResponseWriter, r *http.Request, id string, after int) {
 	if c.js == nil {
-		writeError(w, errorf(CodeNotFound, "execution %s is not live on this node, and the dir store keeps no events: its state is at GET /v1/executions/%s", id, id))
+		httperr.Write(w, httperr.Errorf(httperr.CodeNotFound, "execution %s is not live on this node, and the dir store keeps no events: its state is at GET /v1/executions/%s", id, id))
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	cons, err := c.js.OrderedConsumer(ctx, c.events, jetstream.OrderedConsumerConfig{
+	cons, err := c.js.OrderedConsumer(ctx, c.Events, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{c.eventSubject(id)}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
 	defer it.Stop()
@@ -41,7 +43,7 @@ func (c *cluster) remoteEvents(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	for {
-		wait, stop := context.WithTimeout(ctx, sseKeepAlive)
+		wait, stop := context.WithTimeout(ctx, c.KeepAlive)
 		m, err := it.Next(jetstream.NextContext(wait))
 		stop()
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -53,7 +55,7 @@ func (c *cluster) remoteEvents(w http.ResponseWriter, r *http.Request, id string
 		if err != nil {
 			return
 		}
-		var e Event
+		var e protocol.Event
 		if json.Unmarshal(m.Data(), &e) != nil || e.ID <= after {
 			continue
 		}
@@ -61,7 +63,7 @@ func (c *cluster) remoteEvents(w http.ResponseWriter, r *http.Request, id string
 			return
 		}
 		after = e.ID
-		if e.Type == EventDone {
+		if e.Type == protocol.EventDone {
 			return
 		}
 	}

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -13,26 +13,28 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ptcx/ptcx/serve/internal/fence"
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
-// cluster is a Server's share in a store: it writes the records of the
+// Cluster is a Server's share in a store: it writes the records of the
 // executions this node owns, renews this node's lease, fails the running
 // executions of nodes whose lease expired, answers other nodes' requests
 // for its executions and, with NATS, publishes events and serves the
 // overflow queue. A Server without a store (memory) has none, and pays
 // nothing for it.
-type cluster struct {
-	clusterSettings
-	n   node // the node it is part of: a *Server
-	log *slog.Logger
-	st  store.Store
-	nc  *nats.Conn          // nil for the dir store
-	js  jetstream.JetStream // nil for the dir store
+type Cluster struct {
+	Settings
+	n     Node // the node it is part of: a *Server
+	log   *slog.Logger
+	Store store.Store
+	nc    *nats.Conn          // nil for the dir store
+	js    jetstream.JetStream // nil for the dir store
 
 	// fence proves this node's lease to itself (serve/internal/fence); lapses counts
 	// its lapses, reconciled those reconcile has settled.
-	fence      *fence.Fence
+	Fence      *fence.Fence
 	lapses     atomic.Uint64
 	reconciled atomic.Uint64
 
@@ -47,7 +49,7 @@ type cluster struct {
 	evictMu  sync.Mutex
 	evicting map[string]struct{}
 	// holdEvictions, held, keeps the deletions waiting (for tests).
-	holdEvictions sync.Mutex
+	HoldEvictions sync.Mutex
 
 	sub       *nats.Subscription
 	answers   chan struct{} // bounds the owner-side answers in flight
@@ -57,50 +59,50 @@ type cluster struct {
 	followers sync.WaitGroup // one per owned execution
 }
 
-// node is what a cluster asks of the node it is part of (a *Server:
+// Node is what a cluster asks of the node it is part of (a *Server:
 // node.go): its executions, and what it does with them as the cluster
 // takes them over, gives them up or forwards requests for them. The
 // cluster reaches the node through these only (its executions' own
 // methods aside).
-type node interface {
-	// lookup returns any tenant's execution id the node holds, get
-	// tenant's only, and local tenant's when the node answers for it from
+type Node interface {
+	// Lookup returns any tenant's execution id the node holds, Get
+	// tenant's only, and Local tenant's when the node answers for it from
 	// its own copy (nil for none).
-	lookup(id string) *execution
-	get(tenant, id string) *execution
-	local(tenant, id string) *execution
-	// live returns the executions the node holds that have not settled.
-	live() []*execution
-	// serves reports whether the node serves tenant.
-	serves(tenant string) bool
+	Lookup(id string) Execution
+	Get(tenant, id string) Execution
+	Local(tenant, id string) Execution
+	// Live returns the executions the node holds that have not settled.
+	Live() []Execution
+	// Serves reports whether the node serves tenant.
+	Serves(tenant string) bool
 
-	// room reports whether the node may start a queued execution now, and
-	// startQueued starts one (x nil and no error: its idempotency key is
+	// Room reports whether the node may start a queued execution now, and
+	// StartQueued starts one (x nil and no error: its idempotency key is
 	// another node's execution's; err: the tenant or the body is not one
 	// it can start).
-	room() bool
-	startQueued(id, tenant string, body []byte) (x *execution, herr *httpError, err error)
-	// apply applies a request another node forwarded (or one for an
+	Room() bool
+	StartQueued(id, tenant string, body []byte) (x Execution, herr *httperr.Error, err error)
+	// Apply applies a request another node forwarded (or one for an
 	// execution taken over here) to x, and returns its next state.
-	apply(ctx context.Context, x *execution, req nodeRequest) (ExecutionState, *httpError)
-	// cancel cancels x: the node gives up an execution another node took.
-	cancel(x *execution)
+	Apply(ctx context.Context, x Execution, req NodeRequest) (protocol.ExecutionState, *httperr.Error)
+	// Cancel cancels x: the node gives up an execution another node took.
+	Cancel(x Execution)
 
-	// readSnapshot reads parked bytes; adoptParked rebuilds the parked
+	// ReadSnapshot reads parked bytes; AdoptParked rebuilds the parked
 	// execution they are (an error: not its own, or it cannot continue
-	// here), and holdAdopted holds it, taken over from node from.
-	readSnapshot(ctx context.Context, name string) ([]byte, error)
-	adoptParked(ctx context.Context, id, tenant, snapshot string, data []byte, given map[int32]ToolResult,
-		epoch uint64, feed eventsFeed) (x *execution, after int, err error)
-	holdAdopted(x *execution, from string)
-	// reclaimed continues a parked x reclaimed after a lapse; unpark and
-	// dropCopy drop a parked copy another node continued meanwhile.
-	reclaimed(x *execution)
-	unpark(x *execution) bool
-	dropCopy(x *execution)
-	// releaseParked gives up every parked execution the node holds (a
+	// here), and HoldAdopted holds it, taken over from node from.
+	ReadSnapshot(ctx context.Context, name string) ([]byte, error)
+	AdoptParked(ctx context.Context, id, tenant, snapshot string, data []byte, given map[int32]protocol.ToolResult,
+		epoch uint64, feed EventsFeed) (x Execution, after int, err error)
+	HoldAdopted(x Execution, from string)
+	// Reclaimed continues a parked x reclaimed after a lapse; Unpark and
+	// DropCopy drop a parked copy another node continued meanwhile.
+	Reclaimed(x Execution)
+	Unpark(x Execution) bool
+	DropCopy(x Execution)
+	// ReleaseParked gives up every parked execution the node holds (a
 	// crash: their state is in the store).
-	releaseParked() int
+	ReleaseParked() int
 }
 
 // maxAnswers bounds the other nodes' requests one node answers at once
@@ -111,51 +113,52 @@ const maxAnswers = 256
 // it a record evicted over server.max_retained stays until its TTL.
 const maxEvictions = 1024
 
-// clusterSettings is what a cluster reads of the server's config
+// Settings is what a cluster reads of the server's config
 // (Config.clusterSettings), read once.
-type clusterSettings struct {
-	kind string            // the store's kind, for the log
-	dir  string            // the dir store's directory; "" for NATS
-	nats *store.NATSConfig // the NATS store; nil for dir
+type Settings struct {
+	Kind string            // the store's kind, for the log
+	Dir  string            // the dir store's directory; "" for NATS
+	NATS *store.NATSConfig // the NATS store; nil for dir
 	// events, work and subject are the events stream, the work-queue
 	// stream and the subject prefix (NATS).
-	events, work, subject string
-	bindOnly              bool   // store.bind_only
-	node                  string // this node's name
-	lease                 time.Duration
-	liveTTL               time.Duration // a live record's lifetime between writes
-	maxWait               time.Duration // server.max_wait_ms
-	retention             time.Duration // server.retention_ms: a settled record's lifetime
-	overflow              bool          // server.overflow: the work queue
+	Events, Work, Subject string
+	BindOnly              bool   // store.bind_only
+	Node                  string // this node's name
+	Lease                 time.Duration
+	LiveTTL               time.Duration // a live record's lifetime between writes
+	MaxWait               time.Duration // server.max_wait_ms
+	Retention             time.Duration // server.retention_ms: a settled record's lifetime
+	Overflow              bool          // server.overflow: the work queue
+	KeepAlive             time.Duration // an event stream's keep-alive comment interval (serve's)
 }
 
-// newCluster joins the cluster cs names, as node n: it opens the store,
+// New joins the cluster cs names, as node n: it opens the store,
 // fails what an earlier life of this node left running, takes the lease
 // and starts the loops.
-func newCluster(ctx context.Context, cs clusterSettings, n node, log *slog.Logger) (*cluster, error) {
-	c := &cluster{clusterSettings: cs, n: n, log: log,
+func New(ctx context.Context, cs Settings, n Node, log *slog.Logger) (*Cluster, error) {
+	c := &Cluster{Settings: cs, n: n, log: log,
 		owned: map[string]*owned{}, answers: make(chan struct{}, maxAnswers), stop: make(chan struct{}),
 		evictions: make(chan string, maxEvictions), evicting: map[string]struct{}{}}
-	c.fence = fence.New(c.node, c.lease, time.Now, c.lapse)
-	if cs.nats == nil {
-		d, err := store.OpenDir(cs.dir)
+	c.Fence = fence.New(c.Node, c.Lease, time.Now, c.lapse)
+	if cs.NATS == nil {
+		d, err := store.OpenDir(cs.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("field store.path: %w", err)
 		}
-		c.st = d
+		c.Store = d
 	} else {
-		ns, err := store.OpenNATS(ctx, *cs.nats)
+		ns, err := store.OpenNATS(ctx, *cs.NATS)
 		if err != nil {
 			return nil, fmt.Errorf("field store: %w", err)
 		}
-		c.st, c.nc, c.js = ns, ns.Conn(), ns.JetStream()
-		if err := c.streams(ctx, cs.bindOnly); err != nil {
+		c.Store, c.nc, c.js = ns, ns.Conn(), ns.JetStream()
+		if err := c.streams(ctx, cs.BindOnly); err != nil {
 			_ = ns.Close()
 			return nil, fmt.Errorf("field store: %w", err)
 		}
 	}
 	if err := c.join(ctx); err != nil {
-		_ = c.st.Close()
+		_ = c.Store.Close()
 		return nil, fmt.Errorf("field store: %w", err)
 	}
 	return c, nil
@@ -163,16 +166,16 @@ func newCluster(ctx context.Context, cs clusterSettings, n node, log *slog.Logge
 
 // streams binds or creates the events stream and, with overflow, the
 // work queue.
-func (c *cluster) streams(ctx context.Context, bindOnly bool) error {
+func (c *Cluster) streams(ctx context.Context, bindOnly bool) error {
 	want := []jetstream.StreamConfig{{
-		Name: c.events, Description: "ptcx serve: execution events, one subject per execution",
-		Subjects: []string{c.subject + ".events.>"}, MaxAge: c.liveTTL, Storage: jetstream.FileStorage,
+		Name: c.Events, Description: "ptcx serve: execution events, one subject per execution",
+		Subjects: []string{c.Subject + ".events.>"}, MaxAge: c.LiveTTL, Storage: jetstream.FileStorage,
 		Duplicates: time.Minute,
 	}}
-	if c.overflow {
+	if c.Overflow {
 		want = append(want, jetstream.StreamConfig{
-			Name: c.work, Description: "ptcx serve: executions waiting for a node with a free slot",
-			Subjects: []string{c.subject + ".work"}, Retention: jetstream.WorkQueuePolicy, MaxAge: c.liveTTL,
+			Name: c.Work, Description: "ptcx serve: executions waiting for a node with a free slot",
+			Subjects: []string{c.Subject + ".work"}, Retention: jetstream.WorkQueuePolicy, MaxAge: c.LiveTTL,
 			Storage: jetstream.FileStorage,
 		})
 	}
@@ -195,20 +198,20 @@ func (c *cluster) streams(ctx context.Context, bindOnly bool) error {
 
 // join fails what an earlier life of this node left running, takes the
 // lease, subscribes to requests for this node, and starts the loops.
-func (c *cluster) join(ctx context.Context) error {
-	if err := c.reap(ctx, store.Lease{Node: c.node}, "restarted"); err != nil {
+func (c *Cluster) join(ctx context.Context) error {
+	if err := c.reap(ctx, store.Lease{Node: c.Node}, "restarted"); err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := c.st.RenewLease(ctx, c.node, start.Add(c.lease)); err != nil {
+	if err := c.Store.RenewLease(ctx, c.Node, start.Add(c.Lease)); err != nil {
 		return err
 	}
-	c.fence.Renewed(start)
+	c.Fence.Renewed(start)
 
 	if c.nc != nil {
-		sub, err := c.nc.Subscribe(c.nodeSubject(c.node), c.onRequest)
+		sub, err := c.nc.Subscribe(c.nodeSubject(c.Node), c.onRequest)
 		if err != nil {
-			return fmt.Errorf("%w: subscribing to %s: %w", store.ErrUnavailable, c.nodeSubject(c.node), err)
+			return fmt.Errorf("%w: subscribing to %s: %w", store.ErrUnavailable, c.nodeSubject(c.Node), err)
 		}
 		c.sub = sub
 	}
@@ -216,33 +219,33 @@ func (c *cluster) join(ctx context.Context) error {
 	go c.leaseLoop()
 	go c.reapLoop()
 	go c.evictLoop()
-	if c.overflow {
+	if c.Overflow {
 		if err := c.startWorker(ctx); err != nil {
 			return err
 		}
 	}
-	c.log.Info("joined the cluster", "node", c.node, "store", c.kind, "lease_ms", c.lease.Milliseconds(), "overflow", c.overflow)
+	c.log.Info("joined the cluster", "node", c.Node, "store", c.Kind, "lease_ms", c.Lease.Milliseconds(), "overflow", c.Overflow)
 	return nil
 }
 
-func (c *cluster) nodeSubject(node string) string { return c.subject + ".node." + node }
-func (c *cluster) eventSubject(id string) string  { return c.subject + ".events." + id }
+func (c *Cluster) nodeSubject(node string) string { return c.Subject + ".node." + node }
+func (c *Cluster) eventSubject(id string) string  { return c.Subject + ".events." + id }
 
-// adoptOrphans holds here, from now, the parked executions whose owner
+// AdoptOrphans holds here, from now, the parked executions whose owner
 // is gone: this node's earlier life, or a node whose lease lapsed or that
 // left. It runs once the Server has its cluster (a taken-over execution
 // may resume at once).
-func (c *cluster) adoptOrphans(ctx context.Context) error {
-	leases, err := c.st.Leases(ctx)
+func (c *Cluster) AdoptOrphans(ctx context.Context) error {
+	leases, err := c.Store.Leases(ctx)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	return c.adoptParked(ctx, func(owner string) bool { return owner == c.node || c.ownerGone(leases, owner, now) })
+	return c.adoptParked(ctx, func(owner string) bool { return owner == c.Node || c.ownerGone(leases, owner, now) })
 }
 
-// evicted queues the deletion of an evicted execution's record.
-func (c *cluster) evicted(id string) {
+// Evicted queues the deletion of an evicted execution's record.
+func (c *Cluster) Evicted(id string) {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
 	select {
@@ -253,23 +256,23 @@ func (c *cluster) evicted(id string) {
 }
 
 // isEvicting reports whether id's record is queued for deletion.
-func (c *cluster) isEvicting(id string) bool {
+func (c *Cluster) isEvicting(id string) bool {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
 	_, ok := c.evicting[id]
 	return ok
 }
 
-func (c *cluster) evictLoop() {
+func (c *Cluster) evictLoop() {
 	defer c.wg.Done()
 	for {
 		select {
 		case <-c.stop:
 			return
 		case id := <-c.evictions:
-			c.holdEvictions.Lock()
-			c.holdEvictions.Unlock()
-			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			c.HoldEvictions.Lock()
+			c.HoldEvictions.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 			if err := c.deleteRecord(ctx, id); err != nil {
 				c.log.Warn("deleting an evicted execution's record failed (it expires at its TTL)", "execution", id, "error", err.Error())
 			}
@@ -281,26 +284,26 @@ func (c *cluster) evictLoop() {
 	}
 }
 
-// ready is nil when the store is usable, the last renewal worked and
+// Ready is nil when the store is usable, the last renewal worked and
 // the node can prove its lease (serve/internal/fence).
-func (c *cluster) ready(ctx context.Context) error {
-	if err := c.st.Check(ctx); err != nil {
+func (c *Cluster) Ready(ctx context.Context) error {
+	if err := c.Store.Check(ctx); err != nil {
 		return err
 	}
-	if !c.fence.Live() {
-		return fmt.Errorf("%w: %s", errFenced, c.fence.Refusal())
+	if !c.Fence.Live() {
+		return fmt.Errorf("%w: %s", ErrFenced, c.Fence.Refusal())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.healthy
 }
 
-// close stops the loops, waits for the records being written, leaves the
+// Close stops the loops, waits for the records being written, leaves the
 // cluster (dropping the lease, so no one reaps what settled) and closes
 // the store.
-func (c *cluster) close() {
+func (c *Cluster) Close() {
 	c.stopOnce.Do(func() {
-		c.fence.Stop()
+		c.Fence.Stop()
 		if c.sub != nil {
 			_ = c.sub.Drain()
 		}
@@ -312,29 +315,29 @@ func (c *cluster) close() {
 		c.wg.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if ls, err := c.st.Leases(ctx); err == nil {
+		if ls, err := c.Store.Leases(ctx); err == nil {
 			for _, l := range ls {
-				if l.Node == c.node {
-					_ = c.st.DropLease(ctx, l)
+				if l.Node == c.Node {
+					_ = c.Store.DropLease(ctx, l)
 				}
 			}
 		}
-		_ = c.st.Close()
+		_ = c.Store.Close()
 	})
 }
 
-// crash stops the node's part in the cluster at once, as a killed
+// Crash stops the node's part in the cluster at once, as a killed
 // process would: no more renewals, writes or answers, and the parked
 // executions it held are given up (their state is in the store).
-func (c *cluster) crash() {
+func (c *Cluster) Crash() {
 	c.stopOnce.Do(func() {
-		c.fence.Stop()
+		c.Fence.Stop()
 		close(c.stop)
 		if c.sub != nil {
 			_ = c.sub.Unsubscribe()
 		}
-		c.n.releaseParked()
-		_ = c.st.Close()
+		c.n.ReleaseParked()
+		_ = c.Store.Close()
 	})
 }
 

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"testing"
@@ -20,7 +20,7 @@ func FuzzClusterDecoders(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if req, err := decodeNodeRequest(data); err == nil {
-			require.Contains(t, []string{opCancel, opResults}, req.Op)
+			require.Contains(t, []string{OpCancel, OpResults}, req.Op)
 			require.NotEmpty(t, req.ID)
 			require.NotEmpty(t, req.Tenant)
 		}

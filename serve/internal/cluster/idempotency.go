@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -29,9 +31,9 @@ import (
 // settles, and deleted with the record when its node evicts it. Without a
 // store (memory) keys are per node, in the table, as they always were.
 
-// reservationKeyOf is the store key of tenant's idempotency key: 16 hex
+// ReservationKeyOf is the store key of tenant's idempotency key: 16 hex
 // digits of the tenant's SHA-256, a dot, and 32 of the tenant's and key's.
-func reservationKeyOf(tenant, key string) string {
+func ReservationKeyOf(tenant, key string) string {
 	t := sha256.Sum256([]byte(tenant))
 	k := sha256.Sum256([]byte(tenant + "\x00" + key))
 	return hex.EncodeToString(t[:8]) + "." + hex.EncodeToString(k[:16])
@@ -40,67 +42,67 @@ func reservationKeyOf(tenant, key string) string {
 // keyStartBound is how long a reservation may name an execution whose
 // record does not exist yet: the start path's longest wait (a keep_state
 // session's turn, tenants[].sessions.wait_ms) and its two store writes.
-func keyStartBound(x *execution) time.Duration { return x.SessionWait() + 2*storeTimeout }
+func keyStartBound(x Execution) time.Duration { return x.SessionWait() + 2*StoreTimeout }
 
 // keyPoll is how often a request finds again a key whose execution is
 // being started on another node.
 const keyPoll = 100 * time.Millisecond
 
-// keyHold is the reservation of an execution's key this node made as the
+// KeyHold is the reservation of an execution's key this node made as the
 // execution starts.
-type keyHold struct {
-	c *cluster
-	x *execution
+type KeyHold struct {
+	c *Cluster
+	x Execution
 	r store.Reservation
 	// queued: the reservation was made when the execution was queued
 	// (enqueue); it stays whatever this start does.
 	queued bool
 }
 
-// enter admits x to start on a cluster node: the node must prove its
+// Enter admits x to start on a cluster node: the node must prove its
 // lease (x runs under the current epoch, serve/internal/fence) and x's idempotency
 // key, if any, is reserved for it. When another node's execution holds the
 // key with the same body, first is its state as GET shows it: the answer
 // to the request, x not started. herr answers the request instead: 503
 // while the lease is not proven; 409 for another body. The hold, when x
 // has a key, is given back unless x starts (release).
-func (c *cluster) enter(x *execution, wait *bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
-	epoch, ok := c.fence.Epoch()
+func (c *Cluster) Enter(x Execution, wait *bool) (hold *KeyHold, first json.RawMessage, herr *httperr.Error) {
+	epoch, ok := c.Fence.Epoch()
 	if !ok {
-		return nil, nil, unavailable(CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.fence.Refusal())
+		return nil, nil, httperr.Unavailable(httperr.CodeStoreUnavailable, "%s: it starts no execution until it renews its lease; retry (on another node)", c.Fence.Refusal())
 	}
 	x.SetEpoch(epoch)
 	if x.Key() == "" {
 		return nil, nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.maxWait+storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.MaxWait+StoreTimeout)
 	defer cancel()
 	return c.reserve(ctx, x, wait == nil || *wait)
 }
 
 // reserve reserves x's key for x, or answers with the execution that
 // holds it, first (as enter).
-func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *keyHold, first json.RawMessage, herr *httpError) {
+func (c *Cluster) reserve(ctx context.Context, x Execution, wait bool) (hold *KeyHold, first json.RawMessage, herr *httperr.Error) {
 	sum := x.Sum()
-	mine := store.Reservation{Key: reservationKeyOf(x.Tenant(), x.Key()), Tenant: x.Tenant(), ID: x.ID(), Sum: hex.EncodeToString(sum[:]),
-		Node: c.node, Created: x.Created(), ExpiresAt: x.Created().Add(2 * c.liveTTL)}
-	deadline := time.Now().Add(c.maxWait)
+	mine := store.Reservation{Key: ReservationKeyOf(x.Tenant(), x.Key()), Tenant: x.Tenant(), ID: x.ID(), Sum: hex.EncodeToString(sum[:]),
+		Node: c.Node, Created: x.Created(), ExpiresAt: x.Created().Add(2 * c.LiveTTL)}
+	deadline := time.Now().Add(c.MaxWait)
 	for {
-		rev, err := c.st.Reserve(ctx, mine)
+		rev, err := c.Store.Reserve(ctx, mine)
 		if err == nil {
 			mine.Revision = rev
-			return &keyHold{c: c, x: x, r: mine}, nil, nil
+			return &KeyHold{c: c, x: x, r: mine}, nil, nil
 		}
 		if !errors.Is(err, store.ErrExists) {
-			return nil, nil, storeUnavailable(err)
+			return nil, nil, httperr.StoreUnavailable(err)
 		}
-		cur, err := c.st.GetReservation(ctx, mine.Key)
+		cur, err := c.Store.GetReservation(ctx, mine.Key)
 		switch {
 		case errors.Is(err, store.ErrNotFound): // given back meanwhile: reserve again
 		case err != nil:
-			return nil, nil, storeUnavailable(err)
+			return nil, nil, httperr.StoreUnavailable(err)
 		case cur.ID == x.ID(): // reserved when it was queued
-			return &keyHold{c: c, x: x, r: cur, queued: true}, nil, nil
+			return &KeyHold{c: c, x: x, r: cur, queued: true}, nil, nil
 		default:
 			h, first, herr, again := c.heldBy(ctx, x, mine, cur, wait)
 			if !again {
@@ -108,14 +110,14 @@ func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *k
 			}
 		}
 		if time.Now().After(deadline) {
-			e := errorf(CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.Key())
-			e.retryAfter = DefaultRetryAfter
+			e := httperr.Errorf(httperr.CodeConflict, "idempotency_key %q is held by an execution another request is starting; retry", x.Key())
+			e.RetryAfter = httperr.DefaultRetryAfter
 			return nil, nil, e
 		}
 		select {
 		case <-time.After(keyPoll):
 		case <-ctx.Done():
-			return nil, nil, storeUnavailable(ctx.Err())
+			return nil, nil, httperr.StoreUnavailable(ctx.Err())
 		}
 	}
 }
@@ -123,35 +125,35 @@ func (c *cluster) reserve(ctx context.Context, x *execution, wait bool) (hold *k
 // heldBy answers for x's key, held by cur: the execution it names (its
 // state, first, or 409), or takes it over when that execution never
 // started; again when its record is still to come.
-func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Reservation, wait bool) (h *keyHold, first json.RawMessage, herr *httpError, again bool) {
-	rec, err := c.st.Get(ctx, cur.ID)
+func (c *Cluster) heldBy(ctx context.Context, x Execution, mine, cur store.Reservation, wait bool) (h *KeyHold, first json.RawMessage, herr *httperr.Error, again bool) {
+	rec, err := c.Store.Get(ctx, cur.ID)
 	switch {
 	case err == nil && rec.Tenant == x.Tenant():
 		if cur.Sum != mine.Sum {
 			return nil, nil, keyConflict(x, cur.ID), false
 		}
-		st, herr := c.remoteState(ctx, x.Tenant(), cur.ID, wait)
+		st, herr := c.RemoteState(ctx, x.Tenant(), cur.ID, wait)
 		if herr != nil {
 			return nil, nil, herr, false
 		}
 		return nil, st, nil, false
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return nil, nil, storeUnavailable(err), false
+		return nil, nil, httperr.StoreUnavailable(err), false
 	}
 	left, err := c.abandoned(ctx, x, cur)
 	if err != nil {
-		return nil, nil, storeUnavailable(err), false
+		return nil, nil, httperr.StoreUnavailable(err), false
 	}
 	if left {
 		mine.Revision = cur.Revision
-		rev, err := c.st.UpdateReservation(ctx, mine)
+		rev, err := c.Store.UpdateReservation(ctx, mine)
 		if err == nil {
 			mine.Revision = rev
 			c.log.Info("took over an idempotency key's reservation its execution never used", "execution", x.ID(), "from", cur.ID, "node", cur.Node)
-			return &keyHold{c: c, x: x, r: mine}, nil, nil, false
+			return &KeyHold{c: c, x: x, r: mine}, nil, nil, false
 		}
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
-			return nil, nil, storeUnavailable(err), false
+			return nil, nil, httperr.StoreUnavailable(err), false
 		}
 		return nil, nil, nil, true // another request took it: look again
 	}
@@ -165,30 +167,30 @@ func (c *cluster) heldBy(ctx context.Context, x *execution, mine, cur store.Rese
 // record, was left by a start that will not write one: it is older than
 // keyStartBound, or its node is gone. x is the execution whose start
 // found it.
-func (c *cluster) abandoned(ctx context.Context, x *execution, cur store.Reservation) (bool, error) {
+func (c *Cluster) abandoned(ctx context.Context, x Execution, cur store.Reservation) (bool, error) {
 	if time.Since(cur.Created) > keyStartBound(x) {
 		return true, nil
 	}
-	leases, err := c.st.Leases(ctx)
+	leases, err := c.Store.Leases(ctx)
 	if err != nil {
 		return false, err
 	}
 	return c.ownerGone(leases, cur.Node, time.Now()), nil
 }
 
-func keyConflict(x *execution, first string) *httpError {
-	return errorf(CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.Key(), first)
+func keyConflict(x Execution, first string) *httperr.Error {
+	return httperr.Errorf(httperr.CodeConflict, "idempotency_key %q was used by execution %s with a different request body", x.Key(), first)
 }
 
-// release gives the reservation back unless its execution started (it
+// Release gives the reservation back unless its execution started (it
 // is in the table) or was queued.
-func (h *keyHold) release() {
-	if h == nil || h.queued || h.c.n.lookup(h.x.ID()) == h.x {
+func (h *KeyHold) Release() {
+	if h == nil || h.queued || h.c.n.Lookup(h.x.ID()) == h.x {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
-	if err := h.c.st.DeleteReservation(ctx, h.r); err != nil && !errors.Is(err, store.ErrConflict) {
+	if err := h.c.Store.DeleteReservation(ctx, h.r); err != nil && !errors.Is(err, store.ErrConflict) {
 		h.c.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while",
 			"execution", h.x.ID(), "error", err.Error())
 	}
@@ -197,13 +199,13 @@ func (h *keyHold) release() {
 // keepKey keeps x's reservation as long as its record, rec, just written:
 // pushed on by a live record that outlives it, cut to a settled one's
 // expiry. o.mu is held.
-func (c *cluster) keepKey(ctx context.Context, o *owned, rec store.Record) {
+func (c *Cluster) keepKey(ctx context.Context, o *owned, rec store.Record) {
 	until := rec.ExpiresAt
-	if rec.Status != StatusCompleted && rec.Status != StatusFailed {
+	if rec.Status != protocol.StatusCompleted && rec.Status != protocol.StatusFailed {
 		if !rec.ExpiresAt.After(o.keyUntil) {
 			return
 		}
-		until = rec.ExpiresAt.Add(c.liveTTL)
+		until = rec.ExpiresAt.Add(c.LiveTTL)
 	}
 	if c.keyUntil(ctx, rec, until) {
 		o.keyUntil = until
@@ -213,14 +215,14 @@ func (c *cluster) keepKey(ctx context.Context, o *owned, rec store.Record) {
 // keyUntil makes the reservation rec names, if it is still rec's
 // execution's, expire at until; it reports false when the store failed
 // (logged: the next write of the record tries again).
-func (c *cluster) keyUntil(ctx context.Context, rec store.Record, until time.Time) bool {
+func (c *Cluster) keyUntil(ctx context.Context, rec store.Record, until time.Time) bool {
 	if rec.Reservation == "" {
 		return true
 	}
-	r, err := c.st.GetReservation(ctx, rec.Reservation)
+	r, err := c.Store.GetReservation(ctx, rec.Reservation)
 	if err == nil && r.ID == rec.ID {
 		r.ExpiresAt = until
-		_, err = c.st.UpdateReservation(ctx, r)
+		_, err = c.Store.UpdateReservation(ctx, r)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
 		c.log.Warn("keeping an idempotency key's reservation as long as its execution failed", "execution", rec.ID, "error", err.Error())
@@ -231,13 +233,13 @@ func (c *cluster) keyUntil(ctx context.Context, rec store.Record, until time.Tim
 
 // forgetKey gives back x's reservation when x will have no record here
 // (adopt failed): a retry need not wait for it to be taken over.
-func (c *cluster) forgetKey(ctx context.Context, x *execution) {
+func (c *Cluster) forgetKey(ctx context.Context, x Execution) {
 	if x.Key() == "" {
 		return
 	}
-	r, err := c.st.GetReservation(ctx, reservationKeyOf(x.Tenant(), x.Key()))
+	r, err := c.Store.GetReservation(ctx, ReservationKeyOf(x.Tenant(), x.Key()))
 	if err == nil && r.ID == x.ID() {
-		err = c.st.DeleteReservation(ctx, r)
+		err = c.Store.DeleteReservation(ctx, r)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
 		c.log.Warn("giving back an idempotency key's reservation failed: a retry takes it over after a while", "execution", x.ID(), "error", err.Error())
@@ -246,25 +248,25 @@ func (c *cluster) forgetKey(ctx context.Context, x *execution) {
 
 // deleteRecord deletes a settled execution's record this node evicted
 // (and its key's reservation), unless the record is another node's now.
-func (c *cluster) deleteRecord(ctx context.Context, id string) error {
-	r, err := c.st.Get(ctx, id)
+func (c *Cluster) deleteRecord(ctx context.Context, id string) error {
+	r, err := c.Store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if r.Owner != c.node || (r.Status != StatusCompleted && r.Status != StatusFailed) {
+	if r.Owner != c.Node || (r.Status != protocol.StatusCompleted && r.Status != protocol.StatusFailed) {
 		return nil // taken over, or continued, elsewhere
 	}
 	if r.Reservation != "" {
-		k, err := c.st.GetReservation(ctx, r.Reservation)
+		k, err := c.Store.GetReservation(ctx, r.Reservation)
 		if err == nil && k.ID == id {
-			err = c.st.DeleteReservation(ctx, k)
+			err = c.Store.DeleteReservation(ctx, k)
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("deleting its idempotency key's reservation: %w", err)
 		}
 	}
-	return c.st.Delete(ctx, id)
+	return c.Store.Delete(ctx, id)
 }

@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -10,22 +10,24 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/ptcx/ptcx/serve/internal/httperr"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
 // The operations one node asks of an execution's owner.
 const (
-	opCancel  = "cancel"
-	opResults = "results"
+	OpCancel  = "cancel"
+	OpResults = "results"
 )
 
-// nodeRequest is what a node sends to an execution's owner on
+// NodeRequest is what a node sends to an execution's owner on
 // SUBJECT.node.OWNER: a DELETE or a tool_results it received.
-type nodeRequest struct {
-	Op      string       `json:"op"`
-	Tenant  string       `json:"tenant"`
-	ID      string       `json:"id"`
-	Results []ToolResult `json:"results,omitempty"`
+type NodeRequest struct {
+	Op      string                `json:"op"`
+	Tenant  string                `json:"tenant"`
+	ID      string                `json:"id"`
+	Results []protocol.ToolResult `json:"results,omitempty"`
 }
 
 // nodeReply is the owner's answer: the HTTP status and body to pass on.
@@ -37,12 +39,12 @@ type nodeReply struct {
 
 // onRequest answers another node's request for one of this node's
 // executions, each on its own goroutine (at most maxAnswers at once).
-func (c *cluster) onRequest(m *nats.Msg) {
+func (c *Cluster) onRequest(m *nats.Msg) {
 	select {
 	case c.answers <- struct{}{}:
 	default:
-		e := unavailable(CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.node, maxAnswers)
-		c.reply(m, nodeReply{Status: e.status, RetryAfterMS: e.retryAfter.Milliseconds(), Body: envelope(e)})
+		e := httperr.Unavailable(httperr.CodeOwnerUnavailable, "the owner node %s is answering %d forwarded requests, its maximum; retry", c.Node, maxAnswers)
+		c.reply(m, nodeReply{Status: e.Status, RetryAfterMS: e.RetryAfter.Milliseconds(), Body: envelope(e)})
 		return
 	}
 	go func() {
@@ -52,12 +54,12 @@ func (c *cluster) onRequest(m *nats.Msg) {
 }
 
 // decodeNodeRequest decodes and checks a forwarded request.
-func decodeNodeRequest(data []byte) (nodeRequest, error) {
-	var req nodeRequest
+func decodeNodeRequest(data []byte) (NodeRequest, error) {
+	var req NodeRequest
 	if err := json.Unmarshal(data, &req); err != nil {
 		return req, fmt.Errorf("a forwarded request that is not JSON: %w", err)
 	}
-	if req.Op != opCancel && req.Op != opResults {
+	if req.Op != OpCancel && req.Op != OpResults {
 		return req, fmt.Errorf("a forwarded request with op %q: want cancel or results", req.Op)
 	}
 	if req.ID == "" || req.Tenant == "" {
@@ -66,73 +68,73 @@ func decodeNodeRequest(data []byte) (nodeRequest, error) {
 	return req, nil
 }
 
-func (c *cluster) answer(data []byte) nodeReply {
+func (c *Cluster) answer(data []byte) nodeReply {
 	req, err := decodeNodeRequest(data)
 	if err != nil {
-		e := errorf(CodeBadRequest, "%v", err)
-		return nodeReply{Status: e.status, Body: envelope(e)}
+		e := httperr.Errorf(httperr.CodeBadRequest, "%v", err)
+		return nodeReply{Status: e.Status, Body: envelope(e)}
 	}
-	x := c.n.get(req.Tenant, req.ID)
+	x := c.n.Get(req.Tenant, req.ID)
 	if x == nil && c.awaitTakeOver(req.ID) { // claimed here, not yet held
-		x = c.n.get(req.Tenant, req.ID)
+		x = c.n.Get(req.Tenant, req.ID)
 	}
 	if x == nil {
-		e := notFound(req.ID)
-		return nodeReply{Status: e.status, Body: envelope(e)}
+		e := httperr.NotFound(req.ID)
+		return nodeReply{Status: e.Status, Body: envelope(e)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.maxWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.MaxWait)
 	defer cancel()
-	if !c.current(x) { // held from an ended epoch (cluster_fence.go)
-		var herr *httpError
+	if !c.Current(x) { // held from an ended epoch (fence.go)
+		var herr *httperr.Error
 		if x, herr = c.stale(ctx, x); herr != nil {
-			return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
+			return nodeReply{Status: herr.Status, Body: envelope(herr), RetryAfterMS: herr.RetryAfter.Milliseconds()}
 		}
 	}
-	st, herr := c.n.apply(ctx, x, req)
+	st, herr := c.n.Apply(ctx, x, req)
 	if herr != nil {
-		return nodeReply{Status: herr.status, Body: envelope(herr), RetryAfterMS: herr.retryAfter.Milliseconds()}
+		return nodeReply{Status: herr.Status, Body: envelope(herr), RetryAfterMS: herr.RetryAfter.Milliseconds()}
 	}
 	b, _ := json.Marshal(st)
 	return nodeReply{Status: http.StatusOK, Body: b}
 }
 
-func (c *cluster) reply(m *nats.Msg, r nodeReply) {
+func (c *Cluster) reply(m *nats.Msg, r nodeReply) {
 	b, _ := json.Marshal(r)
 	_ = m.Respond(b)
 }
 
-func envelope(e *httpError) json.RawMessage {
-	b, _ := json.Marshal(ErrorEnvelope{Error: e.body})
+func envelope(e *httperr.Error) json.RawMessage {
+	b, _ := json.Marshal(protocol.ErrorEnvelope{Error: e.Body})
 	return b
 }
 
-// record returns tenant's execution id from the store: 404 for an
+// Record returns tenant's execution id from the store: 404 for an
 // unknown one or another tenant's, 503 when the store fails.
-func (c *cluster) record(ctx context.Context, tenant, id string) (store.Record, *httpError) {
+func (c *Cluster) Record(ctx context.Context, tenant, id string) (store.Record, *httperr.Error) {
 	if c.isEvicting(id) { // forgotten here; its record is being deleted
-		return store.Record{}, notFound(id)
+		return store.Record{}, httperr.NotFound(id)
 	}
-	r, err := c.st.Get(ctx, id)
+	r, err := c.Store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Tenant != tenant) {
-		return store.Record{}, notFound(id)
+		return store.Record{}, httperr.NotFound(id)
 	}
 	if err != nil {
-		return store.Record{}, storeUnavailable(err)
+		return store.Record{}, httperr.StoreUnavailable(err)
 	}
 	return r, nil
 }
 
-// remoteState answers GET for an execution another node owns; with
+// RemoteState answers GET for an execution another node owns; with
 // wait, it re-reads the record until it is no longer running, at most
 // server.max_wait_ms.
-func (c *cluster) remoteState(ctx context.Context, tenant, id string, wait bool) (json.RawMessage, *httpError) {
-	deadline := time.Now().Add(c.maxWait)
+func (c *Cluster) RemoteState(ctx context.Context, tenant, id string, wait bool) (json.RawMessage, *httperr.Error) {
+	deadline := time.Now().Add(c.MaxWait)
 	for {
-		r, herr := c.record(ctx, tenant, id)
+		r, herr := c.Record(ctx, tenant, id)
 		if herr != nil {
 			return nil, herr
 		}
-		if !wait || r.Status != StatusRunning || time.Now().After(deadline) {
+		if !wait || r.Status != protocol.StatusRunning || time.Now().After(deadline) {
 			return r.State, nil
 		}
 		select {
@@ -143,61 +145,61 @@ func (c *cluster) remoteState(ctx context.Context, tenant, id string, wait bool)
 	}
 }
 
-// forward sends a DELETE or tool_results for an execution another node
+// Forward sends a DELETE or tool_results for an execution another node
 // owns to that node and relays its answer. An owner that does not answer
 // is waited for until its lease expires (503 with Retry-After); then its
 // executions are reaped and the record's state is the answer.
-func (c *cluster) forward(ctx context.Context, w http.ResponseWriter, req nodeRequest) {
+func (c *Cluster) Forward(ctx context.Context, w http.ResponseWriter, req NodeRequest) {
 	c.forwardWith(ctx, w, req, true)
 }
 
 // forwardOnce is forward after a lost race to take an execution over: its
 // new owner answers, or its state does; it is not taken over again.
-func (c *cluster) forwardOnce(ctx context.Context, w http.ResponseWriter, req nodeRequest) {
+func (c *Cluster) forwardOnce(ctx context.Context, w http.ResponseWriter, req NodeRequest) {
 	c.forwardWith(ctx, w, req, false)
 }
 
-func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req nodeRequest, again bool) {
-	if x := c.n.local(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
-		st, herr := c.n.apply(ctx, x, req)
+func (c *Cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req NodeRequest, again bool) {
+	if x := c.n.Local(req.Tenant, req.ID); x != nil { // taken over meanwhile, by this node
+		st, herr := c.n.Apply(ctx, x, req)
 		if herr != nil {
-			writeError(w, herr)
+			httperr.Write(w, herr)
 			return
 		}
-		writeJSON(w, http.StatusOK, st)
+		httperr.WriteJSON(w, http.StatusOK, st)
 		return
 	}
-	r, herr := c.record(ctx, req.Tenant, req.ID)
+	r, herr := c.Record(ctx, req.Tenant, req.ID)
 	if herr != nil {
-		writeError(w, herr)
+		httperr.Write(w, herr)
 		return
 	}
-	if r.Status == StatusCompleted || r.Status == StatusFailed {
-		if req.Op == opCancel {
-			writeError(w, alreadySettled(r.ID, r.Status))
+	if r.Status == protocol.StatusCompleted || r.Status == protocol.StatusFailed {
+		if req.Op == OpCancel {
+			httperr.Write(w, httperr.AlreadySettled(r.ID, r.Status))
 			return
 		}
-		writeRaw(w, http.StatusOK, r.State)
+		httperr.WriteRaw(w, http.StatusOK, r.State)
 		return
 	}
 	if r.Owner == "" {
 		c.forwardQueued(ctx, w, req, r)
 		return
 	}
-	if c.nc == nil || r.Owner == c.node {
+	if c.nc == nil || r.Owner == c.Node {
 		// Owned by this node's earlier life (a restart), or by this node
-		// under an ended epoch (cluster_fence.go), or by a dir store's node
+		// under an ended epoch (fence.go), or by a dir store's node
 		// that is gone: nothing can answer, so it is continued here if
 		// parked, else lost; once this node proves its lease again.
-		if !c.fence.Live() {
-			writeError(w, unavailable(CodeOwnerUnavailable, "%s; retry", c.fence.Refusal()))
+		if !c.Fence.Live() {
+			httperr.Write(w, httperr.Unavailable(httperr.CodeOwnerUnavailable, "%s; retry", c.Fence.Refusal()))
 			return
 		}
 		c.lost(ctx, w, r, req, again)
 		return
 	}
 	b, _ := json.Marshal(req)
-	rctx, cancel := context.WithTimeout(ctx, c.maxWait+5*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, c.MaxWait+5*time.Second)
 	defer cancel()
 	m, err := c.nc.RequestWithContext(rctx, c.nodeSubject(r.Owner), b)
 	if err == nil {
@@ -206,12 +208,12 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 			if rep.RetryAfterMS > 0 {
 				w.Header().Set("Retry-After", fmt.Sprint(max((rep.RetryAfterMS+999)/1000, 1)))
 			}
-			writeRaw(w, rep.Status, rep.Body)
+			httperr.WriteRaw(w, rep.Status, rep.Body)
 			return
 		}
 	}
 	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) && err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
 	c.ownerSilent(ctx, w, r, req, again)
@@ -220,20 +222,20 @@ func (c *cluster) forwardWith(ctx context.Context, w http.ResponseWriter, req no
 // ownerSilent answers for an owner that did not respond: 503 until its
 // lease expires (plus the margin: gone), then the execution is failed
 // (NODE_LOST) and returned.
-func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record, req nodeRequest, again bool) {
-	leases, err := c.st.Leases(ctx)
+func (c *Cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r store.Record, req NodeRequest, again bool) {
+	leases, err := c.Store.Leases(ctx)
 	if err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
 	for _, l := range leases {
 		if l.Node == r.Owner && !c.gone(l, time.Now()) {
-			lost := l.Until.Add(c.fence.Margin())
-			e := errorf(CodeOwnerUnavailable,
+			lost := l.Until.Add(c.Fence.Margin())
+			e := httperr.Errorf(httperr.CodeOwnerUnavailable,
 				"execution %s is owned by node %s, which does not answer; it is lost at %s (its lease's expiry plus the margin) unless it renews: retry then (a parked execution is then continued by the node that takes it over, a running one is reported failed, NODE_LOST)",
 				r.ID, r.Owner, lost.UTC().Format(time.RFC3339Nano))
-			e.retryAfter = time.Until(lost)
-			writeError(w, e)
+			e.RetryAfter = time.Until(lost)
+			httperr.Write(w, e)
 			return
 		}
 	}
@@ -243,14 +245,14 @@ func (c *cluster) ownerSilent(ctx context.Context, w http.ResponseWriter, r stor
 // lost answers for an execution of a node that is gone: a parked one is
 // taken over and req applied to it here; any other is failed (NODE_LOST)
 // and its state answered.
-func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record, req nodeRequest, again bool) {
+func (c *Cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Record, req NodeRequest, again bool) {
 	if isParkedRecord(r) && !again { // a takeover raced it, and it is not held yet: its state would drop req
-		e := unavailable(CodeOwnerUnavailable, "execution %s is being taken over by another node: retry", r.ID)
-		writeError(w, e)
+		e := httperr.Unavailable(httperr.CodeOwnerUnavailable, "execution %s is being taken over by another node: retry", r.ID)
+		httperr.Write(w, e)
 		return
 	}
 	if isParkedRecord(r) {
-		x, err := c.takeOver(ctx, r)
+		x, err := c.TakeOver(ctx, r)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, errTakeOverRefused) {
 			// Another node took it over (or settled it) first, or it was
 			// failed here, its bytes not its own: ask again.
@@ -258,25 +260,25 @@ func (c *cluster) lost(ctx context.Context, w http.ResponseWriter, r store.Recor
 			return
 		}
 		if err != nil {
-			writeError(w, storeUnavailable(err))
+			httperr.Write(w, httperr.StoreUnavailable(err))
 			return
 		}
-		st, herr := c.n.apply(ctx, x, req)
+		st, herr := c.n.Apply(ctx, x, req)
 		if herr != nil {
-			writeError(w, herr)
+			httperr.Write(w, herr)
 			return
 		}
-		writeJSON(w, http.StatusOK, st)
+		httperr.WriteJSON(w, http.StatusOK, st)
 		return
 	}
 	if err := c.reap(ctx, store.Lease{Node: r.Owner}, "is gone"); err != nil {
-		writeError(w, storeUnavailable(err))
+		httperr.Write(w, httperr.StoreUnavailable(err))
 		return
 	}
-	now, herr := c.record(ctx, r.Tenant, r.ID)
+	now, herr := c.Record(ctx, r.Tenant, r.ID)
 	if herr != nil {
-		writeError(w, herr)
+		httperr.Write(w, herr)
 		return
 	}
-	writeRaw(w, http.StatusOK, now.State)
+	httperr.WriteRaw(w, http.StatusOK, now.State)
 }

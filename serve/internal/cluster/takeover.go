@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -25,7 +26,9 @@ import (
 // fail it (INTERNAL): another execution's program is never resumed as it.
 
 // isParkedRecord reports whether r is a parked execution's.
-func isParkedRecord(r store.Record) bool { return r.Status == StatusPending && r.Snapshot != "" }
+func isParkedRecord(r store.Record) bool {
+	return r.Status == protocol.StatusPending && r.Snapshot != ""
+}
 
 // errTakeOverRefused is takeOver's error for an execution it failed
 // instead of taking it over: its bytes are not its own.
@@ -33,8 +36,8 @@ var errTakeOverRefused = errors.New("serve: the parked execution's snapshot is n
 
 // adoptParked takes over every parked record whose owner gone says is
 // gone. A record another node claims first is left to it.
-func (c *cluster) adoptParked(ctx context.Context, gone func(owner string) bool) error {
-	recs, err := c.st.List(ctx)
+func (c *Cluster) adoptParked(ctx context.Context, gone func(owner string) bool) error {
+	recs, err := c.Store.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -43,21 +46,21 @@ func (c *cluster) adoptParked(ctx context.Context, gone func(owner string) bool)
 }
 
 // adoptIn is adoptParked over records listed already.
-func (c *cluster) adoptIn(ctx context.Context, recs []store.Record, gone func(owner string) bool) {
+func (c *Cluster) adoptIn(ctx context.Context, recs []store.Record, gone func(owner string) bool) {
 	for _, r := range recs {
 		if !isParkedRecord(r) || !gone(r.Owner) {
 			continue
 		}
-		if _, err := c.takeOver(ctx, r); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, errTakeOverRefused) {
+		if _, err := c.TakeOver(ctx, r); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, errTakeOverRefused) {
 			c.log.Warn("taking over a parked execution failed", "execution", r.ID, "owner", r.Owner, "error", err.Error())
 		}
 	}
 }
 
-// takeOverLost settles what node l.Node, gone, left, from one listing of
+// TakeOverLost settles what node l.Node, gone, left, from one listing of
 // the records (list, the store's List): its running executions fail
 // (NODE_LOST, reap) and its parked ones are taken over here.
-func (c *cluster) takeOverLost(ctx context.Context, l store.Lease, why string, list func(context.Context) ([]store.Record, error)) error {
+func (c *Cluster) TakeOverLost(ctx context.Context, l store.Lease, why string, list func(context.Context) ([]store.Record, error)) error {
 	recs, err := list(ctx)
 	if err != nil {
 		return err
@@ -69,23 +72,23 @@ func (c *cluster) takeOverLost(ctx context.Context, l store.Lease, why string, l
 	return nil
 }
 
-// takeOver claims r (a parked execution's record, as read) for this node
+// TakeOver claims r (a parked execution's record, as read) for this node
 // and holds the execution here, parked. It fails with store.ErrConflict
 // when another node updated the record first (it claimed it, or its owner
 // wrote it), with errTakeOverRefused when the bytes the record names are
 // not the execution's own (the record is failed then), and otherwise,
 // the record given back, when they could not be read.
-func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, error) {
-	epoch, ok := c.fence.Epoch()
+func (c *Cluster) TakeOver(ctx context.Context, r store.Record) (Execution, error) {
+	epoch, ok := c.Fence.Epoch()
 	if !ok {
-		return nil, errFenced
+		return nil, ErrFenced
 	}
-	if x := c.n.lookup(r.ID); x != nil {
-		if c.current(x) {
+	if x := c.n.Lookup(r.ID); x != nil {
+		if c.Current(x) {
 			return x, nil
 		}
-		if x.isParked() { // held from an ended epoch (cluster_fence.go)
-			if err := c.refresh(ctx, x); err != nil || c.current(x) {
+		if x.IsParked() { // held from an ended epoch (fence.go)
+			if err := c.refresh(ctx, x); err != nil || c.Current(x) {
 				return x, err
 			}
 		}
@@ -105,7 +108,7 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 				return nil, o.taken
 			}
 		}
-		if x := c.n.lookup(r.ID); x != nil && c.current(x) {
+		if x := c.n.Lookup(r.ID); x != nil && c.Current(x) {
 			return x, nil
 		}
 		return nil, fmt.Errorf("%w: execution %s is this node's already", store.ErrConflict, r.ID)
@@ -124,14 +127,14 @@ func (c *cluster) takeOver(ctx context.Context, r store.Record) (*execution, err
 
 // awaitTakeOver waits, at most storeTimeout, for this node's takeover of
 // execution id to end, and reports whether one was under way.
-func (c *cluster) awaitTakeOver(id string) bool {
+func (c *Cluster) awaitTakeOver(id string) bool {
 	c.mu.Lock()
 	o := c.owned[id]
 	c.mu.Unlock()
 	if o == nil || o.taking == nil {
 		return false
 	}
-	t := time.NewTimer(storeTimeout)
+	t := time.NewTimer(StoreTimeout)
 	defer t.Stop()
 	select {
 	case <-o.taking:
@@ -142,34 +145,34 @@ func (c *cluster) awaitTakeOver(id string) bool {
 
 // claimParked is takeOver once this node's takeover of r is the only one,
 // o its owned record to fill, epoch the one it runs under here.
-func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epoch uint64) (*execution, error) {
-	if !c.n.serves(r.Tenant) {
+func (c *Cluster) claimParked(ctx context.Context, r store.Record, o *owned, epoch uint64) (Execution, error) {
+	if !c.n.Serves(r.Tenant) {
 		return nil, fmt.Errorf("execution %s belongs to tenant %q, which this node does not serve", r.ID, r.Tenant)
 	}
-	var given map[int32]ToolResult
+	var given map[int32]protocol.ToolResult
 	if len(r.Answers) > 0 {
 		if err := json.Unmarshal(r.Answers, &given); err != nil {
 			return nil, fmt.Errorf("execution %s: its record's answers are not valid: %w", r.ID, err)
 		}
 	}
 	from := r.Owner
-	r.Owner = c.node
-	rev, err := c.st.Update(ctx, r)
+	r.Owner = c.Node
+	rev, err := c.Store.Update(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	r.Revision = rev
 
 	// Claimed: the bytes are read once, now.
-	data, err := c.n.readSnapshot(ctx, r.Snapshot)
+	data, err := c.n.ReadSnapshot(ctx, r.Snapshot)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.unclaim(ctx, r, from)
 		return nil, fmt.Errorf("execution %s: %w", r.ID, err)
 	}
-	var x *execution
+	var x Execution
 	var after int
 	if err == nil {
-		x, after, err = c.n.adoptParked(ctx, r.ID, r.Tenant, r.Snapshot, data, given, epoch, c.publishedEvents)
+		x, after, err = c.n.AdoptParked(ctx, r.ID, r.Tenant, r.Snapshot, data, given, epoch, c.PublishedEvents)
 	}
 	if err != nil {
 		return nil, c.refuse(ctx, r, from, err)
@@ -177,18 +180,18 @@ func (c *cluster) claimParked(ctx context.Context, r store.Record, o *owned, epo
 	c.mu.Lock() // before x is in the table: a request that finds it resumes it, and its follower writes its record
 	o.rev, o.last, o.snap, o.ans, o.after = rev, r.State, r.Snapshot, r.Answers, after
 	c.mu.Unlock()
-	c.n.holdAdopted(x, from)
+	c.n.HoldAdopted(x, from)
 	return x, nil
 }
 
 // unclaim returns a claimed record to the owner it had, for a retry to
 // take it over again: its bytes could not be read now.
-func (c *cluster) unclaim(ctx context.Context, r store.Record, from string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+func (c *Cluster) unclaim(ctx context.Context, r store.Record, from string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 	defer cancel()
 	r.Owner = from
-	if _, err := c.st.Update(ctx, r); err != nil {
-		c.log.Warn("giving a parked execution back after its snapshot could not be read failed", "execution", r.ID, "node", c.node, "error", err.Error())
+	if _, err := c.Store.Update(ctx, r); err != nil {
+		c.log.Warn("giving a parked execution back after its snapshot could not be read failed", "execution", r.ID, "node", c.Node, "error", err.Error())
 	}
 }
 
@@ -196,10 +199,10 @@ func (c *cluster) unclaim(ctx context.Context, r store.Record, from string) {
 // (or cannot continue here), with a log line, and returns
 // errTakeOverRefused; the bytes are left as they are (they may be
 // another execution's).
-func (c *cluster) refuse(ctx context.Context, r store.Record, from string, cause error) error {
+func (c *Cluster) refuse(ctx context.Context, r store.Record, from string, cause error) error {
 	c.log.Error("refused to take over a parked execution: its snapshot is not its own, or cannot continue here; the execution is failed",
 		"execution", r.ID, "tenant", r.Tenant, "from", from, "snapshot", r.Snapshot, "error", cause.Error())
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 	defer cancel()
 	msg := fmt.Sprintf("the parked execution could not be taken over from node %s: %v", from, cause)
 	if err := c.fail(ctx, r, api.CodeInternal, msg); err != nil {
@@ -208,19 +211,19 @@ func (c *cluster) refuse(ctx context.Context, r store.Record, from string, cause
 	return fmt.Errorf("%w: execution %s: %v", errTakeOverRefused, r.ID, cause)
 }
 
-// eventsFeed returns the events of execution id its cluster's stream
+// EventsFeed returns the events of execution id its cluster's stream
 // holds, in order and once each, at most limit read, and the last id
 // published (cluster.publishedEvents).
-type eventsFeed func(ctx context.Context, id string, limit int) ([]Event, int, error)
+type EventsFeed func(ctx context.Context, id string, limit int) ([]protocol.Event, int, error)
 
-// publishedEvents returns the events of execution id its stream holds, in
+// PublishedEvents returns the events of execution id its stream holds, in
 // order and once each (a repeated publish is skipped), at most limit of
 // them read, and the last id published (0: none; nothing without NATS).
-func (c *cluster) publishedEvents(ctx context.Context, id string, limit int) ([]Event, int, error) {
+func (c *Cluster) PublishedEvents(ctx context.Context, id string, limit int) ([]protocol.Event, int, error) {
 	if c.js == nil {
 		return nil, 0, nil
 	}
-	s, err := c.js.Stream(ctx, c.events)
+	s, err := c.js.Stream(ctx, c.Events)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -231,11 +234,11 @@ func (c *cluster) publishedEvents(ctx context.Context, id string, limit int) ([]
 	if err != nil {
 		return nil, 0, err
 	}
-	var last Event
+	var last protocol.Event
 	if err := json.Unmarshal(lastMsg.Data, &last); err != nil {
 		return nil, 0, fmt.Errorf("its last event is not valid: %w", err)
 	}
-	cons, err := c.js.OrderedConsumer(ctx, c.events, jetstream.OrderedConsumerConfig{
+	cons, err := c.js.OrderedConsumer(ctx, c.Events, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{c.eventSubject(id)}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
@@ -246,13 +249,13 @@ func (c *cluster) publishedEvents(ctx context.Context, id string, limit int) ([]
 		return nil, last.ID, err
 	}
 	defer it.Stop()
-	var out []Event
+	var out []protocol.Event
 	for range limit {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			return nil, last.ID, err
 		}
-		var e Event
+		var e protocol.Event
 		if json.Unmarshal(msg.Data(), &e) == nil && (len(out) == 0 || e.ID > out[len(out)-1].ID) {
 			out = append(out, e)
 		}
@@ -270,7 +273,7 @@ func (c *cluster) publishedEvents(ctx context.Context, id string, limit int) ([]
 
 // ownerGone reports, from the leases, whether node has no lease, or one
 // expired by more than the margin (gone).
-func (c *cluster) ownerGone(leases []store.Lease, node string, now time.Time) bool {
+func (c *Cluster) ownerGone(leases []store.Lease, node string, now time.Time) bool {
 	for _, l := range leases {
 		if l.Node == node {
 			return c.gone(l, now)

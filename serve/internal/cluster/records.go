@@ -1,4 +1,4 @@
-package serve
+package cluster
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ptcx/ptcx/serve/protocol"
 	"github.com/ptcx/ptcx/serve/store"
 )
 
@@ -26,7 +27,7 @@ type owned struct {
 	ans  []byte // the answers it carried
 	lost bool
 	// keyUntil is when the reservation of the execution's idempotency key
-	// expires, as far as this node knows (cluster_idempotency.go).
+	// expires, as far as this node knows (idempotency.go).
 	keyUntil time.Time
 
 	// following and after belong to c.mu: whether a follower runs, and
@@ -35,7 +36,7 @@ type owned struct {
 	after     int
 
 	// taking is closed once this node's takeover of the execution ended
-	// (cluster_takeover.go), taken its error then: a second takeover of it
+	// (takeover.go), taken its error then: a second takeover of it
 	// here waits for the first instead of claiming it again.
 	taking chan struct{}
 	taken  error
@@ -47,23 +48,23 @@ type chanMutex chan struct{}
 func (m chanMutex) lock()   { m <- struct{}{} }
 func (m chanMutex) unlock() { <-m }
 
-// storeTimeout bounds one write of a record.
-const storeTimeout = 5 * time.Second
+// StoreTimeout bounds one write of a record.
+const StoreTimeout = 5 * time.Second
 
-// adopt writes x's first record, or claims the record a queued execution
+// Adopt writes x's first record, or claims the record a queued execution
 // left (Owner ""), and starts following x: its events are published and
 // its record rewritten at every change until it settles. It is a no-op
 // for an execution adopted already (a repeated idempotency key).
-func (c *cluster) adopt(ctx context.Context, x *execution) error {
+func (c *Cluster) Adopt(ctx context.Context, x Execution) error {
 	c.mu.Lock()
 	if _, ok := c.owned[x.ID()]; ok {
 		c.mu.Unlock()
 		return nil
 	}
-	if !c.current(x) { // the lease lapsed since x was admitted: no record is written for it
+	if !c.Current(x) { // the lease lapsed since x was admitted: no record is written for it
 		c.mu.Unlock()
 		c.forgetKey(ctx, x)
-		return fmt.Errorf("%w: %s", errFenced, c.fence.Refusal())
+		return fmt.Errorf("%w: %s", ErrFenced, c.Fence.Refusal())
 	}
 	o := &owned{mu: make(chanMutex, 1)}
 	c.owned[x.ID()] = o
@@ -71,7 +72,7 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 	o.mu.lock()
 	defer o.mu.unlock()
 	rec := c.recordOf(x)
-	rev, err := c.st.Create(ctx, rec)
+	rev, err := c.Store.Create(ctx, rec)
 	if errors.Is(err, store.ErrExists) {
 		rev, err = c.claim(ctx, rec)
 	}
@@ -83,16 +84,16 @@ func (c *cluster) adopt(ctx context.Context, x *execution) error {
 		return err
 	}
 	o.rev, o.last = rev, rec.State
-	if x.Key() != "" { // reserved at its start with this expiry (cluster_idempotency.go)
-		o.keyUntil = x.Created().Add(2 * c.liveTTL)
+	if x.Key() != "" { // reserved at its start with this expiry (idempotency.go)
+		o.keyUntil = x.Created().Add(2 * c.LiveTTL)
 	}
-	c.wake(x)
+	c.Wake(x)
 	return nil
 }
 
-// wake starts x's follower unless one runs: at adoption, and when a
+// Wake starts x's follower unless one runs: at adoption, and when a
 // parked execution resumes (a parked one has none).
-func (c *cluster) wake(x *execution) {
+func (c *Cluster) Wake(x Execution) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	o := c.owned[x.ID()]
@@ -106,21 +107,21 @@ func (c *cluster) wake(x *execution) {
 
 // claim takes over the record of a queued execution (revision-checked),
 // or accepts it when this node claimed it already.
-func (c *cluster) claim(ctx context.Context, rec store.Record) (uint64, error) {
-	cur, err := c.st.Get(ctx, rec.ID)
+func (c *Cluster) claim(ctx context.Context, rec store.Record) (uint64, error) {
+	cur, err := c.Store.Get(ctx, rec.ID)
 	if err != nil {
 		return 0, err
 	}
-	if cur.Tenant != rec.Tenant || (cur.Owner != "" && cur.Owner != c.node) {
+	if cur.Tenant != rec.Tenant || (cur.Owner != "" && cur.Owner != c.Node) {
 		return 0, fmt.Errorf("%w: execution %s is owned by node %s", store.ErrConflict, rec.ID, cur.Owner)
 	}
 	rec.Revision = cur.Revision
-	return c.st.Update(ctx, rec)
+	return c.Store.Update(ctx, rec)
 }
 
-// giveUp stops this node writing the record of an execution it released
+// GiveUp stops this node writing the record of an execution it released
 // (stopping): the record, parked, is left for the node that takes it over.
-func (c *cluster) giveUp(id string) {
+func (c *Cluster) GiveUp(id string) {
 	c.mu.Lock()
 	o := c.owned[id]
 	c.mu.Unlock()
@@ -137,7 +138,7 @@ func (c *cluster) giveUp(id string) {
 }
 
 // forget drops o, id's owned record, unless another replaced it.
-func (c *cluster) forget(id string, o *owned) {
+func (c *Cluster) forget(id string, o *owned) {
 	c.mu.Lock()
 	if c.owned[id] == o {
 		delete(c.owned, id)
@@ -146,23 +147,23 @@ func (c *cluster) forget(id string, o *owned) {
 }
 
 // recordOf is x's record as this node owns it now.
-func (c *cluster) recordOf(x *execution) store.Record {
-	st := x.state()
+func (c *Cluster) recordOf(x Execution) store.Record {
+	st := x.State()
 	b, err := json.Marshal(st)
 	if err != nil {
 		b = []byte(`{}`)
 	}
-	r := store.Record{ID: x.ID(), Tenant: x.Tenant(), Owner: c.node, Status: st.Status, State: b,
-		ExpiresAt: time.Now().Add(c.liveTTL)}
+	r := store.Record{ID: x.ID(), Tenant: x.Tenant(), Owner: c.Node, Status: st.Status, State: b,
+		ExpiresAt: time.Now().Add(c.LiveTTL)}
 	if x.Key() != "" {
-		r.Reservation = reservationKeyOf(x.Tenant(), x.Key())
+		r.Reservation = ReservationKeyOf(x.Tenant(), x.Key())
 	}
 	for _, p := range st.Pending {
 		r.Pending = append(r.Pending, p.ID)
 	}
-	r.Snapshot, r.Answers = x.parkedState()
-	if st.Status == StatusCompleted || st.Status == StatusFailed {
-		r.ExpiresAt = time.Now().Add(c.retention)
+	r.Snapshot, r.Answers = x.ParkedState()
+	if st.Status == protocol.StatusCompleted || st.Status == protocol.StatusFailed {
+		r.ExpiresAt = time.Now().Add(c.Retention)
 	}
 	return r
 }
@@ -170,14 +171,14 @@ func (c *cluster) recordOf(x *execution) store.Record {
 // follow publishes x's events and rewrites its record at each change,
 // ending after the settled state is written, or once x is parked with its
 // record written (wake starts it again when x resumes).
-func (c *cluster) follow(x *execution, o *owned) {
+func (c *Cluster) follow(x Execution, o *owned) {
 	defer c.followers.Done()
 	c.mu.Lock()
 	after := o.after
 	c.mu.Unlock()
 	for {
-		events, done, changed := x.eventsAfter(after)
-		if !c.current(x) {
+		events, done, changed := x.EventsAfter(after)
+		if !c.Current(x) {
 			// A copy from an ended epoch: what it does now is its own, never
 			// published (the store's record and stream stand for it).
 			events = nil
@@ -196,7 +197,7 @@ func (c *cluster) follow(x *execution, o *owned) {
 		if done {
 			continue
 		}
-		if x.isParked() && c.parkedWritten(x, o, after) {
+		if x.IsParked() && c.parkedWritten(x, o, after) {
 			return
 		}
 		select {
@@ -209,20 +210,20 @@ func (c *cluster) follow(x *execution, o *owned) {
 
 // parkedWritten reports whether x's parked record is written; then the
 // follower stops (under c.mu, so that wake sees it stopped).
-func (c *cluster) parkedWritten(x *execution, o *owned, after int) bool {
+func (c *Cluster) parkedWritten(x Execution, o *owned, after int) bool {
 	select {
 	case o.mu <- struct{}{}:
 	case <-c.stop:
 		return false
 	}
-	written := o.snap != "" && o.snap == x.snapshotName()
+	written := o.snap != "" && o.snap == x.SnapshotName()
 	o.mu.unlock()
 	if !written {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if newer, _, _ := x.eventsAfter(after); len(newer) > 0 || !x.isParked() { // go on following
+	if newer, _, _ := x.EventsAfter(after); len(newer) > 0 || !x.IsParked() { // go on following
 		return false
 	}
 	o.following, o.after = false, after
@@ -232,7 +233,7 @@ func (c *cluster) parkedWritten(x *execution, o *owned, after int) bool {
 // persist writes x's record if its state changed since the last write.
 // Another node having overwritten it (it reaped this node, which it
 // believed lost) makes this node give the execution up: it is cancelled.
-func (c *cluster) persist(x *execution, o *owned) error {
+func (c *Cluster) persist(x Execution, o *owned) error {
 	select {
 	case o.mu <- struct{}{}:
 	case <-c.stop:
@@ -248,7 +249,7 @@ func (c *cluster) persist(x *execution, o *owned) error {
 		return nil
 	default:
 	}
-	if o.lost || x.isReleased() || !c.current(x) {
+	if o.lost || x.IsReleased() || !c.Current(x) {
 		// A copy from an ended epoch writes nothing: its record is left as
 		// last written, for reconcile (or another node) to settle.
 		return nil
@@ -258,14 +259,14 @@ func (c *cluster) persist(x *execution, o *owned) error {
 		return nil
 	}
 	rec.Revision = o.rev
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
-	rev, err := c.st.Update(ctx, rec)
+	rev, err := c.Store.Update(ctx, rec)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		o.lost = true
 		x.SetEpoch(0) // not this node's: the store answers for it
-		c.log.Warn("execution taken over by another node: cancelled here", "execution", x.ID(), "node", c.node)
-		go c.n.cancel(x) // not under o.mu: cancelling writes nothing more (o.lost)
+		c.log.Warn("execution taken over by another node: cancelled here", "execution", x.ID(), "node", c.Node)
+		go c.n.Cancel(x) // not under o.mu: cancelling writes nothing more (o.lost)
 		return nil
 	}
 	if err != nil {
@@ -273,7 +274,7 @@ func (c *cluster) persist(x *execution, o *owned) error {
 	}
 	if o.snap != "" && o.snap != rec.Snapshot {
 		// The record no longer names the old snapshot: it is garbage.
-		if err := c.st.DeleteSnapshot(ctx, o.snap); err != nil {
+		if err := c.Store.DeleteSnapshot(ctx, o.snap); err != nil {
 			c.log.Warn("deleting a superseded snapshot failed", "snapshot", o.snap, "error", err.Error())
 		}
 	}
@@ -282,9 +283,9 @@ func (c *cluster) persist(x *execution, o *owned) error {
 	return nil
 }
 
-// persistNow writes x's record before a handler answers (so that a
+// PersistNow writes x's record before a handler answers (so that a
 // pending execution is in the store before its client hears of it).
-func (c *cluster) persistNow(x *execution) error {
+func (c *Cluster) PersistNow(x Execution) error {
 	c.mu.Lock()
 	o := c.owned[x.ID()]
 	c.mu.Unlock()
@@ -294,26 +295,26 @@ func (c *cluster) persistNow(x *execution) error {
 	return c.persist(x, o)
 }
 
-// dropPublishes, when set (tests: DropPublishes), names a node whose
+// DroppedPublishes, when set (tests: DropPublishes), names a node whose
 // events are not published, as if it were lost before publishing them.
-var dropPublishes atomic.Pointer[string]
+var DroppedPublishes atomic.Pointer[string]
 
 func publishDropped(node string) bool {
-	n := dropPublishes.Load()
+	n := DroppedPublishes.Load()
 	return n != nil && *n == node
 }
 
 // publish puts one event on the execution's subject (NATS only); the
 // message id makes a repeated publish harmless.
-func (c *cluster) publish(id string, e Event) {
-	if c.js == nil || publishDropped(c.node) {
+func (c *Cluster) publish(id string, e protocol.Event) {
+	if c.js == nil || publishDropped(c.Node) {
 		return
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
 	if _, err := c.js.Publish(ctx, c.eventSubject(id), b, jetstream.WithMsgID(id+"-"+strconv.Itoa(e.ID))); err != nil {
 		c.log.Warn("publishing an event failed", "execution", id, "event", e.ID, "error", err.Error())
@@ -322,19 +323,19 @@ func (c *cluster) publish(id string, e Event) {
 
 // endEvents publishes the done event of an execution another node
 // settled (a lost one), numbered after the last one published.
-func (c *cluster) endEvents(ctx context.Context, id string, st ExecutionState) {
+func (c *Cluster) endEvents(ctx context.Context, id string, st protocol.ExecutionState) {
 	if c.js == nil {
 		return
 	}
 	next := 1
-	if s, err := c.js.Stream(ctx, c.events); err == nil {
+	if s, err := c.js.Stream(ctx, c.Events); err == nil {
 		if m, err := s.GetLastMsgForSubject(ctx, c.eventSubject(id)); err == nil {
-			var last Event
+			var last protocol.Event
 			if json.Unmarshal(m.Data, &last) == nil {
 				next = last.ID + 1
 			}
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"status": st.Status, "code": st.Error.Code})
-	c.publish(id, Event{ID: next, Type: EventDone, Data: data})
+	c.publish(id, protocol.Event{ID: next, Type: protocol.EventDone, Data: data})
 }
