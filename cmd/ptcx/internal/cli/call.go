@@ -26,8 +26,9 @@ type callOutput struct {
 	Text  string          `json:"text,omitempty"`
 	Error *callError      `json:"error,omitempty"`
 	// Labels is where the result's data came from (docs/security.md,
-	// "Data flow").
-	Labels api.Label `json:"labels"`
+	// "Data flow"); absent when it is the lowest (trusted, public), as in
+	// the ledger, so a host that declares no labels prints what it did.
+	Labels api.Label `json:"labels,omitzero"`
 	// Ledger is what a run_code program did: its nested calls and stats.
 	Ledger *api.Ledger `json:"ledger,omitempty"`
 }
