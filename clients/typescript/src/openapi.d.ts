@@ -128,6 +128,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Read a program without running it and answer its plan. */
+        post: operations["createPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools": {
         parameters: {
             query?: never;
@@ -270,6 +287,38 @@ export interface components {
             idempotency_key?: string;
             /** @default true */
             wait?: boolean;
+            /** @description An approved plan (POST /v1/plans, tools or calls removed): another program is refused with DENIED before it runs; a nested call the plan does not allow is DENIED. Not with keep_state (400). */
+            plan?: components["schemas"]["Plan"];
+        };
+        PlanRequest: {
+            code: string;
+            scope?: string;
+            client_tools?: components["schemas"]["ClientTool"][];
+        };
+        /** @description What a program can do, read without running it (docs/service.md, "Plans"). */
+        Plan: {
+            /** @description SHA-256 of the program text as sent. */
+            hash: string;
+            /** @description The program reaches tools in a way the reader cannot follow: it may call any tool in tools. */
+            dynamic: boolean;
+            tools: string[];
+            calls: components["schemas"]["PlanCall"][];
+            reasons?: components["schemas"]["PlanReason"][];
+        };
+        PlanCall: {
+            tool?: string;
+            /** @description The members of the arguments whose values are JSON literals. */
+            args?: Record<string, unknown>;
+            /** @description The other members; "..." when members the reader cannot name may be present. */
+            computed?: string[];
+            /** @description Inside a loop, a callback or a function: it can run more than once. */
+            repeats?: boolean;
+            /** @description 1-based, in the program text as sent. */
+            line?: number;
+        };
+        PlanReason: {
+            line?: number;
+            why?: string;
         };
         Stats: {
             duration_ms?: number;
@@ -633,6 +682,34 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["QuotaExceeded"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PlanRequest"];
+            };
+        };
+        responses: {
+            /** @description The program's plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
             default: components["responses"]["Error"];
         };
     };
