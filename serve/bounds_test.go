@@ -32,6 +32,39 @@ func TestDecodeExecutionRequest_clientToolsBound(t *testing.T) {
 	}
 }
 
+// An idempotency_key is at most MaxIdempotencyKeyBytes of printable text:
+// at, below and past the bound (in bytes, a multi-byte character counted
+// as its bytes), and control characters, escaped or not, refused.
+func TestDecodeExecutionRequest_idempotencyKeyBound(t *testing.T) {
+	n := serve.MaxIdempotencyKeyBytes
+	for _, tt := range []struct {
+		name string
+		key  string
+		want string // "" when accepted
+	}{
+		{"empty", "", ""},
+		{"below", strings.Repeat("k", n-1), ""},
+		{"at", strings.Repeat("k", n), ""},
+		{"at, multi-byte", strings.Repeat("é", n/2), ""},
+		{"past", strings.Repeat("k", n+1), fmt.Sprintf("field idempotency_key: %d bytes, over the limit of %d", n+1, n)},
+		{"past, multi-byte", strings.Repeat("é", n/2) + "k", fmt.Sprintf("field idempotency_key: %d bytes, over the limit of %d", n+1, n)},
+		{"a client's retry key", "order-42#3", ""},
+		{"newline", `a\nb`, "field idempotency_key: a control character (U+000A) at byte 1"},
+		{"NUL", `\u0000`, "field idempotency_key: a control character (U+0000) at byte 0"},
+		{"DEL, raw", "\u007f", "field idempotency_key: a control character (U+007F)"},
+		{"C1, escaped", `\u0085`, "field idempotency_key: a control character (U+0085)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := serve.DecodeExecutionRequest([]byte(`{"code":"return 1","idempotency_key":"` + tt.key + `"}`))
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
 func TestServer_maxEvents(t *testing.T) {
 	ts := newServer(t, func(c *serve.Config) { c.Server.MaxEvents = 3 })
 	c := ts.client(keyA)

@@ -59,6 +59,9 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 		}
 		return nil, fmt.Errorf("field workspace_state: %q and field session %q name two workspace states: session without keep_state is the deprecated name of workspace_state; give workspace_state alone", req.WorkspaceState, req.Session)
 	}
+	if err := checkIdempotencyKey(req.IdempotencyKey); err != nil {
+		return nil, fmt.Errorf("field idempotency_key: %w", err)
+	}
 	if req.Limits != nil {
 		if err := api.RunCodeLimits(*req.Limits).CheckNotNegative(); err != nil {
 			return nil, fmt.Errorf("field limits.%w", err)
@@ -68,6 +71,25 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 		return nil, err
 	}
 	return &req, nil
+}
+
+// MaxIdempotencyKeyBytes bounds an idempotency_key: the key is kept with
+// its execution for the retention, and in a cluster reserved in the store
+// under a name derived from it, so it is an identifier, not a payload.
+const MaxIdempotencyKeyBytes = 256
+
+// checkIdempotencyKey checks an idempotency_key: empty (none), or at most
+// MaxIdempotencyKeyBytes of printable text (no control characters).
+func checkIdempotencyKey(key string) error {
+	if len(key) > MaxIdempotencyKeyBytes {
+		return fmt.Errorf("%d bytes, over the limit of %d", len(key), MaxIdempotencyKeyBytes)
+	}
+	for i, r := range key {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("a control character (U+%04X) at byte %d: a key is printable text", r, i)
+		}
+	}
+	return nil
 }
 
 // checkClientToolList checks an execution's client tools: their count,

@@ -283,7 +283,7 @@ export interface components {
             keep_state?: boolean;
             limits?: components["schemas"]["RunLimits"];
             client_tools?: components["schemas"]["ClientTool"][];
-            /** @description A repeated POST with the same key and body returns the first execution (per tenant, while it is retained; in a cluster on any node, the key reserved in the store); another body under the key is 409. */
+            /** @description A repeated POST with the same key and body returns the first execution (per tenant, while it is retained; in a cluster on any node, the key reserved in the store); another body under the key is 409. At most 256 bytes of UTF-8 (maxLength counts characters), without control characters. */
             idempotency_key?: string;
             /** @default true */
             wait?: boolean;
