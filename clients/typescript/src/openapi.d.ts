@@ -321,24 +321,24 @@ export interface components {
             why?: string;
         };
         Stats: {
-            duration_ms?: number;
-            calls?: number;
+            duration_ms: number;
+            calls: number;
             /** @description The program's compute time; a failed one's up to its failure (0 when no program ran). */
-            compute_ms?: number;
+            compute_ms: number;
             /** @description The program's peak guest memory; a failed one's up to its failure (0 when no program ran). */
-            memory_bytes?: number;
+            memory_bytes: number;
         };
         CallRecord: {
-            id?: string;
-            tool?: string;
-            ok?: boolean;
+            id: string;
+            tool: string;
+            ok: boolean;
             code?: string;
-            duration_ms?: number;
+            duration_ms: number;
         };
         PendingCall: {
-            id?: string;
-            name?: string;
-            arguments?: unknown;
+            id: string;
+            name: string;
+            arguments: unknown;
         };
         ExecutionState: {
             id: string;
@@ -392,10 +392,10 @@ export interface components {
         };
         /** @description One SSE event: `id: <id>`, `event: <type>`, `data: <data as JSON>`. */
         Event: {
-            id?: number;
+            id: number;
             /** @enum {string} */
-            type?: "call_started" | "call_finished" | "pending" | "result_received" | "expired" | "log" | "done";
-            data?: unknown;
+            type: "call_started" | "call_finished" | "pending" | "result_received" | "expired" | "log" | "done";
+            data: unknown;
         };
     };
     responses: {
