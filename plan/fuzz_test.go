@@ -59,3 +59,36 @@ func TestRead_large(t *testing.T) {
 		t.Fatal("a program over the size limit was read")
 	}
 }
+
+// TestRead_nesting reads operator chains below and past the reader's
+// nesting bound (transpile bounds brackets, but a chain a - b - c ... is as
+// deep in the AST as it is long; a - b, since a chain of + is bounded by
+// transpile's string folding): below it the plan is not dynamic; past it
+// the plan is dynamic, saying why, and the walk stops there with the call
+// before it listed.
+func TestRead_nesting(t *testing.T) {
+	chain := func(n int) string {
+		return "await tools.fs.read_file({path: 'a'}); return 1" + strings.Repeat(" - 1", n)
+	}
+	for _, tt := range []struct {
+		name    string
+		n       int
+		dynamic bool
+	}{{"below", plan.MaxNest - 64, false}, {"past", plan.MaxNest + 64, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := plan.Read(chain(tt.n), bound)
+			if err != nil {
+				t.Fatalf("a chain of %d: %v", tt.n, err)
+			}
+			if p.Dynamic != tt.dynamic {
+				t.Fatalf("a chain of %d: dynamic %v, want %v (%v)", tt.n, p.Dynamic, tt.dynamic, p.Reasons)
+			}
+			if tt.dynamic && !strings.Contains(p.Reasons[0].Why, "nests too deeply") {
+				t.Fatalf("a chain of %d: reason %q", tt.n, p.Reasons[0].Why)
+			}
+			if len(p.Calls) != 1 || p.Calls[0].Tool != "fs.read_file" {
+				t.Fatalf("a chain of %d: calls %+v", tt.n, p.Calls)
+			}
+		})
+	}
+}

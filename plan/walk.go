@@ -92,24 +92,28 @@ func (w *walker) stmts(list []ast.Statement) {
 	}
 }
 
+// enter counts one level of nesting; past maxNest the plan is dynamic and
+// the walk goes no deeper (the caller returns without leave).
 func (w *walker) enter(at file.Idx) bool {
-	w.nest++
-	if w.nest > maxNest {
+	if w.nest >= maxNest {
 		w.dynamic(at, "the program nests too deeply for the plan reader")
 		return false
 	}
+	w.nest++
 	return true
 }
+
+// leave ends what a successful enter began.
+func (w *walker) leave() { w.nest-- }
 
 func (w *walker) stmt(s ast.Statement) {
 	if s == nil {
 		return
 	}
 	if !w.enter(s.Idx0()) {
-		w.nest--
 		return
 	}
-	defer func() { w.nest-- }()
+	defer w.leave()
 	switch s := s.(type) {
 	case *ast.BlockStatement:
 		w.stmts(s.List)
@@ -221,10 +225,9 @@ func (w *walker) target(t ast.Expression) {
 		return
 	}
 	if !w.enter(t.Idx0()) {
-		w.nest--
 		return
 	}
-	defer func() { w.nest-- }()
+	defer w.leave()
 	switch t := t.(type) {
 	case *ast.Identifier:
 		if t.Name == "tools" {
@@ -265,10 +268,9 @@ func (w *walker) expr(e ast.Expression) {
 		return
 	}
 	if !w.enter(e.Idx0()) {
-		w.nest--
 		return
 	}
-	defer func() { w.nest-- }()
+	defer w.leave()
 	switch e := e.(type) {
 	case *ast.Identifier:
 		w.ref(e)

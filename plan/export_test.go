@@ -1,0 +1,4 @@
+package plan
+
+// MaxNest is maxNest, for the tests of the nesting bound.
+const MaxNest = maxNest
