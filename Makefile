@@ -1,5 +1,5 @@
 # ptcx — the two commands a new user runs are `make demo` (about 3.6 minutes
-# from a fresh clone on 2 cores, 3 s once built) and `make test` (about 26
+# from a fresh clone on 2 cores, 3 s once built) and `make test` (about 30
 # minutes on 2 cores).
 # Each installs the system packages it needs (Debian; run as root or with sudo).
 
@@ -51,7 +51,8 @@ test-image: image
 # needs the guest fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
 # Its 12 steps run one after another, each announced by scripts/step.sh
 # (== make test: NAME (N/12), a line a minute while it runs, and its elapsed
-# time when it ends); about 26 minutes on 2 cores, most of it the last step.
+# time when it ends); about 30 minutes on 2 cores (25.6 measured before
+# test-clients and test-image, which add about 4), most of it the last step.
 STEP := scripts/step.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
