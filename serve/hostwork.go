@@ -13,7 +13,9 @@ import (
 // charged to the tenant's compute (quotas.compute_seconds_per_minute, and
 // ptcx_compute_seconds_total) as the guest's CPU time is: compiling the
 // schemas of its client tools (an execution's start, and its resume from
-// parked bytes) and decoding its tool results. It is charged by its wall
+// parked bytes), decoding its tool results and reading a program's plan
+// (plan.go's readPlan, refused like a run while the tenant's compute is
+// spent). It is charged by its wall
 // time, the only clock Go has per piece of work (no per-goroutine CPU
 // clock): on a busy host that counts the time the work waited for a core.
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"time"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/serve/protocol"
@@ -51,12 +52,33 @@ func (s *Server) postPlan(w http.ResponseWriter, r *http.Request, t *tenant) {
 	for i, ct := range req.ClientTools {
 		names[i] = ct.Name
 	}
-	p, err := t.exec.Plan(req.Scope, req.Code, names...)
+	p, err := s.readPlan(t, req.Scope, req.Code, names)
+	if herr, ok := err.(*httpError); ok {
+		writeError(w, herr)
+		return
+	}
 	if err != nil {
 		writeError(w, errorf(CodeBadRequest, "the program cannot run (%s): %s", api.CodeOf(err), err.Error()))
 		return
 	}
 	writeJSON(w, http.StatusOK, p)
+}
+
+// readPlan reads a program for tenant t: host work done for its request
+// (stripping, parsing and walking up to api.MaxCodeBytes of program), so it
+// waits for compute as a run does, refused while the tenant's
+// compute_seconds_per_minute is spent, and is charged to it (hostwork.go).
+func (s *Server) readPlan(t *tenant, scope, code string, names []string) (*Plan, error) {
+	if t.compute != nil {
+		if ok, wait := t.compute.Reserve(0); !ok {
+			e := quotaError(ReasonCompute, "tenant %s has used its %g compute seconds per minute (quotas.compute_seconds_per_minute), the runs in flight included; a plan is read on its compute too; retry in %v", t.name, t.compute.Rate(), wait.Round(time.Millisecond))
+			e.RetryAfter = max(wait, time.Second)
+			return nil, e
+		}
+	}
+	began := time.Now()
+	defer func() { s.chargeHostWork(t, time.Since(began)) }()
+	return t.exec.Plan(scope, code, names...)
 }
 
 var planHash = regexp.MustCompile(`^[0-9a-f]{64}$`)

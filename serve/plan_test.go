@@ -111,3 +111,27 @@ func TestServer_plans_restartKeepsThePlan(t *testing.T) {
 	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
 	require.JSONEq(t, `"DENIED"`, string(done.Value))
 }
+
+// Reading a plan is host work for its tenant: charged to its compute, and
+// refused (429 compute_seconds, Retry-After) while that is spent, as a run
+// is; another tenant's bucket is its own.
+func TestServer_plans_chargedToTheTenantsCompute(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Quotas.ComputeSecondsPerMinute = 0.1 })
+	c := ts.client(keyA)
+	before := computeSeconds(t, ts, "a")
+	_, err := c.Plan(ctx(t), serve.PlanRequest{Code: planProgram, ClientTools: []serve.ClientTool{askTool}})
+	require.NoError(t, err, "a full bucket reads a plan")
+	require.Greater(t, computeSeconds(t, ts, "a"), before, "the reading is charged")
+
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: `for (;;) {}`, Limits: &serve.RunLimits{TimeoutMS: 300}})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusFailed, st.Status)
+	_, err = c.Plan(ctx(t), serve.PlanRequest{Code: planProgram})
+	e := apiErr(t, err)
+	require.Equal(t, 429, e.Status)
+	require.Equal(t, serve.ReasonCompute, e.Body.Reason)
+	require.NotEqual(t, "", e.RetryAfter)
+	require.Contains(t, e.Body.Message, "a plan is read on its compute too")
+	_, err = ts.client(keyB).Plan(ctx(t), serve.PlanRequest{Code: planProgram})
+	require.NoError(t, err, "another tenant's bucket is its own")
+}

@@ -710,6 +710,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["TooLarge"];
+            429: components["responses"]["QuotaExceeded"];
             default: components["responses"]["Error"];
         };
     };
