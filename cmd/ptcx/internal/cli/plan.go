@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -117,17 +119,35 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 	return out
 }
 
-// readPlan reads an approved plan document (ptcx plan --json, edited).
+// maxPlanFileBytes bounds a plan document --plan reads: a plan lists the
+// call sites of a program of at most api.MaxCodeBytes, each with its
+// literal arguments, so it is the program's size with some JSON around it.
+const maxPlanFileBytes = 16 * api.MaxCodeBytes
+
+// readPlan reads an approved plan document (ptcx plan --json, edited): one
+// JSON object of a plan's members, nothing after it, at most
+// maxPlanFileBytes.
 func readPlan(path string) (*plan.Plan, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPlanFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxPlanFileBytes {
+		return nil, fmt.Errorf("--plan %s: over %d bytes, more than a plan of the largest program", path, maxPlanFileBytes)
+	}
 	var p plan.Plan
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("--plan %s: not a plan document: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("--plan %s: not a plan document: more after its JSON object", path)
 	}
 	if p.Hash == "" {
 		return nil, fmt.Errorf("--plan %s: the plan has no hash", path)

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +66,28 @@ func TestPlan(t *testing.T) {
 	require.Contains(t, errOut, "not a plan document")
 	_, _, status = ptcx(t, "", "plan", "--no-builtin")
 	require.Equal(t, exitUsage, status)
+}
+
+// readPlan reads one plan document of at most maxPlanFileBytes: at the
+// bound (padded with JSON's whitespace) it reads, one byte past it is
+// refused before decoding, and anything after the object is refused.
+func TestReadPlan_bounds(t *testing.T) {
+	dir := t.TempDir()
+	doc := `{"hash": "` + strings.Repeat("a", 64) + `", "dynamic": false, "tools": ["lookup"], "calls": []}`
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		return path
+	}
+	p, err := readPlan(write("at", doc+strings.Repeat(" ", maxPlanFileBytes-len(doc))))
+	require.NoError(t, err)
+	require.Equal(t, []string{"lookup"}, p.Tools)
+	_, err = readPlan(write("past", doc+strings.Repeat(" ", maxPlanFileBytes-len(doc)+1)))
+	require.ErrorContains(t, err, fmt.Sprintf("over %d bytes", maxPlanFileBytes))
+	_, err = readPlan(write("two", doc+doc))
+	require.ErrorContains(t, err, "more after its JSON object")
+	_, err = readPlan(write("trailing", doc+" x"))
+	require.ErrorContains(t, err, "not a plan document")
+	_, err = readPlan(filepath.Join(dir, "missing"))
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
