@@ -179,9 +179,11 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	}
 	x.status = StatusPending
 	x.armExpiryLocked(s)
+	// Counted before a waiter is woken: a client told "pending" finds it
+	// parked in /metrics too.
+	s.metrics.parked.WithLabelValues(x.tenant.name).Inc()
 	x.notifyLocked()
 	x.mu.Unlock()
-	s.metrics.parked.WithLabelValues(x.tenant.name).Inc()
 	if grace > 0 {
 		time.AfterFunc(grace, func() { s.spillParked(x, p, expires) })
 	}
@@ -538,10 +540,10 @@ func (s *Server) unresume(x *execution, p *executor.Parked) {
 	}
 	x.mu.Lock()
 	x.parked, x.resuming, x.status = p, false, StatusPending
+	s.metrics.parked.WithLabelValues(x.tenant.name).Inc() // before a waiter wakes, as in park
 	x.notifyLocked()
 	cancelled := x.cancelled
 	x.mu.Unlock()
-	s.metrics.parked.WithLabelValues(x.tenant.name).Inc()
 	if cancelled {
 		s.cancelParked(x)
 		return
