@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode"
+
+	"golang.org/x/term"
+
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/text"
+)
+
+// The approver of ptcx run and ptcx call: a call that asks (a tool declared
+// "needs_approval", a data-flow rule with "on_violation": "ask") is put to
+// the person at the terminal, or decided by --approve-all or --deny-all
+// (docs/cli.md, "Approvals").
+
+// maxPromptArgs is how much of a call's arguments the prompt quotes: enough
+// to read what the call does, bounded so that a program cannot fill the
+// terminal with one call.
+const maxPromptArgs = 1024
+
+// approvalFlags are --approve-all and --deny-all.
+type approvalFlags struct {
+	approveAll, denyAll bool
+}
+
+func (f *approvalFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.approveAll, "approve-all", false, "approve every call that asks for approval (a tool declared needs_approval, a data-flow rule with on_violation ask), without asking; each is logged on stderr")
+	fs.BoolVar(&f.denyAll, "deny-all", false, "deny every call that asks for approval, without asking")
+}
+
+// approvalMode is how the approver decides.
+type approvalMode int
+
+const (
+	askTerminal approvalMode = iota // prompt on the terminal and read y/N
+	approveAll                      // --approve-all
+	denyAll                         // --deny-all
+	cannotAsk                       // no terminal and no flag: deny, saying which flag to pass
+)
+
+// approver returns the approver of command (as the user typed it: "ptcx
+// run") for s, or a usage error when both flags are given. It asks on the
+// terminal when s's input and error output are both one.
+func (f approvalFlags) approver(s *stdio, command string) (*terminalApprover, error) {
+	a := &terminalApprover{command: command, out: s.err, turn: make(chan struct{}, 1)}
+	switch {
+	case f.approveAll && f.denyAll:
+		return nil, errors.New("--approve-all and --deny-all cannot go together: pick one")
+	case f.approveAll:
+		a.mode = approveAll
+	case f.denyAll:
+		a.mode = denyAll
+	case isTerminal(s.in) && isTerminal(s.err):
+		a.mode = askTerminal
+		a.in = &lineReader{r: s.in}
+	default:
+		a.mode = cannotAsk
+	}
+	return a, nil
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// terminalApprover is an executor.Approver. Questions are asked one at a
+// time (a program's parallel calls wait their turn); a call whose context
+// ends while it waits is rejected.
+type terminalApprover struct {
+	mode    approvalMode
+	command string
+	in      *lineReader // askTerminal's
+	out     io.Writer
+	turn    chan struct{} // held while a question is on the terminal
+}
+
+// Approve implements executor.Approver.
+func (a *terminalApprover) Approve(ctx context.Context, req executor.Request, question string) (executor.Approval, string, error) {
+	switch a.mode {
+	case approveAll:
+		fmt.Fprintf(a.out, "ptcx: approved %s (--approve-all): %s\n", printable(req.Tool), printable(question))
+		return executor.ApproveOnce, "", nil
+	case denyAll:
+		return executor.Reject, "denied by --deny-all", nil
+	case cannotAsk:
+		return executor.Reject, fmt.Sprintf("%s cannot ask for approval: its input or error output is not a terminal; "+
+			"pass --approve-all or --deny-all to decide without asking", a.command), nil
+	}
+	select {
+	case a.turn <- struct{}{}:
+	case <-ctx.Done():
+		return executor.Reject, "the call ended while it waited for another's approval", nil
+	}
+	defer func() { <-a.turn }()
+	a.in.drain() // a line typed before the question answers nothing
+	fmt.Fprint(a.out, prompt(req, question))
+	line, err := a.in.next(ctx)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(a.out, "\nptcx: no answer: the call ended first")
+		return executor.Reject, "the call ended before an answer", nil
+	case err != nil:
+		fmt.Fprintln(a.out)
+		return executor.Reject, "no answer: the terminal's input ended", nil
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return executor.ApproveOnce, "", nil
+	}
+	return executor.Reject, "declined at the terminal", nil
+}
+
+// prompt is the question on the terminal: the tool, its arguments (cut
+// to maxPromptArgs), the reason and the call's labels, every part made
+// printable (a program chooses its arguments: no escape sequence of theirs
+// reaches the terminal).
+func prompt(req executor.Request, question string) string {
+	var b strings.Builder
+	b.WriteString("\nptcx: a call needs your approval\n")
+	from := "a direct call"
+	if req.Nested {
+		from = "from the run_code program"
+	}
+	fmt.Fprintf(&b, "  tool:      %s (%s)\n", printable(req.Tool), from)
+	fmt.Fprintf(&b, "  arguments: %s\n", quoteArgs(req.Args))
+	fmt.Fprintf(&b, "  reason:    %s\n", printable(question))
+	if req.Nested {
+		fmt.Fprintf(&b, "  labels:    %s (what the program had read when it made the call)\n", req.Labels)
+	} else {
+		b.WriteString("  labels:    none known (a direct call carries no program's data)\n")
+	}
+	b.WriteString("approve this call? [y/N] ")
+	return b.String()
+}
+
+// quoteArgs returns args on one line, within maxPromptArgs bytes, cut at a
+// character boundary, printable.
+func quoteArgs(args json.RawMessage) string {
+	s := string(args)
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, args); err == nil {
+		s = buf.String()
+	}
+	out := printable(text.Truncate(s, maxPromptArgs))
+	if len(s) > maxPromptArgs {
+		out += fmt.Sprintf(" … (cut: %d bytes in all)", len(s))
+	}
+	return out
+}
+
+// printable returns s with every character a terminal would not print as
+// itself (controls, escapes, format characters such as bidirectional
+// overrides, invalid UTF-8) written as a \u escape or U+FFFD.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == unicode.ReplacementChar, unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// lineReader reads a terminal's lines on a goroutine of its own, started
+// at the first question, so that a question whose call ends stops waiting
+// (the goroutine stays blocked on the terminal until the process exits).
+type lineReader struct {
+	r     io.Reader
+	lines chan string
+	err   error // why lines was closed
+}
+
+func (l *lineReader) start() {
+	if l.lines != nil {
+		return
+	}
+	l.lines = make(chan string)
+	go func() {
+		sc := bufio.NewScanner(l.r)
+		for sc.Scan() {
+			l.lines <- sc.Text()
+		}
+		l.err = sc.Err()
+		if l.err == nil {
+			l.err = io.EOF
+		}
+		close(l.lines)
+	}()
+}
+
+// drain drops a line read before the question.
+func (l *lineReader) drain() {
+	l.start()
+	select {
+	case <-l.lines:
+	default:
+	}
+}
+
+// next returns the next line, or the input's end, or ctx's.
+func (l *lineReader) next(ctx context.Context) (string, error) {
+	l.start()
+	select {
+	case line, ok := <-l.lines:
+		if !ok {
+			return "", l.err
+		}
+		return line, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
