@@ -31,6 +31,7 @@ type promptBuffer struct {
 	mu      sync.Mutex
 	changed *sync.Cond
 	b       bytes.Buffer
+	ended   bool // no more writes will come
 }
 
 func newPromptBuffer() *promptBuffer {
@@ -52,13 +53,26 @@ func (s *promptBuffer) String() string {
 	return s.b.String()
 }
 
-// waitFor waits until what was written holds sub n times.
-func (s *promptBuffer) waitFor(sub string, n int) {
+// waitFor waits until what was written holds sub n times, and reports
+// whether it does (false: the writer ended first).
+func (s *promptBuffer) waitFor(sub string, n int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for strings.Count(s.b.String(), sub) < n {
+		if s.ended {
+			return false
+		}
 		s.changed.Wait()
 	}
+	return true
+}
+
+// end says that no more writes will come.
+func (s *promptBuffer) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	s.changed.Broadcast()
 }
 
 // terminal returns an approver that asks, reading in and writing out, as
