@@ -19,10 +19,10 @@ import (
 	"github.com/ptcx/ptcx/internal/text"
 )
 
-// The approver of ptcx run and ptcx call: a call that asks (a tool declared
-// "needs_approval", a data-flow rule with "on_violation": "ask") is put to
-// the person at the terminal, or decided by --approve-all or --deny-all
-// (docs/cli.md, "Approvals").
+// The approver of ptcx run, call and batch: a call that asks (a tool
+// declared "needs_approval", a data-flow rule with "on_violation": "ask") is
+// put to the person at the terminal (run and call), or decided by
+// --approve-all or --deny-all (docs/cli.md, "Approvals").
 
 // maxPromptArgs is how much of a call's arguments the prompt quotes: enough
 // to read what the call does, bounded so that a program cannot fill the
@@ -50,10 +50,15 @@ const (
 )
 
 // approver returns the approver of command (as the user typed it: "ptcx
-// run") for s, or a usage error when both flags are given. It asks on the
-// terminal when s's input and error output are both one.
-func (f approvalFlags) approver(s *stdio, command string) (*terminalApprover, error) {
-	a := &terminalApprover{command: command, out: s.err, turn: make(chan struct{}, 1)}
+// run") for s, or a usage error when both flags are given. An attended
+// command asks on the terminal when s's input and error output are both
+// one, and logs what --approve-all approved; an unattended one (batch:
+// parallel runs, a progress bar on stderr) never asks, and logs nothing.
+func (f approvalFlags) approver(s *stdio, command string, attended bool) (*terminalApprover, error) {
+	a := &terminalApprover{command: command, turn: make(chan struct{}, 1), out: io.Discard}
+	if attended {
+		a.out = s.err
+	}
 	switch {
 	case f.approveAll && f.denyAll:
 		return nil, errors.New("--approve-all and --deny-all cannot go together: pick one")
@@ -61,11 +66,15 @@ func (f approvalFlags) approver(s *stdio, command string) (*terminalApprover, er
 		a.mode = approveAll
 	case f.denyAll:
 		a.mode = denyAll
-	case isTerminal(s.in) && isTerminal(s.err):
+	case attended && isTerminal(s.in) && isTerminal(s.err):
 		a.mode = askTerminal
 		a.in = &lineReader{r: s.in}
+	case attended:
+		a.mode = cannotAsk
+		a.why = "its input or error output is not a terminal"
 	default:
 		a.mode = cannotAsk
+		a.why = "it runs unattended"
 	}
 	return a, nil
 }
@@ -81,6 +90,7 @@ func isTerminal(v any) bool {
 type terminalApprover struct {
 	mode    approvalMode
 	command string
+	why     string      // cannotAsk's: why it cannot
 	in      *lineReader // askTerminal's
 	out     io.Writer
 	turn    chan struct{} // held while a question is on the terminal
@@ -95,8 +105,8 @@ func (a *terminalApprover) Approve(ctx context.Context, req executor.Request, qu
 	case denyAll:
 		return executor.Reject, "denied by --deny-all", nil
 	case cannotAsk:
-		return executor.Reject, fmt.Sprintf("%s cannot ask for approval: its input or error output is not a terminal; "+
-			"pass --approve-all or --deny-all to decide without asking", a.command), nil
+		return executor.Reject, fmt.Sprintf("%s cannot ask for approval: %s; "+
+			"pass --approve-all or --deny-all to decide without asking", a.command, a.why), nil
 	}
 	select {
 	case a.turn <- struct{}{}:

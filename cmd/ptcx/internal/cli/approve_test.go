@@ -243,7 +243,7 @@ func TestTerminalApprover_Approve_hammer(t *testing.T) {
 
 func TestApprovalFlags(t *testing.T) {
 	s := &stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
-	_, err := approvalFlags{approveAll: true, denyAll: true}.approver(s, "ptcx run")
+	_, err := approvalFlags{approveAll: true, denyAll: true}.approver(s, "ptcx run", true)
 	require.EqualError(t, err, "--approve-all and --deny-all cannot go together: pick one")
 	for _, tt := range []struct {
 		f    approvalFlags
@@ -253,7 +253,7 @@ func TestApprovalFlags(t *testing.T) {
 		{approvalFlags{approveAll: true}, approveAll},
 		{approvalFlags{denyAll: true}, denyAll},
 	} {
-		a, err := tt.f.approver(s, "ptcx run")
+		a, err := tt.f.approver(s, "ptcx run", true)
 		require.NoError(t, err)
 		require.Equal(t, tt.want, a.mode)
 	}
@@ -320,4 +320,37 @@ func TestRun_help_documentsApproval(t *testing.T) {
 	for _, want := range []string{"-approve-all", "-deny-all", "needs_approval", "on the terminal (y/N)"} {
 		require.Contains(t, errOut, want)
 	}
+}
+
+// ptcx batch never asks: --approve-all and --deny-all decide, and without
+// either a call that asks is denied, saying which flag to pass.
+func TestBatch_approvalFlags(t *testing.T) {
+	items := writeItems(t, []string{item("a", deployProgram), item("b", deployProgram)})
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"approve all", []string{"--approve-all"}, `"deployed": true`},
+		{"deny all", []string{"--deny-all"}, "DENIED: rejected by the approver: denied by --deny-all"},
+		{"neither", nil, "DENIED: rejected by the approver: ptcx batch cannot ask for approval: it runs unattended; " +
+			"pass --approve-all or --deny-all to decide without asking"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.jsonl")
+			args := append([]string{"batch", "--no-builtin", "--tools", approvalFile, "--out", out}, tt.flags...)
+			_, errOut, status := ptcx(t, "", append(args, items)...)
+			require.Equal(t, exitOK, status, errOut)
+			require.NotContains(t, errOut, "approved deploy", "an unattended batch logs no approvals")
+			lines := readLines(t, out)
+			require.Len(t, lines, 2)
+			for _, l := range lines {
+				require.True(t, l.OK, l.Text)
+				require.Contains(t, l.Text, tt.want)
+			}
+		})
+	}
+	_, errOut, status := ptcx(t, "", "batch", "--approve-all", "--deny-all", items)
+	require.Equal(t, exitUsage, status)
+	require.Contains(t, errOut, "cannot go together")
 }

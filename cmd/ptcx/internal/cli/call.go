@@ -61,7 +61,7 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) < 1 || len(pos) > 2 {
 		return usageError(fs, s, "want a tool NAME and optional ARGS_JSON, got %d arguments", len(pos))
 	}
-	approver, err := af.approver(s, "ptcx call")
+	approver, err := af.approver(s, "ptcx call", true)
 	if err != nil {
 		return usageError(fs, s, "%v", err)
 	}

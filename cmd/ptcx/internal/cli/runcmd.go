@@ -49,7 +49,7 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if len(pos) != 1 {
 		return usageError(fs, s, "want one program FILE (or - for stdin), got %d arguments", len(pos))
 	}
-	approver, err := af.approver(s, "ptcx run")
+	approver, err := af.approver(s, "ptcx run", true)
 	if err != nil {
 		return usageError(fs, s, "%v", err)
 	}
