@@ -64,8 +64,10 @@ const (
 	ApproveOnce
 )
 
-// Approver decides calls a listener asked about. An error, a cancelled
-// context or a Reject denies the call with the reason given.
+// Approver decides calls that ask (Config.WithApprover): question says
+// why, every reason joined with "; ", and req.Labels what a nested call
+// carries. An error, a cancelled context or a Reject denies the call with
+// the reason given.
 type Approver interface {
 	Approve(ctx context.Context, req Request, question string) (Approval, string, error)
 }
