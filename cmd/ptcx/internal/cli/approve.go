@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"unicode"
 
 	"golang.org/x/term"
@@ -114,9 +115,9 @@ func (a *terminalApprover) Approve(ctx context.Context, req executor.Request, qu
 		return executor.Reject, "the call ended while it waited for another's approval", nil
 	}
 	defer func() { <-a.turn }()
-	a.in.drain() // a line typed before the question answers nothing
+	q := a.in.ask()
 	fmt.Fprint(a.out, prompt(req, question))
-	line, err := a.in.next(ctx)
+	line, err := a.in.next(ctx, q)
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(a.out, "\nptcx: no answer: the call ended first")
@@ -191,21 +192,40 @@ func printable(s string) string {
 // lineReader reads a terminal's lines on a goroutine of its own, started
 // at the first question, so that a question whose call ends stops waiting
 // (the goroutine stays blocked on the terminal until the process exits).
+// Each line is tagged with the number of questions shown when it was read,
+// so that a line read before a question (typed ahead, or an answer to
+// nothing) does not answer it.
 type lineReader struct {
-	r     io.Reader
-	lines chan string
-	err   error // why lines was closed
+	r      io.Reader
+	shown  atomic.Int64 // questions shown so far
+	lines  chan line
+	err    error  // why lines was closed
+	onRead func() // tests: called once a line is read and tagged
+}
+
+type line struct {
+	text  string
+	shown int64 // questions shown when it was read
+}
+
+// ask counts a question about to be shown, and returns its number.
+func (l *lineReader) ask() int64 {
+	return l.shown.Add(1)
 }
 
 func (l *lineReader) start() {
 	if l.lines != nil {
 		return
 	}
-	l.lines = make(chan string)
+	l.lines = make(chan line)
 	go func() {
 		sc := bufio.NewScanner(l.r)
 		for sc.Scan() {
-			l.lines <- sc.Text()
+			ln := line{text: sc.Text(), shown: l.shown.Load()}
+			if l.onRead != nil {
+				l.onRead()
+			}
+			l.lines <- ln
 		}
 		l.err = sc.Err()
 		if l.err == nil {
@@ -215,25 +235,22 @@ func (l *lineReader) start() {
 	}()
 }
 
-// drain drops a line read before the question.
-func (l *lineReader) drain() {
+// next returns the first line read since question q was shown, or the
+// input's end, or ctx's.
+func (l *lineReader) next(ctx context.Context, q int64) (string, error) {
 	l.start()
-	select {
-	case <-l.lines:
-	default:
-	}
-}
-
-// next returns the next line, or the input's end, or ctx's.
-func (l *lineReader) next(ctx context.Context) (string, error) {
-	l.start()
-	select {
-	case line, ok := <-l.lines:
-		if !ok {
-			return "", l.err
+	for {
+		select {
+		case ln, ok := <-l.lines:
+			if !ok {
+				return "", l.err
+			}
+			if ln.shown < q {
+				continue // read before the question was shown
+			}
+			return ln.text, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
 		}
-		return line, nil
-	case <-ctx.Done():
-		return "", ctx.Err()
 	}
 }

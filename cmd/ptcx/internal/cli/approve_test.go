@@ -126,15 +126,44 @@ func TestTerminalApprover_Approve_directCall(t *testing.T) {
 	require.Contains(t, out.String(), "  labels:    none known (a direct call carries no program's data)\n")
 }
 
-// Each question gets its own answer: a second question reads the next
-// line, and the input's end rejects every question after it.
-func TestTerminalApprover_Approve_oneLineEach(t *testing.T) {
-	var out bytes.Buffer
-	a := terminal(strings.NewReader("y\nn\n"), &out)
-	for _, want := range []executor.Approval{executor.ApproveOnce, executor.Reject, executor.Reject, executor.Reject} {
-		got, _, err := a.Approve(context.Background(), deployReq, "q")
+// Each question gets its own answer, typed after it is shown: a line read
+// before a question (typed ahead) answers nothing, and the input's end
+// rejects every question after it.
+func TestTerminalApprover_Approve_typedAheadAnswersNothing(t *testing.T) {
+	pr, pw := io.Pipe()
+	out := newPromptBuffer()
+	a := terminal(pr, out)
+	read := make(chan struct{}, 8)
+	a.in.onRead = func() { read <- struct{}{} }
+	answer := func() chan executor.Approval {
+		got := make(chan executor.Approval, 1)
+		go func() {
+			g, _, err := a.Approve(context.Background(), deployReq, "q")
+			require.NoError(t, err)
+			got <- g
+		}()
+		return got
+	}
+	type_ := func(s string) {
+		_, err := pw.Write([]byte(s))
 		require.NoError(t, err)
-		require.Equal(t, want, got)
+		<-read // read and tagged
+	}
+
+	got := answer()
+	out.waitFor("[y/N] ", 1)
+	type_("y\n")
+	require.Equal(t, executor.ApproveOnce, <-got)
+
+	type_("y\n") // before the second question
+	got = answer()
+	out.waitFor("[y/N] ", 2)
+	type_("n\n")
+	require.Equal(t, executor.Reject, <-got, "the line typed ahead did not approve it")
+
+	require.NoError(t, pw.Close())
+	for range 2 {
+		require.Equal(t, executor.Reject, <-answer())
 	}
 	require.Equal(t, 4, strings.Count(out.String(), "approve this call? [y/N] "))
 }
