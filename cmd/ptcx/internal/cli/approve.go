@@ -35,8 +35,13 @@ type approvalFlags struct {
 	approveAll, denyAll bool
 }
 
-func (f *approvalFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.approveAll, "approve-all", false, "approve every call that asks for approval (a tool declared needs_approval, a data-flow rule with on_violation ask), without asking; each is logged on stderr")
+// register adds the flags to fs; attended as for approver.
+func (f *approvalFlags) register(fs *flag.FlagSet, attended bool) {
+	logged := ""
+	if attended {
+		logged = "; each is logged on stderr"
+	}
+	fs.BoolVar(&f.approveAll, "approve-all", false, "approve every call that asks for approval (a tool declared needs_approval, a data-flow rule with on_violation ask), without asking"+logged)
 	fs.BoolVar(&f.denyAll, "deny-all", false, "deny every call that asks for approval, without asking")
 }
 

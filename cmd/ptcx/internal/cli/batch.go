@@ -146,7 +146,7 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	fs.DurationVar(&o.progress, "progress-every", 5*time.Second, "how often a progress line is written when stderr is not a terminal")
 	fs.IntVar(&o.maxLine, "max-line-bytes", DefaultMaxItemBytes, "the longest input line, in `BYTES`")
 	var af approvalFlags
-	af.register(fs)
+	af.register(fs, false)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code

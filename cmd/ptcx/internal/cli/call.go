@@ -53,7 +53,7 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 	fs := newFlags(c, s)
 	st.flags(fs, true)
 	var af approvalFlags
-	af.register(fs)
+	af.register(fs, true)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code

@@ -41,7 +41,7 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	var ef evalFlags
 	ef.register(fs)
 	var af approvalFlags
-	af.register(fs)
+	af.register(fs, true)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
