@@ -212,3 +212,22 @@ func TestFlow_needsApproval_planCoveredCallsAreNotAsked(t *testing.T) {
 	require.Len(t, qs, 1)
 	require.Len(t, deploys.got(), 2)
 }
+
+// In native mode (no run_code) a model-direct call of the tool asks too.
+func TestFlow_needsApproval_nativeMode(t *testing.T) {
+	var deploys sink
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModeNative))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "deploy", Body: deploys.body,
+		Policy: policy.Declaration{NeedsApproval: true}}))
+	for _, answer := range []executor.Approval{executor.Reject, executor.ApproveOnce} {
+		a := &asks{answer: answer, reason: "asked"}
+		e := newExecutor(t, reg, executor.NewConfig().WithApprover(a))
+		r := e.Execute(context.Background(), executor.Call{Name: "deploy", Args: []byte(`{}`)})
+		require.Equal(t, answer == executor.ApproveOnce, r.OK(), r.Text)
+		qs, reqs := a.asked()
+		require.Equal(t, []string{"deploy needs approval: its declaration says needs_approval"}, qs)
+		require.False(t, reqs[0].Nested)
+	}
+	require.Len(t, deploys.got(), 1)
+}
