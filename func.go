@@ -85,8 +85,8 @@ type funcOptions struct {
 // WithPolicy declares what the tool's results carry and what it accepts
 // (Tool.Policy; docs/security.md, "Data flow"): checked, its constraints
 // compiled, at registration. It replaces what earlier policy options set;
-// Labels, AcceptsAtMost, Constraints, CallsPerRun and Cost change one member
-// each.
+// Labels, AcceptsAtMost, Constraints, CallsPerRun, Cost and NeedsApproval
+// change one member each.
 func WithPolicy(p Policy) FuncOption {
 	return func(o *funcOptions) { o.policy = p }
 }
@@ -119,6 +119,15 @@ func CallsPerRun(n int) FuncOption {
 // for a call of the tool to proceed (0: no bound).
 func Cost(cost, maxCost int64) FuncOption {
 	return func(o *funcOptions) { o.policy.Cost, o.policy.MaxCost = cost, maxCost }
+}
+
+// NeedsApproval puts every call of the tool to the approver before it runs
+// (Policy.NeedsApproval): the executor's (executor.Config.WithApprover,
+// through WithExecutor), or the call's (executor.WithCallApprover); with
+// none, the call is DENIED. A nested call the run's approved plan covers
+// (Call.Plan) is not asked about again.
+func NeedsApproval() FuncOption {
+	return func(o *funcOptions) { o.policy.NeedsApproval = true }
 }
 
 // ConcurrencySafe lets the tool's calls overlap with other concurrency-safe

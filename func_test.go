@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -363,4 +364,27 @@ func TestFunc_policyOptions(t *testing.T) {
 
 	replaced := ptcx.Func("p", "d", echo[point], ptcx.CallsPerRun(2), ptcx.WithPolicy(ptcx.Policy{Cost: 1}))
 	require.Zero(t, replaced.Policy.CallsPerRun, "WithPolicy replaces what earlier options set")
+}
+
+// NeedsApproval puts every call to the approver: approved, the call runs;
+// without an approver, it is DENIED.
+func TestFunc_NeedsApproval(t *testing.T) {
+	tool := ptcx.Func("deploy", "d", echo[point], ptcx.NeedsApproval())
+	require.True(t, tool.Policy.NeedsApproval)
+	call := ptcx.Call{Name: "deploy", Args: json.RawMessage(`{"x": 1, "y": 2}`)}
+
+	r := newHost(t, ptcx.WithTools(tool)).Execute(context.Background(), call)
+	require.ErrorIs(t, r.AsError(), api.ErrDenied)
+	require.Equal(t, "needs_approval", r.Err.Policy.Rule)
+	require.Contains(t, r.Err.Message, "no approver is configured: deploy needs approval")
+
+	var asked []string
+	h := newHost(t, ptcx.WithTools(tool), ptcx.WithExecutor(executor.NewConfig().WithApprover(
+		executor.ApproverFunc(func(_ context.Context, req executor.Request, q string) (executor.Approval, string, error) {
+			asked = append(asked, req.Tool+": "+q)
+			return executor.ApproveOnce, "", nil
+		}))))
+	r = h.Execute(context.Background(), call)
+	require.True(t, r.OK(), r.Text)
+	require.Equal(t, []string{"deploy: deploy needs approval: its declaration says needs_approval"}, asked)
 }

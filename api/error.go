@@ -34,7 +34,8 @@ type Error struct {
 	Ledger *Ledger
 	// Policy is the flow a DENIED call was refused for, when a data flow
 	// rule of the tool refused it (labels, constraints, calls_per_run,
-	// max_cost: docs/security.md, "Data flow"); nil otherwise.
+	// max_cost, needs_approval not approved: docs/security.md, "Data
+	// flow"); nil otherwise.
 	Policy *PolicyViolation
 	// Cause is the underlying error, if any.
 	Cause error

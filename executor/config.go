@@ -88,8 +88,9 @@ func (c Config) WithPreExecute(l PreExecuteListener) Config {
 	return c
 }
 
-// WithApprover sets the approver for calls a listener asked about. Without
-// one, such calls are denied.
+// WithApprover sets the approver for calls that ask: a tool declared
+// needs_approval, a data-flow rule with on_violation ask, a listener's Ask.
+// Without one, such calls are denied.
 func (c Config) WithApprover(a Approver) Config {
 	c.approver = a
 	return c

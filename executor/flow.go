@@ -147,9 +147,10 @@ func (f *flow) charge(tool string, p *policy.Compiled) (rule string, detail stri
 }
 
 // checkFlow is the data-flow part of the policy phase: the tool's
-// constraints (every call), and for a nested call its calls_per_run,
-// max_cost and what it accepts. It reports whether the call may go on, and
-// the question to put to the approver when the tool says to ask.
+// constraints and needs_approval (every call), and for a nested call its
+// calls_per_run, max_cost and what it accepts. It reports whether the call
+// may go on, and the question to put to the approver when the tool says to
+// ask (needs_approval, or on_violation: ask).
 func (x *execution) checkFlow() (ask string, ok bool) {
 	p := x.def.Policy()
 	if p == nil {
@@ -164,8 +165,12 @@ func (x *execution) checkFlow() (ask string, ok bool) {
 			return "", false
 		}
 	}
+	if p.NeedsApproval() {
+		x.flowAsk = &api.PolicyViolation{Rule: "needs_approval", Tool: tool}
+		ask = tool + " needs approval: its declaration says needs_approval"
+	}
 	if !x.req.Nested {
-		return "", true
+		return ask, true
 	}
 	f := &x.parent.flow
 	if v := x.labelViolation(p, f); v != nil {
@@ -174,7 +179,10 @@ func (x *execution) checkFlow() (ask string, ok bool) {
 			x.fail(&api.Error{Code: api.CodeDenied, Message: msg, Policy: v})
 			return "", false
 		}
-		x.flowAsk = v
+		x.flowAsk = v // the flow says more than needs_approval would
+		if ask != "" {
+			msg = ask + "; " + msg
+		}
 		ask = msg
 	}
 	if rule, detail := f.charge(tool, p); rule != "" {

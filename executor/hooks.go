@@ -20,6 +20,13 @@ type Request struct {
 	Nested bool
 	// Parent is the ID of the run_code call a nested call belongs to.
 	Parent string
+	// Labels is the label a nested call carries: its program's context
+	// label when it made the call, the join of every result delivered
+	// into the program before (docs/security.md, "Data flow"). What an
+	// approver shows a person beside the question. Zero ({trusted,
+	// public}) for a model-direct call: what the model read before it is
+	// not the executor's to know.
+	Labels api.Label
 	// World is a run_code call's deterministic world (Call.World, else
 	// Config.WithWorld); nil for the runtime's. Shared: do not change it.
 	World *wasmhost.World
@@ -57,8 +64,10 @@ const (
 	ApproveOnce
 )
 
-// Approver decides calls a listener asked about. An error, a cancelled
-// context or a Reject denies the call with the reason given.
+// Approver decides calls that ask (Config.WithApprover): question says
+// why, every reason joined with "; ", and req.Labels what a nested call
+// carries. An error, a cancelled context or a Reject denies the call with
+// the reason given.
 type Approver interface {
 	Approve(ctx context.Context, req Request, question string) (Approval, string, error)
 }

@@ -145,6 +145,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 	}
 	s.e.initExecution(&n.x, call, s.tok)
 	n.x.ctxLabel = s.tok.flow.context() // what the program had read when it made the call (flow.go)
+	n.x.req.Labels = n.x.ctxLabel
 	s.queue = append(s.queue, n)
 	if !s.deferred {
 		s.handOff()

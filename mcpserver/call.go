@@ -24,8 +24,14 @@ const MetaLedger = "ptcx/ledger"
 // MetaLabels is the _meta key under which a result whose label is not
 // the lowest carries it (api.Label: {"integrity", "confidentiality"}), so
 // that an agent loop can decide what its model may see (docs/security.md,
-// "Data flow").
+// "Data flow"), and under which an approval's question carries the labels
+// of the nested call it asks about, the lowest included.
 const MetaLabels = "ptcx/labels"
+
+// MetaReason is the _meta key under which an approval's question
+// (elicitation/create) carries why the call asks; the question's
+// MetaLabels, beside it, are what a nested call carries (elicit.go).
+const MetaReason = "ptcx/reason"
 
 // ErrorMeta is the value under MetaError.
 type ErrorMeta struct {

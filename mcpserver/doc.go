@@ -52,10 +52,15 @@
 //
 // # Approval
 //
-// A call a pre-execute listener asks about (executor.Ask), direct or nested
+// A call that asks (a tool declared needs_approval, a data-flow rule with
+// on_violation ask, a pre-execute listener's executor.Ask), direct or nested
 // in a program, is put to the client's user through elicitation/create when
 // the client declared the elicitation capability (form mode) at
-// initialisation: "accept" approves that one call, "decline" and "cancel"
+// initialisation. The question's message names the tool and says why it
+// asks (the reason), what a nested call carries (its labels: what its
+// program had read) and its arguments (at most 512 bytes); its _meta has
+// the reason under MetaReason and a nested call's labels under MetaLabels,
+// as data. "accept" approves that one call, "decline" and "cancel"
 // deny it (DENIED, "rejected by the approver: the MCP client's user
 // declined"), and a failed request denies it with the error. A client
 // without the capability, or one on the sessionless protocol (2026-07-28,

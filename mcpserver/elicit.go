@@ -59,11 +59,19 @@ func callApprover(ss *mcp.ServerSession, timeout time.Duration) executor.Approve
 // error.
 func (a elicitApprover) Approve(ctx context.Context, req executor.Request, question string) (executor.Approval, string, error) {
 	msg := fmt.Sprintf("Allow the call to %s?", req.Tool)
+	meta := mcp.Meta{}
+	if question != "" {
+		meta[MetaReason] = question
+	}
 	if req.Nested {
 		msg = fmt.Sprintf("Allow the call to %s from a run_code program?", req.Tool)
+		meta[MetaLabels] = req.Labels
 	}
 	if question != "" {
 		msg += " " + question
+	}
+	if req.Nested {
+		msg += fmt.Sprintf("\nLabels: %s (what the program had read when it made the call)", req.Labels)
 	}
 	msg += "\nArguments: " + text.Truncate(string(req.Args), maxElicitArgs)
 	if len(req.Args) > maxElicitArgs {
@@ -71,11 +79,15 @@ func (a elicitApprover) Approve(ctx context.Context, req executor.Request, quest
 	}
 	ectx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	res, err := a.ss.Elicit(ectx, &mcp.ElicitParams{
+	params := &mcp.ElicitParams{
 		Mode:            "form",
 		Message:         msg,
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
-	})
+	}
+	if len(meta) > 0 {
+		params.Meta = meta
+	}
+	res, err := a.ss.Elicit(ectx, params)
 	if err != nil && ctx.Err() == nil && errors.Is(ectx.Err(), context.DeadlineExceeded) {
 		return executor.Reject, fmt.Sprintf("the MCP client's user did not answer within %s (mcpserver.Options.ElicitTimeout)", a.timeout), nil
 	}

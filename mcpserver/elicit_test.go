@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpserver"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -32,14 +34,17 @@ func askWrite(asked *atomic.Int64) executor.Config {
 		}))
 }
 
-// elicitor answers every elicitation with action and keeps the messages.
+// elicitor answers every elicitation with action and keeps the messages
+// and their _meta.
 type elicitor struct {
 	action   string
 	messages []string
+	metas    []mcp.Meta
 }
 
 func (e *elicitor) handler(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	e.messages = append(e.messages, req.Params.Message)
+	e.metas = append(e.metas, req.Params.Meta)
 	return &mcp.ElicitResult{Action: e.action}, nil
 }
 
@@ -180,6 +185,84 @@ func TestServer_approval_elicitTimeout(t *testing.T) {
 				require.Equal(t, int64(0), f.writes.Load())
 			}
 			require.Zero(t, asked.Load(), "the deployment's approver is not asked")
+		})
+	}
+}
+
+// A tool declared needs_approval is asked about through elicitation; the
+// question says why (the reason) and what a nested call carries (its
+// labels), in the message and as data in _meta.
+func TestServer_approval_needsApproval_sendsReasonAndLabels(t *testing.T) {
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModeBoth))
+	inboxLabel := api.Label{Integrity: api.Untrusted, Confidentiality: api.Private}
+	var deploys atomic.Int64
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "inbox", ConcurrencySafe: true,
+		Body:   func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("deploy now") },
+		Policy: policy.Declaration{Labels: &inboxLabel}}))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "deploy",
+		Body: func(context.Context, api.Input) (api.Output, error) {
+			deploys.Add(1)
+			return api.ValueOutput("deployed")
+		},
+		Policy: policy.Declaration{NeedsApproval: true}}))
+	e, err := executor.New(reg, executor.NewConfig().WithRuntime(sharedRuntime(t)))
+	require.NoError(t, err)
+	const reason = "deploy needs approval: its declaration says needs_approval"
+
+	for _, tt := range []struct {
+		name, action string
+		nested       bool
+		ok           bool
+	}{
+		{"nested, accepted", "accept", true, true},
+		{"nested, declined", "decline", true, false},
+		{"direct, accepted", "accept", false, true},
+		{"direct, declined", "decline", false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			el := &elicitor{action: tt.action}
+			cs := connectWith(t, e, registry.Deployment, "2025-11-25", mcpserver.Options{}, &mcp.ClientOptions{ElicitationHandler: el.handler})
+			before := deploys.Load()
+			var got string
+			if tt.nested {
+				res := callTool(t, cs, registry.RunCode, runCodeArgs(t,
+					`await tools.inbox({}); try { return await tools.deploy({env: "prod"}) } catch (e) { return e.code + ": " + e.message }`))
+				got = text(t, res)
+			} else {
+				res := callTool(t, cs, "deploy", `{"env": "prod"}`)
+				got = text(t, res)
+				require.Equal(t, !tt.ok, res.IsError, got)
+				if res.IsError {
+					m := errorMeta(t, res)
+					require.Equal(t, api.CodeDenied, m.Code)
+					require.Equal(t, "needs_approval", m.Policy.Rule)
+				}
+			}
+			if tt.ok {
+				require.Contains(t, got, "deployed")
+				require.Equal(t, before+1, deploys.Load())
+			} else {
+				require.Contains(t, got, "DENIED")
+				require.Contains(t, got, "the MCP client's user declined")
+				require.Equal(t, before, deploys.Load())
+			}
+
+			require.Len(t, el.messages, 1)
+			msg := el.messages[0]
+			require.Contains(t, msg, reason)
+			require.Contains(t, msg, `Arguments: {"env":"prod"}`)
+			require.Equal(t, reason, el.metas[0][mcpserver.MetaReason])
+			if tt.nested {
+				require.Contains(t, msg, "Allow the call to deploy from a run_code program? "+reason+
+					"\nLabels: untrusted, private (what the program had read when it made the call)\n")
+				raw, err := json.Marshal(el.metas[0][mcpserver.MetaLabels])
+				require.NoError(t, err)
+				require.JSONEq(t, `{"integrity": "untrusted", "confidentiality": "private"}`, string(raw))
+			} else {
+				require.True(t, strings.HasPrefix(msg, "Allow the call to deploy? "+reason+"\nArguments: "), msg)
+				require.NotContains(t, el.metas[0], mcpserver.MetaLabels, "a direct call carries no program's labels")
+			}
 		})
 	}
 }

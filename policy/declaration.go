@@ -23,7 +23,8 @@ import (
 //	"handle": true,
 //	"constraints": ["args.amount <= 1000"],
 //	"calls_per_run": 1,
-//	"cost": 5, "max_cost": 100
+//	"cost": 5, "max_cost": 100,
+//	"needs_approval": true
 type Declaration struct {
 	// Labels are joined into the label of every result of the tool (a
 	// member left out of the JSON is the lowest: trusted, public).
@@ -50,12 +51,19 @@ type Declaration struct {
 	// MaxCost, when positive, is the most an execution may have spent,
 	// this call included, for a call of this tool to proceed.
 	MaxCost int64 `json:"max_cost,omitempty"`
+	// NeedsApproval puts every call of the tool to the approver
+	// (executor.Config.WithApprover, or the call's:
+	// executor.WithCallApprover), model-direct calls too, once its other
+	// rules let it through; with no approver it is denied. A nested call
+	// the run's approved plan covers needs no further approval
+	// (executor.Call.Plan: the plan was the approval).
+	NeedsApproval bool `json:"needs_approval,omitempty"`
 }
 
 // IsZero reports whether d declares nothing.
 func (d Declaration) IsZero() bool {
 	return d.Labels == nil && d.Accepts == nil && !d.Handle && len(d.Constraints) == 0 &&
-		d.CallsPerRun == 0 && d.Cost == 0 && d.MaxCost == 0
+		d.CallsPerRun == 0 && d.Cost == 0 && d.MaxCost == 0 && !d.NeedsApproval
 }
 
 // OnViolation is what happens to a call past what its tool accepts.
@@ -200,7 +208,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // Members are the JSON members of a Declaration, as a tools file has them
 // beside a tool's other members.
-var Members = []string{"labels", "accepts", "handle", "constraints", "calls_per_run", "cost", "max_cost"}
+var Members = []string{"labels", "accepts", "handle", "constraints", "calls_per_run", "cost", "max_cost", "needs_approval"}
 
 // DecodeMembers reads the members of a Declaration from the members of an
 // object that has others too (a tools file's tool): those not in Members
@@ -234,6 +242,8 @@ func DecodeMembers(members map[string]json.RawMessage) (Declaration, error) {
 			err = strictValue(v, &d.Cost)
 		case "max_cost":
 			err = strictValue(v, &d.MaxCost)
+		case "needs_approval":
+			err = strictValue(v, &d.NeedsApproval)
 		}
 		if err != nil {
 			if k == "accepts" { // its errors name their member already

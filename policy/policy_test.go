@@ -61,6 +61,9 @@ func TestDecodeMembers_refusesBadMembers(t *testing.T) {
 		`{"calls_per_run": 1.5}`:                                  "calls_per_run:",
 		`{"constraints": "args.a > 1"}`:                           "constraints:",
 		`{"cost": null}`:                                          "cost: null is not a value here",
+		`{"needs_approval": "yes"}`:                               "needs_approval:",
+		`{"needs_approval": 1}`:                                   "needs_approval:",
+		`{"needs_approval": null}`:                                "needs_approval: null is not a value here",
 	} {
 		_, err := decode(t, in)
 		require.ErrorContains(t, err, want, in)
@@ -139,6 +142,32 @@ func TestCompiled_CheckConstraints_stopsAnExpensiveExpression(t *testing.T) {
 	require.Contains(t, why, "cost limit")
 }
 
+func TestDeclaration_NeedsApproval(t *testing.T) {
+	d, err := decode(t, `{"needs_approval": true}`)
+	require.NoError(t, err)
+	require.True(t, d.NeedsApproval)
+	require.False(t, d.IsZero(), "it declares something: the tool has a policy to consult")
+	c, err := policy.Compile(d)
+	require.NoError(t, err)
+	require.True(t, c.NeedsApproval())
+	require.False(t, c.Ask(), "needs_approval is not on_violation")
+
+	d, err = decode(t, `{"needs_approval": false}`)
+	require.NoError(t, err)
+	require.True(t, d.IsZero())
+	c, err = policy.Compile(d)
+	require.NoError(t, err)
+	require.Nil(t, c)
+
+	c, err = policy.Compile(policy.Declaration{CallsPerRun: 1})
+	require.NoError(t, err)
+	require.False(t, c.NeedsApproval())
+
+	b, err := json.Marshal(policy.Declaration{NeedsApproval: true})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"needs_approval": true}`, string(b))
+}
+
 func TestAccepts_JSON_roundTrips(t *testing.T) {
 	in := `{"integrity":"trusted","confidentiality":"private","args":{"to":{"integrity":"trusted","confidentiality":"secret"}},"on_violation":"ask"}`
 	var a policy.Accepts
@@ -157,6 +186,7 @@ func FuzzDecodeMembers(f *testing.F) {
 		`{"accepts": {"confidentiality": "private", "args": {"to": {"integrity": "trusted"}}, "on_violation": "ask"}}`,
 		`{"constraints": ["args.a < 3"], "calls_per_run": 2}`,
 		`{"accepts": {"args": {"": {}}}}`,
+		`{"needs_approval": true, "cost": 1}`,
 	} {
 		f.Add([]byte(s))
 	}

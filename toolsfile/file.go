@@ -22,6 +22,7 @@
 //	    "reply": "envelope",               // optional: stdout is {"value": …, "labels": …} ("value", the default: the value)
 //	    "labels": {...}, "accepts": {...}, // optional: data flow and capabilities (policy.Declaration,
 //	    "constraints": [...], ...          //   docs/security.md, "Data flow")
+//	    "needs_approval": true             // optional: every call is put to the approver first
 //	  }],
 //	  "scopes": [{                         // optional, parents before children
 //	    "name": "coder", "parent": "deployment",
@@ -86,7 +87,8 @@ type ToolSpec struct {
 	// (stdout is {"value": …, "labels": …}: labels raise this result's).
 	Reply string `json:"reply,omitempty"`
 	// Policy holds the members labels, accepts, handle, constraints,
-	// calls_per_run, cost and max_cost (policy.Declaration).
+	// calls_per_run, cost, max_cost and needs_approval
+	// (policy.Declaration).
 	Policy policy.Declaration `json:"-"`
 }
 

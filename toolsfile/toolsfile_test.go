@@ -52,6 +52,9 @@ func TestLoad_badFiles(t *testing.T) {
 		{"CEL that does not compile", `{"tools": [{"name":"a","command":["x"],"constraints":["args.amount <"]}]}`, `tool 1 ("a"): constraints[0] "args.amount <": does not compile`},
 		{"CEL not a condition", `{"tools": [{"name":"a","command":["x"],"constraints":["args.amount"]}, {"name":"b","command":["x"],"constraints":["1 + 2"]}]}`, `tool 2 ("b"): constraints[0] "1 + 2": is of type int, not bool`},
 		{"negative calls_per_run", `{"tools": [{"name":"a","command":["x"],"calls_per_run":-1}]}`, `tool 1 ("a"): calls_per_run: -1 is negative`},
+		{"needs_approval not a boolean", `{"tools": [{"name":"a","command":["x"],"needs_approval":"yes"}]}`, `tool 1 ("a"): needs_approval: cannot unmarshal string`},
+		{"needs_approval null", `{"tools": [{"name":"a","command":["x"],"needs_approval":null}]}`, `tool 1 ("a"): needs_approval: null is not a value here`},
+		{"needs_approval misspelt", `{"tools": [{"name":"a","command":["x"],"needs_approvals":true}]}`, `tool 1 ("a"): unknown member "needs_approvals"`},
 		{"bad reply", `{"tools": [{"name":"a","command":["x"],"reply":"json"}]}`, `tool 1 ("a"): reply "json" is not "value" or "envelope"`},
 		{"missing name", `{"tools": [{"command":["x"]}]}`, `tool 1 (""): missing "name"`},
 		{"missing command", `{"tools": [{"name":"a"}]}`, `tool 1 ("a"): missing "command"`},
@@ -233,7 +236,7 @@ func TestCommand_startFailure(t *testing.T) {
 // written beside its others and read back the same.
 func TestToolSpec_JSON_roundTripsItsPolicy(t *testing.T) {
 	in := `{"name":"send","command":["x"],"labels":{"integrity":"trusted","confidentiality":"private"},` +
-		`"accepts":{"args":{"to":{"integrity":"trusted"}},"on_violation":"ask"},"constraints":["args.n < 3"],"calls_per_run":2,"cost":1,"max_cost":4}`
+		`"accepts":{"args":{"to":{"integrity":"trusted"}},"on_violation":"ask"},"constraints":["args.n < 3"],"calls_per_run":2,"cost":1,"max_cost":4,"needs_approval":true}`
 	f, err := toolsfile.Parse([]byte("[" + in + "]"))
 	require.NoError(t, err)
 	out, err := json.Marshal(f.Tools[0])
@@ -242,4 +245,6 @@ func TestToolSpec_JSON_roundTripsItsPolicy(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, f.Tools[0], g.Tools[0])
 	require.Equal(t, 2, g.Tools[0].Policy.CallsPerRun)
+	require.True(t, g.Tools[0].Policy.NeedsApproval)
+	require.Contains(t, string(out), `"needs_approval":true`)
 }

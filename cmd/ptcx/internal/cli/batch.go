@@ -31,9 +31,11 @@ var batchCommand = command{
 		"--parallel workers, writing one JSON line per run ({id, rep, seed, ok, text, value, error, stats, calls}) in\n" +
 		"input or completion order. --resume skips the runs already in --out; --repeat K runs each item K times with\n" +
 		"seeds derived from its seed and reports pass^k agreement. A progress bar (or periodic lines) and a summary go\n" +
-		"to stderr. Exit status: 0 the batch ran (items may have failed: see their lines), 1 it could not, 2 usage.",
+		"to stderr. A call that asks for approval (needs_approval, on_violation ask) is never asked about: --approve-all\n" +
+		"or --deny-all decide it, and without either it is denied.\n" +
+		"Exit status: 0 the batch ran (items may have failed: see their lines), 1 it could not, 2 usage.",
 	usage: "batch [--tools FILE] [--mode MODE] [--scope NAME] [--workspace DIR] [--no-builtin] [--allow-bash] [--upstream [NAME=]CMD]... " +
-		"[--parallel N] [--out FILE] [--order input|completion] [--resume] [--repeat K] [--seed N] [--trace FILE] [--bad skip|fail] [--no-timings] ITEMS.jsonl|-",
+		"[--parallel N] [--out FILE] [--order input|completion] [--resume] [--repeat K] [--seed N] [--trace FILE] [--bad skip|fail] [--no-timings] [--approve-all|--deny-all] ITEMS.jsonl|-",
 	run: runBatch,
 }
 
@@ -143,9 +145,15 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	fs.BoolVar(&o.noTimings, "no-timings", false, "leave the times out of the result lines (for comparing outputs)")
 	fs.DurationVar(&o.progress, "progress-every", 5*time.Second, "how often a progress line is written when stderr is not a terminal")
 	fs.IntVar(&o.maxLine, "max-line-bytes", DefaultMaxItemBytes, "the longest input line, in `BYTES`")
+	var af approvalFlags
+	af.register(fs, false)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
+	}
+	approver, err := af.approver(s, "ptcx batch", false)
+	if err != nil {
+		return usageError(fs, s, "%v", err)
 	}
 	switch {
 	case len(pos) != 1:
@@ -194,7 +202,7 @@ func runBatch(ctx context.Context, c command, s *stdio, args []string) int {
 	if ef.writer != nil {
 		o.traceWrite = func(r trace.Record) { _ = ef.writer.Write(r) }
 	}
-	e, err := st.build(ctx, executor.NewConfig())
+	e, err := st.build(ctx, executor.NewConfig().WithApprover(approver))
 	if err != nil {
 		_ = closeTrace()
 		return setupFailed(fs, s, err)

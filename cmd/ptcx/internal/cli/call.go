@@ -12,11 +12,14 @@ import (
 )
 
 var callCommand = command{
-	name:    "call",
-	brief:   "execute one model-direct tool call, print its result as JSON",
-	summary: "Execute one model-direct tool call and print its result as one JSON object.\nARGS_JSON defaults to {}; - reads it from stdin. Exit status: 0 ok, 1 the call failed, 2 usage.",
-	usage:   "call [--tools FILE] [--mode native|ptc|both] [--scope NAME] NAME [ARGS_JSON|-]",
-	run:     runCall,
+	name:  "call",
+	brief: "execute one model-direct tool call, print its result as JSON",
+	summary: "Execute one model-direct tool call and print its result as one JSON object.\nARGS_JSON defaults to {}; - reads it from stdin. Exit status: 0 ok, 1 the call failed, 2 usage.\n" +
+		"A call that asks for approval (a tool declared needs_approval, a data-flow rule with on_violation ask)\n" +
+		"is put to you on the terminal (y/N) when stdin and stderr are one, as in ptcx run; --approve-all or\n" +
+		"--deny-all decide without asking, and without a terminal or either flag such a call is denied.",
+	usage: "call [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--approve-all|--deny-all] NAME [ARGS_JSON|-]",
+	run:   runCall,
 }
 
 // callOutput is what `ptcx call` prints.
@@ -49,12 +52,18 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 	var st setup
 	fs := newFlags(c, s)
 	st.flags(fs, true)
+	var af approvalFlags
+	af.register(fs, true)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		return usageError(fs, s, "want a tool NAME and optional ARGS_JSON, got %d arguments", len(pos))
+	}
+	approver, err := af.approver(s, "ptcx call", true)
+	if err != nil {
+		return usageError(fs, s, "%v", err)
 	}
 	raw := []byte("{}")
 	if len(pos) == 2 {
@@ -67,7 +76,7 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 			raw = b
 		}
 	}
-	e, err := st.build(ctx, executor.NewConfig())
+	e, err := st.build(ctx, executor.NewConfig().WithApprover(approver))
 	if err != nil {
 		return setupFailed(fs, s, err)
 	}

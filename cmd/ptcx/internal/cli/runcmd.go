@@ -21,8 +21,11 @@ var runCommand = command{
 	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
 		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
 		"With --plan, only the program the plan was read from runs, and only the calls it allows (ptcx plan).\n" +
+		"A call that asks for approval (a tool declared needs_approval, a data-flow rule with on_violation ask)\n" +
+		"is put to you on the terminal (y/N) when stdin and stderr are one; --approve-all or --deny-all decide\n" +
+		"without asking, and without a terminal or either flag such a call is denied.\n" +
 		"The mode defaults to ptc. Exit status: 0 ok, 1 the run failed, 2 usage.",
-	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] [--seed N] [--trace FILE] [--plan PLAN.json] FILE.ts|-",
+	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] [--seed N] [--trace FILE] [--plan PLAN.json] [--approve-all|--deny-all] FILE.ts|-",
 	run:   runRun,
 }
 
@@ -37,12 +40,18 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	planFile := fs.String("plan", "", "run the program bound to the approved plan in `PLAN.json` (ptcx plan --json, with tools or calls removed)")
 	var ef evalFlags
 	ef.register(fs)
+	var af approvalFlags
+	af.register(fs, true)
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
 		return usageError(fs, s, "want one program FILE (or - for stdin), got %d arguments", len(pos))
+	}
+	approver, err := af.approver(s, "ptcx run", true)
+	if err != nil {
+		return usageError(fs, s, "%v", err)
 	}
 	for _, d := range []struct {
 		name string
@@ -69,7 +78,7 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if err != nil {
 		return fail(s, err)
 	}
-	e, err := st.build(ctx, executor.NewConfig())
+	e, err := st.build(ctx, executor.NewConfig().WithApprover(approver))
 	if err != nil {
 		_ = closeTrace()
 		return setupFailed(fs, s, err)
