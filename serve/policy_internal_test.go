@@ -12,7 +12,9 @@ import (
 // An overlay only tightens: every member of tighten(base, over) is at
 // least as strict as base's and as over's.
 func TestTighten_onlyTightens(t *testing.T) {
-	lbl := func(i api.Integrity, c api.Confidentiality) *api.Label { return &api.Label{Integrity: i, Confidentiality: c} }
+	lbl := func(i api.Integrity, c api.Confidentiality) *api.Label {
+		return &api.Label{Integrity: i, Confidentiality: c}
+	}
 	tests := []struct {
 		name       string
 		base, over policy.Declaration
