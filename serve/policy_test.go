@@ -3,6 +3,8 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -244,4 +246,33 @@ func TestConfig_tenantPolicyOverlay_refused(t *testing.T) {
 	}, serve.Options{Runtime: testkit.Sandbox(t)})
 	require.NoError(t, err)
 	require.NoError(t, srv.Close(context.Background()))
+}
+
+// serve's /mcp gives a run_code result's label in _meta, as ptcx mcp does.
+func TestServer_mcpRunCodeLabels(t *testing.T) {
+	ts := newServer(t, func(c *serve.Config) {
+		c.Tenants[0].Policy = map[string]serve.ToolPolicy{"list": {Labels: &protocol.Label{Integrity: "untrusted"}}}
+	})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_code","arguments":{"code":"return await tools.list({path: \".\"})","description":"d"}}}`
+	req, err := http.NewRequest("POST", ts.url+"/mcp", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	r, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	require.NoError(t, err)
+	out := string(b)
+	require.Equal(t, 200, r.StatusCode, out)
+	var resp struct {
+		Result struct {
+			IsError bool                       `json:"isError"`
+			Meta    map[string]json.RawMessage `json:"_meta"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &resp), out)
+	require.False(t, resp.Result.IsError, out)
+	require.JSONEq(t, `{"integrity":"untrusted","confidentiality":"public"}`, string(resp.Result.Meta["ptcx/labels"]), out)
 }
