@@ -96,6 +96,8 @@ func (errWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") 
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte(`{"version":1,"calls":[{"index":1,"tool":"t","args":{},"completed":5}]}`))
+	f.Add([]byte(`{"version":2,"labels":{"integrity":"untrusted"},"policies":{"t":{"labels":{"confidentiality":"secret"},"accepts":{"integrity":"trusted","args":{"a":{}}},"constraints":["args.a < 1"]}},` +
+		`"calls":[{"index":1,"tool":"t","args":{},"ok":false,"error":{"code":"DENIED","message":"m","policy":{"rule":"accepts","tool":"t","label":{"integrity":"untrusted"}}},"labels":{"integrity":"untrusted"},"completed":1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := trace.Decode(b)
 		if err != nil {
