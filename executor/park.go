@@ -308,11 +308,18 @@ func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
 			return false
 		}
 		waiting := 0
+		var held map[string]int // refusedBeforeParking's counts (flowpark.go)
 		for _, pc := range q.Calls {
 			if pc.State == wasmhost.CallAnswered {
 				continue
 			}
 			if pc.State != wasmhost.CallHeld || !later(pc.Name) {
+				return false
+			}
+			if held == nil {
+				held = map[string]int{}
+			}
+			if c.refusedBeforeParking(pc.Name, pc.Args, held) {
 				return false
 			}
 			waiting++

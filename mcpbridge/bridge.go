@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -40,6 +41,12 @@ type Upstream struct {
 	// the registry without end (default DefaultMaxTools). Past it, tools are
 	// skipped with a warning.
 	MaxTools int
+	// Trusted declares the upstream's results trusted. By default a tool
+	// that may reach the open world (MCP's openWorldHint annotation: true,
+	// or absent, which MCP defines as true) returns untrusted results
+	// (docs/security.md, "Data flow"); with Trusted, the upstream is the
+	// host's word for its data, and its tools declare no label.
+	Trusted bool
 	// OnToolsChanged, when set, is called after the bridge refreshed its
 	// tools because the upstream sent notifications/tools/list_changed (see
 	// ToolsChange). It runs on the bridge's refresh goroutine: a slow one
@@ -62,6 +69,7 @@ type Bridge struct {
 	reg                   *registry.Registry
 	scope                 string
 	maxTools              int
+	trusted               bool
 	onChange              func(ToolsChange)
 	now                   func() time.Time
 
@@ -124,10 +132,8 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	if _, err := reg.Bindable(scope); err != nil {
 		return nil, fmt.Errorf("mcpbridge: %w", err)
 	}
-	prefix := u.Prefix
-	if prefix == "" {
-		prefix = derivePrefix(u.Command)
-	} else if !validPrefix.MatchString(prefix) {
+	prefix := u.Name()
+	if !validPrefix.MatchString(prefix) {
 		return nil, fmt.Errorf("mcpbridge: invalid prefix %q: must match %s", prefix, validPrefix)
 	}
 	maxTools := u.MaxTools
@@ -140,6 +146,7 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 		reg:           reg,
 		scope:         scope,
 		maxTools:      maxTools,
+		trusted:       u.Trusted,
 		onChange:      u.OnToolsChanged,
 		names:         map[string]string{},
 		gone:          map[string]bool{},
@@ -175,6 +182,15 @@ func Connect(ctx context.Context, reg *registry.Registry, scope string, u Upstre
 	}
 	go b.refresher()
 	return b, nil
+}
+
+// Name is the prefix u's tools are registered under: Prefix, or the one
+// Connect derives from the command.
+func (u Upstream) Name() string {
+	if u.Prefix != "" {
+		return u.Prefix
+	}
+	return derivePrefix(u.Command)
 }
 
 // registerFirst registers the tools listed at Connect: a name already taken
@@ -294,6 +310,7 @@ func (b *Bridge) definitions(listed []*mcp.Tool) ([]definition, error) {
 			OutputSchema:    outSchema,
 			ConcurrencySafe: t.Annotations != nil && t.Annotations.ReadOnlyHint,
 			Body:            b.body(t.Name, hasOutputSchema),
+			Policy:          b.policy(t.Annotations),
 		}, upstream: t.Name, hints: t.Annotations})
 	}
 	for _, w := range n.warnings {
@@ -303,6 +320,20 @@ func (b *Bridge) definitions(listed []*mcp.Tool) ([]definition, error) {
 	}
 	slices.SortFunc(out, func(x, y definition) int { return strings.Compare(x.tool.Name, y.tool.Name) })
 	return out, nil
+}
+
+// untrusted is the label of an open-world tool's results.
+var untrusted = api.Label{Integrity: api.Untrusted}
+
+// policy is what a tool of the upstream declares about its data: an
+// open-world tool (openWorldHint true, or absent: MCP's default is true)
+// of an upstream not declared Trusted returns untrusted results.
+func (b *Bridge) policy(hints *mcp.ToolAnnotations) policy.Declaration {
+	if b.trusted || hints != nil && hints.OpenWorldHint != nil && !*hints.OpenWorldHint {
+		return policy.Declaration{}
+	}
+	l := untrusted
+	return policy.Declaration{Labels: &l}
 }
 
 // textOutputSchema is the output schema of an upstream tool that declares

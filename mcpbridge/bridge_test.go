@@ -24,8 +24,8 @@ func TestConnect_import(t *testing.T) {
 	// Two tools per page: listing must follow the pages.
 	v := connect(t, upstream("-page-size", "2"), api.ModeNative, executor.NewConfig())
 	require.Equal(t, []string{
-		"up.a_b", "up.a_b_2", "up.addtool", "up.crash", "up.droptool", "up.echo", "up.err", "up.flood", "up.freeze", "up.garbage",
-		"up.pic", "up.pid", "up.slow", "up.spawn", "up.stats", "up.upper",
+		"up.a_b", "up.a_b_2", "up.addtool", "up.closed", "up.crash", "up.droptool", "up.echo", "up.err", "up.flood", "up.freeze", "up.garbage",
+		"up.pic", "up.pid", "up.slow", "up.spawn", "up.stats", "up.upper", "up.web",
 	}, v.b.Tools())
 
 	tests := []struct {

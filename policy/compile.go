@@ -29,6 +29,7 @@ const (
 // Compiled is a checked Declaration: what the executor consults. It is
 // immutable and safe for concurrent use.
 type Compiled struct {
+	decl        Declaration // as declared: what a trace records (Declaration)
 	labels      api.Label
 	call        api.Label // Top when the tool accepts any call
 	args        map[string]api.Label
@@ -67,7 +68,7 @@ func Compile(d Declaration) (*Compiled, error) {
 		// relies on their keeping data out of the program.
 		return nil, fmt.Errorf("handle: handles are not available yet (issue 33's next step); declare the tool's labels instead")
 	}
-	c := &Compiled{call: api.Top, callsPerRun: d.CallsPerRun, cost: d.Cost, maxCost: d.MaxCost, approval: d.NeedsApproval}
+	c := &Compiled{decl: d, call: api.Top, callsPerRun: d.CallsPerRun, cost: d.Cost, maxCost: d.MaxCost, approval: d.NeedsApproval}
 	if d.Labels != nil {
 		if !d.Labels.Valid() {
 			return nil, fmt.Errorf("labels: %v is not a label", *d.Labels)
@@ -153,6 +154,10 @@ func shorten(s string) string {
 	}
 	return s[:77] + "..."
 }
+
+// Declaration returns the declaration c was compiled from (a trace records
+// it, and a replay compiles it again). Do not change what it points to.
+func (c *Compiled) Declaration() Declaration { return c.decl }
 
 // Labels returns the labels the tool's results carry at least.
 func (c *Compiled) Labels() api.Label { return c.labels }

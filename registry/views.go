@@ -3,6 +3,7 @@ package registry
 import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
+	"github.com/ptcx/ptcx/policy"
 )
 
 // Get returns the public view of a visible tool, run_code included when the
@@ -26,6 +27,27 @@ func (r *Registry) Get(scopeID, name string) (api.Schema, bool) {
 		return api.Schema{}, false
 	}
 	return publicSchema(d), true
+}
+
+// Policy returns the data-flow declaration of a visible tool (the zero
+// Declaration for one that declares nothing), and false when scope has no
+// such tool. Like Get, it is for inspection (a trace records it), never
+// for execution.
+func (r *Registry) Policy(scopeID, name string) (policy.Declaration, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, err := r.scopeLocked(scopeID)
+	if err != nil || name == RunCode {
+		return policy.Declaration{}, false
+	}
+	d := s.lookup(name)
+	if d == nil {
+		return policy.Declaration{}, false
+	}
+	if p := d.Policy(); p != nil {
+		return p.Declaration(), true
+	}
+	return policy.Declaration{}, true
 }
 
 // Schemas returns the full visible set of scope, sorted by name: every

@@ -14,7 +14,7 @@ import (
 // timeout and the run's wall limit: pendingCall.await) for the
 // client's result, and returns it to the program.
 func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) registry.Tool {
-	return registry.Tool{
+	return withClientPolicy(registry.Tool{ // policy.go
 		Name:            t.Name,
 		Description:     t.Description,
 		InputSchema:     t.InputSchema,
@@ -50,5 +50,5 @@ func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) r
 			}
 			return api.Output{Value: v}, nil
 		},
-	}
+	}, t)
 }

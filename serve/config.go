@@ -174,6 +174,11 @@ type TenantConfig struct {
 	// Sessions bound the tenant's program-state sessions (keep_state,
 	// session_state.go).
 	Sessions SessionQuotas `json:"sessions,omitempty" yaml:"sessions,omitempty"`
+	// Policy lays a data-flow policy over the server's tools by name
+	// (the workspace's and the tools file's) for this tenant: it only
+	// tightens what the tool declares (policy.go). A name that is not one
+	// of the server's tools is refused when the server starts.
+	Policy map[string]ToolPolicy `json:"policy,omitempty" yaml:"policy,omitempty"`
 }
 
 // SessionQuotas bound a tenant's program-state sessions: executions with
@@ -411,7 +416,7 @@ func (t TenantConfig) validate() error {
 	if c := t.Quotas.ComputeSecondsPerMinute; c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
 		return fmt.Errorf(".quotas.compute_seconds_per_minute: %v is not a non-negative number (0 means no compute quota)", c)
 	}
-	return nil
+	return checkOverlay(t.Policy) // policy.go
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields and

@@ -89,7 +89,7 @@ func errorBody(e *api.Error) *ErrorBody {
 	if e == nil {
 		return nil
 	}
-	return &ErrorBody{Code: string(e.Code), Kind: e.Kind, Message: e.Message, Violations: e.Violations, Location: e.Location, Stack: e.Stack}
+	return &ErrorBody{Code: string(e.Code), Kind: e.Kind, Message: e.Message, Violations: e.Violations, Location: e.Location, Stack: e.Stack, Policy: e.Policy}
 }
 
 func writeError(w http.ResponseWriter, e *httpError) { httperr.Write(w, e) }

@@ -312,6 +312,10 @@ func (x *execution) stateLocked() ExecutionState {
 			st.Stats.ComputeMS, st.Stats.MemoryBytes = l.Stats.ComputeMS, l.Stats.MemoryBytes
 		}
 		st.Calls = append([]CallRecord(nil), x.calls...)
+		if !r.Labels.IsZero() {
+			l := r.Labels
+			st.Labels = &l
+		}
 		if r.OK() {
 			var v struct {
 				Logs   []string        `json:"logs"`

@@ -18,6 +18,8 @@ func FuzzDecoders(f *testing.F) {
 		`{"results":[{"id":"c1","ok":true,"value":1},{"id":"c2","ok":false,"error":{"message":"no"}}]}`,
 		`{"name":"run_code","arguments":{"code":"return 1"}}`,
 		`{"code":"x","workspace_state":"w","session":"w"}`, `{"code":"x","session":"s","keep_state":true,"workspace_state":"t"}`,
+		`{"code":"x","client_tools":[{"name":"pay","input_schema":{"type":"object"},"labels":{"integrity":"untrusted"},"accepts":{"confidentiality":"private","args":{"to":{"integrity":"trusted"}},"on_violation":"ask"},"constraints":["args.amount <= 10"],"calls_per_run":1,"cost":2,"max_cost":5}]}`,
+		`{"code":"x","client_tools":[{"name":"pay","input_schema":{"type":"object"},"constraints":["args.("],"labels":{"integrity":"x"}}]}`,
 		`{"code":`, `[]`, `null`, `{"code":"a"} x`, "",
 	} {
 		f.Add([]byte(s))

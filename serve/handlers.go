@@ -335,6 +335,10 @@ func (s *Server) postCall(w http.ResponseWriter, r *http.Request, t *tenant) {
 	defer k.Release()
 	res := t.exec.Execute(r.Context(), executor.Call{Scope: req.Scope, Name: req.Name, Args: req.Arguments})
 	out := CallResponse{OK: res.OK()}
+	if !res.Labels.IsZero() {
+		l := res.Labels
+		out.Labels = &l
+	}
 	if res.OK() {
 		out.Value, out.Text = res.Value, res.Text
 	} else {

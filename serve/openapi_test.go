@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/plan"
 	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/protocol"
 )
 
 type openAPIDoc struct {
@@ -96,6 +98,7 @@ func TestOpenAPI_schemasMatchTypes(t *testing.T) {
 		"ToolResultsRequest": serve.ToolResultsRequest{}, "CallRequest": serve.CallRequest{}, "CallResponse": serve.CallResponse{},
 		"ErrorBody": serve.ErrorBody{}, "ErrorEnvelope": serve.ErrorEnvelope{}, "Event": serve.Event{},
 		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{},
+		"Label": protocol.Label{}, "Accepts": protocol.Accepts{}, "PolicyViolation": api.PolicyViolation{},
 	}
 	var names []string
 	for name := range doc.Components.Schemas {

@@ -110,7 +110,10 @@ func checkClientToolList(tools []ClientTool) error {
 		}
 		seen[t.Name] = true
 	}
-	return checkClientTools(tools) // clienttool_bounds.go
+	if err := checkClientTools(tools); err != nil { // clienttool_bounds.go
+		return err
+	}
+	return checkClientPolicies(tools) // policy.go
 }
 
 // DecodeToolResults decodes and checks a tool_results body.

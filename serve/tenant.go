@@ -35,7 +35,8 @@ type tenant struct {
 	limits         api.Limits
 	pendingTimeout time.Duration
 
-	file *toolsfile.File      // the tools file, applied to every registry built
+	file *toolsfile.File      // the tools file, its policy overlaid, applied to every registry built
+	over overlay              // the tenant's policy overlay, laid over the workspace's tools (policy.go)
 	ws   *workspace.Workspace // nil without a workspace root; the state of executions that name no workspace state
 	sess *workspaceStates     // named workspace states (workspace_state.go); nil without a workspace root
 	host []ptcx.Option        // how every executor of the tenant is assembled (ptcx.New), but its registry
@@ -71,6 +72,16 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 		t.ws = ws
 		t.sess = &workspaceStates{root: dir, max: DefaultMaxSessions, open: map[string]*workspaceStateEntry{}}
 	}
+	var wsTools []registry.Tool
+	if t.ws != nil {
+		wsTools = t.ws.Tools()
+	}
+	over, err := newOverlay(tc.Policy, wsTools, file)
+	if err != nil {
+		t.close()
+		return nil, fmt.Errorf("tenant %s: %w", tc.Name, err)
+	}
+	t.over, t.file = over, over.file(file)
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
 	cfg := executor.NewConfig().
 		WithOnStart(s.onStart).WithOnResult(func(n executor.Notification) { s.onResult(t, n) }).WithTenant(tc.Name)
@@ -117,7 +128,7 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 func (t *tenant) registry(ws *workspace.Workspace) (*registry.Registry, error) {
 	reg := registry.New()
 	if ws != nil {
-		for _, tool := range ws.Tools() {
+		for _, tool := range t.over.tools(ws.Tools()) {
 			if err := reg.Register(registry.Deployment, tool); err != nil {
 				return nil, err
 			}

@@ -100,8 +100,8 @@ func Decode(b []byte) (Record, error) {
 // and, when it failed, an error, and completion ranks that are a
 // permutation of 1…n.
 func (rec *Record) Check() error {
-	if rec.Version != Version {
-		return fmt.Errorf("trace version %d: this ptcx reads version %d", rec.Version, Version)
+	if rec.Version < minVersion || rec.Version > Version {
+		return fmt.Errorf("trace version %d: this ptcx reads versions %d to %d", rec.Version, minVersion, Version)
 	}
 	seen := make([]bool, len(rec.Calls)+1)
 	for i, c := range rec.Calls {

@@ -47,7 +47,8 @@ func TestReader_Next_maxBytes(t *testing.T) {
 func TestDecode_invalid(t *testing.T) {
 	tests := []struct{ name, line, want string }{
 		{"not JSON", `{`, "not a trace record"},
-		{"other version", `{"version":2}`, "trace version 2: this ptcx reads version 1"},
+		{"a later version", `{"version":3}`, "trace version 3: this ptcx reads versions 1 to 2"},
+		{"version 0", `{"version":0}`, "trace version 0: this ptcx reads versions 1 to 2"},
 		{"no version", `{"id":"a"}`, "trace version 0"},
 		{"calls out of order", `{"version":1,"calls":[{"index":2,"tool":"t","args":{},"ok":true,"completed":1}]}`, "call 1 has index 2"},
 		{"no tool", `{"version":1,"calls":[{"index":1,"args":{},"ok":true,"completed":1}]}`, "call 1 has no tool"},
@@ -95,6 +96,8 @@ func (errWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") 
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte(`{"version":1,"calls":[{"index":1,"tool":"t","args":{},"completed":5}]}`))
+	f.Add([]byte(`{"version":2,"labels":{"integrity":"untrusted"},"policies":{"t":{"labels":{"confidentiality":"secret"},"accepts":{"integrity":"trusted","args":{"a":{}}},"constraints":["args.a < 1"]}},` +
+		`"calls":[{"index":1,"tool":"t","args":{},"ok":false,"error":{"code":"DENIED","message":"m","policy":{"rule":"accepts","tool":"t","label":{"integrity":"untrusted"}}},"labels":{"integrity":"untrusted"},"completed":1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := trace.Decode(b)
 		if err != nil {

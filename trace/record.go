@@ -7,10 +7,15 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/policy"
 )
 
-// Version is the schema version this package writes and reads.
-const Version = 1
+// Version is the schema version this package writes. It reads this one
+// and version 1, which has no labels, denials or policies (docs/trace.md).
+const Version = 2
+
+// minVersion is the oldest schema version this package reads.
+const minVersion = 1
 
 // Record is one run_code execution (docs/trace.md is its schema).
 type Record struct {
@@ -40,6 +45,14 @@ type Record struct {
 	Stats  *Stats          `json:"stats,omitempty"`
 	// Outcome is "ok", or the error's kind (CODE_RUN_FAILED) or code.
 	Outcome string `json:"outcome"`
+	// Labels is the run's label, the join of every result its program
+	// read, when it is not the lowest (docs/security.md, "Data flow").
+	Labels *api.Label `json:"labels,omitempty"`
+	// Policies are the data-flow declarations of the bound tools that
+	// declare one, by name, as the registry had them: a replay's
+	// stand-in tools carry them, so that it recomputes the labels and
+	// denials.
+	Policies map[string]policy.Declaration `json:"policies,omitempty"`
 }
 
 // Program is the program as the caller gave it.
@@ -65,6 +78,8 @@ type Call struct {
 	OK     bool            `json:"ok"`
 	Value  json.RawMessage `json:"value,omitempty"`
 	Error  *Error          `json:"error,omitempty"`
+	// Labels is the result's label when it is not the lowest.
+	Labels *api.Label `json:"labels,omitempty"`
 	// StartUS is when the body started, in microseconds from the start of
 	// run_code's body; absent when it never started (refused, abandoned).
 	StartUS *int64 `json:"start_us,omitempty"`
@@ -84,6 +99,8 @@ type Error struct {
 	Code    api.Code `json:"code"`
 	Kind    api.Kind `json:"kind,omitempty"`
 	Message string   `json:"message"`
+	// Policy is the flow a data-flow rule refused the call for (DENIED).
+	Policy *api.PolicyViolation `json:"policy,omitempty"`
 }
 
 // Limits are a run's limits.
@@ -128,7 +145,15 @@ func errorOf(e *api.Error) *Error {
 	if e == nil {
 		return nil
 	}
-	return &Error{Code: e.Code, Kind: e.Kind, Message: e.Message}
+	return &Error{Code: e.Code, Kind: e.Kind, Message: e.Message, Policy: e.Policy}
+}
+
+// labelOf is a label as a record has it: nil for the lowest.
+func labelOf(l api.Label) *api.Label {
+	if l.IsZero() {
+		return nil
+	}
+	return &l
 }
 
 // outcomeOf is a result's outcome: "ok", or its error's kind, else code.

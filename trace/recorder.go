@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -115,6 +116,7 @@ func (r *Recorder) onResult(n executor.Notification) {
 		c.OK = n.Result.OK()
 		c.Value = n.Result.Value
 		c.Error = errorOf(n.Result.Err)
+		c.Labels = labelOf(n.Result.Labels)
 		r.mu.Unlock()
 		return
 	}
@@ -132,6 +134,21 @@ func (r *Recorder) onResult(n executor.Notification) {
 	r.sink(rec)
 }
 
+// policies are the declarations of the tools bound in scope that declare
+// one; nil when none does.
+func (r *Recorder) policies(scope string, tools []string) map[string]policy.Declaration {
+	var out map[string]policy.Declaration
+	for _, name := range tools {
+		if d, ok := r.reg.Policy(scope, name); ok && !d.IsZero() {
+			if out == nil {
+				out = map[string]policy.Declaration{}
+			}
+			out[name] = d
+		}
+	}
+	return out
+}
+
 // record builds the record of a settled run_code execution.
 func (r *Recorder) record(n executor.Notification, p *pending) Record {
 	var args struct {
@@ -142,7 +159,7 @@ func (r *Recorder) record(n executor.Notification, p *pending) Record {
 	_ = json.Unmarshal(n.Args, &args) // args that are no object fail run_code itself: the record says how
 	rec := Record{Version: Version, ID: n.ID, Scope: n.Scope, Calls: []Call{}, Logs: []string{}, Text: n.Result.Text,
 		Program: Program{SHA256: Hash(args.Code), Code: args.Code, Description: args.Description, Limits: args.Limits},
-		Error:   errorOf(n.Result.Err), Outcome: outcomeOf(n.Result.Err)}
+		Error:   errorOf(n.Result.Err), Outcome: outcomeOf(n.Result.Err), Labels: labelOf(n.Result.Labels)}
 	if n.Run == nil && n.Result.Err != nil && n.Result.Err.Code == api.CodeInvalidArgs {
 		rec.Program.Args = n.Args
 	}
@@ -163,6 +180,7 @@ func (r *Recorder) record(n executor.Notification, p *pending) Record {
 	rec.Tools = []string{}
 	if run := n.Run; run != nil {
 		rec.Tools = slices.Clone(run.Tools)
+		rec.Policies = r.policies(n.Scope, run.Tools)
 		rec.Limits = limitsOf(run.Limits)
 		rec.Stats = &Stats{ComputeUS: run.Stats.Compute.Microseconds(), WallUS: run.Stats.Wall.Microseconds(),
 			Calls: run.Stats.Calls, MemoryBytes: run.Stats.Memory, DurationUS: n.Duration.Microseconds()}

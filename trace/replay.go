@@ -11,6 +11,7 @@ import (
 	"github.com/ptcx/ptcx"
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/wasmhost"
 )
@@ -36,6 +37,12 @@ type ReplayConfig struct {
 	// error naming both calls. 0 means DefaultGateWait; negative is an
 	// error.
 	GateWait time.Duration
+	// Policies, when not nil, are the data-flow declarations the stand-in
+	// tools carry, by name, instead of the record's (what if the policy
+	// were this one); nil: the record's. Without a Registry, the replay
+	// recomputes every call's label and denial from them and reports the
+	// first that differs from the record's as a divergence.
+	Policies map[string]policy.Declaration
 }
 
 // Report is what a replay found.
@@ -86,7 +93,11 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 	var g *gates
 	if reg == nil {
 		g = newGates(rec.Calls, wait)
-		r, err := replayRegistry(&rec, g)
+		pols := rec.Policies
+		if cfg.Policies != nil {
+			pols = cfg.Policies
+		}
+		r, err := replayRegistry(&rec, g, pols)
 		if err != nil {
 			return Report{}, err
 		}
@@ -122,8 +133,14 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 	if calls == nil {
 		calls = []Call{}
 	}
+	if g != nil {
+		withFlow(calls, got.Calls) // the executor's labels and denials, which the dispatcher does not see
+	}
 	got.Calls = calls
 	rep := Report{Result: res, Record: got, Divergence: div}
+	if rep.Divergence == nil && g != nil && rec.Version >= 2 {
+		rep.Divergence = flowDivergence(rec.Calls, calls)
+	}
 	if rep.Divergence == nil {
 		rep.Differences = differences(rec, got)
 	}
@@ -160,6 +177,9 @@ func differences(want, got Record) []string {
 	}
 	if want.Outcome != got.Outcome {
 		d = append(d, fmt.Sprintf("outcome: recorded %s, replayed %s", want.Outcome, got.Outcome))
+	}
+	if want.Version >= 2 && !sameLabel(want.Labels, got.Labels) {
+		d = append(d, fmt.Sprintf("labels: recorded %s, replayed %s", labelText(want.Labels), labelText(got.Labels)))
 	}
 	return d
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/policy"
 	"github.com/ptcx/ptcx/registry"
 )
 
@@ -74,7 +75,9 @@ func (g *gates) body(ctx context.Context, in api.Input) (api.Output, error) {
 
 // replayRegistry is a registry whose deployment scope (mode ptc) holds a
 // tool answering from g for every tool the record binds or calls.
-func replayRegistry(rec *Record, g *gates) (*registry.Registry, error) {
+// Each carries pols[name], so that the executor recomputes the labels and
+// denials the record has.
+func replayRegistry(rec *Record, g *gates, pols map[string]policy.Declaration) (*registry.Registry, error) {
 	reg := registry.New()
 	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
 		return nil, err
@@ -85,7 +88,7 @@ func replayRegistry(rec *Record, g *gates) (*registry.Registry, error) {
 	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
-		t := registry.Tool{Name: name, Description: "The recorded answers of " + name + ".", ConcurrencySafe: true, Body: g.body}
+		t := registry.Tool{Name: name, Description: "The recorded answers of " + name + ".", ConcurrencySafe: true, Body: g.body, Policy: pols[name]}
 		if err := reg.Register(registry.Deployment, t); err != nil {
 			return nil, fmt.Errorf("trace: record %s: tool %q cannot be replayed: %w", rec.ID, name, err)
 		}

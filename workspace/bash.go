@@ -69,6 +69,7 @@ func (w *Workspace) bashTool() registry.Tool {
 		InputSchema:  json.RawMessage(bashInput),
 		OutputSchema: json.RawMessage(bashOutput),
 		Body:         w.bash,
+		Policy:       bashPolicy(),
 	}
 }
 

@@ -92,6 +92,7 @@ func (w *Workspace) grepTool() registry.Tool {
 		OutputSchema:    json.RawMessage(grepOutput),
 		ConcurrencySafe: true,
 		Body:            w.grep,
+		Policy:          readPolicy(),
 	}
 }
 

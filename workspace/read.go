@@ -65,6 +65,7 @@ func (w *Workspace) readTool() registry.Tool {
 		OutputSchema:    json.RawMessage(readOutput),
 		ConcurrencySafe: true,
 		Body:            w.read,
+		Policy:          readPolicy(),
 	}
 }
 

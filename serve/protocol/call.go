@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/ptcx/ptcx/api"
+)
 
 // CallRequest is the body of POST /v1/calls.
 type CallRequest struct {
@@ -15,4 +19,6 @@ type CallResponse struct {
 	Value json.RawMessage `json:"value,omitempty"`
 	Text  string          `json:"text,omitempty"`
 	Error *ErrorBody      `json:"error,omitempty"`
+	// Labels is the result's label when it is not the lowest (docs/security.md, "Data flow").
+	Labels *api.Label `json:"labels,omitempty"`
 }

@@ -12,6 +12,9 @@ type ErrorBody struct {
 	Violations []string      `json:"violations,omitempty"`
 	Location   *api.Location `json:"location,omitempty"`
 	Stack      string        `json:"stack,omitempty"`
+	// Policy is the flow a data-flow rule refused a call for (DENIED):
+	// the rule, the tool, the argument, the label and its sources.
+	Policy *api.PolicyViolation `json:"policy,omitempty"`
 }
 
 // ErrorEnvelope is the body of every non-2xx answer.

@@ -58,11 +58,23 @@ type RunLimits = api.RunCodeLimits
 
 // ClientTool is a tool the client executes: the program calls it like any
 // other, and the execution turns pending until the client posts its result.
+//
+// Its data-flow members are a tools file's (docs/security.md, "Data
+// flow"): the labels of its results, what its calls may carry, CEL
+// constraints over its arguments, calls per run, cost. A bad label, a
+// negative count or a constraint that does not compile is refused with 400
+// naming the tool and the member.
 type ClientTool struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"input_schema"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Labels       *Label          `json:"labels,omitempty"`
+	Accepts      *Accepts        `json:"accepts,omitempty"`
+	Constraints  []string        `json:"constraints,omitempty"`
+	CallsPerRun  int             `json:"calls_per_run,omitempty"`
+	Cost         int64           `json:"cost,omitempty"`
+	MaxCost      int64           `json:"max_cost,omitempty"`
 }
 
 // ExecutionState is the answer of every /v1/executions endpoint.
@@ -77,6 +89,11 @@ type ExecutionState struct {
 	Pending   []PendingCall   `json:"pending,omitempty"`
 	ExpiresAt *time.Time      `json:"expires_at,omitempty"`
 	Error     *ErrorBody      `json:"error,omitempty"`
+	// Labels is a settled execution's label, when it is not the lowest
+	// (trusted, public): the join of every result its program read
+	// (docs/security.md, "Data flow"), so a client can decide what its
+	// model may see. A failed execution's error carries it too.
+	Labels *api.Label `json:"labels,omitempty"`
 }
 
 // Stats are a settled execution's numbers. ComputeMS and MemoryBytes are

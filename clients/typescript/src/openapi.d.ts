@@ -267,6 +267,47 @@ export interface components {
             description?: string;
             input_schema: Record<string, unknown>;
             output_schema?: Record<string, unknown>;
+            /** @description The labels every result of the tool carries at least (a member left out is the lowest). */
+            labels?: components["schemas"]["Label"];
+            accepts?: components["schemas"]["Accepts"];
+            /** @description CEL expressions over args, each of which must hold for a call to proceed (all client tools' together at most 64 KiB). */
+            constraints?: string[];
+            /** @description The most calls of the tool one execution may make (0: no count). */
+            calls_per_run?: number;
+            /** @description What one call costs */
+            cost?: number;
+            /** @description The most the execution may have spent, this call included, for a call to proceed (0: no bound). */
+            max_cost?: number;
+        };
+        /** @description A data-flow label (docs/security.md, "Data flow"). */
+        Label: {
+            /** @enum {string} */
+            integrity?: "trusted" | "untrusted";
+            /** @enum {string} */
+            confidentiality?: "public" | "private" | "secret";
+        };
+        /** @description The most a call of the tool may carry; a member left out is the highest. */
+        Accepts: {
+            /** @enum {string} */
+            integrity?: "trusted" | "untrusted";
+            /** @enum {string} */
+            confidentiality?: "public" | "private" | "secret";
+            args?: {
+                [key: string]: components["schemas"]["Label"];
+            };
+            /** @enum {string} */
+            on_violation?: "deny" | "ask";
+        };
+        /** @description The flow a data-flow rule refused a call for. */
+        PolicyViolation: {
+            /** @enum {string} */
+            rule: "accepts" | "accepts.args" | "constraints" | "calls_per_run" | "max_cost";
+            tool: string;
+            argument?: string;
+            label?: components["schemas"]["Label"];
+            accepts?: components["schemas"]["Label"];
+            sources?: string[];
+            constraint?: string;
         };
         ExecutionRequest: {
             code: string;
@@ -353,6 +394,8 @@ export interface components {
             /** Format: date-time */
             expires_at?: string;
             error?: components["schemas"]["ErrorBody"];
+            /** @description A settled execution's label, absent when it is the lowest (trusted, public). */
+            labels?: components["schemas"]["Label"];
         };
         ToolResultError: {
             message: string;
@@ -376,6 +419,7 @@ export interface components {
             value?: unknown;
             text?: string;
             error?: components["schemas"]["ErrorBody"];
+            labels?: components["schemas"]["Label"];
         };
         ErrorBody: {
             code: string;
@@ -386,6 +430,7 @@ export interface components {
             violations?: string[];
             location?: Record<string, unknown>;
             stack?: string;
+            policy?: components["schemas"]["PolicyViolation"];
         };
         ErrorEnvelope: {
             error: components["schemas"]["ErrorBody"];

@@ -79,6 +79,9 @@ func main() {
 	add("badschema", "Its schema cannot compile.", `{"type":"object","properties":{"x":{"type":"nonsense"}}}`, "", nil, u.upper)
 	add("a b", "A name with a space.", textIn, "", readOnly, u.upper)
 	add("a_b", "A name that is already fine.", textIn, "", readOnly, u.upper)
+	closed, open := false, true
+	add("closed", "Upper-case the text, reaching nothing outside.", textIn, "", &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &closed}, u.upper)
+	add("web", "Upper-case the text, as if fetched from the web.", textIn, "", &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &open}, u.upper)
 	const nameIn = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
 	add("addtool", "Add a tool named name (an upper-caser); the SDK sends tools/list_changed.", nameIn, "", nil,
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

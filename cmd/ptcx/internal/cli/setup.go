@@ -30,6 +30,7 @@ type setup struct {
 	noBuiltin       bool
 	allowBash       bool
 	upstreams       repeated
+	upstreamTrust   repeated // --upstream-trust: the upstreams whose results are trusted
 	upstreamTimeout time.Duration
 	engine          string    // --engine: the sandbox's WebAssembly engine, "" for the default
 	log             io.Writer // where start-up lines and warnings go: the flag set's output, stderr
@@ -58,6 +59,7 @@ func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
 	fs.BoolVar(&s.noBuiltin, "no-builtin", false, "do not register the built-in workspace tools (read, write, edit, list, glob, grep)")
 	fs.BoolVar(&s.allowBash, "allow-bash", false, "also register the built-in bash tool (runs shell commands in the workspace)")
 	fs.Var(&s.upstreams, "upstream", "bridge an MCP server, `[NAME=]COMMAND` (shell-quoted, repeatable): programs call its tools as tools[\"NAME.tool\"]; NAME defaults to one derived from the command")
+	fs.Var(&s.upstreamTrust, "upstream-trust", "declare the --upstream `NAME` trusted (repeatable): by default its tools that may reach the open world (MCP's openWorldHint, true unless the tool says false) return untrusted results")
 	fs.DurationVar(&s.upstreamTimeout, "upstream-timeout", 0, "bound one call to an --upstream server, and its start, by `D` (default 60s)")
 	engineFlag(fs, &s.engine)
 	s.log = fs.Output()

@@ -31,6 +31,21 @@ func (s *setup) parseUpstreams() ([]mcpbridge.Upstream, error) {
 		u.Command = argv
 		out = append(out, u)
 	}
+	for _, name := range s.upstreamTrust {
+		found := false
+		for i := range out {
+			if out[i].Name() == name {
+				out[i].Trusted, found = true, true
+			}
+		}
+		if !found {
+			var names []string
+			for _, u := range out {
+				names = append(names, u.Name())
+			}
+			return nil, usage{fmt.Errorf("--upstream-trust %q: no --upstream has that name (they are: %s)", name, strings.Join(names, ", "))}
+		}
+	}
 	if s.upstreamTimeout < 0 {
 		return nil, usage{fmt.Errorf("--upstream-timeout %v: want a positive duration", s.upstreamTimeout)}
 	}

@@ -47,8 +47,8 @@ func TestUpstream_everyCommand(t *testing.T) {
 	bin := testUpstream(t)
 	two := []string{"--no-builtin", "--upstream", "a=" + bin, "--upstream", "b=" + bin}
 	started := []string{
-		`ptcx: upstream "a": bridged 16 tools as a.<tool> (` + bin + ")",
-		`ptcx: upstream "b": bridged 16 tools as b.<tool> (` + bin + ")",
+		`ptcx: upstream "a": bridged 18 tools as a.<tool> (` + bin + ")",
+		`ptcx: upstream "b": bridged 18 tools as b.<tool> (` + bin + ")",
 		`ptcx: upstream "a": tool "a b" is registered as "a.a_b_2"`,
 	}
 	tests := []struct {
@@ -85,6 +85,22 @@ func TestUpstream_samePrefixTwice(t *testing.T) {
 	_, errOut, status := ptcx(t, "", "tools", "--no-builtin", "--upstream", bin, "--upstream", bin)
 	require.Equal(t, exitTool, status)
 	require.Contains(t, errOut, `is already registered for scope "deployment": give this upstream another prefix (with --upstream NAME=COMMAND)`)
+}
+
+// --upstream-trust NAME: the upstream's open-world tools' results are
+// trusted; without it they are untrusted (ptcx call --json prints it); a
+// name no --upstream has is a usage error.
+func TestUpstream_trust(t *testing.T) {
+	bin := testUpstream(t)
+	out, errOut, status := ptcx(t, "", "call", "--no-builtin", "--upstream", "up="+bin, "up.web", `{"text":"x"}`)
+	require.Equal(t, exitOK, status, errOut)
+	require.Contains(t, out, `"labels":{"integrity":"untrusted"`)
+	out, errOut, status = ptcx(t, "", "call", "--no-builtin", "--upstream", "up="+bin, "--upstream-trust", "up", "up.web", `{"text":"x"}`)
+	require.Equal(t, exitOK, status, errOut)
+	require.NotContains(t, out, `untrusted`)
+	_, errOut, status = ptcx(t, "", "call", "--no-builtin", "--upstream", "up="+bin, "--upstream-trust", "down", "up.web", `{"text":"x"}`)
+	require.Equal(t, exitUsage, status)
+	require.Contains(t, errOut, `--upstream-trust "down": no --upstream has that name (they are: up)`)
 }
 
 func TestUpstream_timeout(t *testing.T) {
