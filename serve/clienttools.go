@@ -9,11 +9,13 @@ import (
 	"github.com/ptcx/ptcx/registry"
 )
 
-// clientTool turns a client_tools entry into a tool of the execution's
-// registry: its body records a pending call, waits (bounded by the pending
-// timeout and the run's wall limit: pendingCall.await) for the
-// client's result, and returns it to the program.
-func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) registry.Tool {
+// clientTool turns a client_tools entry into a tool of an execution's
+// registry: its body records a pending call of the execution its run is
+// of (execOf: the registry may be shared, clienttool_cache.go), waits
+// (bounded by the pending timeout and the run's wall limit:
+// pendingCall.await) for the client's result, and returns it to the
+// program.
+func (s *Server) clientTool(t ClientTool, timeout time.Duration) registry.Tool {
 	return registry.Tool{
 		Name:            t.Name,
 		Description:     t.Description,
@@ -21,6 +23,10 @@ func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) r
 		OutputSchema:    t.OutputSchema,
 		ConcurrencySafe: true, // the client answers calls in any order
 		Body: func(ctx context.Context, in api.Input) (api.Output, error) {
+			x := execOf(ctx)
+			if x == nil {
+				return api.Output{}, api.Errorf(api.CodeInternal, "the client tool %s was called outside an execution", t.Name)
+			}
 			expires := time.Now().Add(timeout)
 			if d, ok := ctx.Deadline(); ok && d.Before(expires) {
 				expires = d

@@ -657,11 +657,11 @@ func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, erro
 		x.releasePending = chain(rs, orNothing(x.releasePending))
 		x.mu.Unlock()
 	}
-	tools := make([]registry.Tool, len(x.spec.ClientTools))
-	for i, ct := range x.spec.ClientTools {
-		tools[i] = s.clientTool(x, ct, t.pendingTimeout)
+	if ws == t.ws && len(x.spec.ClientTools) > 0 {
+		ex, err := s.clientExecutor(s.runContext(x), t, x.spec.ClientTools) // clienttool_cache.go
+		return ex, nil, err
 	}
-	ex, err := s.executorWith(s.runContext(x), t, ws, tools) // hostwork.go: charged to t
+	ex, err := s.executorWith(s.runContext(x), t, ws, s.clientTools(t, x.spec.ClientTools)) // hostwork.go: charged to t
 	return ex, nil, err
 }
 

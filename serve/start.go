@@ -79,12 +79,13 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 		ws, releaseSession = sws, rs
 		undo.push(rs)
 	}
-	if x.client || ws != t.ws {
-		tools := make([]registry.Tool, len(req.ClientTools))
-		for i, ct := range req.ClientTools {
-			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
+	switch {
+	case ws != t.ws:
+		if ex, err = s.executorWith(s.runContext(x), t, ws, s.clientTools(t, req.ClientTools)); err != nil { // hostwork.go: charged to t
+			return started{}, badRequest("field client_tools", err)
 		}
-		if ex, err = s.executorWith(s.runContext(x), t, ws, tools); err != nil { // hostwork.go: charged to t
+	case x.client:
+		if ex, err = s.clientExecutor(s.runContext(x), t, req.ClientTools); err != nil { // clienttool_cache.go
 			return started{}, badRequest("field client_tools", err)
 		}
 	}

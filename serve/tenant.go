@@ -45,6 +45,7 @@ type tenant struct {
 	state    sessionTenant   // keep_state sessions (session_state.go)
 	compute  *compute.Bucket // nil: no compute quota
 	quota    *quota.Quota    // what it may hold of what tenants share, and holds (admission.go)
+	clients  clientExecutors // executors by client tools declared (clienttool_cache.go)
 	retained *quota.Retained // its results' and events' bytes on this node (retained.go)
 }
 
