@@ -31,12 +31,17 @@ func (s *Server) clientTool(t ClientTool, timeout time.Duration) registry.Tool {
 			if d, ok := ctx.Deadline(); ok && d.Before(expires) {
 				expires = d
 			}
-			pc := &pendingCall{
-				call:    PendingCall{ID: in.CallID, Name: t.Name, Arguments: append(json.RawMessage(nil), in.Args...)},
-				expires: expires,
-				answer:  make(chan ToolResult, 1),
+			// A live wait's call the program now waits on live (it could not
+			// park) is pending already (livewait.go).
+			pc := x.adoptPending(in.CallID)
+			if pc == nil {
+				pc = &pendingCall{
+					call:    PendingCall{ID: in.CallID, Name: t.Name, Arguments: append(json.RawMessage(nil), in.Args...)},
+					expires: expires,
+					answer:  make(chan ToolResult, 1),
+				}
+				x.addPending(pc)
 			}
-			x.addPending(pc)
 			s.metrics.pendingCalls.WithLabelValues(x.tenant.name).Inc()
 			defer s.metrics.pendingCalls.WithLabelValues(x.tenant.name).Dec()
 			r, err := pc.await(ctx)

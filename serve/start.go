@@ -131,7 +131,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 			s.run(ctx, x, ex.Execute(ctx, call), nil, release)
 			return
 		}
-		r, p := ex.ExecuteParkable(ctx, call, x.isClientTool)
+		r, p := ex.ExecuteParkable(s.liveWaitOf(ctx, x), call, x.isClientTool) // livewait.go
 		s.run(ctx, x, r, p, release)
 	}()
 	return started{x: x}, nil
