@@ -89,21 +89,24 @@ func (s *Server) awaitLive(ctx context.Context, x *execution, calls []executor.W
 
 // takeWaitingLocked takes x's live wait's calls over as it parks: each
 // one answered meanwhile (its result in its channel) is answered parked,
-// each other stays pending as a parked call. It reports how many stay
-// pending; x.mu is held, x.answers made.
-func (x *execution) takeWaitingLocked() int {
-	n := 0
+// each other stays pending as a parked call. It returns their parked call
+// ids (nil after no live wait); x.mu is held, x.answers made.
+func (x *execution) takeWaitingLocked() map[int32]bool {
+	if x.waiting == nil {
+		return nil
+	}
+	taken := make(map[int32]bool, len(x.waiting))
 	for _, pc := range x.waiting {
 		select {
 		case r := <-pc.answer:
 			x.answerParkedLocked(pc, r)
 		default:
-			n++
 		}
 		pc.answer = nil // a parked call from here on (deliver)
+		taken[pc.parkID] = true
 	}
 	x.waiting = nil
-	return n
+	return taken
 }
 
 // takeWaitingLive takes x's live wait's calls over as it goes on waiting

@@ -172,20 +172,19 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.mu.Lock()
 	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
-	waited := x.waiting != nil // its calls are pending already (livewait.go)
-	left := x.takeWaitingLocked()
+	waited := x.takeWaitingLocked() // a live wait's calls, pending already (livewait.go)
 	for i, c := range calls {
-		if waited {
-			break
+		if waited[c.ID] {
+			continue
 		}
 		pc := &pendingCall{call: PendingCall{ID: ids[i], Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
 		x.pending = append(x.pending, pc)
 		x.emitPendingLocked(pc)
 	}
-	if !waited || left > 0 {
+	due := x.resumeDueLocked() // every call answered as it parked: it resumes at once
+	if !due {
 		x.status = StatusPending
 	}
-	due := x.resumeDueLocked() // every call answered as it parked
 	x.armExpiryLocked(s)
 	// Counted before a waiter is woken: a client told "pending" finds it
 	// parked in /metrics too.
