@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -206,4 +207,39 @@ func TestServer_liveWait_hammer(t *testing.T) {
 	require.Zero(t, gauge(t, ts, "ptcx_pending_calls", "a"))
 	require.Zero(t, gaugeOrZero(t, ts, "ptcx_executions_parked", "a"))
 	require.Equal(t, float64(2*n), liveWaits(t, ts, "answered")+liveWaits(t, ts, "parked")+liveWaits(t, ts, "full"))
+}
+
+// An execution that waited live and cannot park (its tenant's parked bytes
+// are at their quota) goes on waiting live on the same calls: the call id
+// the client was shown is still the one to answer.
+func TestServer_liveWait_thenLivePastParkedBytes(t *testing.T) {
+	ts := liveServer(t, 1, func(c *serve.Config) {
+		c.Tenants[0].Quotas.MaxParkedBytes = 1
+		c.Server.ParkGraceMS = -1 // parked bytes count once written: at once here
+	})
+	a := ts.client(keyA)
+	slow, err := a.Execute(ctx(t), serve.ExecutionRequest{Code: `await new Promise(r => setTimeout(r, 1000)); return await tools.ask({q: "slow"})`,
+		ClientTools: []serve.ClientTool{askTool}, Wait: boolp(false)})
+	require.NoError(t, err)
+	fast := hold(t, ts, keyA, 1)[0]
+	require.Eventually(t, func() bool { return gaugeOrZero(t, ts, "ptcx_executions_parked", "a") == 1 }, 10*time.Second, 2*time.Millisecond)
+
+	st, err := a.Get(ctx(t), slow.ID, true)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status)
+	require.Eventually(t, func() bool { return strings.Contains(ts.logs.String(), "execution waits for its client live") }, 10*time.Second, 2*time.Millisecond)
+	again, err := a.Get(ctx(t), slow.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, st.Pending, again.Pending, "the same call, pending live")
+	require.Equal(t, 1.0, gauge(t, ts, "ptcx_executions_parked", "a"), "the slow one did not park")
+	done, err := a.ToolResults(ctx(t), slow.ID, answer(st.Pending[0].ID, "answered live"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"answered live"`, string(done.Value))
+
+	fs, err := a.Get(ctx(t), fast, false)
+	require.NoError(t, err)
+	done, err = a.ToolResults(ctx(t), fast, answer(fs.Pending[0].ID, "1"))
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
 }
