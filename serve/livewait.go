@@ -17,7 +17,7 @@ import (
 // slot and memory. Answered within the grace, the program continues in
 // its instance. Otherwise it parks there, exactly as it would have, and
 // the results given meanwhile are kept (its parked calls already
-// answered); a result posted as it parks is never lost (parkLocked). At
+// answered); a result posted as it parks is never lost (takeWaitingLocked). At
 // most quotas.max_live_waits of a tenant's executions wait live at once;
 // past it they park at once. In a cluster an execution parks at once: its
 // record must name bytes another node can take over.
@@ -72,7 +72,7 @@ func (s *Server) awaitLive(ctx context.Context, x *execution, calls []executor.W
 		select {
 		case r := <-pc.answer:
 			answers[pc.parkID] = answerOf(r)
-			pc.answer <- r // kept for park, should the program park still (parkLocked)
+			pc.answer <- r // kept for park, should the program park still (takeWaitingLocked)
 		case <-timer.C:
 			s.metrics.liveWaits.WithLabelValues(t.name, "parked").Inc()
 			return nil, false
