@@ -118,7 +118,7 @@ func (e *Executor) ExecuteParkable(ctx context.Context, call Call, later func(to
 	if later == nil {
 		later = func(string) bool { return false }
 	}
-	pk := &parking{later: later}
+	pk := &parking{later: later, wait: liveWaitOf(ctx), ctx: ctx}
 	pctx := context.WithValue(ctx, parkingKey{}, pk)
 	x := e.newExecution(call, nil)
 	if x.prepare(pctx) {
@@ -127,6 +127,7 @@ func (e *Executor) ExecuteParkable(ctx context.Context, call Call, later func(to
 			return x.finish(pctx), nil
 		}
 		x.dispatch(pctx)
+		parkedAnswers.drop(pk.registered) // live waits' answers no call took (livewait.go)
 		if pk.parked != nil {
 			x.err, x.out = nil, api.Output{}
 			return api.Result{}, pk.parked
@@ -168,7 +169,7 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 			return x.finish(ctx), nil
 		}
 	}
-	pk := &parking{later: p.later}
+	pk := &parking{later: p.later, wait: liveWaitOf(ctx), ctx: ctx}
 	pctx := context.WithValue(ctx, parkingKey{}, pk)
 	c.park = pk
 	c.start = time.Now().Add(-c.elapsed)
@@ -198,6 +199,7 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 		return rt.Resume(pctx, p.snap.Snapshot, s, rs)
 	})
 	parkedAnswers.drop(registered)
+	parkedAnswers.drop(pk.registered) // live waits' answers no call took (livewait.go)
 	if errors.Is(err, wasmhost.ErrBusy) {
 		// Nothing ran: the execution stays parked as it was, with a live
 		// token of its own (the run's died with the run).
@@ -275,6 +277,11 @@ type parkingKey struct{}
 type parking struct {
 	later  func(tool string) bool
 	parked *Parked
+	// wait, when set, is asked before the program parks (livewait.go), with
+	// ctx, the run's; registered are the call IDs of the answers it gave.
+	wait       LiveWait
+	ctx        context.Context
+	registered []string
 }
 
 func parkingOf(ctx context.Context) *parking {
@@ -297,8 +304,9 @@ func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
 		return nil
 	}
 	var later func(string) bool
-	if c.park != nil {
-		later = c.park.later
+	pk := c.park
+	if pk != nil {
+		later = pk.later
 	}
 	return func(q wasmhost.Quiescence) bool {
 		if q.Idle {
@@ -323,6 +331,9 @@ func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
 				return false
 			}
 			waiting++
+		}
+		if waiting > 0 && pk.wait != nil && c.waitLive(pk, q) {
+			return false // answered live: the held calls are dispatched with their answers
 		}
 		return waiting > 0
 	}

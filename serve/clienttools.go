@@ -9,11 +9,13 @@ import (
 	"github.com/ptcx/ptcx/registry"
 )
 
-// clientTool turns a client_tools entry into a tool of the execution's
-// registry: its body records a pending call, waits (bounded by the pending
-// timeout and the run's wall limit: pendingCall.await) for the
-// client's result, and returns it to the program.
-func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) registry.Tool {
+// clientTool turns a client_tools entry into a tool of an execution's
+// registry: its body records a pending call of the execution its run is
+// of (execOf: the registry may be shared, clienttool_cache.go), waits
+// (bounded by the pending timeout and the run's wall limit:
+// pendingCall.await) for the client's result, and returns it to the
+// program.
+func (s *Server) clientTool(t ClientTool, timeout time.Duration) registry.Tool {
 	return withClientPolicy(registry.Tool{ // policy.go
 		Name:            t.Name,
 		Description:     t.Description,
@@ -21,16 +23,25 @@ func (s *Server) clientTool(x *execution, t ClientTool, timeout time.Duration) r
 		OutputSchema:    t.OutputSchema,
 		ConcurrencySafe: true, // the client answers calls in any order
 		Body: func(ctx context.Context, in api.Input) (api.Output, error) {
+			x := execOf(ctx)
+			if x == nil {
+				return api.Output{}, api.Errorf(api.CodeInternal, "the client tool %s was called outside an execution", t.Name)
+			}
 			expires := time.Now().Add(timeout)
 			if d, ok := ctx.Deadline(); ok && d.Before(expires) {
 				expires = d
 			}
-			pc := &pendingCall{
-				call:    PendingCall{ID: in.CallID, Name: t.Name, Arguments: append(json.RawMessage(nil), in.Args...)},
-				expires: expires,
-				answer:  make(chan ToolResult, 1),
+			// A live wait's call the program now waits on live (it could not
+			// park) is pending already (livewait.go).
+			pc := x.adoptPending(in.CallID)
+			if pc == nil {
+				pc = &pendingCall{
+					call:    PendingCall{ID: in.CallID, Name: t.Name, Arguments: append(json.RawMessage(nil), in.Args...)},
+					expires: expires,
+					answer:  make(chan ToolResult, 1),
+				}
+				x.addPending(pc)
 			}
-			x.addPending(pc)
 			s.metrics.pendingCalls.WithLabelValues(x.tenant.name).Inc()
 			defer s.metrics.pendingCalls.WithLabelValues(x.tenant.name).Dec()
 			r, err := pc.await(ctx)

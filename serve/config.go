@@ -40,6 +40,10 @@ const (
 	// by code, not by a person) resumes the execution from memory, its
 	// bytes never written to the spill directory.
 	DefaultParkGrace = 30 * time.Millisecond
+	// DefaultLiveWait is server.live_wait_ms's default: a client that
+	// answers its tool call within 20 ms continues the program's live
+	// instance, with no suspension and no resume (livewait.go).
+	DefaultLiveWait = 20 * time.Millisecond
 	// DefaultMaxRetainedBytes is a tenant's budget of retained results and
 	// events: 16 results at the default output limit, or thousands of
 	// ordinary ones.
@@ -155,6 +159,17 @@ type ServerLimits struct {
 	// and count against no quota; quotas.max_parked_bytes counts them once
 	// written. Negative: no grace, written at once.
 	ParkGraceMS int64 `json:"park_grace_ms,omitempty" yaml:"park_grace_ms,omitempty"`
+	// LiveWaitMS is how long an execution whose program comes to wait only
+	// on its client tools waits for their results live, its instance held,
+	// before it parks (default DefaultLiveWait, 20 ms): a client that
+	// answers within it continues the live program, paying no suspension
+	// and no resume. The instance keeps its concurrent slot and memory
+	// meanwhile, and quotas.max_live_waits bounds how many of a tenant's
+	// executions wait so at once (past it they park at once). Not in a
+	// cluster (dir:, nats://), where a waiting execution's record must name
+	// bytes another node can take over. Negative: never wait live, park at
+	// once.
+	LiveWaitMS int64 `json:"live_wait_ms,omitempty" yaml:"live_wait_ms,omitempty"`
 }
 
 // TenantConfig is one tenant.
@@ -250,6 +265,11 @@ type Quotas struct {
 	// park waits for its client live instead, within its memory share
 	// (default DefaultMaxParkedBytes).
 	MaxParkedBytes int64 `json:"max_parked_bytes,omitempty" yaml:"max_parked_bytes,omitempty"`
+	// MaxLiveWaits caps the tenant's executions waiting live for their
+	// client (server.live_wait_ms) at once, each holding an instance, a
+	// concurrent slot and its memory (default: half of max_concurrent, at
+	// least 1); an execution past it parks at once.
+	MaxLiveWaits int `json:"max_live_waits,omitempty" yaml:"max_live_waits,omitempty"`
 	// MaxStreams caps the tenant's event streams open at once (GET
 	// /v1/executions/{id}/events); past it: 429, reason max_streams
 	// (default DefaultMaxStreams).
@@ -396,6 +416,7 @@ func (t TenantConfig) validate() error {
 		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS},
 		{"quotas.max_memory_mb", t.Quotas.MaxMemoryMB}, {"quotas.max_retained_bytes", t.Quotas.MaxRetainedBytes},
 		{"quotas.max_parked_bytes", t.Quotas.MaxParkedBytes}, {"quotas.max_streams", int64(t.Quotas.MaxStreams)},
+		{"quotas.max_live_waits", int64(t.Quotas.MaxLiveWaits)},
 		{"sessions.max_bytes", t.Sessions.MaxBytes}, {"sessions.wait_ms", t.Sessions.WaitMS},
 		{"sessions.idle_suspend_ms", t.Sessions.IdleSuspendMS}, {"sessions.ttl_ms", t.Sessions.TTLMS},
 		{"sessions.max_sessions", t.Sessions.MaxSessions},
@@ -489,6 +510,12 @@ func (c *Config) parkGrace() time.Duration {
 		return 0
 	}
 	return ms(c.Server.ParkGraceMS, DefaultParkGrace)
+}
+func (c *Config) liveWait() time.Duration {
+	if c.Server.LiveWaitMS < 0 {
+		return 0
+	}
+	return ms(c.Server.LiveWaitMS, DefaultLiveWait)
 }
 func (c *Config) maxRetained() int {
 	return int(orDefault(int64(c.Server.MaxRetained), DefaultMaxRetained))

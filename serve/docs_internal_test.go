@@ -60,10 +60,12 @@ func TestDocs_configExampleStatesTheDefaults(t *testing.T) {
 		MaxBodyBytes: DefaultMaxBodyBytes, MaxWaitMS: msOf(DefaultMaxWait), DrainTimeoutMS: msOf(DefaultDrainTimeout),
 		RetentionMS: msOf(DefaultRetention), MaxRetained: DefaultMaxRetained, MaxEvents: DefaultMaxEvents,
 		ReadTimeoutMS: msOf(DefaultReadTimeout), MaxExecutions: DefaultMaxExecutions, ParkGraceMS: msOf(DefaultParkGrace),
+		LiveWaitMS: msOf(DefaultLiveWait),
 	}, c.Server, "%s: the example's server block is the defaults", serviceDoc)
 	require.Equal(t, Quotas{
 		MaxConcurrent: DefaultMaxConcurrent, MaxPending: DefaultMaxPending, PendingTimeoutMS: msOf(DefaultPendingTimeout),
 		MaxRetainedBytes: DefaultMaxRetainedBytes, MaxParkedBytes: DefaultMaxParkedBytes, MaxStreams: DefaultMaxStreams,
+		MaxLiveWaits: DefaultMaxConcurrent / 2,
 	}, c.Tenants[0].Quotas, "%s: the example's quotas are the defaults", serviceDoc)
 	require.Equal(t, SessionQuotas{
 		MaxBytes: executor.DefaultMaxSessionBytes, WaitMS: msOf(DefaultSessionWait), IdleSuspendMS: msOf(executor.DefaultSessionIdleSuspend),

@@ -40,6 +40,7 @@ type execution struct {
 	result    api.Result
 	settledAt time.Time
 	pending   []*pendingCall // unanswered client-side calls, in call order
+	waiting   []*pendingCall // a live wait's calls, until it is answered or parks (livewait.go)
 	calls     []CallRecord
 	callCount int
 	events    []Event

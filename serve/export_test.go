@@ -27,3 +27,15 @@ func FillConcurrent(s *Server, tenant string) func() {
 	q := s.tenantNamed(tenant).quota
 	return q.Occupy(q.Limits().MaxConcurrent)
 }
+
+// ClientExecutors is how many executors tenant keeps by client tools
+// (clienttool_cache.go).
+func ClientExecutors(s *Server, tenant string) int { return s.tenantNamed(tenant).clients.len() }
+
+// SetMaxClientExecutors lowers maxClientExecutors to n until the returned
+// function restores it.
+func SetMaxClientExecutors(n int) func() {
+	was := maxClientExecutors
+	maxClientExecutors = n
+	return func() { maxClientExecutors = was }
+}

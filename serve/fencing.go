@@ -29,12 +29,14 @@ func (s *Server) local(tenant, id string) *execution {
 
 // runContext is the context an execution's run (or resumed run) starts
 // from: in a cluster it carries the execution's epoch, which the fence
-// guard and the session store check.
+// guard and the session store check; and x itself, where its client
+// tools' bodies find it (execOf).
 func (s *Server) runContext(x *execution) context.Context {
+	ctx := context.WithValue(context.Background(), execKey{}, x)
 	if s.cluster == nil {
-		return context.Background()
+		return ctx
 	}
-	return fence.WithTicket(context.Background(), s.cluster.Fence, x.epoch.Load())
+	return fence.WithTicket(ctx, s.cluster.Fence, x.epoch.Load())
 }
 
 // mayResume refuses, with a 503 to retry, the resume of an execution

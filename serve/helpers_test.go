@@ -97,7 +97,9 @@ func newServerWith(t testing.TB, opts serve.Options, edit func(*serve.Config)) *
 	cfg := &serve.Config{
 		Listen:    "127.0.0.1:0",
 		Workspace: t.TempDir(),
-		Server:    serve.ServerLimits{MaxWaitMS: 20000, DrainTimeoutMS: 2000},
+		// Parking at once, as the tests of parking expect; livewait_test.go
+		// turns live waits on.
+		Server: serve.ServerLimits{MaxWaitMS: 20000, DrainTimeoutMS: 2000, LiveWaitMS: -1},
 		Tenants: []serve.TenantConfig{
 			{Name: "a", KeySHA256: sum(keyA), Mode: "ptc"},
 			{Name: "b", KeySHA256: sum(keyB), Mode: "ptc"},

@@ -27,6 +27,7 @@ type metrics struct {
 	streams         *prometheus.GaugeVec   // tenant
 	idleParks       *prometheus.CounterVec // tenant
 	spills          *prometheus.CounterVec // tenant
+	liveWaits       *prometheus.CounterVec // tenant, outcome (answered, parked, full)
 }
 
 func newMetrics(held func() int) *metrics {
@@ -82,11 +83,14 @@ func newMetrics(held func() int) *metrics {
 	m.spills = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ptcx_spills_total", Help: "Times the tenant's executions parked on their client tools outlived server.park_grace_ms and their bytes were written to the spill directory.",
 	}, []string{"tenant"})
+	m.liveWaits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ptcx_live_waits_total", Help: "Times the tenant's executions came to wait only on their client tools, by outcome: answered within server.live_wait_ms (continued live), parked after it, or parked at once (full: quotas.max_live_waits reached).",
+	}, []string{"tenant", "outcome"})
 	held_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ptcx_pending_executions_held", Help: "Executions with client tools counted against their tenant's max_pending (parked or live).",
 	}, func() float64 { return float64(held()) })
 	m.reg.MustRegister(m.executions, m.duration, m.running, m.pendingCalls, m.rejections, m.nested, m.requests, m.compute, m.parked, m.releases, held_,
-		m.memoryCommitted, m.parkedBytes, m.retainedBytes, m.streams, m.idleParks, m.spills,
+		m.memoryCommitted, m.parkedBytes, m.retainedBytes, m.streams, m.idleParks, m.spills, m.liveWaits,
 		// The standard process_* and go_* series, under the names stock
 		// dashboards look for (no namespace).
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())

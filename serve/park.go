@@ -172,12 +172,19 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.mu.Lock()
 	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
+	waited := x.takeWaitingLocked() // a live wait's calls, pending already (livewait.go)
 	for i, c := range calls {
+		if waited[c.ID] {
+			continue
+		}
 		pc := &pendingCall{call: PendingCall{ID: ids[i], Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
 		x.pending = append(x.pending, pc)
 		x.emitPendingLocked(pc)
 	}
-	x.status = StatusPending
+	due := x.resumeDueLocked() // every call answered as it parked: it resumes at once
+	if !due {
+		x.status = StatusPending
+	}
 	x.armExpiryLocked(s)
 	// Counted before a waiter is woken: a client told "pending" finds it
 	// parked in /metrics too.
@@ -191,6 +198,9 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.Body.Message)
 	}
 	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(calls), "snapshot", name)
+	if due {
+		s.resumeOrRetry(x)
+	}
 	return nil
 }
 
@@ -270,6 +280,12 @@ func (x *execution) parkedLocked() bool { return x.answers != nil && !x.resuming
 // answerParkedLocked records a client's result for a parked call; x.mu is
 // held.
 func (x *execution) answerParkedLocked(pc *pendingCall, r ToolResult) {
+	x.answers[pc.parkID] = answerOf(r)
+	x.given[pc.parkID] = r
+}
+
+// answerOf is what a client's result is to the program.
+func answerOf(r ToolResult) executor.Answer {
 	a := executor.Answer{Output: api.Output{Value: r.Value}}
 	if len(a.Output.Value) == 0 {
 		a.Output.Value = json.RawMessage("null")
@@ -281,8 +297,7 @@ func (x *execution) answerParkedLocked(pc *pendingCall, r ToolResult) {
 		}
 		a = executor.Answer{Err: api.Errorf(api.CodeToolFailed, "%s", msg)}
 	}
-	x.answers[pc.parkID] = a
-	x.given[pc.parkID] = r
+	return a
 }
 
 // resumeDueLocked reports whether x is parked with every call answered.
@@ -440,7 +455,8 @@ func (s *Server) resume(x *execution) *httpError {
 	go func() {
 		defer s.end()
 		defer cancel()
-		r, again := p.Resume(wasmhost.WithLogHook(ctx, x.logLine), answers)
+		// It may wait for its client live again before it parks (livewait.go).
+		r, again := p.Resume(s.liveWaitOf(wasmhost.WithLogHook(ctx, x.logLine), x), answers)
 		if again == p { // BUSY: nothing ran
 			release()
 			s.unresume(x, p)
@@ -488,7 +504,8 @@ func (s *Server) waitLive(ctx context.Context, x *execution, p *executor.Parked)
 		return
 	}
 	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", "execution", x.id, "tenant", x.tenant.name)
-	r, again := p.Resume(ctx, nil)
+	// The results given while it waited live stand (livewait.go).
+	r, again := p.Resume(ctx, x.takeWaitingLive())
 	if again == p { // BUSY: nothing ran
 		k.EndRun()
 		busy(r.Err.Message)
@@ -657,11 +674,11 @@ func (s *Server) executorFor(x *execution) (*executor.Executor, *httpError, erro
 		x.releasePending = chain(rs, orNothing(x.releasePending))
 		x.mu.Unlock()
 	}
-	tools := make([]registry.Tool, len(x.spec.ClientTools))
-	for i, ct := range x.spec.ClientTools {
-		tools[i] = s.clientTool(x, ct, t.pendingTimeout)
+	if ws == t.ws && len(x.spec.ClientTools) > 0 {
+		ex, err := s.clientExecutor(s.runContext(x), t, x.spec.ClientTools) // clienttool_cache.go
+		return ex, nil, err
 	}
-	ex, err := s.executorWith(s.runContext(x), t, ws, tools) // hostwork.go: charged to t
+	ex, err := s.executorWith(s.runContext(x), t, ws, s.clientTools(t, x.spec.ClientTools)) // hostwork.go: charged to t
 	return ex, nil, err
 }
 

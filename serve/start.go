@@ -79,12 +79,13 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 		ws, releaseSession = sws, rs
 		undo.push(rs)
 	}
-	if x.client || ws != t.ws {
-		tools := make([]registry.Tool, len(req.ClientTools))
-		for i, ct := range req.ClientTools {
-			tools[i] = s.clientTool(x, ct, t.pendingTimeout)
+	switch {
+	case ws != t.ws:
+		if ex, err = s.executorWith(s.runContext(x), t, ws, s.clientTools(t, req.ClientTools)); err != nil { // hostwork.go: charged to t
+			return started{}, badRequest("field client_tools", err)
 		}
-		if ex, err = s.executorWith(s.runContext(x), t, ws, tools); err != nil { // hostwork.go: charged to t
+	case x.client:
+		if ex, err = s.clientExecutor(s.runContext(x), t, req.ClientTools); err != nil { // clienttool_cache.go
 			return started{}, badRequest("field client_tools", err)
 		}
 	}
@@ -130,7 +131,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 			s.run(ctx, x, ex.Execute(ctx, call), nil, release)
 			return
 		}
-		r, p := ex.ExecuteParkable(ctx, call, x.isClientTool)
+		r, p := ex.ExecuteParkable(s.liveWaitOf(ctx, x), call, x.isClientTool) // livewait.go
 		s.run(ctx, x, r, p, release)
 	}()
 	return started{x: x}, nil

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +48,10 @@ type tenant struct {
 	compute  *compute.Bucket // nil: no compute quota
 	quota    *quota.Quota    // what it may hold of what tenants share, and holds (admission.go)
 	retained *quota.Retained // its results' and events' bytes on this node (retained.go)
+
+	clients      clientExecutors // executors by client tools declared (clienttool_cache.go)
+	liveWaits    atomic.Int64    // executions waiting live for their client now (livewait.go)
+	maxLiveWaits int64           // quotas.max_live_waits
 }
 
 func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile.File) (*tenant, error) {
@@ -56,6 +61,10 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 		pendingTimeout: ms(tc.Quotas.PendingTimeoutMS, DefaultPendingTimeout),
 	}
 	t.compute, t.quota, t.retained = s.quotasOf(tc, t.limits)
+	t.maxLiveWaits = int64(tc.Quotas.MaxLiveWaits)
+	if t.maxLiveWaits == 0 {
+		t.maxLiveWaits = int64(max(1, t.quota.Limits().MaxConcurrent/2))
+	}
 	copy(t.keySum[:], sum)
 	if t.mode == "" && (file == nil || file.Mode == "") {
 		t.mode = api.ModePTC

@@ -72,6 +72,12 @@ type Quiescence struct {
 	// dispatched by then (none is held). A suspension there is an idle
 	// one (Suspended.Idle).
 	Idle bool
+	// Yield gives the run's guest slot to other guests. A Suspend that
+	// waits before it answers (a host waiting a short while for a call's
+	// answer, to spare a suspension) calls it first, so that no other run
+	// waits on it meanwhile; the run takes a slot again before its guest
+	// next runs. Calling it more than once is harmless.
+	Yield func()
 }
 
 // Suspended is a suspended run: Outcome.Suspended.
@@ -187,7 +193,7 @@ func (r *run) quiescent(rest []completion, idle bool) (bool, *RunError) {
 	}
 	answers := append(append([]completion(nil), rest...), extra...)
 	q := r.quiescence(answers)
-	q.Idle = idle
+	q.Idle, q.Yield = idle, r.giveSlot
 	yes, e := r.askSuspend(q)
 	if e != nil {
 		return false, e

@@ -37,6 +37,8 @@ func TestRuntime_Run_suspendShowsThePendingCalls(t *testing.T) {
 		{ID: 1, Name: "echo", Args: json.RawMessage(`{"a":1}`), State: wasmhost.CallHeld},
 		{ID: 2, Name: "add", Args: json.RawMessage(`{"a":1,"b":2}`), State: wasmhost.CallHeld},
 	}
+	require.NotNil(t, seen.Yield)
+	seen.Yield = nil
 	require.Equal(t, wasmhost.Quiescence{Calls: want, Timers: 1}, seen)
 	require.Equal(t, want, s.Calls)
 	require.Greater(t, len(s.Snapshot), s.RawBytes, "stored: the body and its header")
@@ -44,6 +46,32 @@ func TestRuntime_Run_suspendShowsThePendingCalls(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, s.RawBytes, len(compressed))
 	t.Logf("a small program's snapshot: %d bytes raw, %d compressed", s.RawBytes, len(compressed))
+}
+
+// A Suspend that waits gives the run's guest slot to other runs first
+// (Quiescence.Yield): with one slot, another run completes while it waits,
+// and the run goes on once it answers false.
+func TestRuntime_Run_suspendYieldsTheSlot(t *testing.T) {
+	rt := newRuntime(t, testConfig().WithGuestSlots(1))
+	var other string
+	when := func(q wasmhost.Quiescence) bool {
+		q.Yield()
+		q.Yield() // harmless twice
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		out, err := rt.Run(ctx, wasmhost.Program{JS: `return 1 + 1`}, &recordingTools{})
+		if err == nil {
+			other = string(out.Result)
+		}
+		return false
+	}
+	out, err := rt.Run(context.Background(), wasmhost.Program{JS: `return await tools.echo({a: 1})`, Tools: suspendTools, Suspend: when},
+		&recordingTools{})
+	require.NoError(t, err)
+	require.Nil(t, out.Suspended)
+	require.NotNil(t, out.Result)
+	require.JSONEq(t, `{"a":1}`, string(out.Result))
+	require.Equal(t, "2", other, "the other run had the slot while the first one's Suspend waited")
 }
 
 func TestRuntime_Resume_resultsAnswerPendingCalls(t *testing.T) {

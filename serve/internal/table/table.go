@@ -172,7 +172,13 @@ func (t *Table[E]) evictLocked(s *settled[E], now time.Time) int {
 		n++
 	}
 	if n > 0 {
-		s.list = append(list[:0:0], list[n:]...)
+		// Dropped from the front, not copied: a settle at max_retained
+		// would otherwise copy the whole list under the table's lock.
+		// append moves what is left once the array's end is reached,
+		// amortised; the entries let go are cleared, so that the array
+		// does not keep them.
+		clear(list[:n])
+		s.list = list[n:]
 	}
 	return n
 }
