@@ -355,7 +355,7 @@ func (r *run) sessionInstance() *RunError {
 	}
 	inst.setMemoryLimit(limit)
 	inst.world.Set(r.rt.worldFor(r))
-	next := inst.mod.Function(exportNext)
+	next := inst.next // bound once per instance: a binding's stack grows with its first calls, and is kept
 	if next == nil {
 		inst.close(r.ctx)
 		return r.sessionLost(abi.ErrStaleGuest, api.KindTrap)
