@@ -3,6 +3,9 @@ package wasmhost_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,4 +178,57 @@ func TestSession_letGo_recycledIsNew(t *testing.T) {
 		require.JSONEq(t, string(first.Result), string(got.Result))
 	}
 	require.GreaterOrEqual(t, rt.PoolStats().Recycled-before, 40*recycledPerRun(t, rt), "every session and every run was recycled")
+}
+
+// TestSession_letGo_hammer: sessions closing and suspending while plain
+// runs take instances from the pool: no plain run sees a session's state,
+// and every session sees only its own.
+func TestSession_letGo_hammer(t *testing.T) {
+	rt := newRuntime(t, testConfig().WithPool(2))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 15 {
+				s, err := rt.NewSession(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mark := strconv.Itoa(g*100 + i)
+				for _, js := range []string{`globalThis.leak = ` + mark + `; const kept = ` + mark + `; return 0`, `return [leak, kept]`} {
+					out, err := rt.Run(ctx, wasmhost.Program{JS: js, Tools: toolNames, Session: s}, &tools{})
+					if err != nil {
+						errs <- err
+						return
+					}
+					if js[0] == 'r' && string(out.Result) != "["+mark+","+mark+"]" {
+						errs <- fmt.Errorf("session %s read %s", mark, out.Result)
+					}
+				}
+				if i%3 == 0 {
+					if _, err := s.Suspend(ctx); err != nil {
+						errs <- err
+					}
+				}
+				s.Close(ctx)
+				out, err := rt.Run(ctx, wasmhost.Program{JS: `return [typeof globalThis.leak, typeof kept]`, Tools: toolNames}, &tools{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if string(out.Result) != `["undefined","undefined"]` {
+					errs <- fmt.Errorf("a plain run after session %s read %s", mark, out.Result)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
 }
