@@ -157,17 +157,12 @@ func (t *sessions) acquire(ctx context.Context, rt sessionRuntime, scope, name s
 	if err != nil {
 		return nil, err
 	}
-	wait := time.NewTimer(t.limits.Wait)
-	defer wait.Stop()
 	select {
-	case s.turn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, &api.Error{Code: api.CodeAborted, Cause: ctx.Err(),
-			Message: fmt.Sprintf("run_code was cancelled while it waited for session %q, which was running another program", name)}
-	case <-wait.C:
-		return nil, &api.Error{Code: api.CodeBusy, Cause: wasmhost.ErrSessionBusy, Message: fmt.Sprintf(
-			"run_code could not start: session %q was running another program for the %v this call may wait; nothing ran, retry later",
-			name, t.limits.Wait)}
+	case s.turn <- struct{}{}: // free: the usual case, without a timer
+	default:
+		if err := t.waitTurn(ctx, s); err != nil {
+			return nil, err
+		}
 	}
 	t.mu.Lock()
 	if s.closed {
@@ -200,6 +195,24 @@ func (t *sessions) acquire(ctx context.Context, rt sessionRuntime, scope, name s
 		<-victim.turn
 	}
 	return s, nil
+}
+
+// waitTurn takes the turn of s, which runs another program, waiting at
+// most the Wait limit.
+func (t *sessions) waitTurn(ctx context.Context, s *session) error {
+	wait := time.NewTimer(t.limits.Wait)
+	defer wait.Stop()
+	select {
+	case s.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &api.Error{Code: api.CodeAborted, Cause: ctx.Err(),
+			Message: fmt.Sprintf("run_code was cancelled while it waited for session %q, which was running another program", s.name)}
+	case <-wait.C:
+		return &api.Error{Code: api.CodeBusy, Cause: wasmhost.ErrSessionBusy, Message: fmt.Sprintf(
+			"run_code could not start: session %q was running another program for the %v this call may wait; nothing ran, retry later",
+			s.name, t.limits.Wait)}
+	}
 }
 
 // victimLocked makes room for s among its scope's live sessions: nil when

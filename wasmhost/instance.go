@@ -27,11 +27,13 @@ type instance struct {
 	resume engine.Func
 	timer  engine.Func
 	// Optional exports (nil when the guest has none): reseeding a restored
-	// instance (a guest without it is not restored from an image), and
-	// staging a program's bytecode (bytecode.go).
+	// instance (a guest without it is not restored from an image), staging
+	// a program's bytecode (bytecode.go), and readying a session's instance
+	// for its next program (session.go).
 	restored engine.Func
 	compile  engine.Func
 	load     engine.Func
+	next     engine.Func
 	stack    [4]uint64 // parameters and results of export calls
 	// lazy holds the exports of an instance restored from the image, bound
 	// at their first call (bindLazily); unused otherwise.
@@ -128,7 +130,7 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 
 // boundExports are the exports an instance calls through its fields, in
 // their order (instance.bind).
-var boundExports = [...]string{abi.ExportBuffer, abi.ExportStart, abi.ExportResume, abi.ExportTimer, abi.ExportRestored, abi.ExportCompile, abi.ExportLoad}
+var boundExports = [...]string{abi.ExportBuffer, abi.ExportStart, abi.ExportResume, abi.ExportTimer, abi.ExportRestored, abi.ExportCompile, abi.ExportLoad, exportNext}
 
 // bindInstance binds the exports of a new module instance.
 func bindInstance(mod engine.Instance, memory *cappedMemory, w *world.World) (*instance, error) {
@@ -168,7 +170,7 @@ func bindLazily(mod engine.Instance, memory *cappedMemory, w *world.World, has *
 
 // fields returns the instance's export fields, in boundExports' order.
 func (inst *instance) fields() [len(boundExports)]*engine.Func {
-	return [...]*engine.Func{&inst.buffer, &inst.start, &inst.resume, &inst.timer, &inst.restored, &inst.compile, &inst.load}
+	return [...]*engine.Func{&inst.buffer, &inst.start, &inst.resume, &inst.timer, &inst.restored, &inst.compile, &inst.load, &inst.next}
 }
 
 // bind sets the instance's export fields from f, in boundExports' order.
@@ -198,7 +200,7 @@ func (inst *instance) unbind() {
 // binding one costs the engine a call engine and its stack (wazero's:
 // 10 KiB, grown as the guest's stack deepens, and kept), which an idle
 // pooled instance need not hold, and which a trivial run needs for four of
-// the seven exports. Bound, it puts the function in the instance's field
+// the eight exports. Bound, it puts the function in the instance's field
 // that held it (field), so that later calls go to the engine directly; it
 // is back there once unbound. It is used by the instance's goroutine only.
 type export struct {

@@ -33,12 +33,14 @@ import (
 // whose memory limit is set again for every run, and the meter's poll
 // countdown (meter.go), which only decides how soon the guest next polls
 // the host: no later than a new instance's. A run whose memory
-// grew, that was stopped, trapped, abandoned or suspended, or that ran in a
-// session, is not recycled: its instance is closed (its memory may become a
-// spare, pool.go). And, as a second wall should a reset ever miss
-// something, a recycled instance serves only runs of the tenant whose run
-// it served (Program.Tenant; pool.take): runs of other tenants take new
-// ones.
+// grew, that was stopped, trapped, abandoned or suspended is not recycled:
+// its instance is closed (its memory may become a spare, pool.go). A
+// session's instance is recycled when the session lets it go (closed,
+// reset, or suspended to bytes: session.go) and its programs all settled by
+// themselves, unless its memory grew or runs of more than one tenant used
+// it. And, as a second wall should a reset ever miss something, a recycled
+// instance serves only runs of the tenant whose run it served
+// (Program.Tenant; pool.take): runs of other tenants take new ones.
 //
 // A recycled instance is kept *hot*, its pages backed (the run wrote them:
 // the next run takes no fault on them), or *cooled* (cool): its memory
@@ -57,16 +59,29 @@ func (r *run) recycle(status int32, e *RunError) bool {
 	inst, p := r.inst, r.rt.pool
 	// Settled by itself: a result, or an error the program threw.
 	settled := status == abi.StatusDone && r.guestErr == nil || status == abi.StatusError && r.guestErr != nil
-	if p == nil || e != nil || !settled || r.stopped != nil || r.suspension != nil || !r.rt.image.reusable || !p.wants() {
+	if p == nil || e != nil || !settled || r.stopped != nil || r.suspension != nil {
 		return false
 	}
 	r.mu.Lock()
 	abandoned := r.abandoned
 	r.mu.Unlock()
-	if abandoned || !inst.reset(r.rt.image, uint64(abi.MemoryPages(r.rt.limits.MemoryBytes))*abi.PageSize, !p.hotRoom()) {
+	return !abandoned && r.rt.recycle(inst, r.prog.Tenant)
+}
+
+// recycle resets inst, done with its runs, all of tenant, and gives it to
+// the pool, and reports whether it did; when it did not, the caller closes
+// the instance. Beside a run's own instance (run.recycle), a session's
+// takes this way once the session no longer needs it (session.go): closed,
+// reset, or suspended to bytes.
+func (rt *Runtime) recycle(inst *instance, tenant string) bool {
+	p := rt.pool
+	if p == nil || rt.image == nil || !rt.image.reusable || !p.wants() {
 		return false
 	}
-	inst.recycled, inst.tenant = true, r.prog.Tenant
+	if !inst.reset(rt.image, uint64(abi.MemoryPages(rt.limits.MemoryBytes))*abi.PageSize, !p.hotRoom()) {
+		return false
+	}
+	inst.recycled, inst.tenant = true, tenant
 	return p.recycle(inst)
 }
 

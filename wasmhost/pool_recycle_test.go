@@ -3,6 +3,9 @@ package wasmhost_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,5 +93,142 @@ func recycledPerRun(t *testing.T, rt *wasmhost.Runtime) int64 {
 	default:
 		t.Fatalf("engine %q: say whether it recycles", e)
 		return 0
+	}
+}
+
+// TestSession_letGo_recycles: a session's instance joins the pool again
+// when the session lets it go (closed, reset, suspended to bytes), reset
+// to the image, so that the runs beside sessions take a hot instance, not
+// a new one; not when its memory grew, nor when runs of two tenants used
+// it, nor when the host stopped its program.
+func TestSession_letGo_recycles(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	requireHealthy(t, rt)
+	recycles := recycledPerRun(t, rt) > 0
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		runs     []wasmhost.Program
+		letGo    func(*wasmhost.Session)
+		recycled bool
+	}{
+		{"closed", []wasmhost.Program{{JS: `globalThis.leak = 1; const kept = 2; return 0`}, {JS: `return kept`}},
+			func(s *wasmhost.Session) { s.Close(ctx) }, true},
+		{"reset", []wasmhost.Program{{JS: `const kept = 2; return 0`}}, func(s *wasmhost.Session) { s.Reset(ctx) }, true},
+		{"suspended", []wasmhost.Program{{JS: `const kept = 2; return 0`}}, func(s *wasmhost.Session) {
+			_, err := s.Suspend(ctx)
+			require.NoError(t, err)
+		}, true},
+		{"a thrown error kept", []wasmhost.Program{{JS: `const kept = 2; throw new Error("no")`}},
+			func(s *wasmhost.Session) { s.Close(ctx) }, true},
+		{"memory grown", []wasmhost.Program{{JS: `globalThis.big = new Array(300000).fill(0).map((_, i) => "s" + i); return 0`}},
+			func(s *wasmhost.Session) { s.Close(ctx) }, false},
+		{"two tenants", []wasmhost.Program{{JS: `const kept = 2; return 0`, Tenant: "a"}, {JS: `return kept`, Tenant: "b"}},
+			func(s *wasmhost.Session) { s.Close(ctx) }, false},
+		{"stopped at its compute limit", []wasmhost.Program{{JS: `for (;;) {}`, Limits: api.Limits{ComputeTime: 50 * time.Millisecond}}},
+			func(s *wasmhost.Session) { s.Close(ctx) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := rt.NewSession(ctx)
+			require.NoError(t, err)
+			before := rt.PoolStats().Recycled
+			for _, p := range tt.runs {
+				p.Tools, p.Session = toolNames, s
+				_, _ = rt.Run(ctx, p, &tools{})
+			}
+			require.Zero(t, rt.PoolStats().Recycled-before, "a session's instance is its own while the session holds it")
+			tt.letGo(s)
+			got := rt.PoolStats().Recycled - before
+			if tt.recycled && recycles {
+				require.Equal(t, int64(1), got)
+			} else {
+				require.Zero(t, got)
+			}
+			// The next plain run takes it, and sees nothing of the session.
+			out, re, _ := runJS(t, rt, `return [typeof globalThis.leak, typeof kept, typeof big]`, api.Limits{})
+			require.Nil(t, re)
+			require.JSONEq(t, `["undefined","undefined","undefined"]`, string(out.Result))
+			requireHealthy(t, rt)
+		})
+	}
+}
+
+// TestSession_letGo_recycledIsNew: a plain run on the instance of a
+// closed session sees what a run on a new instance does, however the
+// session changed its context, for many sessions in a row.
+func TestSession_letGo_recycledIsNew(t *testing.T) {
+	rt := newRuntime(t, testConfig().WithPool(1))
+	ctx := context.Background()
+	const probe = `return [typeof globalThis.leak, typeof kept, Object.keys(Object.prototype).length, typeof Math.random(), typeof tools.echo]`
+	first, re, _ := runJS(t, rt, probe, api.Limits{})
+	require.Nil(t, re)
+	before := rt.PoolStats().Recycled
+	for range 20 {
+		s, err := rt.NewSession(ctx)
+		require.NoError(t, err)
+		for _, js := range []string{`globalThis.leak = 1; Object.prototype.x = 2; Math.random = () => 0; const kept = 1; return 0`,
+			`let more = kept + 1; return more`} {
+			_, err := rt.Run(ctx, wasmhost.Program{JS: js, Tools: toolNames, Session: s}, &tools{})
+			require.NoError(t, err)
+		}
+		s.Close(ctx)
+		got, re, _ := runJS(t, rt, probe, api.Limits{})
+		require.Nil(t, re)
+		require.JSONEq(t, string(first.Result), string(got.Result))
+	}
+	require.GreaterOrEqual(t, rt.PoolStats().Recycled-before, 40*recycledPerRun(t, rt), "every session and every run was recycled")
+}
+
+// TestSession_letGo_hammer: sessions closing and suspending while plain
+// runs take instances from the pool: no plain run sees a session's state,
+// and every session sees only its own.
+func TestSession_letGo_hammer(t *testing.T) {
+	rt := newRuntime(t, testConfig().WithPool(2))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 15 {
+				s, err := rt.NewSession(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mark := strconv.Itoa(g*100 + i)
+				for _, js := range []string{`globalThis.leak = ` + mark + `; const kept = ` + mark + `; return 0`, `return [leak, kept]`} {
+					out, err := rt.Run(ctx, wasmhost.Program{JS: js, Tools: toolNames, Session: s}, &tools{})
+					if err != nil {
+						errs <- err
+						return
+					}
+					if js[0] == 'r' && string(out.Result) != "["+mark+","+mark+"]" {
+						errs <- fmt.Errorf("session %s read %s", mark, out.Result)
+					}
+				}
+				if i%3 == 0 {
+					if _, err := s.Suspend(ctx); err != nil {
+						errs <- err
+					}
+				}
+				s.Close(ctx)
+				out, err := rt.Run(ctx, wasmhost.Program{JS: `return [typeof globalThis.leak, typeof kept]`, Tools: toolNames}, &tools{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if string(out.Result) != `["undefined","undefined"]` {
+					errs <- fmt.Errorf("a plain run after session %s read %s", mark, out.Result)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 }

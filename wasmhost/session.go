@@ -82,6 +82,11 @@ type Session struct {
 	charged int64     // what inst is charged to admission (Runtime.chargePool), or 0
 	saved   []byte    // the state suspended to bytes, or nil
 	notice  string    // why the state was dropped between runs, until Notice reads it
+	// tenant is the tenant (Program.Tenant) of the runs that used the
+	// state's instance since it was made; mixed says runs of another
+	// tenant used it too, so it is never recycled (let).
+	tenant string
+	mixed  bool
 }
 
 // NewSession returns an empty Session of rt, or ErrClosed. Sessions need
@@ -146,7 +151,7 @@ func (s *Session) Suspend(ctx context.Context) (int, error) {
 	inst := s.inst
 	s.dropLive()
 	b, err := s.rt.captureSession(inst)
-	inst.close(ctx)
+	s.let(ctx, inst)
 	if err != nil {
 		return 0, fmt.Errorf("wasmhost: the session's state could not be suspended, so it was dropped: %w", err)
 	}
@@ -188,9 +193,36 @@ func (s *Session) Notice() string {
 func (s *Session) resetLocked(ctx context.Context) {
 	if inst := s.inst; inst != nil {
 		s.dropLive()
-		inst.close(ctx)
+		s.let(ctx, inst)
 	}
 	s.saved = nil
+}
+
+// let lets go of the session's idle instance, whose state the session no
+// longer needs (it was closed, reset, or suspended to bytes): reset to the
+// image, it joins the warm pool for its tenant's next run, as a settled
+// run's instance does (Runtime.recycle), unless runs of several tenants
+// used it; otherwise, or when it cannot be recycled, it is closed. A
+// closing session's instance is then the next run's hot instance, not a
+// new one whose every page faults in: runs beside sessions pay nothing for
+// them. Under s.mu.
+func (s *Session) let(ctx context.Context, inst *instance) {
+	if s.mixed || !s.rt.recycle(inst, s.tenant) {
+		inst.close(ctx)
+	}
+}
+
+// usedBy notes that a run of tenant took the session's instance; fresh
+// says the instance is new to the session (made or restored from bytes
+// for this run). Under the run's turn (busy).
+func (s *Session) usedBy(tenant string, fresh bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fresh {
+		s.tenant, s.mixed = tenant, false
+	} else if tenant != s.tenant {
+		s.mixed = true
+	}
 }
 
 // dropLive forgets the live instance and its charge. Under s.mu.
@@ -233,7 +265,11 @@ func (s *Session) give(ctx context.Context, inst *instance) {
 	if inst == nil {
 		return
 	}
-	if s.closed || s.rt.closed.Load() {
+	if s.closed {
+		s.let(ctx, inst) // closed while this run ran
+		return
+	}
+	if s.rt.closed.Load() {
 		inst.close(ctx)
 		return
 	}
@@ -300,6 +336,7 @@ func (r *run) sessionInstance() *RunError {
 			return r.sessionLost(fmt.Errorf("wasmhost: a new instance for the session: %w", err), api.KindTrap)
 		}
 		inst.limitMemory(limit)
+		s.usedBy(r.prog.Tenant, true)
 		r.inst = inst
 		r.memory.Store(int64(inst.mem.Size()))
 		return nil
@@ -307,6 +344,9 @@ func (r *run) sessionInstance() *RunError {
 		if inst, err = r.rt.resumeSession(r.ctx, saved); err != nil {
 			return r.sessionLost(err, api.KindTrap)
 		}
+		s.usedBy(r.prog.Tenant, true)
+	default:
+		s.usedBy(r.prog.Tenant, false)
 	}
 	if size := inst.mem.Size(); uint64(size) > limit {
 		inst.close(r.ctx)
@@ -315,7 +355,7 @@ func (r *run) sessionInstance() *RunError {
 	}
 	inst.setMemoryLimit(limit)
 	inst.world.Set(r.rt.worldFor(r))
-	next := inst.mod.Function(exportNext)
+	next := inst.next // bound once per instance: a binding's stack grows with its first calls, and is kept
 	if next == nil {
 		inst.close(r.ctx)
 		return r.sessionLost(abi.ErrStaleGuest, api.KindTrap)
