@@ -26,8 +26,24 @@ func (x *execution) approve(ctx context.Context, question string) bool {
 	if ca, ok := ctx.Value(callApproverKey{}).(Approver); ok {
 		a = ca
 	}
+	if d, ok := takeParkedDecision(x); ok { // decided while the run was parked (park_approval.go)
+		if !d.Approve {
+			x.fail(denied("rejected by the approver", d.Reason))
+		}
+		return d.Approve
+	}
 	if a == nil {
 		x.fail(denied("approval required but no approver is configured", question))
+		return false
+	}
+	if pa, ok := a.(parkApprover); ok {
+		if !x.holdForApproval(ctx, question) {
+			msg := "approval required, and this call cannot wait for one here"
+			if question != "" {
+				msg += " (" + question + ")"
+			}
+			x.fail(denied(msg, pa.elsewhere))
+		}
 		return false
 	}
 	var (

@@ -164,6 +164,8 @@ type execution struct {
 	runLabel api.Label            // run_code's: its program's context label at the end
 	flowAsk  *api.PolicyViolation // the flow put to the approver, when the tool says ask
 	cost     int64                // what the call cost (its tool's cost), once allowed
+
+	askParked *asking // set when phase 5 held the call for an approval (park_approval.go)
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {

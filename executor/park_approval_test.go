@@ -1,0 +1,306 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/policy"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// approvalWorld is a ptc registry with send (asked about by a listener:
+// Ask), send_flow (asks when an untrusted result flowed into its "to"),
+// read_inbox (untrusted), add and run_code, on an executor whose approver
+// parks (ParkApprovals).
+type approvalWorld struct {
+	ex      *executor.Executor
+	reg     *registry.Registry
+	cfg     executor.Config
+	mu      sync.Mutex
+	ran     map[string]int
+	asked   map[string]int // the listener's verdicts on send, by tool
+	notes   []string
+	elapsed time.Duration
+}
+
+const elsewhere = "use a route that can wait"
+
+func newApprovalWorld(t *testing.T, limits *api.Limits) *approvalWorld {
+	t.Helper()
+	w := &approvalWorld{ran: map[string]int{}, asked: map[string]int{}}
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
+	body := func(name string) registry.Body {
+		return func(_ context.Context, in api.Input) (api.Output, error) {
+			w.mu.Lock()
+			w.ran[name]++
+			w.mu.Unlock()
+			return api.ValueOutput(map[string]any{"tool": name, "args": json.RawMessage(in.Args)})
+		}
+	}
+	untrusted := api.Label{Integrity: api.Untrusted}
+	for _, tl := range []registry.Tool{
+		{Name: "send", ConcurrencySafe: true, Body: body("send")},
+		{Name: "send_flow", Body: body("send_flow"), Policy: policy.Declaration{CallsPerRun: 1,
+			Accepts: &policy.Accepts{Args: map[string]api.Label{"to": {}}, OnViolation: policy.Ask}}},
+		{Name: "read_inbox", Body: body("read_inbox"), Policy: policy.Declaration{Labels: &untrusted}},
+		{Name: "add", ConcurrencySafe: true, Body: body("add")},
+		{Name: "block", ConcurrencySafe: true, Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
+			<-ctx.Done() // until the run ends
+			return api.Output{}, ctx.Err()
+		}},
+	} {
+		require.NoError(t, reg.Register(registry.Deployment, tl))
+	}
+	cfg := executor.NewConfig().WithRuntime(realRuntime(t)).WithApprover(executor.ParkApprovals(elsewhere)).
+		WithPreExecute(func(_ context.Context, req executor.Request) (executor.Decision, error) {
+			if req.Tool == "send" {
+				w.mu.Lock()
+				w.asked[req.Tool]++
+				w.mu.Unlock()
+				return executor.Decision{Verdict: executor.Ask, Reason: "send leaves the house"}, nil
+			}
+			return executor.Decision{}, nil
+		}).
+		WithOnResult(func(n executor.Notification) {
+			s := n.Request.Tool
+			if n.Request.Nested {
+				s = "nested " + s
+			}
+			if n.Result.Err != nil {
+				s += " " + string(n.Result.Err.Code)
+			}
+			w.mu.Lock()
+			w.notes = append(w.notes, s)
+			if n.Run != nil {
+				w.elapsed = n.Run.Stats.Wall
+			}
+			w.mu.Unlock()
+		})
+	if limits != nil {
+		cfg = cfg.WithLimits(*limits)
+	}
+	ex, err := executor.New(reg, cfg)
+	require.NoError(t, err)
+	w.ex, w.reg, w.cfg = ex, reg, cfg
+	return w
+}
+
+func (w *approvalWorld) notified() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.notes...)
+}
+
+func (w *approvalWorld) ranOf(tool string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ran[tool]
+}
+
+func approved(reason string) executor.Answer {
+	return executor.Answer{Decision: &executor.ApprovalDecision{Approve: true, Reason: reason}}
+}
+
+func declined(reason string) executor.Answer {
+	return executor.Answer{Decision: &executor.ApprovalDecision{Reason: reason}}
+}
+
+func approvalResult(t *testing.T, r api.Result) string {
+	t.Helper()
+	require.True(t, r.OK(), "%+v", r.Err)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(r.Value, &v))
+	return string(v.Result)
+}
+
+func TestParkApprovals_approved_callRunsAndProgramContinues(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	res, p := w.ex.ExecuteParkable(ctx, runCodeCall(`
+		const a = await tools.add({n: 1});
+		const s = await tools.send({to: "boss"});
+		const b = await tools.add({n: 2});
+		return [a.args.n, s.tool, s.args.to, b.args.n];`), nil)
+	require.NotNil(t, p, "not parked: %+v", res)
+	calls := p.Calls()
+	require.Len(t, calls, 1)
+	require.Equal(t, executor.ParkedCall{ID: 2, Tool: "send", Args: json.RawMessage(`{"to":"boss"}`), Kind: executor.ParkedApproval,
+		Reason: "send leaves the house"}, calls[0])
+	require.Zero(t, w.ranOf("send"), "nothing ran before the decision")
+	require.Equal(t, []string{"nested add"}, w.notified(), "the held call has no notification: it is dispatched again on resume")
+	id := p.CallID(2)
+	require.NotEmpty(t, id)
+
+	res, again := p.Resume(ctx, map[int32]executor.Answer{2: approved("fine")})
+	require.Nil(t, again)
+	require.JSONEq(t, `[1, "send", "boss", 2]`, approvalResult(t, res))
+	require.Equal(t, 1, w.ranOf("send"))
+	require.Equal(t, 2, w.ranOf("add"), "no replay: the call before the park ran once")
+	require.Equal(t, []string{"nested add", "nested send", "nested add", "run_code"}, w.notified())
+	require.Equal(t, 2, w.asked["send"], "the listeners see the call again on resume; the decision stands for the approver")
+	require.Len(t, res.Ledger.Calls, 3)
+}
+
+func TestParkApprovals_declined_programSeesDenied(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	_, p := w.ex.ExecuteParkable(ctx, runCodeCall(`
+		try { await tools.send({to: "x"}); return "sent"; }
+		catch (e) { return e.code + " | " + e.message; }`), nil)
+	require.NotNil(t, p)
+	res, again := p.Resume(ctx, map[int32]executor.Answer{1: declined("not on a Sunday")})
+	require.Nil(t, again)
+	require.JSONEq(t, `"DENIED | rejected by the approver: not on a Sunday"`, approvalResult(t, res))
+	require.Zero(t, w.ranOf("send"))
+	require.Equal(t, []string{"nested send DENIED", "run_code"}, w.notified())
+}
+
+func TestParkApprovals_flowAsk_carriesItsLabelAndChargesOnce(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	_, p := w.ex.ExecuteParkable(ctx, runCodeCall(`
+		const m = await tools.read_inbox({});
+		return (await tools.send_flow({to: m.tool})).args.to;`), nil)
+	require.NotNil(t, p)
+	c := p.Calls()[0]
+	require.Equal(t, executor.ParkedApproval, c.Kind)
+	require.Contains(t, c.Reason, `send_flow may not receive untrusted data in argument "to"`)
+	require.Equal(t, api.Untrusted, c.Label.Integrity)
+	// calls_per_run 1: the held call's charge was given back, or its
+	// dispatch on resume would be refused as a second call.
+	res, _ := p.Resume(ctx, map[int32]executor.Answer{c.ID: approved("")})
+	require.JSONEq(t, `"read_inbox"`, approvalResult(t, res))
+	require.Equal(t, 1, w.ranOf("send_flow"))
+}
+
+// A call that asks beside another in flight: the run parks once the other
+// answered, on the held call alone.
+func TestParkApprovals_besideACallInFlight(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	_, p := w.ex.ExecuteParkable(ctx, runCodeCall(`
+		const [s, a, s2] = await Promise.all([tools.send({to: 1}), tools.add({}), tools.send({to: 2})]);
+		return [s.args.to, a.tool, s2.args.to];`), nil)
+	require.NotNil(t, p)
+	calls := p.Calls()
+	require.Len(t, calls, 2)
+	for _, c := range calls {
+		require.Equal(t, executor.ParkedApproval, c.Kind)
+	}
+	require.Equal(t, 1, w.ranOf("add"))
+	res, again := p.Resume(ctx, map[int32]executor.Answer{calls[0].ID: approved(""), calls[1].ID: approved("")})
+	require.Nil(t, again)
+	require.JSONEq(t, `[1, "add", 2]`, approvalResult(t, res))
+	require.Equal(t, 2, w.ranOf("send"))
+}
+
+func TestParkApprovals_resumeRefusesTheWrongKindOfAnswer(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	_, p := w.ex.ExecuteParkable(ctx, runCodeCall(`return await tools.send({})`), nil)
+	require.NotNil(t, p)
+	res, _ := p.Resume(ctx, map[int32]executor.Answer{1: {Output: api.Output{Value: json.RawMessage(`1`)}}})
+	require.Equal(t, api.CodeInternal, res.Err.Code)
+	require.Contains(t, res.Err.Message, "without a decision")
+	require.Zero(t, w.ranOf("send"))
+
+	// A decision for a tool's call.
+	_, p = w.ex.ExecuteParkable(ctx, runCodeCall(`return await tools.add({})`), func(tool string) bool { return tool == "add" })
+	require.NotNil(t, p)
+	require.Equal(t, executor.ParkedTool, p.Calls()[0].Kind)
+	res, _ = p.Resume(ctx, map[int32]executor.Answer{1: approved("")})
+	require.Equal(t, api.CodeInternal, res.Err.Code)
+	require.Contains(t, res.Err.Message, "it is a tool's call")
+
+	// Left unanswered, the approval is asked again: parked again.
+	_, p = w.ex.ExecuteParkable(ctx, runCodeCall(`return (await tools.send({})).tool`), nil)
+	require.NotNil(t, p)
+	_, again := p.Resume(ctx, nil)
+	require.NotNil(t, again)
+	require.Equal(t, executor.ParkedApproval, again.Calls()[0].Kind)
+	res, _ = again.Resume(ctx, map[int32]executor.Answer{again.Calls()[0].ID: approved("")})
+	require.JSONEq(t, `"send"`, approvalResult(t, res))
+}
+
+// Where the run cannot park (Execute, a call made directly), the call is
+// DENIED, saying where it could wait.
+func TestParkApprovals_cannotParkThere_denied(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	r := w.ex.Execute(ctx, runCodeCall(`try { await tools.send({}) } catch (e) { return e.code + " | " + e.message }`))
+	got := approvalResult(t, r)
+	require.Contains(t, got, "DENIED | approval required, and this call cannot wait for one here (send leaves the house): "+elsewhere)
+	require.Zero(t, w.ranOf("send"))
+}
+
+// Moved to another executor as bytes, the approval and its question go
+// with it (format version 2); a park on tools alone stays version 1.
+func TestParkApprovals_marshalRestore(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	_, p := w.ex.ExecuteParkable(ctx, runCodeCall(`
+		const m = await tools.read_inbox({});
+		return (await tools.send_flow({to: m.tool})).args.to;`), nil)
+	require.NotNil(t, p)
+	want := p.Calls()
+	b, err := p.Marshal()
+	require.NoError(t, err)
+	require.Equal(t, uint32(2), binary.BigEndian.Uint32(b[8:]))
+	require.True(t, p.Release())
+
+	other, err := executor.New(w.reg, w.cfg)
+	require.NoError(t, err)
+	q, err := other.RestoreParked(b)
+	require.NoError(t, err)
+	require.Equal(t, want, q.Calls())
+	res, _ := q.Resume(ctx, map[int32]executor.Answer{want[0].ID: approved("")})
+	require.JSONEq(t, `"read_inbox"`, approvalResult(t, res))
+
+	_, p = w.ex.ExecuteParkable(ctx, runCodeCall(`return await tools.add({})`), func(tool string) bool { return tool == "add" })
+	require.NotNil(t, p)
+	b, err = p.Marshal()
+	require.NoError(t, err)
+	require.Equal(t, uint32(1), binary.BigEndian.Uint32(b[8:]), "no approval: readable by executors that read version 1 only")
+	p.Discard(ctx)
+}
+
+// Time parked does not count against the run's wall limit: a program
+// parked on an approval for longer than its wall time still finishes.
+func TestParkApprovals_parkedTimeIsNotWallTime(t *testing.T) {
+	limits := api.DefaultLimits()
+	limits.WallTime = time.Second
+	w := newApprovalWorld(t, &limits)
+	ctx := context.Background()
+	_, p := w.ex.ExecuteParkable(ctx, runCodeCall(`return (await tools.send({})).tool`), nil)
+	require.NotNil(t, p)
+	time.Sleep(limits.WallTime + 200*time.Millisecond) // a person deciding: longer than the wall limit, on purpose
+	res, _ := p.Resume(ctx, map[int32]executor.Answer{1: approved("")})
+	require.JSONEq(t, `"send"`, approvalResult(t, res))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	require.Less(t, w.elapsed, limits.WallTime, "the run's wall time leaves out the time parked")
+}
+
+// A run that ends while a call is held for an approval (here at its wall
+// limit, another call in flight) settles the held call too, with its one
+// notification.
+func TestParkApprovals_runEndsWhileHeld_abandoned(t *testing.T) {
+	limits := api.DefaultLimits()
+	limits.WallTime = 500 * time.Millisecond
+	w := newApprovalWorld(t, &limits)
+	ctx := context.Background()
+	res, p := w.ex.ExecuteParkable(ctx, runCodeCall(`tools.send({}); await tools.block({});`), nil)
+	require.Nil(t, p, "a call in flight that is not held keeps it from parking")
+	require.False(t, res.OK())
+	require.ElementsMatch(t, []string{"nested send ABORTED_BEFORE_DISPATCH", "nested block ABORTED", "run_code CODE_RUN_FAILED"}, w.notified())
+	require.Equal(t, 1, w.asked["send"])
+}
