@@ -64,3 +64,33 @@ func (x *execution) approve(ctx context.Context, question string) bool {
 	}
 	return true
 }
+
+// MayAsk reports whether a nested call of a run_code program in scope may
+// be put to the approver: the executor has pre-execute listeners (any may
+// answer Ask), or a tool bindable there declares a data-flow rule that
+// asks (policy.Accepts.OnViolation "ask"). A host that parks programs only
+// where they may wait (ExecuteParkable costs a check at every quiescent
+// point) asks it before it starts one; false means no call of the program
+// can ask. A scope that does not resolve reports false.
+func (e *Executor) MayAsk(scope string) bool {
+	if len(e.cfg.pre) > 0 {
+		return true
+	}
+	if scope == "" {
+		scope = deploymentScope
+	}
+	bindable, err := e.reg.Bindable(scope)
+	if err != nil {
+		return false
+	}
+	for _, b := range bindable {
+		res := e.resolve(scope, b.Name, true)
+		if res.Definition == nil {
+			continue
+		}
+		if p := res.Definition.Policy(); p != nil && p.Ask() {
+			return true
+		}
+	}
+	return false
+}

@@ -27,14 +27,20 @@ const (
 	DefaultMaxBodyBytes   = 1 << 20 // a program of api.MaxCodeBytes and its client tools fit
 	DefaultMaxWait        = 30 * time.Second
 	DefaultPendingTimeout = 5 * time.Minute
-	DefaultDrainTimeout   = 30 * time.Second
-	DefaultReadTimeout    = 30 * time.Second
-	DefaultRetention      = 10 * time.Minute
-	DefaultMaxRetained    = 1000
-	DefaultMaxEvents      = 1000
-	DefaultMaxExecutions  = 4096
-	DefaultMaxConcurrent  = 16
-	DefaultMaxPending     = 64
+	// DefaultApprovalTimeout is how long a call waits for a person's
+	// decision unless quotas.approval_timeout_ms says otherwise: people
+	// take hours.
+	DefaultApprovalTimeout = 24 * time.Hour
+	// MaxApprovalTimeout bounds quotas.approval_timeout_ms: 30 days.
+	MaxApprovalTimeout   = 30 * 24 * time.Hour
+	DefaultDrainTimeout  = 30 * time.Second
+	DefaultReadTimeout   = 30 * time.Second
+	DefaultRetention     = 10 * time.Minute
+	DefaultMaxRetained   = 1000
+	DefaultMaxEvents     = 1000
+	DefaultMaxExecutions = 4096
+	DefaultMaxConcurrent = 16
+	DefaultMaxPending    = 64
 	// DefaultParkGrace is server.park_grace_ms's default: a client that
 	// answers its tool call within 30 ms (a program's client tool answered
 	// by code, not by a person) resumes the execution from memory, its
@@ -216,6 +222,12 @@ type Quotas struct {
 	// (default 5 min, never past the run's wall limit): then the program
 	// gets TOOL_TIMEOUT.
 	PendingTimeoutMS int64 `json:"pending_timeout_ms,omitempty" yaml:"pending_timeout_ms,omitempty"`
+	// ApprovalTimeoutMS is how long a call that asks waits for a person's
+	// decision (POST /v1/executions/{id}/approvals; default 24 h, at most
+	// MaxApprovalTimeout): then it is declined, with a reason saying so,
+	// and the program gets DENIED. Time parked does not count against
+	// the run's wall limit.
+	ApprovalTimeoutMS int64 `json:"approval_timeout_ms,omitempty" yaml:"approval_timeout_ms,omitempty"`
 	// ComputeSecondsPerMinute, when positive, is a token bucket of guest
 	// CPU seconds (refilled at this many per minute, holding at most as
 	// many), charged for the CPU each run used, not for waits on tools,
@@ -388,7 +400,7 @@ func (t TenantConfig) validate() error {
 		v    int64
 	}{
 		{"quotas.max_concurrent", int64(t.Quotas.MaxConcurrent)}, {"quotas.max_pending", int64(t.Quotas.MaxPending)},
-		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS},
+		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS}, {"quotas.approval_timeout_ms", t.Quotas.ApprovalTimeoutMS},
 		{"quotas.max_memory_mb", t.Quotas.MaxMemoryMB}, {"quotas.max_retained_bytes", t.Quotas.MaxRetainedBytes},
 		{"quotas.max_parked_bytes", t.Quotas.MaxParkedBytes}, {"quotas.max_streams", int64(t.Quotas.MaxStreams)},
 		{"sessions.max_bytes", t.Sessions.MaxBytes}, {"sessions.wait_ms", t.Sessions.WaitMS},
@@ -398,6 +410,9 @@ func (t TenantConfig) validate() error {
 		if f.v < 0 {
 			return fmt.Errorf(".%s: %d is negative (0 means the default)", f.name, f.v)
 		}
+	}
+	if ms := t.Quotas.ApprovalTimeoutMS; ms > MaxApprovalTimeout.Milliseconds() {
+		return fmt.Errorf(".quotas.approval_timeout_ms: %d is over the maximum of %d (%v): an approval nobody decides must end", ms, MaxApprovalTimeout.Milliseconds(), MaxApprovalTimeout)
 	}
 	if t.Sessions.MaxBytes > MaxSessionStateBytes {
 		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot, less the state's header)", t.Sessions.MaxBytes, MaxSessionStateBytes)

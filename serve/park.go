@@ -135,7 +135,8 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	for i, c := range calls {
 		ids[i] = p.CallID(c.ID)
 	}
-	expires := time.Now().Add(x.tenant.pendingTimeout)
+	now := time.Now()
+	expires := now.Add(x.tenant.pendingTimeout)
 	var size int64
 	grace := s.spillGrace()
 	if grace > 0 && !x.tenant.quota.ParkRoom() {
@@ -173,7 +174,12 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
 	for i, c := range calls {
-		pc := &pendingCall{call: PendingCall{ID: ids[i], Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
+		pc := &pendingCall{call: PendingCall{ID: ids[i], Kind: KindTool, Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
+		if c.Kind == executor.ParkedApproval { // approval.go
+			label := c.Label
+			pc.call = approvalPending(ids[i], c.Tool, c.Args, c.Reason, &label)
+			pc.expires = now.Add(x.tenant.approvalTimeout)
+		}
 		x.pending = append(x.pending, pc)
 		x.emitPendingLocked(pc)
 	}
@@ -249,9 +255,14 @@ func snapshotSum(data []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// emitPendingLocked emits the pending event of one call; x.mu is held.
+// emitPendingLocked emits the pending event of one call (approval_pending
+// for an approval); x.mu is held.
 func (x *execution) emitPendingLocked(pc *pendingCall) {
-	x.emitLocked(EventPending, struct {
+	typ := EventPending
+	if pc.isApproval() {
+		typ = EventApprovalPending
+	}
+	x.emitLocked(typ, struct {
 		PendingCall
 		ExpiresAt time.Time `json:"expires_at"`
 	}{pc.call, pc.expires})
@@ -270,6 +281,16 @@ func (x *execution) parkedLocked() bool { return x.answers != nil && !x.resuming
 // answerParkedLocked records a client's result for a parked call; x.mu is
 // held.
 func (x *execution) answerParkedLocked(pc *pendingCall, r ToolResult) {
+	if pc.isApproval() { // a decision, as the record keeps it (approval.go)
+		d := decisionOf(r)
+		if x.decided == nil {
+			x.decided = make(map[string]Decision)
+		}
+		x.decided[pc.call.ID] = d
+		x.answers[pc.parkID] = decisionAnswer(d)
+		x.given[pc.parkID] = r
+		return
+	}
 	a := executor.Answer{Output: api.Output{Value: r.Value}}
 	if len(a.Output.Value) == 0 {
 		a.Output.Value = json.RawMessage("null")
@@ -326,6 +347,14 @@ func (s *Server) expire(x *execution) {
 		}
 		x.answers[p.parkID] = executor.Answer{Err: api.Errorf(api.CodeToolTimeout,
 			"the client did not answer %s (call %s) before it expired at %s", p.call.Name, p.call.ID, p.expires.UTC().Format(time.RFC3339))}
+		if p.isApproval() { // declined (approval.go)
+			d := timedOut(p)
+			x.answers[p.parkID] = decisionAnswer(d)
+			if x.decided == nil {
+				x.decided = make(map[string]Decision)
+			}
+			x.decided[p.call.ID] = d
+		}
 		// Not in x.given: a node taking it over expires it again, from its expires_at.
 		x.emitLocked(EventExpired, map[string]string{"id": p.call.ID})
 	}
@@ -488,6 +517,7 @@ func (s *Server) waitLive(ctx context.Context, x *execution, p *executor.Parked)
 		return
 	}
 	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", "execution", x.id, "tenant", x.tenant.name)
+	ctx = executor.WithCallApprover(ctx, s.liveApprover(x)) // its approvals wait live too (approval.go)
 	r, again := p.Resume(ctx, nil)
 	if again == p { // BUSY: nothing ran
 		k.EndRun()

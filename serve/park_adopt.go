@@ -163,7 +163,11 @@ func unpublishedPending(m parkMeta, events []Event, last, kept, answered, maxEve
 		if err != nil {
 			return nil
 		}
-		out = append(out, Event{ID: last + i + 1, Type: EventPending, Data: b})
+		typ := EventPending
+		if p.Call.Kind == KindApproval {
+			typ = EventApprovalPending
+		}
+		out = append(out, Event{ID: last + i + 1, Type: typ, Data: b})
 	}
 	return out
 }
