@@ -291,3 +291,76 @@ func TestServer_approvals_parkedHoldNoGoroutine(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `"sent"`, string(done.Value))
 }
+
+// A server stopped while an approval is pending, with a dir: store: the
+// next one on the same directory still shows it pending, and its decision
+// resumes it there; a decision given before the stop stands.
+func TestServer_approvals_restartWithDirStore(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "sent")
+	tools := approvalTools(t, out)
+	withDir := func(node string) func(*serve.Config) {
+		return func(c *serve.Config) {
+			c.Tools = tools
+			c.Store = &serve.StoreConfig{Kind: "dir", Path: dir}
+			c.Node, c.Lease = node, "1s"
+		}
+	}
+	before := newServer(t, withDir("first"))
+	c := before.client(keyA)
+	st := approvalPendingOn(t, c, askingProgram)
+	two := approvalPendingOn(t, c, `const m = await tools.fetch({});
+		const a = await tools.send({to: m, n: 1});
+		const b = await tools.send({to: m, n: 2});
+		return [a, b]`)
+	mid, err := c.Decide(ctx(t), two.ID, serve.Decision{ID: two.Pending[0].ID, Approve: true})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
+	serve.Crash(before.srv)
+
+	after := newServer(t, withDir("second"))
+	c = after.client(keyA)
+	got, err := c.Get(ctx(t), st.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, got.Status)
+	require.Equal(t, st.Pending, got.Pending, "kind, reason and labels survive")
+	done, err := c.Decide(ctx(t), st.ID, serve.Decision{ID: st.Pending[0].ID, Reason: "after the restart"})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"DENIED: rejected by the approver: after the restart"`, string(done.Value))
+
+	done, err = c.Decide(ctx(t), two.ID, serve.Decision{ID: mid.Pending[0].ID, Approve: true})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `["sent", "sent"]`, string(done.Value))
+	require.Len(t, effects(t, out), 2, "each approved call ran once: no replay")
+}
+
+// A node lost while an approval is pending: another takes the execution
+// over (embedded NATS), and a decision posted to any node resumes it there.
+func TestCluster_approvals_takeOverOnAnotherNode(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sent")
+	tools := approvalTools(t, out)
+	nodes := newNodes(t, 2, func(_ int, c *serve.Config) { c.Tools = tools })
+	c1, c2 := nodes[0].client(keyA), nodes[1].client(keyA)
+	st := approvalPendingOn(t, c1, askingProgram)
+	got, err := c2.Get(ctx(t), st.ID, false)
+	require.NoError(t, err)
+	require.Equal(t, st.Pending, got.Pending)
+	serve.Crash(nodes[0].srv)
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		done, err := c2.Decide(ctx(t), st.ID, serve.Decision{ID: st.Pending[0].ID, Approve: true})
+		if err == nil {
+			require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+			require.JSONEq(t, `"sent"`, string(done.Value))
+			break
+		}
+		e := apiErr(t, err)
+		require.Equal(t, http.StatusServiceUnavailable, e.Status, "%+v", e.Body) // until node 1's lease expires
+		require.True(t, time.Now().Before(deadline), "still 503 after 20 s")
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Len(t, effects(t, out), 1)
+}

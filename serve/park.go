@@ -131,19 +131,14 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 // p's calls, holding p, and arms their expiry.
 func (s *Server) park(x *execution, p *executor.Parked) error {
 	name, calls := "", p.Calls()
-	ids := make([]string, len(calls)) // the calls' IDs once resumed
-	for i, c := range calls {
-		ids[i] = p.CallID(c.ID)
-	}
 	now := time.Now()
-	expires := now.Add(x.tenant.pendingTimeout)
 	var size int64
 	grace := s.spillGrace()
 	if grace > 0 && !x.tenant.quota.ParkRoom() {
 		return errNoParkRoom
 	}
 	if (s.cluster != nil || s.spill != nil) && grace == 0 {
-		data, err := encodeParkFile(x, p, expires)
+		data, err := encodeParkFile(x, p, now)
 		if err != nil {
 			return err
 		}
@@ -173,13 +168,8 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.mu.Lock()
 	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
-	for i, c := range calls {
-		pc := &pendingCall{call: PendingCall{ID: ids[i], Kind: KindTool, Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
-		if c.Kind == executor.ParkedApproval { // approval.go
-			label := c.Label
-			pc.call = approvalPending(ids[i], c.Tool, c.Args, c.Reason, &label)
-			pc.expires = now.Add(x.tenant.approvalTimeout)
-		}
+	for _, c := range calls {
+		pc := x.tenant.pendingOfParked(p, c, now)
 		x.pending = append(x.pending, pc)
 		x.emitPendingLocked(pc)
 	}
@@ -191,7 +181,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.notifyLocked()
 	x.mu.Unlock()
 	if grace > 0 {
-		time.AfterFunc(grace, func() { s.spillParked(x, p, expires) })
+		time.AfterFunc(grace, func() { s.spillParked(x, p, now) })
 	}
 	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
 		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.Body.Message)
@@ -217,13 +207,13 @@ func (s *Server) spillGrace() time.Duration {
 // x resumed (or settled) meanwhile. It holds x.mu throughout, so that a
 // resume waits for the bytes it will read. A failure to write leaves x
 // parked in memory, as without a spill directory, and is logged.
-func (s *Server) spillParked(x *execution, p *executor.Parked, expires time.Time) {
+func (s *Server) spillParked(x *execution, p *executor.Parked, at time.Time) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.parked != p || !x.parkedLocked() {
 		return // resumed within the grace: nothing to write
 	}
-	data, err := encodeParkFileLocked(x, p, expires)
+	data, err := encodeParkFileLocked(x, p, at)
 	if err == nil {
 		name := snapshotNameOf(x.id, data)
 		if err = s.spill.Put(name, data); err == nil {
@@ -253,6 +243,18 @@ func snapshotNameOf(id string, data []byte) string {
 func snapshotSum(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:8])
+}
+
+// pendingOfParked is the pending item of c, a call p parked on at at: a
+// client tool's, expiring after the tenant's pending timeout, or an
+// approval (approval.go), after its approval timeout.
+func (t *tenant) pendingOfParked(p *executor.Parked, c executor.ParkedCall, at time.Time) *pendingCall {
+	id := p.CallID(c.ID)
+	if c.Kind == executor.ParkedApproval {
+		label := c.Label
+		return &pendingCall{call: approvalPending(id, c.Tool, c.Args, c.Reason, &label), expires: at.Add(t.approvalTimeout), parkID: c.ID}
+	}
+	return &pendingCall{call: PendingCall{ID: id, Kind: KindTool, Name: c.Tool, Arguments: c.Args}, expires: at.Add(t.pendingTimeout), parkID: c.ID}
 }
 
 // emitPendingLocked emits the pending event of one call (approval_pending
