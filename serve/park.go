@@ -132,6 +132,10 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 func (s *Server) park(x *execution, p *executor.Parked) error {
 	name, calls := "", p.Calls()
 	now := time.Now()
+	pcs := make([]*pendingCall, len(calls)) // before p is released below
+	for i, c := range calls {
+		pcs[i] = x.tenant.pendingOfParked(p, c, now)
+	}
 	var size int64
 	grace := s.spillGrace()
 	if grace > 0 && !x.tenant.quota.ParkRoom() {
@@ -168,8 +172,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.mu.Lock()
 	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
-	for _, c := range calls {
-		pc := x.tenant.pendingOfParked(p, c, now)
+	for _, pc := range pcs {
 		x.pending = append(x.pending, pc)
 		x.emitPendingLocked(pc)
 	}
