@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -363,4 +364,26 @@ func TestCluster_approvals_takeOverOnAnotherNode(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	require.Len(t, effects(t, out), 1)
+}
+
+// The Go client's Run decides approvals with RunOptions.Decide, and stops
+// with ErrNoDecision without it.
+func TestClient_run_decidesApprovals(t *testing.T) {
+	ts := newApprovalServer(t, nil)
+	c := ts.client(keyA)
+	var asked []serve.PendingCall
+	st, err := c.Run(ctx(t), serve.ExecutionRequest{Code: askingProgram}, client.RunOptions{
+		Decide: func(_ context.Context, ps []serve.PendingCall) ([]serve.Decision, error) {
+			asked = append(asked, ps...)
+			return []serve.Decision{{ID: ps[0].ID, Approve: true}}, nil
+		}})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, st.Status, "%+v", st.Error)
+	require.JSONEq(t, `"sent"`, string(st.Value))
+	require.Len(t, asked, 1)
+	require.Equal(t, "send", asked[0].Name)
+
+	st, err = c.Run(ctx(t), serve.ExecutionRequest{Code: askingProgram}, client.RunOptions{})
+	require.ErrorIs(t, err, client.ErrNoDecision)
+	require.Equal(t, serve.StatusPending, st.Status)
 }

@@ -62,7 +62,7 @@ func TestDocs_configExampleStatesTheDefaults(t *testing.T) {
 		ReadTimeoutMS: msOf(DefaultReadTimeout), MaxExecutions: DefaultMaxExecutions, ParkGraceMS: msOf(DefaultParkGrace),
 	}, c.Server, "%s: the example's server block is the defaults", serviceDoc)
 	require.Equal(t, Quotas{
-		MaxConcurrent: DefaultMaxConcurrent, MaxPending: DefaultMaxPending, PendingTimeoutMS: msOf(DefaultPendingTimeout),
+		MaxConcurrent: DefaultMaxConcurrent, MaxPending: DefaultMaxPending, PendingTimeoutMS: msOf(DefaultPendingTimeout), ApprovalTimeoutMS: msOf(DefaultApprovalTimeout),
 		MaxRetainedBytes: DefaultMaxRetainedBytes, MaxParkedBytes: DefaultMaxParkedBytes, MaxStreams: DefaultMaxStreams,
 	}, c.Tenants[0].Quotas, "%s: the example's quotas are the defaults", serviceDoc)
 	require.Equal(t, SessionQuotas{

@@ -85,7 +85,14 @@ func parkMetaLocked(x *execution, unemitted int) parkMeta {
 func encodeParkMeta(t *tenant, m parkMeta, p *executor.Parked, prog []byte, at time.Time) ([]byte, error) {
 	for _, c := range p.Calls() {
 		pc := t.pendingOfParked(p, c, at)
-		m.Pending = append(m.Pending, parkPending{Call: pc.call, Expires: pc.expires, ParkID: c.ID})
+		call := pc.call
+		if call.Kind == KindTool {
+			// Written as before approvals: a node that reads only those
+			// still takes over an execution parked on client tools (one
+			// parked on an approval it refuses, by the unknown member).
+			call.Kind = ""
+		}
+		m.Pending = append(m.Pending, parkPending{Call: call, Expires: pc.expires, ParkID: c.ID})
 	}
 	return parkfile.Encode(m, prog)
 }

@@ -366,14 +366,13 @@ export interface components {
             arguments: unknown;
             /** @description An approval's question: why the call asks. */
             reason?: string;
-            labels?: components["schemas"]["Label"];
-        };
-        /** @description A data-flow label (docs/security.md, "Data flow"). */
-        Label: {
-            /** @enum {string} */
-            integrity?: "trusted" | "untrusted";
-            /** @enum {string} */
-            confidentiality?: "public" | "private" | "secret";
+            /** @description The data-flow label the call carried (docs/security.md, "Data flow"); an approval's only. */
+            labels?: {
+                /** @enum {string} */
+                integrity?: "trusted" | "untrusted";
+                /** @enum {string} */
+                confidentiality?: "public" | "private" | "secret";
+            };
         };
         Decision: {
             /** @description A pending approval's id. */
