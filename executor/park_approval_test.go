@@ -304,3 +304,102 @@ func TestParkApprovals_runEndsWhileHeld_abandoned(t *testing.T) {
 	require.ElementsMatch(t, []string{"nested send ABORTED_BEFORE_DISPATCH", "nested block ABORTED", "run_code CODE_RUN_FAILED"}, w.notified())
 	require.Equal(t, 1, w.asked["send"])
 }
+
+// reframe splits parked bytes into their header (decoded) and snapshot,
+// lets edit change the header, and frames them again as version.
+func reframe(t *testing.T, data []byte, version uint32, edit func(h map[string]any)) []byte {
+	t.Helper()
+	hlen := int(binary.BigEndian.Uint32(data[12:]))
+	var h map[string]any
+	require.NoError(t, json.Unmarshal(data[16:16+hlen], &h))
+	edit(h)
+	hb, err := json.Marshal(h)
+	require.NoError(t, err)
+	rest := data[16+hlen:]
+	slen := binary.BigEndian.Uint64(rest)
+	return executor.AssembleParkedVersion(version, hb, rest[8:8+slen])
+}
+
+// Bytes whose header says a call waits for an approval are read only as
+// version 2, and only for a call that was dispatched: anything else is
+// refused before anything runs.
+func TestParkApprovals_bytesRefused(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	_, p := w.ex.ExecuteParkable(ctx, runCodeCall(`return (await tools.send({})).tool`), nil)
+	require.NotNil(t, p)
+	data, err := p.Marshal()
+	require.NoError(t, err)
+	defer p.Discard(ctx)
+	calls := func(h map[string]any) map[string]any { return h["calls"].([]any)[0].(map[string]any) }
+	for _, tt := range []struct {
+		name    string
+		version uint32
+		edit    func(h map[string]any)
+		want    string
+	}{
+		{"as version 1", 1, func(map[string]any) {}, "format version 1 cannot say"},
+		{"not dispatched", 2, func(h map[string]any) { delete(calls(h), "dispatched") }, "was not dispatched"},
+		{"a bad label", 2, func(h map[string]any) {
+			calls(h)["approval"].(map[string]any)["label"] = map[string]any{"integrity": "sorta"}
+		}, "its header is not valid"},
+		{"an unknown member", 2, func(h map[string]any) { calls(h)["approval"].(map[string]any)["extra"] = 1 }, "unknown field"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := executor.DecodeParked(reframe(t, data, tt.version, tt.edit), 1<<30)
+			require.ErrorIs(t, err, executor.ErrParkedFormat)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+	// The same bytes, reframed unchanged, are read.
+	require.NoError(t, executor.DecodeParked(reframe(t, data, 2, func(map[string]any) {}), 1<<30))
+	header, _, err := executor.DecodeParkedCalls(data, 1<<30)
+	require.NoError(t, err)
+	require.Equal(t, executor.ParkedApproval, header[0].Kind)
+	require.Equal(t, "send leaves the house", header[0].Reason)
+}
+
+// With idle parking on, a call held for an approval beside a call in
+// flight: the run idle-parks while that call runs, and parks for its
+// caller on the approval once it answered.
+func TestParkApprovals_withIdleParking(t *testing.T) {
+	reg := registry.New()
+	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
+	release := make(chan struct{})
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "slow", ConcurrencySafe: true,
+		Body: func(ctx context.Context, _ api.Input) (api.Output, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return api.ValueOutput("slow")
+		}}))
+	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "send", ConcurrencySafe: true,
+		Body: func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("sent") }}))
+	ex, err := executor.New(reg, executor.NewConfig().WithRuntime(realRuntime(t)).WithParkIdle(5*time.Millisecond).
+		WithApprover(executor.ParkApprovals(elsewhere)).
+		WithPreExecute(func(_ context.Context, req executor.Request) (executor.Decision, error) {
+			if req.Tool == "send" {
+				return executor.Decision{Verdict: executor.Ask, Reason: "ask"}, nil
+			}
+			return executor.Decision{}, nil
+		}))
+	require.NoError(t, err)
+	ctx := context.Background()
+	type out struct {
+		res api.Result
+		p   *executor.Parked
+	}
+	done := make(chan out, 1)
+	go func() {
+		r, p := ex.ExecuteParkable(ctx, runCodeCall(`return await Promise.all([tools.send({}), tools.slow({})])`), nil)
+		done <- out{r, p}
+	}()
+	require.Eventually(t, func() bool { return ex.IdleParkStats().Parks > 0 }, 10*time.Second, time.Millisecond)
+	close(release)
+	o := <-done
+	require.NotNil(t, o.p, "not parked: %+v", o.res)
+	require.Equal(t, executor.ParkedApproval, o.p.Calls()[0].Kind)
+	res, _ := o.p.Resume(ctx, map[int32]executor.Answer{o.p.Calls()[0].ID: approved("")})
+	require.JSONEq(t, `["sent", "slow"]`, approvalResult(t, res))
+}
