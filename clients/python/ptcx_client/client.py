@@ -20,6 +20,7 @@ from .retry import Budget, RetryPolicy, retry_after_seconds
 from .types import (
     CallResponse,
     ClientTool,
+    Decision,
     ErrorBody,
     Event,
     ExecutionRequest,
@@ -136,6 +137,16 @@ class Client:
         unknown call ids are no-ops, so a retry is harmless."""
         body = {"results": list(results)}
         return cast(ExecutionState, self._json("POST", f"/v1/executions/{_seg(execution_id)}/tool_results", body))
+
+    def post_approvals(self, execution_id: str, decisions: Sequence[Decision]) -> ExecutionState:
+        """Decides pending approvals, the pending items of kind "approval"
+        (POST /v1/executions/{id}/approvals, postApprovals): approved, the
+        call runs and the program continues; declined, its promise rejects
+        with DENIED and the reason. The same decision again is a no-op, so a
+        retry is harmless; another decision for one decided already is a 409
+        PtcxError."""
+        body = {"decisions": list(decisions)}
+        return cast(ExecutionState, self._json("POST", f"/v1/executions/{_seg(execution_id)}/approvals", body))
 
     def run(
         self,
@@ -261,7 +272,7 @@ class Client:
     ) -> Any:
         """Sends a request and decodes its JSON answer (None for a 204)."""
         if safe is None:
-            safe = method in ("GET", "DELETE") or path.endswith("/tool_results")
+            safe = method in ("GET", "DELETE") or path.endswith("/tool_results") or path.endswith("/approvals")
         budget = Budget(self.retry, self._clock, self._sleep)
         headers = {"Accept": "application/json"}
         data = None
