@@ -337,25 +337,35 @@ func TestServer_approvals_restartWithDirStore(t *testing.T) {
 	require.Len(t, effects(t, out), 2, "each approved call ran once: no replay")
 }
 
-// A node lost while an approval is pending: another takes the execution
-// over (embedded NATS), and a decision posted to any node resumes it there.
+// A decision posted to a node that does not hold the execution is
+// forwarded to its owner; once that node is lost, another takes the
+// execution over (embedded NATS), and a decision posted to it resumes it
+// there.
 func TestCluster_approvals_takeOverOnAnotherNode(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sent")
 	tools := approvalTools(t, out)
 	nodes := newNodes(t, 2, func(_ int, c *serve.Config) { c.Tools = tools })
 	c1, c2 := nodes[0].client(keyA), nodes[1].client(keyA)
-	st := approvalPendingOn(t, c1, askingProgram)
+	st := approvalPendingOn(t, c1, `const m = await tools.fetch({});
+		const a = await tools.send({to: m, n: 1});
+		const b = await tools.send({to: m, n: 2});
+		return [a, b]`)
 	got, err := c2.Get(ctx(t), st.ID, false)
 	require.NoError(t, err)
 	require.Equal(t, st.Pending, got.Pending)
+	mid, err := c2.Decide(ctx(t), st.ID, serve.Decision{ID: st.Pending[0].ID, Approve: true}) // forwarded to node 1
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
+	require.Equal(t, serve.KindApproval, mid.Pending[0].Kind)
+	require.True(t, serve.Holds(nodes[0].srv, st.ID))
 	serve.Crash(nodes[0].srv)
 
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		done, err := c2.Decide(ctx(t), st.ID, serve.Decision{ID: st.Pending[0].ID, Approve: true})
+		done, err := c2.Decide(ctx(t), st.ID, serve.Decision{ID: mid.Pending[0].ID, Approve: true})
 		if err == nil {
 			require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
-			require.JSONEq(t, `"sent"`, string(done.Value))
+			require.JSONEq(t, `["sent", "sent"]`, string(done.Value))
 			break
 		}
 		e := apiErr(t, err)
@@ -363,7 +373,7 @@ func TestCluster_approvals_takeOverOnAnotherNode(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "still 503 after 20 s")
 		time.Sleep(100 * time.Millisecond)
 	}
-	require.Len(t, effects(t, out), 1)
+	require.Len(t, effects(t, out), 2, "each approved call ran once")
 }
 
 // The Go client's Run decides approvals with RunOptions.Decide, and stops
