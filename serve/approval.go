@@ -32,6 +32,19 @@ import (
 const approvalsElsewhere = "only an execution (POST /v1/executions) can wait for a person's decision: run the program there, " +
 	"and decide with POST /v1/executions/{id}/approvals"
 
+// mayAsk reports whether a program of t's in scope (one that resolves:
+// startID checked it) may ask (executor.Executor.MayAsk), worked out once
+// per scope: t's tools do not change once it is made, and reading them
+// all costs tens of microseconds (BenchmarkExecutor_MayAsk).
+func (t *tenant) mayAsk(scope string) bool {
+	if v, ok := t.asks.Load(scope); ok {
+		return v.(bool)
+	}
+	v := t.exec.MayAsk(scope)
+	t.asks.Store(scope, v)
+	return v
+}
+
 // approvalPending builds the pending item of a call that asks.
 func approvalPending(id, tool string, args json.RawMessage, reason string, label *api.Label) PendingCall {
 	return PendingCall{ID: id, Kind: KindApproval, Name: tool, Arguments: append(json.RawMessage(nil), args...), Reason: reason, Labels: label}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +36,7 @@ type tenant struct {
 	limits          api.Limits
 	pendingTimeout  time.Duration
 	approvalTimeout time.Duration // quotas.approval_timeout_ms (approval.go)
+	asks            sync.Map      // scope → whether its programs may ask (mayAsk, approval.go)
 
 	file *toolsfile.File      // the tools file, applied to every registry built
 	ws   *workspace.Workspace // nil without a workspace root; the state of executions that name no workspace state
