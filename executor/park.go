@@ -59,8 +59,8 @@ type Parked struct {
 	snap  *wasmhost.Suspended
 	// approvals are the calls held for an approval, by id; nil for none.
 	approvals map[int32]parkedApproval
-	nonce string // this parked state's, among the execution's (parkbytes.go)
-	used  atomic.Bool
+	nonce     string // this parked state's, among the execution's (parkbytes.go)
+	used      atomic.Bool
 	// exposed says Bytes handed the snapshot out: it is then never
 	// recycled (given to the code runtime for another run's snapshot).
 	exposed bool
