@@ -125,9 +125,11 @@ func (p *Parked) CallID(id int32) string {
 
 // ExecuteParkable runs a model-direct call as Execute does, except that a
 // run_code program that comes to wait only on calls of tools for which
-// later returns true is parked: the call returns no result (a zero
+// later returns true, and on calls held for an approval (ParkApprovals,
+// park_approval.go), is parked: the call returns no result (a zero
 // api.Result) and the parked execution. Any other call, and a program that
-// never waits that way, returns its result and nil.
+// never waits that way, returns its result and nil. later may be nil: no
+// tool answers later.
 //
 // Parking needs a code runtime that can resume (a *wasmhost.Runtime with
 // its image, the default).
@@ -155,8 +157,10 @@ func (e *Executor) ExecuteParkable(ctx context.Context, call Call, later func(to
 
 // Resume continues the parked execution with the answers of (some of) its
 // calls, by ParkedCall.ID: each such call goes through every phase as a
-// nested call, with its answer for its body; a call left unanswered is
-// dispatched to its tool as any nested call. It returns the execution's
+// nested call, with its answer for its body (for a call parked for an
+// approval, its Answer.Decision for phase 5); a call left unanswered is
+// dispatched to its tool as any nested call (an approval is then asked
+// again). It returns the execution's
 // result, or, when the program waits again only on calls that answer
 // later, no result and the execution parked again. A Parked resumes once:
 // again, it is refused with INTERNAL.
@@ -347,7 +351,7 @@ func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
 				continue
 			case pc.State == wasmhost.CallDispatched:
 				// Parkable only if held for an approval (park_approval.go).
-				dispatched = append(dispatched, pendingLike{id: pc.ID, name: pc.Name, args: pc.Args, dispatched: true})
+				dispatched = append(dispatched, pendingLike{id: pc.ID, name: pc.Name, args: pc.Args})
 			case !later(pc.Name):
 				return false
 			}
@@ -370,7 +374,7 @@ func (c *codeRun) parked(out wasmhost.Outcome) (api.Output, error) {
 	var dispatched []pendingLike
 	for _, pc := range out.Suspended.Calls {
 		if pc.State == wasmhost.CallDispatched {
-			dispatched = append(dispatched, pendingLike{id: pc.ID, name: pc.Name, args: pc.Args, dispatched: true})
+			dispatched = append(dispatched, pendingLike{id: pc.ID, name: pc.Name, args: pc.Args})
 		}
 	}
 	if m, _ := c.park.approvalsOf(dispatched); len(m) > 0 { // suspendWhen matched them all

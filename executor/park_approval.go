@@ -128,20 +128,16 @@ func (s *scheduler) held(n *nested, pk *parking) {
 	}
 }
 
-// approvalsOf matches the calls a quiescent run waits on that were
-// dispatched against the calls held for an approval, by tool and
-// arguments (two calls alike are alike to the program too): it returns the
-// match of each such call by id, and false when a dispatched call is not
-// held.
+// approvalsOf matches calls a quiescent run waits on that were dispatched
+// against the calls held for an approval, by tool and arguments (two
+// calls alike are alike to the program too): it returns the match of each
+// by id, and false when one of them is not held.
 func (pk *parking) approvalsOf(calls []pendingLike) (map[int32]*asking, bool) {
 	pk.mu.Lock()
 	defer pk.mu.Unlock()
 	used := make([]bool, len(pk.asks))
 	var out map[int32]*asking
 	for _, c := range calls {
-		if !c.dispatched {
-			continue
-		}
 		found := false
 		for i, a := range pk.asks {
 			if !used[i] && a.name == c.name && bytes.Equal(a.args, c.args) {
@@ -160,12 +156,11 @@ func (pk *parking) approvalsOf(calls []pendingLike) (map[int32]*asking, bool) {
 	return out, true
 }
 
-// pendingLike is what approvalsOf reads of a waiting call.
+// pendingLike is what approvalsOf reads of a dispatched waiting call.
 type pendingLike struct {
-	id         int32
-	name       string
-	args       []byte
-	dispatched bool
+	id   int32
+	name string
+	args []byte
 }
 
 // abandonAsks settles the calls held for an approval of a run that ended
