@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -402,4 +404,72 @@ func TestParkApprovals_withIdleParking(t *testing.T) {
 	require.Equal(t, executor.ParkedApproval, o.p.Calls()[0].Kind)
 	res, _ := o.p.Resume(ctx, map[int32]executor.Answer{o.p.Calls()[0].ID: approved("")})
 	require.JSONEq(t, `["sent", "slow"]`, approvalResult(t, res))
+}
+
+// Many calls that ask at once, among calls that do not, from several
+// executions at a time: each parks on all of its asking calls, and its
+// decisions reach the right calls.
+func TestParkApprovals_hammer(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	const n, runs = 16, 4
+	code := `const out = await Promise.all(Array.from({length: ` + "16" + `}, (_, i) =>
+		Promise.all([tools.send({i}).then(r => r.args.i, e => "no " + i), tools.add({i})])));
+		return out.map(([s]) => s);`
+	var wg sync.WaitGroup
+	for r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, p := w.ex.ExecuteParkable(ctx, runCodeCall(code), nil)
+			if !assertParked(t, p) {
+				return
+			}
+			answers := map[int32]executor.Answer{}
+			var want []any
+			calls := p.Calls()
+			if len(calls) != n {
+				t.Errorf("run %d parked on %d calls, want %d", r, len(calls), n)
+				return
+			}
+			byArg := map[float64]int32{}
+			for _, c := range calls {
+				var a struct{ I float64 }
+				_ = json.Unmarshal(c.Args, &a)
+				byArg[a.I] = c.ID
+			}
+			for i := range n {
+				if i%3 == 0 {
+					answers[byArg[float64(i)]] = declined("")
+					want = append(want, "no "+strconv.Itoa(i))
+				} else {
+					answers[byArg[float64(i)]] = approved("")
+					want = append(want, float64(i))
+				}
+			}
+			res, again := p.Resume(ctx, answers)
+			if again != nil || !res.OK() {
+				t.Errorf("run %d: %+v", r, res.Err)
+				return
+			}
+			var v executor.RunCodeValue
+			_ = json.Unmarshal(res.Value, &v)
+			var got []any
+			_ = json.Unmarshal(v.Result, &got)
+			if !reflect.DeepEqual(want, got) {
+				t.Errorf("run %d: got %v, want %v", r, got, want)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, runs*(n-(n+2)/3), w.ranOf("send"))
+}
+
+func assertParked(t *testing.T, p *executor.Parked) bool {
+	t.Helper()
+	if p == nil {
+		t.Error("not parked")
+		return false
+	}
+	return true
 }
