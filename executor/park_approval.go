@@ -138,6 +138,9 @@ func (pk *parking) approvalsOf(calls []pendingLike) (map[int32]*asking, bool) {
 	used := make([]bool, len(pk.asks))
 	var out map[int32]*asking
 	for _, c := range calls {
+		if len(c.args) == 0 {
+			c.args = []byte("{}") // as a call's Request has it (initExecution)
+		}
 		found := false
 		for i, a := range pk.asks {
 			if !used[i] && a.name == c.name && bytes.Equal(a.args, c.args) {

@@ -473,3 +473,15 @@ func assertParked(t *testing.T, p *executor.Parked) bool {
 	}
 	return true
 }
+
+// A call made without arguments parks as one with them.
+func TestParkApprovals_noArguments(t *testing.T) {
+	w := newApprovalWorld(t, nil)
+	ctx := context.Background()
+	for _, call := range []string{`tools.send()`, `tools.send(undefined)`, `tools.send({})`} {
+		_, p := w.ex.ExecuteParkable(ctx, runCodeCall(`return (await `+call+`).tool`), nil)
+		require.NotNil(t, p, call)
+		res, _ := p.Resume(ctx, map[int32]executor.Answer{p.Calls()[0].ID: approved("")})
+		require.JSONEq(t, `"send"`, approvalResult(t, res), call)
+	}
+}
