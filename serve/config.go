@@ -214,8 +214,9 @@ type Quotas struct {
 	// MaxConcurrent caps live executions (running or pending) and direct
 	// calls in flight (default 16). Over it: 429, reason max_concurrent.
 	MaxConcurrent int `json:"max_concurrent,omitempty" yaml:"max_concurrent,omitempty"`
-	// MaxPending caps live executions that declared client_tools, each of
-	// which may wait on its client holding a live guest (default 64).
+	// MaxPending caps live executions that declared client_tools or whose
+	// programs may ask for an approval, each of which may wait on its
+	// client holding a live guest (default 64).
 	// Over it: 429, reason max_pending.
 	MaxPending int `json:"max_pending,omitempty" yaml:"max_pending,omitempty"`
 	// PendingTimeoutMS is how long a client-side call waits for its result
