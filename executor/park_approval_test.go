@@ -35,7 +35,7 @@ type approvalWorld struct {
 
 const elsewhere = "use a route that can wait"
 
-func newApprovalWorld(t *testing.T, limits *api.Limits) *approvalWorld {
+func newApprovalWorld(t testing.TB, limits *api.Limits) *approvalWorld {
 	t.Helper()
 	w := &approvalWorld{ran: map[string]int{}, asked: map[string]int{}}
 	reg := registry.New()
