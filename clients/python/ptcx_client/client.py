@@ -154,6 +154,7 @@ class Client:
         *,
         tools: Sequence[Tool] = (),
         answer: Answer | None = None,
+        approve: Callable[[PendingCall], bool | Decision] | None = None,
         idempotency_key: str | None = None,
         session: str | None = None,
         keep_state: bool = False,
@@ -170,7 +171,10 @@ class Client:
         error. Requests are retried as ``self.retry`` says; an execution that
         failed NODE_LOST is started again (within the same bounds) only when
         ``idempotency_key`` is given, under the key ``<key>#<n>``, so
-        that each new start is itself deduplicated."""
+        that each new start is itself deduplicated. Calls pending for a
+        person's approval (kind "approval") are decided by ``approve`` (True,
+        False, or a Decision with a reason); without it, run raises
+        RuntimeError at the first one, the execution left pending."""
         declared = [t.declaration() for t in tools]
         handlers = {t.name: t.handler for t in tools}
         reply = answer if answer is not None else (lambda calls: answer_with(handlers, calls))
@@ -192,7 +196,12 @@ class Client:
             st = self.post_execution(req)
             while st["status"] in ("pending", "running"):
                 if st["status"] == "pending":
-                    st = self.post_tool_results(st["id"], reply(st.get("pending", [])))
+                    pending = st.get("pending", [])
+                    approvals = [p for p in pending if p.get("kind") == "approval"]
+                    if approvals:
+                        st = self.post_approvals(st["id"], _decide(approve, st["id"], approvals))
+                        continue
+                    st = self.post_tool_results(st["id"], reply(pending))
                 else:
                     st = self.get_execution(st["id"], wait=True)
             lost = st["status"] == "failed" and st.get("error", {}).get("code") == "NODE_LOST"
@@ -351,6 +360,19 @@ def execution_request(
     if not wait:
         req["wait"] = False
     return req
+
+
+def _decide(approve: Callable[[PendingCall], bool | Decision] | None, execution_id: str,
+            approvals: list[PendingCall]) -> list[Decision]:
+    """The decisions of run's ``approve`` for an execution's pending approvals."""
+    if approve is None:
+        raise RuntimeError(f"ptcx client: execution {execution_id} waits for an approval of {approvals[0]['name']} "
+                           "and run was given no approve")
+    out: list[Decision] = []
+    for p in approvals:
+        d = approve(p)
+        out.append({"id": p["id"], "approve": d} if isinstance(d, bool) else {**d, "id": p["id"]})
+    return out
 
 
 def answer_with(handlers: Mapping[str, Callable[[Any], Any]], calls: list[PendingCall]) -> list[ToolResult]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ptcx_client import Client, PtcxError  # noqa: E402
+from ptcx_client import Client, Decision, PendingCall, PtcxError  # noqa: E402
 
 from server import KEYS, Server  # noqa: E402
 
@@ -58,6 +58,21 @@ class ApprovalsTest(unittest.TestCase):
         st = c.post_execution({"code": CODE})
         done = c.post_approvals(st["id"], [{"id": st["pending"][0]["id"], "approve": False, "reason": "no"}])
         self.assertEqual(done.get("value"), "DENIED: rejected by the approver: no")
+
+    def test_run_decidesWithApprove(self) -> None:
+        c = Client(SERVER.url, KEYS["alpha"])
+        seen: list[str] = []
+
+        def approve(p: PendingCall) -> Decision:
+            seen.append(p["name"])
+            return {"id": p["id"], "approve": False, "reason": "not today"}
+
+        st = c.run(CODE, approve=approve)
+        self.assertEqual(st.get("value"), "DENIED: rejected by the approver: not today")
+        self.assertEqual(seen, ["send"])
+        self.assertEqual(c.run(CODE, approve=lambda p: True).get("value"), "sent")
+        with self.assertRaisesRegex(RuntimeError, "waits for an approval of send"):
+            c.run(CODE)
 
 
 if __name__ == "__main__":
