@@ -371,7 +371,13 @@ def _decide(approve: Callable[[PendingCall], bool | Decision] | None, execution_
     out: list[Decision] = []
     for p in approvals:
         d = approve(p)
-        out.append({"id": p["id"], "approve": d} if isinstance(d, bool) else {**d, "id": p["id"]})
+        if isinstance(d, bool):
+            out.append({"id": p["id"], "approve": d})
+            continue
+        dec: Decision = {"id": p["id"], "approve": d["approve"]}
+        if "reason" in d:
+            dec["reason"] = d["reason"]
+        out.append(dec)
     return out
 
 
