@@ -164,6 +164,8 @@ type execution struct {
 	runLabel api.Label            // run_code's: its program's context label at the end
 	flowAsk  *api.PolicyViolation // the rule put to the approver: a flow past accepts (on_violation: ask), or needs_approval
 	cost     int64                // what the call cost (its tool's cost), once allowed
+
+	askParked *asking // set when phase 5 held the call for an approval (park_approval.go)
 }
 
 func (e *Executor) newExecution(call Call, parent *token) *execution {

@@ -30,6 +30,9 @@ func (c *codeRun) refusedBeforeParking(name string, args json.RawMessage, held m
 	if p == nil {
 		return false
 	}
+	if p.NeedsApproval() {
+		return true // a person first (ParkApprovals holds it for them), the caller after
+	}
 	before := held[name]
 	held[name]++
 	var in resolve.Args

@@ -127,6 +127,8 @@ func (c *codeRun) idlePark(ctx context.Context, p wasmhost.Program, s *scheduler
 	select {
 	case <-sp.Answered():
 	case <-wake.C:
+	case <-p.Recheck: // a call was held for an approval (park_approval.go): the resumed run asks
+		c.park.recheck <- struct{}{} // taken just now: the buffer has room
 	case <-wall.C:
 		return end(context.DeadlineExceeded)
 	case <-ctx.Done():
@@ -136,7 +138,7 @@ func (c *codeRun) idlePark(ctx context.Context, p wasmhost.Program, s *scheduler
 	}
 	for backoff := idleRetryFirst; ; backoff = min(2*backoff, idleRetryMax) {
 		out, err := rt.Resume(ctx, sp.Snapshot, s, wasmhost.Resumption{Limits: p.Limits, Deadline: p.Deadline,
-			Suspend: p.Suspend, SuspendIdle: p.SuspendIdle, Tenant: p.Tenant, Attach: sp, Recycle: sp, Waited: time.Since(sp.At)})
+			Suspend: p.Suspend, SuspendIdle: p.SuspendIdle, Recheck: p.Recheck, Tenant: p.Tenant, Attach: sp, Recycle: sp, Waited: time.Since(sp.At)})
 		switch {
 		case sp.Snapshot == nil: // the run started (Recycle took the snapshot): its outcome is the run's
 			return out, err

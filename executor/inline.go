@@ -50,6 +50,10 @@ func (s *scheduler) runInline(ctx context.Context, n *nested, handover func()) {
 		testHookInline(n.x.req)
 	}
 	if !n.x.prepare(ctx) {
+		if n.x.askParked != nil {
+			s.held(n, parkingOf(ctx)) // park_approval.go
+			return
+		}
 		s.commit(n)
 		return
 	}

@@ -39,11 +39,11 @@ func (a *asks) asked() ([]string, []executor.Request) {
 	return append([]string(nil), a.questions...), append([]executor.Request(nil), a.reqs...)
 }
 
-// approvalWorld is an untrusted inbox, "deploy", a tool that needs
+// needsApprovalWorld is an untrusted inbox, "deploy", a tool that needs
 // approval, and "deploy_guarded", one that also has a constraint and
 // accepts only trusted data, asking about a flow past it; in both modes, so
 // that model-direct calls reach every tool.
-func approvalWorld(t *testing.T) (*flowWorld, *sink, *sink) {
+func needsApprovalWorld(t *testing.T) (*flowWorld, *sink, *sink) {
 	t.Helper()
 	var deploys, guarded sink
 	reg := registry.New()
@@ -63,7 +63,7 @@ func approvalWorld(t *testing.T) (*flowWorld, *sink, *sink) {
 }
 
 func TestFlow_needsApproval_asksTheApprover(t *testing.T) {
-	w, deploys, _ := approvalWorld(t)
+	w, deploys, _ := needsApprovalWorld(t)
 	for _, tt := range []struct {
 		name       string
 		approver   *asks // nil: none configured
@@ -131,7 +131,7 @@ func TestFlow_needsApproval_asksTheApprover(t *testing.T) {
 }
 
 func TestFlow_needsApproval_otherRulesFirst(t *testing.T) {
-	w, _, guarded := approvalWorld(t)
+	w, _, guarded := needsApprovalWorld(t)
 	a := &asks{answer: executor.Reject, reason: "no"}
 	var seen api.Result
 	e := w.executor(t, executor.NewConfig().WithApprover(a).WithOnResult(func(n executor.Notification) {
@@ -158,7 +158,7 @@ func TestFlow_needsApproval_otherRulesFirst(t *testing.T) {
 }
 
 func TestFlow_needsApproval_deniedByAListenerIsNotAsked(t *testing.T) {
-	w, deploys, _ := approvalWorld(t)
+	w, deploys, _ := needsApprovalWorld(t)
 	a := &asks{answer: executor.ApproveOnce}
 	e := w.executor(t, executor.NewConfig().WithApprover(a).
 		WithPreExecute(func(_ context.Context, req executor.Request) (executor.Decision, error) {
@@ -177,7 +177,7 @@ func TestFlow_needsApproval_deniedByAListenerIsNotAsked(t *testing.T) {
 }
 
 func TestFlow_needsApproval_planCoveredCallsAreNotAsked(t *testing.T) {
-	w, deploys, _ := approvalWorld(t)
+	w, deploys, _ := needsApprovalWorld(t)
 	a := &asks{answer: executor.Reject, reason: "nobody is here"}
 	e := w.executor(t, executor.NewConfig().WithApprover(a))
 	code := `return await tools.deploy({env: "staging"})`

@@ -26,10 +26,15 @@ import (
 // discarded: never does it outlive its execution.
 
 // Answer is what a parked call's body returns, given when the execution
-// resumes.
+// resumes; for a call parked for an approval (ParkedApproval), the
+// decision instead.
 type Answer struct {
 	Output api.Output
 	Err    error
+	// Decision answers a call of Kind ParkedApproval, and only such a
+	// call (Output and Err are then ignored): Resume refuses a decision
+	// for a tool's call, and an answer without one for an approval.
+	Decision *ApprovalDecision
 }
 
 // ParkedCall is a call a parked program waits on.
@@ -37,6 +42,13 @@ type ParkedCall struct {
 	ID   int32 // the key of Parked.Resume's answers
 	Tool string
 	Args json.RawMessage
+	// Kind is ParkedTool or ParkedApproval (park_approval.go).
+	Kind ParkedKind
+	// Reason is an approval's question (the reasons the call asks, as
+	// the approver would have been asked them), and Label the data-flow
+	// label the call carried; both empty for a tool's call.
+	Reason string
+	Label  api.Label
 }
 
 // Parked is a parked run_code execution. Resume it, or Discard it, once.
@@ -45,8 +57,10 @@ type Parked struct {
 	run   *codeRun
 	later func(tool string) bool
 	snap  *wasmhost.Suspended
-	nonce string // this parked state's, among the execution's (parkbytes.go)
-	used  atomic.Bool
+	// approvals are the calls held for an approval, by id; nil for none.
+	approvals map[int32]parkedApproval
+	nonce     string // this parked state's, among the execution's (parkbytes.go)
+	used      atomic.Bool
 	// exposed says Bytes handed the snapshot out: it is then never
 	// recycled (given to the code runtime for another run's snapshot).
 	exposed bool
@@ -87,7 +101,10 @@ func (p *Parked) recycle() {
 func (p *Parked) Calls() []ParkedCall {
 	calls := make([]ParkedCall, len(p.snap.Calls))
 	for i, c := range p.snap.Calls {
-		calls[i] = ParkedCall{ID: c.ID, Tool: c.Name, Args: c.Args}
+		calls[i] = ParkedCall{ID: c.ID, Tool: c.Name, Args: c.Args, Kind: ParkedTool}
+		if a, ok := p.approvals[c.ID]; ok {
+			calls[i].Kind, calls[i].Reason, calls[i].Label = ParkedApproval, a.Reason, a.Label
+		}
 	}
 	return calls
 }
@@ -108,9 +125,11 @@ func (p *Parked) CallID(id int32) string {
 
 // ExecuteParkable runs a model-direct call as Execute does, except that a
 // run_code program that comes to wait only on calls of tools for which
-// later returns true is parked: the call returns no result (a zero
+// later returns true, and on calls held for an approval (ParkApprovals,
+// park_approval.go), is parked: the call returns no result (a zero
 // api.Result) and the parked execution. Any other call, and a program that
-// never waits that way, returns its result and nil.
+// never waits that way, returns its result and nil. later may be nil: no
+// tool answers later.
 //
 // Parking needs a code runtime that can resume (a *wasmhost.Runtime with
 // its image, the default).
@@ -139,8 +158,10 @@ func (e *Executor) ExecuteParkable(ctx context.Context, call Call, later func(to
 
 // Resume continues the parked execution with the answers of (some of) its
 // calls, by ParkedCall.ID: each such call goes through every phase as a
-// nested call, with its answer for its body; a call left unanswered is
-// dispatched to its tool as any nested call. It returns the execution's
+// nested call, with its answer for its body (for a call parked for an
+// approval, its Answer.Decision for phase 5); a call left unanswered is
+// dispatched to its tool as any nested call (an approval is then asked
+// again). It returns the execution's
 // result, or, when the program waits again only on calls that answer
 // later, no result and the execution parked again. A Parked resumes once:
 // again, it is refused with INTERNAL.
@@ -161,10 +182,20 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 	for _, pc := range p.snap.Calls {
 		known[pc.ID] = true
 	}
-	for id := range answers {
-		if !known[id] {
+	for id, a := range answers {
+		why := ""
+		_, approval := p.approvals[id]
+		switch {
+		case !known[id]:
+			why = ", which the parked program does not wait on"
+		case approval && a.Decision == nil:
+			why = " without a decision, and it waits for an approval (Answer.Decision)"
+		case !approval && a.Decision != nil:
+			why = " with an approval decision, and it is a tool's call"
+		}
+		if why != "" {
 			takenParked.resumed(p.stateKey())
-			x.fail(internal("Resume answers call "+strconv.Itoa(int(id))+", which the parked program does not wait on", nil))
+			x.fail(internal("Resume answers call "+strconv.Itoa(int(id))+why, nil))
 			c.tok.kill()
 			return x.finish(ctx), nil
 		}
@@ -192,7 +223,7 @@ func (p *Parked) Resume(ctx context.Context, answers map[int32]Answer) (api.Resu
 		// out (Bytes), they go to the code runtime as the run starts, for
 		// its next snapshot or another run's.
 		rs := wasmhost.Resumption{Limits: prog.Limits, Deadline: prog.Deadline, Suspend: prog.Suspend, SuspendIdle: prog.SuspendIdle,
-			Tenant: prog.Tenant}
+			Recheck: prog.Recheck, Tenant: prog.Tenant}
 		if !p.exposed {
 			rs.Recycle = p.snap
 		}
@@ -282,6 +313,11 @@ type parking struct {
 	wait       LiveWait
 	ctx        context.Context
 	registered []string
+	// recheck is the run's wasmhost.Program.Recheck, set while a run that
+	// may park runs (runProgram); nil otherwise (a session's program).
+	recheck chan struct{}
+	mu      sync.Mutex
+	asks    []*asking // its nested calls held for an approval (park_approval.go)
 }
 
 func parkingOf(ctx context.Context) *parking {
@@ -317,32 +353,59 @@ func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
 		}
 		waiting := 0
 		var held map[string]int // refusedBeforeParking's counts (flowpark.go)
+		var dispatched []pendingLike
 		for _, pc := range q.Calls {
-			if pc.State == wasmhost.CallAnswered {
+			switch {
+			case pc.State == wasmhost.CallAnswered:
 				continue
-			}
-			if pc.State != wasmhost.CallHeld || !later(pc.Name) {
+			case pc.State == wasmhost.CallDispatched:
+				// Parkable only if held for an approval (park_approval.go).
+				dispatched = append(dispatched, pendingLike{id: pc.ID, name: pc.Name, args: pc.Args})
+			case !later(pc.Name):
 				return false
-			}
-			if held == nil {
-				held = map[string]int{}
-			}
-			if c.refusedBeforeParking(pc.Name, pc.Args, held) {
-				return false
+			default: // held for its caller: not if its rules would refuse or ask first
+				if held == nil {
+					held = map[string]int{}
+				}
+				if c.refusedBeforeParking(pc.Name, pc.Args, held) {
+					return false
+				}
 			}
 			waiting++
 		}
-		if waiting > 0 && pk.wait != nil && c.waitLive(pk, q) {
+		if len(dispatched) > 0 {
+			// A person decides an approval: no live wait for it.
+			if _, ok := c.park.approvalsOf(dispatched); !ok {
+				return false
+			}
+		} else if waiting > 0 && pk.wait != nil && c.waitLive(pk, q) {
 			return false // answered live: the held calls are dispatched with their answers
 		}
 		return waiting > 0
 	}
 }
 
-// parked records the parked execution; the token stays live.
+// parked records the parked execution; the token stays live. The calls
+// held for an approval are the parked ones that were dispatched.
 func (c *codeRun) parked(out wasmhost.Outcome) (api.Output, error) {
 	c.elapsed = out.Stats.Wall
-	c.park.parked = &Parked{run: c, later: c.park.later, snap: out.Suspended, nonce: newParkedNonce(c.x.req.ID)}
+	p := &Parked{run: c, later: c.park.later, snap: out.Suspended, nonce: newParkedNonce(c.x.req.ID)}
+	var dispatched []pendingLike
+	for _, pc := range out.Suspended.Calls {
+		if pc.State == wasmhost.CallDispatched {
+			dispatched = append(dispatched, pendingLike{id: pc.ID, name: pc.Name, args: pc.Args})
+		}
+	}
+	if m, _ := c.park.approvalsOf(dispatched); len(m) > 0 { // suspendWhen matched them all
+		p.approvals = make(map[int32]parkedApproval, len(m))
+		for id, a := range m {
+			p.approvals[id] = parkedApproval{Reason: a.question, Label: a.label}
+		}
+	}
+	c.park.mu.Lock()
+	c.park.asks = nil // parked with the program: dispatched again on resume
+	c.park.mu.Unlock()
+	c.park.parked = p
 	return api.Output{}, errParked
 }
 
@@ -393,7 +456,8 @@ func takeParkedAnswer(x *execution) (Answer, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pa, ok := t.m[x.req.ID]
-	if !ok || pa.tok != x.parent {
+	if !ok || pa.tok != x.parent || pa.a.Decision != nil { // a decision is phase 5's (takeParkedDecision)
+
 		return Answer{}, false
 	}
 	delete(t.m, x.req.ID)

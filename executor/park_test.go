@@ -94,7 +94,7 @@ func TestExecutor_ExecuteParkable_parksAndResumes(t *testing.T) {
 		return {before, ok, after};`), isApprove)
 	require.NotNil(t, parked, "not parked: %+v", res)
 	require.Equal(t, api.Result{}, res)
-	require.Equal(t, []executor.ParkedCall{{ID: 2, Tool: "approve", Args: json.RawMessage(`{"what":"deploy"}`)}}, parked.Calls())
+	require.Equal(t, []executor.ParkedCall{{ID: 2, Tool: "approve", Args: json.RawMessage(`{"what":"deploy"}`), Kind: executor.ParkedTool}}, parked.Calls())
 	require.NotEmpty(t, parked.Bytes())
 	require.Equal(t, []string{"nested add"}, w.notified(), "the execution is not finished while parked")
 	tok := executor.TokenOfParked(parked)
@@ -137,7 +137,7 @@ func TestExecutor_ExecuteParkable_parksAgainAndDiscards(t *testing.T) {
 	require.Equal(t, int32(1), parked.Calls()[0].ID)
 	_, again := parked.Resume(ctx, map[int32]executor.Answer{1: {Output: api.Output{Value: json.RawMessage(`1`)}}})
 	require.NotNil(t, again, "the second approval parks it again")
-	require.Equal(t, []executor.ParkedCall{{ID: 2, Tool: "approve", Args: json.RawMessage(`{"what":"two"}`)}}, again.Calls())
+	require.Equal(t, []executor.ParkedCall{{ID: 2, Tool: "approve", Args: json.RawMessage(`{"what":"two"}`), Kind: executor.ParkedTool}}, again.Calls())
 	tok := executor.TokenOfParked(again)
 	require.True(t, tok.Live())
 

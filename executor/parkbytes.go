@@ -32,10 +32,22 @@ import (
 //
 // All integers are big-endian. Nothing in it is trusted: every length is
 // checked against what is left of the input before anything is allocated.
+//
+// Version 2 is version 1 whose waiting calls may be held for an approval
+// (a call's "approval" member: park_approval.go). Marshal writes version
+// 1 when no call is, so that an executor that reads only version 1 still
+// reads those bytes; it refuses version 2 bytes clearly, by their
+// version, rather than continuing a program whose approvals it would
+// dispatch unasked.
 
-// ParkedVersion is the version of the parked-execution format Marshal
-// writes and RestoreParked reads.
-const ParkedVersion = 1
+// ParkedVersion is the newest version of the parked-execution format:
+// what Marshal writes for a program parked on an approval. RestoreParked
+// reads it and every version before it.
+const ParkedVersion = 2
+
+// parkedVersionTools is the version Marshal writes when no waiting call
+// is held for an approval.
+const parkedVersionTools = 1
 
 // parkedMagic opens every parked execution's bytes.
 const parkedMagic = "PTCXPARK"
@@ -128,6 +140,8 @@ type parkedCall struct {
 	Name       string          `json:"name"`
 	Args       json.RawMessage `json:"args,omitempty"`
 	Dispatched bool            `json:"dispatched,omitempty"`
+	// Approval is set for a call held for an approval (version 2 only).
+	Approval *parkedApproval `json:"approval,omitempty"`
 }
 
 type parkedLedger struct {
@@ -179,8 +193,14 @@ func (p *Parked) Marshal() ([]byte, error) {
 			h.Later = append(h.Later, n)
 		}
 	}
+	version := uint32(parkedVersionTools)
 	for _, pc := range p.snap.Calls {
-		h.Calls = append(h.Calls, parkedCall{ID: pc.ID, Name: pc.Name, Args: pc.Args, Dispatched: pc.State == wasmhost.CallDispatched})
+		hc := parkedCall{ID: pc.ID, Name: pc.Name, Args: pc.Args, Dispatched: pc.State == wasmhost.CallDispatched}
+		if a, ok := p.approvals[pc.ID]; ok {
+			hc.Approval = &a
+			version = ParkedVersion
+		}
+		h.Calls = append(h.Calls, hc)
 	}
 	if c.tok.plan != nil {
 		if h.Plan, err = json.Marshal(c.tok.plan); err != nil {
@@ -206,14 +226,14 @@ func (p *Parked) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("executor: parked execution %s: compressing its snapshot: %w", x.req.ID, err)
 	}
-	return frameParked(hb, snap), nil
+	return frameParked(version, hb, snap), nil
 }
 
-// frameParked is the format around a header and a snapshot.
-func frameParked(header, snap []byte) []byte {
+// frameParked is the format, of version, around a header and a snapshot.
+func frameParked(version uint32, header, snap []byte) []byte {
 	out := make([]byte, 0, parkedFixed+len(header)+len(snap))
 	out = append(out, parkedMagic...)
-	out = binary.BigEndian.AppendUint32(out, ParkedVersion)
+	out = binary.BigEndian.AppendUint32(out, version)
 	out = binary.BigEndian.AppendUint32(out, uint32(len(header)))
 	out = append(out, header...)
 	out = binary.BigEndian.AppendUint64(out, uint64(len(snap)))
@@ -253,8 +273,9 @@ func decodeParked(data []byte, limit int64) (*parkedHeader, []byte, []wasmhost.P
 		return nil, nil, nil, bad("it is truncated: %d bytes, less than the format's fixed %d", len(data), parkedFixed)
 	}
 	rest := data[len(parkedMagic):]
-	if v := binary.BigEndian.Uint32(rest); v != ParkedVersion {
-		return nil, nil, nil, bad("it is of format version %d; this executor reads version %d only", v, ParkedVersion)
+	version := binary.BigEndian.Uint32(rest)
+	if version < 1 || version > ParkedVersion {
+		return nil, nil, nil, bad("it is of format version %d; this executor reads versions 1 to %d", version, ParkedVersion)
 	}
 	hlen := uint64(binary.BigEndian.Uint32(rest[4:]))
 	rest = rest[8:]
@@ -287,7 +308,7 @@ func decodeParked(data []byte, limit int64) (*parkedHeader, []byte, []wasmhost.P
 	if d.More() {
 		return nil, nil, nil, bad("its header has data after its end")
 	}
-	if err := h.check(); err != nil {
+	if err := h.check(version); err != nil {
 		return nil, nil, nil, bad("its header is not valid: %v", err)
 	}
 	snap := bytes.Clone(rest[:slen])
@@ -301,8 +322,9 @@ func decodeParked(data []byte, limit int64) (*parkedHeader, []byte, []wasmhost.P
 	return &h, snap, calls, nil
 }
 
-// check validates what the header says, beyond its JSON shape.
-func (h *parkedHeader) check() error {
+// check validates what the header says, beyond its JSON shape, for the
+// format's version.
+func (h *parkedHeader) check(version uint32) error {
 	switch {
 	case h.ID == "":
 		return errors.New("no execution id")
@@ -339,6 +361,16 @@ func (h *parkedHeader) check() error {
 		seen[c.ID] = true
 		if len(c.Args) > 0 && !json.Valid(c.Args) {
 			return fmt.Errorf("call %d's arguments are not JSON", c.ID)
+		}
+		if a := c.Approval; a != nil {
+			switch {
+			case version < ParkedVersion:
+				return fmt.Errorf("call %d waits for an approval, which format version %d cannot say", c.ID, version)
+			case !c.Dispatched:
+				return fmt.Errorf("call %d waits for an approval and was not dispatched: a call is held for one only after its policy phases ran", c.ID)
+			case !a.Label.Valid():
+				return fmt.Errorf("call %d's label is not a known one", c.ID)
+			}
 		}
 	}
 	for _, l := range h.Later {
@@ -478,7 +510,16 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 	// The calls are the snapshot's own (the header's agree with them):
 	// those are what the program waits on.
 	s := &wasmhost.Suspended{Snapshot: snap, RawBytes: h.RawBytes, Calls: pending}
-	return &Parked{run: c, later: func(tool string) bool { return later[tool] }, snap: s, nonce: h.Nonce}, nil
+	p := &Parked{run: c, later: func(tool string) bool { return later[tool] }, snap: s, nonce: h.Nonce}
+	for _, hc := range h.Calls {
+		if hc.Approval != nil {
+			if p.approvals == nil {
+				p.approvals = make(map[int32]parkedApproval)
+			}
+			p.approvals[hc.ID] = *hc.Approval
+		}
+	}
+	return p, nil
 }
 
 // newParkedNonce mints the id of one parked state, held in this process

@@ -16,13 +16,23 @@ func DecodeParkedCalls(data []byte, limit int64) (header []ParkedCall, snapshot 
 		return nil, nil, err
 	}
 	for _, c := range h.Calls {
-		header = append(header, ParkedCall{ID: c.ID, Tool: c.Name, Args: c.Args})
+		pc := ParkedCall{ID: c.ID, Tool: c.Name, Args: c.Args, Kind: ParkedTool}
+		if a := c.Approval; a != nil {
+			pc.Kind, pc.Reason, pc.Label = ParkedApproval, a.Reason, a.Label
+		}
+		header = append(header, pc)
 	}
 	return header, calls, nil
 }
 
-// AssembleParked frames a header and a snapshot as Marshal does, with a
-// right checksum: the fuzz target over the header's decoder.
+// AssembleParked frames a header and a snapshot as Marshal does (of the
+// newest version), with a right checksum: the fuzz target over the
+// header's decoder.
 func AssembleParked(header, snapshot []byte) []byte {
-	return frameParked(header, snapshot)
+	return frameParked(ParkedVersion, header, snapshot)
+}
+
+// AssembleParkedVersion is AssembleParked of a given version.
+func AssembleParkedVersion(version uint32, header, snapshot []byte) []byte {
+	return frameParked(version, header, snapshot)
 }

@@ -171,7 +171,7 @@ func TestExecutor_RestoreParked_badBytes(t *testing.T) {
 		{"snapshot cut", data[:len(data)-100], "its snapshot claims"},
 		{"checksum cut", data[:len(data)-2], "its snapshot claims"},
 		{"trailing bytes", append(bytes.Clone(data), 0), "1 bytes follow its end"},
-		{"another version", edit(func(b []byte) []byte { b[11] = 2; return b }), "format version 2"},
+		{"another version", edit(func(b []byte) []byte { b[11] = 3; return b }), "format version 3"},
 		{"header over its bound", edit(func(b []byte) []byte {
 			binary.BigEndian.PutUint32(b[12:], executor.MaxParkedHeaderBytes+1)
 			return b

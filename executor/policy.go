@@ -23,6 +23,8 @@ func (x *execution) policy(ctx context.Context) bool {
 		ask = append([]string{flowAsk}, ask...)
 	}
 	if len(ask) > 0 && !x.planned && !x.approve(ctx, strings.Join(ask, "; ")) { // the approved plan covers the call (plan.go)
+		// A call held for an approval (park_approval.go) has no error:
+		// it is neither denied nor dispatched.
 		if x.err != nil && x.flowAsk != nil {
 			x.err.Policy = x.flowAsk
 		}

@@ -107,6 +107,12 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	start := c.start
 	p := wasmhost.Program{Tools: names, Catalog: c.catalog, LexicalTools: tok.plan != nil, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
 		Suspend: c.suspendWhen(), SuspendIdle: c.idleGrace()}
+	if c.park != nil {
+		// Its nested calls may be held for an approval (park_approval.go).
+		c.park.recheck = make(chan struct{}, 1)
+		p.Recheck = c.park.recheck
+		defer func() { c.park.recheck = nil }()
+	}
 	out, runErr := run(p, s)
 	// Idle parks are resumed here: the scheduler stays with the run and
 	// serves the resumed run's calls (idlepark.go).
@@ -124,6 +130,9 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	x.runLabel = tok.flow.context() // every result delivered into the program (flow.go)
 	if runErr == nil && out.Suspended != nil {
 		return c.parked(out)
+	}
+	if c.park != nil {
+		c.park.abandonAsks(nestedCtx)
 	}
 	tok.kill()
 

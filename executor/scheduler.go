@@ -255,6 +255,10 @@ func (s *scheduler) sequence() {
 func (s *scheduler) start(n *nested) {
 	x := &n.x
 	if !x.prepare(s.policyCtx) {
+		if x.askParked != nil {
+			s.held(n, parkingOf(s.policyCtx)) // park_approval.go
+			return
+		}
 		if s.isSettled() {
 			s.abandon(n)
 			return

@@ -36,7 +36,7 @@ func (s *Server) clientTool(t ClientTool, timeout time.Duration) registry.Tool {
 			pc := x.adoptPending(in.CallID)
 			if pc == nil {
 				pc = &pendingCall{
-					call:    PendingCall{ID: in.CallID, Name: t.Name, Arguments: append(json.RawMessage(nil), in.Args...)},
+					call:    PendingCall{ID: in.CallID, Kind: KindTool, Name: t.Name, Arguments: append(json.RawMessage(nil), in.Args...)},
 					expires: expires,
 					answer:  make(chan ToolResult, 1),
 				}

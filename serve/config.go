@@ -27,14 +27,20 @@ const (
 	DefaultMaxBodyBytes   = 1 << 20 // a program of api.MaxCodeBytes and its client tools fit
 	DefaultMaxWait        = 30 * time.Second
 	DefaultPendingTimeout = 5 * time.Minute
-	DefaultDrainTimeout   = 30 * time.Second
-	DefaultReadTimeout    = 30 * time.Second
-	DefaultRetention      = 10 * time.Minute
-	DefaultMaxRetained    = 1000
-	DefaultMaxEvents      = 1000
-	DefaultMaxExecutions  = 4096
-	DefaultMaxConcurrent  = 16
-	DefaultMaxPending     = 64
+	// DefaultApprovalTimeout is how long a call waits for a person's
+	// decision unless quotas.approval_timeout_ms says otherwise: people
+	// take hours.
+	DefaultApprovalTimeout = 24 * time.Hour
+	// MaxApprovalTimeout bounds quotas.approval_timeout_ms: 30 days.
+	MaxApprovalTimeout   = 30 * 24 * time.Hour
+	DefaultDrainTimeout  = 30 * time.Second
+	DefaultReadTimeout   = 30 * time.Second
+	DefaultRetention     = 10 * time.Minute
+	DefaultMaxRetained   = 1000
+	DefaultMaxEvents     = 1000
+	DefaultMaxExecutions = 4096
+	DefaultMaxConcurrent = 16
+	DefaultMaxPending    = 64
 	// DefaultParkGrace is server.park_grace_ms's default: a client that
 	// answers its tool call within 30 ms (a program's client tool answered
 	// by code, not by a person) resumes the execution from memory, its
@@ -228,14 +234,21 @@ type Quotas struct {
 	// MaxConcurrent caps live executions (running or pending) and direct
 	// calls in flight (default 16). Over it: 429, reason max_concurrent.
 	MaxConcurrent int `json:"max_concurrent,omitempty" yaml:"max_concurrent,omitempty"`
-	// MaxPending caps live executions that declared client_tools, each of
-	// which may wait on its client holding a live guest (default 64).
+	// MaxPending caps live executions that declared client_tools or whose
+	// programs may ask for an approval, each of which may wait on its
+	// client holding a live guest (default 64).
 	// Over it: 429, reason max_pending.
 	MaxPending int `json:"max_pending,omitempty" yaml:"max_pending,omitempty"`
 	// PendingTimeoutMS is how long a client-side call waits for its result
 	// (default 5 min, never past the run's wall limit): then the program
 	// gets TOOL_TIMEOUT.
 	PendingTimeoutMS int64 `json:"pending_timeout_ms,omitempty" yaml:"pending_timeout_ms,omitempty"`
+	// ApprovalTimeoutMS is how long a call that asks waits for a person's
+	// decision (POST /v1/executions/{id}/approvals; default 24 h, at most
+	// MaxApprovalTimeout): then it is declined, with a reason saying so,
+	// and the program gets DENIED. Time parked does not count against
+	// the run's wall limit.
+	ApprovalTimeoutMS int64 `json:"approval_timeout_ms,omitempty" yaml:"approval_timeout_ms,omitempty"`
 	// ComputeSecondsPerMinute, when positive, is a token bucket of guest
 	// CPU seconds (refilled at this many per minute, holding at most as
 	// many), charged for the CPU each run used, not for waits on tools,
@@ -413,7 +426,7 @@ func (t TenantConfig) validate() error {
 		v    int64
 	}{
 		{"quotas.max_concurrent", int64(t.Quotas.MaxConcurrent)}, {"quotas.max_pending", int64(t.Quotas.MaxPending)},
-		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS},
+		{"quotas.pending_timeout_ms", t.Quotas.PendingTimeoutMS}, {"quotas.approval_timeout_ms", t.Quotas.ApprovalTimeoutMS},
 		{"quotas.max_memory_mb", t.Quotas.MaxMemoryMB}, {"quotas.max_retained_bytes", t.Quotas.MaxRetainedBytes},
 		{"quotas.max_parked_bytes", t.Quotas.MaxParkedBytes}, {"quotas.max_streams", int64(t.Quotas.MaxStreams)},
 		{"quotas.max_live_waits", int64(t.Quotas.MaxLiveWaits)},
@@ -424,6 +437,9 @@ func (t TenantConfig) validate() error {
 		if f.v < 0 {
 			return fmt.Errorf(".%s: %d is negative (0 means the default)", f.name, f.v)
 		}
+	}
+	if ms := t.Quotas.ApprovalTimeoutMS; ms > MaxApprovalTimeout.Milliseconds() {
+		return fmt.Errorf(".quotas.approval_timeout_ms: %d is over the maximum of %d (%v): an approval nobody decides must end", ms, MaxApprovalTimeout.Milliseconds(), MaxApprovalTimeout)
 	}
 	if t.Sessions.MaxBytes > MaxSessionStateBytes {
 		return fmt.Errorf(".sessions.max_bytes: %d is over the maximum of %d (what a store keeps of one snapshot, less the state's header)", t.Sessions.MaxBytes, MaxSessionStateBytes)

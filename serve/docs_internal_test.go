@@ -63,7 +63,7 @@ func TestDocs_configExampleStatesTheDefaults(t *testing.T) {
 		LiveWaitMS: msOf(DefaultLiveWait),
 	}, c.Server, "%s: the example's server block is the defaults", serviceDoc)
 	require.Equal(t, Quotas{
-		MaxConcurrent: DefaultMaxConcurrent, MaxPending: DefaultMaxPending, PendingTimeoutMS: msOf(DefaultPendingTimeout),
+		MaxConcurrent: DefaultMaxConcurrent, MaxPending: DefaultMaxPending, PendingTimeoutMS: msOf(DefaultPendingTimeout), ApprovalTimeoutMS: msOf(DefaultApprovalTimeout),
 		MaxRetainedBytes: DefaultMaxRetainedBytes, MaxParkedBytes: DefaultMaxParkedBytes, MaxStreams: DefaultMaxStreams,
 		MaxLiveWaits: DefaultMaxConcurrent / 2,
 	}, c.Tenants[0].Quotas, "%s: the example's quotas are the defaults", serviceDoc)

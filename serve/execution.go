@@ -26,6 +26,7 @@ type execution struct {
 	sum     [32]byte // the request body's hash, for the idempotency check
 	cancel  context.CancelFunc
 	client  bool       // declared client tools (counted against max_pending)
+	asks    bool       // its program may ask for approvals (approval.go; counted against max_pending too)
 	work    quota.Work // what each of its runs is admitted as (admission.go); zero: the tenant's defaults
 	// live is set once the execution must wait for its client live, never
 	// parked (its tenant's parked bytes are at their quota: waitLive).
@@ -62,14 +63,21 @@ type execution struct {
 	resuming       bool                      // a resume was started and has not parked or settled
 	released       bool                      // given up by this node (stopping): its store state is another's to continue
 	releasePending func()                    // the pending quota's reservation, released at settlement
+
+	// decided are the approvals decided so far, by pending call id: a
+	// decision posted again is a no-op, a different one 409 (approval.go).
+	decided map[string]Decision
 }
 
 // pendingCall is a client-side call waiting for its result.
 type pendingCall struct {
 	call    PendingCall
 	expires time.Time
-	answer  chan ToolResult // buffered 1; written once, by the first result; nil for a parked call
+	answer  chan ToolResult // buffered 1; written once, by the first result; nil for a parked call or an approval
 	parkID  int32           // its id in the parked program (executor.ParkedCall.ID); 0 for a live call
+	// decision, for a live approval (liveApprover), is buffered 1 and
+	// written once, by the decision; nil otherwise.
+	decision chan Decision
 }
 
 // newID mints an execution's id: "ex_" and 24 random hex digits.
@@ -176,10 +184,7 @@ func (x *execution) addPending(pc *pendingCall) {
 	defer x.mu.Unlock()
 	x.pending = append(x.pending, pc)
 	x.status = StatusPending
-	x.emitLocked(EventPending, struct {
-		PendingCall
-		ExpiresAt time.Time `json:"expires_at"`
-	}{pc.call, pc.expires})
+	x.emitPendingLocked(pc)
 	x.notifyLocked()
 }
 
@@ -202,10 +207,20 @@ func (x *execution) removePending(pc *pendingCall) {
 
 // deliver hands results to their pending calls; unknown and repeated ids
 // are no-ops. It reports how many it delivered, and whether the execution
-// is parked with every call answered now: the caller resumes it.
-func (x *execution) deliver(results []ToolResult) (int, bool) {
+// is parked with every call answered now: the caller resumes it. A result
+// for an approval (pending, or decided and not pending as a tool since) is
+// refused, nothing delivered: 400.
+func (x *execution) deliver(results []ToolResult) (int, bool, *httpError) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	for _, r := range results {
+		// An approved call of a client tool is then the client's, under the
+		// same id: pending as a tool, it takes a result.
+		_, decided := x.decided[r.ID]
+		if pc := x.pendingByIDLocked(r.ID); (pc == nil && decided) || (pc != nil && pc.isApproval()) {
+			return 0, false, errorf(CodeBadRequest, "%s is an approval, not a client tool's call: decide it with POST /v1/executions/%s/approvals", r.ID, x.id)
+		}
+	}
 	n := 0
 	for _, r := range results {
 		for i, p := range x.pending {
@@ -230,7 +245,7 @@ func (x *execution) deliver(results []ToolResult) (int, bool) {
 		}
 		x.notifyLocked()
 	}
-	return n, due
+	return n, due, nil
 }
 
 // stampSettled records when x settles, before the table files it

@@ -17,6 +17,7 @@ func FuzzDecoders(f *testing.F) {
 		`{"code":"x","client_tools":[{"name":"ask","description":"d","input_schema":{"type":"object"}}],"limits":{"wall_ms":5},"wait":false}`,
 		`{"results":[{"id":"c1","ok":true,"value":1},{"id":"c2","ok":false,"error":{"message":"no"}}]}`,
 		`{"name":"run_code","arguments":{"code":"return 1"}}`,
+		`{"decisions":[{"id":"c1","approve":true},{"id":"c2","approve":false,"reason":"no"}]}`,
 		`{"code":"x","workspace_state":"w","session":"w"}`, `{"code":"x","session":"s","keep_state":true,"workspace_state":"t"}`,
 		`{"code":"x","client_tools":[{"name":"pay","input_schema":{"type":"object"},"labels":{"integrity":"untrusted"},"accepts":{"confidentiality":"private","args":{"to":{"integrity":"trusted"}},"on_violation":"ask"},"constraints":["args.amount <= 10"],"calls_per_run":1,"cost":2,"max_cost":5}]}`,
 		`{"code":"x","client_tools":[{"name":"pay","input_schema":{"type":"object"},"constraints":["args.("],"labels":{"integrity":"x"}}]}`,
@@ -37,6 +38,15 @@ func FuzzDecoders(f *testing.F) {
 			for _, r := range req.Results {
 				require.NotEmpty(t, r.ID)
 				require.Equal(t, r.OK, r.Error == nil)
+			}
+		}
+		if req, err := serve.DecodeApprovals(data); err == nil {
+			require.NotEmpty(t, req.Decisions)
+			seen := map[string]bool{}
+			for _, d := range req.Decisions {
+				require.NotEmpty(t, d.ID)
+				require.False(t, seen[d.ID], "an id decided twice accepted")
+				seen[d.ID] = true
 			}
 		}
 		if req, err := serve.DecodeCallRequest(data); err == nil {

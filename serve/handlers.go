@@ -35,6 +35,7 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/v1/executions/{id}", tenantHandler: s.getExecution},
 		{method: "DELETE", path: "/v1/executions/{id}", tenantHandler: s.deleteExecution},
 		{method: "POST", path: "/v1/executions/{id}/tool_results", tenantHandler: s.postToolResults},
+		{method: "POST", path: "/v1/executions/{id}/approvals", tenantHandler: s.postApprovals},
 		{method: "GET", path: "/v1/executions/{id}/events", tenantHandler: s.getEvents, long: true},
 		{method: "DELETE", path: "/v1/sessions/{name}", tenantHandler: s.deleteSession},
 		{method: "POST", path: "/v1/calls", tenantHandler: s.postCall, long: true},
@@ -272,8 +273,20 @@ func (s *Server) apply(ctx context.Context, x *execution, req cluster.NodeReques
 		}
 		s.cancel(x)
 		st = x.waitSettled(ctx, s.cfg.maxWait())
-	default: // opResults
-		n, due := x.deliver(req.Results)
+	default: // OpResults, OpApprovals
+		var (
+			n    int
+			due  bool
+			herr *httpError
+		)
+		if req.Op == cluster.OpApprovals {
+			n, due, herr = x.decide(req.Decisions) // approval.go
+		} else {
+			n, due, herr = x.deliver(req.Results)
+		}
+		if herr != nil {
+			return st, herr
+		}
 		if due {
 			if herr := s.resume(x); herr != nil {
 				return st, herr

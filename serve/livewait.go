@@ -51,7 +51,7 @@ func (s *Server) awaitLive(ctx context.Context, x *execution, calls []executor.W
 		return nil, false
 	}
 	for i, c := range calls {
-		pc := &pendingCall{call: PendingCall{ID: c.CallID, Name: c.Tool, Arguments: c.Args}, expires: expires,
+		pc := &pendingCall{call: PendingCall{ID: c.CallID, Kind: KindTool, Name: c.Tool, Arguments: c.Args}, expires: expires,
 			answer: make(chan ToolResult, 1), parkID: c.ID}
 		pcs[i] = pc
 		x.pending = append(x.pending, pc)

@@ -57,6 +57,7 @@ func TestOpenAPI_operationIDs(t *testing.T) {
 		"GET /v1/executions/{id}":               "getExecution",
 		"DELETE /v1/executions/{id}":            "cancelExecution",
 		"POST /v1/executions/{id}/tool_results": "postToolResults",
+		"POST /v1/executions/{id}/approvals":    "postApprovals",
 		"GET /v1/executions/{id}/events":        "streamEvents",
 		"DELETE /v1/sessions/{name}":            "deleteSession",
 		"POST /v1/calls":                        "callTool",
@@ -97,6 +98,7 @@ func TestOpenAPI_schemasMatchTypes(t *testing.T) {
 		"ExecutionState": serve.ExecutionState{}, "ToolResultError": serve.ToolResultError{}, "ToolResult": serve.ToolResult{},
 		"ToolResultsRequest": serve.ToolResultsRequest{}, "CallRequest": serve.CallRequest{}, "CallResponse": serve.CallResponse{},
 		"ErrorBody": serve.ErrorBody{}, "ErrorEnvelope": serve.ErrorEnvelope{}, "Event": serve.Event{},
+		"ApprovalsRequest": serve.ApprovalsRequest{}, "Decision": serve.Decision{},
 		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{},
 		"Label": protocol.Label{}, "Accepts": protocol.Accepts{}, "PolicyViolation": api.PolicyViolation{},
 	}

@@ -131,18 +131,18 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 // p's calls, holding p, and arms their expiry.
 func (s *Server) park(x *execution, p *executor.Parked) error {
 	name, calls := "", p.Calls()
-	ids := make([]string, len(calls)) // the calls' IDs once resumed
+	now := time.Now()
+	pcs := make([]*pendingCall, len(calls)) // before p is released below
 	for i, c := range calls {
-		ids[i] = p.CallID(c.ID)
+		pcs[i] = x.tenant.pendingOfParked(p, c, now)
 	}
-	expires := time.Now().Add(x.tenant.pendingTimeout)
 	var size int64
 	grace := s.spillGrace()
 	if grace > 0 && !x.tenant.quota.ParkRoom() {
 		return errNoParkRoom
 	}
 	if (s.cluster != nil || s.spill != nil) && grace == 0 {
-		data, err := encodeParkFile(x, p, expires)
+		data, err := encodeParkFile(x, p, now)
 		if err != nil {
 			return err
 		}
@@ -173,11 +173,10 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
 	waited := x.takeWaitingLocked() // a live wait's calls, pending already (livewait.go)
-	for i, c := range calls {
-		if waited[c.ID] {
+	for _, pc := range pcs {
+		if waited[pc.parkID] {
 			continue
 		}
-		pc := &pendingCall{call: PendingCall{ID: ids[i], Name: c.Tool, Arguments: c.Args}, expires: expires, parkID: c.ID}
 		x.pending = append(x.pending, pc)
 		x.emitPendingLocked(pc)
 	}
@@ -192,7 +191,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	x.notifyLocked()
 	x.mu.Unlock()
 	if grace > 0 {
-		time.AfterFunc(grace, func() { s.spillParked(x, p, expires) })
+		time.AfterFunc(grace, func() { s.spillParked(x, p, now) })
 	}
 	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
 		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.Body.Message)
@@ -221,13 +220,13 @@ func (s *Server) spillGrace() time.Duration {
 // x resumed (or settled) meanwhile. It holds x.mu throughout, so that a
 // resume waits for the bytes it will read. A failure to write leaves x
 // parked in memory, as without a spill directory, and is logged.
-func (s *Server) spillParked(x *execution, p *executor.Parked, expires time.Time) {
+func (s *Server) spillParked(x *execution, p *executor.Parked, at time.Time) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.parked != p || !x.parkedLocked() {
 		return // resumed within the grace: nothing to write
 	}
-	data, err := encodeParkFileLocked(x, p, expires)
+	data, err := encodeParkFileLocked(x, p, at)
 	if err == nil {
 		name := snapshotNameOf(x.id, data)
 		if err = s.spill.Put(name, data); err == nil {
@@ -259,9 +258,26 @@ func snapshotSum(data []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// emitPendingLocked emits the pending event of one call; x.mu is held.
+// pendingOfParked is the pending item of c, a call p parked on at at: a
+// client tool's, expiring after the tenant's pending timeout, or an
+// approval (approval.go), after its approval timeout.
+func (t *tenant) pendingOfParked(p *executor.Parked, c executor.ParkedCall, at time.Time) *pendingCall {
+	id := p.CallID(c.ID)
+	if c.Kind == executor.ParkedApproval {
+		label := c.Label
+		return &pendingCall{call: approvalPending(id, c.Tool, c.Args, c.Reason, &label), expires: at.Add(t.approvalTimeout), parkID: c.ID}
+	}
+	return &pendingCall{call: PendingCall{ID: id, Kind: KindTool, Name: c.Tool, Arguments: c.Args}, expires: at.Add(t.pendingTimeout), parkID: c.ID}
+}
+
+// emitPendingLocked emits the pending event of one call (approval_pending
+// for an approval); x.mu is held.
 func (x *execution) emitPendingLocked(pc *pendingCall) {
-	x.emitLocked(EventPending, struct {
+	typ := EventPending
+	if pc.isApproval() {
+		typ = EventApprovalPending
+	}
+	x.emitLocked(typ, struct {
 		PendingCall
 		ExpiresAt time.Time `json:"expires_at"`
 	}{pc.call, pc.expires})
@@ -280,6 +296,16 @@ func (x *execution) parkedLocked() bool { return x.answers != nil && !x.resuming
 // answerParkedLocked records a client's result for a parked call; x.mu is
 // held.
 func (x *execution) answerParkedLocked(pc *pendingCall, r ToolResult) {
+	if pc.isApproval() { // a decision, as the record keeps it (approval.go)
+		d := decisionOf(r)
+		if x.decided == nil {
+			x.decided = make(map[string]Decision)
+		}
+		x.decided[pc.call.ID] = d
+		x.answers[pc.parkID] = decisionAnswer(d)
+		x.given[pc.parkID] = r
+		return
+	}
 	x.answers[pc.parkID] = answerOf(r)
 	x.given[pc.parkID] = r
 }
@@ -341,6 +367,14 @@ func (s *Server) expire(x *execution) {
 		}
 		x.answers[p.parkID] = executor.Answer{Err: api.Errorf(api.CodeToolTimeout,
 			"the client did not answer %s (call %s) before it expired at %s", p.call.Name, p.call.ID, p.expires.UTC().Format(time.RFC3339))}
+		if p.isApproval() { // declined (approval.go)
+			d := timedOut(p)
+			x.answers[p.parkID] = decisionAnswer(d)
+			if x.decided == nil {
+				x.decided = make(map[string]Decision)
+			}
+			x.decided[p.call.ID] = d
+		}
 		// Not in x.given: a node taking it over expires it again, from its expires_at.
 		x.emitLocked(EventExpired, map[string]string{"id": p.call.ID})
 	}
@@ -504,6 +538,7 @@ func (s *Server) waitLive(ctx context.Context, x *execution, p *executor.Parked)
 		return
 	}
 	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", "execution", x.id, "tenant", x.tenant.name)
+	ctx = executor.WithCallApprover(ctx, s.liveApprover(x)) // its approvals wait live too (approval.go)
 	// The results given while it waited live stand (livewait.go).
 	r, again := p.Resume(ctx, x.takeWaitingLive())
 	if again == p { // BUSY: nothing ran

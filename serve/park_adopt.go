@@ -54,6 +54,9 @@ func (s *Server) adoptParked(ctx context.Context, id, tenant, snapshot string, d
 	x.mu.Lock()
 	for _, p := range m.Pending {
 		pc := &pendingCall{call: p.Call, expires: p.Expires, parkID: p.ParkID}
+		if pc.call.Kind == "" {
+			pc.call.Kind = KindTool // parkfile.go writes a tool's call without its kind
+		}
 		if res, ok := given[p.ParkID]; ok {
 			x.answerParkedLocked(pc, res)
 			continue
@@ -156,6 +159,9 @@ func unpublishedPending(m parkMeta, events []Event, last, kept, answered, maxEve
 	}
 	var out []Event
 	for i, p := range m.Pending[len(m.Pending)-miss:] {
+		if p.Call.Kind == "" {
+			p.Call.Kind = KindTool
+		}
 		b, err := json.Marshal(struct {
 			PendingCall
 			ExpiresAt time.Time `json:"expires_at"`
@@ -163,7 +169,11 @@ func unpublishedPending(m parkMeta, events []Event, last, kept, answered, maxEve
 		if err != nil {
 			return nil
 		}
-		out = append(out, Event{ID: last + i + 1, Type: EventPending, Data: b})
+		typ := EventPending
+		if p.Call.Kind == KindApproval {
+			typ = EventApprovalPending
+		}
+		out = append(out, Event{ID: last + i + 1, Type: typ, Data: b})
 	}
 	return out
 }

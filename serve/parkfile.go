@@ -42,7 +42,7 @@ type parkFile struct {
 }
 
 // encodeParkFile writes x's parked bytes, p being its program.
-func encodeParkFile(x *execution, p *executor.Parked, expires time.Time) ([]byte, error) {
+func encodeParkFile(x *execution, p *executor.Parked, at time.Time) ([]byte, error) {
 	prog, err := p.Marshal()
 	if err != nil {
 		return nil, err
@@ -50,18 +50,18 @@ func encodeParkFile(x *execution, p *executor.Parked, expires time.Time) ([]byte
 	x.mu.Lock()
 	m := parkMetaLocked(x, len(p.Calls()))
 	x.mu.Unlock()
-	return encodeParkMeta(m, p, prog, expires)
+	return encodeParkMeta(x.tenant, m, p, prog, at)
 }
 
 // encodeParkFileLocked is encodeParkFile for an execution parked in
 // memory a while (park.go, spillParked), whose pending events are emitted
 // already; x.mu is held.
-func encodeParkFileLocked(x *execution, p *executor.Parked, expires time.Time) ([]byte, error) {
+func encodeParkFileLocked(x *execution, p *executor.Parked, at time.Time) ([]byte, error) {
 	prog, err := p.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	return encodeParkMeta(parkMetaLocked(x, 0), p, prog, expires)
+	return encodeParkMeta(x.tenant, parkMetaLocked(x, 0), p, prog, at)
 }
 
 // parkMetaLocked is x's record in its parked bytes, with the events as
@@ -80,10 +80,19 @@ func parkMetaLocked(x *execution, unemitted int) parkMeta {
 		Calls: x.calls, CallCount: x.callCount, Events: kept, Dropped: dropped}
 }
 
-// encodeParkMeta is the parked bytes of m and p's program prog.
-func encodeParkMeta(m parkMeta, p *executor.Parked, prog []byte, expires time.Time) ([]byte, error) {
+// encodeParkMeta is the parked bytes of m and p's program prog, parked
+// at at by t.
+func encodeParkMeta(t *tenant, m parkMeta, p *executor.Parked, prog []byte, at time.Time) ([]byte, error) {
 	for _, c := range p.Calls() {
-		m.Pending = append(m.Pending, parkPending{Call: PendingCall{ID: p.CallID(c.ID), Name: c.Tool, Arguments: c.Args}, Expires: expires, ParkID: c.ID})
+		pc := t.pendingOfParked(p, c, at)
+		call := pc.call
+		if call.Kind == KindTool {
+			// Written as before approvals: a node that reads only those
+			// still takes over an execution parked on client tools (one
+			// parked on an approval it refuses, by the unknown member).
+			call.Kind = ""
+		}
+		m.Pending = append(m.Pending, parkPending{Call: call, Expires: pc.expires, ParkID: c.ID})
 	}
 	return parkfile.Encode(m, prog)
 }
@@ -143,7 +152,7 @@ func (pf *parkFile) holds(p *executor.Parked) error {
 	}
 	for i, c := range calls {
 		mp := m.Pending[i]
-		if mp.ParkID != c.ID || mp.Call.Name != c.Tool || mp.Call.ID != p.CallID(c.ID) {
+		if mp.ParkID != c.ID || mp.Call.Name != c.Tool || mp.Call.ID != p.CallID(c.ID) || (mp.Call.Kind == KindApproval) != (c.Kind == executor.ParkedApproval) {
 			return fmt.Errorf("its snapshot's program waits on call %d (%s, %s), its meta names call %d (%s, %s): it is refused",
 				c.ID, c.Tool, p.CallID(c.ID), mp.ParkID, mp.Call.Name, mp.Call.ID)
 		}

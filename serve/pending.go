@@ -8,7 +8,8 @@ import (
 )
 
 // Pending executions. An execution that may wait on its client (it
-// declared client tools) is counted against its tenant's max_pending,
+// declared client tools, or its program may ask for an approval:
+// approval.go) is counted against its tenant's max_pending,
 // parked (park.go) or live (quota.Quota counts it: admission.go), until it
 // settles. A live one's client tool body that was dispatched (beside an
 // in-flight server-side call, where parking cannot be used) waits here,

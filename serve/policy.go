@@ -38,6 +38,10 @@ type ToolPolicy struct {
 	CallsPerRun int               `json:"calls_per_run,omitempty" yaml:"calls_per_run,omitempty"`
 	Cost        int64             `json:"cost,omitempty" yaml:"cost,omitempty"`
 	MaxCost     int64             `json:"max_cost,omitempty" yaml:"max_cost,omitempty"`
+	// NeedsApproval puts every call of the tool to the approver (a person,
+	// through POST /v1/executions/{id}/approvals); an overlay can add it,
+	// never take it away.
+	NeedsApproval bool `json:"needs_approval,omitempty" yaml:"needs_approval,omitempty"`
 }
 
 // declaration reads p as policy reads a tools file's members, and checks
@@ -66,6 +70,9 @@ func (p ToolPolicy) declaration() (policy.Declaration, error) {
 	if p.MaxCost != 0 {
 		put("max_cost", p.MaxCost)
 	}
+	if p.NeedsApproval {
+		put("needs_approval", true)
+	}
 	d, err := policy.DecodeMembers(members)
 	if err != nil {
 		return policy.Declaration{}, err
@@ -79,7 +86,7 @@ func (p ToolPolicy) declaration() (policy.Declaration, error) {
 // clientPolicy is a client tool's data-flow members.
 func clientPolicy(t ClientTool) ToolPolicy {
 	return ToolPolicy{Labels: t.Labels, Accepts: t.Accepts, Constraints: t.Constraints,
-		CallsPerRun: t.CallsPerRun, Cost: t.Cost, MaxCost: t.MaxCost}
+		CallsPerRun: t.CallsPerRun, Cost: t.Cost, MaxCost: t.MaxCost, NeedsApproval: t.NeedsApproval}
 }
 
 // checkClientPolicies checks the data-flow members of a request's client
@@ -214,7 +221,8 @@ func (o overlay) file(f *toolsfile.File) *toolsfile.File {
 // confidential as either says); what a call may carry is the lower of the
 // two, per argument too, and a violation is put to the approver only when
 // neither says deny; constraints add up (all must hold); calls_per_run and
-// max_cost are the lower of those given; cost the higher.
+// max_cost are the lower of those given; cost the higher; needs_approval
+// when either says so.
 func tighten(base, over policy.Declaration) policy.Declaration {
 	out := base
 	if over.Labels != nil {
@@ -233,6 +241,7 @@ func tighten(base, over policy.Declaration) policy.Declaration {
 	out.CallsPerRun = lowerPositive(base.CallsPerRun, over.CallsPerRun)
 	out.MaxCost = lowerPositive(base.MaxCost, over.MaxCost)
 	out.Cost = max(base.Cost, over.Cost)
+	out.NeedsApproval = base.NeedsApproval || over.NeedsApproval
 	return out
 }
 

@@ -42,6 +42,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 		return started{}, badRequest("the execution request", err)
 	}
 	x := newExecution(id, t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
+	x.asks = t.mayAsk(req.Scope) // approval.go
 	if prev := s.table.ByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
 		return s.same(prev, x)
 	}
@@ -55,7 +56,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 	var undo undo
 	defer undo.run()
 	x.work = t.runWork(req.Limits)
-	x.work.Client = x.client
+	x.work.Client = x.client || x.asks
 	k, herr := s.admit(t, x.work)
 	if herr != nil {
 		return started{}, herr
@@ -121,13 +122,16 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 		call := executor.Call{ID: x.id, Scope: scope, Name: registry.RunCode, Args: args, Plan: req.Plan}
 		if claim != nil { // a session's program is never parked (executor.Call.Session)
 			call.Session = req.Session
+			if x.asks {
+				ctx = executor.WithCallApprover(ctx, s.liveApprover(x)) // it waits live (approval.go)
+			}
 			claim.prepare(ctx, ex)
 			r := ex.Execute(withClaim(ctx, claim), call)
 			claim.release(ctx, ex)
 			s.run(ctx, x, r, nil, release)
 			return
 		}
-		if !x.client { // nothing to park on: the hot path pays nothing for parking
+		if !x.client && !x.asks { // nothing to park on: the hot path pays nothing for parking
 			s.run(ctx, x, ex.Execute(ctx, call), nil, release)
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,11 +31,13 @@ import (
 
 // tenant is one configured tenant, ready to serve.
 type tenant struct {
-	name           string
-	keySum         [32]byte
-	mode           api.Mode
-	limits         api.Limits
-	pendingTimeout time.Duration
+	name            string
+	keySum          [32]byte
+	mode            api.Mode
+	limits          api.Limits
+	pendingTimeout  time.Duration
+	approvalTimeout time.Duration // quotas.approval_timeout_ms (approval.go)
+	asks            sync.Map      // scope → whether its programs may ask (mayAsk, approval.go)
 
 	file *toolsfile.File      // the tools file, its policy overlaid, applied to every registry built
 	over overlay              // the tenant's policy overlay, laid over the workspace's tools (policy.go)
@@ -58,7 +61,8 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 	sum, _ := hex.DecodeString(tc.KeySHA256) // validated by Config.validate
 	t := &tenant{
 		name: tc.Name, mode: tc.Mode, limits: tc.Limits.Limits(), file: file,
-		pendingTimeout: ms(tc.Quotas.PendingTimeoutMS, DefaultPendingTimeout),
+		pendingTimeout:  ms(tc.Quotas.PendingTimeoutMS, DefaultPendingTimeout),
+		approvalTimeout: ms(tc.Quotas.ApprovalTimeoutMS, DefaultApprovalTimeout),
 	}
 	t.compute, t.quota, t.retained = s.quotasOf(tc, t.limits)
 	t.maxLiveWaits = int64(tc.Quotas.MaxLiveWaits)
@@ -93,7 +97,8 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 	t.over, t.file = over, over.file(file)
 	rt := &meteredRuntime{inner: s.runtime, bucket: t.compute, counter: s.metrics.compute.WithLabelValues(tc.Name)}
 	cfg := executor.NewConfig().
-		WithOnStart(s.onStart).WithOnResult(func(n executor.Notification) { s.onResult(t, n) }).WithTenant(tc.Name)
+		WithOnStart(s.onStart).WithOnResult(func(n executor.Notification) { s.onResult(t, n) }).WithTenant(tc.Name).
+		WithApprover(executor.ParkApprovals(approvalsElsewhere)) // approval.go
 	if s.canResume() {
 		// A program that only waits gives its instance and committed
 		// memory back to the sandbox after the grace (docs/security.md,

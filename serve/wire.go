@@ -16,11 +16,19 @@ type (
 	ToolResultsRequest = protocol.ToolResultsRequest
 	ToolResult         = protocol.ToolResult
 	ToolResultError    = protocol.ToolResultError
+	ApprovalsRequest   = protocol.ApprovalsRequest
+	Decision           = protocol.Decision
 	CallRequest        = protocol.CallRequest
 	CallResponse       = protocol.CallResponse
 	ErrorBody          = protocol.ErrorBody
 	ErrorEnvelope      = protocol.ErrorEnvelope
 	Event              = protocol.Event
+)
+
+// Kinds of pending call (PendingCall.Kind).
+const (
+	KindTool     = protocol.KindTool
+	KindApproval = protocol.KindApproval
 )
 
 // Statuses of an execution.
@@ -33,11 +41,12 @@ const (
 
 // Event types.
 const (
-	EventCallStarted  = protocol.EventCallStarted
-	EventCallFinished = protocol.EventCallFinished
-	EventPending      = protocol.EventPending
-	EventResult       = protocol.EventResult
-	EventExpired      = protocol.EventExpired
-	EventLog          = protocol.EventLog
-	EventDone         = protocol.EventDone
+	EventCallStarted     = protocol.EventCallStarted
+	EventCallFinished    = protocol.EventCallFinished
+	EventPending         = protocol.EventPending
+	EventApprovalPending = protocol.EventApprovalPending
+	EventResult          = protocol.EventResult
+	EventExpired         = protocol.EventExpired
+	EventLog             = protocol.EventLog
+	EventDone            = protocol.EventDone
 )

@@ -71,6 +71,15 @@ type Program struct {
 	// them not yet dispatched. It needs the Runtime's image
 	// (Config.WithImage, the default).
 	Suspend func(Quiescence) bool
+	// Recheck, when set with Suspend, has Suspend asked again whenever a
+	// value is received from it while the run waits (nothing to feed the
+	// guest): for a Dispatcher whose call, dispatched, turned into one the
+	// run may be suspended on (the executor's calls held for an approval)
+	// with no export to come that would ask. A value sent while the guest
+	// runs is taken at its next wait; the quiescent point after an export
+	// asks anyway. Use a channel with a buffer of one and send without
+	// blocking.
+	Recheck <-chan struct{}
 	// SuspendIdle, when above zero (Suspend must be set), has Suspend
 	// asked once more whenever the run has waited that long with nothing
 	// to feed the guest since the guest last ran (on timers, on calls

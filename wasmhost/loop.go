@@ -140,6 +140,12 @@ func (r *run) loop(status int32) (_ int32, _ *RunError, passed bool) {
 				return statusSuspended, e, false
 			}
 			continue
+		case <-r.prog.Recheck: // nil, never ready, without Suspend's Recheck
+			r.unpark()
+			alarm.Stop()
+			idle.pause()
+			ask = r.prog.Suspend != nil
+			continue
 		case <-wall.C:
 			return 0, r.timeout(true, errDeadline), false
 		case <-r.ctx.Done():

@@ -29,6 +29,8 @@ type Resumption struct {
 	Suspend func(Quiescence) bool
 	// SuspendIdle is as Program.SuspendIdle.
 	SuspendIdle time.Duration
+	// Recheck is as Program.Recheck.
+	Recheck <-chan struct{}
 	// Tenant is as Program.Tenant: the resumed run's fairness key.
 	Tenant string
 	// Waited is time to count as having passed while the run was
@@ -142,7 +144,7 @@ func (rt *Runtime) Resume(ctx context.Context, snap []byte, d Dispatcher, rs Res
 		return Outcome{}, snapshot.Refuse("its memory of %d bytes is over the resumed run's memory limit of %d bytes",
 			int64(st.Pages)*abi.PageSize, limits.MemoryBytes)
 	}
-	p := Program{Tools: m.Tools, Limits: limits, Deadline: rs.Deadline, Suspend: rs.Suspend, SuspendIdle: rs.SuspendIdle,
+	p := Program{Tools: m.Tools, Limits: limits, Deadline: rs.Deadline, Suspend: rs.Suspend, SuspendIdle: rs.SuspendIdle, Recheck: rs.Recheck,
 		Tenant: rs.Tenant}
 	if m.World.Deterministic {
 		p.World = &World{Seed: m.World.Seed, Start: time.Unix(0, m.World.Epoch)}

@@ -110,6 +110,16 @@ func (c *Client) ToolResults(ctx context.Context, id string, results ...protocol
 	return &st, c.do(ctx, http.MethodPost, "/v1/executions/"+id+"/tool_results", protocol.ToolResultsRequest{Results: results}, &st)
 }
 
+// Decide decides pending approvals (POST /v1/executions/{id}/approvals):
+// the pending items of kind "approval". Approved, a call runs and the
+// program continues; declined, the program's promise rejects with DENIED
+// and the reason. Deciding an approval again the same way is a no-op; the
+// other way is a 409 (*Error).
+func (c *Client) Decide(ctx context.Context, id string, decisions ...protocol.Decision) (*protocol.ExecutionState, error) {
+	var st protocol.ExecutionState
+	return &st, c.do(ctx, http.MethodPost, "/v1/executions/"+id+"/approvals", protocol.ApprovalsRequest{Decisions: decisions}, &st)
+}
+
 // Get returns an execution's state; wait asks the server to wait until it
 // is no longer running (at most server.max_wait_ms).
 func (c *Client) Get(ctx context.Context, id string, wait bool) (*protocol.ExecutionState, error) {

@@ -24,6 +24,12 @@ type RunOptions struct {
 	// fails with ErrNoAnswer at the first pending call.
 	Answer Answer
 
+	// Decide decides the execution's pending approvals (items of kind
+	// "approval") each time it is pending on some, one decision for each
+	// (matched by ID); an error stops Run as Answer's does. Nil: Run
+	// fails with ErrNoDecision at the first pending approval.
+	Decide func(ctx context.Context, approvals []protocol.PendingCall) ([]protocol.Decision, error)
+
 	// RetryWait is the wait before retrying an answer the server says to
 	// retry. Zero means the answer's Retry-After (one second where it
 	// names none).
@@ -38,8 +44,13 @@ type RunOptions struct {
 // no Answer.
 var ErrNoAnswer = errors.New("ptcx serve client: the execution is pending on client-side calls and RunOptions.Answer is nil")
 
+// ErrNoDecision is Run's error for an execution pending on an approval
+// when RunOptions has no Decide.
+var ErrNoDecision = errors.New("ptcx serve client: the execution is pending on approvals and RunOptions.Decide is nil")
+
 // Run starts an execution and drives it until it settles: each time it is
-// pending, Run posts o.Answer's results for its calls; while it runs, Run
+// pending, Run posts o.Decide's decisions for its approvals, or else
+// o.Answer's results for its client-side calls; while it runs, Run
 // waits for it (GET ?wait=true, again until it is no longer running). It
 // returns the settled state, completed or failed: a failed execution is a
 // state, not an error.
@@ -70,10 +81,35 @@ func (c *Client) Run(ctx context.Context, req protocol.ExecutionRequest, o RunOp
 	for {
 		switch st.Status {
 		case protocol.StatusPending:
+			var calls, approvals []protocol.PendingCall
+			for _, p := range st.Pending {
+				if p.Kind == protocol.KindApproval {
+					approvals = append(approvals, p)
+				} else {
+					calls = append(calls, p)
+				}
+			}
+			if len(approvals) > 0 {
+				if o.Decide == nil {
+					return st, ErrNoDecision
+				}
+				decisions, err := o.Decide(ctx, approvals)
+				if err != nil {
+					return st, err
+				}
+				id, last := st.ID, st
+				if err = c.retry(ctx, o, func() (err error) {
+					st, err = c.Decide(ctx, id, decisions...)
+					return err
+				}); err != nil {
+					return last, err
+				}
+				continue
+			}
 			if o.Answer == nil {
 				return st, ErrNoAnswer
 			}
-			results, err := o.Answer(ctx, st.Pending)
+			results, err := o.Answer(ctx, calls)
 			if err != nil {
 				return st, err
 			}

@@ -15,8 +15,11 @@ const (
 	EventCallStarted  = "call_started"
 	EventCallFinished = "call_finished"
 	EventPending      = "pending"
-	EventResult       = "result_received"
-	EventExpired      = "expired"
-	EventLog          = "log"
-	EventDone         = "done"
+	// EventApprovalPending: a call waits for a decision (its data is the
+	// PendingCall, kind "approval", with expires_at).
+	EventApprovalPending = "approval_pending"
+	EventResult          = "result_received"
+	EventExpired         = "expired"
+	EventLog             = "log"
+	EventDone            = "done"
 )

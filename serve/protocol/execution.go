@@ -75,6 +75,9 @@ type ClientTool struct {
 	CallsPerRun  int             `json:"calls_per_run,omitempty"`
 	Cost         int64           `json:"cost,omitempty"`
 	MaxCost      int64           `json:"max_cost,omitempty"`
+	// NeedsApproval puts every call of the tool to a person first (an
+	// approval item), then to the client (a tool item).
+	NeedsApproval bool `json:"needs_approval,omitempty"`
 }
 
 // ExecutionState is the answer of every /v1/executions endpoint.
@@ -116,9 +119,25 @@ type CallRecord struct {
 	DurationMS float64 `json:"duration_ms"`
 }
 
-// PendingCall is a client-side call waiting for its result.
+// PendingCall is a call waiting on the client: a client-side tool's call
+// waiting for its result (Kind "tool"; an item without kind is one too),
+// or a call waiting for a person's decision (Kind "approval": POST
+// /v1/executions/{id}/approvals).
 type PendingCall struct {
 	ID        string          `json:"id"`
+	Kind      string          `json:"kind,omitempty"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Reason is an approval's question: why the call asks (a data-flow
+	// rule's violation, a listener's reason).
+	Reason string `json:"reason,omitempty"`
+	// Labels is the data-flow label the call carried
+	// ({"integrity", "confidentiality"}); an approval's only.
+	Labels *api.Label `json:"labels,omitempty"`
 }
+
+// Kinds of pending call.
+const (
+	KindTool     = "tool"
+	KindApproval = "approval"
+)

@@ -20,6 +20,7 @@ from .retry import Budget, RetryPolicy, retry_after_seconds
 from .types import (
     CallResponse,
     ClientTool,
+    Decision,
     ErrorBody,
     Event,
     ExecutionRequest,
@@ -137,12 +138,23 @@ class Client:
         body = {"results": list(results)}
         return cast(ExecutionState, self._json("POST", f"/v1/executions/{_seg(execution_id)}/tool_results", body))
 
+    def post_approvals(self, execution_id: str, decisions: Sequence[Decision]) -> ExecutionState:
+        """Decides pending approvals, the pending items of kind "approval"
+        (POST /v1/executions/{id}/approvals, postApprovals): approved, the
+        call runs and the program continues; declined, its promise rejects
+        with DENIED and the reason. The same decision again is a no-op, so a
+        retry is harmless; another decision for one decided already is a 409
+        PtcxError."""
+        body = {"decisions": list(decisions)}
+        return cast(ExecutionState, self._json("POST", f"/v1/executions/{_seg(execution_id)}/approvals", body))
+
     def run(
         self,
         code: str,
         *,
         tools: Sequence[Tool] = (),
         answer: Answer | None = None,
+        approve: Callable[[PendingCall], bool | Decision] | None = None,
         idempotency_key: str | None = None,
         session: str | None = None,
         keep_state: bool = False,
@@ -159,7 +171,10 @@ class Client:
         error. Requests are retried as ``self.retry`` says; an execution that
         failed NODE_LOST is started again (within the same bounds) only when
         ``idempotency_key`` is given, under the key ``<key>#<n>``, so
-        that each new start is itself deduplicated."""
+        that each new start is itself deduplicated. Calls pending for a
+        person's approval (kind "approval") are decided by ``approve`` (True,
+        False, or a Decision with a reason); without it, run raises
+        RuntimeError at the first one, the execution left pending."""
         declared = [t.declaration() for t in tools]
         handlers = {t.name: t.handler for t in tools}
         reply = answer if answer is not None else (lambda calls: answer_with(handlers, calls))
@@ -181,7 +196,12 @@ class Client:
             st = self.post_execution(req)
             while st["status"] in ("pending", "running"):
                 if st["status"] == "pending":
-                    st = self.post_tool_results(st["id"], reply(st.get("pending", [])))
+                    pending = st.get("pending", [])
+                    approvals = [p for p in pending if p.get("kind") == "approval"]
+                    if approvals:
+                        st = self.post_approvals(st["id"], _decide(approve, st["id"], approvals))
+                        continue
+                    st = self.post_tool_results(st["id"], reply(pending))
                 else:
                     st = self.get_execution(st["id"], wait=True)
             lost = st["status"] == "failed" and st.get("error", {}).get("code") == "NODE_LOST"
@@ -261,7 +281,7 @@ class Client:
     ) -> Any:
         """Sends a request and decodes its JSON answer (None for a 204)."""
         if safe is None:
-            safe = method in ("GET", "DELETE") or path.endswith("/tool_results")
+            safe = method in ("GET", "DELETE") or path.endswith("/tool_results") or path.endswith("/approvals")
         budget = Budget(self.retry, self._clock, self._sleep)
         headers = {"Accept": "application/json"}
         data = None
@@ -340,6 +360,25 @@ def execution_request(
     if not wait:
         req["wait"] = False
     return req
+
+
+def _decide(approve: Callable[[PendingCall], bool | Decision] | None, execution_id: str,
+            approvals: list[PendingCall]) -> list[Decision]:
+    """The decisions of run's ``approve`` for an execution's pending approvals."""
+    if approve is None:
+        raise RuntimeError(f"ptcx client: execution {execution_id} waits for an approval of {approvals[0]['name']} "
+                           "and run was given no approve")
+    out: list[Decision] = []
+    for p in approvals:
+        d = approve(p)
+        if isinstance(d, bool):
+            out.append({"id": p["id"], "approve": d})
+            continue
+        dec: Decision = {"id": p["id"], "approve": d["approve"]}
+        if "reason" in d:
+            dec["reason"] = d["reason"]
+        out.append(dec)
+    return out
 
 
 def answer_with(handlers: Mapping[str, Callable[[Any], Any]], calls: list[PendingCall]) -> list[ToolResult]:

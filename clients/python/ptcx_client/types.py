@@ -63,10 +63,29 @@ class CallRecord(TypedDict):
     code: NotRequired[str]
 
 
+class Label(TypedDict):
+    integrity: NotRequired[str]
+    confidentiality: NotRequired[str]
+
+
 class PendingCall(TypedDict):
+    """A client tool's call (kind "tool", or no kind), or a call waiting
+    for a person's decision (kind "approval", with its reason and labels)."""
+
     id: str
     name: str
     arguments: Any
+    kind: NotRequired[str]
+    reason: NotRequired[str]
+    labels: NotRequired[Label]
+
+
+class Decision(TypedDict):
+    """Decides one pending approval (post_approvals)."""
+
+    id: str
+    approve: bool
+    reason: NotRequired[str]
 
 
 class ExecutionState(TypedDict):

@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[3]
 KEYS = {"alpha": "alpha-key", "beta": "beta-key"}
@@ -21,7 +22,9 @@ KEYS = {"alpha": "alpha-key", "beta": "beta-key"}
 class Server:
     """Started by start(), stopped (SIGTERM, then SIGKILL after 10 s) by stop()."""
 
-    def __init__(self) -> None:
+    def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
+        # tools, when given, are the server-side tools of a tools file.
+        self.tools = tools
         self.dir = Path(tempfile.mkdtemp(prefix="ptcx-python-"))
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
@@ -48,6 +51,9 @@ class Server:
         ]
         config = {"listen": "127.0.0.1:0", "workspace": str(self.dir / "work"), "spill_dir": str(self.dir / "spill"),
                   "server": {"max_wait_ms": 10000}, "tenants": tenants}
+        if self.tools is not None:
+            (self.dir / "tools.json").write_text(json.dumps({"tools": self.tools}))
+            config["tools"] = str(self.dir / "tools.json")
         (self.dir / "serve.json").write_text(json.dumps(config))
         with open(self.dir / "log", "wb") as log:
             self.proc = subprocess.Popen([self.binary(), "serve", "--config", str(self.dir / "serve.json")],

@@ -6,6 +6,7 @@ import { runExecution, type RunOptions } from "./run.js";
 import { readEvents } from "./sse.js";
 import type {
   CallResponse,
+  Decision,
   ErrorBody,
   ExecutionEvent,
   ExecutionRequest,
@@ -119,6 +120,25 @@ export class Client {
       method: "POST",
       path: `/v1/executions/${encodeURIComponent(id)}/tool_results`,
       body: { results },
+      idempotent: true,
+      signal: o.signal,
+      retry: o.retry,
+    });
+  }
+
+  /**
+   * decide decides pending approvals (the pending items of kind
+   * "approval") and answers the new state: approved, the call runs and the
+   * program continues; declined, its promise rejects with DENIED and the
+   * reason. The same decision again is a no-op, so it is retried as an
+   * idempotent request; another decision for an approval decided already
+   * is a 409 PtcxError.
+   */
+  decide(id: string, decisions: Decision[], o: RequestOptions = {}): Promise<ExecutionState> {
+    return this.json({
+      method: "POST",
+      path: `/v1/executions/${encodeURIComponent(id)}/approvals`,
+      body: { decisions },
       idempotent: true,
       signal: o.signal,
       retry: o.retry,

@@ -63,6 +63,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{id}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide pending approvals.
+         * @description Decides the execution's pending items of kind "approval", all or none: approved, the call runs and the program continues where it stopped; declined, the program's promise rejects with DENIED and the reason. The same decision again is a no-op (200); another decision for an approval decided already (or declined at quotas.approval_timeout_ms) is 409; a client tool's call, or an id the execution never asked about, is 400. Resuming, forwarding and takeover are as for tool_results.
+         */
+        post: operations["postApprovals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/{id}/events": {
         parameters: {
             query?: {
@@ -278,6 +300,8 @@ export interface components {
             cost?: number;
             /** @description The most the execution may have spent, this call included, for a call to proceed (0: no bound). */
             max_cost?: number;
+            /** @description Every call of the tool is put to a person first: the execution parks on an approval item (POST /v1/executions/{id}/approvals), then on the call itself. */
+            needs_approval?: boolean;
         };
         /** @description A data-flow label (docs/security.md, "Data flow"). */
         Label: {
@@ -301,7 +325,7 @@ export interface components {
         /** @description The flow a data-flow rule refused a call for. */
         PolicyViolation: {
             /** @enum {string} */
-            rule: "accepts" | "accepts.args" | "constraints" | "calls_per_run" | "max_cost";
+            rule: "accepts" | "accepts.args" | "constraints" | "calls_per_run" | "max_cost" | "needs_approval";
             tool: string;
             argument?: string;
             label?: components["schemas"]["Label"];
@@ -376,10 +400,32 @@ export interface components {
             code?: string;
             duration_ms: number;
         };
+        /** @description A call waiting on the client: a client tool's call (kind "tool"; an item without kind is one too), answered with tool_results, or a call waiting for a person's decision (kind "approval"), decided with approvals. */
         PendingCall: {
             id: string;
+            /** @enum {string} */
+            kind?: "tool" | "approval";
             name: string;
             arguments: unknown;
+            /** @description An approval's question: why the call asks. */
+            reason?: string;
+            /** @description The data-flow label the call carried (docs/security.md, "Data flow"); an approval's only. */
+            labels?: {
+                /** @enum {string} */
+                integrity?: "trusted" | "untrusted";
+                /** @enum {string} */
+                confidentiality?: "public" | "private" | "secret";
+            };
+        };
+        Decision: {
+            /** @description A pending approval's id. */
+            id: string;
+            approve: boolean;
+            /** @description Declined, the program's DENIED error carries it. */
+            reason?: string;
+        };
+        ApprovalsRequest: {
+            decisions: components["schemas"]["Decision"][];
         };
         ExecutionState: {
             id: string;
@@ -439,7 +485,7 @@ export interface components {
         Event: {
             id: number;
             /** @enum {string} */
-            type: "call_started" | "call_finished" | "pending" | "result_received" | "expired" | "log" | "done";
+            type: "call_started" | "call_finished" | "pending" | "approval_pending" | "result_received" | "expired" | "log" | "done";
             data: unknown;
         };
     };
@@ -637,6 +683,39 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["QuotaExceeded"];
+            default: components["responses"]["Error"];
+        };
+    };
+    postApprovals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApprovalsRequest"];
+            };
+        };
+        responses: {
+            /** @description The new state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             429: components["responses"]["QuotaExceeded"];
             default: components["responses"]["Error"];

@@ -2,7 +2,7 @@
 // each time it is pending, wait while it runs, until it settles.
 import type { Client } from "./client.js";
 import { Budget, sleep, waitFor, type RetryOptions } from "./retry.js";
-import type { ExecutionRequest, ExecutionState, PendingCall, ToolResult } from "./types.js";
+import type { Decision, ExecutionRequest, ExecutionState, PendingCall, ToolResult } from "./types.js";
 
 /** The code of an execution whose node was lost while it ran (docs/cluster.md). */
 export const NODE_LOST = "NODE_LOST";
@@ -22,6 +22,12 @@ export interface RunOptions {
    * result.
    */
   tools?: Record<string, ClientToolHandler>;
+  /**
+   * Decides the calls that wait for a person's approval (pending items of
+   * kind "approval": their name, arguments, reason and labels): true or
+   * {approve, reason}. Without it, run throws at the first approval.
+   */
+  approve?: (call: PendingCall) => boolean | { approve: boolean; reason?: string } | Promise<boolean | { approve: boolean; reason?: string }>;
   /** Aborts the run: the requests, the waits and the handlers' signal. The execution is left as it is. */
   signal?: AbortSignal;
   /** The bounds of the run's retries; the client's when absent. */
@@ -53,7 +59,7 @@ export async function runExecution(c: Client, req: ExecutionRequest, o: RunOptio
   const restarts = new Budget(retry);
   let body = req;
   for (;;) {
-    const st = await drive(c, body, handlers, o.signal, retry);
+    const st = await drive(c, body, handlers, o.approve, o.signal, retry);
     if (st.status !== "failed" || st.error?.code !== NODE_LOST || !req.idempotency_key) return st;
     const wait = restarts.next(st.error, waitFor(undefined, restarts.retries + 1));
     if (wait === undefined) return st;
@@ -66,6 +72,7 @@ async function drive(
   c: Client,
   req: ExecutionRequest,
   handlers: Record<string, ClientToolHandler>,
+  approve: RunOptions["approve"],
   signal: AbortSignal | undefined,
   retry: RetryOptions,
 ): Promise<ExecutionState> {
@@ -76,6 +83,17 @@ async function drive(
   for (;;) {
     switch (st.status) {
       case "pending": {
+        const approvals = (st.pending ?? []).filter((p) => p.id !== undefined && p.kind === "approval");
+        if (approvals.length > 0) {
+          if (!approve) throw new Error(`ptcx client: execution ${st.id} waits for an approval of ${approvals[0]!.name} and RunOptions.approve is not set`);
+          const decisions: Decision[] = [];
+          for (const p of approvals) {
+            const d = await approve(p);
+            decisions.push(typeof d === "boolean" ? { id: p.id!, approve: d } : { id: p.id!, approve: d.approve, reason: d.reason });
+          }
+          st = await c.decide(st.id, decisions, ro);
+          break;
+        }
         const calls = (st.pending ?? []).filter((p) => p.id !== undefined);
         const fresh = calls.filter((p) => !answered.has(p.id!));
         if (fresh.length === 0) {

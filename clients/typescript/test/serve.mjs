@@ -23,7 +23,7 @@ export const keys = { main: "main-key-0123456789", tight: "tight-key-0123456789"
  * Call stop in an after() hook: it sends SIGTERM (the server drains) and
  * kills the process if it is not gone within 10 s.
  */
-export async function startServe() {
+export async function startServe(opts = {}) {
   const bin = process.env.PTCX_BIN || join(repoRoot, "bin/ptcx");
   if (!existsSync(bin)) {
     throw new Error(`${bin} is missing: build it with \`go build -o bin/ptcx ./cmd/ptcx\` (make test-ts does), or set PTCX_BIN`);
@@ -40,6 +40,11 @@ export async function startServe() {
       { name: "tight", key_sha256: sha256(keys.tight), mode: "ptc", quotas: { max_concurrent: 4, max_pending: 1, max_streams: 2 } },
     ],
   };
+  if (opts.tools) {
+    // A tools file of server-side tools (as for `ptcx call --tools`).
+    writeFileSync(join(dir, "tools.json"), JSON.stringify({ tools: opts.tools }));
+    config.tools = join(dir, "tools.json");
+  }
   writeFileSync(join(dir, "serve.json"), JSON.stringify(config));
   const proc = spawn(bin, ["serve", "--config", join(dir, "serve.json")], { stdio: ["ignore", "ignore", "pipe"] });
   let log = "";

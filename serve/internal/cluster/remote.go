@@ -17,17 +17,21 @@ import (
 
 // The operations one node asks of an execution's owner.
 const (
-	OpCancel  = "cancel"
-	OpResults = "results"
+	OpCancel    = "cancel"
+	OpResults   = "results"
+	OpApprovals = "approvals"
 )
 
 // NodeRequest is what a node sends to an execution's owner on
-// SUBJECT.node.OWNER: a DELETE or a tool_results it received.
+// SUBJECT.node.OWNER: a DELETE, a tool_results or an approvals it
+// received.
 type NodeRequest struct {
 	Op      string                `json:"op"`
 	Tenant  string                `json:"tenant"`
 	ID      string                `json:"id"`
 	Results []protocol.ToolResult `json:"results,omitempty"`
+	// Decisions are an approvals request's (OpApprovals).
+	Decisions []protocol.Decision `json:"decisions,omitempty"`
 }
 
 // nodeReply is the owner's answer: the HTTP status and body to pass on.
@@ -59,8 +63,8 @@ func decodeNodeRequest(data []byte) (NodeRequest, error) {
 	if err := json.Unmarshal(data, &req); err != nil {
 		return req, fmt.Errorf("a forwarded request that is not JSON: %w", err)
 	}
-	if req.Op != OpCancel && req.Op != OpResults {
-		return req, fmt.Errorf("a forwarded request with op %q: want cancel or results", req.Op)
+	if req.Op != OpCancel && req.Op != OpResults && req.Op != OpApprovals {
+		return req, fmt.Errorf("a forwarded request with op %q: want cancel, results or approvals", req.Op)
 	}
 	if req.ID == "" || req.Tenant == "" {
 		return req, errors.New("a forwarded request without id or tenant")

@@ -51,8 +51,9 @@ type Work struct {
 	// runs no program.
 	Compute time.Duration
 	// Client is an execution that may wait on its client (it declared
-	// client tools): it takes one of the tenant's max_pending, and is
-	// refused while the tenant's parked bytes are at their quota.
+	// client tools, or its program may ask for an approval): it takes one
+	// of the tenant's max_pending, and is refused while the tenant's parked
+	// bytes are at their quota.
 	Client bool
 	// Resume is a parked execution resuming: it holds its pending
 	// reservation already, and is not refused for parked bytes.
