@@ -57,7 +57,7 @@ func TestExecutor_WithLiveWait_givenUpParks(t *testing.T) {
 	_, parked := w.ex.ExecuteParkable(ctx, runCodeCall(`return await tools.approve({what: "deploy"});`), isApprove)
 	require.NotNil(t, parked)
 	require.Len(t, shown, 1)
-	require.Equal(t, []executor.ParkedCall{{ID: shown[0].ID, Tool: "approve", Args: json.RawMessage(`{"what":"deploy"}`)}}, parked.Calls())
+	require.Equal(t, []executor.ParkedCall{{ID: shown[0].ID, Tool: "approve", Args: json.RawMessage(`{"what":"deploy"}`), Kind: executor.ParkedTool}}, parked.Calls())
 	require.Equal(t, shown[0].CallID, parked.CallID(shown[0].ID))
 
 	// Resumed with no answer: the call goes to approve's own body.
