@@ -33,6 +33,7 @@ type Compiled struct {
 	call        api.Label // Top when the tool accepts any call
 	args        map[string]api.Label
 	ask         bool
+	handle      bool
 	constraints []constraint
 	callsPerRun int
 	cost        int64
@@ -61,12 +62,7 @@ func Compile(d Declaration) (*Compiled, error) {
 	if d.IsZero() {
 		return nil, nil
 	}
-	if d.Handle {
-		// Refused rather than ignored: a host that declares handles
-		// relies on their keeping data out of the program.
-		return nil, fmt.Errorf("handle: handles are not available yet (issue 33's next step); declare the tool's labels instead")
-	}
-	c := &Compiled{call: api.Top, callsPerRun: d.CallsPerRun, cost: d.Cost, maxCost: d.MaxCost}
+	c := &Compiled{call: api.Top, handle: d.Handle, callsPerRun: d.CallsPerRun, cost: d.Cost, maxCost: d.MaxCost}
 	if d.Labels != nil {
 		if !d.Labels.Valid() {
 			return nil, fmt.Errorf("labels: %v is not a label", *d.Labels)
@@ -159,6 +155,10 @@ func (c *Compiled) Labels() api.Label { return c.labels }
 // Ask reports whether a call past what the tool accepts is put to the
 // approver rather than denied.
 func (c *Compiled) Ask() bool { return c.ask }
+
+// Handle reports whether the tool's results reach a program as handles
+// (docs/security.md, "Handles"). A nil Compiled declares nothing: false.
+func (c *Compiled) Handle() bool { return c != nil && c.handle }
 
 // AcceptsCall returns the most a whole call may carry (api.Top: anything).
 func (c *Compiled) AcceptsCall() api.Label { return c.call }

@@ -475,7 +475,7 @@ func recursionGuest(depth byte) []byte {
 	m = append(m, append(exp2, exp...)...)
 	var code []byte
 	code = append(code, 8)
-	code = append(code, fn(0x41, 0x02)...)                                                 // abi_version: 2
+	code = append(code, fn(0x41, 0x03)...)                                                 // abi_version: 3
 	code = append(code, fn(0x41, 0x00)...)                                                 // init: done
 	code = append(code, fn(0x41, 0x80, 0x08)...)                                           // buffer: 1024
 	code = append(code, fn(0x20, 0x00, 0x41, 0x04, 0x36, 0x02, 0x00, 0x41, 0x80, 0x10)...) // bytecode: *len_out = 4; return 2048
