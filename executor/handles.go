@@ -195,7 +195,7 @@ func (t *handleTable) substitute(args json.RawMessage) (json.RawMessage, *handle
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
+	if err := d.Decode(&v); err != nil || d.More() {
 		return nil, nil, "the arguments are not JSON"
 	}
 	in := &handleArgs{args: map[string]api.Label{}}
@@ -291,7 +291,7 @@ func (t *handleTable) placeholders(result json.RawMessage) (json.RawMessage, []a
 	d := json.NewDecoder(bytes.NewReader(result))
 	d.UseNumber()
 	var v any
-	if d.Decode(&v) != nil {
+	if d.Decode(&v) != nil || d.More() {
 		return result, nil
 	}
 	var held []api.Handle
