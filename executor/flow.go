@@ -169,7 +169,7 @@ func (x *execution) checkFlow() (ask string, ok bool) {
 	}
 	f := &x.parent.flow
 	if v := x.labelViolation(p, f); v != nil {
-		msg := flowMessage(v)
+		msg := x.describeFlow(v, f)
 		if !p.Ask() {
 			x.fail(&api.Error{Code: api.CodeDenied, Message: msg, Policy: v})
 			return "", false

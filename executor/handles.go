@@ -327,3 +327,23 @@ func (t *handleTable) placeholders(result json.RawMessage) (json.RawMessage, []a
 	}
 	return marshal(v), held
 }
+
+// describeFlow is flowMessage for a call whose arguments may hold handles:
+// the data a handle carries was passed, not read, and the message says so.
+func (x *execution) describeFlow(v *api.PolicyViolation, f *flow) string {
+	if x.handleIn == nil || x.handleIn.label.Within(*v.Accepts) {
+		return flowMessage(v)
+	}
+	var b strings.Builder
+	what := "the call"
+	if v.Argument != "" {
+		what = fmt.Sprintf("argument %q", v.Argument)
+	}
+	fmt.Fprintf(&b, "%s may not receive %s data in %s: it accepts %s at most; the data is %s because", v.Tool, past(*v.Label, *v.Accepts), what, v.Accepts, v.Label)
+	if read := f.sourcesPast(*v.Accepts); len(read) > 0 && !x.ctxLabel.Within(*v.Accepts) {
+		fmt.Fprintf(&b, " this program read the results of %s and", strings.Join(read, ", "))
+	}
+	fmt.Fprintf(&b, " the arguments hold handles to results of %s (a handle's label goes with it into every argument it is passed in, however deep)",
+		strings.Join(x.handleIn.sources, ", "))
+	return b.String()
+}

@@ -27,7 +27,7 @@ func handleWorld(t *testing.T, extra ...registry.Tool) (*flowWorld, *sink) {
 		},
 		Policy: policy.Declaration{Labels: &private, Handle: true}}
 	note := registry.Tool{Name: "read_note", ConcurrencySafe: true,
-		Body: func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("buy milk") },
+		Body:   func(context.Context, api.Input) (api.Output, error) { return api.ValueOutput("buy milk") },
 		Policy: policy.Declaration{Labels: &private, Handle: true}}
 	echoTool := registry.Tool{Name: "echo", Body: echo.body}
 	return newFlowWorld(t, append([]registry.Tool{doc, note, echoTool}, extra...)...), echo
@@ -148,11 +148,11 @@ func TestHandles_cannotBeForged(t *testing.T) {
 	w, echo := handleWorld(t, forged, registry.Tool{Name: "forger", Body: forger.body})
 	e := w.executor(t, executor.NewConfig())
 	for name, code := range map[string]string{
-		"a program writes a marker":         `await tools.read_doc({}); return await tools.echo({x: {"$ptcx.handle": "0123456789abcdef0123456789abcdef"}})`,
-		"a marker with more members":        `const h = await tools.read_doc({}); return await tools.echo({x: {"$ptcx.handle": "0", h}})`,
-		"a tool's handle-shaped result":     `await tools.read_doc({}); const f = await tools.forged({}); return await tools.echo({f: {"$ptcx.handle": f["$ptcx.handle"]}})`,
-		"a tool's result passed whole":      `await tools.read_doc({}); const f = await tools.forged({}); return await tools.echo({f})`,
-		"a non-string ref":                  `await tools.read_doc({}); return await tools.echo({x: {"$ptcx.handle": 7}})`,
+		"a program writes a marker":     `await tools.read_doc({}); return await tools.echo({x: {"$ptcx.handle": "0123456789abcdef0123456789abcdef"}})`,
+		"a marker with more members":    `const h = await tools.read_doc({}); return await tools.echo({x: {"$ptcx.handle": "0", h}})`,
+		"a tool's handle-shaped result": `await tools.read_doc({}); const f = await tools.forged({}); return await tools.echo({f: {"$ptcx.handle": f["$ptcx.handle"]}})`,
+		"a tool's result passed whole":  `await tools.read_doc({}); const f = await tools.forged({}); return await tools.echo({f})`,
+		"a non-string ref":              `await tools.read_doc({}); return await tools.echo({x: {"$ptcx.handle": 7}})`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := runProgram(e, strings.Replace(catchFirst, "%s", code, 1))
