@@ -36,6 +36,7 @@ func (s *Server) routeTable() []route {
 		{method: "DELETE", path: "/v1/executions/{id}", tenantHandler: s.deleteExecution},
 		{method: "POST", path: "/v1/executions/{id}/tool_results", tenantHandler: s.postToolResults},
 		{method: "GET", path: "/v1/executions/{id}/events", tenantHandler: s.getEvents, long: true},
+		{method: "GET", path: "/v1/executions/{id}/handles/{handle}", tenantHandler: s.getHandle},
 		{method: "DELETE", path: "/v1/sessions/{name}", tenantHandler: s.deleteSession},
 		{method: "POST", path: "/v1/calls", tenantHandler: s.postCall, long: true},
 		{method: "POST", path: "/v1/plans", tenantHandler: s.postPlan},

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/plan"
 	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/protocol"
 )
 
 type openAPIDoc struct {
@@ -51,20 +53,21 @@ func TestOpenAPI_operationIDs(t *testing.T) {
 	var doc openAPIDoc
 	require.NoError(t, yaml.Unmarshal(serve.OpenAPI, &doc))
 	want := map[string]string{
-		"POST /v1/executions":                   "createExecution",
-		"GET /v1/executions/{id}":               "getExecution",
-		"DELETE /v1/executions/{id}":            "cancelExecution",
-		"POST /v1/executions/{id}/tool_results": "postToolResults",
-		"GET /v1/executions/{id}/events":        "streamEvents",
-		"DELETE /v1/sessions/{name}":            "deleteSession",
-		"POST /v1/calls":                        "callTool",
-		"POST /v1/plans":                        "createPlan",
-		"GET /v1/tools":                         "listTools",
-		"GET /v1/prompt":                        "getPrompt",
-		"POST /mcp":                             "mcp",
-		"GET /healthz":                          "healthz",
-		"GET /readyz":                           "readyz",
-		"GET /metrics":                          "metrics",
+		"POST /v1/executions":                      "createExecution",
+		"GET /v1/executions/{id}":                  "getExecution",
+		"DELETE /v1/executions/{id}":               "cancelExecution",
+		"POST /v1/executions/{id}/tool_results":    "postToolResults",
+		"GET /v1/executions/{id}/events":           "streamEvents",
+		"GET /v1/executions/{id}/handles/{handle}": "getHandle",
+		"DELETE /v1/sessions/{name}":               "deleteSession",
+		"POST /v1/calls":                           "callTool",
+		"POST /v1/plans":                           "createPlan",
+		"GET /v1/tools":                            "listTools",
+		"GET /v1/prompt":                           "getPrompt",
+		"POST /mcp":                                "mcp",
+		"GET /healthz":                             "healthz",
+		"GET /readyz":                              "readyz",
+		"GET /metrics":                             "metrics",
 	}
 	got := map[string]string{}
 	for path, item := range doc.Paths {
@@ -96,6 +99,7 @@ func TestOpenAPI_schemasMatchTypes(t *testing.T) {
 		"ToolResultsRequest": serve.ToolResultsRequest{}, "CallRequest": serve.CallRequest{}, "CallResponse": serve.CallResponse{},
 		"ErrorBody": serve.ErrorBody{}, "ErrorEnvelope": serve.ErrorEnvelope{}, "Event": serve.Event{},
 		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{},
+		"Handle": api.Handle{}, "HandleValue": protocol.HandleValue{},
 	}
 	var names []string
 	for name := range doc.Components.Schemas {

@@ -89,6 +89,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{id}/handles/{handle}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                handle: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The value of a handle the execution's result holds.
+         * @description A handle's value stays with the host (docs/security.md, "Handles"): the model is shown a placeholder, the host resolves it here, under the tenant's key (another tenant's execution is a 404), for as long as the execution is retained. 404 when the execution has not completed, its result holds no such handle, or (in a cluster) another node ran it.
+         */
+        get: operations["getHandle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{name}": {
         parameters: {
             query?: never;
@@ -353,6 +376,34 @@ export interface components {
             /** Format: date-time */
             expires_at?: string;
             error?: components["schemas"]["ErrorBody"];
+            /** @description The handles the result holds (value shows each as a placeholder), without their values. */
+            handles?: components["schemas"]["Handle"][];
+        };
+        Handle: {
+            id: string;
+            /** @description The tool whose result it is. */
+            tool: string;
+            /** @description The value's length in bytes (its JSON). */
+            size: number;
+            labels: {
+                /** @enum {string} */
+                integrity: "trusted" | "untrusted";
+                /** @enum {string} */
+                confidentiality: "public" | "private" | "secret";
+            };
+        };
+        HandleValue: {
+            id: string;
+            tool: string;
+            size: number;
+            labels: {
+                /** @enum {string} */
+                integrity: "trusted" | "untrusted";
+                /** @enum {string} */
+                confidentiality: "public" | "private" | "secret";
+            };
+            /** @description The JSON the tool returned. */
+            value: unknown;
         };
         ToolResultError: {
             message: string;
@@ -625,6 +676,32 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["QuotaExceeded"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getHandle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The handle and its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandleValue"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["Error"];
         };
     };
