@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -346,4 +347,67 @@ func (x *execution) describeFlow(v *api.PolicyViolation, f *flow) string {
 	fmt.Fprintf(&b, " the arguments hold handles to results of %s (a handle's label goes with it into every argument it is passed in, however deep)",
 		strings.Join(x.handleIn.sources, ", "))
 	return b.String()
+}
+
+// parkedHandle is a handle as a parked execution's bytes carry it
+// (parkbytes.go).
+type parkedHandle struct {
+	Ref    string          `json:"ref"`
+	ID     string          `json:"id"`
+	Tool   string          `json:"tool"`
+	Labels api.Label       `json:"labels"`
+	Value  json.RawMessage `json:"value"`
+}
+
+// parkedHandles returns the handles t holds, for its parked bytes; nil for
+// none.
+func (t *token) parkedHandles() []parkedHandle {
+	ht := t.handles.Load()
+	if ht == nil {
+		return nil
+	}
+	ht.mu.Lock()
+	defer ht.mu.Unlock()
+	out := make([]parkedHandle, 0, len(ht.byRef))
+	for _, h := range ht.byRef {
+		out = append(out, parkedHandle{Ref: h.ref, ID: h.ID, Tool: h.Tool, Labels: h.Labels, Value: h.Value})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// checkParkedHandles refuses handles no execution could have held: past
+// the bounds, without a name, a label or a JSON value, or named twice.
+func checkParkedHandles(hs []parkedHandle) error {
+	if len(hs) > maxHandles {
+		return fmt.Errorf("it holds %d handles, over the %d an execution may", len(hs), maxHandles)
+	}
+	total, seen := 0, make(map[string]bool, 2*len(hs))
+	for _, h := range hs {
+		total += len(h.Value)
+		switch {
+		case len(h.Ref) != 32 || len(h.ID) != 34 || h.Tool == "" || !h.Labels.Valid() || !json.Valid(h.Value):
+			return errors.New("one of its handles is malformed")
+		case seen[h.Ref] || seen[h.ID]:
+			return errors.New("two of its handles have one name")
+		}
+		seen[h.Ref], seen[h.ID] = true, true
+	}
+	if total > maxHandleBytes {
+		return fmt.Errorf("its handles hold %d bytes, over the %d an execution's may", total, maxHandleBytes)
+	}
+	return nil
+}
+
+// restoreHandles gives a restored parked execution's token its handles.
+func (t *token) restoreHandles(hs []parkedHandle) {
+	if len(hs) == 0 {
+		return
+	}
+	ht := &handleTable{byRef: make(map[string]*heldHandle, len(hs))}
+	for _, h := range hs {
+		ht.byRef[h.Ref] = &heldHandle{ref: h.Ref, Handle: api.Handle{ID: h.ID, Tool: h.Tool, Size: len(h.Value), Labels: h.Labels, Value: h.Value}}
+		ht.bytes += len(h.Value)
+	}
+	t.handles.Store(ht)
 }

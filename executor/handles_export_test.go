@@ -24,3 +24,14 @@ func Placeholders(ref string, result []byte) []byte {
 	r, _ := t.placeholders(result)
 	return r
 }
+
+// ParkedHandle is a handle as parked bytes carry it.
+type ParkedHandle = parkedHandle
+
+// ParkedHandleForTest makes one parked handle.
+func ParkedHandleForTest(ref, id, value string) []ParkedHandle {
+	return []ParkedHandle{{Ref: ref, ID: id, Tool: "doc", Value: []byte(value)}}
+}
+
+// CheckParkedHandles exposes the check of restored handles.
+func CheckParkedHandles(hs []ParkedHandle) error { return checkParkedHandles(hs) }
