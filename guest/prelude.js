@@ -4,7 +4,7 @@
 // It is a single function expression. The glue calls it with the natives
 // object (call, log, timerSet, timerClear, result, error, encode; see
 // glue/natives.c) and keeps the hooks it returns (start, toolError, fire,
-// report, reset, tools). Programs see only what it installs on the global object:
+// report, reset, tools, handle). Programs see only what it installs on the global object:
 // tools (unless lexicalTools), ToolCallError, console, setTimeout and clearTimeout,
 // and their tools in the scope around their own (the wrapper's). See docs/abi.md.
 //
