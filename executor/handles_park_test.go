@@ -1,8 +1,10 @@
 package executor_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,6 +44,16 @@ func TestHandles_parkedBytes(t *testing.T) {
 	data, err := parked.Marshal()
 	require.NoError(t, err)
 	require.True(t, parked.Release())
+
+	// Another execution that writes this one's ref gets no value: the ref
+	// is read here from the parked bytes, where the host keeps it.
+	at := bytes.Index(data, []byte(`"handles":[{"ref":"`))
+	require.Positive(t, at)
+	ref := string(data[at+len(`"handles":[{"ref":"`) : at+len(`"handles":[{"ref":"`)+32])
+	other := runProgram(b, strings.Replace(catchFirst, "%s", `await tools.doc({});
+		return await tools.echo({stolen: {"$ptcx.handle": "`+ref+`"}})`, 1))
+	require.Contains(t, string(heldResult(t, other)), "is handle-shaped but not a handle this execution holds")
+	require.Empty(t, echo.got(), "nothing reached the tool")
 
 	restored, err := b.RestoreParked(data)
 	require.NoError(t, err)
