@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -248,4 +249,29 @@ func TestHandles_aNonHandleCannotBeRead(t *testing.T) {
 	require.JSONEq(t, `["Handle.text() must be called on a handle", "Handle.text() must be called on a handle",
 		"Handle.text() must be called on a handle", "Handle.text() must be called on a handle",
 		"handles are made by the host: a tool declared to return handles gives them"]`, string(heldResult(t, r)))
+}
+
+// TestHandles_hammer: handles made by calls committing at once, read and
+// passed at once, under -race: each read gives its own handle's value.
+func TestHandles_hammer(t *testing.T) {
+	n := 0
+	var mu sync.Mutex
+	numbered := registry.Tool{Name: "numbered", ConcurrencySafe: true, Policy: policy.Declaration{Handle: true},
+		Body: func(context.Context, api.Input) (api.Output, error) {
+			mu.Lock()
+			n++
+			v := n
+			mu.Unlock()
+			return api.ValueOutput(v)
+		}}
+	w, echo := handleWorld(t, numbered)
+	e := w.executor(t, executor.NewConfig())
+	r := runProgram(e, `const hs = await Promise.all(Array.from({length: 64}, () => tools.numbered({})));
+		const vs = await Promise.all(hs.map(h => h.json()));
+		const again = await Promise.all(hs.map(h => h.text()));
+		for (let i = 0; i < 8; i++) tools.echo({i, h: hs[i]});
+		await Promise.all(hs.slice(8, 16).map((h, i) => tools.echo({i: 8 + i, h})));
+		return {distinct: new Set(vs).size, same: vs.every((v, i) => String(v) === again[i])}`)
+	require.JSONEq(t, `{"distinct": 64, "same": true}`, string(heldResult(t, r)))
+	require.GreaterOrEqual(t, len(echo.got()), 8)
 }
