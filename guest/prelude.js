@@ -406,7 +406,7 @@
   defineProperty(HandleProto, "constructor", { __proto__: null, value: Handle });
   defineProperty(HandleProto, "text", { __proto__: null, value: freeze(function text() { return handleRead(this, "text"); }) });
   defineProperty(HandleProto, "json", { __proto__: null, value: freeze(function json() { return handleRead(this, "json"); }) });
-  defineProperty(HandleProto, "toString", { __proto__: null, value: freeze(function toString() {
+  defineProperty(HandleProto, "toString", { __proto__: null, value: freeze(function handleToString() {
     throw new TypeErrorCtor("a Handle is not text: read it with await handle.text(), or pass the handle itself to a tool");
   }) });
   defineProperty(HandleProto, toStringTag, { __proto__: null, value: "Handle" });
