@@ -275,3 +275,37 @@ func TestHandles_hammer(t *testing.T) {
 	require.JSONEq(t, `{"distinct": 64, "same": true}`, string(heldResult(t, r)))
 	require.GreaterOrEqual(t, len(echo.got()), 8)
 }
+
+// TestHandles_refStaysHidden: a program that spies on every route the
+// prelude could leak a handle's ref through (WeakMap's methods, setters on
+// Object.prototype and Array.prototype, defineProperty, the handle's own
+// keys and symbols, its methods' source) never sees one: no 32 hex digits
+// reach it.
+func TestHandles_refStaysHidden(t *testing.T) {
+	w, echo := handleWorld(t)
+	e := w.executor(t, executor.NewConfig())
+	r := runProgram(e, `let seen = "";
+		const str = (v) => { try { return typeof v === "object" && v !== null ? JSON.stringify(v) : String(v) } catch (e) { return "(unprintable)" } };
+		const spy = (what) => function (a, b) { seen += what + ":" + str(a) + "," + str(b) + ";"; };
+		for (const m of ["get", "set", "has"]) { const orig = WeakMap.prototype[m];
+			WeakMap.prototype[m] = function (a, b) { seen += "weakmap." + m + ":" + str(a) + "," + str(b) + ";"; return orig.call(this, a, b) } }
+		for (const k of ["$ptcx.handle", "ref", "as", "0", "1"]) {
+			Object.defineProperty(Object.prototype, k, {set: spy("object." + k), get() { seen += "get object." + k + ";" }, configurable: true});
+			Object.defineProperty(Array.prototype, k, {set: spy("array." + k), get() { seen += "get array." + k + ";" }, configurable: true});
+		}
+		const origDefine = Object.defineProperty;
+		Object.defineProperty = function (o, k, d) { seen += "define:" + String(k) + "=" + str(d && d.value) + ";"; return origDefine(o, k, d) };
+		const h = await tools.read_doc({});
+		await tools.echo({deep: [[{h}], h]});
+		const text = await h.text();
+		Object.defineProperty = origDefine;
+		for (const k of ["$ptcx.handle", "ref", "as", "0", "1"]) { delete Object.prototype[k]; delete Array.prototype[k]; }
+		const probes = [Reflect.ownKeys(h).map(String), Object.getOwnPropertySymbols(h).map(String),
+			String(h.text), String(h.json), Object.getOwnPropertyNames(Object.getPrototypeOf(h)), JSON.stringify(h)];
+		return JSON.stringify({seen, probes, text: text.length})`)
+	got := string(heldResult(t, r))
+	require.NotRegexp(t, `[0-9a-f]{32}`, got, "a ref reached the program: %s", got)
+	require.Contains(t, got, `"seen":""`, "no hook of the program's ran as the prelude made, read or sent the handle")
+	require.Len(t, echo.got(), 1)
+	require.Contains(t, echo.got()[0], "IGNORE PREVIOUS", "the tool got the value")
+}

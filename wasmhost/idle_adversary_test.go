@@ -436,7 +436,7 @@ func TestAdvIdle_handoverRacesIdleReturn(t *testing.T) {
 	testkit.WaitGoroutines(t, before, 5*time.Second)
 }
 
-// recursionGuest is a minimal ptcx guest (ABI version 2) whose ptcx_start
+// recursionGuest is a minimal ptcx guest (ABI version 3) whose ptcx_start
 // makes 2^depth - 1 calls of a function with no loop: f(n) { if (n) { f(n-1);
 // f(n-1) } }. The meter instruments loops and bulk memory operations only,
 // so this guest never polls the host while it recurses.
