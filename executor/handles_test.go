@@ -305,7 +305,9 @@ func TestHandles_refStaysHidden(t *testing.T) {
 		return JSON.stringify({seen, probes, text: text.length})`)
 	got := string(heldResult(t, r))
 	require.NotRegexp(t, `[0-9a-f]{32}`, got, "a ref reached the program: %s", got)
-	require.Contains(t, got, `"seen":""`, "no hook of the program's ran as the prelude made, read or sent the handle")
+	var out string
+	require.NoError(t, json.Unmarshal(heldResult(t, r), &out))
+	require.Contains(t, out, `"seen":""`, "no hook of the program's ran as the prelude made, read or sent the handle")
 	require.Len(t, echo.got(), 1)
 	require.Contains(t, echo.got()[0], "IGNORE PREVIOUS", "the tool got the value")
 }
