@@ -53,22 +53,22 @@ func TestOpenAPI_operationIDs(t *testing.T) {
 	var doc openAPIDoc
 	require.NoError(t, yaml.Unmarshal(serve.OpenAPI, &doc))
 	want := map[string]string{
-		"POST /v1/executions":                      "createExecution",
-		"GET /v1/executions/{id}":                  "getExecution",
-		"DELETE /v1/executions/{id}":               "cancelExecution",
-		"POST /v1/executions/{id}/tool_results":    "postToolResults",
-		"GET /v1/executions/{id}/events":           "streamEvents",
-		"GET /v1/executions/{id}/handles/{handle}": "getHandle",
-		"DELETE /v1/sessions/{name}":               "deleteSession",
-		"POST /v1/calls":                           "callTool",
-		"POST /v1/plans":                           "createPlan",
-		"GET /v1/tools":                            "listTools",
-		"GET /v1/prompt":                           "getPrompt",
-		"POST /mcp":                                "mcp",
-		"GET /healthz":                             "healthz",
-		"GET /readyz":                              "readyz",
-		"GET /metrics":                             "metrics",
+		"POST /v1/executions":                   "createExecution",
+		"GET /v1/executions/{id}":               "getExecution",
+		"DELETE /v1/executions/{id}":            "cancelExecution",
+		"POST /v1/executions/{id}/tool_results": "postToolResults",
+		"GET /v1/executions/{id}/events":        "streamEvents",
+		"DELETE /v1/sessions/{name}":            "deleteSession",
+		"POST /v1/calls":                        "callTool",
+		"POST /v1/plans":                        "createPlan",
+		"GET /v1/tools":                         "listTools",
+		"GET /v1/prompt":                        "getPrompt",
+		"POST /mcp":                             "mcp",
+		"GET /healthz":                          "healthz",
+		"GET /readyz":                           "readyz",
+		"GET /metrics":                          "metrics",
 	}
+	want["GET /v1/executions/{id}/handles/{handle}"] = "getHandle" // docs/security.md, "Handles"
 	got := map[string]string{}
 	for path, item := range doc.Paths {
 		for method, op := range item {
