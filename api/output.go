@@ -28,6 +28,9 @@ type Output struct {
 	// Ledger is run_code's alone: what the program did (see Ledger); the
 	// executor ignores it on any other tool's output.
 	Ledger *Ledger
+	// Handles are run_code's alone: the handles its result holds (see
+	// Result.Handles).
+	Handles []Handle
 }
 
 // ValueOutput marshals v into an Output.

@@ -26,6 +26,10 @@ type Result struct {
 	// program). An error carries the label its value would have. The zero
 	// Label, {trusted, public}, when nothing declared any.
 	Labels Label
+	// Handles are the handles a run_code result holds, with their values
+	// (Handle), which its Text shows as placeholders; Result.Handle
+	// resolves one by its ID.
+	Handles []Handle
 }
 
 // OK reports whether the call succeeded.

@@ -16,4 +16,8 @@ type Schema struct {
 	Timeout         time.Duration   `json:"timeout,omitempty"`
 	// Transport is true for run_code.
 	Transport bool `json:"transport,omitempty"`
+	// Handle is true for a tool whose results reach a program as handles
+	// (its policy's "handle": true; docs/security.md, "Handles"): its
+	// declaration returns Handle<Output>.
+	Handle bool `json:"handle,omitempty"`
 }

@@ -46,6 +46,7 @@ type Config struct {
 	sessions     SessionLimits // session.go
 	sessionStore SessionStore  // session_store.go
 	parkIdle     time.Duration // idlepark.go
+	handleOver   int           // handles.go: results over this many bytes are handles; 0: none
 }
 
 // NewConfig returns the default configuration.

@@ -162,6 +162,7 @@ type execution struct {
 	// Data flow (flow.go).
 	ctxLabel api.Label            // a nested call's: its program's context label when it made the call
 	runLabel api.Label            // run_code's: its program's context label at the end
+	handleIn *handleArgs          // a nested call's handles in its arguments (handles.go), or nil
 	flowAsk  *api.PolicyViolation // the rule put to the approver: a flow past accepts (on_violation: ask), or needs_approval
 	cost     int64                // what the call cost (its tool's cost), once allowed
 

@@ -64,13 +64,17 @@ func (x *execution) finish(ctx context.Context) api.Result {
 	// After the finalizer, which may not lower it (flow.go).
 	r.Labels = r.Labels.Join(x.resultLabel(x.err == nil))
 	if x.def != nil && x.def.Transport() { // run_code's alone: another body cannot claim one
-		r.Ledger = x.out.Ledger
+		r.Ledger, r.Handles = x.out.Ledger, x.out.Handles
 		if x.err != nil {
 			r.Ledger = x.err.Ledger
 		}
 	}
 	if x.req.Nested {
-		x.parent.ledger.add(x.req.Tool, r, x.bodyTime, x.req.Args, x.cost)
+		args := x.req.Args
+		if x.handleIn != nil { // the ledger is shown to the model: placeholders, not the handles' values
+			args = x.handleIn.shown
+		}
+		x.parent.ledger.add(x.req.Tool, r, x.bodyTime, args, x.cost)
 	}
 
 	if len(x.e.cfg.onResult) > 0 {

@@ -174,7 +174,7 @@ func (x *execution) checkFlow() (ask string, ok bool) {
 	}
 	f := &x.parent.flow
 	if v := x.labelViolation(p, f); v != nil {
-		msg := flowMessage(v)
+		msg := x.describeFlow(v, f)
 		if !p.Ask() {
 			x.fail(&api.Error{Code: api.CodeDenied, Message: msg, Policy: v})
 			return "", false
@@ -198,6 +198,9 @@ func (x *execution) checkFlow() (ask string, ok bool) {
 // made with (x.ctxLabel); the whole call, the join of its arguments'.
 func (x *execution) labelViolation(p *policy.Compiled, f *flow) *api.PolicyViolation {
 	call := x.ctxLabel
+	if x.handleIn != nil { // handles in its arguments: their labels on their arguments only (handles.go)
+		call = call.Join(x.handleIn.label)
+	}
 	if args := p.AcceptsArgs(); len(args) > 0 {
 		names := make([]string, 0, len(args))
 		for name := range args {
@@ -210,16 +213,30 @@ func (x *execution) labelViolation(p *policy.Compiled, f *flow) *api.PolicyViola
 				continue // nothing flows through an argument the call does not give
 			}
 			limit := args[name]
-			if l := x.ctxLabel; !l.Within(limit) {
+			if l := x.ctxLabel.Join(x.handleIn.argLabel(name)); !l.Within(limit) {
 				return &api.PolicyViolation{Rule: "accepts.args", Tool: x.req.Tool, Argument: name, Label: &l, Accepts: &limit,
-					Sources: f.sourcesPast(limit)}
+					Sources: x.sourcesPast(f, limit)}
 			}
 		}
 	}
 	if limit := p.AcceptsCall(); !call.Within(limit) {
-		return &api.PolicyViolation{Rule: "accepts", Tool: x.req.Tool, Label: &call, Accepts: &limit, Sources: f.sourcesPast(limit)}
+		return &api.PolicyViolation{Rule: "accepts", Tool: x.req.Tool, Label: &call, Accepts: &limit, Sources: x.sourcesPast(f, limit)}
 	}
 	return nil
+}
+
+// sourcesPast is f.sourcesPast with the tools of the handles in the call's
+// arguments, which are past limit when their labels are.
+func (x *execution) sourcesPast(f *flow, limit api.Label) []string {
+	out := f.sourcesPast(limit)
+	if x.handleIn != nil && !x.handleIn.label.Within(limit) {
+		for _, t := range x.handleIn.sources {
+			if !containsString(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }
 
 // flowMessage says which flow a call was refused for, for the model and
@@ -265,6 +282,9 @@ func (x *execution) resultLabel(ok bool) api.Label {
 		return x.runLabel
 	}
 	l := x.ctxLabel
+	if x.handleIn != nil { // data that flowed in through handles flows out (handles.go)
+		l = l.Join(x.handleIn.label)
+	}
 	if p := x.def.Policy(); p != nil {
 		l = l.Join(p.Labels())
 	}

@@ -55,7 +55,9 @@ const parkedMagic = "PTCXPARK"
 // MaxParkedHeaderBytes bounds the part of a parked execution that is not
 // the sandbox's snapshot: the call's arguments (the program, within
 // DefaultMaxCodeBytes), the waiting calls' arguments (within the run's
-// in-flight bound, api.Limits.MaxInFlightArgBytes) and the ledger.
+// in-flight bound, api.Limits.MaxInFlightArgBytes), the ledger and the
+// handles it holds with their values (handles.go: an execution whose
+// handles do not fit is not parked to bytes; Marshal says why).
 const MaxParkedHeaderBytes = 64 << 20
 
 // parkedFixed is the size of the format's fixed fields.
@@ -102,6 +104,9 @@ type parkedHeader struct {
 	// Flow is the execution's data-flow state (flow.go): absent when its
 	// label is the lowest and nothing was counted.
 	Flow *parkedFlow `json:"flow,omitempty"`
+	// Handles are the handles the execution holds, with their values
+	// (handles.go): absent when it holds none.
+	Handles []parkedHandle `json:"handles,omitempty"`
 }
 
 // parkedFlow is a parked execution's context label, its sources, its
@@ -212,6 +217,7 @@ func (p *Parked) Marshal() ([]byte, error) {
 	h.Ledger = parkedLedger{Calls: slices.Clone(l.calls), Args: slices.Clone(l.args), Total: l.total, Omitted: l.omitted, Cost: l.cost}
 	l.mu.Unlock()
 	h.Flow = c.tok.flow.parked()
+	h.Handles = c.tok.parkedHandles()
 	hb, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("executor: marshalling parked execution %s: %w", x.req.ID, err)
@@ -348,6 +354,9 @@ func (h *parkedHeader) check(version uint32) error {
 		return errors.New("the ledger's counts do not add up")
 	}
 	if err := h.Flow.check(); err != nil {
+		return err
+	}
+	if err := checkParkedHandles(h.Handles); err != nil {
 		return err
 	}
 	if err := h.Limits.api().Validate(); err != nil {
@@ -500,6 +509,7 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 	tok.ledger.calls, tok.ledger.args = h.Ledger.Calls, h.Ledger.Args
 	tok.ledger.total, tok.ledger.omitted, tok.ledger.cost = h.Ledger.Total, h.Ledger.Omitted, h.Ledger.Cost
 	tok.flow.restore(h.Flow)
+	tok.restoreHandles(h.Handles)
 	tok.plan = bound
 	c := &codeRun{x: x, prog: prog, names: h.Tools, limits: h.Limits.api().Within(e.limits), tok: tok,
 		start: time.Now(), elapsed: time.Duration(h.ElapsedN)}

@@ -64,6 +64,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	c := &codeRun{x: x, prog: prog, names: names, catalog: catalog, limits: limits, tok: e.mintToken(x.req.ID, x.req.Scope), start: time.Now(),
 		park: parkingOf(ctx)}
 	c.tok.plan = bound
+	c.tok.session = x.session != ""
 	if x.session != "" {
 		return e.runInSession(ctx, c) // session_run.go
 	}
@@ -145,6 +146,10 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 		return api.Output{}, f
 	}
 	ledger := tok.ledger.report(out.Stats, 0)
+	var held []api.Handle
+	if t := tok.handles.Load(); t != nil { // handles in the result: placeholders for the model (handles.go)
+		out.Result, held = t.placeholders(out.Result)
+	}
 	text := noOutput
 	if len(out.Logs) > 0 || len(out.Result) > 0 {
 		text = shape.Output(out.Logs, out.Result, limits.ModelBytes).Text
@@ -157,7 +162,7 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	if err != nil {
 		return api.Output{}, internal("run_code result", err)
 	}
-	return api.Output{Value: b, Text: text, Ledger: ledger}, nil
+	return api.Output{Value: b, Text: text, Ledger: ledger, Handles: held}, nil
 }
 
 func syntaxFailure(err error, code string) *api.Error {

@@ -127,6 +127,13 @@ func (s *scheduler) handOff() {
 
 // Dispatch registers a nested call. It never blocks.
 func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmhost.CallResult)) {
+	var in *handleArgs
+	if t := s.tok.handles.Load(); t != nil { // the run holds handles (handles.go)
+		var done bool
+		if args, in, done = s.handleDispatch(t, name, args, reply); done {
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.settled {
 		s.mu.Unlock()
@@ -146,6 +153,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 	s.e.initExecution(&n.x, call, s.tok)
 	n.x.ctxLabel = s.tok.flow.context() // what the program had read when it made the call (flow.go)
 	n.x.req.Labels = n.x.ctxLabel
+	n.x.handleIn = in
 	s.queue = append(s.queue, n)
 	if !s.deferred {
 		s.handOff()
@@ -332,8 +340,14 @@ func (s *scheduler) commit(n *nested) {
 	s.answerMu.Lock()
 	n.x.seq = s.completed.Add(1)
 	r := n.x.finish(s.ctx)
-	s.tok.flow.deliver(r.Tool, r.Labels) // the program has read it from now on (flow.go)
-	answer, reply := callResult(r), n.reply
+	var answer wasmhost.CallResult
+	if r.OK() && n.x.def != nil && (n.x.def.Policy().Handle() || (s.e.cfg.handleOver > 0 && len(r.Value) > s.e.cfg.handleOver)) {
+		answer = s.handleAnswer(r) // the value stays here; its label joins nothing (handles.go)
+	} else {
+		s.tok.flow.deliver(r.Tool, r.Labels) // the program has read it from now on (flow.go)
+		answer = callResult(r)
+	}
+	reply := n.reply
 	s.mu.Lock()
 	// Only an exclusive call waits for this (drain); s.cond must not be
 	// signalled here: it would wake the sequencer to take calls the

@@ -19,6 +19,10 @@ type token struct {
 	ledger ledger       // the nested calls of the run, as they finish
 	flow   flow         // the run's context label, counts and cost (flow.go)
 	plan   *plan.Bound  // the approved plan the run is bound to, or nil (plan.go)
+	// handles is the run's handle table (handles.go), made at its first
+	// handle; nil until then, so a run without handles tests one pointer.
+	handles atomic.Pointer[handleTable]
+	session bool // the run is a session's program: handles are refused (handles.go)
 }
 
 func (e *Executor) mintToken(callID, scope string) *token {

@@ -4,7 +4,7 @@
 // It is a single function expression. The glue calls it with the natives
 // object (call, log, timerSet, timerClear, result, error, encode; see
 // glue/natives.c) and keeps the hooks it returns (start, toolError, fire,
-// report, reset, tools). Programs see only what it installs on the global object:
+// report, reset, tools, handle). Programs see only what it installs on the global object:
 // tools (unless lexicalTools), ToolCallError, console, setTimeout and clearTimeout,
 // and their tools in the scope around their own (the wrapper's). See docs/abi.md.
 //
@@ -80,6 +80,11 @@
   const arrayJoin = uncurry(Array.prototype.join);
   const strLastIndexOf = uncurry(String.prototype.lastIndexOf);
   const isFinite = Number.isFinite;
+  const WeakMapCtor = WeakMap;
+  const weakGet = uncurry(WeakMapCtor.prototype.get);
+  const weakSet = uncurry(WeakMapCtor.prototype.set);
+  const weakHas = uncurry(WeakMapCtor.prototype.has);
+  const toStringTag = Symbol.toStringTag;
   const natTools = natives.tools;
   const natLog = natives.log;
   const natTimerSet = natives.timerSet;
@@ -369,6 +374,91 @@
     return at < 0 ? l : strSlice(l, 0, at) + "<program>:" + strSlice(l, at + "<input>:".length);
   }
 
+  // ---- Handles (docs/abi.md, "Handles"). ----
+
+  // A handle is a frozen object whose value stays with the host. Its ref,
+  // the host's unforgeable name for it in this execution, is kept here,
+  // never on the object: no program code can read it. The host answers a
+  // call with a handle (ptcx_resume's ok 2) with an envelope {ref, size,
+  // labels, tool}, which the hook handle turns into the object. A handle
+  // in a tool's arguments or in the result is sent as the marker
+  // {"$ptcx.handle": ref}; the host replaces it (with the value, or with a
+  // placeholder for the model) and refuses a marker of a ref it did not
+  // give this execution. text() and json() read the value with the
+  // reserved internal call HANDLE_CALL, which no program can make.
+  const HANDLE_MARK = "$ptcx.handle";
+  const HANDLE_CALL = "$handle";
+  const handleRefs = new WeakMapCtor();
+  const isHandle = (v) => v !== null && typeof v === "object" && weakHas(handleRefs, v);
+  const handleCalls = create(null);
+  natTools([HANDLE_CALL], (name, r) => toolRefused("$handle", r), create(null), handleCalls);
+  const readHandle = handleCalls[HANDLE_CALL];
+
+  function handleRead(h, as) {
+    const ref = h !== null && typeof h === "object" ? weakGet(handleRefs, h) : undefined;
+    if (ref === undefined) return rejected(new TypeErrorCtor("Handle." + as + "() must be called on a handle"));
+    return readHandle({ __proto__: null, ref, as });
+  }
+  function Handle() {
+    throw new TypeErrorCtor("handles are made by the host: a tool declared to return handles gives them");
+  }
+  const HandleProto = create(null);
+  defineProperty(HandleProto, "constructor", { __proto__: null, value: Handle });
+  defineProperty(HandleProto, "text", { __proto__: null, value: freeze(function text() { return handleRead(this, "text"); }) });
+  defineProperty(HandleProto, "json", { __proto__: null, value: freeze(function json() { return handleRead(this, "json"); }) });
+  defineProperty(HandleProto, "toString", { __proto__: null, value: freeze(function handleToString() {
+    throw new TypeErrorCtor("a Handle is not text: read it with await handle.text(), or pass the handle itself to a tool");
+  }) });
+  defineProperty(HandleProto, toStringTag, { __proto__: null, value: "Handle" });
+  freeze(HandleProto);
+  defineProperty(Handle, "prototype", { __proto__: null, value: HandleProto, writable: false });
+  freeze(Handle);
+
+  // makeHandle is the Handle object of a host's envelope (the hook
+  // handle).
+  function makeHandle(env) {
+    const own = (k) => (env !== null && typeof env === "object" && hasOwn(env, k) ? env[k] : undefined);
+    const l = own("labels");
+    const label = (k) => (l !== null && typeof l === "object" && hasOwn(l, k) ? toStr(l[k]) : "");
+    const h = create(HandleProto);
+    defineProperty(h, "size", { __proto__: null, value: +own("size") || 0, enumerable: true });
+    defineProperty(h, "labels", { __proto__: null, value: freeze({ integrity: label("integrity"), confidentiality: label("confidentiality") }), enumerable: true });
+    defineProperty(h, "tool", { __proto__: null, value: toStr(own("tool")), enumerable: true });
+    freeze(h);
+    weakSet(handleRefs, h, toStr(own("ref")));
+    return h;
+  }
+
+  // marked returns a copy of a tool's arguments with each handle replaced
+  // by its marker: plain objects and arrays are copied (a getter read once
+  // more), anything else is kept for the encoder to refuse as it would.
+  // Properties are defined, not set, so no setter of a program's sees a
+  // marker.
+  function marked(v, depth) {
+    if (v === null || typeof v !== "object") return v;
+    const ref = weakGet(handleRefs, v);
+    if (ref !== undefined) {
+      const m = create(null);
+      defineProperty(m, HANDLE_MARK, { __proto__: null, value: ref, enumerable: true });
+      return m;
+    }
+    if (depth >= MAX_JSON_DEPTH) return v;
+    if (isArray(v)) {
+      const n = v.length, out = [];
+      for (let i = 0; i < n; i++) {
+        defineProperty(out, i, { __proto__: null, value: marked(v[i], depth + 1), writable: true, enumerable: true, configurable: true });
+      }
+      return out;
+    }
+    const p = getPrototypeOf(v);
+    if (p !== ObjectProto && p !== null) return v;
+    const out = create(null), names = keys(v);
+    for (let i = 0; i < names.length; i++) {
+      defineProperty(out, names[i], { __proto__: null, value: marked(v[names[i]], depth + 1), writable: true, enumerable: true, configurable: true });
+    }
+    return out;
+  }
+
   // ---- ToolCallError and tools. ----
 
   // ToolCallError.code is the call's error code (api.Code: DENIED,
@@ -443,10 +533,24 @@
     let bound;
     bound = create(explainer((key) => unbound(bound, key, catalogText !== "")));
     const byName = create(null);
+    // Arguments that hold a handle are refused by the encoder (a handle is
+    // no plain object): they are passed again, once, with each handle's
+    // marker in its place.
+    let marking = false;
+    const refused = (name, r, args) => {
+      if (marking || typeof r === "number" || r[0] !== REFUSE_NOT_PLAIN || !isHandle(r[2])) return toolRefused(name, r);
+      const copy = marked(args, 0);
+      marking = true;
+      try {
+        return byName[name](copy);
+      } finally {
+        marking = false;
+      }
+    };
     // One frozen function per name, on byName and (save "then") on bound
     // as an enumerable read-only property (natives.tools, calls.c);
     // namespaces only when a name is dotted.
-    if (natTools(names, toolRefused, bound, byName)) namespaces(bound, byName);
+    if (natTools(names, refused, bound, byName)) namespaces(bound, byName);
     const call = (name, args) => {
       const n = toStr(name);
       if (hasOwn(byName, n)) return byName[n](args);
@@ -805,6 +909,7 @@
     c.value = (key, v, path, depth, inArray) => {
       if (c.failure !== "") return undefined;
       try {
+        if (isHandle(v)) return "{" + stringify(HANDLE_MARK) + ":" + stringify(weakGet(handleRefs, v)) + "}";
         if (v !== null && (typeof v === "object" || typeof v === "function")) {
           let isDate = false;
           try {
@@ -967,6 +1072,11 @@
     reset() {
       const ids = keys(timers);
       for (let i = 0; i < ids.length; i++) delete timers[ids[i]];
+    },
+    // handle makes the Handle object of a call answered with a handle
+    // (ptcx_resume's ok 2) from the host's envelope.
+    handle(env) {
+      return makeHandle(env);
     },
     // toolError makes the rejection of a failed call from the host's
     // payload: the message, then, after a NUL, the error code (docs/abi.md).

@@ -35,6 +35,7 @@ type Compiled struct {
 	args        map[string]api.Label
 	ask         bool
 	approval    bool // needs_approval
+	handle      bool
 	constraints []constraint
 	callsPerRun int
 	cost        int64
@@ -63,12 +64,7 @@ func Compile(d Declaration) (*Compiled, error) {
 	if d.IsZero() {
 		return nil, nil
 	}
-	if d.Handle {
-		// Refused rather than ignored: a host that declares handles
-		// relies on their keeping data out of the program.
-		return nil, fmt.Errorf("handle: handles are not available yet (issue 33's next step); declare the tool's labels instead")
-	}
-	c := &Compiled{decl: d, call: api.Top, callsPerRun: d.CallsPerRun, cost: d.Cost, maxCost: d.MaxCost, approval: d.NeedsApproval}
+	c := &Compiled{decl: d, call: api.Top, handle: d.Handle, callsPerRun: d.CallsPerRun, cost: d.Cost, maxCost: d.MaxCost, approval: d.NeedsApproval}
 	if d.Labels != nil {
 		if !d.Labels.Valid() {
 			return nil, fmt.Errorf("labels: %v is not a label", *d.Labels)
@@ -169,6 +165,10 @@ func (c *Compiled) Ask() bool { return c.ask }
 // NeedsApproval reports whether every call of the tool is put to the
 // approver (Declaration.NeedsApproval).
 func (c *Compiled) NeedsApproval() bool { return c.approval }
+
+// Handle reports whether the tool's results reach a program as handles
+// (docs/security.md, "Handles"). A nil Compiled declares nothing: false.
+func (c *Compiled) Handle() bool { return c != nil && c.handle }
 
 // AcceptsCall returns the most a whole call may carry (api.Top: anything).
 func (c *Compiled) AcceptsCall() api.Label { return c.call }

@@ -32,9 +32,11 @@ type Declaration struct {
 	// Accepts is the most a call of the tool may carry; nil accepts
 	// anything.
 	Accepts *Accepts `json:"accepts,omitempty"`
-	// Handle makes the tool's results reach a program as handles. Not
-	// available yet (issue 33's next step): Compile refuses it rather
-	// than ignore it.
+	// Handle makes the tool's successful results reach a program as
+	// handles: opaque objects whose value stays with the host, which the
+	// program passes to other tools or reads (and so joins their label
+	// into its context) with text() and json() (docs/security.md,
+	// "Handles").
 	Handle bool `json:"handle,omitempty"`
 	// Constraints are CEL expressions over args (the call's arguments,
 	// decoded), each of which must be true for the call to proceed;

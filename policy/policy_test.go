@@ -36,13 +36,23 @@ func TestDecodeMembers_theIssuesExample(t *testing.T) {
 	require.EqualValues(t, 3, d.Cost)
 	require.EqualValues(t, 9, d.MaxCost)
 
-	_, err = policy.Compile(d)
-	require.ErrorContains(t, err, "handle: handles are not available yet", "refused, not ignored")
-	d.Handle = false
 	c, err := policy.Compile(d)
 	require.NoError(t, err)
 	require.Equal(t, api.Label{Confidentiality: api.Private}, c.Labels())
 	require.False(t, c.Ask())
+	require.True(t, c.Handle())
+}
+
+func TestCompiled_Handle(t *testing.T) {
+	var none *policy.Compiled
+	require.False(t, none.Handle(), "a tool that declares nothing gives values")
+	c, err := policy.Compile(policy.Declaration{Handle: true})
+	require.NoError(t, err)
+	require.NotNil(t, c, "handle alone is a declaration")
+	require.True(t, c.Handle())
+	c, err = policy.Compile(policy.Declaration{CallsPerRun: 1})
+	require.NoError(t, err)
+	require.False(t, c.Handle())
 }
 
 func TestDecodeMembers_refusesBadMembers(t *testing.T) {

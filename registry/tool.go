@@ -103,6 +103,7 @@ func compile(t Tool) (*resolve.Definition, error) {
 		OutputSchema:    clone(t.OutputSchema),
 		ConcurrencySafe: t.ConcurrencySafe,
 		Timeout:         t.Timeout,
+		Handle:          t.Policy.Handle,
 	}, t.Body, t.Finalize)
 	if err != nil || p == nil {
 		return d, err

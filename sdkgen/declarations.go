@@ -30,6 +30,21 @@ declare class ToolCallError extends Error {
 }
 `
 
+// handleDecl declares what a tool that returns handles gives (declared
+// only when one does: docs/security.md, "Handles").
+const handleDecl = `/** A result the host holds for the program: pass it as (or anywhere inside) a tool's arguments and the tool gets its value; read it with text() or json(), after which the program's later calls carry its labels. */
+interface Handle<T = JsonValue> {
+  /** The value's size in bytes (its JSON). */
+  readonly size: number;
+  readonly labels: { integrity: "trusted" | "untrusted"; confidentiality: "public" | "private" | "secret" };
+  /** The tool whose result it is. */
+  readonly tool: ToolName;
+  /** The value as text: a string as it is, anything else as its JSON. */
+  text(): Promise<string>;
+  json(): Promise<T>;
+}
+`
+
 // callAny declares tools.$call, which calls any bound tool by its name (a
 // tool named "then" only so: as a property it would make tools a
 // thenable).
@@ -67,6 +82,12 @@ func Declarations(tools []api.Schema) (string, error) {
 		b.WriteString("type ToolName = " + strings.Join(names, " | ") + ";\n")
 	}
 	b.WriteString(toolCallError)
+	for _, td := range decls {
+		if td.tool.Handle {
+			b.WriteString(handleDecl)
+			break
+		}
+	}
 	b.WriteString("declare const tools: {\n")
 	for _, td := range decls {
 		if td.tool.Name == "then" { // not a property: tools would be a thenable
@@ -113,6 +134,9 @@ func writeMember(b *strings.Builder, td *toolDecl, key string, indent int) {
 	result := exprJSON.text
 	if td.output != nil {
 		result = td.output.types[""].name
+	}
+	if td.tool.Handle {
+		result = "Handle<" + result + ">"
 	}
 	if key == "" {
 		fmt.Fprintf(b, "%s$call(name: \"then\", %s%s): Promise<%s>;\n", pad, param, td.args.types[""].name, result)

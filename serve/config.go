@@ -176,6 +176,11 @@ type ServerLimits struct {
 	// bytes another node can take over. Negative: never wait live, park at
 	// once.
 	LiveWaitMS int64 `json:"live_wait_ms,omitempty" yaml:"live_wait_ms,omitempty"`
+	// HandleOverBytes makes every nested call's result over this many
+	// bytes reach its program as a handle (executor.Config.
+	// WithHandleOverBytes; docs/security.md, "Handles"). 0, the default:
+	// none, only tools declared "handle": true give handles.
+	HandleOverBytes int `json:"handle_over_bytes,omitempty" yaml:"handle_over_bytes,omitempty"`
 }
 
 // TenantConfig is one tenant.
@@ -398,6 +403,7 @@ func (s ServerLimits) validate() error {
 		{"max_body_bytes", s.MaxBodyBytes}, {"max_wait_ms", s.MaxWaitMS}, {"drain_timeout_ms", s.DrainTimeoutMS},
 		{"retention_ms", s.RetentionMS}, {"max_retained", int64(s.MaxRetained)}, {"max_events", int64(s.MaxEvents)},
 		{"max_executions", int64(s.MaxExecutions)}, {"read_timeout_ms", s.ReadTimeoutMS},
+		{"handle_over_bytes", int64(s.HandleOverBytes)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("field server.%s: %d is negative (0 means the default)", f.name, f.v)

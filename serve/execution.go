@@ -340,6 +340,7 @@ func (x *execution) stateLocked() ExecutionState {
 			if json.Unmarshal(r.Value, &v) == nil {
 				st.Logs, st.Value = v.Logs, v.Result
 			}
+			st.Handles = r.Handles
 		} else {
 			st.Error = errorBody(r.Err)
 			st.Logs = r.Err.Logs

@@ -37,6 +37,7 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/executions/{id}/tool_results", tenantHandler: s.postToolResults},
 		{method: "POST", path: "/v1/executions/{id}/approvals", tenantHandler: s.postApprovals},
 		{method: "GET", path: "/v1/executions/{id}/events", tenantHandler: s.getEvents, long: true},
+		{method: "GET", path: "/v1/executions/{id}/handles/{handle}", tenantHandler: s.getHandle},
 		{method: "DELETE", path: "/v1/sessions/{name}", tenantHandler: s.deleteSession},
 		{method: "POST", path: "/v1/calls", tenantHandler: s.postCall, long: true},
 		{method: "POST", path: "/v1/plans", tenantHandler: s.postPlan},

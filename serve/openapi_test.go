@@ -69,6 +69,7 @@ func TestOpenAPI_operationIDs(t *testing.T) {
 		"GET /readyz":                           "readyz",
 		"GET /metrics":                          "metrics",
 	}
+	want["GET /v1/executions/{id}/handles/{handle}"] = "getHandle" // docs/security.md, "Handles"
 	got := map[string]string{}
 	for path, item := range doc.Paths {
 		for method, op := range item {
@@ -101,6 +102,7 @@ func TestOpenAPI_schemasMatchTypes(t *testing.T) {
 		"ApprovalsRequest": serve.ApprovalsRequest{}, "Decision": serve.Decision{},
 		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{},
 		"Label": protocol.Label{}, "Accepts": protocol.Accepts{}, "PolicyViolation": api.PolicyViolation{},
+		"Handle": api.Handle{}, "HandleValue": protocol.HandleValue{},
 	}
 	var names []string
 	for name := range doc.Components.Schemas {

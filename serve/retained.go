@@ -58,6 +58,9 @@ func resultBytes(r api.Result, calls []CallRecord) int64 {
 	for _, c := range calls {
 		n += retainedOverhead + int64(len(c.ID)+len(c.Tool)+len(c.Code))
 	}
+	for _, h := range r.Handles { // their values are retained with the result (handles.go)
+		n += retainedOverhead + int64(len(h.ID)+len(h.Tool)+len(h.Value))
+	}
 	return n
 }
 

@@ -105,7 +105,7 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 		// "Tenant isolation"); its tenant's quotas it keeps.
 		cfg = cfg.WithParkIdle(executor.ParkIdleGrace)
 	}
-	cfg = withProgramSessions(t, tc, s.withFence(cfg))
+	cfg = withProgramSessions(t, tc, s.withFence(cfg)).WithHandleOverBytes(s.cfg.Server.HandleOverBytes)
 	// The sandbox is the Server's, shared by every tenant and metered
 	// per tenant; the tenant's limits are its executors' defaults and
 	// ceiling (the sandbox's ceiling is every tenant's highest).

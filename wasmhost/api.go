@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
@@ -179,6 +180,13 @@ func (f DispatcherFunc) Dispatch(name string, args json.RawMessage, done func(Ca
 	f(name, args, done)
 }
 
+// HandleCall is the name of the nested call the guest makes to read a
+// handle's value (docs/abi.md, "Handles"): a run accepts it whatever its
+// Tools, and a Dispatcher that answers calls with handles answers it too.
+// No tool can have it; no program can make it (the prelude keeps its
+// function to itself).
+const HandleCall = abi.HandleCall
+
 // CallResult is the outcome of one nested call, as the program will see it:
 // OK resolves the promise with Value; otherwise the promise rejects with a
 // ToolCallError carrying Message and Code (its code property; empty is
@@ -188,6 +196,11 @@ type CallResult struct {
 	Value   json.RawMessage
 	Message string
 	Code    api.Code
+	// Handle (with OK) says Value is the envelope of a handle, not a
+	// value: the promise resolves with the Handle object the prelude
+	// makes from it (docs/abi.md, "Handles"). A value that looks like an
+	// envelope is a value: only this flag makes a handle.
+	Handle bool
 }
 
 // Outcome is what a program that settled normally produced.

@@ -50,7 +50,7 @@ func fillGuest(count byte) []byte {
 	m = append(m, section(7, exp...)...)
 	var code []byte
 	code = append(code, 7)
-	code = append(code, fn(0, 0x41, 0x02)...)                                                 // abi_version: 2
+	code = append(code, fn(0, 0x41, 0x03)...)                                                 // abi_version: 3
 	code = append(code, fn(0, 0x41, 0x00)...)                                                 // init: done
 	code = append(code, fn(0, 0x41, 0x80, 0x08)...)                                           // buffer: 1024
 	code = append(code, fn(0, 0x20, 0x00, 0x41, 0x04, 0x36, 0x02, 0x00, 0x41, 0x80, 0x10)...) // bytecode: *len_out = 4; return 2048

@@ -145,6 +145,9 @@ func (r *run) resume(c completion) (int32, *RunError) {
 	ok := uint64(0)
 	if c.res.OK {
 		payload, ok = c.res.Value, 1
+		if c.res.Handle {
+			ok = abi.ResumeHandle
+		}
 	}
 	ptr, e := r.write(payload)
 	if e != nil {

@@ -69,6 +69,9 @@ func hostCall(ctx context.Context, mem engine.Memory, stack []uint64) {
 	defer r.mu.Unlock()
 	nameBytes := r.view(mem, "ptcx.call name", stack[0], stack[1], abi.MaxNameBytes)
 	name, ok := r.tools[string(nameBytes)]
+	if !ok && string(nameBytes) == abi.HandleCall { // a handle read (docs/abi.md, "Handles")
+		name, ok = abi.HandleCall, true
+	}
 	if !ok {
 		r.stop(trapf("ptcx.call: %q is not a bound tool", nameBytes))
 	}

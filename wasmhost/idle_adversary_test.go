@@ -436,7 +436,7 @@ func TestAdvIdle_handoverRacesIdleReturn(t *testing.T) {
 	testkit.WaitGoroutines(t, before, 5*time.Second)
 }
 
-// recursionGuest is a minimal ptcx guest (ABI version 2) whose ptcx_start
+// recursionGuest is a minimal ptcx guest (ABI version 3) whose ptcx_start
 // makes 2^depth - 1 calls of a function with no loop: f(n) { if (n) { f(n-1);
 // f(n-1) } }. The meter instruments loops and bulk memory operations only,
 // so this guest never polls the host while it recurses.
@@ -475,7 +475,7 @@ func recursionGuest(depth byte) []byte {
 	m = append(m, append(exp2, exp...)...)
 	var code []byte
 	code = append(code, 8)
-	code = append(code, fn(0x41, 0x02)...)                                                 // abi_version: 2
+	code = append(code, fn(0x41, 0x03)...)                                                 // abi_version: 3
 	code = append(code, fn(0x41, 0x00)...)                                                 // init: done
 	code = append(code, fn(0x41, 0x80, 0x08)...)                                           // buffer: 1024
 	code = append(code, fn(0x20, 0x00, 0x41, 0x04, 0x36, 0x02, 0x00, 0x41, 0x80, 0x10)...) // bytecode: *len_out = 4; return 2048

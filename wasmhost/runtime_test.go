@@ -40,7 +40,7 @@ func TestNew_guestChecks(t *testing.T) {
 		want  string
 	}{
 		{"another ABI version", moduleExporting("ptcx_abi_version", 42),
-			"the guest speaks ABI version 42, this host version 2: rebuild the guest (make guest)"},
+			"the guest speaks ABI version 42, this host version 3: rebuild the guest (make guest)"},
 		{"not a ptcx guest", moduleExporting("something_else", 1), "the guest has no ptcx_abi_version export: it is not a ptcx guest"},
 		{"no poll import", []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00},
 			"wasmhost: the guest cannot be metered: meter: the module does not import function ptcx.poll"},

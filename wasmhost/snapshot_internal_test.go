@@ -264,6 +264,8 @@ func TestParseBody_refusesInconsistentTables(t *testing.T) {
 		{"unbound tool", func(m *snapshot.Meta) { m.Pending[0].Name = "other" }, "not bound"},
 		{"args size", func(m *snapshot.Meta) { m.Pending[0].Size = 99 }, "arguments are out of range"},
 		{"answer unanswered", func(m *snapshot.Meta) { m.Pending[0].OK = true }, "has an answer"},
+		{"handle unanswered", func(m *snapshot.Meta) { m.Pending[0].Handle = true }, "has an answer"},
+		{"handle not a value", func(m *snapshot.Meta) { m.Pending[0].Answered, m.Pending[0].Handle = true, true }, "a handle that is not a value"},
 		{"logs count", func(m *snapshot.Meta) { m.OutputUsed++ }, "logs take"},
 		{"timer id", func(m *snapshot.Meta) { m.Timers.Entries[0].ID = 99 }, "timer 99"},
 		{"random source", func(m *snapshot.Meta) { m.World.RNG = []byte("x") }, "random source"},

@@ -282,7 +282,7 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 	for _, c := range answers {
 		answeredIDs[c.id] = true
 		sc := snapshot.Call{ID: c.id, Size: c.args, Answered: true, OK: c.res.OK, Value: c.res.Value,
-			Message: c.res.Message, Code: c.res.Code}
+			Message: c.res.Message, Code: c.res.Code, Handle: c.res.Handle}
 		if w := r.waiting[c.id]; w != nil {
 			sc.Name, sc.Args = w.name, w.args
 		}

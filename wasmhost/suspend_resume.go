@@ -219,7 +219,7 @@ func (r *run) adopt(st *snapshot.State, results map[int32]CallResult) error {
 		r.argBytes += c.Size
 		if c.Answered {
 			answers = append(answers, completion{id: c.ID, args: c.Size,
-				res: CallResult{OK: c.OK, Value: c.Value, Message: c.Message, Code: c.Code}})
+				res: CallResult{OK: c.OK, Value: c.Value, Message: c.Message, Code: c.Code, Handle: c.Handle}})
 			continue
 		}
 		waiting[c.ID] = true

@@ -192,7 +192,7 @@ func TestRuntime_Resume_refusesOtherRuntimesAndCorruptBytes(t *testing.T) {
 		{"other bytes", []byte("hello, this is not a snapshot at all, not at all, no, not one bit of it"), "not a ptcx snapshot"},
 		{"a later format", edit(8, 5, 0), "format version 5, this host reads versions 1 to 4"},
 		{"no format", edit(8, 0, 0), "format version 0, this host reads versions 1 to 4"},
-		{"other ABI", edit(10, 9, 0), "guest ABI version 9, this host speaks version 2"},
+		{"other ABI", edit(10, 9, 0), "guest ABI version 9, this host speaks version 3"},
 		{"other guest", edit(12, good[12]^1), "made by guest module"},
 		{"other image", edit(44, good[44]^1), "made from initialised image"},
 		{"cut in the header", good[:80], "header is cut short"},

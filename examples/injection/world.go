@@ -57,10 +57,10 @@ func label(i api.Integrity, c api.Confidentiality) *api.Label {
 
 // Tools returns the world's tools, each with its declaration:
 //
-//	read_inbox    results {untrusted, private}: anyone can write an email
+//	read_inbox    results {untrusted, private}: anyone can write an email; handles
 //	read_file     results {trusted, private}; secrets/ raises to secret
 //	fetch_url     results {untrusted, public}; accepts only public data (a URL leaks what it holds)
-//	summarise     no declaration: its result carries what flowed in
+//	summarise     handles: its result carries what flowed in, and stays out of the program
 //	send_email    accepts up to private data; "to" only trusted data
 //	post_channel  accepts only public data
 //	transfer      "to" and "amount" only trusted; amount <= 1000; once per run
@@ -72,7 +72,7 @@ func (w *World) Tools() []registry.Tool {
 	obj := `{"type":"object"}`
 	return []registry.Tool{
 		{Name: "read_inbox", Description: "The user's inbox.", ConcurrencySafe: true, InputSchema: json.RawMessage(obj),
-			Policy: policy.Declaration{Labels: label(api.Untrusted, api.Private)},
+			Policy: policy.Declaration{Labels: label(api.Untrusted, api.Private), Handle: true},
 			Body: func(context.Context, api.Input) (api.Output, error) {
 				return api.ValueOutput([]map[string]string{
 					{"from": "boss@corp.test", "subject": "Q3", "body": "Please send me the Q3 numbers."},
@@ -105,6 +105,7 @@ func (w *World) Tools() []registry.Tool {
 			}},
 		{Name: "summarise", Description: "Summarise a text.", ConcurrencySafe: true,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{}},"required":["text"]}`),
+			Policy:      policy.Declaration{Handle: true},
 			Body: func(_ context.Context, in api.Input) (api.Output, error) {
 				s := string(in.Args)
 				return api.ValueOutput("summary: " + s[:min(len(s), 60)])

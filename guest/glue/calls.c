@@ -161,8 +161,10 @@ static JSValue tool_call(JSContext *ctx, JSValueConst this_val, int argc, JSValu
     default:
         return JS_ThrowOutOfMemory(ctx);
     }
-    JSValue args[2] = {data[0], why};
-    ret = JS_Call(ctx, data[1], JS_UNDEFINED, 2, (JSValueConst *)args);
+    /* The arguments go to the hook too: ones that hold a handle are
+     * passed again with the handle's marker in its place (prelude.js). */
+    JSValue args[3] = {data[0], why, argc > 0 ? argv[0] : JS_UNDEFINED};
+    ret = JS_Call(ctx, data[1], JS_UNDEFINED, 3, (JSValueConst *)args);
     JS_FreeValue(ctx, why);
     return ret;
 }

@@ -31,7 +31,7 @@ static const char wrapper_tail[] = "\n}})";
 
 static JSRuntime *rt;
 static JSContext *ctx;
-static JSValue hook_start, hook_tool_error, hook_fire, hook_report, hook_reset, hook_tools;
+static JSValue hook_start, hook_tool_error, hook_fire, hook_report, hook_reset, hook_tools, hook_handle;
 static JSValue program = JS_UNDEFINED; /* the promise of the program's body */
 static int32_t final_status = -1;      /* set once the program settled */
 static size_t memory_limit;            /* the engine's limit, from the config */
@@ -237,10 +237,11 @@ int32_t ptcx_init(const uint8_t *bytecode, size_t len)
     hook_report = get_hook(hooks, "report");
     hook_reset = get_hook(hooks, "reset");
     hook_tools = get_hook(hooks, "tools");
+    hook_handle = get_hook(hooks, "handle");
     JS_FreeValue(ctx, hooks);
     if (JS_IsException(hook_start) || JS_IsException(hook_tool_error) ||
         JS_IsException(hook_fire) || JS_IsException(hook_report) || JS_IsException(hook_reset) ||
-        JS_IsException(hook_tools))
+        JS_IsException(hook_tools) || JS_IsException(hook_handle))
         return fail_static(init_failed_json);
     return PTCX_DONE;
 }
@@ -531,8 +532,10 @@ int32_t ptcx_next(void)
 }
 
 /* ptcx_resume settles the promise of nested call id. The len bytes at
- * payload (followed by a NUL) are the result's JSON when ok is 1, or the
- * failure message when ok is 0. */
+ * payload (followed by a NUL) are the result's JSON when ok is 1, the
+ * envelope of a handle when ok is 2 (the prelude's hook handle makes the
+ * Handle object the promise resolves with), or the failure message when ok
+ * is 0. */
 PTCX_EXPORT("ptcx_resume")
 int32_t ptcx_resume(int32_t id, int32_t ok, const char *payload, size_t len)
 {
@@ -551,6 +554,11 @@ int32_t ptcx_resume(int32_t id, int32_t ok, const char *payload, size_t len)
             JS_FreeValue(ctx, JS_GetException(ctx));
             value = JS_NewString(ctx, "the tool returned a value that is not valid JSON");
             settled_ok = 0;
+        } else if (ok == 2) {
+            JSValue handle = JS_Call(ctx, hook_handle, JS_UNDEFINED, 1, (JSValueConst *)&value);
+            JS_FreeValue(ctx, value);
+            value = handle;
+            settled_ok = 1;
         }
     }
     if (JS_IsException(value))

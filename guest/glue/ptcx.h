@@ -13,7 +13,7 @@
 #include "cutils.h"
 #include "quickjs.h"
 
-#define PTCX_ABI_VERSION 2
+#define PTCX_ABI_VERSION 3
 
 /* Statuses returned by ptcx_init, ptcx_start, ptcx_resume and ptcx_timer. */
 enum {

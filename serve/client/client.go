@@ -131,6 +131,14 @@ func (c *Client) Get(ctx context.Context, id string, wait bool) (*protocol.Execu
 	return &st, c.do(ctx, http.MethodGet, "/v1/executions/"+id+q, nil, &st)
 }
 
+// Handle returns the value of a handle a completed execution's result holds
+// (GET /v1/executions/{id}/handles/{handle}); ExecutionState.Handles lists
+// them. One the result does not hold is a 404 *Error.
+func (c *Client) Handle(ctx context.Context, id, handle string) (*protocol.HandleValue, error) {
+	var h protocol.HandleValue
+	return &h, c.do(ctx, http.MethodGet, "/v1/executions/"+url.PathEscape(id)+"/handles/"+url.PathEscape(handle), nil, &h)
+}
+
 // Cancel cancels an execution (DELETE /v1/executions/{id}).
 func (c *Client) Cancel(ctx context.Context, id string) (*protocol.ExecutionState, error) {
 	var st protocol.ExecutionState

@@ -97,6 +97,21 @@ type ExecutionState struct {
 	// (docs/security.md, "Data flow"), so a client can decide what its
 	// model may see. A failed execution's error carries it too.
 	Labels *api.Label `json:"labels,omitempty"`
+	// Handles are the handles a completed execution's result holds (its
+	// Value shows each as a placeholder): their ids, tools, sizes and
+	// labels, never their values, which GET
+	// /v1/executions/{id}/handles/{handle} returns (HandleValue).
+	Handles []api.Handle `json:"handles,omitempty"`
+}
+
+// HandleValue is a handle with its value: the answer of GET
+// /v1/executions/{id}/handles/{handle}.
+type HandleValue struct {
+	ID     string          `json:"id"`
+	Tool   string          `json:"tool"`
+	Size   int             `json:"size"`
+	Labels api.Label       `json:"labels"`
+	Value  json.RawMessage `json:"value"`
 }
 
 // Stats are a settled execution's numbers. ComputeMS and MemoryBytes are

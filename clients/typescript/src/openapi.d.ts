@@ -111,6 +111,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{id}/handles/{handle}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                handle: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The value of a handle the execution's result holds.
+         * @description A handle's value stays with the host (docs/security.md, "Handles"): the model is shown a placeholder, the host resolves it here, under the tenant's key (another tenant's execution is a 404), for as long as the execution is retained. 404 when the execution has not completed, its result holds no such handle, or (in a cluster) another node ran it.
+         */
+        get: operations["getHandle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{name}": {
         parameters: {
             query?: never;
@@ -296,7 +319,7 @@ export interface components {
             constraints?: string[];
             /** @description The most calls of the tool one execution may make (0: no count). */
             calls_per_run?: number;
-            /** @description What one call costs */
+            /** @description What one call costs, added up in the execution's ledger. */
             cost?: number;
             /** @description The most the execution may have spent, this call included, for a call to proceed (0: no bound). */
             max_cost?: number;
@@ -442,6 +465,24 @@ export interface components {
             error?: components["schemas"]["ErrorBody"];
             /** @description A settled execution's label, absent when it is the lowest (trusted, public). */
             labels?: components["schemas"]["Label"];
+            /** @description The handles the result holds (value shows each as a placeholder), without their values. */
+            handles?: components["schemas"]["Handle"][];
+        };
+        Handle: {
+            id: string;
+            /** @description The tool whose result it is. */
+            tool: string;
+            /** @description The value's length in bytes (its JSON). */
+            size: number;
+            labels: components["schemas"]["Label"];
+        };
+        HandleValue: {
+            id: string;
+            tool: string;
+            size: number;
+            labels: components["schemas"]["Label"];
+            /** @description The JSON the tool returned. */
+            value: unknown;
         };
         ToolResultError: {
             message: string;
@@ -749,6 +790,32 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["QuotaExceeded"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getHandle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The handle and its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandleValue"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["Error"];
         };
     };

@@ -12,7 +12,19 @@ import (
 // ABIVersion is the guest ABI this host speaks: PTCX_ABI_VERSION in
 // guest/glue/ptcx.h. docs/abi.md documents it; New refuses a guest that
 // reports another version.
-const ABIVersion = 2
+const ABIVersion = 3
+
+// HandleCall is the reserved name of the guest's internal nested call that
+// reads a handle's value (Handle.text(), Handle.json(): docs/abi.md,
+// "Handles"). Every run accepts it, whatever its tools: no tool can have
+// it (a tool's name starts with a letter or an underscore), and no
+// program can make it (the prelude keeps its function to itself).
+const HandleCall = "$handle"
+
+// ResumeHandle is ptcx_resume's ok for a call answered with a handle: the
+// payload is the handle's envelope (JSON), from which the prelude makes
+// the Handle object the program sees.
+const ResumeHandle = 2
 
 // Names of the guest's exports.
 const (

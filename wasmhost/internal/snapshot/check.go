@@ -53,10 +53,12 @@ func (m *Meta) Check(img *Base, memSize int64) error {
 			return Refuse("its pending call %d's arguments are out of range", c.ID)
 		case c.Name == "" && !c.Answered:
 			return Refuse("its pending call %d has no tool and no answer", c.ID)
-		case c.Name != "" && !tools[c.Name]:
+		case c.Name != "" && !tools[c.Name] && c.Name != abi.HandleCall:
 			return Refuse("its pending call %d names a tool the program is not bound to", c.ID)
-		case !c.Answered && (c.OK || c.Value != nil || c.Message != "" || c.Code != ""):
+		case !c.Answered && (c.OK || c.Value != nil || c.Message != "" || c.Code != "" || c.Handle):
 			return Refuse("its pending call %d has an answer but is not answered", c.ID)
+		case c.Handle && !c.OK:
+			return Refuse("its pending call %d is a handle that is not a value", c.ID)
 		}
 		seen[c.ID] = true
 		args += c.Size

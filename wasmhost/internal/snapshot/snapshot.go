@@ -184,6 +184,7 @@ type Call struct {
 	Value      []byte   `json:"value,omitempty"`
 	Message    string   `json:"message,omitempty"`
 	Code       api.Code `json:"code,omitempty"`
+	Handle     bool     `json:"handle,omitempty"` // the answer is a handle's envelope (CallResult.Handle)
 }
 
 type Timers struct {

@@ -34,6 +34,17 @@ type callOutput struct {
 	Labels api.Label `json:"labels,omitzero"`
 	// Ledger is what a run_code program did: its nested calls and stats.
 	Ledger *api.Ledger `json:"ledger,omitempty"`
+	// Handles are the handles a run_code result holds, with their values:
+	// the model is shown placeholders (text, value); the host reads them
+	// here (docs/security.md, "Handles").
+	Handles []handleOutput `json:"handles,omitempty"`
+}
+
+// handleOutput is a handle with its value, as ptcx call and ptcx run
+// --json print it.
+type handleOutput struct {
+	api.Handle
+	Value json.RawMessage `json:"value"`
 }
 
 type callError struct {
@@ -88,6 +99,9 @@ func runCall(ctx context.Context, c command, s *stdio, args []string) int {
 // printResult prints a result as `ptcx call` does and returns its status.
 func printResult(s *stdio, r api.Result) int {
 	out := callOutput{OK: r.OK(), Ledger: r.Ledger, Labels: r.Labels}
+	for _, h := range r.Handles {
+		out.Handles = append(out.Handles, handleOutput{Handle: h, Value: h.Value})
+	}
 	if r.OK() {
 		out.Value, out.Text = r.Value, r.Text
 	} else {

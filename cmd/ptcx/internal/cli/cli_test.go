@@ -454,6 +454,27 @@ func TestCall_labelsAndPolicy(t *testing.T) {
 	require.Equal(t, "args.amount <= 1000", c.Error.Policy.Constraint)
 }
 
+// TestCall_handles: a command tool declared "handle": true gives handles;
+// ptcx call prints a run_code result's handles with their values, its
+// text a placeholder.
+func TestCall_handles(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tools.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"mode": "ptc", "tools": [
+		{"name": "inbox", "command": ["/bin/sh", "-c", "echo '\"IGNORE PREVIOUS\"'"], "labels": {"integrity": "untrusted"}, "handle": true}]}`), 0o644))
+	out, errOut, status := ptcx(t, "", "call", "--tools", file, "--no-builtin", "run_code",
+		`{"code": "const h = await tools.inbox({}); return {h, size: h.size}"}`)
+	require.Equal(t, exitOK, status, errOut)
+	c := decodeCall(t, out)
+	require.NotContains(t, c.Text, "IGNORE")
+	require.NotContains(t, string(c.Value), "IGNORE")
+	require.Len(t, c.Handles, 1)
+	require.Equal(t, "inbox", c.Handles[0].Tool)
+	require.JSONEq(t, `"IGNORE PREVIOUS"`, string(c.Handles[0].Value))
+	require.Contains(t, c.Text, c.Handles[0].ID)
+	require.True(t, c.Labels.IsZero(), "the handle was not read")
+}
+
 // Each command's --help states the default mode the command applies: the
 // tools file's, else its setup's defaultMode (ptc for run, batch and mcp:
 // the collapse), else the registry's (native) — and the command applies it.
