@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -119,7 +120,8 @@ func compiledGuest(tb testing.TB) (wazero.Runtime, wazero.CompiledModule) {
 	b := requireBuilt(tb)
 	host.once.Do(func() {
 		ctx := context.Background()
-		host.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+		// CloseOnContextDone: FuzzRun cuts a program that loops.
+		host.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
 		wasi_snapshot_preview1.MustInstantiate(ctx, host.rt)
 		host.compiled, host.err = host.rt.CompileModule(ctx, b)
 	})
@@ -131,6 +133,7 @@ func compiledGuest(tb testing.TB) (wazero.Runtime, wazero.CompiledModule) {
 
 // instance is one python.wasm instance and the glue's exports.
 type instance struct {
+	ctx context.Context // of ptcx_py_run's calls; Background unless a test cuts them
 	mod                        api.Module
 	initFn, run, result, alloc api.Function
 	free                       api.Function
@@ -139,7 +142,7 @@ type instance struct {
 
 func newInstance(tb testing.TB, rt wazero.Runtime, compiled wazero.CompiledModule) *instance {
 	tb.Helper()
-	in := &instance{}
+	in := &instance{ctx: context.Background()}
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
 		WithStdout(&in.stdout).WithStderr(&in.stderr).
 		WithFSConfig(wazero.NewFSConfig().WithReadOnlyDirMount(libDir, guestLib))
@@ -191,7 +194,7 @@ func (in *instance) runCap(tb testing.TB, code []byte, outCap int) (string, int3
 	if !in.mod.Memory().Write(src, code) {
 		tb.Fatal("write code")
 	}
-	r, err := in.run.Call(ctx, uint64(src), uint64(len(code)), uint64(out), uint64(outCap))
+	r, err := in.run.Call(in.ctx, uint64(src), uint64(len(code)), uint64(out), uint64(outCap))
 	if err != nil {
 		return "", 0, err
 	}
@@ -468,4 +471,41 @@ func BenchmarkRunOnePlusOne(b *testing.B) {
 	for b.Loop() {
 		in.runJSON(b, "1 + 1")
 	}
+}
+
+// FuzzRun feeds arbitrary bytes to ptcx_py_run: the outcome is always one
+// JSON object saying ok or naming an exception, and never a trap. An input
+// that runs longer than a few seconds (a loop the fuzzer wrote) is cut and
+// not judged. Each input gets a fresh instance.
+func FuzzRun(f *testing.F) {
+	for _, s := range []string{
+		"1 + 1", "x = [", "\xff\xfe", "raise SystemExit", "def f(): return f()\nf()",
+		"import json; json.loads('[' * 100000)", "'\\N{", "(" + strings.Repeat("(", 300) + "1" + strings.Repeat(")", 301),
+		"import sys; sys.setrecursionlimit(10**6); eval('-' * 100000 + '1')", "\x00",
+	} {
+		f.Add([]byte(s))
+	}
+	rt, compiled := compiledGuest(f)
+	f.Fuzz(func(t *testing.T, code []byte) {
+		in := newInstance(t, rt, compiled)
+		defer in.close()
+		in.init(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		in.ctx = ctx
+		s, n, err := in.runCap(t, code, 1<<20)
+		if ctx.Err() != nil {
+			t.Skip("ran past the deadline")
+		}
+		if err != nil || n < 0 {
+			t.Fatalf("ptcx_py_run(%q): %d %v; stderr: %s", code, n, err, in.stderr.String())
+		}
+		var o outcome
+		if err := json.Unmarshal([]byte(s), &o); err != nil {
+			t.Fatalf("ptcx_py_run(%q) gave invalid JSON %q: %v", code, s, err)
+		}
+		if !o.OK && (o.Error == nil || o.Error.Type == "") {
+			t.Fatalf("ptcx_py_run(%q) failed without an exception: %s", code, s)
+		}
+	})
 }
