@@ -133,7 +133,7 @@ func compiledGuest(tb testing.TB) (wazero.Runtime, wazero.CompiledModule) {
 
 // instance is one python.wasm instance and the glue's exports.
 type instance struct {
-	ctx context.Context // of ptcx_py_run's calls; Background unless a test cuts them
+	ctx                        context.Context // of ptcx_py_run's calls; Background unless a test cuts them
 	mod                        api.Module
 	initFn, run, result, alloc api.Function
 	free                       api.Function
