@@ -156,10 +156,20 @@ build_native() {
 	[ -f "$native/.ok" ] && return 0
 	say "building the native build Python $py_version ($JOBS jobs; log: $native/build.log)"
 	local start=$SECONDS
-	rm -rf "$native"
+	[ -f "$native/config.status" ] || rm -rf "$native"
 	mkdir -p "$native"
-	(cd "$native" && "$src/configure" "${args[@]}" >"$native/build.log" 2>&1 &&
-		make -j"$JOBS" all >>"$native/build.log" 2>&1) || {
+	# Only what a cross build and mkzip.py use: the interpreter and its
+	# shared extension modules (not the test programs), built -O1 without
+	# debug information (CPython's -g -O3 takes several times longer to
+	# compile, for a build Python that runs for seconds). OPT is not part
+	# of the key: it changes how fast the build Python is, not what it does.
+	if [ ! -f "$native/Makefile" ]; then
+		(cd "$native" && "$src/configure" "${args[@]}" >"$native/build.log" 2>&1) || {
+			tail -20 "$native/build.log" >&2
+			die "configuring the native build failed (see $native/build.log)"
+		}
+	fi
+	(cd "$native" && make -j"$JOBS" OPT="-DNDEBUG -O1 -Wall" python sharedmods >>"$native/build.log" 2>&1) || {
 		tail -20 "$native/build.log" >&2
 		die "the native build failed (see $native/build.log)"
 	}
@@ -178,7 +188,10 @@ build_wasi() {
 	local site_extra=$'ac_cv_have_pthread_t=yes\nac_cv_sizeof_pthread_t=4'
 	local args=(--host=wasm32-unknown-wasi --build="$("$src/config.guess")" --disable-test-modules --without-ensurepip)
 	local key
-	key=$(hash wasi-v1 "$orig_sha256" "$native" "$cc" "$site_extra" "${args[*]}" "$("$CC_WASI" --version | head -1)")
+	# CPython's optimisation without its -g: the debug information would be
+	# stripped anyway, and makes the compile several times slower.
+	local opt="-DNDEBUG -O3 -Wall"
+	key=$(hash wasi-v1 "$orig_sha256" "$native" "$cc" "$site_extra" "${args[*]}" "$opt" "$("$CC_WASI" --version | head -1)")
 	wasi="$build/wasi-$key"
 	[ -f "$wasi/.ok" ] && return 0
 	say "building CPython $py_version for wasm32-wasi ($JOBS jobs; log: $wasi/build.log)"
@@ -194,7 +207,7 @@ build_wasi() {
 	(cd "$wasi" && CONFIG_SITE="$wasi/config.site" CC="$cc" CPP="$cc -E" CXX=false \
 		AR=llvm-ar-14 RANLIB=llvm-ranlib-14 PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/nonexistent \
 		"$src/configure" -C "${args[@]}" --with-build-python="$native/python" >"$wasi/build.log" 2>&1 &&
-		make -j"$JOBS" all >>"$wasi/build.log" 2>&1) || {
+		make -j"$JOBS" OPT="$opt" python.wasm >>"$wasi/build.log" 2>&1) || {
 		tail -20 "$wasi/build.log" >&2
 		die "the wasm32-wasi build failed (see $wasi/build.log)"
 	}
