@@ -459,6 +459,27 @@ func BenchmarkCompile(b *testing.B) {
 	})
 }
 
+// BenchmarkInstantiate is instantiate alone (memory, data segments,
+// _initialize): BenchmarkInstantiateInit less this is ptcx_py_init.
+func BenchmarkInstantiate(b *testing.B) {
+	rt, compiled := compiledGuest(b)
+	for b.Loop() {
+		newInstance(b, rt, compiled).close()
+	}
+}
+
+// BenchmarkFreshOnePlusOne is 1 + 1 on a fresh instance, as a program
+// would run without an image: instantiate, init, run.
+func BenchmarkFreshOnePlusOne(b *testing.B) {
+	rt, compiled := compiledGuest(b)
+	for b.Loop() {
+		in := newInstance(b, rt, compiled)
+		in.init(b)
+		in.runJSON(b, "1 + 1")
+		in.close()
+	}
+}
+
 func BenchmarkInstantiateInit(b *testing.B) {
 	rt, compiled := compiledGuest(b)
 	for b.Loop() {

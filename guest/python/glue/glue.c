@@ -13,7 +13,8 @@
  *       environment variables, no user site, no site import, no bytecode
  *       writing, unbuffered stdio, no signal handlers) whose only module path
  *       is the stdlib zip, /usr/local/lib/python313.zip, which the host mounts
- *       read-only; then imports what ptcx_py_run uses (ast, json). Returns 0,
+ *       read-only; then imports what ptcx_py_run uses (json, and with it re;
+ *       the built-in _ast, not the ast module, which costs more). Returns 0,
  *       or -1 when initialisation failed (CPython's message on stderr). A
  *       second call returns the first call's status.
  *
@@ -62,7 +63,7 @@
 /* The part of the glue written in Python: the run function that splits off
  * a final expression, runs the program and encodes its outcome. */
 static const char helper[] =
-	"import ast, json\n"
+	"import _ast, json\n"
 	"import __main__\n"
 	"_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode\n"
 	"def _value(v):\n"
@@ -95,10 +96,10 @@ static const char helper[] =
 	"def run(source):\n"
 	"    try:\n"
 	"        g = __main__.__dict__\n"
-	"        tree = ast.parse(source.decode('utf-8'), '<program>', 'exec')\n"
+	"        tree = compile(source.decode('utf-8'), '<program>', 'exec', _ast.PyCF_ONLY_AST)\n"
 	"        last = None\n"
-	"        if tree.body and isinstance(tree.body[-1], ast.Expr):\n"
-	"            last = ast.Expression(tree.body.pop().value)\n"
+	"        if tree.body and isinstance(tree.body[-1], _ast.Expr):\n"
+	"            last = _ast.Expression(tree.body.pop().value)\n"
 	"        exec(compile(tree, '<program>', 'exec'), g)\n"
 	"        v = eval(compile(last, '<program>', 'eval'), g) if last is not None else None\n"
 	"    except BaseException as e:\n"
