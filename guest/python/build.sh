@@ -9,9 +9,9 @@
 # The source is the upstream release as Debian trixie ships it: the .orig
 # tarball of the python3.13 source package, fetched with a private apt
 # configuration (deb-src, trixie only; the machine's own sources are not
-# touched) and checked against a pinned sha256. Nothing else is downloaded.
-# Debian's patches (debian.tar.xz) are for Debian's own layout and are not
-# applied.
+# touched) and checked against a pinned sha256. Nothing else is downloaded:
+# not the .dsc, nor Debian's patches (debian.tar.xz), which are for Debian's
+# own layout.
 #
 # Steps, each cached under guest/python/build/ by a hash of what went into it:
 #   1. a native "build Python" of the same version (cross builds need one;
@@ -115,15 +115,20 @@ fetch_source() {
 			tail -5 "$adir/update.log" >&2
 			die "apt-get update failed (see $adir/update.log)"
 		}
-		say "downloading the python3.13 source package (trixie)"
-		# --download-only: no dpkg-source, no Debian patches; apt checks
-		# the files against the signed Sources index, we check the tarball
-		# against the pinned sha256.
-		(cd "$dl" && apt source --download-only python3.13 >"$adir/download.log" 2>&1) || {
+		# Only the .orig tarball: its address from the signed Sources index
+		# (apt-get source --print-uris), fetched by apt's own downloader,
+		# which checks it against the pinned sha256. The .dsc and Debian's
+		# patches are not downloaded.
+		local uri
+		uri=$(apt source --print-uris python3.13 2>"$adir/download.log" | awk -v f="$orig" '$2 == f { gsub("\047", "", $1); print $1; exit }')
+		[ -n "$uri" ] || die "trixie's python3.13 has no $orig (see $adir/download.log)"
+		say "downloading $uri"
+		/usr/lib/apt/apt-helper download-file "$uri" "$dl/$orig.part" "SHA256:$orig_sha256" >>"$adir/download.log" 2>&1 || {
 			tail -5 "$adir/download.log" >&2
-			die "apt-get source python3.13 failed (see $adir/download.log)"
+			rm -f "$dl/$orig.part"
+			die "downloading $orig failed (see $adir/download.log)"
 		}
-		[ -f "$dl/$orig" ] || die "trixie's python3.13 has no $orig (found: $(ls "$dl" | tr '\n' ' '))"
+		mv "$dl/$orig.part" "$dl/$orig"
 		local got
 		got=$(sha256 "$dl/$orig")
 		[ "$got" = "$orig_sha256" ] || {

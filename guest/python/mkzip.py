@@ -5,8 +5,9 @@ LIB (CPython's Lib/), for the guest to import through zipimport.
 It is run by the native build Python of the same version (guest/python/build.sh),
 so the bytecode's magic number is the guest's. The zip is stored because the
 guest has no zlib; its .pyc files are unchecked hash-based ones (PEP 552), so
-zipimport never looks for a source; every entry's time is 1980-01-01, so the
-same Lib gives the same bytes.
+zipimport never looks for a source; every entry's time is 1980-01-01. (The
+bytes can still differ by a few from one run to the next: marshal writes
+back-references depending on reference counts.)
 
 Left out: what the guest cannot run on WASI (GUIs, terminals, ctypes,
 sqlite3, dbm, multiprocessing, servers), the interactive tools, and the test
