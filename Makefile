@@ -20,7 +20,8 @@ guest: deps
 # guest-python builds the Python guest, guest/python/wasm/python.wasm (CPython
 # 3.13 + our glue) and its stdlib zip, from Debian trixie's pinned source
 # (guest/python/README.md): about 5 minutes on 2 idle cores the first time,
-# under a second once cached. Not yet part of test or demo.
+# under a second once cached. make test builds it (its tests need it); make
+# demo does not.
 guest-python: deps
 	@guest/python/build.sh
 
@@ -56,27 +57,29 @@ test-image: image
 
 # test runs every check and every test with the guest required: a test that
 # needs the guest fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
-# Its 12 steps run one after another, each announced by scripts/step.sh
-# (== make test: NAME (N/12), a line a minute while it runs, and its elapsed
+# Its 13 steps run one after another, each announced by scripts/step.sh
+# (== make test: NAME (N/13), a line a minute while it runs, and its elapsed
 # time when it ends); about 30 minutes on 2 cores (25.6 measured before
-# test-clients and test-image, which add about 4), most of it the last step.
+# test-clients and test-image, which add about 4; guest-python adds about 5
+# on a fresh clone, under a second once cached), most of it the last step.
 STEP := scripts/step.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
 	@start=$$(date +%s); \
-	$(STEP) 1/12 guest $(SUBMAKE) guest && \
-	$(STEP) 2/12 tsc $(SUBMAKE) tsc && \
-	$(STEP) 3/12 vet $(SUBMAKE) vet && \
-	$(STEP) 4/12 check-demo $(SUBMAKE) check-demo && \
-	$(STEP) 5/12 check-docs $(SUBMAKE) check-docs && \
-	$(STEP) 6/12 plain-clone $(SUBMAKE) plain-clone && \
-	$(STEP) 7/12 cross $(SUBMAKE) cross && \
-	$(STEP) 8/12 test-wasmtime $(SUBMAKE) test-wasmtime && \
-	$(STEP) 9/12 test-stores $(SUBMAKE) test-stores && \
-	$(STEP) 10/12 test-clients $(SUBMAKE) test-clients && \
-	$(STEP) 11/12 test-image $(SUBMAKE) test-image && \
-	$(STEP) 12/12 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
-	s=$$(( $$(date +%s) - start )) && echo "== make test: all 12 steps passed in $$((s / 60))m$$((s % 60))s"
+	$(STEP) 1/13 guest $(SUBMAKE) guest && \
+	$(STEP) 2/13 guest-python $(SUBMAKE) guest-python && \
+	$(STEP) 3/13 tsc $(SUBMAKE) tsc && \
+	$(STEP) 4/13 vet $(SUBMAKE) vet && \
+	$(STEP) 5/13 check-demo $(SUBMAKE) check-demo && \
+	$(STEP) 6/13 check-docs $(SUBMAKE) check-docs && \
+	$(STEP) 7/13 plain-clone $(SUBMAKE) plain-clone && \
+	$(STEP) 8/13 cross $(SUBMAKE) cross && \
+	$(STEP) 9/13 test-wasmtime $(SUBMAKE) test-wasmtime && \
+	$(STEP) 10/13 test-stores $(SUBMAKE) test-stores && \
+	$(STEP) 11/13 test-clients $(SUBMAKE) test-clients && \
+	$(STEP) 12/13 test-image $(SUBMAKE) test-image && \
+	$(STEP) 13/13 'go test -race ./...' env PTCX_REQUIRE_GUEST=1 $(GO) test -race -count=1 -timeout 25m ./... && \
+	s=$$(( $$(date +%s) - start )) && echo "== make test: all 13 steps passed in $$((s / 60))m$$((s % 60))s"
 
 # test-stores runs ptcx serve's tests again with each shared store behind
 # every test server (PTCX_TEST_STORE): a local directory, and NATS
