@@ -43,9 +43,13 @@ func WithParkedApprovals() Option {
 // approvals, with WithParkedApprovals) parks, and Parked.Resume gives
 // their answers (Answer.Output or Answer.Err) without running their
 // bodies. The tools are registered as any other (WithTools,
-// Host.Register): a body runs for a call not answered at Resume, and for
-// every call outside ExecuteParkable. Several WithParkedTools add up; a
-// name that is not a valid tool name, or is run_code, fails New.
+// Host.Register), and their bodies run where a call cannot wait: a call
+// not answered at Resume, every call outside ExecuteParkable, and a call
+// made together with a call of a tool that runs here (Promise.all with
+// one): a call that started cannot be carried in bytes, so a program
+// parks only when everything it waits on can wait. Several
+// WithParkedTools add up; a name that is not a valid tool name, or is
+// run_code, fails New.
 func WithParkedTools(names ...string) Option {
 	names = slices.Clone(names)
 	return func(o *options) {
@@ -216,15 +220,10 @@ func (p *Parked) Resume(ctx context.Context, answers map[string]Answer) (r Resul
 	r, again := p.p.Resume(ctx, byID)
 	switch again {
 	case nil:
-		if r.Err != nil && r.Text == "" {
-			r.Text = r.Err.Message
-		}
 		return r, nil
 	case p.p: // BUSY: nothing ran
 		p.used.Store(false)
-		if r.Err != nil && r.Text == "" {
-			r.Text = r.Err.Message
-		}
+		r.Text = r.Err.Message
 		return r, p
 	}
 	return Result{}, &Parked{h: p.h, p: again}
@@ -306,9 +305,5 @@ func (p *Parked) Discard(ctx context.Context) Result {
 	if !p.used.CompareAndSwap(false, true) {
 		return p.failed(api.CodeInternal, "this parked execution was already resumed, discarded or released")
 	}
-	r := p.p.Discard(ctx)
-	if r.Err != nil && r.Text == "" {
-		r.Text = r.Err.Message
-	}
-	return r
+	return p.p.Discard(ctx)
 }
