@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/ptcx/ptcx/api"
@@ -233,20 +235,19 @@ func (p *Parked) Resume(ctx context.Context, answers map[string]Answer) (r Resul
 // that each fits the call it answers.
 func (p *Parked) answers(answers map[string]Answer) (map[int32]executor.Answer, error) {
 	calls := p.p.Calls()
-	byID := make(map[int32]executor.Answer, len(answers))
-	ids := make([]string, 0, len(answers))
-	for id := range answers {
-		ids = append(ids, id)
+	waits := make(map[string]executor.ParkedCall, len(calls))
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = p.p.CallID(c.ID)
+		waits[ids[i]] = c
 	}
-	slices.Sort(ids) // the first bad one, the same every time
-	for _, id := range ids {
+	byID := make(map[int32]executor.Answer, len(answers))
+	for _, id := range slices.Sorted(maps.Keys(answers)) { // the first bad one, the same every time
 		a := answers[id]
-		i := slices.IndexFunc(calls, func(c executor.ParkedCall) bool { return p.p.CallID(c.ID) == id })
-		if i < 0 {
-			return nil, fmt.Errorf("execution %s does not wait on a call %q: the ids are its Parked.Calls' (%s)", p.ExecutionID(), id, p.idList(calls))
-		}
-		c := calls[i]
+		c, ok := waits[id]
 		switch {
+		case !ok:
+			return nil, fmt.Errorf("execution %s does not wait on a call %q: the ids are its Parked.Calls' (%s)", p.ExecutionID(), id, strings.Join(ids, ", "))
 		case c.Kind == ParkedApproval && a.Decision == nil:
 			return nil, fmt.Errorf("call %s (%s) waits for an approval: answer it with a Decision (ptcx.Approve, ptcx.Decline), not a tool's output", id, c.Tool)
 		case c.Kind != ParkedApproval && a.Decision != nil:
@@ -255,17 +256,6 @@ func (p *Parked) answers(answers map[string]Answer) (map[int32]executor.Answer, 
 		byID[c.ID] = a
 	}
 	return byID, nil
-}
-
-func (p *Parked) idList(calls []executor.ParkedCall) string {
-	s := ""
-	for i, c := range calls {
-		if i > 0 {
-			s += ", "
-		}
-		s += p.p.CallID(c.ID)
-	}
-	return s
 }
 
 // failed is a result of the execution with an error and no value.

@@ -527,3 +527,37 @@ func TestParked_hammer(t *testing.T) {
 	require.Equal(t, n, w.ranOf("count"))
 	require.Equal(t, n/2, w.ranOf("send"))
 }
+
+func TestHost_ExecuteParkable_manyApprovalsAtOnce(t *testing.T) {
+	w := &parkWorld{}
+	h := newParkHost(t, w)
+	p := mustPark(t, h, "c1", `return await Promise.allSettled(["a", "b", "c", "d", "e"].map(to => tools.send({to})))
+  .then(rs => rs.map(r => r.status === "fulfilled" ? r.value : r.reason.code + " " + r.reason.message))`)
+	calls := p.Calls()
+	require.Len(t, calls, 5)
+	answers := map[string]ptcx.Answer{}
+	for i, c := range calls {
+		require.Equal(t, ptcx.ParkedApproval, c.Kind)
+		if i%2 == 0 {
+			answers[c.ID] = ptcx.Approve("")
+		} else {
+			var a sendArgs
+			require.NoError(t, json.Unmarshal(c.Args, &a))
+			answers[c.ID] = ptcx.Decline("not " + a.To)
+		}
+	}
+	r, next := p.Resume(context.Background(), answers)
+	require.Nil(t, next)
+	var got []string
+	require.NoError(t, json.Unmarshal([]byte(r.Text), &got))
+	require.Len(t, got, 5)
+	for i, g := range got {
+		to := string(rune('a' + i))
+		if i%2 == 0 {
+			require.Equal(t, "sent "+to, g)
+		} else {
+			require.Equal(t, "DENIED rejected by the approver: not "+to, g)
+		}
+	}
+	require.Equal(t, 3, w.ranOf("send"))
+}
