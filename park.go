@@ -179,10 +179,29 @@ func (h *Host) RestoreParked(data []byte) (*Parked, error) {
 
 // ExecutionID is the id of the parked run_code execution: its call's ID,
 // which its result carries.
-func (p *Parked) ExecutionID() string { return p.p.ExecutionID() }
+func (p *Parked) ExecutionID() string {
+	if p.none() {
+		return ""
+	}
+	return p.p.ExecutionID()
+}
+
+// none reports whether p is nil (ExecuteParkable returned a result, not a
+// Parked) or a zero Parked, which every method refuses rather than panic.
+func (p *Parked) none() bool { return p == nil || p.p == nil }
+
+// take marks p used, reporting false for a Parked already used (resumed,
+// discarded, released) or none.
+func (p *Parked) take() bool { return !p.none() && p.used.CompareAndSwap(false, true) }
+
+// spent is why p cannot be used.
+const spent = "this parked execution was already resumed, discarded or released (or is none: a nil or zero Parked)"
 
 // Calls are the calls the program waits on, in the order of their ids.
 func (p *Parked) Calls() []ParkedCall {
+	if p.none() {
+		return nil
+	}
 	calls := p.p.Calls()
 	out := make([]ParkedCall, len(calls))
 	for i, c := range calls {
@@ -207,8 +226,8 @@ func (p *Parked) Calls() []ParkedCall {
 // A Parked already resumed, discarded or released is refused with
 // INTERNAL, and nil.
 func (p *Parked) Resume(ctx context.Context, answers map[string]Answer) (r Result, next *Parked) {
-	if !p.used.CompareAndSwap(false, true) {
-		return p.failed(api.CodeInternal, "this parked execution was already resumed, discarded or released"), nil
+	if !p.take() {
+		return p.failed(api.CodeInternal, spent), nil
 	}
 	if p.h.closed.Load() {
 		p.used.Store(false)
@@ -270,8 +289,8 @@ func (p *Parked) failed(code Code, msg string) Result {
 // sandbox's compressed snapshot). p stays parked: Release it once the
 // bytes are kept, or Resume or Discard it here instead.
 func (p *Parked) Marshal() ([]byte, error) {
-	if p.used.Load() {
-		return nil, fmt.Errorf("ptcx: parked execution %s was already resumed, discarded or released: there is nothing left to marshal", p.ExecutionID())
+	if p.none() || p.used.Load() {
+		return nil, fmt.Errorf("ptcx: Marshal: %s: there is nothing left to marshal", spent)
 	}
 	return p.p.Marshal()
 }
@@ -281,7 +300,7 @@ func (p *Parked) Marshal() ([]byte, error) {
 // process may restore the bytes (Host.RestoreParked). It reports false,
 // doing nothing, for a Parked already resumed, discarded or released.
 func (p *Parked) Release() bool {
-	if !p.used.CompareAndSwap(false, true) {
+	if !p.take() {
 		return false
 	}
 	return p.p.Release()
@@ -292,8 +311,8 @@ func (p *Parked) Release() bool {
 // its result. A Parked already resumed, discarded or released is refused
 // with INTERNAL.
 func (p *Parked) Discard(ctx context.Context) Result {
-	if !p.used.CompareAndSwap(false, true) {
-		return p.failed(api.CodeInternal, "this parked execution was already resumed, discarded or released")
+	if !p.take() {
+		return p.failed(api.CodeInternal, spent)
 	}
 	return p.p.Discard(ctx)
 }

@@ -305,7 +305,7 @@ return [n, s, await tools.ask_user({q: "ok?"})]`)
 	require.True(t, p.Release())
 	require.False(t, p.Release())
 	_, err = p.Marshal()
-	require.ErrorContains(t, err, "already resumed, discarded or released")
+	require.ErrorContains(t, err, "ptcx: Marshal: this parked execution was already resumed, discarded or released")
 
 	q, err := b.RestoreParked(data)
 	require.NoError(t, err)
@@ -560,4 +560,22 @@ func TestHost_ExecuteParkable_manyApprovalsAtOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, w.ranOf("send"))
+}
+
+func TestParked_none(t *testing.T) {
+	ctx := context.Background()
+	for name, p := range map[string]*ptcx.Parked{"nil": nil, "zero": {}} {
+		t.Run(name, func(t *testing.T) {
+			require.Empty(t, p.ExecutionID())
+			require.Nil(t, p.Calls())
+			r, next := p.Resume(ctx, map[string]ptcx.Answer{"x": ptcx.Approve("")})
+			require.Nil(t, next)
+			require.ErrorIs(t, r.AsError(), api.ErrInternal)
+			require.Contains(t, r.Text, "or is none")
+			require.ErrorIs(t, p.Discard(ctx).AsError(), api.ErrInternal)
+			require.False(t, p.Release())
+			_, err := p.Marshal()
+			require.ErrorContains(t, err, "nothing left to marshal")
+		})
+	}
 }
