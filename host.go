@@ -13,8 +13,9 @@ import (
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// ErrClosed is what Register returns, and what Execute's result carries
-// (code INTERNAL), once the host is closed.
+// ErrClosed is what Register and RestoreParked return, and what the
+// results of Execute, ExecuteParkable and Parked.Resume carry (code
+// INTERNAL), once the host is closed.
 var ErrClosed = errors.New("ptcx: the host is closed; build a new one with ptcx.New")
 
 // Host is a ready tool host: a registry, a sandbox and an executor built

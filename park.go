@@ -222,16 +222,19 @@ func (p *Parked) Calls() []ParkedCall {
 // Decision for a tool's call, an answer without one for an approval) are
 // refused with INVALID_ARGS before anything runs, and p is returned as it
 // was, still parked: resume it again with the right answers. So is a
-// sandbox with no room for the run (BUSY). Check for both with next == p.
-// A Parked already resumed, discarded or released is refused with
-// INTERNAL, and nil.
+// sandbox with no room for the run (BUSY), and a closed host (INTERNAL,
+// matching ErrClosed: Marshal and Release p, and restore it on another
+// host). Check for them with next == p. A Parked already resumed,
+// discarded or released is refused with INTERNAL, and nil.
 func (p *Parked) Resume(ctx context.Context, answers map[string]Answer) (r Result, next *Parked) {
 	if !p.take() {
 		return p.failed(api.CodeInternal, spent), nil
 	}
 	if p.h.closed.Load() {
 		p.used.Store(false)
-		return p.failed(api.CodeInternal, ErrClosed.Error()), p
+		r = p.failed(api.CodeInternal, ErrClosed.Error())
+		r.Err.Cause = ErrClosed
+		return r, p
 	}
 	byID, err := p.answers(answers)
 	if err != nil {

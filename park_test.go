@@ -437,7 +437,9 @@ func TestParked_Resume_afterTheHostClosed(t *testing.T) {
 	require.NoError(t, h.Close(ctx))
 	r, next := p.Resume(ctx, map[string]ptcx.Answer{only(t, p).ID: ptcx.Approve("")})
 	require.Same(t, p, next)
-	require.Contains(t, r.Text, ptcx.ErrClosed.Error())
+	require.ErrorIs(t, r.AsError(), ptcx.ErrClosed)
+	require.ErrorIs(t, r.AsError(), api.ErrInternal)
+	require.Equal(t, ptcx.ErrClosed.Error(), r.Text)
 
 	// Still parked: its bytes move to another host.
 	data, err := p.Marshal()
