@@ -247,7 +247,9 @@ func (p *Parked) Resume(ctx context.Context, answers map[string]Answer) (r Resul
 		return r, nil
 	case p.p: // BUSY: nothing ran
 		p.used.Store(false)
-		r.Text = r.Err.Message
+		if r.Err != nil {
+			r.Text = r.Err.Message
+		}
 		return r, p
 	}
 	return Result{}, &Parked{h: p.h, p: again}

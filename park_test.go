@@ -581,3 +581,28 @@ func TestParked_none(t *testing.T) {
 		})
 	}
 }
+
+// An answer the tool could not have given is checked as its body's
+// output is: the program gets the failure, nothing panics.
+func TestParked_Resume_answerThatIsNotTheToolsOutput(t *testing.T) {
+	w := &parkWorld{}
+	h := newParkHost(t, w)
+	code := `try { return await tools.ask_user({q: "?"}) } catch (e) { return e.code }`
+	for _, tc := range []struct {
+		name  string
+		value string
+		want  string
+	}{
+		{"not JSON", `{"open`, "INVALID_TOOL_OUTPUT"},
+		{"not the output schema's type", `42`, "INVALID_TOOL_OUTPUT"},
+		{"its type", `"fine"`, "fine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mustPark(t, h, "c-"+strings.ReplaceAll(tc.name, " ", "-"), code)
+			r, next := p.Resume(context.Background(), map[string]ptcx.Answer{only(t, p).ID: {Output: ptcx.Output{Value: json.RawMessage(tc.value)}}})
+			require.Nil(t, next)
+			require.Equal(t, tc.want, r.Text)
+		})
+	}
+	require.Zero(t, w.ranOf("ask_user"))
+}
