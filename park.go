@@ -106,10 +106,10 @@ type Answer = executor.Answer
 // Reason, which the program's promise rejects with.
 type Decision = executor.ApprovalDecision
 
-// Approve is the answer that approves a parked approval, with reason (may
-// be empty) for the record.
-func Approve(reason string) Answer {
-	return Answer{Decision: &Decision{Approve: true, Reason: reason}}
+// Approve is the answer that approves a parked approval. (A Decision's
+// Reason matters only when it declines: nothing reads an approval's.)
+func Approve() Answer {
+	return Answer{Decision: &Decision{Approve: true}}
 }
 
 // Decline is the answer that declines a parked approval: the call is
@@ -122,8 +122,9 @@ func Decline(reason string) Answer {
 // restored by Host.RestoreParked): neither finished nor notified, holding
 // no instance and no goroutine. Resume it, Discard it, or Marshal and
 // Release it to continue elsewhere, once. It is safe to hand to another
-// goroutine, not to use from two at once (a second Resume or Discard is
-// refused, never run twice).
+// goroutine. Resume, Discard and Release may race: one wins, the others
+// are refused, so a parked execution never continues twice; Calls and
+// Marshal must not run while one of them does.
 type Parked struct {
 	h    *Host
 	p    *executor.Parked
@@ -135,7 +136,7 @@ type Parked struct {
 // calls of tools that answer later (WithParkedTools) is parked: it
 // returns no result (the zero Result) and the Parked. Any other call, and
 // a program that never waits that way, returns its result and nil. With
-// neither option it is Execute. Parking needs ptc or both mode (run_code)
+// neither option nothing parks: it is Execute. Parking needs ptc or both mode (run_code)
 // and a sandbox that can resume runs (New's own, or a *wasmhost.Runtime);
 // a program in a session never parks.
 func (h *Host) ExecuteParkable(ctx context.Context, c Call) (Result, *Parked) {

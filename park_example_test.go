@@ -48,7 +48,7 @@ return await tools.transfer({from: "A", to: "B", amount: b / 2});`
 	answers := map[string]ptcx.Answer{}
 	for _, c := range parked.Calls() { // what the person is shown
 		fmt.Printf("%s %s: %s %s (%s)\n", c.ID, c.Kind, c.Tool, c.Args, c.Reason)
-		answers[c.ID] = ptcx.Approve("within the monthly budget")
+		answers[c.ID] = ptcx.Approve()
 	}
 	r, _ := parked.Resume(ctx, answers)
 	fmt.Println(r.ID, r.Text)

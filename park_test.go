@@ -109,7 +109,7 @@ func TestHost_ExecuteParkable_approved(t *testing.T) {
 	require.Equal(t, 1, w.ranOf("count"))
 	require.Zero(t, w.ranOf("send"), "nothing runs before the decision")
 
-	r, next := p.Resume(context.Background(), map[string]ptcx.Answer{c.ID: ptcx.Approve("fine")})
+	r, next := p.Resume(context.Background(), map[string]ptcx.Answer{c.ID: ptcx.Approve()})
 	require.Nil(t, next)
 	require.Nil(t, r.Err, r.Text)
 	require.Equal(t, "c1", r.ID)
@@ -150,13 +150,13 @@ func TestHost_ExecuteParkable_parksAgain(t *testing.T) {
 	ctx := context.Background()
 	p := mustPark(t, h, "c1", `await tools.count({}); await tools.send({to: "a"}); return await tools.send({to: "b"})`)
 	first := only(t, p)
-	r, next := p.Resume(ctx, map[string]ptcx.Answer{first.ID: ptcx.Approve("")})
+	r, next := p.Resume(ctx, map[string]ptcx.Answer{first.ID: ptcx.Approve()})
 	require.NotNil(t, next, "the second send parks it again: %v", r.Err)
 	require.NotSame(t, p, next)
 	second := only(t, next)
 	require.NotEqual(t, first.ID, second.ID)
 	require.JSONEq(t, `{"to": "b"}`, string(second.Args))
-	r, next = next.Resume(ctx, map[string]ptcx.Answer{second.ID: ptcx.Approve("")})
+	r, next = next.Resume(ctx, map[string]ptcx.Answer{second.ID: ptcx.Approve()})
 	require.Nil(t, next)
 	require.Equal(t, "sent b", r.Text)
 	require.Equal(t, 1, w.ranOf("count"))
@@ -215,7 +215,7 @@ func TestHost_ExecuteParkable_aToolThenAnApproval(t *testing.T) {
 	c = only(t, next)
 	require.Equal(t, ptcx.ParkedApproval, c.Kind)
 	require.JSONEq(t, `{"to": "bob"}`, string(c.Args))
-	r, next = next.Resume(ctx, map[string]ptcx.Answer{c.ID: ptcx.Approve("")})
+	r, next = next.Resume(ctx, map[string]ptcx.Answer{c.ID: ptcx.Approve()})
 	require.Nil(t, next)
 	require.JSONEq(t, `["bob", "sent bob"]`, r.Text)
 	require.Zero(t, w.ranOf("ask_user"))
@@ -314,7 +314,7 @@ return [n, s, await tools.ask_user({q: "ok?"})]`)
 	c := only(t, q)
 	require.Equal(t, ptcx.ParkedApproval, c.Kind)
 	require.Equal(t, api.Untrusted, c.Labels.Integrity)
-	r, next := q.Resume(ctx, map[string]ptcx.Answer{c.ID: ptcx.Approve("")})
+	r, next := q.Resume(ctx, map[string]ptcx.Answer{c.ID: ptcx.Approve()})
 	require.NotNil(t, next, "ask_user parks it again, on b: %v", r.Err)
 	c = only(t, next)
 	require.Equal(t, ptcx.ParkedTool, c.Kind)
@@ -387,10 +387,10 @@ func TestParked_Resume_badAnswers(t *testing.T) {
 		answers map[string]ptcx.Answer
 		want    string
 	}{
-		{"unknown id", p, map[string]ptcx.Answer{"c1:ptc:99": ptcx.Approve("")},
+		{"unknown id", p, map[string]ptcx.Answer{"c1:ptc:99": ptcx.Approve()},
 			`execution c1 does not wait on a call "c1:ptc:99": the ids are its Parked.Calls' (` + approval.ID + ")"},
-		{"an id of another execution", p, map[string]ptcx.Answer{tool.ID: ptcx.Approve("")}, "does not wait on a call"},
-		{"one good, one unknown", p, map[string]ptcx.Answer{approval.ID: ptcx.Approve(""), "": ptcx.Approve("")}, `does not wait on a call ""`},
+		{"an id of another execution", p, map[string]ptcx.Answer{tool.ID: ptcx.Approve()}, "does not wait on a call"},
+		{"one good, one unknown", p, map[string]ptcx.Answer{approval.ID: ptcx.Approve(), "": ptcx.Approve()}, `does not wait on a call ""`},
 		{"a tool's answer for an approval", p, map[string]ptcx.Answer{approval.ID: {Output: out}},
 			"waits for an approval: answer it with a Decision (ptcx.Approve, ptcx.Decline), not a tool's output"},
 		{"a tool's error for an approval", p, map[string]ptcx.Answer{approval.ID: {Err: errors.New("no")}}, "waits for an approval"},
@@ -409,7 +409,7 @@ func TestParked_Resume_badAnswers(t *testing.T) {
 	}
 	require.Zero(t, w.ranOf("send"))
 
-	r, next := p.Resume(ctx, map[string]ptcx.Answer{approval.ID: ptcx.Approve("")})
+	r, next := p.Resume(ctx, map[string]ptcx.Answer{approval.ID: ptcx.Approve()})
 	require.Nil(t, next)
 	require.Equal(t, "sent bob", r.Text, "the right answers work after the wrong ones")
 	r, next = pt.Resume(ctx, map[string]ptcx.Answer{tool.ID: {Output: out}})
@@ -418,7 +418,7 @@ func TestParked_Resume_badAnswers(t *testing.T) {
 	require.Zero(t, w.ranOf("ask_user"))
 
 	// Once resumed, p is spent.
-	r, next = p.Resume(ctx, map[string]ptcx.Answer{approval.ID: ptcx.Approve("")})
+	r, next = p.Resume(ctx, map[string]ptcx.Answer{approval.ID: ptcx.Approve()})
 	require.Nil(t, next)
 	require.ErrorIs(t, r.AsError(), api.ErrInternal)
 	require.Contains(t, r.Text, "already resumed")
@@ -435,7 +435,7 @@ func TestParked_Resume_afterTheHostClosed(t *testing.T) {
 	ctx := context.Background()
 	p := mustPark(t, h, "c1", sendAfterCount)
 	require.NoError(t, h.Close(ctx))
-	r, next := p.Resume(ctx, map[string]ptcx.Answer{only(t, p).ID: ptcx.Approve("")})
+	r, next := p.Resume(ctx, map[string]ptcx.Answer{only(t, p).ID: ptcx.Approve()})
 	require.Same(t, p, next)
 	require.ErrorIs(t, r.AsError(), ptcx.ErrClosed)
 	require.ErrorIs(t, r.AsError(), api.ErrInternal)
@@ -447,7 +447,7 @@ func TestParked_Resume_afterTheHostClosed(t *testing.T) {
 	require.True(t, p.Release())
 	q, err := newParkHost(t, w).RestoreParked(data)
 	require.NoError(t, err)
-	r, next = q.Resume(ctx, map[string]ptcx.Answer{only(t, q).ID: ptcx.Approve("")})
+	r, next = q.Resume(ctx, map[string]ptcx.Answer{only(t, q).ID: ptcx.Approve()})
 	require.Nil(t, next)
 	require.JSONEq(t, `[1, "sent bob"]`, r.Text)
 }
@@ -494,7 +494,7 @@ func TestParked_hammer(t *testing.T) {
 	results := make([][2]ptcx.Result, n)
 	for i, p := range parked {
 		id := only(t, p).ID
-		answer := ptcx.Approve("")
+		answer := ptcx.Approve()
 		if i%2 == 1 {
 			answer = ptcx.Decline(fmt.Sprint("no to u", i))
 		}
@@ -541,7 +541,7 @@ func TestHost_ExecuteParkable_manyApprovalsAtOnce(t *testing.T) {
 	for i, c := range calls {
 		require.Equal(t, ptcx.ParkedApproval, c.Kind)
 		if i%2 == 0 {
-			answers[c.ID] = ptcx.Approve("")
+			answers[c.ID] = ptcx.Approve()
 		} else {
 			var a sendArgs
 			require.NoError(t, json.Unmarshal(c.Args, &a))
@@ -570,7 +570,7 @@ func TestParked_none(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			require.Empty(t, p.ExecutionID())
 			require.Nil(t, p.Calls())
-			r, next := p.Resume(ctx, map[string]ptcx.Answer{"x": ptcx.Approve("")})
+			r, next := p.Resume(ctx, map[string]ptcx.Answer{"x": ptcx.Approve()})
 			require.Nil(t, next)
 			require.ErrorIs(t, r.AsError(), api.ErrInternal)
 			require.Contains(t, r.Text, "or is none")
