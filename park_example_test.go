@@ -45,6 +45,15 @@ return await tools.transfer({from: "A", to: "B", amount: b / 2});`
 	args, _ := json.Marshal(map[string]string{"description": "move half of A to B", "code": code})
 	_, parked := h.ExecuteParkable(ctx, ptcx.Call{ID: "call_1", Name: "run_code", Args: args})
 
+	data, err := parked.Marshal() // kept anywhere: a file, a database, a queue
+	if err != nil {
+		log.Fatal(err)
+	}
+	parked.Release()
+	parked, err = h.RestoreParked(data) // later, here or on a host with the same tools
+	if err != nil {
+		log.Fatal(err)
+	}
 	answers := map[string]ptcx.Answer{}
 	for _, c := range parked.Calls() { // what the person is shown
 		fmt.Printf("%s %s: %s %s (%s)\n", c.ID, c.Kind, c.Tool, c.Args, c.Reason)
