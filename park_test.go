@@ -606,3 +606,24 @@ func TestParked_Resume_answerThatIsNotTheToolsOutput(t *testing.T) {
 	}
 	require.Zero(t, w.ranOf("ask_user"))
 }
+
+// WithParkedApprovals replaces WithExecutor's approver, whichever comes
+// first.
+func TestWithParkedApprovals_replacesTheExecutorsApprover(t *testing.T) {
+	yes := executor.NewConfig().WithApprover(executor.ApproverFunc(func(context.Context, executor.Request, string) (executor.Approval, string, error) {
+		return executor.ApproveOnce, "", nil
+	}))
+	for name, opts := range map[string][]ptcx.Option{
+		"after":  {ptcx.WithExecutor(yes), ptcx.WithParkedApprovals()},
+		"before": {ptcx.WithParkedApprovals(), ptcx.WithExecutor(yes)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := &parkWorld{}
+			h := newSandboxHost(t, append(opts, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(w.tools()...))...)
+			p := mustPark(t, h, "c1", sendAfterCount)
+			require.Equal(t, ptcx.ParkedApproval, only(t, p).Kind)
+			require.Equal(t, api.KindAbort, p.Discard(context.Background()).Err.Kind)
+			require.Zero(t, w.ranOf("send"))
+		})
+	}
+}
