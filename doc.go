@@ -19,6 +19,14 @@
 // encoder gives the model a failure as "CODE: message" (the OpenAI APIs have
 // no error flag; Anthropic's is_error is set as well).
 //
+// A program that needs a person's decision half-way need not hold a
+// goroutine while it waits: with [WithParkedApprovals] (and
+// [WithParkedTools] for tools whose answers come from elsewhere),
+// [Host.ExecuteParkable] parks it, suspended to bytes, as a [Parked] whose
+// [Parked.Calls] say what it waits on; [Parked.Resume] continues it where
+// it stopped with the decisions ([Approve], [Decline]), and
+// [Parked.Marshal] and [Host.RestoreParked] move it to another process.
+//
 // It owns only that surface. Everything it builds comes from the packages
 // underneath, which stay usable on their own: registry (tool definitions,
 // scopes, modes, what is advertised), executor (the pipeline every call goes

@@ -13,8 +13,9 @@ import (
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// ErrClosed is what Register returns, and what Execute's result carries
-// (code INTERNAL), once the host is closed.
+// ErrClosed is what Register and RestoreParked return, and what the
+// results of Execute, ExecuteParkable and Parked.Resume carry (code
+// INTERNAL), once the host is closed.
 var ErrClosed = errors.New("ptcx: the host is closed; build a new one with ptcx.New")
 
 // Host is a ready tool host: a registry, a sandbox and an executor built
@@ -25,6 +26,8 @@ type Host struct {
 	own  *wasmhost.Runtime // the sandbox New started; nil with WithCodeRuntime
 	// sessions: WithSessions, whose rule Prompt adds.
 	sessions bool
+	// parkedTools are WithParkedTools' names: what ExecuteParkable parks on.
+	parkedTools map[string]struct{}
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -79,6 +82,13 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 	if o.sessions != nil {
 		exCfg = exCfg.WithSessions(*o.sessions)
 		h.sessions = true
+	}
+	if o.parkApprovals {
+		exCfg = exCfg.WithApprover(executor.ParkApprovals(parkedElsewhere))
+	}
+	h.parkedTools = make(map[string]struct{}, len(o.parkedTools))
+	for _, n := range o.parkedTools {
+		h.parkedTools[n] = struct{}{}
 	}
 	rt := o.runtime
 	if rt == nil {
@@ -141,13 +151,23 @@ func (h *Host) register(tools []Tool) error {
 // malformed wire item (see OpenAICalls) is not run: its result is the
 // INVALID_ARGS error that says what is wrong with it.
 func (h *Host) Execute(ctx context.Context, c Call) Result {
+	call, refused := h.executorCall(c)
+	if refused != nil {
+		return *refused
+	}
+	return h.exec.Execute(ctx, call)
+}
+
+// executorCall is c as the executor takes it, or the result of a call
+// refused before it reaches the executor.
+func (h *Host) executorCall(c Call) (executor.Call, *Result) {
 	if c.invalid != nil {
 		err := *c.invalid // each result its own error: callers may change theirs
-		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: &err}
+		return executor.Call{}, &Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: &err}
 	}
 	if h.closed.Load() {
 		err := &Error{Code: api.CodeInternal, Message: ErrClosed.Error(), Cause: ErrClosed}
-		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
+		return executor.Call{}, &Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
 	}
 	if c.Session != "" && !h.sessions {
 		// State kept without WithSessions would persist where the model was
@@ -155,13 +175,13 @@ func (h *Host) Execute(ctx context.Context, c Call) Result {
 		// with it).
 		err := &Error{Code: api.CodeInvalidArgs, Message: fmt.Sprintf(
 			"call %s names session %q, but this host was built without ptcx.WithSessions: add the option, or leave Session empty", c.ID, c.Session)}
-		return Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
+		return executor.Call{}, &Result{ID: c.ID, Tool: c.Name, Text: err.Message, Err: err}
 	}
 	call := executor.Call{ID: c.ID, Scope: c.Scope, Name: c.Name, Args: c.Args, Session: c.Session, Plan: c.Plan}
 	if c.Seed != nil {
 		call.World = &wasmhost.World{Seed: *c.Seed}
 	}
-	return h.exec.Execute(ctx, call)
+	return call, nil
 }
 
 // Close stops the sandbox the host started (not one given with

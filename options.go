@@ -31,7 +31,11 @@ type options struct {
 	describe  bool
 	seed      *uint64
 	sessions  *executor.SessionLimits // WithSessions (sessions.go)
-	err       error                   // the first option given a value it cannot take
+	// parkApprovals and parkedTools: WithParkedApprovals, WithParkedTools
+	// (park.go).
+	parkApprovals bool
+	parkedTools   []string
+	err           error // the first option given a value it cannot take
 }
 
 func defaultOptions() options {
