@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -230,5 +231,41 @@ func TestSession_letGo_hammer(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
+	}
+}
+
+// TestSession_letGo_whileRuntimeCloses: sessions let their instances go
+// (reset to the image, written page by page) while the Runtime closes,
+// which frees the memories of the instances no guest is counted in: no
+// fault, no race, and the sessions' instances are closed, not recycled,
+// once the Runtime is.
+func TestSession_letGo_whileRuntimeCloses(t *testing.T) {
+	ctx := context.Background()
+	for round := range 6 {
+		rt, err := wasmhost.New(ctx, testConfig().WithPool(2))
+		require.NoError(t, err)
+		var sessions []*wasmhost.Session
+		for i := range 8 {
+			s, err := rt.NewSession(ctx)
+			require.NoError(t, err)
+			_, err = rt.Run(ctx, wasmhost.Program{JS: `const kept = new Array(5000).fill(` + strconv.Itoa(i) + `); return 0`, Tools: toolNames, Session: s}, &tools{})
+			require.NoError(t, err)
+			sessions = append(sessions, s)
+		}
+		var wg sync.WaitGroup
+		for _, s := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.Close(ctx)
+			}()
+		}
+		if round%2 == 0 {
+			runtime.Gosched()
+		}
+		require.NoError(t, rt.Close(ctx))
+		wg.Wait()
+		_, err = rt.Run(ctx, wasmhost.Program{JS: `return 1`, Tools: toolNames}, &tools{})
+		require.ErrorIs(t, err, wasmhost.ErrClosed)
 	}
 }

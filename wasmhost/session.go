@@ -206,10 +206,20 @@ func (s *Session) resetLocked(ctx context.Context) {
 // closing session's instance is then the next run's hot instance, not a
 // new one whose every page faults in: runs beside sessions pay nothing for
 // them. Under s.mu.
+//
+// The reset writes the instance's memory, which the Runtime's Close frees
+// (releaseAll) unless a guest is counted as executing: so the reset is
+// counted as one (acquire, done), and once the Runtime is closed the
+// instance is closed instead.
 func (s *Session) let(ctx context.Context, inst *instance) {
-	if s.mixed || !s.rt.recycle(inst, s.tenant) {
-		inst.close(ctx)
+	if !s.mixed && s.rt.acquire() {
+		recycled := s.rt.recycle(inst, s.tenant)
+		s.rt.done() // releases the engine here when Close came meanwhile
+		if recycled {
+			return
+		}
 	}
+	inst.close(ctx)
 }
 
 // usedBy notes that a run of tenant took the session's instance; fresh
