@@ -24,6 +24,14 @@ type Plan struct {
 	// one whose declaration is unknown). Absent when the plan was read
 	// without the tools' declarations.
 	Labels *Label `json:"labels,omitempty"`
+	// Rules are, by tool, the rules of its declaration that its calls can
+	// meet, for every tool in Tools whose declaration is known (once per
+	// tool: a declaration can be large, a program can have many sites).
+	// Absent when the plan was read without the tools' declarations. A
+	// run bound to the plan ignores Rules, Labels, Cost and each call's
+	// Labels, MayDeny and MayAsk in the approved document: it reads them
+	// again from the program and the tools.
+	Rules map[string]PlanRules `json:"rules,omitempty"`
 	// Cost is an upper bound of what the program's nested calls cost (the
 	// sum of its call sites' declared costs), given only when it is
 	// bounded: the plan is not dynamic, no site of a tool with a cost
@@ -58,14 +66,11 @@ type PlanCall struct {
 	// a call to the approver as if no plan covered it. Absent when the
 	// plan was read without the tools' declarations.
 	Labels *Label `json:"labels,omitempty"`
-	// Rules are what the tool declares that the call can meet; absent when
-	// its declaration is unknown (or not given to the reader).
-	Rules *PlanRules `json:"rules,omitempty"`
 	// MayDeny is true when, under Labels, what the tool accepts refuses
 	// the call (on_violation deny); MayAsk, when it puts the call to the
 	// approver instead (on_violation ask). An unknown declaration may do
 	// either. Neither counts the tool's other rules (constraints,
-	// calls_per_run, max_cost, needs_approval), which Rules lists.
+	// calls_per_run, max_cost, needs_approval), which Plan.Rules lists.
 	MayDeny bool `json:"may_deny,omitempty"`
 	MayAsk  bool `json:"may_ask,omitempty"`
 }

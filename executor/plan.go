@@ -3,6 +3,8 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/plan"
@@ -61,17 +63,26 @@ func (e *Executor) planRules(scope string, names []string) map[string]plan.Rules
 	return rules
 }
 
-// planRules is what a plan shows of a declaration (api.PlanRules).
+// planRules is what a plan shows of a declaration (api.PlanRules): a copy,
+// so that whoever holds the plan cannot change the declaration.
 func planRules(d policy.Declaration) plan.Rules {
-	r := plan.Rules{Labels: d.Labels, NeedsApproval: d.NeedsApproval, Constraints: d.Constraints,
+	r := plan.Rules{Labels: clonePtr(d.Labels), NeedsApproval: d.NeedsApproval, Constraints: slices.Clone(d.Constraints),
 		CallsPerRun: d.CallsPerRun, Cost: d.Cost, MaxCost: d.MaxCost}
 	if a := d.Accepts; a != nil {
-		r.Accepts, r.AcceptsArgs, r.OnViolation = a.Call, a.Args, string(a.OnViolation)
+		r.Accepts, r.AcceptsArgs, r.OnViolation = clonePtr(a.Call), maps.Clone(a.Args), string(a.OnViolation)
 		if r.OnViolation == "" {
 			r.OnViolation = string(policy.Deny)
 		}
 	}
 	return r
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 func (e *Executor) bindableNames(scope string) ([]string, error) {

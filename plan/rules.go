@@ -12,8 +12,8 @@ import (
 // imports no policy.
 type Rules = api.PlanRules
 
-// Annotate fills in p what the tools' declarations say of each call site:
-// the rules it can meet (Call.Rules), the most it can carry (Call.Labels),
+// Annotate fills in p what the tools' declarations say: the rules each of
+// its tools' calls can meet (Plan.Rules), the most each call site can carry (Call.Labels),
 // whether what its tool accepts may refuse it or ask (Call.MayDeny,
 // Call.MayAsk), the most the program's data can carry (Plan.Labels) and
 // the plan's cost bound (Plan.Cost). rules holds the
@@ -48,6 +48,12 @@ func Annotate(p *Plan, rules map[string]Rules) {
 		all = all.Join(label(t))
 	}
 	p.Labels = &all
+	p.Rules = map[string]Rules{}
+	for _, t := range p.Tools {
+		if r, ok := rules[t]; ok {
+			p.Rules[t] = r
+		}
+	}
 	for i := range p.Calls {
 		c := &p.Calls[i]
 		bound := all
@@ -60,13 +66,12 @@ func Annotate(p *Plan, rules map[string]Rules) {
 			}
 		}
 		c.Labels = &bound
-		c.Rules, c.MayDeny, c.MayAsk = nil, false, false
+		c.MayDeny, c.MayAsk = false, false
 		r, known := rules[c.Tool]
 		if !known {
 			c.MayDeny, c.MayAsk = true, true
 			continue
 		}
-		c.Rules = &r
 		if past(c, r, bound) {
 			if r.OnViolation == "ask" {
 				c.MayAsk = true
