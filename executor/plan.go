@@ -140,7 +140,9 @@ func (x *execution) withinPlan() bool {
 		return true
 	}
 	if err := x.parent.plan.Admit(x.req.Tool, x.req.Args); err != nil {
-		x.fail(denied(x.req.Tool+" is outside the approved plan "+shortHash(x.parent.plan.Hash()), err.Error()))
+		d := denied(x.req.Tool+" is outside the approved plan "+shortHash(x.parent.plan.Hash()), err.Error())
+		d.Policy = &api.PolicyViolation{Rule: "plan", Tool: x.req.Tool} // a trace's replay compares it (trace/flow.go)
+		x.fail(d)
 		return false
 	}
 	x.planned = x.parent.plan.Carries(x.req.Tool, x.ctxLabel)

@@ -132,6 +132,30 @@ func (b *Bound) Carries(tool string, l api.Label) bool {
 	return ok && l.Within(limit)
 }
 
+// Plan returns what b allows as a plan document: its hash, whether it is
+// dynamic, the tools it allows and the call sites it keeps (sorted by line,
+// then tool). Bound to a fresh reading of the same program (Bind), it
+// allows what b allows: a trace records it, so that a replay is bound as
+// the run was, also a run resumed from parked bytes, which keep b's state
+// but not the approved document.
+func (b *Bound) Plan() *Plan {
+	p := &Plan{Hash: b.hash, Dynamic: b.dynamic, Tools: make([]string, 0, len(b.tools)), Calls: []Call{}}
+	for t := range b.tools {
+		p.Tools = append(p.Tools, t)
+		for _, c := range b.sites[t] {
+			p.Calls = append(p.Calls, Call{Tool: c.Tool, Args: c.Args, Computed: c.Computed, Repeats: c.Repeats, Line: c.Line})
+		}
+	}
+	sort.Strings(p.Tools)
+	sort.SliceStable(p.Calls, func(i, j int) bool {
+		if p.Calls[i].Line != p.Calls[j].Line {
+			return p.Calls[i].Line < p.Calls[j].Line
+		}
+		return p.Calls[i].Tool < p.Calls[j].Tool
+	})
+	return p
+}
+
 // Hash is the hash of the program the run is bound to.
 func (b *Bound) Hash() string { return b.hash }
 
