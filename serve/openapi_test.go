@@ -97,7 +97,7 @@ func TestOpenAPI_schemasMatchTypes(t *testing.T) {
 		"ExecutionState": serve.ExecutionState{}, "ToolResultError": serve.ToolResultError{}, "ToolResult": serve.ToolResult{},
 		"ToolResultsRequest": serve.ToolResultsRequest{}, "CallRequest": serve.CallRequest{}, "CallResponse": serve.CallResponse{},
 		"ErrorBody": serve.ErrorBody{}, "ErrorEnvelope": serve.ErrorEnvelope{}, "Event": serve.Event{},
-		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{},
+		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{}, "PlanRules": plan.Rules{},
 		"Label": protocol.Label{}, "Accepts": protocol.Accepts{}, "PolicyViolation": api.PolicyViolation{},
 	}
 	var names []string
