@@ -54,17 +54,26 @@ func Annotate(p *Plan, rules map[string]Rules) {
 			p.Rules[t] = r
 		}
 	}
+	// The join of every other site's label is its prefix's joined with
+	// its suffix's: linear in the sites, of which a program can have tens
+	// of thousands.
+	n := len(p.Calls)
+	suffix := make([]api.Label, n+1)
+	for i := n - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1].Join(label(p.Calls[i].Tool))
+	}
+	var prefix api.Label
 	for i := range p.Calls {
 		c := &p.Calls[i]
+		own := label(c.Tool)
 		bound := all
 		if !p.Dynamic {
-			bound = api.Label{}
-			for j, o := range p.Calls {
-				if j != i || c.Repeats {
-					bound = bound.Join(label(o.Tool))
-				}
+			bound = prefix.Join(suffix[i+1])
+			if c.Repeats {
+				bound = bound.Join(own)
 			}
 		}
+		prefix = prefix.Join(own)
 		c.Labels = &bound
 		c.MayDeny, c.MayAsk = false, false
 		r, known := rules[c.Tool]
