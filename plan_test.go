@@ -17,9 +17,11 @@ func TestHost_Plan(t *testing.T) {
 	require.NoError(t, err)
 	b, err := json.Marshal(p)
 	require.NoError(t, err)
+	low := `{"integrity": "trusted", "confidentiality": "public"}`
 	require.JSONEq(t, `{"hash": "`+p.Hash+`", "dynamic": false, "tools": ["add"], "calls": [
-		{"tool": "add", "args": {"a": 1, "b": 2}, "computed": [], "repeats": false, "line": 1},
-		{"tool": "add", "args": {}, "computed": ["a", "b"], "repeats": true, "line": 2}]}`, string(b))
+		{"tool": "add", "args": {"a": 1, "b": 2}, "computed": [], "repeats": false, "line": 1, "labels": `+low+`},
+		{"tool": "add", "args": {}, "computed": ["a", "b"], "repeats": true, "line": 2, "labels": `+low+`}],
+		"labels": `+low+`, "rules": {"add": {}}, "cost": 0}`, string(b))
 
 	_, err = h.Plan("", "return (")
 	require.Equal(t, api.CodeCodeRunFailed, api.CodeOf(err))

@@ -174,8 +174,9 @@ func ParseLabel(b []byte) (Label, error) {
 type PolicyViolation struct {
 	// Rule is the rule that refused the call: "accepts" (the whole
 	// call's label), "accepts.args" (one argument's), "constraints",
-	// "calls_per_run", "max_cost", or "needs_approval" (the tool declared
-	// it and the approver did not approve the call).
+	// "calls_per_run", "max_cost", "needs_approval" (the tool declared
+	// it and the approver did not approve the call), or "plan" (the run's
+	// approved plan does not cover the call: docs/architecture.md, "Plans").
 	Rule string `json:"rule"`
 	// Tool is the tool called.
 	Tool string `json:"tool"`

@@ -78,7 +78,7 @@ func (x *execution) finish(ctx context.Context) api.Result {
 	}
 
 	if len(x.e.cfg.onResult) > 0 {
-		x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start), Body: x.bodyTime, Seq: x.seq, Run: x.run.Load()})
+		x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start), Body: x.bodyTime, Seq: x.seq, Run: x.run.Load(), Plan: x.plan})
 	}
 	return r
 }

@@ -123,6 +123,11 @@ type Notification struct {
 	// other tools, and for a run_code call that failed before its program
 	// ran (a syntax error, a refusal in an earlier phase).
 	Run *RunInfo
+	// Plan is the approved plan a run_code call was made with (Call.Plan),
+	// as the call gave it, also when it was refused before its program
+	// ran (another program's plan); nil without one, and for a run
+	// resumed from parked bytes (Run.Plan has what it was bound to).
+	Plan *api.Plan
 }
 
 // RunInfo is what a run_code execution gave the sandbox and what the run
@@ -143,4 +148,9 @@ type RunInfo struct {
 	// all (Stats.Wall counts it).
 	IdleParks  int
 	IdleParked time.Duration
+	// Plan is what the approved plan the run was bound to allows
+	// (plan.Bound.Plan: the approved plan met with the program's own),
+	// also for a run resumed from parked bytes; nil for a run without a
+	// plan.
+	Plan *api.Plan
 }

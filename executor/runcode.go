@@ -119,8 +119,12 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	// serves the resumed run's calls (idlepark.go).
 	out, runErr = c.resumeIdle(ctx, p, s, out, runErr)
 	if len(e.cfg.onResult) > 0 {
-		x.run.Store(&RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats,
-			IdleParks: c.idleParks, IdleParked: c.idleParked})
+		ri := &RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats,
+			IdleParks: c.idleParks, IdleParked: c.idleParked}
+		if tok.plan != nil {
+			ri.Plan = tok.plan.Plan()
+		}
+		x.run.Store(ri)
 	}
 	if runErr != nil {
 		// The program failed: nobody will see what calls still in flight

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Bound is a run bound to an approved plan: the intersection of the plan
@@ -17,7 +19,8 @@ type Bound struct {
 	hash    string
 	dynamic bool
 	tools   map[string]bool
-	sites   map[string][]Call // by tool, when not dynamic
+	sites   map[string][]Call    // by tool, when not dynamic
+	labels  map[string]api.Label // by tool: the most its calls can carry, as the plan showed it (Carries)
 
 	mu       sync.Mutex
 	assigned map[string][]int            // per tool and site: the admitted call using it, or -1
@@ -54,7 +57,8 @@ func Bind(read, approved *Plan) (*Bound, error) {
 		return nil, &MismatchError{Plan: approved.Hash, Program: read.Hash}
 	}
 	b := &Bound{hash: read.Hash, dynamic: read.Dynamic, tools: map[string]bool{}, sites: map[string][]Call{},
-		assigned: map[string][]int{}, made: map[string][]map[string]any{}}
+		labels: map[string]api.Label{}, assigned: map[string][]int{}, made: map[string][]map[string]any{}}
+	defer b.boundLabels(read)
 	readTools := map[string]bool{}
 	for _, t := range read.Tools {
 		readTools[t] = true
@@ -91,6 +95,65 @@ func Bind(read, approved *Plan) (*Bound, error) {
 		b.assigned[t] = slices.Repeat([]int{-1}, len(s))
 	}
 	return b, nil
+}
+
+// boundLabels sets, for each allowed tool, the most its calls can carry as
+// read (annotated: Annotate) shows it: the join of its kept sites' bounds,
+// or the plan's when it is dynamic. A site without a bound (a plan read
+// without declarations) bounds nothing: the highest label.
+func (b *Bound) boundLabels(read *Plan) {
+	for t := range b.tools {
+		if b.dynamic {
+			b.labels[t] = orTop(read.Labels)
+			continue
+		}
+		var l api.Label
+		for _, c := range b.sites[t] {
+			l = l.Join(orTop(c.Labels))
+		}
+		b.labels[t] = l
+	}
+}
+
+func orTop(l *api.Label) api.Label {
+	if l == nil {
+		return api.Top
+	}
+	return *l
+}
+
+// Carries reports whether a call of tool carrying l stays within what the
+// plan showed its calls can carry. A call the plan covers that carries
+// more (a body raised a result's label: api.Output.Labels) was not what
+// the approver saw, so the executor puts it to the approver as if no plan
+// covered it.
+func (b *Bound) Carries(tool string, l api.Label) bool {
+	limit, ok := b.labels[tool]
+	return ok && l.Within(limit)
+}
+
+// Plan returns what b allows as a plan document: its hash, whether it is
+// dynamic, the tools it allows and the call sites it keeps (sorted by line,
+// then tool). Bound to a fresh reading of the same program (Bind), it
+// allows what b allows: a trace records it, so that a replay is bound as
+// the run was, also a run resumed from parked bytes, which keep b's state
+// but not the approved document.
+func (b *Bound) Plan() *Plan {
+	p := &Plan{Hash: b.hash, Dynamic: b.dynamic, Tools: make([]string, 0, len(b.tools)), Calls: []Call{}}
+	for t := range b.tools {
+		p.Tools = append(p.Tools, t)
+		for _, c := range b.sites[t] {
+			p.Calls = append(p.Calls, Call{Tool: c.Tool, Args: c.Args, Computed: c.Computed, Repeats: c.Repeats, Line: c.Line})
+		}
+	}
+	sort.Strings(p.Tools)
+	sort.SliceStable(p.Calls, func(i, j int) bool {
+		if p.Calls[i].Line != p.Calls[j].Line {
+			return p.Calls[i].Line < p.Calls[j].Line
+		}
+		return p.Calls[i].Tool < p.Calls[j].Tool
+	})
+	return p
 }
 
 // Hash is the hash of the program the run is bound to.
@@ -203,6 +266,7 @@ type boundJSON struct {
 	Dynamic  bool                        `json:"dynamic"`
 	Tools    []string                    `json:"tools"`
 	Sites    map[string][]Call           `json:"sites"`
+	Labels   map[string]api.Label        `json:"labels,omitempty"`
 	Assigned map[string][]int            `json:"assigned"`
 	Made     map[string][]map[string]any `json:"made"`
 }
@@ -211,7 +275,7 @@ type boundJSON struct {
 func (b *Bound) MarshalJSON() ([]byte, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	j := boundJSON{Hash: b.hash, Dynamic: b.dynamic, Tools: []string{}, Sites: b.sites, Assigned: b.assigned, Made: b.made}
+	j := boundJSON{Hash: b.hash, Dynamic: b.dynamic, Tools: []string{}, Sites: b.sites, Labels: b.labels, Assigned: b.assigned, Made: b.made}
 	for t := range b.tools {
 		j.Tools = append(j.Tools, t)
 	}
@@ -228,9 +292,15 @@ func RestoreBound(data []byte) (*Bound, error) {
 		return nil, fmt.Errorf("plan: a bound plan's state: %w", err)
 	}
 	b := &Bound{hash: j.Hash, dynamic: j.Dynamic, tools: map[string]bool{}, sites: map[string][]Call{},
-		assigned: map[string][]int{}, made: map[string][]map[string]any{}}
+		labels: map[string]api.Label{}, assigned: map[string][]int{}, made: map[string][]map[string]any{}}
 	for _, t := range j.Tools {
 		b.tools[t] = true
+	}
+	for t, l := range j.Labels { // state parked before bounds were kept has none: every call is asked
+		if !l.Valid() {
+			return nil, fmt.Errorf("plan: a bound plan's state: an invalid label bound of %s", t)
+		}
+		b.labels[t] = l
 	}
 	for t, s := range j.Sites {
 		a := j.Assigned[t]

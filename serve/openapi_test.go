@@ -100,7 +100,7 @@ func TestOpenAPI_schemasMatchTypes(t *testing.T) {
 		"ToolResultsRequest": serve.ToolResultsRequest{}, "CallRequest": serve.CallRequest{}, "CallResponse": serve.CallResponse{},
 		"ErrorBody": serve.ErrorBody{}, "ErrorEnvelope": serve.ErrorEnvelope{}, "Event": serve.Event{},
 		"ApprovalsRequest": serve.ApprovalsRequest{}, "Decision": serve.Decision{},
-		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{},
+		"PlanRequest": serve.PlanRequest{}, "Plan": plan.Plan{}, "PlanCall": plan.Call{}, "PlanReason": plan.Reason{}, "PlanRules": plan.Rules{},
 		"Label": protocol.Label{}, "Accepts": protocol.Accepts{}, "PolicyViolation": api.PolicyViolation{},
 		"Handle": api.Handle{}, "HandleValue": protocol.HandleValue{},
 	}

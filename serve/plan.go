@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/serve/protocol"
 )
 
@@ -27,10 +28,13 @@ func DecodePlanRequest(data []byte) (*PlanRequest, error) {
 	if req.Code == "" {
 		return nil, errors.New("field code: required (the TypeScript program)")
 	}
-	// The client tools are checked as an execution's are: only their
-	// names are used, but a plan read for tools no execution could
-	// declare would be approved for nothing.
+	// The client tools are checked as an execution's are (their names and
+	// their data-flow members, which the plan shows): a plan read for
+	// tools no execution could declare would be approved for nothing.
 	if err := checkClientToolList(req.ClientTools); err != nil {
+		return nil, err
+	}
+	if err := checkClientPolicies(req.ClientTools); err != nil {
 		return nil, err
 	}
 	return &req, nil
@@ -48,11 +52,12 @@ func (s *Server) postPlan(w http.ResponseWriter, r *http.Request, t *tenant) {
 		writeError(w, badRequest("the plan request", err))
 		return
 	}
-	names := make([]string, len(req.ClientTools))
+	extra := make([]executor.PlanTool, len(req.ClientTools))
 	for i, ct := range req.ClientTools {
-		names[i] = ct.Name
+		d, _ := clientPolicy(ct).declaration() // checked by DecodePlanRequest
+		extra[i] = executor.PlanTool{Name: ct.Name, Policy: d}
 	}
-	p, err := s.readPlan(t, req.Scope, req.Code, names)
+	p, err := s.readPlan(t, req.Scope, req.Code, extra)
 	if herr, ok := err.(*httpError); ok {
 		writeError(w, herr)
 		return
@@ -68,7 +73,7 @@ func (s *Server) postPlan(w http.ResponseWriter, r *http.Request, t *tenant) {
 // (stripping, parsing and walking up to api.MaxCodeBytes of program), so it
 // waits for compute as a run does, refused while the tenant's
 // compute_seconds_per_minute is spent, and is charged to it (hostwork.go).
-func (s *Server) readPlan(t *tenant, scope, code string, names []string) (*Plan, error) {
+func (s *Server) readPlan(t *tenant, scope, code string, extra []executor.PlanTool) (*Plan, error) {
 	if t.compute != nil {
 		if ok, wait := t.compute.Reserve(0); !ok {
 			e := quotaError(ReasonCompute, "tenant %s has used its %g compute seconds per minute (quotas.compute_seconds_per_minute), the runs in flight included; a plan is read on its compute too; retry in %v", t.name, t.compute.Rate(), wait.Round(time.Millisecond))
@@ -78,7 +83,7 @@ func (s *Server) readPlan(t *tenant, scope, code string, names []string) (*Plan,
 	}
 	began := time.Now()
 	defer func() { s.chargeHostWork(t, time.Since(began)) }()
-	return t.exec.Plan(scope, code, names...)
+	return t.exec.Plan(scope, code, extra...)
 }
 
 var planHash = regexp.MustCompile(`^[0-9a-f]{64}$`)

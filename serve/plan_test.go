@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/serve"
+	"github.com/ptcx/ptcx/serve/protocol"
 )
 
 const planProgram = `const a = await tools.ask({q: "send?"});
@@ -134,4 +135,44 @@ func TestServer_plans_chargedToTheTenantsCompute(t *testing.T) {
 	require.Contains(t, e.Body.Message, "a plan is read on its compute too")
 	_, err = ts.client(keyB).Plan(ctx(t), serve.PlanRequest{Code: planProgram})
 	require.NoError(t, err, "another tenant's bucket is its own")
+}
+
+// TestServer_plans_labelsRulesCost: a plan reads the client tools'
+// declarations with the server's: each call's label bound and what its
+// tool's accepts may do, the rules, the cost bound; a client tool whose
+// declaration does not read is 400.
+func TestServer_plans_labelsRulesCost(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	inbox := serve.ClientTool{Name: "inbox", Description: "Read the inbox.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Labels: &protocol.Label{Integrity: "untrusted"}, Cost: 4}
+	send := serve.ClientTool{Name: "send", Description: "Send.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Accepts: &protocol.Accepts{Integrity: "trusted"}, Cost: 1}
+	code := "const m = await tools.inbox({})\nawait tools.send({to: m.from})"
+	p, err := c.Plan(ctx(t), serve.PlanRequest{Code: code, ClientTools: []serve.ClientTool{inbox, send}})
+	require.NoError(t, err)
+	require.Len(t, p.Calls, 2)
+	require.Equal(t, "untrusted", p.Calls[1].Labels.Integrity.String())
+	require.True(t, p.Calls[1].MayDeny)
+	require.False(t, p.Calls[0].MayDeny)
+	require.Equal(t, int64(5), *p.Cost)
+	require.Equal(t, "deny", p.Rules["send"].OnViolation)
+	require.Equal(t, "untrusted", p.Labels.Integrity.String())
+
+	// The plan document goes back as an execution's plan, annotations and
+	// all; send is refused by what it accepts, as the plan said it may be
+	// (a plan approves asks, never denials).
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: code, ClientTools: []serve.ClientTool{inbox, send}, Plan: p})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
+	st, err = c.ToolResults(ctx(t), st.ID, serve.ToolResult{ID: st.Pending[0].ID, OK: true, Value: json.RawMessage(`{"from": "x@example.com"}`)})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusFailed, st.Status)
+	require.Contains(t, st.Error.Message, "send may not receive untrusted data")
+
+	bad := send
+	bad.Accepts = &protocol.Accepts{Integrity: "nope"}
+	_, err = c.Plan(ctx(t), serve.PlanRequest{Code: code, ClientTools: []serve.ClientTool{inbox, bad}})
+	require.Equal(t, http.StatusBadRequest, apiErr(t, err).Status)
+	require.Contains(t, apiErr(t, err).Body.Message, "accepts")
 }

@@ -149,7 +149,10 @@ func runCodeArgs(p Program) (json.RawMessage, error) {
 	if len(p.Args) > 0 {
 		return p.Args, nil
 	}
-	m := map[string]any{"code": p.Code, "description": p.Description}
+	m := map[string]any{"code": p.Code}
+	if p.Description != "" { // optional, and never empty when given
+		m["description"] = p.Description
+	}
 	if len(p.Limits) > 0 {
 		m["limits"] = p.Limits
 	}

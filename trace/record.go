@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/ptcx/ptcx/api"
@@ -53,6 +54,27 @@ type Record struct {
 	// stand-in tools carry them, so that it recomputes the labels and
 	// denials.
 	Policies map[string]policy.Declaration `json:"policies,omitempty"`
+	// Plan is the approved plan the run was bound to (executor.Call.Plan),
+	// as far as a binding reads it: its hash, whether it is dynamic, the
+	// tools it allows and its call sites (the labels, rules and cost a
+	// person read are left out). A replay is bound to it, as the run was.
+	// Absent for a run without a plan.
+	Plan *api.Plan `json:"plan,omitempty"`
+}
+
+// planOf is the plan a record keeps: what plan.Bind reads of it.
+func planOf(p *api.Plan) *api.Plan {
+	if p == nil {
+		return nil
+	}
+	out := &api.Plan{Hash: p.Hash, Dynamic: p.Dynamic, Tools: slices.Clone(p.Tools), Calls: make([]api.PlanCall, len(p.Calls))}
+	if out.Tools == nil {
+		out.Tools = []string{}
+	}
+	for i, c := range p.Calls {
+		out.Calls[i] = api.PlanCall{Tool: c.Tool, Args: c.Args, Computed: c.Computed, Repeats: c.Repeats, Line: c.Line}
+	}
+	return out
 }
 
 // Program is the program as the caller gave it.

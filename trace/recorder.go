@@ -177,8 +177,12 @@ func (r *Recorder) record(n executor.Notification, p *pending) Record {
 		rec.Calls = p.calls
 		slices.SortStableFunc(rec.Calls, func(a, b Call) int { return a.Index - b.Index })
 	}
+	rec.Plan = planOf(n.Plan)
 	rec.Tools = []string{}
 	if run := n.Run; run != nil {
+		if run.Plan != nil {
+			rec.Plan = planOf(run.Plan) // what the run was bound to; also after a resume, which has no n.Plan
+		}
 		rec.Tools = slices.Clone(run.Tools)
 		rec.Policies = r.policies(n.Scope, run.Tools)
 		rec.Limits = limitsOf(run.Limits)

@@ -43,6 +43,13 @@ type ReplayConfig struct {
 	// recomputes every call's label and denial from them and reports the
 	// first that differs from the record's as a divergence.
 	Policies map[string]policy.Declaration
+	// Plan, when not nil, is the approved plan the replay is bound to
+	// instead of the record's (what if the run had been bound to this
+	// one; Record.Plan otherwise, and no plan when the record has none).
+	// A call the plan refuses is DENIED (rule "plan"); without a
+	// Registry, the replay reports the first call refused otherwise than
+	// in the record as a divergence ("policy").
+	Plan *api.Plan
 }
 
 // Report is what a replay found.
@@ -128,7 +135,11 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	res := ex.Execute(ctx, executor.Call{ID: rec.ID, Scope: scope, Name: registry.RunCode, Args: args, World: world})
+	bound := rec.Plan
+	if cfg.Plan != nil {
+		bound = cfg.Plan
+	}
+	res := ex.Execute(ctx, executor.Call{ID: rec.ID, Scope: scope, Name: registry.RunCode, Args: args, World: world, Plan: bound})
 	calls, div := rr.result()
 	if calls == nil {
 		calls = []Call{}

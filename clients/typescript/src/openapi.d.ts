@@ -392,6 +392,33 @@ export interface components {
             tools: string[];
             calls: components["schemas"]["PlanCall"][];
             reasons?: components["schemas"]["PlanReason"][];
+            /** @description The most the program's data can carry from its tools (the join of their declared labels). */
+            labels?: components["schemas"]["Label"];
+            /** @description By tool, the rules of its declaration its calls can meet (tools whose declaration is known). */
+            rules?: {
+                [key: string]: components["schemas"]["PlanRules"];
+            };
+            /**
+             * Format: int64
+             * @description An upper bound of the nested calls' cost (the sum of the sites' costs); absent when the plan is dynamic, a site of a tool with a cost repeats, or a tool's declaration is unknown.
+             */
+            cost?: number;
+        };
+        PlanRules: {
+            labels?: components["schemas"]["Label"];
+            accepts?: components["schemas"]["Label"];
+            accepts_args?: {
+                [key: string]: components["schemas"]["Label"];
+            };
+            /** @enum {string} */
+            on_violation?: "deny" | "ask";
+            needs_approval?: boolean;
+            constraints?: string[];
+            calls_per_run?: number;
+            /** Format: int64 */
+            cost?: number;
+            /** Format: int64 */
+            max_cost?: number;
         };
         PlanCall: {
             tool?: string;
@@ -403,6 +430,12 @@ export interface components {
             repeats?: boolean;
             /** @description 1-based, in the program text as sent. */
             line?: number;
+            /** @description The most the call can carry, from the tools' declared labels: the join of every other site's tool's (and its own when it repeats; every tool's when the plan is dynamic). docs/architecture.md, "Plans". */
+            labels?: components["schemas"]["Label"];
+            /** @description Under labels, what the tool accepts refuses the call (on_violation deny). */
+            may_deny?: boolean;
+            /** @description Under labels, what the tool accepts asks (on_violation ask). */
+            may_ask?: boolean;
         };
         PlanReason: {
             line?: number;

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ptcx/ptcx/api"
@@ -98,9 +100,89 @@ func describePlan(name string, p *plan.Plan) string {
 		if c.Repeats {
 			times = "repeats"
 		}
-		fmt.Fprintf(&b, "  line %d  %s({%s})  %s\n", c.Line, c.Tool, strings.Join(parts, ", "), times)
+		fmt.Fprintf(&b, "  line %d  %s({%s})  %s%s\n", c.Line, c.Tool, strings.Join(parts, ", "), times, callFlow(c))
 	}
+	describeRules(&b, p)
 	return b.String()
+}
+
+// callFlow is what a call site can carry, and what its tool's accepts may
+// do with it.
+func callFlow(c plan.Call) string {
+	if c.Labels == nil {
+		return ""
+	}
+	s := "  carries at most " + c.Labels.String()
+	switch {
+	case c.MayDeny && c.MayAsk:
+		s += "  may be denied or asked (the tool's declaration is unknown)"
+	case c.MayDeny:
+		s += "  may be DENIED (past what the tool accepts)"
+	case c.MayAsk:
+		s += "  may ask approval (past what the tool accepts)"
+	}
+	return s
+}
+
+// describeRules prints the rules each tool declares, the program's label
+// bound and its cost bound.
+func describeRules(b *strings.Builder, p *plan.Plan) {
+	if p.Labels == nil {
+		return
+	}
+	fmt.Fprintf(b, "its data: at most %s\n", p.Labels)
+	if p.Cost != nil {
+		fmt.Fprintf(b, "cost: at most %d\n", *p.Cost)
+	} else {
+		b.WriteString("cost: no bound (a call with a cost repeats, a tool is unknown, or the plan is dynamic)\n")
+	}
+	var lines []string
+	for _, t := range p.Tools {
+		r, ok := p.Rules[t]
+		if !ok {
+			lines = append(lines, fmt.Sprintf("  %s: declaration unknown", t))
+			continue
+		}
+		if rs := ruleList(r); rs != "" {
+			lines = append(lines, fmt.Sprintf("  %s: %s", t, rs))
+		}
+	}
+	if len(lines) > 0 {
+		b.WriteString("rules:\n" + strings.Join(lines, "\n") + "\n")
+	}
+}
+
+func ruleList(r plan.Rules) string {
+	var parts []string
+	if r.Labels != nil {
+		parts = append(parts, "results "+r.Labels.String())
+	}
+	if r.Accepts != nil || len(r.AcceptsArgs) > 0 {
+		a := "accepts"
+		if r.Accepts != nil {
+			a += " " + r.Accepts.String()
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.AcceptsArgs)) {
+			a += fmt.Sprintf(" %s≤%s", k, r.AcceptsArgs[k])
+		}
+		parts = append(parts, a+" (else "+r.OnViolation+")")
+	}
+	if r.NeedsApproval {
+		parts = append(parts, "needs approval")
+	}
+	for _, c := range r.Constraints {
+		parts = append(parts, "constraint "+strconv.Quote(c))
+	}
+	if r.CallsPerRun > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d call(s) per run", r.CallsPerRun))
+	}
+	if r.Cost > 0 {
+		parts = append(parts, fmt.Sprintf("cost %d", r.Cost))
+	}
+	if r.MaxCost > 0 {
+		parts = append(parts, fmt.Sprintf("max cost %d", r.MaxCost))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func orNone(ss []string) string {

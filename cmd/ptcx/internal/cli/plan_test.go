@@ -91,3 +91,61 @@ func TestReadPlan_bounds(t *testing.T) {
 	_, err = readPlan(filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestPlan_labelsRulesCost: with declarations in the tools file, ptcx plan
+// shows each call's label bound and what its tool's accepts may do, the
+// tools' rules and the cost bound, and --json carries them.
+func TestPlan_labelsRulesCost(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.ts")
+	require.NoError(t, os.WriteFile(prog, []byte(planProgram), 0o644))
+	b, err := os.ReadFile(toolsFile)
+	require.NoError(t, err)
+	var file map[string]any
+	require.NoError(t, json.Unmarshal(b, &file))
+	for _, tool := range file["tools"].([]any) {
+		m := tool.(map[string]any)
+		switch m["name"] {
+		case "lookup":
+			m["labels"] = map[string]any{"integrity": "untrusted"}
+			m["cost"] = 2
+		case "save":
+			m["accepts"] = map[string]any{"integrity": "trusted"}
+			m["constraints"] = []any{`args.key != ""`}
+			m["cost"] = 3
+		}
+		if cmd, ok := m["command"].([]any); ok { // relative to the tools file
+			for i, a := range cmd {
+				if s, ok := a.(string); ok && strings.HasPrefix(s, ".") {
+					abs, _ := filepath.Abs(filepath.Join(filepath.Dir(toolsFile), s))
+					cmd[i] = abs
+				}
+			}
+		}
+	}
+	declared := filepath.Join(dir, "tools.json")
+	b, _ = json.Marshal(file)
+	require.NoError(t, os.WriteFile(declared, b, 0o644))
+
+	out, errOut, status := ptcx(t, "", "plan", "--tools", declared, "--no-builtin", prog)
+	require.Equal(t, exitOK, status, errOut)
+	require.Contains(t, out, `  line 1  lookup({key: "x"})  once  carries at most trusted, public`+"\n")
+	require.Contains(t, out, `  line 3  save({key: "k", text: (computed)})  once  carries at most untrusted, public  may be DENIED (past what the tool accepts)`)
+	require.Contains(t, out, "its data: at most untrusted, public\ncost: at most 5\n")
+	require.Contains(t, out, "  lookup: results untrusted, public; cost 2\n")
+	require.Contains(t, out, `  save: accepts trusted, secret (else deny); constraint "args.key != \"\""; cost 3`)
+
+	out, _, status = ptcx(t, "", "plan", "--json", "--tools", declared, "--no-builtin", prog)
+	require.Equal(t, exitOK, status)
+	var p struct {
+		Cost  int64
+		Calls []struct {
+			MayDeny bool `json:"may_deny"`
+		}
+		Rules map[string]json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	require.Equal(t, int64(5), p.Cost)
+	require.True(t, p.Calls[1].MayDeny)
+	require.Contains(t, p.Rules, "save")
+}

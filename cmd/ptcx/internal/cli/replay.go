@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/plan"
 	"github.com/ptcx/ptcx/trace"
 )
 
@@ -20,9 +21,11 @@ var replayCommand = command{
 	summary: "Re-run the programs of a trace (ptcx run/batch/mcp --trace) with every nested call answered from\n" +
 		"the trace: the same seed, the same completion order. Reports, per record, a reproduced outcome or the\n" +
 		"first divergence (call index, expected vs got) and what of the outcome differs. With --tools, calls\n" +
-		"the trace lacks go to the real tools (\"what if\" runs). Exit status: 0 every record reproduced,\n" +
+		"the trace lacks go to the real tools (\"what if\" runs). A record of a run bound to a plan replays bound to\n" +
+		"it; --plan binds the replay to another approved plan (ptcx plan --json) instead, and a call it refuses\n" +
+		"that the run made is a divergence (policy: refused by plan). Exit status: 0 every record reproduced,\n" +
 		"1 a divergence or a difference, 2 usage.",
-	usage: "replay [--id ID] [--json] [--gate-wait D] [--tools FILE [--workspace DIR] [--no-builtin] [--allow-bash]] TRACE.jsonl",
+	usage: "replay [--id ID] [--json] [--gate-wait D] [--plan PLAN.json] [--tools FILE [--workspace DIR] [--no-builtin] [--allow-bash]] TRACE.jsonl",
 	run:   runReplay,
 }
 
@@ -50,12 +53,20 @@ func runReplay(ctx context.Context, c command, s *stdio, args []string) int {
 	id := fs.String("id", "", "replay only the record of this call `ID`")
 	asJSON := fs.Bool("json", false, "print one JSON object per record")
 	gateWait := fs.Duration("gate-wait", trace.DefaultGateWait, "how long a replayed call waits for the call completed before it in the trace (`D`), before it fails")
+	planFile := fs.String("plan", "", "replay bound to this approved plan (`PLAN.json`, from ptcx plan --json) instead of the record's")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
 		return usageError(fs, s, "want one TRACE file, got %d arguments", len(pos))
+	}
+	var bound *plan.Plan
+	if *planFile != "" {
+		var err error
+		if bound, err = readPlan(*planFile); err != nil {
+			return fail(s, err)
+		}
 	}
 	if err := engineEnvError(st.engine); err != nil {
 		return usageError(fs, s, "%v", err)
@@ -71,7 +82,7 @@ func runReplay(ctx context.Context, c command, s *stdio, args []string) int {
 
 	rt := &lazyRuntime{engine: st.engine}
 	defer rt.close()
-	cfg := trace.ReplayConfig{Runtime: rt, GateWait: *gateWait}
+	cfg := trace.ReplayConfig{Runtime: rt, GateWait: *gateWait, Plan: bound}
 	if st.tools != "" {
 		e, err := st.build(ctx, executor.NewConfig())
 		if err != nil {
