@@ -166,11 +166,20 @@ func (b *body) settle(o outcome, late, returned bool) bool {
 		return false
 	}
 	b.returned = returned
-	b.mu.Lock()
-	if b.grace != nil {
-		b.grace.Stop()
+	if returned && b.w != nil {
+		// The shared watch arms grace only while b is in its list, under
+		// its lock, and unwatch took b out under that lock: grace is
+		// settled and seen here without b.mu.
+		if b.grace != nil {
+			b.grace.Stop()
+		}
+	} else {
+		b.mu.Lock()
+		if b.grace != nil {
+			b.grace.Stop()
+		}
+		b.mu.Unlock()
 	}
-	b.mu.Unlock()
 	if late && o.err == nil {
 		o.err = b.bodyCtx.Err()
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -66,6 +65,7 @@ type scheduler struct {
 	completed atomic.Int64 // completion sequence numbers given out
 	watches   watches      // of the contexts bodies run under (watch.go)
 	free      []*nested    // on mu: committed records nothing refers to, for the next calls (at most maxFree)
+	ids       callIDs      // on mu: the calls' IDs (callids.go)
 }
 
 // maxFree is the most committed call records a scheduler keeps for reuse:
@@ -140,8 +140,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 		reply(wasmhost.CallResult{Message: "the run_code program has settled: no more tool calls are accepted"})
 		return
 	}
-	var num [20]byte // the number's digits, on the stack: the ID is one allocation
-	id := s.tok.callID + ":ptc:" + string(strconv.AppendInt(num[:0], s.tok.seq.Add(1), 10))
+	id := s.ids.id(s.tok.callID, s.tok.seq.Add(1))
 	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: args} // args is ours (wasmhost.Dispatcher)
 	var n *nested
 	if k := len(s.free); k > 0 {

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // watch is the one watcher of a context that the bodies of a run's nested
@@ -79,22 +80,28 @@ func (w *watch) end() {
 // watches are a scheduler's watch of each context its bodies run under:
 // two at most (the run_code body's context, the inline path's).
 type watches struct {
+	last atomic.Pointer[watch] // the one of returned last: an awaited call's, without the lock
 	mu   sync.Mutex
 	list []*watch
 }
 
 // of returns the watch of ctx, making it at its first use.
 func (ws *watches) of(ctx context.Context) *watch {
+	done := ctx.Done()
+	if w := ws.last.Load(); w != nil && w.done == done {
+		return w
+	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	done := ctx.Done()
 	for _, w := range ws.list {
 		if w.done == done {
+			ws.last.Store(w)
 			return w
 		}
 	}
 	w := newWatch(ctx)
 	ws.list = append(ws.list, w)
+	ws.last.Store(w)
 	return w
 }
 
@@ -102,6 +109,7 @@ func (ws *watches) of(ctx context.Context) *watch {
 func (ws *watches) stop() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.last.Store(nil)
 	for _, w := range ws.list {
 		w.stop()
 	}
