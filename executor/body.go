@@ -49,6 +49,7 @@ type body struct {
 	// bodyCtx is watched (to arm grace) by w when it is the shared watch
 	// of ctx (watch.go), else by a watcher of its own, which stop ends.
 	w          *watch
+	solo       bool  // added as w.solo (written by the goroutine that adds and removes it)
 	linked     bool  // in w's list; guarded by w.mu, as prev and next
 	prev, next *body // in w's list
 	stop       func() bool

@@ -17,6 +17,14 @@ type watch struct {
 	done <-chan struct{} // ctx.Done(): what tells contexts apart (a context need not be comparable)
 	stop func() bool
 
+	// solo is one body watched without the lock: an awaited call's, the
+	// common case (one at a time). Others go in the list. end takes solo
+	// out with a swap, under mu, and arms it there; a body that finds
+	// itself taken out waits for mu (remove), so it sees its grace timer
+	// armed, as one in the list does.
+	solo atomic.Pointer[body]
+	over atomic.Bool // ended, for add's check of solo without the lock
+
 	mu    sync.Mutex
 	ended bool  // ctx is done: a body added now arms at once
 	head  *body // the bodies watched, most recent first
@@ -32,6 +40,17 @@ func newWatch(ctx context.Context) *watch {
 
 // add watches b, whose bodyCtx is the watch's context.
 func (w *watch) add(b *body) {
+	b.solo = true
+	if w.solo.CompareAndSwap(nil, b) {
+		// If end ran meanwhile, it either took b out (and armed it) or
+		// set over before, which this load sees.
+		if w.over.Load() && w.solo.CompareAndSwap(b, nil) {
+			b.solo = false
+			b.armGrace()
+		}
+		return
+	}
+	b.solo = false
 	w.mu.Lock()
 	if w.ended {
 		w.mu.Unlock()
@@ -48,6 +67,15 @@ func (w *watch) add(b *body) {
 
 // remove stops watching b, if it still is.
 func (w *watch) remove(b *body) {
+	if b.solo {
+		b.solo = false
+		if !w.solo.CompareAndSwap(b, nil) {
+			// end took b out and armed it, under mu: wait for it.
+			w.mu.Lock()
+			w.mu.Unlock()
+		}
+		return
+	}
 	w.mu.Lock()
 	if b.linked {
 		if b.prev != nil {
@@ -68,6 +96,10 @@ func (w *watch) end() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.ended = true
+	w.over.Store(true)
+	if b := w.solo.Swap(nil); b != nil {
+		b.armGrace()
+	}
 	for b := w.head; b != nil; {
 		next := b.next
 		b.linked, b.prev, b.next = false, nil, nil
