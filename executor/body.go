@@ -49,6 +49,7 @@ type body struct {
 	// bodyCtx is watched (to arm grace) by w when it is the shared watch
 	// of ctx (watch.go), else by a watcher of its own, which stop ends.
 	w          *watch
+	solo       bool  // added as w.solo (written by the goroutine that adds and removes it)
 	linked     bool  // in w's list; guarded by w.mu, as prev and next
 	prev, next *body // in w's list
 	stop       func() bool
@@ -166,11 +167,20 @@ func (b *body) settle(o outcome, late, returned bool) bool {
 		return false
 	}
 	b.returned = returned
-	b.mu.Lock()
-	if b.grace != nil {
-		b.grace.Stop()
+	if returned && b.w != nil {
+		// The shared watch arms grace only while b is in its list, under
+		// its lock, and unwatch took b out under that lock: grace is
+		// settled and seen here without b.mu.
+		if b.grace != nil {
+			b.grace.Stop()
+		}
+	} else {
+		b.mu.Lock()
+		if b.grace != nil {
+			b.grace.Stop()
+		}
+		b.mu.Unlock()
 	}
-	b.mu.Unlock()
 	if late && o.err == nil {
 		o.err = b.bodyCtx.Err()
 	}

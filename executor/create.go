@@ -24,7 +24,11 @@ func (x *execution) create(ctx context.Context) bool {
 		x.req.Scope = x.parent.scope
 	}
 
-	x.res = x.e.resolve(x.req.Scope, x.req.Tool, nested)
+	if nested {
+		x.res = x.parent.resolveNested(x.e, x.req.Tool)
+	} else {
+		x.res = x.e.resolve(x.req.Scope, x.req.Tool, false)
+	}
 	x.def = x.res.Definition
 	x.fin = x.def
 

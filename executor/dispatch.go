@@ -52,17 +52,18 @@ type outcome struct {
 
 // conclude records a body's outcome as the call's result or error.
 func (x *execution) conclude(ctx, bodyCtx context.Context, o outcome) {
+	cancelled := ctx.Err() != nil // one read: a context's Err may walk its parents
 	switch {
-	case ctx.Err() != nil && api.CodeOf(o.err) == api.CodeCodeRunFailed:
+	case cancelled && api.CodeOf(o.err) == api.CodeCodeRunFailed:
 		x.fail(bodyError(x.req.Tool, o.err)) // CODE_RUN_FAILED (abort), with the logs
-	case ctx.Err() != nil && x.def.Transport():
+	case cancelled && x.def.Transport():
 		// The run ended some other way (even successfully) as its caller
 		// cancelled it: a cancelled run_code is CODE_RUN_FAILED (abort),
 		// never ABORTED, whichever came first.
 		x.fail(abortedRun(ctx, o))
-	case ctx.Err() != nil && x.req.Nested && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+	case cancelled && x.req.Nested && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		x.fail(aborted(ctx, api.CodeAborted, fmt.Sprintf("%s was stopped while it ran: the program reached its wall time limit", x.req.Tool)))
-	case ctx.Err() != nil:
+	case cancelled:
 		x.fail(aborted(ctx, api.CodeAborted, fmt.Sprintf("%s was cancelled while it ran", x.req.Tool)))
 	case o.err != nil && bodyCtx.Err() != nil && errors.Is(bodyCtx.Err(), context.DeadlineExceeded):
 		x.fail(&api.Error{Code: api.CodeToolTimeout, Message: fmt.Sprintf("%s did not finish within its timeout of %v", x.req.Tool, x.def.Timeout()), Cause: o.err})

@@ -20,6 +20,7 @@ const deploymentScope = registry.Deployment
 type Executor struct {
 	reg      *registry.Registry
 	resolve  resolve.Resolver // reg's, the one route to a tool body
+	changes  resolve.Changes  // reg's count of changes: when a run's resolutions are stale (resolved.go)
 	cfg      Config
 	limits   api.Limits // deployment limits, defaults filled in
 	sessions *sessions  // run_code sessions (session.go)
@@ -57,7 +58,7 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Executor{reg: reg, resolve: resolve.Open(reg), cfg: cfg, limits: cfg.limits.WithDefaults(),
+	return &Executor{reg: reg, resolve: resolve.Open(reg), changes: resolve.OpenChanges(reg), cfg: cfg, limits: cfg.limits.WithDefaults(),
 		sessions: &sessions{limits: sl, store: cfg.sessionStore}}, nil
 }
 

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -61,11 +59,12 @@ type scheduler struct {
 	slots     chan struct{} // one token per running concurrency-safe body
 	sequenced chan struct{} // closed when the sequencer has stopped
 	commits   sync.WaitGroup
-	postMu    sync.Mutex   // post-execute listeners run one at a time
-	answerMu  sync.Mutex   // a completion number and its answer to the program, in one step
-	completed atomic.Int64 // completion sequence numbers given out
-	watches   watches      // of the contexts bodies run under (watch.go)
-	free      []*nested    // on mu: committed records nothing refers to, for the next calls (at most maxFree)
+	postMu    sync.Mutex // post-execute listeners run one at a time
+	answerMu  sync.Mutex // a completion number and its answer to the program, in one step
+	completed int64      // on answerMu: completion sequence numbers given out
+	watches   watches    // of the contexts bodies run under (watch.go)
+	free      []*nested  // on mu: committed records nothing refers to, for the next calls (at most maxFree)
+	ids       callIDs    // on mu: the calls' IDs (callids.go)
 }
 
 // maxFree is the most committed call records a scheduler keeps for reuse:
@@ -106,7 +105,7 @@ func newScheduler(ctx context.Context, e *Executor, tok *token) *scheduler {
 	// calls it made before it parked, which had all completed by then (a
 	// run parks only on held calls, and settlement awaits the dispatched
 	// ones): its calls' numbers stay unique, as a trace ranks them.
-	s.completed.Store(tok.seq.Load())
+	s.completed = tok.seq.Load()
 	return s
 }
 
@@ -140,8 +139,7 @@ func (s *scheduler) Dispatch(name string, args json.RawMessage, reply func(wasmh
 		reply(wasmhost.CallResult{Message: "the run_code program has settled: no more tool calls are accepted"})
 		return
 	}
-	var num [20]byte // the number's digits, on the stack: the ID is one allocation
-	id := s.tok.callID + ":ptc:" + string(strconv.AppendInt(num[:0], s.tok.seq.Add(1), 10))
+	id := s.ids.id(s.tok.callID, s.tok.seq.Add(1))
 	call := Call{ID: id, Scope: s.tok.scope, Name: name, Args: args} // args is ours (wasmhost.Dispatcher)
 	var n *nested
 	if k := len(s.free); k > 0 {
@@ -338,7 +336,8 @@ func (s *scheduler) commit(n *nested) {
 	// sees results in the order of their numbers (a trace replays them
 	// in that order).
 	s.answerMu.Lock()
-	n.x.seq = s.completed.Add(1)
+	s.completed++
+	n.x.seq = s.completed
 	r := n.x.finish(s.ctx)
 	var answer wasmhost.CallResult
 	if r.OK() && n.x.def != nil && (n.x.def.Policy().Handle() || (s.e.cfg.handleOver > 0 && len(r.Value) > s.e.cfg.handleOver)) {

@@ -23,6 +23,8 @@ type token struct {
 	// handle; nil until then, so a run without handles tests one pointer.
 	handles atomic.Pointer[handleTable]
 	session bool // the run is a session's program: handles are refused (handles.go)
+	// resolved are the run's nested calls' last resolutions (resolved.go).
+	resolved [resolvedSlots]atomic.Pointer[resolvedTool]
 }
 
 func (e *Executor) mintToken(callID, scope string) *token {

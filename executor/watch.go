@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // watch is the one watcher of a context that the bodies of a run's nested
@@ -15,6 +16,14 @@ import (
 type watch struct {
 	done <-chan struct{} // ctx.Done(): what tells contexts apart (a context need not be comparable)
 	stop func() bool
+
+	// solo is one body watched without the lock: an awaited call's, the
+	// common case (one at a time). Others go in the list. end takes solo
+	// out with a swap, under mu, and arms it there; a body that finds
+	// itself taken out waits for mu (remove), so it sees its grace timer
+	// armed, as one in the list does.
+	solo atomic.Pointer[body]
+	over atomic.Bool // ended, for add's check of solo without the lock
 
 	mu    sync.Mutex
 	ended bool  // ctx is done: a body added now arms at once
@@ -31,6 +40,17 @@ func newWatch(ctx context.Context) *watch {
 
 // add watches b, whose bodyCtx is the watch's context.
 func (w *watch) add(b *body) {
+	b.solo = true
+	if w.solo.CompareAndSwap(nil, b) {
+		// If end ran meanwhile, it either took b out (and armed it) or
+		// set over before, which this load sees.
+		if w.over.Load() && w.solo.CompareAndSwap(b, nil) {
+			b.solo = false
+			b.armGrace()
+		}
+		return
+	}
+	b.solo = false
 	w.mu.Lock()
 	if w.ended {
 		w.mu.Unlock()
@@ -47,6 +67,15 @@ func (w *watch) add(b *body) {
 
 // remove stops watching b, if it still is.
 func (w *watch) remove(b *body) {
+	if b.solo {
+		b.solo = false
+		if !w.solo.CompareAndSwap(b, nil) {
+			// end took b out and armed it, under mu: wait for it.
+			w.mu.Lock()
+			w.mu.Unlock()
+		}
+		return
+	}
 	w.mu.Lock()
 	if b.linked {
 		if b.prev != nil {
@@ -67,6 +96,10 @@ func (w *watch) end() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.ended = true
+	w.over.Store(true)
+	if b := w.solo.Swap(nil); b != nil {
+		b.armGrace()
+	}
 	for b := w.head; b != nil; {
 		next := b.next
 		b.linked, b.prev, b.next = false, nil, nil
@@ -79,22 +112,28 @@ func (w *watch) end() {
 // watches are a scheduler's watch of each context its bodies run under:
 // two at most (the run_code body's context, the inline path's).
 type watches struct {
+	last atomic.Pointer[watch] // the one of returned last: an awaited call's, without the lock
 	mu   sync.Mutex
 	list []*watch
 }
 
 // of returns the watch of ctx, making it at its first use.
 func (ws *watches) of(ctx context.Context) *watch {
+	done := ctx.Done()
+	if w := ws.last.Load(); w != nil && w.done == done {
+		return w
+	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	done := ctx.Done()
 	for _, w := range ws.list {
 		if w.done == done {
+			ws.last.Store(w)
 			return w
 		}
 	}
 	w := newWatch(ctx)
 	ws.list = append(ws.list, w)
+	ws.last.Store(w)
 	return w
 }
 
@@ -102,6 +141,7 @@ func (ws *watches) of(ctx context.Context) *watch {
 func (ws *watches) stop() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.last.Store(nil)
 	for _, w := range ws.list {
 		w.stop()
 	}

@@ -76,3 +76,63 @@ func TestWatches_of_onePerContext(t *testing.T) {
 	require.Empty(t, ws.list)
 	require.False(t, w.stop(), "stopped already")
 }
+
+// The body watched without the lock (watch.solo, an awaited call's) is
+// left alone once removed, and the next one takes its place; a body
+// taken out and armed by end sees its grace timer from the goroutine
+// that removes it, without the body's lock, as settle reads it.
+func TestWatch_solo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newWatch(ctx)
+	first, second := watchedBody(t), watchedBody(t)
+	first.w, second.w = w, w
+	w.add(first)
+	require.True(t, first.solo)
+	w.remove(first)
+	require.False(t, first.solo)
+	w.add(second)
+	require.True(t, second.solo, "the slot is free again")
+	w.end()
+	require.False(t, first.graceArmed(), "a body no longer watched is left alone")
+	w.remove(second)
+	require.NotNil(t, second.grace, "armed by end, seen after remove")
+	second.grace.Stop()
+}
+
+// Hammer: bodies added and removed on their own goroutines while the
+// context ends. A removed body sees whether end armed it without its
+// lock (-race checks the reads), and nothing stays watched.
+func TestWatch_solo_hammer(t *testing.T) {
+	for range 200 {
+		ctx, cancel := context.WithCancel(context.Background())
+		w := newWatch(ctx)
+		const n = 4
+		bodies := make([]*body, n)
+		done := make(chan bool, n)
+		for i := range bodies {
+			bodies[i] = watchedBody(t)
+			bodies[i].w = w
+		}
+		for _, b := range bodies {
+			go func() {
+				w.add(b)
+				w.remove(b)
+				armed := b.grace != nil // as settle reads it, after unwatch
+				if armed {
+					b.grace.Stop()
+				}
+				done <- armed
+			}()
+		}
+		cancel() // end runs on its own goroutine (context.AfterFunc)
+		for range n {
+			<-done
+		}
+		w.mu.Lock()
+		require.True(t, w.ended || !w.over.Load())
+		require.Nil(t, w.head, "no body left in the list")
+		w.mu.Unlock()
+		require.Nil(t, w.solo.Load(), "no body left in the slot")
+	}
+}

@@ -3,6 +3,7 @@ package registry
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
@@ -12,6 +13,7 @@ import (
 // seen by executions that resolve after them.
 type Registry struct {
 	mu       sync.RWMutex
+	changes  atomic.Uint64 // counted as mu is taken to change scopes (resolve.Changes)
 	scopes   map[string]*scope
 	describe Describer
 }
@@ -29,6 +31,7 @@ func (r *Registry) NewScope(id, parent string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changes.Add(1)
 	if _, ok := r.scopes[id]; ok {
 		return api.Errorf(api.CodeInvalidDefinition, "scope %q already exists", id)
 	}
@@ -50,6 +53,7 @@ func (r *Registry) DeclareMode(scopeID string, m api.Mode) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changes.Add(1)
 	s, err := r.scopeLocked(scopeID)
 	if err != nil {
 		return err
@@ -73,6 +77,7 @@ func (r *Registry) Restrict(scopeID string, rs Restriction) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changes.Add(1)
 	s, err := r.scopeLocked(scopeID)
 	if err != nil {
 		return err
@@ -113,6 +118,7 @@ func (r *Registry) Register(scopeID string, t Tool) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.changes.Add(1)
 	s, err := r.scopeLocked(scopeID)
 	if err != nil {
 		return err

@@ -6,7 +6,8 @@ import (
 )
 
 func init() {
-	resolve.Install(func(reg any) resolve.Resolver { return reg.(*Registry).resolveExecution })
+	resolve.Install(func(reg any) resolve.Resolver { return reg.(*Registry).resolveExecution },
+		func(reg any) resolve.Changes { return reg.(*Registry).changes.Load })
 }
 
 // resolveExecution is the one resolver for the execution path: the executor

@@ -38,13 +38,26 @@ type Resolution struct {
 // execution; the executor decides that). It is safe for concurrent use.
 type Resolver func(scope, name string, nested bool) Resolution
 
-// open is the registry's: see Install.
-var open func(reg any) Resolver
+// Changes counts one Registry's changes that can alter a resolution
+// (a scope, a mode, a restriction, a tool): a Resolution obtained after
+// reading n is still the answer while Changes returns n. It is safe for
+// concurrent use, and reads no lock.
+type Changes func() uint64
+
+// open and openChanges are the registry's: see Install.
+var (
+	open        func(reg any) Resolver
+	openChanges func(reg any) Changes
+)
 
 // Install is called once, by package registry as it initialises, with the
-// function that gives a *registry.Registry's Resolver. reg is typed any
-// because resolve cannot import registry (registry imports resolve).
-func Install(f func(reg any) Resolver) { open = f }
+// functions that give a *registry.Registry's Resolver and Changes. reg is
+// typed any because resolve cannot import registry (registry imports
+// resolve).
+func Install(f func(reg any) Resolver, c func(reg any) Changes) { open, openChanges = f, c }
 
 // Open returns reg's Resolver; reg must be a *registry.Registry.
 func Open(reg any) Resolver { return open(reg) }
+
+// OpenChanges returns reg's Changes; reg must be a *registry.Registry.
+func OpenChanges(reg any) Changes { return openChanges(reg) }
