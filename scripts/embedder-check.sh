@@ -24,6 +24,14 @@ die() {
 	exit 1
 }
 wasmtime_go=github.com/bytecodealliance/wasmtime-go
+# tidy reads the go.mod of every module that provides a test dependency of
+# a dependency, which builds and tests never download: a fresh machine's
+# module cache lacks them. So tidy runs once first through the configured
+# proxy (Go modules only, the modules go.sum already names), to fill the
+# cache; the checks below are offline, and still see wasmtime-go in go.mod,
+# in tidy's diff or in an embedder's module graph if it were needed.
+proxy=$(go env GOPROXY)
+(cd "$dir" && GOFLAGS=-mod=mod GOWORK=off go mod tidy -diff >/dev/null 2>&1) || true
 export GOPROXY=off GOFLAGS=-mod=mod GOWORK=off
 
 cd "$dir"
@@ -54,6 +62,7 @@ cp "$dir/go.sum" go.sum # checksums, offline: tidy keeps the ones it needs
 	for p in "${pkgs[@]}"; do echo "	_ \"$p\""; done
 	echo ")"
 } >embedder.go
+GOPROXY=$proxy go mod tidy >/dev/null 2>&1 || true # fills the cache, as above (this module is a throwaway)
 out=$(go mod tidy 2>&1) || die "go mod tidy in a module importing ptcx's ${#pkgs[@]} packages failed:"$'\n'"$out"
 go list -m all >"$tmp/modules"
 if grep -q "$wasmtime_go" "$tmp/modules"; then
