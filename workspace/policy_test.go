@@ -31,7 +31,7 @@ func TestTools_dataFlowDefaults(t *testing.T) {
 	}
 	require.Equal(t, map[string]policy.Declaration{
 		"read": {Labels: &private}, "grep": {Labels: &private},
-		"bash": {Labels: &private, Accepts: &policy.Accepts{Call: &api.Label{Integrity: api.Trusted, Confidentiality: api.Secret}}},
+		"bash":  {Labels: &private, Accepts: &policy.Accepts{Call: &api.Label{Integrity: api.Trusted, Confidentiality: api.Secret}}},
 		"write": {}, "edit": {}, "list": {}, "glob": {},
 	}, got)
 }
