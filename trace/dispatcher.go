@@ -24,7 +24,7 @@ type replayDispatcher struct {
 	gates    *gates
 	fallback wasmhost.Dispatcher // for calls past the trace; nil: they diverge
 
-	reads    []Read // the record's handle reads, in order (handles.go)
+	reads []Read // the record's handle reads, in order (handles.go)
 
 	mu        sync.Mutex
 	replies   []func(wasmhost.CallResult) // by index in calls, once made

@@ -159,7 +159,8 @@ type readArgs struct {
 // read checks a read of a handle against the record's reads, then has it
 // answered: by the dispatcher for a handle it holds, else by the executor.
 // A read of no handle the program was given by a recorded call (or one
-// the executor refuses: another "as") is not counted; it goes on.
+// the executor refuses: another "as") is not counted; it goes on. In a
+// "what if" replay, reads past the record's are not compared.
 func (d *replayDispatcher) read(args json.RawMessage, done func(wasmhost.CallResult)) {
 	var a readArgs
 	_ = json.Unmarshal(args, &a) // the prelude writes it; anything else is the executor's to refuse
@@ -181,7 +182,8 @@ func (d *replayDispatcher) read(args json.RawMessage, done func(wasmhost.CallRes
 		got.Handle = c.Handle.ID
 	}
 	d.readsMade = append(d.readsMade, got)
-	if k >= len(d.reads) || d.reads[k].Call != got.Call || d.reads[k].As != got.As {
+	past := k >= len(d.reads) && d.fallback != nil // a "what if" replay's program may read more, as it may call more
+	if !past && (k >= len(d.reads) || d.reads[k].Call != got.Call || d.reads[k].As != got.As) {
 		div := &Divergence{Index: h.call, Reason: "read", Read: k + 1, GotRead: &got}
 		if k < len(d.reads) {
 			want := d.reads[k]
