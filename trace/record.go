@@ -150,7 +150,8 @@ type Handle struct {
 type Passed struct {
 	ID string `json:"id"`
 	// Call is the index of the call that was answered with it; 0 when
-	// the record does not have it (a handle from before a resume).
+	// the record does not have it (a handle made by an earlier program of
+	// a session, or before a resume).
 	Call int `json:"call"`
 }
 
