@@ -116,6 +116,7 @@ func (s *scheduler) handleAnswer(r api.Result) wasmhost.CallResult {
 	t.byRef[h.ref] = h
 	t.bytes += h.Size
 	t.mu.Unlock()
+	s.notifyHandleMade(r, h) // handlenotify.go
 	env, _ := json.Marshal(handleEnvelope{Ref: h.ref, Size: h.Size, Labels: h.Labels, Tool: h.Tool})
 	return wasmhost.CallResult{OK: true, Handle: true, Value: env}
 }
@@ -157,6 +158,7 @@ func (s *scheduler) handleDispatch(t *handleTable, name string, args json.RawMes
 		h, answer := t.read(args)
 		if h != nil {
 			s.tok.flow.deliver(h.Tool, h.Labels) // the program has read it (flow.go)
+			s.notifyHandleRead(h, args)          // handlenotify.go
 		}
 		reply(answer)
 		return nil, nil, true
@@ -178,6 +180,7 @@ type handleArgs struct {
 	label   api.Label            // the join of every handle's label
 	args    map[string]api.Label // per top-level argument, the join of its handles' labels
 	sources []string             // the tools the handles came from
+	ids     []string             // the handles' IDs, sorted (Notification.Handles)
 }
 
 // argLabel returns the label argument name carries from its handles.
@@ -221,6 +224,9 @@ func (t *handleTable) substitute(args json.RawMessage) (json.RawMessage, *handle
 				if !containsString(in.sources, h.Tool) {
 					in.sources = append(in.sources, h.Tool)
 				}
+				if !containsString(in.ids, h.ID) {
+					in.ids = append(in.ids, h.ID)
+				}
 				return json.RawMessage(h.Value), fmt.Sprintf("<handle %s from %s, %d bytes>", h.ID, h.Tool, h.Size)
 			}
 			real, shown := make(map[string]any, len(x)), make(map[string]any, len(x))
@@ -246,6 +252,7 @@ func (t *handleTable) substitute(args json.RawMessage) (json.RawMessage, *handle
 		return nil, nil, failure
 	}
 	sort.Strings(in.sources)
+	sort.Strings(in.ids)
 	in.shown = marshal(shown)
 	return marshal(real), in, ""
 }
