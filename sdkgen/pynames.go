@@ -74,7 +74,7 @@ func pyQuote(s string) string {
 
 // pyComment renders a one-line `# ...` comment, or "" when there is nothing to say.
 func pyComment(s string) string {
-	t := commentText(s)
+	t := oneLine(s)
 	if t == "" {
 		return ""
 	}
