@@ -9,7 +9,7 @@ import (
 
 var sdkCommand = command{
 	name:    "sdk",
-	brief:   "print the TypeScript declarations (or Python stub) of what a program in the scope can call",
+	brief:   "print the typed SDK (TypeScript, or a Python stub) of the scope's tools",
 	summary: "Print the TypeScript declarations of the tools a run_code program in the scope can call,\nor with --language python their Python type stub (TypedDicts and a Tools Protocol).",
 	usage:   "sdk [--tools FILE] [--scope NAME] [--upstream [NAME=]CMD]... [--language typescript|python]",
 	run:     runSDK,
