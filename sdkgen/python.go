@@ -1,7 +1,6 @@
 package sdkgen
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/ptcx/ptcx/api"
@@ -63,6 +62,11 @@ var pyOwnNames = []string{"Any", "Literal", "Never", "NotRequired", "Protocol", 
 
 // pyImports are the names imported from typing, each only when the stub uses it.
 var pyImports = []string{"Any", "Literal", "Never", "NotRequired", "Protocol", "TypedDict", "overload"}
+
+// isWordByte reports whether c is part of an ASCII word (an identifier's byte).
+func isWordByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // pyTool is one tool compiled for the Python stub.
 type pyTool struct {
@@ -200,9 +204,22 @@ func PythonStub(tools []api.Schema) (string, error) {
 	b.WriteString("\ntools: Tools\n")
 
 	body := b.String()
+	seen := map[string]bool{}
+	for i := 0; i < len(body); {
+		j := i
+		for j < len(body) && isWordByte(body[j]) {
+			j++
+		}
+		if j > i {
+			seen[body[i:j]] = true
+			i = j
+		} else {
+			i++
+		}
+	}
 	var used []string
 	for _, name := range pyImports {
-		if regexp.MustCompile(`\b` + name + `\b`).MatchString(body) {
+		if seen[name] {
 			used = append(used, name)
 		}
 	}

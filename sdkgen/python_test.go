@@ -295,3 +295,21 @@ func FuzzPythonStub(f *testing.F) {
 		require.LessOrEqual(t, len(out), pyStubBound(n), "%d bytes of input", n)
 	})
 }
+
+// BenchmarkRender renders testdata/tools.json's tools as TypeScript declarations and as the
+// Python stub, side by side.
+func BenchmarkRender(b *testing.B) {
+	tools := loadTools(b, "tools.json")
+	for _, lang := range []struct {
+		name   string
+		render func([]api.Schema) (string, error)
+	}{{"typescript", Declarations}, {"python", PythonStub}} {
+		b.Run(lang.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := lang.render(tools); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
