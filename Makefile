@@ -25,9 +25,12 @@ guest: deps
 guest-python: deps
 	@guest/python/build.sh
 
-# tsc installs the pinned TypeScript compiler into .tools/ (for sdkgen tests).
+# tsc installs the pinned TypeScript compiler and the pinned pyright into
+# .tools/ (npm ci from lockfiles; for sdkgen's tests, which type-check the
+# generated TypeScript declarations and Python stubs and sample programs).
 tsc:
 	@scripts/install-tsc.sh
+	@scripts/install-pyright.sh
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo devel)
 

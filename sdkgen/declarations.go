@@ -157,32 +157,12 @@ type toolDecl struct {
 // names are handed out for every tool before any definition's, so a definition can never take a
 // name the next tool's `XArgs` would have had.
 func compile(tools []api.Schema) ([]*toolDecl, *nameTable, error) {
-	sorted := make([]api.Schema, 0, len(tools))
-	for _, t := range tools {
-		if !t.Transport { // run_code: a program cannot call it
-			sorted = append(sorted, t)
-		}
+	sorted, inputs, outputs, err := prepare(tools)
+	if err != nil {
+		return nil, nil, err
 	}
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	decls := make([]*toolDecl, len(sorted))
-	inputs := make([]any, len(sorted))
-	outputs := make([]any, len(sorted))
 	for i, t := range sorted {
-		switch {
-		case t.Name == "":
-			return nil, nil, errors.New("sdkgen: a tool has an empty name")
-		case !utf8.ValidString(t.Name):
-			return nil, nil, fmt.Errorf("sdkgen: tool name %q is not valid UTF-8", t.Name)
-		case i > 0 && sorted[i-1].Name == t.Name:
-			return nil, nil, fmt.Errorf("sdkgen: two tools are named %q", t.Name)
-		}
-		var err error
-		if inputs[i], err = parseSchema(t.InputSchema, true); err != nil {
-			return nil, nil, fmt.Errorf("sdkgen: tool %q: input schema: %w", t.Name, err)
-		}
-		if outputs[i], err = parseSchema(t.OutputSchema, false); err != nil {
-			return nil, nil, fmt.Errorf("sdkgen: tool %q: output schema: %w", t.Name, err)
-		}
 		decls[i] = &toolDecl{tool: t, argsOptional: argsOptional(inputs[i])}
 	}
 
@@ -202,6 +182,37 @@ func compile(tools []api.Schema) ([]*toolDecl, *nameTable, error) {
 		}
 	}
 	return decls, names, nil
+}
+
+// prepare checks the tools and sorts them by name, leaving out the transport, and decodes their
+// input and output schemas (an absent output schema is nil). Both languages' renderers start here.
+func prepare(tools []api.Schema) (sorted []api.Schema, inputs, outputs []any, err error) {
+	sorted = make([]api.Schema, 0, len(tools))
+	for _, t := range tools {
+		if !t.Transport { // run_code: a program cannot call it
+			sorted = append(sorted, t)
+		}
+	}
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	inputs = make([]any, len(sorted))
+	outputs = make([]any, len(sorted))
+	for i, t := range sorted {
+		switch {
+		case t.Name == "":
+			return nil, nil, nil, errors.New("sdkgen: a tool has an empty name")
+		case !utf8.ValidString(t.Name):
+			return nil, nil, nil, fmt.Errorf("sdkgen: tool name %q is not valid UTF-8", t.Name)
+		case i > 0 && sorted[i-1].Name == t.Name:
+			return nil, nil, nil, fmt.Errorf("sdkgen: two tools are named %q", t.Name)
+		}
+		if inputs[i], err = parseSchema(t.InputSchema, true); err != nil {
+			return nil, nil, nil, fmt.Errorf("sdkgen: tool %q: input schema: %w", t.Name, err)
+		}
+		if outputs[i], err = parseSchema(t.OutputSchema, false); err != nil {
+			return nil, nil, nil, fmt.Errorf("sdkgen: tool %q: output schema: %w", t.Name, err)
+		}
+	}
+	return sorted, inputs, outputs, nil
 }
 
 // parseSchema decodes one schema. An absent schema is nil for outputs and "any object" for inputs.

@@ -5,7 +5,9 @@
 // (Deferred) it renders a listing of names and one-line descriptions instead of every declaration,
 // and the catalog (Catalog) from which a program's tools.$search and tools.$describe answer.
 // Dotted names are declared as namespaces too (tools.fs.read_file), by the rule the guest's prelude
-// applies (namespaces.go).
+// applies (namespaces.go). PythonStub renders the same tools as a Python type stub (python.go,
+// pytypes.go, pynames.go): TypedDicts and a Tools Protocol, for Python programs and for checking
+// them with pyright; what Python cannot express becomes `Any` with a comment saying why.
 //
 // Everything it renders is deterministic: the same tools give byte-identical text on every run and
 // every machine (tools are sorted by name; properties keep the order of the schema's source text).

@@ -20,6 +20,7 @@ type toolFile struct {
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema"`
+	Handle       bool            `json:"handle"`
 }
 
 // loadTools reads a JSON array of tools from testdata.
@@ -31,7 +32,7 @@ func loadTools(t testing.TB, name string) []api.Schema {
 	require.NoError(t, json.Unmarshal(data, &files))
 	tools := make([]api.Schema, len(files))
 	for i, f := range files {
-		tools[i] = api.Schema{Name: f.Name, Description: f.Description, InputSchema: f.InputSchema, OutputSchema: f.OutputSchema}
+		tools[i] = api.Schema{Name: f.Name, Description: f.Description, InputSchema: f.InputSchema, OutputSchema: f.OutputSchema, Handle: f.Handle}
 	}
 	return tools
 }

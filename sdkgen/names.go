@@ -142,6 +142,12 @@ func (t *nameTable) alloc(base string) string {
 // control characters and bidirectional-override characters are dropped, runs of white space
 // (line breaks included) become one space, and `*/` cannot close the comment early.
 func commentText(s string) string {
+	return strings.ReplaceAll(oneLine(s), "*/", `*\/`)
+}
+
+// oneLine is commentText without the `*/` escape: invalid UTF-8 replaced, control and
+// bidirectional-override characters dropped, white space runs made one space.
+func oneLine(s string) string {
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case unicode.IsSpace(r):
@@ -151,8 +157,7 @@ func commentText(s string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "\uFFFD"))
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "*/", `*\/`)
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func isBidiControl(r rune) bool {

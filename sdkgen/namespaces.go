@@ -23,7 +23,11 @@ type nsNode struct {
 // not a tool's name, no shorter dotted prefix of it is a tool's name, and it is not itself a
 // prefix of a longer name (one key cannot be both a tool and a namespace). Other dotted names are
 // reached only with brackets.
-func namespaceTree(decls []*toolDecl) []*nsNode {
+func namespaceTree(decls []*toolDecl) []*nsNode { return namespaceTreeOf(decls, nil) }
+
+// namespaceTreeOf is namespaceTree where, when segmentOK is not nil, a dotted name also needs
+// every segment to pass it (the Python stub's rule: every segment an attribute name).
+func namespaceTreeOf(decls []*toolDecl, segmentOK func(string) bool) []*nsNode {
 	names := make([]string, len(decls))
 	for i, td := range decls {
 		names[i] = td.tool.Name
@@ -32,7 +36,7 @@ func namespaceTree(decls []*toolDecl) []*nsNode {
 	root := &nsNode{children: map[string]*nsNode{}}
 	for _, td := range decls {
 		parts := strings.Split(td.tool.Name, ".")
-		if len(parts) < 2 || !namespaced(parts, byName, prefixes) {
+		if len(parts) < 2 || !namespaced(parts, byName, prefixes) || !allSegments(parts, segmentOK) {
 			continue
 		}
 		node := root
@@ -58,6 +62,18 @@ func namespaceTree(decls []*toolDecl) []*nsNode {
 		out[i] = root.children[k]
 	}
 	return out
+}
+
+func allSegments(parts []string, ok func(string) bool) bool {
+	if ok == nil {
+		return true
+	}
+	for _, p := range parts {
+		if !ok(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // nameSets returns the set of names and the set of their proper dotted prefixes ("a" and "a.b"

@@ -319,6 +319,25 @@ func TestSDK(t *testing.T) {
 	require.Equal(t, exitUsage, status, "sdk has no --mode")
 }
 
+// ptcx sdk --language python prints the Python stub of the same tools;
+// typescript is the default, and another language is a usage error.
+func TestSDK_python(t *testing.T) {
+	out, errOut, status := ptcx(t, "", "sdk", "--tools", toolsFile, "--language", "python")
+	require.Equal(t, exitOK, status, errOut)
+	require.Contains(t, out, "class Tools(Protocol):")
+	require.Contains(t, out, "async def lookup(self, *, key: str")
+	require.Contains(t, out, "\ntools: Tools\n")
+	require.NotContains(t, out, "def run_code")
+
+	ts, _, _ := ptcx(t, "", "sdk", "--tools", toolsFile, "--language", "typescript")
+	def, _, _ := ptcx(t, "", "sdk", "--tools", toolsFile)
+	require.Equal(t, def, ts)
+
+	_, errOut, status = ptcx(t, "", "sdk", "--language", "rust")
+	require.Equal(t, exitUsage, status)
+	require.Contains(t, errOut, `--language "rust": want typescript or python`)
+}
+
 func TestPrompt(t *testing.T) {
 	out, _, status := ptcx(t, "", "prompt", "--tools", toolsFile)
 	require.Equal(t, exitOK, status)

@@ -9,9 +9,9 @@ import (
 
 var sdkCommand = command{
 	name:    "sdk",
-	brief:   "print the TypeScript declarations a program in the scope can call",
-	summary: "Print the TypeScript declarations of the tools a run_code program in the scope can call.",
-	usage:   "sdk [--tools FILE] [--scope NAME] [--upstream [NAME=]CMD]...",
+	brief:   "print the typed SDK (TypeScript, or a Python stub) of the scope's tools",
+	summary: "Print the TypeScript declarations of the tools a run_code program in the scope can call,\nor with --language python their Python type stub (TypedDicts and a Tools Protocol).",
+	usage:   "sdk [--tools FILE] [--scope NAME] [--upstream [NAME=]CMD]... [--language typescript|python]",
 	run:     runSDK,
 }
 
@@ -27,16 +27,25 @@ func runSDK(ctx context.Context, c command, s *stdio, args []string) int {
 	var st setup
 	fs := newFlags(c, s)
 	st.flags(fs, false)
+	language := fs.String("language", "typescript", "the SDK's `LANGUAGE`: typescript (declarations) or python (a type stub, ptcx_sdk.pyi)")
 	e, status, ok := st.buildNoArgs(ctx, fs, s, args)
 	if !ok {
 		return status
 	}
 	defer e.close()
+	render := sdkgen.Declarations
+	switch *language {
+	case "typescript":
+	case "python":
+		render = sdkgen.PythonStub
+	default:
+		return usageError(fs, s, "--language %q: want typescript or python", *language)
+	}
 	bindable, err := e.reg.Bindable(e.scope)
 	if err != nil {
 		return fail(s, err)
 	}
-	decl, err := sdkgen.Declarations(bindable)
+	decl, err := render(bindable)
 	if err != nil {
 		return fail(s, err)
 	}
