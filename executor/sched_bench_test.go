@@ -33,25 +33,41 @@ func BenchmarkScheduler_nestedCall(b *testing.B) {
 }
 
 // BenchmarkScheduler_nestedCall_policy is BenchmarkScheduler_nestedCall
-// with a policy on the tool (labels, an argument's accepts, a constraint,
-// calls per run, a cost): what the data-flow rules add per nested call
-// (docs/security.md, "Data flow").
+// with a policy on the tool, one member at a time and all together (labels,
+// an argument's accepts, a constraint, calls per run, a cost), beside the
+// same tool with none in the same run: what the data-flow rules add per
+// nested call (docs/security.md, "Data flow"; docs/performance.md).
 func BenchmarkScheduler_nestedCall_policy(b *testing.B) {
-	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
-		b.Fatal(err)
-	}
 	private := api.Label{Confidentiality: api.Private}
-	if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
-		Policy: policy.Declaration{Labels: &private, Accepts: &policy.Accepts{Args: map[string]api.Label{"i": {Confidentiality: api.Secret}}},
-			Constraints: []string{"args.i < 10"}, CallsPerRun: 1 << 30, Cost: 1},
-		Body: func(_ context.Context, in api.Input) (api.Output, error) {
-			return api.Output{Value: in.Args}, nil
-		}}); err != nil {
-		b.Fatal(err)
+	accepts := &policy.Accepts{Args: map[string]api.Label{"i": {Confidentiality: api.Secret}}}
+	for _, c := range []struct {
+		name string
+		decl policy.Declaration
+	}{
+		{"none", policy.Declaration{}},
+		{"labels", policy.Declaration{Labels: &private}},
+		{"accepts", policy.Declaration{Accepts: accepts}},
+		{"constraint", policy.Declaration{Constraints: []string{"args.i < 10"}}},
+		{"counts", policy.Declaration{CallsPerRun: 1 << 30, Cost: 1}},
+		{"all", policy.Declaration{Labels: &private, Accepts: accepts,
+			Constraints: []string{"args.i < 10"}, CallsPerRun: 1 << 30, Cost: 1}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			reg := registry.New()
+			if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
+				b.Fatal(err)
+			}
+			if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
+				Policy:      c.decl,
+				Body: func(_ context.Context, in api.Input) (api.Output, error) {
+					return api.Output{Value: in.Args}, nil
+				}}); err != nil {
+				b.Fatal(err)
+			}
+			benchmarkNestedCall(b, reg)
+		})
 	}
-	benchmarkNestedCall(b, reg)
 }
 
 func benchmarkNestedCall(b *testing.B, reg *registry.Registry) {
