@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -34,6 +35,7 @@ type Compiled struct {
 	labels      api.Label
 	call        api.Label // Top when the tool accepts any call
 	args        map[string]api.Label
+	argNames    []string // args' names, sorted
 	ask         bool
 	approval    bool // needs_approval
 	handle      bool
@@ -93,7 +95,9 @@ func Compile(d Declaration) (*Compiled, error) {
 			c.args = make(map[string]api.Label, len(a.Args))
 			for name, l := range a.Args {
 				c.args[name] = l
+				c.argNames = append(c.argNames, name)
 			}
+			sort.Strings(c.argNames)
 		}
 		if err := a.OnViolation.check(); err != nil {
 			return nil, err
@@ -207,6 +211,10 @@ func (c *Compiled) AcceptsCall() api.Label { return c.call }
 // tool names none. Do not change it.
 func (c *Compiled) AcceptsArgs() map[string]api.Label { return c.args }
 
+// AcceptsArgNames returns the names of AcceptsArgs, sorted. Do not change
+// it.
+func (c *Compiled) AcceptsArgNames() []string { return c.argNames }
+
 // CallsPerRun returns the most calls of the tool one execution may make
 // (0: no count).
 func (c *Compiled) CallsPerRun() int { return c.callsPerRun }
@@ -228,7 +236,11 @@ func (c *Compiled) CheckConstraints(args map[string]any) (failed, why string) {
 	if len(c.constraints) == 0 {
 		return "", ""
 	}
-	in := activation{args: args}
+	return c.check(activation{args: args})
+}
+
+// check evaluates every constraint with in binding args.
+func (c *Compiled) check(in interpreter.Activation) (failed, why string) {
 	for _, k := range c.constraints {
 		out, _, err := k.prg.Eval(in)
 		switch {
