@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -157,7 +156,7 @@ func (x *execution) checkFlow() (ask string, ok bool) {
 	}
 	tool := x.req.Tool
 	if p.HasConstraints() {
-		if failed, why := p.CheckConstraints(x.in.Map()); failed != "" {
+		if failed, why := p.CheckArgs(&x.in); failed != "" {
 			x.fail(&api.Error{Code: api.CodeDenied,
 				Message: fmt.Sprintf("%s was refused: its constraint %q does not hold: %s", tool, failed, why),
 				Policy:  &api.PolicyViolation{Rule: "constraints", Tool: tool, Constraint: failed}})
@@ -201,28 +200,25 @@ func (x *execution) labelViolation(p *policy.Compiled, f *flow) *api.PolicyViola
 		call = call.Join(x.handleIn.label)
 	}
 	if args := p.AcceptsArgs(); len(args) > 0 {
-		names := make([]string, 0, len(args))
-		for name := range args {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		m := x.in.Map()
-		for _, name := range names {
-			if _, present := m[name]; !present {
-				continue // nothing flows through an argument the call does not give
-			}
+		for _, name := range p.AcceptsArgNames() {
 			limit := args[name]
-			if l := x.ctxLabel.Join(x.handleIn.argLabel(name)); !l.Within(limit) {
-				return &api.PolicyViolation{Rule: "accepts.args", Tool: x.req.Tool, Argument: name, Label: &l, Accepts: &limit,
-					Sources: x.sourcesPast(f, limit)}
+			l := x.ctxLabel.Join(x.handleIn.argLabel(name))
+			if l.Within(limit) || !x.in.Has(name) { // nothing flows through an argument the call does not give
+				continue
 			}
+			return &api.PolicyViolation{Rule: "accepts.args", Tool: x.req.Tool, Argument: name, Label: labelPtr(l), Accepts: labelPtr(limit),
+				Sources: x.sourcesPast(f, limit)}
 		}
 	}
 	if limit := p.AcceptsCall(); !call.Within(limit) {
-		return &api.PolicyViolation{Rule: "accepts", Tool: x.req.Tool, Label: &call, Accepts: &limit, Sources: x.sourcesPast(f, limit)}
+		return &api.PolicyViolation{Rule: "accepts", Tool: x.req.Tool, Label: labelPtr(call), Accepts: labelPtr(limit), Sources: x.sourcesPast(f, limit)}
 	}
 	return nil
 }
+
+// labelPtr returns a pointer to a copy of l: taken only on a violation,
+// so that the checks before it keep their labels off the heap.
+func labelPtr(l api.Label) *api.Label { return &l }
 
 // sourcesPast is f.sourcesPast with the tools of the handles in the call's
 // arguments, which are past limit when their labels are.

@@ -266,6 +266,35 @@ func TestFlow_constraints_atBelowAndPast(t *testing.T) {
 	require.True(t, res.OK(), res.Text)
 }
 
+// A constraint cannot make the host do unbounded work for a program: one
+// that walks an argument is stopped at the cost limit (DENIED, the tool not
+// called), and one that reads an argument by name answers at once however
+// large the arguments are.
+func TestFlow_constraints_hostileArguments(t *testing.T) {
+	walked, named := &sink{}, &sink{}
+	w := newFlowWorld(t,
+		registry.Tool{Name: "sum", Body: walked.body, Policy: policy.Declaration{Constraints: []string{
+			"args.items.all(a, args.items.all(b, args.items.all(c, a + b + c >= 0)))"}}},
+		registry.Tool{Name: "mail", Body: named.body, Policy: policy.Declaration{Constraints: []string{
+			`args.to.endsWith("@corp.test") && args.n <= 3`}}})
+	e := w.executor(t, executor.NewConfig())
+	r := runProgram(e, `return await tools.sum({items: Array.from({length: 200}, () => 1)})`)
+	require.False(t, r.OK())
+	require.Contains(t, r.Text, `sum was refused: its constraint "args.items.all(`)
+	require.Contains(t, r.Text, "cost limit")
+	require.Empty(t, walked.got())
+	r = runProgram(e, `return await tools.sum({items: [1, 2, 3]})`)
+	require.True(t, r.OK(), r.Text)
+
+	r = runProgram(e, `const big = "x".repeat(1 << 20);
+		await tools.mail({to: "a@corp.test", n: 1, body: big, list: Array.from({length: 10000}, () => big.slice(0, 8))});
+		return await tools.mail({to: big + "@evil.test", n: 1})`)
+	require.False(t, r.OK())
+	require.Contains(t, r.Text, "mail was refused: its constraint")
+	require.Contains(t, r.Text, "it is false for these arguments")
+	require.Len(t, named.got(), 1)
+}
+
 func TestFlow_callsPerRun_countsEachExecution(t *testing.T) {
 	once := &sink{}
 	w := newFlowWorld(t, registry.Tool{Name: "pay", Body: once.body, Policy: policy.Declaration{CallsPerRun: 2}})

@@ -17,6 +17,8 @@ import (
 // is not measured. "inline" drives the scheduler as wasmhost does
 // (IdleDispatcher: the call runs on the runtime's goroutine); "handoff" as a
 // runtime that only dispatches (the sequencer and a body goroutine run it).
+// On Linux it reports the process's CPU per call too (cpu-ns/op), which a
+// loaded machine's waits do not inflate as they do ns/op.
 func BenchmarkScheduler_nestedCall(b *testing.B) {
 	reg := registry.New()
 	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
@@ -33,25 +35,41 @@ func BenchmarkScheduler_nestedCall(b *testing.B) {
 }
 
 // BenchmarkScheduler_nestedCall_policy is BenchmarkScheduler_nestedCall
-// with a policy on the tool (labels, an argument's accepts, a constraint,
-// calls per run, a cost): what the data-flow rules add per nested call
-// (docs/security.md, "Data flow").
+// with a policy on the tool, one member at a time and all together (labels,
+// an argument's accepts, a constraint, calls per run, a cost), beside the
+// same tool with none in the same run: what the data-flow rules add per
+// nested call (docs/security.md, "Data flow"; docs/performance.md).
 func BenchmarkScheduler_nestedCall_policy(b *testing.B) {
-	reg := registry.New()
-	if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
-		b.Fatal(err)
-	}
 	private := api.Label{Confidentiality: api.Private}
-	if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
-		Policy: policy.Declaration{Labels: &private, Accepts: &policy.Accepts{Args: map[string]api.Label{"i": {Confidentiality: api.Secret}}},
-			Constraints: []string{"args.i < 10"}, CallsPerRun: 1 << 30, Cost: 1},
-		Body: func(_ context.Context, in api.Input) (api.Output, error) {
-			return api.Output{Value: in.Args}, nil
-		}}); err != nil {
-		b.Fatal(err)
+	accepts := &policy.Accepts{Args: map[string]api.Label{"i": {Confidentiality: api.Secret}}}
+	for _, c := range []struct {
+		name string
+		decl policy.Declaration
+	}{
+		{"none", policy.Declaration{}},
+		{"labels", policy.Declaration{Labels: &private}},
+		{"accepts", policy.Declaration{Accepts: accepts}},
+		{"constraint", policy.Declaration{Constraints: []string{"args.i < 10"}}},
+		{"counts", policy.Declaration{CallsPerRun: 1 << 30, Cost: 1}},
+		{"all", policy.Declaration{Labels: &private, Accepts: accepts,
+			Constraints: []string{"args.i < 10"}, CallsPerRun: 1 << 30, Cost: 1}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			reg := registry.New()
+			if err := reg.DeclareMode(registry.Deployment, api.ModePTC); err != nil {
+				b.Fatal(err)
+			}
+			if err := reg.Register(registry.Deployment, registry.Tool{Name: "echo", ConcurrencySafe: true,
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
+				Policy:      c.decl,
+				Body: func(_ context.Context, in api.Input) (api.Output, error) {
+					return api.Output{Value: in.Args}, nil
+				}}); err != nil {
+				b.Fatal(err)
+			}
+			benchmarkNestedCall(b, reg)
+		})
 	}
-	benchmarkNestedCall(b, reg)
 }
 
 func benchmarkNestedCall(b *testing.B, reg *registry.Registry) {
@@ -83,8 +101,12 @@ func benchmarkNestedCall(b *testing.B, reg *registry.Registry) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			if r := e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCode("return")}); !r.OK() {
 				b.Fatal(r.Text)
+			}
+			if cpu > 0 {
+				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}

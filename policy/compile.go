@@ -1,13 +1,15 @@
 package policy
 
 import (
-	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/interpreter"
 
 	"github.com/ptcx/ptcx/api"
 )
@@ -33,6 +35,7 @@ type Compiled struct {
 	labels      api.Label
 	call        api.Label // Top when the tool accepts any call
 	args        map[string]api.Label
+	argNames    []string // args' names, sorted
 	ask         bool
 	approval    bool // needs_approval
 	handle      bool
@@ -49,7 +52,9 @@ type constraint struct {
 
 // celEnv is the environment constraints compile in: one variable, args,
 // the call's arguments as a map. Numbers of any type compare with each
-// other (args.amount <= 1000 holds for 999.5).
+// other (args.amount <= 1000 holds for 999.5). CEL reads the decoded
+// JSON as it is, with no copy: a json.Number is an int when it is one,
+// else a double (one out of a double's range cannot be evaluated).
 var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 	return cel.NewEnv(
 		cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
@@ -90,7 +95,9 @@ func Compile(d Declaration) (*Compiled, error) {
 			c.args = make(map[string]api.Label, len(a.Args))
 			for name, l := range a.Args {
 				c.args[name] = l
+				c.argNames = append(c.argNames, name)
 			}
+			sort.Strings(c.argNames)
 		}
 		if err := a.OnViolation.check(); err != nil {
 			return nil, err
@@ -137,7 +144,34 @@ func compileConstraint(env *cel.Env, src string) (cel.Program, error) {
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("is of type %s, not bool: a constraint is a condition that must hold", t)
 	}
+	if bounded(env, ast) {
+		return env.Program(ast)
+	}
 	return env.Program(ast, cel.CostLimit(constraintCostLimit))
+}
+
+// bounded reports whether ast's cost is within constraintCostLimit
+// whatever the arguments: CEL's static estimate, with every argument's
+// size unknown (unbounded), is an upper bound of what an evaluation's cost
+// tracker would count. Such an expression (args.amount <= 1000,
+// args.to.endsWith("@corp.test"), args.to in ["a", "b"]: nothing that
+// walks an argument) can never reach the limit, so it is evaluated without
+// the tracker, which costs more than the expression; any other (a
+// comprehension over an argument, a comparison of two arguments, a regular
+// expression) keeps it.
+func bounded(env *cel.Env, ast *cel.Ast) bool {
+	est, err := env.EstimateCost(ast, unknownSizes{})
+	return err == nil && est.Max <= constraintCostLimit
+}
+
+// unknownSizes is the cost estimator that knows nothing: every argument's
+// size is unbounded and every function costs what CEL's model says.
+type unknownSizes struct{}
+
+func (unknownSizes) EstimateSize(cost.AstNode) *cost.SizeEstimate { return nil }
+
+func (unknownSizes) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
+	return nil
 }
 
 func oneLine(s string) string {
@@ -177,6 +211,10 @@ func (c *Compiled) AcceptsCall() api.Label { return c.call }
 // tool names none. Do not change it.
 func (c *Compiled) AcceptsArgs() map[string]api.Label { return c.args }
 
+// AcceptsArgNames returns the names of AcceptsArgs, sorted. Do not change
+// it.
+func (c *Compiled) AcceptsArgNames() []string { return c.argNames }
+
 // CallsPerRun returns the most calls of the tool one execution may make
 // (0: no count).
 func (c *Compiled) CallsPerRun() int { return c.callsPerRun }
@@ -192,13 +230,17 @@ func (c *Compiled) HasConstraints() bool { return len(c.constraints) > 0 }
 // CheckConstraints evaluates every constraint over args (a call's decoded
 // arguments, as internal/resolve decodes them: numbers are json.Number). It
 // returns the first constraint that does not hold, and why (false, or the
-// evaluation's error: a missing argument, a type mismatch, the cost
-// limit); "" when all hold.
+// evaluation's error: a missing argument, a type mismatch, a number out of
+// range, the cost limit); "" when all hold.
 func (c *Compiled) CheckConstraints(args map[string]any) (failed, why string) {
 	if len(c.constraints) == 0 {
 		return "", ""
 	}
-	in := map[string]any{"args": celValue(args)}
+	return c.check(activation{args: args})
+}
+
+// check evaluates every constraint with in binding args.
+func (c *Compiled) check(in interpreter.Activation) (failed, why string) {
 	for _, k := range c.constraints {
 		out, _, err := k.prg.Eval(in)
 		switch {
@@ -215,28 +257,15 @@ func (c *Compiled) CheckConstraints(args map[string]any) (failed, why string) {
 	return "", ""
 }
 
-// celValue turns decoded JSON into what CEL reads: json.Number becomes an
-// int64 when it is one, else a float64.
-func celValue(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = celValue(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = celValue(e)
-		}
-		return l
+// activation binds args for an evaluation. It is one map, so it is held in
+// an interface without an allocation.
+type activation struct{ args map[string]any }
+
+func (a activation) ResolveName(name string) (any, bool) {
+	if name == "args" {
+		return a.args, true
 	}
-	return v
+	return nil, false
 }
+
+func (activation) Parent() interpreter.Activation { return nil }

@@ -138,6 +138,36 @@ func TestCompiled_CheckConstraints_atBelowAndPast(t *testing.T) {
 	}
 }
 
+// Numbers are json.Number at any depth: CEL reads them as ints or doubles
+// inside lists and objects too, never as strings.
+func TestCompiled_CheckConstraints_nestedNumbers(t *testing.T) {
+	c, err := policy.Compile(policy.Declaration{Constraints: []string{
+		"args.items[0] + 1 == 2",
+		"args.items.all(x, x < 10)",
+		"args.order.total <= 99.5 && args.order.lines[1].qty == 3",
+	}})
+	require.NoError(t, err)
+	num := func(s string) json.Number { return json.Number(s) }
+	args := func(first, qty json.Number) map[string]any {
+		return map[string]any{
+			"items": []any{first, num("2.5")},
+			"order": map[string]any{"total": num("99.5"), "lines": []any{map[string]any{}, map[string]any{"qty": qty}}},
+		}
+	}
+	failed, why := c.CheckConstraints(args(num("1"), num("3")))
+	require.Empty(t, failed, why)
+	failed, _ = c.CheckConstraints(args(num("2"), num("3")))
+	require.Equal(t, "args.items[0] + 1 == 2", failed)
+	failed, _ = c.CheckConstraints(args(num("1"), num("4")))
+	require.Equal(t, "args.order.total <= 99.5 && args.order.lines[1].qty == 3", failed)
+	failed, why = c.CheckConstraints(map[string]any{"items": []any{"1"}})
+	require.Equal(t, "args.items[0] + 1 == 2", failed, "a string is not a number")
+	require.Contains(t, why, "could not be evaluated")
+	failed, why = c.CheckConstraints(map[string]any{"items": []any{num("1"), num("-1e400")}})
+	require.Equal(t, "args.items.all(x, x < 10)", failed, "a number out of a double's range is no number CEL can compare")
+	require.Contains(t, why, "could not be evaluated")
+}
+
 func TestCompiled_CheckConstraints_stopsAnExpensiveExpression(t *testing.T) {
 	c, err := policy.Compile(policy.Declaration{Constraints: []string{
 		`args.items.all(a, args.items.all(b, args.items.all(c, a + b + c >= 0)))`,

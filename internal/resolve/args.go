@@ -45,6 +45,32 @@ func (a *Args) Map() map[string]any {
 	return a.m
 }
 
+// Lookup returns the decoded value of the top-level argument name, as Map
+// has it, and whether the call gives it. Of a flat object it decodes that
+// value alone, without the map.
+func (a *Args) Lookup(name string) (any, bool) {
+	if a.m == nil && a.flat.n >= 0 {
+		if i := a.flat.find(a.raw, name); i >= 0 {
+			f := a.flat.fields[i]
+			v, _ := decodeValid(a.raw[f.vfrom:f.vto], false) // flat: a valid primitive
+			return v, true
+		}
+		return nil, false
+	}
+	v, ok := a.Map()[name]
+	return v, ok
+}
+
+// Has reports whether the call gives the top-level argument name, without
+// decoding a flat object.
+func (a *Args) Has(name string) bool {
+	if a.m == nil && a.flat.n >= 0 {
+		return a.flat.find(a.raw, name) >= 0
+	}
+	_, ok := a.Map()[name]
+	return ok
+}
+
 // ValidJSON reports whether b is valid JSON, as json.Valid does, reading
 // a small flat object in one pass (flat.go) and anything else through
 // json.Valid.

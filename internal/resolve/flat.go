@@ -69,6 +69,18 @@ func FlatStrings(b []byte, each func(key, value []byte)) bool {
 // key returns field i's key bytes in b, the text it was scanned from.
 func (o *flatObject) key(b []byte, i int) []byte { return b[o.fields[i].from:o.fields[i].to] }
 
+// find returns the index of the field whose key is name in b, the text o
+// was scanned from, or -1 (a flat object's keys have no escapes: their
+// bytes are the names).
+func (o *flatObject) find(b []byte, name string) int {
+	for i := range int(o.n) {
+		if string(o.key(b, i)) == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // scanFlat reads b as a flat object into o and reports whether it is one.
 func scanFlat(b []byte, o *flatObject) bool {
 	o.n = -1

@@ -125,6 +125,33 @@ func TestReadArgs_flatAndGeneralAgree(t *testing.T) {
 	}
 }
 
+// Lookup and Has answer as the decoded map does, and of a flat object
+// without decoding it.
+func TestArgs_LookupAndHas_asTheMap(t *testing.T) {
+	names := []string{"i", "s", "e", "t", "n", "f", "a", "b", "c", "", "x", "\u0061"}
+	for _, text := range []string{``, `{}`, `{"i":1}`, `{"s":"x","e":"\u00e9\n","t":true,"n":null,"f":-1.5e3}`,
+		`{"a":"x","b":[1,{"c":null}]}`, `{"\u0061":2}`, `{"":0}`} {
+		var a Args
+		require.Nil(t, ReadArgs(json.RawMessage(text), &a), text)
+		flat := a.flat.n >= 0
+		var got []any
+		for _, name := range names {
+			v, ok := a.Lookup(name)
+			require.Equal(t, ok, a.Has(name), "%s %q", text, name)
+			got = append(got, v, ok)
+		}
+		if flat {
+			require.Nil(t, a.m, "%s: a flat object is not decoded", text)
+		}
+		m := a.Map()
+		for i, name := range names {
+			v, ok := m[name]
+			require.Equal(t, v, got[2*i], "%s %q", text, name)
+			require.Equal(t, ok, got[2*i+1], "%s %q", text, name)
+		}
+	}
+}
+
 func orEmptyObject(s string) string {
 	if s == "" {
 		return "{}"
