@@ -325,6 +325,8 @@ export interface components {
             max_cost?: number;
             /** @description Every call of the tool is put to a person first: the execution parks on an approval item (POST /v1/executions/{id}/approvals), then on the call itself. */
             needs_approval?: boolean;
+            /** @description The client's successful answers reach the program as handles (docs/security.md, "Handles"): their values stay on the server, are sent host-side to any tool the program passes them to (a client tool is asked with the value), and are read by getHandle when the result holds them. */
+            handle?: boolean;
         };
         /** @description A data-flow label (docs/security.md, "Data flow"). */
         Label: {
