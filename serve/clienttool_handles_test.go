@@ -46,12 +46,16 @@ func TestServer_clientToolHandle(t *testing.T) {
 		name  string
 		first func(*serve.Config)
 		then  func(before *testServer) *testServer // the server the second answer goes to
+		after func(now *testServer) *testServer    // a server that did not run it, or nil
 	}{
-		{"from memory", nil, nil},
-		{"from spilled bytes", func(c *serve.Config) { c.Server.ParkGraceMS = -1 }, nil},
+		{"from memory", nil, nil, nil},
+		{"from spilled bytes", func(c *serve.Config) { c.Server.ParkGraceMS = -1 }, nil, nil},
 		{"from a dir store after a restart", withDir("first"), func(before *testServer) *testServer {
 			serve.Crash(before.srv)
 			return newServer(t, withDir("second"))
+		}, func(now *testServer) *testServer {
+			serve.Crash(now.srv)
+			return newServer(t, withDir("third"))
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +95,20 @@ func TestServer_clientToolHandle(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, serve.StatusCompleted, read.Status, "%+v", read.Error)
 			require.Contains(t, string(read.Value), classified, "the server tool got the value")
+
+			if tt.after != nil {
+				// The node that held the value is gone: the execution's state
+				// stays, its handle's value is lost, and the answer says so.
+				c = tt.after(ts).client(keyA)
+				got, err := c.Get(ctx(t), st.ID, false)
+				require.NoError(t, err)
+				require.Equal(t, serve.StatusCompleted, got.Status)
+				_, err = c.Handle(ctx(t), st.ID, h.ID)
+				e := apiErr(t, err)
+				require.Equal(t, http.StatusGone, e.Status, "%+v", e.Body)
+				require.Equal(t, serve.CodeGone, e.Body.Code)
+				require.Contains(t, e.Body.Message, "node second")
+			}
 		})
 	}
 }

@@ -81,7 +81,7 @@ func (c *Cluster) answerHandle(x Execution, req NodeRequest) nodeReply {
 	}
 	if x == nil {
 		return fail(httperr.Errorf(httperr.CodeGone,
-			"execution %s's handle %s lived in the memory of node %s, which no longer holds it (it restarted since it ran the execution): its value is lost; the execution's state stays readable (GET /v1/executions/%s)",
+			"execution %s's handle %s lived in the memory of node %s, which no longer holds the execution (it restarted since it ran it, or has just forgotten it past its retention): its value is lost; the execution's state stays readable while it is retained (GET /v1/executions/%s)",
 			req.ID, req.Handle, c.Node, req.ID))
 	}
 	hv, herr := c.n.Handle(x, req.Handle)
