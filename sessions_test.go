@@ -70,3 +70,36 @@ func TestHost_Execute_sessionWithoutWithSessions(t *testing.T) {
 	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
 	require.Equal(t, `call c1 names session "chat", but this host was built without ptcx.WithSessions: add the option, or leave Session empty`, r.Err.Message)
 }
+
+// A tool that returns handles works in a session at the front door: a
+// later program of the session passes the handle it kept, and the tool it
+// reaches gets the value.
+func TestHost_Execute_sessionKeepsHandles(t *testing.T) {
+	private := ptcx.Label{Integrity: api.Untrusted, Confidentiality: api.Private}
+	doc := ptcx.Func("read_doc", "Read the document.", func(context.Context, struct{}) (string, error) { return "the quarterly numbers", nil },
+		ptcx.WithPolicy(ptcx.Policy{Labels: &private, Handle: true}))
+	var got []string
+	keep := ptcx.Func("keep", "Keep a text.", func(_ context.Context, a struct {
+		Text string `json:"text"`
+	}) (bool, error) {
+		got = append(got, a.Text)
+		return true, nil
+	})
+	h := newSandboxHost(t, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(doc, keep), ptcx.WithSessions(ptcx.SessionLimits{}))
+	run := func(code string) ptcx.Result {
+		c := runCode("", code)
+		c.Session = "chat"
+		r := h.Execute(context.Background(), c)
+		require.Nil(t, r.Err, "%v", r.Err)
+		return r
+	}
+	first := run(`globalThis.d = await tools.read_doc({}); return d`)
+	require.NotContains(t, first.Text, "quarterly", "the model sees a placeholder")
+	require.Len(t, first.Handles, 1)
+	r := run(`return await tools.keep({text: d})`)
+	require.Equal(t, []string{"the quarterly numbers"}, got)
+	require.Equal(t, private, r.Labels, "what flowed in flows out")
+	require.Equal(t, "true", r.Text)
+	require.True(t, closedOK(t)(h.CloseSession(context.Background(), "", "chat")))
+	require.Equal(t, "undefined", run(`return typeof d`).Text)
+}

@@ -40,6 +40,7 @@ type Config struct {
 	post         []PostExecuteListener
 	onStart      []func(Start)
 	onResult     []func(Notification)
+	onHandle     []func(HandleEvent) // handlenotify.go
 	newID        func() string
 	world        *wasmhost.World
 	tenant       string

@@ -44,7 +44,20 @@ func SetInlineHook(f func(Request)) func() {
 // ArgsSummary is the ledger's summary of a call's arguments.
 func ArgsSummary(args []byte) string { return argsSummary(args) }
 
-// UnframeSessionLabel exposes the session store frame's reader to its fuzz
-// target; FrameSessionLabel its writer.
-func UnframeSessionLabel(b []byte) ([]byte, api.Label, error) { return unframeSessionLabel(b) }
-func FrameSessionLabel(l api.Label, b []byte) []byte          { return frameSessionLabel(l, b) }
+// SessionFrame is what a session store's bytes carry beside the state
+// (session_frame.go).
+type SessionFrame struct {
+	Label   api.Label
+	Handles []ParkedHandle
+}
+
+// UnframeSession exposes the session store frame's reader to its fuzz
+// target; FrameSession its writer.
+func UnframeSession(b []byte) (SessionFrame, []byte, error) {
+	h, state, err := unframeSession(b)
+	return SessionFrame{Label: h.label, Handles: h.handles}, state, err
+}
+
+func FrameSession(f SessionFrame, state []byte) []byte {
+	return frameSession(sessionHead{label: f.Label, handles: f.Handles}, state)
+}

@@ -62,6 +62,7 @@ func (x *execution) finish(ctx context.Context) api.Result {
 		}
 	}
 	// After the finalizer, which may not lower it (flow.go).
+	raised := x.raised(r.Labels)
 	r.Labels = r.Labels.Join(x.resultLabel(x.err == nil))
 	if x.def != nil && x.def.Transport() { // run_code's alone: another body cannot claim one
 		r.Ledger, r.Handles = x.out.Ledger, x.out.Handles
@@ -78,7 +79,8 @@ func (x *execution) finish(ctx context.Context) api.Result {
 	}
 
 	if len(x.e.cfg.onResult) > 0 {
-		x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start), Body: x.bodyTime, Seq: x.seq, Run: x.run.Load(), Plan: x.plan})
+		x.e.notifyResult(Notification{Request: x.req, Result: r, Duration: time.Since(x.start), Body: x.bodyTime, Seq: x.seq, Run: x.run.Load(), Plan: x.plan,
+			Raised: raised, Handles: x.handleIDs()})
 	}
 	return r
 }

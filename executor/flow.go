@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -358,38 +357,4 @@ func (f *flow) restore(p *parkedFlow) {
 			f.counts[k] = v
 		}
 	}
-}
-
-// sessionLabelFrame starts a session store's bytes that carry a context
-// label: the magic, a version byte, then the label's integrity and
-// confidentiality, one byte each; the session's state (wasmhost's session
-// bytes) follows. Bytes of a session whose label is the lowest are the
-// state alone, as before labels existed.
-const sessionLabelFrame = "PTCXFLOW"
-
-func frameSessionLabel(l api.Label, b []byte) []byte {
-	if l.IsZero() {
-		return b
-	}
-	out := make([]byte, 0, len(sessionLabelFrame)+3+len(b))
-	out = append(out, sessionLabelFrame...)
-	out = append(out, 1, byte(l.Integrity), byte(l.Confidentiality))
-	return append(out, b...)
-}
-
-// unframeSessionLabel splits a session store's bytes into the state and
-// the label, refusing a frame it cannot read.
-func unframeSessionLabel(b []byte) ([]byte, api.Label, error) {
-	if !bytes.HasPrefix(b, []byte(sessionLabelFrame)) {
-		return b, api.Label{}, nil
-	}
-	rest := b[len(sessionLabelFrame):]
-	if len(rest) < 3 || rest[0] != 1 {
-		return nil, api.Label{}, errors.New("its data-flow frame is truncated or of an unknown version")
-	}
-	l := api.Label{Integrity: api.Integrity(rest[1]), Confidentiality: api.Confidentiality(rest[2])}
-	if !l.Valid() {
-		return nil, api.Label{}, errors.New("its data-flow frame holds no label")
-	}
-	return rest[3:], l, nil
 }

@@ -36,6 +36,11 @@ import (
 //   - runProgram (runcode.go) shows a handle in the program's result to
 //     the model as a placeholder and gives the host its value
 //     (api.Result.Handles).
+//
+// A session's handles (session_run.go) are one table that each of its
+// programs' tokens holds in turn: a handle one program received is there
+// for the next, within the same bounds, until the session ends or its
+// state is reset; a session store's bytes carry them (session_frame.go).
 
 // handleMark is the key of the marker a program's handle is sent as, in a
 // call's arguments and in its result: {"$ptcx.handle": ref} (prelude.js).
@@ -43,10 +48,10 @@ const handleMark = "$ptcx.handle"
 
 var handleMarkBytes = []byte(`"` + handleMark + `"`)
 
-// Bounds of one execution's handles. Variables so tests can lower them
-// (export_test.go); nothing else writes them.
+// Bounds of the handles one execution, or one session, holds. Variables
+// so tests can lower them (export_test.go); nothing else writes them.
 var (
-	maxHandles     = 1000     // handles one execution may hold
+	maxHandles     = 1000     // handles one execution or session may hold
 	maxHandleBytes = 64 << 20 // bytes of value its handles may hold in all
 )
 
@@ -60,13 +65,24 @@ func (c Config) WithHandleOverBytes(n int) Config {
 	return c
 }
 
-// handleTable is one execution's handles, by the ref its program holds.
-// Safe for concurrent use: handles are made as calls commit and read as
-// calls are dispatched.
+// handleTable is one execution's handles, or one session's, by the ref
+// its programs hold. Safe for concurrent use: handles are made as calls
+// commit and read as calls are dispatched.
 type handleTable struct {
-	mu    sync.Mutex
-	byRef map[string]*heldHandle
-	bytes int
+	holder string // "execution" or "session": who holds them, for messages
+	mu     sync.Mutex
+	byRef  map[string]*heldHandle
+	bytes  int
+}
+
+// newHandleTable returns an empty table of what holds it: a session's
+// program's token, or an execution's.
+func (t *token) newHandleTable() *handleTable {
+	holder := "execution"
+	if t.session {
+		holder = "session"
+	}
+	return &handleTable{holder: holder, byRef: make(map[string]*heldHandle)}
 }
 
 type heldHandle struct {
@@ -92,13 +108,15 @@ type handleEnvelope struct {
 // handleAnswer answers the program with a handle to r's value, which stays
 // here, or with why it cannot hold one more.
 func (s *scheduler) handleAnswer(r api.Result) wasmhost.CallResult {
-	if s.tok.session {
-		return wasmhost.CallResult{Code: api.CodeDenied, Message: fmt.Sprintf(
-			"%s returns handles, and handles are not available in a session (keep_state) yet: call it from a program outside the session", r.Tool)}
+	if s.tok.session && s.isSettled() {
+		// A session's program that ended abandoned this call: its answer
+		// reaches nobody, and a handle would only take room in the
+		// session's table, which outlives the program.
+		return wasmhost.CallResult{Code: api.CodeAborted, Message: r.Tool + ": the program ended before its result arrived"}
 	}
 	t := s.tok.handles.Load()
 	if t == nil {
-		s.tok.handles.CompareAndSwap(nil, &handleTable{byRef: make(map[string]*heldHandle)})
+		s.tok.handles.CompareAndSwap(nil, s.tok.newHandleTable())
 		t = s.tok.handles.Load()
 	}
 	h := &heldHandle{ref: random(), Handle: api.Handle{ID: "h_" + random(), Tool: r.Tool, Size: len(r.Value), Labels: r.Labels, Value: r.Value}}
@@ -107,17 +125,26 @@ func (s *scheduler) handleAnswer(r api.Result) wasmhost.CallResult {
 	case len(t.byRef) >= maxHandles:
 		t.mu.Unlock()
 		return wasmhost.CallResult{Code: api.CodeDenied, Message: fmt.Sprintf(
-			"%s returned a handle, and this execution already holds %d handles, the most it may: pass fewer results by handle in one program", r.Tool, maxHandles)}
+			"%s returned a handle, and this %s already holds %d handles, the most it may: %s", r.Tool, t.holder, maxHandles, t.fewer())}
 	case t.bytes+h.Size > maxHandleBytes:
 		t.mu.Unlock()
 		return wasmhost.CallResult{Code: api.CodeDenied, Message: fmt.Sprintf(
-			"%s returned a handle of %d bytes, and this execution's handles already hold %d bytes: together over the %d bytes they may hold", r.Tool, h.Size, t.bytes, maxHandleBytes)}
+			"%s returned a handle of %d bytes, and this %s's handles already hold %d bytes: together over the %d bytes they may hold", r.Tool, h.Size, t.holder, t.bytes, maxHandleBytes)}
 	}
 	t.byRef[h.ref] = h
 	t.bytes += h.Size
 	t.mu.Unlock()
+	s.notifyHandleMade(r, h) // handlenotify.go
 	env, _ := json.Marshal(handleEnvelope{Ref: h.ref, Size: h.Size, Labels: h.Labels, Tool: h.Tool})
 	return wasmhost.CallResult{OK: true, Handle: true, Value: env}
+}
+
+// fewer says how a program past the bound on handles gets on.
+func (t *handleTable) fewer() string {
+	if t.holder == "session" {
+		return "a session keeps every handle its programs received until it is closed, so pass fewer results by handle, or use a new session"
+	}
+	return "pass fewer results by handle in one program"
 }
 
 func (t *handleTable) get(ref string) *heldHandle {
@@ -139,7 +166,7 @@ func (t *handleTable) read(args json.RawMessage) (*heldHandle, wasmhost.CallResu
 	}
 	h := t.get(a.Ref)
 	if h == nil {
-		return nil, wasmhost.CallResult{Code: api.CodeDenied, Message: "this handle is not held by this execution: it has no value here"}
+		return nil, wasmhost.CallResult{Code: api.CodeDenied, Message: "this handle is not held by this " + t.holder + ": it has no value here"}
 	}
 	v := h.Value
 	if a.As == "text" && (len(v) == 0 || v[0] != '"') {
@@ -157,6 +184,7 @@ func (s *scheduler) handleDispatch(t *handleTable, name string, args json.RawMes
 		h, answer := t.read(args)
 		if h != nil {
 			s.tok.flow.deliver(h.Tool, h.Labels) // the program has read it (flow.go)
+			s.notifyHandleRead(h, args)          // handlenotify.go
 		}
 		reply(answer)
 		return nil, nil, true
@@ -178,6 +206,7 @@ type handleArgs struct {
 	label   api.Label            // the join of every handle's label
 	args    map[string]api.Label // per top-level argument, the join of its handles' labels
 	sources []string             // the tools the handles came from
+	ids     []string             // the handles' IDs, sorted (Notification.Handles)
 }
 
 // argLabel returns the label argument name carries from its handles.
@@ -210,7 +239,7 @@ func (t *handleTable) substitute(args json.RawMessage) (json.RawMessage, *handle
 				h := t.get(s)
 				if len(x) != 1 || h == nil {
 					if failure == "" {
-						failure = fmt.Sprintf("args%s is handle-shaped but not a handle this execution holds: a handle cannot be written, only passed", path)
+						failure = fmt.Sprintf("args%s is handle-shaped but not a handle this %s holds: a handle cannot be written, only passed", path, t.holder)
 					}
 					return v, v
 				}
@@ -220,6 +249,9 @@ func (t *handleTable) substitute(args json.RawMessage) (json.RawMessage, *handle
 				}
 				if !containsString(in.sources, h.Tool) {
 					in.sources = append(in.sources, h.Tool)
+				}
+				if !containsString(in.ids, h.ID) {
+					in.ids = append(in.ids, h.ID)
 				}
 				return json.RawMessage(h.Value), fmt.Sprintf("<handle %s from %s, %d bytes>", h.ID, h.Tool, h.Size)
 			}
@@ -246,6 +278,7 @@ func (t *handleTable) substitute(args json.RawMessage) (json.RawMessage, *handle
 		return nil, nil, failure
 	}
 	sort.Strings(in.sources)
+	sort.Strings(in.ids)
 	in.shown = marshal(shown)
 	return marshal(real), in, ""
 }
@@ -350,7 +383,7 @@ func (x *execution) describeFlow(v *api.PolicyViolation, f *flow) string {
 }
 
 // parkedHandle is a handle as a parked execution's bytes carry it
-// (parkbytes.go).
+// (parkbytes.go), and a session store's (session_frame.go).
 type parkedHandle struct {
 	Ref    string          `json:"ref"`
 	ID     string          `json:"id"`
@@ -359,28 +392,50 @@ type parkedHandle struct {
 	Value  json.RawMessage `json:"value"`
 }
 
-// parkedHandles returns the handles t holds, for its parked bytes; nil for
-// none.
-func (t *token) parkedHandles() []parkedHandle {
-	ht := t.handles.Load()
-	if ht == nil {
+// parked returns the handles t holds, for bytes that carry them, sorted by
+// id; nil for none. A nil t holds none.
+func (t *handleTable) parked() []parkedHandle {
+	if t == nil {
 		return nil
 	}
-	ht.mu.Lock()
-	defer ht.mu.Unlock()
-	out := make([]parkedHandle, 0, len(ht.byRef))
-	for _, h := range ht.byRef {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.byRef) == 0 {
+		return nil
+	}
+	out := make([]parkedHandle, 0, len(t.byRef))
+	for _, h := range t.byRef {
 		out = append(out, parkedHandle{Ref: h.ref, ID: h.ID, Tool: h.Tool, Labels: h.Labels, Value: h.Value})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
-// checkParkedHandles refuses handles no execution could have held: past
-// the bounds, without a name, a label or a JSON value, or named twice.
-func checkParkedHandles(hs []parkedHandle) error {
+// valueBytes returns the bytes of value the handles of t hold; 0 for a
+// nil t.
+func (t *handleTable) valueBytes() int {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.bytes
+}
+
+// parkedHandles returns the handles t holds, for its parked bytes; nil for
+// none.
+func (t *token) parkedHandles() []parkedHandle { return t.handles.Load().parked() }
+
+// checkParkedHandles refuses handles no execution or session (holder)
+// could have held: past the bounds, without a name, a label or a JSON
+// value, or named twice.
+func checkParkedHandles(hs []parkedHandle, holder string) error {
+	a := "an " + holder
+	if holder == "session" {
+		a = "a session"
+	}
 	if len(hs) > maxHandles {
-		return fmt.Errorf("it holds %d handles, over the %d an execution may", len(hs), maxHandles)
+		return fmt.Errorf("it holds %d handles, over the %d %s may", len(hs), maxHandles, a)
 	}
 	total, seen := 0, make(map[string]bool, 2*len(hs))
 	for _, h := range hs {
@@ -394,20 +449,28 @@ func checkParkedHandles(hs []parkedHandle) error {
 		seen[h.Ref], seen[h.ID] = true, true
 	}
 	if total > maxHandleBytes {
-		return fmt.Errorf("its handles hold %d bytes, over the %d an execution's may", total, maxHandleBytes)
+		return fmt.Errorf("its handles hold %d bytes, over the %d %s's may", total, maxHandleBytes, a)
 	}
 	return nil
 }
 
-// restoreHandles gives a restored parked execution's token its handles.
-func (t *token) restoreHandles(hs []parkedHandle) {
+// heldTable returns the table of checked handles hs (checkParkedHandles)
+// held by holder; nil for none.
+func heldTable(holder string, hs []parkedHandle) *handleTable {
 	if len(hs) == 0 {
-		return
+		return nil
 	}
-	ht := &handleTable{byRef: make(map[string]*heldHandle, len(hs))}
+	ht := &handleTable{holder: holder, byRef: make(map[string]*heldHandle, len(hs))}
 	for _, h := range hs {
 		ht.byRef[h.Ref] = &heldHandle{ref: h.Ref, Handle: api.Handle{ID: h.ID, Tool: h.Tool, Size: len(h.Value), Labels: h.Labels, Value: h.Value}}
 		ht.bytes += len(h.Value)
 	}
-	t.handles.Store(ht)
+	return ht
+}
+
+// restoreHandles gives a restored parked execution's token its handles.
+func (t *token) restoreHandles(hs []parkedHandle) {
+	if ht := heldTable("execution", hs); ht != nil {
+		t.handles.Store(ht)
+	}
 }

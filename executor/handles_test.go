@@ -218,16 +218,6 @@ func TestHandles_bounds(t *testing.T) {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-func TestHandles_refusedInASession(t *testing.T) {
-	w, _ := handleWorld(t)
-	e := w.executor(t, executor.NewConfig())
-	r := e.Execute(context.Background(), executor.Call{Name: "run_code", Session: "s1",
-		Args: runCode(strings.Replace(catchFirst, "%s", `return await tools.read_doc({})`, 1))})
-	got := string(heldResult(t, r))
-	require.Contains(t, got, "handles are not available in a session (keep_state) yet")
-	require.NotContains(t, got, "IGNORE")
-}
-
 func TestHandles_noHandleTools_noTable(t *testing.T) {
 	w, _ := handleWorld(t)
 	e := w.executor(t, executor.NewConfig())

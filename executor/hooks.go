@@ -128,6 +128,14 @@ type Notification struct {
 	// ran (another program's plan); nil without one, and for a run
 	// resumed from parked bytes (Run.Plan has what it was bound to).
 	Plan *api.Plan
+	// Raised is the label a nested call's body (api.Output.Labels) and
+	// its tool's finalizer gave its result, beyond its declaration and
+	// the call's: Result.Labels is at least this. Zero when they said
+	// nothing, and for a call whose body failed.
+	Raised api.Label
+	// Handles are the IDs of the handles a nested call's arguments held
+	// (Args has their values in their place), sorted; nil for none.
+	Handles []string
 }
 
 // RunInfo is what a run_code execution gave the sandbox and what the run
@@ -153,4 +161,7 @@ type RunInfo struct {
 	// also for a run resumed from parked bytes; nil for a run without a
 	// plan.
 	Plan *api.Plan
+	// HandleOver is Config.WithHandleOverBytes: results over this many
+	// bytes reached the program as handles; 0 for none.
+	HandleOver int
 }

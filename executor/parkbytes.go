@@ -356,7 +356,7 @@ func (h *parkedHeader) check(version uint32) error {
 	if err := h.Flow.check(); err != nil {
 		return err
 	}
-	if err := checkParkedHandles(h.Handles); err != nil {
+	if err := checkParkedHandles(h.Handles, "execution"); err != nil {
 		return err
 	}
 	if err := h.Limits.api().Validate(); err != nil {

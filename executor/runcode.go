@@ -120,7 +120,7 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	out, runErr = c.resumeIdle(ctx, p, s, out, runErr)
 	if len(e.cfg.onResult) > 0 {
 		ri := &RunInfo{Tools: names, Limits: limits, World: x.req.World, Stats: out.Stats,
-			IdleParks: c.idleParks, IdleParked: c.idleParked}
+			IdleParks: c.idleParks, IdleParked: c.idleParked, HandleOver: e.cfg.handleOver}
 		if tok.plan != nil {
 			ri.Plan = tok.plan.Plan()
 		}

@@ -140,6 +140,11 @@ type session struct {
 	// starts with it, and it takes each program's back (only up: flow.go).
 	// Under the session's turn.
 	flow flow
+	// handles are the handles its programs received (handles.go): each
+	// program's token holds this table, and a program that received the
+	// session's first one leaves its table here. Nil for none. Under the
+	// session's turn.
+	handles *handleTable
 
 	// Under sessions.mu.
 	live     bool // held live in memory, or about to be (counts toward MaxLivePerScope)
@@ -250,8 +255,8 @@ func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name str
 	if s != nil || err != nil {
 		return s, err
 	}
-	var label api.Label
-	ws, notice, err := t.open(ctx, rt, scope, name, &label)
+	var head sessionHead
+	ws, notice, err := t.open(ctx, rt, scope, name, &head)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +275,8 @@ func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name str
 		t.scopes[scope] = byName
 	}
 	s = &session{scope: scope, name: name, ws: ws, turn: make(chan struct{}, 1), lastUsed: time.Now(), notice: notice}
-	s.flow.label.Store(pack(label))
+	s.flow.label.Store(pack(head.label))
+	s.handles = heldTable("session", head.handles)
 	byName[name] = s
 	return s, nil
 }

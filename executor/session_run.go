@@ -28,6 +28,12 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 	notice := e.sessions.takeNotice(s)
 	c.park = nil
 	c.tok.flow.inherit(&s.flow) // what earlier programs read, this one has read (flow.go)
+	if s.ws.State() == wasmhost.SessionEmpty {
+		s.handles = nil // the state was dropped (reset, or never made): no program holds a handle's ref
+	}
+	if s.handles != nil {
+		c.tok.handles.Store(s.handles) // what earlier programs received, this one holds (handles.go)
+	}
 	reset := false
 	out, err := e.runProgram(ctx, c, func(p wasmhost.Program, sch *scheduler) (wasmhost.Outcome, error) {
 		p.JS = c.prog.JS
@@ -38,7 +44,9 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 		return o, err
 	})
 	s.flow.raise(&c.tok.flow)
+	s.handles = c.tok.handles.Load()
 	if reset {
+		s.handles = nil
 		notice = join(notice, "the session's state was reset: the host stopped this program, so every global and "+
 			"declaration of the session's programs so far is gone; the next program starts afresh")
 	}

@@ -73,11 +73,13 @@ type sessionImporter interface {
 // saved state that cannot be restored (corrupt, another guest, over
 // MaxBytes) is not: the session starts afresh, and notice says why.
 //
-// The store's bytes carry the session's context label (flow.go) in a
-// frame before the state when it is not the lowest (sessionLabelFrame);
-// open sets *label from it.
-func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name string, label *api.Label) (*wasmhost.Session, string, error) {
+// The store's bytes carry the session's context label (flow.go) and
+// its handles (handles.go) in a frame before the state
+// (session_frame.go); open sets *head from it. A state that is not
+// restored restores no handle: no program state holds their refs.
+func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name string, head *sessionHead) (*wasmhost.Session, string, error) {
 	fresh := func(notice string) (*wasmhost.Session, string, error) {
+		head.handles = nil
 		ws, err := rt.NewSession(ctx)
 		if err != nil {
 			return nil, "", internal("run_code could not start a session", err)
@@ -103,7 +105,7 @@ func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name stri
 		return fresh(fmt.Sprintf("the session's saved state was not restored, so this program starts afresh: it takes %d bytes, "+
 			"over the limit of %d bytes a session may keep", len(b), t.limits.MaxBytes))
 	}
-	b, *label, err = unframeSessionLabel(b)
+	*head, b, err = unframeSession(b)
 	if err != nil {
 		return fresh(fmt.Sprintf("the session's saved state could not be restored, so this program starts afresh: %v", err))
 	}
@@ -145,16 +147,24 @@ func (t *sessions) save(ctx context.Context, s *session) string {
 		return t.saveFailed(s, fmt.Errorf("export the session's state: %w", err))
 	}
 	notice := ""
-	if len(b) > t.limits.MaxBytes {
-		s.ws.Reset(ctx)
-		notice = fmt.Sprintf("the session's state was reset after this program: saved, it took %d bytes, "+
-			"over the limit of %d bytes a session may keep; keep less data in globals", len(b), t.limits.MaxBytes)
-		b = nil
+	if b != nil {
+		held := s.handles.valueBytes()
+		b = frameSession(sessionHead{label: s.flow.context(), handles: s.handles.parked()}, b) // session_frame.go
+		if len(b) > t.limits.MaxBytes {
+			s.ws.Reset(ctx)
+			s.handles = nil
+			notice = fmt.Sprintf("the session's state was reset after this program: saved, it took %d bytes, "+
+				"over the limit of %d bytes a session may keep; keep less data in globals", len(b), t.limits.MaxBytes)
+			if held > 0 {
+				notice += fmt.Sprintf(" (%d of them the values of the handles its programs received, which a session keeps until it is closed)", held)
+			}
+			b = nil
+		}
 	}
 	if b == nil {
 		err = t.store.Delete(ctx, s.scope, s.name)
 	} else {
-		err = t.store.Save(ctx, s.scope, s.name, frameSessionLabel(s.flow.context(), b))
+		err = t.store.Save(ctx, s.scope, s.name, b)
 	}
 	if err != nil {
 		return join(notice, t.saveFailed(s, err))

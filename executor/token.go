@@ -20,9 +20,10 @@ type token struct {
 	flow   flow         // the run's context label, counts and cost (flow.go)
 	plan   *plan.Bound  // the approved plan the run is bound to, or nil (plan.go)
 	// handles is the run's handle table (handles.go), made at its first
-	// handle; nil until then, so a run without handles tests one pointer.
+	// handle, or its session's (session_run.go); nil until then, so a run
+	// without handles tests one pointer.
 	handles atomic.Pointer[handleTable]
-	session bool // the run is a session's program: handles are refused (handles.go)
+	session bool // the run is a session's program: its handles outlive it (handles.go)
 	// resolved are the run's nested calls' last resolutions (resolved.go).
 	resolved [resolvedSlots]atomic.Pointer[resolvedTool]
 }

@@ -12,12 +12,14 @@ import (
 // Divergence is the first place a replayed program did something its trace
 // does not say: it called another tool, with other arguments, more calls
 // than the trace has, or fewer; or a call's label or data-flow denial,
-// recomputed from the declarations, is not the record's (trace/flow.go).
+// recomputed from the declarations, is not the record's (trace/flow.go);
+// or it was answered with a handle where the record has a value (or the
+// reverse), passed other handles, or read others (trace/handles.go).
 type Divergence struct {
 	// Index is the call, from 1, in submission order.
 	Index int `json:"index"`
-	// Reason is "tool", "args", "extra call", "missing call", "labels"
-	// or "policy".
+	// Reason is "tool", "args", "extra call", "missing call", "labels",
+	// "policy", "handle", "handles" or "read".
 	Reason string `json:"reason"`
 	// ExpectedTool and ExpectedArgs are the trace's call (empty for an
 	// extra call); GotTool and GotArgs the program's (empty for a missing
@@ -33,6 +35,22 @@ type Divergence struct {
 	GotLabels      *api.Label           `json:"got_labels,omitempty"`
 	ExpectedPolicy *api.PolicyViolation `json:"expected_policy,omitempty"`
 	GotPolicy      *api.PolicyViolation `json:"got_policy,omitempty"`
+	// ExpectedHandle and GotHandle say whether the call answered the
+	// program with a handle ("handle").
+	ExpectedHandle bool `json:"expected_handle,omitempty"`
+	GotHandle      bool `json:"got_handle,omitempty"`
+	// ExpectedHandles and GotHandles are the calls whose handles the call
+	// was passed in its arguments ("handles").
+	ExpectedHandles []int `json:"expected_handles,omitempty"`
+	GotHandles      []int `json:"got_handles,omitempty"`
+	// Read is the place, from 1, of the handle read that departed
+	// ("read"; Index is then the call whose handle was, or was to be,
+	// read); ExpectedRead and GotRead the record's and the program's, nil
+	// for none (the tools and arguments are those of the calls that made
+	// the handles).
+	Read         int   `json:"read,omitempty"`
+	ExpectedRead *Read `json:"expected_read,omitempty"`
+	GotRead      *Read `json:"got_read,omitempty"`
 }
 
 // shownArgBytes is how much of each call's arguments Error shows.
@@ -46,6 +64,19 @@ func (d *Divergence) Error() string {
 	case "policy":
 		return fmt.Sprintf("replay diverged at call %d (policy): %s was %s in the trace, %s in the replay",
 			d.Index, shownCall(d.GotTool, d.GotArgs), denial(d.ExpectedPolicy), denial(d.GotPolicy))
+	case "handle":
+		return fmt.Sprintf("replay diverged at call %d (handle): %s answered the program with %s in the trace, with %s in the replay",
+			d.Index, shownCall(d.GotTool, d.GotArgs), answerKind(d.ExpectedHandle), answerKind(d.GotHandle))
+	case "handles":
+		return fmt.Sprintf("replay diverged at call %d (handles): %s was passed %s in the trace, %s in the replay",
+			d.Index, shownCall(d.GotTool, d.GotArgs), callsText(d.ExpectedHandles), callsText(d.GotHandles))
+	case "read":
+		got := readText(d.GotRead, d.GotTool, d.GotArgs)
+		if d.GotRead == nil {
+			got = "no read (the program settled)"
+		}
+		return fmt.Sprintf("replay diverged at read %d of a handle (read): expected %s, got %s", d.Read,
+			readText(d.ExpectedRead, d.ExpectedTool, d.ExpectedArgs), got)
 	}
 	expected, got := "no call", "no call (the program settled)"
 	if d.ExpectedTool != "" {
@@ -55,6 +86,14 @@ func (d *Divergence) Error() string {
 		got = shownCall(d.GotTool, d.GotArgs)
 	}
 	return fmt.Sprintf("replay diverged at call %d (%s): expected %s, got %s", d.Index, d.Reason, expected, got)
+}
+
+// answerKind names how a call answered the program.
+func answerKind(handle bool) string {
+	if handle {
+		return "a handle"
+	}
+	return "its value"
 }
 
 // denial says whether and by which rule a call was refused.

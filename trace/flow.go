@@ -12,7 +12,7 @@ import (
 // denial differs from the record's is a divergence ("labels", "policy").
 // A version 1 record has neither, and is not compared.
 
-// withFlow copies each call's label and denial, as the replay's recorder
+// withFlow copies each call's label, denial and handles, as the replay's recorder
 // saw them (from the executor), into the calls the dispatcher saw.
 func withFlow(calls, recorded []Call) {
 	byIndex := make(map[int]Call, len(recorded))
@@ -24,7 +24,8 @@ func withFlow(calls, recorded []Call) {
 		if !ok {
 			continue
 		}
-		calls[i].Labels = r.Labels
+		calls[i].Labels, calls[i].Raised = r.Labels, r.Raised
+		calls[i].Handle, calls[i].Handles = r.Handle, r.Handles
 		if r.Error != nil && r.Error.Policy != nil {
 			if calls[i].Error == nil {
 				e := *r.Error

@@ -38,7 +38,7 @@ func TestRecorder_labelsAndDenials(t *testing.T) {
 	h := newHarness(t, flowTools, executor.NewConfig())
 	res, rec := h.run(t, "flow", flowProgram, 1)
 	require.Nil(t, res.Err, res.Text)
-	require.Equal(t, 2, trace.Version)
+	require.Equal(t, 3, trace.Version)
 	require.Len(t, rec.Calls, 2)
 	require.Equal(t, &untrusted, rec.Calls[0].Labels)
 	require.NotNil(t, rec.Calls[1].Error)

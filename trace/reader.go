@@ -95,10 +95,11 @@ func Decode(b []byte) (Record, error) {
 	return rec, nil
 }
 
-// Check reports whether rec is a record Replay can use: this Version,
-// nested calls numbered 1, 2, … in order, each with a tool and arguments
-// and, when it failed, an error, and completion ranks that are a
-// permutation of 1…n.
+// Check reports whether rec is a record Replay can use: a version this
+// package reads, nested calls numbered 1, 2, … in order, each with a tool
+// and arguments and, when it failed, an error (and no handle), completion
+// ranks that are a permutation of 1…n, and handles passed and read that
+// earlier calls answered with.
 func (rec *Record) Check() error {
 	if rec.Version < minVersion || rec.Version > Version {
 		return fmt.Errorf("trace version %d: this ptcx reads versions %d to %d", rec.Version, minVersion, Version)
@@ -118,6 +119,39 @@ func (rec *Record) Check() error {
 		if !c.OK && c.Error == nil {
 			return fmt.Errorf("call %d failed with no error", c.Index)
 		}
+		if c.Handle != nil && !c.OK {
+			return fmt.Errorf("call %d failed and has a handle: only a successful call answers with one", c.Index)
+		}
+		for _, p := range c.Handles {
+			if err := rec.checkHandleCall(p.Call, c.Index); err != nil {
+				return fmt.Errorf("call %d was passed handle %q %w", c.Index, p.ID, err)
+			}
+		}
+	}
+	if rec.HandleOverBytes < 0 {
+		return fmt.Errorf("handle_over_bytes %d: want 0 (none) or more", rec.HandleOverBytes)
+	}
+	for k, r := range rec.Reads {
+		if r.As != "text" && r.As != "json" {
+			return fmt.Errorf("read %d of a handle is as %q: want text or json", k+1, r.As)
+		}
+		if err := rec.checkHandleCall(r.Call, len(rec.Calls)+1); err != nil {
+			return fmt.Errorf("read %d is of handle %q %w", k+1, r.Handle, err)
+		}
+	}
+	return nil
+}
+
+// checkHandleCall reports whether call (0: one the record does not have)
+// can have made a handle that call before saw.
+func (rec *Record) checkHandleCall(call, before int) error {
+	switch {
+	case call == 0:
+		return nil
+	case call < 0 || call >= before:
+		return fmt.Errorf("of call %d: want a call before %d (or 0, from before the record)", call, before)
+	case rec.Calls[call-1].Handle == nil:
+		return fmt.Errorf("of call %d, which answered with no handle", call)
 	}
 	return nil
 }

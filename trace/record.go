@@ -11,9 +11,11 @@ import (
 	"github.com/ptcx/ptcx/policy"
 )
 
-// Version is the schema version this package writes. It reads this one
-// and version 1, which has no labels, denials or policies (docs/trace.md).
-const Version = 2
+// Version is the schema version this package writes. It reads this one,
+// version 2, which has no handles and no labels raised by bodies, and
+// version 1, which has no labels, denials or policies either
+// (docs/trace.md).
+const Version = 3
 
 // minVersion is the oldest schema version this package reads.
 const minVersion = 1
@@ -60,6 +62,13 @@ type Record struct {
 	// person read are left out). A replay is bound to it, as the run was.
 	// Absent for a run without a plan.
 	Plan *api.Plan `json:"plan,omitempty"`
+	// HandleOverBytes is the executor's handle size
+	// (executor.Config.WithHandleOverBytes): a result over it reached the
+	// program as a handle. Absent for 0, none.
+	HandleOverBytes int `json:"handle_over_bytes,omitempty"`
+	// Reads are the handles the program read (text(), json()), in order
+	// (docs/trace.md, "Handles").
+	Reads []Read `json:"reads,omitempty"`
 }
 
 // planOf is the plan a record keeps: what plan.Bind reads of it.
@@ -102,6 +111,18 @@ type Call struct {
 	Error  *Error          `json:"error,omitempty"`
 	// Labels is the result's label when it is not the lowest.
 	Labels *api.Label `json:"labels,omitempty"`
+	// Raised is the label the tool's body (api.Output.Labels) or its
+	// finalizer gave the result, beyond its declaration: a replay's
+	// stand-in raises the result by it again. Absent when they said
+	// nothing.
+	Raised *api.Label `json:"raised,omitempty"`
+	// Handle is the handle the program was answered with instead of the
+	// value, which Value still has (a replay answers with a handle to
+	// it); absent for a call answered with its value.
+	Handle *Handle `json:"handle,omitempty"`
+	// Handles are the handles the call's arguments held, by ID and the
+	// call that made each; Args has their values in their place.
+	Handles []Passed `json:"handles,omitempty"`
 	// StartUS is when the body started, in microseconds from the start of
 	// run_code's body; absent when it never started (refused, abandoned).
 	StartUS *int64 `json:"start_us,omitempty"`
@@ -113,6 +134,38 @@ type Call struct {
 	// Completed is the call's place, from 1, in the order the executor
 	// completed the run's nested calls (executor.Notification.Seq).
 	Completed int `json:"completed"`
+}
+
+// Handle is a handle a nested call was answered with (api.Handle but its
+// value, which the call's Value is).
+type Handle struct {
+	// ID is the handle's name in placeholders: random in every run.
+	ID     string    `json:"id"`
+	Tool   string    `json:"tool"`
+	Size   int       `json:"size"`
+	Labels api.Label `json:"labels"`
+}
+
+// Passed is a handle passed in a call's arguments.
+type Passed struct {
+	ID string `json:"id"`
+	// Call is the index of the call that was answered with it; 0 when
+	// the record does not have it (a handle made by an earlier program of
+	// a session, or before a resume).
+	Call int `json:"call"`
+}
+
+// Read is the program reading a handle.
+type Read struct {
+	// Handle is the handle's ID, Call the index of the call answered with
+	// it (0 when the record does not have it).
+	Handle string `json:"handle"`
+	Call   int    `json:"call"`
+	// As is "text" or "json".
+	As string `json:"as"`
+	// Labels is the handle's label, which the read joined into the
+	// program's context.
+	Labels api.Label `json:"labels"`
 }
 
 // Error is a failed call's error: what the program (a nested call) or the

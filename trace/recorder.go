@@ -30,8 +30,10 @@ type Recorder struct {
 
 // pending is a record being built.
 type pending struct {
-	base  time.Time // run_code's body start, the origin of offsets
-	calls []Call
+	base    time.Time // run_code's body start, the origin of offsets
+	calls   []Call
+	reads   []Read
+	handles map[string]int // the index of the call answered with each handle, by ID
 }
 
 // NewRecorder returns a recorder of executions against reg (for the scope's
@@ -52,7 +54,7 @@ func (r *Recorder) WithRedact(f func(*Record)) *Recorder {
 
 // Install returns cfg with the recorder's hooks appended.
 func (r *Recorder) Install(cfg executor.Config) executor.Config {
-	return cfg.WithOnStart(r.onStart).WithOnResult(r.onResult)
+	return cfg.WithOnStart(r.onStart).WithOnResult(r.onResult).WithOnHandle(r.onHandle)
 }
 
 func (r *Recorder) get(id string, now time.Time) *pending {
@@ -117,6 +119,11 @@ func (r *Recorder) onResult(n executor.Notification) {
 		c.Value = n.Result.Value
 		c.Error = errorOf(n.Result.Err)
 		c.Labels = labelOf(n.Result.Labels)
+		c.Raised = labelOf(n.Raised)
+		c.Handles = nil
+		for _, id := range n.Handles {
+			c.Handles = append(c.Handles, Passed{ID: id, Call: p.handles[id]})
+		}
 		r.mu.Unlock()
 		return
 	}
@@ -132,6 +139,28 @@ func (r *Recorder) onResult(n executor.Notification) {
 		r.redact(&rec)
 	}
 	r.sink(rec)
+}
+
+// onHandle records a call answered with a handle, and a handle read.
+func (r *Recorder) onHandle(ev executor.HandleEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.get(ev.Parent, time.Now())
+	h := ev.Handle
+	switch ev.Kind {
+	case executor.HandleMade:
+		i := slices.IndexFunc(p.calls, func(c Call) bool { return c.ID == ev.Call })
+		if i < 0 { // its result notification comes first; never here
+			return
+		}
+		p.calls[i].Handle = &Handle{ID: h.ID, Tool: h.Tool, Size: h.Size, Labels: h.Labels}
+		if p.handles == nil {
+			p.handles = map[string]int{}
+		}
+		p.handles[h.ID] = p.calls[i].Index
+	case executor.HandleRead:
+		p.reads = append(p.reads, Read{Handle: h.ID, Call: p.handles[h.ID], As: ev.As, Labels: h.Labels})
+	}
 }
 
 // policies are the declarations of the tools bound in scope that declare
@@ -174,6 +203,7 @@ func (r *Recorder) record(n executor.Notification, p *pending) Record {
 		}
 	}
 	if p != nil {
+		rec.Reads = p.reads
 		rec.Calls = p.calls
 		slices.SortStableFunc(rec.Calls, func(a, b Call) int { return a.Index - b.Index })
 	}
@@ -186,6 +216,7 @@ func (r *Recorder) record(n executor.Notification, p *pending) Record {
 		rec.Tools = slices.Clone(run.Tools)
 		rec.Policies = r.policies(n.Scope, run.Tools)
 		rec.Limits = limitsOf(run.Limits)
+		rec.HandleOverBytes = run.HandleOver
 		rec.Stats = &Stats{ComputeUS: run.Stats.Compute.Microseconds(), WallUS: run.Stats.Wall.Microseconds(),
 			Calls: run.Stats.Calls, MemoryBytes: run.Stats.Memory, DurationUS: n.Duration.Microseconds()}
 	}

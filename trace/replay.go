@@ -122,6 +122,9 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 		// Every recorded call may be running at once: a call waiting for
 		// its turn must not hold a slot the call before it needs.
 		ecfg = ecfg.WithMaxParallel(max(len(rec.Calls), 1))
+		if rec.HandleOverBytes > 0 { // the results the run held as handles for their size
+			ecfg = ecfg.WithHandleOverBytes(rec.HandleOverBytes)
+		}
 	}
 	// Assembled as any host is; the registry (maybe the caller's) keeps
 	// its description of run_code, which a replay never shows.
@@ -140,14 +143,15 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 		bound = cfg.Plan
 	}
 	res := ex.Execute(ctx, executor.Call{ID: rec.ID, Scope: scope, Name: registry.RunCode, Args: args, World: world, Plan: bound})
-	calls, div := rr.result()
+	calls, reads, div := rr.result()
 	if calls == nil {
 		calls = []Call{}
 	}
 	if g != nil {
-		withFlow(calls, got.Calls) // the executor's labels and denials, which the dispatcher does not see
+		withFlow(calls, got.Calls) // the executor's labels, denials and handles, which the dispatcher does not see
 	}
-	got.Calls = calls
+	got.Calls, got.Reads = calls, reads
+	renameHandles(rec, &got) // handles.go
 	rep := Report{Result: res, Record: got, Divergence: div}
 	if rep.Divergence == nil && g != nil && rec.Version >= 2 {
 		rep.Divergence = flowDivergence(rec.Calls, calls)
@@ -204,14 +208,16 @@ type replayRuntime struct {
 
 	mu    sync.Mutex
 	calls []Call
+	reads []Read
 	div   *Divergence
 }
 
-// result returns the calls the program made and the divergence.
-func (r *replayRuntime) result() ([]Call, *Divergence) {
+// result returns the calls the program made, its reads of their handles
+// and the divergence.
+func (r *replayRuntime) result() ([]Call, []Read, *Divergence) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.calls, r.div
+	return r.calls, r.reads, r.div
 }
 
 func (r *replayRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.Dispatcher) (wasmhost.Outcome, error) {
@@ -226,7 +232,7 @@ func (r *replayRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.
 	p.Tools = tools
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	rd := newReplayDispatcher(r.rec.Calls, cancel)
+	rd := newReplayDispatcher(r.rec, cancel)
 	if r.gates == nil {
 		rd.fallback = d
 	} else {
@@ -235,7 +241,7 @@ func (r *replayRuntime) Run(ctx context.Context, p wasmhost.Program, d wasmhost.
 	out, err := r.rt.Run(ctx, p, rd)
 	calls, div := rd.finish()
 	r.mu.Lock()
-	r.calls, r.div = calls, div
+	r.calls, r.div, r.reads = calls, div, rd.madeReads()
 	r.mu.Unlock()
 	return out, err
 }

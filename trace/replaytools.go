@@ -70,7 +70,9 @@ func (g *gates) body(ctx context.Context, in api.Input) (api.Output, error) {
 	if !c.OK {
 		return api.Output{}, &api.Error{Code: c.Error.Code, Kind: c.Error.Kind, Message: c.Error.Message}
 	}
-	return api.Output{Value: c.Value}, nil
+	// The label the body raised: with the declaration the stand-in
+	// carries, the executor labels the result as it did.
+	return api.Output{Value: c.Value, Labels: *orLowest(c.Raised)}, nil
 }
 
 // replayRegistry is a registry whose deployment scope (mode ptc) holds a

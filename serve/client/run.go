@@ -35,10 +35,30 @@ type RunOptions struct {
 	// names none).
 	RetryWait time.Duration
 
+	// MaxRetries bounds the retries of each request Run sends: zero means
+	// DefaultMaxRetries, a negative value turns retries off (the first
+	// error is returned). The TypeScript and Python clients have the same
+	// bound, with the same default.
+	MaxRetries int
+
+	// MaxElapsed bounds the time from a request's first attempt past
+	// which Run makes no retry of it: a wait that would end later is not
+	// started, and the error it would have retried is returned at once. A
+	// Retry-After is never shortened to fit. Zero means DefaultMaxElapsed;
+	// a negative value is refused.
+	MaxElapsed time.Duration
+
 	// Retried, when not nil, is called with each error Run retries,
 	// before its wait.
 	Retried func(*Error)
 }
+
+// DefaultMaxRetries and DefaultMaxElapsed are the bounds of a request's
+// retries when RunOptions leaves them zero.
+const (
+	DefaultMaxRetries = 5
+	DefaultMaxElapsed = time.Minute
+)
 
 // ErrNoAnswer is Run's error for a pending execution when RunOptions has
 // no Answer.
@@ -56,7 +76,7 @@ var ErrNoDecision = errors.New("ptcx serve client: the execution is pending on a
 // state, not an error.
 //
 // An error answer that carries Retry-After is retried after that wait (or
-// o.RetryWait): the server gives it only where nothing was done and the
+// o.RetryWait), within o.MaxRetries and o.MaxElapsed: the server gives it only where nothing was done and the
 // same request may be sent again (docs/service.md, "Requests and errors"): on the start a
 // 429 QUOTA_EXCEEDED, a 503 DRAINING or STORE_UNAVAILABLE, a 409 CONFLICT of
 // a busy session; on the results a 429 max_concurrent or a 503 BUSY or
@@ -70,6 +90,9 @@ var ErrNoDecision = errors.New("ptcx serve client: the execution is pending on a
 // again is the caller's choice, since the request may carry an
 // idempotency_key, which would return the same failed execution.
 func (c *Client) Run(ctx context.Context, req protocol.ExecutionRequest, o RunOptions) (*protocol.ExecutionState, error) {
+	if o.MaxElapsed < 0 {
+		return nil, fmt.Errorf("ptcx serve client: RunOptions.MaxElapsed is %v: it must be zero (the default, %v) or positive", o.MaxElapsed, DefaultMaxElapsed)
+	}
 	var st *protocol.ExecutionState
 	err := c.retry(ctx, o, func() (err error) {
 		st, err = c.Execute(ctx, req)
@@ -134,17 +157,35 @@ func (c *Client) Run(ctx context.Context, req protocol.ExecutionRequest, o RunOp
 }
 
 // retry calls do until it succeeds, fails with an error the server does
-// not say to retry, or ctx ends.
+// not say to retry, has been retried o.MaxRetries times, would wait past
+// o.MaxElapsed from its first attempt, or ctx ends.
 func (c *Client) retry(ctx context.Context, o RunOptions, do func() error) error {
-	for {
+	maxRetries, maxElapsed := o.MaxRetries, o.MaxElapsed
+	if maxRetries == 0 {
+		maxRetries = DefaultMaxRetries
+	}
+	if maxElapsed == 0 {
+		maxElapsed = DefaultMaxElapsed
+	}
+	deadline := time.Now().Add(maxElapsed)
+	for retries := 0; ; retries++ {
 		err := do()
 		var e *Error
 		if !errors.As(err, &e) || e.RetryAfter == "" {
 			return err
 		}
+		if maxRetries < 0 {
+			return err // retries are off
+		}
+		if retries >= maxRetries {
+			return fmt.Errorf("ptcx serve client: gave up after %d retries (RunOptions.MaxRetries): %w", retries, err)
+		}
 		wait := o.RetryWait
 		if wait <= 0 {
 			wait = retryAfter(e.RetryAfter)
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("ptcx serve client: gave up: the server asks to wait %v, past RunOptions.MaxElapsed (%v) from the first attempt: %w", wait, maxElapsed, err)
 		}
 		if o.Retried != nil {
 			o.Retried(e)

@@ -250,10 +250,68 @@ func TestClient_Run_stopsWaitingToRetryWithTheContext(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	st, err := c.Run(ctx, serve.ExecutionRequest{Code: "x"}, client.RunOptions{})
+	st, err := c.Run(ctx, serve.ExecutionRequest{Code: "x"}, client.RunOptions{MaxElapsed: 2 * time.Hour})
 	require.Nil(t, st)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	var e *client.Error
 	require.ErrorAs(t, err, &e, "the refusal it was waiting to retry is named")
 	require.Equal(t, "QUOTA_EXCEEDED", e.Body.Code)
+}
+
+func TestClient_Run_boundsItsRetries(t *testing.T) {
+	refusals := func(n int) []answer {
+		var a []answer
+		for range n {
+			a = append(a, refusal(http.StatusTooManyRequests, "QUOTA_EXCEEDED", "1"))
+		}
+		return append(a, ok(state(serve.StatusCompleted)))
+	}
+	for _, tc := range []struct {
+		name       string
+		refusals   int
+		maxRetries int
+		ok         bool
+		starts     int
+	}{
+		{"at the default bound", client.DefaultMaxRetries, 0, true, client.DefaultMaxRetries + 1},
+		{"past the default bound", client.DefaultMaxRetries + 1, 0, false, client.DefaultMaxRetries + 1},
+		{"below a bound given", 1, 2, true, 2},
+		{"at a bound given", 2, 2, true, 3},
+		{"past a bound given", 3, 2, false, 3},
+		{"retries off", 1, -1, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, c := newStub(t, map[string][]answer{"start": refusals(tc.refusals)})
+			st, err := c.Run(t.Context(), serve.ExecutionRequest{Code: "x"}, client.RunOptions{RetryWait: time.Millisecond, MaxRetries: tc.maxRetries})
+			require.Len(t, s.routes(), tc.starts)
+			if tc.ok {
+				require.NoError(t, err)
+				require.Equal(t, serve.StatusCompleted, st.Status)
+				return
+			}
+			var e *client.Error
+			require.ErrorAs(t, err, &e, "the last refusal is named")
+			require.Equal(t, "QUOTA_EXCEEDED", e.Body.Code)
+			if tc.maxRetries >= 0 {
+				require.ErrorContains(t, err, "RunOptions.MaxRetries")
+			}
+		})
+	}
+}
+
+func TestClient_Run_makesNoRetryPastMaxElapsed(t *testing.T) {
+	s, c := newStub(t, map[string][]answer{
+		"start": {refusal(http.StatusTooManyRequests, "QUOTA_EXCEEDED", "3600"), ok(state(serve.StatusCompleted))},
+	})
+	start := time.Now()
+	st, err := c.Run(t.Context(), serve.ExecutionRequest{Code: "x"}, client.RunOptions{MaxElapsed: time.Second})
+	require.Nil(t, st)
+	require.ErrorContains(t, err, "past RunOptions.MaxElapsed")
+	var e *client.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, []string{"start"}, s.routes(), "a wait past the bound is not started")
+	require.Less(t, time.Since(start), time.Minute, "and not waited")
+
+	_, err = c.Run(t.Context(), serve.ExecutionRequest{Code: "x"}, client.RunOptions{MaxElapsed: -time.Second})
+	require.ErrorContains(t, err, "RunOptions.MaxElapsed is -1s")
 }

@@ -188,7 +188,7 @@ func TestBatch_malformedLines(t *testing.T) {
 		{"no code", `{"id":"x"}`, `line 2: item "x" has no "code"`},
 		{"unknown field", `{"id":"x","code":"return 1","cod":1}`, `unknown field "cod"`},
 		{"duplicate id", good, `line 2: item "ok" again (first on line 1)`},
-		{"bad replay", item("x", "return 1", `"replay":{"version":3}`), `item "x": replay: trace version 3`},
+		{"bad replay", item("x", "return 1", `"replay":{"version":4}`), `item "x": replay: trace version 4`},
 		{"unknown beside metadata", item("x", "return 1", `"metadata":{"a":1}`, `"input":"q"`), `unknown field "input"`},
 		{"bad metadata JSON", `{"id":"x","code":"return 1","metadata":{"a":}}`, "line 2: not an item"},
 	}

@@ -148,3 +148,39 @@ func TestReplay_unseededRecordSaysSo(t *testing.T) {
 	require.Equal(t, exitTool, status, stdout)
 	require.NotContains(t, stdout, "unseeded")
 }
+
+// A run whose command tool raises its result's label in an envelope, and
+// whose program reads and passes a handle, replays clean; the same record
+// with the handle tool no longer a handle tool diverges.
+func TestReplay_raisedLabelAndHandles(t *testing.T) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.json")
+	require.NoError(t, os.WriteFile(tools, []byte(`{"mode": "ptc", "tools": [
+  {"name": "inbox", "description": "Mail.", "concurrency_safe": true, "reply": "envelope",
+   "command": ["/bin/sh", "-c", "printf '{\"value\":\"pay\",\"labels\":{\"integrity\":\"untrusted\"}}'"]},
+  {"name": "doc", "description": "A document.", "concurrency_safe": true, "handle": true,
+   "command": ["/bin/sh", "-c", "printf '{\"body\":\"numbers\"}'"]},
+  {"name": "send", "description": "Send.", "command": ["/bin/sh", "-c", "cat"]}
+]}`), 0o644))
+	prog := filepath.Join(dir, "p.ts")
+	require.NoError(t, os.WriteFile(prog, []byte(`const m = await tools.inbox({}); const d = await tools.doc({});
+const j = await d.json(); const s = await tools.send({d}); return [m, j.body, s.d.body]`), 0o644))
+	tr := filepath.Join(dir, "trace.jsonl")
+	out, stderr, status := ptcx(t, "", "run", "--tools", tools, "--seed", "3", "--trace", tr, prog)
+	require.Equal(t, 0, status, stderr)
+	require.Contains(t, out, `"numbers"`)
+
+	stdout, stderr, status := ptcx(t, "", "replay", tr)
+	require.Equal(t, 0, status, stderr+stdout)
+	require.Contains(t, stdout, ": reproduced (3 calls, ok)")
+
+	b, err := os.ReadFile(tr)
+	require.NoError(t, err)
+	edited := strings.Replace(string(b), `"doc":{"handle":true}`, `"doc":{}`, 1)
+	require.NotEqual(t, string(b), edited)
+	changed := filepath.Join(dir, "changed.jsonl")
+	require.NoError(t, os.WriteFile(changed, []byte(edited), 0o644))
+	stdout, _, status = ptcx(t, "", "replay", changed)
+	require.Equal(t, exitTool, status)
+	require.Contains(t, stdout, `replay diverged at call 2 (handle): tools.doc({}) answered the program with a handle in the trace, with its value in the replay`)
+}
