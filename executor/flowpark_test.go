@@ -23,7 +23,7 @@ type parkCheckWorld struct {
 	pay, note, post sink
 }
 
-func newParkCheckWorld(t *testing.T) *parkCheckWorld {
+func newParkCheckWorld(t testing.TB) *parkCheckWorld {
 	t.Helper()
 	w := &parkCheckWorld{}
 	pub := api.Label{Integrity: api.Untrusted, Confidentiality: api.Public}
