@@ -25,7 +25,7 @@ type WaitingCall struct {
 	ID     int32  // the key of the answers LiveWait returns (ParkedCall.ID if it parks)
 	CallID string // its nested call's ID (Request.ID), the same as Parked.CallID would give
 	Tool   string
-	Args   json.RawMessage
+	Args   json.RawMessage // as the tool gets them: handles' values in place of their markers
 }
 
 // LiveWait waits for the answers of calls, the program's instance kept
@@ -61,7 +61,7 @@ func (c *codeRun) waitLive(pk *parking, q wasmhost.Quiescence) bool {
 			continue
 		}
 		next++
-		calls = append(calls, WaitingCall{ID: pc.ID, CallID: c.tok.callID + ":ptc:" + strconv.FormatInt(next, 10), Tool: pc.Name, Args: pc.Args})
+		calls = append(calls, WaitingCall{ID: pc.ID, CallID: c.tok.callID + ":ptc:" + strconv.FormatInt(next, 10), Tool: pc.Name, Args: c.tok.callerArgs(pc.Args)})
 	}
 	if q.Yield != nil {
 		q.Yield()

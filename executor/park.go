@@ -41,7 +41,7 @@ type Answer struct {
 type ParkedCall struct {
 	ID   int32 // the key of Parked.Resume's answers
 	Tool string
-	Args json.RawMessage
+	Args json.RawMessage // as the tool gets them: handles' values in place of their markers
 	// Kind is ParkedTool or ParkedApproval (park_approval.go).
 	Kind ParkedKind
 	// Reason is an approval's question (the reasons the call asks, as
@@ -97,11 +97,13 @@ func (p *Parked) recycle() {
 	}
 }
 
-// Calls are the calls the program waits on, by id.
+// Calls are the calls the program waits on, by id, with their arguments as
+// their tools get them (the values of the handles the program passed:
+// flowpark.go).
 func (p *Parked) Calls() []ParkedCall {
 	calls := make([]ParkedCall, len(p.snap.Calls))
 	for i, c := range p.snap.Calls {
-		calls[i] = ParkedCall{ID: c.ID, Tool: c.Name, Args: c.Args, Kind: ParkedTool}
+		calls[i] = ParkedCall{ID: c.ID, Tool: c.Name, Args: p.run.tok.callerArgs(c.Args), Kind: ParkedTool}
 		if a, ok := p.approvals[c.ID]; ok {
 			calls[i].Kind, calls[i].Reason, calls[i].Label = ParkedApproval, a.Reason, a.Label
 		}
@@ -352,7 +354,7 @@ func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
 			return false
 		}
 		waiting := 0
-		var held map[string]int // refusedBeforeParking's counts (flowpark.go)
+		var chk parkCheck // refusedBeforeParking's (flowpark.go)
 		var dispatched []pendingLike
 		for _, pc := range q.Calls {
 			switch {
@@ -363,11 +365,8 @@ func (c *codeRun) suspendWhen() func(wasmhost.Quiescence) bool {
 				dispatched = append(dispatched, pendingLike{id: pc.ID, name: pc.Name, args: pc.Args})
 			case !later(pc.Name):
 				return false
-			default: // held for its caller: not if its rules would refuse or ask first
-				if held == nil {
-					held = map[string]int{}
-				}
-				if c.refusedBeforeParking(pc.Name, pc.Args, held) {
+			default: // held for its caller: not if its plan or its rules would refuse or ask first
+				if c.refusedBeforeParking(pc.Name, pc.Args, &chk) {
 					return false
 				}
 			}

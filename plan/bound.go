@@ -156,6 +156,23 @@ func (b *Bound) Plan() *Plan {
 	return p
 }
 
+// Clone returns a copy of b with its admitted calls, which admits calls
+// without changing b: a host asking whether calls would be admitted, in
+// order, before they are made (the executor's check before it parks).
+func (b *Bound) Clone() *Bound {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := &Bound{hash: b.hash, dynamic: b.dynamic, tools: b.tools, sites: b.sites, labels: b.labels,
+		assigned: make(map[string][]int, len(b.assigned)), made: make(map[string][]map[string]any, len(b.made))}
+	for t, a := range b.assigned {
+		c.assigned[t] = slices.Clone(a)
+	}
+	for t, m := range b.made {
+		c.made[t] = slices.Clip(m)
+	}
+	return c
+}
+
 // Hash is the hash of the program the run is bound to.
 func (b *Bound) Hash() string { return b.hash }
 

@@ -135,3 +135,19 @@ func TestRestoreBound(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// A clone admits calls on its own: the original's admissions are its
+// starting point, and what the clone admits never reaches the original.
+func TestBound_Clone_admitsWithoutChangingTheOriginal(t *testing.T) {
+	read := mustRead(t, "await tools.lookup({q: 'a'}); await tools.lookup({q: 'b'})")
+	b, err := plan.Bind(read, clone(t, read))
+	require.NoError(t, err)
+	require.NoError(t, b.Admit("lookup", json.RawMessage(`{"q":"a"}`)))
+
+	c := b.Clone()
+	require.ErrorContains(t, c.Admit("lookup", json.RawMessage(`{"q":"a"}`)), "made that many times", "the clone starts from the original's admissions")
+	require.NoError(t, c.Admit("lookup", json.RawMessage(`{"q":"b"}`)))
+	require.ErrorContains(t, c.Admit("lookup", json.RawMessage(`{"q":"b"}`)), "made that many times")
+
+	require.NoError(t, b.Admit("lookup", json.RawMessage(`{"q":"b"}`)), "the clone's admission is not the original's")
+}

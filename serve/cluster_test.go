@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/internal/testkit"
@@ -22,7 +23,12 @@ import (
 // named n1..nN, with a 1 s lease; edit changes node i's config first.
 func newNodes(t *testing.T, n int, edit func(i int, c *serve.Config)) []*testServer {
 	t.Helper()
-	ns := storetest.NATS(t, nil)
+	return newNodesOn(t, storetest.NATS(t, nil), n, edit)
+}
+
+// newNodesOn is newNodes on the NATS server ns.
+func newNodesOn(t *testing.T, ns *server.Server, n int, edit func(i int, c *serve.Config)) []*testServer {
+	t.Helper()
 	out := make([]*testServer, n)
 	for i := range n {
 		out[i] = newServer(t, func(c *serve.Config) {

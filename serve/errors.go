@@ -27,10 +27,12 @@ const (
 // the cluster's store when it could not be used (503, and /readyz), and
 // CodeOwnerUnavailable of one that needed the execution's owner node while
 // it does not answer and its lease has not expired yet (503 with the
-// Retry-After of the lease's expiry).
+// Retry-After of the lease's expiry); CodeGone of one for a handle's value
+// that lived only in the memory of a node that is gone (410).
 const (
 	CodeStoreUnavailable = httperr.CodeStoreUnavailable
 	CodeOwnerUnavailable = httperr.CodeOwnerUnavailable
+	CodeGone             = httperr.CodeGone
 )
 
 // The reasons of a 429 (ErrorBody.Reason).

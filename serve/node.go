@@ -9,6 +9,7 @@ import (
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/serve/internal/cluster"
+	"github.com/ptcx/ptcx/serve/protocol"
 )
 
 // The node's side of the cluster's wall: what a *Server does for the
@@ -69,6 +70,9 @@ func (n clusterNode) Apply(ctx context.Context, x cluster.Execution, req cluster
 	return n.s.apply(ctx, ofExecution(x), req)
 }
 func (n clusterNode) Cancel(x cluster.Execution) { n.s.cancel(ofExecution(x)) }
+func (n clusterNode) Handle(x cluster.Execution, name string) (protocol.HandleValue, *httpError) {
+	return ofExecution(x).handle(name)
+}
 func (n clusterNode) ReadSnapshot(ctx context.Context, name string) ([]byte, error) {
 	return n.s.readSnapshot(ctx, name)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -175,4 +176,47 @@ func TestServer_plans_labelsRulesCost(t *testing.T) {
 	_, err = c.Plan(ctx(t), serve.PlanRequest{Code: code, ClientTools: []serve.ClientTool{inbox, bad}})
 	require.Equal(t, http.StatusBadRequest, apiErr(t, err).Status)
 	require.Contains(t, apiErr(t, err).Body.Message, "accepts")
+}
+
+// A plan-bound execution's call of a client tool that needs approval, which
+// the plan covers, asks no person (the plan was the approval): it turns
+// pending as the client's call (kind tool) and parks as one; deselected,
+// it is DENIED and the client never sees it.
+func TestServer_plans_coveredClientToolNeedsNoApproval(t *testing.T) {
+	ts := newServer(t, nil)
+	c := ts.client(keyA)
+	pay := askTool
+	pay.Name, pay.NeedsApproval = "pay", true
+	tools := []serve.ClientTool{pay}
+	code := `try { return await tools.pay({q: "10 EUR"}) } catch (e: any) { return e.code }`
+	p, err := c.Plan(ctx(t), serve.PlanRequest{Code: code, ClientTools: tools})
+	require.NoError(t, err)
+	require.Equal(t, []string{"pay"}, p.Tools)
+
+	st, err := c.Execute(ctx(t), serve.ExecutionRequest{Code: code, ClientTools: tools, Plan: p})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusPending, st.Status, "%+v", st.Error)
+	require.Len(t, st.Pending, 1)
+	require.Equal(t, serve.KindTool, st.Pending[0].Kind, "the client's call, no person asked")
+	require.JSONEq(t, `{"q":"10 EUR"}`, string(st.Pending[0].Arguments))
+	require.Eventually(t, func() bool {
+		_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+		return strings.Contains(body, `ptcx_executions_parked{tenant="a"} 1`)
+	}, 10*time.Second, 10*time.Millisecond, "parked as any client call, not waiting live")
+	done, err := c.ToolResults(ctx(t), st.ID, serve.ToolResult{ID: st.Pending[0].ID, OK: true, Value: json.RawMessage(`"paid"`)})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"paid"`, string(done.Value))
+
+	p.Tools = nil // deselected
+	st, err = c.Execute(ctx(t), serve.ExecutionRequest{Code: code, ClientTools: tools, Plan: p})
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusCompleted, st.Status, "%+v", st.Error)
+	require.JSONEq(t, `"DENIED"`, string(st.Value))
+	events, err := c.Events(ctx(t), st.ID, 0)
+	require.NoError(t, err)
+	for _, e := range events {
+		require.NotEqual(t, serve.EventPending, e.Type, "a deselected call is never the client's")
+		require.NotEqual(t, serve.EventApprovalPending, e.Type)
+	}
 }

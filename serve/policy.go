@@ -30,7 +30,8 @@ const maxClientConstraintBytes = 64 << 10
 
 // ToolPolicy is the data-flow policy a tenant's config lays over one of
 // the server's tools (TenantConfig.Policy): the members of a tools file's
-// tool, but handle.
+// tool, but handle, which changes what a tool returns (an overlay only
+// tightens). A client tool's policy is read through it too, with handle.
 type ToolPolicy struct {
 	Labels      *protocol.Label   `json:"labels,omitempty" yaml:"labels,omitempty"`
 	Accepts     *protocol.Accepts `json:"accepts,omitempty" yaml:"accepts,omitempty"`
@@ -42,6 +43,8 @@ type ToolPolicy struct {
 	// through POST /v1/executions/{id}/approvals); an overlay can add it,
 	// never take it away.
 	NeedsApproval bool `json:"needs_approval,omitempty" yaml:"needs_approval,omitempty"`
+	// handle is a client tool's "handle" (clientPolicy); no config sets it.
+	handle bool
 }
 
 // declaration reads p as policy reads a tools file's members, and checks
@@ -73,6 +76,9 @@ func (p ToolPolicy) declaration() (policy.Declaration, error) {
 	if p.NeedsApproval {
 		put("needs_approval", true)
 	}
+	if p.handle {
+		put("handle", true)
+	}
 	d, err := policy.DecodeMembers(members)
 	if err != nil {
 		return policy.Declaration{}, err
@@ -86,7 +92,7 @@ func (p ToolPolicy) declaration() (policy.Declaration, error) {
 // clientPolicy is a client tool's data-flow members.
 func clientPolicy(t ClientTool) ToolPolicy {
 	return ToolPolicy{Labels: t.Labels, Accepts: t.Accepts, Constraints: t.Constraints,
-		CallsPerRun: t.CallsPerRun, Cost: t.Cost, MaxCost: t.MaxCost, NeedsApproval: t.NeedsApproval}
+		CallsPerRun: t.CallsPerRun, Cost: t.Cost, MaxCost: t.MaxCost, NeedsApproval: t.NeedsApproval, handle: t.Handle}
 }
 
 // checkClientPolicies checks the data-flow members of a request's client

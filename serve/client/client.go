@@ -133,7 +133,8 @@ func (c *Client) Get(ctx context.Context, id string, wait bool) (*protocol.Execu
 
 // Handle returns the value of a handle a completed execution's result holds
 // (GET /v1/executions/{id}/handles/{handle}); ExecutionState.Handles lists
-// them. One the result does not hold is a 404 *Error.
+// them. One the result does not hold is a 404 *Error; in a cluster, one
+// whose value lived on a node that is gone is a 410 *Error (code GONE).
 func (c *Client) Handle(ctx context.Context, id, handle string) (*protocol.HandleValue, error) {
 	var h protocol.HandleValue
 	return &h, c.do(ctx, http.MethodGet, "/v1/executions/"+url.PathEscape(id)+"/handles/"+url.PathEscape(handle), nil, &h)

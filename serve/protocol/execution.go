@@ -78,6 +78,11 @@ type ClientTool struct {
 	// NeedsApproval puts every call of the tool to a person first (an
 	// approval item), then to the client (a tool item).
 	NeedsApproval bool `json:"needs_approval,omitempty"`
+	// Handle makes the client's successful answers reach the program as
+	// handles (docs/security.md, "Handles"): the value stays with the
+	// server, readable by GET /v1/executions/{id}/handles/{handle} when the
+	// result holds it, and sent to another tool when the program passes it.
+	Handle bool `json:"handle,omitempty"`
 }
 
 // ExecutionState is the answer of every /v1/executions endpoint.

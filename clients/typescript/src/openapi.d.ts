@@ -123,7 +123,7 @@ export interface paths {
         };
         /**
          * The value of a handle the execution's result holds.
-         * @description A handle's value stays with the host (docs/security.md, "Handles"): the model is shown a placeholder, the host resolves it here, under the tenant's key (another tenant's execution is a 404), for as long as the execution is retained. 404 when the execution has not completed, its result holds no such handle, or (in a cluster) another node ran it.
+         * @description A handle's value stays with the host (docs/security.md, "Handles"): the model is shown a placeholder, the host resolves it here, under the tenant's key (another tenant's execution is a 404), for as long as the execution is retained. 404 when the execution has not completed or its result holds no such handle. In a cluster the value lives in the memory of the node that ran the execution (the record's owner), and any other node reads it from there (docs/cluster.md, "Handles"); while that node does not answer and its lease may still be renewed, 503 OWNER_UNAVAILABLE with Retry-After; once it is gone (its lease lost, or restarted since), 410 GONE naming it.
          */
         get: operations["getHandle"];
         put?: never;
@@ -325,6 +325,8 @@ export interface components {
             max_cost?: number;
             /** @description Every call of the tool is put to a person first: the execution parks on an approval item (POST /v1/executions/{id}/approvals), then on the call itself. */
             needs_approval?: boolean;
+            /** @description The client's successful answers reach the program as handles (docs/security.md, "Handles"): their values stay on the server, are sent host-side to any tool the program passes them to (a client tool is asked with the value), and are read by getHandle when the result holds them. */
+            handle?: boolean;
         };
         /** @description A data-flow label (docs/security.md, "Data flow"). */
         Label: {
@@ -849,6 +851,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            /** @description 410 GONE: the value lived in the memory of a cluster node that is gone (named in the message); the execution's state stays readable. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description 503 OWNER_UNAVAILABLE: the node holding the value does not answer and may still come back (Retry-After); or STORE_UNAVAILABLE. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };

@@ -87,6 +87,9 @@ type Node interface {
 	Apply(ctx context.Context, x Execution, req NodeRequest) (protocol.ExecutionState, *httperr.Error)
 	// Cancel cancels x: the node gives up an execution another node took.
 	Cancel(x Execution)
+	// Handle returns the value of handle name of x's result, or why not
+	// (404: x has not completed, or its result holds no such handle).
+	Handle(x Execution, name string) (protocol.HandleValue, *httperr.Error)
 
 	// ReadSnapshot reads parked bytes; AdoptParked rebuilds the parked
 	// execution they are (an error: not its own, or it cannot continue

@@ -20,11 +20,12 @@ const (
 	OpCancel    = "cancel"
 	OpResults   = "results"
 	OpApprovals = "approvals"
+	OpHandle    = "handle" // a chunk of a handle's value (handles.go)
 )
 
 // NodeRequest is what a node sends to an execution's owner on
 // SUBJECT.node.OWNER: a DELETE, a tool_results or an approvals it
-// received.
+// received, or a read of a handle's value.
 type NodeRequest struct {
 	Op      string                `json:"op"`
 	Tenant  string                `json:"tenant"`
@@ -32,6 +33,10 @@ type NodeRequest struct {
 	Results []protocol.ToolResult `json:"results,omitempty"`
 	// Decisions are an approvals request's (OpApprovals).
 	Decisions []protocol.Decision `json:"decisions,omitempty"`
+	// Handle names the handle an OpHandle reads, from byte Offset of its
+	// value.
+	Handle string `json:"handle,omitempty"`
+	Offset int    `json:"offset,omitempty"`
 }
 
 // nodeReply is the owner's answer: the HTTP status and body to pass on.
@@ -63,11 +68,14 @@ func decodeNodeRequest(data []byte) (NodeRequest, error) {
 	if err := json.Unmarshal(data, &req); err != nil {
 		return req, fmt.Errorf("a forwarded request that is not JSON: %w", err)
 	}
-	if req.Op != OpCancel && req.Op != OpResults && req.Op != OpApprovals {
-		return req, fmt.Errorf("a forwarded request with op %q: want cancel, results or approvals", req.Op)
+	if req.Op != OpCancel && req.Op != OpResults && req.Op != OpApprovals && req.Op != OpHandle {
+		return req, fmt.Errorf("a forwarded request with op %q: want cancel, results, approvals or handle", req.Op)
 	}
 	if req.ID == "" || req.Tenant == "" {
 		return req, errors.New("a forwarded request without id or tenant")
+	}
+	if req.Op == OpHandle && (req.Handle == "" || req.Offset < 0) {
+		return req, fmt.Errorf("a forwarded handle read of handle %q from byte %d", req.Handle, req.Offset)
 	}
 	return req, nil
 }
@@ -81,6 +89,12 @@ func (c *Cluster) answer(data []byte) nodeReply {
 	x := c.n.Get(req.Tenant, req.ID)
 	if x == nil && c.awaitTakeOver(req.ID) { // claimed here, not yet held
 		x = c.n.Get(req.Tenant, req.ID)
+	}
+	if req.Op == OpHandle {
+		// A read, of a completed execution (the asking node read its
+		// record: this node wrote it so, under a lease it held then): no
+		// fence to pass.
+		return c.answerHandle(x, req)
 	}
 	if x == nil {
 		e := httperr.NotFound(req.ID)

@@ -35,6 +35,10 @@ const (
 	// the Retry-After of the lease's expiry).
 	CodeStoreUnavailable = "STORE_UNAVAILABLE"
 	CodeOwnerUnavailable = "OWNER_UNAVAILABLE"
+	// CodeGone is the code of a request for what lived only in the memory
+	// of a node that is gone (a handle's value, in a cluster): it will not
+	// come back (410).
+	CodeGone = "GONE"
 )
 
 // DefaultRetryAfter is the Retry-After of a refusal that may pass.
@@ -67,6 +71,7 @@ var Status = map[string]int{
 	string(api.CodeBusy):     http.StatusServiceUnavailable,
 	CodeStoreUnavailable:     http.StatusServiceUnavailable,
 	CodeOwnerUnavailable:     http.StatusServiceUnavailable,
+	CodeGone:                 http.StatusGone,
 	string(api.CodeInternal): http.StatusInternalServerError,
 }
 
