@@ -22,12 +22,15 @@ type execution struct {
 	id      string
 	tenant  *tenant
 	created time.Time
-	key     string   // idempotency key, "" for none
-	sum     [32]byte // the request body's hash, for the idempotency check
-	cancel  context.CancelFunc
-	client  bool       // declared client tools (counted against max_pending)
-	asks    bool       // its program may ask for approvals (approval.go; counted against max_pending too)
-	work    quota.Work // what each of its runs is admitted as (admission.go); zero: the tenant's defaults
+	key     string // idempotency key, "" for none
+	// requestID is the id of the request that started it (X-Request-ID),
+	// "" for one taken over or started from the cluster's queue.
+	requestID string
+	sum       [32]byte // the request body's hash, for the idempotency check
+	cancel    context.CancelFunc
+	client    bool       // declared client tools (counted against max_pending)
+	asks      bool       // its program may ask for approvals (approval.go; counted against max_pending too)
+	work      quota.Work // what each of its runs is admitted as (admission.go); zero: the tenant's defaults
 	// live is set once the execution must wait for its client live, never
 	// parked (its tenant's parked bytes are at their quota: waitLive).
 	live atomic.Bool
@@ -396,4 +399,18 @@ func (x *execution) eventsAfter(id int) ([]Event, bool, <-chan struct{}) {
 		out = append(out, x.events[i:]...)
 	}
 	return out, x.settledLocked(), x.changed
+}
+
+// logAttrs are a log line's attributes about x: its id and, when a request
+// started it, that request's id (start_request_id: the X-Request-ID an
+// operator finds in the request's own line), then args. Lines written
+// after the request that started it was answered (parked, spilled, settled)
+// are found by either.
+func (x *execution) logAttrs(args ...any) []any {
+	a := make([]any, 0, len(args)+4)
+	a = append(a, "execution", x.id)
+	if x.requestID != "" {
+		a = append(a, "start_request_id", x.requestID)
+	}
+	return append(a, args...)
 }

@@ -124,7 +124,15 @@ func TestServer_requestID(t *testing.T) {
 						}
 					}
 				}
-				return n == 2
+				// The execution's own lines, written apart from any
+				// request, name the request that started it.
+				for _, l := range logLines(t, ts, "execution settled") {
+					if l["execution"] == st.ID {
+						require.Equal(t, got, l["start_request_id"], "execution settled")
+						n++
+					}
+				}
+				return n == 3
 			}, 10*time.Second, 10*time.Millisecond)
 		})
 	}

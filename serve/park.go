@@ -123,8 +123,8 @@ func (s *Server) settleRun(x *execution, r api.Result) {
 	if r.Err != nil {
 		code = string(r.Err.Code)
 	}
-	s.log.Info("execution settled", "execution", x.id, "tenant", t.name, "status", outcome, "code", code,
-		"duration_ms", time.Since(x.created).Milliseconds())
+	s.log.Info("execution settled", x.logAttrs("tenant", t.name, "status", outcome, "code", code,
+		"duration_ms", time.Since(x.created).Milliseconds())...)
 }
 
 // park writes p's bytes to the store (if any), then turns x pending on
@@ -194,9 +194,9 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 		time.AfterFunc(grace, func() { s.spillParked(x, p, now) })
 	}
 	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
-		s.log.Warn("writing a parked execution's record failed; its follower retries", "execution", x.id, "error", herr.Body.Message)
+		s.log.Warn("writing a parked execution's record failed; its follower retries", x.logAttrs("error", herr.Body.Message)...)
 	}
-	s.log.Info("execution parked", "execution", x.id, "tenant", x.tenant.name, "calls", len(calls), "snapshot", name)
+	s.log.Info("execution parked", x.logAttrs("tenant", x.tenant.name, "calls", len(calls), "snapshot", name)...)
 	if due {
 		s.resumeOrRetry(x)
 	}
@@ -235,7 +235,7 @@ func (s *Server) spillParked(x *execution, p *executor.Parked, at time.Time) {
 			x.parked, x.snapshot, x.parkedSize = nil, name, size
 			x.tenant.quota.Parked(size)
 			s.metrics.spills.WithLabelValues(x.tenant.name).Inc()
-			s.log.Info("execution spilled", "execution", x.id, "tenant", x.tenant.name, "snapshot", name, "bytes", size)
+			s.log.Info("execution spilled", x.logAttrs("tenant", x.tenant.name, "snapshot", name, "bytes", size)...)
 			return
 		}
 	}
@@ -401,8 +401,8 @@ func (s *Server) resumeOrRetry(x *execution) {
 	if herr == nil {
 		return
 	}
-	s.log.Warn("resuming a parked execution was refused for now; retried", "execution", x.id, "error", herr.Body.Message,
-		"retry_ms", DefaultRetryAfter.Milliseconds())
+	s.log.Warn("resuming a parked execution was refused for now; retried", x.logAttrs("error", herr.Body.Message,
+		"retry_ms", DefaultRetryAfter.Milliseconds())...)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.parkedLocked() {
@@ -537,7 +537,7 @@ func (s *Server) waitLive(ctx context.Context, x *execution, p *executor.Parked)
 		busy(herr.Body.Message)
 		return
 	}
-	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", "execution", x.id, "tenant", x.tenant.name)
+	s.log.Info("execution waits for its client live: its tenant's parked bytes are at their quota", x.logAttrs("tenant", x.tenant.name)...)
 	ctx = executor.WithCallApprover(ctx, s.liveApprover(x)) // its approvals wait live too (approval.go)
 	// The results given while it waited live stand (livewait.go).
 	r, again := p.Resume(ctx, x.takeWaitingLive())
@@ -628,7 +628,7 @@ func (s *Server) dropSnapshot(x *execution, name string) {
 	x.tenant.quota.Parked(-size)
 	if s.spill != nil {
 		if err := s.spill.Remove(name); err != nil {
-			s.log.Warn("removing a spilled snapshot failed", "execution", x.id, "snapshot", name, "error", err.Error())
+			s.log.Warn("removing a spilled snapshot failed", x.logAttrs("snapshot", name, "error", err.Error())...)
 		}
 	}
 }
@@ -727,7 +727,7 @@ func orNothing(f func()) func() {
 // failParked settles a parked execution that cannot resume (its parked
 // count was taken off already), and drops its bytes, name.
 func (s *Server) failParked(x *execution, name string, err error) {
-	s.log.Warn("a parked execution could not resume", "execution", x.id, "tenant", x.tenant.name, "snapshot", name, "error", err.Error())
+	s.log.Warn("a parked execution could not resume", x.logAttrs("tenant", x.tenant.name, "snapshot", name, "error", err.Error())...)
 	s.dropSnapshot(x, name)
 	s.settleRun(x, api.Result{ID: x.id, Tool: registry.RunCode, Err: &api.Error{Code: api.CodeInternal,
 		Message: "the parked execution could not resume: " + err.Error()}})
@@ -766,7 +766,7 @@ func (s *Server) cancelParked(x *execution) bool {
 			err = retry
 		}
 		if err != nil {
-			s.log.Warn("restoring a spilled execution to cancel it failed", "execution", x.id, "error", err)
+			s.log.Warn("restoring a spilled execution to cancel it failed", x.logAttrs("error", err)...)
 		}
 		p = restored
 	}

@@ -47,7 +47,7 @@ func (s *Server) adoptParked(ctx context.Context, id, tenant, snapshot string, d
 		return nil, 0, err
 	}
 	if herr != nil { // its session is not to be had now: the resume reads the bytes again
-		s.log.Warn("a taken-over execution's program is restored at its resume", "execution", x.id, "error", herr.Body.Message)
+		s.log.Warn("a taken-over execution's program is restored at its resume", x.logAttrs("error", herr.Body.Message)...)
 	}
 	x.parked = p
 	x.releasePending = chain(x.tenant.quota.ForcePending(), orNothing(x.releasePending))
@@ -79,7 +79,7 @@ func (s *Server) holdAdopted(x *execution, from string) {
 	s.metrics.running.WithLabelValues(t.name).Inc()
 	s.metrics.parked.WithLabelValues(t.name).Inc()
 	t.quota.Parked(x.parkedSize)
-	s.log.Info("took over a parked execution", "execution", x.id, "tenant", t.name, "from", from, "node", s.cfg.node())
+	s.log.Info("took over a parked execution", x.logAttrs("tenant", t.name, "from", from, "node", s.cfg.node())...)
 	x.mu.Lock()
 	due := x.resumeDueLocked()
 	x.armExpiryLocked(s)

@@ -309,8 +309,8 @@ wait:
 		if st.Status == StatusPending {
 			why = "pending without a store to keep it, or waiting live (a client tool called beside an in-flight server-side call)"
 		}
-		s.log.Warn("execution cancelled by drain: not resumable", "execution", x.id, "tenant", x.tenant.name,
-			"status", st.Status, "why", why, "pending_calls", len(st.Pending))
+		s.log.Warn("execution cancelled by drain: not resumable", x.logAttrs("tenant", x.tenant.name,
+			"status", st.Status, "why", why, "pending_calls", len(st.Pending))...)
 		rep.Cancelled = append(rep.Cancelled, x.id)
 		s.cancel(x)
 	}

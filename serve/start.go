@@ -42,6 +42,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 		return started{}, badRequest("the execution request", err)
 	}
 	x := newExecution(id, t, body, req.IdempotencyKey, len(req.ClientTools) > 0, s.cfg.maxEvents())
+	x.requestID = requestID(reqCtx)
 	x.asks = t.mayAsk(req.Scope) // approval.go
 	if prev := s.table.ByKey(t.name, req.IdempotencyKey); prev != nil && s.local(t.name, prev.id) == prev {
 		return s.same(prev, x)
