@@ -28,11 +28,11 @@ var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
 // each Run uses its own instance. It reaches the guest through its engine
 // (engine.go), wazero's or wasmtime's, on which the guest is compiled.
 type Runtime struct {
-	cfg     Config
-	lang    api.Language // the guest's language: "" for TypeScript (QuickJS)
+	cfg  Config
+	lang api.Language // the guest's language: "" for TypeScript (QuickJS)
 	// python is the Python guest's Runtime, made at the first Python run
 	// (python.go); it shares this one's admission, slots and runners.
-	python pythonGuest
+	python  pythonGuest
 	limits  api.Limits // cfg.limits with defaults: the ceiling of every run
 	eng     engine.Engine
 	module  engine.Module
