@@ -43,10 +43,10 @@ type Config struct {
 	newID        func() string
 	world        *wasmhost.World
 	tenant       string
-	sessions     SessionLimits // session.go
-	sessionStore SessionStore  // session_store.go
-	parkIdle     time.Duration // idlepark.go
-	handleOver   int           // handles.go: results over this many bytes are handles; 0: none
+	sessions     SessionLimits  // session.go
+	sessionStore SessionStore   // session_store.go
+	parkIdle     time.Duration  // idlepark.go
+	handleOver   int            // handles.go: results over this many bytes are handles; 0: none
 	languages    []api.Language // WithLanguages; nil: TypeScript only
 }
 
