@@ -30,7 +30,7 @@ type options struct {
 	describer registry.Describer
 	describe  bool
 	seed      *uint64
-	languages []api.Language // WithLanguages; nil: TypeScript only
+	languages []api.Language          // WithLanguages; nil: TypeScript only
 	sessions  *executor.SessionLimits // WithSessions (sessions.go)
 	// parkApprovals and parkedTools: WithParkedApprovals, WithParkedTools
 	// (park.go).
