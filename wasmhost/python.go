@@ -172,3 +172,22 @@ func (rt *Runtime) pythonFor(ctx context.Context, p Program) (*Runtime, error) {
 	}
 	return rt.forLanguage(ctx, lang)
 }
+
+// CheckPython reports, without compiling anything, whether this build can
+// run Python programs on the engine name ("" for NewConfig's): nil,
+// ErrNoPython, ErrPythonEngine, or CheckEngine's error for the name.
+func CheckPython(name string) error {
+	if name == "" {
+		name, _ = defaultEngine()
+	}
+	if err := CheckEngine(name); err != nil {
+		return err
+	}
+	if name != EngineWazero {
+		return ErrPythonEngine
+	}
+	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
+		return ErrNoPython
+	}
+	return nil
+}
