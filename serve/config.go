@@ -192,6 +192,12 @@ type TenantConfig struct {
 	KeySHA256 string `json:"key_sha256" yaml:"key_sha256"`
 	// Mode is native, ptc or both (default: the tools file's, else ptc).
 	Mode api.Mode `json:"mode,omitempty" yaml:"mode,omitempty"`
+	// Languages are the languages the tenant's programs may be written in
+	// (an execution's language): typescript, python (default: typescript
+	// only). Python needs the Python guest in the build (make
+	// guest-python) and the wazero engine: the server refuses to start
+	// without them.
+	Languages []api.Language `json:"languages,omitempty" yaml:"languages,omitempty"`
 	// Limits are the tenant's run_code limits: the defaults and the
 	// ceiling of every run's.
 	Limits RunLimits `json:"limits,omitempty" yaml:"limits,omitempty"`
@@ -422,6 +428,11 @@ func (t TenantConfig) validate() error {
 	if t.Mode != "" {
 		if _, err := api.ParseMode(string(t.Mode)); err != nil {
 			return fmt.Errorf(".mode: %w", err)
+		}
+	}
+	if t.Languages != nil {
+		if _, err := api.CheckLanguages(t.Languages); err != nil {
+			return fmt.Errorf(".languages: %w", err)
 		}
 	}
 	if err := api.RunCodeLimits(t.Limits).CheckNotNegative(); err != nil {
