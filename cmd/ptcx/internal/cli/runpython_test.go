@@ -65,3 +65,18 @@ func TestRunPython_notBuilt(t *testing.T) {
 	require.Equal(t, exitTool, status)
 	require.Contains(t, errOut, "make guest-python")
 }
+
+// A batch item names its language; one the batch does not enable fails
+// that item with INVALID_ARGS naming those it does, and the rest run.
+func TestBatch_languageNotEnabled(t *testing.T) {
+	items := writeItems(t, []string{item("ts", "return 1", `"language":"typescript"`), item("py", "1 + 1", `"language":"python"`)})
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	_, stderr, status := ptcx(t, "", "batch", "--no-builtin", "--order", "input", "--out", out, items)
+	require.Equal(t, exitOK, status, stderr)
+	lines := readLines(t, out)
+	require.Len(t, lines, 2)
+	require.True(t, lines[0].OK, lines[0].Text)
+	require.False(t, lines[1].OK)
+	require.Equal(t, "INVALID_ARGS", string(lines[1].Error.Code))
+	require.Contains(t, lines[1].Error.Message, `language "python" is not one this deployment runs: it runs typescript`)
+}
