@@ -83,12 +83,14 @@ func modeUsage(def api.Mode) string {
 
 // env is what a command runs against.
 type env struct {
-	reg     *registry.Registry
-	exec    *executor.Executor
-	rt      *lazyRuntime // the sandbox behind exec
-	scope   string
-	bridges []*mcpbridge.Bridge // the --upstream servers
-	cleanup []func()
+	reg   *registry.Registry
+	exec  *executor.Executor
+	rt    *lazyRuntime // the sandbox behind exec
+	scope string
+	// languages are run_code's (--languages; nil: TypeScript only).
+	languages []api.Language
+	bridges   []*mcpbridge.Bridge // the --upstream servers
+	cleanup   []func()
 }
 
 // needsRunCode fails a command that runs a program in a scope whose mode
@@ -141,7 +143,7 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{reg: registry.New(), scope: s.scope}
+	e := &env{reg: registry.New(), scope: s.scope, languages: langs}
 	ok := false
 	defer func() {
 		if !ok {
