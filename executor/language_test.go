@@ -60,6 +60,13 @@ func TestLanguage_python(t *testing.T) {
 	r = e.Execute(context.Background(), executor.Call{Name: "run_code", Args: runCodeIn("typescript", "return 1", nil)})
 	require.Nil(t, r.Err)
 	require.Equal(t, api.LanguageTypeScript, got()[1].Language)
+
+	r, parked := e.ExecuteParkable(context.Background(), executor.Call{Name: "run_code", Args: runCodeIn("python", pythonCode, nil)},
+		func(string) bool { return true })
+	require.Nil(t, r.Err)
+	require.Nil(t, parked)
+	require.Equal(t, api.LanguagePython, got()[2].Language)
+	require.Nil(t, got()[2].Suspend, "a Python run is never parked, even where its caller could park it")
 }
 
 // What a deployment or a Python run cannot have is INVALID_ARGS before any
