@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,6 +62,7 @@ func TestLanguage_python(t *testing.T) {
 	require.Nil(t, r.Err)
 	require.Equal(t, api.LanguageTypeScript, got()[1].Language)
 
+	e = newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(resumable{rt}).WithLanguages(api.LanguageTypeScript, api.LanguagePython))
 	r, parked := e.ExecuteParkable(context.Background(), executor.Call{Name: "run_code", Args: runCodeIn("python", pythonCode, nil)},
 		func(string) bool { return true })
 	require.Nil(t, r.Err)
@@ -117,4 +119,11 @@ func TestLanguage_configRefusals(t *testing.T) {
 		_, err := executor.New(registry.New(), executor.NewConfig().WithLanguages(tc.langs...))
 		require.ErrorContains(t, err, tc.want)
 	}
+}
+
+// resumable is a runtime that could resume a parked run (it never does).
+type resumable struct{ executor.CodeRuntime }
+
+func (resumable) Resume(context.Context, []byte, wasmhost.Dispatcher, wasmhost.Resumption) (wasmhost.Outcome, error) {
+	return wasmhost.Outcome{}, errors.New("resumable: not in this test")
 }
