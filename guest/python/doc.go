@@ -5,7 +5,9 @@
 // which is git-ignored. README.md says what is built, from what, and what it
 // measures.
 //
-// Nothing else imports it yet: the executor does not run Python programs.
+// It embeds its build when there is one (python.go: Wasm, Lib), which
+// wasmhost runs for programs whose language is Python.
+//
 // Its tests (pyguest_test.go) load wasm/python.wasm under wazero with the
 // zip mounted read-only and run code through the glue's exports.
 package python
