@@ -101,7 +101,7 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	}
 	cfg := rt.cfg
 	cfg.bytecodeEntries = 0 // no ptcx_compile
-	py := &Runtime{cfg: cfg, lang: api.LanguagePython, limits: rt.limits,
+	py := &Runtime{cfg: cfg, lang: api.LanguagePython, limits: rt.limits, parent: rt,
 		slots: rt.slots, admission: rt.admission, admitWait: rt.admitWait, runners: rt.runners}
 	py.closing, py.closeRuns = context.WithCancelCause(rt.closing)
 	eng, err := newPythonEngine(ctx, lib, rt.limits.MemoryBytes, cfg.cacheDir)

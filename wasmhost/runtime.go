@@ -33,6 +33,7 @@ type Runtime struct {
 	// python is the Python guest's Runtime, made at the first Python run
 	// (python.go); it shares this one's admission, slots and runners.
 	python  pythonGuest
+	parent  *Runtime   // the Runtime whose language Runtime this is (python.go), or nil
 	limits  api.Limits // cfg.limits with defaults: the ceiling of every run
 	eng     engine.Engine
 	module  engine.Module
