@@ -137,7 +137,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	// Idle pooled instances, then resume spares, then recycled snapshot
 	// buffers, then live idle sessions (suspended to bytes), give their
 	// memory up to a run that does not fit beside them.
-	for rt.pool.yield() || rt.pythonPool().yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
+	for rt.pool.yield() || rt.otherPool().yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
 		if rt.admission.TryAcquire(r.prog.Tenant, need) {
 			return admitted()
 		}

@@ -136,8 +136,13 @@ func (rt *Runtime) closePython(ctx context.Context) {
 	}
 }
 
-// pythonPool is the pool of rt's Python Runtime, nil when there is none.
-func (rt *Runtime) pythonPool() *pool {
+// otherPool is the pool of the other language's Runtime sharing rt's
+// admission: its parent's for a Python Runtime, else its Python Runtime's
+// (nil when there is none), which gives memory up to a run as rt's does.
+func (rt *Runtime) otherPool() *pool {
+	if rt.parent != nil {
+		return rt.parent.pool
+	}
 	g := &rt.python
 	g.mu.Lock()
 	defer g.mu.Unlock()
