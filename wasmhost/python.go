@@ -97,7 +97,7 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	}
 	bin, err := meteredPython()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("wasmhost: the Python guest: %w", err)
 	}
 	cfg := rt.cfg
 	cfg.bytecodeEntries = 0 // no ptcx_compile
