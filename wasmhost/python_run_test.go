@@ -72,3 +72,33 @@ func TestPython_runs(t *testing.T) {
 	require.NoError(t, err, "TypeScript runs beside it")
 	require.JSONEq(t, "42", string(out.Result))
 }
+
+// BenchmarkLanguages_onePlusOne runs `1 + 1` end to end (admission, an
+// instance from the pool, the run) in each language on one Runtime.
+func BenchmarkLanguages_onePlusOne(b *testing.B) {
+	if python.Wasm() == nil {
+		b.Skipf("skipped: %v", wasmhost.ErrNoPython)
+	}
+	rt := newRuntime(b, testConfig())
+	ctx := context.Background()
+	require.NoError(b, rt.Prepare(ctx, api.LanguagePython))
+	for _, tc := range []struct {
+		name string
+		p    wasmhost.Program
+	}{
+		{"typescript", wasmhost.Program{JS: "return 1 + 1"}},
+		{"python", wasmhost.Program{JS: "1 + 1", Language: api.LanguagePython}},
+		{"python_gather2", wasmhost.Program{JS: "import asyncio\na, b = await asyncio.gather(tools.echo(i=1), tools.echo(i=2))\na['i'] + b['i']",
+			Language: api.LanguagePython, Tools: toolNames}},
+		{"typescript_all2", wasmhost.Program{JS: "const [a, b] = await Promise.all([tools.echo({i: 1}), tools.echo({i: 2})]); return a.i + b.i",
+			Tools: toolNames}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := rt.Run(ctx, tc.p, &tools{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
