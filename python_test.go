@@ -89,8 +89,9 @@ func TestWithLanguages_pythonProgram(t *testing.T) {
 	h, err := ptcx.New(ctx, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(addTool), ptcx.WithLanguages(ptcx.LanguageTypeScript, ptcx.LanguagePython))
 	require.NoError(t, err)
 	defer h.Close(ctx)
+	// README.md's example.
 	r := h.Execute(ctx, pythonCall("c1", "import asyncio\nprint('adding')\n"+
-		"a, b = await asyncio.gather(tools.add(a=1, b=2), tools.add({'a': 3, 'b': 4}))\n{'sum': a + b}"))
+		"a, b = await asyncio.gather(tools.add(a=1, b=2), tools.add(a=3, b=4))\na + b"))
 	require.Nil(t, r.Err)
 	var v struct {
 		Logs   []string
@@ -98,8 +99,13 @@ func TestWithLanguages_pythonProgram(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(r.Value, &v))
 	require.Equal(t, []string{"adding"}, v.Logs)
-	require.JSONEq(t, `{"sum": 10}`, string(v.Result))
+	require.JSONEq(t, `10`, string(v.Result))
 	require.Len(t, r.Ledger.Calls, 2)
+
+	r = h.Execute(ctx, pythonCall("c3", "await tools.add({'a': 3, 'b': 4})"))
+	require.Nil(t, r.Err, "one dict is the arguments too")
+	require.NoError(t, json.Unmarshal(r.Value, &v))
+	require.JSONEq(t, `7`, string(v.Result))
 
 	r = h.Execute(ctx, runCode("c2", "return await tools.add({a: 1, b: 1})"))
 	require.Nil(t, r.Err, "TypeScript runs beside it")
