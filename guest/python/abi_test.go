@@ -60,8 +60,10 @@ func TestABI_values(t *testing.T) {
 
 func TestABI_print(t *testing.T) {
 	g := runCode(t, "import sys\nprint('hello', 41 + 1)\nprint('a\\nb', end='')\nprint('x', file=sys.stderr)\nprint('no newline', end='')")
-	want := []string{"hello 42", "[error] x", "a", "bno newline"}
-	if strings.Join(g.r.logs, "|") != strings.Join(want, "|") || g.value() != "<no result>" {
+	want := []string{"hello 42", "a", "[error] x", "bno newline"}
+	// The last statement is an expression, print(...): its value None is
+	// the result, null.
+	if strings.Join(g.r.logs, "|") != strings.Join(want, "|") || g.value() != "null" {
 		t.Fatalf("logs %q, result %s", g.r.logs, g.value())
 	}
 	if g.r.stdout.Len() != 0 || g.r.stderr.Len() != 0 {
@@ -455,5 +457,22 @@ func TestABI_contained(t *testing.T) {
 				t.Fatalf("error %+v", e)
 			}
 		})
+	}
+}
+
+func TestABI_catalog(t *testing.T) {
+	cat := `[{"name": "fs.read_file", "summary": "Read a file.", "description": "Read a file from disk.", "declaration": "d1", "inputSchema": {"type": "object"}, "outputSchema": null},` +
+		`{"name": "weather", "summary": "Get the weather.", "description": "Forecast.", "declaration": "d2", "inputSchema": null, "outputSchema": null}]`
+	g := newGuest(t)
+	b, _ := json.Marshal(map[string]any{"code": "[tools['$search']('read file'), tools['$describe']('weather')['declaration']]",
+		"tools": []string{"fs.read_file", "weather"}, "catalog": cat, "maxPendingCalls": 1, "maxCalls": 1, "maxTimers": 1})
+	g.r.bound = map[string]bool{"fs.read_file": true, "weather": true}
+	g.drive(g.call("ptcx_start", g.write(b), uint64(len(b))), echo)
+	if got := g.value(); got != `[[{"name":"fs.read_file","description":"Read a file."}],"d2"]` {
+		t.Fatalf("result %s", got)
+	}
+	g = runCode(t, "tools['$search']('x')", "read")
+	if e := g.failure(); !strings.Contains(e.Message, "is not available: every bound tool is declared in the prompt") {
+		t.Fatalf("error %+v", e)
 	}
 }

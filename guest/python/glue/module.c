@@ -124,8 +124,13 @@ static PyObject *make_handle(PyObject *m, PyObject *args)
     PyObject *size, *integrity, *confidentiality, *tool;
     if (!PyArg_ParseTuple(args, "s#OUUU", &ref, &ref_len, &size, &integrity, &confidentiality, &tool))
         return NULL;
-    if (ref_len > 32 || (size_t)ref_len != strlen(ref))
-        return PyErr_Format(PyExc_ValueError, "a handle's ref is at most 32 characters");
+    /* The host's refs are hex digits; anything else could not be written
+     * into JSON as it is, so it is refused. */
+    bool hex = ref_len <= 32;
+    for (Py_ssize_t i = 0; hex && i < ref_len; i++)
+        hex = (ref[i] >= '0' && ref[i] <= '9') || (ref[i] >= 'a' && ref[i] <= 'f') || (ref[i] >= 'A' && ref[i] <= 'F');
+    if (!hex)
+        return PyErr_Format(PyExc_ValueError, "a handle's ref is at most 32 hex digits");
     handle_object *h = PyObject_New(handle_object, &handle_type);
     if (!h)
         return NULL;

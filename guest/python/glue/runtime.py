@@ -126,13 +126,20 @@ class Loop(base_events.BaseEventLoop):
         self._timers = {}  # host timer id -> TimerHandle
         self._timer_ids = {}  # id(TimerHandle) -> host timer id
 
+    def call_later(self, delay, callback, *args, context=None):
+        if delay is None:
+            raise TypeError("delay must not be None")
+        return self._timer(self.time() + delay, delay, callback, args, context)
+
     def call_at(self, when, callback, *args, context=None):
         if when is None:
             raise TypeError("when cannot be None")
+        return self._timer(when, when - self.time(), callback, args, context)
+
+    def _timer(self, when, delay, callback, args, context):
         if closing:
             raise Closing()
         timer = events.TimerHandle(when, callback, args, self, context)
-        delay = when - self.time()
         tid = _ptcx.timer_set(0 if delay <= 0 else min(math.ceil(delay * 1000), 2**31 - 1))
         if tid <= 0:
             raise RuntimeError("too many timers pending (the limit is %s): await some first" % limits.get("maxTimers", "?"))
@@ -188,6 +195,19 @@ class Loop(base_events.BaseEventLoop):
 
 
 loop = Loop()
+create_future = loop.create_future
+
+
+def asyncio_run(main, *, debug=None, loop_factory=None):
+    """asyncio.run in a program: it cannot block, the program is on the loop
+    already."""
+    if asyncio.iscoroutine(main):
+        main.close()
+    raise RuntimeError("asyncio.run() cannot be used here: the program runs on ptcx's event loop already; "
+                       "await the coroutine at the top level instead (await main())")
+
+
+asyncio.run = asyncio.runners.run = asyncio_run
 
 
 # ---- tools ----
@@ -214,20 +234,6 @@ def refusal(name, code):
 
 def accessor(name):
     return "." + name if name.isidentifier() else "[%r]" % name
-
-
-async def call(name, args):
-    if closing:
-        raise Closing()
-    try:
-        cid = _ptcx.call(name, args)
-    except TypeError as e:
-        raise TypeError("tools%s: the arguments are not plain JSON: %s" % (accessor(name), e)) from None
-    if cid <= 0:
-        raise ToolCallError(refusal(name, cid), name, "BUSY" if cid == -1 else "DENIED")
-    fut = loop.create_future()
-    calls[cid] = (fut, name)
-    return await fut
 
 
 async def read_handle(h, as_):
@@ -257,7 +263,18 @@ def make_tool(name):
         else:
             raise TypeError("tools%s: pass keyword arguments or one dict, not %d positional arguments"
                             % (accessor(name), len(args)))
-        return await call(name, a)
+        # call(name, a), inline: one coroutine less per call.
+        if closing:
+            raise Closing()
+        try:
+            cid = _ptcx.call(name, a)
+        except TypeError as e:
+            raise TypeError("tools%s: the arguments are not plain JSON: %s" % (accessor(name), e)) from None
+        if cid <= 0:
+            raise ToolCallError(refusal(name, cid), name, "BUSY" if cid == -1 else "DENIED")
+        fut = create_future()
+        calls[cid] = (fut, name)
+        return await fut
 
     tool.__name__ = tool.__qualname__ = name
     return tool
@@ -578,11 +595,12 @@ def resume(cid, ok, payload):
             else:
                 try:
                     v = json.loads(payload) if payload else None
-                except ValueError:
-                    fut.set_exception(ToolCallError("the tool returned a value that is not valid JSON", name))
-                else:
                     if ok == 2:
                         v = make_handle(v)
+                except ValueError:
+                    fut.set_exception(ToolCallError("the tool returned a value that is not valid JSON"
+                                                    if ok != 2 else "the host's handle is malformed", name))
+                else:
                     fut.set_result(v)
     if main is None:
         return PENDING
