@@ -1,12 +1,15 @@
 package python
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero/api"
 )
 
 // Tests of the Python guest speaking guest ABI 3 (docs/abi.md, "Python
@@ -399,6 +402,7 @@ func FuzzStart(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		g.r.ctx = ctx
+		g.r.bound = map[string]bool{"t": true}
 		b, _ := json.Marshal(config{Code: string(code), Tools: []string{"t"}, MaxPendingCalls: 8, MaxCalls: 8, MaxTimers: 8})
 		st, err := g.try("ptcx_start", g.write(b), uint64(len(b)))
 		for i := 0; err == nil && st == 1 && i < 100 && len(g.r.calls) > 0; i++ {
@@ -474,5 +478,42 @@ func TestABI_catalog(t *testing.T) {
 	g = runCode(t, "tools['$search']('x')", "read")
 	if e := g.failure(); !strings.Contains(e.Message, "is not available: every bound tool is declared in the prompt") {
 		t.Fatalf("error %+v", e)
+	}
+}
+
+// An initialised instance's memory and __stack_pointer, copied into fresh
+// instances that run neither _initialize nor ptcx_init (as wasmhost's image
+// restores them), run programs after ptcx_restored, random reseeded from
+// each instance's own source.
+func TestABI_restoredFromImage(t *testing.T) {
+	rt, compiled := compiledGuest(t)
+	g := newGuest(t)
+	img, ok := g.r.mod.Memory().Read(0, g.r.mod.Memory().Size())
+	if !ok {
+		t.Fatal("read memory")
+	}
+	img = bytes.Clone(img)
+	sp := g.r.mod.ExportedGlobal("__stack_pointer").Get()
+	var values []string
+	for _, seed := range []byte{1, 2, 1} {
+		r := instantiateWith(t, rt, compiled, nil, seed)
+		defer r.close()
+		mem := r.r.mod.Memory()
+		if _, ok := mem.Grow((uint32(len(img)) - mem.Size()) / 65536); !ok || !mem.Write(0, img) {
+			t.Fatal("restore memory")
+		}
+		r.r.mod.ExportedGlobal("__stack_pointer").(api.MutableGlobal).Set(sp)
+		if st := r.call("ptcx_restored"); st != 0 {
+			t.Fatalf("ptcx_restored: %d", st)
+		}
+		r.drive(r.start(config{Code: "import random\nv = await tools.get(i=1)\n[v['args'], random.random()]", Tools: []string{"get"}}), echo)
+		var got []any
+		if err := json.Unmarshal([]byte(r.value()), &got); err != nil || fmt.Sprint(got[0]) != "map[i:1]" {
+			t.Fatalf("result %s", r.value())
+		}
+		values = append(values, fmt.Sprint(got[1]))
+	}
+	if values[0] == values[1] || values[0] != values[2] {
+		t.Fatalf("random values %v: want them to follow the instance's random source", values)
 	}
 }

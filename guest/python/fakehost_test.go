@@ -196,10 +196,17 @@ func newGuest(tb testing.TB) *guest {
 
 func instantiateGuest(tb testing.TB, rt wazero.Runtime, compiled wazero.CompiledModule) *guest {
 	tb.Helper()
+	return instantiateWith(tb, rt, compiled, []string{"_initialize"}, 7)
+}
+
+// instantiateWith instantiates python.wasm running the start functions
+// given, its random source the byte seed repeated.
+func instantiateWith(tb testing.TB, rt wazero.Runtime, compiled wazero.CompiledModule, start []string, seed byte) *guest {
+	tb.Helper()
 	r := &run{timers: map[int32]int32{}, ctx: context.Background()}
-	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions(start...).
 		WithStdout(&r.stdout).WithStderr(&r.stderr).
-		WithRandSource(bytes.NewReader(bytes.Repeat([]byte{7}, 1<<20))).
+		WithRandSource(bytes.NewReader(bytes.Repeat([]byte{seed}, 1<<20))).
 		WithFSConfig(wazero.NewFSConfig().WithReadOnlyDirMount(libDir, guestLib))
 	ctx := context.WithValue(context.Background(), runKey{}, r)
 	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
