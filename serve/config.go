@@ -431,8 +431,14 @@ func (t TenantConfig) validate() error {
 		}
 	}
 	if t.Languages != nil {
-		if _, err := api.CheckLanguages(t.Languages); err != nil {
+		langs, err := api.CheckLanguages(t.Languages)
+		if err != nil {
 			return fmt.Errorf(".languages: %w", err)
+		}
+		for _, l := range langs {
+			if mb := t.Limits.MemoryMB; mb > 0 && mb<<20 < l.MinMemoryBytes() {
+				return fmt.Errorf(".limits.memory_mb: %d is below the %d MiB a %s program needs, and .languages has %s", mb, l.MinMemoryBytes()>>20, l.Title(), l)
+			}
 		}
 	}
 	if err := api.RunCodeLimits(t.Limits).CheckNotNegative(); err != nil {

@@ -41,6 +41,7 @@ func TestParseConfig_invalid(t *testing.T) {
 		{"bad mode", tenant(`,"mode":"turbo"`), "field tenants[0].mode"},
 		{"unknown language", tenant(`,"languages":["typescript","cobol"]`), `field tenants[0].languages: INVALID_ARGS: unknown language "cobol": the languages are typescript and python`},
 		{"no language", tenant(`,"languages":[]`), "field tenants[0].languages: no language enabled"},
+		{"python below its memory floor", tenant(`,"languages":["typescript","python"],"limits":{"memory_mb":16}`), "field tenants[0].limits.memory_mb: 16 is below the 32 MiB a Python program needs, and .languages has python"},
 		{"a language twice", tenant(`,"languages":["python","python"]`), "field tenants[0].languages: language python is given twice"},
 		{"negative quota", tenant(`,"quotas":{"max_pending":-1}`), "field tenants[0].quotas.max_pending: -1 is negative"},
 		{"duplicate name", `{"listen":"127.0.0.1:1","tenants":[{"name":"a","key_sha256":"` + key + `"},{"name":"a","key_sha256":"` + sum("j") + `"}]}`, "field tenants[1].name"},
