@@ -50,8 +50,10 @@ func (h *Host) AnthropicTools(scope string) ([]AnthropicTool, error) {
 // order, leaving out the empty ones: "tools:ptc-only" (ptc mode: run_code is
 // the only tool callable directly) and "tools:sdk" (ptc and both: how to
 // write a program, and the TypeScript declarations of every binding), and,
-// with WithSessions, "tools:session" (executor.SessionPrompt: state
-// persists between programs). In native mode there are none.
+// with WithLanguages of more than TypeScript, "tools:languages" (the
+// languages, and how a Python program is written), and with WithSessions,
+// "tools:session" (executor.SessionPrompt: state persists between
+// programs). In native mode there are none.
 func (h *Host) Prompt(scope string) ([]Section, error) {
 	mode, err := h.reg.Mode(scope)
 	if err != nil {
@@ -65,6 +67,7 @@ func (h *Host) Prompt(scope string) ([]Section, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ptcx: the prompt of scope %q: %w", scope, err)
 	}
+	sections = sdkgen.WithLanguagesSection(sections, mode, h.languages)
 	if h.sessions && mode != api.ModeNative {
 		sections = append(sections, Section{Name: executor.SectionSession, Text: executor.SessionPrompt})
 	}

@@ -26,6 +26,8 @@ type Host struct {
 	own  *wasmhost.Runtime // the sandbox New started; nil with WithCodeRuntime
 	// sessions: WithSessions, whose rule Prompt adds.
 	sessions bool
+	// languages: WithLanguages', whose section Prompt adds; nil: TypeScript only.
+	languages []api.Language
 	// parkedTools are WithParkedTools' names: what ExecuteParkable parks on.
 	parkedTools map[string]struct{}
 
@@ -83,6 +85,15 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 		exCfg = exCfg.WithSessions(*o.sessions)
 		h.sessions = true
 	}
+	if o.languages != nil {
+		ls, err := api.CheckLanguages(o.languages)
+		if err != nil {
+			return nil, fmt.Errorf("ptcx: WithLanguages: %w", err)
+		}
+		exCfg = exCfg.WithLanguages(ls...)
+		h.reg.SetRunCodeLanguages(ls)
+		h.languages = ls
+	}
 	if o.parkApprovals {
 		exCfg = exCfg.WithApprover(executor.ParkApprovals(parkedElsewhere))
 	}
@@ -97,6 +108,12 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 			return nil, fmt.Errorf("ptcx: starting the sandbox: %w", err)
 		}
 		h.own, rt = own, own
+		for _, l := range h.languages {
+			if err := own.Prepare(ctx, l); err != nil {
+				_ = h.Close(ctx)
+				return nil, fmt.Errorf("ptcx: WithLanguages: %s: %w", l, err)
+			}
+		}
 	}
 	ex, err := executor.New(h.reg, exCfg.WithRuntime(rt))
 	if err != nil {

@@ -30,6 +30,7 @@ type options struct {
 	describer registry.Describer
 	describe  bool
 	seed      *uint64
+	languages []api.Language          // WithLanguages; nil: TypeScript only
 	sessions  *executor.SessionLimits // WithSessions (sessions.go)
 	// parkApprovals and parkedTools: WithParkedApprovals, WithParkedTools
 	// (park.go).
@@ -134,6 +135,19 @@ func WithPlainRunCodeDescription() Option {
 // the session rule either way.
 func WithRunCodeDescriber(d registry.Describer) Option {
 	return func(o *options) { o.describer, o.describe = d, true }
+}
+
+// WithLanguages sets the languages run_code programs may be written in
+// (run_code's "language" argument): TypeScript, the default, and Python
+// (CPython 3.13 in the sandbox; a build of ptcx without the Python guest,
+// `make guest-python`, fails New when it is enabled). With more than one,
+// run_code's advertised schema offers them and Prompt has a
+// "tools:languages" section saying how a Python program is written. It is
+// applied after WithExecutor.
+func WithLanguages(ls ...Language) Option {
+	return func(o *options) {
+		o.languages = append([]api.Language{}, ls...)
+	}
 }
 
 // WithSeed runs every run_code program in a deterministic world of its own,

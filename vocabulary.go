@@ -59,3 +59,12 @@ const (
 	ModePTC    = api.ModePTC
 	ModeBoth   = api.ModeBoth
 )
+
+// Language is the language of a run_code program (WithLanguages).
+type Language = api.Language
+
+// The languages (see api.Language).
+const (
+	LanguageTypeScript = api.LanguageTypeScript
+	LanguagePython     = api.LanguagePython
+)

@@ -44,10 +44,11 @@ type Config struct {
 	newID        func() string
 	world        *wasmhost.World
 	tenant       string
-	sessions     SessionLimits // session.go
-	sessionStore SessionStore  // session_store.go
-	parkIdle     time.Duration // idlepark.go
-	handleOver   int           // handles.go: results over this many bytes are handles; 0: none
+	sessions     SessionLimits  // session.go
+	sessionStore SessionStore   // session_store.go
+	parkIdle     time.Duration  // idlepark.go
+	handleOver   int            // handles.go: results over this many bytes are handles; 0: none
+	languages    []api.Language // WithLanguages; nil: TypeScript only
 }
 
 // NewConfig returns the default configuration.
@@ -57,6 +58,28 @@ func NewConfig() Config { return Config{} }
 func (c Config) WithRuntime(rt CodeRuntime) Config {
 	c.runtime = rt
 	return c
+}
+
+// WithLanguages sets the languages run_code runs (run_code's "language"
+// argument, api.Language): at least one, each once. A program of a
+// language not in the list is refused with INVALID_ARGS naming those that
+// are. Default: TypeScript only. The registry's advertised schema says
+// them (registry.Registry.SetRunCodeLanguages; ptcx.New sets both).
+func (c Config) WithLanguages(ls ...api.Language) Config {
+	c.languages = append([]api.Language(nil), ls...)
+	if c.languages == nil {
+		c.languages = []api.Language{} // given empty: New refuses it
+	}
+	return c
+}
+
+// Languages returns the languages run_code runs, TypeScript first when
+// enabled (the default: TypeScript only).
+func (c Config) Languages() []api.Language {
+	if c.languages == nil {
+		return []api.Language{api.LanguageTypeScript}
+	}
+	return append([]api.Language(nil), c.languages...)
 }
 
 // WithMaxParallel sets how many concurrency-safe nested calls of one program

@@ -51,6 +51,13 @@ func New(reg *registry.Registry, cfg Config) (*Executor, error) {
 	if cfg.newID == nil {
 		cfg.newID = nextCallID
 	}
+	if cfg.languages != nil {
+		ls, err := api.CheckLanguages(cfg.languages)
+		if err != nil {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
+		cfg.languages = ls
+	}
 	if err := cfg.checkParkIdle(); err != nil {
 		return nil, err
 	}

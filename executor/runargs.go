@@ -2,24 +2,30 @@ package executor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/transpile"
 )
 
 // runCodeArgs are run_code's arguments, taken from the decoded arguments its
 // schema validated: the code a string of 1 to registry.MaxCodeLength
 // characters, every limit an integer of at least its minimum.
 type runCodeArgs struct {
-	Code   string
-	Limits api.RunCodeLimits
+	Code     string
+	Language api.Language // canonical: TypeScript when absent (checkLanguage checked it)
+	Limits   api.RunCodeLimits
 }
 
 func runCodeArgsOf(args map[string]any) runCodeArgs {
 	var a runCodeArgs
 	a.Code, _ = args["code"].(string)
+	lang, _ := args["language"].(string)
+	a.Language = api.Language(lang).Canonical()
 	l, _ := args["limits"].(map[string]any)
 	a.Limits = api.RunCodeLimits{
 		TimeoutMS:   limitValue(l["timeout_ms"]),
@@ -72,4 +78,65 @@ func (x *execution) checkCodeSize() bool {
 		return false
 	}
 	return true
+}
+
+// checkLanguage refuses a program in a language this executor does not
+// run (Config.WithLanguages), naming those it does: before the schema's
+// check, which lets any string through (registry: the advertised schema
+// has the language property only when there is a choice).
+func (x *execution) checkLanguage() bool {
+	v, present := x.args["language"]
+	name, isString := v.(string)
+	if !present || !isString {
+		return true // absent: TypeScript; not a string: the schema says so
+	}
+	enabled := x.e.cfg.Languages()
+	lang, err := api.ParseLanguage(name)
+	if err == nil && slices.Contains(enabled, lang) {
+		return true
+	}
+	problem := fmt.Sprintf("language %q is not one this deployment runs: it runs %s", name, api.JoinLanguages(enabled))
+	if err != nil {
+		problem = fmt.Sprintf("unknown language %q: this deployment runs %s", name, api.JoinLanguages(enabled))
+	}
+	x.fail(&api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for " + x.req.Tool + ": " + problem,
+		Violations: []string{"at /language: " + problem}})
+	return false
+}
+
+// programOf is the program the guest runs: TypeScript with its types
+// stripped (transpile), Python as written (its guest reports its own
+// syntax errors).
+func programOf(a runCodeArgs) (*transpile.Program, error) {
+	if a.Language == api.LanguagePython {
+		return &transpile.Program{JS: a.Code}, nil
+	}
+	return transpile.Strip(a.Code)
+}
+
+// checkLanguage refuses what a program's language cannot have: a Python
+// run's memory below its floor (api.PythonMinMemoryBytes), a plan (plans
+// read TypeScript only), a run_code session.
+func (a runCodeArgs) checkLanguage(x *execution, limits api.Limits) *api.Error {
+	if a.Language != api.LanguagePython {
+		return nil
+	}
+	invalid := func(at, problem string) *api.Error {
+		return &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem,
+			Violations: []string{"at " + at + ": " + problem}}
+	}
+	switch {
+	case x.plan != nil:
+		return invalid("/language", "a Python program cannot be bound to a plan: plans read TypeScript only, for now; run it without the plan, or in TypeScript")
+	case x.session != "":
+		return invalid("/language", fmt.Sprintf("a Python program cannot run in a run_code session (%q) yet: run it without the session, or in TypeScript", x.session))
+	}
+	if err := a.Language.CheckMemory(limits.MemoryBytes); err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) {
+			return invalid("/limits/memory_mb", ae.Message)
+		}
+		return invalid("/limits/memory_mb", err.Error())
+	}
+	return nil
 }

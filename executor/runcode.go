@@ -39,11 +39,14 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 		return api.Output{}, internal("run_code is not available: this executor has no code runtime (Config.WithRuntime)", nil)
 	}
 	a := runCodeArgsOf(x.args)
-	prog, err := transpile.Strip(a.Code)
+	prog, err := programOf(a)
 	if err != nil {
 		return api.Output{}, syntaxFailure(err, a.Code)
 	}
 	limits := a.limits(e.limits)
+	if perr := a.checkLanguage(x, limits); perr != nil {
+		return api.Output{}, perr
+	}
 	bindable, err := e.reg.Bindable(x.req.Scope)
 	if err != nil {
 		return api.Output{}, internal("run_code", err)
@@ -61,7 +64,13 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	if perr != nil {
 		return api.Output{}, perr
 	}
-	c := &codeRun{x: x, prog: prog, names: names, catalog: catalog, limits: limits, tok: e.mintToken(x.req.ID, x.req.Scope), start: time.Now(),
+	if a.Language == api.LanguagePython && parkingOf(ctx) != nil {
+		// A Python run cannot be suspended yet (wasmhost.Program.Language):
+		// it runs as under Execute, where a call that would wait for a
+		// later answer or an approval cannot.
+		ctx = context.WithValue(ctx, parkingKey{}, (*parking)(nil))
+	}
+	c := &codeRun{x: x, prog: prog, lang: a.Language, names: names, catalog: catalog, limits: limits, tok: e.mintToken(x.req.ID, x.req.Scope), start: time.Now(),
 		park: parkingOf(ctx)}
 	c.tok.plan = bound
 	c.tok.session = x.session != ""
@@ -79,6 +88,7 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 type codeRun struct {
 	x       *execution
 	prog    *transpile.Program
+	lang    api.Language // canonical
 	names   []string
 	catalog string // the large tool set's catalog (catalog.go), or ""
 	limits  api.Limits
@@ -106,7 +116,7 @@ func (e *Executor) runProgram(ctx context.Context, c *codeRun, run func(wasmhost
 	s := newScheduler(nestedCtx, e, tok)
 	s.outlive = c.idleGrace() > 0
 	start := c.start
-	p := wasmhost.Program{Tools: names, Catalog: c.catalog, LexicalTools: tok.plan != nil, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
+	p := wasmhost.Program{Language: c.lang, Tools: names, Catalog: c.catalog, LexicalTools: tok.plan != nil, Limits: limits, Deadline: deadline, World: x.req.World, Tenant: e.cfg.tenant,
 		Suspend: c.suspendWhen(), SuspendIdle: c.idleGrace()}
 	if c.park != nil {
 		// Its nested calls may be held for an approval (park_approval.go).

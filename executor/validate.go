@@ -4,6 +4,9 @@ package executor
 // violation listed, and run_code's program against the deployment's size
 // limit.
 func (x *execution) validate() bool {
+	if x.def.Transport() && !x.checkLanguage() {
+		return false
+	}
 	if err := x.def.Validate(&x.in); err != nil {
 		err.Message = "invalid arguments for " + x.req.Tool + ": " + err.Message
 		x.fail(err)

@@ -16,6 +16,9 @@ type Registry struct {
 	changes  atomic.Uint64 // counted as mu is taken to change scopes (resolve.Changes)
 	scopes   map[string]*scope
 	describe Describer
+	// languages are the languages run_code runs (SetRunCodeLanguages):
+	// its advertised schema names them when there are more than one.
+	languages []api.Language
 }
 
 // New returns a Registry holding only the Deployment scope (mode native until
@@ -140,6 +143,17 @@ func (r *Registry) SetRunCodeDescriber(d Describer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.describe = d
+}
+
+// SetRunCodeLanguages sets the languages run_code's advertised schema
+// offers: with more than one, it has a language property whose enum is
+// them, in their order; with one or none (the default: TypeScript only), it
+// has none. The executor decides what runs (executor.Config.WithLanguages);
+// this only says it.
+func (r *Registry) SetRunCodeLanguages(ls []api.Language) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.languages = append([]api.Language(nil), ls...)
 }
 
 // Mode returns the scope's effective mode.

@@ -2,6 +2,8 @@ package registry
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
@@ -78,12 +80,37 @@ const DefaultRunCodeDescription = "Run a TypeScript program that calls the other
 // visible tool but run_code, sorted by name). sdkgen.DescribeRunCode is one.
 type Describer func(scope, base string, bindable []api.Schema) string
 
-// runCodeDefinition is built once; the executor supplies its body.
+// languageAnchor is where run_code's input schema takes its language
+// property.
+const languageAnchor = `"limits": {`
+
+// runCodeInputSchemaWith is RunCodeInputSchema with a language property:
+// a string of the names in enum, or any string when enum is empty (what the
+// executor validates against: it checks the name against the languages it
+// runs itself, naming them).
+func runCodeInputSchemaWith(enum []api.Language) string {
+	prop := `"language": {"type": "string", `
+	if len(enum) > 0 {
+		names := make([]string, len(enum))
+		for i, l := range enum {
+			names[i] = strconv.Quote(l.String())
+		}
+		prop += `"enum": [` + strings.Join(names, ", ") + `], `
+	}
+	prop += `"description": "The program's language: typescript (the default) or python (a module body with top-level await; its last expression is the result)."},
+    `
+	return strings.Replace(RunCodeInputSchema, languageAnchor, prop+languageAnchor, 1)
+}
+
+// runCodeDefinition is built once; the executor supplies its body. Its
+// schema, which arguments are validated against, has the language property
+// whatever the languages enabled; the advertised one
+// (runCodeSchemaLocked) has it only when there is a choice.
 var runCodeDefinition = func() *resolve.Definition {
 	d, err := resolve.New(api.Schema{
 		Name:         RunCode,
 		Description:  DefaultRunCodeDescription,
-		InputSchema:  json.RawMessage(RunCodeInputSchema),
+		InputSchema:  json.RawMessage(runCodeInputSchemaWith(nil)),
 		OutputSchema: json.RawMessage(RunCodeOutputSchema),
 		Transport:    true,
 	}, nil, nil)

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"encoding/json"
+
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
 	"github.com/ptcx/ptcx/policy"
@@ -109,6 +111,10 @@ func (r *Registry) bindableLocked(s *scope) []api.Schema {
 
 func (r *Registry) runCodeSchemaLocked(s *scope) api.Schema {
 	sc := publicSchema(runCodeDefinition)
+	sc.InputSchema = json.RawMessage(RunCodeInputSchema)
+	if len(r.languages) > 1 {
+		sc.InputSchema = json.RawMessage(runCodeInputSchemaWith(r.languages))
+	}
 	if r.describe != nil {
 		sc.Description = r.describe(s.id, DefaultRunCodeDescription, r.bindableLocked(s))
 	}

@@ -192,6 +192,12 @@ type TenantConfig struct {
 	KeySHA256 string `json:"key_sha256" yaml:"key_sha256"`
 	// Mode is native, ptc or both (default: the tools file's, else ptc).
 	Mode api.Mode `json:"mode,omitempty" yaml:"mode,omitempty"`
+	// Languages are the languages the tenant's programs may be written in
+	// (an execution's language): typescript, python (default: typescript
+	// only). Python needs the Python guest in the build (make
+	// guest-python) and the wazero engine: the server refuses to start
+	// without them.
+	Languages []api.Language `json:"languages,omitempty" yaml:"languages,omitempty"`
 	// Limits are the tenant's run_code limits: the defaults and the
 	// ceiling of every run's.
 	Limits RunLimits `json:"limits,omitempty" yaml:"limits,omitempty"`
@@ -422,6 +428,17 @@ func (t TenantConfig) validate() error {
 	if t.Mode != "" {
 		if _, err := api.ParseMode(string(t.Mode)); err != nil {
 			return fmt.Errorf(".mode: %w", err)
+		}
+	}
+	if t.Languages != nil {
+		langs, err := api.CheckLanguages(t.Languages)
+		if err != nil {
+			return fmt.Errorf(".languages: %w", err)
+		}
+		for _, l := range langs {
+			if mb := t.Limits.MemoryMB; mb > 0 && mb<<20 < l.MinMemoryBytes() {
+				return fmt.Errorf(".limits.memory_mb: %d is below the %d MiB a %s program needs, and .languages has %s", mb, l.MinMemoryBytes()>>20, l.Title(), l)
+			}
 		}
 	}
 	if err := api.RunCodeLimits(t.Limits).CheckNotNegative(); err != nil {

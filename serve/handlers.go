@@ -380,7 +380,7 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, t *tenant) {
 }
 
 func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, t *tenant) {
-	sections, err := prompt(t.exec.Registry(), r.URL.Query().Get("scope"))
+	sections, err := prompt(t.exec.Registry(), r.URL.Query().Get("scope"), t.languages)
 	if err != nil {
 		writeError(w, badRequest("scope", err))
 		return

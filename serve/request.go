@@ -35,7 +35,7 @@ func DecodeExecutionRequest(data []byte) (*ExecutionRequest, error) {
 		return nil, err
 	}
 	if req.Code == "" {
-		return nil, errors.New("field code: required (the TypeScript program)")
+		return nil, errors.New("field code: required (the program)")
 	}
 	if err := checkClientToolList(req.ClientTools); err != nil {
 		return nil, err
@@ -168,10 +168,11 @@ func runCodeArgs(req *ExecutionRequest) (json.RawMessage, error) {
 		desc = defaultDescription
 	}
 	args := struct {
-		Code        string     `json:"code"`
-		Description string     `json:"description"`
-		Limits      *RunLimits `json:"limits,omitempty"`
-	}{req.Code, desc, req.Limits}
+		Code        string       `json:"code"`
+		Language    api.Language `json:"language,omitempty"`
+		Description string       `json:"description"`
+		Limits      *RunLimits   `json:"limits,omitempty"`
+	}{req.Code, req.Language, desc, req.Limits}
 	if args.Limits != nil && *args.Limits == (RunLimits{}) {
 		args.Limits = nil
 	}

@@ -34,6 +34,7 @@ type tenant struct {
 	name            string
 	keySum          [32]byte
 	mode            api.Mode
+	languages       []api.Language // its languages (nil: TypeScript only)
 	limits          api.Limits
 	pendingTimeout  time.Duration
 	approvalTimeout time.Duration // quotas.approval_timeout_ms (approval.go)
@@ -110,6 +111,14 @@ func (s *Server) newTenant(ctx context.Context, tc TenantConfig, file *toolsfile
 	// per tenant; the tenant's limits are its executors' defaults and
 	// ceiling (the sandbox's ceiling is every tenant's highest).
 	t.host = []ptcx.Option{ptcx.WithCodeRuntime(rt), ptcx.WithExecutor(cfg), ptcx.WithLimits(t.limits)}
+	if tc.Languages != nil {
+		if err := s.prepareLanguages(ctx, tc.Languages); err != nil {
+			t.close()
+			return nil, fmt.Errorf("tenant %s: languages: %w", tc.Name, err)
+		}
+		t.languages = tc.Languages
+		t.host = append(t.host, ptcx.WithLanguages(tc.Languages...))
+	}
 	reg, err := t.registry(t.ws)
 	if err != nil {
 		t.close()
@@ -185,7 +194,7 @@ func (t *tenant) executor(ctx context.Context, reg *registry.Registry) (*executo
 }
 
 func (t *tenant) instructions(reg *registry.Registry) string {
-	sections, err := prompt(reg, registry.Deployment)
+	sections, err := prompt(reg, registry.Deployment, t.languages)
 	if err != nil {
 		return ""
 	}
@@ -203,7 +212,9 @@ func (t *tenant) close() {
 	}
 }
 
-func prompt(reg *registry.Registry, scope string) ([]sdkgen.Section, error) {
+// prompt is a scope's prompt sections, with languages' section when there
+// is a choice (sdkgen.WithLanguagesSection).
+func prompt(reg *registry.Registry, scope string, languages []api.Language) ([]sdkgen.Section, error) {
 	mode, err := reg.Mode(scope)
 	if err != nil {
 		return nil, err
@@ -212,7 +223,29 @@ func prompt(reg *registry.Registry, scope string) ([]sdkgen.Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sdkgen.Sections(mode, bindable)
+	sections, err := sdkgen.Sections(mode, bindable)
+	if err != nil {
+		return nil, err
+	}
+	return sdkgen.WithLanguagesSection(sections, mode, languages), nil
+}
+
+// prepareLanguages readies the sandbox's guests of languages: the Python
+// guest is compiled and its image made now, so that a server that cannot
+// run it (a build without it, wasmtime) refuses to start, saying why.
+func (s *Server) prepareLanguages(ctx context.Context, languages []api.Language) error {
+	preparer, ok := s.runtime.(interface {
+		Prepare(context.Context, api.Language) error
+	})
+	if !ok {
+		return nil // a runtime the host gave: its runs say
+	}
+	for _, l := range languages {
+		if err := preparer.Prepare(ctx, l); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // authenticate finds the tenant whose key hashes to the bearer token's

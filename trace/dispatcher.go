@@ -202,6 +202,9 @@ func runCodeArgs(p Program) (json.RawMessage, error) {
 		return p.Args, nil
 	}
 	m := map[string]any{"code": p.Code}
+	if p.Language != "" {
+		m["language"] = p.Language
+	}
 	if p.Description != "" { // optional, and never empty when given
 		m["description"] = p.Description
 	}

@@ -88,8 +88,11 @@ func planOf(p *api.Plan) *api.Plan {
 
 // Program is the program as the caller gave it.
 type Program struct {
-	SHA256      string          `json:"sha256"`
-	Code        string          `json:"code"`
+	SHA256 string `json:"sha256"`
+	Code   string `json:"code"`
+	// Language is the program's language as given (run_code's language):
+	// absent for TypeScript, "python" for Python. Replay runs it in it.
+	Language    api.Language    `json:"language,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Limits      json.RawMessage `json:"limits,omitempty"` // the caller's lower limits, as given
 	// Args are run_code's arguments as given, when it refused them

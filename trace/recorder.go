@@ -182,12 +182,13 @@ func (r *Recorder) policies(scope string, tools []string) map[string]policy.Decl
 func (r *Recorder) record(n executor.Notification, p *pending) Record {
 	var args struct {
 		Code        string          `json:"code"`
+		Language    string          `json:"language"`
 		Description string          `json:"description"`
 		Limits      json.RawMessage `json:"limits"`
 	}
 	_ = json.Unmarshal(n.Args, &args) // args that are no object fail run_code itself: the record says how
 	rec := Record{Version: Version, ID: n.ID, Scope: n.Scope, Calls: []Call{}, Logs: []string{}, Text: n.Result.Text,
-		Program: Program{SHA256: Hash(args.Code), Code: args.Code, Description: args.Description, Limits: args.Limits},
+		Program: Program{SHA256: Hash(args.Code), Code: args.Code, Language: recordedLanguage(args.Language), Description: args.Description, Limits: args.Limits},
 		Error:   errorOf(n.Result.Err), Outcome: outcomeOf(n.Result.Err), Labels: labelOf(n.Result.Labels)}
 	if n.Run == nil && n.Result.Err != nil && n.Result.Err.Code == api.CodeInvalidArgs {
 		rec.Program.Args = n.Args
@@ -232,4 +233,13 @@ func (r *Recorder) record(n executor.Notification, p *pending) Record {
 		rec.Logs = n.Result.Err.Logs
 	}
 	return rec
+}
+
+// recordedLanguage is the language a record keeps: none for TypeScript
+// (records before languages read the same), else the name as given.
+func recordedLanguage(name string) api.Language {
+	if l, err := api.ParseLanguage(name); err == nil && l == api.LanguageTypeScript {
+		return ""
+	}
+	return api.Language(name)
 }

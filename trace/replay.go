@@ -128,8 +128,12 @@ func Replay(ctx context.Context, rec Record, cfg ReplayConfig) (Report, error) {
 	}
 	// Assembled as any host is; the registry (maybe the caller's) keeps
 	// its description of run_code, which a replay never shows.
-	h, err := ptcx.New(ctx, ptcx.WithRegistry(reg), ptcx.WithCodeRuntime(rr), ptcx.WithExecutor(recorder.Install(ecfg)),
-		ptcx.WithLimits(rec.Limits.API()), ptcx.WithPlainRunCodeDescription())
+	opts := []ptcx.Option{ptcx.WithRegistry(reg), ptcx.WithCodeRuntime(rr), ptcx.WithExecutor(recorder.Install(ecfg)),
+		ptcx.WithLimits(rec.Limits.API()), ptcx.WithPlainRunCodeDescription()}
+	if l, err := api.ParseLanguage(string(rec.Program.Language)); err == nil && l != api.LanguageTypeScript {
+		opts = append(opts, ptcx.WithLanguages(api.LanguageTypeScript, l)) // the record's program runs in its language
+	}
+	h, err := ptcx.New(ctx, opts...)
 	if err != nil {
 		return Report{}, fmt.Errorf("trace: replaying %s: %w", rec.ID, err)
 	}

@@ -137,7 +137,7 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	// Idle pooled instances, then resume spares, then recycled snapshot
 	// buffers, then live idle sessions (suspended to bytes), give their
 	// memory up to a run that does not fit beside them.
-	for rt.pool.yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
+	for rt.pool.yield() || rt.otherPool().yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
 		if rt.admission.TryAcquire(r.prog.Tenant, need) {
 			return admitted()
 		}
@@ -203,11 +203,21 @@ func (rt *Runtime) Usage() Usage {
 // memory (not to its count of runs), if they fit and no run waits: the
 // pool never takes memory a run is waiting for.
 func (rt *Runtime) chargePool(bytes int64) bool {
-	return rt.admission.Charge(bytes, &rt.pooledBytes)
+	return rt.admission.Charge(bytes, rt.pooledCounter())
+}
+
+// pooledCounter is where rt's pooled instances are counted: its own
+// pooledBytes, or its parent's for a language's Runtime (python.go), whose
+// admission it shares, so that Usage counts every pool alike.
+func (rt *Runtime) pooledCounter() *int64 {
+	if rt.parent != nil {
+		return &rt.parent.pooledBytes
+	}
+	return &rt.pooledBytes
 }
 
 // unchargePool gives back what chargePool charged: the instance was taken
 // by a run (which committed its own memory) or discarded.
 func (rt *Runtime) unchargePool(bytes int64) {
-	rt.admission.Uncharge(bytes, &rt.pooledBytes)
+	rt.admission.Uncharge(bytes, rt.pooledCounter())
 }

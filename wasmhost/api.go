@@ -13,10 +13,21 @@ import (
 
 // Program is one run_code program, ready for the guest.
 type Program struct {
-	// JS is the body of an async function, in plain JavaScript (already
-	// type-stripped). `await` and `return` work at its top level; the value it
-	// returns becomes Outcome.Result.
+	// JS is the program's source. For TypeScript (the default Language), the
+	// body of an async function, in plain JavaScript (already
+	// type-stripped): `await` and `return` work at its top level; the value
+	// it returns becomes Outcome.Result. For LanguagePython, Python source: a
+	// module body with top-level `await`, whose final expression statement's
+	// value becomes Outcome.Result.
 	JS string
+	// Language is the program's language, which selects the guest that
+	// runs it: "" or api.LanguageTypeScript (QuickJS), or
+	// api.LanguagePython (CPython: python.go; it fails with ErrNoPython in
+	// a build without the Python guest, and ErrPythonEngine on wasmtime).
+	// A Python run's memory limit must be at least
+	// api.PythonMinMemoryBytes; it cannot be suspended (Suspend) or run in
+	// a Session yet.
+	Language api.Language
 	// Tools are the names bound as async functions on the program's `tools`
 	// object, exactly as given, each at most once (Run refuses a name given
 	// twice, or one that is not valid UTF-8). The host does not check them

@@ -13,3 +13,11 @@ const ThreadClocks = cpuclock.Supported
 // Recycles reports whether rt resets settled runs' instances for the next
 // run (wazero's; on wasmtime the module holds the image's memory, so never).
 func Recycles(rt *Runtime) bool { return rt.image.reusable }
+
+// WithoutPython makes the package act as a build without the Python guest
+// until the returned function is called.
+func WithoutPython() (restore func()) {
+	w, l := embeddedPythonWasm, embeddedPythonLib
+	embeddedPythonWasm = func() []byte { return nil }
+	return func() { embeddedPythonWasm, embeddedPythonLib = w, l }
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
@@ -123,7 +124,9 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	if inModule {
 		img.filled = vmem.FilledPages(img.memory)
 	}
-	img.reusable = !writesTables
+	// A Python instance's WASI state (the files its program opened) is
+	// not the image's: it is never reset for another run.
+	img.reusable = !writesTables && rt.lang != api.LanguagePython
 	if img.module, err = rt.eng.Compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}

@@ -110,13 +110,16 @@ func (rt *Runtime) freshInstance(ctx context.Context, memoryBytes int64, spec wo
 		inst.close(ctx)
 		return nil, abi.ErrStaleGuest
 	}
-	ptr, err := inst.write(ctx, rt.prelude)
-	if err != nil {
-		inst.close(ctx)
-		return nil, err
-	}
 	st := &inst.stack
-	st[0], st[1] = uint64(ptr), uint64(len(rt.prelude))
+	st[0], st[1] = 0, 0 // the Python guest has no prelude (docs/abi.md)
+	if len(rt.prelude) > 0 {
+		ptr, err := inst.write(ctx, rt.prelude)
+		if err != nil {
+			inst.close(ctx)
+			return nil, err
+		}
+		st[0], st[1] = uint64(ptr), uint64(len(rt.prelude))
+	}
 	if err := init.CallWithStack(ctx, st[:]); err != nil {
 		inst.close(ctx)
 		return nil, err

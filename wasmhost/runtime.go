@@ -28,7 +28,12 @@ var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
 // each Run uses its own instance. It reaches the guest through its engine
 // (engine.go), wazero's or wasmtime's, on which the guest is compiled.
 type Runtime struct {
-	cfg     Config
+	cfg  Config
+	lang api.Language // the guest's language: "" for TypeScript (QuickJS)
+	// python is the Python guest's Runtime, made at the first Python run
+	// (python.go); it shares this one's admission, slots and runners.
+	python  pythonGuest
+	parent  *Runtime   // the Runtime whose language Runtime this is (python.go), or nil
 	limits  api.Limits // cfg.limits with defaults: the ceiling of every run
 	eng     engine.Engine
 	module  engine.Module
@@ -93,18 +98,20 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.eng = eng
-	if err := rt.setUp(ctx); err != nil {
+	bin, err := cfg.guestModule()
+	if err == nil {
+		err = rt.setUp(ctx, bin)
+	}
+	if err != nil {
 		_ = rt.Close(ctx)
 		return nil, err
 	}
 	return rt, nil
 }
 
-func (rt *Runtime) setUp(ctx context.Context) error {
-	bin, err := rt.cfg.guestModule()
-	if err != nil {
-		return err
-	}
+// setUp compiles bin, the metered guest, prepares it and makes its image
+// and pool.
+func (rt *Runtime) setUp(ctx context.Context, bin []byte) error {
 	module, err := rt.eng.Compile(ctx, bin)
 	if err != nil {
 		return fmt.Errorf("wasmhost: compile the guest: %w", err)
@@ -169,6 +176,9 @@ func (rt *Runtime) prepare(ctx context.Context) error {
 		}
 		return fmt.Errorf("wasmhost: %s failed: %w", abi.ExportInit, errInitFailed)
 	}
+	if rt.lang == api.LanguagePython {
+		return nil // no prelude: ptcx_init takes none (docs/abi.md)
+	}
 	lenPtr, err := call(abi.ExportBuffer, 4)
 	if err != nil {
 		return err
@@ -210,6 +220,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	}
 	rt.closed.Store(true)
 	rt.closeRuns(ErrClosed)
+	rt.closePython(ctx)
 	rt.pool.close()
 	rt.closeSnapshotBuffers()
 	rt.closeResumeSpares()
@@ -294,6 +305,13 @@ func (rt *Runtime) Run(ctx context.Context, p Program, d Dispatcher) (Outcome, e
 	}
 	if d == nil {
 		return Outcome{}, errors.New("wasmhost: nil Dispatcher")
+	}
+	if p.Language.Canonical() != rt.lang.Canonical() {
+		py, err := rt.pythonFor(ctx, p)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return py.Run(ctx, p, d)
 	}
 	r, err := newRun(rt, p, d)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/guest"
+	"github.com/ptcx/ptcx/guest/python"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -104,4 +105,19 @@ func Close() {
 	if sandbox.rt != nil {
 		_ = sandbox.rt.Close(context.Background())
 	}
+}
+
+// RequirePython skips the test, saying how to build it, when this build
+// embeds no Python guest (`make guest-python` not run); in CI (CI=true) it
+// fails the test instead.
+func RequirePython(t testing.TB) {
+	t.Helper()
+	if python.Wasm() != nil {
+		return
+	}
+	if truthy(os.Getenv("CI")) {
+		t.Fatalf("the Python guest is required in CI and missing: %v", wasmhost.ErrNoPython)
+		return
+	}
+	t.Skipf("skipped: the Python guest is not built: %v", wasmhost.ErrNoPython)
 }

@@ -17,9 +17,12 @@ const (
 
 // ExecutionRequest is the body of POST /v1/executions.
 type ExecutionRequest struct {
-	Code        string `json:"code"`
-	Description string `json:"description,omitempty"`
-	Scope       string `json:"scope,omitempty"`
+	Code string `json:"code"`
+	// Language is the program's language: typescript (the default) or
+	// python, when the tenant enables it (its languages).
+	Language    api.Language `json:"language,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Scope       string       `json:"scope,omitempty"`
 	// Session names a session, which is program state: with KeepState, the
 	// program runs in it, and in the session's own workspace state.
 	//

@@ -360,6 +360,12 @@ export interface components {
         };
         ExecutionRequest: {
             code: string;
+            /**
+             * @description The program's language. python (a module body with top-level await, its last expression the result) runs only for a tenant whose languages enable it; a language the tenant does not enable fails the execution with INVALID_ARGS naming those it does.
+             * @default typescript
+             * @enum {string}
+             */
+            language?: "typescript" | "python";
             description?: string;
             scope?: string;
             /** @description A session's name: with keep_state, the session (program state) the program runs in, whose own workspace state it also uses. Deprecated without keep_state: then it names only the workspace state, exactly as workspace_state does, and keeps no program state; send workspace_state instead. */

@@ -1,216 +1,255 @@
 /*
- * glue.c: the Python guest's exports (CPython 3.13 on wasm32-wasi, a reactor
- * module; guest/python/build.sh links it against libpython3.13.a).
+ * glue.c: the exports of the ptcx guest ABI, version 3 (docs/abi.md), over
+ * CPython 3.13 for wasm32-wasi (a reactor module; build.sh links it against
+ * libpython3.13.a). docs/abi.md's "Python guest" section says what differs
+ * from the QuickJS guest.
  *
- * This is the first foundation only: initialise the interpreter once, and run
- * a string of code, returning its result or its exception as JSON. The bridge
- * to host tools and the event loop come later.
- *
- * The exports (wasm32: pointers and lengths are i32):
- *
- *   ptcx_py_init() -> i32
- *       Initialises the interpreter once: an isolated configuration (no
- *       environment variables, no user site, no site import, no bytecode
- *       writing, unbuffered stdio, no signal handlers) whose only module path
- *       is the stdlib zip, /usr/local/lib/python313.zip, which the host mounts
- *       read-only; then imports what ptcx_py_run uses (json, and with it re;
- *       the built-in _ast, not the ast module, which costs more). Returns 0,
- *       or -1 when initialisation failed (CPython's message on stderr). A
- *       second call returns the first call's status.
- *
- *   ptcx_py_malloc(size) -> ptr, ptcx_py_free(ptr)
- *       Guest memory for the host to write code into and read results from.
- *
- *   ptcx_py_run(code, code_len, out, out_cap) -> i32
- *       Runs code_len bytes of UTF-8 source at code in the module __main__
- *       (whose globals stay from one call to the next, as in a REPL), and
- *       writes a JSON object to out, at most out_cap bytes. Returns the JSON's
- *       full length: when it is more than out_cap, out holds only its first
- *       out_cap bytes and ptcx_py_result copies the whole of it into a larger
- *       buffer. Returns -1 when the interpreter could not be initialised
- *       (ptcx_py_run initialises it if ptcx_py_init was not called).
- *       The JSON is one of:
- *         {"ok":true,"value":V}    V: the value of the program's last
- *                                  statement when that is an expression, as
- *                                  in a REPL (null otherwise or for None),
- *                                  when json.dumps can encode it;
- *         {"ok":true,"repr":"..."} the value's repr() when it cannot;
- *         {"ok":false,"error":{"type":"RecursionError","message":"...",
- *                              "line":N}}
- *                                  the exception the program raised (any
- *                                  BaseException, SystemExit included), "line"
- *                                  the last line of the program in its
- *                                  traceback (absent when none is).
- *       print() writes to the guest's stdout (WASI fd 1), which the host reads.
- *
- *   ptcx_py_result(out, out_cap) -> i32
- *       Copies the last ptcx_py_run's JSON again (at most out_cap bytes) and
- *       returns its full length.
+ * ptcx_init initialises the interpreter once (an isolated configuration:
+ * no environment, no site, no bytecode writing, no signal handlers; the
+ * stdlib zip, /usr/local/lib/python313.zip, its only module path) with the
+ * built-in module _ptcx (module.c), and runs the runtime (runtime.py,
+ * embedded by build.sh as runtime.h), which imports what programs use. The
+ * other exports call the runtime's functions, which run the program's
+ * event loop until nothing is ready and return the status; _ptcx records
+ * the outcome given to the host (ptcx_final), which the exports return.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EXPORT(name) __attribute__((export_name(#name)))
+#include "ptcx.h"
+#include "runtime.h"
 
-/* The stdlib zip, as the host mounts it (guest/python/mkzip.py names the
- * modules' files under it). */
 #define STDLIB_ZIP L"/usr/local/lib/python313.zip"
 
-/* The part of the glue written in Python: the run function that splits off
- * a final expression, runs the program and encodes its outcome. */
-static const char helper[] =
-	"import _ast, json\n"
-	"import __main__\n"
-	"_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode\n"
-	"def _value(v):\n"
-	"    try:\n"
-	"        return _encode({'ok': True, 'value': v})\n"
-	"    except Exception:\n"
-	"        pass\n"
-	"    try:\n"
-	"        r = repr(v)\n"
-	"    except Exception as e:\n"
-	"        r = '<%s object (repr failed: %s)>' % (type(v).__name__, type(e).__name__)\n"
-	"    return _encode({'ok': True, 'repr': r})\n"
-	"def _error(e):\n"
-	"    try:\n"
-	"        message = str(e)\n"
-	"    except Exception:\n"
-	"        message = '<unprintable %s>' % type(e).__name__\n"
-	"    err = {'type': type(e).__name__, 'message': message}\n"
-	"    line = None\n"
-	"    tb = e.__traceback__\n"
-	"    while tb is not None:\n"
-	"        if tb.tb_frame.f_code.co_filename == '<program>':\n"
-	"            line = tb.tb_lineno\n"
-	"        tb = tb.tb_next\n"
-	"    if line is None and isinstance(e, SyntaxError) and e.filename == '<program>':\n"
-	"        line = e.lineno\n"
-	"    if line is not None:\n"
-	"        err['line'] = line\n"
-	"    return _encode({'ok': False, 'error': err})\n"
-	"def run(source):\n"
-	"    try:\n"
-	"        g = __main__.__dict__\n"
-	"        tree = compile(source.decode('utf-8'), '<program>', 'exec', _ast.PyCF_ONLY_AST)\n"
-	"        last = None\n"
-	"        if tree.body and isinstance(tree.body[-1], _ast.Expr):\n"
-	"            last = _ast.Expression(tree.body.pop().value)\n"
-	"        exec(compile(tree, '<program>', 'exec'), g)\n"
-	"        v = eval(compile(last, '<program>', 'eval'), g) if last is not None else None\n"
-	"    except BaseException as e:\n"
-	"        return _error(e)\n"
-	"    return _value(v)\n";
+static int init_status = -1; /* -1: not yet; else PTCX_DONE or PTCX_ERROR */
+static PyObject *fn_start, *fn_resume, *fn_timer, *fn_next, *fn_restored;
+static bool started;
 
-/* What is returned when even the helper fails (no memory left to build the
- * JSON, say). */
-static const char helper_failed[] =
-	"{\"ok\":false,\"error\":{\"type\":\"InternalError\",\"message\":\"the guest could not encode the outcome\"}}";
+static const char out_of_memory_json[] =
+    "{\"kind\":\"memory\",\"message\":\"out of memory: the program exceeded its memory limit\"}";
 
-static int init_status = 1; /* 1: not yet; 0: initialised; -1: failed */
-static PyObject *run_fn;    /* helper's run(source: bytes) -> str */
-static char *result;        /* the last run's JSON (malloc'd) */
-static size_t result_len;
+PTCX_EXPORT("ptcx_abi_version")
+int32_t ptcx_abi_version(void) { return PTCX_ABI_VERSION; }
 
-static int init(void) {
-	PyConfig config;
-	PyConfig_InitIsolatedConfig(&config);
-	config.site_import = 0;
-	config.write_bytecode = 0;
-	config.buffered_stdio = 0;
-	config.install_signal_handlers = 0;
-	config.module_search_paths_set = 1;
-	PyStatus status = PyWideStringList_Append(&config.module_search_paths, STDLIB_ZIP);
-	if (!PyStatus_Exception(status))
-		status = PyConfig_SetString(&config, &config.home, L"/usr/local");
-	if (!PyStatus_Exception(status))
-		status = Py_InitializeFromConfig(&config);
-	PyConfig_Clear(&config);
-	if (PyStatus_Exception(status)) {
-		fprintf(stderr, "ptcx_py_init: %s: %s\n", status.func ? status.func : "Py_InitializeFromConfig",
-			status.err_msg ? status.err_msg : "failed");
-		return -1;
-	}
-	PyObject *globals = PyDict_New();
-	if (globals == NULL || PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0)
-		goto fail;
-	PyObject *r = PyRun_String(helper, Py_file_input, globals, globals);
-	if (r == NULL)
-		goto fail;
-	Py_DECREF(r);
-	run_fn = PyDict_GetItemString(globals, "run"); /* borrowed */
-	if (run_fn == NULL)
-		goto fail;
-	Py_INCREF(run_fn);
-	Py_DECREF(globals);
-	return 0;
-fail:
-	PyErr_Print();
-	Py_XDECREF(globals);
-	return -1;
+static char *buffer;
+static size_t buffer_cap;
+
+/* ptcx_buffer returns the exchange buffer, grown to at least size bytes,
+ * or 0 when memory runs out. */
+PTCX_EXPORT("ptcx_buffer")
+char *ptcx_buffer(size_t size)
+{
+    if (size == 0)
+        size = 1;
+    if (size > buffer_cap) {
+        char *b = realloc(buffer, size);
+        if (!b)
+            return NULL;
+        buffer = b;
+        buffer_cap = size;
+    }
+    return buffer;
 }
 
-EXPORT(ptcx_py_init) int32_t ptcx_py_init(void) {
-	if (init_status == 1)
-		init_status = init();
-	return init_status;
+/* fail_pending reports the exception that escaped the runtime (a bug of
+ * the runtime's, or memory that ran out while it reported): as memory when
+ * memory ran out, else as an exception named by its type and message. */
+static int32_t fail_pending(const char *what)
+{
+    ptcx_set_memory_limit(0);
+    PyObject *exc = PyErr_GetRaisedException();
+    if (ptcx_final >= 0) {
+        Py_XDECREF(exc);
+        return ptcx_final;
+    }
+    if (ptcx_memory_exhausted() || (exc && PyErr_GivenExceptionMatches(exc, PyExc_MemoryError))) {
+        Py_XDECREF(exc);
+        return ptcx_report_static(out_of_memory_json);
+    }
+    char json[600];
+    int n = snprintf(json, sizeof json, "{\"kind\":\"exception\",\"message\":\"%s: ", what);
+    PyObject *s = exc ? PyObject_Str(exc) : NULL;
+    const char *text = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (!text) {
+        PyErr_Clear();
+        text = exc ? Py_TYPE(exc)->tp_name : "unknown error";
+    }
+    for (const char *p = text; *p && n < (int)sizeof json - 4; p++) {
+        if (*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+            json[n++] = *p;
+    }
+    json[n++] = '"';
+    json[n++] = '}';
+    json[n] = 0;
+    Py_XDECREF(s);
+    Py_XDECREF(exc);
+    return ptcx_report_static(json);
 }
 
-EXPORT(ptcx_py_malloc) void *ptcx_py_malloc(int32_t size) {
-	return size < 0 ? NULL : malloc((size_t)size);
+/* status turns what a runtime function returned into the export's status. */
+static int32_t status(PyObject *r, const char *what)
+{
+    if (!r)
+        return fail_pending(what);
+    long s = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (s == -1 && PyErr_Occurred())
+        return fail_pending(what);
+    if (ptcx_final >= 0)
+        return ptcx_final;
+    if (s == PTCX_PENDING)
+        return PTCX_PENDING;
+    return ptcx_report_static("{\"kind\":\"exception\",\"message\":\"the guest's runtime settled without an outcome\"}");
 }
 
-EXPORT(ptcx_py_free) void ptcx_py_free(void *p) {
-	free(p);
+static int init(void)
+{
+    if (PyImport_AppendInittab("_ptcx", ptcx_module_init) < 0)
+        return -1;
+    PyConfig config;
+    PyConfig_InitIsolatedConfig(&config);
+    config.site_import = 0;
+    config.write_bytecode = 0;
+    config.buffered_stdio = 0;
+    config.install_signal_handlers = 0;
+    config.module_search_paths_set = 1;
+    PyStatus st = PyWideStringList_Append(&config.module_search_paths, STDLIB_ZIP);
+    if (!PyStatus_Exception(st))
+        st = PyConfig_SetString(&config, &config.home, L"/usr/local");
+    if (!PyStatus_Exception(st))
+        st = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(st)) {
+        char json[300];
+        snprintf(json, sizeof json, "{\"kind\":\"exception\",\"message\":\"initialising CPython failed: %s\"}",
+                 st.err_msg ? st.err_msg : "unknown");
+        ptcx_host_error(json, strlen(json));
+        return -1;
+    }
+    PyObject *code = Py_CompileString((const char *)ptcx_runtime, "<ptcx>", Py_file_input);
+    PyObject *mod = code ? PyImport_ExecCodeModuleEx("_ptcx_runtime", code, "<ptcx>") : NULL;
+    Py_XDECREF(code);
+    if (!mod)
+        return -1;
+    struct {
+        const char *name;
+        PyObject **fn;
+    } fns[] = {{"start", &fn_start}, {"resume", &fn_resume}, {"timer", &fn_timer},
+               {"next_program", &fn_next}, {"restored", &fn_restored}};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        *fns[i].fn = PyObject_GetAttrString(mod, fns[i].name);
+        if (!*fns[i].fn) {
+            Py_DECREF(mod);
+            return -1;
+        }
+    }
+    Py_DECREF(mod);
+    return 0;
 }
 
-static int32_t copy_result(char *out, int32_t out_cap) {
-	if (out != NULL && out_cap > 0)
-		memcpy(out, result, result_len < (size_t)out_cap ? result_len : (size_t)out_cap);
-	return (int32_t)result_len;
+/* ptcx_init initialises CPython and the runtime, once. The Python guest has
+ * no prelude bytecode: len must be 0. */
+PTCX_EXPORT("ptcx_init")
+int32_t ptcx_init(const uint8_t *bytecode, size_t len)
+{
+    if (init_status >= 0)
+        return init_status;
+    if (init() == 0)
+        return init_status = PTCX_DONE;
+    if (PyErr_Occurred()) {
+        PyErr_Print();
+        fail_pending("initialising the runtime failed");
+    }
+    return init_status = PTCX_ERROR;
 }
 
-static void keep_result(const char *json, size_t n) {
-	char *p = malloc(n ? n : 1);
-	if (p == NULL) {
-		json = helper_failed;
-		n = sizeof helper_failed - 1;
-		p = (char *)helper_failed;
-	} else {
-		memcpy(p, json, n);
-	}
-	if (result != helper_failed)
-		free(result);
-	result = p;
-	result_len = n;
+static bool ready(void) { return init_status == PTCX_DONE; }
+
+PTCX_EXPORT("ptcx_start")
+int32_t ptcx_start(const char *cfg, size_t len)
+{
+    if (ptcx_final >= 0)
+        return ptcx_final;
+    if (!ready() || started)
+        return ptcx_report_static("{\"kind\":\"exception\",\"message\":\"ptcx_start called out of order\"}");
+    started = true;
+    /* The first poll: the meter's import is used by the glue too, so the
+     * linker keeps it; the host checks its deadlines here. */
+    ptcx_host_poll();
+    PyObject *b = PyBytes_FromStringAndSize(cfg ? cfg : "", cfg ? (Py_ssize_t)len : 0);
+    PyObject *r = b ? PyObject_CallOneArg(fn_start, b) : NULL;
+    Py_XDECREF(b);
+    return status(r, "starting the program failed");
 }
 
-EXPORT(ptcx_py_run) int32_t ptcx_py_run(const char *code, int32_t code_len, char *out, int32_t out_cap) {
-	if (ptcx_py_init() != 0)
-		return -1;
-	if (code_len < 0)
-		code_len = 0;
-	PyObject *src = PyBytes_FromStringAndSize(code, code_len);
-	PyObject *r = src ? PyObject_CallOneArg(run_fn, src) : NULL;
-	Py_XDECREF(src);
-	Py_ssize_t n = 0;
-	const char *json = r ? PyUnicode_AsUTF8AndSize(r, &n) : NULL;
-	if (json == NULL) {
-		PyErr_Clear();
-		keep_result(helper_failed, sizeof helper_failed - 1);
-	} else {
-		keep_result(json, (size_t)n);
-	}
-	Py_XDECREF(r);
-	return copy_result(out, out_cap);
+PTCX_EXPORT("ptcx_resume")
+int32_t ptcx_resume(int32_t id, int32_t ok, const char *payload, size_t len)
+{
+    if (ptcx_final >= 0)
+        return ptcx_final;
+    if (!started)
+        return ptcx_report_static("{\"kind\":\"exception\",\"message\":\"ptcx_resume called before ptcx_start\"}");
+    PyObject *b = PyBytes_FromStringAndSize(payload ? payload : "", payload ? (Py_ssize_t)len : 0);
+    PyObject *r = b ? PyObject_CallFunction(fn_resume, "iiO", (int)id, (int)ok, b) : NULL;
+    Py_XDECREF(b);
+    return status(r, "resuming the program failed");
 }
 
-EXPORT(ptcx_py_result) int32_t ptcx_py_result(char *out, int32_t out_cap) {
-	if (result == NULL)
-		return 0;
-	return copy_result(out, out_cap);
+PTCX_EXPORT("ptcx_timer")
+int32_t ptcx_timer(int32_t id)
+{
+    if (ptcx_final >= 0)
+        return ptcx_final;
+    if (!started)
+        return ptcx_report_static("{\"kind\":\"exception\",\"message\":\"ptcx_timer called before ptcx_start\"}");
+    return status(PyObject_CallFunction(fn_timer, "i", (int)id), "firing a timer failed");
+}
+
+/* ptcx_stalled: the program is pending and the host holds no call and no
+ * timer for it. When memory ran out, that is reported; else pending. */
+PTCX_EXPORT("ptcx_stalled")
+int32_t ptcx_stalled(void)
+{
+    if (ptcx_final >= 0)
+        return ptcx_final;
+    if (!ptcx_memory_exhausted())
+        return PTCX_PENDING;
+    return ptcx_report_static(out_of_memory_json);
+}
+
+/* ptcx_restored: on an instance restored from the image, reseed random. */
+PTCX_EXPORT("ptcx_restored")
+int32_t ptcx_restored(void)
+{
+    if (!ready() || started || ptcx_final >= 0)
+        return PTCX_ERROR;
+    PyObject *r = PyObject_CallNoArgs(fn_restored);
+    if (!r) {
+        PyErr_Clear();
+        return PTCX_ERROR;
+    }
+    Py_DECREF(r);
+    return PTCX_DONE;
+}
+
+/* ptcx_next readies a session's instance for its next program: the last
+ * program's task, calls and timers are forgotten, random is reseeded; the
+ * globals of __main__ stay. */
+PTCX_EXPORT("ptcx_next")
+int32_t ptcx_next(void)
+{
+    if (!ready())
+        return PTCX_ERROR;
+    ptcx_set_memory_limit(0);
+    ptcx_final = -1;
+    started = false;
+    ptcx_memory_forget();
+    PyObject *r = PyObject_CallNoArgs(fn_next);
+    if (!r) {
+        PyErr_Clear();
+        return PTCX_ERROR;
+    }
+    Py_DECREF(r);
+    return PTCX_DONE;
 }

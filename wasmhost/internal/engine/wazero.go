@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime/debug"
 
 	"github.com/tetratelabs/wazero"
@@ -24,10 +25,27 @@ import (
 type wazeroEngine struct {
 	wr    wazero.Runtime
 	cache wazero.CompilationCache
+	// fsys, when set, is mounted read-only at mount in every instance
+	// (NewWazeroFS); nil: instances have no file system.
+	fsys  fs.FS
+	mount string
 }
 
 func newWazero(ctx context.Context, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error) {
-	e := &wazeroEngine{}
+	return newWazeroEngine(ctx, &wazeroEngine{}, memoryBytes, cacheDir, host)
+}
+
+// NewWazeroFS returns the factory of a wazero engine whose instances see
+// fsys, read-only, at mount: their one preopened directory, and the only
+// file system they have (the Python guest's standard library). Their WASI
+// fd_close is wazero's own, which closes the files the guest opened there.
+func NewWazeroFS(fsys fs.FS, mount string) Factory {
+	return func(ctx context.Context, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error) {
+		return newWazeroEngine(ctx, &wazeroEngine{fsys: fsys, mount: mount}, memoryBytes, cacheDir, host)
+	}
+}
+
+func newWazeroEngine(ctx context.Context, e *wazeroEngine, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error) {
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(abi.MemoryPages(memoryBytes))
 	if cacheDir != "" {
@@ -39,7 +57,7 @@ func newWazero(ctx context.Context, memoryBytes int64, cacheDir string, host []H
 		rc = rc.WithCompilationCache(cache)
 	}
 	e.wr = wazero.NewRuntimeWithConfig(ctx, rc)
-	if err := instantiateWASI(ctx, e.wr); err != nil {
+	if err := instantiateWASI(ctx, e.wr, e.fsys == nil); err != nil {
 		_ = e.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
 	}
@@ -55,11 +73,16 @@ func newWazero(ctx context.Context, memoryBytes int64, cacheDir string, host []H
 // any other descriptor, and closes nothing (as the wasmtime engine's). The
 // guest has no other descriptors, and nothing a run does then changes the
 // instance's WASI state, so an instance reused for another run (pool.go,
-// recycle) has the same as a new one.
-func instantiateWASI(ctx context.Context, wr wazero.Runtime) error {
+// recycle) has the same as a new one. Without stateless (an engine whose
+// instances have a file system: NewWazeroFS), fd_close is wazero's.
+func instantiateWASI(ctx context.Context, wr wazero.Runtime, stateless bool) error {
 	const errnoSuccess, errnoBadf = 0, 8 // WASI's errno values
 	b := wr.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
+	if !stateless {
+		_, err := b.Instantiate(ctx)
+		return err
+	}
 	b.NewFunctionBuilder().WithGoFunction(wapi.GoFunc(func(_ context.Context, stack []uint64) {
 		if fd := wapi.DecodeU32(stack[0]); fd <= 2 {
 			stack[0] = errnoSuccess
@@ -123,6 +146,9 @@ func (e *wazeroEngine) Compile(ctx context.Context, bin []byte) (Module, error) 
 
 func (e *wazeroEngine) Instantiate(ctx context.Context, m Module, memory HostMemory, w *world.World, initialize bool) (Instance, error) {
 	cfg := moduleConfig(w)
+	if e.fsys != nil {
+		cfg = cfg.WithFSConfig(wazero.NewFSConfig().WithFSMount(e.fsys, e.mount))
+	}
 	if initialize {
 		cfg = cfg.WithStartFunctions(abi.ExportInitialize)
 	}

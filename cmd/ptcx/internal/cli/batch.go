@@ -25,7 +25,7 @@ import (
 var batchCommand = command{
 	name:  "batch",
 	brief: "run a JSON-lines file of programs, a result line each (pass^k too)",
-	summary: "Run every item of a JSON-lines file ({\"id\", \"code\", optional \"description\", \"scope\", \"seed\", \"limits\",\n" +
+	summary: "Run every item of a JSON-lines file ({\"id\", \"code\", optional \"language\", \"description\", \"scope\", \"seed\", \"limits\",\n" +
 		"\"replay\": a trace record to answer the calls from, \"metadata\" and \"target\": copied to its output lines})\n" +
 		"as run_code calls through one process and a pool of\n" +
 		"--parallel workers, writing one JSON line per run ({id, rep, seed, ok, text, value, error, stats, calls}) in\n" +
@@ -50,6 +50,7 @@ const maxRepeat = 1000
 type batchItem struct {
 	ID          string          `json:"id"`
 	Code        string          `json:"code"`
+	Language    string          `json:"language"` // run_code's language: "" for TypeScript; the batch's --languages must enable it
 	Description string          `json:"description"`
 	Scope       string          `json:"scope"`
 	Seed        *uint64         `json:"seed"`
@@ -467,7 +468,7 @@ func (it *batchItem) parse(line []byte, seen map[string]int, n int) string {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(it); err != nil {
-		return "not an item (a JSON object with id, code and optional description, scope, seed, limits, replay, metadata, target): " + err.Error()
+		return "not an item (a JSON object with id, code and optional language, description, scope, seed, limits, replay, metadata, target): " + err.Error()
 	}
 	switch {
 	case it.ID == "":
@@ -548,6 +549,9 @@ func (b *batch) runJob(ctx context.Context, j batchJob) batchResult {
 		}
 	} else {
 		args := map[string]any{"code": j.item.Code, "description": j.item.Description}
+		if j.item.Language != "" {
+			args["language"] = j.item.Language // a language --languages does not enable fails the item, naming those it does
+		}
 		if len(j.item.Limits) > 0 {
 			args["limits"] = j.item.Limits
 		}

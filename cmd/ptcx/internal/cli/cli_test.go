@@ -111,6 +111,9 @@ func TestUsageErrors(t *testing.T) {
 		{"bench with more rounds than runs", []string{"bench", "--runs", "4", "--rounds", "5"}, "--rounds 5: want 1 to 4"},
 		{"bench positional", []string{"bench", "extra"}, `unexpected argument "extra"`},
 		{"unknown engine", []string{"run", "--engine", "v8", "x.ts"}, `invalid value "v8" for flag -engine: wasmhost: unknown engine "v8": the engines are wazero and wasmtime`},
+		{"bad languages", []string{"tools", "--languages", "typescript,cobol"}, `--languages "typescript,cobol": "cobol" is not a language: the languages are typescript and python`},
+		{"a language twice", []string{"sdk", "--languages", "python,python"}, `--languages "python,python": python is given twice`},
+		{"run with a bad language", []string{"run", "--language", "cobol", "x.ts"}, `--language "cobol": the languages are typescript and python`},
 		{"unknown engine on replay", []string{"replay", "--engine", "v8", "x.jsonl"}, `invalid value "v8" for flag -engine: wasmhost: unknown engine "v8"`},
 	}
 	for _, tt := range tests {

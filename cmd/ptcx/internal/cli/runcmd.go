@@ -17,15 +17,16 @@ import (
 
 var runCommand = command{
 	name:  "run",
-	brief: "run a TypeScript program as one run_code call",
-	summary: "Run a TypeScript program as one run_code call and print what the model would see\n" +
+	brief: "run a TypeScript or Python program as one run_code call",
+	summary: "Run a TypeScript or Python program as one run_code call and print what the model would see\n" +
 		"(or the whole result as JSON with --json). FILE - reads the program from stdin.\n" +
+		"A FILE ending in .py is Python (or say --language), which this enables: it needs the Python guest (make guest-python).\n" +
 		"With --plan, only the program the plan was read from runs, and only the calls it allows (ptcx plan).\n" +
 		"A call that asks for approval (a tool declared needs_approval, a data-flow rule with on_violation ask)\n" +
 		"is put to you on the terminal (y/N) when stdin and stderr are one; --approve-all or --deny-all decide\n" +
 		"without asking, and without a terminal or either flag such a call is denied.\n" +
 		"The mode defaults to ptc. Exit status: 0 ok, 1 the run failed, 2 usage.",
-	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] [--seed N] [--trace FILE] [--plan PLAN.json] [--approve-all|--deny-all] FILE.ts|-",
+	usage: "run [--tools FILE] [--mode ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json] [--wall D] [--compute D] [--memory MB] [--seed N] [--trace FILE] [--plan PLAN.json] [--approve-all|--deny-all] [--languages LIST] [--language typescript|python] FILE.ts|FILE.py|-",
 	run:   runRun,
 }
 
@@ -37,6 +38,7 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	wall := fs.Duration("wall", 0, "the program's wall-time `LIMIT` (run_code's limits.wall_ms), e.g. 30s (default and ceiling: "+shortDuration(api.DefaultWallTime)+")")
 	compute := fs.Duration("compute", 0, "the program's compute-time `LIMIT` (run_code's limits.timeout_ms), e.g. 5s (default and ceiling: "+shortDuration(api.DefaultComputeTime)+")")
 	memory := fs.Int("memory", 0, fmt.Sprintf("the program's memory limit in `MB` (default and ceiling: %d)", api.DefaultMemoryBytes>>20))
+	language := fs.String("language", "", "the program's `LANGUAGE`: typescript or python (default: python for a FILE ending in .py, else typescript); python is enabled whatever --languages says")
 	planFile := fs.String("plan", "", "run the program bound to the approved plan in `PLAN.json` (ptcx plan --json, with tools or calls removed)")
 	var ef evalFlags
 	ef.register(fs)
@@ -64,6 +66,11 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	if *memory < 0 {
 		return usageError(fs, s, "--memory %d: want a positive number of MB", *memory)
 	}
+	lang, err := programLanguage(*language, pos[0])
+	if err != nil {
+		return usageError(fs, s, "%v", err)
+	}
+	st.withPython = lang == api.LanguagePython
 	program, name, err := readProgram(s, pos[0])
 	if err != nil {
 		return fail(s, err)
@@ -99,6 +106,9 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 		limits["memory_mb"] = *memory
 	}
 	callArgs := map[string]any{"code": program, "description": "ptcx run " + name}
+	if lang != api.LanguageTypeScript {
+		callArgs["language"] = lang
+	}
 	if len(limits) > 0 {
 		callArgs["limits"] = limits
 	}
@@ -119,6 +129,22 @@ func runRun(ctx context.Context, c command, s *stdio, args []string) int {
 	}
 	fmt.Fprintln(s.out, r.Text)
 	return exitOK
+}
+
+// programLanguage is the language of ptcx run's program: --language's,
+// else python for a file ending in .py, else typescript.
+func programLanguage(flagValue, path string) (api.Language, error) {
+	if flagValue != "" {
+		l, err := api.ParseLanguage(flagValue)
+		if err != nil {
+			return "", fmt.Errorf("--language %q: the languages are %s", flagValue, api.JoinLanguages(api.Languages))
+		}
+		return l, nil
+	}
+	if strings.HasSuffix(path, ".py") {
+		return api.LanguagePython, nil
+	}
+	return api.LanguageTypeScript, nil
 }
 
 func readProgram(s *stdio, path string) (program, name string, err error) {

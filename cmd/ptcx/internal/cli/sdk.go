@@ -105,5 +105,9 @@ func (e *env) promptSections() ([]sdkgen.Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sdkgen.Sections(mode, bindable)
+	sections, err := sdkgen.Sections(mode, bindable)
+	if err != nil {
+		return nil, err
+	}
+	return sdkgen.WithLanguagesSection(sections, mode, e.languages), nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,8 +34,11 @@ type setup struct {
 	upstreams       repeated
 	upstreamTrust   repeated // --upstream-trust: the upstreams whose results are trusted
 	upstreamTimeout time.Duration
-	engine          string    // --engine: the sandbox's WebAssembly engine, "" for the default
-	log             io.Writer // where start-up lines and warnings go: the flag set's output, stderr
+	engine          string // --engine: the sandbox's WebAssembly engine, "" for the default
+	languages       string // --languages: run_code's languages, comma-separated; "" for TypeScript only
+	// withPython enables Python whatever --languages says (ptcx run FILE.py).
+	withPython bool
+	log        io.Writer // where start-up lines and warnings go: the flag set's output, stderr
 	// toolsChangedHook, when set, is called after an upstream's tools
 	// changed (ptcx mcp tells its clients).
 	toolsChangedHook atomic.Pointer[func()]
@@ -62,6 +67,7 @@ func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
 	fs.Var(&s.upstreamTrust, "upstream-trust", "declare the --upstream `NAME` trusted (repeatable): by default its tools that may reach the open world (MCP's openWorldHint, true unless the tool says false) return untrusted results")
 	fs.DurationVar(&s.upstreamTimeout, "upstream-timeout", 0, "bound one call to an --upstream server, and its start, by `D` (default 60s)")
 	engineFlag(fs, &s.engine)
+	fs.StringVar(&s.languages, "languages", "", "the `LIST` of languages run_code programs may be written in, comma-separated: typescript, python (default: typescript; python needs the Python guest, make guest-python)")
 	s.log = fs.Output()
 }
 
@@ -77,12 +83,14 @@ func modeUsage(def api.Mode) string {
 
 // env is what a command runs against.
 type env struct {
-	reg     *registry.Registry
-	exec    *executor.Executor
-	rt      *lazyRuntime // the sandbox behind exec
-	scope   string
-	bridges []*mcpbridge.Bridge // the --upstream servers
-	cleanup []func()
+	reg   *registry.Registry
+	exec  *executor.Executor
+	rt    *lazyRuntime // the sandbox behind exec
+	scope string
+	// languages are run_code's (--languages; nil: TypeScript only).
+	languages []api.Language
+	bridges   []*mcpbridge.Bridge // the --upstream servers
+	cleanup   []func()
 }
 
 // needsRunCode fails a command that runs a program in a scope whose mode
@@ -122,11 +130,20 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if err := engineEnvError(s.engine); err != nil {
 		return nil, usage{err}
 	}
+	langs, err := s.parseLanguages()
+	if err != nil {
+		return nil, usage{err}
+	}
+	if slices.Contains(langs, api.LanguagePython) {
+		if err := wasmhost.CheckPython(s.engine); err != nil {
+			return nil, fmt.Errorf("python programs: %w", err)
+		}
+	}
 	ups, err := s.parseUpstreams()
 	if err != nil {
 		return nil, err
 	}
-	e := &env{reg: registry.New(), scope: s.scope}
+	e := &env{reg: registry.New(), scope: s.scope, languages: langs}
 	ok := false
 	defer func() {
 		if !ok {
@@ -179,6 +196,9 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if s.describe != nil {
 		opts = append(opts, ptcxhost.WithRunCodeDescriber(*s.describe))
 	}
+	if langs != nil {
+		opts = append(opts, ptcxhost.WithLanguages(langs...))
+	}
 	h, err := ptcxhost.New(ctx, opts...) // the front door, as any host's: it installs run_code's describer
 	if err != nil {
 		return nil, err
@@ -186,6 +206,31 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	e.exec = h.Executor()
 	ok = true
 	return e, nil
+}
+
+// parseLanguages reads --languages (with Python added by withPython): nil
+// for TypeScript only.
+func (s *setup) parseLanguages() ([]api.Language, error) {
+	var langs []api.Language
+	if s.languages != "" {
+		for _, name := range strings.Split(s.languages, ",") {
+			l, err := api.ParseLanguage(strings.TrimSpace(name))
+			if err != nil || strings.TrimSpace(name) == "" {
+				return nil, fmt.Errorf("--languages %q: %q is not a language: the languages are %s", s.languages, strings.TrimSpace(name), api.JoinLanguages(api.Languages))
+			}
+			if slices.Contains(langs, l) {
+				return nil, fmt.Errorf("--languages %q: %s is given twice", s.languages, l)
+			}
+			langs = append(langs, l)
+		}
+	}
+	if s.withPython && !slices.Contains(langs, api.LanguagePython) {
+		if langs == nil {
+			langs = []api.Language{api.LanguageTypeScript}
+		}
+		langs = append(langs, api.LanguagePython)
+	}
+	return langs, nil
 }
 
 func (s *setup) registerBuiltins(e *env) error {

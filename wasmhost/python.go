@@ -1,0 +1,198 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/guest/python"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+)
+
+// The Python guest (Program.Language LanguagePython): CPython 3.13 for
+// wasm32-wasi (package guest/python), speaking the same guest ABI as the
+// QuickJS guest but for the prelude (ptcx_init takes none) and the
+// bytecode cache (it has no ptcx_compile). It runs in a Runtime of its own,
+// made at the first Python run and kept, whose compiled module, image and
+// warm pool are Python's: it shares its parent's admission (its pooled
+// instances are charged to the same committed memory), guest slots and
+// runners, and closes with it. Its instances see the standard library's
+// zip, read-only, at /usr/local/lib: their only file system.
+
+var (
+	// ErrNoPython is returned by a Python run when this build embeds no
+	// Python guest.
+	ErrNoPython = errors.New("wasmhost: this build of ptcx has no Python guest: build it with `make guest-python` " +
+		"in the ptcx checkout (then rebuild ptcx)")
+	// ErrPythonEngine is returned by a Python run on a Runtime whose engine
+	// is not wazero: the Python guest's file system is wazero's.
+	ErrPythonEngine = errors.New("wasmhost: Python programs run on the wazero engine only, for now " +
+		"(the Python guest's read-only file system is mounted through wazero's WASI)")
+)
+
+// embeddedPythonWasm and embeddedPythonLib are package python's; tests
+// replace them to act as a build without the Python guest.
+var (
+	embeddedPythonWasm = python.Wasm
+	embeddedPythonLib  = python.Lib
+)
+
+// meteredPython is the embedded Python guest metered, once per process.
+var meteredPython = sync.OnceValues(func() ([]byte, error) { return meterGuest(embeddedPythonWasm()) })
+
+// pythonGuest is a Runtime's Python Runtime, made once.
+type pythonGuest struct {
+	mu  sync.Mutex
+	rt  *Runtime
+	err error // why it could not be made (kept: the next run fails alike)
+}
+
+// Prepare readies the guest of lang now rather than at its first run:
+// for LanguagePython it compiles the Python guest, initialises its image
+// and fills its pool, and fails as a Python run would (ErrNoPython,
+// ErrPythonEngine). TypeScript's is ready from New.
+func (rt *Runtime) Prepare(ctx context.Context, lang api.Language) error {
+	_, err := rt.forLanguage(ctx, lang)
+	return err
+}
+
+// forLanguage returns the Runtime that runs lang's programs: rt for
+// TypeScript, its Python Runtime for Python (made the first time).
+func (rt *Runtime) forLanguage(ctx context.Context, lang api.Language) (*Runtime, error) {
+	switch lang.Canonical() {
+	case api.LanguageTypeScript:
+		return rt, nil
+	case api.LanguagePython:
+	default:
+		_, err := api.ParseLanguage(string(lang))
+		return nil, fmt.Errorf("wasmhost: %w", err)
+	}
+	if rt.lang == api.LanguagePython {
+		return rt, nil
+	}
+	g := &rt.python
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.rt != nil || g.err != nil {
+		return g.rt, g.err
+	}
+	if rt.closed.Load() {
+		return nil, ErrClosed
+	}
+	g.rt, g.err = rt.newPython(ctx)
+	return g.rt, g.err
+}
+
+// newPython makes rt's Python Runtime.
+func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
+	if rt.cfg.engineName() != EngineWazero {
+		return nil, ErrPythonEngine
+	}
+	lib := embeddedPythonLib()
+	if embeddedPythonWasm() == nil || lib == nil {
+		return nil, ErrNoPython
+	}
+	bin, err := meteredPython()
+	if err != nil {
+		return nil, fmt.Errorf("wasmhost: the Python guest: %w", err)
+	}
+	cfg := rt.cfg
+	cfg.bytecodeEntries = 0 // no ptcx_compile
+	py := &Runtime{cfg: cfg, lang: api.LanguagePython, limits: rt.limits, parent: rt,
+		slots: rt.slots, admission: rt.admission, admitWait: rt.admitWait, runners: rt.runners}
+	py.closing, py.closeRuns = context.WithCancelCause(rt.closing)
+	eng, err := newPythonEngine(ctx, lib, rt.limits.MemoryBytes, cfg.cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	py.eng = eng
+	if err := py.setUp(ctx, bin); err != nil {
+		_ = py.Close(ctx)
+		return nil, fmt.Errorf("wasmhost: the Python guest: %w", err)
+	}
+	return py, nil
+}
+
+// newPythonEngine is the wazero engine of the Python guest: lib mounted
+// read-only at python.StdlibMount, WASI's file functions wazero's own.
+func newPythonEngine(ctx context.Context, lib fs.FS, memoryBytes int64, cacheDir string) (engine.Engine, error) {
+	return engine.NewWazeroFS(lib, python.StdlibMount)(ctx, memoryBytes, cacheDir, hostImports)
+}
+
+// closePython closes rt's Python Runtime, if it made one.
+func (rt *Runtime) closePython(ctx context.Context) {
+	g := &rt.python
+	g.mu.Lock()
+	py := g.rt
+	if py == nil && g.err == nil {
+		g.err = ErrClosed
+	}
+	g.mu.Unlock()
+	if py != nil {
+		_ = py.Close(ctx)
+	}
+}
+
+// otherPool is the pool of the other language's Runtime sharing rt's
+// admission: its parent's for a Python Runtime, else its Python Runtime's
+// (nil when there is none), which gives memory up to a run as rt's does.
+func (rt *Runtime) otherPool() *pool {
+	if rt.parent != nil {
+		return rt.parent.pool
+	}
+	g := &rt.python
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.rt == nil {
+		return nil
+	}
+	return g.rt.pool
+}
+
+// pythonFor returns the Runtime for p, a program whose language is not
+// rt's: rt's Python Runtime, once p is one it can run.
+func (rt *Runtime) pythonFor(ctx context.Context, p Program) (*Runtime, error) {
+	lang := p.Language.Canonical()
+	if rt.lang == api.LanguagePython || lang != api.LanguagePython {
+		_, err := api.ParseLanguage(string(p.Language))
+		if err == nil {
+			err = fmt.Errorf("wasmhost: a %s program on the Python guest's Runtime", lang.Title())
+		}
+		return nil, fmt.Errorf("wasmhost: %w", err)
+	}
+	switch {
+	case p.Session != nil:
+		return nil, errors.New("wasmhost: a Python program cannot run in a Session yet")
+	case p.Suspend != nil:
+		return nil, errors.New("wasmhost: a Python run cannot be suspended yet (Program.Suspend)")
+	}
+	if err := p.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("wasmhost: invalid program limits: %w", err)
+	}
+	if err := lang.CheckMemory(p.Limits.Within(rt.limits).MemoryBytes); err != nil {
+		return nil, fmt.Errorf("wasmhost: %w", err)
+	}
+	return rt.forLanguage(ctx, lang)
+}
+
+// CheckPython reports, without compiling anything, whether this build can
+// run Python programs on the engine name ("" for NewConfig's): nil,
+// ErrNoPython, ErrPythonEngine, or CheckEngine's error for the name.
+func CheckPython(name string) error {
+	if name == "" {
+		name, _ = defaultEngine()
+	}
+	if err := CheckEngine(name); err != nil {
+		return err
+	}
+	if name != EngineWazero {
+		return ErrPythonEngine
+	}
+	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
+		return ErrNoPython
+	}
+	return nil
+}
