@@ -594,7 +594,7 @@ def resume(cid, ok, payload):
                     fut.set_exception(ToolCallError(msg[:at], name, msg[at + 1:]))
             else:
                 try:
-                    v = json.loads(payload) if payload else None
+                    v = parse(payload) if payload else None
                     if ok == 2:
                         v = make_handle(v)
                 except ValueError:
@@ -605,6 +605,22 @@ def resume(cid, ok, payload):
     if main is None:
         return PENDING
     return run()
+
+
+scan_once = json.decoder.JSONDecoder().scan_once  # the C scanner
+
+
+def parse(payload):
+    """json.loads of a result's bytes, by the C scanner alone when the JSON
+    fills them (the host's is compact), else by json.loads."""
+    s = payload.decode("utf-8")
+    try:
+        v, end = scan_once(s, 0)
+    except StopIteration:
+        end = -1
+    if end != len(s):
+        return json.loads(s)
+    return v
 
 
 def make_handle(env):
