@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -499,5 +500,23 @@ func TestABI_restoredFromImage(t *testing.T) {
 	}
 	if values[0] == values[1] || values[0] != values[2] {
 		t.Fatalf("random values %v: want them to follow the instance's random source", values)
+	}
+}
+
+// Without the stdlib zip, ptcx_init fails with one error, never a trap.
+func TestABI_initWithoutZip(t *testing.T) {
+	rt, compiled := compiledGuest(t)
+	r := &run{timers: map[int32]int32{}, ctx: context.Background()}
+	ctx := context.WithValue(context.Background(), runKey{}, r)
+	mod, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithName("").
+		WithStartFunctions("_initialize").WithStdout(&r.stdout).WithStderr(&r.stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close(ctx)
+	r.mod = mod
+	res, err := mod.ExportedFunction("ptcx_init").Call(ctx, 0, 0)
+	if err != nil || int32(res[0]) != 2 || r.errJSON == nil || !strings.Contains(*r.errJSON, "initialising") {
+		t.Fatalf("ptcx_init: %v %v, error %v", res, err, r.errJSON)
 	}
 }
