@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -358,29 +359,6 @@ func TestABI_outOfOrderExports(t *testing.T) {
 	}
 }
 
-func BenchmarkStartOnePlusOne(b *testing.B) {
-	g := newGuest(b)
-	g.drive(g.start(config{Code: "1 + 1", Session: true}), echo)
-	for b.Loop() {
-		g.call("ptcx_next")
-		g.reset()
-		g.drive(g.start(config{Code: "1 + 1", Session: true}), echo)
-	}
-}
-
-// BenchmarkAwaitedCall is one awaited nested call (start, the call, resume)
-// in a session's program of 100 calls; ns/op is per call.
-func BenchmarkAwaitedCall(b *testing.B) {
-	g := newGuest(b)
-	code := "for i in range(100):\n    await tools.echo(i=i)"
-	for b.Loop() {
-		g.call("ptcx_next")
-		g.reset()
-		g.drive(g.start(config{Code: code, Tools: []string{"echo"}, Session: true}), func(c call) (int32, string) { return 1, c.Args })
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/call")
-}
-
 // FuzzStart feeds arbitrary bytes as a program: the outcome is a result or
 // well-formed error JSON, and never a trap. A program that runs past a few
 // seconds is cut and not judged. Each input gets a fresh instance.
@@ -493,6 +471,13 @@ func TestABI_restoredFromImage(t *testing.T) {
 		t.Fatal("read memory")
 	}
 	img = bytes.Clone(img)
+	nonzero := 0
+	for i := 0; i < len(img); i += 4096 {
+		if !bytes.Equal(img[i:i+4096], make([]byte, 4096)) {
+			nonzero++
+		}
+	}
+	t.Logf("the image: %d bytes of memory, %d of its 4 KiB blocks not zero", len(img), nonzero)
 	sp := g.r.mod.ExportedGlobal("__stack_pointer").Get()
 	var values []string
 	for _, seed := range []byte{1, 2, 1} {
@@ -515,5 +500,23 @@ func TestABI_restoredFromImage(t *testing.T) {
 	}
 	if values[0] == values[1] || values[0] != values[2] {
 		t.Fatalf("random values %v: want them to follow the instance's random source", values)
+	}
+}
+
+// Without the stdlib zip, ptcx_init fails with one error, never a trap.
+func TestABI_initWithoutZip(t *testing.T) {
+	rt, compiled := compiledGuest(t)
+	r := &run{timers: map[int32]int32{}, ctx: context.Background()}
+	ctx := context.WithValue(context.Background(), runKey{}, r)
+	mod, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithName("").
+		WithStartFunctions("_initialize").WithStdout(&r.stdout).WithStderr(&r.stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close(ctx)
+	r.mod = mod
+	res, err := mod.ExportedFunction("ptcx_init").Call(ctx, 0, 0)
+	if err != nil || int32(res[0]) != 2 || r.errJSON == nil || !strings.Contains(*r.errJSON, "initialising") {
+		t.Fatalf("ptcx_init: %v %v, error %v", res, err, r.errJSON)
 	}
 }

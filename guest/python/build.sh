@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # build.sh builds the Python guest: CPython 3.13 for wasm32-wasi as a reactor
-# module with our C glue (glue/glue.c), and the standard library as a stored zip
+# module with our glue (glue/: C, and runtime.py embedded), and the standard library as a stored zip
 # of .pyc files. Outputs (git-ignored):
-#   guest/python/wasm/python.wasm          the reactor (exports: glue/glue.c)
+#   guest/python/wasm/python.wasm          the reactor (exports: glue/glue.c; docs/abi.md)
 #   guest/python/wasm/lib/python313.zip    the stdlib; the guest sees it as
 #                                          /usr/local/lib/python313.zip
 #
@@ -20,7 +20,7 @@
 #      and wasi-libc, CPython's own Tools/wasm/config.site-wasm32-wasi plus two
 #      cache variables (that wasi-libc has no <pthread.h>; pthread_t is 4
 #      bytes on wasm32) - about 1.5 minutes;
-#   3. the reactor: glue/glue.c linked against libpython3.13.a, and the stdlib
+#   3. the reactor: the glue (glue/*.c, runtime.py) linked against libpython3.13.a, and the stdlib
 #      zip (mkzip.py, run by the build Python) - seconds.
 # With nothing changed a rebuild only compares a stamp (well under a second).
 #
@@ -49,7 +49,7 @@ initial_memory=20971520
 # __stack_pointer is exported so a host can capture it in an initialised
 # image (as the QuickJS guest does); exporting a mutable global needs the
 # mutable-globals feature, hence --no-check-features. The glue's own exports
-# are named in glue.c (export_name).
+# are named in glue/*.c (export_name).
 ldflags=(--target=wasm32-wasi -mexec-model=reactor
 	-Wl,-z,stack-size=$stack_size -Wl,--stack-first -Wl,--initial-memory=$initial_memory
 	-Wl,--strip-all -Wl,--export=__stack_pointer -Wl,--no-check-features)

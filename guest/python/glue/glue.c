@@ -124,7 +124,7 @@ static int init(void)
         char json[300];
         snprintf(json, sizeof json, "{\"kind\":\"exception\",\"message\":\"initialising CPython failed: %s\"}",
                  st.err_msg ? st.err_msg : "unknown");
-        ptcx_host_error(json, strlen(json));
+        ptcx_report_static(json);
         return -1;
     }
     PyObject *code = Py_CompileString((const char *)ptcx_runtime, "<ptcx>", Py_file_input);
@@ -157,10 +157,10 @@ int32_t ptcx_init(const uint8_t *bytecode, size_t len)
         return init_status;
     if (init() == 0)
         return init_status = PTCX_DONE;
-    if (PyErr_Occurred()) {
-        PyErr_Print();
+    if (ptcx_final < 0 && Py_IsInitialized() && PyErr_Occurred())
         fail_pending("initialising the runtime failed");
-    }
+    ptcx_report_static("{\"kind\":\"exception\",\"message\":\"initialising the runtime failed\"}");
+    /* A later ptcx_start reports nothing more: the host stops at this error. */
     return init_status = PTCX_ERROR;
 }
 

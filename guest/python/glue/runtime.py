@@ -281,23 +281,23 @@ def make_tool(name):
 
 
 class Namespace:
-    """tools.prefix: the tools named prefix.<name>."""
+    """tools.prefix: the tools named prefix.<name>, their functions made on
+    first use."""
 
-    def __init__(self, path, members):
+    def __init__(self, path, tree, tool):
         object.__setattr__(self, "_Namespace__path", path)
-        object.__setattr__(self, "_Namespace__members", members)
-        self.__dict__.update({k: v for k, v in members.items() if k.isidentifier() and not k.startswith("_Namespace__")})
+        object.__setattr__(self, "_Namespace__tree", tree)  # segment -> full name, or a subtree
+        object.__setattr__(self, "_Namespace__tool", tool)
 
     def __getattr__(self, key):
-        if key.startswith("__"):
-            raise AttributeError(key)
-        raise AttributeError("tools.%s.%s is not a bound tool; %s" % (self.__path, key, bound_list()))
-
-    def __getitem__(self, key):
-        try:
-            return self.__members[key]
-        except (KeyError, TypeError):
-            raise AttributeError("tools.%s[%r] is not a bound tool; %s" % (self.__path, key, bound_list())) from None
+        entry = self.__tree.get(key) if not key.startswith("_Namespace__") else None
+        if entry is None:
+            if key.startswith("__"):
+                raise AttributeError(key)
+            raise AttributeError("tools.%s.%s is not a bound tool; %s" % (self.__path, key, bound_list()))
+        v = self.__tool(entry) if isinstance(entry, str) else Namespace(self.__path + "." + key, entry, self.__tool)
+        self.__dict__[key] = v
+        return v
 
     def __setattr__(self, key, value):
         raise AttributeError("tools is read-only")
@@ -306,50 +306,67 @@ class Namespace:
         raise AttributeError("tools is read-only")
 
     def __dir__(self):
-        return sorted(self.__members)
+        return sorted(self.__tree)
 
     def __repr__(self):
-        return "<tools.%s: %s>" % (self.__path, ", ".join(sorted(self.__members)))
+        return "<tools.%s: %s>" % (self.__path, ", ".join(sorted(self.__tree)))
 
 
 class Tools:
     """The program's tools: await tools.read(path="a.txt"), or
     tools.read({"path": "a.txt"}); tools["odd-name"](...) for a name that is
-    not an identifier; tools.prefix.x for a tool named prefix.x."""
+    not an identifier; tools.prefix.x for a tool named prefix.x. A tool's
+    function is made on first use (a large tool set costs a run little)."""
 
     def __init__(self, names):
         # The object's own state, under names no tool can shadow (a tool
         # named so is reached with brackets only).
-        object.__setattr__(self, "_Tools__names", tuple(names))
-        by_name = {n: make_tool(n) for n in names}
-        object.__setattr__(self, "_Tools__by_name", by_name)
-        d = self.__dict__
-        # Namespaces: a dotted name whose segments are identifiers, whose
-        # first segment is no tool, and that is no prefix of another name.
-        groups = {}
-        for n, f in by_name.items():
-            if n.isidentifier():
-                if not n.startswith("_Tools__"):
-                    d[n] = f
-            elif "." in n:
+        names = tuple(names)
+        bound = frozenset(names)
+        object.__setattr__(self, "_Tools__names", names)
+        object.__setattr__(self, "_Tools__bound", bound)
+        object.__setattr__(self, "_Tools__by_name", {})
+        # Namespaces: dotted names whose segments are identifiers and whose
+        # first segment is no tool; where a name is both a tool and a
+        # prefix, the tool wins (the longer name: brackets only).
+        heads = {}
+        for n in names:
+            if "." in n:
                 parts = n.split(".")
-                if all(p.isidentifier() for p in parts) and parts[0] not in by_name:
-                    groups.setdefault(parts[0], []).append((parts[1:], f))
-        for head, members in groups.items():
-            d[head] = build_namespace(head, members)
+                if parts[0] in bound or not all(p.isidentifier() for p in parts):
+                    continue
+                node = heads
+                for p in parts[:-1]:
+                    node = node.setdefault(p, {})
+                    if isinstance(node, str):
+                        break
+                else:
+                    node[parts[-1]] = n
+        object.__setattr__(self, "_Tools__heads", heads)
+
+    def _Tools__tool(self, name):
+        f = self.__by_name.get(name)
+        if f is None:
+            f = self.__by_name[name] = make_tool(name)
+        return f
 
     def __getattr__(self, key):
-        if key.startswith("__"):
+        if key in self.__bound and key.isidentifier() and not key.startswith("_Tools__"):
+            v = self.__tool(key)
+        elif key in self.__heads:
+            v = Namespace(key, self.__heads[key], self.__tool)
+        elif key.startswith("__"):
             raise AttributeError(key)
-        if key == "run_code":
+        elif key == "run_code":
             raise AttributeError("tools.run_code is not available: run_code cannot be called from inside a program")
-        raise AttributeError("tools.%s is not a bound tool; %s" % (key, bound_list()))
+        else:
+            raise AttributeError("tools.%s is not a bound tool; %s" % (key, bound_list()))
+        self.__dict__[key] = v
+        return v
 
     def __getitem__(self, key):
-        try:
-            return self.__by_name[key]
-        except (KeyError, TypeError):
-            pass
+        if isinstance(key, str) and key in self.__bound:
+            return self.__tool(key)
         if key in ("$search", "$describe"):
             if catalog is None:
                 raise AttributeError('tools["%s"] is not available: every bound tool is declared in the prompt '
@@ -358,7 +375,7 @@ class Tools:
         raise AttributeError("tools[%r] is not a bound tool; %s" % (key, bound_list()))
 
     def __contains__(self, key):
-        return key in self.__by_name
+        return key in self.__bound
 
     def __setattr__(self, key, value):
         raise AttributeError("tools is read-only")
@@ -367,23 +384,10 @@ class Tools:
         raise AttributeError("tools is read-only")
 
     def __dir__(self):
-        return sorted(self.__by_name)
+        return sorted(self.__bound)
 
     def __repr__(self):
         return "<tools: %s>" % ", ".join(self.__names)
-
-
-def build_namespace(path, members):
-    direct, deeper = {}, {}
-    for rest, f in members:
-        if len(rest) == 1:
-            direct[rest[0]] = f
-        else:
-            deeper.setdefault(rest[0], []).append((rest[1:], f))
-    for head, sub in deeper.items():
-        if head not in direct:
-            direct[head] = build_namespace(path + "." + head, sub)
-    return Namespace(path, direct)
 
 
 bound_names = ()
@@ -594,7 +598,7 @@ def resume(cid, ok, payload):
                     fut.set_exception(ToolCallError(msg[:at], name, msg[at + 1:]))
             else:
                 try:
-                    v = json.loads(payload) if payload else None
+                    v = parse(payload) if payload else None
                     if ok == 2:
                         v = make_handle(v)
                 except ValueError:
@@ -605,6 +609,22 @@ def resume(cid, ok, payload):
     if main is None:
         return PENDING
     return run()
+
+
+scan_once = json.decoder.JSONDecoder().scan_once  # the C scanner
+
+
+def parse(payload):
+    """json.loads of a result's bytes, by the C scanner alone when the JSON
+    fills them (the host's is compact), else by json.loads."""
+    s = payload.decode("utf-8")
+    try:
+        v, end = scan_once(s, 0)
+    except StopIteration:
+        end = -1
+    if end != len(s):
+        return json.loads(s)
+    return v
 
 
 def make_handle(env):
