@@ -7,9 +7,14 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 )
 
-// errNeverSettles is the message of a program that waits on nothing.
-const errNeverSettles = "the program is awaiting a promise that nothing can resolve: " +
-	"no nested call or timer is pending, so it would never finish"
+// errNeverSettles is the message of a program that waits on nothing;
+// errNeverSettlesPython is a Python program's, in Python's words.
+const (
+	errNeverSettles = "the program is awaiting a promise that nothing can resolve: " +
+		"no nested call or timer is pending, so it would never finish"
+	errNeverSettlesPython = "the program is awaiting a future that nothing can resolve: " +
+		"no nested call or timer is pending, so it would never finish"
+)
 
 // stalled ends a program that waits on nothing. The guest's ptcx_stalled
 // reports it out of memory when memory ran out on the way (the engine drops
@@ -21,6 +26,9 @@ func (r *run) stalled() (int32, *RunError) {
 		if status, e := r.call(f); e != nil || status != abi.StatusPending {
 			return status, e
 		}
+	}
+	if r.rt.lang == api.LanguagePython {
+		return 0, &RunError{Kind: api.KindException, Message: errNeverSettlesPython}
 	}
 	return 0, &RunError{Kind: api.KindException, Message: errNeverSettles}
 }

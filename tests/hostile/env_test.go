@@ -99,7 +99,11 @@ func newEnv(t testing.TB, limits api.Limits) *env {
 	e.rt, err = wasmhost.New(context.Background(), wasmhost.NewConfig().WithMaxCommittedMemory(committedCap))
 	require.NoError(t, err, "the sandbox needs the guest (run `make guest`)")
 	t.Cleanup(func() { _ = e.rt.Close(context.Background()) })
-	e.exec, err = executor.New(reg, executor.NewConfig().WithRuntime(e.rt).WithLimits(limits))
+	cfg := executor.NewConfig().WithRuntime(e.rt).WithLimits(limits)
+	if withPython {
+		cfg = cfg.WithLanguages(api.LanguageTypeScript, api.LanguagePython)
+	}
+	e.exec, err = executor.New(reg, cfg)
 	require.NoError(t, err)
 	return e
 }
@@ -118,7 +122,15 @@ func (e *env) call(ctx context.Context, name string, args any) api.Result {
 
 // run runs a program with the caller limits given (nil: none).
 func (e *env) run(ctx context.Context, code string, limits map[string]any) api.Result {
+	return e.runIn(ctx, api.LanguageTypeScript, code, limits)
+}
+
+// runIn runs a program in a language with the caller limits given.
+func (e *env) runIn(ctx context.Context, lang api.Language, code string, limits map[string]any) api.Result {
 	args := map[string]any{"code": code, "description": "a hostile case"}
+	if lang != api.LanguageTypeScript {
+		args["language"] = string(lang)
+	}
 	if limits != nil {
 		args["limits"] = limits
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/trace"
 )
@@ -45,11 +46,13 @@ var notReplayable = map[string]string{
 	"16 concurrent programs of 0.3 s CPU, 2 s limit": "whether each program ends ok or at its 2 s compute limit depends on how 16 programs at once share the cores; replay runs them one by one",
 	// The corpus itself accepts either of two limits for these: which one a
 	// run reaches first depends on the machine and its load.
-	"repeat 1<<27 inside a native":    "timeout or memory, whichever limit the run reaches first",
-	"memory bomb, string doubling":    "memory or exception, whichever the allocator reaches first",
-	"memory bomb, caught and retried": "memory or timeout, whichever limit the run reaches first",
-	"microtask flood":                 "timeout or memory, whichever limit the run reaches first",
-	"timer flood":                     "fails on whichever limit the run reaches first",
+	"repeat 1<<27 inside a native":            "timeout or memory, whichever limit the run reaches first",
+	"memory bomb, string doubling":            "memory or exception, whichever the allocator reaches first",
+	"memory bomb, caught and retried":         "memory or timeout, whichever limit the run reaches first",
+	"microtask flood":                         "timeout or memory, whichever limit the run reaches first",
+	"timer flood":                             "fails on whichever limit the run reaches first",
+	"python: sorted of a huge list":           "memory or timeout, whichever limit the run reaches first",
+	"python: memory bomb, caught and retried": "memory or timeout, whichever limit the run reaches first",
 }
 
 // replayReport is what a replay child prints: one JSON line.
@@ -90,7 +93,11 @@ func TestHostileReplayChild(t *testing.T) {
 		records = append(records, r)
 		mu.Unlock()
 	})
-	ex, err := executor.New(e.exec.Registry(), rec.Install(executor.NewConfig().WithRuntime(e.rt).WithLimits(childLimits)))
+	cfg := executor.NewConfig().WithRuntime(e.rt).WithLimits(childLimits)
+	if withPython {
+		cfg = cfg.WithLanguages(api.LanguageTypeScript, api.LanguagePython)
+	}
+	ex, err := executor.New(e.exec.Registry(), rec.Install(cfg))
 	require.NoError(t, err)
 	e.exec = ex
 
