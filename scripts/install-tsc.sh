@@ -1,47 +1,10 @@
 #!/usr/bin/env bash
 # install-tsc.sh installs the pinned TypeScript compiler that the sdkgen tests run into .tools/tsc/.
 #
-# The version is pinned in scripts/tsc/package.json; scripts/tsc/package-lock.json carries the
-# tarball's integrity hash, which `npm ci` verifies. The install is skipped when .tools/tsc already
-# holds exactly what the two files describe, so a second run costs a few milliseconds. Tests never
-# touch the network: they only look for the installed compiler (and fail, saying to run `make tsc`,
-# when it is missing).
+# The version is pinned in scripts/tsc/package.json, its integrity hash in
+# scripts/tsc/package-lock.json (install_npm_tool, scripts/lib/npm-tool.sh, says how it is installed
+# and checked). Tests only look for the installed compiler (and fail, saying to run `make tsc`, when it
+# is missing).
 set -euo pipefail
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-src="$root/scripts/tsc"
-dst="$root/.tools/tsc"
-want_version=5.9.3
-
-stamp_of() { cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1; }
-installed_version() {
-  sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' \
-    "$dst/node_modules/typescript/package.json" 2>/dev/null | head -1
-}
-
-want_stamp=$(stamp_of)
-if [ -f "$dst/.stamp" ] && [ "$(cat "$dst/.stamp")" = "$want_stamp" ] &&
-  [ -f "$dst/node_modules/typescript/bin/tsc" ] && [ "$(installed_version)" = "$want_version" ]; then
-  exit 0
-fi
-
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "install-tsc: node and npm are missing; installing Debian's nodejs and npm" >&2
-  if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
-  $sudo apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-fi
-
-echo "install-tsc: installing typescript $want_version into ${dst#"$root"/}" >&2
-rm -rf "$dst"
-mkdir -p "$dst"
-cp "$src/package.json" "$src/package-lock.json" "$dst/"
-(cd "$dst" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-
-got=$(installed_version)
-if [ "$got" != "$want_version" ]; then
-  echo "install-tsc: expected typescript $want_version, found '${got}'" >&2
-  exit 1
-fi
-node "$dst/node_modules/typescript/bin/tsc" --version >/dev/null
-echo "$want_stamp" >"$dst/.stamp"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/npm-tool.sh"
+install_npm_tool tsc typescript 5.9.3 bin/tsc
