@@ -95,6 +95,7 @@ class Client:
         scope: str | None = None,
         limits: RunLimits | None = None,
         description: str | None = None,
+        language: str | None = None,
         wait: bool = True,
     ) -> ExecutionState:
         """Starts an execution (POST /v1/executions, createExecution). With
@@ -110,6 +111,7 @@ class Client:
             scope=scope,
             limits=limits,
             description=description,
+            language=language,
             wait=wait,
         )
         return self.post_execution(req)
@@ -162,6 +164,7 @@ class Client:
         scope: str | None = None,
         limits: RunLimits | None = None,
         description: str | None = None,
+        language: str | None = None,
     ) -> ExecutionState:
         """Starts an execution and drives it until it settles, the client-tool
         loop: each time it is pending, its calls are answered (by ``answer``
@@ -191,6 +194,7 @@ class Client:
                 scope=scope,
                 limits=limits,
                 description=description,
+                language=language,
                 wait=True,
             )
             st = self.post_execution(req)
@@ -337,12 +341,15 @@ def execution_request(
     scope: str | None = None,
     limits: RunLimits | None = None,
     description: str | None = None,
+    language: str | None = None,
     wait: bool = True,
 ) -> ExecutionRequest:
     """The body of POST /v1/executions, with the members given."""
     req: ExecutionRequest = {"code": code}
     if description:
         req["description"] = description
+    if language:
+        req["language"] = language
     if scope:
         req["scope"] = scope
     if session:

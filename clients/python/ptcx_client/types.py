@@ -28,6 +28,8 @@ class ClientTool(TypedDict):
 class ExecutionRequest(TypedDict):
     code: str
     description: NotRequired[str]
+    # "typescript" (the default) or "python", for a tenant whose languages enable it.
+    language: NotRequired[str]
     scope: NotRequired[str]
     session: NotRequired[str]
     keep_state: NotRequired[bool]

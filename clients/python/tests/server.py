@@ -44,7 +44,7 @@ class Server:
         tenants = [
             # alpha: room enough for the tests.
             {"name": "alpha", "key_sha256": sha(KEYS["alpha"]), "mode": "ptc",
-             "quotas": {"max_concurrent": 4, "max_pending": 8}},
+             "quotas": {"max_concurrent": 4, "max_pending": 8}, "languages": ["typescript", "python"]},
             # beta: one run at a time, for the quota (429) tests.
             {"name": "beta", "key_sha256": sha(KEYS["beta"]), "mode": "ptc",
              "quotas": {"max_concurrent": 1, "max_pending": 2}},

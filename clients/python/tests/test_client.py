@@ -54,6 +54,10 @@ def alpha(**kw: Any) -> Client:
     return Client(SERVER.url, KEYS["alpha"], **kw)
 
 
+def beta(**kw: Any) -> Client:
+    return Client(SERVER.url, KEYS["beta"], **kw)
+
+
 class ExecutionTest(unittest.TestCase):
     def test_run_answersClientToolsUntilSettled(self) -> None:
         asked: list[Any] = []
@@ -109,6 +113,17 @@ class ExecutionTest(unittest.TestCase):
         st = alpha().run('throw new Error("boom")')
         self.assertEqual(st["status"], "failed")
         self.assertIn("boom", st["error"]["message"])
+
+    def test_run_aPythonProgram_whereTheTenantEnablesIt(self) -> None:
+        st = alpha().run("import json\nprint('adding')\njson.loads('[1, 2]')[0] + 1", language="python")
+        self.assertEqual(st["status"], "completed", st)
+        self.assertEqual(st["value"], 2)
+        self.assertIn("adding", st["text"])
+        # beta runs TypeScript only: the execution fails, naming what it runs.
+        st = beta().run("1 + 1", language="python")
+        self.assertEqual(st["status"], "failed", st)
+        self.assertEqual(st["error"]["code"], "INVALID_ARGS")
+        self.assertIn("typescript", st["error"]["message"])
 
     def test_createAndGet_pendingThenResults(self) -> None:
         c = alpha()
