@@ -88,12 +88,13 @@ func (rt *Runtime) forLanguage(ctx context.Context, lang api.Language) (*Runtime
 
 // newPython makes rt's Python Runtime.
 func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
-	if rt.cfg.engineName() != EngineWazero {
-		return nil, ErrPythonEngine
-	}
+	// Not built first: whatever the engine, building the guest comes first.
 	lib := embeddedPythonLib()
 	if embeddedPythonWasm() == nil || lib == nil {
 		return nil, ErrNoPython
+	}
+	if rt.cfg.engineName() != EngineWazero {
+		return nil, ErrPythonEngine
 	}
 	bin, err := meteredPython()
 	if err != nil {
@@ -188,11 +189,11 @@ func CheckPython(name string) error {
 	if err := CheckEngine(name); err != nil {
 		return err
 	}
-	if name != EngineWazero {
-		return ErrPythonEngine
-	}
 	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
 		return ErrNoPython
+	}
+	if name != EngineWazero {
+		return ErrPythonEngine
 	}
 	return nil
 }
