@@ -45,6 +45,11 @@ type execution struct {
 	settledAt time.Time
 	pending   []*pendingCall // unanswered client-side calls, in call order
 	waiting   []*pendingCall // a live wait's calls, until it is answered or parks (livewait.go)
+	// adoptable are a live wait's calls taken over by waitLive, by call
+	// id, until the resumed program's client tool body adopts them
+	// (adoptPending): one answered in between has left pending with its
+	// result in its channel, which the body must still find.
+	adoptable map[string]*pendingCall
 	calls     []CallRecord
 	callCount int
 	events    []Event

@@ -123,17 +123,26 @@ func (x *execution) takeWaitingLive() map[int32]executor.Answer {
 		case r := <-pc.answer:
 			answers[pc.parkID] = answerOf(r)
 		default:
+			if x.adoptable == nil {
+				x.adoptable = make(map[string]*pendingCall)
+			}
+			x.adoptable[pc.call.ID] = pc
 		}
 	}
 	x.waiting = nil
 	return answers
 }
 
-// adoptPending returns x's pending live call of that id (a live wait's
-// call the program now waits on live), or nil.
+// adoptPending returns x's live call of that id that the program now
+// waits on live (a live wait's call taken over by waitLive), pending or
+// answered since (its result in its channel), or nil.
 func (x *execution) adoptPending(id string) *pendingCall {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if pc, ok := x.adoptable[id]; ok {
+		delete(x.adoptable, id)
+		return pc
+	}
 	for _, pc := range x.pending {
 		if pc.call.ID == id && pc.answer != nil {
 			return pc
