@@ -31,8 +31,24 @@ func isIdentifier(s string) bool {
 // quote renders s as a TypeScript (and JavaScript, and JSON) double-quoted string literal. It
 // escapes quotes, backslashes, every control and line-separator character and everything
 // unicode.IsPrint rejects, so the literal is one line of printable text. Invalid UTF-8 becomes
-// U+FFFD.
+// U+FFFD. Past U+FFFF it writes a surrogate pair of \u escapes.
 func quote(s string) string {
+	return quoteWith(s, func(b *strings.Builder, r rune) {
+		if r > 0xFFFF {
+			r -= 0x10000
+			writeUnicodeEscape(b, 0xD800+(r>>10))
+			writeUnicodeEscape(b, 0xDC00+(r&0x3FF))
+			return
+		}
+		writeUnicodeEscape(b, r)
+	})
+}
+
+// quoteWith renders s as a one-line double-quoted string literal of printable text, in the
+// syntax TypeScript and Python share: quotes, backslashes, \n, \r and \t escaped as such, every
+// other control and line-separator character and whatever unicode.IsPrint rejects written by
+// escape, the language's own. Invalid UTF-8 becomes U+FFFD.
+func quoteWith(s string, escape func(*strings.Builder, rune)) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
 	b.WriteByte('"')
@@ -53,13 +69,7 @@ func quote(s string) string {
 				b.WriteRune(r)
 				continue
 			}
-			if r > 0xFFFF {
-				r -= 0x10000
-				writeUnicodeEscape(&b, 0xD800+(r>>10))
-				writeUnicodeEscape(&b, 0xDC00+(r&0x3FF))
-				continue
-			}
-			writeUnicodeEscape(&b, r)
+			escape(&b, r)
 		}
 	}
 	b.WriteByte('"')

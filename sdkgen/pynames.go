@@ -3,8 +3,6 @@ package sdkgen
 import (
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // pyKeywords are Python 3.13's hard keywords: not usable as attribute, parameter or field names.
@@ -36,40 +34,19 @@ func pyName(s string) bool {
 	return true
 }
 
-// pyQuote renders s as a one-line double-quoted Python string literal of printable text: quotes,
-// backslashes, control and line-separator characters and whatever unicode.IsPrint rejects are
-// escaped. Invalid UTF-8 becomes U+FFFD.
+// pyQuote renders s as a one-line double-quoted Python string literal of printable text
+// (quoteWith): what needs escaping beyond the shared escapes is \xNN, \uNNNN or \UNNNNNNNN.
 func pyQuote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
+	return quoteWith(s, func(b *strings.Builder, r rune) {
+		switch {
+		case r <= 0xFF:
+			fmt.Fprintf(b, `\x%02x`, r)
+		case r <= 0xFFFF:
+			fmt.Fprintf(b, `\u%04x`, r)
 		default:
-			switch {
-			case r < utf8.RuneSelf && r >= 0x20 && r != 0x7f, r >= utf8.RuneSelf && unicode.IsPrint(r):
-				b.WriteRune(r)
-			case r <= 0xFF:
-				fmt.Fprintf(&b, `\x%02x`, r)
-			case r <= 0xFFFF:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			default:
-				fmt.Fprintf(&b, `\U%08x`, r)
-			}
+			fmt.Fprintf(b, `\U%08x`, r)
 		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	})
 }
 
 // pyComment renders a one-line `# ...` comment, or "" when there is nothing to say.
