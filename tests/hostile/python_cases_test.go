@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/guest/python"
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -90,21 +91,11 @@ var pythonCases = []hostileCase{
 // embeds its guest, and in CI always (a missing guest then fails the cases
 // rather than leaving them out), but not on an engine that refuses Python
 // (wasmtime, ErrPythonEngine: wasmhost's tests check that refusal).
-var withPython = (python.Wasm() != nil || truthyEnv("CI")) &&
+var withPython = (python.Wasm() != nil || testkit.InCI()) &&
 	!errors.Is(wasmhost.CheckPython(os.Getenv(wasmhost.EngineEnv)), wasmhost.ErrPythonEngine)
 
 func init() {
 	if withPython {
 		cases = append(cases, pythonCases...)
 	}
-}
-
-// truthyEnv says whether the environment variable name is set to a true
-// value (1, true, yes), as CI=true is.
-func truthyEnv(name string) bool {
-	switch strings.ToLower(os.Getenv(name)) {
-	case "1", "true", "yes":
-		return true
-	}
-	return false
 }
