@@ -31,6 +31,12 @@ type options struct {
 	describe  bool
 	seed      *uint64
 	languages []api.Language          // WithLanguages; nil: TypeScript only
+	// promptLanguage is WithPromptLanguage's; "": the deployment's default.
+	promptLanguage api.Language
+	// sdkDescriber: run_code's description is sdkgen's, in the prompt's
+	// language (the default; WithPlainRunCodeDescription and
+	// WithRunCodeDescriber clear it).
+	sdkDescriber bool
 	sessions  *executor.SessionLimits // WithSessions (sessions.go)
 	// parkApprovals and parkedTools: WithParkedApprovals, WithParkedTools
 	// (park.go).
@@ -40,7 +46,7 @@ type options struct {
 }
 
 func defaultOptions() options {
-	return options{exec: executor.NewConfig(), describer: sdkgen.DescribeRunCode, describe: true}
+	return options{exec: executor.NewConfig(), describer: sdkgen.DescribeRunCode, describe: true, sdkDescriber: true}
 }
 
 // WithRegistry builds the host on reg instead of a new, empty registry: a
@@ -124,7 +130,7 @@ func WithCodeRuntime(rt executor.CodeRuntime) Option {
 // sections in its system prompt, which carry the same declarations, can drop
 // them from the description with this. It undoes WithRunCodeDescriber.
 func WithPlainRunCodeDescription() Option {
-	return func(o *options) { o.describer, o.describe = nil, false }
+	return func(o *options) { o.describer, o.describe, o.sdkDescriber = nil, false, false }
 }
 
 // WithRunCodeDescriber renders run_code's description with d instead of
@@ -134,7 +140,7 @@ func WithPlainRunCodeDescription() Option {
 // WithPlainRunCodeDescription; with WithSessions the description ends with
 // the session rule either way.
 func WithRunCodeDescriber(d registry.Describer) Option {
-	return func(o *options) { o.describer, o.describe = d, true }
+	return func(o *options) { o.describer, o.describe, o.sdkDescriber = d, true, false }
 }
 
 // WithLanguages sets the languages run_code programs may be written in
@@ -148,6 +154,19 @@ func WithLanguages(ls ...Language) Option {
 	return func(o *options) {
 		o.languages = append([]api.Language{}, ls...)
 	}
+}
+
+// WithPromptLanguage sets the language Prompt declares the tools in, and
+// run_code's default description with them (sdkgen.PromptLanguage): l must
+// be one WithLanguages enables, or New fails naming those it does. Default:
+// the deployment's default language, TypeScript when it is enabled (a
+// program without a language is TypeScript), else the one enabled. With
+// Python, the "tools:sdk" section has Python's rules and the tools as the
+// typed Python SDK declares them (sdkgen.PythonSDKSection); with both
+// languages enabled, the other is said in a line of "tools:languages". It
+// is applied after WithLanguages.
+func WithPromptLanguage(l Language) Option {
+	return func(o *options) { o.promptLanguage = l }
 }
 
 // WithSeed runs every run_code program in a deterministic world of its own,
