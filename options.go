@@ -30,14 +30,14 @@ type options struct {
 	describer registry.Describer
 	describe  bool
 	seed      *uint64
-	languages []api.Language          // WithLanguages; nil: TypeScript only
+	languages []api.Language // WithLanguages; nil: TypeScript only
 	// promptLanguage is WithPromptLanguage's; "": the deployment's default.
 	promptLanguage api.Language
 	// sdkDescriber: run_code's description is sdkgen's, in the prompt's
 	// language (the default; WithPlainRunCodeDescription and
 	// WithRunCodeDescriber clear it).
 	sdkDescriber bool
-	sessions  *executor.SessionLimits // WithSessions (sessions.go)
+	sessions     *executor.SessionLimits // WithSessions (sessions.go)
 	// parkApprovals and parkedTools: WithParkedApprovals, WithParkedTools
 	// (park.go).
 	parkApprovals bool

@@ -119,8 +119,8 @@ type env struct {
 	// promptLanguage is the language the prompt declares the tools in
 	// (--language of ptcx prompt and ptcx mcp, resolved).
 	promptLanguage api.Language
-	bridges   []*mcpbridge.Bridge // the --upstream servers
-	cleanup   []func()
+	bridges        []*mcpbridge.Bridge // the --upstream servers
+	cleanup        []func()
 }
 
 // needsRunCode fails a command that runs a program in a scope whose mode
