@@ -7,7 +7,6 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -46,7 +45,7 @@ type options struct {
 }
 
 func defaultOptions() options {
-	return options{exec: executor.NewConfig(), describer: sdkgen.DescribeRunCode, describe: true, sdkDescriber: true}
+	return options{exec: executor.NewConfig(), describe: true, sdkDescriber: true}
 }
 
 // WithRegistry builds the host on reg instead of a new, empty registry: a
@@ -124,11 +123,12 @@ func WithCodeRuntime(rt executor.CodeRuntime) Option {
 // WithPlainRunCodeDescription keeps run_code's short default description
 // (registry.DefaultRunCodeDescription; with WithRegistry, whatever
 // description the registry was given). By default run_code's description
-// carries the TypeScript declarations of the tools a program can call
-// (sdkgen.DescribeRunCode), so that a model that sees only the advertised
-// tools still sees every binding's types; a host that puts Host.Prompt's
-// sections in its system prompt, which carry the same declarations, can drop
-// them from the description with this. It undoes WithRunCodeDescriber.
+// carries the declarations of the tools a program can call, in the
+// prompt's language (sdkgen.DescribeRunCodeIn; WithPromptLanguage), so
+// that a model that sees only the advertised tools still sees every
+// binding's types; a host that puts Host.Prompt's sections in its system
+// prompt, which carry the same declarations, can drop them from the
+// description with this. It undoes WithRunCodeDescriber.
 func WithPlainRunCodeDescription() Option {
 	return func(o *options) { o.describer, o.describe, o.sdkDescriber = nil, false, false }
 }
@@ -147,9 +147,10 @@ func WithRunCodeDescriber(d registry.Describer) Option {
 // (run_code's "language" argument): TypeScript, the default, and Python
 // (CPython 3.13 in the sandbox; a build of ptcx without the Python guest,
 // `make guest-python`, fails New when it is enabled). With more than one,
-// run_code's advertised schema offers them and Prompt has a
-// "tools:languages" section saying how a Python program is written. It is
-// applied after WithExecutor.
+// or Python alone, run_code's advertised schema offers them; with more than
+// one, Prompt has a "tools:languages" section saying how a program in the
+// language the prompt does not declare the tools in is written
+// (WithPromptLanguage). It is applied after WithExecutor.
 func WithLanguages(ls ...Language) Option {
 	return func(o *options) {
 		o.languages = append([]api.Language{}, ls...)
