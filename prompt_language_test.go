@@ -2,12 +2,15 @@ package ptcx_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx"
+	"github.com/ptcx/ptcx/internal/testkit"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/sdkgen"
 )
@@ -91,4 +94,54 @@ func TestWithPromptLanguage_ownDescription(t *testing.T) {
 	require.Equal(t, registry.DefaultRunCodeDescription, runCodeDescription(t, plain.Registry()))
 	own := newHost(t, append(python, ptcx.WithRunCodeDescriber(func(_, base string, _ []ptcx.Schema) string { return base + " (own)" }))...)
 	require.True(t, strings.HasSuffix(runCodeDescription(t, own.Registry()), " (own)"))
+}
+
+type bashArgs struct {
+	Command string `json:"command"`
+}
+
+type readArgs2 struct {
+	Path string `json:"path"`
+}
+
+// The Python prompt's examples run as written: the run_code call the SDK
+// section shows (a model copies it whole), the languages section's
+// one-liner, and the rule's way of catching a failed call.
+func TestPythonPrompt_examplesRun(t *testing.T) {
+	testkit.RequirePython(t)
+	ctx := context.Background()
+	bash := ptcx.Func("bash", "Run a command.", func(_ context.Context, a bashArgs) (string, error) { return "ran " + a.Command, nil }, ptcx.ConcurrencySafe())
+	read := ptcx.Func("read", "Read a file.", func(_ context.Context, a readArgs2) (string, error) {
+		if a.Path == "missing" {
+			return "", errors.New("no such file")
+		}
+		return "text of " + a.Path, nil
+	}, ptcx.ConcurrencySafe())
+	h := newSandboxHost(t, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(bash, read),
+		ptcx.WithLanguages(ptcx.LanguageTypeScript, ptcx.LanguagePython), ptcx.WithPromptLanguage(ptcx.LanguagePython))
+	run := func(id, args string) json.RawMessage {
+		t.Helper()
+		r := h.Execute(ctx, ptcx.Call{ID: id, Name: "run_code", Args: json.RawMessage(args)})
+		require.Nil(t, r.Err, "%s: %+v", args, r.Err)
+		var v struct{ Result json.RawMessage }
+		require.NoError(t, json.Unmarshal(r.Value, &v))
+		return v.Result
+	}
+
+	sdk := promptOf(t, h)[sdkgen.SectionSDK]
+	_, example, found := strings.Cut(sdk, "\nrun_code ")
+	require.True(t, found, sdk)
+	example, _, _ = strings.Cut(example, "\n")
+	require.JSONEq(t, `{"status": "ran git status --short", "log": "ran git log --oneline -5"}`, string(run("c1", example)))
+
+	// The TypeScript prompt's Python line (both enabled, TypeScript declared).
+	ts := newHost(t, ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(bash, read), ptcx.WithLanguages(ptcx.LanguageTypeScript, ptcx.LanguagePython))
+	line := promptOf(t, ts)[sdkgen.SectionLanguages]
+	_, mapping, found := strings.Cut(line, "Example: `")
+	require.True(t, found, line)
+	mapping, _, _ = strings.Cut(mapping, "`\n")
+	require.JSONEq(t, `26`, string(run("c2", mapping)), "len(\"text of a.txt\") + len(\"text of b.txt\")")
+
+	caught := `{"language": "python", "code": "try:\n    await tools.read(path=\"missing\")\nexcept ToolCallError as e:\n    if e.code != \"TOOL_TIMEOUT\":\n        r = [e.tool, e.code, str(e)]\nr"}`
+	require.JSONEq(t, `["read", "TOOL_FAILED", "no such file"]`, string(run("c3", caught)))
 }
