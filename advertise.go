@@ -49,9 +49,11 @@ func (h *Host) AnthropicTools(scope string) ([]AnthropicTool, error) {
 // Prompt returns the tool sections of scope's system prompt, in prompt
 // order, leaving out the empty ones: "tools:ptc-only" (ptc mode: run_code is
 // the only tool callable directly) and "tools:sdk" (ptc and both: how to
-// write a program, and the TypeScript declarations of every binding), and,
-// with WithLanguages of more than TypeScript, "tools:languages" (the
-// languages, and how a Python program is written), and with WithSessions,
+// write a program, and the declarations of every binding, in the prompt's
+// language: TypeScript's, or the typed Python SDK's; WithPromptLanguage),
+// and, with WithLanguages of more than one language, "tools:languages" (the
+// languages, and in a line how a program of the other one is written), and
+// with WithSessions,
 // "tools:session" (executor.SessionPrompt: state persists between
 // programs). In native mode there are none.
 func (h *Host) Prompt(scope string) ([]Section, error) {
@@ -63,11 +65,10 @@ func (h *Host) Prompt(scope string) ([]Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	sections, err := sdkgen.Sections(mode, bindable)
+	sections, err := sdkgen.PromptSections(mode, bindable, h.languages, h.promptLanguage)
 	if err != nil {
 		return nil, fmt.Errorf("ptcx: the prompt of scope %q: %w", scope, err)
 	}
-	sections = sdkgen.WithLanguagesSection(sections, mode, h.languages)
 	if h.sessions && mode != api.ModeNative {
 		sections = append(sections, Section{Name: executor.SectionSession, Text: executor.SessionPrompt})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -28,6 +29,9 @@ type Host struct {
 	sessions bool
 	// languages: WithLanguages', whose section Prompt adds; nil: TypeScript only.
 	languages []api.Language
+	// promptLanguage is the language Prompt declares the tools in
+	// (WithPromptLanguage, checked).
+	promptLanguage api.Language
 	// parkedTools are WithParkedTools' names: what ExecuteParkable parks on.
 	parkedTools map[string]struct{}
 
@@ -64,7 +68,22 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 			return nil, fmt.Errorf("ptcx: WithMode: %w", err)
 		}
 	}
+	if o.languages != nil {
+		ls, err := api.CheckLanguages(o.languages)
+		if err != nil {
+			return nil, fmt.Errorf("ptcx: WithLanguages: %w", err)
+		}
+		h.languages = ls
+	}
+	pl, err := sdkgen.PromptLanguage(h.languages, string(o.promptLanguage))
+	if err != nil {
+		return nil, fmt.Errorf("ptcx: WithPromptLanguage: %w", err)
+	}
+	h.promptLanguage = pl
 	describer, describe := o.describer, o.describe
+	if o.sdkDescriber {
+		describer = sdkgen.DescribeRunCodeIn(pl)
+	}
 	if o.sessions != nil {
 		describer, describe = executor.WithSessionPrompt(describer), true
 	}
@@ -85,14 +104,9 @@ func New(ctx context.Context, opts ...Option) (*Host, error) {
 		exCfg = exCfg.WithSessions(*o.sessions)
 		h.sessions = true
 	}
-	if o.languages != nil {
-		ls, err := api.CheckLanguages(o.languages)
-		if err != nil {
-			return nil, fmt.Errorf("ptcx: WithLanguages: %w", err)
-		}
-		exCfg = exCfg.WithLanguages(ls...)
-		h.reg.SetRunCodeLanguages(ls)
-		h.languages = ls
+	if h.languages != nil {
+		exCfg = exCfg.WithLanguages(h.languages...)
+		h.reg.SetRunCodeLanguages(h.languages)
 	}
 	if o.parkApprovals {
 		exCfg = exCfg.WithApprover(executor.ParkApprovals(parkedElsewhere))

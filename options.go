@@ -7,7 +7,6 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
-	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -30,8 +29,14 @@ type options struct {
 	describer registry.Describer
 	describe  bool
 	seed      *uint64
-	languages []api.Language          // WithLanguages; nil: TypeScript only
-	sessions  *executor.SessionLimits // WithSessions (sessions.go)
+	languages []api.Language // WithLanguages; nil: TypeScript only
+	// promptLanguage is WithPromptLanguage's; "": the deployment's default.
+	promptLanguage api.Language
+	// sdkDescriber: run_code's description is sdkgen's, in the prompt's
+	// language (the default; WithPlainRunCodeDescription and
+	// WithRunCodeDescriber clear it).
+	sdkDescriber bool
+	sessions     *executor.SessionLimits // WithSessions (sessions.go)
 	// parkApprovals and parkedTools: WithParkedApprovals, WithParkedTools
 	// (park.go).
 	parkApprovals bool
@@ -40,7 +45,7 @@ type options struct {
 }
 
 func defaultOptions() options {
-	return options{exec: executor.NewConfig(), describer: sdkgen.DescribeRunCode, describe: true}
+	return options{exec: executor.NewConfig(), describe: true, sdkDescriber: true}
 }
 
 // WithRegistry builds the host on reg instead of a new, empty registry: a
@@ -118,13 +123,14 @@ func WithCodeRuntime(rt executor.CodeRuntime) Option {
 // WithPlainRunCodeDescription keeps run_code's short default description
 // (registry.DefaultRunCodeDescription; with WithRegistry, whatever
 // description the registry was given). By default run_code's description
-// carries the TypeScript declarations of the tools a program can call
-// (sdkgen.DescribeRunCode), so that a model that sees only the advertised
-// tools still sees every binding's types; a host that puts Host.Prompt's
-// sections in its system prompt, which carry the same declarations, can drop
-// them from the description with this. It undoes WithRunCodeDescriber.
+// carries the declarations of the tools a program can call, in the
+// prompt's language (sdkgen.DescribeRunCodeIn; WithPromptLanguage), so
+// that a model that sees only the advertised tools still sees every
+// binding's types; a host that puts Host.Prompt's sections in its system
+// prompt, which carry the same declarations, can drop them from the
+// description with this. It undoes WithRunCodeDescriber.
 func WithPlainRunCodeDescription() Option {
-	return func(o *options) { o.describer, o.describe = nil, false }
+	return func(o *options) { o.describer, o.describe, o.sdkDescriber = nil, false, false }
 }
 
 // WithRunCodeDescriber renders run_code's description with d instead of
@@ -134,20 +140,34 @@ func WithPlainRunCodeDescription() Option {
 // WithPlainRunCodeDescription; with WithSessions the description ends with
 // the session rule either way.
 func WithRunCodeDescriber(d registry.Describer) Option {
-	return func(o *options) { o.describer, o.describe = d, true }
+	return func(o *options) { o.describer, o.describe, o.sdkDescriber = d, true, false }
 }
 
 // WithLanguages sets the languages run_code programs may be written in
 // (run_code's "language" argument): TypeScript, the default, and Python
 // (CPython 3.13 in the sandbox; a build of ptcx without the Python guest,
 // `make guest-python`, fails New when it is enabled). With more than one,
-// run_code's advertised schema offers them and Prompt has a
-// "tools:languages" section saying how a Python program is written. It is
-// applied after WithExecutor.
+// or Python alone, run_code's advertised schema offers them; with more than
+// one, Prompt has a "tools:languages" section saying how a program in the
+// language the prompt does not declare the tools in is written
+// (WithPromptLanguage). It is applied after WithExecutor.
 func WithLanguages(ls ...Language) Option {
 	return func(o *options) {
 		o.languages = append([]api.Language{}, ls...)
 	}
+}
+
+// WithPromptLanguage sets the language Prompt declares the tools in, and
+// run_code's default description with them (sdkgen.PromptLanguage): l must
+// be one WithLanguages enables, or New fails naming those it does. Default:
+// the deployment's default language, TypeScript when it is enabled (a
+// program without a language is TypeScript), else the one enabled. With
+// Python, the "tools:sdk" section has Python's rules and the tools as the
+// typed Python SDK declares them (sdkgen.PythonSDKSection); with both
+// languages enabled, the other is said in a line of "tools:languages". It
+// is applied after WithLanguages.
+func WithPromptLanguage(l Language) Option {
+	return func(o *options) { o.promptLanguage = l }
 }
 
 // WithSeed runs every run_code program in a deterministic world of its own,

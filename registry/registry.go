@@ -146,10 +146,12 @@ func (r *Registry) SetRunCodeDescriber(d Describer) {
 }
 
 // SetRunCodeLanguages sets the languages run_code's advertised schema
-// offers: with more than one, it has a language property whose enum is
-// them, in their order; with one or none (the default: TypeScript only), it
-// has none. The executor decides what runs (executor.Config.WithLanguages);
-// this only says it.
+// offers: with more than one, or one that is not TypeScript (a program
+// without a language is TypeScript, so a Python-only deployment's programs
+// must say "python"), it has a language property whose enum is them, in
+// their order; with TypeScript alone or none (the default), it has none.
+// The executor decides what runs (executor.Config.WithLanguages); this only
+// says it.
 func (r *Registry) SetRunCodeLanguages(ls []api.Language) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -10,9 +10,10 @@ import (
 	"github.com/ptcx/ptcx/registry"
 )
 
-// run_code's advertised schema has a language property only when there is
-// a choice, its enum the languages enabled; its arguments may name a
-// language either way (the executor checks it).
+// run_code's advertised schema has a language property only when a program
+// may need to name its language (more than one, or Python alone), its enum
+// the languages enabled; its arguments may name a language either way (the
+// executor checks it).
 func TestRunCodeLanguages_advertised(t *testing.T) {
 	reg := registry.New()
 	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
@@ -35,5 +36,10 @@ func TestRunCodeLanguages_advertised(t *testing.T) {
 	p, ok := languageOf()
 	require.True(t, ok)
 	require.Equal(t, []any{"typescript", "python"}, p["enum"])
-
+	// Python alone: a program must still say so (absent is TypeScript), so
+	// the property is there, its enum Python alone.
+	reg.SetRunCodeLanguages([]api.Language{api.LanguagePython})
+	p, ok = languageOf()
+	require.True(t, ok, "Python alone: the language property says it")
+	require.Equal(t, []any{"python"}, p["enum"])
 }

@@ -112,7 +112,7 @@ func (r *Registry) bindableLocked(s *scope) []api.Schema {
 func (r *Registry) runCodeSchemaLocked(s *scope) api.Schema {
 	sc := publicSchema(runCodeDefinition)
 	sc.InputSchema = json.RawMessage(RunCodeInputSchema)
-	if len(r.languages) > 1 {
+	if len(r.languages) > 1 || len(r.languages) == 1 && r.languages[0].Canonical() != api.LanguageTypeScript {
 		sc.InputSchema = json.RawMessage(runCodeInputSchemaWith(r.languages))
 	}
 	if r.describe != nil {

@@ -75,7 +75,7 @@ func TestListing_bounds(t *testing.T) {
 		n                   int
 		summaries, complete bool
 	}{{10, true, true}, {300, true, true}, {1000, false, true}, {3000, false, false}} {
-		l := listing(tools(tc.n))
+		l := listing(tools(tc.n), "tools.$search")
 		require.LessOrEqual(t, len(l), ListingBytes+100, "%d tools", tc.n)
 		require.Equal(t, tc.summaries, strings.Contains(l, "- tool_0000: Does"), "%d tools", tc.n)
 		require.Equal(t, tc.complete, !strings.Contains(l, "more (find them with tools.$search)"), "%d tools", tc.n)
@@ -83,5 +83,5 @@ func TestListing_bounds(t *testing.T) {
 			require.Equal(t, tc.n, strings.Count(l, "\n"))
 		}
 	}
-	require.Empty(t, listing(nil))
+	require.Empty(t, listing(nil, "tools.$search"))
 }

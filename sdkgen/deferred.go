@@ -51,8 +51,9 @@ func DeferredDeclarations() string {
 }
 
 // listing renders "- name: summary" lines for tools (run_code left out), sorted by name, within
-// ListingBytes, then a line that counts the tools left out, if any.
-func listing(tools []api.Schema) string {
+// ListingBytes, then a line that counts the tools left out, if any, saying how a program finds
+// them: search, tools.$search in TypeScript.
+func listing(tools []api.Schema, search string) string {
 	sorted := make([]api.Schema, 0, len(tools))
 	fixed := 0
 	for _, t := range tools {
@@ -77,7 +78,7 @@ func listing(tools []api.Schema) string {
 		}
 		line += "\n"
 		if b.Len()+len(line) > ListingBytes {
-			fmt.Fprintf(&b, "- … and %d more (find them with tools.$search)\n", len(sorted)-i)
+			fmt.Fprintf(&b, "- … and %d more (find them with %s)\n", len(sorted)-i, search)
 			break
 		}
 		b.WriteString(line)
@@ -88,5 +89,5 @@ func listing(tools []api.Schema) string {
 // deferredSection is the SDK section of a large tool set, after the rules and the example.
 func deferredSection(tools []api.Schema) string {
 	return "\nDeclarations of what a program gets:\n```ts\n" + DeferredDeclarations() + "```\n" +
-		"\nThe bound tools (name: what it does):\n" + listing(tools)
+		"\nThe bound tools (name: what it does):\n" + listing(tools, "tools.$search")
 }

@@ -24,3 +24,14 @@ func DescribeRunCode(scope, base string, bindable []api.Schema) string {
 	}
 	return base + "\n\nThe program's bindings:\n\n" + decl
 }
+
+// DescribeRunCodeIn returns the describer of run_code for a deployment whose prompt declares the
+// tools in lang (PromptLanguage): DescribeRunCode for TypeScript; for Python, base followed by
+// how a program is written (with "language": "python") and the Python declarations of
+// PythonSDKSection, or a large tool set's listing.
+func DescribeRunCodeIn(lang api.Language) func(scope, base string, bindable []api.Schema) string {
+	if lang == api.LanguagePython {
+		return describeRunCodePython
+	}
+	return DescribeRunCode
+}

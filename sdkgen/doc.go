@@ -7,7 +7,10 @@
 // Dotted names are declared as namespaces too (tools.fs.read_file), by the rule the guest's prelude
 // applies (namespaces.go). PythonStub renders the same tools as a Python type stub (python.go,
 // pytypes.go, pynames.go): TypedDicts and a Tools Protocol, for Python programs and for checking
-// them with pyright; what Python cannot express becomes `Any` with a comment saying why.
+// them with pyright; what Python cannot express becomes `Any` with a comment saying why. The
+// prompt's SDK section is in one language (PromptSections, PromptLanguage): TypeScript's
+// (SDKSection) or Python's (PythonSDKSection: Python's rules and the stub's declarations,
+// pyprompt.go), with the other enabled language said in a line of "tools:languages".
 //
 // Everything it renders is deterministic: the same tools give byte-identical text on every run and
 // every machine (tools are sorted by name; properties keep the order of the schema's source text).

@@ -198,3 +198,20 @@ return f.content.length;`
 	require.NoError(t, json.Unmarshal(r.Value, &v))
 	require.Equal(t, "5", string(v.Result))
 }
+
+// In Python too: the listing, the catalog's functions by their Python spelling, within the budget.
+func TestPythonSDKSection_largeToolSet(t *testing.T) {
+	for _, n := range []int{300, 3000} {
+		text, err := sdkgen.PythonSDKSection(api.ModePTC, largeTools(n))
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(text), sdkgen.SectionBytes, "%d tools", n)
+		require.Contains(t, text, `tools["$search"]("what it does")`)
+		require.Contains(t, text, "def __getitem__(self, name: Literal[\"$describe\"]) -> Describe: ...")
+		require.Contains(t, text, "`tools.fs.read_file(...)` is `tools[\"fs.read_file\"](...)`")
+		require.NotContains(t, text, "WeatherForecastArgs")
+		require.Equal(t, n == 3000, strings.Contains(text, `more (find them with tools["$search"])`), "%d tools", n)
+	}
+	desc := sdkgen.DescribeRunCodeIn(api.LanguagePython)("", "Run a program.", largeTools(3000))
+	require.LessOrEqual(t, len(desc), sdkgen.SectionBytes)
+	require.Contains(t, desc, `more (find them with tools["$search"])`)
+}

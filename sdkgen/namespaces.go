@@ -93,8 +93,8 @@ func nameSets(names []string) (byName, prefixes map[string]bool) {
 }
 
 // firstNamespaced returns the first name of tools, in sorted order, that is reached through a
-// namespace, or "".
-func firstNamespaced(tools []api.Schema) string {
+// namespace, or "". segmentOK is namespaceTreeOf's (nil for TypeScript, pyName for Python).
+func firstNamespaced(tools []api.Schema, segmentOK func(string) bool) string {
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
 		if !t.Transport {
@@ -104,7 +104,7 @@ func firstNamespaced(tools []api.Schema) string {
 	sort.Strings(names)
 	byName, prefixes := nameSets(names)
 	for _, name := range names {
-		if parts := strings.Split(name, "."); len(parts) > 1 && namespaced(parts, byName, prefixes) {
+		if parts := strings.Split(name, "."); len(parts) > 1 && namespaced(parts, byName, prefixes) && allSegments(parts, segmentOK) {
 			return name
 		}
 	}

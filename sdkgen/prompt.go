@@ -72,7 +72,7 @@ func SDKSection(mode api.Mode, tools []api.Schema) (string, error) {
 	}
 	deferred := Deferred(tools)
 	text := sdkRules
-	if name := firstNamespaced(tools); name != "" {
+	if name := firstNamespaced(tools, nil); name != "" {
 		text += namespaceRule(name)
 	}
 	if deferred {
@@ -91,20 +91,11 @@ func SDKSection(mode api.Mode, tools []api.Schema) (string, error) {
 	return text + "\nDeclarations of the functions a program can call:\n```ts\n" + decls + "```\n", nil
 }
 
-// Sections renders the assembled tool sections in prompt order ("tools:ptc-only" before
-// "tools:sdk"), leaving out the empty ones.
+// Sections renders the assembled tool sections of a TypeScript-only deployment in prompt order
+// ("tools:ptc-only" before "tools:sdk"), leaving out the empty ones: PromptSections with
+// TypeScript alone.
 func Sections(mode api.Mode, tools []api.Schema) ([]Section, error) {
-	sdk, err := SDKSection(mode, tools)
-	if err != nil {
-		return nil, err
-	}
-	var out []Section
-	for _, s := range []Section{{SectionPTCOnly, PTCOnlySection(mode)}, {SectionSDK, sdk}} {
-		if s.Text != "" {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return PromptSections(mode, tools, nil, api.LanguageTypeScript)
 }
 
 func checkMode(mode api.Mode) error {

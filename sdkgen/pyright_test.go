@@ -2,8 +2,10 @@ package sdkgen_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -165,7 +167,20 @@ func TestPythonStub_pyright(t *testing.T) {
 		stub, err := sdkgen.PythonStub(tools)
 		require.NoError(t, err, name)
 		files["sdk_"+name+".pyi"] = stub
+		// The prompt's declarations in Python (PythonSDKSection) are a stub by themselves: they
+		// type-check as one (forward references and names shadowing builtins, as in the SDK's
+		// stub), and programs type-check against them as against the stub.
+		files["prompt_"+name+".pyi"] = promptPython(t, tools)
 	}
+	files["prompt_deferred.pyi"] = promptPython(t, largeToolSet(300))
+	files["prog_prompt_shop.py"] = pyProgram("prompt_shop", pyCases[0].body)
+	files["prog_prompt_deferred.py"] = pyProgram("prompt_deferred", `
+matches = tools["$search"]("read a file", limit=3)
+d = tools["$describe"](matches[0]["name"])
+text = await tools.fs_read(path="a.txt")
+other = await tools["tool-7"]({"x": 1})
+print(d["declaration"], d["inputSchema"], text, other)`)
+	files["prog_prompt_deferred_bad.py"] = pyProgram("prompt_deferred", `n: int = tools["$search"]("x")`)
 	require.Contains(t, files["sdk_injection.pyi"], "class Handle[T = JsonValue]:")
 	for _, c := range pyCases {
 		files["prog_"+c.sdk+"_"+c.name+".py"] = pyProgram("sdk_"+c.sdk, c.body)
@@ -194,6 +209,35 @@ func TestPythonStub_pyright(t *testing.T) {
 		}
 		require.True(t, found, "%s: no %s error containing %q: %v", file, c.wantRule, c.wantMsg, got)
 	}
+	for name := range sdks {
+		require.Empty(t, diags["prompt_"+name+".pyi"], "the %s prompt:\n%s", name, files["prompt_"+name+".pyi"])
+	}
+	require.Empty(t, diags["prompt_deferred.pyi"], files["prompt_deferred.pyi"])
+	require.Empty(t, diags["prog_prompt_shop.py"])
+	require.Empty(t, diags["prog_prompt_deferred.py"])
+	require.Len(t, diags["prog_prompt_deferred_bad.py"], 1, "a search's result is a list")
 	require.Empty(t, diags["builtins/prog.py"])
 	require.Len(t, diags["builtins/bad.py"], 1)
+}
+
+// promptPython is the Python declaration block of the tools' Python prompt section.
+func promptPython(t *testing.T, tools []api.Schema) string {
+	t.Helper()
+	sec, err := sdkgen.PythonSDKSection(api.ModePTC, tools)
+	require.NoError(t, err)
+	_, block, found := strings.Cut(sec, "```python\n")
+	require.True(t, found, sec)
+	block, _, found = strings.Cut(block, "```\n")
+	require.True(t, found, sec)
+	return block
+}
+
+// largeToolSet is n tools, enough for the deferred listing (sdkgen.Deferred).
+func largeToolSet(n int) []api.Schema {
+	out := make([]api.Schema, n)
+	for i := range out {
+		out[i] = api.Schema{Name: fmt.Sprintf("tool-%d", i), Description: "Does thing number " + strconv.Itoa(i) + "."}
+	}
+	out[0].Name = "fs_read"
+	return out
 }

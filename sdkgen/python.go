@@ -90,6 +90,16 @@ type pyTool struct {
 // JSON Schema). Within a schema, what Python's types cannot express is `Any` with a comment saying
 // why; an intersection (allOf) keeps its first part, which admits more than the schema.
 func PythonStub(tools []api.Schema) (string, error) {
+	decls, err := pythonDeclarations(tools)
+	if err != nil {
+		return "", err
+	}
+	return pyHeader + decls, nil
+}
+
+// pythonDeclarations is PythonStub without its header (how to save and check the stub): from the
+// typing import on, valid Python by itself. The Python prompt carries it (PythonSDKSection).
+func pythonDeclarations(tools []api.Schema) (string, error) {
 	sorted, inputs, outputs, err := prepare(tools)
 	if err != nil {
 		return "", err
@@ -223,7 +233,7 @@ func PythonStub(tools []api.Schema) (string, error) {
 			used = append(used, name)
 		}
 	}
-	return pyHeader + "from typing import " + strings.Join(used, ", ") + "\n" + body, nil
+	return "from typing import " + strings.Join(used, ", ") + "\n" + body, nil
 }
 
 // pyNamespace is the Protocol of one namespace of dotted names.

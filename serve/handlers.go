@@ -13,6 +13,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/serve/internal/cluster"
 )
 
@@ -380,7 +381,13 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, t *tenant) {
 }
 
 func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, t *tenant) {
-	sections, err := prompt(t.exec.Registry(), r.URL.Query().Get("scope"), t.languages)
+	q := r.URL.Query()
+	lang := api.Language(q.Get("language"))
+	if _, err := sdkgen.PromptLanguage(t.languages, string(lang)); err != nil {
+		writeError(w, badRequest("language", err))
+		return
+	}
+	sections, err := prompt(t.exec.Registry(), q.Get("scope"), t.languages, lang)
 	if err != nil {
 		writeError(w, badRequest("scope", err))
 		return

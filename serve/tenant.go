@@ -194,7 +194,7 @@ func (t *tenant) executor(ctx context.Context, reg *registry.Registry) (*executo
 }
 
 func (t *tenant) instructions(reg *registry.Registry) string {
-	sections, err := prompt(reg, registry.Deployment, t.languages)
+	sections, err := prompt(reg, registry.Deployment, t.languages, "")
 	if err != nil {
 		return ""
 	}
@@ -212,9 +212,10 @@ func (t *tenant) close() {
 	}
 }
 
-// prompt is a scope's prompt sections, with languages' section when there
-// is a choice (sdkgen.WithLanguagesSection).
-func prompt(reg *registry.Registry, scope string, languages []api.Language) ([]sdkgen.Section, error) {
+// prompt is a scope's prompt sections for a tenant that runs languages,
+// the tools declared in lang ("": the tenant's default language), with the
+// languages' section when there is a choice (sdkgen.PromptSections).
+func prompt(reg *registry.Registry, scope string, languages []api.Language, lang api.Language) ([]sdkgen.Section, error) {
 	mode, err := reg.Mode(scope)
 	if err != nil {
 		return nil, err
@@ -223,11 +224,7 @@ func prompt(reg *registry.Registry, scope string, languages []api.Language) ([]s
 	if err != nil {
 		return nil, err
 	}
-	sections, err := sdkgen.Sections(mode, bindable)
-	if err != nil {
-		return nil, err
-	}
-	return sdkgen.WithLanguagesSection(sections, mode, languages), nil
+	return sdkgen.PromptSections(mode, bindable, languages, lang)
 }
 
 // prepareLanguages readies the sandbox's guests of languages: the Python

@@ -237,9 +237,12 @@ class Client:
         query = {k: v for k, v in (("scope", scope), ("format", format)) if v}
         return cast(dict[str, Any], self._json("GET", "/v1/tools", query=query or None))
 
-    def get_prompt(self, *, scope: str | None = None) -> dict[str, Any]:
-        """The tool sections of the system prompt (GET /v1/prompt, getPrompt)."""
-        return cast(dict[str, Any], self._json("GET", "/v1/prompt", query={"scope": scope} if scope else None))
+    def get_prompt(self, *, scope: str | None = None, language: str | None = None) -> dict[str, Any]:
+        """The tool sections of the system prompt (GET /v1/prompt, getPrompt), the tools declared in
+        language ("typescript" or "python"; default: typescript when the tenant enables it, else the
+        one it enables)."""
+        query = {k: v for k, v in (("scope", scope), ("language", language)) if v}
+        return cast(dict[str, Any], self._json("GET", "/v1/prompt", query=query or None))
 
     # --- events -----------------------------------------------------------
 

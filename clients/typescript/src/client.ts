@@ -205,9 +205,13 @@ export class Client {
     return this.json({ method: "GET", path: "/v1/tools", query: { scope: o.scope, format: o.format }, idempotent: true, signal: o.signal, retry: o.retry });
   }
 
-  /** prompt is the tool sections of the system prompt (GET /v1/prompt). */
-  prompt(o: RequestOptions & { scope?: string } = {}): Promise<{ sections: { name: string; text: string }[] }> {
-    return this.json({ method: "GET", path: "/v1/prompt", query: { scope: o.scope }, idempotent: true, signal: o.signal, retry: o.retry });
+  /**
+   * prompt is the tool sections of the system prompt (GET /v1/prompt);
+   * language is the one it declares the tools in (default: typescript when
+   * the tenant enables it, else the one it enables).
+   */
+  prompt(o: RequestOptions & { scope?: string; language?: "typescript" | "python" } = {}): Promise<{ sections: { name: string; text: string }[] }> {
+    return this.json({ method: "GET", path: "/v1/prompt", query: { scope: o.scope, language: o.language }, idempotent: true, signal: o.signal, retry: o.retry });
   }
 
   /**

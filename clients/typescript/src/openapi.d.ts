@@ -993,6 +993,8 @@ export interface operations {
         parameters: {
             query?: {
                 scope?: string;
+                /** @description The language the prompt declares the tools in (its tools:sdk section: rules and declarations), one of the tenant's languages; absent, typescript when the tenant enables it, else the one it enables. With more than one language enabled, a tools:languages section says the other in a line. */
+                language?: "typescript" | "python";
             };
             header?: never;
             path?: never;

@@ -103,6 +103,14 @@ func TestUsageErrors(t *testing.T) {
 		{"empty upstream", []string{"sdk", "--upstream", "fs="}, `--upstream "fs=": empty command`},
 		{"bad upstream timeout", []string{"wire", "--upstream-timeout", "-1s"}, "--upstream-timeout -1s: want a positive duration"},
 		{"bad sdk-in", []string{"mcp", "--sdk-in", "both"}, `--sdk-in "both": want description or instructions`},
+		{"prompt in a language not enabled", []string{"prompt", "--language", "python"},
+			`--language "python": the prompt's language "python" is not one this deployment runs: it runs typescript (enable it with --languages)`},
+		{"prompt in an unknown language", []string{"prompt", "--languages", "python", "--language", "cobol"},
+			`--language "cobol": the prompt's language "cobol" is unknown: the languages are typescript and python`},
+		{"prompt in typescript, python enabled", []string{"prompt", "--languages", "python", "--language", "typescript"},
+			`the prompt's language "typescript" is not one this deployment runs: it runs python`},
+		{"mcp in a language not enabled", []string{"mcp", "--language", "python"},
+			`--language "python": the prompt's language "python" is not one this deployment runs: it runs typescript (enable it with --languages)`},
 		{"bench with no runs", []string{"bench", "--runs", "0"}, "--runs 0: want 1 to 1000"},
 		{"bench with too many runs", []string{"bench", "--runs", "1001"}, "--runs 1001: want 1 to 1000"},
 		{"bench with too many calls", []string{"bench", "--calls", "10001"}, "--calls 10001: want 1 to 10000"},
@@ -366,6 +374,38 @@ func TestPrompt(t *testing.T) {
 	require.Equal(t, why+"\n", errOut)
 	_, errOut, _ = ptcx(t, "", "prompt", "--tools", toolsFile)
 	require.Empty(t, errOut, "nothing to explain when there are sections")
+}
+
+// ptcx prompt --language python declares the tools in Python; the default
+// is TypeScript when it is enabled, else the one language enabled.
+func TestPrompt_language(t *testing.T) {
+	ws := t.TempDir()
+	prompt := func(args ...string) map[string]string {
+		t.Helper()
+		out, errOut, status := ptcx(t, "", append([]string{"prompt", "--mode", "ptc", "--workspace", ws, "--json"}, args...)...)
+		require.Equal(t, exitOK, status, errOut)
+		var sections []struct{ Name, Text string }
+		require.NoError(t, json.Unmarshal([]byte(out), &sections))
+		m := map[string]string{}
+		for _, sec := range sections {
+			m[sec.Name] = sec.Text
+		}
+		return m
+	}
+	python := prompt("--languages", "python")
+	require.Contains(t, python["tools:sdk"], "```python\nfrom typing import")
+	require.Contains(t, python["tools:sdk"], "async def read(")
+	require.NotContains(t, python, "tools:languages", "one language: nothing to choose")
+	require.Equal(t, python, prompt("--languages", "python", "--language", "python"))
+
+	both := prompt("--languages", "typescript,python")
+	require.Contains(t, both["tools:sdk"], "```ts\n")
+	require.Contains(t, both["tools:languages"], "asyncio.gather")
+	require.Equal(t, both, prompt("--languages", "typescript,python", "--language", "typescript"))
+
+	bothPy := prompt("--languages", "typescript,python", "--language", "python")
+	require.Equal(t, python["tools:sdk"], bothPy["tools:sdk"])
+	require.Contains(t, bothPy["tools:languages"], "Promise.all")
 }
 
 func TestRun(t *testing.T) {

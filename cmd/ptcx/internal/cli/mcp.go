@@ -27,7 +27,7 @@ var mcpCommand = command{
 		"a policy asks about. --session keeps one program state per connection: globals and top-level\n" +
 		"declarations of one run_code program are there for the next (run_code's description says so).\n" +
 		"The mode defaults to ptc.",
-	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream '[NAME=]CMD ARGS...']... [--upstream-timeout D] [--sdk-in description|instructions] [--session] [--seed N] [--trace FILE]",
+	usage: "mcp [--tools FILE] [--mode ptc|both|native] [--scope NAME] [--workspace DIR] [--allow-bash] [--upstream '[NAME=]CMD ARGS...']... [--upstream-timeout D] [--sdk-in description|instructions] [--languages LIST] [--language typescript|python] [--session] [--seed N] [--trace FILE]",
 	run:   runMCP,
 }
 
@@ -41,6 +41,7 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 	st := setup{defaultMode: api.ModePTC}
 	fs := newFlags(c, s)
 	st.flags(fs, true)
+	st.promptLanguageFlag(fs)
 	sdkIn := fs.String("sdk-in", sdkInDescription, "where the typed SDK is sent, once: `WHERE` is description (run_code's description, which every client shows the model) or instructions (the server's instructions)")
 	session := fs.Bool("session", false, "keep one run_code session per connection: the programs of a connection share their globals and top-level declarations, as in a REPL (closed when the connection ends)")
 	var ef evalFlags
@@ -64,7 +65,15 @@ func runMCP(ctx context.Context, c command, s *stdio, args []string) int {
 			fmt.Fprintf(s.err, "ptcx mcp: %s\n", err)
 		}
 	}()
-	describe := mcpDescriber(*sdkIn, *session)
+	langs, err := st.parseLanguages()
+	if err != nil {
+		return usageError(fs, s, "%s", err)
+	}
+	lang, err := st.resolvePromptLanguage(langs)
+	if err != nil {
+		return usageError(fs, s, "%s", err)
+	}
+	describe := mcpDescriber(*sdkIn, *session, lang)
 	st.describe = &describe
 	e, err := st.build(ctx, executor.NewConfig())
 	if err != nil {
@@ -117,15 +126,15 @@ func mcpInstructions(e *env, sdkIn string) (string, error) {
 	return strings.Join(parts, "\n"), nil
 }
 
-// mcpDescriber renders run_code's description: with the whole SDK
-// (describeWithSDK) unless --sdk-in instructions sends it there, then the
-// registry's short default. With sessions (--session), run_code's
-// description ends with executor.SessionPrompt either way: state persists
-// between calls.
-func mcpDescriber(sdkIn string, sessions bool) registry.Describer {
+// mcpDescriber renders run_code's description: with the whole SDK in the
+// prompt's language lang (describeWithSDK) unless --sdk-in instructions
+// sends it there, then the registry's short default. With sessions
+// (--session), run_code's description ends with executor.SessionPrompt
+// either way: state persists between calls.
+func mcpDescriber(sdkIn string, sessions bool, lang api.Language) registry.Describer {
 	var describe registry.Describer
 	if sdkIn != sdkInInstructions {
-		describe = describeWithSDK
+		describe = describeWithSDK(lang)
 	}
 	if sessions {
 		describe = executor.WithSessionPrompt(describe)
@@ -134,16 +143,23 @@ func mcpDescriber(sdkIn string, sessions bool) registry.Describer {
 }
 
 // describeWithSDK renders run_code's description as its base followed by
-// the whole tools:sdk section (how to write a program, then the
-// declarations), so that the description alone teaches what the
-// instructions would have. The section is the same under ptc and both, the
-// only modes with run_code.
-func describeWithSDK(scope, base string, bindable []api.Schema) string {
-	sec, err := sdkgen.SDKSection(api.ModePTC, bindable)
-	if err != nil || sec == "" {
-		return sdkgen.DescribeRunCode(scope, base, bindable)
+// the whole tools:sdk section in lang (how to write a program, then the
+// declarations: SDKSection, or PythonSDKSection), so that the description
+// alone teaches what the instructions would have. The section is the same
+// under ptc and both, the only modes with run_code.
+func describeWithSDK(lang api.Language) registry.Describer {
+	section := sdkgen.SDKSection
+	if lang == api.LanguagePython {
+		section = sdkgen.PythonSDKSection
 	}
-	return base + "\n\n" + sec
+	fallback := sdkgen.DescribeRunCodeIn(lang)
+	return func(scope, base string, bindable []api.Schema) string {
+		sec, err := section(api.ModePTC, bindable)
+		if err != nil || sec == "" {
+			return fallback(scope, base, bindable)
+		}
+		return base + "\n\n" + sec
+	}
 }
 
 // clientGone reports an end of serving that is the client's leaving: ptcx

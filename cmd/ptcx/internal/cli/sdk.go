@@ -18,8 +18,8 @@ var sdkCommand = command{
 var promptCommand = command{
 	name:    "prompt",
 	brief:   "print the system prompt's tool sections for the scope's mode",
-	summary: "Print the tool sections of the system prompt for the scope's mode, in order\n(tools:ptc-only, then tools:sdk; empty ones are left out).",
-	usage:   "prompt [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--json]",
+	summary: "Print the tool sections of the system prompt for the scope's mode, in order\n(tools:ptc-only, then tools:sdk, then tools:languages with more than one language; empty ones\nare left out). --language python declares the tools in Python (the typed Python SDK) and\nstates Python's rules; it must be one of --languages.",
+	usage:   "prompt [--tools FILE] [--mode native|ptc|both] [--scope NAME] [--upstream [NAME=]CMD]... [--languages LIST] [--language typescript|python] [--json]",
 	run:     runPrompt,
 }
 
@@ -57,6 +57,7 @@ func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
 	var st setup
 	fs := newFlags(c, s)
 	st.flags(fs, true)
+	st.promptLanguageFlag(fs)
 	asJSON := fs.Bool("json", false, "print the sections as a JSON array of {name, text}")
 	e, status, ok := st.buildNoArgs(ctx, fs, s, args)
 	if !ok {
@@ -95,7 +96,8 @@ func runPrompt(ctx context.Context, c command, s *stdio, args []string) int {
 	return exitOK
 }
 
-// promptSections renders the scope's tool sections of the system prompt.
+// promptSections renders the scope's tool sections of the system prompt, in
+// the prompt's language (--language).
 func (e *env) promptSections() ([]sdkgen.Section, error) {
 	mode, err := e.reg.Mode(e.scope)
 	if err != nil {
@@ -105,9 +107,5 @@ func (e *env) promptSections() ([]sdkgen.Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	sections, err := sdkgen.Sections(mode, bindable)
-	if err != nil {
-		return nil, err
-	}
-	return sdkgen.WithLanguagesSection(sections, mode, e.languages), nil
+	return sdkgen.PromptSections(mode, bindable, e.languages, e.promptLanguage)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ptcx/ptcx/executor"
 	"github.com/ptcx/ptcx/mcpbridge"
 	"github.com/ptcx/ptcx/registry"
+	"github.com/ptcx/ptcx/sdkgen"
 	"github.com/ptcx/ptcx/toolsfile"
 	"github.com/ptcx/ptcx/wasmhost"
 	"github.com/ptcx/ptcx/workspace"
@@ -50,8 +51,34 @@ type setup struct {
 	// the registry is built (--seed, --trace: evalflags.go).
 	observe func(*registry.Registry, executor.Config) executor.Config
 	// describe, when set, renders run_code's description instead of
-	// ptcx.New's default, sdkgen.DescribeRunCode (ptcx mcp: mcpDescriber).
+	// ptcx.New's default, sdkgen.DescribeRunCodeIn the prompt's language
+	// (ptcx mcp: mcpDescriber).
 	describe *registry.Describer
+	// promptLanguage is --language of ptcx prompt and ptcx mcp: the
+	// language the prompt declares the tools in; "" for the default
+	// (sdkgen.PromptLanguage).
+	promptLanguage string
+}
+
+// promptLanguageFlag registers --language, the prompt's language (ptcx
+// prompt, ptcx mcp).
+func (s *setup) promptLanguageFlag(fs *flag.FlagSet) {
+	fs.StringVar(&s.promptLanguage, "language", "", "the `LANGUAGE` the prompt declares the tools in: typescript or python, one --languages enables "+
+		"(default: typescript when enabled, else the one enabled)")
+}
+
+// resolvePromptLanguage checks --language against the languages enabled
+// (langs, parseLanguages') and returns the prompt's language.
+func (s *setup) resolvePromptLanguage(langs []api.Language) (api.Language, error) {
+	l, err := sdkgen.PromptLanguage(langs, s.promptLanguage)
+	if err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Message)
+		}
+		return "", fmt.Errorf("--language %q: %w (enable it with --languages)", s.promptLanguage, err)
+	}
+	return l, nil
 }
 
 func (s *setup) flags(fs *flag.FlagSet, withMode bool) {
@@ -89,8 +116,11 @@ type env struct {
 	scope string
 	// languages are run_code's (--languages; nil: TypeScript only).
 	languages []api.Language
-	bridges   []*mcpbridge.Bridge // the --upstream servers
-	cleanup   []func()
+	// promptLanguage is the language the prompt declares the tools in
+	// (--language of ptcx prompt and ptcx mcp, resolved).
+	promptLanguage api.Language
+	bridges        []*mcpbridge.Bridge // the --upstream servers
+	cleanup        []func()
 }
 
 // needsRunCode fails a command that runs a program in a scope whose mode
@@ -139,11 +169,15 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 			return nil, fmt.Errorf("python programs: %w", err)
 		}
 	}
+	promptLang, err := s.resolvePromptLanguage(langs)
+	if err != nil {
+		return nil, usage{err}
+	}
 	ups, err := s.parseUpstreams()
 	if err != nil {
 		return nil, err
 	}
-	e := &env{reg: registry.New(), scope: s.scope, languages: langs}
+	e := &env{reg: registry.New(), scope: s.scope, languages: langs, promptLanguage: promptLang}
 	ok := false
 	defer func() {
 		if !ok {
@@ -199,6 +233,7 @@ func (s *setup) build(ctx context.Context, cfg executor.Config) (*env, error) {
 	if langs != nil {
 		opts = append(opts, ptcxhost.WithLanguages(langs...))
 	}
+	opts = append(opts, ptcxhost.WithPromptLanguage(promptLang))
 	h, err := ptcxhost.New(ctx, opts...) // the front door, as any host's: it installs run_code's describer
 	if err != nil {
 		return nil, err

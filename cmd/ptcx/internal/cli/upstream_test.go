@@ -147,6 +147,34 @@ func TestMCP_sdkSentOnce(t *testing.T) {
 	}
 }
 
+// With --language python, run_code's description carries Python's SDK
+// section (and --sdk-in instructions moves it to the instructions).
+func TestMCP_sdkInPython(t *testing.T) {
+	ws := t.TempDir()
+	out, errOut, status := ptcx(t, "", "prompt", "--mode", "ptc", "--workspace", ws, "--languages", "typescript,python", "--language", "python", "--json")
+	require.Equal(t, exitOK, status, errOut)
+	var sections []struct{ Name, Text string }
+	require.NoError(t, json.Unmarshal([]byte(out), &sections))
+	require.Len(t, sections, 3)
+	sdk := sections[1].Text
+	require.Contains(t, sdk, "class Tools(Protocol):")
+
+	for _, inDescription := range []bool{true, false} {
+		args := []string{"--workspace", ws, "--languages", "typescript,python", "--language", "python"}
+		if !inDescription {
+			args = append(args, "--sdk-in", "instructions")
+		}
+		cs, _ := serveMCP(t, args...)
+		list, err := cs.ListTools(context.Background(), nil)
+		require.NoError(t, err)
+		desc, inst := list.Tools[0].Description, cs.InitializeResult().Instructions
+		require.Equal(t, inDescription, strings.Contains(desc, sdk), desc)
+		require.Equal(t, !inDescription, strings.Contains(inst, sdk), inst)
+		require.NotContains(t, desc+inst, "declare const tools")
+		require.Contains(t, inst, "Promise.all", "the languages section says TypeScript in a line")
+	}
+}
+
 func TestMCP_builtinAnnotations(t *testing.T) {
 	cs, _ := serveMCP(t, "--mode", "both", "--workspace", t.TempDir(), "--allow-bash")
 	list, err := cs.ListTools(context.Background(), nil)
