@@ -78,7 +78,7 @@ func (m *Meta) Check(img *Base, memSize int64) error {
 		// (engine.FileTable's RestoreFiles).
 		return Refuse("it has %d open files, over the limit of %d", len(m.Files), wasifs.MaxOpen)
 	}
-		if len(m.Globals) != len(img.Globals) {
+	if len(m.Globals) != len(img.Globals) {
 		return Refuse("it has %d globals, the guest %d", len(m.Globals), len(img.Globals))
 	}
 	for i, g := range m.Globals {
