@@ -20,7 +20,10 @@ import (
 // warm pool are Python's: it shares its parent's admission (its pooled
 // instances are charged to the same committed memory), guest slots and
 // runners, and closes with it. Its instances see the standard library's
-// zip, read-only, at /usr/local/lib: their only file system.
+// zip, read-only, at /usr/local/lib: their only file system, served by
+// WASI file functions of the host's own (package wasifs), whose table of
+// the files an instance has open is the host's: emptied when the instance
+// is recycled (pool_recycle.go), carried by a snapshot (suspend.go).
 
 var (
 	// ErrNoPython is returned by a Python run when this build embeds no
@@ -30,7 +33,7 @@ var (
 	// ErrPythonEngine is returned by a Python run on a Runtime whose engine
 	// is not wazero: the Python guest's file system is wazero's.
 	ErrPythonEngine = errors.New("wasmhost: Python programs run on the wazero engine only, for now " +
-		"(the Python guest's read-only file system is mounted through wazero's WASI)")
+		"(the wasmtime adapter does not define the WASI functions the Python guest imports: docs/engines.md)")
 )
 
 // embeddedPythonWasm and embeddedPythonLib are package python's; tests
@@ -118,7 +121,7 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 }
 
 // newPythonEngine is the wazero engine of the Python guest: lib mounted
-// read-only at python.StdlibMount, WASI's file functions wazero's own.
+// read-only at python.StdlibMount through wasifs's WASI file functions.
 func newPythonEngine(ctx context.Context, lib fs.FS, memoryBytes int64, cacheDir string) (engine.Engine, error) {
 	return engine.NewWazeroFS(lib, python.StdlibMount)(ctx, memoryBytes, cacheDir, hostImports)
 }
