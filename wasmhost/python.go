@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 
 	"github.com/ptcx/ptcx/api"
@@ -31,9 +30,9 @@ var (
 	ErrNoPython = errors.New("wasmhost: this build of ptcx has no Python guest: build it with `make guest-python` " +
 		"in the ptcx checkout (then rebuild ptcx)")
 	// ErrPythonEngine is returned by a Python run on a Runtime whose engine
-	// is not wazero: the Python guest's file system is wazero's.
-	ErrPythonEngine = errors.New("wasmhost: Python programs run on the wazero engine only, for now " +
-		"(the wasmtime adapter does not define the WASI functions the Python guest imports: docs/engines.md)")
+	// cannot give the Python guest its file system (engine.LookupFS).
+	ErrPythonEngine = errors.New("wasmhost: this engine cannot run Python programs: it cannot give the Python guest " +
+		"its file system (wazero and wasmtime can)")
 )
 
 // embeddedPythonWasm and embeddedPythonLib are package python's; tests
@@ -96,7 +95,8 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	if embeddedPythonWasm() == nil || lib == nil {
 		return nil, ErrNoPython
 	}
-	if rt.cfg.engineName() != EngineWazero {
+	withFS, ok := engine.LookupFS(rt.cfg.engineName())
+	if !ok {
 		return nil, ErrPythonEngine
 	}
 	bin, err := meteredPython()
@@ -108,7 +108,7 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	py := &Runtime{cfg: cfg, lang: api.LanguagePython, limits: rt.limits, parent: rt,
 		slots: rt.slots, admission: rt.admission, admitWait: rt.admitWait, runners: rt.runners}
 	py.closing, py.closeRuns = context.WithCancelCause(rt.closing)
-	eng, err := newPythonEngine(ctx, lib, rt.limits.MemoryBytes, cfg.cacheDir)
+	eng, err := withFS(lib, python.StdlibMount)(ctx, rt.limits.MemoryBytes, cfg.cacheDir, hostImports)
 	if err != nil {
 		return nil, err
 	}
@@ -118,12 +118,6 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: the Python guest: %w", err)
 	}
 	return py, nil
-}
-
-// newPythonEngine is the wazero engine of the Python guest: lib mounted
-// read-only at python.StdlibMount through wasifs's WASI file functions.
-func newPythonEngine(ctx context.Context, lib fs.FS, memoryBytes int64, cacheDir string) (engine.Engine, error) {
-	return engine.NewWazeroFS(lib, python.StdlibMount)(ctx, memoryBytes, cacheDir, hostImports)
 }
 
 // closePython closes rt's Python Runtime, if it made one.
@@ -195,7 +189,7 @@ func CheckPython(name string) error {
 	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
 		return ErrNoPython
 	}
-	if name != EngineWazero {
+	if _, ok := engine.LookupFS(name); !ok {
 		return ErrPythonEngine
 	}
 	return nil

@@ -15,9 +15,8 @@ import (
 )
 
 // requirePython skips a test without the Python guest (fails in CI), and
-// on an engine that refuses Python (wasmtime: ErrPythonEngine, which
-// CheckPython reports for it; TestPython_wasmtimeRefused checks the
-// refusal).
+// on an engine that refuses Python (ErrPythonEngine, which CheckPython
+// reports for it; TestPython_engines checks the refusal).
 func requirePython(t *testing.T) {
 	t.Helper()
 	if err := wasmhost.CheckPython(os.Getenv(wasmhost.EngineEnv)); errors.Is(err, wasmhost.ErrPythonEngine) {
