@@ -117,11 +117,11 @@ func wasiNoFiles(_ *wasmtimeState, _ engine.Memory, stack []uint64) { stack[0] =
 // parameters and results as a stack of raw bits, as wazero's host
 // functions take them.
 type wasmtimeImport struct {
-	name   string  // module.name, for errors
-	params int     // how many parameters
+	name   string               // module.name, for errors
+	params int                  // how many parameters
 	i64    [maxImportWidth]bool // which parameters are i64 (the rest are i32)
-	width  int     // the stack fn takes: max(parameters, results)
-	i32    bool    // fn returns one i32 in stack[0]
+	width  int                  // the stack fn takes: max(parameters, results)
+	i32    bool                 // fn returns one i32 in stack[0]
 	fn     func(st *wasmtimeState, mem engine.Memory, stack []uint64)
 }
 
