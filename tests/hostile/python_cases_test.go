@@ -90,7 +90,8 @@ var pythonCases = []hostileCase{
 // withPython says whether the environment enables Python: where the build
 // embeds its guest, and in CI always (a missing guest then fails the cases
 // rather than leaving them out), but not on an engine that refuses Python
-// (wasmtime, ErrPythonEngine: wasmhost's tests check that refusal).
+// (ErrPythonEngine, one that cannot give the guest its file system:
+// wasmhost's tests check that refusal; wazero and wasmtime can).
 var withPython = (python.Wasm() != nil || testkit.InCI()) &&
 	!errors.Is(wasmhost.CheckPython(os.Getenv(wasmhost.EngineEnv)), wasmhost.ErrPythonEngine)
 
