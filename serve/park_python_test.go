@@ -1,7 +1,9 @@
 package serve_test
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -64,6 +66,10 @@ func TestServer_python_clientToolParks(t *testing.T) {
 			st := pyPendingOn(t, c, askTwicePython)
 			require.Len(t, st.Pending, 1)
 			require.JSONEq(t, `{"q":"name?"}`, string(st.Pending[0].Arguments))
+			require.Eventually(t, func() bool { // an execution parks just after its pending call is shown
+				_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
+				return strings.Contains(body, `ptcx_executions_parked{tenant="a"} 1`)
+			}, 10*time.Second, 10*time.Millisecond, "the pending execution parks")
 			mid, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "ada"))
 			require.NoError(t, err)
 			require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
