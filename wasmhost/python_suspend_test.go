@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/guest/python"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -180,4 +181,40 @@ func TestPython_bytesWithoutPython(t *testing.T) {
 	_, err = bare.Resume(ctx, out.Suspended.Snapshot, &recordingTools{}, wasmhost.Resumption{})
 	require.ErrorIs(t, err, wasmhost.ErrSnapshot)
 	require.ErrorContains(t, err, "resume it with the guest that suspended it")
+}
+
+// BenchmarkLanguages_suspendResume suspends a run at its one call and
+// resumes it with the call's answer, in each language on one Runtime:
+// the cost of parking a run for a client tool, less the store. It
+// reports the snapshot's size.
+func BenchmarkLanguages_suspendResume(b *testing.B) {
+	if python.Wasm() == nil {
+		b.Skipf("skipped: %v", wasmhost.ErrNoPython)
+	}
+	rt := newRuntime(b, testConfig())
+	ctx := context.Background()
+	require.NoError(b, rt.Prepare(ctx, api.LanguagePython))
+	answer := map[int32]wasmhost.CallResult{1: {OK: true, Value: json.RawMessage(`{"x":1}`)}}
+	for _, tc := range []struct {
+		name string
+		p    wasmhost.Program
+	}{
+		{"typescript", wasmhost.Program{JS: "const r = await tools.echo({x: 1}); return r.x + 1", Tools: suspendTools, Suspend: always}},
+		{"python", wasmhost.Program{JS: "r = await tools.echo(x=1)\nr['x'] + 1", Language: api.LanguagePython, Tools: suspendTools, Suspend: always}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			size := 0
+			for b.Loop() {
+				out, err := rt.Run(ctx, tc.p, &recordingTools{})
+				if err != nil || out.Suspended == nil {
+					b.Fatal(err, out.Suspended)
+				}
+				size = len(out.Suspended.Snapshot)
+				if out, err = rt.Resume(ctx, out.Suspended.Snapshot, &recordingTools{}, wasmhost.Resumption{Results: answer}); err != nil || string(out.Result) != "2" {
+					b.Fatal(err, string(out.Result))
+				}
+			}
+			b.ReportMetric(float64(size), "snapshot-bytes")
+		})
+	}
 }
