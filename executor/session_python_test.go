@@ -92,3 +92,25 @@ func TestSession_pythonFrameOfAnotherGuest(t *testing.T) {
 		"its frame says its programs are Python, but its state is the TypeScript guest's")
 	closedOK(t)(e.CloseSession(context.Background(), "", "s"))
 }
+
+// Python sessions past MaxLivePerScope are suspended to bytes, the least
+// recently used first, and resume with their globals.
+func TestSession_pythonSuspendedAndResumed(t *testing.T) {
+	testkit.RequirePython(t)
+	cfg := executor.NewConfig().WithRuntime(realRuntime(t)).WithSessions(executor.SessionLimits{MaxLivePerScope: 1}).
+		WithLanguages(api.LanguageTypeScript, api.LanguagePython)
+	e := newExecutor(t, ptcRegistry(t), cfg)
+	t.Cleanup(func() {
+		closedOK(t)(e.CloseSession(context.Background(), "", "a"))
+		closedOK(t)(e.CloseSession(context.Background(), "", "b"))
+	})
+	require.Equal(t, "", pyValue(t, pyInSession(e, "a", "xs = [1, 2]")))
+	require.Equal(t, "", pyValue(t, pyInSession(e, "b", "xs = ['b']")))
+	states := map[string]string{}
+	for _, s := range e.Sessions("") {
+		states[s.Name] = s.State.String()
+	}
+	require.Equal(t, map[string]string{"a": "suspended", "b": "live"}, states)
+	require.Equal(t, "3", pyValue(t, pyInSession(e, "a", "sum(xs)")), "resumed from its bytes")
+	require.Equal(t, `["b"]`, pyValue(t, pyInSession(e, "b", "xs")))
+}
