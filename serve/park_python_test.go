@@ -158,3 +158,23 @@ func TestCluster_python_sessionAndPark(t *testing.T) {
 	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
 	require.JSONEq(t, `"ada:36"`, string(done.Value))
 }
+
+// A Python keep_state session keeps its globals on both of a node's ways
+// to run it (an executor of its own with a workspace, the tenant's main
+// executor without).
+func TestServer_python_keepState(t *testing.T) {
+	testkit.RequirePython(t)
+	for _, h := range sessionHosts {
+		t.Run(h.name, func(t *testing.T) {
+			ts := newServer(t, func(c *serve.Config) {
+				withPython(c)
+				if h.edit != nil {
+					h.edit(0, c)
+				}
+			})
+			c := ts.client(keyA)
+			pyKeep(t, c, "chat", "import json\ndef twice(x): return 2 * x")
+			require.JSONEq(t, `"[42]"`, string(pyKeep(t, c, "chat", "json.dumps([twice(21)])").Value))
+		})
+	}
+}
