@@ -137,7 +137,8 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	// Idle pooled instances, then resume spares, then recycled snapshot
 	// buffers, then live idle sessions (suspended to bytes), give their
 	// memory up to a run that does not fit beside them.
-	for rt.pool.yield() || rt.otherPool().yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
+	for rt.pool.yield() || rt.otherPool().yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() ||
+		rt.sessions.yield() || rt.otherSessions().yield() {
 		if rt.admission.TryAcquire(r.prog.Tenant, need) {
 			return admitted()
 		}
@@ -214,6 +215,13 @@ func (rt *Runtime) pooledCounter() *int64 {
 		return &rt.parent.pooledBytes
 	}
 	return &rt.pooledBytes
+}
+
+// suspendedCounter is where the snapshots of rt's idle suspensions are
+// counted: its own suspendedBytes, or its parent's for a language's
+// Runtime, as pooledCounter.
+func (rt *Runtime) suspendedCounter() *int64 {
+	return &rt.root().suspendedBytes
 }
 
 // unchargePool gives back what chargePool charged: the instance was taken
