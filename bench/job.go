@@ -18,14 +18,14 @@ type Job struct {
 	// Language is the workload's (Workload.Language): "" or TypeScript,
 	// whose programs are TS and JS, or Python, whose programs are Python.
 	Language api.Language `json:"language,omitempty"`
-	Tools    []string  `json:"tools"`
-	Samples  int       `json:"samples"`
-	Programs []Program `json:"programs"` // one (every run) or Samples+1 (warm-up, then one per run): Program
-	Base     []Program `json:"base,omitempty"`
-	Calls    int       `json:"calls"`
-	Live     int       `json:"live"`
-	Parallel int       `json:"parallel"`
-	Batch    int       `json:"batch"`
+	Tools    []string     `json:"tools"`
+	Samples  int          `json:"samples"`
+	Programs []Program    `json:"programs"` // one (every run) or Samples+1 (warm-up, then one per run): Program
+	Base     []Program    `json:"base,omitempty"`
+	Calls    int          `json:"calls"`
+	Live     int          `json:"live"`
+	Parallel int          `json:"parallel"`
+	Batch    int          `json:"batch"`
 	// Feeds are a Session or AfterSession job's programs, in order: TS
 	// "Code; return (Result)" for ptcx, JS the Code stripped, for a peer
 	// to run as a script (then it evaluates Result), Answer the Result's
