@@ -228,7 +228,7 @@ func TestReport_Markdown(t *testing.T) {
 		"| `runs_per_second` | runs/s | 500 | 25 | — | **20** | — |",
 		"- `runs_per_second`: trivial runs per second, 2 at a time through one executor. Targets: ≥ 5000 runs/s: 500 ✗ MISSED; ÷ quickjs-wasi ≥ 1: not measured.",
 		"Notes:\n\n- ptcx, `runs_per_second`: a note\n",
-		"Not measured:\n\n- quickjs-wasi, `trivial_e2e`: missing: no Node",
+		"Not measured:\n\n- quickjs-wasi, `trivial_e2e`, `runs_per_second`: missing: no Node\n",
 	} {
 		require.Contains(t, md, want)
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/bench"
+	"github.com/ptcx/ptcx/guest/python"
 	"github.com/ptcx/ptcx/internal/testkit"
 )
 
@@ -34,7 +36,11 @@ func TestBench_json(t *testing.T) {
 		require.NoError(t, dec.Decode(&r), sc.Text())
 		got = append(got, r.Impl+" "+r.Metric)
 		if r.Impl == bench.ImplGoja && r.Unsupported() {
-			continue // suspend, resume and the pool: goja cannot
+			continue // suspend, resume and the pool: goja cannot; nor Python
+		}
+		if w, err := bench.Lookup(r.Metric); err == nil && w.Language == api.LanguagePython && python.Wasm() == nil {
+			require.True(t, r.Missing(), "%s on %s: %s", r.Metric, r.Impl, r.Note)
+			continue // a build without the Python guest
 		}
 		want := 1
 		if w, err := bench.Lookup(r.Metric); err == nil && w.Kind == bench.PerCall {
@@ -103,7 +109,7 @@ func TestBench_flagBounds(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ args, contains string }{
-		{"--peers v8", `--peers: no peer "v8": want goja, node-worker, quickjs-wasi, ptcx-in-process, or none`},
+		{"--peers v8", `--peers: no peer "v8": want goja, node-worker, quickjs-wasi, ptcx-in-process, python-wasm-fresh, cpython-native, or none`},
 		{"--workloads nope", `--workloads: no workload "nope": want one of trivial_e2e`},
 		{"--timeout 0s", "--timeout 0s: want a positive duration"},
 	} {
