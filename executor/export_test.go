@@ -47,17 +47,18 @@ func ArgsSummary(args []byte) string { return argsSummary(args) }
 // SessionFrame is what a session store's bytes carry beside the state
 // (session_frame.go).
 type SessionFrame struct {
-	Label   api.Label
-	Handles []ParkedHandle
+	Label    api.Label
+	Handles  []ParkedHandle
+	Language api.Language
 }
 
 // UnframeSession exposes the session store frame's reader to its fuzz
 // target; FrameSession its writer.
 func UnframeSession(b []byte) (SessionFrame, []byte, error) {
 	h, state, err := unframeSession(b)
-	return SessionFrame{Label: h.label, Handles: h.handles}, state, err
+	return SessionFrame{Label: h.label, Handles: h.handles, Language: h.lang}, state, err
 }
 
 func FrameSession(f SessionFrame, state []byte) []byte {
-	return frameSession(sessionHead{label: f.Label, handles: f.Handles}, state)
+	return frameSession(sessionHead{label: f.Label, handles: f.Handles, lang: f.Language}, state)
 }

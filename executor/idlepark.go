@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -84,8 +83,8 @@ func (c Config) checkParkIdle() error {
 // idleGrace is the run's wasmhost.Program.SuspendIdle: the executor's
 // grace, but for a session's program, which is never parked.
 func (c *codeRun) idleGrace() time.Duration {
-	if c.x.session != "" || c.lang == api.LanguagePython {
-		return 0 // a Python run cannot be suspended yet
+	if c.x.session != "" {
+		return 0
 	}
 	return c.x.e.cfg.parkIdle
 }

@@ -116,7 +116,7 @@ func programOf(a runCodeArgs) (*transpile.Program, error) {
 
 // checkLanguage refuses what a program's language cannot have: a Python
 // run's memory below its floor (api.PythonMinMemoryBytes), a plan (plans
-// read TypeScript only), a run_code session.
+// read TypeScript only).
 func (a runCodeArgs) checkLanguage(x *execution, limits api.Limits) *api.Error {
 	if a.Language != api.LanguagePython {
 		return nil
@@ -125,11 +125,8 @@ func (a runCodeArgs) checkLanguage(x *execution, limits api.Limits) *api.Error {
 		return &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem,
 			Violations: []string{"at " + at + ": " + problem}}
 	}
-	switch {
-	case x.plan != nil:
+	if x.plan != nil {
 		return invalid("/language", "a Python program cannot be bound to a plan: plans read TypeScript only, for now; run it without the plan, or in TypeScript")
-	case x.session != "":
-		return invalid("/language", fmt.Sprintf("a Python program cannot run in a run_code session (%q) yet: run it without the session, or in TypeScript", x.session))
 	}
 	if err := a.Language.CheckMemory(limits.MemoryBytes); err != nil {
 		var ae *api.Error

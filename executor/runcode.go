@@ -64,12 +64,6 @@ func (e *Executor) runCode(ctx context.Context, x *execution) (api.Output, error
 	if perr != nil {
 		return api.Output{}, perr
 	}
-	if a.Language == api.LanguagePython && parkingOf(ctx) != nil {
-		// A Python run cannot be suspended yet (wasmhost.Program.Language):
-		// it runs as under Execute, where a call that would wait for a
-		// later answer or an approval cannot.
-		ctx = context.WithValue(ctx, parkingKey{}, (*parking)(nil))
-	}
 	c := &codeRun{x: x, prog: prog, lang: a.Language, names: names, catalog: catalog, limits: limits, tok: e.mintToken(x.req.ID, x.req.Scope), start: time.Now(),
 		park: parkingOf(ctx)}
 	c.tok.plan = bound

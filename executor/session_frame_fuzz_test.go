@@ -42,6 +42,7 @@ func FuzzUnframeSession(f *testing.F) {
 	f.Add(handlesFrame(`[]`, "state"))
 	f.Add(handlesFrame(oneHandle[:len(oneHandle)-1]+`,`+oneHandle[1:], "state"))
 	f.Add(handlesFrame(oneHandle, "")[:20])
+	f.Add([]byte("PTCXFLOW\x03\x01\x02\x06python\x00\x00\x00\x00state"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fr, state, err := executor.UnframeSession(b)
 		if err != nil {
@@ -67,7 +68,7 @@ func TestUnframeSession_refusesWhatItCannotRead(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"magic alone":               []byte("PTCXFLOW"),
 		"no confidentiality":        []byte("PTCXFLOW\x01\x01"),
-		"an unknown version":        []byte("PTCXFLOW\x03\x00\x00x"),
+		"an unknown version":        []byte("PTCXFLOW\x04\x00\x00x"),
 		"an integrity out of range": []byte("PTCXFLOW\x01\x02\x00"),
 		"a secrecy out of range":    []byte("PTCXFLOW\x01\x00\x03"),
 		"no handles' length":        []byte("PTCXFLOW\x02\x00\x00\x00\x00"),
@@ -84,6 +85,11 @@ func TestUnframeSession_refusesWhatItCannotRead(t *testing.T) {
 		"a ref twice":               handlesFrame(dup, "s"),
 		"two lists":                 handlesFrame(oneHandle+oneHandle, "s"),
 		"a stray bracket":           handlesFrame(oneHandle+`]`, "s"),
+		"version 3, no language":    []byte("PTCXFLOW\x03\x00\x00"),
+		"version 3, cut language":   []byte("PTCXFLOW\x03\x00\x00\x06pyt"),
+		"version 3, typescript":     []byte("PTCXFLOW\x03\x00\x00\x0atypescript\x00\x00\x00\x00s"),
+		"version 3, unknown":        []byte("PTCXFLOW\x03\x00\x00\x05cobol\x00\x00\x00\x00s"),
+		"version 3, no handles len": []byte("PTCXFLOW\x03\x00\x00\x06python\x00"),
 	} {
 		_, state, err := executor.UnframeSession(b)
 		require.Error(t, err, "%s: %q", name, b)
@@ -92,10 +98,20 @@ func TestUnframeSession_refusesWhatItCannotRead(t *testing.T) {
 
 	fr, state, err := executor.UnframeSession(executor.FrameSession(executor.SessionFrame{Label: api.Top}, []byte("s")))
 	require.NoError(t, err)
-	require.Equal(t, executor.SessionFrame{Label: api.Top}, fr)
+	require.Equal(t, executor.SessionFrame{Label: api.Top, Language: api.LanguageTypeScript}, fr)
 	require.Equal(t, "s", string(state))
 	require.Equal(t, "s", string(executor.FrameSession(executor.SessionFrame{}, []byte("s"))), "the lowest label and no handle add no frame")
 	require.Equal(t, byte(1), executor.FrameSession(executor.SessionFrame{Label: api.Top}, []byte("s"))[8], "without handles: version 1, which older executors read")
+
+	py := executor.FrameSession(executor.SessionFrame{Language: api.LanguagePython}, []byte("s"))
+	require.Equal(t, "PTCXFLOW\x03\x00\x00\x06python\x00\x00\x00\x00s", string(py), "a Python session: version 3, even at the lowest label")
+	fr, state, err = executor.UnframeSession(py)
+	require.NoError(t, err)
+	require.Equal(t, executor.SessionFrame{Language: api.LanguagePython}, fr)
+	require.Equal(t, "s", string(state))
+	fr, _, err = executor.UnframeSession([]byte("s"))
+	require.NoError(t, err)
+	require.Equal(t, api.LanguageTypeScript, fr.Language, "bytes without a frame are a TypeScript session's")
 
 	fr, state, err = executor.UnframeSession(handlesFrame(oneHandle, "state"))
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -25,6 +26,16 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 		return api.Output{}, err
 	}
 	defer e.sessions.release(s)
+	switch s.lang {
+	case "":
+		s.lang = c.lang // its first program's
+	case c.lang:
+	default:
+		problem := fmt.Sprintf("session %q runs %s programs, and this program is %s: a session's programs are all of one language; "+
+			"run it in %s, or in another session", c.x.session, s.lang.Title(), c.lang.Title(), s.lang.Title())
+		return api.Output{}, &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem,
+			Violations: []string{"at /language: " + problem}}
+	}
 	notice := e.sessions.takeNotice(s)
 	c.park = nil
 	c.tok.flow.inherit(&s.flow) // what earlier programs read, this one has read (flow.go)

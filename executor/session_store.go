@@ -73,9 +73,10 @@ type sessionImporter interface {
 // saved state that cannot be restored (corrupt, another guest, over
 // MaxBytes) is not: the session starts afresh, and notice says why.
 //
-// The store's bytes carry the session's context label (flow.go) and
-// its handles (handles.go) in a frame before the state
-// (session_frame.go); open sets *head from it. A state that is not
+// The store's bytes carry the session's context label (flow.go), its
+// handles (handles.go) and its programs' language in a frame before the
+// state (session_frame.go); open sets *head from it, and refuses a state
+// of another language than the frame's. A state that is not
 // restored restores no handle: no program state holds their refs.
 func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name string, head *sessionHead) (*wasmhost.Session, string, error) {
 	fresh := func(notice string) (*wasmhost.Session, string, error) {
@@ -120,6 +121,11 @@ func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name stri
 		}
 		return fresh(fmt.Sprintf("the session's saved state could not be restored, so this program starts afresh: %v", err))
 	}
+	if got := ws.Language(); got != head.lang {
+		ws.Close(ctx)
+		return fresh(fmt.Sprintf("the session's saved state could not be restored, so this program starts afresh: "+
+			"its frame says its programs are %s, but its state is the %s guest's", head.lang.Title(), got.Title()))
+	}
 	return ws, "", nil
 }
 
@@ -149,7 +155,7 @@ func (t *sessions) save(ctx context.Context, s *session) string {
 	notice := ""
 	if b != nil {
 		held := s.handles.valueBytes()
-		b = frameSession(sessionHead{label: s.flow.context(), handles: s.handles.parked()}, b) // session_frame.go
+		b = frameSession(sessionHead{label: s.flow.context(), handles: s.handles.parked(), lang: s.lang}, b) // session_frame.go
 		if len(b) > t.limits.MaxBytes {
 			s.ws.Reset(ctx)
 			s.handles = nil

@@ -137,7 +137,8 @@ func (rt *Runtime) admit(ctx context.Context, r *run) error {
 	// Idle pooled instances, then resume spares, then recycled snapshot
 	// buffers, then live idle sessions (suspended to bytes), give their
 	// memory up to a run that does not fit beside them.
-	for rt.pool.yield() || rt.otherPool().yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() || rt.sessions.yield() {
+	for rt.pool.yield() || rt.otherPool().yield() || rt.yieldResumeSpare() || rt.yieldSnapshotBuffer() ||
+		rt.sessions.yield() || rt.otherSessions().yield() {
 		if rt.admission.TryAcquire(r.prog.Tenant, need) {
 			return admitted()
 		}

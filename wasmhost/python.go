@@ -1,7 +1,9 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +12,7 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/guest/python"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
 // The Python guest (Program.Language LanguagePython): CPython 3.13 for
@@ -42,6 +45,18 @@ var (
 
 // meteredPython is the embedded Python guest metered, once per process.
 var meteredPython = sync.OnceValues(func() ([]byte, error) { return meterGuest(embeddedPythonWasm()) })
+
+// pythonModuleHash is the SHA-256 of the metered Python guest: its
+// images' module hash (image.go), which names the snapshots and sessions
+// its runs make. Known without making a Python Runtime, so that bytes of
+// another guest never make one (guestOf).
+var pythonModuleHash = sync.OnceValues(func() ([32]byte, error) {
+	bin, err := meteredPython()
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return sha256.Sum256(bin), nil
+})
 
 // pythonGuest is a Runtime's Python Runtime, made once.
 type pythonGuest struct {
@@ -137,20 +152,41 @@ func (rt *Runtime) closePython(ctx context.Context) {
 	}
 }
 
-// otherPool is the pool of the other language's Runtime sharing rt's
-// admission: its parent's for a Python Runtime, else its Python Runtime's
-// (nil when there is none), which gives memory up to a run as rt's does.
-func (rt *Runtime) otherPool() *pool {
+// other is the other language's Runtime sharing rt's admission: its
+// parent for a Python Runtime, else its Python Runtime (nil when there is
+// none), whose pool and live sessions give memory up to a run as rt's do.
+func (rt *Runtime) other() *Runtime {
 	if rt.parent != nil {
-		return rt.parent.pool
+		return rt.parent
 	}
 	g := &rt.python
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.rt == nil {
-		return nil
+	return g.rt
+}
+
+// root is the Runtime that made rt, for a language Runtime, or rt.
+func (rt *Runtime) root() *Runtime {
+	if rt.parent != nil {
+		return rt.parent
 	}
-	return g.rt.pool
+	return rt
+}
+
+// otherPool is the pool of rt.other, or nil.
+func (rt *Runtime) otherPool() *pool {
+	if o := rt.other(); o != nil {
+		return o.pool
+	}
+	return nil
+}
+
+// otherSessions are the live sessions of rt.other, or nil.
+func (rt *Runtime) otherSessions() *liveSessions {
+	if o := rt.other(); o != nil {
+		return &o.sessions
+	}
+	return nil
 }
 
 // pythonFor returns the Runtime for p, a program whose language is not
@@ -164,12 +200,6 @@ func (rt *Runtime) pythonFor(ctx context.Context, p Program) (*Runtime, error) {
 		}
 		return nil, fmt.Errorf("wasmhost: %w", err)
 	}
-	switch {
-	case p.Session != nil:
-		return nil, errors.New("wasmhost: a Python program cannot run in a Session yet")
-	case p.Suspend != nil:
-		return nil, errors.New("wasmhost: a Python run cannot be suspended yet (Program.Suspend)")
-	}
 	if err := p.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("wasmhost: invalid program limits: %w", err)
 	}
@@ -177,6 +207,32 @@ func (rt *Runtime) pythonFor(ctx context.Context, p Program) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: %w", err)
 	}
 	return rt.forLanguage(ctx, lang)
+}
+
+// guestOf returns the Runtime whose guest made b, bytes of a snapshot or a
+// session given to rt: rt's Python Runtime (made the first time) for bytes
+// of the Python guest, else rt, whose decoding refuses bytes of any other
+// guest saying which module made them. Bytes of the Python guest on a
+// Runtime that cannot run Python fail with CheckPython's error. A
+// snapshot or session therefore always resumes on its own language's
+// Runtime: its module hash is the guest's.
+func (rt *Runtime) guestOf(ctx context.Context, b []byte) (*Runtime, error) {
+	m := snapshot.ModuleOf(b)
+	if m == nil || rt.lang == api.LanguagePython || (rt.image != nil && bytes.Equal(m, rt.image.moduleHash[:])) {
+		return rt, nil
+	}
+	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
+		return rt, nil // no Python guest: rt's decoding says whose bytes they are not
+	}
+	h, err := pythonModuleHash()
+	if err != nil || !bytes.Equal(m, h[:]) {
+		return rt, nil
+	}
+	py, err := rt.forLanguage(ctx, api.LanguagePython)
+	if err != nil {
+		return nil, fmt.Errorf("wasmhost: the bytes were made by the Python guest, which this Runtime cannot run: %w", err)
+	}
+	return py, nil
 }
 
 // CheckPython reports, without compiling anything, whether this build can

@@ -38,8 +38,6 @@ func TestPython_refusals(t *testing.T) {
 		{"unknown language", wasmhost.Program{JS: "1", Language: "cobol"}, `unknown language "cobol": the languages are typescript and python`},
 		{"memory below the floor", wasmhost.Program{JS: "1", Language: api.LanguagePython, Limits: api.Limits{MemoryBytes: 16 << 20}},
 			"a memory limit of 16 MiB is below the 32 MiB a Python program needs"},
-		{"suspend", wasmhost.Program{JS: "1", Language: api.LanguagePython, Suspend: func(wasmhost.Quiescence) bool { return false }},
-			"a Python run cannot be suspended yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := rt.Run(ctx, tc.p, &tools{})
@@ -48,10 +46,6 @@ func TestPython_refusals(t *testing.T) {
 			require.False(t, errors.As(err, &re), "a refusal is not a run's failure")
 		})
 	}
-	s, err := rt.NewSession(ctx)
-	require.NoError(t, err)
-	_, err = rt.Run(ctx, wasmhost.Program{JS: "1", Language: api.LanguagePython, Session: s}, &tools{})
-	require.ErrorContains(t, err, "a Python program cannot run in a Session yet")
 	require.ErrorContains(t, rt.Prepare(ctx, "cobol"), `unknown language "cobol"`)
 	require.NoError(t, rt.Prepare(ctx, ""), "TypeScript is ready from New")
 }

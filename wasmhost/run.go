@@ -131,14 +131,19 @@ func newRun(rt *Runtime, p Program, d Dispatcher) (*run, error) {
 	if p.Session != nil && rt.image == nil {
 		return nil, errSessionNoImage
 	}
-	if p.Session != nil && (p.Suspend != nil || p.Session.rt != rt) {
-		return nil, errors.New("wasmhost: a run in a Session cannot be suspended, and the Session must be this Runtime's")
+	if p.Session != nil && p.Suspend != nil {
+		return nil, errors.New("wasmhost: a run in a Session cannot be suspended")
 	}
 	switch {
 	case p.SuspendIdle < 0:
 		return nil, fmt.Errorf("wasmhost: Program.SuspendIdle of %v is negative (0 means never at an idle point)", p.SuspendIdle)
 	case p.SuspendIdle > 0 && p.Suspend == nil:
 		return nil, errors.New("wasmhost: Program.SuspendIdle needs Program.Suspend, which it asks at idle points")
+	}
+	if p.Session != nil {
+		if err := p.Session.bind(rt, rt.lang.Canonical()); err != nil {
+			return nil, err
+		}
 	}
 	r.idler, _ = d.(IdleDispatcher)
 	r.tools = make(map[string]string, len(p.Tools))

@@ -73,7 +73,15 @@ func (s SessionState) String() string {
 // updated: the state is dropped, the RunError says so (SessionReset), and
 // the next run starts afresh.
 type Session struct {
+	// rt is the Runtime whose instances hold the state: the Runtime that
+	// made the session, or that Runtime's Python Runtime once a Python
+	// program ran in it (bind). Set under mu, once.
 	rt *Runtime
+
+	// lang is the language of the session's programs: that of its first
+	// program, or of the guest that made its imported bytes; "" until
+	// then. A session's programs are all of one language (bind).
+	lang api.Language
 
 	mu      sync.Mutex
 	busy    bool
@@ -98,6 +106,39 @@ func (rt *Runtime) NewSession(context.Context) (*Session, error) {
 		return nil, ErrClosed
 	}
 	return &Session{rt: rt}, nil
+}
+
+// Language returns the language of the session's programs: that of the
+// first program that ran in it, or of the guest that made the bytes it was
+// imported from (ImportSession); "" while it has had neither. It stays
+// when the state is reset: a session's programs are all of one language,
+// and a run of another fails before it starts.
+func (s *Session) Language() api.Language {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lang
+}
+
+// bind readies s for a program of lang run by lrt, the Runtime of that
+// language (python.go): the session's first program fixes its language,
+// and its state's Runtime with it. A program of another language, or on
+// a Runtime that did not make the session (nor is its Python Runtime), is
+// refused.
+func (s *Session) bind(lrt *Runtime, lang api.Language) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rt.root() != lrt.root() {
+		return errors.New("wasmhost: the Session is another Runtime's")
+	}
+	switch s.lang {
+	case "":
+		s.lang, s.rt = lang, lrt
+	case lang:
+	default:
+		return fmt.Errorf("wasmhost: a %s program cannot run in a session of %s programs: a session's programs are all of one language",
+			lang.Title(), s.lang.Title())
+	}
+	return nil
 }
 
 // State says where the session's state is now.

@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"bytes"
 	"context"
+	"fmt"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
@@ -47,16 +48,26 @@ func (s *Session) Export(context.Context) ([]byte, error) {
 // memory limit are refused with an error matching ErrSessionBytes that
 // says why. It fails with ErrClosed on a closed Runtime, and without an
 // image (Config.WithImage) as NewSession's runs do. rt keeps its own copy
-// of b.
-func (rt *Runtime) ImportSession(_ context.Context, b []byte) (*Session, error) {
+// of b. The session's language (Session.Language) is that of the guest
+// that made b: bytes of a Python session are a Python session, whose runs
+// are rt's Python programs (python.go), and bytes of the Python guest on a
+// Runtime that cannot run Python are refused (ErrSessionBytes, saying why).
+func (rt *Runtime) ImportSession(ctx context.Context, b []byte) (*Session, error) {
 	if rt.closed.Load() {
 		return nil, ErrClosed
 	}
 	if rt.image == nil {
 		return nil, errSessionNoImage
 	}
-	if _, err := snapshot.DecodeSession(rt.image.base(), rt.limits.MemoryBytes, b); err != nil {
+	g, err := rt.guestOf(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSessionBytes, err)
+	}
+	if g.image == nil {
+		return nil, errSessionNoImage
+	}
+	if _, err := snapshot.DecodeSession(g.image.base(), g.limits.MemoryBytes, b); err != nil {
 		return nil, err
 	}
-	return &Session{rt: rt, saved: bytes.Clone(b)}, nil
+	return &Session{rt: g, lang: g.lang.Canonical(), saved: bytes.Clone(b)}, nil
 }

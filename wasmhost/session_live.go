@@ -33,9 +33,10 @@ func (l *liveSessions) remove(s *Session) {
 }
 
 // yield suspends the least recently used live idle session to bytes,
-// releasing its instance's memory; it reports whether one was.
+// releasing its instance's memory; it reports whether one was. A nil l
+// has none.
 func (l *liveSessions) yield() bool {
-	for {
+	for l != nil {
 		l.mu.Lock()
 		if len(l.list) == 0 {
 			l.mu.Unlock()
@@ -48,6 +49,7 @@ func (l *liveSessions) yield() bool {
 			return true
 		}
 	}
+	return false
 }
 
 // yieldMemory suspends s to bytes if it is live and idle, for a run that
@@ -88,13 +90,25 @@ type SessionStats struct {
 	Bytes int64 // what those instances are charged to the committed memory cap
 }
 
-// SessionStats returns the counters of rt's live idle sessions.
+// SessionStats returns the counters of rt's live idle sessions, those of
+// its Python programs included.
 func (rt *Runtime) SessionStats() SessionStats {
-	l := &rt.sessions
+	var st SessionStats
+	rt.sessions.count(&st)
+	if rt.parent == nil {
+		rt.otherSessions().count(&st)
+	}
+	return st
+}
+
+// count adds the counters of l's sessions to st. A nil l has none.
+func (l *liveSessions) count(st *SessionStats) {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	list := append([]*Session(nil), l.list...)
 	l.mu.Unlock()
-	var st SessionStats
 	for _, s := range list {
 		s.mu.Lock()
 		if s.charged > 0 {
@@ -103,5 +117,4 @@ func (rt *Runtime) SessionStats() SessionStats {
 		}
 		s.mu.Unlock()
 	}
-	return st
 }

@@ -239,7 +239,7 @@ func TestRuntime_Run_sessionRefusals(t *testing.T) {
 	rt := sharedRuntime(t)
 	other := newSession(t, newRuntime(t, testConfig()))
 	_, err = rt.Run(context.Background(), wasmhost.Program{JS: `return 1`, Session: other}, &tools{})
-	require.ErrorContains(t, err, "the Session must be this Runtime's")
+	require.ErrorContains(t, err, "the Session is another Runtime's")
 	mine := newSession(t, rt)
 	_, err = rt.Run(context.Background(), wasmhost.Program{JS: `return 1`, Session: mine,
 		Suspend: func(wasmhost.Quiescence) bool { return true }}, &tools{})

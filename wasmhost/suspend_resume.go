@@ -96,7 +96,8 @@ type Resumption struct {
 // Outcome is as Run's, its logs those of the whole run.
 //
 // The snapshot must come from a Runtime of the same guest (ABI version,
-// module and initialised image); any other, or corrupt bytes, is refused
+// module and initialised image): a Python run's resumes on rt's Python
+// Runtime, as it ran (python.go); any other, or corrupt bytes, is refused
 // with ErrSnapshot (errors.Is), saying why, before anything runs: the
 // memory's check of a snapshot of format 4 is compared as its blocks are
 // written into the instance's memory, which is then discarded (so that,
@@ -111,6 +112,11 @@ func (rt *Runtime) Resume(ctx context.Context, snap []byte, d Dispatcher, rs Res
 	}
 	if rt.image == nil {
 		return Outcome{}, errNoImage
+	}
+	if g, err := rt.guestOf(ctx, snap); err != nil {
+		return Outcome{}, err
+	} else if g != rt {
+		return g.Resume(ctx, snap, d, rs) // a Python run's snapshot (python.go)
 	}
 	if err := rs.Limits.Validate(); err != nil {
 		return Outcome{}, fmt.Errorf("wasmhost: invalid resumption limits: %w", err)

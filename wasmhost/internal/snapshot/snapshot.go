@@ -569,3 +569,17 @@ func ParseBody(img *Base, memoryBytes int64, body []byte) (*State, error) {
 	}
 	return st, nil
 }
+
+// ModuleOf returns the SHA-256 of the guest module that made b, bytes of a
+// snapshot or of a session, as their header says, or nil when b has
+// neither header (nothing else is checked): which of a host's guests, and
+// so which language's Runtime, should decode them.
+func ModuleOf(b []byte) []byte {
+	switch {
+	case len(b) >= HeaderSize && string(b[:len(Magic)]) == Magic:
+		return b[len(Magic)+4 : len(Magic)+4+32]
+	case len(b) >= SessionHeaderSize && string(b[:len(SessionMagic)]) == SessionMagic:
+		return b[len(SessionMagic)+4 : len(SessionMagic)+4+32]
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/testkit"
+	"github.com/ptcx/ptcx/registry"
+)
+
+// pyInSession runs Python code in session name of the deployment.
+func pyInSession(e *executor.Executor, name, code string) api.Result {
+	return e.Execute(context.Background(), executor.Call{Name: registry.RunCode, Args: runCodeIn("python", code, nil), Session: name})
+}
+
+// pyValue is the value of a run_code result.
+func pyValue(t *testing.T, r api.Result) string {
+	t.Helper()
+	require.Nil(t, r.Err)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(r.Value, &v))
+	return string(v.Result)
+}
+
+// A Python session keeps its globals from call to call, through its
+// store into another executor (its frame says Python), and refuses a
+// TypeScript program with INVALID_ARGS naming both languages (and the
+// reverse); nothing runs then and the state stays.
+func TestSession_python(t *testing.T) {
+	testkit.RequirePython(t)
+	store := newFakeSessionStore()
+	cfg := executor.NewConfig().WithRuntime(realRuntime(t)).WithSessionStore(store).
+		WithLanguages(api.LanguageTypeScript, api.LanguagePython)
+	e := newExecutor(t, ptcRegistry(t), cfg)
+	t.Cleanup(func() {
+		closedOK(t)(e.CloseSession(context.Background(), "", "py"))
+		closedOK(t)(e.CloseSession(context.Background(), "", "ts"))
+	})
+
+	require.Equal(t, "", pyValue(t, pyInSession(e, "py", "n = 40\ndef more(k): return n + k")))
+	require.Equal(t, "42", pyValue(t, pyInSession(e, "py", "more(2)")))
+
+	r := e.Execute(context.Background(), executor.Call{Name: registry.RunCode, Args: runCode("return 1"), Session: "py"})
+	require.NotNil(t, r.Err)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
+	require.Contains(t, r.Err.Message, `session "py" runs Python programs, and this program is TypeScript`)
+
+	fr, _, err := executor.UnframeSession(store.get(registry.Deployment + "/py"))
+	require.NoError(t, err)
+	require.Equal(t, api.LanguagePython, fr.Language)
+
+	other := newExecutor(t, ptcRegistry(t), cfg)
+	t.Cleanup(func() { other.DropSession(context.Background(), "", "py") })
+	require.Equal(t, "43", pyValue(t, pyInSession(other, "py", "n += 1\nmore(2)")), "taken over from the store, in Python")
+
+	require.Nil(t, e.Execute(context.Background(), executor.Call{Name: registry.RunCode, Args: runCode("globalThis.k = 1; return 1"), Session: "ts"}).Err)
+	r = pyInSession(e, "ts", "1")
+	require.NotNil(t, r.Err)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
+	require.Contains(t, r.Err.Message, `session "ts" runs TypeScript programs, and this program is Python`)
+}

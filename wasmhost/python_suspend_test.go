@@ -1,0 +1,168 @@
+package wasmhost_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost"
+)
+
+// pySuspendProgram draws from random before and after each of its awaits,
+// so that a resumed run that did not continue the world's draws differs.
+const pySuspendProgram = `import random
+draws = [random.random()]
+s = 0
+for i in range(3):
+    s = await tools.add(a=s, b=i)
+    draws.append(random.random())
+print('sum', s)
+[s, draws]`
+
+func pySuspend(code string, when func(wasmhost.Quiescence) bool) wasmhost.Program {
+	return wasmhost.Program{JS: code, Language: api.LanguagePython, Tools: suspendTools,
+		World: &wasmhost.World{Seed: 7, Start: time.Unix(1_700_000_000, 0)}, Suspend: when}
+}
+
+// A Python run suspended at each of its awaits and resumed, each time on
+// a Runtime that has not run Python yet, gives what it gives straight:
+// its result, logs, and random draws (its generator's state is in its
+// memory, as QuickJS's Math.random is).
+func TestPython_Resume_equalsStraight(t *testing.T) {
+	requirePython(t)
+	ctx := context.Background()
+	rt := newRuntime(t, testConfig())
+	straight, err := rt.Run(ctx, pySuspend(pySuspendProgram, nil), &recordingTools{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"sum 3"}, straight.Logs)
+
+	out, err := rt.Run(ctx, pySuspend(pySuspendProgram, always), &recordingTools{})
+	require.NoError(t, err)
+	steps := 0
+	for out.Suspended != nil {
+		steps++
+		require.LessOrEqual(t, steps, 10)
+		fresh := newRuntime(t, testConfig()) // its Python Runtime is made by the snapshot (Resume)
+		out, err = fresh.Resume(ctx, out.Suspended.Snapshot, &recordingTools{}, wasmhost.Resumption{Suspend: always})
+		require.NoError(t, err)
+	}
+	require.Equal(t, 3, steps, "suspended at each await")
+	require.JSONEq(t, string(straight.Result), string(out.Result))
+	require.Equal(t, straight.Logs, out.Logs)
+}
+
+// A suspended Python run's pending calls are answered by the resumption,
+// as a client tool's result is.
+func TestPython_Resume_resultsAnswer(t *testing.T) {
+	requirePython(t)
+	ctx := context.Background()
+	rt := newRuntime(t, testConfig())
+	d := &recordingTools{}
+	out, err := rt.Run(ctx, pySuspend(`import asyncio
+a, b = await asyncio.gather(tools.echo(x=1), tools.add(a=1, b=2))
+[a, b]`, always), d)
+	require.NoError(t, err)
+	require.NotNil(t, out.Suspended)
+	require.Len(t, out.Suspended.Calls, 2)
+	out, err = rt.Resume(ctx, out.Suspended.Snapshot, d, wasmhost.Resumption{
+		Results: map[int32]wasmhost.CallResult{1: {OK: true, Value: json.RawMessage(`"from the client"`)}}})
+	require.NoError(t, err)
+	require.JSONEq(t, `["from the client", 3]`, string(out.Result))
+	require.Equal(t, []string{`add {"a":1,"b":2}`}, d.log(), "the answered call is not dispatched")
+}
+
+// A Python run idle past SuspendIdle is suspended there and resumed
+// attached, as a TypeScript one is.
+func TestPython_Resume_idle(t *testing.T) {
+	requirePython(t)
+	rt := newRuntime(t, testConfig())
+	p := pySuspend(`r = await tools.slow(n=1)
+r['n'] + 1`, idleOnly)
+	p.SuspendIdle = time.Millisecond
+	d := &recordingTools{}
+	out, err := rt.Run(context.Background(), p, d)
+	out, err, n := resumeIdle(rt, out, err, d, wasmhost.Resumption{Suspend: idleOnly, SuspendIdle: p.SuspendIdle})
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "suspended once, while the slow call ran")
+	require.JSONEq(t, "2", string(out.Result))
+}
+
+// A Python session keeps __main__'s globals from program to program, live,
+// suspended to bytes, and exported into another Runtime, which continues
+// it in Python; a session's programs are of one language.
+func TestPython_Session(t *testing.T) {
+	requirePython(t)
+	ctx := context.Background()
+	rt := newRuntime(t, testConfig())
+	s := newSession(t, rt)
+	require.Equal(t, api.Language(""), s.Language())
+	run := func(rt *wasmhost.Runtime, s *wasmhost.Session, code string) string {
+		t.Helper()
+		p := pyProgram(code)
+		p.Session = s
+		out, err := rt.Run(ctx, p, &tools{})
+		require.NoError(t, err)
+		return string(out.Result)
+	}
+	require.Equal(t, "", run(rt, s, "import json\nitems = [1, 2]\ndef total(): return sum(items)"))
+	require.Equal(t, api.LanguagePython, s.Language())
+	require.Equal(t, wasmhost.SessionLive, s.State())
+	require.Equal(t, "3", run(rt, s, "items.append(0)\ntotal()"))
+
+	_, err := s.Suspend(ctx)
+	require.NoError(t, err)
+	require.Equal(t, wasmhost.SessionSuspended, s.State())
+	require.Equal(t, "4", run(rt, s, "items.append(1)\ntotal()"))
+
+	_, err = rt.Run(ctx, wasmhost.Program{JS: "return 1", Session: s}, &tools{})
+	require.ErrorContains(t, err, "a TypeScript program cannot run in a session of Python programs")
+
+	b, err := s.Export(ctx)
+	require.NoError(t, err)
+	other := newRuntime(t, testConfig())
+	imported, err := other.ImportSession(ctx, b)
+	require.NoError(t, err)
+	require.Equal(t, api.LanguagePython, imported.Language())
+	require.JSONEq(t, `"[1, 2, 0, 1]"`, run(other, imported, "json.dumps(items)"))
+	require.Equal(t, "5", run(other, imported, "items.append(1)\ntotal()"))
+
+	ts := newSession(t, rt)
+	out, err := rt.Run(ctx, wasmhost.Program{JS: "globalThis.x = 1; return 1", Session: ts}, &tools{})
+	require.NoError(t, err, "%s", out.Result)
+	p := pyProgram("1")
+	p.Session = ts
+	_, err = rt.Run(ctx, p, &tools{})
+	require.ErrorContains(t, err, "a Python program cannot run in a session of TypeScript programs")
+}
+
+// Bytes of a Python session or run on a build without the Python guest are
+// refused, saying they are another guest's.
+func TestPython_bytesWithoutPython(t *testing.T) {
+	requirePython(t)
+	ctx := context.Background()
+	rt := newRuntime(t, testConfig())
+	s := newSession(t, rt)
+	p := pyProgram("x = 1")
+	p.Session = s
+	_, err := rt.Run(ctx, p, &tools{})
+	require.NoError(t, err)
+	b, err := s.Export(ctx)
+	require.NoError(t, err)
+	out, err := rt.Run(ctx, pySuspend("await tools.echo(x=1)", always), &recordingTools{})
+	require.NoError(t, err)
+	require.NotNil(t, out.Suspended)
+
+	restore := wasmhost.WithoutPython()
+	defer restore()
+	bare := newRuntime(t, testConfig())
+	_, err = bare.ImportSession(ctx, b)
+	require.ErrorIs(t, err, wasmhost.ErrSessionBytes)
+	require.ErrorContains(t, err, "made by another guest")
+	_, err = bare.Resume(ctx, out.Suspended.Snapshot, &recordingTools{}, wasmhost.Resumption{})
+	require.ErrorIs(t, err, wasmhost.ErrSnapshot)
+	require.ErrorContains(t, err, "resume it with the guest that suspended it")
+}
