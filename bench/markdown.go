@@ -18,7 +18,7 @@ func (r Report) Markdown(workloads []Workload) string {
 		}
 	}
 	p := r.Params.withDefaults()
-	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for per_call_await, %d for "+
+	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for per_call_await and python_per_call_await, %d for "+
 		"runs_per_second, serve_rps and the rss_* workloads, whose samples are many runs or instances each; the parked "+
 		"workloads' are their resumes), a latency, session or per-call "+
 		"workload's taken in %s, every implementation measuring its share in each, in turn; the ratios are ptcx ÷ peer "+
