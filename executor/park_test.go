@@ -33,6 +33,12 @@ func newParkWorld(t *testing.T) *parkWorld {
 // newParkWorldOn is newParkWorld on the code runtime rt.
 func newParkWorldOn(t *testing.T, rt *wasmhost.Runtime) *parkWorld {
 	t.Helper()
+	return newParkWorldWith(t, executor.NewConfig().WithRuntime(rt))
+}
+
+// newParkWorldWith is newParkWorld on the executor configuration cfg.
+func newParkWorldWith(t *testing.T, cfg executor.Config) *parkWorld {
+	t.Helper()
 	w := &parkWorld{ran: map[string]int{}}
 	reg := registry.New()
 	require.NoError(t, reg.DeclareMode(registry.Deployment, api.ModePTC))
@@ -49,7 +55,7 @@ func newParkWorldOn(t *testing.T, rt *wasmhost.Runtime) *parkWorld {
 		Body:        body("approve", "the body ran")}))
 	require.NoError(t, reg.Register(registry.Deployment, registry.Tool{Name: "add", Description: "Add.", ConcurrencySafe: true,
 		Body: body("add", 42)}))
-	ex, err := executor.New(reg, executor.NewConfig().WithRuntime(rt).WithOnResult(func(n executor.Notification) {
+	ex, err := executor.New(reg, cfg.WithOnResult(func(n executor.Notification) {
 		w.mu.Lock()
 		w.notes = append(w.notes, n)
 		w.mu.Unlock()

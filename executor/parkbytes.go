@@ -16,7 +16,6 @@ import (
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/internal/resolve"
 	"github.com/ptcx/ptcx/plan"
-	"github.com/ptcx/ptcx/transpile"
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
@@ -491,7 +490,12 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 	x := e.newExecution(call, nil)
 	x.created, x.ran = true, true
 	x.res, x.def, x.fin, x.args = res, res.Definition, res.Definition, args
-	prog, err := transpile.Strip(runCodeArgsOf(args).Code)
+	a := runCodeArgsOf(args)
+	if !slices.Contains(e.cfg.Languages(), a.Language) {
+		return nil, incompatible("its program is %s, which this executor does not run (it runs %s)",
+			a.Language.Title(), api.JoinLanguages(e.cfg.Languages()))
+	}
+	prog, err := programOf(a) // Python as written, TypeScript stripped
 	if err != nil {
 		return nil, incompatible("its program no longer transpiles: %v", err)
 	}
@@ -511,7 +515,7 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 	tok.flow.restore(h.Flow)
 	tok.restoreHandles(h.Handles)
 	tok.plan = bound
-	c := &codeRun{x: x, prog: prog, names: h.Tools, limits: h.Limits.api().Within(e.limits), tok: tok,
+	c := &codeRun{x: x, prog: prog, lang: a.Language, names: h.Tools, limits: h.Limits.api().Within(e.limits), tok: tok,
 		start: time.Now(), elapsed: time.Duration(h.ElapsedN)}
 	later := make(map[string]bool, len(h.Later))
 	for _, n := range h.Later {

@@ -461,7 +461,8 @@ const SectionSession = "tools:session"
 // description and to Host.Prompt.
 const SessionPrompt = "State persists between run_code calls, as in a REPL: the top-level declarations " +
 	"(const, let, var, function, class) and globalThis properties of one program are there for the next " +
-	"(declaring a name again shadows it), so keep data you will need in them instead of fetching it again. " +
+	"(declaring a name again shadows it); in Python, the module's globals (variables, functions, classes, imports). " +
+	"Keep data you will need in them instead of fetching it again. " +
 	"The return value, logs, limits and tools are each call's own. A program that throws keeps what ran before " +
 	"the throw; one stopped by a limit (time, memory, output) resets the state, and its result says so. " +
 	"Await every call before the program ends: calls still pending are abandoned.\n"

@@ -217,6 +217,13 @@ func (rt *Runtime) pooledCounter() *int64 {
 	return &rt.pooledBytes
 }
 
+// suspendedCounter is where the snapshots of rt's idle suspensions are
+// counted: its own suspendedBytes, or its parent's for a language's
+// Runtime, as pooledCounter.
+func (rt *Runtime) suspendedCounter() *int64 {
+	return &rt.root().suspendedBytes
+}
+
 // unchargePool gives back what chargePool charged: the instance was taken
 // by a run (which committed its own memory) or discarded.
 func (rt *Runtime) unchargePool(bytes int64) {

@@ -403,10 +403,13 @@ func gaps(blocks []uint32, from, to int) [][2]int {
 // calls it once it has gone idle, so that an idle process holds what it
 // held before its load (ptcx serve does, beside returning its free heap to
 // the OS). It is safe to call at any time; a run that needs room takes it
-// the same way.
+// the same way. Its Python Runtime's are released too.
 func (rt *Runtime) Trim() {
 	for rt.yieldResumeSpare() {
 	}
 	for rt.yieldSnapshotBuffer() {
+	}
+	if o := rt.other(); o != nil && rt.parent == nil {
+		o.Trim()
 	}
 }

@@ -130,6 +130,19 @@ func TestPython_Session(t *testing.T) {
 	require.JSONEq(t, `"[1, 2, 0, 1]"`, run(other, imported, "json.dumps(items)"))
 	require.Equal(t, "5", run(other, imported, "items.append(1)\ntotal()"))
 
+	// Each program of the session draws from the world's random source, as
+	// a run of its own does (ptcx_next reseeds random).
+	seeded := func(s *wasmhost.Session) string {
+		p := pyProgram("import random\n[random.random(), random.randint(0, 1 << 30)]")
+		p.World, p.Session = &wasmhost.World{Seed: 5}, s
+		out, err := other.Run(ctx, p, &tools{})
+		require.NoError(t, err)
+		return string(out.Result)
+	}
+	alone := seeded(nil)
+	require.Equal(t, alone, seeded(imported))
+	require.Equal(t, alone, seeded(imported), "and again in the next program")
+
 	ts := newSession(t, rt)
 	out, err := rt.Run(ctx, wasmhost.Program{JS: "globalThis.x = 1; return 1", Session: ts}, &tools{})
 	require.NoError(t, err, "%s", out.Result)

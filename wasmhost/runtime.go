@@ -52,7 +52,8 @@ type Runtime struct {
 	// admission's bytes (not its count); guarded by admission's lock (admit.Gate.Charge).
 	pooledBytes int64
 	// suspendedBytes is what the snapshots of idle suspensions are charged
-	// to admission's bytes (suspend_idle.go); guarded by admission's lock (admit.Gate.Charge).
+	// to admission's bytes (suspend_idle.go), its Python Runtime's too (suspendedCounter);
+	// guarded by admission's lock (admit.Gate.Charge).
 	suspendedBytes int64
 	// snapBufs are snapshot buffers to recycle (snapshot_buffers.go).
 	snapBufs snapshotBuffers

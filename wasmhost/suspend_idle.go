@@ -194,18 +194,18 @@ func (b *inbox) attach() {
 // (takeSnapshotBuffer), which may take the sum past the cap for as long as
 // it is held: runs then wait for admission, as they would for the memory.
 func (rt *Runtime) holdSnapshot(committed, charge int64) {
-	rt.admission.Convert(committed, charge, &rt.suspendedBytes)
+	rt.admission.Convert(committed, charge, rt.suspendedCounter())
 }
 
 // unholdSnapshot gives an idle suspension's charge back.
 func (rt *Runtime) unholdSnapshot(charge int64) {
-	rt.admission.Uncharge(charge, &rt.suspendedBytes)
+	rt.admission.Uncharge(charge, rt.suspendedCounter())
 }
 
 // takeOver gives h's charge to a run being admitted, which committed the
 // rest of its memory (admit): the bytes stay committed, now the run's.
 func (h *idleHold) takeOver() {
-	h.rt.admission.Hand(h.charge, &h.rt.suspendedBytes)
+	h.rt.admission.Hand(h.charge, h.rt.suspendedCounter())
 	h.charge = 0
 }
 
