@@ -142,17 +142,23 @@ func TestRun_python(t *testing.T) {
 	}
 }
 
-// A wrong answer fails the Python peers, saying so: their answers are
-// checked, not only timed (the feeds' too, each re-run's own).
+// A wrong answer fails ptcx and the Python peers, saying so: their
+// answers are checked, not only timed (the feeds' too, in ptcx's session
+// and in each re-run of the peers).
 func TestRun_python_wrongAnswer(t *testing.T) {
+	testkit.RequireGuest(t)
 	testkit.RequirePython(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3 on PATH for cpython-native")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	own, err := bench.NewPTCX(ctx, bench.Params{Runs: 1})
+	require.NoError(t, err)
+	defer own.Close(ctx)
 	peers, done := pythonPeers(t)
 	defer done()
+	peers = append([]bench.Impl{own}, peers...)
 	one := workload(t, "python_1plus1")
 	one.Answer = func(bench.Params, int) string { return "3" }
 	feeds := workload(t, "python_session_feeds")
@@ -160,7 +166,10 @@ func TestRun_python_wrongAnswer(t *testing.T) {
 	feeds.Feeds[3].Answer = "25.0" // grand is 24.0
 	results, err := bench.Run(ctx, peers, []bench.Workload{one, feeds}, bench.Params{Runs: 1}, nil)
 	require.NoError(t, err)
+	require.Len(t, results, 6)
 	want := map[string]string{
+		bench.ImplPTCX + " python_1plus1":                   "wrong answer: got 2, want 3",
+		bench.ImplPTCX + " python_session_feeds":            "wrong answer: got 24.0, want 25.0",
 		bench.ImplPythonWasmFresh + " python_1plus1":        "wrong answer: got 2, want 3",
 		bench.ImplCPythonNative + " python_1plus1":          `wrong answer: cpython-native printed "2", want "3"`,
 		bench.ImplPythonWasmFresh + " python_session_feeds": "wrong answer: got 24.0, want 25.0",
