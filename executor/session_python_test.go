@@ -64,3 +64,31 @@ func TestSession_python(t *testing.T) {
 	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
 	require.Contains(t, r.Err.Message, `session "ts" runs TypeScript programs, and this program is Python`)
 }
+
+// A stored state whose guest is not the language its frame names (a
+// TypeScript session's state in a Python frame) is not restored: the
+// session starts afresh, saying why.
+func TestSession_pythonFrameOfAnotherGuest(t *testing.T) {
+	testkit.RequirePython(t)
+	store := newFakeSessionStore()
+	cfg := executor.NewConfig().WithRuntime(realRuntime(t)).WithSessionStore(store).
+		WithLanguages(api.LanguageTypeScript, api.LanguagePython)
+	e := newExecutor(t, ptcRegistry(t), cfg)
+	r := e.Execute(context.Background(), executor.Call{Name: registry.RunCode, Args: runCode("globalThis.n = 1; return n"), Session: "s"})
+	require.Nil(t, r.Err)
+	e.DropSession(context.Background(), "", "s")
+	key := registry.Deployment + "/s"
+	fr, state, err := executor.UnframeSession(store.get(key))
+	require.NoError(t, err)
+	fr.Language = api.LanguagePython
+	store.set(key, executor.FrameSession(fr, state))
+
+	r = pyInSession(e, "s", "'n' in globals()")
+	require.Nil(t, r.Err)
+	var v executor.RunCodeValue
+	require.NoError(t, json.Unmarshal(r.Value, &v))
+	require.JSONEq(t, `false`, string(v.Result))
+	require.Contains(t, v.Logs[0], "[ptcx] the session's saved state could not be restored, so this program starts afresh: "+
+		"its frame says its programs are Python, but its state is the TypeScript guest's")
+	closedOK(t)(e.CloseSession(context.Background(), "", "s"))
+}

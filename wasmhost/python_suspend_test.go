@@ -68,6 +68,8 @@ a, b = await asyncio.gather(tools.echo(x=1), tools.add(a=1, b=2))
 	require.NoError(t, err)
 	require.NotNil(t, out.Suspended)
 	require.Len(t, out.Suspended.Calls, 2)
+	_, err = rt.Resume(ctx, out.Suspended.Snapshot, d, wasmhost.Resumption{Limits: api.Limits{MemoryBytes: 16 << 20}})
+	require.ErrorContains(t, err, "a memory limit of 16 MiB is below the 32 MiB a Python program needs")
 	out, err = rt.Resume(ctx, out.Suspended.Snapshot, d, wasmhost.Resumption{
 		Results: map[int32]wasmhost.CallResult{1: {OK: true, Value: json.RawMessage(`"from the client"`)}}})
 	require.NoError(t, err)

@@ -18,8 +18,11 @@ import (
 // is), or the instance suspended to bytes (session_bytes.go), or nothing
 // yet. A run with Program.Session takes the state, runs its program in the
 // same JavaScript context (the top-level declarations of the programs
-// before it in scope, globalThis as they left it) and gives the state back
-// when it ends, unless the host stopped it.
+// before it in scope, globalThis as they left it), or for Python in the
+// same __main__ (its globals as they were left), and gives the state back
+// when it ends, unless the host stopped it. A session's programs are of
+// one language (Session.Language): a Python session's state is held by
+// the Runtime's Python Runtime (python.go).
 
 // errSessionNoImage means a run in a Session was asked of a Runtime
 // without an image.

@@ -146,6 +146,11 @@ func (rt *Runtime) Resume(ctx context.Context, snap []byte, d Dispatcher, rs Res
 	}
 	m := &st.Meta
 	limits := rs.Limits.Within(m.Limits.Within(rt.limits))
+	if rt.lang == api.LanguagePython {
+		if err := rt.lang.CheckMemory(limits.MemoryBytes); err != nil { // its floor, as for a run (pythonFor)
+			return Outcome{}, fmt.Errorf("wasmhost: %w", err)
+		}
+	}
 	if int64(st.Pages)*abi.PageSize > limits.MemoryBytes {
 		return Outcome{}, snapshot.Refuse("its memory of %d bytes is over the resumed run's memory limit of %d bytes",
 			int64(st.Pages)*abi.PageSize, limits.MemoryBytes)
