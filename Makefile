@@ -169,9 +169,11 @@ soak: guest
 	@scripts/soak.sh
 
 # bench measures ptcx beside goja, a fresh Node Worker per run and
-# quickjs-wasi in one run, installing Node and the pinned npm packages it
-# needs, and writes bench/out/ (PTCX_BENCH_ARGS="--runs 5" for a quick run).
-bench: build
+# quickjs-wasi, and its Python beside the same python.wasm started fresh and
+# native CPython, in one run, installing Node, the pinned npm packages and
+# python3 as it needs, and writes bench/out/ (PTCX_BENCH_ARGS="--runs 5" for
+# a quick run). It builds the Python guest first (cached: under a second).
+bench: guest-python build
 	@scripts/bench.sh
 
 clean:

@@ -23,13 +23,22 @@
 // serve_e2e, serve_rps, serve_client_tool (an in-process ptcx serve driven
 // over loopback HTTP: serve.go and a file per workload), parked_10k and
 // parked_10k_dir (parked.go), and compute_loop beside QuickJS-NG built
-// natively, switch dispatch and computed goto (QJSNative, make bench only).
-// Their targets come from issues #12, #13 and #36; a target is on ptcx's
+// natively, switch dispatch and computed goto (QJSNative, make bench only);
+// and issue #38's Python workloads (Workload.Language, python.go):
+// python_1plus1, python_session_feeds (Monty's workload in its original
+// Python) and python_per_call_await, ptcx with Python enabled beside the
+// same python.wasm started fresh without an image for every run
+// (PythonFresh) and native CPython in a process per run (CPythonNative),
+// which re-run the feeds so far for each feed, having no sessions. An
+// implementation runs TypeScript only unless it is a LanguageRunner; it is
+// missing, unsupported, from the other language's workloads.
+// Their targets come from issues #12, #13, #36 and #38; a target is on ptcx's
 // median, or on the ratio to a peer, from above or (Target.Floor, and for
 // rates) from below; or on ptcx's median against its own on another
 // workload (Target.Of, a ratio or with Plus a difference), on a figure
 // beside the samples (Target.Field, Result.Extra), or on a peer's median
-// (Target.Subject). An
+// (Target.Subject). A workload's Anchors are published figures its
+// median is shown beside as ratios, with no verdict. An
 // implementation that cannot measure a kind of workload (goja and
 // node-worker neither snapshot nor pool) is missing from it with the reason
 // (ErrUnsupported), never dropped.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Impl is one implementation measured: ptcx or a peer. Measure runs a job
@@ -36,4 +38,29 @@ type missing struct{ name, reason string }
 func (m missing) Name() string { return m.name }
 func (m missing) Measure(context.Context, Job) (Raw, error) {
 	return Raw{}, fmt.Errorf("%w: %s", ErrMissing, m.reason)
+}
+
+// LanguageRunner is an Impl that says which languages it runs: RunsLanguage
+// is nil for one it runs, else why not (matching ErrMissing when it could
+// but cannot here, as ptcx in a build without the Python guest; otherwise
+// it is taken as unsupported). An Impl that is not a LanguageRunner runs
+// TypeScript only: goja, the Node peers, the native QuickJS builds.
+type LanguageRunner interface {
+	RunsLanguage(lang api.Language) error
+}
+
+// runsLanguage is nil when impl runs lang's programs, else an error
+// matching ErrMissing (ErrUnsupported unless impl said ErrMissing alone).
+func runsLanguage(impl Impl, lang api.Language) error {
+	lang = lang.Canonical()
+	var err error
+	if r, ok := impl.(LanguageRunner); ok {
+		err = r.RunsLanguage(lang)
+	} else if lang != api.LanguageTypeScript {
+		err = fmt.Errorf("%s runs TypeScript (JavaScript) programs only, not %s", impl.Name(), lang.Title())
+	}
+	if err == nil || errors.Is(err, ErrMissing) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnsupported, err)
 }

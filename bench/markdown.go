@@ -18,7 +18,7 @@ func (r Report) Markdown(workloads []Workload) string {
 		}
 	}
 	p := r.Params.withDefaults()
-	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for per_call_await, %d for "+
+	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for per_call_await and python_per_call_await, %d for "+
 		"runs_per_second, serve_rps and the rss_* workloads, whose samples are many runs or instances each; the parked "+
 		"workloads' are their resumes), a latency, session or per-call "+
 		"workload's taken in %s, every implementation measuring its share in each, in turn; the ratios are ptcx ÷ peer "+
@@ -64,23 +64,70 @@ func (r Report) Markdown(workloads []Workload) string {
 		if len(vs) > 0 {
 			line += ". Targets: " + strings.Join(vs, "; ")
 		}
+		if as := r.anchors(w); len(as) > 0 {
+			line += ". Anchors (no verdict): " + strings.Join(as, "; ")
+		}
 		b.WriteString(line + ".\n")
 	}
-	var missing, notes []string
+	var missing, notes noteLines
 	for _, res := range r.Results {
-		line := fmt.Sprintf("- %s, `%s`: %s", res.Impl, res.Metric, res.Note)
 		switch {
 		case res.N == 0:
-			missing = append(missing, line)
+			missing.add(res)
 		case res.Note != "":
-			notes = append(notes, line)
+			notes.add(res)
 		}
 	}
 	if len(notes) > 0 {
-		b.WriteString("\nNotes:\n\n" + strings.Join(notes, "\n") + "\n")
+		b.WriteString("\nNotes:\n\n" + notes.String())
 	}
 	if len(missing) > 0 {
-		b.WriteString("\nNot measured:\n\n" + strings.Join(missing, "\n") + "\n")
+		b.WriteString("\nNot measured:\n\n" + missing.String())
+	}
+	return b.String()
+}
+
+// anchors are w's anchors beside ptcx's median: "ptcx ÷ Monty's published
+// ten feeds (…) 0.4 ms: 5.2"; "not measured" without ptcx's.
+func (r Report) anchors(w Workload) []string {
+	own, ok := find(r.Results, ImplPTCX, w.Name)
+	var out []string
+	for _, a := range w.Anchors {
+		head := fmt.Sprintf("÷ %s, %s %s", a.Label, trim(a.Value), w.Unit)
+		if ok && a.Value > 0 {
+			out = append(out, head+": "+trim(own.Med/a.Value))
+		} else {
+			out = append(out, head+": not measured")
+		}
+	}
+	return out
+}
+
+// noteLines are the lines of the notes or of the results not measured:
+// one per implementation and note, naming every workload that has it, in
+// the order first seen (a peer of one language is unsupported on every
+// workload of the other, for one reason).
+type noteLines []noteLine
+
+type noteLine struct {
+	impl, note string
+	metrics    []string
+}
+
+func (n *noteLines) add(res Result) {
+	for i := range *n {
+		if l := &(*n)[i]; l.impl == res.Impl && l.note == res.Note {
+			l.metrics = append(l.metrics, res.Metric)
+			return
+		}
+	}
+	*n = append(*n, noteLine{impl: res.Impl, note: res.Note, metrics: []string{res.Metric}})
+}
+
+func (n noteLines) String() string {
+	var b strings.Builder
+	for _, l := range n {
+		fmt.Fprintf(&b, "- %s, `%s`: %s\n", l.impl, strings.Join(l.metrics, "`, `"), l.note)
 	}
 	return b.String()
 }

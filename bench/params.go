@@ -82,7 +82,7 @@ type Param struct {
 
 // ParamList is every field of Params.
 var ParamList = []Param{
-	{"runs", DefaultRuns, MaxRuns, "samples per workload (`N`; per_call_await takes 5N, the rss_* workloads and runs/s N/10, rounded up)"},
+	{"runs", DefaultRuns, MaxRuns, "samples per workload (`N`; per_call_await and python_per_call_await take 5N, the rss_* workloads and runs/s N/10, rounded up)"},
 	{"calls", DefaultCalls, MaxCalls, "awaited calls per run of per_call_await (`N`)"},
 	{"iterations", DefaultIterations, MaxIterations, "iterations of compute_loop (`N`)"},
 	{"live", DefaultLive, MaxLive, "runs parked at once by rss_per_live_instance, instances in rss_per_pooled_instance's pool (`N`)"},

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -27,6 +28,8 @@ type PTCX struct {
 	host *ptcx.Host
 	exec *executor.Executor
 	park Parking
+	// noPython is why this build or engine runs no Python (nil: it does).
+	noPython error
 
 	serve *inServe // the serve of the serve workloads, started by the first (serve.go)
 }
@@ -54,9 +57,17 @@ func NewPTCXEngine(ctx context.Context, p Params, engine string) (*PTCX, error) 
 	cfg := wasmhost.NewConfig().WithEngine(engine).
 		WithMaxCommittedMemory(int64(2*runs) * api.DefaultMemoryBytes).WithMaxRuns(runs)
 	b := &PTCX{name: name, cfg: cfg}
+	// Python is enabled where this build and engine run it (its image and
+	// warm pool made now, as a deployment's are); else its workloads say
+	// why not (RunsLanguage).
+	langs := []ptcx.Language{ptcx.LanguageTypeScript}
+	if b.noPython = wasmhost.CheckPython(engine); b.noPython == nil {
+		langs = append(langs, ptcx.LanguagePython)
+	}
 	// As any host is built (the tools' bodies need b, for Parking).
 	b.host, err = ptcx.New(ctx, ptcx.WithSandbox(cfg), ptcx.WithMode(ptcx.ModePTC), ptcx.WithTools(b.tools()...),
-		ptcx.WithExecutor(executor.NewConfig().WithMaxParallel(100)), ptcx.WithSessions(ptcx.SessionLimits{}))
+		ptcx.WithExecutor(executor.NewConfig().WithMaxParallel(100)), ptcx.WithSessions(ptcx.SessionLimits{}),
+		ptcx.WithLanguages(langs...))
 	if err != nil {
 		return nil, err
 	}
@@ -64,10 +75,16 @@ func NewPTCXEngine(ctx context.Context, p Params, engine string) (*PTCX, error) 
 	// The first runs after start-up may pay for it (the garbage of
 	// compiling the guest, caches filling); they run here, unmeasured, so
 	// that the first workload is not charged for start-up.
-	for range warmupRuns {
-		if err := b.run(ctx, Program{TS: "return 1", Answer: "1"}); err != nil {
-			b.Close(ctx)
-			return nil, fmt.Errorf("bench: warming ptcx up: %w", err)
+	warm := []Program{{TS: "return 1", Answer: "1"}}
+	if b.noPython == nil {
+		warm = append(warm, Program{Python: "1", Answer: "1"})
+	}
+	for _, p := range warm {
+		for range warmupRuns {
+			if err := b.run(ctx, p); err != nil {
+				b.Close(ctx)
+				return nil, fmt.Errorf("bench: warming ptcx up: %w", err)
+			}
 		}
 	}
 	runtime.GC()
@@ -115,8 +132,29 @@ func (b *PTCX) tools() []registry.Tool {
 	}
 }
 
+// RunsLanguage is nil for TypeScript, and for Python where this build
+// has the Python guest and the engine runs it: without the guest ptcx is
+// missing (make guest-python), on an engine without Python unsupported.
+func (b *PTCX) RunsLanguage(lang api.Language) error {
+	if lang.Canonical() != api.LanguagePython || b.noPython == nil {
+		return nil
+	}
+	if errors.Is(b.noPython, wasmhost.ErrNoPython) {
+		return fmt.Errorf("%w: %w", ErrMissing, b.noPython)
+	}
+	return fmt.Errorf("%w: %w", ErrUnsupported, b.noPython)
+}
+
 // Measure runs j.
 func (b *PTCX) Measure(ctx context.Context, j Job) (Raw, error) {
+	if j.Language.Canonical() == api.LanguagePython {
+		switch j.Kind {
+		case Latency, PerCall, Throughput, LiveMemory, Session, AfterSession:
+		default:
+			return Raw{}, fmt.Errorf("bench: a Python %s workload: ptcx measures Python's latency, per-call, throughput, "+
+				"live-memory and session workloads only", j.Kind)
+		}
+	}
 	switch j.Kind {
 	case Suspend, Resume:
 		return b.snapshots(ctx, j)
@@ -138,7 +176,7 @@ func (b *PTCX) Measure(ctx context.Context, j Job) (Raw, error) {
 
 // run is one run_code call of p, its answer checked.
 func (b *PTCX) run(ctx context.Context, p Program) error {
-	args, err := json.Marshal(map[string]any{"code": p.TS, "description": "ptcx bench"})
+	args, err := runCodeArgs(p)
 	if err != nil {
 		return err
 	}
@@ -153,4 +191,15 @@ func (b *PTCX) run(ctx context.Context, p Program) error {
 		return fmt.Errorf("run_code's value %s: %w", r.Value, err)
 	}
 	return CheckAnswer(p, out.Result)
+}
+
+// runCodeArgs are run_code's arguments for p: its code, and its language
+// when it is not TypeScript.
+func runCodeArgs(p Program) (json.RawMessage, error) {
+	code, lang := p.Source()
+	args := map[string]any{"code": code, "description": "ptcx bench"}
+	if lang != api.LanguageTypeScript {
+		args["language"] = string(lang)
+	}
+	return json.Marshal(args)
 }

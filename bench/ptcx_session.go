@@ -32,7 +32,7 @@ func (b *PTCX) openSession(context.Context) (FeedSession, error) {
 
 // Feed is one run_code call in the session.
 func (s *ptcxSession) Feed(ctx context.Context, f SessionFeed) error {
-	args, err := json.Marshal(map[string]any{"code": f.TS, "description": "ptcx bench"})
+	args, err := runCodeArgs(f.Program())
 	if err != nil {
 		return err
 	}

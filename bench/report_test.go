@@ -222,13 +222,13 @@ func TestReport_Markdown(t *testing.T) {
 	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "runs_per_second")}
 	md := report().Markdown(ws)
 	for _, want := range []string{
-		"Measured by `ptcx bench` (ptcx v1.2.3) on Test CPU, 2 cores, TestOS, go1.26, 2026-12-01, in one run: medians of 20 samples each (100 for per_call_await, 2 for",
+		"Measured by `ptcx bench` (ptcx v1.2.3) on Test CPU, 2 cores, TestOS, go1.26, 2026-12-01, in one run: medians of 20 samples each (100 for per_call_await and python_per_call_await, 2 for",
 		"| workload | unit | ptcx | node-worker | quickjs-wasi | ptcx ÷ node-worker | ptcx ÷ quickjs-wasi |",
 		"| `trivial_e2e` | ms | 2 | 40 | — | **0.05** | — |",
 		"| `runs_per_second` | runs/s | 500 | 25 | — | **20** | — |",
 		"- `runs_per_second`: trivial runs per second, 2 at a time through one executor. Targets: ≥ 5000 runs/s: 500 ✗ MISSED; ÷ quickjs-wasi ≥ 1: not measured.",
 		"Notes:\n\n- ptcx, `runs_per_second`: a note\n",
-		"Not measured:\n\n- quickjs-wasi, `trivial_e2e`: missing: no Node",
+		"Not measured:\n\n- quickjs-wasi, `trivial_e2e`, `runs_per_second`: missing: no Node\n",
 	} {
 		require.Contains(t, md, want)
 	}

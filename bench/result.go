@@ -115,7 +115,10 @@ func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Res
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			raw, err := impls[i].Measure(ctx, j)
+			raw, err := Raw{}, runsLanguage(impls[i], w.Language)
+			if err == nil {
+				raw, err = impls[i].Measure(ctx, j)
+			}
 			v, res := sampleValues(impls[i].Name(), w, p, raw, err)
 			if v == nil {
 				// Missing in its first round, it is missing here; past

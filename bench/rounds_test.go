@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/bench"
 )
 
@@ -152,11 +153,11 @@ func TestRun_rounds_onlyLatencyAndPerCall(t *testing.T) {
 	for _, w := range bench.Workloads {
 		t.Run(w.Name, func(t *testing.T) {
 			var log []string
-			a := &fakeImpl{name: "a", log: &log, measure: func(_ int, j bench.Job) (bench.Raw, error) {
+			a := &pyRunner{fakeImpl: fakeImpl{name: "a", log: &log, measure: func(_ int, j bench.Job) (bench.Raw, error) {
 				raw, _ := constant(1e6)(0, j)
 				raw.Base = raw.Samples
 				return raw, nil
-			}}
+			}}, runs: func(api.Language) error { return nil }} // every language
 			_, err := bench.Run(context.Background(), []bench.Impl{a}, []bench.Workload{w}, bench.Params{Runs: 20, Rounds: 4}, nil)
 			require.NoError(t, err)
 			rounds := 1

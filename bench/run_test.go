@@ -7,8 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/bench"
 	"github.com/ptcx/ptcx/bench/gojapeer"
+	"github.com/ptcx/ptcx/guest/python"
 	"github.com/ptcx/ptcx/internal/testkit"
 )
 
@@ -48,6 +50,16 @@ func TestRun_ptcxAndGoja(t *testing.T) {
 		require.Equal(t, []string{bench.ImplPTCX, bench.ImplGoja}[i%2], r.Impl)
 		require.Equal(t, w.Name, r.Metric)
 		require.Equal(t, w.Unit, r.Unit)
+		if w.Language == api.LanguagePython && r.Impl == bench.ImplGoja {
+			require.True(t, r.Unsupported(), "%+v", r)
+			require.Contains(t, r.Note, "goja runs TypeScript (JavaScript) programs only, not Python")
+			continue
+		}
+		if w.Language == api.LanguagePython && python.Wasm() == nil {
+			require.True(t, r.Missing(), "%+v", r)
+			require.Contains(t, r.Note, "no Python guest")
+			continue
+		}
 		if why, ok := gojaMissing[w.Kind]; ok && r.Impl == bench.ImplGoja {
 			require.True(t, r.Unsupported(), "%+v", r)
 			require.True(t, r.Missing(), "%+v", r)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ptcx/ptcx/api"
 )
 
 // Kind is how a workload is measured; every implementation measures a kind
@@ -68,7 +70,8 @@ const (
 )
 
 // Workload is one measurement, declared as data. Program is a run_code
-// body in TypeScript (peers run it with its types stripped, as JavaScript);
+// body in TypeScript (peers run it with its types stripped, as JavaScript),
+// or in Python when Language says so (python.go);
 // "{{i}}" in it is replaced by the run's index (a new program every run),
 // "{{calls}}" by Params.Calls (0 for PerCall's baseline) and
 // "{{iterations}}" by Params.Iterations. Answer returns the JSON of the
@@ -92,12 +95,35 @@ type Workload struct {
 	// Store is where a Parked workload's serve keeps parked executions:
 	// "spill" (its spill directory) or "dir" (a dir: store).
 	Store string
+	// Language is the language of Program and Feeds: "" (or
+	// api.LanguageTypeScript) for TypeScript, api.LanguagePython for
+	// Python. An implementation that does not run it does not measure the
+	// workload (LanguageRunner): it is missing, unsupported, with the
+	// reason.
+	Language api.Language
+	// Anchors are published figures ptcx's median is shown beside, as the
+	// ratio ptcx ÷ anchor, with no verdict (Markdown).
+	Anchors []Anchor
 }
+
+// Anchor is a published figure in a workload's unit, measured elsewhere
+// (other hardware, another system): reported beside ptcx's median as a
+// ratio, never held to as a target is.
+type Anchor struct {
+	Label string
+	Value float64
+}
+
+// python reports whether w's programs are Python.
+func (w Workload) python() bool { return w.Language.Canonical() == api.LanguagePython }
 
 // Feed is one program of a session: Code (TypeScript, declarations that
 // later feeds use), then Result, an expression whose JSON must be Answer.
 // ptcx runs "Code; return (Result)" in the session; a peer runs Code as a
-// script of one runtime and evaluates Result there.
+// script of one runtime and evaluates Result there. A Python workload's
+// feeds are Python: ptcx runs "Code\nResult" in the session (Result its
+// final expression); a peer without sessions runs every feed's Code so
+// far, then Result, afresh (python.go).
 type Feed struct {
 	Code, Result, Answer string
 }
@@ -311,6 +337,35 @@ var Workloads = []Workload{
 		Unit: "ms", Scale: 1e6, Program: parkedProgram, Store: "dir",
 		Answer:  func(Params, int) string { return "42" },
 		Targets: parkedTargets,
+	},
+	{
+		Name: "python_1plus1", What: "Monty's `1 + 1` in Python, end to end (a warm pool of the Python guest's image)", Kind: Latency,
+		Unit: "ms", Scale: 1e6, Language: api.LanguagePython, Program: "1 + 1",
+		Answer: func(Params, int) string { return "2" },
+		Targets: []Target{
+			{Against: ImplPythonWasmFresh, Limit: 1.0 / 16}, // #38: ≥ 16x faster than the same python.wasm started fresh
+			{Limit: 1}, // #38: ≤ 1 ms end to end
+		},
+		Anchors: []Anchor{{Label: "CPython-WASI on wasmtime, cold, as Monty publishes it", Value: 16}},
+	},
+	{
+		Name: "python_session_feeds", What: "the ten feeds of pydantic/monty's agent workload, in its original Python, in one live session", Kind: Session,
+		Unit: "ms", Scale: 1e6, Language: api.LanguagePython, Feeds: pythonFeeds,
+		Answer: func(Params, int) string { return montyReport },
+		Targets: []Target{
+			{Limit: 2}, // #38: ≤ 2 ms for the ten feeds
+		},
+		Anchors: []Anchor{{Label: "Monty's published ten feeds (a subset interpreter, M3 Max)", Value: 0.4}},
+	},
+	{
+		Name: "python_per_call_await", What: "one awaited nested call of an echo tool from Python: (t(N) − t(0)) / N", Kind: PerCall,
+		Unit: "µs", Scale: 1e3, Tools: []string{"echo"}, Language: api.LanguagePython, Program: pythonPerCall,
+		Answer: func(p Params, _ int) string {
+			return strconv.Itoa(p.Calls * (p.Calls - 1) / 2)
+		},
+		Targets: []Target{
+			{Of: "per_call_await", Limit: 2}, // #38: ≤ 2x the TypeScript guest's per_call_await in the same run
+		},
 	},
 }
 

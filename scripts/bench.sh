@@ -2,7 +2,9 @@
 # bench.sh is `make bench`: ptcx beside its peers in one run (bench/).
 #   1. installs what the peers need: Debian's nodejs and npm when missing,
 #      then `npm ci --ignore-scripts` in bench/peers (quickjs-wasi, pinned by
-#      its lockfile);
+#      its lockfile), and Debian's python3 when there is none (cpython-native,
+#      the Python workloads' native peer; the Python guest itself is built by
+#      make guest-python, which make bench runs first);
 #   2. tests the Node peers (go test -tags benchnode ./bench: every
 #      workload's answer on each, missing Node a failure there);
 #   3. builds bin/ptcx-wasmtime (ptcx with the wasmtime engine too, by
@@ -31,6 +33,13 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
 	"${sudo[@]}" apt-get update -q
 	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q nodejs npm
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "bench: python3 is missing (the cpython-native peer); installing Debian's python3" >&2
+	sudo=()
+	if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+	"${sudo[@]}" apt-get update -q
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q python3
 fi
 # --ignore-scripts: no dependency runs code at install (quickjs-wasi has no
 # install script; its lockfile entry has no hasInstallScript), and bench.sh may

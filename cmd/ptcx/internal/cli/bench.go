@@ -16,20 +16,24 @@ import (
 
 var benchCommand = command{
 	name:  "bench",
-	brief: "measure ptcx beside goja, Node Workers and quickjs-wasi",
+	brief: "measure ptcx beside goja, Node Workers, quickjs-wasi and CPython",
 	summary: "Measure ptcx beside its peers in one run (bench/): goja in-process, a fresh Node\n" +
 		"worker_threads Worker per run and quickjs-wasi on Node, the same programs on each,\n" +
+		"and for the Python workloads the same python.wasm started fresh without an image\n" +
+		"(python-wasm-fresh) and native CPython in a process per run (cpython-native),\n" +
 		"every answer checked. Prints a Markdown table whose headline figures are ratios\n" +
 		"ptcx ÷ peer (--json: the JSON lines) and every target's verdict (✓, ✗ MISSED or not\n" +
 		"measured); --out DIR writes results.jsonl, report.md and an SVG chart per workload.\n" +
 		"A peer that cannot run here, or cannot measure a workload (goja and node-worker\n" +
-		"neither snapshot nor pool), is reported missing with the reason.\n" +
+		"neither snapshot nor pool; a peer of one language runs none of the other's), is\n" +
+		"reported missing with the reason.\n" +
 		"Exit status: 0 ok, 1 a result failed, a target missed (--check) or a peer missing\n" +
 		"(--require-peers; a workload it cannot measure does not count), 2 usage.\n\n" +
 		benchWorkloads(),
 	usage: "bench [--runs N] [--rounds N] [--calls N] [--iterations N] [--live N] [--parallel N] [--batch N]\n" +
 		"      [--serve-parallel N] [--parked N]\n" +
-		"      [--peers LIST] [--workloads LIST] [--node PATH] [--modules DIR] [--qjs-native DIR] [--out DIR]\n" +
+		"      [--peers LIST] [--workloads LIST] [--node PATH] [--modules DIR] [--python PATH] [--qjs-native DIR]\n" +
+		"      [--out DIR]\n" +
 		"      [--timeout D] [--json] [--check] [--require-peers]",
 	run: runBench,
 }
@@ -52,7 +56,8 @@ func benchWorkloads() string {
 // benchPeers are the peers ptcx bench knows, in report order: ptcx on
 // wasmtime first when this build has it.
 var benchPeers = func() []string {
-	peers := []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi, bench.ImplPTCXInProcess}
+	peers := []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi, bench.ImplPTCXInProcess,
+		bench.ImplPythonWasmFresh, bench.ImplCPythonNative}
 	if wasmhost.CheckEngine(wasmhost.EngineWasmtime) == nil {
 		peers = append([]string{bench.ImplPTCXWasmtime}, peers...)
 	}
@@ -73,6 +78,7 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 	only := fs.String("workloads", "", "the workloads to run (`LIST`, comma-separated, of those above; empty: all)")
 	node := fs.String("node", "node", "the Node executable (`PATH`)")
 	modules := fs.String("modules", "bench/peers", "the directory whose node_modules holds quickjs-wasi (`DIR`; npm ci there)")
+	python := fs.String("python", "python3", "the native CPython of cpython-native (`PATH`, or a name on PATH)")
 	native := fs.String("qjs-native", "", "measure compute_loop on the native QuickJS-NG builds in `DIR` too (qjs-native-switch, qjs-native-goto: scripts/qjs-native.sh, which make bench runs)")
 	out := fs.String("out", "", "write results.jsonl, report.md and the SVG charts to `DIR`")
 	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole run (`D`)")
@@ -135,6 +141,14 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 			continue
 		case bench.ImplQJSNativeSwitch, bench.ImplQJSNativeGoto:
 			impls = append(impls, bench.NewQJSNative(name, *native))
+			continue
+		case bench.ImplPythonWasmFresh:
+			peer, done := bench.NewPythonFresh(ctx)
+			defer done()
+			impls = append(impls, peer)
+			continue
+		case bench.ImplCPythonNative:
+			impls = append(impls, bench.NewCPythonNative(ctx, *python))
 			continue
 		}
 		if name == bench.ImplPTCXWasmtime {

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/bench"
+	"github.com/ptcx/ptcx/guest/python"
 	"github.com/ptcx/ptcx/internal/testkit"
 )
 
@@ -34,7 +37,11 @@ func TestBench_json(t *testing.T) {
 		require.NoError(t, dec.Decode(&r), sc.Text())
 		got = append(got, r.Impl+" "+r.Metric)
 		if r.Impl == bench.ImplGoja && r.Unsupported() {
-			continue // suspend, resume and the pool: goja cannot
+			continue // suspend, resume and the pool: goja cannot; nor Python
+		}
+		if w, err := bench.Lookup(r.Metric); err == nil && w.Language == api.LanguagePython && python.Wasm() == nil {
+			require.True(t, r.Missing(), "%s on %s: %s", r.Metric, r.Impl, r.Note)
+			continue // a build without the Python guest
 		}
 		want := 1
 		if w, err := bench.Lookup(r.Metric); err == nil && w.Kind == bench.PerCall {
@@ -71,7 +78,7 @@ func TestBench_reportAndMissingPeer(t *testing.T) {
 	require.Equal(t, exitOK, status, errOut)
 	require.Contains(t, out, bench.ThisMachine().CPU)
 	require.Contains(t, out, "| workload | unit | ptcx | goja | quickjs-wasi | ptcx ÷ goja | ptcx ÷ quickjs-wasi |")
-	require.Contains(t, out, "quickjs-wasi, `trivial_e2e`: missing: ")
+	require.Contains(t, out, "quickjs-wasi, `trivial_e2e`, `compute_loop`: missing: ", "one line per peer and reason")
 	for _, name := range []string{"results.jsonl", "report.md", "trivial_e2e.svg", "compute_loop.svg"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
@@ -84,6 +91,23 @@ func TestBench_reportAndMissingPeer(t *testing.T) {
 	_, errOut, status = ptcx(t, "", append(args, "--require-peers")...)
 	require.Equal(t, exitTool, status)
 	require.Contains(t, errOut, "trivial_e2e on quickjs-wasi: missing: ")
+}
+
+// The Python peers are peers like the others: --peers names them, and
+// python_1plus1 is measured on ptcx and on both, every answer right, the
+// ratios in the table and the native CPython's version in its note.
+func TestBench_pythonPeers(t *testing.T) {
+	testkit.RequireGuest(t)
+	testkit.RequirePython(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 on PATH for cpython-native")
+	}
+	out, errOut, status := ptcx(t, "", append(tinyBench, "--workloads", "python_1plus1", "--peers", "python-wasm-fresh,cpython-native")...)
+	require.Equal(t, exitOK, status, errOut)
+	require.Contains(t, out, "| workload | unit | ptcx | python-wasm-fresh | cpython-native | ptcx ÷ python-wasm-fresh | ptcx ÷ cpython-native |")
+	require.Contains(t, out, "Targets: ÷ python-wasm-fresh ≤ 0.0625: ")
+	require.Regexp(t, "cpython-native, `python_1plus1`: CPython 3\\.[0-9]+\\.[0-9]+ \\(/", out)
+	require.NotContains(t, out, "Not measured")
 }
 
 // Every size flag below, and past, its range is a usage error naming it.
@@ -103,7 +127,7 @@ func TestBench_flagBounds(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ args, contains string }{
-		{"--peers v8", `--peers: no peer "v8": want goja, node-worker, quickjs-wasi, ptcx-in-process, or none`},
+		{"--peers v8", `--peers: no peer "v8": want goja, node-worker, quickjs-wasi, ptcx-in-process, python-wasm-fresh, cpython-native, or none`},
 		{"--workloads nope", `--workloads: no workload "nope": want one of trivial_e2e`},
 		{"--timeout 0s", "--timeout 0s: want a positive duration"},
 	} {
