@@ -155,6 +155,38 @@ func TestPython_Session(t *testing.T) {
 	require.ErrorContains(t, err, "a Python program cannot run in a session of TypeScript programs")
 }
 
+// A file a Python session's program left open stays open, at its offset,
+// in the session's next programs: across a suspension to bytes and an
+// export imported by another Runtime (the session's bytes carry the file
+// table, format 2).
+func TestPython_Session_filesCarried(t *testing.T) {
+	requirePython(t)
+	ctx := context.Background()
+	rt := newRuntime(t, testConfig())
+	s := newSession(t, rt)
+	run := func(rt *wasmhost.Runtime, s *wasmhost.Session, code string) string {
+		t.Helper()
+		p := pyProgram(code)
+		p.Session = s
+		out, err := rt.Run(ctx, p, &tools{})
+		require.NoError(t, err)
+		return string(out.Result)
+	}
+	zip := python.StdlibMount + "/" + python.StdlibZip
+	require.Equal(t, `"PK"`, run(rt, s, "f = open('"+zip+"', 'rb', buffering=0)\nf.read(2).decode()"))
+	_, err := s.Suspend(ctx)
+	require.NoError(t, err)
+	require.Equal(t, `[2,"\u0003\u0004"]`, run(rt, s, "[f.tell(), f.read(2).decode()]"))
+
+	b, err := s.Export(ctx)
+	require.NoError(t, err)
+	other := newRuntime(t, testConfig())
+	imported, err := other.ImportSession(ctx, b)
+	require.NoError(t, err)
+	require.Equal(t, `[4,4]`, run(other, imported, "[f.tell(), len(f.read(4))]"))
+	require.Equal(t, "null", run(other, imported, "f.close()"))
+}
+
 // Bytes of a Python session or run on a build without the Python guest are
 // refused, saying they are another guest's.
 func TestPython_bytesWithoutPython(t *testing.T) {

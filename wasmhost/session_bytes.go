@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 )
 
 // captureSession encodes the state of inst, a session's instance between
@@ -31,7 +33,11 @@ func (rt *Runtime) captureSession(inst *instance) ([]byte, error) {
 		}
 		globals[i] = g.Get()
 	}
-	return snapshot.EncodeSession(img.base(), mem, globals, inst.bufPtr, inst.bufCap), nil
+	var files []wasifs.File
+	if ft, ok := inst.mod.(engine.FileTable); ok {
+		files = ft.Files()
+	}
+	return snapshot.EncodeSession(img.base(), mem, globals, inst.bufPtr, inst.bufCap, files)
 }
 
 // resumeSession restores a session's instance from its bytes: an instance
@@ -72,6 +78,27 @@ func (rt *Runtime) resumeSession(ctx context.Context, saved []byte) (*instance, 
 			return fail(fmt.Errorf("wasmhost: the guest's global %q is missing or not mutable", name))
 		}
 	}
+	if err := restoreSessionFiles(inst.mod, st.Files); err != nil {
+		return fail(err)
+	}
 	inst.bufPtr, inst.bufCap = st.BufPtr, st.BufCap
 	return inst, nil
+}
+
+// restoreSessionFiles reopens the files a session's guest had open in
+// mod's file table (empty: the instance is new or recycled, whose reset
+// emptied it), refusing the bytes (ErrSessionBytes) when one cannot be,
+// as restoreFiles refuses a snapshot.
+func restoreSessionFiles(mod engine.Instance, files []wasifs.File) error {
+	if len(files) == 0 {
+		return nil
+	}
+	ft, ok := mod.(engine.FileTable)
+	if !ok {
+		return fmt.Errorf("%w: they have %d open files and the engine's instances have no file table", ErrSessionBytes, len(files))
+	}
+	if err := ft.RestoreFiles(files); err != nil {
+		return fmt.Errorf("%w: their open files: %v", ErrSessionBytes, err)
+	}
+	return nil
 }

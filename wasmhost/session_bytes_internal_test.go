@@ -2,6 +2,8 @@ package wasmhost
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 )
 
 // syntheticSession returns an image and a session's bytes (and their
@@ -23,7 +26,10 @@ func syntheticSession(t testing.TB) (*image, []byte, []byte) {
 	mem := make([]byte, 3*abi.PageSize)
 	copy(mem, img.memory)
 	mem[10], mem[abi.PageSize+5000], mem[2*abi.PageSize+100] = 1, 2, 3
-	b := snapshot.EncodeSession(img.base(), mem, []uint64{65536}, 1024, 64)
+	b, err := snapshot.EncodeSession(img.base(), mem, []uint64{65536}, 1024, 64, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dec, err := zstd.NewReader(nil)
 	require.NoError(t, err)
 	defer dec.Close()
@@ -110,14 +116,65 @@ func FuzzDecodeSession(f *testing.F) {
 // FuzzParseSessionBody does the same past the compression.
 func FuzzParseSessionBody(f *testing.F) {
 	img, _, body := syntheticSession(f)
-	f.Add(body)
-	f.Add(body[:30])
-	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := snapshot.ParseSessionBody(img.base(), 1<<20, b)
+	f.Add(false, body)
+	f.Add(false, body[:30])
+	withFiles := sessionFilesBody(f, `[{"fd":4,"path":"python313.zip","offset":2}]`, body)
+	f.Add(true, withFiles)
+	f.Add(true, withFiles[:20])
+	f.Add(true, body)
+	f.Fuzz(func(t *testing.T, files bool, b []byte) {
+		st, err := snapshot.ParseSessionBody(img.base(), 1<<20, files, b)
 		if err != nil {
 			require.ErrorIs(t, err, ErrSessionBytes)
 			return
 		}
 		requireSessionConsistent(t, img, 1<<20, st)
+		require.LessOrEqual(t, len(st.Files), wasifs.MaxOpen)
+		require.True(t, files || st.Files == nil, "a format 1 body has no open files")
 	})
+}
+
+// sessionFilesBody is a format 2 body: the JSON of open files, then body.
+func sessionFilesBody(tb testing.TB, files string, body []byte) []byte {
+	tb.Helper()
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(files)))
+	return append(append(b, files...), body...)
+}
+
+// A session whose guest has files open is format 2 and carries them; one
+// without is format 1, which hosts before format 2 read. Bad open files
+// are refused with ErrSessionBytes.
+func TestSessionBytes_files(t *testing.T) {
+	img, _, body := syntheticSession(t)
+	mem := make([]byte, 2*abi.PageSize)
+	copy(mem, img.memory)
+	mem[10] = 1 // a block that differs: a body of under 256 bytes declares no content size (zstd)
+	files := []wasifs.File{{FD: 4, Path: "python313.zip", Offset: 2}, {FD: 6, Path: ".", Dir: true}}
+	b, err := snapshot.EncodeSession(img.base(), mem, []uint64{65536}, 1024, 64, files)
+	require.NoError(t, err)
+	require.Equal(t, uint16(2), binary.LittleEndian.Uint16(b[len(snapshot.SessionMagic):]))
+	st, err := snapshot.DecodeSession(img.base(), 1<<20, b)
+	require.NoError(t, err)
+	require.Equal(t, files, st.Files)
+
+	none, err := snapshot.EncodeSession(img.base(), mem, []uint64{65536}, 1024, 64, nil)
+	require.NoError(t, err)
+	require.Equal(t, uint16(1), binary.LittleEndian.Uint16(none[len(snapshot.SessionMagic):]))
+
+	_, err = snapshot.EncodeSession(img.base(), mem, []uint64{65536}, 1024, 64, make([]wasifs.File, wasifs.MaxOpen+1))
+	require.ErrorContains(t, err, "open files, over the limit")
+
+	for name, js := range map[string]string{
+		"not JSON":      `[{"fd":4`,
+		"no file":       `[]`,
+		"unknown field": `[{"fd":4,"path":"a","mode":7}]`,
+		"two values":    `[{"fd":4,"path":"a"}] []`,
+		"too many":      "[" + strings.Repeat(`{"fd":4,"path":"a"},`, wasifs.MaxOpen) + `{"fd":4,"path":"a"}]`,
+	} {
+		_, err := snapshot.ParseSessionBody(img.base(), 1<<20, true, sessionFilesBody(t, js, body))
+		require.ErrorIs(t, err, ErrSessionBytes, name)
+	}
+	long := binary.LittleEndian.AppendUint32(nil, 1<<30)
+	_, err = snapshot.ParseSessionBody(img.base(), 1<<20, true, append(long, body...))
+	require.ErrorIs(t, err, ErrSessionBytes, "a length past the body")
 }
