@@ -79,10 +79,10 @@ func (c *wasmtimeCore) defineImports(host []engine.HostFunc) error {
 // functions take them.
 type wasmtimeImport struct {
 	name   string  // module.name, for errors
-	params int     // how many parameters
-	i64    [4]bool // which parameters are i64 (the rest are i32)
-	width  int     // the stack fn takes: max(parameters, results)
-	i32    bool    // fn returns one i32 in stack[0]
+	params int                   // how many parameters
+	i64    [maxImportValues]bool // which parameters are i64 (the rest are i32)
+	width  int                   // the stack fn takes: max(parameters, results)
+	i32    bool                  // fn returns one i32 in stack[0]
 	fn     func(st *wasmtimeState, mem engine.Memory, stack []uint64)
 }
 
@@ -169,7 +169,7 @@ func ptcxWasmtimeImport(which C.uintptr_t, cx, data unsafe.Pointer, size C.size_
 		}
 	}()
 	raw := unsafe.Slice((*[2]uint64)(args), imp.width) // wasmtime_val_raw_t: 16 bytes, an i32 or i64 first
-	var stack [4]uint64
+	var stack [maxImportValues]uint64
 	for i := range imp.params {
 		if imp.i64[i] {
 			stack[i] = raw[i][0]
