@@ -78,7 +78,7 @@ func (c *wasmtimeCore) defineImports(host []engine.HostFunc) error {
 // parameters and results as a stack of raw bits, as wazero's host
 // functions take them.
 type wasmtimeImport struct {
-	name   string  // module.name, for errors
+	name   string                // module.name, for errors
 	params int                   // how many parameters
 	i64    [maxImportValues]bool // which parameters are i64 (the rest are i32)
 	width  int                   // the stack fn takes: max(parameters, results)
