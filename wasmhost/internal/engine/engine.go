@@ -10,6 +10,7 @@ package engine
 
 import (
 	"context"
+	"io/fs"
 	"sort"
 	"sync"
 
@@ -141,9 +142,15 @@ type Image struct {
 // import module holds host.
 type Factory func(ctx context.Context, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error)
 
+// FSFactory returns the factory of an engine whose instances see fsys,
+// read-only, at mount (an absolute path): their one preopened directory and
+// the only file system they have (NewWazeroFS is wazero's).
+type FSFactory func(fsys fs.FS, mount string) Factory
+
 var (
-	mu        sync.RWMutex
-	factories = map[string]Factory{Wazero: newWazero}
+	mu          sync.RWMutex
+	factories   = map[string]Factory{Wazero: newWazero}
+	fsFactories = map[string]FSFactory{Wazero: NewWazeroFS}
 )
 
 // Wazero is the name of the wazero engine, registered in every build.
@@ -158,6 +165,27 @@ func Register(name string, f Factory) {
 		panic("engine: " + name + " registered twice")
 	}
 	factories[name] = f
+}
+
+// RegisterFS makes the engine name's FSFactory available, for an engine
+// that can mount a file system (an adapter calls it from its init
+// function, beside Register). It panics when name has one already.
+func RegisterFS(name string, f FSFactory) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := fsFactories[name]; ok {
+		panic("engine: " + name + "'s file system registered twice")
+	}
+	fsFactories[name] = f
+}
+
+// LookupFS returns the FSFactory of the engine name, if this build has the
+// engine and it can mount a file system.
+func LookupFS(name string) (FSFactory, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	f, ok := fsFactories[name]
+	return f, ok
 }
 
 // Lookup returns the factory of the engine name, if this build has it.
