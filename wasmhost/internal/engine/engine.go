@@ -16,6 +16,7 @@ import (
 
 	"github.com/tetratelabs/wazero/experimental"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
@@ -71,6 +72,19 @@ type Instance interface {
 	EngineMemory() []byte
 	// Close discards the instance and its memory.
 	Close(ctx context.Context)
+}
+
+// FileTable is implemented by an Instance whose file system is the host's
+// (package wasifs: NewWazeroFS): its open files, which the host resets
+// when it recycles the instance and carries in a snapshot.
+type FileTable interface {
+	// Files returns the files the guest has open.
+	Files() []wasifs.File
+	// ResetFiles closes them all: the instance's table is a new one's.
+	ResetFiles()
+	// RestoreFiles resets the table and opens files; an error names the
+	// entry that cannot be opened, and leaves the table empty.
+	RestoreFiles(files []wasifs.File) error
 }
 
 // Func is an exported function. CallWithStack takes the parameters in
