@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 
 	"github.com/ptcx/ptcx/api"
@@ -19,8 +18,10 @@ import (
 // made at the first Python run and kept, whose compiled module, image and
 // warm pool are Python's: it shares its parent's admission (its pooled
 // instances are charged to the same committed memory), guest slots and
-// runners, and closes with it. Its instances see the standard library's
-// zip, read-only, at /usr/local/lib: their only file system.
+// runners, and closes with it. Its engine is its parent's (wazero or
+// wasmtime), made to mount a file system (engine.LookupFS): its instances
+// see the standard library's zip, read-only, at /usr/local/lib, their only
+// file system (package wasifs, a table of open files per instance).
 
 var (
 	// ErrNoPython is returned by a Python run when this build embeds no
@@ -28,9 +29,11 @@ var (
 	ErrNoPython = errors.New("wasmhost: this build of ptcx has no Python guest: build it with `make guest-python` " +
 		"in the ptcx checkout (then rebuild ptcx)")
 	// ErrPythonEngine is returned by a Python run on a Runtime whose engine
-	// is not wazero: the Python guest's file system is wazero's.
-	ErrPythonEngine = errors.New("wasmhost: Python programs run on the wazero engine only, for now " +
-		"(the Python guest's read-only file system is mounted through wazero's WASI)")
+	// cannot mount the Python guest's read-only file system. Both engines
+	// there are (EngineWazero, EngineWasmtime) can: it is for an engine
+	// added without that.
+	ErrPythonEngine = errors.New("wasmhost: this engine cannot run Python programs: " +
+		"it cannot mount the Python guest's read-only file system")
 )
 
 // embeddedPythonWasm and embeddedPythonLib are package python's; tests
@@ -93,8 +96,9 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	if embeddedPythonWasm() == nil || lib == nil {
 		return nil, ErrNoPython
 	}
-	if rt.cfg.engineName() != EngineWazero {
-		return nil, ErrPythonEngine
+	newFS, err := pythonEngine(rt.cfg.engineName())
+	if err != nil {
+		return nil, err
 	}
 	bin, err := meteredPython()
 	if err != nil {
@@ -105,7 +109,7 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	py := &Runtime{cfg: cfg, lang: api.LanguagePython, limits: rt.limits, parent: rt,
 		slots: rt.slots, admission: rt.admission, admitWait: rt.admitWait, runners: rt.runners}
 	py.closing, py.closeRuns = context.WithCancelCause(rt.closing)
-	eng, err := newPythonEngine(ctx, lib, rt.limits.MemoryBytes, cfg.cacheDir)
+	eng, err := newFS(lib, python.StdlibMount)(ctx, rt.limits.MemoryBytes, cfg.cacheDir, hostImports)
 	if err != nil {
 		return nil, err
 	}
@@ -117,10 +121,19 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	return py, nil
 }
 
-// newPythonEngine is the wazero engine of the Python guest: lib mounted
-// read-only at python.StdlibMount, WASI's file functions wazero's own.
-func newPythonEngine(ctx context.Context, lib fs.FS, memoryBytes int64, cacheDir string) (engine.Engine, error) {
-	return engine.NewWazeroFS(lib, python.StdlibMount)(ctx, memoryBytes, cacheDir, hostImports)
+// pythonEngine returns the factory of the engine name's Python engines,
+// which mount the standard library: CheckEngine's error when this build
+// cannot run name, ErrPythonEngine when the engine cannot mount a file
+// system.
+func pythonEngine(name string) (engine.FSFactory, error) {
+	if err := CheckEngine(name); err != nil {
+		return nil, err
+	}
+	newFS, ok := engine.LookupFS(name)
+	if !ok {
+		return nil, ErrPythonEngine
+	}
+	return newFS, nil
 }
 
 // closePython closes rt's Python Runtime, if it made one.
@@ -192,8 +205,6 @@ func CheckPython(name string) error {
 	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
 		return ErrNoPython
 	}
-	if name != EngineWazero {
-		return ErrPythonEngine
-	}
-	return nil
+	_, err := pythonEngine(name)
+	return err
 }

@@ -2,7 +2,6 @@ package wasmhost
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,24 +11,40 @@ import (
 	"github.com/ptcx/ptcx/api"
 )
 
-// Python runs on wazero only: a Runtime on wasmtime refuses it, saying so.
-func TestPython_wasmtimeRefused(t *testing.T) {
-	// Without the guest built, that comes first: there is nothing to run.
-	want := ErrPythonEngine
-	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
-		want = ErrNoPython
+// Python runs on every engine there is: CheckPython says so for each this
+// build has, ErrNoWasmtime for wasmtime in a build without it (and
+// ErrNoPython, first, in a build without the guest).
+func TestCheckPython_engines(t *testing.T) {
+	for _, name := range []string{EngineWazero, EngineWasmtime} {
+		var want error
+		switch {
+		case CheckEngine(name) != nil:
+			want = ErrNoWasmtime
+		case embeddedPythonWasm() == nil || embeddedPythonLib() == nil:
+			want = ErrNoPython
+		}
+		if want == nil {
+			require.NoError(t, CheckPython(name), name)
+		} else {
+			require.ErrorIs(t, CheckPython(name), want, name)
+		}
 	}
-	rt := &Runtime{cfg: NewConfig().WithEngine(EngineWasmtime)}
-	_, err := rt.newPython(context.Background())
-	require.ErrorIs(t, err, want)
-	if want == ErrPythonEngine {
-		require.ErrorContains(t, err, "Python programs run on the wazero engine only, for now")
+	require.ErrorContains(t, CheckPython("v8"), `unknown engine "v8"`)
+}
+
+// The Python Runtime runs on its parent's engine (PTCX_ENGINE's here),
+// with the standard library mounted.
+func TestPython_theParentsEngine(t *testing.T) {
+	if embeddedPythonWasm() == nil {
+		t.Skipf("skipped: %v", ErrNoPython)
 	}
-	if CheckEngine(EngineWasmtime) == nil {
-		require.ErrorIs(t, CheckPython(EngineWasmtime), want)
-	} else {
-		require.ErrorIs(t, CheckPython(EngineWasmtime), ErrNoWasmtime)
-	}
+	ctx := context.Background()
+	rt, err := New(ctx, NewConfig().WithCompilationCacheDir(filepath.Join(os.TempDir(), "ptcx-wasmhost-python-test")).WithPool(0))
+	require.NoError(t, err)
+	defer rt.Close(ctx)
+	py, err := rt.forLanguage(ctx, api.LanguagePython)
+	require.NoError(t, err)
+	require.Equal(t, rt.eng.Name(), py.eng.Name())
 }
 
 // The Python memory floor (api.PythonMinMemoryBytes) is above the Python
@@ -37,9 +52,6 @@ func TestPython_wasmtimeRefused(t *testing.T) {
 func TestPython_floorAboveImage(t *testing.T) {
 	if embeddedPythonWasm() == nil {
 		t.Skipf("skipped: %v", ErrNoPython)
-	}
-	if err := CheckPython(os.Getenv(EngineEnv)); errors.Is(err, ErrPythonEngine) {
-		t.Skipf("skipped: %v (TestPython_wasmtimeRefused checks the refusal)", err)
 	}
 	ctx := context.Background()
 	rt, err := New(ctx, NewConfig().WithCompilationCacheDir(filepath.Join(os.TempDir(), "ptcx-wasmhost-python-test")).WithPool(0))

@@ -391,6 +391,8 @@ func (i *wasmtimeInstance) Close(context.Context) {
 	}
 }
 
+var _ engine.FileTable = (*wasmtimeInstance)(nil)
+
 // Files, ResetFiles and RestoreFiles are engine.FileTable's: an instance
 // with a file system (NewFS) has a table; without, Files is nil,
 // ResetFiles does nothing and RestoreFiles takes no file.
