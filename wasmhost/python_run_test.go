@@ -17,7 +17,7 @@ import (
 // requirePython skips a test without the Python guest (fails in CI). The
 // tests run on PTCX_ENGINE's engine: wazero, or wasmtime (make
 // test-wasmtime).
-func requirePython(t *testing.T) {
+func requirePython(t testing.TB) {
 	t.Helper()
 	if python.Wasm() != nil {
 		return

@@ -195,6 +195,7 @@ func TestHostile(t *testing.T) {
 	if os.Getenv(caseEnv) != "" {
 		t.Skip("a child runs TestHostileChild only")
 	}
+	compileGuests(t)
 	runs := make([]childRun, len(cases))
 	sem := make(chan struct{}, childParallelism)
 	var wg sync.WaitGroup
@@ -238,6 +239,21 @@ func TestHostile(t *testing.T) {
 			}
 			require.JSONEq(t, `{"matches": 0, "sum": 2}`, rep.Next, "the next normal run")
 		})
+	}
+}
+
+// compileGuests compiles the guests the children run into the compilation
+// cache they share (NewConfig's), before any starts: compiling the Python
+// guest with wasmtime's Cranelift took longer than a child's timeout on a
+// loaded 2-core machine, so that children compiling it at once were all
+// stopped before one could store it.
+func compileGuests(t *testing.T) {
+	ctx := context.Background()
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithPool(0))
+	require.NoError(t, err, "the sandbox needs the guest (run `make guest`)")
+	defer rt.Close(ctx)
+	if withPython {
+		require.NoError(t, rt.Prepare(ctx, api.LanguagePython))
 	}
 }
 
