@@ -18,10 +18,13 @@ import (
 // made at the first Python run and kept, whose compiled module, image and
 // warm pool are Python's: it shares its parent's admission (its pooled
 // instances are charged to the same committed memory), guest slots and
-// runners, and closes with it. Its engine is its parent's (wazero or
+// runners, and closes with it. Its engine is its parent's kind (wazero or
 // wasmtime), made to mount a file system (engine.LookupFS): its instances
 // see the standard library's zip, read-only, at /usr/local/lib, their only
-// file system (package wasifs, a table of open files per instance).
+// file system, served by WASI file functions of the host's own (package
+// wasifs), whose table of the files an instance has open is the host's:
+// emptied when the instance is recycled (pool_recycle.go), carried by a
+// snapshot (suspend.go).
 
 var (
 	// ErrNoPython is returned by a Python run when this build embeds no
