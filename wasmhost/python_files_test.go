@@ -2,6 +2,8 @@ package wasmhost_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,4 +74,37 @@ r`), &tools{})
 	require.JSONEq(t, `{"listdir": ["python313.zip"], "size": true, "isdir": true, "write": "EROFS", "update": "EROFS",
 		"append": "EROFS", "escape": "ENOTCAPABLE", "inside": "ok", "above": "ENOTCAPABLE", "mkdir": "EROFS", "remove": "EROFS", "rename": "EROFS",
 		"closePreopen": "ENOTSUP", "seekPastEnd": "EINVAL"}`, string(out.Result))
+}
+
+// Python runs at once each have a file table of their own (the wazero
+// engine finds the calling instance's): each run's first file is fd 4, and
+// reads what it seeks to, however the runs interleave.
+func TestPython_filesHammer(t *testing.T) {
+	requirePython(t)
+	rt := newRuntime(t, testConfig().WithPool(2))
+	ctx := context.Background()
+	require.NoError(t, rt.Prepare(ctx, api.LanguagePython))
+	const workers, runs = 4, 5
+	errs := make(chan error, workers*runs)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range runs {
+				off := 1000*w + i
+				out, err := rt.Run(ctx, pyProgram(fmt.Sprintf("import asyncio\nf = open('/usr/local/lib/python313.zip', 'rb')\n"+
+					"f.seek(%d)\nawait asyncio.sleep(0.001)\n[f.fileno(), f.tell(), len(f.read(3))]", off)), &tools{})
+				if err == nil && string(out.Result) != fmt.Sprintf("[4,%d,3]", off) {
+					err = fmt.Errorf("run %d.%d: %s", w, i, out.Result)
+				}
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
 }
