@@ -2,6 +2,7 @@ package wasmhost_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -107,4 +108,18 @@ func TestPython_filesHammer(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+}
+
+// os._exit ends the instance (WASI proc_exit) on every engine: the run
+// fails as a trap.
+func TestPython_procExit(t *testing.T) {
+	requirePython(t)
+	rt := newRuntime(t, testConfig())
+	_, err := rt.Run(context.Background(), pyProgram("import os\nos._exit(3)"), &tools{})
+	var re *wasmhost.RunError
+	require.True(t, errors.As(err, &re), "%v", err)
+	require.Equal(t, api.KindTrap, re.Kind, "%v", err)
+	out, err := rt.Run(context.Background(), pyProgram("1 + 1"), &tools{})
+	require.NoError(t, err, "the next run is served")
+	require.JSONEq(t, "2", string(out.Result))
 }
