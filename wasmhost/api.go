@@ -23,7 +23,7 @@ type Program struct {
 	// Language is the program's language, which selects the guest that
 	// runs it: "" or api.LanguageTypeScript (QuickJS), or
 	// api.LanguagePython (CPython: python.go; it fails with ErrNoPython in
-	// a build without the Python guest, and ErrPythonEngine on wasmtime).
+	// a build without the Python guest; it runs on either engine).
 	// A Python run's memory limit must be at least
 	// api.PythonMinMemoryBytes; it cannot be suspended (Suspend) or run in
 	// a Session yet.

@@ -21,11 +21,13 @@ import (
 // made at the first Python run and kept, whose compiled module, image and
 // warm pool are Python's: it shares its parent's admission (its pooled
 // instances are charged to the same committed memory), guest slots and
-// runners, and closes with it. Its instances see the standard library's
-// zip, read-only, at /usr/local/lib: their only file system, served by
-// WASI file functions of the host's own (package wasifs), whose table of
-// the files an instance has open is the host's: emptied when the instance
-// is recycled (pool_recycle.go), carried by a snapshot (suspend.go).
+// runners, and closes with it. Its engine is its parent's kind (wazero or
+// wasmtime), made to mount a file system (engine.LookupFS): its instances
+// see the standard library's zip, read-only, at /usr/local/lib, their only
+// file system, served by WASI file functions of the host's own (package
+// wasifs), whose table of the files an instance has open is the host's:
+// emptied when the instance is recycled (pool_recycle.go), carried by a
+// snapshot (suspend.go).
 
 var (
 	// ErrNoPython is returned by a Python run when this build embeds no
@@ -33,9 +35,11 @@ var (
 	ErrNoPython = errors.New("wasmhost: this build of ptcx has no Python guest: build it with `make guest-python` " +
 		"in the ptcx checkout (then rebuild ptcx)")
 	// ErrPythonEngine is returned by a Python run on a Runtime whose engine
-	// cannot give the Python guest its file system (engine.LookupFS).
-	ErrPythonEngine = errors.New("wasmhost: this engine cannot run Python programs: it cannot give the Python guest " +
-		"its file system (wazero and wasmtime can)")
+	// cannot mount the Python guest's read-only file system. Both engines
+	// there are (EngineWazero, EngineWasmtime) can: it is for an engine
+	// added without that.
+	ErrPythonEngine = errors.New("wasmhost: this engine cannot run Python programs: " +
+		"it cannot mount the Python guest's read-only file system")
 )
 
 // embeddedPythonWasm and embeddedPythonLib are package python's; tests
@@ -110,9 +114,9 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	if embeddedPythonWasm() == nil || lib == nil {
 		return nil, ErrNoPython
 	}
-	withFS, ok := engine.LookupFS(rt.cfg.engineName())
-	if !ok {
-		return nil, ErrPythonEngine
+	newFS, err := pythonEngine(rt.cfg.engineName())
+	if err != nil {
+		return nil, err
 	}
 	bin, err := meteredPython()
 	if err != nil {
@@ -123,7 +127,7 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	py := &Runtime{cfg: cfg, lang: api.LanguagePython, limits: rt.limits, parent: rt,
 		slots: rt.slots, admission: rt.admission, admitWait: rt.admitWait, runners: rt.runners}
 	py.closing, py.closeRuns = context.WithCancelCause(rt.closing)
-	eng, err := withFS(lib, python.StdlibMount)(ctx, rt.limits.MemoryBytes, cfg.cacheDir, hostImports)
+	eng, err := newFS(lib, python.StdlibMount)(ctx, rt.limits.MemoryBytes, cfg.cacheDir, hostImports)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +137,21 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: the Python guest: %w", err)
 	}
 	return py, nil
+}
+
+// pythonEngine returns the factory of the engine name's Python engines,
+// which mount the standard library: CheckEngine's error when this build
+// cannot run name, ErrPythonEngine when the engine cannot mount a file
+// system.
+func pythonEngine(name string) (engine.FSFactory, error) {
+	if err := CheckEngine(name); err != nil {
+		return nil, err
+	}
+	newFS, ok := engine.LookupFS(name)
+	if !ok {
+		return nil, ErrPythonEngine
+	}
+	return newFS, nil
 }
 
 // closePython closes rt's Python Runtime, if it made one.
@@ -245,8 +264,6 @@ func CheckPython(name string) error {
 	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
 		return ErrNoPython
 	}
-	if _, ok := engine.LookupFS(name); !ok {
-		return ErrPythonEngine
-	}
-	return nil
+	_, err := pythonEngine(name)
+	return err
 }

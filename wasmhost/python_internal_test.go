@@ -2,7 +2,6 @@ package wasmhost
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,38 +9,42 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 )
 
-// Python runs on every engine that can give its guest a file system
-// (engine.LookupFS): wazero, and wasmtime where the build links it; a
-// Runtime on an engine without one refuses it, saying so.
-func TestPython_engines(t *testing.T) {
-	// Without the guest built, that comes first: there is nothing to run.
-	noPython := embeddedPythonWasm() == nil || embeddedPythonLib() == nil
-	_, wazeroFS := engine.LookupFS(EngineWazero)
-	require.True(t, wazeroFS, "wazero gives the Python guest its file system")
-	if CheckEngine(EngineWasmtime) == nil {
-		_, ok := engine.LookupFS(EngineWasmtime)
-		require.True(t, ok, "wasmtime gives the Python guest its file system")
-		if noPython {
-			require.ErrorIs(t, CheckPython(EngineWasmtime), ErrNoPython)
-		} else {
-			require.NoError(t, CheckPython(EngineWasmtime))
+// Python runs on every engine there is: CheckPython says so for each this
+// build has, ErrNoWasmtime for wasmtime in a build without it (and
+// ErrNoPython, first, in a build without the guest).
+func TestCheckPython_engines(t *testing.T) {
+	for _, name := range []string{EngineWazero, EngineWasmtime} {
+		var want error
+		switch {
+		case CheckEngine(name) != nil:
+			want = ErrNoWasmtime
+		case embeddedPythonWasm() == nil || embeddedPythonLib() == nil:
+			want = ErrNoPython
 		}
-		return
+		if want == nil {
+			require.NoError(t, CheckPython(name), name)
+		} else {
+			require.ErrorIs(t, CheckPython(name), want, name)
+		}
 	}
-	require.ErrorIs(t, CheckPython(EngineWasmtime), ErrNoWasmtime)
-	want := ErrPythonEngine
-	if noPython {
-		want = ErrNoPython
+	require.ErrorContains(t, CheckPython("v8"), `unknown engine "v8"`)
+}
+
+// The Python Runtime runs on its parent's engine (PTCX_ENGINE's here),
+// with the standard library mounted.
+func TestPython_theParentsEngine(t *testing.T) {
+	if embeddedPythonWasm() == nil {
+		t.Skipf("skipped: %v", ErrNoPython)
 	}
-	rt := &Runtime{cfg: NewConfig().WithEngine(EngineWasmtime)}
-	_, err := rt.newPython(context.Background())
-	require.ErrorIs(t, err, want)
-	if want == ErrPythonEngine {
-		require.ErrorContains(t, err, "this engine cannot run Python programs")
-	}
+	ctx := context.Background()
+	rt, err := New(ctx, NewConfig().WithCompilationCacheDir(filepath.Join(os.TempDir(), "ptcx-wasmhost-python-test")).WithPool(0))
+	require.NoError(t, err)
+	defer rt.Close(ctx)
+	py, err := rt.forLanguage(ctx, api.LanguagePython)
+	require.NoError(t, err)
+	require.Equal(t, rt.eng.Name(), py.eng.Name())
 }
 
 // The Python memory floor (api.PythonMinMemoryBytes) is above the Python
@@ -49,9 +52,6 @@ func TestPython_engines(t *testing.T) {
 func TestPython_floorAboveImage(t *testing.T) {
 	if embeddedPythonWasm() == nil {
 		t.Skipf("skipped: %v", ErrNoPython)
-	}
-	if err := CheckPython(os.Getenv(EngineEnv)); errors.Is(err, ErrPythonEngine) {
-		t.Skipf("skipped: %v (TestPython_engines checks the refusal)", err)
 	}
 	ctx := context.Background()
 	rt, err := New(ctx, NewConfig().WithCompilationCacheDir(filepath.Join(os.TempDir(), "ptcx-wasmhost-python-test")).WithPool(0))

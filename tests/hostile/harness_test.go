@@ -195,6 +195,7 @@ func TestHostile(t *testing.T) {
 	if os.Getenv(caseEnv) != "" {
 		t.Skip("a child runs TestHostileChild only")
 	}
+	compileGuests(t)
 	runs := make([]childRun, len(cases))
 	sem := make(chan struct{}, childParallelism)
 	var wg sync.WaitGroup
@@ -238,6 +239,40 @@ func TestHostile(t *testing.T) {
 			}
 			require.JSONEq(t, `{"matches": 0, "sum": 2}`, rep.Next, "the next normal run")
 		})
+	}
+}
+
+// compileEnv makes a child compile the guests and do nothing else
+// (compileGuests).
+const compileEnv = "PTCX_HOSTILE_COMPILE"
+
+// compileGuests compiles the guests the children run into the compilation
+// cache they share (NewConfig's) before any starts: compiling the Python
+// guest with wasmtime's Cranelift took longer than a child's timeout on a
+// loaded 2-core machine, so that children compiling it at once were all
+// stopped before one could store it. A child of its own compiles them: a
+// child's peak RSS counts its parent's at the fork, which the guests'
+// compilation would raise past the cases' bounds.
+func compileGuests(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHostileCompile$", "-test.count=1")
+	cmd.Env = append(os.Environ(), compileEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "compile the guests:\n%s", out)
+}
+
+// TestHostileCompile is compileGuests's child.
+func TestHostileCompile(t *testing.T) {
+	if os.Getenv(compileEnv) == "" {
+		t.Skip("compileGuests's child only")
+	}
+	ctx := context.Background()
+	rt, err := wasmhost.New(ctx, wasmhost.NewConfig().WithPool(0))
+	require.NoError(t, err, "the sandbox needs the guest (run `make guest`)")
+	defer rt.Close(ctx)
+	if withPython {
+		require.NoError(t, rt.Prepare(ctx, api.LanguagePython))
 	}
 }
 

@@ -156,11 +156,9 @@ type Image struct {
 // import module holds host.
 type Factory func(ctx context.Context, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error)
 
-// FSFactory makes the factory of an engine whose instances see fsys,
-// read-only, at mount (an absolute path): their one preopened directory
-// and only file system, served by package wasifs's WASI file functions on
-// a table per instance (FileTable). An engine that has none cannot run
-// the Python guest.
+// FSFactory returns the factory of an engine whose instances see fsys,
+// read-only, at mount (an absolute path): their one preopened directory and
+// the only file system they have (NewWazeroFS is wazero's).
 type FSFactory func(fsys fs.FS, mount string) Factory
 
 var (
@@ -183,9 +181,9 @@ func Register(name string, f Factory) {
 	factories[name] = f
 }
 
-// RegisterFS makes the engine name's FSFactory available (an adapter
-// calls it from its init function, with Register). It panics when name
-// has one already.
+// RegisterFS makes the engine name's FSFactory available, for an engine
+// that can mount a file system (an adapter calls it from its init
+// function, beside Register). It panics when name has one already.
 func RegisterFS(name string, f FSFactory) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -195,8 +193,8 @@ func RegisterFS(name string, f FSFactory) {
 	fsFactories[name] = f
 }
 
-// LookupFS returns the FSFactory of the engine name, if this build has
-// the engine and it has one.
+// LookupFS returns the FSFactory of the engine name, if this build has the
+// engine and it can mount a file system.
 func LookupFS(name string) (FSFactory, bool) {
 	mu.RLock()
 	defer mu.RUnlock()

@@ -94,12 +94,17 @@ static wasm_trap_t *ptcx_import(void *env, wasmtime_caller_t *caller, ptcx_val_r
 	return (wasm_trap_t *)ptcxWasmtimeImport((uintptr_t)env, cx, data, size, memory, args, n);
 }
 
+// PTCX_MAX_IMPORT_VALUES is the most parameters, or results, an import
+// has: WASI's widest, path_open, takes 9.
+#define PTCX_MAX_IMPORT_VALUES 9
+
 // ptcx_define defines module.name in linker as the import of index which,
-// of i32 and i64 parameters and results (wasm_valkind_t: 0 and 1).
+// of i32 and i64 parameters and results (wasm_valkind_t: 0 and 1), at most
+// PTCX_MAX_IMPORT_VALUES of each (the caller checks).
 static wasmtime_error_t *ptcx_define(wasmtime_linker_t *linker, const char *module, size_t module_len,
 	const char *name, size_t name_len, const uint8_t *params, size_t np, const uint8_t *results, size_t nr,
 	uintptr_t which) {
-	wasm_valtype_t *types[16];
+	wasm_valtype_t *types[PTCX_MAX_IMPORT_VALUES];
 	ptcx_valtype_vec_t p, r;
 	for (size_t i = 0; i < np; i++) types[i] = wasm_valtype_new(params[i]);
 	wasm_valtype_vec_new(&p, np, types);
@@ -240,6 +245,10 @@ func (f *rawFunc) call(stack []uint64) error {
 	}
 }
 
+// maxImportValues is the most parameters, or results, a host import has
+// (defineRaw): WASI's widest, path_open, takes 9.
+const maxImportValues = C.PTCX_MAX_IMPORT_VALUES
+
 // rawBytes is the memory of v.
 func rawBytes(v *C.ptcx_val_raw_t) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
@@ -271,7 +280,7 @@ func defineRaw(l *wasmtime.Linker, eng *wasmtime.Engine, module, name string, pa
 	if err != nil {
 		return err
 	}
-	if len(params) > 16 || len(results) > 16 {
+	if len(params) > maxImportValues || len(results) > maxImportValues {
 		return fmt.Errorf("wasmhost: wasmtime: an import of %d parameters and %d results", len(params), len(results))
 	}
 	kinds := func(ks []wasmtime.ValKind) (*C.uint8_t, []C.uint8_t) {

@@ -16,29 +16,13 @@ import (
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
-	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 )
 
-// The imports of the guest on wasmtime: the ptcx module (hostImports, the
-// same functions wazero calls) and the six WASI functions the guest
-// imports, which behave as wazero's do with the configuration of
-// moduleConfig: no arguments, environment or files; standard output and
-// error accept and discard what is written; the clocks and the random
-// source are the instance's world.
-
-// WASI errno values (wasi_snapshot_preview1).
-const (
-	wasiSuccess = 0
-	wasiBadf    = 8
-	wasiFault   = 21
-	wasiInval   = 28
-	wasiSpipe   = 70
-)
-
-const wasiModule = "wasi_snapshot_preview1"
-
+// defineImports defines the imports of the guests on wasmtime: the ptcx
+// module, host (wasmhost's hostImports, the same functions wazero calls),
+// and the WASI functions (wasi.go, wasi_files.go).
 func (c *wasmtimeCore) defineImports(host []engine.HostFunc) error {
-	i32, i64 := wasmtime.KindI32, wasmtime.KindI64
+	i32 := wasmtime.KindI32
 	for _, h := range host {
 		params, results := make([]wasmtime.ValKind, h.Params), make([]wasmtime.ValKind, h.Results)
 		for n := range params {
@@ -55,79 +39,33 @@ func (c *wasmtimeCore) defineImports(host []engine.HostFunc) error {
 			return err
 		}
 	}
-	wasi := []struct {
-		name            string
-		params, results []wasmtime.ValKind
-		fn              func(st *wasmtimeState, mem engine.Memory, stack []uint64)
-	}{
-		{"clock_time_get", []wasmtime.ValKind{i32, i64, i32}, []wasmtime.ValKind{i32}, wasiClockTimeGet},
-		{"fd_close", []wasmtime.ValKind{i32}, []wasmtime.ValKind{i32}, wasiFdClose},
-		{"fd_fdstat_get", []wasmtime.ValKind{i32, i32}, []wasmtime.ValKind{i32}, wasiFdFdstatGet},
-		{"fd_seek", []wasmtime.ValKind{i32, i64, i32, i32}, []wasmtime.ValKind{i32}, wasiFdSeek},
-		{"fd_write", []wasmtime.ValKind{i32, i32, i32, i32}, []wasmtime.ValKind{i32}, wasiFdWrite},
-		{"random_get", []wasmtime.ValKind{i32, i32}, []wasmtime.ValKind{i32}, wasiRandomGet},
+	wasi, err := wasiFuncs()
+	if err != nil {
+		return err
 	}
-	// The file functions of an instance with a file system (the Python
-	// guest's: NewFS) are package wasifs's on its table; an instance
-	// without one has the four above, the QuickJS guest's, and none else.
-	own := map[string]func(st *wasmtimeState, mem engine.Memory, stack []uint64){}
 	for _, w := range wasi {
-		own[w.name] = w.fn
-	}
-	for _, f := range wasifs.Funcs {
-		params := make([]wasmtime.ValKind, len(f.Params))
-		for n, k := range f.Params {
-			params[n] = i32
-			if k == 'I' {
-				params[n] = i64
-			}
+		var results []wasmtime.ValKind
+		if !w.noResult {
+			results = []wasmtime.ValKind{i32}
 		}
-		fn, without := f.Fn, own[f.Name]
-		delete(own, f.Name)
-		if without == nil {
-			without = wasiNoFiles
-		}
-		err := c.define(wasiModule, f.Name, params, []wasmtime.ValKind{i32}, func(st *wasmtimeState, mem engine.Memory, stack []uint64) {
-			if st.files == nil {
-				without(st, mem, stack)
-				return
-			}
-			fn(st.files, mem, stack)
-		})
-		if err != nil {
+		if err := c.define(wasiModule, w.name, w.params, results, w.fn); err != nil {
 			return err
 		}
 	}
-	for _, w := range wasi {
-		if own[w.name] == nil {
-			continue // defined above
-		}
-		if err := c.define(wasiModule, w.name, w.params, w.results, w.fn); err != nil {
-			return err
-		}
-	}
-	return c.definePythonWASI()
+	return nil
 }
-
-// wasiNoFiles is a file function of an instance without a file system:
-// it has no descriptor but the standard streams.
-func wasiNoFiles(_ *wasmtimeState, _ engine.Memory, stack []uint64) { stack[0] = wasiBadf }
 
 // wasmtimeImport is one host import as wasmtime calls it: fn with its
 // parameters and results as a stack of raw bits, as wazero's host
 // functions take them.
 type wasmtimeImport struct {
-	name   string               // module.name, for errors
-	params int                  // how many parameters
-	i64    [maxImportWidth]bool // which parameters are i64 (the rest are i32)
-	width  int                  // the stack fn takes: max(parameters, results)
-	i32    bool                 // fn returns one i32 in stack[0]
+	name   string                // module.name, for errors
+	params int                   // how many parameters
+	i64    [maxImportValues]bool // which parameters are i64 (the rest are i32)
+	width  int                   // the stack fn takes: max(parameters, results)
+	i32    bool                  // fn returns one i32 in stack[0]
 	fn     func(st *wasmtimeState, mem engine.Memory, stack []uint64)
 }
-
-// maxImportWidth bounds an import's parameters and results: path_open's
-// nine (wasifs.Funcs) the most.
-const maxImportWidth = 9
 
 // wasmtimeImports are the imports defined, by the index wasmtime passes
 // back (ptcxWasmtimeImport); written once, under wasmtimeShared.
@@ -212,7 +150,7 @@ func ptcxWasmtimeImport(which C.uintptr_t, cx, data unsafe.Pointer, size C.size_
 		}
 	}()
 	raw := unsafe.Slice((*[2]uint64)(args), imp.width) // wasmtime_val_raw_t: 16 bytes, an i32 or i64 first
-	var stack [maxImportWidth]uint64
+	var stack [maxImportValues]uint64
 	for i := range imp.params {
 		if imp.i64[i] {
 			stack[i] = raw[i][0]
@@ -268,105 +206,4 @@ func (m *callerMemory) Grow(delta uint32) (uint32, bool) {
 	prev, data, ok := growRaw(m.cx, m.memory, delta)
 	m.data = data
 	return prev, ok
-}
-
-// clock_time_get(id, precision, result_ptr) -> errno: the realtime (0) and
-// monotonic (1) clocks, in ns; the CPU-time clocks are not offered.
-func wasiClockTimeGet(st *wasmtimeState, mem engine.Memory, stack []uint64) {
-	var t int64
-	switch uint32(stack[0]) {
-	case 0:
-		sec, nsec := st.world.Walltime()
-		t = sec*1e9 + int64(nsec)
-	case 1:
-		t = st.world.Nanotime()
-	default:
-		stack[0] = wasiInval
-		return
-	}
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(t))
-	stack[0] = errnoOf(mem.Write(uint32(stack[2]), b[:]))
-}
-
-// fd_close(fd) -> errno
-func wasiFdClose(_ *wasmtimeState, _ engine.Memory, stack []uint64) {
-	stack[0] = stdioErrno(uint32(stack[0]))
-}
-
-// fd_fdstat_get(fd, result_ptr) -> errno: the standard streams are
-// character devices.
-func wasiFdFdstatGet(_ *wasmtimeState, mem engine.Memory, stack []uint64) {
-	if e := stdioErrno(uint32(stack[0])); e != wasiSuccess {
-		stack[0] = e
-		return
-	}
-	var b [24]byte
-	b[0] = 2 // character device
-	stack[0] = errnoOf(mem.Write(uint32(stack[1]), b[:]))
-}
-
-// fd_seek(fd, offset, whence, result_ptr) -> errno: a stream cannot seek.
-func wasiFdSeek(_ *wasmtimeState, _ engine.Memory, stack []uint64) {
-	if e := stdioErrno(uint32(stack[0])); e != wasiSuccess {
-		stack[0] = e
-		return
-	}
-	stack[0] = wasiSpipe
-}
-
-// fd_write(fd, iovs, iovs_len, result_ptr) -> errno: standard output and
-// error discard what is written; nothing else is open.
-func wasiFdWrite(_ *wasmtimeState, mem engine.Memory, stack []uint64) {
-	fd := uint32(stack[0])
-	if fd != 1 && fd != 2 {
-		stack[0] = wasiBadf
-		return
-	}
-	iovs, n := uint32(stack[1]), uint32(stack[2])
-	if uint64(n)*8 > uint64(mem.Size()) {
-		stack[0] = wasiFault
-		return
-	}
-	vec, ok := mem.Read(iovs, n*8)
-	if !ok {
-		stack[0] = wasiFault
-		return
-	}
-	var total uint32
-	for i := uint32(0); i < n; i++ {
-		total += binary.LittleEndian.Uint32(vec[i*8+4:])
-	}
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], total)
-	stack[0] = errnoOf(mem.Write(uint32(stack[3]), b[:]))
-}
-
-// random_get(buf, len) -> errno: the world's random source.
-func wasiRandomGet(st *wasmtimeState, mem engine.Memory, stack []uint64) {
-	b, ok := mem.Read(uint32(stack[0]), uint32(stack[1]))
-	if !ok {
-		stack[0] = wasiFault
-		return
-	}
-	if _, err := st.world.Read(b); err != nil {
-		stack[0] = wasiFault
-		return
-	}
-	stack[0] = wasiSuccess
-}
-
-// stdioErrno is success for the standard streams, else EBADF.
-func stdioErrno(fd uint32) uint64 {
-	if fd <= 2 {
-		return wasiSuccess
-	}
-	return wasiBadf
-}
-
-func errnoOf(ok bool) uint64 {
-	if ok {
-		return wasiSuccess
-	}
-	return wasiFault
 }

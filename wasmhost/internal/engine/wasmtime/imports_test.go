@@ -2,12 +2,14 @@ package wasmtime
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 
+	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
-	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
@@ -41,27 +43,56 @@ func (m sliceMemory) ReadUint32Le(offset uint32) (uint32, bool) {
 
 func (m sliceMemory) Grow(uint32) (uint32, bool) { return 0, false }
 
-var wasiFuncs = []func(*wasmtimeState, engine.Memory, []uint64){
-	wasiClockTimeGet, wasiFdClose, wasiFdFdstatGet, wasiFdSeek, wasiFdWrite, wasiRandomGet,
-}
-
-// FuzzWasmtimeWASI calls the WASI functions the guest imports on wasmtime
-// with arbitrary arguments and memory: each returns an errno of WASI's and
+// FuzzWasmtimeWASI calls the WASI functions the guests import on wasmtime
+// (all but proc_exit, which exits), with a file system or without, with
+// arbitrary arguments and memory: each returns an errno of WASI's and
 // never panics, whatever the pointers and lengths (they come from the
 // guest).
 func FuzzWasmtimeWASI(f *testing.F) {
-	f.Add(uint8(0), uint64(0), uint64(1000), uint64(0), uint64(8), []byte{})
-	f.Add(uint8(4), uint64(1), uint64(0), uint64(2), uint64(16), []byte{8, 0, 0, 0, 5, 0, 0, 0, 16, 0, 0, 0, 3, 0, 0, 0})
-	f.Add(uint8(4), uint64(1), uint64(0), uint64(0x40000000), uint64(16), []byte{})
-	f.Add(uint8(5), uint64(0xfffffff0), uint64(0x20), uint64(0), uint64(0), []byte{})
-	f.Add(uint8(2), uint64(3), uint64(0), uint64(0), uint64(0), []byte{})
-	f.Fuzz(func(t *testing.T, which uint8, a, b, c, d uint64, memory []byte) {
+	funcs, err := wasiFuncs()
+	require.NoError(f, err)
+	funcs = slices.DeleteFunc(funcs, func(w wasiFunc) bool { return w.name == "proc_exit" })
+	index := func(name string) uint8 {
+		return uint8(slices.IndexFunc(funcs, func(w wasiFunc) bool { return w.name == name }))
+	}
+	args := func(v ...uint64) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint64(b, x)
+		}
+		return b
+	}
+	f.Add(index("clock_time_get"), false, args(0, 1000, 8), []byte{})
+	f.Add(index("fd_write"), false, args(1, 0, 2, 16), []byte{8, 0, 0, 0, 5, 0, 0, 0, 16, 0, 0, 0, 3, 0, 0, 0})
+	f.Add(index("fd_write"), true, args(1, 0, 0x40000000, 16), []byte{})
+	f.Add(index("random_get"), false, args(0xfffffff0, 0x20), []byte{})
+	f.Add(index("fd_seek"), true, args(3, 0, 0, 0), []byte{})
+	f.Add(index("poll_oneoff"), false, args(0, 256, 1, 512), []byte{})
+	f.Add(index("poll_oneoff"), false, args(0, 256, 0x0555_5556, 512), []byte{})
+	f.Add(index("path_open"), true, args(3, 0, 64, 13, 0, 2, 0, 0, 128), append(make([]byte, 64), "python313.zip"...))
+	f.Add(index("environ_sizes_get"), false, args(abi.PageSize-2, 0), []byte{})
+	f.Fuzz(func(t *testing.T, which uint8, withFS bool, argBytes, memory []byte) {
+		w := funcs[int(which)%len(funcs)]
 		mem := make(sliceMemory, abi.PageSize)
 		copy(mem, memory)
 		st := &wasmtimeState{world: world.New(world.Spec{Deterministic: true})}
-		stack := []uint64{a, b, c, d}
-		wasiFuncs[int(which)%len(wasiFuncs)](st, mem, stack)
-		require.Contains(t, []uint64{wasiSuccess, wasiBadf, wasiFault, wasiInval, wasiSpipe}, stack[0])
+		if withFS {
+			st.files = wasifs.New(testFS, testMount)
+			defer st.files.Reset()
+		}
+		stack := make([]uint64, max(len(w.params), 1))
+		for i := range stack {
+			var b [8]byte
+			if len(argBytes) > 8*i {
+				copy(b[:], argBytes[8*i:])
+			}
+			stack[i] = binary.LittleEndian.Uint64(b[:])
+			if i < len(w.params) && w.params[i] == wasmtime.KindI32 {
+				stack[i] = uint64(uint32(stack[i]))
+			}
+		}
+		w.fn(st, mem, stack)
+		require.LessOrEqual(t, stack[0], uint64(76), "%s returned %d, not one of WASI's errno", w.name, stack[0])
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
@@ -121,8 +122,8 @@ func TestDefineRaw_refusesOtherKinds(t *testing.T) {
 	require.NoError(t, err)
 	err = defineRaw(core.linker, core.engine, "test", "f", []wasmtime.ValKind{wasmtime.KindF64}, nil, 0)
 	require.ErrorContains(t, err, "a value other than i32 and i64")
-	err = defineRaw(core.linker, core.engine, "test", "f", make([]wasmtime.ValKind, 17), nil, 0)
-	require.ErrorContains(t, err, "an import of 17 parameters")
+	err = defineRaw(core.linker, core.engine, "test", "f", make([]wasmtime.ValKind, maxImportValues+1), nil, 0)
+	require.ErrorContains(t, err, "an import of 10 parameters")
 	// wasmtime's own refusal comes back as an error: a linker does not
 	// allow a name to be defined twice. (A linker of its own: the shared
 	// one serves every other test.)
@@ -179,4 +180,53 @@ func TestWasmtimeMemory_keptBetweenCalls(t *testing.T) {
 	require.NoError(t, i.Function("grow").CallWithStack(ctx, stack))
 	require.Equal(t, uint64(0xffff_ffff), stack[0], "past the maximum: -1")
 	require.Equal(t, uint32(3*abi.PageSize), mem.Size())
+}
+
+// wideImportModule imports test.wide, of path_open's signature (five i32,
+// two i64, two i32) -> i32, and exports it as wide.
+func wideImportModule() []byte {
+	const i32, i64 = 0x7f, 0x7e
+	sec := func(id byte, body ...byte) []byte { return append([]byte{id, byte(len(body))}, body...) }
+	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	m := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+	m = append(m, sec(1, 1, 0x60, 9, i32, i32, i32, i32, i32, i64, i64, i32, i32, 1, i32)...)
+	imp := append(append([]byte{1}, str("test")...), str("wide")...)
+	m = append(m, sec(2, append(imp, 0x00, 0)...)...)
+	m = append(m, sec(3, 1, 0)...)
+	m = append(m, sec(7, append(append([]byte{1}, str("wide")...), 0x00, 1)...)...)
+	body := []byte{0x00}
+	for i := range byte(9) {
+		body = append(body, 0x20, i) // local.get i
+	}
+	body = append(body, 0x10, 0, 0x0b) // call 0
+	return append(m, sec(10, append([]byte{1, byte(len(body))}, body...)...)...)
+}
+
+// The trampoline takes WASI's widest imports: nine parameters, i64 among
+// them, each read at its own slot, an i32's high bits dropped.
+func TestWasmtimeImport_nineParameters(t *testing.T) {
+	core, err := wasmtimeShared()
+	require.NoError(t, err)
+	i32, i64 := wasmtime.KindI32, wasmtime.KindI64
+	c := &wasmtimeCore{engine: core.engine, linker: wasmtime.NewLinker(core.engine)}
+	var got []uint64
+	err = c.define("test", "wide", []wasmtime.ValKind{i32, i32, i32, i32, i32, i64, i64, i32, i32}, []wasmtime.ValKind{i32},
+		func(_ *wasmtimeState, _ engine.Memory, stack []uint64) {
+			got = append([]uint64(nil), stack...)
+			stack[0] = 0xffff_fffe
+		})
+	require.NoError(t, err)
+	m, err := wasmtime.NewModule(core.engine, wideImportModule())
+	require.NoError(t, err)
+	store := wasmtime.NewStore(core.engine)
+	defer store.Close()
+	require.NoError(t, register(store, &wasmtimeState{}))
+	defer unregister(store)
+	inst, err := c.linker.Instantiate(store, m)
+	require.NoError(t, err)
+	res, err := inst.GetFunc(store, "wide").Call(store, int32(1), int32(2), int32(3), int32(-1), int32(5),
+		int64(1<<40+6), int64(-7), int32(8), int32(9))
+	require.NoError(t, err)
+	require.Equal(t, int32(-2), res)
+	require.Equal(t, []uint64{1, 2, 3, 0xffff_ffff, 5, 1<<40 + 6, 0xffff_ffff_ffff_fff9, 8, 9}, got)
 }

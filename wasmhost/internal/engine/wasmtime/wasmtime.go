@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
@@ -34,8 +35,9 @@ import (
 type wasmtimeEngine struct {
 	memoryBytes int64
 	cacheDir    string // where compiled modules are kept, "" for none
-	// fsys, when set, is mounted read-only at mount in every instance
-	// (NewFS); nil: instances have no file system.
+	// fsys, when set, is mounted read-only at mount in every instance, a
+	// file table of its own each (NewFS); nil: instances have no file
+	// system.
 	fsys  fs.FS
 	mount string
 }
@@ -111,29 +113,31 @@ func init() {
 }
 
 // New makes the wasmtime engine (an engine.Factory).
-func New(_ context.Context, memoryBytes int64, cacheDir string, host []engine.HostFunc) (engine.Engine, error) {
+func New(ctx context.Context, memoryBytes int64, cacheDir string, host []engine.HostFunc) (engine.Engine, error) {
+	return newEngine(ctx, &wasmtimeEngine{}, memoryBytes, cacheDir, host)
+}
+
+// NewFS returns the factory of a wasmtime engine whose instances see fsys,
+// read-only, at mount: their one preopened directory, and the only file
+// system they have (the Python guest's standard library), through package
+// wasifs's file functions on a table of open files of each instance's
+// (engine.FileTable), as engine.NewWazeroFS's. It shares the process's
+// compiled modules and host imports with New's engines.
+func NewFS(fsys fs.FS, mount string) engine.Factory {
+	return func(ctx context.Context, memoryBytes int64, cacheDir string, host []engine.HostFunc) (engine.Engine, error) {
+		return newEngine(ctx, &wasmtimeEngine{fsys: fsys, mount: mount}, memoryBytes, cacheDir, host)
+	}
+}
+
+func newEngine(_ context.Context, e *wasmtimeEngine, memoryBytes int64, cacheDir string, host []engine.HostFunc) (engine.Engine, error) {
 	if _, err := wasmtimeShared(host...); err != nil {
 		return nil, err
 	}
 	if cacheDir != "" {
 		cacheDir = filepath.Join(cacheDir, "wasmtime", strings.ReplaceAll(wasmtimeName, " ", "-"))
 	}
-	return &wasmtimeEngine{memoryBytes: memoryBytes, cacheDir: cacheDir}, nil
-}
-
-// NewFS returns the factory of a wasmtime engine whose instances see fsys,
-// read-only, at mount (an engine.FSFactory): package wasifs's file
-// functions on a table per store (wasmtimeState.files).
-func NewFS(fsys fs.FS, mount string) engine.Factory {
-	return func(ctx context.Context, memoryBytes int64, cacheDir string, host []engine.HostFunc) (engine.Engine, error) {
-		e, err := New(ctx, memoryBytes, cacheDir, host)
-		if err != nil {
-			return nil, err
-		}
-		we := e.(*wasmtimeEngine)
-		we.fsys, we.mount = fsys, mount
-		return we, nil
-	}
+	e.memoryBytes, e.cacheDir = memoryBytes, cacheDir
+	return e, nil
 }
 
 // wasmtimeName names wasmtime-go and its version, for snapshots' header.
@@ -230,9 +234,13 @@ type wasmtimeState struct {
 	// stops the guest), which trapped the guest, until the call into the
 	// guest that ran it raises it as an error (wasmtimeCall).
 	panicked any
-	// files is the instance's file table when its engine has a file
-	// system (NewFS), else nil.
+	// files is the instance's file table, nil for an instance without a
+	// file system (wasi_files.go).
 	files *wasifs.Table
+	// exited is the code the guest exited with (proc_exit), nil until it
+	// does: every later call fails as on wazero, whose proc_exit closes
+	// the module.
+	exited *uint32
 }
 
 type wasmtimeInstance struct {
@@ -372,8 +380,22 @@ func (i *wasmtimeInstance) LimitMemory(limit uint64) {
 	}
 }
 
-// FileTable: an instance with a file system (NewFS) has one; without,
-// Files is nil, ResetFiles does nothing and RestoreFiles takes no file.
+func (i *wasmtimeInstance) Close(context.Context) {
+	if i.store != nil {
+		unregister(i.store)
+		i.store.Close()
+		i.store = nil
+	}
+	if i.state.files != nil {
+		i.state.files.Reset()
+	}
+}
+
+var _ engine.FileTable = (*wasmtimeInstance)(nil)
+
+// Files, ResetFiles and RestoreFiles are engine.FileTable's: an instance
+// with a file system (NewFS) has a table; without, Files is nil,
+// ResetFiles does nothing and RestoreFiles takes no file.
 func (i *wasmtimeInstance) Files() []wasifs.File {
 	if i.state.files == nil {
 		return nil
@@ -397,17 +419,6 @@ func (i *wasmtimeInstance) RestoreFiles(files []wasifs.File) error {
 	return i.state.files.Restore(files)
 }
 
-func (i *wasmtimeInstance) Close(context.Context) {
-	if i.state.files != nil {
-		i.state.files.Reset()
-	}
-	if i.store != nil {
-		unregister(i.store)
-		i.store.Close()
-		i.store = nil
-	}
-}
-
 // wasmtimeFunc is an exported function; its parameters and results are
 // i32 or i64 (the guest's exports are), at most one result.
 type wasmtimeFunc struct {
@@ -429,6 +440,9 @@ func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error 
 		return errWasmtimeClosed
 	}
 	st := f.i.state
+	if st.exited != nil {
+		return sys.NewExitError(*st.exited)
+	}
 	prev := st.ctx
 	st.ctx = ctx
 	m := f.i.mem
@@ -458,14 +472,18 @@ func (f *wasmtimeFunc) CallWithStack(ctx context.Context, stack []uint64) error 
 }
 
 // wasmtimeCall runs f, which calls into the guest, and turns what the guest
-// or an import raised into an error: a panic of an import (errStop), which
-// the import turned into a trap and kept in st (wasmtimeCore.define), or a
+// or an import raised into an error: a panic of an import (errStop, or
+// proc_exit's *sys.ExitError, returned as it is, as wazero returns it),
+// which the import turned into a trap and kept in st (wasmtimeCore.define), or a
 // trap, named as wazero names it so that the host classifies both alike
 // (trapError).
 func wasmtimeCall(st *wasmtimeState, f func() error) error {
 	err := f()
 	if p := st.panicked; p != nil {
 		st.panicked = nil
+		if exit, ok := p.(*sys.ExitError); ok {
+			return exit // proc_exit's, as wazero returns it
+		}
 		if e, ok := p.(error); ok {
 			return fmt.Errorf("wasmhost: an import stopped the guest: %w", e)
 		}
