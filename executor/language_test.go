@@ -88,6 +88,8 @@ func TestLanguage_refusals(t *testing.T) {
 			`unknown language "cobol": this deployment runs typescript and python`},
 		{"typescript not enabled", executor.NewConfig().WithLanguages(api.LanguagePython), executor.Call{Name: "run_code", Args: runCodeIn("typescript", "return 1", nil)},
 			`language "typescript" is not one this deployment runs: it runs python`},
+		{"no language where typescript is not enabled", executor.NewConfig().WithLanguages(api.LanguagePython), executor.Call{Name: "run_code", Args: runCode("return 1")},
+			`a program without a language is TypeScript, which this deployment does not run: it runs python; give run_code's "language"`},
 		{"python below its memory floor", both, executor.Call{Name: "run_code", Args: runCodeIn("python", "1", map[string]any{"memory_mb": 16})},
 			"a memory limit of 16 MiB is below the 32 MiB a Python program needs"},
 		{"python bound to a plan", both, executor.Call{Name: "run_code", Args: runCodeIn("python", "1", nil), Plan: &plan.Plan{}},

@@ -87,10 +87,19 @@ func (x *execution) checkCodeSize() bool {
 func (x *execution) checkLanguage() bool {
 	v, present := x.args["language"]
 	name, isString := v.(string)
+	enabled := x.e.cfg.Languages()
+	if !present && !slices.Contains(enabled, api.LanguageTypeScript) {
+		// Absent is TypeScript, which this deployment does not run: never
+		// run it all the same, nor guess another language.
+		problem := fmt.Sprintf("a program without a language is TypeScript, which this deployment does not run: "+
+			"it runs %s; give run_code's \"language\"", api.JoinLanguages(enabled))
+		x.fail(&api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for " + x.req.Tool + ": " + problem,
+			Violations: []string{"at /language: " + problem}})
+		return false
+	}
 	if !present || !isString {
 		return true // absent: TypeScript; not a string: the schema says so
 	}
-	enabled := x.e.cfg.Languages()
 	lang, err := api.ParseLanguage(name)
 	if err == nil && slices.Contains(enabled, lang) {
 		return true
