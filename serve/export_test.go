@@ -39,3 +39,18 @@ func SetMaxClientExecutors(n int) func() {
 	maxClientExecutors = n
 	return func() { maxClientExecutors = was }
 }
+
+// HeldPrograms is how many of s's parked executions hold their program in
+// memory (its whole snapshot, uncompressed), rather than only the name of
+// their bytes in the store or the spill directory.
+func HeldPrograms(s *Server) int {
+	n := 0
+	for _, x := range s.table.Live() {
+		x.mu.Lock()
+		if x.parkedLocked() && x.parked != nil {
+			n++
+		}
+		x.mu.Unlock()
+	}
+	return n
+}
