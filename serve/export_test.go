@@ -1,6 +1,10 @@
 package serve
 
-import "github.com/ptcx/ptcx/wasmhost"
+import (
+	"sync"
+
+	"github.com/ptcx/ptcx/wasmhost"
+)
 
 // Routes returns the method and path of every route s serves.
 func Routes(s *Server) [][2]string {
@@ -53,4 +57,16 @@ func HeldPrograms(s *Server) int {
 		x.mu.Unlock()
 	}
 	return n
+}
+
+// HoldSpillRemovals blocks every removal of a spilled file in this process
+// until release is called.
+func HoldSpillRemovals() (release func()) {
+	ch := make(chan struct{})
+	f := func() { <-ch }
+	removeHook.Store(&f)
+	return sync.OnceFunc(func() {
+		removeHook.Store(nil)
+		close(ch)
+	})
 }

@@ -524,8 +524,12 @@ func (s *Server) resume(x *execution) *httpError {
 			return
 		}
 		started <- nil
-		s.dropSnapshot(x, name) // the program ran: its bytes are past
+		s.forgetSnapshot(x, name) // the program ran: its bytes are past
 		s.run(ctx, x, r, again, release)
+		// Once x settled or parked again: a client waiting for it does not
+		// wait for the file system too (an unlink took up to tens of ms
+		// on a busy disk, the resumes' p99).
+		s.removeSpilled(x, name)
 	}()
 	return x.awaitStart(started, mark)
 }
@@ -643,6 +647,13 @@ func (x *execution) wasCancelled() bool {
 // them (or it settled without them): a spilled file is removed; a store's
 // is deleted once x's record no longer names it (internal/cluster/records.go).
 func (s *Server) dropSnapshot(x *execution, name string) {
+	s.forgetSnapshot(x, name)
+	s.removeSpilled(x, name)
+}
+
+// forgetSnapshot is dropSnapshot's bookkeeping: x no longer stands on
+// its bytes name, nor counts them in its tenant's parked bytes.
+func (s *Server) forgetSnapshot(x *execution, name string) {
 	if name == "" {
 		return
 	}
@@ -654,7 +665,14 @@ func (s *Server) dropSnapshot(x *execution, name string) {
 	x.answers, x.given = nil, nil
 	x.mu.Unlock()
 	x.tenant.quota.Parked(-size)
-	if s.spill != nil {
+}
+
+// removeSpilled is dropSnapshot's removal of a spilled file.
+func (s *Server) removeSpilled(x *execution, name string) {
+	if name != "" && s.spill != nil {
+		if f := removeHook.Load(); f != nil {
+			(*f)()
+		}
 		if err := s.spill.Remove(name); err != nil {
 			s.log.Warn("removing a spilled snapshot failed", x.logAttrs("snapshot", name, "error", err.Error())...)
 		}
@@ -706,6 +724,10 @@ func (s *Server) readSnapshot(ctx context.Context, name string) ([]byte, error) 
 	}
 	return s.spill.Get(ctx, name)
 }
+
+// removeHook, when set (tests: HoldSpillRemovals), is called before every
+// removal of a spilled file.
+var removeHook atomic.Pointer[func()]
 
 // readFault, when set (tests: FailSnapshotReads), is asked before every
 // read of parked bytes; its error stands for the read's.

@@ -136,3 +136,31 @@ func TestServer_parkGrace_resumeBusyWithinItKeepsTheProgram(t *testing.T) {
 	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
 	require.JSONEq(t, `"ada:36"`, string(done.Value))
 }
+
+// A resumed execution's spilled file is removed once it settled (or parked
+// again), off its client's path: a client waits for no unlink, which on a
+// busy disk took up to tens of ms (the resumes' p99).
+func TestServer_spill_removalIsNotOnTheClientsPath(t *testing.T) {
+	spill := t.TempDir()
+	ts := newServer(t, func(c *serve.Config) {
+		c.Store, c.SpillDir = nil, spill
+		c.Server.ParkGraceMS = -1
+	})
+	c := ts.client(keyA)
+	st := pendingOn(t, c, `return await tools.ask({q: "x"})`)
+	require.Len(t, parkFiles(t, spill), 1)
+	release := serve.HoldSpillRemovals()
+	defer release()
+	cx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	done, err := c.ToolResults(cx, st.ID, answer(st.Pending[0].ID, "kept"))
+	for err == nil && done.Status == serve.StatusRunning {
+		done, err = c.Get(cx, st.ID, true)
+	}
+	require.NoError(t, err, "it settles while its file's removal is held")
+	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
+	require.JSONEq(t, `"kept"`, string(done.Value))
+	require.Len(t, parkFiles(t, spill), 1, "settled while its file's removal is held")
+	release()
+	eventuallyParkFiles(t, spill, 0, "removed once released")
+}
