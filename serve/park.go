@@ -808,15 +808,15 @@ func (s *Server) cancelParked(x *execution) bool {
 	x.mu.Unlock()
 	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
 	r := cancelledWhileParked(x.id)
-	if p == nil && s.cluster == nil && s.spill != nil {
-		// Spilled: restore it to discard it, so that the executor's
-		// observers see the execution end.
+	if p == nil && name != "" && s.mayResume(x) == nil {
+		// Spilled, or past its grace on a store: restore it to discard
+		// it, so that the executor's observers see the execution end.
 		restored, retry, err := s.restore(context.Background(), x, name)
 		if retry != nil {
 			err = retry
 		}
 		if err != nil {
-			s.log.Warn("restoring a spilled execution to cancel it failed", x.logAttrs("error", err)...)
+			s.log.Warn("restoring a parked execution's bytes to cancel it failed", x.logAttrs("error", err)...)
 		}
 		p = restored
 	}

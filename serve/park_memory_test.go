@@ -164,3 +164,20 @@ func TestServer_spill_removalIsNotOnTheClientsPath(t *testing.T) {
 	release()
 	eventuallyParkFiles(t, spill, 0, "removed once released")
 }
+
+// A DELETE of an execution parked on a store past its grace restores its
+// program from the store to discard it, as a spilled one's is, so that the
+// executor sees it end; it fails CODE_RUN_FAILED.
+func TestServer_park_storeCancelPastTheGraceDiscardsTheProgram(t *testing.T) {
+	ts := newServer(t, dirStore(t.TempDir(), 20))
+	c := ts.client(keyA)
+	st := pendingOn(t, c, askTwice)
+	require.Eventually(t, func() bool { return serve.HeldPrograms(ts.srv) == 0 }, 10*time.Second, 5*time.Millisecond)
+	reads, undo := serve.CountSnapshotReads()
+	defer undo()
+	got, err := c.Cancel(ctx(t), st.ID)
+	require.NoError(t, err)
+	require.Equal(t, serve.StatusFailed, got.Status)
+	require.Equal(t, "CODE_RUN_FAILED", got.Error.Code)
+	require.Equal(t, 1, reads(), "its bytes were read back to discard its program")
+}
