@@ -58,10 +58,11 @@ func TestServer_parkGrace_slowAnswerIsSpilled(t *testing.T) {
 		"past the grace its bytes are written")
 	require.Eventually(t, func() bool { return strings.Contains(ts.logs.String(), `"msg":"execution spilled"`) }, 10*time.Second, 5*time.Millisecond,
 		"logged just after its file is written")
+	first := parkFiles(t, spill)[0]
 	mid, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "ada"))
 	require.NoError(t, err)
 	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
-	require.Eventually(t, func() bool { return len(parkFiles(t, spill)) == 1 }, 10*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { f := parkFiles(t, spill); return len(f) == 1 && f[0] != first }, 10*time.Second, 5*time.Millisecond,
 		"the first file gone, the second park's written past its grace")
 	done, err := c.ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, "36"))
 	require.NoError(t, err)
