@@ -161,9 +161,12 @@ type ServerLimits struct {
 	// resumes the execution from memory, paying no write and no read of
 	// its bytes. With a store shared beyond the process (dir:, nats://)
 	// the bytes are written at once, since another node may take the
-	// execution over from them. Within the grace its bytes are in memory
-	// and count against no quota; quotas.max_parked_bytes counts them once
-	// written. Negative: no grace, written at once.
+	// execution over from them, and the program stays in memory beside
+	// them for the grace only (a resume within it reads nothing; past it,
+	// the store's bytes stand for it). Within the grace the bytes of an
+	// execution parked without a store are in memory and count against no
+	// quota; quotas.max_parked_bytes counts them once written. Negative:
+	// no grace, written (and, with a store, let go of) at once.
 	ParkGraceMS int64 `json:"park_grace_ms,omitempty" yaml:"park_grace_ms,omitempty"`
 	// LiveWaitMS is how long an execution whose program comes to wait only
 	// on its client tools waits for their results live, its instance held,

@@ -64,6 +64,7 @@ type execution struct {
 	spec           parkSpec                  // what rebuilds its executor elsewhere
 	parked         *executor.Parked          // held on this node; nil once given up
 	snapshot       string                    // the store's name of its bytes; "" without a store
+	parkedAt       time.Time                 // when it parked: its calls' expiry counts from it
 	parkedSize     int64                     // their size, counted in its tenant's parked bytes
 	answers        map[int32]executor.Answer // results given while parked, by parked call id
 	given          map[int32]ToolResult      // the same, as the client posted them (the record keeps them)

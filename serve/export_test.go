@@ -1,6 +1,10 @@
 package serve
 
-import "github.com/ptcx/ptcx/wasmhost"
+import (
+	"sync"
+
+	"github.com/ptcx/ptcx/wasmhost"
+)
 
 // Routes returns the method and path of every route s serves.
 func Routes(s *Server) [][2]string {
@@ -38,4 +42,31 @@ func SetMaxClientExecutors(n int) func() {
 	was := maxClientExecutors
 	maxClientExecutors = n
 	return func() { maxClientExecutors = was }
+}
+
+// HeldPrograms is how many of s's parked executions hold their program in
+// memory (its whole snapshot, uncompressed), rather than only the name of
+// their bytes in the store or the spill directory.
+func HeldPrograms(s *Server) int {
+	n := 0
+	for _, x := range s.table.Live() {
+		x.mu.Lock()
+		if x.parkedLocked() && x.parked != nil {
+			n++
+		}
+		x.mu.Unlock()
+	}
+	return n
+}
+
+// HoldSpillRemovals blocks every removal of a spilled file in this process
+// until release is called.
+func HoldSpillRemovals() (release func()) {
+	ch := make(chan struct{})
+	f := func() { <-ch }
+	removeHook.Store(&f)
+	return sync.OnceFunc(func() {
+		removeHook.Store(nil)
+		close(ch)
+	})
 }

@@ -160,17 +160,17 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 			if err := s.cluster.Store.PutSnapshot(ctx, name, data); err != nil {
 				return fmt.Errorf("writing its snapshot to the store: %w", err)
 			}
-		} else {
-			if err := s.spill.Put(name, data); err != nil {
-				return err
-			}
+		} else if err := s.spill.Put(name, data); err != nil {
+			return err
+		}
+		if s.cluster == nil || s.cfg.parkGrace() == 0 {
 			p.Release() // its bytes stand for it now: resume restores them
 			p = nil
 		}
 	}
 	x.tenant.quota.Parked(size)
 	x.mu.Lock()
-	x.parked, x.snapshot, x.resuming, x.parkedSize = p, name, false, size
+	x.parked, x.snapshot, x.resuming, x.parkedSize, x.parkedAt = p, name, false, size, now
 	x.answers, x.given = map[int32]executor.Answer{}, map[int32]ToolResult{}
 	waited := x.takeWaitingLocked() // a live wait's calls, pending already (livewait.go)
 	for _, pc := range pcs {
@@ -190,9 +190,7 @@ func (s *Server) park(x *execution, p *executor.Parked) error {
 	s.metrics.parked.WithLabelValues(x.tenant.name).Inc()
 	x.notifyLocked()
 	x.mu.Unlock()
-	if grace > 0 {
-		time.AfterFunc(grace, func() { s.spillParked(x, p, now) })
-	}
+	s.holdForGrace(x, p)
 	if herr := s.persist(x); herr != nil { // now, whoever reads the state first; a handler's write after it is a no-op
 		s.log.Warn("writing a parked execution's record failed; its follower retries", x.logAttrs("error", herr.Body.Message)...)
 	}
@@ -215,18 +213,46 @@ func (s *Server) spillGrace() time.Duration {
 	return s.cfg.parkGrace()
 }
 
-// spillParked writes the bytes of x, parked in memory on p since the
-// grace began (spillGrace), to the spill directory and releases p, unless
-// x resumed (or settled) meanwhile. It holds x.mu throughout, so that a
-// resume waits for the bytes it will read. A failure to write leaves x
-// parked in memory, as without a spill directory, and is logged.
-func (s *Server) spillParked(x *execution, p *executor.Parked, at time.Time) {
+// holdForGrace keeps p, the program of x parked in memory, for the park
+// grace (server.park_grace_ms), so that a client answering within it
+// resumes x from memory, and then lets it go (endGrace): spilled, or,
+// with a store, its bytes there standing for it alone. A parked
+// execution's program in memory is its whole snapshot, uncompressed
+// (~180 KiB for a small program): held past the grace, 10,000 parked on a
+// store took 1.8 GiB where their bytes on disk were 560 MiB. A nil p (its
+// bytes stand for it already) holds nothing.
+func (s *Server) holdForGrace(x *execution, p *executor.Parked) {
+	if p == nil {
+		return
+	}
+	grace := s.cfg.parkGrace()
+	if s.cluster == nil {
+		grace = s.spillGrace() // 0: kept in memory, with nowhere else to go
+	}
+	if grace > 0 {
+		time.AfterFunc(grace, func() { s.endGrace(x, p) })
+	}
+}
+
+// endGrace ends the park grace of x, parked in memory on p since
+// x.parkedAt, unless x resumed (or settled) meanwhile: with its bytes in
+// the store already (x.snapshot), p is released, and a resume reads them
+// back; without, they are written to the spill directory first. It holds
+// x.mu throughout, so that a resume waits for the bytes it will read. A
+// failure to spill leaves x parked in memory, as without a spill
+// directory, and is logged.
+func (s *Server) endGrace(x *execution, p *executor.Parked) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.parked != p || !x.parkedLocked() {
 		return // resumed within the grace: nothing to write
 	}
-	data, err := encodeParkFileLocked(x, p, at)
+	if x.snapshot != "" {
+		p.Release() // its bytes in the store stand for it now
+		x.parked = nil
+		return
+	}
+	data, err := encodeParkFileLocked(x, p, x.parkedAt)
 	if err == nil {
 		name := snapshotNameOf(x.id, data)
 		if err = s.spill.Put(name, data); err == nil {
@@ -498,8 +524,12 @@ func (s *Server) resume(x *execution) *httpError {
 			return
 		}
 		started <- nil
-		s.dropSnapshot(x, name) // the program ran: its bytes are past
+		s.forgetSnapshot(x, name) // the program ran: its bytes are past
 		s.run(ctx, x, r, again, release)
+		// Once x settled or parked again: a client waiting for it does not
+		// wait for the file system too (an unlink took up to tens of ms
+		// on a busy disk, the resumes' p99).
+		s.removeSpilled(x, name)
 	}()
 	return x.awaitStart(started, mark)
 }
@@ -582,20 +612,22 @@ func (x *execution) emitted() int {
 func (x *execution) emittedLocked() int { return x.eventBase + len(x.events) + x.dropped }
 
 // unresume puts x back as it was parked before a resume that did not
-// start: its answers kept, p held (nil, or without a store beyond this
-// process: its bytes stand for it). A DELETE that came meanwhile is
-// applied now.
+// start: its answers kept, p (nil, or the program the resume held)
+// released where its bytes stand for it (spilled, or in the store), else
+// held in memory again for the rest of its grace. A DELETE that came
+// meanwhile is applied now.
 func (s *Server) unresume(x *execution, p *executor.Parked) {
-	if p != nil && s.cluster == nil {
-		p.Release() // spilled: its file stands for it, and restores again
+	x.mu.Lock()
+	if p != nil && x.snapshot != "" {
+		p.Release() // its bytes restore it again
 		p = nil
 	}
-	x.mu.Lock()
 	x.parked, x.resuming, x.status = p, false, StatusPending
 	s.metrics.parked.WithLabelValues(x.tenant.name).Inc() // before a waiter wakes, as in park
 	x.notifyLocked()
 	cancelled := x.cancelled
 	x.mu.Unlock()
+	s.holdForGrace(x, p) // within its grace: never written yet
 	if cancelled {
 		s.cancelParked(x)
 		return
@@ -615,6 +647,13 @@ func (x *execution) wasCancelled() bool {
 // them (or it settled without them): a spilled file is removed; a store's
 // is deleted once x's record no longer names it (internal/cluster/records.go).
 func (s *Server) dropSnapshot(x *execution, name string) {
+	s.forgetSnapshot(x, name)
+	s.removeSpilled(x, name)
+}
+
+// forgetSnapshot is dropSnapshot's bookkeeping: x no longer stands on
+// its bytes name, nor counts them in its tenant's parked bytes.
+func (s *Server) forgetSnapshot(x *execution, name string) {
 	if name == "" {
 		return
 	}
@@ -626,7 +665,14 @@ func (s *Server) dropSnapshot(x *execution, name string) {
 	x.answers, x.given = nil, nil
 	x.mu.Unlock()
 	x.tenant.quota.Parked(-size)
-	if s.spill != nil {
+}
+
+// removeSpilled is dropSnapshot's removal of a spilled file.
+func (s *Server) removeSpilled(x *execution, name string) {
+	if name != "" && s.spill != nil {
+		if f := removeHook.Load(); f != nil {
+			(*f)()
+		}
 		if err := s.spill.Remove(name); err != nil {
 			s.log.Warn("removing a spilled snapshot failed", x.logAttrs("snapshot", name, "error", err.Error())...)
 		}
@@ -678,6 +724,10 @@ func (s *Server) readSnapshot(ctx context.Context, name string) ([]byte, error) 
 	}
 	return s.spill.Get(ctx, name)
 }
+
+// removeHook, when set (tests: HoldSpillRemovals), is called before every
+// removal of a spilled file.
+var removeHook atomic.Pointer[func()]
 
 // readFault, when set (tests: FailSnapshotReads), is asked before every
 // read of parked bytes; its error stands for the read's.
@@ -758,15 +808,15 @@ func (s *Server) cancelParked(x *execution) bool {
 	x.mu.Unlock()
 	s.metrics.parked.WithLabelValues(x.tenant.name).Dec()
 	r := cancelledWhileParked(x.id)
-	if p == nil && s.cluster == nil && s.spill != nil {
-		// Spilled: restore it to discard it, so that the executor's
-		// observers see the execution end.
+	if p == nil && name != "" && s.mayResume(x) == nil {
+		// Spilled, or past its grace on a store: restore it to discard
+		// it, so that the executor's observers see the execution end.
 		restored, retry, err := s.restore(context.Background(), x, name)
 		if retry != nil {
 			err = retry
 		}
 		if err != nil {
-			s.log.Warn("restoring a spilled execution to cancel it failed", x.logAttrs("error", err)...)
+			s.log.Warn("restoring a parked execution's bytes to cancel it failed", x.logAttrs("error", err)...)
 		}
 		p = restored
 	}

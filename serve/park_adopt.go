@@ -83,7 +83,9 @@ func (s *Server) holdAdopted(x *execution, from string) {
 	x.mu.Lock()
 	due := x.resumeDueLocked()
 	x.armExpiryLocked(s)
+	p := x.parked
 	x.mu.Unlock()
+	s.holdForGrace(x, p) // restored to check it; past the grace its bytes in the store stand for it
 	if due {
 		// Not on the caller's goroutine: the lease loop takes over too,
 		// and a resume may wait for room in the sandbox.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +20,14 @@ func parkFiles(t *testing.T, spillDir string) []string {
 	m, err := filepath.Glob(filepath.Join(spillDir, "serve-*", "records", "*.park"))
 	require.NoError(t, err)
 	return m
+}
+
+// eventuallyParkFiles waits until n spilled executions are under a
+// spill_dir: a resumed execution's file is removed once it settled or
+// parked again, just after its client may see it so.
+func eventuallyParkFiles(t *testing.T, spillDir string, n int, msg string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(parkFiles(t, spillDir)) == n }, 10*time.Second, 5*time.Millisecond, msg)
 }
 
 // Without a store, a parked execution's bytes are in the spill directory,
@@ -37,12 +46,12 @@ func TestServer_spill_parkedExecutionsWaitOnDisk(t *testing.T) {
 	mid, err := c.ToolResults(ctx(t), st.ID, answer(st.Pending[0].ID, "ada"))
 	require.NoError(t, err)
 	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
-	require.Len(t, parkFiles(t, spill), 1, "parked again, once")
+	eventuallyParkFiles(t, spill, 1, "parked again, once")
 	done, err := c.ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, "36"))
 	require.NoError(t, err)
 	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
 	require.JSONEq(t, `"ada:36"`, string(done.Value))
-	require.Empty(t, parkFiles(t, spill), "a restored execution's file is gone")
+	eventuallyParkFiles(t, spill, 0, "a restored execution's file is gone")
 
 	cancelled := pendingOn(t, c, askTwice)
 	require.Len(t, parkFiles(t, spill), 1)
@@ -113,12 +122,12 @@ func TestServer_spill_readFailureKeepsItParked(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, serve.StatusPending, mid.Status, "%+v", mid.Error)
 	require.JSONEq(t, `{"q":"age?"}`, string(mid.Pending[0].Arguments))
-	require.Len(t, parkFiles(t, spill), 1, "the first file gone, the second park's written")
+	eventuallyParkFiles(t, spill, 1, "the first file gone, the second park's written")
 	done, err := c.ToolResults(ctx(t), st.ID, answer(mid.Pending[0].ID, "36"))
 	require.NoError(t, err)
 	require.Equal(t, serve.StatusCompleted, done.Status, "%+v", done.Error)
 	require.JSONEq(t, `"ada:36"`, string(done.Value))
-	require.Empty(t, parkFiles(t, spill))
+	eventuallyParkFiles(t, spill, 0, "its file is gone")
 	_, body, _ := raw(t, "GET", ts.url+"/metrics", "", "")
 	require.Contains(t, body, `ptcx_executions_parked{tenant="a"} 0`)
 }

@@ -18,13 +18,15 @@ func stores(t *testing.T) map[string]store.Store {
 	t.Helper()
 	dir, err := store.OpenDir(t.TempDir())
 	require.NoError(t, err)
+	unsynced, err := store.OpenDirUnsynced(t.TempDir())
+	require.NoError(t, err)
 	ns := storetest.NATS(t, nil)
 	n, err := store.OpenNATS(context.Background(), store.NATSConfig{
 		URL: ns.ClientURL(), RecordsBucket: "ptcx_test", SnapshotsBucket: "ptcx_test_snapshots", Name: "test",
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close() })
-	return map[string]store.Store{"memory": store.NewMemory(), "dir": dir, "nats": n}
+	return map[string]store.Store{"memory": store.NewMemory(), "dir": dir, "dir-unsynced": unsynced, "nats": n}
 }
 
 func record(id string, ttl time.Duration) store.Record {

@@ -48,7 +48,7 @@ func Open(parent string, timeout time.Duration) (*Spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field spill_dir: %w", err)
 	}
-	d, err := store.OpenDir(root)
+	d, err := store.OpenDirUnsynced(root) // nothing reads it after this process
 	if err != nil {
 		_ = os.RemoveAll(root)
 		return nil, fmt.Errorf("field spill_dir: %w", err)
