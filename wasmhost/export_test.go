@@ -21,3 +21,16 @@ func WithoutPython() (restore func()) {
 	embeddedPythonWasm = func() []byte { return nil }
 	return func() { embeddedPythonWasm, embeddedPythonLib = w, l }
 }
+
+// PythonPoolStats returns the pool counters of rt's Python Runtime (made
+// by a Python run or Prepare).
+func PythonPoolStats(rt *Runtime) PoolStats { return rt.python.rt.PoolStats() }
+
+// SetPythonRecycles turns the recycling of rt's Python Runtime's instances
+// on or off (benchmarks: the cost of a run without it, in the same run).
+func SetPythonRecycles(rt *Runtime, on bool) { rt.python.rt.image.reusable = on }
+
+// PythonRuntime returns rt's Python Runtime (made by a Python run or
+// Prepare). A program run on it directly is not checked by Run's
+// pythonFor: tests suspend Python runs this way until Runtime.Run does.
+func PythonRuntime(rt *Runtime) *Runtime { return rt.python.rt }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 
-	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/meter"
@@ -80,6 +79,15 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 		return nil, fmt.Errorf("wasmhost: initialise the guest for its image: %w", err)
 	}
 	defer inst.close(ctx)
+	// The image is memory only: a file the guest left open (its
+	// descriptor in the memory) would be closed in every instance restored
+	// from it.
+	if ft, ok := inst.mod.(engine.FileTable); ok {
+		if files := ft.Files(); len(files) > 0 {
+			return nil, fmt.Errorf("wasmhost: the initialised guest left %d files open (fd %d, %q first): "+
+				"an image cannot hold them", len(files), files[0].FD, files[0].Path)
+		}
+	}
 	globals := make([]uint64, len(layout.Mutable))
 	for i, g := range layout.Mutable {
 		if g.Export == "" {
@@ -124,9 +132,9 @@ func (rt *Runtime) makeImage(ctx context.Context, bin []byte, copyOnly bool) (*i
 	if inModule {
 		img.filled = vmem.FilledPages(img.memory)
 	}
-	// A Python instance's WASI state (the files its program opened) is
-	// not the image's: it is never reset for another run.
-	img.reusable = !writesTables && rt.lang != api.LanguagePython
+	// A Python instance's WASI state, the files its program opened, is
+	// the host's table (engine.FileTable), which reset empties.
+	img.reusable = !writesTables
 	if img.module, err = rt.eng.Compile(ctx, variant); err != nil {
 		return nil, fmt.Errorf("wasmhost: compile the guest's restore module: %w", err)
 	}

@@ -23,12 +23,15 @@ import (
 //
 // Reset, the instance is the image's again in everything its code can
 // read: its linear memory byte for byte (vmem.ResetBlocks), its exported mutable
-// globals (the image's values), its exchange buffer. What else an instance
-// holds cannot carry anything from one run to the next: its tables, which
-// the guest's code cannot write (image.reusable: meter.WritesTables), its
-// WASI state, which no import changes (engine_wazero.go, fd_close; on
-// wasmtime the WASI functions are the host's own and keep none:
-// engine_wasmtime_imports.go), its store (wasmtime), whose data
+// globals (the image's values), its exchange buffer, and its open files
+// (the Python guest's: engine.FileTable, the host's table of them,
+// emptied; the image has none open: makeImage checks). What else an
+// instance holds cannot carry anything from one run to the next: its
+// tables, which the guest's code cannot write (image.reusable:
+// meter.WritesTables), the rest of its WASI state, which no import changes
+// (the QuickJS guest's fd_close is stateless: internal/engine/wazero.go;
+// on wasmtime the WASI functions are the host's own and keep none:
+// internal/engine/wasmtime/imports.go), its store (wasmtime), whose data
 // (wasmtimeState) holds the run's context only while an export runs and
 // whose memory limit is set again for every run, and the meter's poll
 // countdown (meter.go), which only decides how soon the guest next polls
@@ -109,6 +112,9 @@ func (inst *instance) reset(img *image, limit uint64, cold bool) bool {
 		if !g.Set(img.globalValues[i]) {
 			return false
 		}
+	}
+	if ft, ok := inst.mod.(engine.FileTable); ok {
+		ft.ResetFiles()
 	}
 	inst.cold = false
 	if !cold || !inst.cool() {

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 
 	"github.com/ptcx/ptcx/api"
@@ -23,7 +22,10 @@ import (
 // warm pool are Python's: it shares its parent's admission (its pooled
 // instances are charged to the same committed memory), guest slots and
 // runners, and closes with it. Its instances see the standard library's
-// zip, read-only, at /usr/local/lib: their only file system.
+// zip, read-only, at /usr/local/lib: their only file system, served by
+// WASI file functions of the host's own (package wasifs), whose table of
+// the files an instance has open is the host's: emptied when the instance
+// is recycled (pool_recycle.go), carried by a snapshot (suspend.go).
 
 var (
 	// ErrNoPython is returned by a Python run when this build embeds no
@@ -31,9 +33,9 @@ var (
 	ErrNoPython = errors.New("wasmhost: this build of ptcx has no Python guest: build it with `make guest-python` " +
 		"in the ptcx checkout (then rebuild ptcx)")
 	// ErrPythonEngine is returned by a Python run on a Runtime whose engine
-	// is not wazero: the Python guest's file system is wazero's.
-	ErrPythonEngine = errors.New("wasmhost: Python programs run on the wazero engine only, for now " +
-		"(the Python guest's read-only file system is mounted through wazero's WASI)")
+	// cannot give the Python guest its file system (engine.LookupFS).
+	ErrPythonEngine = errors.New("wasmhost: this engine cannot run Python programs: it cannot give the Python guest " +
+		"its file system (wazero and wasmtime can)")
 )
 
 // embeddedPythonWasm and embeddedPythonLib are package python's; tests
@@ -108,7 +110,8 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	if embeddedPythonWasm() == nil || lib == nil {
 		return nil, ErrNoPython
 	}
-	if rt.cfg.engineName() != EngineWazero {
+	withFS, ok := engine.LookupFS(rt.cfg.engineName())
+	if !ok {
 		return nil, ErrPythonEngine
 	}
 	bin, err := meteredPython()
@@ -120,7 +123,7 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	py := &Runtime{cfg: cfg, lang: api.LanguagePython, limits: rt.limits, parent: rt,
 		slots: rt.slots, admission: rt.admission, admitWait: rt.admitWait, runners: rt.runners}
 	py.closing, py.closeRuns = context.WithCancelCause(rt.closing)
-	eng, err := newPythonEngine(ctx, lib, rt.limits.MemoryBytes, cfg.cacheDir)
+	eng, err := withFS(lib, python.StdlibMount)(ctx, rt.limits.MemoryBytes, cfg.cacheDir, hostImports)
 	if err != nil {
 		return nil, err
 	}
@@ -130,12 +133,6 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: the Python guest: %w", err)
 	}
 	return py, nil
-}
-
-// newPythonEngine is the wazero engine of the Python guest: lib mounted
-// read-only at python.StdlibMount, WASI's file functions wazero's own.
-func newPythonEngine(ctx context.Context, lib fs.FS, memoryBytes int64, cacheDir string) (engine.Engine, error) {
-	return engine.NewWazeroFS(lib, python.StdlibMount)(ctx, memoryBytes, cacheDir, hostImports)
 }
 
 // closePython closes rt's Python Runtime, if it made one.
@@ -248,7 +245,7 @@ func CheckPython(name string) error {
 	if embeddedPythonWasm() == nil || embeddedPythonLib() == nil {
 		return ErrNoPython
 	}
-	if name != EngineWazero {
+	if _, ok := engine.LookupFS(name); !ok {
 		return ErrPythonEngine
 	}
 	return nil

@@ -15,9 +15,8 @@ import (
 )
 
 // requirePython skips a test without the Python guest (fails in CI), and
-// on an engine that refuses Python (wasmtime: ErrPythonEngine, which
-// CheckPython reports for it; TestPython_wasmtimeRefused checks the
-// refusal).
+// on an engine that refuses Python (ErrPythonEngine, which CheckPython
+// reports for it; TestPython_engines checks the refusal).
 func requirePython(t *testing.T) {
 	t.Helper()
 	if err := wasmhost.CheckPython(os.Getenv(wasmhost.EngineEnv)); errors.Is(err, wasmhost.ErrPythonEngine) {
@@ -80,7 +79,10 @@ func TestPython_runs(t *testing.T) {
 }
 
 // BenchmarkLanguages_onePlusOne runs `1 + 1` end to end (admission, an
-// instance from the pool, the run) in each language on one Runtime.
+// instance from the pool, the run) in each language on one Runtime;
+// python_unrecycled without recycling the Python instances (each run's
+// instance restored from the image: what every Python run cost before
+// the host owned the guest's open files, wasifs).
 func BenchmarkLanguages_onePlusOne(b *testing.B) {
 	if python.Wasm() == nil {
 		b.Skipf("skipped: %v", wasmhost.ErrNoPython)
@@ -94,12 +96,17 @@ func BenchmarkLanguages_onePlusOne(b *testing.B) {
 	}{
 		{"typescript", wasmhost.Program{JS: "return 1 + 1"}},
 		{"python", wasmhost.Program{JS: "1 + 1", Language: api.LanguagePython}},
+		{"python_unrecycled", wasmhost.Program{JS: "1 + 1", Language: api.LanguagePython}},
 		{"python_gather2", wasmhost.Program{JS: "import asyncio\na, b = await asyncio.gather(tools.echo(i=1), tools.echo(i=2))\na['i'] + b['i']",
 			Language: api.LanguagePython, Tools: toolNames}},
 		{"typescript_all2", wasmhost.Program{JS: "const [a, b] = await Promise.all([tools.echo({i: 1}), tools.echo({i: 2})]); return a.i + b.i",
 			Tools: toolNames}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			if tc.name == "python_unrecycled" {
+				wasmhost.SetPythonRecycles(rt, false)
+				defer wasmhost.SetPythonRecycles(rt, true)
+			}
 			for b.Loop() {
 				if _, err := rt.Run(ctx, tc.p, &tools{}); err != nil {
 					b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
 )
 
@@ -312,6 +313,9 @@ func (r *run) capture(answers []completion, idle bool) (*Suspended, error) {
 			return nil, fmt.Errorf("wasmhost: the guest's global %q is missing", name)
 		}
 		m.Globals = append(m.Globals, snapshot.Global{Name: name, Value: g.Get()})
+	}
+	if ft, ok := inst.mod.(engine.FileTable); ok {
+		m.Files = ft.Files()
 	}
 	size := inst.mem.Size()
 	mem, ok := inst.mem.Read(0, size)

@@ -9,7 +9,9 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/snapshot"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 )
 
 // Resumption says how a suspended run goes on.
@@ -367,7 +369,30 @@ func (r *run) restoreSnapshot() (*instance, error) {
 	if err := inst.world.Restore(m.World); err != nil {
 		return fail(err)
 	}
+	if err := restoreFiles(inst.mod, m.Files); err != nil {
+		return fail(err)
+	}
 	return inst, nil
+}
+
+// restoreFiles opens the files a snapshot's guest had open in mod's file
+// table, refusing the snapshot (ErrSnapshot) when one cannot be: it names
+// a descriptor out of range or twice, a file the guest's file system does
+// not have, an offset past its end, or the engine's instances have no
+// table (a QuickJS guest's snapshot has no files, a Python guest's on
+// wazero its table).
+func restoreFiles(mod engine.Instance, files []wasifs.File) error {
+	ft, ok := mod.(engine.FileTable)
+	if !ok {
+		if len(files) == 0 {
+			return nil
+		}
+		return snapshot.Refuse("it has %d open files and the engine's instances have no file table", len(files))
+	}
+	if err := ft.RestoreFiles(files); err != nil {
+		return snapshot.Refuse("its open files: %v", err)
+	}
+	return nil
 }
 
 // discardOnClose has the memory released when its instance closes, not

@@ -10,11 +10,13 @@ package engine
 
 import (
 	"context"
+	"io/fs"
 	"sort"
 	"sync"
 
 	"github.com/tetratelabs/wazero/experimental"
 
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
@@ -70,6 +72,19 @@ type Instance interface {
 	EngineMemory() []byte
 	// Close discards the instance and its memory.
 	Close(ctx context.Context)
+}
+
+// FileTable is implemented by an Instance whose file system is the host's
+// (package wasifs: NewWazeroFS): its open files, which the host resets
+// when it recycles the instance and carries in a snapshot.
+type FileTable interface {
+	// Files returns the files the guest has open.
+	Files() []wasifs.File
+	// ResetFiles closes them all: the instance's table is a new one's.
+	ResetFiles()
+	// RestoreFiles resets the table and opens files; an error names the
+	// entry that cannot be opened, and leaves the table empty.
+	RestoreFiles(files []wasifs.File) error
 }
 
 // Func is an exported function. CallWithStack takes the parameters in
@@ -141,9 +156,17 @@ type Image struct {
 // import module holds host.
 type Factory func(ctx context.Context, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error)
 
+// FSFactory makes the factory of an engine whose instances see fsys,
+// read-only, at mount (an absolute path): their one preopened directory
+// and only file system, served by package wasifs's WASI file functions on
+// a table per instance (FileTable). An engine that has none cannot run
+// the Python guest.
+type FSFactory func(fsys fs.FS, mount string) Factory
+
 var (
-	mu        sync.RWMutex
-	factories = map[string]Factory{Wazero: newWazero}
+	mu          sync.RWMutex
+	factories   = map[string]Factory{Wazero: newWazero}
+	fsFactories = map[string]FSFactory{Wazero: NewWazeroFS}
 )
 
 // Wazero is the name of the wazero engine, registered in every build.
@@ -158,6 +181,27 @@ func Register(name string, f Factory) {
 		panic("engine: " + name + " registered twice")
 	}
 	factories[name] = f
+}
+
+// RegisterFS makes the engine name's FSFactory available (an adapter
+// calls it from its init function, with Register). It panics when name
+// has one already.
+func RegisterFS(name string, f FSFactory) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := fsFactories[name]; ok {
+		panic("engine: " + name + "'s file system registered twice")
+	}
+	fsFactories[name] = f
+}
+
+// LookupFS returns the FSFactory of the engine name, if this build has
+// the engine and it has one.
+func LookupFS(name string) (FSFactory, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	f, ok := fsFactories[name]
+	return f, ok
 }
 
 // Lookup returns the factory of the engine name, if this build has it.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime/debug"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 	wapi "github.com/tetratelabs/wazero/api"
@@ -14,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
@@ -29,6 +31,11 @@ type wazeroEngine struct {
 	// (NewWazeroFS); nil: instances have no file system.
 	fsys  fs.FS
 	mount string
+	// tables maps a live instance's module (the api.Module its WASI calls
+	// are given) to its file table, from before its _initialize runs until
+	// it closes (Instantiate, wazeroInstance.Close). sync.Map: its loads,
+	// one a file call, take no lock.
+	tables sync.Map // wapi.Module → *wasifs.Table
 }
 
 func newWazero(ctx context.Context, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error) {
@@ -38,7 +45,9 @@ func newWazero(ctx context.Context, memoryBytes int64, cacheDir string, host []H
 // NewWazeroFS returns the factory of a wazero engine whose instances see
 // fsys, read-only, at mount: their one preopened directory, and the only
 // file system they have (the Python guest's standard library). Their WASI
-// fd_close is wazero's own, which closes the files the guest opened there.
+// file functions are package wasifs's, not wazero's, each instance with a
+// table of open files of its own that the host reads, resets and restores
+// (FileTable); the other WASI functions are wazero's.
 func NewWazeroFS(fsys fs.FS, mount string) Factory {
 	return func(ctx context.Context, memoryBytes int64, cacheDir string, host []HostFunc) (Engine, error) {
 		return newWazeroEngine(ctx, &wazeroEngine{fsys: fsys, mount: mount}, memoryBytes, cacheDir, host)
@@ -57,7 +66,7 @@ func newWazeroEngine(ctx context.Context, e *wazeroEngine, memoryBytes int64, ca
 		rc = rc.WithCompilationCache(cache)
 	}
 	e.wr = wazero.NewRuntimeWithConfig(ctx, rc)
-	if err := instantiateWASI(ctx, e.wr, e.fsys == nil); err != nil {
+	if err := e.instantiateWASI(ctx); err != nil {
 		_ = e.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: WASI: %w", err)
 	}
@@ -68,18 +77,39 @@ func newWazeroEngine(ctx context.Context, e *wazeroEngine, memoryBytes int64, ca
 	return e, nil
 }
 
-// instantiateWASI defines wazero's WASI module in wr, with fd_close
-// stateless: it reports success for the standard streams and EBADF for
-// any other descriptor, and closes nothing (as the wasmtime engine's). The
-// guest has no other descriptors, and nothing a run does then changes the
-// instance's WASI state, so an instance reused for another run (pool.go,
-// recycle) has the same as a new one. Without stateless (an engine whose
-// instances have a file system: NewWazeroFS), fd_close is wazero's.
-func instantiateWASI(ctx context.Context, wr wazero.Runtime, stateless bool) error {
+// instantiateWASI defines wazero's WASI module in e's runtime. Without a
+// file system, its fd_close is stateless: it reports success for the
+// standard streams and EBADF for any other descriptor, and closes nothing
+// (as the wasmtime engine's). The guest has no other descriptors, and
+// nothing a run does then changes the instance's WASI state, so an
+// instance reused for another run (pool.go, recycle) has the same as a
+// new one. With one (NewWazeroFS), the file functions are wasifs.Funcs on
+// the calling instance's table (e.tables), which the host resets itself.
+func (e *wazeroEngine) instantiateWASI(ctx context.Context) error {
 	const errnoSuccess, errnoBadf = 0, 8 // WASI's errno values
-	b := wr.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+	i32, i64 := wapi.ValueTypeI32, wapi.ValueTypeI64
+	b := e.wr.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
-	if !stateless {
+	if e.fsys != nil {
+		for _, f := range wasifs.Funcs {
+			params := make([]wapi.ValueType, len(f.Params))
+			for i, k := range f.Params {
+				params[i] = i32
+				if k == 'I' {
+					params[i] = i64
+				}
+			}
+			fn := f.Fn
+			b.NewFunctionBuilder().WithGoModuleFunction(wapi.GoModuleFunc(func(_ context.Context, mod wapi.Module, stack []uint64) {
+				t, ok := e.tables.Load(mod)
+				mem := mod.Memory()
+				if !ok || mem == nil {
+					stack[0] = errnoBadf // not an instance of e's (cannot be: Instantiate registers them all)
+					return
+				}
+				fn(t.(*wasifs.Table), mem, stack)
+			}), params, []wapi.ValueType{i32}).Export(f.Name)
+		}
 		_, err := b.Instantiate(ctx)
 		return err
 	}
@@ -89,7 +119,7 @@ func instantiateWASI(ctx context.Context, wr wazero.Runtime, stateless bool) err
 		} else {
 			stack[0] = errnoBadf
 		}
-	}), []wapi.ValueType{wapi.ValueTypeI32}, []wapi.ValueType{wapi.ValueTypeI32}).Export("fd_close")
+	}), []wapi.ValueType{i32}, []wapi.ValueType{i32}).Export("fd_close")
 	_, err := b.Instantiate(ctx)
 	return err
 }
@@ -146,10 +176,7 @@ func (e *wazeroEngine) Compile(ctx context.Context, bin []byte) (Module, error) 
 
 func (e *wazeroEngine) Instantiate(ctx context.Context, m Module, memory HostMemory, w *world.World, initialize bool) (Instance, error) {
 	cfg := moduleConfig(w)
-	if e.fsys != nil {
-		cfg = cfg.WithFSConfig(wazero.NewFSConfig().WithFSMount(e.fsys, e.mount))
-	}
-	if initialize {
+	if initialize && e.fsys == nil {
 		cfg = cfg.WithStartFunctions(abi.ExportInitialize)
 	}
 	if memory != nil {
@@ -159,7 +186,24 @@ func (e *wazeroEngine) Instantiate(ctx context.Context, m Module, memory HostMem
 	if err != nil {
 		return nil, err
 	}
-	return wazeroInstance{mod}, nil
+	if e.fsys == nil {
+		return wazeroInstance{mod: mod}, nil
+	}
+	// The table is registered before _initialize runs: it opens files.
+	inst := wazeroInstance{mod: mod, e: e, table: wasifs.New(e.fsys, e.mount)}
+	e.tables.Store(mod, inst.table)
+	if initialize {
+		f := mod.ExportedFunction(abi.ExportInitialize)
+		if f == nil {
+			inst.Close(ctx)
+			return nil, fmt.Errorf("the module does not export %s", abi.ExportInitialize)
+		}
+		if _, err := f.Call(ctx); err != nil {
+			inst.Close(ctx)
+			return nil, fmt.Errorf("%s: %w", abi.ExportInitialize, err)
+		}
+	}
+	return inst, nil
 }
 
 // imageModule: wazero has no way to initialise a memory copy-on-write, so
@@ -189,7 +233,13 @@ func moduleConfig(w *world.World) wazero.ModuleConfig {
 		WithRandSource(w)
 }
 
-type wazeroInstance struct{ mod wapi.Module }
+// wazeroInstance is an instance on wazero; with a file system (e.fsys),
+// table is its file table, registered in e.tables.
+type wazeroInstance struct {
+	mod   wapi.Module
+	e     *wazeroEngine
+	table *wasifs.Table
+}
 
 func (i wazeroInstance) Function(name string) Func {
 	f := i.mod.ExportedFunction(name)
@@ -279,7 +329,36 @@ func (i wazeroInstance) LimitMemory(uint64) {}
 func (i wazeroInstance) EngineMemory() []byte { return nil }
 
 func (i wazeroInstance) Close(ctx context.Context) {
+	if i.table != nil {
+		i.e.tables.Delete(i.mod)
+		i.table.Reset()
+	}
 	_ = i.mod.Close(context.WithoutCancel(ctx))
+}
+
+// FileTable: an instance with a file system (NewWazeroFS) has one; without,
+// Files is nil, ResetFiles does nothing and RestoreFiles takes no file.
+func (i wazeroInstance) Files() []wasifs.File {
+	if i.table == nil {
+		return nil
+	}
+	return i.table.Files()
+}
+
+func (i wazeroInstance) ResetFiles() {
+	if i.table != nil {
+		i.table.Reset()
+	}
+}
+
+func (i wazeroInstance) RestoreFiles(files []wasifs.File) error {
+	if i.table == nil {
+		if len(files) > 0 {
+			return errors.New("wasmhost: the instance has no file system to open files in")
+		}
+		return nil
+	}
+	return i.table.Restore(files)
 }
 
 type wazeroGlobal struct{ g wapi.Global }

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
@@ -71,6 +72,11 @@ func (m *Meta) Check(img *Base, memSize int64) error {
 	}
 	if err := checkWorld(&m.World); err != nil {
 		return err
+	}
+	if len(m.Files) > wasifs.MaxOpen {
+		// Each is checked against the guest's file system as it is opened
+		// (engine.FileTable's RestoreFiles).
+		return Refuse("it has %d open files, over the limit of %d", len(m.Files), wasifs.MaxOpen)
 	}
 	if len(m.Globals) != len(img.Globals) {
 		return Refuse("it has %d globals, the guest %d", len(m.Globals), len(img.Globals))

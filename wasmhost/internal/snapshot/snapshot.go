@@ -74,6 +74,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
@@ -170,6 +171,10 @@ type Meta struct {
 	Globals      []Global    `json:"globals"`
 	BufPtr       uint32      `json:"bufPtr"`
 	BufCap       uint32      `json:"bufCap"`
+	// Files are the files the guest has open (the Python guest's:
+	// engine.FileTable), opened again before the run resumes; none for
+	// the QuickJS guest, and in snapshots made before they were carried.
+	Files []wasifs.File `json:"files,omitempty"`
 }
 
 // Call is one call the program waits on.

@@ -99,7 +99,7 @@ static wasm_trap_t *ptcx_import(void *env, wasmtime_caller_t *caller, ptcx_val_r
 static wasmtime_error_t *ptcx_define(wasmtime_linker_t *linker, const char *module, size_t module_len,
 	const char *name, size_t name_len, const uint8_t *params, size_t np, const uint8_t *results, size_t nr,
 	uintptr_t which) {
-	wasm_valtype_t *types[8];
+	wasm_valtype_t *types[16];
 	ptcx_valtype_vec_t p, r;
 	for (size_t i = 0; i < np; i++) types[i] = wasm_valtype_new(params[i]);
 	wasm_valtype_vec_new(&p, np, types);
@@ -271,7 +271,7 @@ func defineRaw(l *wasmtime.Linker, eng *wasmtime.Engine, module, name string, pa
 	if err != nil {
 		return err
 	}
-	if len(params) > 8 || len(results) > 8 {
+	if len(params) > 16 || len(results) > 16 {
 		return fmt.Errorf("wasmhost: wasmtime: an import of %d parameters and %d results", len(params), len(results))
 	}
 	kinds := func(ks []wasmtime.ValKind) (*C.uint8_t, []C.uint8_t) {

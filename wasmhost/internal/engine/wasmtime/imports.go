@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 )
 
 // The imports of the guest on wasmtime: the ptcx module (hostImports, the
@@ -66,25 +67,67 @@ func (c *wasmtimeCore) defineImports(host []engine.HostFunc) error {
 		{"fd_write", []wasmtime.ValKind{i32, i32, i32, i32}, []wasmtime.ValKind{i32}, wasiFdWrite},
 		{"random_get", []wasmtime.ValKind{i32, i32}, []wasmtime.ValKind{i32}, wasiRandomGet},
 	}
+	// The file functions of an instance with a file system (the Python
+	// guest's: NewFS) are package wasifs's on its table; an instance
+	// without one has the four above, the QuickJS guest's, and none else.
+	own := map[string]func(st *wasmtimeState, mem engine.Memory, stack []uint64){}
 	for _, w := range wasi {
+		own[w.name] = w.fn
+	}
+	for _, f := range wasifs.Funcs {
+		params := make([]wasmtime.ValKind, len(f.Params))
+		for n, k := range f.Params {
+			params[n] = i32
+			if k == 'I' {
+				params[n] = i64
+			}
+		}
+		fn, without := f.Fn, own[f.Name]
+		delete(own, f.Name)
+		if without == nil {
+			without = wasiNoFiles
+		}
+		err := c.define(wasiModule, f.Name, params, []wasmtime.ValKind{i32}, func(st *wasmtimeState, mem engine.Memory, stack []uint64) {
+			if st.files == nil {
+				without(st, mem, stack)
+				return
+			}
+			fn(st.files, mem, stack)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, w := range wasi {
+		if own[w.name] == nil {
+			continue // defined above
+		}
 		if err := c.define(wasiModule, w.name, w.params, w.results, w.fn); err != nil {
 			return err
 		}
 	}
-	return nil
+	return c.definePythonWASI()
 }
+
+// wasiNoFiles is a file function of an instance without a file system:
+// it has no descriptor but the standard streams.
+func wasiNoFiles(_ *wasmtimeState, _ engine.Memory, stack []uint64) { stack[0] = wasiBadf }
 
 // wasmtimeImport is one host import as wasmtime calls it: fn with its
 // parameters and results as a stack of raw bits, as wazero's host
 // functions take them.
 type wasmtimeImport struct {
-	name   string  // module.name, for errors
-	params int     // how many parameters
-	i64    [4]bool // which parameters are i64 (the rest are i32)
-	width  int     // the stack fn takes: max(parameters, results)
-	i32    bool    // fn returns one i32 in stack[0]
+	name   string               // module.name, for errors
+	params int                  // how many parameters
+	i64    [maxImportWidth]bool // which parameters are i64 (the rest are i32)
+	width  int                  // the stack fn takes: max(parameters, results)
+	i32    bool                 // fn returns one i32 in stack[0]
 	fn     func(st *wasmtimeState, mem engine.Memory, stack []uint64)
 }
+
+// maxImportWidth bounds an import's parameters and results: path_open's
+// nine (wasifs.Funcs) the most.
+const maxImportWidth = 9
 
 // wasmtimeImports are the imports defined, by the index wasmtime passes
 // back (ptcxWasmtimeImport); written once, under wasmtimeShared.
@@ -169,7 +212,7 @@ func ptcxWasmtimeImport(which C.uintptr_t, cx, data unsafe.Pointer, size C.size_
 		}
 	}()
 	raw := unsafe.Slice((*[2]uint64)(args), imp.width) // wasmtime_val_raw_t: 16 bytes, an i32 or i64 first
-	var stack [4]uint64
+	var stack [maxImportWidth]uint64
 	for i := range imp.params {
 		if imp.i64[i] {
 			stack[i] = raw[i][0]

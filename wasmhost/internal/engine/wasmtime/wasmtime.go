@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
 	"github.com/ptcx/ptcx/wasmhost/internal/vmem"
+	"github.com/ptcx/ptcx/wasmhost/internal/wasifs"
 	"github.com/ptcx/ptcx/wasmhost/internal/wasmbin"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
@@ -32,6 +34,10 @@ import (
 type wasmtimeEngine struct {
 	memoryBytes int64
 	cacheDir    string // where compiled modules are kept, "" for none
+	// fsys, when set, is mounted read-only at mount in every instance
+	// (NewFS); nil: instances have no file system.
+	fsys  fs.FS
+	mount string
 }
 
 // wasmtimeStack is the native stack the guest's wasm frames may take. The
@@ -99,7 +105,10 @@ type wasmtimeCore struct {
 // Name is the engine's name in the registry (engine.Lookup).
 const Name = "wasmtime"
 
-func init() { engine.Register(Name, New) }
+func init() {
+	engine.Register(Name, New)
+	engine.RegisterFS(Name, NewFS)
+}
 
 // New makes the wasmtime engine (an engine.Factory).
 func New(_ context.Context, memoryBytes int64, cacheDir string, host []engine.HostFunc) (engine.Engine, error) {
@@ -110,6 +119,21 @@ func New(_ context.Context, memoryBytes int64, cacheDir string, host []engine.Ho
 		cacheDir = filepath.Join(cacheDir, "wasmtime", strings.ReplaceAll(wasmtimeName, " ", "-"))
 	}
 	return &wasmtimeEngine{memoryBytes: memoryBytes, cacheDir: cacheDir}, nil
+}
+
+// NewFS returns the factory of a wasmtime engine whose instances see fsys,
+// read-only, at mount (an engine.FSFactory): package wasifs's file
+// functions on a table per store (wasmtimeState.files).
+func NewFS(fsys fs.FS, mount string) engine.Factory {
+	return func(ctx context.Context, memoryBytes int64, cacheDir string, host []engine.HostFunc) (engine.Engine, error) {
+		e, err := New(ctx, memoryBytes, cacheDir, host)
+		if err != nil {
+			return nil, err
+		}
+		we := e.(*wasmtimeEngine)
+		we.fsys, we.mount = fsys, mount
+		return we, nil
+	}
 }
 
 // wasmtimeName names wasmtime-go and its version, for snapshots' header.
@@ -206,6 +230,9 @@ type wasmtimeState struct {
 	// stops the guest), which trapped the guest, until the call into the
 	// guest that ran it raises it as an error (wasmtimeCall).
 	panicked any
+	// files is the instance's file table when its engine has a file
+	// system (NewFS), else nil.
+	files *wasifs.Table
 }
 
 type wasmtimeInstance struct {
@@ -220,6 +247,9 @@ type wasmtimeInstance struct {
 func (e *wasmtimeEngine) Instantiate(ctx context.Context, m engine.Module, memory engine.HostMemory, w *world.World, initialize bool) (engine.Instance, error) {
 	core, _ := wasmtimeShared()
 	st := &wasmtimeState{ctx: ctx, world: w}
+	if e.fsys != nil {
+		st.files = wasifs.New(e.fsys, e.mount)
+	}
 	store := wasmtime.NewStore(core.engine)
 	if err := register(store, st); err != nil {
 		store.Close()
@@ -342,7 +372,35 @@ func (i *wasmtimeInstance) LimitMemory(limit uint64) {
 	}
 }
 
+// FileTable: an instance with a file system (NewFS) has one; without,
+// Files is nil, ResetFiles does nothing and RestoreFiles takes no file.
+func (i *wasmtimeInstance) Files() []wasifs.File {
+	if i.state.files == nil {
+		return nil
+	}
+	return i.state.files.Files()
+}
+
+func (i *wasmtimeInstance) ResetFiles() {
+	if i.state.files != nil {
+		i.state.files.Reset()
+	}
+}
+
+func (i *wasmtimeInstance) RestoreFiles(files []wasifs.File) error {
+	if i.state.files == nil {
+		if len(files) > 0 {
+			return errors.New("wasmhost: the instance has no file system to open files in")
+		}
+		return nil
+	}
+	return i.state.files.Restore(files)
+}
+
 func (i *wasmtimeInstance) Close(context.Context) {
+	if i.state.files != nil {
+		i.state.files.Reset()
+	}
 	if i.store != nil {
 		unregister(i.store)
 		i.store.Close()
