@@ -17,7 +17,7 @@ import (
 // requirePython skips a test without the Python guest (fails in CI), and
 // on an engine that refuses Python (ErrPythonEngine, which CheckPython
 // reports for it; TestPython_engines checks the refusal).
-func requirePython(t *testing.T) {
+func requirePython(t testing.TB) {
 	t.Helper()
 	if err := wasmhost.CheckPython(os.Getenv(wasmhost.EngineEnv)); errors.Is(err, wasmhost.ErrPythonEngine) {
 		t.Skipf("skipped: %v", err)
