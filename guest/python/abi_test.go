@@ -52,6 +52,15 @@ func TestABI_values(t *testing.T) {
 		{"import asyncio\nawait asyncio.sleep(0)\n7", "7"},
 		{"async def f():\n    return 5\nawait f()", "5"},
 		{"import json, re\n[int(m) for m in re.findall(r'\\d+', json.dumps([1, 22]))]", "[1,22]"},
+		// The final expression statement is compiled apart from the body
+		// (compile.c): after a semicolon, a continued line, a docstring, a
+		// future import; not when the last statement is a compound one.
+		{"x = 3; x * 2", "6"},
+		{"1 +\\\n 2", "3"},
+		{"'''doc'''", `"doc"`},
+		{"from __future__ import annotations\ndef f(a: int): return a\nf.__annotations__", `{"a":"int"}`},
+		{"if True:\n    5", "<no result>"},
+		{"def g():\n    return 8\ng()\n# a comment last\n", "8"},
 	} {
 		t.Run(c.code, func(t *testing.T) {
 			g := runCode(t, c.code)
@@ -283,6 +292,15 @@ func TestABI_syntaxError(t *testing.T) {
 	g := runCode(t, "x = 1\ny = (2 +\n")
 	e := g.failure()
 	if e.Kind != "syntax" || e.Line != 2 || e.Column != 5 || !strings.HasPrefix(e.Message, "SyntaxError: ") {
+		t.Fatalf("error %+v", e)
+	}
+	// A symbol table's error in the final expression, compiled apart.
+	g = runCode(t, "x = 1\n(yield x)")
+	if e := g.failure(); e.Kind != "syntax" || e.Line != 2 || !strings.Contains(e.Message, "'yield' outside function") {
+		t.Fatalf("error %+v", e)
+	}
+	g = runCode(t, "x = 1\x00")
+	if e := g.failure(); e.Kind != "exception" || e.Message != "ValueError: source code string cannot contain null bytes" {
 		t.Fatalf("error %+v", e)
 	}
 	g = runCode(t, "x = 1\n  y = 2")

@@ -66,6 +66,9 @@ int ptcx_encode(PyObject *v, ptcx_buf *out, const char *root, int max_depth);
 void ptcx_buf_reset(ptcx_buf *b);
 int ptcx_buf_put(ptcx_buf *b, const char *s, size_t n);
 
+/* compile.c: _ptcx.compile_program(source, filename) -> (body, last). */
+PyObject *ptcx_compile_program(PyObject *m, PyObject *const *argv, Py_ssize_t argc);
+
 /* memory.c: the soft memory limit (the config's memoryLimit): memory.grow
  * past it is refused, and remembered. */
 void ptcx_set_memory_limit(size_t bytes);

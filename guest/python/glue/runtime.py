@@ -12,7 +12,6 @@
 # timers are the host's; every export runs the loop until nothing is ready,
 # then returns pending (1), done (0) or error (2).
 
-import _ast
 import _ptcx
 import asyncio
 import json
@@ -31,7 +30,6 @@ PROGRAM = "<program>"
 RUNTIME = "<ptcx>"
 MAX_TEXT = 10000
 CO_COROUTINE = 0x80
-TOP_LEVEL_AWAIT = _ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 MEMORY_MESSAGE = "out of memory: the program exceeded its memory limit"
 
 
@@ -495,13 +493,11 @@ async def run_program(body, last, g):
 
 
 def compile_program(source):
-    tree = compile(source, PROGRAM, "exec", _ast.PyCF_ONLY_AST | TOP_LEVEL_AWAIT, dont_inherit=True)
-    last = None
-    if tree.body and isinstance(tree.body[-1], _ast.Expr):
-        last = _ast.Expression(tree.body.pop().value)
-        last = compile(last, PROGRAM, "eval", TOP_LEVEL_AWAIT, dont_inherit=True)
-    body = compile(tree, PROGRAM, "exec", TOP_LEVEL_AWAIT, dont_inherit=True)
-    return body, last
+    """The program's code: its body and, when its last statement is an
+    expression statement, that expression's code apart (else None); both
+    compiled with top-level await. In C (compile.c): parsed once, without
+    the AST's Python objects."""
+    return _ptcx.compile_program(source, PROGRAM)
 
 
 def start(config):
