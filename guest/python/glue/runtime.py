@@ -15,6 +15,7 @@
 import _ast
 import _ptcx
 import asyncio
+import functools
 import json
 import linecache
 import math
@@ -22,7 +23,8 @@ import random
 import sys
 import traceback
 import types
-from asyncio import base_events, events
+from asyncio import base_events, events, format_helpers
+from contextvars import copy_context
 
 import __main__
 
@@ -117,6 +119,22 @@ stdout, stderr = Lines(0), Lines(4)
 # ---- the event loop ----
 
 
+class Soon(events.Handle):
+    """A handle of call_soon made without Handle.__init__'s checks (debug
+    mode takes BaseEventLoop.call_soon)."""
+
+    __slots__ = ()
+
+    def __init__(self, callback, args, loop, context):
+        self._context = context
+        self._loop = loop
+        self._callback = callback
+        self._args = args
+        self._cancelled = False
+        self._repr = None
+        self._source_traceback = None
+
+
 class Loop(base_events.BaseEventLoop):
     """The program's event loop: ready callbacks run until there are none
     (step), timers are the host's (timer_set; ptcx_timer fires them)."""
@@ -163,6 +181,17 @@ class Loop(base_events.BaseEventLoop):
         if not timer._cancelled:
             self._ready.append(timer)
 
+    def call_soon(self, callback, *args, context=None):
+        # BaseEventLoop.call_soon without its checks: the loop is never
+        # closed, and debug mode (its checks and tracebacks) goes the long
+        # way. A task's wakeup when a call's future is resolved comes here
+        # (the C Future calls it): one Python frame, no Handle.__init__.
+        if self._debug:
+            return super().call_soon(callback, *args, context=context)
+        handle = Soon(callback, args, self, copy_context() if context is None else context)
+        self._ready.append(handle)
+        return handle
+
     def step(self):
         ready = self._ready
         events._set_running_loop(self)
@@ -171,10 +200,25 @@ class Loop(base_events.BaseEventLoop):
             while ready:
                 handle = ready.popleft()
                 if not handle._cancelled:
-                    handle._run()
+                    # handle._run() inlined (one frame less per callback):
+                    # an exception goes the long way, to the loop's handler.
+                    try:
+                        handle._context.run(handle._callback, *handle._args)
+                    except (SystemExit, KeyboardInterrupt):
+                        raise
+                    except BaseException as exc:
+                        self._callback_failed(handle, exc)
         finally:
             self._thread_id = None
             events._set_running_loop(None)
+
+    def _callback_failed(self, handle, exc):
+        # What Handle._run does with a callback's exception.
+        cb = format_helpers._format_callback_source(handle._callback, handle._args, debug=self.get_debug())
+        context = {"message": "Exception in callback %s" % cb, "exception": exc, "handle": handle}
+        if handle._source_traceback:
+            context["source_traceback"] = handle._source_traceback
+        self.call_exception_handler(context)
 
     def forget(self):
         self._ready.clear()
@@ -195,7 +239,8 @@ class Loop(base_events.BaseEventLoop):
 
 
 loop = Loop()
-create_future = loop.create_future
+# loop.create_future without its Python frame: the C Future, bound to loop.
+create_future = functools.partial(asyncio.Future, loop=loop)
 
 
 def asyncio_run(main, *, debug=None, loop_factory=None):
@@ -757,7 +802,6 @@ def report(e):
 import collections  # noqa: E402,F401
 import dataclasses  # noqa: E402,F401
 import datetime  # noqa: E402,F401
-import functools  # noqa: E402,F401
 import itertools  # noqa: E402,F401
 import re  # noqa: E402,F401
 import typing  # noqa: E402,F401
