@@ -24,6 +24,7 @@ import sys
 import traceback
 import types
 from asyncio import base_events, events, format_helpers
+from _thread import get_ident
 from contextvars import copy_context
 
 import __main__
@@ -227,7 +228,7 @@ class Loop(base_events.BaseEventLoop):
     def step(self):
         ready = self._ready
         events._set_running_loop(self)
-        self._thread_id = 1
+        self._thread_id = get_ident()  # what debug mode's _check_thread compares
         try:
             while ready:
                 handle = ready.popleft()
