@@ -538,3 +538,36 @@ func TestABI_initWithoutZip(t *testing.T) {
 		t.Fatalf("ptcx_init: %v %v, error %v", res, err, r.errJSON)
 	}
 }
+
+// TestABI_loopCallbacks: the loop's call_soon and step (runtime.py's lean
+// ones) keep asyncio's behaviour: FIFO order, a cancelled handle skipped, a
+// callback's exception given to the loop's exception handler (the next ones
+// still run), debug mode and get_debug following set_debug.
+func TestABI_loopCallbacks(t *testing.T) {
+	g := runCode(t, `
+import asyncio
+loop = asyncio.get_running_loop()
+seen, errors = [], []
+loop.set_exception_handler(lambda l, c: errors.append(type(c["exception"]).__name__))
+h = loop.call_soon(seen.append, "cancelled")
+h.cancel()
+loop.call_soon(seen.append, "a")
+def boom():
+    raise ValueError("x")
+loop.call_soon(boom)
+loop.call_soon(seen.append, "b")
+f = loop.create_future()
+loop.call_soon(f.set_result, 1)
+await f
+d0 = loop.get_debug()
+loop.set_debug(True)
+d1 = loop.get_debug()
+loop.call_soon(seen.append, "debug")
+await asyncio.sleep(0)
+loop.set_debug(False)
+await asyncio.gather(asyncio.sleep(0), asyncio.sleep(0))
+[seen, errors, d0, d1, loop.get_debug(), h.cancelled(), isinstance(h, asyncio.Handle)]`)
+	if got, want := g.value(), `[["a","b","debug"],["ValueError"],false,true,false,true,true]`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}

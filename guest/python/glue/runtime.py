@@ -14,6 +14,7 @@
 
 import _ptcx
 import asyncio
+import functools
 import json
 import linecache
 import math
@@ -21,7 +22,9 @@ import random
 import sys
 import traceback
 import types
-from asyncio import base_events, events
+from asyncio import base_events, events, format_helpers
+from _thread import get_ident
+from contextvars import copy_context
 
 import __main__
 
@@ -115,6 +118,43 @@ stdout, stderr = Lines(0), Lines(4)
 # ---- the event loop ----
 
 
+class Soon(events.Handle):
+    """A handle of call_soon made without Handle.__init__'s checks (debug
+    mode takes BaseEventLoop.call_soon)."""
+
+    __slots__ = ()
+
+    def __init__(self, callback, args, loop, context):
+        self._context = context
+        self._loop = loop
+        self._callback = callback
+        self._args = args
+        self._cancelled = False
+        self._repr = None
+        self._source_traceback = None
+
+
+class Wakeup(tuple):
+    """A ready callback of the C Future or Task (a builtin method with its
+    context: a task's wakeup when a call's future is resolved), as
+    (callback, args, context), made without a Python frame; a handle as
+    call_soon returns one."""
+
+    _cancelled = False
+
+    def cancel(self):
+        self._cancelled = True
+
+    def cancelled(self):
+        return self._cancelled
+
+    def get_context(self):
+        return self[2]
+
+
+BuiltinMethod = type(len)
+
+
 class Loop(base_events.BaseEventLoop):
     """The program's event loop: ready callbacks run until there are none
     (step), timers are the host's (timer_set; ptcx_timer fires them)."""
@@ -123,6 +163,13 @@ class Loop(base_events.BaseEventLoop):
         super().__init__()
         self._timers = {}  # host timer id -> TimerHandle
         self._timer_ids = {}  # id(TimerHandle) -> host timer id
+        # get_debug as a C method: the C Future and Task ask it whenever
+        # they are made (a call's future is one); set_debug keeps it true.
+        self.get_debug = bool(self._debug).__bool__
+
+    def set_debug(self, enabled):
+        super().set_debug(enabled)
+        self.get_debug = bool(self._debug).__bool__
 
     def call_later(self, delay, callback, *args, context=None):
         if delay is None:
@@ -161,18 +208,53 @@ class Loop(base_events.BaseEventLoop):
         if not timer._cancelled:
             self._ready.append(timer)
 
+    def call_soon(self, callback, *args, context=None):
+        # BaseEventLoop.call_soon without its checks: the loop is never
+        # closed, and debug mode (its checks and tracebacks) goes the long
+        # way. A task's wakeup when a call's future is resolved comes here
+        # (the C Future calls it): one Python frame, no Handle.__init__.
+        if self._debug:
+            return super().call_soon(callback, *args, context=context)
+        if context is not None and type(callback) is BuiltinMethod:
+            handle = Wakeup((callback, args, context))
+            self._ready.append(handle)
+            return handle
+        handle = Soon(callback, args, self, copy_context() if context is None else context)
+        self._ready.append(handle)
+        return handle
+
     def step(self):
         ready = self._ready
         events._set_running_loop(self)
-        self._thread_id = 1
+        self._thread_id = get_ident()  # what debug mode's _check_thread compares
         try:
             while ready:
                 handle = ready.popleft()
-                if not handle._cancelled:
-                    handle._run()
+                if handle._cancelled:
+                    continue
+                if type(handle) is Wakeup:
+                    callback, args, context = handle
+                else:
+                    callback, args, context = handle._callback, handle._args, handle._context
+                # handle._run() inlined (one frame less per callback): an
+                # exception goes to the loop's handler as there.
+                try:
+                    context.run(callback, *args)
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:
+                    self._callback_failed(handle, callback, args, exc)
         finally:
             self._thread_id = None
             events._set_running_loop(None)
+
+    def _callback_failed(self, handle, callback, args, exc):
+        # What Handle._run does with a callback's exception.
+        cb = format_helpers._format_callback_source(callback, args, debug=self.get_debug())
+        context = {"message": "Exception in callback %s" % cb, "exception": exc, "handle": handle}
+        if getattr(handle, "_source_traceback", None):
+            context["source_traceback"] = handle._source_traceback
+        self.call_exception_handler(context)
 
     def forget(self):
         self._ready.clear()
@@ -193,7 +275,8 @@ class Loop(base_events.BaseEventLoop):
 
 
 loop = Loop()
-create_future = loop.create_future
+# loop.create_future without its Python frame: the C Future, bound to loop.
+create_future = functools.partial(asyncio.Future, loop=loop)
 
 
 def asyncio_run(main, *, debug=None, loop_factory=None):
@@ -584,6 +667,25 @@ def resume(cid, ok, payload):
     entry = calls.pop(cid, None)
     if entry is not None:
         fut, name = entry
+        if ok == 1 and not fut.done():
+            # The common case inline (parse and run without their frames):
+            # a compact JSON value the C scanner reads whole.
+            v = None
+            if payload:
+                try:
+                    s = payload.decode("utf-8")
+                    v, end = scan_once(s, 0)
+                    whole = end == len(s)
+                except (ValueError, StopIteration):
+                    whole = False
+                if not whole:
+                    try:
+                        v = parse(payload)
+                    except ValueError:
+                        fut.set_exception(ToolCallError("the tool returned a value that is not valid JSON", name))
+                        return PENDING if main is None else run()
+            fut.set_result(v)
+            return PENDING if main is None else run()
         if not fut.done():
             if ok == 0:
                 msg = payload.decode("utf-8", "replace")
@@ -753,7 +855,6 @@ def report(e):
 import collections  # noqa: E402,F401
 import dataclasses  # noqa: E402,F401
 import datetime  # noqa: E402,F401
-import functools  # noqa: E402,F401
 import itertools  # noqa: E402,F401
 import re  # noqa: E402,F401
 import typing  # noqa: E402,F401
