@@ -54,6 +54,11 @@ func (t *Table) readable(fd uint32) (*file, uint32) {
 	case 1, 2:
 		return nil, errnoBadf
 	}
+	return t.regular(fd)
+}
+
+// regular returns the guest's open file fd when it is not a directory.
+func (t *Table) regular(fd uint32) (*file, uint32) {
 	f := t.get(fd)
 	switch {
 	case f == nil:
@@ -144,12 +149,5 @@ func (t *Table) seekable(fd uint32) (*file, uint32) {
 	if fd <= 2 {
 		return nil, errnoSpipe
 	}
-	f := t.get(fd)
-	switch {
-	case f == nil:
-		return nil, errnoBadf
-	case f.dir:
-		return nil, errnoIsdir
-	}
-	return f, errnoSuccess
+	return t.regular(fd)
 }
