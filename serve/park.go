@@ -72,6 +72,8 @@ func (s *Server) run(ctx context.Context, x *execution, r api.Result, p *executo
 		case err == nil:
 			return
 		case errors.Is(err, errNoParkRoom):
+			s.log.Info("a pending execution waits live: its tenant's parked bytes are at their quota (quotas.max_parked_bytes)",
+				x.logAttrs("tenant", x.tenant.name)...)
 			s.waitLive(ctx, x, p)
 			return
 		}
