@@ -105,7 +105,6 @@ func (r *run) begin(compute bool) *RunError {
 		d = min(d, now+left)
 	}
 	r.metered = compute
-	r.polls = 0
 	r.goAt = now
 	r.deadline.Store(d)
 	r.inExport.Store(now)

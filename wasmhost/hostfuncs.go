@@ -99,6 +99,9 @@ func hostCall(ctx context.Context, mem engine.Memory, stack []uint64) {
 	args := r.view(mem, "ptcx.call args", stack[2], stack[3], math.MaxUint32)
 	r.calls++
 	r.argBytes += size
+	if r.unflushed == 0 {
+		r.unflushed = 1 // started from the flushPolls-th poll on (poll)
+	}
 	if r.prog.Suspend != nil {
 		r.hold(id, name, append([]byte(nil), args...)) // suspend.go
 	} else {
@@ -222,10 +225,11 @@ func trapf(format string, args ...any) *RunError {
 // handler, and from every pollInterval loop iterations of its code, which
 // the host meters (meter.go). When the run's time is up (its compute time
 // judged in CPU time once the export is long, compute.go), it is cancelled
-// or the Runtime closed, the guest is stopped right there. Otherwise, from
-// the flushPolls-th poll of an export on, an IdleDispatcher starts the calls
-// it holds, so that a call made before a long computation does not wait for
-// its end; a guest that has computed for a slot quantum while another
+// or the Runtime closed, the guest is stopped right there. Otherwise, at
+// the flushPolls-th poll after the guest's first call not yet started, the
+// run starts the calls it holds (for Program.Suspend) and an IdleDispatcher
+// those it holds, so that a call made before a long computation does not
+// wait for its end; a guest that has computed for a slot quantum while another
 // waits for a slot gives it its slot and waits for one again; and one that
 // computes lets goroutines ready to run run every millisecond (goQuantum).
 func hostPoll(ctx context.Context, _ engine.Memory, stack []uint64) {
@@ -249,9 +253,11 @@ func poll(ctx context.Context) (*run, turn) {
 	if e := r.cancelled(); e != nil {
 		r.stop(e)
 	}
-	if r.polls++; r.polls >= flushPolls {
-		if e := r.flush(); e != nil {
-			r.stop(e)
+	if r.unflushed > 0 {
+		if r.unflushed++; r.unflushed > flushPolls {
+			if e := r.flush(); e != nil {
+				r.stop(e)
+			}
 		}
 	}
 	if t != turnNone {
@@ -260,10 +266,14 @@ func poll(ctx context.Context) (*run, turn) {
 	return nil, turnNone
 }
 
-// flushPolls is the poll of an export from which on the guest's held calls
-// are started (IdleDispatcher.Flush) at every poll. A short export does not
-// reach it, so its calls stay held for Idle; a long computation reaches it
-// after a poll interval or two, so a call made before it starts meanwhile.
-// Counting polls rather than time keeps the choice deterministic: the same
-// program on a fresh instance polls at the same points.
+// flushPolls is how many polls after the guest's first call not yet
+// started its held calls are started (run.flush). Counted from the call,
+// not from the export's start: a call followed by a short wind-down to the
+// quiescent point stays held however long the export ran before it (a
+// Python program's first export compiles it: tens of thousands of loop
+// iterations), so Program.Suspend can park it and an IdleDispatcher run it
+// at the idle point; a long computation after the call reaches it within
+// one to two poll intervals (the meter's countdown is not reset between
+// exports), so the call starts meanwhile. Polls, not time: the choice does
+// not depend on the machine's load.
 const flushPolls = 2

@@ -89,6 +89,7 @@ func (r *run) idle() (kept bool, e *RunError) {
 
 // flush has an IdleDispatcher start the calls it holds.
 func (r *run) flush() (e *RunError) {
+	r.unflushed = 0
 	if e := r.releaseHeld(); e != nil {
 		return e
 	}

@@ -3,6 +3,7 @@ package wasmhost_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -248,5 +249,33 @@ func BenchmarkLanguages_suspendResume(b *testing.B) {
 			}
 			b.ReportMetric(float64(size), "snapshot-bytes")
 		})
+	}
+}
+
+// A call made at the end of a long export, with only the event loop's
+// wind-down after it, is still held at the quiescent point that follows,
+// so a caller may park it: the calls a run holds are started a couple of
+// polls after the first of them was made, not from the export's second
+// poll on (a Python program's first export compiles it and polls a few
+// times before its first call). The sweep shifts where the meter's polls
+// fall against the call; the recycled instance keeps the countdown of its
+// earlier runs, which shifts it too.
+func TestPython_Suspend_lateCallStaysHeld(t *testing.T) {
+	requirePython(t)
+	ctx := context.Background()
+	rt := newRuntime(t, testConfig())
+	for n := 0; n < 40_000; n += 1_700 {
+		var states []wasmhost.CallState
+		when := func(q wasmhost.Quiescence) bool {
+			for _, c := range q.Calls {
+				states = append(states, c.State)
+			}
+			return true
+		}
+		code := fmt.Sprintf("s = 0\nfor i in range(%d):\n    s += i\nawait tools.echo(x=s)", n)
+		out, err := rt.Run(ctx, pySuspend(code, when), &recordingTools{})
+		require.NoError(t, err, "n=%d", n)
+		require.NotNil(t, out.Suspended, "n=%d", n)
+		require.Equal(t, []wasmhost.CallState{wasmhost.CallHeld}, states, "n=%d: the call is held at the quiescent point", n)
 	}
 }

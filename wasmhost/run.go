@@ -44,7 +44,10 @@ type run struct {
 	inbox   *inbox // safe for concurrent use
 	timers  timers.Queue
 	output  output
-	polls   int // polls in the current export
+	// unflushed counts the guest's polls since its first call not yet
+	// started (held for Suspend or by an IdleDispatcher), from 1; 0 when
+	// there is none (poll, hostfuncs.go).
+	unflushed int
 	pending int // calls dispatched and not yet resumed in the guest
 	calls   int // calls dispatched
 	// refusedCalls are calls refused for the size of their arguments: not
