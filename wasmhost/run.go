@@ -48,8 +48,8 @@ type run struct {
 	// started (held for Suspend or by an IdleDispatcher), from 1; 0 when
 	// there is none (poll, hostfuncs.go).
 	unflushed int
-	pending int // calls dispatched and not yet resumed in the guest
-	calls   int // calls dispatched
+	pending   int // calls dispatched and not yet resumed in the guest
+	calls     int // calls dispatched
 	// refusedCalls are calls refused for the size of their arguments: not
 	// dispatched (not in Stats.Calls), but counted against MaxCalls.
 	refusedCalls int
