@@ -2,7 +2,6 @@ package wasifs
 
 import (
 	"encoding/binary"
-	"math"
 )
 
 // Memory is the calling instance's linear memory, as engine.Memory and
@@ -181,20 +180,26 @@ func writeU64(mem Memory, ptr uint32, v uint64) bool {
 	return mem.Write(ptr, b[:])
 }
 
+// maxIovecs is the most iovecs one call may pass (POSIX's IOV_MAX on
+// Linux): more is EINVAL, as readv(2) says, so that the host's walk of
+// them, work it does for the guest outside the compute meter, is bounded.
+const maxIovecs = 1024
+
 // iovecs checks the n iovecs at iovs (each a pointer and a length) and
-// every buffer they name against mem, and returns them as raw bytes.
-func iovecs(mem Memory, iovs, n uint32) ([]byte, bool) {
-	if uint64(n)*8 > math.MaxUint32 {
-		return nil, false
+// every buffer they name against mem, and returns them as raw bytes, or
+// the errno that refuses them: EINVAL past maxIovecs, EFAULT outside mem.
+func iovecs(mem Memory, iovs, n uint32) ([]byte, uint32) {
+	if n > maxIovecs {
+		return nil, errnoInval
 	}
 	vec, ok := mem.Read(iovs, n*8)
 	if !ok {
-		return nil, false
+		return nil, errnoFault
 	}
 	for i := uint32(0); i < n; i++ {
 		if _, ok := mem.Read(binary.LittleEndian.Uint32(vec[i*8:]), binary.LittleEndian.Uint32(vec[i*8+4:])); !ok {
-			return nil, false
+			return nil, errnoFault
 		}
 	}
-	return vec, true
+	return vec, errnoSuccess
 }

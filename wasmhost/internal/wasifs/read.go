@@ -72,9 +72,9 @@ func (t *Table) regular(fd uint32) (*file, uint32) {
 // read reads f (nil: standard input, at its end) from off into the iovecs
 // and writes how many bytes it read at resultPtr.
 func read(f *file, mem Memory, iovs, n uint32, off int64, resultPtr uint32) (uint32, uint32) {
-	vec, ok := iovecs(mem, iovs, n)
-	if !ok {
-		return 0, errnoFault
+	vec, errno := iovecs(mem, iovs, n)
+	if errno != errnoSuccess {
+		return 0, errno
 	}
 	if _, ok := mem.Read(resultPtr, 4); !ok {
 		return 0, errnoFault

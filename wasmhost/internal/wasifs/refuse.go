@@ -22,9 +22,9 @@ func fdWrite(_ *Table, mem Memory, stack []uint64) {
 		return
 	}
 	n := uint32(stack[2])
-	vec, ok := iovecs(mem, uint32(stack[1]), n)
-	if !ok {
-		stack[0] = errnoFault
+	vec, errno := iovecs(mem, uint32(stack[1]), n)
+	if errno != errnoSuccess {
+		stack[0] = uint64(errno)
 		return
 	}
 	var total uint64

@@ -216,7 +216,18 @@ func TestTable_read(t *testing.T) {
 	binary.LittleEndian.PutUint32(f.mem[scratch+8:], 1<<16-2)
 	binary.LittleEndian.PutUint32(f.mem[scratch+12:], 8)
 	require.Equal(t, uint64(errnoFault), f.call("fd_read", uint64(fd), scratch, 2, scratch+16))
-	require.Equal(t, uint64(errnoFault), f.call("fd_read", uint64(fd), scratch, 1<<30, scratch+16), "iovecs outside")
+	require.Equal(t, uint64(errnoFault), f.call("fd_read", uint64(fd), 1<<16-8, 2, scratch+16), "iovecs outside")
+	require.Equal(t, int64(7), f.tab.Files()[0].Offset)
+
+	// At most maxIovecs iovecs (here empty ones, zeroed memory): one more
+	// is EINVAL, as is a count the memory could not hold, before any walk.
+	const many = 1 << 15
+	require.Equal(t, uint64(errnoSuccess), f.call("fd_read", uint64(fd), many, maxIovecs, scratch+16))
+	require.Equal(t, uint64(errnoInval), f.call("fd_read", uint64(fd), many, maxIovecs+1, scratch+16))
+	require.Equal(t, uint64(errnoInval), f.call("fd_pread", uint64(fd), many, maxIovecs+1, 0, scratch+16))
+	require.Equal(t, uint64(errnoInval), f.call("fd_read", uint64(fd), scratch, 1<<30, scratch+16))
+	require.Equal(t, uint64(errnoSuccess), f.call("fd_write", 1, many, maxIovecs, scratch+16))
+	require.Equal(t, uint64(errnoInval), f.call("fd_write", 1, many, maxIovecs+1, scratch+16))
 	require.Equal(t, int64(7), f.tab.Files()[0].Offset)
 
 	errno, got = f.read(0, 10)
