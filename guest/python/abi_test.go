@@ -571,3 +571,99 @@ await asyncio.gather(asyncio.sleep(0), asyncio.sleep(0))
 		t.Fatalf("got %s, want %s", got, want)
 	}
 }
+
+// TestABI_callIsACoroutine: a tool's call (glue/tool.c) is what the async
+// def it replaced was to asyncio and to a program: created, it makes no
+// call; asyncio.create_task, gather and wait_for take it; awaited twice it
+// raises; a task waiting on one is cancelled; send and throw behave as a
+// coroutine's; argument mistakes raise TypeError naming the tool, and a
+// refusal raises ToolCallError when awaited.
+func TestABI_callIsACoroutine(t *testing.T) {
+	g := runCode(t, `
+import asyncio, collections.abc
+c = tools.get(i=0)
+made = [type(c).__name__, asyncio.iscoroutine(c), isinstance(c, collections.abc.Coroutine)]
+t = asyncio.create_task(tools.get(i=1))
+r1 = await t
+r2 = await asyncio.wait_for(tools.get(i=2), 5)
+x = tools.get(i=3)
+r3 = await x
+try:
+    await x
+    again = "no error"
+except RuntimeError as e:
+    again = str(e)
+try:
+    tools.get(1, i=2)
+except TypeError as e:
+    both = str(e)
+try:
+    tools["odd-name"](1, 2)
+except TypeError as e:
+    many = str(e)
+try:
+    await tools.get(s={1})
+except TypeError as e:
+    notjson = str(e)
+u = tools.get(i=4)
+try:
+    u.send(1)
+except TypeError as e:
+    sent = str(e)
+v = tools.get(i=5)
+try:
+    v.throw(ValueError("thrown"))
+except ValueError as e:
+    thrown = str(e)
+w = tools.get(i=6)
+w.close()
+s = tools.get(i=7)
+fut = s.send(None)
+waited = isinstance(fut, asyncio.Future)
+[made, r1, r2, r3, again, both, many, notjson, sent, thrown, waited, repr(tools.get), tools.get.__name__]`, "get", "odd-name")
+	want := `[["Call",true,true],{"tool":"get","args":{"i":1}},{"tool":"get","args":{"i":2}},{"tool":"get","args":{"i":3}},` +
+		`"cannot reuse already awaited coroutine","tools.get: pass keyword arguments or one dict, not both",` +
+		`"tools['odd-name']: pass keyword arguments or one dict, not 2 positional arguments",` +
+		`"tools.get: the arguments are not plain JSON: args['s'] is a set, which is not JSON (make it a list)",` +
+		`"can't send non-None value to a just-started coroutine","thrown",true,"<tool 'get'>","get"]`
+	if got := g.value(); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	// Calls made: i=1, 2, 3 and 7 (sent to: made, never answered), none
+	// for the calls never awaited (0, 4, 5, 6) or refused before the host.
+	var made []string
+	for _, c := range g.r.calls {
+		made = append(made, c.Args)
+	}
+	if got, want := strings.Join(made, " "), `{"i":1} {"i":2} {"i":3} {"i":7}`; got != want {
+		t.Fatalf("calls made %s, want %s", got, want)
+	}
+}
+
+// A task waiting on a tool's call is cancelled as one waiting on a
+// coroutine is: CancelledError inside, the task cancelled, the program
+// going on.
+func TestABI_callCancelled(t *testing.T) {
+	g := newGuest(t)
+	st := g.start(config{Code: `import asyncio
+async def slow():
+    try:
+        return await tools.get(i=1)
+    except asyncio.CancelledError:
+        seen.append("cancelled inside")
+        raise
+seen = []
+t = asyncio.create_task(slow())
+await asyncio.sleep(0)
+t.cancel()
+try:
+    await t
+except asyncio.CancelledError:
+    seen.append("cancelled")
+r = await tools.get(i=2)
+[seen, t.cancelled(), r["args"]]`, Tools: []string{"get"}})
+	g.drive(st, echo)
+	if got, want := g.value(), `[["cancelled inside","cancelled"],true,{"i":2}]`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}

@@ -281,7 +281,7 @@ static int put_value(encoder *e, PyObject *v)
             return -1;
         return put(e->out, "\"}", 2);
     }
-    if (PyCoro_CheckExact(v))
+    if (PyCoro_CheckExact(v) || ptcx_is_call(v))
         return refuse(e, "is a coroutine, which is not JSON (a tool call or async function not awaited?)");
     if (PyBytes_Check(v))
         return refuse(e, "is bytes, which is not JSON (decode it to a str)");

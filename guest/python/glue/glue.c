@@ -87,6 +87,8 @@ static int32_t fail_pending(const char *what)
     return ptcx_report_static(json);
 }
 
+static int32_t status_of(long s, const char *what);
+
 /* status turns what a runtime function returned into the export's status. */
 static int32_t status(PyObject *r, const char *what)
 {
@@ -95,6 +97,15 @@ static int32_t status(PyObject *r, const char *what)
     long s = PyLong_AsLong(r);
     Py_DECREF(r);
     if (s == -1 && PyErr_Occurred())
+        return fail_pending(what);
+    return status_of(s, what);
+}
+
+/* status_of turns a status the runtime returned (or -1, an exception set)
+ * into the export's status. */
+static int32_t status_of(long s, const char *what)
+{
+    if (s == -1)
         return fail_pending(what);
     if (ptcx_final >= 0)
         return ptcx_final;
@@ -190,6 +201,11 @@ int32_t ptcx_resume(int32_t id, int32_t ok, const char *payload, size_t len)
         return ptcx_final;
     if (!started)
         return ptcx_report_static("{\"kind\":\"exception\",\"message\":\"ptcx_resume called before ptcx_start\"}");
+    if (ok == 1 && payload) {
+        int32_t s = ptcx_resume_fast(id, payload, len); /* loop.c */
+        if (s != -2)
+            return status_of(s, "resuming the program failed");
+    }
     PyObject *b = PyBytes_FromStringAndSize(payload ? payload : "", payload ? (Py_ssize_t)len : 0);
     PyObject *r = b ? PyObject_CallFunction(fn_resume, "iiO", (int)id, (int)ok, b) : NULL;
     Py_XDECREF(b);

@@ -175,31 +175,35 @@ static PyObject *host_call(const char *name, size_t name_len, ptcx_buf *args)
     return PyLong_FromLong(id);
 }
 
-/* call(name, args) -> the call's id, or the host's refusal (< 0). args None
- * is {}. Raises AttributeError for a name that is not bound, TypeError for
- * arguments that are not plain JSON. */
-static PyObject *call(PyObject *m, PyObject *const *argv, Py_ssize_t argc)
+PyObject *ptcx_call_tool(PyObject *tool, PyObject *args)
 {
-    if (argc != 2 || !PyUnicode_Check(argv[0]))
-        return PyErr_Format(PyExc_TypeError, "call(name: str, args)");
-    int in = bound ? PySet_Contains(bound, argv[0]) : 0;
+    int in = bound ? PySet_Contains(bound, tool) : 0;
     if (in < 0)
         return NULL;
     if (!in)
-        return PyErr_Format(PyExc_AttributeError, "%R is not a bound tool", argv[0]);
+        return PyErr_Format(PyExc_AttributeError, "%R is not a bound tool", tool);
     Py_ssize_t n;
-    const char *name = PyUnicode_AsUTF8AndSize(argv[0], &n);
+    const char *name = PyUnicode_AsUTF8AndSize(tool, &n);
     if (!name)
         return NULL;
     args_buf.len = 0;
-    if (argv[1] == Py_None) {
+    if (args == Py_None) {
         if (ptcx_buf_put(&args_buf, "{}", 2))
             return NULL;
-    } else if (ptcx_encode(argv[1], &args_buf, "args", 100)) {
+    } else if (ptcx_encode(args, &args_buf, "args", 100)) {
         ptcx_buf_reset(&args_buf);
         return NULL;
     }
     return host_call(name, (size_t)n, &args_buf);
+}
+
+/* call(name, args) -> the call's id, or the host's refusal (< 0): as
+ * ptcx_call_tool. */
+static PyObject *call(PyObject *m, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2 || !PyUnicode_Check(argv[0]))
+        return PyErr_Format(PyExc_TypeError, "call(name: str, args)");
+    return ptcx_call_tool(argv[0], argv[1]);
 }
 
 /* read_handle(h, as) -> the id of the call $handle {"ref", "as"}, or a
@@ -349,7 +353,7 @@ PyObject *ptcx_module_init(void)
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Handle", (PyObject *)&handle_type) < 0) {
+    if (PyModule_AddObjectRef(m, "Handle", (PyObject *)&handle_type) < 0 || ptcx_loop_add(m) < 0 || ptcx_tool_add(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

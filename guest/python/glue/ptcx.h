@@ -49,6 +49,11 @@ PyObject *ptcx_module_init(void);
 extern int32_t ptcx_final;
 /* ptcx_report_static reports an error that the runtime cannot describe. */
 int32_t ptcx_report_static(const char *json);
+/* ptcx_call_tool makes a nested call of tool (a str) with args (None is
+ * {}): the call's id, or the host's refusal (< 0). Raises AttributeError for
+ * a name that is not bound, TypeError for arguments that are not plain
+ * JSON. */
+PyObject *ptcx_call_tool(PyObject *tool, PyObject *args);
 /* ptcx_handle_ref returns the ref of a Handle (NULL: not a handle). */
 const char *ptcx_handle_ref(PyObject *v);
 
@@ -68,6 +73,22 @@ int ptcx_buf_put(ptcx_buf *b, const char *s, size_t n);
 
 /* compile.c: _ptcx.compile_program(source, filename) -> (body, last). */
 PyObject *ptcx_compile_program(PyObject *m, PyObject *const *argv, Py_ssize_t argc);
+
+/* loop.c: the event loop's hot path (call_soon, step, the common resume).
+ * ptcx_loop_add adds its functions to _ptcx; ptcx_run_loop steps the loop
+ * and settles a program that is done; ptcx_resume_fast answers a call with
+ * a compact JSON value and runs the loop. Each returns a status, or -1
+ * with an exception set; ptcx_resume_fast -2 when it did not take the
+ * answer. */
+int ptcx_loop_add(PyObject *m);
+int32_t ptcx_run_loop(void);
+int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len);
+
+/* tool.c: the program's tool functions and their calls (make_tool,
+ * tools_init, the type Call), added to _ptcx. */
+int ptcx_tool_add(PyObject *m);
+/* ptcx_is_call reports whether v is a tool's call (not yet awaited). */
+bool ptcx_is_call(PyObject *v);
 
 /* memory.c: the soft memory limit (the config's memoryLimit): memory.grow
  * past it is refused, and remembered. */

@@ -14,6 +14,7 @@
 
 import _ptcx
 import asyncio
+import collections.abc
 import functools
 import json
 import linecache
@@ -134,30 +135,13 @@ class Soon(events.Handle):
         self._source_traceback = None
 
 
-class Wakeup(tuple):
-    """A ready callback of the C Future or Task (a builtin method with its
-    context: a task's wakeup when a call's future is resolved), as
-    (callback, args, context), made without a Python frame; a handle as
-    call_soon returns one."""
-
-    _cancelled = False
-
-    def cancel(self):
-        self._cancelled = True
-
-    def cancelled(self):
-        return self._cancelled
-
-    def get_context(self):
-        return self[2]
-
-
-BuiltinMethod = type(len)
-
-
 class Loop(base_events.BaseEventLoop):
     """The program's event loop: ready callbacks run until there are none
-    (step), timers are the host's (timer_set; ptcx_timer fires them)."""
+    (step), timers are the host's (timer_set; ptcx_timer fires them). Its
+    hot path is C (glue/loop.c): the instance's call_soon is _ptcx.call_soon,
+    which comes back to the class's for what it does not do itself, and
+    _ptcx.step runs the ready callbacks. The loop is running from its
+    making on (a program's code only ever runs inside a step)."""
 
     def __init__(self):
         super().__init__()
@@ -170,6 +154,7 @@ class Loop(base_events.BaseEventLoop):
     def set_debug(self, enabled):
         super().set_debug(enabled)
         self.get_debug = bool(self._debug).__bool__
+        _ptcx.set_debug(self._debug)
 
     def call_later(self, delay, callback, *args, context=None):
         if delay is None:
@@ -209,47 +194,22 @@ class Loop(base_events.BaseEventLoop):
             self._ready.append(timer)
 
     def call_soon(self, callback, *args, context=None):
-        # BaseEventLoop.call_soon without its checks: the loop is never
-        # closed, and debug mode (its checks and tracebacks) goes the long
-        # way. A task's wakeup when a call's future is resolved comes here
-        # (the C Future calls it): one Python frame, no Handle.__init__.
+        # What _ptcx.call_soon, the instance's call_soon, leaves to Python: a
+        # callback without a context, and debug mode (BaseEventLoop's, with
+        # its checks and tracebacks). Without Handle.__init__'s checks
+        # otherwise: the loop is never closed.
         if self._debug:
             return super().call_soon(callback, *args, context=context)
-        if context is not None and type(callback) is BuiltinMethod:
-            handle = Wakeup((callback, args, context))
-            self._ready.append(handle)
-            return handle
         handle = Soon(callback, args, self, copy_context() if context is None else context)
         self._ready.append(handle)
         return handle
 
     def step(self):
-        ready = self._ready
-        events._set_running_loop(self)
-        self._thread_id = get_ident()  # what debug mode's _check_thread compares
-        try:
-            while ready:
-                handle = ready.popleft()
-                if handle._cancelled:
-                    continue
-                if type(handle) is Wakeup:
-                    callback, args, context = handle
-                else:
-                    callback, args, context = handle._callback, handle._args, handle._context
-                # handle._run() inlined (one frame less per callback): an
-                # exception goes to the loop's handler as there.
-                try:
-                    context.run(callback, *args)
-                except (SystemExit, KeyboardInterrupt):
-                    raise
-                except BaseException as exc:
-                    self._callback_failed(handle, callback, args, exc)
-        finally:
-            self._thread_id = None
-            events._set_running_loop(None)
+        _ptcx.step()
 
     def _callback_failed(self, handle, callback, args, exc):
-        # What Handle._run does with a callback's exception.
+        # What Handle._run does with a callback's exception (_ptcx.step
+        # calls it for a wakeup's).
         cb = format_helpers._format_callback_source(callback, args, debug=self.get_debug())
         context = {"message": "Exception in callback %s" % cb, "exception": exc, "handle": handle}
         if getattr(handle, "_source_traceback", None):
@@ -275,6 +235,8 @@ class Loop(base_events.BaseEventLoop):
 
 
 loop = Loop()
+events._set_running_loop(loop)
+loop._thread_id = get_ident()  # what debug mode's _check_thread compares
 # loop.create_future without its Python frame: the C Future, bound to loop.
 create_future = functools.partial(asyncio.Future, loop=loop)
 
@@ -331,34 +293,17 @@ async def read_handle(h, as_):
 _ptcx.set_reader(read_handle)
 
 
-def make_tool(name):
-    async def tool(*args, **kwargs):
-        if kwargs:
-            if args:
-                raise TypeError("tools%s: pass keyword arguments or one dict, not both" % accessor(name))
-            a = kwargs
-        elif len(args) == 1:
-            a = args[0]
-        elif not args:
-            a = None
-        else:
-            raise TypeError("tools%s: pass keyword arguments or one dict, not %d positional arguments"
-                            % (accessor(name), len(args)))
-        # call(name, a), inline: one coroutine less per call.
-        if closing:
-            raise Closing()
-        try:
-            cid = _ptcx.call(name, a)
-        except TypeError as e:
-            raise TypeError("tools%s: the arguments are not plain JSON: %s" % (accessor(name), e)) from None
-        if cid <= 0:
-            raise ToolCallError(refusal(name, cid), name, "BUSY" if cid == -1 else "DENIED")
-        fut = create_future()
-        calls[cid] = (fut, name)
-        return await fut
+def refused(name, code):
+    """The exception of a call the host refused (code < 0)."""
+    return ToolCallError(refusal(name, code), name, "BUSY" if code == -1 else "DENIED")
 
-    tool.__name__ = tool.__qualname__ = name
-    return tool
+
+# A tool's function is C (glue/tool.c): calling it gives a call, which
+# makes the nested call when first awaited (or sent to, by a task) and then
+# waits on its future; asyncio takes it for a coroutine.
+make_tool = _ptcx.make_tool
+_ptcx.tools_init(asyncio.Future, calls, refused, globals())
+collections.abc.Coroutine.register(_ptcx.Call)
 
 
 class Namespace:
@@ -626,18 +571,25 @@ def start(config):
 
 
 def run():
+    """Steps the loop and settles the program when its task is done (as
+    ptcx_run_loop does in C, glue/loop.c)."""
     try:
-        loop.step()
+        _ptcx.step()
     except BaseException as e:
-        # SystemExit (sys.exit) and KeyboardInterrupt pass through asyncio's
-        # tasks and handles: they end the program.
-        if main is None or not main.done():
-            stdout.finish()
-            stderr.finish()
-            _ptcx.set_memory_limit(0)
-            return report(e)
+        return step_failed(e)
     if main is None or not main.done():
         return PENDING
+    return settle()
+
+
+def step_failed(e):
+    # SystemExit (sys.exit) and KeyboardInterrupt pass through asyncio's
+    # tasks and handles: they end the program.
+    if main is None or not main.done():
+        stdout.finish()
+        stderr.finish()
+        _ptcx.set_memory_limit(0)
+        return report(e)
     return settle()
 
 
@@ -738,6 +690,14 @@ def make_handle(env):
         str(own(labels, "confidentiality") or ""),
         str(own(env, "tool") or ""),
     )
+
+
+# The loop's hot path in C (glue/loop.c): its call_soon, and ptcx_resume's
+# common case (resume's first branch: a compact JSON value for a waiting
+# future, then run()).
+_ptcx.loop_init(loop._ready, Loop.call_soon.__get__(loop), loop._callback_failed, calls, scan_once, globals(),
+                settle, step_failed)
+loop.call_soon = _ptcx.call_soon
 
 
 def timer(tid):
