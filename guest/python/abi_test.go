@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -665,5 +666,42 @@ r = await tools.get(i=2)
 	g.drive(st, echo)
 	if got, want := g.value(), `[["cancelled inside","cancelled"],true,{"i":2}]`; got != want {
 		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
+// A program without top-level await runs at once, without a task
+// (runtime.py's start): its outcomes are those of the same program run as a
+// task (the variant with a top-level await of nothing): its result, its
+// exceptions (SystemExit ending it before the tasks it made run,
+// StopIteration as a task's coroutine turns it), and the tasks it made,
+// which run after it (their logs), and a result that is a call not awaited.
+func TestABI_withoutAwaitAsWithTask(t *testing.T) {
+	for _, c := range []struct{ code, value, err string }{
+		{"x = 2\nx * 21", "42", ""},
+		{"x = 2", "<no result>", ""},
+		{"raise StopIteration(5)", "", "RuntimeError: coroutine raised StopIteration"},
+		{"import asyncio\nasync def side():\n    print('side')\nasyncio.get_running_loop().create_task(side())\nraise SystemExit(4)", "", "SystemExit: 4"},
+		{"import asyncio\nasync def side():\n    print('side ran')\nt = asyncio.get_running_loop().create_task(side())\n'main'", `"main"`, ""},
+		{"tools.get()", "", "result is a coroutine, which is not JSON"},
+		{"1/0", "", "ZeroDivisionError: division by zero"},
+	} {
+		for _, variant := range []string{c.code, "import asyncio as _a\nawait _a.sleep(0)\n" + c.code} {
+			t.Run(variant, func(t *testing.T) {
+				g := runCode(t, variant, "get")
+				if c.err != "" {
+					if e := g.failure(); !strings.Contains(e.Message, c.err) {
+						t.Fatalf("error %+v, want %q", e, c.err)
+					}
+				} else if got := g.value(); got != c.value {
+					t.Fatalf("got %s, want %s", got, c.value)
+				}
+				if strings.Contains(c.code, "side ran") && !slices.Contains(g.r.logs, "side ran") {
+					t.Fatalf("logs %q: the task the program made did not run", g.r.logs)
+				}
+				if strings.Contains(c.code, "SystemExit") && slices.Contains(g.r.logs, "side") {
+					t.Fatalf("logs %q: the task ran after SystemExit", g.r.logs)
+				}
+			})
+		}
 	}
 }

@@ -1,13 +1,12 @@
 /* compile.c: _ptcx.compile_program, a program's source compiled as
  * runtime.py runs it, in C. The source is parsed once into CPython's C AST
  * (an arena, no Python objects); when its last statement is an expression
- * statement, that statement is taken off the module's body and compiled
- * on its own as an expression (its value is the program's result). The
- * same as compile(source, "<program>", "exec", PyCF_ONLY_AST | top-level
- * await) then compile() of the module and of the expression, as runtime.py
- * did, without turning the AST into Python objects and back (ast2obj,
- * obj2ast and the AST's validation: most of a short program's compile
- * time). It uses CPython's internal parser and compiler entry points
+ * statement, that statement becomes an assignment of its value to a name
+ * no program can write (its value is the program's result). The same as
+ * compile(source, "<program>", "exec", PyCF_ONLY_AST | top-level await),
+ * that change, then compile() of the module, without turning the AST into
+ * Python objects and back (ast2obj, obj2ast and the AST's validation: most
+ * of a short program's compile time). It uses CPython's internal parser and compiler entry points
  * (Py_BUILD_CORE), which libpython3.13.a holds. */
 #define Py_BUILD_CORE 1
 #include <Python.h>
@@ -20,9 +19,15 @@
 
 #include "ptcx.h"
 
-/* compile_program(source, filename) -> (body, last): body the module's
- * code without a final expression statement, last that expression's code
- * or None. SyntaxError and the rest as compile() raises them. */
+/* compile_program(source, filename) -> (code, has_result): the module's
+ * code; when its last statement is an expression statement (has_result),
+ * that statement assigns its value to the global RESULT_NAME instead, a
+ * name no program can write (it is not an identifier), which runtime.py
+ * takes the result from. One compile for both: a second code object for
+ * the expression cost a symbol table, a code unit and an assembly more.
+ * SyntaxError and the rest as compile() raises them. */
+#define RESULT_NAME "<result>"
+
 PyObject *ptcx_compile_program(PyObject *m, PyObject *const *argv, Py_ssize_t argc)
 {
     if (argc != 2 || !PyUnicode_Check(argv[0]) || !PyUnicode_Check(argv[1])) {
@@ -43,7 +48,8 @@ PyObject *ptcx_compile_program(PyObject *m, PyObject *const *argv, Py_ssize_t ar
     PyArena *arena = _PyArena_New();
     if (!arena)
         return NULL;
-    PyObject *body = NULL, *last = NULL, *out = NULL;
+    PyObject *code = NULL, *out = NULL;
+    bool has_result = false;
     mod_ty mod = _PyParser_ASTFromString(str, filename, Py_file_input, &flags, arena);
     if (!mod)
         goto done;
@@ -52,22 +58,30 @@ PyObject *ptcx_compile_program(PyObject *m, PyObject *const *argv, Py_ssize_t ar
     if (n > 0) {
         stmt_ty s = asdl_seq_GET(stmts, n - 1);
         if (s->kind == Expr_kind) {
-            mod_ty e = _PyAST_Expression(s->v.Expr.value, arena);
-            if (!e)
+            PyObject *id = PyUnicode_InternFromString(RESULT_NAME);
+            if (!id || _PyArena_AddPyObject(arena, id) < 0) {
+                Py_XDECREF(id);
                 goto done;
-            last = (PyObject *)_PyAST_Compile(e, filename, &flags, -1, arena);
-            if (!last)
+            }
+            expr_ty target = _PyAST_Name(id, Store, s->lineno, s->col_offset, s->end_lineno, s->end_col_offset, arena);
+            asdl_expr_seq *targets = target ? _Py_asdl_expr_seq_new(1, arena) : NULL;
+            if (!targets)
                 goto done;
-            stmts->size = n - 1;
+            asdl_seq_SET(targets, 0, target);
+            stmt_ty assign = _PyAST_Assign(targets, s->v.Expr.value, NULL, s->lineno, s->col_offset, s->end_lineno,
+                                           s->end_col_offset, arena);
+            if (!assign)
+                goto done;
+            asdl_seq_SET(stmts, n - 1, assign);
+            has_result = true;
         }
     }
-    body = (PyObject *)_PyAST_Compile(mod, filename, &flags, -1, arena);
-    if (!body)
+    code = (PyObject *)_PyAST_Compile(mod, filename, &flags, -1, arena);
+    if (!code)
         goto done;
-    out = PyTuple_Pack(2, body, last ? last : Py_None);
+    out = Py_BuildValue("(OO)", code, has_result ? Py_True : Py_False);
 done:
-    Py_XDECREF(body);
-    Py_XDECREF(last);
+    Py_XDECREF(code);
     _PyArena_Free(arena);
     return out;
 }

@@ -13,6 +13,7 @@
 # then returns pending (1), done (0) or error (2).
 
 import _ptcx
+import _random
 import asyncio
 import collections.abc
 import functools
@@ -508,32 +509,45 @@ main = None  # the program's task
 reseeded = False
 
 
-async def run_program(body, last, g):
-    r = eval(body, g)
-    if body.co_flags & CO_COROUTINE:
+RESULT = "<result>"  # the global the final expression statement assigns (compile.c)
+
+
+async def run_program(code, has_result, g):
+    r = eval(code, g)
+    if code.co_flags & CO_COROUTINE:
         await r
-    if last is None:
+    if not has_result:
         return NO_RESULT
-    v = eval(last, g)
-    if last.co_flags & CO_COROUTINE:
-        v = await v
-    return v
+    return g.pop(RESULT, None)
 
 
 def compile_program(source):
-    """The program's code: its body and, when its last statement is an
-    expression statement, that expression's code apart (else None); both
-    compiled with top-level await. In C (compile.c): parsed once, without
-    the AST's Python objects."""
+    """The program's code, compiled with top-level await, and whether its
+    last statement is an expression statement, whose value the code assigns
+    to RESULT. In C (compile.c): without the AST's Python objects."""
     return _ptcx.compile_program(source, PROGRAM)
+
+
+last_tools = None  # the last program's Tools (tools_of)
+
+
+def tools_of(names):
+    """The program's tools: those of the session's last program when its
+    tool names are the same (its functions made already), else new ones."""
+    global last_tools, bound_names
+    if last_tools is None or bound_names != names:
+        _ptcx.bind(names)
+        bound_names = names
+        last_tools = Tools(names)
+    return last_tools
 
 
 def start(config):
     global main, bound_names, reseeded
     if not reseeded:
-        random.seed()
+        reseed()
     reseeded = False
-    c = json.loads(config)
+    c = parse(config)
     limits.clear()
     for k in ("maxPendingCalls", "maxCalls", "maxTimers"):
         if k in c:
@@ -546,10 +560,8 @@ def start(config):
     global catalog
     text = c.get("catalog")
     catalog = Catalog(text) if isinstance(text, str) and text else None
-    names = [str(n) for n in c.get("tools") or ()]
-    bound_names = tuple(names)
-    _ptcx.bind(names)
-    tools = Tools(names)
+    names = tuple(str(n) for n in c.get("tools") or ())
+    tools = tools_of(names)
     ptcx_module.tools = tools
     g = __main__.__dict__
     g["tools"] = tools
@@ -559,14 +571,33 @@ def start(config):
         return fail("exception", "the config's code is not text")
     linecache.cache[PROGRAM] = (len(source), None, source.splitlines(True), PROGRAM)
     try:
-        body, last = compile_program(source)
+        code, has_result = compile_program(source)
     except SyntaxError as e:
         return fail_syntax(e)
     except (ValueError, MemoryError, RecursionError) as e:
         # Null bytes in the source (ValueError), or a program too large or
         # too deeply nested to compile.
         return report(e)
-    main = loop.create_task(run_program(body, last, g))
+    if code.co_flags & CO_COROUTINE:
+        main = loop.create_task(run_program(code, has_result, g))
+        return run()
+    # Without top-level await the module runs now, in a context of its own
+    # (as its task's would); main is its outcome, a future done already (no
+    # task, no coroutine, no step for it), and the loop then runs what it
+    # scheduled, as the task's step would have next.
+    main = create_future()
+    try:
+        copy_context().run(eval, code, g)
+    except (SystemExit, KeyboardInterrupt) as e:
+        main.set_exception(e)
+        return settle()  # at once, as they end the task's step
+    except StopIteration as e:
+        main.set_exception(RuntimeError("coroutine raised StopIteration"))  # what its task's coroutine raises
+        main.exception().__cause__ = e
+    except BaseException as e:
+        main.set_exception(e)
+    else:
+        main.set_result(g.pop(RESULT, None) if has_result else NO_RESULT)
     return run()
 
 
@@ -715,13 +746,16 @@ def next_program():
     loop.forget()
     stdout.mute = stderr.mute = closing = True
     try:
-        for t in asyncio.all_tasks(loop):
+        # asyncio.all_tasks(loop), without its WeakSet's generator: the
+        # tasks scheduled (weak references) and the eager ones.
+        for t in [r() for r in tuple(scheduled_tasks.data)] + list(eager_tasks):
+            if t is None or t.done():
+                continue
             t._log_destroy_pending = False
-            if not t.done():
-                try:
-                    t.get_coro().close()
-                except BaseException:
-                    pass
+            try:
+                t.get_coro().close()
+            except BaseException:
+                pass
     finally:
         stdout.mute = stderr.mute = closing = False
     main = None
@@ -736,8 +770,19 @@ def restored():
     """Reseeds random from the host's random source (WASI random_get). The
     string hash secret was fixed when the image was made and stays."""
     global reseeded
-    random.seed()
+    reseed()
     reseeded = True
+
+
+def reseed():
+    # random.seed(): Random.seed's C part without its Python wrapper, whose
+    # other work for no argument is to forget gauss's spare value.
+    seed_random(random._inst)
+    random._inst.gauss_next = None
+
+
+seed_random = _random.Random.seed
+scheduled_tasks, eager_tasks = asyncio.tasks._scheduled_tasks, asyncio.tasks._eager_tasks
 
 
 # ---- failures ----
