@@ -14,6 +14,7 @@
 
 import _ptcx
 import _random
+from os import urandom
 import asyncio
 import collections.abc
 import functools
@@ -775,9 +776,11 @@ def restored():
 
 
 def reseed():
-    # random.seed(): Random.seed's C part without its Python wrapper, whose
-    # other work for no argument is to forget gauss's spare value.
-    seed_random(random._inst)
+    # random.seed() from 32 bytes of the host's random source: its C part,
+    # without the Python wrapper (whose other work is to forget gauss's spare
+    # value), and with 256 bits rather than the 2,496 bytes a seed of None
+    # reads (each one the host's to make, on every program of a session).
+    seed_random(random._inst, int.from_bytes(urandom(32)))
     random._inst.gauss_next = None
 
 
