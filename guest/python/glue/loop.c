@@ -12,10 +12,11 @@
  *     exception of a wakeup's callback goes to the loop's handler, as
  *     Handle._run sends it (runtime.py's Loop._callback_failed), and
  *     SystemExit and KeyboardInterrupt end the step.
- *   - ptcx_resume_fast is ptcx_resume's common case: a call answered with a
- *     compact JSON value whose future waits. It resolves the future, steps
- *     the loop, and settles the program if it is done (runtime.py's settle);
- *     anything else goes to runtime.py's resume.
+ *   - ptcx_resume_fast is ptcx_resume's common case: a call the program
+ *     waits on answered with a compact JSON value. It resolves the call's
+ *     future (one cancelled meanwhile drops it), steps the loop, and
+ *     settles the program if it is done (runtime.py's settle); anything
+ *     else goes to runtime.py's resume.
  *
  * runtime.py hands this file what it uses once, in loop_init; the loop is
  * running from then on (asyncio's running loop, _thread_id), as a
@@ -24,6 +25,7 @@
 #include "ptcx.h"
 
 static PyObject *ready;           /* the loop's ready deque */
+static PyObject *append, *popleft; /* its bound methods */
 static PyObject *py_call_soon;    /* Loop.call_soon bound to the loop */
 static PyObject *callback_failed; /* Loop._callback_failed bound to the loop */
 static PyObject *calls;           /* call id -> (future, tool name) */
@@ -31,6 +33,7 @@ static PyObject *scan_once;       /* the C JSON scanner's scan_once */
 static PyObject *globals;         /* runtime.py's globals: its main task */
 static PyObject *settle;          /* runtime.py's settle() */
 static PyObject *step_failed;     /* runtime.py's step_failed(exc) */
+static PyObject *invalid_state;   /* asyncio.InvalidStateError */
 static bool debug;                /* the loop's debug mode (set_debug) */
 static PyObject *str_append, *str_popleft, *str_cancelled, *str_run, *str_done, *str_set_result, *str_main, *str_context;
 
@@ -39,6 +42,7 @@ static PyObject *str_append, *str_popleft, *str_cancelled, *str_run, *str_done, 
 typedef struct {
     PyObject_HEAD
     PyObject *callback, *args, *context;
+    PyObject *arg; /* the one argument of most (a task's wakeup: the future), in args too */
     char cancelled;
 } wakeup_object;
 
@@ -57,6 +61,7 @@ static int wakeup_clear(PyObject *self)
     Py_CLEAR(w->callback);
     Py_CLEAR(w->args);
     Py_CLEAR(w->context);
+    w->arg = NULL;
     return 0;
 }
 
@@ -133,12 +138,13 @@ static PyObject *call_soon(PyObject *m, PyObject *const *argv, Py_ssize_t nargs,
     w->args = PyTuple_New(nargs - 1);
     for (Py_ssize_t i = 1; w->args && i < nargs; i++)
         PyTuple_SET_ITEM(w->args, i - 1, Py_NewRef(argv[i]));
+    w->arg = w->args && nargs == 2 ? PyTuple_GET_ITEM(w->args, 0) : NULL;
     PyObject_GC_Track(w);
     if (!w->args) {
         Py_DECREF(w);
         return NULL;
     }
-    PyObject *r = PyObject_CallMethodOneArg(ready, str_append, (PyObject *)w);
+    PyObject *r = PyObject_CallOneArg(append, (PyObject *)w);
     if (!r) {
         Py_DECREF(w);
         return NULL;
@@ -154,7 +160,7 @@ static int run_wakeup(wakeup_object *w)
 {
     PyObject *r = NULL;
     if (PyContext_Enter(w->context) == 0) {
-        r = PyObject_Call(w->callback, w->args, NULL);
+        r = w->arg ? PyObject_CallOneArg(w->callback, w->arg) : PyObject_Call(w->callback, w->args, NULL);
         if (PyContext_Exit(w->context) < 0)
             Py_CLEAR(r);
     }
@@ -200,7 +206,7 @@ static int ptcx_step(void)
         Py_ssize_t n = PyObject_Length(ready);
         if (n <= 0)
             return (int)n;
-        PyObject *h = PyObject_CallMethodNoArgs(ready, str_popleft);
+        PyObject *h = PyObject_CallNoArgs(popleft);
         if (!h)
             return -1;
         int e;
@@ -258,8 +264,8 @@ int32_t ptcx_run_loop(void)
     return (int32_t)s;
 }
 
-/* ptcx_resume_fast answers call id with the compact JSON payload when its
- * future waits for it and the scanner reads the payload whole, then runs
+/* ptcx_resume_fast answers call id with the compact JSON payload when the
+ * program waits on it and the scanner reads the payload whole, then runs
  * the loop: a status, -1 with an exception set, or -2 when it did not take
  * the answer (runtime.py's resume does then, with nothing changed). */
 int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
@@ -275,13 +281,6 @@ int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
         return PyErr_Occurred() ? -1 : -2;
     }
     PyObject *fut = PyTuple_GET_ITEM(entry, 0);
-    PyObject *done = PyObject_CallMethodNoArgs(fut, str_done);
-    int is = done ? PyObject_IsTrue(done) : -1;
-    Py_XDECREF(done);
-    if (is != 0) {
-        Py_DECREF(key);
-        return is < 0 ? -1 : -2;
-    }
     PyObject *s = PyUnicode_DecodeUTF8(payload, (Py_ssize_t)len, NULL);
     if (!s) {
         Py_DECREF(key);
@@ -312,22 +311,37 @@ int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
     PyObject *r = popped < 0 ? NULL : PyObject_CallMethodOneArg(fut, str_set_result, PyTuple_GET_ITEM(scanned, 0));
     Py_DECREF(fut);
     Py_DECREF(scanned);
-    if (!r)
-        return -1;
-    Py_DECREF(r);
+    if (!r) {
+        /* A future done already (cancelled while the call ran) takes no
+         * result: the answer is dropped, as runtime.py's resume drops it. */
+        if (popped < 0 || !PyErr_ExceptionMatches(invalid_state))
+            return -1;
+        PyErr_Clear();
+    }
+    Py_XDECREF(r);
     return ptcx_run_loop();
 }
 
 /* ---- set-up ---- */
 
 /* loop_init(ready, call_soon, callback_failed, calls, scan_once, globals,
- * settle, step_failed): what the loop's hot path uses, from runtime.py. */
+ * settle, step_failed, invalid_state): what the loop's hot path uses, from
+ * runtime.py. */
 static PyObject *loop_init(PyObject *m, PyObject *const *argv, Py_ssize_t argc)
 {
-    if (argc != 8 || !PyDict_Check(argv[3]) || !PyDict_Check(argv[5]))
-        return PyErr_Format(PyExc_TypeError,
-                            "loop_init(ready, call_soon, callback_failed, calls, scan_once, globals, settle, step_failed)");
-    PyObject **slots[] = {&ready, &py_call_soon, &callback_failed, &calls, &scan_once, &globals, &settle, &step_failed};
+    if (argc != 9 || !PyDict_Check(argv[3]) || !PyDict_Check(argv[5]) || !PyExceptionClass_Check(argv[8]))
+        return PyErr_Format(PyExc_TypeError, "loop_init(ready, call_soon, callback_failed, calls, scan_once, globals, "
+                                             "settle, step_failed, invalid_state)");
+    PyObject *a = PyObject_GetAttr(argv[0], str_append);
+    PyObject *p = a ? PyObject_GetAttr(argv[0], str_popleft) : NULL;
+    if (!p) {
+        Py_XDECREF(a);
+        return NULL;
+    }
+    Py_XSETREF(append, a);
+    Py_XSETREF(popleft, p);
+    PyObject **slots[] = {&ready,   &py_call_soon, &callback_failed, &calls,        &scan_once,
+                          &globals, &settle,       &step_failed,     &invalid_state};
     for (Py_ssize_t i = 0; i < argc; i++)
         Py_XSETREF(*slots[i], Py_NewRef(argv[i]));
     Py_RETURN_NONE;
@@ -345,7 +359,7 @@ static PyObject *set_debug(PyObject *m, PyObject *enabled)
 
 static PyMethodDef loop_methods[] = {
     {"loop_init", (PyCFunction)(void (*)(void))loop_init, METH_FASTCALL,
-     "loop_init(ready, call_soon, callback_failed, calls, scan_once, globals, settle, step_failed)"},
+     "loop_init(ready, call_soon, callback_failed, calls, scan_once, globals, settle, step_failed, invalid_state)"},
     {"call_soon", (PyCFunction)(void (*)(void))call_soon, METH_FASTCALL | METH_KEYWORDS,
      "call_soon(callback, *args, context=None) -> a handle"},
     {"step", step, METH_NOARGS, "step(): runs the ready callbacks until there are none"},

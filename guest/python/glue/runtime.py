@@ -728,7 +728,7 @@ def make_handle(env):
 # common case (resume's first branch: a compact JSON value for a waiting
 # future, then run()).
 _ptcx.loop_init(loop._ready, Loop.call_soon.__get__(loop), loop._callback_failed, calls, scan_once, globals(),
-                settle, step_failed)
+                settle, step_failed, asyncio.InvalidStateError)
 loop.call_soon = _ptcx.call_soon
 
 
