@@ -386,6 +386,11 @@ func FuzzStart(f *testing.F) {
 		"1 + 1", "x = [", "\xff\xfe", "raise SystemExit", "def f(): return f()\nf()",
 		"import json; json.loads('[' * 100000)", "'\\N{", "(" + strings.Repeat("(", 300) + "1" + strings.Repeat(")", 301),
 		"import sys; sys.setrecursionlimit(10**6); eval('-' * 100000 + '1')", "\x00", "await tools.t(x=1)",
+		// The C parts of the loop and the tools, called as a program may.
+		"import _ptcx\n_ptcx.call_soon()", "import _ptcx, contextvars\n_ptcx.call_soon(1, 2, context=contextvars.copy_context())",
+		"import _ptcx, collections\n_ptcx.loop_init(collections.deque(), 1, 2, {}, 3, {}, 4, 5, ValueError)\nawait tools.t()",
+		"import _ptcx\n_ptcx.tools_init(int, {}, None, {})\nawait tools.t()", "c = tools.t()\nc.throw(1)",
+		"c = tools.t()\nc.send(None)\nc.send(None)", "type(tools.t)('x')",
 	} {
 		f.Add([]byte(s))
 	}
@@ -703,5 +708,55 @@ func TestABI_withoutAwaitAsWithTask(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// What a program can reach of the C loop and tools (module _ptcx, the
+// call and wakeup types) fails as an exception, never a trap, however it is
+// called: each program's outcome is a result or an error, and a program
+// that breaks its own runtime (loop_init, tools_init) hurts only itself.
+func TestABI_loopInternalsAbused(t *testing.T) {
+	for _, code := range []string{
+		"import _ptcx\n_ptcx.call_soon()",
+		"import _ptcx, contextvars\nh = _ptcx.call_soon(print, 'x', context=contextvars.copy_context())\nh.cancel()\n[h.cancelled(), type(h).__name__]",
+		"import _ptcx, contextvars\n_ptcx.call_soon(1, context=contextvars.copy_context())\nimport asyncio\nawait asyncio.sleep(0)\n'survived'",
+		"import _ptcx, contextvars\ndef again():\n    _ptcx.step()\n_ptcx.call_soon(again, context=contextvars.copy_context())\nimport asyncio\nawait asyncio.sleep(0)\n'nested'",
+		"import _ptcx\nrepr(type(_ptcx.call_soon))",
+		"import _ptcx, contextvars\nh = _ptcx.call_soon(print, context=contextvars.copy_context())\ntype(h)()",
+		"c = tools.get()\ntype(c)()",
+		"type(tools.get)()",
+		"import _ptcx, collections\n_ptcx.loop_init(collections.deque(), 1, 2, {}, 3, {}, 4, 5, ValueError)\nawait tools.get(i=1)",
+		"import _ptcx\n_ptcx.loop_init(1, 2, 3, {}, 5, {}, 7, 8, ValueError)",
+		"import _ptcx\n_ptcx.tools_init(int, {}, None, {})\nawait tools.get(i=1)",
+		"import _ptcx\n_ptcx.tools_init(1, 2, 3, 4)",
+		"c = tools.get(i=1)\nc.send(None)\nc.throw(ValueError('x'))",
+		"c = tools.get(i=1)\nc.throw(1)",
+		"c = tools.get(i=1)\nc.close()\nawait c",
+		"import _ptcx\n_ptcx.make_tool(3)",
+		"import _ptcx\nawait _ptcx.make_tool('unbound')()",
+	} {
+		t.Run(code, func(t *testing.T) {
+			g := newGuest(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			g.r.ctx = ctx
+			g.r.bound = map[string]bool{"get": true}
+			b, _ := json.Marshal(config{Code: code, Tools: []string{"get"}})
+			st, err := g.try("ptcx_start", g.write(b), uint64(len(b)))
+			for i := 0; err == nil && st == 1 && i < 10 && len(g.r.calls) > 0; i++ {
+				c := g.r.calls[0]
+				g.r.calls = g.r.calls[1:]
+				st, err = g.try("ptcx_resume", uint64(c.ID), 1, g.write([]byte("1")), 1)
+			}
+			if err != nil {
+				t.Fatalf("trapped: %v; host failures %v", err, g.r.failures)
+			}
+			if st == 2 && g.r.errJSON == nil || st == 0 && g.r.errJSON != nil {
+				t.Fatalf("status %d, error %v", st, g.r.errJSON)
+			}
+			if st == 2 && g.failure().Kind != "exception" {
+				t.Fatalf("error %s, want an exception", *g.r.errJSON)
+			}
+		})
 	}
 }
