@@ -405,13 +405,7 @@ func FuzzStart(f *testing.F) {
 		defer cancel()
 		g.r.ctx = ctx
 		g.r.bound = map[string]bool{"t": true}
-		b, _ := json.Marshal(config{Code: string(code), Tools: []string{"t"}, MaxPendingCalls: 8, MaxCalls: 8, MaxTimers: 8})
-		st, err := g.try("ptcx_start", g.write(b), uint64(len(b)))
-		for i := 0; err == nil && st == 1 && i < 100 && len(g.r.calls) > 0; i++ {
-			c := g.r.calls[0]
-			g.r.calls = g.r.calls[1:]
-			st, err = g.try("ptcx_resume", uint64(c.ID), 1, g.write([]byte("1")), 1)
-		}
+		st, err := g.tryRun(config{Code: string(code), Tools: []string{"t"}, MaxPendingCalls: 8, MaxCalls: 8, MaxTimers: 8}, 100)
 		if ctx.Err() != nil {
 			t.Skip("ran past the deadline")
 		}
@@ -741,13 +735,7 @@ func TestABI_loopInternalsAbused(t *testing.T) {
 			defer cancel()
 			g.r.ctx = ctx
 			g.r.bound = map[string]bool{"get": true}
-			b, _ := json.Marshal(config{Code: code, Tools: []string{"get"}})
-			st, err := g.try("ptcx_start", g.write(b), uint64(len(b)))
-			for i := 0; err == nil && st == 1 && i < 10 && len(g.r.calls) > 0; i++ {
-				c := g.r.calls[0]
-				g.r.calls = g.r.calls[1:]
-				st, err = g.try("ptcx_resume", uint64(c.ID), 1, g.write([]byte("1")), 1)
-			}
+			st, err := g.tryRun(config{Code: code, Tools: []string{"get"}}, 10)
 			if err != nil {
 				t.Fatalf("trapped: %v; host failures %v", err, g.r.failures)
 			}
@@ -759,4 +747,17 @@ func TestABI_loopInternalsAbused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tryRun starts cfg's program and answers its calls with 1, at most n of
+// them, as long as it stays pending: the last status, or the trap.
+func (g *guest) tryRun(cfg config, n int) (int32, error) {
+	b, _ := json.Marshal(cfg)
+	st, err := g.try("ptcx_start", g.write(b), uint64(len(b)))
+	for i := 0; err == nil && st == 1 && i < n && len(g.r.calls) > 0; i++ {
+		c := g.r.calls[0]
+		g.r.calls = g.r.calls[1:]
+		st, err = g.try("ptcx_resume", uint64(c.ID), 1, g.write([]byte("1")), 1)
+	}
+	return st, err
 }
