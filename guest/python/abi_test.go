@@ -53,7 +53,7 @@ func TestABI_values(t *testing.T) {
 		{"import asyncio\nawait asyncio.sleep(0)\n7", "7"},
 		{"async def f():\n    return 5\nawait f()", "5"},
 		{"import json, re\n[int(m) for m in re.findall(r'\\d+', json.dumps([1, 22]))]", "[1,22]"},
-		// The final expression statement is compiled apart from the body
+		// The final expression statement becomes an assignment to <result>
 		// (compile.c): after a semicolon, a continued line, a docstring, a
 		// future import; not when the last statement is a compound one.
 		{"x = 3; x * 2", "6"},
@@ -295,7 +295,7 @@ func TestABI_syntaxError(t *testing.T) {
 	if e.Kind != "syntax" || e.Line != 2 || e.Column != 5 || !strings.HasPrefix(e.Message, "SyntaxError: ") {
 		t.Fatalf("error %+v", e)
 	}
-	// A symbol table's error in the final expression, compiled apart.
+	// A symbol table's error in the final expression, now an assignment.
 	g = runCode(t, "x = 1\n(yield x)")
 	if e := g.failure(); e.Kind != "syntax" || e.Line != 2 || !strings.Contains(e.Message, "'yield' outside function") {
 		t.Fatalf("error %+v", e)
