@@ -24,12 +24,15 @@ const ptcOnlyText = "run_code is the only tool you can call directly. Every othe
 	"must be called from inside a run_code program, as `await tools.<name>(args)`; calling it directly " +
 	"fails with UNKNOWN_TOOL.\n"
 
+// bindingsRule says where the tools.* functions exist: a rule of both languages' SDK rules.
+const bindingsRule = "- The `tools.*` functions are bindings that exist only inside a program. Only tools whose schemas are listed " +
+	"separately can be called directly; appearing below does not make a tool directly callable.\n"
+
 // sdkRules is how to write a program; the example and the declarations follow it.
 const sdkRules = "run_code runs a program that calls tools as typed async functions. How to write one:\n" +
 	"- `code` is the body of an async function: use `await` anywhere and `return` the result.\n" +
 	"- It is TypeScript with the types stripped: nothing is type-checked when it runs, so follow the declarations below.\n" +
-	"- The `tools.*` functions are bindings that exist only inside a program. Only tools whose schemas are listed " +
-	"separately can be called directly; appearing below does not make a tool directly callable.\n" +
+	bindingsRule +
 	"- Start independent calls together with `Promise.all`; `await` a call before any call that needs its result.\n" +
 	"- Await every call you start: one that has not started when the program returns is abandoned, never run.\n" +
 	"- A failed call throws `ToolCallError` (with `toolName`, `message` and `code`); uncaught, it fails the whole run, so catch it where a failure is expected: " +

@@ -12,8 +12,7 @@ const pySDKRules = "run_code runs a program that calls tools as typed async func
 	"- Write Python, and always pass `\"language\": \"python\"` beside `code`. `code` is a Python 3.13 module body: " +
 	"use `await` anywhere, even at the top level; the value of the last statement, when it is an expression, is the result (as in a REPL; `return` outside a function is a syntax error).\n" +
 	"- Nothing is type-checked when it runs, so follow the declarations below: a TypedDict is a plain dict, and results arrive as plain dicts, lists, strings, numbers, booleans and None.\n" +
-	"- The `tools.*` functions are bindings that exist only inside a program. Only tools whose schemas are listed " +
-	"separately can be called directly; appearing below does not make a tool directly callable.\n" +
+	bindingsRule +
 	"- Call a tool with keyword arguments, `await tools.read(path=\"a.txt\")`, or with one dict, `await tools.read({\"path\": \"a.txt\"})`; " +
 	"a name that is not an identifier (a hyphen, a keyword) with brackets: `await tools[\"odd-name\"](...)`.\n" +
 	"- Run independent calls together with `asyncio.gather` (`import asyncio`); `await` a call before any call that needs its result.\n" +
