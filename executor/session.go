@@ -162,8 +162,8 @@ type session struct {
 // acquire returns the session (scope, name), made when new, with its turn
 // taken: the caller runs its program and then calls release. It waits
 // while the session runs another program, at most the Wait limit.
-func (t *sessions) acquire(ctx context.Context, rt sessionRuntime, scope, name string) (*session, error) {
-	s, err := t.entry(ctx, rt, scope, name)
+func (t *sessions) acquire(ctx context.Context, rt sessionRuntime, scope, name string, lang api.Language) (*session, error) {
+	s, err := t.entry(ctx, rt, scope, name, lang)
 	if err != nil {
 		return nil, err
 	}
@@ -252,8 +252,9 @@ func (t *sessions) victimLocked(s *session) (*session, bool) {
 
 // entry returns the session (scope, name), making it when new: loaded
 // from the session store when there is one (session_store.go), which it
-// does without holding the table.
-func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name string) (*session, error) {
+// does without holding the table; lang is the language of the program
+// that asks for it.
+func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name string, lang api.Language) (*session, error) {
 	t.mu.Lock()
 	s, err := t.lookupLocked(scope, name)
 	t.mu.Unlock()
@@ -261,7 +262,7 @@ func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name str
 		return s, err
 	}
 	var head sessionHead
-	ws, notice, err := t.open(ctx, rt, scope, name, &head)
+	ws, notice, err := t.open(ctx, rt, scope, name, lang, &head)
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,32 @@ func TestSession_python(t *testing.T) {
 	require.Contains(t, r.Err.Message, `session "ts" runs TypeScript programs, and this program is Python`)
 }
 
+// A program of another language than a stored session's frame is refused
+// before the state is imported: on a node that runs TypeScript only, a
+// Python session's bytes are neither given to a Python guest nor saved
+// over by a fresh TypeScript state.
+func TestSession_storedOfAnotherLanguageRefusedBeforeImport(t *testing.T) {
+	testkit.RequirePython(t)
+	store := newFakeSessionStore()
+	both := executor.NewConfig().WithRuntime(realRuntime(t)).WithSessionStore(store).
+		WithLanguages(api.LanguageTypeScript, api.LanguagePython)
+	e := newExecutor(t, ptcRegistry(t), both)
+	require.Equal(t, "", pyValue(t, pyInSession(e, "py", "n = 40")))
+	e.DropSession(context.Background(), "", "py")
+	key := registry.Deployment + "/py"
+	saved := append([]byte(nil), store.get(key)...)
+
+	tsOnly := newExecutor(t, ptcRegistry(t), executor.NewConfig().WithRuntime(realRuntime(t)).WithSessionStore(store))
+	r := tsOnly.Execute(context.Background(), executor.Call{Name: registry.RunCode, Args: runCode("return 1"), Session: "py"})
+	require.NotNil(t, r.Err)
+	require.Equal(t, api.CodeInvalidArgs, r.Err.Code)
+	require.Contains(t, r.Err.Message, `session "py" runs Python programs, and this program is TypeScript`)
+	require.Equal(t, saved, store.get(key), "the stored Python state is not saved over")
+
+	require.Equal(t, "41", pyValue(t, pyInSession(e, "py", "n + 1")), "the session goes on where Python runs")
+	closedOK(t)(e.CloseSession(context.Background(), "", "py"))
+}
+
 // A stored state whose guest is not the language its frame names (a
 // TypeScript session's state in a Python frame) is not restored: the
 // session starts afresh, saying why.

@@ -21,7 +21,7 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 	if !ok {
 		return api.Output{}, internal("run_code sessions need a code runtime that keeps sessions (a *wasmhost.Runtime)", nil)
 	}
-	s, err := e.sessions.acquire(ctx, rt, c.x.req.Scope, c.x.session)
+	s, err := e.sessions.acquire(ctx, rt, c.x.req.Scope, c.x.session, c.lang)
 	if err != nil {
 		return api.Output{}, err
 	}
@@ -31,10 +31,7 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 		s.lang = c.lang // its first program's
 	case c.lang:
 	default:
-		problem := fmt.Sprintf("session %q runs %s programs, and this program is %s: a session's programs are all of one language; "+
-			"run it in %s, or in another session", c.x.session, s.lang.Title(), c.lang.Title(), s.lang.Title())
-		return api.Output{}, &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem,
-			Violations: []string{"at /language: " + problem}}
+		return api.Output{}, otherLanguage(c.x.session, s.lang, c.lang)
 	}
 	notice := e.sessions.takeNotice(s)
 	c.park = nil
@@ -99,4 +96,13 @@ func withNotice(out api.Output, err error, notice string) (api.Output, error) {
 		out.Text = notice + "\n" + out.Text
 	}
 	return out, nil
+}
+
+// otherLanguage refuses a program of lang in a session whose programs are
+// of has.
+func otherLanguage(session string, has, lang api.Language) *api.Error {
+	problem := fmt.Sprintf("session %q runs %s programs, and this program is %s: a session's programs are all of one language; "+
+		"run it in %s, or in another session", session, has.Title(), lang.Title(), has.Title())
+	return &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem,
+		Violations: []string{"at /language: " + problem}}
 }

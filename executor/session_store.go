@@ -76,9 +76,12 @@ type sessionImporter interface {
 // The store's bytes carry the session's context label (flow.go), its
 // handles (handles.go) and its programs' language in a frame before the
 // state (session_frame.go); open sets *head from it, and refuses a state
-// of another language than the frame's. A state that is not
-// restored restores no handle: no program state holds their refs.
-func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name string, head *sessionHead) (*wasmhost.Session, string, error) {
+// of another language than the frame's. A program of another language
+// than the frame's (lang) is refused before the state is imported: the
+// state is neither made afresh, which would save over it, nor given to a
+// guest this deployment may not run. A state that is not restored
+// restores no handle: no program state holds their refs.
+func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name string, lang api.Language, head *sessionHead) (*wasmhost.Session, string, error) {
 	fresh := func(notice string) (*wasmhost.Session, string, error) {
 		head.handles = nil
 		ws, err := rt.NewSession(ctx)
@@ -109,6 +112,9 @@ func (t *sessions) open(ctx context.Context, rt sessionRuntime, scope, name stri
 	*head, b, err = unframeSession(b)
 	if err != nil {
 		return fresh(fmt.Sprintf("the session's saved state could not be restored, so this program starts afresh: %v", err))
+	}
+	if head.lang != lang {
+		return nil, "", otherLanguage(name, head.lang, lang)
 	}
 	im, ok := rt.(sessionImporter)
 	if !ok {
