@@ -57,6 +57,10 @@ func TestABI_values(t *testing.T) {
 		// (compile.c): after a semicolon, a continued line, a docstring, a
 		// future import; not when the last statement is a compound one.
 		{"x = 3; x * 2", "6"},
+		// A coding declaration is ignored: the source is text already, as
+		// compile() of a str takes it.
+		{"# coding: latin-1\nx = '\u00e9'\n[len(x), ord(x)]", "[1,233]"},
+		{"# -*- coding: bogus -*-\n1", "1"},
 		{"1 +\\\n 2", "3"},
 		{"'''doc'''", `"doc"`},
 		{"from __future__ import annotations\ndef f(a: int): return a\nf.__annotations__", `{"a":"int"}`},

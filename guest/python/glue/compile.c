@@ -44,7 +44,9 @@ PyObject *ptcx_compile_program(PyObject *m, PyObject *const *argv, Py_ssize_t ar
     }
     PyObject *filename = argv[1];
     PyCompilerFlags flags = _PyCompilerFlags_INIT;
-    flags.cf_flags = PyCF_ALLOW_TOP_LEVEL_AWAIT | PyCF_SOURCE_IS_UTF8;
+    /* The source is text already: a coding declaration in it is ignored,
+     * as compile() of a str ignores it. */
+    flags.cf_flags = PyCF_ALLOW_TOP_LEVEL_AWAIT | PyCF_SOURCE_IS_UTF8 | PyCF_IGNORE_COOKIE;
     PyArena *arena = _PyArena_New();
     if (!arena)
         return NULL;

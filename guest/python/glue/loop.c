@@ -280,9 +280,12 @@ int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
         Py_DECREF(key);
         return PyErr_Occurred() ? -1 : -2;
     }
-    PyObject *fut = PyTuple_GET_ITEM(entry, 0);
+    /* A reference of its own: decoding and scanning allocate, and a
+     * finalizer run by a collection then could empty calls. */
+    PyObject *fut = Py_NewRef(PyTuple_GET_ITEM(entry, 0));
     PyObject *s = PyUnicode_DecodeUTF8(payload, (Py_ssize_t)len, NULL);
     if (!s) {
+        Py_DECREF(fut);
         Py_DECREF(key);
         if (PyErr_ExceptionMatches(PyExc_MemoryError))
             return -1;
@@ -299,13 +302,13 @@ int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
     Py_DECREF(s);
     if (!scanned || end != whole) {
         Py_XDECREF(scanned);
+        Py_DECREF(fut);
         Py_DECREF(key);
         if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_MemoryError))
             return -1;
         PyErr_Clear(); /* not JSON the scanner reads whole: runtime.py's resume says why */
         return -2;
     }
-    Py_INCREF(fut);
     int popped = PyDict_DelItem(calls, key);
     Py_DECREF(key);
     PyObject *r = popped < 0 ? NULL : PyObject_CallMethodOneArg(fut, str_set_result, PyTuple_GET_ITEM(scanned, 0));

@@ -331,7 +331,8 @@ static PyMethodDef methods[] = {
     {"no_result", no_result, METH_NOARGS, "no_result(): the program settled without one"},
     {"error", error, METH_O, "error(json): the program's failure"},
     {"compile_program", (PyCFunction)(void (*)(void))ptcx_compile_program, METH_FASTCALL,
-     "compile_program(source, filename) -> (body, last): last the final expression's code, or None"},
+     "compile_program(source, filename) -> (code, has_result): has_result when the last statement is an expression, "
+     "whose value the code assigns to <result>"},
     {"settled", settled_status, METH_NOARGS, "settled() -> the final status, or -1"},
     {"memory_exhausted", memory_exhausted, METH_NOARGS, "memory_exhausted() -> whether memory ran out"},
     {"set_memory_limit", set_memory_limit, METH_O, "set_memory_limit(bytes): the soft limit (0: none)"},

@@ -71,7 +71,7 @@ int ptcx_encode(PyObject *v, ptcx_buf *out, const char *root, int max_depth);
 void ptcx_buf_reset(ptcx_buf *b);
 int ptcx_buf_put(ptcx_buf *b, const char *s, size_t n);
 
-/* compile.c: _ptcx.compile_program(source, filename) -> (body, last). */
+/* compile.c: _ptcx.compile_program(source, filename) -> (code, has_result). */
 PyObject *ptcx_compile_program(PyObject *m, PyObject *const *argv, Py_ssize_t argc);
 
 /* loop.c: the event loop's hot path (call_soon, step, the common resume).

@@ -206,9 +206,6 @@ class Loop(base_events.BaseEventLoop):
         self._ready.append(handle)
         return handle
 
-    def step(self):
-        _ptcx.step()
-
     def _callback_failed(self, handle, callback, args, exc):
         # What Handle._run does with a callback's exception (_ptcx.step
         # calls it for a wakeup's).
@@ -275,10 +272,6 @@ def refusal(name, code):
     if code == -2:
         return "this program reached its limit of %s nested calls" % limits.get("maxCalls", "?")
     return "the host refused the call (code %d)" % code
-
-
-def accessor(name):
-    return "." + name if name.isidentifier() else "[%r]" % name
 
 
 async def read_handle(h, as_):
@@ -544,7 +537,7 @@ def tools_of(names):
 
 
 def start(config):
-    global main, bound_names, reseeded
+    global main, reseeded
     if not reseeded:
         reseed()
     reseeded = False
@@ -648,28 +641,11 @@ def settle():
 
 
 def resume(cid, ok, payload):
+    # What ptcx_resume's fast path (glue/loop.c) leaves: a failure, a
+    # handle, an empty or not compact answer, a call no longer waited on.
     entry = calls.pop(cid, None)
     if entry is not None:
         fut, name = entry
-        if ok == 1 and not fut.done():
-            # The common case inline (parse and run without their frames):
-            # a compact JSON value the C scanner reads whole.
-            v = None
-            if payload:
-                try:
-                    s = payload.decode("utf-8")
-                    v, end = scan_once(s, 0)
-                    whole = end == len(s)
-                except (ValueError, StopIteration):
-                    whole = False
-                if not whole:
-                    try:
-                        v = parse(payload)
-                    except ValueError:
-                        fut.set_exception(ToolCallError("the tool returned a value that is not valid JSON", name))
-                        return PENDING if main is None else run()
-            fut.set_result(v)
-            return PENDING if main is None else run()
         if not fut.done():
             if ok == 0:
                 msg = payload.decode("utf-8", "replace")
@@ -724,9 +700,9 @@ def make_handle(env):
     )
 
 
-# The loop's hot path in C (glue/loop.c): its call_soon, and ptcx_resume's
-# common case (resume's first branch: a compact JSON value for a waiting
-# future, then run()).
+# The loop's hot path in C (glue/loop.c): its call_soon, the step, and
+# ptcx_resume's common case (a compact JSON value for a waiting call, then
+# what run() does).
 _ptcx.loop_init(loop._ready, Loop.call_soon.__get__(loop), loop._callback_failed, calls, scan_once, globals(),
                 settle, step_failed, asyncio.InvalidStateError)
 loop.call_soon = _ptcx.call_soon

@@ -4,7 +4,7 @@
  * coroutine (runtime.py registers its type with collections.abc.Coroutine,
  * so asyncio.create_task and gather take it). As a coroutine's body would,
  * it makes the nested call only when it is first awaited or sent to: then
- * the host is asked (module.c's call), the call's future is made and
+ * the host is asked (module.c's ptcx_call_tool), the call's future is made and
  * registered in the runtime's calls, and the call waits on the future
  * through the future's own iterator (what `await fut` runs). A refused
  * call raises then too: ToolCallError (runtime.py's refused makes it),
@@ -72,7 +72,10 @@ static int start(call_object *c)
     PyObject *closing = PyDict_GetItemWithError(globals, str_closing); /* borrowed */
     if (!closing && PyErr_Occurred())
         return -1;
-    if (closing && PyObject_IsTrue(closing) == 1) {
+    int on = closing ? PyObject_IsTrue(closing) : 0;
+    if (on < 0)
+        return -1;
+    if (on) {
         PyObject *exc = PyDict_GetItemString(globals, "Closing");
         PyErr_SetNone(exc ? exc : PyExc_RuntimeError);
         return -1;
@@ -186,8 +189,12 @@ static PyObject *call_throw(PyObject *self, PyObject *const *argv, Py_ssize_t ar
     if (argc < 1 || argc > 3)
         return PyErr_Format(PyExc_TypeError, "throw expected 1 to 3 arguments, got %zd", argc);
     if (c->iter) {
-        PyObject *stack[] = {c->iter, argv[0], argc > 1 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL};
+        /* Its own reference: throw may run Python code (an exception's
+         * __init__), which may close this call meanwhile. */
+        PyObject *it = Py_NewRef(c->iter);
+        PyObject *stack[] = {it, argv[0], argc > 1 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL};
         PyObject *r = PyObject_VectorcallMethod(str_throw, stack, (size_t)(1 + argc), NULL);
+        Py_DECREF(it);
         if (!r)
             stopped(c);
         return r;
