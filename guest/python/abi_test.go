@@ -765,3 +765,25 @@ func (g *guest) tryRun(cfg config, n int) (int32, error) {
 	}
 	return st, err
 }
+
+// A call dropped without being awaited never runs, and says so in the
+// logs, as CPython warns of a coroutine never awaited; an awaited one, a
+// task's, or one closed says nothing.
+func TestABI_callNeverAwaitedWarns(t *testing.T) {
+	g := runCode(t, "import asyncio\ntools.get(i=1)\nawait asyncio.create_task(tools.get(i=2))\nc = tools.get(i=3)\nc.close()\ndel c\n'done'", "get")
+	if got := g.value(); got != `"done"` {
+		t.Fatalf("result %s", got)
+	}
+	var warned []string
+	for _, l := range g.r.logs {
+		if strings.Contains(l, "never awaited") {
+			warned = append(warned, l)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "RuntimeWarning: the call tools.get(...) was never awaited, so it never ran") {
+		t.Fatalf("warnings %q in logs %q", warned, g.r.logs)
+	}
+	if len(g.r.calls) != 1 || g.r.calls[0].Args != `{"i":2}` {
+		t.Fatalf("calls %+v", g.r.calls)
+	}
+}

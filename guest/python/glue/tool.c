@@ -48,8 +48,28 @@ static int call_clear(PyObject *self)
     return 0;
 }
 
+static PyObject *accessor(PyObject *name);
+
+/* call_finalize warns of a call dropped without being awaited, which never
+ * ran, as CPython warns of a coroutine never awaited (a warning is a log
+ * line of level error, [error]). */
+static void call_finalize(PyObject *self)
+{
+    call_object *c = (call_object *)self;
+    if (c->finished || c->iter || !c->name)
+        return;
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *a = accessor(c->name);
+    if (!a || PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "the call tools%U(...) was never awaited, so it never ran", a) < 0)
+        PyErr_WriteUnraisable(self);
+    Py_XDECREF(a);
+    PyErr_SetRaisedException(exc);
+}
+
 static void call_dealloc(PyObject *self)
 {
+    if (PyObject_CallFinalizerFromDealloc(self) < 0)
+        return; /* resurrected */
     PyObject_GC_UnTrack(self);
     call_clear(self);
     PyObject_GC_Del(self);
@@ -247,6 +267,7 @@ static PyTypeObject call_type = {
     .tp_traverse = call_traverse,
     .tp_clear = call_clear,
     .tp_methods = call_methods,
+    .tp_finalize = call_finalize,
 };
 
 bool ptcx_is_call(PyObject *v) { return Py_IS_TYPE(v, &call_type); }
