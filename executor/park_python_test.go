@@ -79,3 +79,40 @@ y = await b
 	require.Equal(t, []string{"a answered"}, v.Logs)
 	require.Equal(t, 2, w.bodies("slow"), "each body ran once: nothing was dispatched again")
 }
+
+// A parked execution whose record says TypeScript but whose snapshot the
+// Python guest made (or the reverse) is refused before anything runs: the
+// record's language is what the deployment checked, and the bytes must be
+// that language's guest's.
+func TestExecutor_RestoreParked_snapshotOfAnotherGuest(t *testing.T) {
+	testkit.RequirePython(t)
+	cfg := executor.NewConfig().WithRuntime(realRuntime(t)).WithLanguages(api.LanguageTypeScript, api.LanguagePython)
+	w := newParkWorldWith(t, cfg)
+	ctx := context.Background()
+	park := func(lang, code string) []byte {
+		args, _ := json.Marshal(map[string]string{"code": code, "language": lang})
+		res, parked := w.ex.ExecuteParkable(ctx, executor.Call{Name: "run_code", Args: args}, isApprove)
+		require.NotNil(t, parked, "not parked: %+v", res)
+		require.Equal(t, []executor.ParkedCall{{ID: 1, Tool: "approve", Args: json.RawMessage(`{"what":"deploy"}`), Kind: executor.ParkedTool}}, parked.Calls())
+		b, err := parked.Marshal()
+		require.NoError(t, err)
+		require.True(t, parked.Release())
+		return b
+	}
+	ts := park("typescript", `return await tools.approve({what: "deploy"})`)
+	py := park("python", `await tools.approve(what="deploy")`)
+	tsHeader, tsSnap := executor.SplitParked(ts)
+	pyHeader, pySnap := executor.SplitParked(py)
+
+	other := newParkWorldWith(t, cfg)
+	_, err := other.ex.RestoreParked(executor.AssembleParked(tsHeader, pySnap))
+	require.ErrorIs(t, err, executor.ErrParkedIncompatible)
+	require.ErrorContains(t, err, "its snapshot was made by the Python guest, and its program is TypeScript")
+	_, err = other.ex.RestoreParked(executor.AssembleParked(pyHeader, tsSnap))
+	require.ErrorContains(t, err, "its snapshot was made by the TypeScript guest, and its program is Python")
+	for _, b := range [][]byte{ts, py} {
+		p, err := other.ex.RestoreParked(b)
+		require.NoError(t, err, "each as it was made")
+		require.True(t, p.Release())
+	}
+}

@@ -495,6 +495,14 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 		return nil, incompatible("its program is %s, which this executor does not run (it runs %s)",
 			a.Language.Title(), api.JoinLanguages(e.cfg.Languages()))
 	}
+	if sl, ok := e.cfg.runtime.(snapshotLanguager); ok {
+		// The record's language is checked above; its snapshot's guest
+		// must be that language's, or the bytes would run a guest the
+		// record does not name.
+		if got := sl.SnapshotLanguage(snap); got != "" && got != a.Language {
+			return nil, incompatible("its snapshot was made by the %s guest, and its program is %s", got.Title(), a.Language.Title())
+		}
+	}
 	prog, err := programOf(a) // Python as written, TypeScript stripped
 	if err != nil {
 		return nil, incompatible("its program no longer transpiles: %v", err)
@@ -534,6 +542,12 @@ func (e *Executor) RestoreParked(data []byte) (*Parked, error) {
 		}
 	}
 	return p, nil
+}
+
+// snapshotLanguager is a code runtime that tells which guest made a
+// snapshot: *wasmhost.Runtime.
+type snapshotLanguager interface {
+	SnapshotLanguage(b []byte) api.Language
 }
 
 // newParkedNonce mints the id of one parked state, held in this process

@@ -1,6 +1,10 @@
 package executor
 
-import "github.com/ptcx/ptcx/wasmhost"
+import (
+	"encoding/binary"
+
+	"github.com/ptcx/ptcx/wasmhost"
+)
 
 // DecodeParked is decodeParked, for the format's tests and fuzz targets.
 func DecodeParked(data []byte, limit int64) error {
@@ -35,4 +39,14 @@ func AssembleParked(header, snapshot []byte) []byte {
 // AssembleParkedVersion is AssembleParked of a given version.
 func AssembleParkedVersion(version uint32, header, snapshot []byte) []byte {
 	return frameParked(version, header, snapshot)
+}
+
+// SplitParked is a parked execution's header and snapshot, as Marshal
+// framed them (the input is assumed well formed).
+func SplitParked(data []byte) (header, snapshot []byte) {
+	hlen := binary.BigEndian.Uint32(data[len(parkedMagic)+4:])
+	rest := data[len(parkedMagic)+8:]
+	header, rest = rest[:hlen], rest[hlen:]
+	slen := binary.BigEndian.Uint64(rest)
+	return header, rest[8 : 8+slen]
 }

@@ -251,6 +251,29 @@ func (rt *Runtime) guestOf(ctx context.Context, b []byte) (*Runtime, error) {
 	return py, nil
 }
 
+// SnapshotLanguage returns the language of the guest that made b, bytes of
+// a snapshot or a session, from the module hash they carry: TypeScript
+// for rt's QuickJS guest, Python for this build's Python guest, "" for
+// bytes of neither (Resume and ImportSession refuse those, saying whose
+// they are). It compiles nothing: a caller that knows the language its
+// record claims checks the bytes against it before resuming them.
+func (rt *Runtime) SnapshotLanguage(b []byte) api.Language {
+	m := snapshot.ModuleOf(b)
+	root := rt.root()
+	switch {
+	case m == nil:
+		return ""
+	case root.image != nil && bytes.Equal(m, root.image.moduleHash[:]):
+		return api.LanguageTypeScript
+	case embeddedPythonWasm() == nil || embeddedPythonLib() == nil:
+		return ""
+	}
+	if h, err := pythonModuleHash(); err == nil && bytes.Equal(m, h[:]) {
+		return api.LanguagePython
+	}
+	return ""
+}
+
 // CheckPython reports, without compiling anything, whether this build can
 // run Python programs on the engine name ("" for NewConfig's): nil,
 // ErrNoPython, ErrPythonEngine, or CheckEngine's error for the name.
