@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -97,15 +98,23 @@ func runCodeInputSchemaWith(enum []api.Language) string {
 		}
 		prop += `"enum": [` + strings.Join(names, ", ") + `], `
 	}
-	prop += `"description": "The program's language: typescript (the default) or python (a module body with top-level await; its last expression is the result)."},
+	if len(enum) > 0 && !slices.Contains(enum, api.LanguageTypeScript) {
+		// Python alone: a program without the property is refused, not
+		// taken for TypeScript (executor/runargs.go).
+		prop += `"description": "The program's language: python, which every program must name (a module body with top-level await; its last expression is the result)."},
     `
+	} else {
+		prop += `"description": "The program's language: typescript (the default) or python (a module body with top-level await; its last expression is the result)."},
+    `
+	}
 	return strings.Replace(RunCodeInputSchema, languageAnchor, prop+languageAnchor, 1)
 }
 
 // runCodeDefinition is built once; the executor supplies its body. Its
 // schema, which arguments are validated against, has the language property
 // whatever the languages enabled; the advertised one
-// (runCodeSchemaLocked) has it only when there is a choice.
+// (runCodeSchemaLocked) has it when a program may need to name its
+// language: more than one is enabled, or Python alone.
 var runCodeDefinition = func() *resolve.Definition {
 	d, err := resolve.New(api.Schema{
 		Name:         RunCode,

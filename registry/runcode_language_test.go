@@ -42,4 +42,6 @@ func TestRunCodeLanguages_advertised(t *testing.T) {
 	p, ok = languageOf()
 	require.True(t, ok, "Python alone: the language property says it")
 	require.Equal(t, []any{"python"}, p["enum"])
+	require.Contains(t, p["description"], "python, which every program must name")
+	require.NotContains(t, p["description"], "the default")
 }

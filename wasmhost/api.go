@@ -25,8 +25,8 @@ type Program struct {
 	// api.LanguagePython (CPython: python.go; it fails with ErrNoPython in
 	// a build without the Python guest; it runs on either engine).
 	// A Python run's memory limit must be at least
-	// api.PythonMinMemoryBytes; it cannot be suspended (Suspend) or run in
-	// a Session yet.
+	// api.PythonMinMemoryBytes; it is suspended, resumed and run in a
+	// Session as a TypeScript run is.
 	Language api.Language
 	// Tools are the names bound as async functions on the program's `tools`
 	// object, exactly as given, each at most once (Run refuses a name given
