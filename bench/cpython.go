@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,7 +45,7 @@ func NewCPythonNative(ctx context.Context, python string) Impl {
 	if err != nil {
 		return Missing(ImplCPythonNative, fmt.Sprintf("no %s: %v (make bench installs Debian's python3 when it is missing)", python, err))
 	}
-	out, err := exec.CommandContext(ctx, path, "-c", "import sys; print(sys.executable); print(sys.version.split()[0])").Output()
+	out, err := output(ctx, processTimeout, ImplCPythonNative, path, "-I", "-S", "-c", "import sys; print(sys.executable); print(sys.version.split()[0])")
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err != nil || len(lines) != 2 || lines[0] == "" {
 		return Missing(ImplCPythonNative, fmt.Sprintf("%s did not say its executable and version (%v): %q", path, err, out))
@@ -81,12 +80,9 @@ func (c *CPythonNative) run(ctx context.Context, p Program) error {
 	if err != nil {
 		return fmt.Errorf("bench: %s: the answer of %q: %w", ImplCPythonNative, p.Python, err)
 	}
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, c.exe, "-I", "-S", "-c", printLast(p.Python))
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := output(ctx, processTimeout, ImplCPythonNative, c.exe, "-I", "-S", "-c", printLast(p.Python))
 	if err != nil {
-		return fmt.Errorf("%s: %w: %s", ImplCPythonNative, err, strings.TrimSpace(stderr.String()))
+		return err
 	}
 	text := strings.TrimSuffix(string(out), "\n")
 	if got := text[strings.LastIndexByte(text, '\n')+1:]; got != want {

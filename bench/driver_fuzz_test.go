@@ -64,12 +64,12 @@ func TestLimitedBuffer_Write(t *testing.T) {
 		got, err := b.Write(make([]byte, n))
 		require.NoError(t, err)
 		require.Equal(t, n, got)
-		require.Equal(t, min(n, maxDriverOutput), b.Len())
+		require.Equal(t, min(n, maxDriverOutput), len(b.Bytes()))
 	}
 	var b limitedBuffer
 	_, _ = b.Write(make([]byte, maxDriverOutput))
 	got, err := b.Write([]byte("more"))
 	require.NoError(t, err)
 	require.Equal(t, 4, got)
-	require.Equal(t, maxDriverOutput, b.Len())
+	require.Equal(t, maxDriverOutput, len(b.Bytes()))
 }

@@ -296,12 +296,19 @@ func decodeDriver(out []byte) (Raw, error) {
 	return d.Raw, nil
 }
 
-// limitedBuffer keeps the first maxDriverOutput bytes written to it.
-type limitedBuffer struct{ bytes.Buffer }
+// limitedBuffer keeps the first maxDriverOutput bytes written to it. The
+// buffer is a field, not embedded: an embedded bytes.Buffer's ReadFrom
+// would let io.Copy (exec's copy of a process's output) fill it past the
+// bound without calling Write.
+type limitedBuffer struct{ buf bytes.Buffer }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := maxDriverOutput - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
+	if room := maxDriverOutput - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
+
+// Bytes and String are what was kept.
+func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *limitedBuffer) String() string { return b.buf.String() }

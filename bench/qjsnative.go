@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,12 +53,9 @@ func (q *QJSNative) Measure(ctx context.Context, j Job) (Raw, error) {
 	if err := os.WriteFile(file, []byte("(function () {\n"+p.JS+"\n})()"), 0o600); err != nil {
 		return Raw{}, err
 	}
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, q.bin, file, strconv.Itoa(j.Samples+1))
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := output(ctx, DefaultNodeTimeout, q.name, q.bin, file, strconv.Itoa(j.Samples+1))
 	if err != nil {
-		return Raw{}, fmt.Errorf("%s: %w: %s", q.name, err, strings.TrimSpace(stderr.String()))
+		return Raw{}, err
 	}
 	raw := Raw{Note: "QuickJS-NG built natively (-O3) from the guest's qjs-src, timed around JS_Eval in one context"}
 	sc := bufio.NewScanner(bytes.NewReader(out))
