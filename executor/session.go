@@ -134,13 +134,8 @@ type sessions struct {
 type session struct {
 	scope, name string
 	ws          *wasmhost.Session
-	// lang is the language of its programs (canonical): that of its first
-	// program, or the store's frame's (session_frame.go); "" until then.
-	// A program of another language is refused (runInSession). Under the
-	// session's turn.
-	lang   api.Language
-	turn   chan struct{}
-	saving sync.Mutex // orders a save to the store against a close (session_store.go)
+	turn        chan struct{}
+	saving      sync.Mutex // orders a save to the store against a close (session_store.go)
 	// flow is the session's context label and its sources: each program
 	// starts with it, and it takes each program's back (only up: flow.go).
 	// Under the session's turn.
@@ -280,7 +275,7 @@ func (t *sessions) entry(ctx context.Context, rt sessionRuntime, scope, name str
 		byName = make(map[string]*session)
 		t.scopes[scope] = byName
 	}
-	s = &session{scope: scope, name: name, ws: ws, lang: ws.Language(), turn: make(chan struct{}, 1), lastUsed: time.Now(), notice: notice}
+	s = &session{scope: scope, name: name, ws: ws, turn: make(chan struct{}, 1), lastUsed: time.Now(), notice: notice}
 	s.flow.label.Store(pack(head.label))
 	s.handles = heldTable("session", head.handles)
 	byName[name] = s

@@ -26,12 +26,10 @@ func (e *Executor) runInSession(ctx context.Context, c *codeRun) (api.Output, er
 		return api.Output{}, err
 	}
 	defer e.sessions.release(s)
-	switch s.lang {
-	case "":
-		s.lang = c.lang // its first program's
-	case c.lang:
-	default:
-		return api.Output{}, otherLanguage(c.x.session, s.lang, c.lang)
+	// The sandbox session's language is its first program's (wasmhost
+	// binds it as that program starts, and keeps it across a reset).
+	if l := s.ws.Language(); l != "" && l != c.lang {
+		return api.Output{}, otherLanguage(c.x.session, l, c.lang)
 	}
 	notice := e.sessions.takeNotice(s)
 	c.park = nil

@@ -161,7 +161,7 @@ func (t *sessions) save(ctx context.Context, s *session) string {
 	notice := ""
 	if b != nil {
 		held := s.handles.valueBytes()
-		b = frameSession(sessionHead{label: s.flow.context(), handles: s.handles.parked(), lang: s.lang}, b) // session_frame.go
+		b = frameSession(sessionHead{label: s.flow.context(), handles: s.handles.parked(), lang: s.ws.Language()}, b) // session_frame.go
 		if len(b) > t.limits.MaxBytes {
 			s.ws.Reset(ctx)
 			s.handles = nil
