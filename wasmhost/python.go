@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/guest/python"
@@ -69,6 +70,9 @@ type pythonGuest struct {
 	mu  sync.Mutex
 	rt  *Runtime
 	err error // why it could not be made (kept: the next run fails alike)
+	// made is rt once made, read without mu (other): a TypeScript run
+	// short of memory does not wait for a Python guest being compiled.
+	made atomic.Pointer[Runtime]
 }
 
 // Prepare readies the guest of lang now rather than at its first run:
@@ -104,6 +108,9 @@ func (rt *Runtime) forLanguage(ctx context.Context, lang api.Language) (*Runtime
 		return nil, ErrClosed
 	}
 	g.rt, g.err = rt.newPython(ctx)
+	if g.rt != nil {
+		g.made.Store(g.rt)
+	}
 	return g.rt, g.err
 }
 
@@ -175,10 +182,7 @@ func (rt *Runtime) other() *Runtime {
 	if rt.parent != nil {
 		return rt.parent
 	}
-	g := &rt.python
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.rt
+	return rt.python.made.Load()
 }
 
 // root is the Runtime that made rt, for a language Runtime, or rt.
