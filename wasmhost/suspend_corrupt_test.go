@@ -37,14 +37,15 @@ func snapshotRegions(t *testing.T, b []byte) map[string]region {
 	require.GreaterOrEqual(t, count, 3)
 	indexAt := dataAt + count*4096
 	const table, memory = "its header, table or index is corrupt", "its memory is corrupt: its blocks' checksum"
+	// With the engine's length flipped, the fields after the name are read
+	// from elsewhere (a checksum's byte for the codec, others for the raw
+	// size), so any of their refusals is the right one.
 	return map[string]region{
 		"magic":           {0, "not a ptcx snapshot"},
 		"format":          {8, "format version 20, this host reads versions 1 to 4"},
 		"abi":             {10, "guest ABI version"},
 		"module":          {12, "made by guest module"},
 		"image":           {44, "made from initialised image"},
-		// The fields after the engine's name are read from elsewhere: a
-		// checksum's byte for the codec, another's for the raw size.
 		"engine's length": {76, "codec|cut short|not the|out of range|inflated, over|" + table},
 		"engine":          {77, table},
 		"codec":           {77 + n, "codec 16 is unknown"},
