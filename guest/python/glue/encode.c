@@ -142,9 +142,19 @@ static int put_int(encoder *e, PyObject *v)
     if (x == -1 && PyErr_Occurred())
         return -1;
     if (!overflow) {
+        /* Digits from the end, not snprintf (its format machinery was
+         * 1-2% of a nested call in the guest's profile); the magnitude as
+         * unsigned, so that LLONG_MIN negates. */
         char s[24];
-        int n = snprintf(s, sizeof s, "%lld", x);
-        return put(e->out, s, (size_t)n);
+        char *p = s + sizeof s;
+        unsigned long long u = x < 0 ? 0 - (unsigned long long)x : (unsigned long long)x;
+        do {
+            *--p = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (x < 0)
+            *--p = '-';
+        return put(e->out, p, (size_t)(s + sizeof s - p));
     }
     PyObject *r = PyLong_Type.tp_repr(v);
     if (!r)
