@@ -72,9 +72,8 @@ func (x *execution) checkCodeSize() bool {
 	code, _ := x.args["code"].(string)
 	if limit := x.e.cfg.maxCodeBytes; len(code) > limit {
 		problem := fmt.Sprintf("code is %d bytes, over the limit of %d bytes", len(code), limit)
-		x.fail(&api.Error{Code: api.CodeInvalidArgs,
-			Message:    "invalid arguments for " + x.req.Tool + ": " + problem + "; send a shorter program, and have it read large data through tool calls rather than carry it in its text",
-			Violations: []string{"at /code: " + problem}})
+		x.fail(invalidArgs(x.req.Tool, "/code", problem,
+			"send a shorter program, and have it read large data through tool calls rather than carry it in its text"))
 		return false
 	}
 	return true
@@ -93,8 +92,7 @@ func (x *execution) checkLanguage() bool {
 		// run it all the same, nor guess another language.
 		problem := fmt.Sprintf("a program without a language is TypeScript, which this deployment does not run: "+
 			"it runs %s; give run_code's \"language\"", api.JoinLanguages(enabled))
-		x.fail(&api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for " + x.req.Tool + ": " + problem,
-			Violations: []string{"at /language: " + problem}})
+		x.fail(invalidArgs(x.req.Tool, "/language", problem, ""))
 		return false
 	}
 	if !present || !isString {
@@ -108,8 +106,7 @@ func (x *execution) checkLanguage() bool {
 	if err != nil {
 		problem = fmt.Sprintf("unknown language %q: this deployment runs %s", name, api.JoinLanguages(enabled))
 	}
-	x.fail(&api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for " + x.req.Tool + ": " + problem,
-		Violations: []string{"at /language: " + problem}})
+	x.fail(invalidArgs(x.req.Tool, "/language", problem, ""))
 	return false
 }
 
@@ -130,19 +127,15 @@ func (a runCodeArgs) checkLanguage(x *execution, limits api.Limits) *api.Error {
 	if a.Language != api.LanguagePython {
 		return nil
 	}
-	invalid := func(at, problem string) *api.Error {
-		return &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem,
-			Violations: []string{"at " + at + ": " + problem}}
-	}
 	if x.plan != nil {
-		return invalid("/language", "a Python program cannot be bound to a plan: plans read TypeScript only, for now; run it without the plan, or in TypeScript")
+		return invalidArgs("run_code", "/language", "a Python program cannot be bound to a plan: plans read TypeScript only, for now; run it without the plan, or in TypeScript", "")
 	}
 	if err := a.Language.CheckMemory(limits.MemoryBytes); err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
-			return invalid("/limits/memory_mb", ae.Message)
+			return invalidArgs("run_code", "/limits/memory_mb", ae.Message, "")
 		}
-		return invalid("/limits/memory_mb", err.Error())
+		return invalidArgs("run_code", "/limits/memory_mb", err.Error(), "")
 	}
 	return nil
 }

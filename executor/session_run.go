@@ -101,6 +101,5 @@ func withNotice(out api.Output, err error, notice string) (api.Output, error) {
 func otherLanguage(session string, has, lang api.Language) *api.Error {
 	problem := fmt.Sprintf("session %q runs %s programs, and this program is %s: a session's programs are all of one language; "+
 		"run it in %s, or in another session", session, has.Title(), lang.Title(), has.Title())
-	return &api.Error{Code: api.CodeInvalidArgs, Message: "invalid arguments for run_code: " + problem,
-		Violations: []string{"at /language: " + problem}}
+	return invalidArgs("run_code", "/language", problem, "")
 }
