@@ -16,16 +16,25 @@ import (
 	"github.com/ptcx/ptcx/wasmhost"
 )
 
-// cacheDir is one compilation cache for the whole test binary, so the guest
-// is compiled once however many Runtimes the tests create.
-var cacheDir string
+// cacheDir is the compilation cache the tests' Runtimes share: ptcx's own
+// (wasmhost.DefaultCacheDir), whose entries are keyed by the compiled
+// module's hash and wazero's version, so that a test binary built with
+// -race, whose compiler is instrumented (QuickJS takes seconds and Python
+// about a minute to compile there), finds what an uninstrumented build
+// compiled (make test warms it first). Tests of the cache itself use
+// directories of their own. Without a user cache directory, a temporary
+// one, removed at the end.
+var cacheDir = wasmhost.DefaultCacheDir()
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "wasmhost-test-cache-")
-	if err != nil {
-		panic(err)
+	var temp string
+	if cacheDir == "" {
+		dir, err := os.MkdirTemp("", "wasmhost-test-cache-")
+		if err != nil {
+			panic(err)
+		}
+		cacheDir, temp = dir, dir
 	}
-	cacheDir = dir
 	// The fuzzer minimises each input that finds new coverage in a number
 	// of runs quadratic in its size, each slowed by this binary's coverage
 	// counters (wazero's compiler is instrumented too): under the default
@@ -35,7 +44,9 @@ func TestMain(m *testing.M) {
 		_ = f.Value.Set("1s")
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if temp != "" {
+		os.RemoveAll(temp)
+	}
 	os.Exit(code)
 }
 

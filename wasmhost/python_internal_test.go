@@ -2,8 +2,6 @@ package wasmhost
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,7 +37,7 @@ func TestPython_theParentsEngine(t *testing.T) {
 		t.Skipf("skipped: %v", ErrNoPython)
 	}
 	ctx := context.Background()
-	rt, err := New(ctx, NewConfig().WithCompilationCacheDir(filepath.Join(os.TempDir(), "ptcx-wasmhost-python-test")).WithPool(0))
+	rt, err := New(ctx, NewConfig().WithPool(0))
 	require.NoError(t, err)
 	defer rt.Close(ctx)
 	py, err := rt.forLanguage(ctx, api.LanguagePython)
@@ -54,7 +52,7 @@ func TestPython_floorAboveImage(t *testing.T) {
 		t.Skipf("skipped: %v", ErrNoPython)
 	}
 	ctx := context.Background()
-	rt, err := New(ctx, NewConfig().WithCompilationCacheDir(filepath.Join(os.TempDir(), "ptcx-wasmhost-python-test")).WithPool(0))
+	rt, err := New(ctx, NewConfig().WithPool(0))
 	require.NoError(t, err)
 	defer rt.Close(ctx)
 	py, err := rt.forLanguage(ctx, api.LanguagePython)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"unicode/utf8"
@@ -154,13 +156,35 @@ var host struct {
 	err      error
 }
 
+// sharedCache is ptcx's own compilation cache (wasmhost.DefaultCacheDir's
+// directory, keyed by the module's hash and wazero's version), or nil
+// without a user cache directory: a test binary built with -race, whose
+// compiler is instrumented, takes about a minute to compile python.wasm,
+// and finds there what an uninstrumented build compiled (make test warms
+// it first).
+func sharedCache() wazero.CompilationCache {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return nil
+	}
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "ptcx", "wazero"))
+	if err != nil {
+		return nil
+	}
+	return cache
+}
+
 func compiledGuest(tb testing.TB) (wazero.Runtime, wazero.CompiledModule) {
 	tb.Helper()
 	b := requireBuilt(tb)
 	host.once.Do(func() {
 		ctx := context.Background()
 		// CloseOnContextDone: FuzzStart cuts a program that loops.
-		host.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
+		cfg := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
+		if cache := sharedCache(); cache != nil {
+			cfg = cfg.WithCompilationCache(cache)
+		}
+		host.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
 		wasi_snapshot_preview1.MustInstantiate(ctx, host.rt)
 		if host.err = instantiateHost(ctx, host.rt); host.err != nil {
 			return
