@@ -120,12 +120,15 @@ func (b blocking) Dispatch(_ string, _ json.RawMessage, done func(wasmhost.CallR
 // one that burns it in native code is abandoned. (Run returns only once the
 // import is back, since imports hold the run's lock: that is why a
 // Dispatcher must not block. A stall in the guest's own code holds none.)
+// The stall is in the program's second export, on a runner: the first,
+// on Run's caller's goroutine, is never abandoned (below).
 func TestRuntime_Run_watchdogJudgesCPUTime(t *testing.T) {
 	rt := sharedRuntime(t)
 	const limit = 300 * time.Millisecond
 	// The loop before the call makes the export long enough to be charged
 	// CPU time.
-	js := `const a = (() => {` + spin(200_000) + `})(); tools.block(); return a`
+	const later = `await new Promise((r) => setTimeout(r, 0)); `
+	js := later + `const a = (() => {` + spin(200_000) + `})(); tools.block(); return a`
 
 	out, err := rt.Run(context.Background(), wasmhost.Program{JS: js, Tools: []string{"block"}, Limits: api.Limits{ComputeTime: limit}},
 		blocking{d: 4 * limit})
@@ -140,6 +143,17 @@ func TestRuntime_Run_watchdogJudgesCPUTime(t *testing.T) {
 	require.Equal(t, api.KindTimeout, re.Kind)
 	require.Contains(t, re.Message, "compute time limit")
 	require.ErrorIs(t, err, wasmhost.ErrAbandoned)
+	requireHealthy(t, rt)
+
+	// In the first export, Run waits for the import as it would for the
+	// run's lock, and the guest stops at its next poll, charged the CPU
+	// the import burnt on its thread: not abandoned.
+	_, err = rt.Run(context.Background(), wasmhost.Program{JS: strings.TrimPrefix(js, later), Tools: []string{"block"}, Limits: api.Limits{ComputeTime: limit}},
+		blocking{spin: true, d: 6 * limit})
+	require.True(t, errors.As(err, &re), "%v", err)
+	require.Equal(t, api.KindTimeout, re.Kind)
+	require.Contains(t, re.Message, "compute time limit")
+	require.NotErrorIs(t, err, wasmhost.ErrAbandoned)
 	requireHealthy(t, rt)
 }
 

@@ -132,7 +132,8 @@ func (rt *Runtime) newPython(ctx context.Context) (*Runtime, error) {
 	cfg := rt.cfg
 	cfg.bytecodeEntries = 0 // no ptcx_compile
 	py := &Runtime{cfg: cfg, lang: api.LanguagePython, limits: rt.limits, parent: rt,
-		slots: rt.slots, admission: rt.admission, admitWait: rt.admitWait, runners: rt.runners}
+		slots: rt.slots, admission: rt.admission, admitWait: rt.admitWait, runners: rt.runners,
+		startInline: true}
 	py.closing, py.closeRuns = context.WithCancelCause(rt.closing)
 	eng, err := newFS(lib, python.StdlibMount)(ctx, rt.limits.MemoryBytes, cfg.cacheDir, hostImports)
 	if err != nil {

@@ -194,8 +194,7 @@ type runResult struct {
 	err error
 }
 
-// run executes the program on a goroutine of its own, a runner
-// (internal/runners), and waits for it.
+// run executes the program and waits for it.
 //
 // The guest stops at its deadlines, on cancellation and on Close: it polls
 // the host every few thousand loop iterations of its code (the poll import,
@@ -203,6 +202,19 @@ type runResult struct {
 // still running grace after a deadline or a cancellation (one bulk memory
 // operation can take a while), Run returns without it and the goroutine
 // discards the instance when the guest comes back.
+//
+// The guest runs on a goroutine of its own, a runner (internal/runners),
+// so that Run can return without it; but with a guest ptcx built
+// (Runtime.startInline), the program's first export runs on the caller's
+// goroutine, which would only wait for a runner meanwhile: handing a run
+// over and back wakes a thread each way, a tenth to a quarter of a trivial run's
+// time on 2 cores (docs/performance.md, "Sessions"). Most programs settle
+// in that export (those that make no call, every REPL feed); one left
+// waiting on calls or timers goes on on a runner. That export cannot be
+// abandoned: it ends at a poll past its deadline, or at the end of one
+// bulk memory operation (bounded by the memory limit), or when an import
+// returns, since a Dispatcher or log hook that blocks holds the run's lock
+// and Run waits for it anyway (abandon).
 func (r *run) run(ctx context.Context) (Outcome, error) {
 	// The run's context ends with the caller's or when the Runtime closes.
 	base, cancel := context.WithCancelCause(ctx)
@@ -226,7 +238,22 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	late := time.NewTimer(time.Until(r.wallDeadline) + grace)
 	defer late.Stop()
 
-	r.rt.runners.Start(r)
+	if r.rt.startInline && r.resuming == nil {
+		if status, e, started := r.launch(); started {
+			if e == nil && status == abi.StatusPending {
+				r.rt.runners.Start(pendingRun{r, status})
+			} else {
+				r.drive(status, e) // settled (or failed) in its first export: finished here
+			}
+		}
+		select {
+		case res := <-r.done:
+			return res.out, res.err
+		default:
+		}
+	} else {
+		r.rt.runners.Start(r)
+	}
 	stopping := r.ctx.Done()
 	var giveUp <-chan time.Time
 	for {
@@ -297,25 +324,41 @@ func (r *run) abandon(e *RunError) (Outcome, error) {
 		Memory: r.memory.Load()}}, e
 }
 
-// execute runs the program on a goroutine of its own until it settles,
-// unless it hands the run over to another goroutine on the way (run.idle).
+// Execute runs the program on a runner until it settles, unless it hands
+// the run over to another goroutine on the way (run.idle).
 func (r *run) Execute() {
+	if status, e, started := r.launch(); started {
+		r.drive(status, e)
+	}
+}
+
+// launch starts the program (or resumes it): its first export's status, or
+// why it failed. It reports false when the run ended before (finished).
+func (r *run) launch() (int32, *RunError, bool) {
 	if e := r.flush(); e != nil {
 		r.finish(0, e)
-		return
+		return 0, nil, false
 	}
 	if r.resuming != nil {
-		r.drive(abi.StatusPending, r.resumeInstance())
-		return
+		return abi.StatusPending, r.resumeInstance(), true
 	}
 	if e := r.instantiate(); e != nil {
 		r.finish(0, e)
-		return
+		return 0, nil, false
 	}
 	status, e := r.startProgram()
 	r.askNext = r.prog.Suspend != nil
-	r.drive(status, e)
+	return status, e, true
 }
+
+// pendingRun is a run started on its caller's goroutine and left pending
+// by its first export (run.run), for a runner to drive on.
+type pendingRun struct {
+	r      *run
+	status int32
+}
+
+func (p pendingRun) Execute() { p.r.drive(p.status, nil) }
 
 // drive feeds the guest until it settles and reports the outcome, unless
 // the run is handed over to another goroutine on the way.

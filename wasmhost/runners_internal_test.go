@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/wasmhost/internal/runners"
 )
 
@@ -40,14 +41,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // Runs one after another execute on one runner, and the runners leave when
-// the Runtime closes.
+// the Runtime closes. (Each waits on a call: a run that settles in its
+// first export takes no runner, TestRuntime_Run_settlesOnTheCallersGoroutine.)
 func TestRuntime_Run_reusesItsRunner(t *testing.T) {
 	runtime.GC()
 	before := runtime.NumGoroutine()
 	rt, err := New(context.Background(), NewConfig().WithPool(0))
 	require.NoError(t, err)
 	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, time.Hour)
-	p := Program{JS: `return 1`}
+	p := Program{JS: `return (await tools.echo({n: 1})).n`, Tools: []string{"echo"}}
 	run := func() {
 		out, err := rt.Run(context.Background(), p, okTools)
 		require.NoError(t, err)
@@ -67,4 +69,36 @@ func TestRuntime_Run_reusesItsRunner(t *testing.T) {
 	require.NoError(t, rt.Close(context.Background()))
 	waitFor(t, "no runner waits once closed", func() bool { return rt.runners.Waiting() == 0 })
 	waitGoroutines(t, before, 5*time.Second)
+}
+
+// A run of the embedded guest starts on its caller's goroutine: one that
+// settles in its first export (no call, or calls not awaited) never takes
+// a runner; one left waiting goes on on a runner from there; a guest given
+// by Config.WithGuest always runs on a runner, which Run can abandon.
+func TestRuntime_Run_settlesOnTheCallersGoroutine(t *testing.T) {
+	ctx := context.Background()
+	rt, err := New(ctx, NewConfig().WithPool(0))
+	require.NoError(t, err)
+	defer rt.Close(ctx)
+	require.True(t, rt.startInline, "the embedded guest starts inline")
+	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, time.Hour)
+	for _, js := range []string{`return 1`, `tools.echo({n: 1}); return 1`, `throw new Error("x")`, `for (;;) {}`} {
+		_, _ = rt.Run(ctx, Program{JS: js, Tools: []string{"echo"}, Limits: api.Limits{ComputeTime: 50 * time.Millisecond}}, okTools)
+	}
+	// A runner started would wait for the next run for an hour.
+	require.Never(t, func() bool { return rt.runners.Waiting() > 0 }, 100*time.Millisecond, time.Millisecond, "no runner was started")
+	out, err := rt.Run(ctx, Program{JS: `return (await tools.echo({n: 2})).n`, Tools: []string{"echo"}}, okTools)
+	require.NoError(t, err)
+	require.Equal(t, "2", string(out.Result))
+	waitFor(t, "the waiting run's runner waits", func() bool { return rt.runners.Waiting() == 1 })
+
+	custom, err := New(ctx, NewConfig().WithPool(0).WithGuest(embeddedWasm()))
+	require.NoError(t, err)
+	defer custom.Close(ctx)
+	require.False(t, custom.startInline, "a guest given by WithGuest runs on runners")
+	custom.runners = runners.New(custom.closing.Done(), runners.MaxIdle, time.Hour)
+	out, err = custom.Run(ctx, Program{JS: `return 1`}, okTools)
+	require.NoError(t, err)
+	require.Equal(t, "1", string(out.Result))
+	waitFor(t, "its runner waits", func() bool { return custom.runners.Waiting() == 1 })
 }

@@ -61,6 +61,10 @@ type Runtime struct {
 	resumeSpares resumeSpares
 	// runners are the goroutines runs execute on (internal/runners).
 	runners *runners.Runners
+	// startInline is set when the guest is one ptcx builds and embeds
+	// (QuickJS or CPython, metered at every loop): a run then starts on
+	// its caller's goroutine (run.run).
+	startInline bool
 
 	mu        sync.Mutex
 	closed    atomic.Bool
@@ -100,6 +104,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.eng = eng
 	bin, err := cfg.guestModule()
+	rt.startInline = cfg.guest == nil && embeddedWasm() != nil
 	if err == nil {
 		err = rt.setUp(ctx, bin)
 	}

@@ -1,7 +1,9 @@
 // Package runners keeps the goroutines runs execute on.
 //
 // A run executes on a goroutine of its own (run.run), so that Run can
-// return at a deadline a guest did not come back from. A new goroutine
+// return at a deadline a guest did not come back from (a run of the guest
+// ptcx embeds starts on its caller's goroutine, and comes here only if its
+// first export leaves it waiting). A new goroutine
 // starts with a small stack, and a run grows it, copying it each time it
 // doubles, to the depth of wazero's calls into the guest and the guest's
 // calls into the host: in the profile of a trivial run end to end, about a
