@@ -261,7 +261,7 @@ var Workloads = []Workload{
 		Program: `let s = 0; for (let i = 0; i < {{iterations}}; i++) { s = (s + i * i) % 1000003 } return s`,
 		Answer:  func(p Params, _ int) string { return strconv.Itoa(computeLoop(p.Iterations)) },
 		Targets: []Target{
-			{Against: ImplQuickJSWasi, Limit: 1},               // #13: ahead of quickjs-wasi
+			{Against: ImplQuickJSWasi, Limit: 1}, // #13: ahead of quickjs-wasi
 			// #36: the honest reference is QuickJS-NG built natively with
 			// switch dispatch, the only one WebAssembly can express. It
 			// replaces #13's "wasmtime ≥ 3x faster than wazero", out of
