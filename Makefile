@@ -62,9 +62,9 @@ test-image: image
 # needs the guest fails, never skips, when it is missing (PTCX_REQUIRE_GUEST).
 # Its 13 steps run one after another, each announced by scripts/step.sh
 # (== make test: NAME (N/13), a line a minute while it runs, and its elapsed
-# time when it ends); about 40 minutes on a fresh clone on 2 cores (measured
-# 2026-12-06: guest-python 6.5 of them, under a second once cached; go test
-# -race about 15), most of it the last step.
+# time when it ends); about 36 minutes on a fresh clone on 2 cores (measured
+# 2026-12-07: guest-python 7 to 8 of them, under a second once cached; go
+# test -race about 16), most of it the last step.
 STEP := scripts/step.sh
 SUBMAKE := $(MAKE) --no-print-directory
 test:
