@@ -296,8 +296,11 @@ func (rt *Runtime) done() {
 // never past its wall deadline, and then fails with ErrBusy; cancelled
 // meanwhile, it fails with KindAbort. The wall limit covers that wait.
 //
-// The guest runs on a goroutine of its own; d.Dispatch is called from it,
-// one call at a time, and never after Run returned. Outcomes may be reported
+// The embedded guest runs on the goroutine that called Run until its first
+// export ends, then, if the program waits, on a goroutine of its own (a
+// guest given by Config.WithGuest runs on one of its own throughout, which
+// Run can abandon: docs/security.md); d.Dispatch is called from the goroutine running the guest, one
+// call at a time, and never after Run returned. It must not block. Outcomes may be reported
 // from any goroutine, at any time, more than once (the first counts). When
 // Run returns, calls still pending are the caller's to finish or abandon:
 // their outcomes are ignored, but for an idle suspension's (Suspended.Idle),
