@@ -87,6 +87,12 @@ func TestRuntime_Run_settlesOnTheCallersGoroutine(t *testing.T) {
 	}
 	// A runner started would wait for the next run for an hour.
 	require.Never(t, func() bool { return rt.runners.Waiting() > 0 }, 100*time.Millisecond, time.Millisecond, "no runner was started")
+	if embeddedPythonWasm() != nil { // the Python guest shares the runners, made now from rt's
+		out, err := rt.Run(ctx, Program{JS: "1 + 1", Language: api.LanguagePython}, okTools)
+		require.NoError(t, err)
+		require.Equal(t, "2", string(out.Result))
+		require.Never(t, func() bool { return rt.runners.Waiting() > 0 }, 100*time.Millisecond, time.Millisecond, "Python: no runner was started")
+	}
 	out, err := rt.Run(ctx, Program{JS: `return (await tools.echo({n: 2})).n`, Tools: []string{"echo"}}, okTools)
 	require.NoError(t, err)
 	require.Equal(t, "2", string(out.Result))
