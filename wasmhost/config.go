@@ -239,23 +239,26 @@ func (c Config) WithGuest(wasm []byte) Config {
 // guestModule returns the guest module, metered: the one given by
 // WithGuest, else the embedded one, else the file PTCX_GUEST names. The
 // embedded guest wins over PTCX_GUEST, so a variable left set in a shell
-// cannot shadow a freshly built guest.
-func (c Config) guestModule() ([]byte, error) {
+// cannot shadow a freshly built guest. isEmbedded reports that it is the
+// embedded one, which a run starts on its caller's goroutine (run.run).
+func (c Config) guestModule() (bin []byte, isEmbedded bool, err error) {
 	switch {
 	case c.guest != nil:
-		return meterGuest(c.guest)
+		bin, err = meterGuest(c.guest)
+		return bin, false, err
 	case embeddedWasm() != nil:
-		return embedded()
+		bin, err = embedded()
+		return bin, true, err
 	}
 	path := os.Getenv(GuestEnv)
 	if path == "" {
-		return nil, ErrNoGuest
+		return nil, false, ErrNoGuest
 	}
-	bin, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("wasmhost: the guest named by %s: %w", GuestEnv, err)
+	if bin, err = os.ReadFile(path); err != nil {
+		return nil, false, fmt.Errorf("wasmhost: the guest named by %s: %w", GuestEnv, err)
 	}
-	return meterGuest(bin)
+	bin, err = meterGuest(bin)
+	return bin, false, err
 }
 
 // embeddedWasm is guest.Wasm; tests replace it to act as a build without

@@ -44,6 +44,7 @@ func TestConfig_guestModule_environment(t *testing.T) {
 	t.Setenv(GuestEnv, path)
 	rt, err := New(context.Background(), NewConfig().WithCompilationCacheDir(""))
 	require.NoError(t, err)
+	require.False(t, rt.startInline, "a guest PTCX_GUEST names runs on runners, which Run can abandon")
 	require.NoError(t, rt.Close(context.Background()))
 
 	t.Setenv(GuestEnv, filepath.Join(t.TempDir(), "missing.wasm"))
@@ -59,13 +60,14 @@ func TestConfig_guestModule_precedence(t *testing.T) {
 	t.Setenv(GuestEnv, bad)
 	if guest.Wasm() != nil {
 		// The embedded guest wins over PTCX_GUEST.
-		_, err := NewConfig().guestModule()
+		_, isEmbedded, err := NewConfig().guestModule()
 		require.NoError(t, err)
+		require.True(t, isEmbedded)
 	}
 	// WithGuest wins over both.
-	_, err := NewConfig().WithGuest([]byte("given")).guestModule()
+	_, _, err := NewConfig().WithGuest([]byte("given")).guestModule()
 	require.ErrorContains(t, err, "wasmhost: the guest cannot be metered")
 	withoutEmbeddedGuest(t)
-	_, err = NewConfig().guestModule()
+	_, _, err = NewConfig().guestModule()
 	require.ErrorContains(t, err, "wasmhost: the guest cannot be metered", "PTCX_GUEST is read without an embedded guest")
 }

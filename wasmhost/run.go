@@ -207,14 +207,14 @@ type runResult struct {
 // so that Run can return without it; but with a guest ptcx built
 // (Runtime.startInline), the program's first export runs on the caller's
 // goroutine, which would only wait for a runner meanwhile: handing a run
-// over and back wakes a thread each way, a tenth to a quarter of a trivial run's
-// time on 2 cores (docs/performance.md, "Sessions"). Most programs settle
-// in that export (those that make no call, every REPL feed); one left
-// waiting on calls or timers goes on on a runner. That export cannot be
-// abandoned: it ends at a poll past its deadline, or at the end of one
-// bulk memory operation (bounded by the memory limit), or when an import
-// returns, since a Dispatcher or log hook that blocks holds the run's lock
-// and Run waits for it anyway (abandon).
+// over and back wakes a thread each way, a tenth to a quarter of a
+// trivial run's time on 2 cores (docs/performance.md, "Sessions"). Most
+// programs settle in that export (those that make no call, every REPL
+// feed); one left waiting on calls or timers goes on on a runner (wait).
+// That export cannot be abandoned: it ends at a poll past its deadline,
+// or at the end of one bulk memory operation (bounded by the memory
+// limit), or when an import returns, since a Dispatcher or log hook that
+// blocks holds the run's lock and Run waits for it anyway (abandon).
 func (r *run) run(ctx context.Context) (Outcome, error) {
 	// The run's context ends with the caller's or when the Runtime closes.
 	base, cancel := context.WithCancelCause(ctx)
@@ -232,28 +232,31 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 	r.watchdog.Stop()
 	defer r.watchdog.Stop()
 
+	if !r.rt.startInline || r.resuming != nil {
+		r.rt.runners.Start(r)
+		return r.wait()
+	}
+	status, e, started := r.launch()
+	switch {
+	case !started: // finished in launch
+	case e == nil && status == abi.StatusPending:
+		r.rt.runners.Start(pendingRun{r, status})
+		return r.wait()
+	default:
+		r.drive(status, e) // settled (or failed) in its first export: finished here
+	}
+	res := <-r.done
+	return res.out, res.err
+}
+
+// wait waits for the run's outcome from the runner driving it, and
+// abandons the run if it does not stop in time (run.run).
+func (r *run) wait() (Outcome, error) {
 	// Past the wall deadline by grace, the run ends whatever the guest's
 	// goroutine is doing: in an export the watchdog says so sooner, but a
 	// dispatcher can hold it outside one too (IdleDispatcher.Idle).
 	late := time.NewTimer(time.Until(r.wallDeadline) + grace)
 	defer late.Stop()
-
-	if r.rt.startInline && r.resuming == nil {
-		if status, e, started := r.launch(); started {
-			if e == nil && status == abi.StatusPending {
-				r.rt.runners.Start(pendingRun{r, status})
-			} else {
-				r.drive(status, e) // settled (or failed) in its first export: finished here
-			}
-		}
-		select {
-		case res := <-r.done:
-			return res.out, res.err
-		default:
-		}
-	} else {
-		r.rt.runners.Start(r)
-	}
 	stopping := r.ctx.Done()
 	var giveUp <-chan time.Time
 	for {

@@ -82,8 +82,25 @@ func TestRuntime_Run_settlesOnTheCallersGoroutine(t *testing.T) {
 	defer rt.Close(ctx)
 	require.True(t, rt.startInline, "the embedded guest starts inline")
 	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, time.Hour)
-	for _, js := range []string{`return 1`, `tools.echo({n: 1}); return 1`, `throw new Error("x")`, `for (;;) {}`} {
-		_, _ = rt.Run(ctx, Program{JS: js, Tools: []string{"echo"}, Limits: api.Limits{ComputeTime: 50 * time.Millisecond}}, okTools)
+	for _, tt := range []struct {
+		js   string
+		kind api.Kind // "" for the result 1
+	}{
+		{js: `return 1`},
+		{js: `tools.echo({n: 1}); return 1`},
+		{js: `throw new Error("x")`, kind: api.KindException},
+		{js: `for (;;) {}`, kind: api.KindTimeout},
+	} {
+		out, err := rt.Run(ctx, Program{JS: tt.js, Tools: []string{"echo"}, Limits: api.Limits{ComputeTime: 50 * time.Millisecond}}, okTools)
+		if tt.kind == "" {
+			require.NoError(t, err, tt.js)
+			require.Equal(t, "1", string(out.Result), tt.js)
+			continue
+		}
+		var re *RunError
+		require.ErrorAs(t, err, &re, tt.js)
+		require.Equal(t, tt.kind, re.Kind, tt.js)
+		require.NotErrorIs(t, err, ErrAbandoned, tt.js)
 	}
 	// A runner started would wait for the next run for an hour.
 	require.Never(t, func() bool { return rt.runners.Waiting() > 0 }, 100*time.Millisecond, time.Millisecond, "no runner was started")

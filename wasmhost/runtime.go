@@ -103,8 +103,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.eng = eng
-	bin, err := cfg.guestModule()
-	rt.startInline = cfg.guest == nil && embeddedWasm() != nil
+	bin, isEmbedded, err := cfg.guestModule()
+	rt.startInline = isEmbedded
 	if err == nil {
 		err = rt.setUp(ctx, bin)
 	}
@@ -299,9 +299,9 @@ func (rt *Runtime) done() {
 // The embedded guest runs on the goroutine that called Run until its first
 // export ends, then, if the program waits, on a goroutine of its own (a
 // guest given by Config.WithGuest runs on one of its own throughout, which
-// Run can abandon: docs/security.md); d.Dispatch is called from the goroutine running the guest, one
-// call at a time, and never after Run returned. It must not block. Outcomes may be reported
-// from any goroutine, at any time, more than once (the first counts). When
+// Run can abandon: docs/security.md). d.Dispatch is called from the
+// goroutine running the guest, one call at a time, and never after Run
+// returned; it must not block. Outcomes may be reported from any goroutine, at any time, more than once (the first counts). When
 // Run returns, calls still pending are the caller's to finish or abandon:
 // their outcomes are ignored, but for an idle suspension's (Suspended.Idle),
 // which answer the run that resumes from it (Resumption.Attach).
