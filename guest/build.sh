@@ -26,12 +26,12 @@ known=(
 )
 # patches names the changes made to the unpacked sources (enable_stack_limit,
 # inline_float_mod, settleable_promises, reused_await_functions,
-# kept_reactions, added_fields, plain_objects), which are kept patched under
-# build/src/VERSION+patches: change it when they change, so that no cache
-# keeps sources patched the old way (the hashes of glue/promise.inc,
-# glue/await.patch, glue/reactions.patch, glue/fields.patch and glue/fast.inc
-# are part of it).
-patches=p6-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/reactions.patch" "$here/glue/fields.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
+# kept_reactions, added_fields, session_scopes, plain_objects), which are
+# kept patched under build/src/VERSION+patches: change it when they change, so
+# that no cache keeps sources patched the old way (the hashes of glue/promise.inc,
+# glue/await.patch, glue/reactions.patch, glue/fields.patch, glue/scopes.patch
+# and glue/fast.inc are part of it).
+patches=p7-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/reactions.patch" "$here/glue/fields.patch" "$here/glue/scopes.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
 glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
@@ -202,6 +202,17 @@ added_fields() {
 	optional_patch "$1" "$2" fields.patch "object literals define each field the general way"
 }
 
+# session_scopes applies glue/scopes.patch, which the glue needs (it calls
+# JS_SloppyNextDirectEval): a session's programs are compiled by strict
+# continuations as sloppy code, and a function calling a direct eval closes
+# over the variables of its enclosing functions once a name, not once each,
+# shadowed ones included (see the patch and glue.c's sessions).
+session_scopes() {
+	patch --dry-run -s -p1 -d "$1" <"$here/glue/scopes.patch" >/dev/null 2>&1 ||
+		die "qjs-src $2 does not take glue/scopes.patch, which the glue's sessions need"
+	patch -s -p1 -d "$1" <"$here/glue/scopes.patch" || die "could not apply glue/scopes.patch to $1"
+}
+
 # plain_objects appends glue/fast.inc to quickjs.c: the glue's short cuts for
 # plain objects (see that file), built on the engine's objects and shapes.
 plain_objects() {
@@ -260,6 +271,7 @@ fetch_sources() {
 		reused_await_functions "$dir/usr/src/quickjs-ng" "$version"
 		kept_reactions "$dir/usr/src/quickjs-ng" "$version"
 		added_fields "$dir/usr/src/quickjs-ng" "$version"
+		session_scopes "$dir/usr/src/quickjs-ng" "$version"
 		plain_objects "$dir/usr/src/quickjs-ng" "$version"
 		touch "$dir/.ok"
 		src="$dir/usr/src/quickjs-ng"

@@ -22,6 +22,14 @@
 // glue/fast.inc (plain arguments and results read and made without the
 // general paths, a result of the last one's keys made of its shape).
 //
+// Sessions need glue/scopes.patch (build.sh stops without it): a session's
+// continuations are strict and compile the programs' text as sloppy code
+// (JS_SloppyNextDirectEval) unless it starts with "use strict"
+// (JS_AsyncBodyIsStrict), so that no name a program reads is looked up in a
+// variable object per earlier program; and a function calling a direct
+// eval closes over each name of its enclosing functions once
+// (docs/abi.md, "Sessions").
+//
 // The module is built by build.sh (`make guest`) from pinned QuickJS-NG
 // sources into wasm/guest.wasm, which this package embeds (Wasm). It is a
 // build output and is not committed, and the module builds without it: a

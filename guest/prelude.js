@@ -104,7 +104,7 @@
   // A session's programs (glue.c, session_head) are compiled by a direct
   // eval, whose frames are named <input>, behind a longer wrapper; their
   // frames are shown as <program> all the same. session is set per start.
-  const SESSION_HEAD = "(function(){let __ptcx_k;return [()=>__ptcx_k,async function(){__ptcx_k=(__ptcx_s)=>eval(__ptcx_s);".length;
+  const SESSION_HEAD = "(function(){let __ptcx_k;return [()=>__ptcx_k,async function(){__ptcx_k=(__ptcx_s)=>{'use strict';return eval(__ptcx_s)};".length;
   let session = false;
   // The tools of the program just started, which the glue takes once (the
   // hook tools) to pass to the program's wrapper.

@@ -53,7 +53,7 @@ func BenchmarkSession_feeds(b *testing.B) {
 func BenchmarkSession_depth(b *testing.B) {
 	rt := newRuntime(b, testConfig())
 	ctx := context.Background()
-	for _, depth := range []int{1, 10, 30} {
+	for _, depth := range []int{1, 10, 30, 100} {
 		b.Run("session-"+strconv.Itoa(depth), func(b *testing.B) {
 			var guest time.Duration
 			for b.Loop() {
@@ -94,6 +94,52 @@ func BenchmarkSession_depth(b *testing.B) {
 					b.Fatal(err)
 				}
 				guest += out.Stats.Compute
+			}
+			b.ReportMetric(float64(guest.Nanoseconds())/float64(b.N)/1e3, "guest-µs/program")
+		})
+	}
+}
+
+// BenchmarkSession_globals is the guest time of a program that reads a
+// global (Math) 10,000 times in a loop, run plainly and at depths of a
+// session (the programs before it in a new session): a name a program
+// does not declare is looked up through the scopes of the programs before
+// it.
+func BenchmarkSession_globals(b *testing.B) {
+	rt := newRuntime(b, testConfig())
+	ctx := context.Background()
+	const loop = "let s = 0; for (let i = 0; i < 10000; i++) s += Math.abs(i); return s"
+	for _, depth := range []int{-1, 0, 10, 100} {
+		name := "plain"
+		if depth >= 0 {
+			name = "depth-" + strconv.Itoa(depth)
+		}
+		b.Run(name, func(b *testing.B) {
+			var guest time.Duration
+			for b.Loop() {
+				var s *wasmhost.Session
+				if depth >= 0 {
+					var err error
+					if s, err = rt.NewSession(ctx); err != nil {
+						b.Fatal(err)
+					}
+					for i := range depth {
+						if _, err := rt.Run(ctx, wasmhost.Program{JS: "const v" + strconv.Itoa(i) + " = 1", Session: s}, echo); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				out, err := rt.Run(ctx, wasmhost.Program{JS: loop, Session: s}, echo)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if string(out.Result) != "49995000" {
+					b.Fatalf("result %s", out.Result)
+				}
+				guest += out.Stats.Compute
+				if s != nil {
+					s.Close(ctx)
+				}
 			}
 			b.ReportMetric(float64(guest.Nanoseconds())/float64(b.N)/1e3, "guest-µs/program")
 		})

@@ -69,6 +69,14 @@ int32_t ptcx_host_poll(void);
 JSValue JS_NewSettleablePromise(JSContext *ctx);
 void JS_SettlePromise(JSContext *ctx, JSValueConst promise, JSValueConst value, bool is_reject);
 
+/* scopes.patch, applied to quickjs.c by build.sh: the next direct eval
+ * compiles its code in sloppy mode even if its caller is strict (on), or
+ * as its caller is (off, the default; a direct eval turns it off). */
+void JS_SloppyNextDirectEval(bool on);
+/* 1 when the code at input (NUL-terminated) starts with a "use strict"
+ * directive as an async function's body would, by the engine's parser. */
+int JS_AsyncBodyIsStrict(JSContext *ctx, const char *input, size_t input_len);
+
 /* fast.inc, appended to quickjs.c by build.sh: the plain objects of calls'
  * arguments and results read and made without the general paths. */
 int JS_PlainOwnProps(JSContext *ctx, JSValueConst obj, const char **keys, size_t *lens,
