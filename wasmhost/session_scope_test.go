@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -94,4 +95,49 @@ func TestSession_Run_bodyClosingTheWrapperDeclaresGlobals(t *testing.T) {
 	}, "\n")
 	requireResult(t, rt, s, escape, `2`)
 	requireResult(t, rt, s, `return [kept, escaped, typeof globalThis.escaped]`, `["kept", 7, "number"]`)
+}
+
+// FuzzSession_strictness runs a program whose first lines are the input
+// fresh and as the second program of a session: the two must agree on
+// whether it is strict (an undeclared assignment fails only in strict
+// code), or fail to compile alike, at the same place. An input that could
+// open or close a bracket is not tried: it could run into or out of its
+// wrapper, and the two wrappers differ.
+func FuzzSession_strictness(f *testing.F) {
+	for _, seed := range []string{
+		`"use strict"`, `'use strict';`, `"use strict"; "other"`, `"other"; 'use strict'`,
+		"// note\n\"use strict\"", "/* note */ 'use strict'", `"use strict".length`, `"use\x20strict"`,
+		`"use strict" + 1`, "\"use strict\"\n+1", `"use strict`, `'`, `"a" "use strict"`, "\"use strict\"\nawait 0",
+		"\"use strict\"\n`t`", "\"use strict\"\n/re/.test('re')", `;"use strict"`, "",
+	} {
+		f.Add(seed)
+	}
+	rt := newRuntime(f, testConfig())
+	limits := api.Limits{ComputeTime: 200 * time.Millisecond}
+	f.Fuzz(func(t *testing.T, prologue string) {
+		if strings.ContainsAny(prologue, "()[]{}") {
+			return
+		}
+		js := prologue + "\ntry { undeclaredByFuzz = 1; return \"sloppy\" } catch (e) { return e instanceof ReferenceError ? \"strict\" : String(e) }"
+		fresh, freshErr, _ := runJS(t, rt, js, limits)
+		s := newSession(t, rt)
+		requireResult(t, rt, s, `const before = 1; return before`, `1`)
+		inSession, sessionErr := runIn(t, rt, s, js, limits)
+		if freshErr != nil || sessionErr != nil {
+			require.NotNil(t, freshErr, "only in a session: %v", sessionErr)
+			require.NotNil(t, sessionErr, "only fresh: %v", freshErr)
+			if freshErr.Kind == api.KindSyntax || sessionErr.Kind == api.KindSyntax {
+				require.Equal(t, freshErr.Kind, sessionErr.Kind)
+				require.Equal(t, freshErr.Message, sessionErr.Message)
+				// A regular expression's bad flags are reported without a
+				// place in a fresh run and at line 1, column 1 in a session:
+				// only a place both give is compared.
+				if freshErr.Line != 0 {
+					require.Equal(t, [2]int{freshErr.Line, freshErr.Column}, [2]int{sessionErr.Line, sessionErr.Column})
+				}
+			}
+			return
+		}
+		require.Equal(t, string(fresh.Result), string(inSession.Result))
+	})
 }
