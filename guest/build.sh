@@ -26,12 +26,13 @@ known=(
 )
 # patches names the changes made to the unpacked sources (enable_stack_limit,
 # inline_float_mod, settleable_promises, reused_await_functions,
-# kept_reactions, added_fields, session_scopes, plain_objects), which are
-# kept patched under build/src/VERSION+patches: change it when they change, so
-# that no cache keeps sources patched the old way (the hashes of glue/promise.inc,
-# glue/await.patch, glue/reactions.patch, glue/fields.patch, glue/scopes.patch
-# and glue/fast.inc are part of it).
-patches=p7-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/reactions.patch" "$here/glue/fields.patch" "$here/glue/scopes.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
+# kept_reactions, added_fields, session_scopes, placed_regexp_errors,
+# plain_objects), which are kept patched under build/src/VERSION+patches:
+# change it when they change, so that no cache keeps sources patched the old
+# way (the hashes of glue/promise.inc, glue/await.patch, glue/reactions.patch,
+# glue/fields.patch, glue/scopes.patch, glue/regexp.patch and glue/fast.inc
+# are part of it).
+patches=p8-$(cat "$here/glue/promise.inc" "$here/glue/await.patch" "$here/glue/reactions.patch" "$here/glue/fields.patch" "$here/glue/scopes.patch" "$here/glue/regexp.patch" "$here/glue/fast.inc" | sha256sum | cut -c1-8)
 engine_files=(quickjs.c libregexp.c libunicode.c dtoa.c)
 glue_files=(glue.c natives.c memory.c encode.c calls.c result.c fmod.c)
 
@@ -213,6 +214,14 @@ session_scopes() {
 	patch -s -p1 -d "$1" <"$here/glue/scopes.patch" || die "could not apply glue/scopes.patch to $1"
 }
 
+# placed_regexp_errors applies glue/regexp.patch: a regular expression that
+# does not compile is a SyntaxError that says where it is (the engine kept the
+# backtrace its regexp compiler's throw made: none in a program, the caller's
+# frames in a direct eval's code).
+placed_regexp_errors() {
+	optional_patch "$1" "$2" regexp.patch "a regular expression's syntax error has no line and column"
+}
+
 # plain_objects appends glue/fast.inc to quickjs.c: the glue's short cuts for
 # plain objects (see that file), built on the engine's objects and shapes.
 plain_objects() {
@@ -272,6 +281,7 @@ fetch_sources() {
 		kept_reactions "$dir/usr/src/quickjs-ng" "$version"
 		added_fields "$dir/usr/src/quickjs-ng" "$version"
 		session_scopes "$dir/usr/src/quickjs-ng" "$version"
+		placed_regexp_errors "$dir/usr/src/quickjs-ng" "$version"
 		plain_objects "$dir/usr/src/quickjs-ng" "$version"
 		touch "$dir/.ok"
 		src="$dir/usr/src/quickjs-ng"

@@ -28,7 +28,8 @@
 // (JS_AsyncBodyIsStrict), so that no name a program reads is looked up in a
 // variable object per earlier program; and a function calling a direct
 // eval closes over each name of its enclosing functions once
-// (docs/abi.md, "Sessions").
+// (docs/abi.md, "Sessions"). glue/regexp.patch has a regular expression
+// that does not compile report where it is, as any other syntax error does.
 //
 // The module is built by build.sh (`make guest`) from pinned QuickJS-NG
 // sources into wasm/guest.wasm, which this package embeds (Wasm). It is a

@@ -36,6 +36,12 @@ var badInputs = []struct {
 			require.Equal(t, 1, re.Line)
 			require.Equal(t, 7, re.Column)
 		}},
+	{name: "bad regular expression", js: "const a = 1;\n  const r = /a/gg", kind: api.KindSyntax,
+		message: "SyntaxError: invalid regular expression flags",
+		check: func(t *testing.T, re *wasmhost.RunError, _ wasmhost.Outcome) {
+			// The engine's own place for it (guest/glue/regexp.patch): none before.
+			require.Equal(t, [2]int{2, 13}, [2]int{re.Line, re.Column})
+		}},
 	{name: "static import", js: `import fs from "fs"`, kind: api.KindSyntax},
 	{name: "thrown Error", js: "console.log('before');\n  throw new Error('boom')", kind: api.KindException,
 		message: "Error: boom",

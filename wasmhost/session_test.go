@@ -283,6 +283,8 @@ func TestSession_Run_stackMatchesAFreshRun(t *testing.T) {
 		`  throw new Error("line one")`,
 		"const a = 1;\n  function f() { throw new TypeError(\"deeper\"); }\n f()",
 		`const x = ;`,
+		"const a = 1\n  const r = /a/gg",
+		`return /(/`,
 	} {
 		_, fresh, _ := runJS(t, rt, js, api.Limits{})
 		_, inSession := runIn(t, rt, s, js, api.Limits{})
