@@ -75,9 +75,7 @@ func newGuestB(b *testing.B) *guest {
 
 // BenchmarkAwaitedCall is one awaited nested call (the call, its resume),
 // in each guest: a session's program of 100 calls and one of none, in turn,
-// ns/call their difference over 100 (a QuickJS session nests each program
-// in the ones before it, which slows its later programs: the program
-// without calls pays that too).
+// ns/call their difference over 100.
 func BenchmarkAwaitedCall(b *testing.B) {
 	const n = 100
 	for _, c := range []struct {
@@ -107,14 +105,26 @@ func BenchmarkAwaitedCall(b *testing.B) {
 }
 
 // BenchmarkOnePlusOne is a session's program 1 + 1 (ptcx_next, start,
-// compile, run, the result). No QuickJS figure: its session nests each
-// program in all the ones before it, so its figure would grow with b.N.
+// compile, run, the result) in each guest. A QuickJS session nests each
+// program in the ones before it; a program that declares nothing adds
+// nothing a later one's compile or names pay for (guest/glue/scopes.patch),
+// only its scope's memory.
 func BenchmarkOnePlusOne(b *testing.B) {
-	g := newGuestB(b)
-	for b.Loop() {
-		g.call("ptcx_next")
-		g.reset()
-		g.drive(g.start(config{Code: "1 + 1", Session: true}), echo)
+	for _, c := range []struct {
+		name, code string
+		guest      func(*testing.B) *guest
+	}{
+		{"python", "1 + 1", newGuestB},
+		{"quickjs", "return 1 + 1", quickjsGuest},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			g := c.guest(b)
+			for b.Loop() {
+				g.call("ptcx_next")
+				g.reset()
+				g.drive(g.start(config{Code: c.code, Session: true}), echo)
+			}
+		})
 	}
 }
 
