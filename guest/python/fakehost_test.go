@@ -230,7 +230,7 @@ func instantiateWith(tb testing.TB, rt wazero.Runtime, compiled wazero.CompiledM
 	r := &run{timers: map[int32]int32{}, ctx: context.Background()}
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions(start...).
 		WithStdout(&r.stdout).WithStderr(&r.stderr).
-		WithRandSource(bytes.NewReader(bytes.Repeat([]byte{seed}, 1<<20))).
+		WithRandSource(repeated(seed)).
 		WithFSConfig(wazero.NewFSConfig().WithReadOnlyDirMount(libDir, guestLib))
 	ctx := context.WithValue(context.Background(), runKey{}, r)
 	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
@@ -250,6 +250,18 @@ func instantiateWith(tb testing.TB, rt wazero.Runtime, compiled wazero.CompiledM
 }
 
 func (g *guest) close() { g.r.mod.Close(context.Background()) }
+
+// repeated is a random source of one byte, without end: a session's every
+// program reads 32 bytes of it (runtime.py's reseed), and a source of 1 MiB
+// ran dry after 32,768 programs (EIO, "starting the program failed").
+type repeated byte
+
+func (r repeated) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
 
 // call calls an export and returns its i32 result; a trap fails the test.
 func (g *guest) call(name string, args ...uint64) int32 {

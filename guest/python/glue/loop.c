@@ -264,6 +264,28 @@ int32_t ptcx_run_loop(void)
     return (int32_t)s;
 }
 
+/* scan is the payload's value as json's C scanner reads it, when it reads
+ * the payload whole: NULL otherwise (with the scanner's exception, if any). */
+static PyObject *scan(const char *payload, size_t len)
+{
+    PyObject *s = PyUnicode_DecodeUTF8(payload, (Py_ssize_t)len, NULL);
+    if (!s)
+        return NULL;
+    PyObject *zero = PyLong_FromLong(0);
+    PyObject *scanned = zero ? PyObject_CallFunctionObjArgs(scan_once, s, zero, NULL) : NULL;
+    Py_XDECREF(zero);
+    Py_ssize_t end = -1;
+    if (scanned && PyTuple_CheckExact(scanned) && PyTuple_GET_SIZE(scanned) == 2)
+        end = PyLong_AsSsize_t(PyTuple_GET_ITEM(scanned, 1));
+    Py_ssize_t whole = PyUnicode_GET_LENGTH(s);
+    Py_DECREF(s);
+    PyObject *v = NULL;
+    if (scanned && end == whole)
+        v = Py_NewRef(PyTuple_GET_ITEM(scanned, 0));
+    Py_XDECREF(scanned);
+    return v;
+}
+
 /* ptcx_resume_fast answers call id with the compact JSON payload when the
  * program waits on it and the scanner reads the payload whole, then runs
  * the loop: a status, -1 with an exception set, or -2 when it did not take
@@ -283,25 +305,11 @@ int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
     /* A reference of its own: decoding and scanning allocate, and a
      * finalizer run by a collection then could empty calls. */
     PyObject *fut = Py_NewRef(PyTuple_GET_ITEM(entry, 0));
-    PyObject *s = PyUnicode_DecodeUTF8(payload, (Py_ssize_t)len, NULL);
-    if (!s) {
-        Py_DECREF(fut);
-        Py_DECREF(key);
-        if (PyErr_ExceptionMatches(PyExc_MemoryError))
-            return -1;
-        PyErr_Clear();
-        return -2;
-    }
-    PyObject *zero = PyLong_FromLong(0);
-    PyObject *scanned = zero ? PyObject_CallFunctionObjArgs(scan_once, s, zero, NULL) : NULL;
-    Py_XDECREF(zero);
-    Py_ssize_t end = -1;
-    if (scanned && PyTuple_CheckExact(scanned) && PyTuple_GET_SIZE(scanned) == 2)
-        end = PyLong_AsSsize_t(PyTuple_GET_ITEM(scanned, 1));
-    Py_ssize_t whole = PyUnicode_GET_LENGTH(s);
-    Py_DECREF(s);
-    if (!scanned || end != whole) {
-        Py_XDECREF(scanned);
+    bool declined;
+    PyObject *v = ptcx_decode_compact(payload, len, &declined); /* decode.c */
+    if (!v && declined)
+        v = scan(payload, len);
+    if (!v) {
         Py_DECREF(fut);
         Py_DECREF(key);
         if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_MemoryError))
@@ -311,9 +319,9 @@ int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
     }
     int popped = PyDict_DelItem(calls, key);
     Py_DECREF(key);
-    PyObject *r = popped < 0 ? NULL : PyObject_CallMethodOneArg(fut, str_set_result, PyTuple_GET_ITEM(scanned, 0));
+    PyObject *r = popped < 0 ? NULL : PyObject_CallMethodOneArg(fut, str_set_result, v);
     Py_DECREF(fut);
-    Py_DECREF(scanned);
+    Py_DECREF(v);
     if (!r) {
         /* A future done already (cancelled while the call ran) takes no
          * result: the answer is dropped, as runtime.py's resume drops it. */

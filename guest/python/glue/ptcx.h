@@ -74,6 +74,11 @@ int ptcx_buf_put(ptcx_buf *b, const char *s, size_t n);
 /* compile.c: _ptcx.compile_program(source, filename) -> (code, has_result). */
 PyObject *ptcx_compile_program(PyObject *m, PyObject *const *argv, Py_ssize_t argc);
 
+/* decode.c: a result's compact JSON as the Python value json.loads makes of
+ * it; NULL with *declined set (no exception) for JSON it leaves to json's
+ * scanner, NULL with an exception (MemoryError) otherwise. */
+PyObject *ptcx_decode_compact(const char *payload, size_t len, bool *declined);
+
 /* loop.c: the event loop's hot path (call_soon, step, the common resume).
  * ptcx_loop_add adds its functions to _ptcx; ptcx_run_loop steps the loop
  * and settles a program that is done; ptcx_resume_fast answers a call with
