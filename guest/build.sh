@@ -209,17 +209,23 @@ added_fields() {
 # over the variables of its enclosing functions once a name, not once each,
 # shadowed ones included (see the patch and glue.c's sessions).
 session_scopes() {
-	patch --dry-run -s -p1 -d "$1" <"$here/glue/scopes.patch" >/dev/null 2>&1 ||
-		die "qjs-src $2 does not take glue/scopes.patch, which the glue's sessions need"
-	patch -s -p1 -d "$1" <"$here/glue/scopes.patch" || die "could not apply glue/scopes.patch to $1"
+	required_patch "$1" "$2" scopes.patch "the glue's sessions need it"
 }
 
 # placed_regexp_errors applies glue/regexp.patch: a regular expression that
 # does not compile is a SyntaxError that says where it is (the engine kept the
 # backtrace its regexp compiler's throw made: none in a program, the caller's
-# frames in a direct eval's code).
+# frames in a direct eval's code). Required: the tests hold errors to it.
 placed_regexp_errors() {
-	optional_patch "$1" "$2" regexp.patch "a regular expression's syntax error has no line and column"
+	required_patch "$1" "$2" regexp.patch "syntax errors must say where a bad regular expression is"
+}
+
+# required_patch applies glue/$3 to the sources in $1 (qjs-src $2), or stops
+# the build, saying why it is needed ($4).
+required_patch() {
+	patch --dry-run -s -p1 -d "$1" <"$here/glue/$3" >/dev/null 2>&1 ||
+		die "qjs-src $2 does not take glue/$3: $4"
+	patch -s -p1 -d "$1" <"$here/glue/$3" || die "could not apply glue/$3 to $1"
 }
 
 # plain_objects appends glue/fast.inc to quickjs.c: the glue's short cuts for

@@ -60,7 +60,7 @@ static JSValue staged = JS_UNDEFINED;
  * eval may declare, and every name a program does not declare itself
  * (Math, JSON, tools) was looked up in the objects of all the
  * continuations before it, each time it was read: a loop reading a global
- * ran 3x slower ten programs into a session, 19x a hundred in. The source
+ * ran 3x slower ten programs into a session, 17x a hundred in. The source
  * a continuation evaluates declares nothing at its top level (it is one
  * function expression) unless a program's body closes the wrapper early,
  * and then what it declares there becomes a global.
@@ -437,8 +437,8 @@ static int32_t started(void)
 }
 
 /* start_session compiles the session program code (NUL-terminated) in the
- * scope of the last one and starts it, setting program to its promise and session_next to
- * its continuation. It returns -1 when it started, else the report code
+ * scope of the last one and starts it, setting program to its promise and
+ * session_next to its continuation. It returns -1 when it started, else the report code
  * of the pending exception (PTCX_REPORT_SYNTAX: it did not compile). */
 static int start_session(const char *code, size_t len)
 {
@@ -466,14 +466,14 @@ static int start_session(const char *code, size_t len)
     js_free(ctx, src);
     if (JS_IsException(source))
         return PTCX_REPORT_THROWN;
-    /* Evaluating the function expression runs nothing of the program
-     * (unless its body escapes the wrapper, which then fails as not a
-     * function): an exception here is a compile error. */
     /* A body that starts with "use strict" is strict, as in a fresh run,
      * where it starts its function's body; here the continuation's
      * assignment comes first, so the engine is asked, and the code is then
      * compiled as strict as the continuation. */
     JS_SloppyNextDirectEval(!JS_AsyncBodyIsStrict(ctx, code, len));
+    /* Evaluating the function expression runs nothing of the program
+     * (unless its body escapes the wrapper, which then fails as not a
+     * function): an exception here is a compile error. */
     JSValue outer = JS_Call(ctx, session_next, JS_UNDEFINED, 1, (JSValueConst *)&source);
     JS_SloppyNextDirectEval(false);
     JS_FreeValue(ctx, source);

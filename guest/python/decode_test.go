@@ -3,6 +3,7 @@ package python
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +34,12 @@ var decodeSeeds = []string{
 	`NaN`, `-Infinity`, `01`, `-`, `1.`, `.5`, `1e`, `1e+`, `true1`, `[1,]`, `{"a":}`, `{"a"1}`, `{1:2}`, `[`, `"`,
 	``, `0`, `-0.0`, `1.5e308`, `4.9e-324`, `2.2250738585072014e-308`, `9007199254740993`, `[1e-7,100.0,1e16]`,
 	`{"":""}`, "\"\x7f\"", "\"\xe2\x80\xa8\"", `"\u0000"`, `123456789012345678901234567890`,
+	// decode.c's limits, at and past them: 18 and 19 digits, a number's text
+	// of 63 and 64 bytes, 64 and 65 levels.
+	`-999999999999999999`, `-1000000000000000000`,
+	"1." + strings.Repeat("5", 61), "1." + strings.Repeat("5", 62),
+	strings.Repeat("[", 64) + strings.Repeat("]", 64), strings.Repeat("[", 65) + strings.Repeat("]", 65),
+	`{"a":"x","b":"y\n"}`,
 }
 
 // FuzzDecode_matchesJSONLoads: a nested call's result is the Python value
@@ -45,7 +52,7 @@ func FuzzDecode_matchesJSONLoads(f *testing.F) {
 	g := newGuest(f)
 	first := true
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		if len(payload) > 120 {
+		if len(payload) > 160 {
 			return // nesting deep enough for a RecursionError is not what this compares
 		}
 		if !first {

@@ -19,14 +19,10 @@
 
 typedef struct {
     const char *p, *end;
-    bool declined; /* not read here: the caller falls back, no exception set */
 } reader;
 
-static PyObject *decline(reader *r)
-{
-    r->declined = true;
-    return NULL;
-}
+/* decline gives up on the payload: NULL, no exception set. */
+static PyObject *decline(void) { return NULL; }
 
 static PyObject *value(reader *r, int depth);
 
@@ -41,14 +37,14 @@ static PyObject *string(reader *r)
             r->p++;
             if (!s && !PyErr_ExceptionMatches(PyExc_MemoryError)) {
                 PyErr_Clear();
-                return decline(r);
+                return decline();
             }
             return s;
         }
         if (c == '\\' || c < 0x20)
-            return decline(r);
+            return decline();
     }
-    return decline(r);
+    return decline();
 }
 
 static bool at_digit(reader *r) { return r->p < r->end && *r->p >= '0' && *r->p <= '9'; }
@@ -61,7 +57,7 @@ static PyObject *number(reader *r)
     if (*r->p == '-')
         r->p++;
     if (!at_digit(r))
-        return decline(r);
+        return decline();
     if (*r->p == '0') {
         r->p++;
     } else {
@@ -72,7 +68,7 @@ static PyObject *number(reader *r)
         is_float = true;
         r->p++;
         if (!at_digit(r))
-            return decline(r);
+            return decline();
         while (at_digit(r))
             r->p++;
     }
@@ -82,7 +78,7 @@ static PyObject *number(reader *r)
         if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
             r->p++;
         if (!at_digit(r))
-            return decline(r);
+            return decline();
         while (at_digit(r))
             r->p++;
     }
@@ -90,14 +86,14 @@ static PyObject *number(reader *r)
     if (!is_float) {
         size_t digits = n - (*start == '-');
         if (digits > MAX_INT_DIGITS)
-            return decline(r);
+            return decline();
         long long v = 0;
         for (const char *q = start + (*start == '-'); q < r->p; q++)
             v = v * 10 + (*q - '0');
         return PyLong_FromLongLong(*start == '-' ? -v : v);
     }
     if (n >= MAX_NUMBER)
-        return decline(r);
+        return decline();
     char buf[MAX_NUMBER];
     memcpy(buf, start, n);
     buf[n] = 0;
@@ -107,7 +103,7 @@ static PyObject *number(reader *r)
         if (PyErr_ExceptionMatches(PyExc_MemoryError))
             return NULL;
         PyErr_Clear();
-        return decline(r);
+        return decline();
     }
     return PyFloat_FromDouble(d);
 }
@@ -116,7 +112,7 @@ static PyObject *number(reader *r)
 static PyObject *literal(reader *r, const char *text, size_t n, PyObject *v)
 {
     if ((size_t)(r->end - r->p) < n || memcmp(r->p, text, n) != 0)
-        return decline(r);
+        return decline();
     r->p += n;
     return Py_NewRef(v);
 }
@@ -147,7 +143,7 @@ static PyObject *array(reader *r, int depth)
             break;
     }
     Py_DECREF(list);
-    return decline(r);
+    return decline();
 }
 
 static PyObject *object(reader *r, int depth)
@@ -190,13 +186,13 @@ static PyObject *object(reader *r, int depth)
             break;
     }
     Py_DECREF(dict);
-    return decline(r);
+    return decline();
 }
 
 static PyObject *value(reader *r, int depth)
 {
     if (r->p >= r->end || depth >= MAX_DEPTH)
-        return decline(r);
+        return decline();
     switch (*r->p) {
     case '{':
         r->p++;
@@ -220,6 +216,13 @@ static PyObject *value(reader *r, int depth)
 
 PyObject *ptcx_decode_compact(const char *payload, size_t len, bool *declined)
 {
+    /* A string with an escape (text with a newline or a quote: common) is
+     * the scanner's; finding one only at its end would have built the value
+     * twice. One pass of memchr costs less than a value built in vain. */
+    if (memchr(payload, '\\', len)) {
+        *declined = true;
+        return NULL;
+    }
     reader r = {.p = payload, .end = payload + len};
     PyObject *v = value(&r, 0);
     *declined = false;

@@ -287,7 +287,8 @@ static PyObject *scan(const char *payload, size_t len)
 }
 
 /* ptcx_resume_fast answers call id with the compact JSON payload when the
- * program waits on it and the scanner reads the payload whole, then runs
+ * program waits on it and decode.c, or else json's scanner, reads the
+ * payload whole, then runs
  * the loop: a status, -1 with an exception set, or -2 when it did not take
  * the answer (runtime.py's resume does then, with nothing changed). */
 int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
