@@ -72,6 +72,7 @@ check_toolchain() {
 			missing+=("libclang_rt.builtins-wasm32.a (package libclang-rt-dev-wasm32)")
 	fi
 	command -v dpkg-deb >/dev/null || missing+=("dpkg-deb (package dpkg)")
+	command -v patch >/dev/null || missing+=("patch (package patch)")
 	[ ${#missing[@]} -eq 0 ] || die "missing ${missing[*]}; run 'make deps' (scripts/install-deps.sh)"
 }
 

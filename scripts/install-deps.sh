@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh installs the Debian toolchain that builds the guest
-# (guest/build.sh): clang, lld, the WASI libc and the wasm32 compiler runtime;
+# (guest/build.sh): clang, lld, the WASI libc and the wasm32 compiler runtime,
+# and patch, which applies glue/*.patch to the QuickJS-NG sources;
 # curl, which the demo's ptcx serve section uses as the client; and gcc, the C
 # compiler cgo links the wasmtime engine with (make test-wasmtime, make bench).
 # Given package names, it installs those instead (make test-image: podman
@@ -8,7 +9,7 @@
 # `apt-get update` and `apt-get install -y` (as root, or through sudo).
 set -euo pipefail
 
-packages=(clang lld wasi-libc libclang-rt-dev-wasm32 curl gcc)
+packages=(clang lld wasi-libc libclang-rt-dev-wasm32 curl gcc patch)
 [ $# -gt 0 ] && packages=("$@")
 
 missing=()

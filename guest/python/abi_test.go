@@ -791,3 +791,89 @@ func TestABI_callNeverAwaitedWarns(t *testing.T) {
 		t.Fatalf("calls %+v", g.r.calls)
 	}
 }
+
+// TestABI_awaitables: every kind of awaitable hands the awaiting frame its
+// value or its exception, suspended or not: asyncio's futures (answered
+// later, failed, done already, cancelled), a tool's call, an __await__
+// that is a generator, one that is a plain iterator ending in
+// StopIteration(value), a @types.coroutine generator, a coroutine. And the
+// awaits of a future and of a call make no StopIteration (patches/send.patch:
+// SEND takes asyncio's future iterator's am_send, as PyIter_Send does), which
+// sys.monitoring's RAISE event would see; a plain iterator's end still
+// raises one.
+func TestABI_awaitables(t *testing.T) {
+	g := runCode(t, `
+import asyncio, sys, types
+loop = asyncio.get_running_loop()
+out = []
+f = loop.create_future()
+loop.call_soon(f.set_result, "later")
+out.append(await f)
+f = loop.create_future()
+loop.call_soon(f.set_exception, KeyError("k"))
+try:
+    await f
+except KeyError as e:
+    out.append("KeyError " + str(e))
+f = loop.create_future()
+f.set_result("done already")
+out.append(await f)
+f = loop.create_future()
+f.cancel()
+try:
+    await f
+except asyncio.CancelledError:
+    out.append("cancelled")
+out.append((await tools.get(i=1))["args"])
+class Gen:
+    def __await__(self):
+        yield
+        return "generator __await__"
+out.append(await Gen())
+class It:
+    n = 0
+    def __iter__(self):
+        return self
+    def __next__(self):
+        self.n += 1
+        if self.n < 3:
+            return None
+        raise StopIteration("iterator __await__")
+class ItAwait:
+    def __await__(self):
+        return It()
+out.append(await ItAwait())
+@types.coroutine
+def old():
+    yield
+    return "types.coroutine"
+out.append(await old())
+async def coro():
+    await asyncio.sleep(0)
+    return "coroutine"
+out.append(await coro())
+raised = []
+M = sys.monitoring
+M.use_tool_id(3, "test")
+M.register_callback(3, M.events.RAISE, lambda code, offset, exc: raised.append(type(exc).__name__))
+M.set_events(3, M.events.RAISE)
+f = loop.create_future()
+loop.call_soon(f.set_result, 1)
+await f
+seen = [len(raised)]
+await tools.get(i=2)
+seen.append(len(raised))
+await ItAwait()
+seen.append(raised[seen[-1]:])
+M.set_events(3, 0)
+M.free_tool_id(3)
+out.append(seen)
+out`, "get")
+	// The plain iterator's StopIteration is seen twice: raised in __next__,
+	// and again where the await takes it.
+	want := `["later","KeyError 'k'","done already","cancelled",{"i":1},"generator __await__","iterator __await__",` +
+		`"types.coroutine","coroutine",[0,0,["StopIteration","StopIteration"]]]`
+	if got := g.value(); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}

@@ -19,7 +19,8 @@
 #   2. configure + make of CPython for wasm32-wasi with bookworm's clang 14
 #      and wasi-libc, CPython's own Tools/wasm/config.site-wasm32-wasi plus two
 #      cache variables (that wasi-libc has no <pthread.h>; pthread_t is 4
-#      bytes on wasm32) - about 1.5 minutes;
+#      bytes on wasm32) - about 1.5 minutes - from a copy of the source with
+#      our patches (patches/*.patch, each saying why) applied;
 #   3. the reactor: the glue (glue/*.c, runtime.py) linked against libpython3.13.a, and the stdlib
 #      zip (mkzip.py, run by the build Python) - seconds.
 # With nothing changed a rebuild only compares a stamp (well under a second).
@@ -65,7 +66,7 @@ die() {
 # sudo): the QuickJS guest's WASI toolchain, and gcc/make/xz for the native
 # build Python.
 deps() {
-	"$root/scripts/install-deps.sh" clang lld wasi-libc libclang-rt-dev-wasm32 gcc make xz-utils dpkg
+	"$root/scripts/install-deps.sh" clang lld wasi-libc libclang-rt-dev-wasm32 gcc make xz-utils dpkg patch
 	local rd
 	rd=$("$CC_WASI" -print-resource-dir)
 	[ -f "$rd/lib/wasi/libclang_rt.builtins-wasm32.a" ] || die "no libclang_rt.builtins-wasm32.a (package libclang-rt-dev-wasm32)"
@@ -182,6 +183,23 @@ build_native() {
 	say "native build Python built in $((SECONDS - start)) s"
 }
 
+# patch_source leaves at $wsrc a copy of $src with our patches (patches/*.patch,
+# each saying why) applied: the source the wasm32-wasi build compiles. The
+# native build Python compiles $src as released.
+patch_source() {
+	local key p
+	key=$(hash patched-v1 "$orig_sha256" "$here"/patches/*.patch)
+	wsrc="$build/src/Python-$py_version+$key"
+	[ -f "$wsrc/.ok" ] && return 0
+	rm -rf "$wsrc"
+	cp -a "$src" "$wsrc"
+	rm -f "$wsrc/.ok"
+	for p in "$here"/patches/*.patch; do
+		patch -s -p1 -d "$wsrc" <"$p" || die "could not apply patches/$(basename "$p") to $wsrc"
+	done
+	touch "$wsrc/.ok"
+}
+
 # build_wasi configures and makes CPython for wasm32-wasi in $wasi.
 build_wasi() {
 	local rd
@@ -203,7 +221,7 @@ build_wasi() {
 	# CPython's optimisation without its -g: the debug information would be
 	# stripped anyway, and makes the compile several times slower.
 	local opt="-DNDEBUG -O3 -Wall"
-	key=$(hash wasi-v1 "$orig_sha256" "$native" "$cc" "$site_extra" "${args[*]}" "$opt" "$("$CC_WASI" --version | head -1)")
+	key=$(hash wasi-v1 "$wsrc" "$native" "$cc" "$site_extra" "${args[*]}" "$opt" "$("$CC_WASI" --version | head -1)")
 	wasi="$build/wasi-$key"
 	[ -f "$wasi/.ok" ] && return 0
 	say "building CPython $py_version for wasm32-wasi ($JOBS jobs; log: $wasi/build.log)"
@@ -211,14 +229,14 @@ build_wasi() {
 	rm -rf "$wasi"
 	mkdir -p "$wasi"
 	{
-		cat "$src/Tools/wasm/config.site-wasm32-wasi"
+		cat "$wsrc/Tools/wasm/config.site-wasm32-wasi"
 		echo "# guest/python/build.sh: bookworm's wasi-libc has no <pthread.h>, and"
 		echo "# CPython's pthread stubs still need SIZEOF_PTHREAD_T (4 on wasm32)."
 		echo "$site_extra"
 	} >"$wasi/config.site"
 	(cd "$wasi" && CONFIG_SITE="$wasi/config.site" CC="$cc" CPP="$cc -E" CXX=false \
 		AR=llvm-ar-14 RANLIB=llvm-ranlib-14 PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/nonexistent \
-		"$src/configure" -C "${args[@]}" --with-build-python="$native/python" >"$wasi/build.log" 2>&1 &&
+		"$wsrc/configure" -C "${args[@]}" --with-build-python="$native/python" >"$wasi/build.log" 2>&1 &&
 		make -j"$JOBS" OPT="$opt" python.wasm >>"$wasi/build.log" 2>&1) || {
 		tail -20 "$wasi/build.log" >&2
 		die "the wasm32-wasi build failed (see $wasi/build.log)"
@@ -252,7 +270,7 @@ link_reactor() {
 	for f in "$here"/glue/*.c; do
 		"$CC_WASI" --target=wasm32-wasi -nostdinc -isystem "$rd/include" -isystem /usr/include/wasm32-wasi \
 			-O2 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
-			-I"$src/Include" -I"$wasi" -I"$gen" \
+			-I"$wsrc/Include" -I"$wasi" -I"$gen" \
 			-c "$f" -o "$build/$(basename "$f" .c).o"
 		objs+=("$build/$(basename "$f" .c).o")
 	done
@@ -267,7 +285,7 @@ link_reactor() {
 
 main() {
 	local key
-	key=$(hash "$orig_sha256" "$here/build.sh" "$here"/glue/*.c "$here"/glue/*.h "$here/glue/runtime.py" "$here/mkzip.py" "$(command -v "$CC_WASI" >/dev/null && "$CC_WASI" --version | head -1)")
+	key=$(hash "$orig_sha256" "$here/build.sh" "$here"/patches/*.patch "$here"/glue/*.c "$here"/glue/*.h "$here/glue/runtime.py" "$here/mkzip.py" "$(command -v "$CC_WASI" >/dev/null && "$CC_WASI" --version | head -1)")
 	if [ -f "$out_wasm" ] && [ -f "$out_zip" ] && [ "$(cat "$build/stamp" 2>/dev/null)" = "$key" ]; then
 		say "python.wasm is up to date (CPython $py_version)"
 		return 0
@@ -276,6 +294,7 @@ main() {
 	deps
 	fetch_source
 	build_native
+	patch_source
 	build_wasi
 	say "linking the reactor and zipping the stdlib"
 	mkdir -p "$(dirname "$out_wasm")" "$(dirname "$out_zip")"

@@ -35,6 +35,10 @@ static PyObject *settle;          /* runtime.py's settle() */
 static PyObject *step_failed;     /* runtime.py's step_failed(exc) */
 static PyObject *invalid_state;   /* asyncio.InvalidStateError */
 static bool debug;                /* the loop's debug mode (set_debug) */
+static PyTypeObject *future_type; /* _asyncio.Future: a call's future */
+static PyTypeObject *task_type;   /* _asyncio.Task: the program's main task */
+static PyObject *set_result_desc; /* Future.set_result, Future.done: */
+static PyObject *done_desc;       /* called without a lookup by name */
 static PyObject *str_append, *str_popleft, *str_cancelled, *str_run, *str_done, *str_set_result, *str_main, *str_context;
 
 /* ---- the wakeup ---- */
@@ -125,7 +129,7 @@ static PyObject *call_soon(PyObject *m, PyObject *const *argv, Py_ssize_t nargs,
         return PyErr_Format(PyExc_RuntimeError, "the loop is not set up");
     PyObject *context = NULL;
     if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 &&
-        PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, 0), str_context) == 0)
+        (PyTuple_GET_ITEM(kwnames, 0) == str_context || PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, 0), str_context) == 0))
         context = argv[nargs];
     if (debug || nargs < 1 || !context || !PyContext_CheckExact(context))
         return PyObject_Vectorcall(py_call_soon, argv, (size_t)nargs, kwnames);
@@ -246,7 +250,11 @@ int32_t ptcx_run_loop(void)
             return PyErr_Occurred() ? -1 : PTCX_PENDING;
         if (main == Py_None)
             return PTCX_PENDING;
-        PyObject *done = PyObject_CallMethodNoArgs(main, str_done);
+        /* _asyncio's own done without its lookup by name; anything else
+         * (a task factory's task) by its own. */
+        PyObject *done = Py_IS_TYPE(main, task_type) || Py_IS_TYPE(main, future_type)
+                             ? PyObject_CallOneArg(done_desc, main)
+                             : PyObject_CallMethodNoArgs(main, str_done);
         if (!done)
             return -1;
         int is = PyObject_IsTrue(done);
@@ -320,7 +328,12 @@ int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
     }
     int popped = PyDict_DelItem(calls, key);
     Py_DECREF(key);
-    PyObject *r = popped < 0 ? NULL : PyObject_CallMethodOneArg(fut, str_set_result, v);
+    PyObject *r = NULL;
+    if (popped == 0) {
+        PyObject *stack[] = {fut, v};
+        r = Py_IS_TYPE(fut, future_type) ? PyObject_Vectorcall(set_result_desc, stack, 2, NULL)
+                                         : PyObject_CallMethodOneArg(fut, str_set_result, v);
+    }
     Py_DECREF(fut);
     Py_DECREF(v);
     if (!r) {
@@ -350,6 +363,21 @@ static PyObject *loop_init(PyObject *m, PyObject *const *argv, Py_ssize_t argc)
         Py_XDECREF(a);
         return NULL;
     }
+    PyObject *aio = PyImport_ImportModule("_asyncio");
+    PyObject *ft = aio ? PyObject_GetAttrString(aio, "Future") : NULL;
+    PyObject *tt = ft ? PyObject_GetAttrString(aio, "Task") : NULL;
+    PyObject *sr = tt ? PyObject_GetAttr(ft, str_set_result) : NULL;
+    PyObject *dn = sr ? PyObject_GetAttr(ft, str_done) : NULL;
+    Py_XDECREF(aio);
+    if (!dn || !PyType_Check(ft) || !PyType_Check(tt)) {
+        Py_XDECREF(ft), Py_XDECREF(tt), Py_XDECREF(sr), Py_XDECREF(dn);
+        Py_DECREF(a), Py_DECREF(p);
+        return dn ? PyErr_Format(PyExc_TypeError, "_asyncio.Future and Task are not types") : NULL;
+    }
+    Py_XSETREF(future_type, (PyTypeObject *)ft);
+    Py_XSETREF(task_type, (PyTypeObject *)tt);
+    Py_XSETREF(set_result_desc, sr);
+    Py_XSETREF(done_desc, dn);
     Py_XSETREF(append, a);
     Py_XSETREF(popleft, p);
     PyObject **slots[] = {&ready,   &py_call_soon, &callback_failed, &calls,        &scan_once,
@@ -369,6 +397,11 @@ static PyObject *set_debug(PyObject *m, PyObject *enabled)
     Py_RETURN_NONE;
 }
 
+/* get_debug() -> the loop's debug mode: the loop's get_debug, which the C
+ * Future and Task call whenever they are made (a call's future is one),
+ * as a C function called without a tuple of arguments. */
+static PyObject *get_debug(PyObject *m, PyObject *unused) { return PyBool_FromLong(debug); }
+
 static PyMethodDef loop_methods[] = {
     {"loop_init", (PyCFunction)(void (*)(void))loop_init, METH_FASTCALL,
      "loop_init(ready, call_soon, callback_failed, calls, scan_once, globals, settle, step_failed, invalid_state)"},
@@ -376,6 +409,7 @@ static PyMethodDef loop_methods[] = {
      "call_soon(callback, *args, context=None) -> a handle"},
     {"step", step, METH_NOARGS, "step(): runs the ready callbacks until there are none"},
     {"set_debug", set_debug, METH_O, "set_debug(enabled): the loop's debug mode"},
+    {"get_debug", get_debug, METH_NOARGS, "get_debug() -> the loop's debug mode"},
     {NULL},
 };
 

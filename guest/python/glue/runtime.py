@@ -149,13 +149,13 @@ class Loop(base_events.BaseEventLoop):
         super().__init__()
         self._timers = {}  # host timer id -> TimerHandle
         self._timer_ids = {}  # id(TimerHandle) -> host timer id
-        # get_debug as a C method: the C Future and Task ask it whenever
+        # get_debug in C (glue/loop.c): the C Future and Task ask it whenever
         # they are made (a call's future is one); set_debug keeps it true.
-        self.get_debug = bool(self._debug).__bool__
+        _ptcx.set_debug(self._debug)
+        self.get_debug = _ptcx.get_debug
 
     def set_debug(self, enabled):
         super().set_debug(enabled)
-        self.get_debug = bool(self._debug).__bool__
         _ptcx.set_debug(self._debug)
 
     def call_later(self, delay, callback, *args, context=None):
