@@ -67,6 +67,9 @@ func (r Report) Markdown(workloads []Workload) string {
 		if as := r.anchors(w); len(as) > 0 {
 			line += ". Anchors (no verdict): " + strings.Join(as, "; ")
 		}
+		if c := r.ceiling(w); c != "" {
+			line += ". " + c
+		}
 		b.WriteString(line + ".\n")
 	}
 	var missing, notes noteLines
@@ -101,6 +104,34 @@ func (r Report) anchors(w Workload) []string {
 		}
 	}
 	return out
+}
+
+// ceiling is w's median beside the bound its Ceiling peers' rates put on
+// it: "Ceiling (no verdict): 1 ÷ (1/ptcx-in-process + 1/http-floor),
+// 8022 runs/s: ÷ 0.87"; "" without a Ceiling, or "not measured" without
+// ptcx's median or a peer's.
+func (r Report) ceiling(w Workload) string {
+	if len(w.Ceiling) == 0 {
+		return ""
+	}
+	terms := make([]string, len(w.Ceiling))
+	var sum float64
+	measured := true
+	for i, name := range w.Ceiling {
+		terms[i] = "1/" + name
+		if p, ok := find(r.Results, name, w.Name); ok && p.Med > 0 {
+			sum += 1 / p.Med
+		} else {
+			measured = false
+		}
+	}
+	head := "Ceiling (no verdict): 1 ÷ (" + strings.Join(terms, " + ") + ")"
+	own, ok := find(r.Results, ImplPTCX, w.Name)
+	if !measured || !ok || own.Med <= 0 {
+		return head + ": not measured"
+	}
+	bound := 1 / sum
+	return fmt.Sprintf("%s, %s %s: ptcx ÷ it %s", head, trim(bound), w.Unit, trim(own.Med/bound))
 }
 
 // noteLines are the lines of the notes or of the results not measured:

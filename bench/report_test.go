@@ -296,3 +296,26 @@ func TestNewNode_missing(t *testing.T) {
 	_, err := peer.Measure(context.Background(), bench.Job{})
 	require.ErrorContains(t, err, `no Node peer "deno": want node-worker or quickjs-wasi`)
 }
+
+// serve_rps's ceiling is 1 ÷ (1/ptcx-in-process + 1/http-floor), shown
+// beside ptcx's median; without a peer's (or ptcx's) median it is not
+// measured, and a workload without a Ceiling shows none.
+func TestReport_ceiling(t *testing.T) {
+	rps := func(impl string, med float64) bench.Result {
+		return bench.Result{Impl: impl, Metric: "serve_rps", Unit: "runs/s", N: 2, Min: med, Med: med, P90: med}
+	}
+	w := workload(t, "serve_rps")
+	require.Equal(t, []string{bench.ImplPTCXInProcess, bench.ImplHTTPFloor}, w.Ceiling)
+	md := func(results ...bench.Result) string {
+		return bench.Report{Machine: bench.Machine{CPU: "Test CPU", Cores: 2}, Results: results}.Markdown([]bench.Workload{w})
+	}
+	// 1 ÷ (1/20000 + 1/20000) = 10000; 8000 ÷ 10000 = 0.8.
+	require.Contains(t, md(rps(bench.ImplPTCX, 8000), rps(bench.ImplPTCXInProcess, 20000), rps(bench.ImplHTTPFloor, 20000)),
+		"Ceiling (no verdict): 1 ÷ (1/ptcx-in-process + 1/http-floor), 10000 runs/s: ptcx ÷ it 0.8.")
+	require.Contains(t, md(rps(bench.ImplPTCX, 8000), rps(bench.ImplPTCXInProcess, 20000)),
+		"Ceiling (no verdict): 1 ÷ (1/ptcx-in-process + 1/http-floor): not measured.")
+	require.Contains(t, md(rps(bench.ImplPTCXInProcess, 20000), rps(bench.ImplHTTPFloor, 20000)),
+		"Ceiling (no verdict): 1 ÷ (1/ptcx-in-process + 1/http-floor): not measured.")
+	other := bench.Report{Machine: bench.Machine{CPU: "Test CPU", Cores: 2}}.Markdown([]bench.Workload{workload(t, "trivial_e2e")})
+	require.NotContains(t, other, "Ceiling")
+}

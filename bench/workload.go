@@ -104,6 +104,12 @@ type Workload struct {
 	// Anchors are published figures ptcx's median is shown beside, as the
 	// ratio ptcx ÷ anchor, with no verdict (Markdown).
 	Anchors []Anchor
+	// Ceiling names the peers whose rates, each what one share of ptcx's
+	// work costs alone on the same cores, bound a rate workload's median
+	// from above when both fill the cores: 1 ÷ the sum of their 1/rate
+	// (serve_rps: ptcx-in-process, the runs; http-floor, the HTTP). The
+	// report shows ptcx's median ÷ that bound beside it, with no verdict.
+	Ceiling []string
 }
 
 // Anchor is a published figure in a workload's unit, measured elsewhere
@@ -319,6 +325,7 @@ var Workloads = []Workload{
 		Targets: []Target{
 			{Against: ImplPTCXInProcess, Limit: 0.8}, // #36: ≥ 0.8x the in-process runs/s at the same concurrency
 		},
+		Ceiling: []string{ImplPTCXInProcess, ImplHTTPFloor},
 	},
 	{
 		Name: "serve_client_tool", What: "an execution pending on one client tool, answered by the bench as its client", Kind: ServeClientTool,

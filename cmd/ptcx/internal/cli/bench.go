@@ -57,7 +57,7 @@ func benchWorkloads() string {
 // wasmtime first when this build has it.
 var benchPeers = func() []string {
 	peers := []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi, bench.ImplPTCXInProcess,
-		bench.ImplPythonWasmFresh, bench.ImplCPythonNative}
+		bench.ImplHTTPFloor, bench.ImplPythonWasmFresh, bench.ImplCPythonNative}
 	if wasmhost.CheckEngine(wasmhost.EngineWasmtime) == nil {
 		peers = append([]string{bench.ImplPTCXWasmtime}, peers...)
 	}
@@ -138,6 +138,9 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 			continue
 		case bench.ImplPTCXInProcess:
 			impls = append(impls, own.InProcess())
+			continue
+		case bench.ImplHTTPFloor:
+			impls = append(impls, bench.NewHTTPFloor())
 			continue
 		case bench.ImplQJSNativeSwitch, bench.ImplQJSNativeGoto:
 			impls = append(impls, bench.NewQJSNative(name, *native))
