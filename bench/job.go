@@ -34,6 +34,10 @@ type Job struct {
 	// Store is a Parked job's (Workload.Store); Parked its count.
 	Store  string `json:"store,omitempty"`
 	Parked int    `json:"parked,omitempty"`
+	// Twin is the job of the workload's twin (Workload.Twin) for the same
+	// round, which ImplPTCXTwin measures; nil without one. Peers are not
+	// sent it.
+	Twin *Job `json:"-"`
 }
 
 // SessionFeed is one feed of a job (Job.Feeds). A Python job's feeds
@@ -138,6 +142,20 @@ func (w Workload) expand(p Params, first, samples int) (Job, error) {
 			return Job{}, err
 		}
 		j.Base = []Program{base}
+	}
+	if w.Twin != "" {
+		tw, err := Lookup(w.Twin)
+		if err != nil {
+			return Job{}, fmt.Errorf("bench: workload %s: its twin: %w", w.Name, err)
+		}
+		if tw.Twin != "" {
+			return Job{}, fmt.Errorf("bench: workload %s: its twin %s has a twin (%s)", w.Name, tw.Name, tw.Twin)
+		}
+		tj, err := tw.expand(p, first, samples)
+		if err != nil {
+			return Job{}, err
+		}
+		j.Twin = &tj
 	}
 	return j, nil
 }

@@ -113,7 +113,7 @@ func TestRun_python(t *testing.T) {
 	_, noPython := exec.LookPath("python3")
 	ws := []bench.Workload{workload(t, "per_call_await"), workload(t, "python_1plus1"), workload(t, "python_session_feeds"),
 		workload(t, "python_per_call_await")}
-	impls := append([]bench.Impl{own, gojapeer.New()}, peers...)
+	impls := append([]bench.Impl{own, gojapeer.New(), own.Twin()}, peers...)
 	results, err := bench.Run(ctx, impls, ws, p, nil)
 	require.NoError(t, err)
 	require.Len(t, results, len(ws)*len(impls))
@@ -122,13 +122,16 @@ func TestRun_python(t *testing.T) {
 		switch {
 		case r.Impl == bench.ImplCPythonNative && noPython != nil:
 			require.True(t, r.Missing(), "%+v", r)
+		case r.Impl == bench.ImplPTCXTwin && r.Metric != "python_per_call_await":
+			require.True(t, r.Unsupported(), "%+v", r)
+			require.Contains(t, r.Note, "has none")
 		case r.Impl == bench.ImplGoja && r.Metric != "per_call_await":
 			require.True(t, r.Unsupported(), "%+v", r)
 			require.Contains(t, r.Note, "goja runs TypeScript (JavaScript) programs only, not Python")
 		case r.Metric == "per_call_await" && (r.Impl == bench.ImplPythonWasmFresh || r.Impl == bench.ImplCPythonNative):
 			require.True(t, r.Unsupported(), "%+v", r)
 			require.Contains(t, r.Note, "runs Python programs only")
-		case r.Metric == "python_per_call_await" && r.Impl != bench.ImplPTCX:
+		case r.Metric == "python_per_call_await" && r.Impl != bench.ImplPTCX && r.Impl != bench.ImplPTCXTwin:
 			require.True(t, r.Unsupported(), "%+v", r)
 			require.Contains(t, r.Note, "starts every run afresh: it measures Python's latency and session workloads only")
 		default:
@@ -191,7 +194,8 @@ func TestNewCPythonNative_missing(t *testing.T) {
 
 // The Python workloads' targets: python_1plus1 against the fresh
 // python.wasm and in ms, python_per_call_await against ptcx's own
-// TypeScript per_call_await; their anchors are ratios with no verdict.
+// TypeScript per_call_await measured in its rounds (ptcx-twin); their
+// anchors are ratios with no verdict.
 func TestReport_pythonTargetsAndAnchors(t *testing.T) {
 	ws := []bench.Workload{workload(t, "per_call_await"), workload(t, "python_1plus1"), workload(t, "python_session_feeds"),
 		workload(t, "python_per_call_await")}
@@ -204,6 +208,7 @@ func TestReport_pythonTargetsAndAnchors(t *testing.T) {
 		{Impl: "ptcx", Metric: "python_session_feeds", Unit: "ms", Note: "failed: no sessions"},
 		{Impl: bench.ImplCPythonNative, Metric: "python_session_feeds", Unit: "ms", N: 5, Min: 200, Med: 200, P90: 200},
 		{Impl: "ptcx", Metric: "python_per_call_await", Unit: "µs", N: 5, Min: 12, Med: 12, P90: 12},
+		{Impl: bench.ImplPTCXTwin, Metric: "python_per_call_await", Unit: "µs", N: 5, Min: 5, Med: 5, P90: 5},
 		{Impl: bench.ImplCPythonNative, Metric: "per_call_await", Unit: "µs", Note: "missing: unsupported: Python only"},
 		{Impl: bench.ImplCPythonNative, Metric: "python_per_call_await", Unit: "µs", Note: "missing: unsupported: Python only"},
 	}
@@ -215,11 +220,11 @@ func TestReport_pythonTargetsAndAnchors(t *testing.T) {
 		"python_1plus1 ÷ python-wasm-fresh ≤ 0.0625: 0.001 ✓",
 		"python_1plus1 ≤ 1 ms: 0.5 ✓",
 		"python_session_feeds ≤ 2 ms: not measured",
-		"python_per_call_await ÷ ptcx's per_call_await ≤ 2: 2.4 ✗ MISSED",
+		"python_per_call_await ÷ ptcx-twin ≤ 2: 2.4 ✗ MISSED",
 	}, got)
 	md := rep.Markdown(ws)
 	for _, want := range []string{
-		"| `python_1plus1` | ms | 0.5 | 500 | 20 | **0.001** | **0.025** |",
+		"| `python_1plus1` | ms | 0.5 | 500 | 20 | — | **0.001** | **0.025** | — |",
 		"Anchors (no verdict): ÷ CPython-WASI on wasmtime, cold, as Monty publishes it, 16 ms: 0.0312.",
 		"Anchors (no verdict): ÷ Monty's published ten feeds (a subset interpreter, M3 Max), 0.4 ms: not measured.",
 		"- cpython-native, `per_call_await`, `python_per_call_await`: missing: unsupported: Python only\n",

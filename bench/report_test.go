@@ -163,7 +163,7 @@ func TestWorkloads_targets(t *testing.T) {
 		"after_session":     {{Of: "trivial_e2e", Limit: 1.2}},
 		"serve_e2e":         {{Of: "trivial_e2e", Plus: true, Limit: 0.15}},
 		"serve_rps":         {{Against: bench.ImplPTCXInProcess, Limit: 0.8}},
-		"serve_client_tool": {{Of: "serve_e2e", Limit: 2}},
+		"serve_client_tool": {{Against: bench.ImplPTCXTwin, Limit: 2}},
 		"parked_10k":        {{Field: "rss_mib", Limit: 1024}, {Field: "resume_p99_ms", Limit: 5}},
 		"parked_10k_dir":    {{Field: "rss_mib", Limit: 1024}, {Field: "resume_p99_ms", Limit: 5}},
 		"suspend":           {{Limit: 1}},

@@ -56,7 +56,7 @@ func benchWorkloads() string {
 // benchPeers are the peers ptcx bench knows, in report order: ptcx on
 // wasmtime first when this build has it.
 var benchPeers = func() []string {
-	peers := []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi, bench.ImplPTCXInProcess,
+	peers := []string{bench.ImplGoja, bench.ImplNodeWorker, bench.ImplQuickJSWasi, bench.ImplPTCXTwin, bench.ImplPTCXInProcess,
 		bench.ImplHTTPFloor, bench.ImplPythonWasmFresh, bench.ImplCPythonNative}
 	if wasmhost.CheckEngine(wasmhost.EngineWasmtime) == nil {
 		peers = append([]string{bench.ImplPTCXWasmtime}, peers...)
@@ -138,6 +138,9 @@ func runBench(ctx context.Context, c command, s *stdio, args []string) int {
 			continue
 		case bench.ImplPTCXInProcess:
 			impls = append(impls, own.InProcess())
+			continue
+		case bench.ImplPTCXTwin:
+			impls = append(impls, own.Twin())
 			continue
 		case bench.ImplHTTPFloor:
 			impls = append(impls, bench.NewHTTPFloor())

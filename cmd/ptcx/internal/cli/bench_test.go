@@ -127,7 +127,7 @@ func TestBench_flagBounds(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ args, contains string }{
-		{"--peers v8", `--peers: no peer "v8": want goja, node-worker, quickjs-wasi, ptcx-in-process, http-floor, python-wasm-fresh, cpython-native, or none`},
+		{"--peers v8", `--peers: no peer "v8": want goja, node-worker, quickjs-wasi, ptcx-twin, ptcx-in-process, http-floor, python-wasm-fresh, cpython-native, or none`},
 		{"--workloads nope", `--workloads: no workload "nope": want one of trivial_e2e`},
 		{"--timeout 0s", "--timeout 0s: want a positive duration"},
 	} {
