@@ -161,7 +161,7 @@ func TestWorkloads_targets(t *testing.T) {
 			{Subject: bench.ImplPTCXWasmtime, Against: bench.ImplQJSNativeSwitch, Limit: 1.1}, {Against: bench.ImplQJSNativeSwitch, Limit: 1.6}},
 		"session_feeds":     {{Limit: 0.4}, {Against: bench.ImplGoja, Limit: 3}},
 		"after_session":     {{Of: "trivial_e2e", Limit: 1.2}},
-		"serve_e2e":         {{Of: "trivial_e2e", Plus: true, Limit: 0.15}},
+		"serve_e2e":         {{Against: bench.ImplPTCXTwin, Plus: true, Limit: 0.15}},
 		"serve_rps":         {{Against: bench.ImplPTCXInProcess, Limit: 0.8}},
 		"serve_client_tool": {{Against: bench.ImplPTCXTwin, Limit: 2}},
 		"parked_10k":        {{Field: "rss_mib", Limit: 1024}, {Field: "resume_p99_ms", Limit: 5}},
@@ -187,6 +187,8 @@ func TestVerdicts_ofFieldSubject(t *testing.T) {
 	results := []bench.Result{
 		ms(bench.ImplPTCX, "trivial_e2e", 0.1),
 		ms(bench.ImplPTCX, "serve_e2e", 0.2),
+		ms(bench.ImplPTCXTwin, "serve_e2e", 0.12),
+		ms(bench.ImplPTCXTwin, "serve_client_tool", 0.2),
 		ms(bench.ImplPTCX, "after_session", 0.13),
 		ms(bench.ImplPTCX, "serve_client_tool", 0.5),
 		ms(bench.ImplPTCX, "compute_loop", 300),
@@ -197,20 +199,24 @@ func TestVerdicts_ofFieldSubject(t *testing.T) {
 	parked.Extra = map[string]float64{"rss_mib": 2000, "resume_p99_ms": 4}
 	results = append(results, parked)
 	got := map[string]string{}
+	ofPlus := workload(t, "serve_e2e")
+	ofPlus.Name, ofPlus.Targets = "serve_e2e_of", []bench.Target{{Of: "trivial_e2e", Plus: true, Limit: 0.15}}
+	results = append(results, ms(bench.ImplPTCX, "serve_e2e_of", 0.2))
 	ws := []bench.Workload{workload(t, "after_session"), workload(t, "serve_e2e"), workload(t, "serve_client_tool"),
-		workload(t, "compute_loop"), workload(t, "parked_10k"), workload(t, "parked_10k_dir")}
+		workload(t, "compute_loop"), workload(t, "parked_10k"), workload(t, "parked_10k_dir"), ofPlus}
 	for _, v := range bench.Verdicts(ws, results) {
 		got[v.Workload.Name] += v.String() + "; "
 	}
 	require.Equal(t, "÷ ptcx's trivial_e2e ≤ 1.2: 1.3 ✗ MISSED; ", got["after_session"])
-	require.Equal(t, "− ptcx's trivial_e2e ≤ 0.15 ms: 0.1 ✓; ", got["serve_e2e"])
-	require.Equal(t, "÷ ptcx's serve_e2e ≤ 2: 2.5 ✗ MISSED; ", got["serve_client_tool"])
+	require.Equal(t, "− ptcx-twin ≤ 0.15 ms: 0.08 ✓; ", got["serve_e2e"])
+	require.Equal(t, "÷ ptcx-twin ≤ 2: 2.5 ✗ MISSED; ", got["serve_client_tool"])
+	require.Equal(t, "− ptcx's trivial_e2e ≤ 0.15 ms: 0.1 ✓; ", got["serve_e2e_of"])
 	require.Equal(t, "÷ quickjs-wasi ≤ 1: not measured; "+
 		"ptcx-wasmtime ÷ qjs-native-switch ≤ 1.1: 1.05 ✓; ÷ qjs-native-switch ≤ 1.6: 1.5 ✓; ", got["compute_loop"])
 	require.Equal(t, "rss_mib ≤ 1024: 2000 ✗ MISSED; resume_p99_ms ≤ 5: 4 ✓; ", got["parked_10k"])
 	require.Equal(t, "rss_mib ≤ 1024: not measured; resume_p99_ms ≤ 5: not measured; ", got["parked_10k_dir"])
 	// Without trivial_e2e in the run, the targets on it are not measured.
-	for _, v := range bench.Verdicts(ws[:2], results[1:]) {
+	for _, v := range bench.Verdicts([]bench.Workload{ws[0], ofPlus}, results[1:]) {
 		require.False(t, v.Measured, v.String())
 	}
 }

@@ -51,6 +51,8 @@ func (t Target) Describe(w Workload) string {
 		return fmt.Sprintf("%s− ptcx's %s %s %s %s", head, t.Of, cmp, trim(t.Limit), w.Unit)
 	case t.Of != "":
 		return fmt.Sprintf("%s÷ ptcx's %s %s %s", head, t.Of, cmp, trim(t.Limit))
+	case t.Against != "" && t.Plus:
+		return fmt.Sprintf("%s− %s %s %s %s", head, t.Against, cmp, trim(t.Limit), w.Unit)
 	case t.Against != "":
 		return fmt.Sprintf("%s÷ %s %s %s", head, t.Against, cmp, trim(t.Limit))
 	}
@@ -89,6 +91,9 @@ func Verdicts(workloads []Workload, results []Result) []Verdict {
 			default:
 				if peer, ok := find(results, t.Against, w.Name); ok && peer.Med > 0 {
 					v.Value, v.Measured = mine/peer.Med, true
+					if t.Plus {
+						v.Value = mine - peer.Med
+					}
 				}
 			}
 			if v.Measured {
