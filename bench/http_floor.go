@@ -63,7 +63,7 @@ type floorServer struct {
 }
 
 // startHTTPFloor listens on loopback; conns is how many keep-alive
-// connections its client keeps (as startServe's).
+// connections its client keeps (startServe's client: keepAlive).
 func startHTTPFloor(conns int) (*floorServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -77,8 +77,7 @@ func startHTTPFloor(conns int) (*floorServer, error) {
 		defer close(f.done)
 		_ = f.hs.Serve(l)
 	}()
-	f.http = &http.Client{Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns,
-		IdleConnTimeout: time.Minute, DisableCompression: true}}
+	f.http = keepAlive(conns)
 	f.base = "http://" + l.Addr().String()
 	f.c = client.New(f.base, serveKey, f.http)
 	return f, nil

@@ -83,10 +83,17 @@ func startServe(ctx context.Context, sandbox wasmhost.Config, cfg *serve.Config,
 		defer close(s.done)
 		_ = hs.Serve(l)
 	}()
-	s.http = &http.Client{Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns,
-		IdleConnTimeout: time.Minute, DisableCompression: true}}
+	s.http = keepAlive(conns)
 	s.c = client.New("http://"+l.Addr().String(), serveKey, s.http)
 	return s, nil
+}
+
+// keepAlive is the bench's HTTP client of a serve (and of the http-floor
+// peer, which must be the same client): conns keep-alive connections to
+// one host, no compression.
+func keepAlive(conns int) *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns,
+		IdleConnTimeout: time.Minute, DisableCompression: true}}
 }
 
 // stop closes the server, its listener, its sandbox and its files.
