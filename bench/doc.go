@@ -37,10 +37,13 @@
 // rates) from below; or on ptcx's median against its own on another
 // workload (Target.Of, a ratio or with Plus a difference), on a figure
 // beside the samples (Target.Field, Result.Extra), or on a peer's median
-// (Target.Subject). A workload's Anchors are published figures its
-// median is shown beside as ratios, with no verdict, and its Ceiling the
-// bound that peers measuring its shares alone put on a rate (serve_rps:
-// the runs in-process and HTTP with nothing behind it, http-floor). An
+// (Target.Subject). Two of ptcx's workloads that a target compares are
+// measured in the same rounds where it matters (Workload.Twin: the peer
+// ptcx-twin measures the twin, as a ratio or, with Plus, a difference). A
+// workload's Anchors are published figures its median is shown beside as
+// ratios, with no verdict, and its Ceiling the bound that peers measuring
+// its shares alone put on a rate (serve_rps: the runs in-process and HTTP
+// with nothing behind it, http-floor). An
 // implementation that cannot measure a kind of workload (goja and
 // node-worker neither snapshot nor pool) is missing from it with the reason
 // (ErrUnsupported), never dropped.

@@ -108,8 +108,8 @@ func (r Report) anchors(w Workload) []string {
 
 // ceiling is w's median beside the bound its Ceiling peers' rates put on
 // it: "Ceiling (no verdict): 1 ÷ (1/ptcx-in-process + 1/http-floor),
-// 8022 runs/s: ÷ 0.87"; "" without a Ceiling, or "not measured" without
-// ptcx's median or a peer's.
+// 8022 runs/s: ptcx ÷ it 0.87"; "" without a Ceiling, or "…: not
+// measured" without ptcx's median or a peer's.
 func (r Report) ceiling(w Workload) string {
 	if len(w.Ceiling) == 0 {
 		return ""

@@ -9,7 +9,9 @@ import (
 type Verdict struct {
 	Workload Workload
 	Target   Target
-	// Value is ptcx's median, or the ratio ptcx ÷ Target.Against.
+	// Value is ptcx's median (or Target.Field's figure), the ratio
+	// ptcx ÷ Target.Against's or Target.Of's median, or with Target.Plus
+	// the difference ptcx − theirs.
 	Value float64
 	// Measured is false when ptcx or the peer measured nothing; OK is then
 	// false too.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh installs the Debian toolchain that builds the guest
 # (guest/build.sh): clang, lld, the WASI libc and the wasm32 compiler runtime,
-# and patch, which applies glue/*.patch to the QuickJS-NG sources;
+# and patch, which applies our patches to the QuickJS-NG and CPython sources;
 # curl, which the demo's ptcx serve section uses as the client; and gcc, the C
 # compiler cgo links the wasmtime engine with (make test-wasmtime, make bench).
 # Given package names, it installs those instead (make test-image: podman

@@ -796,7 +796,10 @@ func TestABI_callNeverAwaitedWarns(t *testing.T) {
 // value or its exception, suspended or not: asyncio's futures (answered
 // later, failed, done already, cancelled), a tool's call, an __await__
 // that is a generator, one that is a plain iterator ending in
-// StopIteration(value), a @types.coroutine generator, a coroutine. And the
+// StopIteration(value), a @types.coroutine generator, a coroutine; a
+// coroutine waiting on a future sent a value other than None (which the
+// future's iterator ignores) once it is done; a task cancelled while it
+// waits (the exception thrown into the future's iterator). And the
 // awaits of a future and of a call make no StopIteration (patches/send.patch:
 // SEND takes asyncio's future iterator's am_send, as PyIter_Send does), which
 // sys.monitoring's RAISE event would see; a plain iterator's end still
@@ -852,6 +855,25 @@ async def coro():
     await asyncio.sleep(0)
     return "coroutine"
 out.append(await coro())
+f = loop.create_future()
+async def waits():
+    return await f
+c = waits()
+first = c.send(None)
+f.set_result("sent a value")
+try:
+    c.send(5)
+except StopIteration as e:
+    out.append([first is f, e.value])
+async def never():
+    await loop.create_future()
+t = asyncio.ensure_future(never())
+await asyncio.sleep(0)
+t.cancel()
+try:
+    await t
+except asyncio.CancelledError:
+    out.append("task cancelled")
 raised = []
 M = sys.monitoring
 M.use_tool_id(3, "test")
@@ -872,7 +894,7 @@ out`, "get")
 	// The plain iterator's StopIteration is seen twice: raised in __next__,
 	// and again where the await takes it.
 	want := `["later","KeyError 'k'","done already","cancelled",{"i":1},"generator __await__","iterator __await__",` +
-		`"types.coroutine","coroutine",[0,0,["StopIteration","StopIteration"]]]`
+		`"types.coroutine","coroutine",[true,"sent a value"],"task cancelled",[0,0,["StopIteration","StopIteration"]]]`
 	if got := g.value(); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

@@ -191,12 +191,16 @@ patch_source() {
 	key=$(hash patched-v1 "$orig_sha256" "$here"/patches/*.patch)
 	wsrc="$build/src/Python-$py_version+$key"
 	[ -f "$wsrc/.ok" ] && return 0
-	rm -rf "$wsrc"
-	cp -a "$src" "$wsrc"
-	rm -f "$wsrc/.ok"
+	# Made aside and moved in whole, so that a copy or a patch cut short is
+	# never taken for done; a patch must apply exactly (no fuzz).
+	local part="$wsrc.part"
+	rm -rf "$wsrc" "$part"
+	cp -a "$src" "$part"
+	rm -f "$part/.ok"
 	for p in "$here"/patches/*.patch; do
-		patch -s -p1 -d "$wsrc" <"$p" || die "could not apply patches/$(basename "$p") to $wsrc"
+		patch --batch --forward --fuzz=0 -s -p1 -d "$part" <"$p" || die "could not apply patches/$(basename "$p") to $part"
 	done
+	mv "$part" "$wsrc"
 	touch "$wsrc/.ok"
 }
 
