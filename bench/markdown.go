@@ -18,12 +18,12 @@ func (r Report) Markdown(workloads []Workload) string {
 		}
 	}
 	p := r.Params.withDefaults()
-	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for per_call_await and python_per_call_await, %d for "+
+	fmt.Fprintf(&b, "Measured by `ptcx bench` (ptcx %s) on %s, %s, in one run: medians of %d samples each (%d for per_call_await and python_per_call_await, %d for serve_e2e and serve_client_tool, %d for "+
 		"runs_per_second, serve_rps and the rss_* workloads, whose samples are many runs or instances each; the parked "+
 		"workloads' are their resumes), a latency, session or per-call "+
 		"workload's taken in %s, every implementation measuring its share in each, in turn; the ratios are ptcx ÷ peer "+
 		"from the same run (below 1: ptcx costs less; for runs/s, above 1: ptcx does more).\n\n",
-		r.Version, r.Machine, r.When.UTC().Format("2006-01-02"), p.samples(Latency), p.samples(PerCall), p.samples(Throughput), plural(p.Rounds, "round"))
+		r.Version, r.Machine, r.When.UTC().Format("2006-01-02"), p.samples(Latency), p.samples(PerCall), p.samples(ServeLatency), p.samples(Throughput), plural(p.Rounds, "round"))
 	b.WriteString("| workload | unit |")
 	for _, i := range impls {
 		fmt.Fprintf(&b, " %s |", i)

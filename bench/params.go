@@ -168,9 +168,18 @@ func (p Params) samples(k Kind) int {
 		return 1 // its samples are its resumes, Params.Parked of them
 	case PerCall:
 		return perCallFactor * p.Runs
+	case ServeLatency, ServeClientTool:
+		return serveFactor * p.Runs
 	}
 	return p.Runs
 }
+
+// serveFactor is how many times Runs a serve latency workload's samples
+// are (serve_e2e, serve_client_tool): a sample is under a millisecond, and
+// they spread wide (3,000 serve_e2e executions in a row: p10 150 µs, p90
+// 335–390, p99 490–810, against an in-process run's 66 / 121 / 231), so
+// that a round's median of two samples read 0.21 to 0.85 ms in one run.
+const serveFactor = 5
 
 // perCallFactor is how many times Runs a PerCall workload's samples are:
 // a sample is a few milliseconds, so five times as many cost little, and

@@ -227,7 +227,7 @@ func TestReport_Markdown(t *testing.T) {
 	ws := []bench.Workload{workload(t, "trivial_e2e"), workload(t, "runs_per_second")}
 	md := report().Markdown(ws)
 	for _, want := range []string{
-		"Measured by `ptcx bench` (ptcx v1.2.3) on Test CPU, 2 cores, TestOS, go1.26, 2026-12-01, in one run: medians of 20 samples each (100 for per_call_await and python_per_call_await, 2 for",
+		"Measured by `ptcx bench` (ptcx v1.2.3) on Test CPU, 2 cores, TestOS, go1.26, 2026-12-01, in one run: medians of 20 samples each (100 for per_call_await and python_per_call_await, 100 for serve_e2e and serve_client_tool, 2 for",
 		"| workload | unit | ptcx | node-worker | quickjs-wasi | ptcx ÷ node-worker | ptcx ÷ quickjs-wasi |",
 		"| `trivial_e2e` | ms | 2 | 40 | — | **0.05** | — |",
 		"| `runs_per_second` | runs/s | 500 | 25 | — | **20** | — |",
