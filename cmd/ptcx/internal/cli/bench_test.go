@@ -44,7 +44,7 @@ func TestBench_json(t *testing.T) {
 			continue // a build without the Python guest
 		}
 		want := 1
-		if w, err := bench.Lookup(r.Metric); err == nil && w.Kind == bench.PerCall {
+		if w, err := bench.Lookup(r.Metric); err == nil && (w.Kind == bench.PerCall || w.Kind == bench.ServeLatency || w.Kind == bench.ServeClientTool) {
 			want = 5 // five times --runs
 		} else if err == nil && w.Kind == bench.Parked {
 			want = 2 // one per resume: --parked
