@@ -35,10 +35,6 @@ static PyObject *settle;          /* runtime.py's settle() */
 static PyObject *step_failed;     /* runtime.py's step_failed(exc) */
 static PyObject *invalid_state;   /* asyncio.InvalidStateError */
 static bool debug;                /* the loop's debug mode (set_debug) */
-static PyTypeObject *future_type; /* _asyncio.Future: a call's future */
-static PyTypeObject *task_type;   /* _asyncio.Task: the program's main task */
-static PyObject *set_result_desc; /* Future.set_result, Future.done: */
-static PyObject *done_desc;       /* called without a lookup by name */
 static PyObject *str_append, *str_popleft, *str_cancelled, *str_run, *str_done, *str_set_result, *str_main, *str_context;
 
 /* ---- the wakeup ---- */
@@ -250,11 +246,7 @@ int32_t ptcx_run_loop(void)
             return PyErr_Occurred() ? -1 : PTCX_PENDING;
         if (main == Py_None)
             return PTCX_PENDING;
-        /* _asyncio's own done without its lookup by name; anything else
-         * (a task factory's task) by its own. */
-        PyObject *done = Py_IS_TYPE(main, task_type) || Py_IS_TYPE(main, future_type)
-                             ? PyObject_CallOneArg(done_desc, main)
-                             : PyObject_CallMethodNoArgs(main, str_done);
+        PyObject *done = PyObject_CallMethodNoArgs(main, str_done);
         if (!done)
             return -1;
         int is = PyObject_IsTrue(done);
@@ -328,12 +320,7 @@ int32_t ptcx_resume_fast(int32_t id, const char *payload, size_t len)
     }
     int popped = PyDict_DelItem(calls, key);
     Py_DECREF(key);
-    PyObject *r = NULL;
-    if (popped == 0) {
-        PyObject *stack[] = {fut, v};
-        r = Py_IS_TYPE(fut, future_type) ? PyObject_Vectorcall(set_result_desc, stack, 2, NULL)
-                                         : PyObject_CallMethodOneArg(fut, str_set_result, v);
-    }
+    PyObject *r = popped < 0 ? NULL : PyObject_CallMethodOneArg(fut, str_set_result, v);
     Py_DECREF(fut);
     Py_DECREF(v);
     if (!r) {
@@ -363,21 +350,6 @@ static PyObject *loop_init(PyObject *m, PyObject *const *argv, Py_ssize_t argc)
         Py_XDECREF(a);
         return NULL;
     }
-    PyObject *aio = PyImport_ImportModule("_asyncio");
-    PyObject *ft = aio ? PyObject_GetAttrString(aio, "Future") : NULL;
-    PyObject *tt = ft ? PyObject_GetAttrString(aio, "Task") : NULL;
-    PyObject *sr = tt ? PyObject_GetAttr(ft, str_set_result) : NULL;
-    PyObject *dn = sr ? PyObject_GetAttr(ft, str_done) : NULL;
-    Py_XDECREF(aio);
-    if (!dn || !PyType_Check(ft) || !PyType_Check(tt)) {
-        Py_XDECREF(ft), Py_XDECREF(tt), Py_XDECREF(sr), Py_XDECREF(dn);
-        Py_DECREF(a), Py_DECREF(p);
-        return dn ? PyErr_Format(PyExc_TypeError, "_asyncio.Future and Task are not types") : NULL;
-    }
-    Py_XSETREF(future_type, (PyTypeObject *)ft);
-    Py_XSETREF(task_type, (PyTypeObject *)tt);
-    Py_XSETREF(set_result_desc, sr);
-    Py_XSETREF(done_desc, dn);
     Py_XSETREF(append, a);
     Py_XSETREF(popleft, p);
     PyObject **slots[] = {&ready,   &py_call_soon, &callback_failed, &calls,        &scan_once,
