@@ -70,3 +70,10 @@ func HoldSpillRemovals() (release func()) {
 		close(ch)
 	})
 }
+
+// WaitingRunners is how many of s's runners wait for an execution
+// (runners.go).
+func WaitingRunners(s *Server) int { return s.runners.Waiting() }
+
+// RunnersMaxIdle is runnersMaxIdle.
+const RunnersMaxIdle = runnersMaxIdle

@@ -514,7 +514,7 @@ func (s *Server) resume(x *execution) *httpError {
 	mark := x.emitted()
 	started := make(chan *httpError, 1)
 	s.begin()
-	go func() {
+	s.runners.Start(job(func() {
 		defer s.end()
 		defer cancel()
 		// It may wait for its client live again before it parks (livewait.go).
@@ -532,7 +532,7 @@ func (s *Server) resume(x *execution) *httpError {
 		// wait for the file system too (an unlink took up to tens of ms
 		// on a busy disk, the resumes' p99).
 		s.removeSpilled(x, name)
-	}()
+	}))
 	return x.awaitStart(started, mark)
 }
 

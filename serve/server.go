@@ -15,6 +15,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/runners"
 	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/spill"
 	"github.com/ptcx/ptcx/serve/internal/table"
@@ -66,9 +67,10 @@ type Server struct {
 	states  *programSessions // keep_state sessions (session_state.go)
 
 	draining atomic.Bool
-	running  sync.WaitGroup // execution goroutines (begin, end)
-	idle     idleRelease    // gives memory back once idle (idle.go)
-	stop     chan struct{}  // ends the sweeper
+	running  sync.WaitGroup   // execution goroutines (begin, end)
+	idle     idleRelease      // gives memory back once idle (idle.go)
+	runners  *runners.Runners // the goroutines executions run on (runners.go)
+	stop     chan struct{}    // ends the sweeper and idle runners
 	stopOnce sync.Once
 }
 
@@ -81,6 +83,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, runtime: opts.Runtime, stop: make(chan struct{}),
 		table: table.New[*execution](cfg.retention(), cfg.maxRetained(), time.Now)}
+	s.runners = newRunners(s.stop)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -116,7 +116,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 	s.log.InfoContext(reqCtx, "execution accepted", attrs...)
 	s.metrics.running.WithLabelValues(t.name).Inc()
 	s.begin()
-	go func() {
+	s.runners.Start(job(func() {
 		defer s.end()
 		defer cancel()
 		ctx := wasmhost.WithLogHook(ctx, x.logLine)
@@ -138,7 +138,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 		}
 		r, p := ex.ExecuteParkable(s.liveWaitOf(ctx, x), call, x.isClientTool) // livewait.go
 		s.run(ctx, x, r, p, release)
-	}()
+	}))
 	return started{x: x}, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptcx/ptcx/api"
-	"github.com/ptcx/ptcx/wasmhost/internal/runners"
+	"github.com/ptcx/ptcx/internal/runners"
 )
 
 // goid is the current goroutine's id, from its stack's first line.
@@ -48,7 +48,7 @@ func TestRuntime_Run_reusesItsRunner(t *testing.T) {
 	before := runtime.NumGoroutine()
 	rt, err := New(context.Background(), NewConfig().WithPool(0))
 	require.NoError(t, err)
-	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, time.Hour)
+	rt.runners = runners.New(rt.closing.Done(), runnersMaxIdle, time.Hour)
 	p := Program{JS: `return (await tools.echo({n: 1})).n`, Tools: []string{"echo"}}
 	run := func() {
 		out, err := rt.Run(context.Background(), p, okTools)
@@ -64,8 +64,8 @@ func TestRuntime_Run_reusesItsRunner(t *testing.T) {
 	}
 	// A run started just before its runner receives starts another one,
 	// so the runners may be up to max; never more.
-	require.LessOrEqual(t, runtime.NumGoroutine(), n+runners.MaxIdle, "20 runs later, no more goroutines than waiting runners")
-	require.LessOrEqual(t, rt.runners.Waiting(), runners.MaxIdle)
+	require.LessOrEqual(t, runtime.NumGoroutine(), n+runnersMaxIdle, "20 runs later, no more goroutines than waiting runners")
+	require.LessOrEqual(t, rt.runners.Waiting(), runnersMaxIdle)
 	require.NoError(t, rt.Close(context.Background()))
 	waitFor(t, "no runner waits once closed", func() bool { return rt.runners.Waiting() == 0 })
 	waitGoroutines(t, before, 5*time.Second)
@@ -81,7 +81,7 @@ func TestRuntime_Run_settlesOnTheCallersGoroutine(t *testing.T) {
 	require.NoError(t, err)
 	defer rt.Close(ctx)
 	require.True(t, rt.startInline, "the embedded guest starts inline")
-	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, time.Hour)
+	rt.runners = runners.New(rt.closing.Done(), runnersMaxIdle, time.Hour)
 	for _, tt := range []struct {
 		js   string
 		kind api.Kind // "" for the result 1
@@ -119,7 +119,7 @@ func TestRuntime_Run_settlesOnTheCallersGoroutine(t *testing.T) {
 	require.NoError(t, err)
 	defer custom.Close(ctx)
 	require.False(t, custom.startInline, "a guest given by WithGuest runs on runners")
-	custom.runners = runners.New(custom.closing.Done(), runners.MaxIdle, time.Hour)
+	custom.runners = runners.New(custom.closing.Done(), runnersMaxIdle, time.Hour)
 	out, err = custom.Run(ctx, Program{JS: `return 1`}, okTools)
 	require.NoError(t, err)
 	require.Equal(t, "1", string(out.Result))

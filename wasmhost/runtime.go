@@ -11,16 +11,26 @@ import (
 	wapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/ptcx/ptcx/api"
+	"github.com/ptcx/ptcx/internal/runners"
 	"github.com/ptcx/ptcx/wasmhost/internal/abi"
 	"github.com/ptcx/ptcx/wasmhost/internal/admit"
 	"github.com/ptcx/ptcx/wasmhost/internal/bytecode"
 	"github.com/ptcx/ptcx/wasmhost/internal/engine"
-	"github.com/ptcx/ptcx/wasmhost/internal/runners"
 	"github.com/ptcx/ptcx/wasmhost/internal/world"
 )
 
 // errInitFailed means ptcx_init returned an error status.
 var errInitFailed = errors.New("wasmhost: the guest failed to initialise")
+
+// runnersMaxIdle bounds the runners waiting for a run at once: as many as
+// run at once on the 2-core machines we measure on, and as many again
+// finishing.
+const runnersMaxIdle = 4
+
+// runnersIdleFor is how long a runner waits for a run before it exits:
+// runs a few a second apart reuse one, and a Runtime left idle holds none
+// after it.
+const runnersIdleFor = 500 * time.Millisecond
 
 // Runtime runs programs in the guest. It compiles the guest once, in New,
 // and creates a fresh instance for every run: nothing of one run is visible
@@ -97,7 +107,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rt.closing, rt.closeRuns = context.WithCancelCause(context.WithoutCancel(ctx))
-	rt.runners = runners.New(rt.closing.Done(), runners.MaxIdle, runners.IdleFor)
+	rt.runners = runners.New(rt.closing.Done(), runnersMaxIdle, runnersIdleFor)
 	eng, err := newEngine(ctx, cfg.engineName(), rt.limits.MemoryBytes, cfg.cacheDir)
 	if err != nil {
 		return nil, err

@@ -1,19 +1,24 @@
-// Package runners keeps the goroutines runs execute on.
+// Package runners keeps goroutines with their grown stacks, for work
+// that runs deep.
 //
-// A run executes on a goroutine of its own (run.run), so that Run can
-// return at a deadline a guest did not come back from (a run of the guest
-// ptcx embeds starts on its caller's goroutine, and comes here only if its
-// first export leaves it waiting). A new goroutine
-// starts with a small stack, and a run grows it, copying it each time it
-// doubles, to the depth of wazero's calls into the guest and the guest's
-// calls into the host: in the profile of a trivial run end to end, about a
-// twentieth of its CPU time went to that (docs/performance-notebook.md). So the
-// goroutine of a run that ended waits a while for the next run instead of
-// exiting, its stack grown: it is a runner.
+// A new goroutine starts with a small stack, and work that calls deep
+// grows it, copying it each time it doubles. A run does: wazero's calls
+// into the guest and the guest's calls into the host. In the profile of a
+// trivial run end to end that was about a twentieth of its CPU time
+// (docs/performance-notebook.md), and in `ptcx serve`'s, whose every
+// execution started on a new goroutine, about 20 µs of each trivial
+// execution (docs/performance.md, "The service path"). So a goroutine
+// that finished its job waits a while for the next one instead of
+// exiting, its stack grown: it is a runner. wasmhost keeps runners for
+// the runs that wait (a run of the guest ptcx embeds starts on its
+// caller's goroutine, and moves to one only if its first export leaves it
+// waiting, so that Run can return at a deadline); serve keeps its own for
+// its executions, and their resumes.
 //
-// At most MaxIdle wait at once, each at most IdleFor, and all
-// of them leave when the Runtime closes: an idle Runtime keeps no
-// goroutine for long. A run that finds no runner waiting starts one.
+// At most max wait at once, each at most idleFor (New), and all of them
+// leave once closing is closed: an idle owner keeps no goroutine for
+// long. A job that finds no runner waiting starts one, so a job never
+// queues behind another.
 package runners
 
 import (
@@ -21,17 +26,7 @@ import (
 	"time"
 )
 
-// MaxIdle bounds the runners waiting for a run at once: as many as
-// run at once on the 2-core machines we measure on, and as many again
-// finishing.
-const MaxIdle = 4
-
-// IdleFor is how long a runner waits for a run before it exits: runs
-// a few a second apart reuse one, and a Runtime left idle holds none
-// after it.
-const IdleFor = 500 * time.Millisecond
-
-// Job is what a runner executes: a run (a run's Execute).
+// Job is what a runner executes (wasmhost: a run's Execute).
 type Job interface{ Execute() }
 
 // Runners hands jobs to the goroutines waiting for one.
@@ -61,7 +56,7 @@ func (rs *Runners) Start(j Job) {
 }
 
 // serve executes j, then the jobs handed to it, until it has waited
-// idleFor for one, or the Runtime closes, or enough runners wait.
+// idleFor for one, or its owner closes, or enough runners wait.
 func (rs *Runners) serve(j Job) {
 	var timer *time.Timer
 	defer func() {
