@@ -62,9 +62,13 @@ cp "$dir/go.sum" go.sum # checksums, offline: tidy keeps the ones it needs
 	for p in "${pkgs[@]}"; do echo "	_ \"$p\""; done
 	echo ")"
 } >embedder.go
-GOPROXY=$proxy go mod tidy >/dev/null 2>&1 || true # fills the cache, as above (this module is a throwaway)
+# Fills the cache, as above (this module is a throwaway): tidy, and the
+# go.mod of every module in its graph, which `go list -m all` reads and a
+# fresh machine's cache lacks after builds, tests and tidy.
+GOPROXY=$proxy go mod tidy >/dev/null 2>&1 || true
+GOPROXY=$proxy go list -m all >/dev/null 2>&1 || true
 out=$(go mod tidy 2>&1) || die "go mod tidy in a module importing ptcx's ${#pkgs[@]} packages failed:"$'\n'"$out"
-go list -m all >"$tmp/modules"
+out=$(go list -m all 2>&1 >"$tmp/modules") || die "go list -m all in a module importing ptcx's ${#pkgs[@]} packages failed:"$'\n'"$(sort -u <<<"$out")"
 if grep -q "$wasmtime_go" "$tmp/modules"; then
 	die "the module graph of a module importing ptcx names $wasmtime_go:"$'\n'"$(go mod why -m "$(grep -o "$wasmtime_go[^ ]*" "$tmp/modules" | head -1)")"
 fi
