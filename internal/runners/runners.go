@@ -36,8 +36,9 @@ type Runners struct {
 	max     int
 	idleFor time.Duration
 
-	mu   sync.Mutex
-	idle int // runners waiting on work, or about to
+	mu      sync.Mutex
+	idle    int // runners waiting on work, or about to
+	started int // runners started, ever
 }
 
 // New returns runners that leave once closing is closed, at most
@@ -51,6 +52,9 @@ func (rs *Runners) Start(j Job) {
 	select {
 	case rs.work <- j:
 	default:
+		rs.mu.Lock()
+		rs.started++
+		rs.mu.Unlock()
 		go rs.serve(j)
 	}
 }
@@ -113,4 +117,12 @@ func (rs *Runners) Waiting() int {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.idle
+}
+
+// Started reports how many runners were ever started: beside the jobs
+// started, how many found none waiting.
+func (rs *Runners) Started() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.started
 }

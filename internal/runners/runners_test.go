@@ -144,3 +144,21 @@ func TestRunners_start_hammer(t *testing.T) {
 	waitFor(t, "none waits once closing", func() bool { return rs.Waiting() == 0 })
 	waitGoroutines(t, before, 5*time.Second)
 }
+
+// Started counts the runners started, not the jobs: a job that finds a
+// runner waiting starts none.
+func TestRunners_started(t *testing.T) {
+	closing := make(chan struct{})
+	rs := New(closing, 2, time.Hour)
+	require.Zero(t, rs.Started())
+	done := make(chan struct{})
+	rs.Start(fnJob(func() { done <- struct{}{} }))
+	<-done
+	require.Equal(t, 1, rs.Started())
+	waitFor(t, "the runner waits", func() bool { return rs.Waiting() == 1 })
+	rs.Start(fnJob(func() { done <- struct{}{} }))
+	<-done
+	require.Equal(t, 1, rs.Started(), "the waiting runner took the second job")
+	close(closing)
+	waitFor(t, "the runner left", func() bool { return rs.Waiting() == 0 })
+}
