@@ -451,7 +451,7 @@ func (s *Server) retryResume(x *execution) {
 }
 
 // resume continues a parked x whose calls are all answered, on a
-// goroutine of its own, within the tenant's concurrent quota (429 while
+// runner (runners.go), within the tenant's concurrent quota (429 while
 // it is full: the answers are kept, and posting results again, even none,
 // retries). It returns once the program runs again (its first resumed
 // call started, or its run ended), or with the answer for a resume that
