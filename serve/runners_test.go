@@ -16,7 +16,8 @@ import (
 // run alike, the runners waiting never pass their bound under a burst,
 // and none is left waiting once the server closes.
 func TestServer_executionsRunOnRunners(t *testing.T) {
-	ts := newServer(t, nil)
+	const burst = 24
+	ts := newServer(t, func(c *serve.Config) { c.Tenants[0].Quotas.MaxConcurrent = 2 * burst }) // the burst is never refused
 	c := ts.client(keyA)
 	waiting := func(what string, n int) {
 		t.Helper()
@@ -48,7 +49,6 @@ func TestServer_executionsRunOnRunners(t *testing.T) {
 	require.Eventually(t, func() bool { return serve.WaitingRunners(ts.srv) >= 1 }, 5*time.Second, time.Millisecond, "the resume's runner waits")
 
 	// A burst: every execution at once, then at most the bound wait.
-	const burst = 24
 	errs := make(chan error, burst)
 	for range burst {
 		go func() {
