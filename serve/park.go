@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptcx/ptcx/api"
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/runners"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/serve/internal/quota"
@@ -514,7 +515,7 @@ func (s *Server) resume(x *execution) *httpError {
 	mark := x.emitted()
 	started := make(chan *httpError, 1)
 	s.begin()
-	s.runners.Start(job(func() {
+	s.runners.Start(runners.Func(func() {
 		defer s.end()
 		defer cancel()
 		// It may wait for its client live again before it parks (livewait.go).

@@ -21,9 +21,3 @@ const runnersIdleFor = 500 * time.Millisecond
 func newRunners(stop <-chan struct{}) *runners.Runners {
 	return runners.New(stop, runnersMaxIdle, runnersIdleFor)
 }
-
-// job is a function run as a runner's job: an execution's run, or its
-// resume.
-type job func()
-
-func (f job) Execute() { f() }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/ptcx/ptcx/executor"
+	"github.com/ptcx/ptcx/internal/runners"
 	"github.com/ptcx/ptcx/registry"
 	"github.com/ptcx/ptcx/serve/internal/cluster"
 	"github.com/ptcx/ptcx/wasmhost"
@@ -116,7 +117,7 @@ func (s *Server) startID(reqCtx context.Context, id string, t *tenant, req *Exec
 	s.log.InfoContext(reqCtx, "execution accepted", attrs...)
 	s.metrics.running.WithLabelValues(t.name).Inc()
 	s.begin()
-	s.runners.Start(job(func() {
+	s.runners.Start(runners.Func(func() {
 		defer s.end()
 		defer cancel()
 		ctx := wasmhost.WithLogHook(ctx, x.logLine)

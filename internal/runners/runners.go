@@ -29,6 +29,12 @@ import (
 // Job is what a runner executes (wasmhost: a run's Execute).
 type Job interface{ Execute() }
 
+// Func is a function as a Job (serve: an execution's run, or its resume).
+type Func func()
+
+// Execute calls f.
+func (f Func) Execute() { f() }
+
 // Runners hands jobs to the goroutines waiting for one.
 type Runners struct {
 	work    chan Job // unbuffered: a send succeeds only into a waiting runner

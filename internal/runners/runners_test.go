@@ -32,11 +32,6 @@ func waitGoroutines(t *testing.T, n int, within time.Duration) {
 	}
 }
 
-// fnJob is a job that runs a function.
-type fnJob func()
-
-func (f fnJob) Execute() { f() }
-
 // waitFor polls cond every millisecond for at most 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -53,7 +48,7 @@ func TestRunners_start_reusesAWaitingRunner(t *testing.T) {
 	defer close(closing)
 	rs := New(closing, 2, time.Hour)
 	ids := make(chan int, 1)
-	job := fnJob(func() { ids <- goid() })
+	job := Func(func() { ids <- goid() })
 	seen := map[int]bool{}
 	for attempt := 0; attempt < 100; attempt++ {
 		rs.Start(job)
@@ -82,7 +77,7 @@ func TestRunners_serve_atMostMaxWait(t *testing.T) {
 			const jobs = 5
 			started.Add(jobs)
 			for range jobs {
-				rs.Start(fnJob(func() { started.Done(); <-release }))
+				rs.Start(Func(func() { started.Done(); <-release }))
 			}
 			started.Wait()
 			require.Zero(t, rs.Waiting(), "all busy")
@@ -106,13 +101,13 @@ func TestRunners_serve_exitsWhenIdle(t *testing.T) {
 	defer close(closing)
 	rs := New(closing, 4, 20*time.Millisecond)
 	done := make(chan struct{})
-	rs.Start(fnJob(func() { close(done) }))
+	rs.Start(Func(func() { close(done) }))
 	<-done
 	waitFor(t, "the idle runner exits", func() bool { return rs.Waiting() == 0 })
 	waitGoroutines(t, before, 5*time.Second)
 	// And a job started afterwards still runs, on a new runner.
 	again := make(chan struct{})
-	rs.Start(fnJob(func() { close(again) }))
+	rs.Start(Func(func() { close(again) }))
 	select {
 	case <-again:
 	case <-time.After(5 * time.Second):
@@ -133,7 +128,7 @@ func TestRunners_start_hammer(t *testing.T) {
 	for range callers {
 		go func() {
 			for range each {
-				rs.Start(fnJob(func() { ran.Add(1); wg.Done() }))
+				rs.Start(Func(func() { ran.Add(1); wg.Done() }))
 			}
 		}()
 	}
@@ -152,11 +147,11 @@ func TestRunners_started(t *testing.T) {
 	rs := New(closing, 2, time.Hour)
 	require.Zero(t, rs.Started())
 	done := make(chan struct{})
-	rs.Start(fnJob(func() { done <- struct{}{} }))
+	rs.Start(Func(func() { done <- struct{}{} }))
 	<-done
 	require.Equal(t, 1, rs.Started())
 	waitFor(t, "the runner waits", func() bool { return rs.Waiting() == 1 })
-	rs.Start(fnJob(func() { done <- struct{}{} }))
+	rs.Start(Func(func() { done <- struct{}{} }))
 	<-done
 	require.Equal(t, 1, rs.Started(), "the waiting runner took the second job")
 	close(closing)
