@@ -94,7 +94,7 @@ func (j Job) Program(i int) Program {
 // samples in one round.
 func (w Workload) Expand(p Params) (Job, error) {
 	p = p.withDefaults()
-	return w.expand(p, 0, p.samples(w.Kind))
+	return w.expand(p, 0, p.Samples(w.Kind))
 }
 
 // expand returns w's job of samples samples; when every run is a new

@@ -23,7 +23,7 @@ func (r Report) Markdown(workloads []Workload) string {
 		"workloads' are their resumes), a latency, session or per-call "+
 		"workload's taken in %s, every implementation measuring its share in each, in turn; the ratios are ptcx ÷ peer "+
 		"from the same run (below 1: ptcx costs less; for runs/s, above 1: ptcx does more).\n\n",
-		r.Version, r.Machine, r.When.UTC().Format("2006-01-02"), p.samples(Latency), p.samples(PerCall), p.samples(ServeLatency), p.samples(Throughput), plural(p.Rounds, "round"))
+		r.Version, r.Machine, r.When.UTC().Format("2006-01-02"), p.Samples(Latency), p.Samples(PerCall), p.Samples(ServeLatency), p.Samples(Throughput), plural(p.Rounds, "round"))
 	b.WriteString("| workload | unit |")
 	for _, i := range impls {
 		fmt.Fprintf(&b, " %s |", i)

@@ -159,8 +159,8 @@ func (f Param) Check(v int) error {
 	return nil
 }
 
-// samples is how many samples a workload of kind k takes.
-func (p Params) samples(k Kind) int {
+// Samples is how many samples a workload of kind k takes.
+func (p Params) Samples(k Kind) int {
 	switch k {
 	case LiveMemory, PoolMemory, Throughput, ServeThroughput:
 		return (p.Runs + 9) / 10

@@ -18,6 +18,6 @@ func TestParams_samples(t *testing.T) {
 		Throughput: 2, ServeThroughput: 2, LiveMemory: 2, PoolMemory: 2,
 		Parked: 1,
 	} {
-		require.Equal(t, want, p.samples(k), "%s", k)
+		require.Equal(t, want, p.Samples(k), "%s", k)
 	}
 }

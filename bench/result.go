@@ -94,7 +94,7 @@ func Run(ctx context.Context, impls []Impl, workloads []Workload, p Params, onRe
 // runWorkload measures w on every implementation, in its rounds. On ctx's
 // end it returns nothing of w and ctx's error.
 func runWorkload(ctx context.Context, impls []Impl, w Workload, p Params) ([]Result, error) {
-	rounds, total := p.rounds(w.Kind), p.samples(w.Kind)
+	rounds, total := p.rounds(w.Kind), p.Samples(w.Kind)
 	results := make([]Result, len(impls))
 	values := make([][]float64, len(impls))
 	perRound := make([][]float64, len(impls)) // each round's median (Result.Rounds)

@@ -43,10 +43,10 @@ func TestBench_json(t *testing.T) {
 			require.True(t, r.Missing(), "%s on %s: %s", r.Metric, r.Impl, r.Note)
 			continue // a build without the Python guest
 		}
-		want := 1
-		if w, err := bench.Lookup(r.Metric); err == nil && (w.Kind == bench.PerCall || w.Kind == bench.ServeLatency || w.Kind == bench.ServeClientTool) {
-			want = 5 // five times --runs
-		} else if err == nil && w.Kind == bench.Parked {
+		w, err := bench.Lookup(r.Metric)
+		require.NoError(t, err, r.Metric)
+		want := bench.Params{Runs: 1}.Samples(w.Kind) // --runs 1: the bench's own rule per kind
+		if w.Kind == bench.Parked {
 			want = 2 // one per resume: --parked
 		}
 		require.Equal(t, want, r.N, "%s on %s: %s", r.Metric, r.Impl, r.Note)
@@ -54,7 +54,7 @@ func TestBench_json(t *testing.T) {
 		// memory a difference of two Pss readings small beside their noise
 		// (CI read 0): either may be 0 or below at n = 1. ptcx's live
 		// instances hold megabytes.
-		if w, err := bench.Lookup(r.Metric); err == nil && w.Kind != bench.PerCall && (w.Kind != bench.LiveMemory || r.Impl != bench.ImplGoja) {
+		if w.Kind != bench.PerCall && (w.Kind != bench.LiveMemory || r.Impl != bench.ImplGoja) {
 			require.Positive(t, r.Med, "%s on %s", r.Metric, r.Impl)
 		}
 	}
